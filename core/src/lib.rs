@@ -1,0 +1,12 @@
+//! play's domain crate: the types every other crate speaks, the Compose and
+//! template engine, the store, secrets and the `HostGateway` seam.
+//!
+//! This crate never talks to Docker or SSH and never serves HTTP: it is the
+//! part of play that can be tested with nothing running.
+
+pub mod compose;
+pub mod error;
+pub mod host;
+pub mod metrics;
+
+pub use error::{Error, FieldErrors, Result};

@@ -1,0 +1,199 @@
+//! Process-wide metrics, exposed by the API at `/metrics` in Prometheus text
+//! format.
+//!
+//! One `Metrics` value is built at start-up and shared (`Arc`) by the API and
+//! every reconciler and host connection, so all series land in one registry.
+//! Families are created here, in one place, so names and label sets cannot
+//! drift between the code that records and the docs that describe them.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct HttpLabels {
+    pub method: String,
+    /// The matched route template (`/api/keys/{id}`), never the raw path, so
+    /// the label set stays bounded.
+    pub route: String,
+    pub status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RemoteCallLabels {
+    /// `playroom:<id>` or `local`.
+    pub host: String,
+    /// What was asked of the host: `ssh_connect`, `docker_ping`, ...
+    pub operation: String,
+    /// `ok`, `error` or `timeout`.
+    pub outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReconcileLabels {
+    pub reconciler: String,
+    /// `ok`, `requeue`, `error` or `terminal`.
+    pub result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReconcilerLabels {
+    pub reconciler: String,
+}
+
+fn duration_histogram() -> Histogram {
+    // 1 ms .. ~65 s
+    Histogram::new(exponential_buckets(0.001, 2.0, 17))
+}
+
+pub struct Metrics {
+    registry: Mutex<Registry>,
+    pub http_requests: Family<HttpLabels, Counter>,
+    pub http_duration: Family<HttpLabels, Histogram, fn() -> Histogram>,
+    pub remote_calls: Family<RemoteCallLabels, Counter>,
+    pub remote_call_duration: Family<RemoteCallLabels, Histogram, fn() -> Histogram>,
+    pub reconciles: Family<ReconcileLabels, Counter>,
+    pub reconcile_duration: Family<ReconcilerLabels, Histogram, fn() -> Histogram>,
+    pub queue_depth: Family<ReconcilerLabels, Gauge>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("play");
+        let http_requests = Family::<HttpLabels, Counter>::default();
+        let http_duration =
+            Family::<HttpLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+                duration_histogram as fn() -> Histogram,
+            );
+        let remote_calls = Family::<RemoteCallLabels, Counter>::default();
+        let remote_call_duration =
+            Family::<RemoteCallLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+                duration_histogram as fn() -> Histogram,
+            );
+        let reconciles = Family::<ReconcileLabels, Counter>::default();
+        let reconcile_duration =
+            Family::<ReconcilerLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+                duration_histogram as fn() -> Histogram,
+            );
+        let queue_depth = Family::<ReconcilerLabels, Gauge>::default();
+
+        registry.register(
+            "http_requests",
+            "HTTP requests by route and status",
+            http_requests.clone(),
+        );
+        registry.register(
+            "http_request_duration_seconds",
+            "HTTP request duration by route and status",
+            http_duration.clone(),
+        );
+        registry.register(
+            "remote_calls",
+            "Calls to Playroom hosts (SSH, Docker) by outcome",
+            remote_calls.clone(),
+        );
+        registry.register(
+            "remote_call_duration_seconds",
+            "Duration of calls to Playroom hosts",
+            remote_call_duration.clone(),
+        );
+        registry.register(
+            "reconciles",
+            "Reconcile passes by result",
+            reconciles.clone(),
+        );
+        registry.register(
+            "reconcile_duration_seconds",
+            "Duration of one reconcile pass",
+            reconcile_duration.clone(),
+        );
+        registry.register(
+            "reconcile_queue_depth",
+            "Objects waiting in a reconciler's queue",
+            queue_depth.clone(),
+        );
+
+        Metrics {
+            registry: Mutex::new(registry),
+            http_requests,
+            http_duration,
+            remote_calls,
+            remote_call_duration,
+            reconciles,
+            reconcile_duration,
+            queue_depth,
+        }
+    }
+
+    /// Records one remote call: its outcome counter and its duration.
+    pub fn record_remote_call(
+        &self,
+        host: &str,
+        operation: &str,
+        outcome: &str,
+        elapsed: Duration,
+    ) {
+        let labels = RemoteCallLabels {
+            host: host.to_owned(),
+            operation: operation.to_owned(),
+            outcome: outcome.to_owned(),
+        };
+        self.remote_calls.get_or_create(&labels).inc();
+        self.remote_call_duration
+            .get_or_create(&labels)
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// The whole registry in Prometheus text exposition format.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let registry = match self.registry.lock() {
+            Ok(guard) => guard,
+            // A panic while encoding leaves the registry itself intact.
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if encode(&mut out, &registry).is_err() {
+            out.clear();
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remote_calls_are_rendered_with_their_labels() {
+        let metrics = Metrics::new();
+        metrics.record_remote_call("playroom:1", "docker_ping", "ok", Duration::from_millis(3));
+        let text = metrics.render();
+        assert!(
+            text.contains(r#"play_remote_calls_total{host="playroom:1",operation="docker_ping",outcome="ok"} 1"#),
+            "{text}"
+        );
+        assert!(
+            text.contains("play_remote_call_duration_seconds_bucket"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,1 @@
+//! Host access: one pooled SSH connection per Playroom, Docker over it.

@@ -1,0 +1,5 @@
+//! play's reconcile runtime, the reconcilers, and host access (`host`): russh
+//! to the Playroom's sshd, a `direct-streamlocal` channel to the Docker
+//! socket, bollard on top.
+
+pub mod host;
