@@ -1,1 +1,20 @@
-pub fn placeholder() {}
+//! play's REST API: the axum router, authentication and scopes, the error
+//! envelope and the OpenAPI document.
+//!
+//! Handlers validate input and record desired state in the store (with an
+//! outbox event, in one transaction), then return. They never call Docker or
+//! SSH: reconcilers converge the hosts, and live host reads go through the
+//! `HostGateway` trait from `play-core`.
+
+pub mod auth;
+pub mod error;
+pub mod extract;
+pub mod openapi;
+pub mod route_scopes;
+pub mod router;
+pub mod routes;
+pub mod state;
+
+pub use error::{ApiError, ApiResult};
+pub use router::router;
+pub use state::{ApiConfig, AppState};

@@ -8,5 +8,12 @@ pub mod compose;
 pub mod error;
 pub mod host;
 pub mod metrics;
+pub mod scopes;
+pub mod secrets;
+pub mod store;
+#[cfg(feature = "testing")]
+pub mod testing;
+pub mod time;
+pub mod token;
 
 pub use error::{Error, FieldErrors, Result};

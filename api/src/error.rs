@@ -1,0 +1,126 @@
+//! The one mapping from errors to the API envelope
+//! `{"error": {"code", "message", "details"}}`.
+//!
+//! User-facing errors keep their message; store and internal failures are
+//! logged with their detail and answered with a generic 500 (or 503 when the
+//! database pool is exhausted), so internals never leak into responses.
+
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use play_core::FieldErrors;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error(transparent)]
+    Core(#[from] play_core::Error),
+    /// Malformed request: unparsable JSON, a missing content type.
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{0}")]
+    Unauthorized(&'static str),
+    #[error("{message}")]
+    Forbidden { message: String, details: FieldErrors },
+    /// No route has this path.
+    #[error("no route for {0}")]
+    RouteNotFound(String),
+    #[error("method {0} is not allowed here")]
+    MethodNotAllowed(String),
+    #[error("request body is larger than {0} bytes")]
+    PayloadTooLarge(usize),
+    #[error("rate limit exceeded; retry in {0} s")]
+    RateLimited(u64),
+}
+
+/// The error envelope.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorEnvelope {
+    pub error: ErrorBody,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// Stable machine-readable code: BAD_REQUEST, UNAUTHORIZED, FORBIDDEN,
+    /// RESOURCE_NOT_FOUND, CONFLICT, VALIDATION_FAILED, LOCKED,
+    /// INVALID_STATE, QUOTA_EXCEEDED, SCM_APP_REQUIRED, METHOD_NOT_ALLOWED,
+    /// PAYLOAD_TOO_LARGE, RATE_LIMITED, SERVICE_UNAVAILABLE, INTERNAL_ERROR.
+    pub code: &'static str,
+    pub message: String,
+    /// Field name -> messages.
+    pub details: FieldErrors,
+}
+
+impl ApiError {
+    pub fn validation(errors: FieldErrors) -> Self {
+        ApiError::Core(play_core::Error::Validation(errors))
+    }
+
+    pub fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ApiError::Core(play_core::Error::field(field, message))
+    }
+
+    fn parts(&self) -> (StatusCode, &'static str, String, FieldErrors) {
+        use play_core::Error as C;
+        let none = FieldErrors::new;
+        match self {
+            ApiError::BadRequest(m) => (StatusCode::BAD_REQUEST, "BAD_REQUEST", m.clone(), none()),
+            ApiError::Unauthorized(m) => (StatusCode::UNAUTHORIZED, "UNAUTHORIZED", (*m).to_owned(), none()),
+            ApiError::Forbidden { message, details } => {
+                (StatusCode::FORBIDDEN, "FORBIDDEN", message.clone(), details.clone())
+            }
+            ApiError::RouteNotFound(_) => (StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND", self.to_string(), none()),
+            ApiError::MethodNotAllowed(_) => {
+                (StatusCode::METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED", self.to_string(), none())
+            }
+            ApiError::PayloadTooLarge(_) => {
+                (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE", self.to_string(), none())
+            }
+            ApiError::RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED", self.to_string(), none()),
+            ApiError::Core(core) => match core {
+                C::NotFound(_) => (StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND", core.to_string(), none()),
+                C::Validation(details) => (
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "VALIDATION_FAILED",
+                    "the request failed validation".to_owned(),
+                    details.clone(),
+                ),
+                C::Locked(m) => (StatusCode::UNPROCESSABLE_ENTITY, "LOCKED", m.clone(), none()),
+                C::InvalidState(m) => (StatusCode::UNPROCESSABLE_ENTITY, "INVALID_STATE", m.clone(), none()),
+                C::QuotaExceeded { .. } => {
+                    (StatusCode::UNPROCESSABLE_ENTITY, "QUOTA_EXCEEDED", core.to_string(), none())
+                }
+                C::Conflict(m) => (StatusCode::CONFLICT, "CONFLICT", m.clone(), none()),
+                C::Database(sqlx::Error::PoolTimedOut) => (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "SERVICE_UNAVAILABLE",
+                    "the database is busy; retry shortly".to_owned(),
+                    none(),
+                ),
+                C::Crypto(_) | C::Database(_) | C::Migration(_) | C::Internal(_) => (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "INTERNAL_ERROR",
+                    "internal error; see the server log".to_owned(),
+                    none(),
+                ),
+            },
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, code, message, details) = self.parts();
+        if status.is_server_error() {
+            tracing::error!(error = %self, ?self, "request failed");
+        }
+        let mut response = (status, Json(ErrorEnvelope { error: ErrorBody { code, message, details } })).into_response();
+        if let ApiError::RateLimited(seconds) = self {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}

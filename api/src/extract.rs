@@ -1,0 +1,162 @@
+//! Extractors whose rejections speak the error envelope.
+//!
+//! `Json<T>` splits serde failures the way clients need them: a body that is
+//! not JSON is 400 BAD_REQUEST; JSON of the wrong shape (wrong type, missing
+//! or unknown field) is 422 VALIDATION_FAILED with `details` keyed by the
+//! field's path (`api_key.scopes[1]`). A body over the configured limit is
+//! 413. Nothing has been written when any of these fire: extraction runs
+//! before the handler body.
+
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, PathRejection};
+use axum::extract::{FromRef, FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, header};
+use play_core::FieldErrors;
+use serde::de::DeserializeOwned;
+
+use crate::error::ApiError;
+use crate::state::ApiConfig;
+
+/// A JSON request body.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Json<T>(pub T);
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|mime| {
+            let mime = mime.trim().to_ascii_lowercase();
+            mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
+        })
+}
+
+/// Parses a JSON body into `T`, classifying failures as described above.
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let parsed = serde_path_to_error::deserialize(&mut de).and_then(|value| {
+        de.end().map_err(|e| serde_path_to_error::Error::new(serde_path_to_error::Path::default(), e))?;
+        Ok(value)
+    });
+    parsed.map_err(|error| {
+        let path = error.path().to_string();
+        let inner = error.into_inner();
+        match inner.classify() {
+            serde_json::error::Category::Data => {
+                let mut details = FieldErrors::new();
+                let field = if path == "." { "body".to_owned() } else { path };
+                details.insert(field, vec![strip_position(&inner.to_string())]);
+                ApiError::validation(details)
+            }
+            _ => ApiError::BadRequest(format!("request body is not valid JSON: {inner}")),
+        }
+    })
+}
+
+/// serde_json appends "at line 1 column 42"; the field path says more.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+impl<S, T> FromRequest<S> for Json<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+    ApiConfig: FromRef<S>,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        if !is_json(req.headers()) {
+            return Err(ApiError::BadRequest("expected a JSON body with Content-Type: application/json".into()));
+        }
+        let limit = ApiConfig::from_ref(state).body_limit;
+        let bytes = Bytes::from_request(req, state).await.map_err(|e| body_rejection(e, limit))?;
+        parse_json(&bytes).map(Json)
+    }
+}
+
+/// Maps a failure to read the body; the only expected one is the size limit.
+pub fn body_rejection(rejection: BytesRejection, limit: usize) -> ApiError {
+    match rejection {
+        BytesRejection::FailedToBufferBody(_) if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE => {
+            ApiError::PayloadTooLarge(limit)
+        }
+        other => ApiError::BadRequest(other.body_text()),
+    }
+}
+
+/// The numeric `{id}` of a resource path. A non-numeric id cannot name any
+/// resource, so it is answered like a missing one: 404.
+#[derive(Debug, Clone, Copy)]
+pub struct Id(pub i64);
+
+impl<S: Send + Sync> FromRequestParts<S> for Id {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let axum::extract::Path(raw) = axum::extract::Path::<String>::from_request_parts(parts, state)
+            .await
+            .map_err(|e: PathRejection| ApiError::BadRequest(e.body_text()))?;
+        match raw.parse::<i64>() {
+            Ok(id) if id > 0 => Ok(Id(id)),
+            _ => Err(ApiError::RouteNotFound(parts.uri.path().to_owned())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[expect(dead_code, reason = "fields exist to be deserialised")]
+    struct Body {
+        inner: Inner,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[expect(dead_code, reason = "fields exist to be deserialised")]
+    struct Inner {
+        n: u8,
+        tags: Vec<String>,
+    }
+
+    fn details(err: ApiError) -> FieldErrors {
+        match err {
+            ApiError::Core(play_core::Error::Validation(d)) => d,
+            other => panic!("expected validation error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn syntax_errors_are_bad_requests() {
+        assert!(matches!(parse_json::<Body>(b"{\"inner\": "), Err(ApiError::BadRequest(_))));
+        assert!(matches!(parse_json::<Body>(b"{} trailing"), Err(ApiError::BadRequest(_))));
+    }
+
+    #[test]
+    fn type_errors_name_the_field_path() {
+        let d = details(parse_json::<Body>(br#"{"inner": {"n": 1, "tags": ["a", 2]}}"#).unwrap_err());
+        assert_eq!(d.keys().collect::<Vec<_>>(), ["inner.tags[1]"]);
+        let d = details(parse_json::<Body>(br#"{"inner": {"n": 300, "tags": []}}"#).unwrap_err());
+        assert!(d["inner.n"][0].contains("300"), "{d:?}");
+    }
+
+    #[test]
+    fn unknown_and_missing_fields_are_validation_errors() {
+        let d = details(parse_json::<Body>(br#"{"inner": {"n": 1, "tags": [], "x": 1}}"#).unwrap_err());
+        assert!(d["inner"][0].contains("unknown field `x`"), "{d:?}");
+        let d = details(parse_json::<Body>(br#"{"inner": {"n": 1}}"#).unwrap_err());
+        assert!(d["inner"][0].contains("missing field `tags`"), "{d:?}");
+        let d = details(parse_json::<Body>(b"[]").unwrap_err());
+        assert!(d.contains_key("body"), "{d:?}");
+    }
+}

@@ -1,0 +1,19 @@
+//! The route -> scope table: the one place that says which scope each API
+//! route needs. The auth middleware enforces it; the OpenAPI document shows
+//! it; a test checks that every routed operation has exactly one entry and
+//! that every entry is routed.
+
+use play_core::scopes::Scope;
+
+/// `(method, path template, scope)`. Path templates are axum's
+/// (`/api/keys/{id}`), exactly as routed.
+pub const ROUTE_SCOPES: &[(&str, &str, Scope)] = &[
+    ("GET", "/api/keys", Scope::KeysManage),
+    ("POST", "/api/keys", Scope::KeysManage),
+    ("DELETE", "/api/keys/{id}", Scope::KeysManage),
+];
+
+/// The scope a routed operation needs, if the table names it.
+pub fn required_scope(method: &str, path: &str) -> Option<Scope> {
+    ROUTE_SCOPES.iter().find(|(m, p, _)| *m == method && *p == path).map(|(_, _, scope)| *scope)
+}

@@ -1,0 +1,97 @@
+//! The whole router, in one place.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
+use axum::http::{HeaderName, Method, Uri};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use play_core::metrics::{HttpLabels, Metrics};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+use utoipa::OpenApi;
+use utoipa::openapi::OpenApi as OpenApiDoc;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::auth;
+use crate::error::ApiError;
+use crate::openapi::{self, ApiDoc};
+use crate::routes::{keys, ops};
+use crate::state::AppState;
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The authenticated `/api` routes and the OpenAPI document they generate.
+pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
+    let (router, mut doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(keys::create, keys::list))
+        .routes(routes!(keys::delete))
+        .split_for_parts();
+    openapi::add_scopes(&mut doc);
+    (router, doc)
+}
+
+/// The complete application.
+pub fn router(state: AppState) -> Router {
+    let (api, doc) = api_routes();
+    let api = api.route_layer(middleware::from_fn_with_state(state.clone(), auth::authenticate));
+    let doc = Arc::new(doc);
+    let public = Router::new()
+        .route("/healthz", get(ops::healthz))
+        .route("/readyz", get(ops::readyz))
+        .route("/metrics", get(ops::metrics))
+        .route("/api/openapi.json", get(move || openapi_json(doc.clone())));
+    let metrics = state.metrics.clone();
+    let unmatched_metrics = state.metrics.clone();
+    let docs = swagger_ui_dist::generate_routes(swagger_ui_dist::ApiDefinition {
+        uri_prefix: "/api/docs",
+        api_definition: swagger_ui_dist::OpenApiSource::Uri("/api/openapi.json"),
+        title: Some("play API"),
+    });
+    api.merge(public)
+        .route_layer(middleware::from_fn_with_state(metrics, record_http))
+        .layer(DefaultBodyLimit::max(state.config.body_limit))
+        .with_state(state)
+        .merge(docs)
+        .fallback(move |method: Method, uri: Uri| not_found(unmatched_metrics.clone(), method, uri))
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(
+            tower::ServiceBuilder::new()
+                .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+                .layer(TraceLayer::new_for_http().make_span_with(|request: &Request| {
+                    let id = request.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("");
+                    tracing::info_span!("http", method = %request.method(), path = %request.uri().path(), request_id = %id)
+                }))
+                .layer(PropagateRequestIdLayer::new(REQUEST_ID)),
+        )
+}
+
+async fn openapi_json(doc: Arc<OpenApiDoc>) -> Response {
+    axum::Json(&*doc).into_response()
+}
+
+/// Counts every routed request by method, route template and status.
+async fn record_http(State(metrics): State<Arc<Metrics>>, matched: MatchedPath, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().as_str().to_owned();
+    let route = matched.as_str().to_owned();
+    let response = next.run(request).await;
+    let labels = HttpLabels { method, route, status: response.status().as_u16() };
+    metrics.http_requests.get_or_create(&labels).inc();
+    metrics.http_duration.get_or_create(&labels).observe(started.elapsed().as_secs_f64());
+    response
+}
+
+async fn not_found(metrics: Arc<Metrics>, method: Method, uri: Uri) -> ApiError {
+    let labels = HttpLabels { method: method.as_str().to_owned(), route: "unmatched".into(), status: 404 };
+    metrics.http_requests.get_or_create(&labels).inc();
+    ApiError::RouteNotFound(uri.path().to_owned())
+}
+
+async fn method_not_allowed(method: Method) -> ApiError {
+    ApiError::MethodNotAllowed(method.to_string())
+}

@@ -1,0 +1,4 @@
+//! One module per resource.
+
+pub mod keys;
+pub mod ops;

@@ -1,0 +1,64 @@
+//! Shared state of every handler.
+
+use std::sync::Arc;
+
+use axum::extract::FromRef;
+use governor::clock::DefaultClock;
+use governor::state::keyed::DefaultKeyedStateStore;
+use governor::{Quota, RateLimiter};
+use play_core::metrics::Metrics;
+use play_core::secrets::SecretBox;
+use play_core::store::Store;
+use play_core::store::quotas::QuotaLimits;
+use play_core::token::TokenPepper;
+
+/// Limits and defaults of the API, set from `play serve`'s flags.
+#[derive(Clone, Debug)]
+pub struct ApiConfig {
+    /// Largest accepted request body in bytes (413 beyond).
+    pub body_limit: usize,
+    /// Sustained requests per second allowed per API key.
+    pub rate_limit_per_second: u32,
+    /// Requests a key may make in a burst above the sustained rate.
+    pub rate_limit_burst: u32,
+    pub quotas: QuotaLimits,
+}
+
+impl Default for ApiConfig {
+    fn default() -> Self {
+        ApiConfig { body_limit: 1024 * 1024, rate_limit_per_second: 50, rate_limit_burst: 100, quotas: QuotaLimits::default() }
+    }
+}
+
+pub type KeyRateLimiter = RateLimiter<i64, DefaultKeyedStateStore<i64>, DefaultClock>;
+
+#[derive(Clone, Debug)]
+pub struct AppState {
+    pub store: Store,
+    pub config: Arc<ApiConfig>,
+    pub pepper: TokenPepper,
+    pub secrets: SecretBox,
+    pub metrics: Arc<Metrics>,
+    pub limiter: Arc<KeyRateLimiter>,
+}
+
+impl AppState {
+    pub fn new(store: Store, config: ApiConfig, pepper: TokenPepper, secrets: SecretBox, metrics: Arc<Metrics>) -> Self {
+        let quota = Quota::per_second(std::num::NonZeroU32::new(config.rate_limit_per_second.max(1)).unwrap_or(std::num::NonZeroU32::MIN))
+            .allow_burst(std::num::NonZeroU32::new(config.rate_limit_burst.max(1)).unwrap_or(std::num::NonZeroU32::MIN));
+        AppState {
+            store,
+            config: Arc::new(config),
+            pepper,
+            secrets,
+            metrics,
+            limiter: Arc::new(RateLimiter::keyed(quota)),
+        }
+    }
+}
+
+impl FromRef<AppState> for ApiConfig {
+    fn from_ref(state: &AppState) -> Self {
+        (*state.config).clone()
+    }
+}

@@ -1,0 +1,187 @@
+//! Secrets at rest and the master key.
+//!
+//! The master key is 32 random bytes in a file outside the database (mode
+//! 0600, created on first start). Everything else is derived from it with
+//! HMAC-SHA256 under a purpose label, so the token pepper and the secret-box
+//! key are independent even though one file holds the root.
+//!
+//! `SecretBox` seals values play must use later (SSH private keys, repository
+//! tokens, registry and webhook secrets) with XChaCha20-Poly1305: a fresh
+//! 24-byte random nonce per value (safe to draw at random at this size), and
+//! the owning row's identity as associated data, so a sealed value copied
+//! into another row or column does not open.
+
+use std::io::Write;
+use std::path::Path;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD_NO_PAD;
+use chacha20poly1305::aead::{Aead, KeyInit, Payload};
+use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use hmac::{Hmac, Mac};
+use rand::RngCore;
+use rand::rngs::OsRng;
+use sha2::Sha256;
+
+use crate::token::TokenPepper;
+use crate::{Error, Result};
+
+const SEALED_PREFIX: &str = "v1:";
+
+#[derive(Clone)]
+pub struct MasterKey([u8; 32]);
+
+impl std::fmt::Debug for MasterKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MasterKey(..)")
+    }
+}
+
+impl MasterKey {
+    pub fn from_bytes(bytes: [u8; 32]) -> Self {
+        MasterKey(bytes)
+    }
+
+    pub fn generate() -> Self {
+        let mut bytes = [0u8; 32];
+        OsRng.fill_bytes(&mut bytes);
+        MasterKey(bytes)
+    }
+
+    /// Reads the key file (64 hex characters), or creates it with mode 0600
+    /// when it does not exist. Returns whether it was created.
+    pub fn load_or_create(path: &Path) -> Result<(Self, bool)> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Self::parse(text.trim()).map(|k| (k, false)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let key = Self::generate();
+                write_private_file(path, hex::encode(key.0).as_bytes())?;
+                Ok((key, true))
+            }
+            Err(e) => Err(Error::Crypto(format!("cannot read master key {}: {e}", path.display()))),
+        }
+    }
+
+    fn parse(text: &str) -> Result<Self> {
+        let bytes = hex::decode(text).map_err(|_| Error::Crypto("master key file is not hex".into()))?;
+        let bytes: [u8; 32] =
+            bytes.try_into().map_err(|_| Error::Crypto("master key must be 32 bytes (64 hex characters)".into()))?;
+        Ok(MasterKey(bytes))
+    }
+
+    fn derive(&self, purpose: &str) -> [u8; 32] {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0)
+            .unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
+        mac.update(purpose.as_bytes());
+        mac.finalize().into_bytes().into()
+    }
+
+    pub fn token_pepper(&self) -> TokenPepper {
+        TokenPepper::new(self.derive("play/api-token-pepper/v1"))
+    }
+
+    pub fn secret_box(&self) -> SecretBox {
+        SecretBox { cipher: XChaCha20Poly1305::new(&self.derive("play/secret-box/v1").into()) }
+    }
+}
+
+/// Writes `contents` to a new file readable only by its owner. Refuses to
+/// overwrite: these files hold secrets created once.
+pub fn write_private_file(path: &Path, contents: &[u8]) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::Internal(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| Error::Internal(format!("cannot create {}: {e}", path.display())))?;
+    file.write_all(contents).map_err(|e| Error::Internal(format!("cannot write {}: {e}", path.display())))?;
+    Ok(())
+}
+
+/// Seals and opens secrets stored in the database.
+#[derive(Clone)]
+pub struct SecretBox {
+    cipher: XChaCha20Poly1305,
+}
+
+impl std::fmt::Debug for SecretBox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretBox(..)")
+    }
+}
+
+impl SecretBox {
+    /// Seals `plaintext`, bound to `context` (e.g. `"playroom:12:ssh_private_key"`).
+    pub fn seal(&self, plaintext: &str, context: &str) -> Result<String> {
+        let mut nonce = [0u8; 24];
+        OsRng.fill_bytes(&mut nonce);
+        let ciphertext = self
+            .cipher
+            .encrypt(XNonce::from_slice(&nonce), Payload { msg: plaintext.as_bytes(), aad: context.as_bytes() })
+            .map_err(|_| Error::Crypto("encryption failed".into()))?;
+        let mut blob = nonce.to_vec();
+        blob.extend_from_slice(&ciphertext);
+        Ok(format!("{SEALED_PREFIX}{}", STANDARD_NO_PAD.encode(blob)))
+    }
+
+    /// Opens a value sealed by `seal` with the same `context`.
+    pub fn open(&self, sealed: &str, context: &str) -> Result<String> {
+        let encoded = sealed.strip_prefix(SEALED_PREFIX).ok_or_else(|| Error::Crypto("unknown sealed format".into()))?;
+        let blob = STANDARD_NO_PAD.decode(encoded).map_err(|_| Error::Crypto("sealed value is not base64".into()))?;
+        if blob.len() < 24 + 16 {
+            return Err(Error::Crypto("sealed value is truncated".into()));
+        }
+        let (nonce, ciphertext) = blob.split_at(24);
+        let plaintext = self
+            .cipher
+            .decrypt(XNonce::from_slice(nonce), Payload { msg: ciphertext, aad: context.as_bytes() })
+            .map_err(|_| Error::Crypto("secret does not open: wrong master key or wrong owner".into()))?;
+        String::from_utf8(plaintext).map_err(|_| Error::Crypto("secret is not UTF-8".into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sealed_values_open_only_in_their_context_and_with_their_key() {
+        let key = MasterKey::generate();
+        let sealed = key.secret_box().seal("-----BEGIN OPENSSH PRIVATE KEY-----", "playroom:1:ssh").unwrap();
+        assert!(!sealed.contains("OPENSSH"));
+        assert_eq!(key.secret_box().open(&sealed, "playroom:1:ssh").unwrap(), "-----BEGIN OPENSSH PRIVATE KEY-----");
+        assert!(key.secret_box().open(&sealed, "playroom:2:ssh").is_err());
+        assert!(MasterKey::generate().secret_box().open(&sealed, "playroom:1:ssh").is_err());
+    }
+
+    #[test]
+    fn sealing_twice_gives_different_ciphertexts() {
+        let b = MasterKey::generate().secret_box();
+        assert_ne!(b.seal("x", "c").unwrap(), b.seal("x", "c").unwrap());
+    }
+
+    #[test]
+    fn key_file_is_created_once_with_mode_0600() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/master.key");
+        let (a, created) = MasterKey::load_or_create(&path).unwrap();
+        assert!(created);
+        let (b, created) = MasterKey::load_or_create(&path).unwrap();
+        assert!(!created);
+        assert_eq!(a.0, b.0);
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+
+    #[test]
+    fn a_damaged_key_file_is_an_error_not_a_new_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("master.key");
+        std::fs::write(&path, "zz").unwrap();
+        assert!(MasterKey::load_or_create(&path).is_err());
+    }
+}

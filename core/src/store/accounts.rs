@@ -1,0 +1,136 @@
+//! Accounts and their users. Every API key belongs to a user of an account,
+//! and every resource row carries its account.
+
+use serde::Serialize;
+use sqlx::Row;
+
+use super::{Conn, Store, is_unique_violation};
+use crate::time::{self, Timestamp};
+use crate::{Error, Result};
+
+/// The account `play accounts create` makes when none is named, and the one
+/// the first-start admin key belongs to.
+pub const DEFAULT_ACCOUNT: &str = "default";
+/// The user that owns keys created from the command line.
+pub const ADMIN_USER: &str = "admin";
+
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Account {
+    pub id: i64,
+    pub name: String,
+    pub created_at: Timestamp,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct User {
+    pub id: i64,
+    pub account_id: i64,
+    pub name: String,
+    pub created_at: Timestamp,
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+}
+
+/// Creates an account with its admin user.
+pub async fn create_account(store: &Store, name: &str) -> Result<(Account, User)> {
+    if !valid_name(name) {
+        return Err(Error::field("name", "must be 1-64 letters, digits, '-', '_' or '.'"));
+    }
+    let mut tx = store.write().await?;
+    let now = time::now();
+    let id: i64 = match sqlx::query("INSERT INTO accounts (name, created_at) VALUES ($1, $2) RETURNING id")
+        .bind(name)
+        .bind(time::to_db(&now))
+        .fetch_one(&mut *tx)
+        .await
+    {
+        Ok(row) => row.try_get("id")?,
+        Err(e) if is_unique_violation(&e) => return Err(Error::Conflict(format!("account {name:?} exists"))),
+        Err(e) => return Err(e.into()),
+    };
+    let user = insert_user(&mut tx, id, ADMIN_USER).await?;
+    tx.commit().await?;
+    Ok((Account { id, name: name.to_owned(), created_at: now }, user))
+}
+
+async fn insert_user(conn: &mut Conn, account_id: i64, name: &str) -> Result<User> {
+    let now = time::now();
+    let row = sqlx::query("INSERT INTO users (account_id, name, created_at) VALUES ($1, $2, $3) RETURNING id")
+        .bind(account_id)
+        .bind(name)
+        .bind(time::to_db(&now))
+        .fetch_one(&mut *conn)
+        .await?;
+    Ok(User { id: row.try_get("id")?, account_id, name: name.to_owned(), created_at: now })
+}
+
+pub async fn find_account_by_name(store: &Store, name: &str) -> Result<Account> {
+    let row = sqlx::query("SELECT id, name, created_at FROM accounts WHERE name = $1")
+        .bind(name)
+        .fetch_optional(store.pool())
+        .await?
+        .ok_or(Error::NotFound("account"))?;
+    Ok(Account {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
+    })
+}
+
+pub async fn list_accounts(store: &Store) -> Result<Vec<Account>> {
+    let rows = sqlx::query("SELECT id, name, created_at FROM accounts ORDER BY id").fetch_all(store.pool()).await?;
+    rows.iter()
+        .map(|row| {
+            Ok(Account {
+                id: row.try_get("id")?,
+                name: row.try_get("name")?,
+                created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
+            })
+        })
+        .collect()
+}
+
+/// The account's admin user, created if an older account lacks one.
+pub async fn admin_user(store: &Store, account_id: i64) -> Result<User> {
+    let mut tx = store.write().await?;
+    let row = sqlx::query("SELECT id, name, created_at FROM users WHERE account_id = $1 AND name = $2")
+        .bind(account_id)
+        .bind(ADMIN_USER)
+        .fetch_optional(&mut *tx)
+        .await?;
+    let user = match row {
+        Some(row) => User {
+            id: row.try_get("id")?,
+            account_id,
+            name: row.try_get("name")?,
+            created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
+        },
+        None => insert_user(&mut tx, account_id, ADMIN_USER).await?,
+    };
+    tx.commit().await?;
+    Ok(user)
+}
+
+/// The named account, created with its admin user when missing.
+pub async fn ensure_account(store: &Store, name: &str) -> Result<(Account, User)> {
+    match find_account_by_name(store, name).await {
+        Ok(account) => {
+            let user = admin_user(store, account.id).await?;
+            Ok((account, user))
+        }
+        Err(Error::NotFound(_)) => match create_account(store, name).await {
+            // Another process created it between our read and write.
+            Err(Error::Conflict(_)) => {
+                let account = find_account_by_name(store, name).await?;
+                let user = admin_user(store, account.id).await?;
+                Ok((account, user))
+            }
+            other => other,
+        },
+        Err(e) => Err(e),
+    }
+}

@@ -1,0 +1,185 @@
+//! The events outbox.
+//!
+//! Invariant: an event row is inserted in the same transaction as the change
+//! it reports, so a committed change always has its event and a rolled-back
+//! one never does. Delivery (webhooks) reads undispatched rows in id order
+//! and marks them; it never runs inside a write handler.
+//!
+//! The row carries the spec's payload fields (entity_type, entity_id,
+//! action, timestamp) and, for Playground audit events, playground_name,
+//! actor_type, actor_id and metadata; `audit_log_id` is the row id.
+
+use serde::Serialize;
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::{Conn, Store};
+use crate::time::{self, Timestamp};
+use crate::Result;
+
+/// Who caused an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Actor {
+    /// A request authenticated with this API key id.
+    ApiKey(i64),
+    /// play itself: reconcilers, expiry, the command line.
+    System,
+}
+
+impl Actor {
+    fn parts(self) -> (&'static str, Option<i64>) {
+        match self {
+            Actor::ApiKey(id) => ("api_key", Some(id)),
+            Actor::System => ("system", None),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct NewEvent {
+    pub account_id: i64,
+    pub entity_type: &'static str,
+    pub entity_id: i64,
+    /// The part after the entity: `created`, `status.changed`, ...
+    pub action: &'static str,
+    pub playground_name: Option<String>,
+    pub actor: Actor,
+    pub metadata: serde_json::Value,
+}
+
+impl NewEvent {
+    pub fn new(account_id: i64, entity_type: &'static str, entity_id: i64, action: &'static str) -> Self {
+        NewEvent {
+            account_id,
+            entity_type,
+            entity_id,
+            action,
+            playground_name: None,
+            actor: Actor::System,
+            metadata: serde_json::Value::Object(Default::default()),
+        }
+    }
+
+    pub fn actor(mut self, actor: Actor) -> Self {
+        self.actor = actor;
+        self
+    }
+
+    pub fn playground_name(mut self, name: impl Into<String>) -> Self {
+        self.playground_name = Some(name.into());
+        self
+    }
+
+    pub fn metadata(mut self, metadata: serde_json::Value) -> Self {
+        self.metadata = metadata;
+        self
+    }
+
+    /// `entity_type.action`, e.g. `playground.status.changed`.
+    pub fn event_type(&self) -> String {
+        format!("{}.{}", self.entity_type, self.action)
+    }
+}
+
+/// A stored event: the webhook payload plus delivery bookkeeping.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Event {
+    #[serde(skip)]
+    pub id: i64,
+    #[serde(skip)]
+    pub account_id: i64,
+    #[serde(skip)]
+    pub event_type: String,
+    pub entity_type: String,
+    pub entity_id: i64,
+    pub action: String,
+    pub timestamp: Timestamp,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audit_log_id: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub playground_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actor_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actor_id: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<serde_json::Value>,
+    #[serde(skip)]
+    pub dispatched_at: Option<Timestamp>,
+}
+
+/// Inserts an event; call with the transaction that makes the change.
+pub async fn record(conn: &mut Conn, event: NewEvent) -> Result<i64> {
+    let (actor_type, actor_id) = event.actor.parts();
+    let row = sqlx::query(
+        "INSERT INTO events (account_id, event_type, entity_type, entity_id, action, occurred_at, \
+         playground_name, actor_type, actor_id, metadata) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
+    )
+    .bind(event.account_id)
+    .bind(event.event_type())
+    .bind(event.entity_type)
+    .bind(event.entity_id)
+    .bind(event.action)
+    .bind(time::to_db(&time::now()))
+    .bind(event.playground_name.as_deref())
+    .bind(actor_type)
+    .bind(actor_id)
+    .bind(event.metadata.to_string())
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(row.try_get("id")?)
+}
+
+fn from_row(row: &AnyRow) -> Result<Event> {
+    let entity_type: String = row.try_get("entity_type")?;
+    let id: i64 = row.try_get("id")?;
+    let is_playground = entity_type == "playground";
+    let metadata: String = row.try_get("metadata")?;
+    Ok(Event {
+        id,
+        account_id: row.try_get("account_id")?,
+        event_type: row.try_get("event_type")?,
+        entity_id: row.try_get("entity_id")?,
+        action: row.try_get("action")?,
+        timestamp: time::from_db(&row.try_get::<String, _>("occurred_at")?)?,
+        audit_log_id: is_playground.then_some(id),
+        playground_name: row.try_get("playground_name")?,
+        actor_type: if is_playground { row.try_get("actor_type")? } else { None },
+        actor_id: if is_playground { row.try_get("actor_id")? } else { None },
+        metadata: if is_playground { Some(serde_json::from_str(&metadata).unwrap_or_default()) } else { None },
+        dispatched_at: time::opt_from_db(row.try_get("dispatched_at")?)?,
+        entity_type,
+    })
+}
+
+const COLUMNS: &str = "id, account_id, event_type, entity_type, entity_id, action, occurred_at, \
+                       playground_name, actor_type, actor_id, metadata, dispatched_at";
+
+/// An account's events, oldest first.
+pub async fn list_for_account(store: &Store, account_id: i64) -> Result<Vec<Event>> {
+    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM events WHERE account_id = $1 ORDER BY id"))
+        .bind(account_id)
+        .fetch_all(store.pool())
+        .await?;
+    rows.iter().map(from_row).collect()
+}
+
+/// Up to `limit` events not yet dispatched, oldest first.
+pub async fn undispatched(store: &Store, limit: i64) -> Result<Vec<Event>> {
+    let rows =
+        sqlx::query(&format!("SELECT {COLUMNS} FROM events WHERE dispatched_at IS NULL ORDER BY id LIMIT $1"))
+            .bind(limit)
+            .fetch_all(store.pool())
+            .await?;
+    rows.iter().map(from_row).collect()
+}
+
+pub async fn mark_dispatched(store: &Store, id: i64, at: Timestamp) -> Result<()> {
+    sqlx::query("UPDATE events SET dispatched_at = $1 WHERE id = $2")
+        .bind(time::to_db(&at))
+        .bind(id)
+        .execute(store.pool())
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,165 @@
+//! API key records. Tokens are never stored: only their digest (see
+//! `crate::token`).
+
+use serde::Serialize;
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::events::{self, Actor, NewEvent};
+use super::quotas::{self, QuotaLimits, Resource};
+use super::{Store, is_unique_violation};
+use crate::scopes::ScopeSet;
+use crate::time::{self, Timestamp};
+use crate::{Error, Result};
+
+/// An API key as the API shows it: everything but the secret.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct ApiKey {
+    pub id: i64,
+    pub label: String,
+    pub client_id: String,
+    pub scopes: ScopeSet,
+    pub expires_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub last_used_at: Option<Timestamp>,
+    #[serde(skip)]
+    pub account_id: i64,
+    #[serde(skip)]
+    pub user_id: i64,
+}
+
+/// What a key needs to be recorded. The caller has already minted the token
+/// and computed its digest.
+#[derive(Clone, Debug)]
+pub struct NewApiKey {
+    pub account_id: i64,
+    pub user_id: i64,
+    pub label: String,
+    pub client_id: String,
+    pub token_digest: String,
+    pub scopes: ScopeSet,
+    pub expires_at: Option<Timestamp>,
+}
+
+const COLUMNS: &str = "id, account_id, user_id, label, client_id, scopes, expires_at, created_at, last_used_at";
+
+fn from_row(row: &AnyRow) -> Result<ApiKey> {
+    Ok(ApiKey {
+        id: row.try_get("id")?,
+        account_id: row.try_get("account_id")?,
+        user_id: row.try_get("user_id")?,
+        label: row.try_get("label")?,
+        client_id: row.try_get("client_id")?,
+        scopes: ScopeSet::from_db(&row.try_get::<String, _>("scopes")?),
+        expires_at: time::opt_from_db(row.try_get("expires_at")?)?,
+        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
+        last_used_at: time::opt_from_db(row.try_get("last_used_at")?)?,
+    })
+}
+
+/// Records a key, enforcing the account's key quota and writing the
+/// `api_key.created` event in the same transaction.
+pub async fn create(store: &Store, key: NewApiKey, limits: &QuotaLimits, actor: Actor) -> Result<ApiKey> {
+    let mut tx = store.write().await?;
+    quotas::check(&mut tx, store.backend(), key.account_id, Resource::ApiKeys, limits).await?;
+    let now = time::now();
+    let row = sqlx::query(
+        "INSERT INTO api_keys (account_id, user_id, label, client_id, token_digest, scopes, expires_at, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+    )
+    .bind(key.account_id)
+    .bind(key.user_id)
+    .bind(&key.label)
+    .bind(&key.client_id)
+    .bind(&key.token_digest)
+    .bind(key.scopes.to_db())
+    .bind(key.expires_at.as_ref().map(time::to_db))
+    .bind(time::to_db(&now))
+    .fetch_one(&mut *tx)
+    .await;
+    let id: i64 = match row {
+        Ok(row) => row.try_get("id")?,
+        Err(e) if is_unique_violation(&e) => return Err(Error::Internal("token collision; retry".into())),
+        Err(e) => return Err(e.into()),
+    };
+    events::record(&mut tx, NewEvent::new(key.account_id, "api_key", id, "created").actor(actor)).await?;
+    tx.commit().await?;
+    Ok(ApiKey {
+        id,
+        account_id: key.account_id,
+        user_id: key.user_id,
+        label: key.label,
+        client_id: key.client_id,
+        scopes: key.scopes,
+        expires_at: key.expires_at,
+        created_at: now,
+        last_used_at: None,
+    })
+}
+
+pub async fn list(store: &Store, account_id: i64) -> Result<Vec<ApiKey>> {
+    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY id"))
+        .bind(account_id)
+        .fetch_all(store.pool())
+        .await?;
+    rows.iter().map(from_row).collect()
+}
+
+/// Every key of every account (for `play keys list` with no account).
+pub async fn list_all(store: &Store) -> Result<Vec<ApiKey>> {
+    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM api_keys ORDER BY id")).fetch_all(store.pool()).await?;
+    rows.iter().map(from_row).collect()
+}
+
+/// Deletes a key of the account; another account's key is `NotFound`.
+pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<()> {
+    let mut tx = store.write().await?;
+    let result = sqlx::query("DELETE FROM api_keys WHERE id = $1 AND account_id = $2")
+        .bind(id)
+        .bind(account_id)
+        .execute(&mut *tx)
+        .await?;
+    if result.rows_affected() == 0 {
+        return Err(Error::NotFound("api key"));
+    }
+    events::record(&mut tx, NewEvent::new(account_id, "api_key", id, "destroyed").actor(actor)).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Deletes a key by id regardless of account (command line, offline admin).
+pub async fn delete_any(store: &Store, id: i64) -> Result<()> {
+    let account_id: i64 = sqlx::query("SELECT account_id FROM api_keys WHERE id = $1")
+        .bind(id)
+        .fetch_optional(store.pool())
+        .await?
+        .ok_or(Error::NotFound("api key"))?
+        .try_get("account_id")?;
+    delete(store, account_id, id, Actor::System).await
+}
+
+/// The key whose token has this digest, with the stored digest for the
+/// caller's constant-time comparison.
+pub async fn find_by_digest(store: &Store, digest: &str) -> Result<Option<(ApiKey, String)>> {
+    let row = sqlx::query(&format!("SELECT {COLUMNS}, token_digest FROM api_keys WHERE token_digest = $1"))
+        .bind(digest)
+        .fetch_optional(store.pool())
+        .await?;
+    row.map(|row| Ok((from_row(&row)?, row.try_get("token_digest")?))).transpose()
+}
+
+/// Records use of a key. Called at most once a minute per key (the caller
+/// checks `last_used_at`), so authentication stays a read on the hot path.
+pub async fn touch(store: &Store, id: i64, at: Timestamp) -> Result<()> {
+    sqlx::query("UPDATE api_keys SET last_used_at = $1 WHERE id = $2")
+        .bind(time::to_db(&at))
+        .bind(id)
+        .execute(store.pool())
+        .await?;
+    Ok(())
+}
+
+pub async fn count_all(store: &Store) -> Result<i64> {
+    let row = sqlx::query("SELECT COUNT(*) AS n FROM api_keys").fetch_one(store.pool()).await?;
+    Ok(row.try_get("n")?)
+}

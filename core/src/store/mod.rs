@@ -1,0 +1,193 @@
+//! The store: one API over SQLite (the embedded default) and PostgreSQL
+//! (several replicas), through sqlx's `Any` driver.
+//!
+//! Invariants every query in this module keeps, so one SQL text serves both
+//! backends:
+//! - parameters are `$1, $2, ...` in order of first use;
+//! - ids and counters are 64-bit integers, flags are integers 0/1
+//!   (`flag`/`is_set`), timestamps are fixed-width RFC 3339 text
+//!   (`crate::time`);
+//! - every query is scoped by `account_id` where the row has one, so another
+//!   account's rows are indistinguishable from missing ones.
+//!
+//! Writes that must be atomic go through `Store::write`, which on SQLite
+//! starts the transaction with `BEGIN IMMEDIATE`: the write lock is taken up
+//! front, so concurrent writers queue on the busy timeout instead of failing
+//! when a deferred transaction tries to upgrade its lock.
+
+pub mod accounts;
+pub mod events;
+pub mod keys;
+pub mod quotas;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::migrate::Migrator;
+use sqlx::{Any, AnyPool, Executor, Transaction};
+
+use crate::{Error, Result};
+
+static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
+static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        }
+    }
+}
+
+/// A transaction over either backend.
+pub type Tx = Transaction<'static, Any>;
+/// A connection (or a transaction, through `&mut *tx`) over either backend.
+pub type Conn = sqlx::AnyConnection;
+
+#[derive(Clone, Debug)]
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+}
+
+/// The integer form of a flag.
+pub fn flag(value: bool) -> i64 {
+    i64::from(value)
+}
+
+/// A flag read back from its integer form.
+pub fn is_set(value: i64) -> bool {
+    value != 0
+}
+
+impl Store {
+    /// Connects to `url`: `sqlite://path` (created when missing) or
+    /// `postgres://...`.
+    pub async fn connect(url: &str) -> Result<Store> {
+        sqlx::any::install_default_drivers();
+        let backend = if url.starts_with("sqlite:") {
+            Backend::Sqlite
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Backend::Postgres
+        } else {
+            return Err(Error::Internal(format!(
+                "unsupported database URL {:?}: use sqlite://PATH or postgres://...",
+                redact_url(url)
+            )));
+        };
+        let url = match backend {
+            Backend::Sqlite if !url.contains('?') => format!("{url}?mode=rwc"),
+            _ => url.to_owned(),
+        };
+        let options = AnyConnectOptions::from_str(&url)?;
+        let pool_options = AnyPoolOptions::new().acquire_timeout(Duration::from_secs(10));
+        let pool = match backend {
+            Backend::Sqlite => {
+                pool_options
+                    .max_connections(8)
+                    .after_connect(|conn, _meta| {
+                        Box::pin(async move {
+                            conn.execute(
+                                "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; \
+                                 PRAGMA busy_timeout = 10000; PRAGMA synchronous = NORMAL;",
+                            )
+                            .await?;
+                            Ok(())
+                        })
+                    })
+                    .connect_with(options)
+                    .await?
+            }
+            Backend::Postgres => pool_options.max_connections(16).connect_with(options).await?,
+        };
+        Ok(Store { pool, backend })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    /// Applies pending migrations for this backend. Forward-only.
+    pub async fn migrate(&self) -> Result<()> {
+        let migrator = match self.backend {
+            Backend::Sqlite => &SQLITE_MIGRATIONS,
+            Backend::Postgres => &POSTGRES_MIGRATIONS,
+        };
+        migrator.run(&self.pool).await?;
+        Ok(())
+    }
+
+    /// Whether the database answers (used by `/readyz`).
+    pub async fn ping(&self) -> Result<()> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// Starts a write transaction (see the module doc for why SQLite takes
+    /// its write lock up front).
+    pub async fn write(&self) -> Result<Tx> {
+        let tx = match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => self.pool.begin().await?,
+        };
+        Ok(tx)
+    }
+
+    /// A pooled connection for reads.
+    pub async fn conn(&self) -> Result<sqlx::pool::PoolConnection<Any>> {
+        Ok(self.pool.acquire().await?)
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// A database URL with any password replaced, for logs and errors.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            let credentials = &url[scheme_end + 3..at];
+            match credentials.find(':') {
+                Some(colon) => format!("{}{}:***{}", &url[..scheme_end + 3], &credentials[..colon], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// Whether a database error is a unique-constraint violation, on either
+/// backend.
+pub fn is_unique_violation(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::Database(db) => {
+            db.code().is_some_and(|c| c == "23505" || c == "2067" || c == "1555")
+                || db.message().contains("UNIQUE constraint failed")
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_redacted_from_urls() {
+        assert_eq!(redact_url("postgres://play:secret@db:5432/play"), "postgres://play:***@db:5432/play");
+        assert_eq!(redact_url("sqlite://./.play/play.db"), "sqlite://./.play/play.db");
+    }
+}
