@@ -1,1 +1,14 @@
-fn main() {}
+//! `play`: the server, its reconcile loops and its command line.
+
+mod admin;
+mod args;
+mod bootstrap;
+mod config;
+mod logging;
+mod serve;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    args::Args::parse_and_run()
+}

@@ -117,7 +117,8 @@ impl IntoResponse for ApiError {
         if status.is_server_error() {
             tracing::error!(error = %self, ?self, "request failed");
         }
-        let mut response = (status, Json(ErrorEnvelope { error: ErrorBody { code, message, details } })).into_response();
+        let mut response =
+            (status, Json(ErrorEnvelope { error: ErrorBody { code, message, details } })).into_response();
         if let ApiError::RateLimited(seconds) = self {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         }

@@ -23,36 +23,35 @@ use crate::state::ApiConfig;
 pub struct Json<T>(pub T);
 
 fn is_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|mime| {
+    headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).and_then(|v| v.split(';').next()).is_some_and(
+        |mime| {
             let mime = mime.trim().to_ascii_lowercase();
             mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
-        })
+        },
+    )
 }
 
 /// Parses a JSON body into `T`, classifying failures as described above.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let parsed = serde_path_to_error::deserialize(&mut de).and_then(|value| {
-        de.end().map_err(|e| serde_path_to_error::Error::new(serde_path_to_error::Path::default(), e))?;
-        Ok(value)
-    });
-    parsed.map_err(|error| {
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|error| {
         let path = error.path().to_string();
-        let inner = error.into_inner();
-        match inner.classify() {
-            serde_json::error::Category::Data => {
-                let mut details = FieldErrors::new();
-                let field = if path == "." { "body".to_owned() } else { path };
-                details.insert(field, vec![strip_position(&inner.to_string())]);
-                ApiError::validation(details)
-            }
-            _ => ApiError::BadRequest(format!("request body is not valid JSON: {inner}")),
+        classify(error.into_inner(), path)
+    })?;
+    de.end().map_err(|e| classify(e, String::new()))?;
+    Ok(value)
+}
+
+fn classify(error: serde_json::Error, path: String) -> ApiError {
+    match error.classify() {
+        serde_json::error::Category::Data => {
+            let mut details = FieldErrors::new();
+            let field = if path.is_empty() || path == "." { "body".to_owned() } else { path };
+            details.insert(field, vec![strip_position(&error.to_string())]);
+            ApiError::validation(details)
         }
-    })
+        _ => ApiError::BadRequest(format!("request body is not valid JSON: {error}")),
+    }
 }
 
 /// serde_json appends "at line 1 column 42"; the field path says more.
@@ -139,7 +138,10 @@ mod tests {
     #[test]
     fn syntax_errors_are_bad_requests() {
         assert!(matches!(parse_json::<Body>(b"{\"inner\": "), Err(ApiError::BadRequest(_))));
-        assert!(matches!(parse_json::<Body>(b"{} trailing"), Err(ApiError::BadRequest(_))));
+        assert!(matches!(
+            parse_json::<Body>(br#"{"inner": {"n": 1, "tags": []}} trailing"#),
+            Err(ApiError::BadRequest(_))
+        ));
     }
 
     #[test]
@@ -153,7 +155,7 @@ mod tests {
     #[test]
     fn unknown_and_missing_fields_are_validation_errors() {
         let d = details(parse_json::<Body>(br#"{"inner": {"n": 1, "tags": [], "x": 1}}"#).unwrap_err());
-        assert!(d["inner"][0].contains("unknown field `x`"), "{d:?}");
+        assert!(d["inner.x"][0].contains("unknown field `x`"), "{d:?}");
         let d = details(parse_json::<Body>(br#"{"inner": {"n": 1}}"#).unwrap_err());
         assert!(d["inner"][0].contains("missing field `tags`"), "{d:?}");
         let d = details(parse_json::<Body>(b"[]").unwrap_err());

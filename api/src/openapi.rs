@@ -8,7 +8,7 @@ use utoipa::{Modify, OpenApi};
 use crate::error::ErrorEnvelope;
 use crate::route_scopes::required_scope;
 
-#[derive(OpenApi)]
+#[derive(Debug, OpenApi)]
 #[openapi(
     info(
         title = "play",
@@ -20,6 +20,7 @@ use crate::route_scopes::required_scope;
 )]
 pub struct ApiDoc;
 
+#[derive(Debug)]
 struct BearerAuth;
 
 impl Modify for BearerAuth {
@@ -41,10 +42,8 @@ pub fn add_scopes(openapi: &mut OpenApiDoc) {
             ("DELETE", &mut item.delete),
         ];
         for (method, operation) in operations {
-            if let Some(operation) = operation {
-                if let Some(scope) = required_scope(method, path) {
-                    operation.security = Some(vec![SecurityRequirement::new("bearer", [scope.as_str()])]);
-                }
+            if let (Some(operation), Some(scope)) = (operation, required_scope(method, path)) {
+                operation.security = Some(vec![SecurityRequirement::new("bearer", [scope.as_str()])]);
             }
         }
     }

@@ -75,7 +75,12 @@ async fn openapi_json(doc: Arc<OpenApiDoc>) -> Response {
 }
 
 /// Counts every routed request by method, route template and status.
-async fn record_http(State(metrics): State<Arc<Metrics>>, matched: MatchedPath, request: Request, next: Next) -> Response {
+async fn record_http(
+    State(metrics): State<Arc<Metrics>>,
+    matched: MatchedPath,
+    request: Request,
+    next: Next,
+) -> Response {
     let started = Instant::now();
     let method = request.method().as_str().to_owned();
     let route = matched.as_str().to_owned();

@@ -26,7 +26,12 @@ pub struct ApiConfig {
 
 impl Default for ApiConfig {
     fn default() -> Self {
-        ApiConfig { body_limit: 1024 * 1024, rate_limit_per_second: 50, rate_limit_burst: 100, quotas: QuotaLimits::default() }
+        ApiConfig {
+            body_limit: 1024 * 1024,
+            rate_limit_per_second: 50,
+            rate_limit_burst: 100,
+            quotas: QuotaLimits::default(),
+        }
     }
 }
 
@@ -43,9 +48,17 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub fn new(store: Store, config: ApiConfig, pepper: TokenPepper, secrets: SecretBox, metrics: Arc<Metrics>) -> Self {
-        let quota = Quota::per_second(std::num::NonZeroU32::new(config.rate_limit_per_second.max(1)).unwrap_or(std::num::NonZeroU32::MIN))
-            .allow_burst(std::num::NonZeroU32::new(config.rate_limit_burst.max(1)).unwrap_or(std::num::NonZeroU32::MIN));
+    pub fn new(
+        store: Store,
+        config: ApiConfig,
+        pepper: TokenPepper,
+        secrets: SecretBox,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        let quota = Quota::per_second(
+            std::num::NonZeroU32::new(config.rate_limit_per_second.max(1)).unwrap_or(std::num::NonZeroU32::MIN),
+        )
+        .allow_burst(std::num::NonZeroU32::new(config.rate_limit_burst.max(1)).unwrap_or(std::num::NonZeroU32::MIN));
         AppState {
             store,
             config: Arc::new(config),

@@ -11,11 +11,7 @@ use std::collections::BTreeMap;
 pub type FieldErrors = BTreeMap<String, Vec<String>>;
 
 /// Adds `message` under `field`, keeping earlier messages for that field.
-pub fn push_field_error(
-    errors: &mut FieldErrors,
-    field: impl Into<String>,
-    message: impl Into<String>,
-) {
+pub fn push_field_error(errors: &mut FieldErrors, field: impl Into<String>, message: impl Into<String>) {
     errors.entry(field.into()).or_default().push(message.into());
 }
 

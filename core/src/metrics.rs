@@ -80,57 +80,34 @@ impl Metrics {
     pub fn new() -> Self {
         let mut registry = Registry::with_prefix("play");
         let http_requests = Family::<HttpLabels, Counter>::default();
-        let http_duration =
-            Family::<HttpLabels, Histogram, fn() -> Histogram>::new_with_constructor(
-                duration_histogram as fn() -> Histogram,
-            );
+        let http_duration = Family::<HttpLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+            duration_histogram as fn() -> Histogram,
+        );
         let remote_calls = Family::<RemoteCallLabels, Counter>::default();
-        let remote_call_duration =
-            Family::<RemoteCallLabels, Histogram, fn() -> Histogram>::new_with_constructor(
-                duration_histogram as fn() -> Histogram,
-            );
+        let remote_call_duration = Family::<RemoteCallLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+            duration_histogram as fn() -> Histogram,
+        );
         let reconciles = Family::<ReconcileLabels, Counter>::default();
-        let reconcile_duration =
-            Family::<ReconcilerLabels, Histogram, fn() -> Histogram>::new_with_constructor(
-                duration_histogram as fn() -> Histogram,
-            );
+        let reconcile_duration = Family::<ReconcilerLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+            duration_histogram as fn() -> Histogram,
+        );
         let queue_depth = Family::<ReconcilerLabels, Gauge>::default();
 
-        registry.register(
-            "http_requests",
-            "HTTP requests by route and status",
-            http_requests.clone(),
-        );
+        registry.register("http_requests", "HTTP requests by route and status", http_requests.clone());
         registry.register(
             "http_request_duration_seconds",
             "HTTP request duration by route and status",
             http_duration.clone(),
         );
-        registry.register(
-            "remote_calls",
-            "Calls to Playroom hosts (SSH, Docker) by outcome",
-            remote_calls.clone(),
-        );
+        registry.register("remote_calls", "Calls to Playroom hosts (SSH, Docker) by outcome", remote_calls.clone());
         registry.register(
             "remote_call_duration_seconds",
             "Duration of calls to Playroom hosts",
             remote_call_duration.clone(),
         );
-        registry.register(
-            "reconciles",
-            "Reconcile passes by result",
-            reconciles.clone(),
-        );
-        registry.register(
-            "reconcile_duration_seconds",
-            "Duration of one reconcile pass",
-            reconcile_duration.clone(),
-        );
-        registry.register(
-            "reconcile_queue_depth",
-            "Objects waiting in a reconciler's queue",
-            queue_depth.clone(),
-        );
+        registry.register("reconciles", "Reconcile passes by result", reconciles.clone());
+        registry.register("reconcile_duration_seconds", "Duration of one reconcile pass", reconcile_duration.clone());
+        registry.register("reconcile_queue_depth", "Objects waiting in a reconciler's queue", queue_depth.clone());
 
         Metrics {
             registry: Mutex::new(registry),
@@ -145,22 +122,11 @@ impl Metrics {
     }
 
     /// Records one remote call: its outcome counter and its duration.
-    pub fn record_remote_call(
-        &self,
-        host: &str,
-        operation: &str,
-        outcome: &str,
-        elapsed: Duration,
-    ) {
-        let labels = RemoteCallLabels {
-            host: host.to_owned(),
-            operation: operation.to_owned(),
-            outcome: outcome.to_owned(),
-        };
+    pub fn record_remote_call(&self, host: &str, operation: &str, outcome: &str, elapsed: Duration) {
+        let labels =
+            RemoteCallLabels { host: host.to_owned(), operation: operation.to_owned(), outcome: outcome.to_owned() };
         self.remote_calls.get_or_create(&labels).inc();
-        self.remote_call_duration
-            .get_or_create(&labels)
-            .observe(elapsed.as_secs_f64());
+        self.remote_call_duration.get_or_create(&labels).observe(elapsed.as_secs_f64());
     }
 
     /// The whole registry in Prometheus text exposition format.
@@ -191,9 +157,6 @@ mod tests {
             text.contains(r#"play_remote_calls_total{host="playroom:1",operation="docker_ping",outcome="ok"} 1"#),
             "{text}"
         );
-        assert!(
-            text.contains("play_remote_call_duration_seconds_bucket"),
-            "{text}"
-        );
+        assert!(text.contains("play_remote_call_duration_seconds_bucket"), "{text}");
     }
 }

@@ -107,10 +107,7 @@ impl ScopeSet {
     pub fn grants(&self, required: Scope) -> bool {
         self.0.contains(&required)
             || (self.0.contains(&Scope::PlayroomsManage)
-                && matches!(
-                    required,
-                    Scope::PlayroomsRead | Scope::PlayroomsWrite | Scope::PlayroomsDelete
-                ))
+                && matches!(required, Scope::PlayroomsRead | Scope::PlayroomsWrite | Scope::PlayroomsDelete))
     }
 
     /// Whether every scope of `other` is granted by this set: a key may only

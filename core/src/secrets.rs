@@ -130,7 +130,8 @@ impl SecretBox {
 
     /// Opens a value sealed by `seal` with the same `context`.
     pub fn open(&self, sealed: &str, context: &str) -> Result<String> {
-        let encoded = sealed.strip_prefix(SEALED_PREFIX).ok_or_else(|| Error::Crypto("unknown sealed format".into()))?;
+        let encoded =
+            sealed.strip_prefix(SEALED_PREFIX).ok_or_else(|| Error::Crypto("unknown sealed format".into()))?;
         let blob = STANDARD_NO_PAD.decode(encoded).map_err(|_| Error::Crypto("sealed value is not base64".into()))?;
         if blob.len() < 24 + 16 {
             return Err(Error::Crypto("sealed value is truncated".into()));

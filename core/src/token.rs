@@ -63,7 +63,9 @@ pub fn generate() -> NewToken {
 /// Whether `token` has play's shape and a correct checksum. A `false` here is
 /// answered 401 without a store lookup.
 pub fn is_well_formed(token: &str) -> bool {
-    let Some(rest) = token.strip_prefix(TOKEN_PREFIX) else { return false };
+    let Some(rest) = token.strip_prefix(TOKEN_PREFIX) else {
+        return false;
+    };
     if rest.len() != RANDOM_LEN + CHECKSUM_LEN || !rest.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return false;
     }

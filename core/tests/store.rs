@@ -78,9 +78,8 @@ async fn keys_round_trip_and_are_scoped_by_account() {
 async fn key_creation_and_deletion_write_outbox_events_in_the_same_transaction() {
     let t = testing::store().await;
     let (a, ua) = accounts::create_account(&t.store, "a").await.unwrap();
-    let key = keys::create(&t.store, new_key(a.id, ua.id, "x"), &QuotaLimits::default(), Actor::ApiKey(99))
-        .await
-        .unwrap();
+    let key =
+        keys::create(&t.store, new_key(a.id, ua.id, "x"), &QuotaLimits::default(), Actor::ApiKey(99)).await.unwrap();
     keys::delete(&t.store, a.id, key.id, Actor::System).await.unwrap();
     let events = events::list_for_account(&t.store, a.id).await.unwrap();
     let kinds: Vec<_> = events.iter().map(|e| (e.event_type.as_str(), e.entity_id)).collect();

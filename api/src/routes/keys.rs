@@ -114,7 +114,10 @@ pub async fn create(
     if !missing.is_empty() {
         let names: Vec<_> = missing.iter().map(|s| s.as_str()).collect();
         let mut details = FieldErrors::new();
-        details.insert("api_key.scopes".into(), vec![format!("cannot grant scopes you do not hold: {}", names.join(", "))]);
+        details.insert(
+            "api_key.scopes".into(),
+            vec![format!("cannot grant scopes you do not hold: {}", names.join(", "))],
+        );
         return Err(ApiError::Forbidden { message: "a key can only grant scopes its creator holds".into(), details });
     }
     let minted = token::generate();

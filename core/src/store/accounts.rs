@@ -49,7 +49,9 @@ pub async fn create_account(store: &Store, name: &str) -> Result<(Account, User)
         .await
     {
         Ok(row) => row.try_get("id")?,
-        Err(e) if is_unique_violation(&e) => return Err(Error::Conflict(format!("account {name:?} exists"))),
+        Err(e) if is_unique_violation(&e) => {
+            return Err(Error::Conflict(format!("account {name:?} exists")));
+        }
         Err(e) => return Err(e.into()),
     };
     let user = insert_user(&mut tx, id, ADMIN_USER).await?;

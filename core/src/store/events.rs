@@ -14,8 +14,8 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::{Conn, Store};
-use crate::time::{self, Timestamp};
 use crate::Result;
+use crate::time::{self, Timestamp};
 
 /// Who caused an event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -167,11 +167,10 @@ pub async fn list_for_account(store: &Store, account_id: i64) -> Result<Vec<Even
 
 /// Up to `limit` events not yet dispatched, oldest first.
 pub async fn undispatched(store: &Store, limit: i64) -> Result<Vec<Event>> {
-    let rows =
-        sqlx::query(&format!("SELECT {COLUMNS} FROM events WHERE dispatched_at IS NULL ORDER BY id LIMIT $1"))
-            .bind(limit)
-            .fetch_all(store.pool())
-            .await?;
+    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM events WHERE dispatched_at IS NULL ORDER BY id LIMIT $1"))
+        .bind(limit)
+        .fetch_all(store.pool())
+        .await?;
     rows.iter().map(from_row).collect()
 }
 

@@ -79,7 +79,9 @@ pub async fn create(store: &Store, key: NewApiKey, limits: &QuotaLimits, actor: 
     .await;
     let id: i64 = match row {
         Ok(row) => row.try_get("id")?,
-        Err(e) if is_unique_violation(&e) => return Err(Error::Internal("token collision; retry".into())),
+        Err(e) if is_unique_violation(&e) => {
+            return Err(Error::Internal("token collision; retry".into()));
+        }
         Err(e) => return Err(e.into()),
     };
     events::record(&mut tx, NewEvent::new(key.account_id, "api_key", id, "created").actor(actor)).await?;

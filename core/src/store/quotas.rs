@@ -53,11 +53,7 @@ impl fmt::Display for Resource {
 impl FromStr for Resource {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Resource::ALL
-            .iter()
-            .copied()
-            .find(|r| r.as_str() == s)
-            .ok_or_else(|| format!("unknown quota resource {s:?}"))
+        Resource::ALL.iter().copied().find(|r| r.as_str() == s).ok_or_else(|| format!("unknown quota resource {s:?}"))
     }
 }
 
@@ -92,7 +88,13 @@ impl QuotaLimits {
 
 /// Fails with `QuotaExceeded` when the account already holds its limit of
 /// `resource`. Call inside the creating transaction.
-pub async fn check(conn: &mut Conn, backend: Backend, account_id: i64, resource: Resource, limits: &QuotaLimits) -> Result<()> {
+pub async fn check(
+    conn: &mut Conn,
+    backend: Backend,
+    account_id: i64,
+    resource: Resource,
+    limits: &QuotaLimits,
+) -> Result<()> {
     if backend == Backend::Postgres {
         sqlx::query("SELECT id FROM accounts WHERE id = $1 FOR UPDATE").bind(account_id).execute(&mut *conn).await?;
     }

@@ -1,0 +1,161 @@
+//! `TestApp`: the real router over a fresh store (SQLite or PostgreSQL per
+//! `PLAY_TEST_BACKEND`), driven in-process.
+
+#![allow(clippy::unwrap_used, reason = "test fixture: a panic is the failure report")]
+#![allow(dead_code, reason = "each test binary uses a different part of the fixture")]
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode, header};
+use http_body_util::BodyExt;
+use play_api::{ApiConfig, AppState};
+use play_core::metrics::Metrics;
+use play_core::scopes::ScopeSet;
+use play_core::secrets::MasterKey;
+use play_core::store::events::Actor;
+use play_core::store::quotas::QuotaLimits;
+use play_core::store::{Store, accounts, keys};
+use play_core::testing::{self, TestStore};
+use play_core::{time, token};
+use serde_json::Value;
+use std::sync::Arc;
+use tower::ServiceExt;
+
+pub struct TestApp {
+    pub router: Router,
+    pub state: AppState,
+    db: TestStore,
+    /// A key of the default account holding every scope.
+    pub admin: String,
+    pub account_id: i64,
+}
+
+pub struct Response {
+    pub status: StatusCode,
+    pub headers: axum::http::HeaderMap,
+    pub body: Value,
+    pub text: String,
+}
+
+impl TestApp {
+    pub async fn new() -> TestApp {
+        Self::with_config(ApiConfig { rate_limit_per_second: 10_000, rate_limit_burst: 10_000, ..ApiConfig::default() })
+            .await
+    }
+
+    pub async fn with_config(config: ApiConfig) -> TestApp {
+        let db = testing::store().await;
+        let master = MasterKey::generate();
+        let state = AppState::new(
+            db.store.clone(),
+            config,
+            master.token_pepper(),
+            master.secret_box(),
+            Arc::new(Metrics::new()),
+        );
+        let (account, _) = accounts::create_account(&db.store, "default").await.unwrap();
+        let mut app = TestApp {
+            router: play_api::router(state.clone()),
+            state,
+            db,
+            admin: String::new(),
+            account_id: account.id,
+        };
+        app.admin = app.key_for(account.id, ScopeSet::all(), None).await;
+        app
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.db.store
+    }
+
+    /// Mints a key straight in the store (bypassing the API's checks, so
+    /// tests can make expired keys too).
+    pub async fn key_for(&self, account_id: i64, scopes: ScopeSet, expires_at: Option<time::Timestamp>) -> String {
+        let user = accounts::admin_user(self.store(), account_id).await.unwrap();
+        let minted = token::generate();
+        keys::create(
+            self.store(),
+            keys::NewApiKey {
+                account_id,
+                user_id: user.id,
+                label: "test".into(),
+                client_id: minted.client_id,
+                token_digest: self.state.pepper.digest(&minted.token),
+                scopes,
+                expires_at,
+            },
+            &QuotaLimits::parse("api_keys=100000").unwrap(),
+            Actor::System,
+        )
+        .await
+        .unwrap();
+        minted.token
+    }
+
+    pub async fn new_account(&self, name: &str) -> i64 {
+        accounts::create_account(self.store(), name).await.unwrap().0.id
+    }
+
+    pub async fn request(&self, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> Response {
+        let mut builder = Request::builder().method(method).uri(path);
+        if let Some(token) = token {
+            builder = builder.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        let body = match body {
+            Some(json) => {
+                builder = builder.header(header::CONTENT_TYPE, "application/json");
+                Body::from(json.to_string())
+            }
+            None => Body::empty(),
+        };
+        self.send(builder.body(body).unwrap()).await
+    }
+
+    pub async fn send(&self, request: Request<Body>) -> Response {
+        let response = self.router.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        Response { status, headers, body, text }
+    }
+
+    pub async fn get(&self, path: &str, token: &str) -> Response {
+        self.request(Method::GET, path, Some(token), None).await
+    }
+
+    pub async fn post(&self, path: &str, token: &str, body: Value) -> Response {
+        self.request(Method::POST, path, Some(token), Some(body)).await
+    }
+
+    pub async fn delete(&self, path: &str, token: &str) -> Response {
+        self.request(Method::DELETE, path, Some(token), None).await
+    }
+
+    /// How many rows a table holds, to prove a refused request wrote nothing.
+    pub async fn count(&self, table: &str) -> i64 {
+        use sqlx::Row;
+        sqlx::query(&format!("SELECT COUNT(*) AS n FROM {table}"))
+            .fetch_one(self.store().pool())
+            .await
+            .unwrap()
+            .try_get("n")
+            .unwrap()
+    }
+}
+
+impl Response {
+    /// Asserts the exact error envelope.
+    #[track_caller]
+    pub fn assert_error(&self, status: StatusCode, code: &str) -> &Value {
+        assert_eq!(self.status, status, "body: {}", self.text);
+        assert_eq!(self.body["error"]["code"], code, "body: {}", self.text);
+        assert!(self.body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{}", self.text);
+        assert!(self.body["error"]["details"].is_object(), "{}", self.text);
+        assert_eq!(self.body.as_object().unwrap().len(), 1, "only `error` at the top: {}", self.text);
+        assert_eq!(self.body["error"].as_object().unwrap().len(), 3, "{}", self.text);
+        &self.body["error"]["details"]
+    }
+}

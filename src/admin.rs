@@ -1,0 +1,128 @@
+//! Offline administration: accounts and keys, straight against the
+//! configured database (no server needed).
+
+use anyhow::{Context, bail};
+use play_core::scopes::ScopeSet;
+use play_core::store::events::Actor;
+use play_core::store::quotas::QuotaLimits;
+use play_core::store::{accounts, keys};
+use play_core::time::{self, Timestamp};
+use play_core::token;
+
+use crate::args::{AccountsCommand, KeysCommand};
+use crate::config::Settings;
+
+pub async fn accounts(settings: Settings, command: AccountsCommand) -> anyhow::Result<()> {
+    let store = settings.open_store().await?;
+    match command {
+        AccountsCommand::Create { name } => {
+            let (account, _) = accounts::create_account(&store, &name).await.map_err(describe)?;
+            println!("{}\t{}", account.id, account.name);
+        }
+        AccountsCommand::List => {
+            for account in accounts::list_accounts(&store).await? {
+                println!("{}\t{}\t{}", account.id, account.name, time::to_db(&account.created_at));
+            }
+        }
+    }
+    store.close().await;
+    Ok(())
+}
+
+pub async fn keys(settings: Settings, command: KeysCommand) -> anyhow::Result<()> {
+    let store = settings.open_store().await?;
+    match command {
+        KeysCommand::Create { label, scopes, account, expires_at } => {
+            let scopes = ScopeSet::parse_list(&scopes).map_err(|unknown| {
+                let names: Vec<_> = unknown.iter().map(|u| u.0.as_str()).collect();
+                anyhow::anyhow!("unknown scopes: {} (known: {})", names.join(", "), known_scopes())
+            })?;
+            if scopes.is_empty() {
+                bail!("--scopes names no scope (known: all, {})", known_scopes());
+            }
+            if label.trim().is_empty() {
+                bail!("--label must not be empty");
+            }
+            let expires_at = expires_at.as_deref().map(parse_expiry).transpose()?;
+            let account = accounts::find_account_by_name(&store, &account)
+                .await
+                .with_context(|| format!("no account named {account:?} (play accounts create NAME)"))?;
+            let user = accounts::admin_user(&store, account.id).await?;
+            let pepper = settings.master_key()?.token_pepper();
+            let minted = token::generate();
+            let key = keys::create(
+                &store,
+                keys::NewApiKey {
+                    account_id: account.id,
+                    user_id: user.id,
+                    label: label.trim().to_owned(),
+                    client_id: minted.client_id,
+                    token_digest: pepper.digest(&minted.token),
+                    scopes,
+                    expires_at,
+                },
+                &QuotaLimits::default(),
+                Actor::System,
+            )
+            .await
+            .map_err(describe)?;
+            eprintln!(
+                "created key {} ({}) in account {}; the token is shown once:",
+                key.id, key.client_id, account.name
+            );
+            println!("{}", minted.token);
+        }
+        KeysCommand::List { account } => {
+            let listed = match account {
+                Some(name) => keys::list(&store, accounts::find_account_by_name(&store, &name).await?.id).await?,
+                None => keys::list_all(&store).await?,
+            };
+            for key in listed {
+                println!(
+                    "{}\t{}\t{}\t{}\texpires={}",
+                    key.id,
+                    key.client_id,
+                    key.label,
+                    key.scopes.to_db().replace(' ', ","),
+                    key.expires_at.as_ref().map(time::to_db).unwrap_or_else(|| "never".into())
+                );
+            }
+        }
+        KeysCommand::Delete { id } => {
+            keys::delete_any(&store, id).await.map_err(describe)?;
+            eprintln!("deleted key {id}");
+        }
+    }
+    store.close().await;
+    Ok(())
+}
+
+fn known_scopes() -> String {
+    play_core::scopes::Scope::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+/// An RFC 3339 time, or a duration from now (`90d`, `12h`).
+fn parse_expiry(text: &str) -> anyhow::Result<Timestamp> {
+    let at = match chrono::DateTime::parse_from_rfc3339(text) {
+        Ok(at) => at.with_timezone(&chrono::Utc),
+        Err(_) => {
+            let duration = humantime::parse_duration(text)
+                .with_context(|| format!("--expires-at {text:?} is neither an RFC 3339 time nor a duration"))?;
+            time::now() + chrono::Duration::from_std(duration).context("--expires-at is too far away")?
+        }
+    };
+    if at <= time::now() {
+        bail!("--expires-at must be in the future");
+    }
+    Ok(time::truncate(at))
+}
+
+fn describe(error: play_core::Error) -> anyhow::Error {
+    match error {
+        play_core::Error::Validation(fields) => {
+            let text: Vec<_> = fields.iter().map(|(k, v)| format!("{k}: {}", v.join("; "))).collect();
+            anyhow::anyhow!("{}", text.join(", "))
+        }
+        other => other.into(),
+    }
+}

@@ -1,0 +1,156 @@
+//! Command-line arguments. Every setting has a flag and a `PLAY_*`
+//! environment variable.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
+
+use crate::{admin, config, logging, serve};
+
+#[derive(Debug, Parser)]
+#[command(name = "play", version, about = "Self-hosted environments from Docker Compose")]
+pub struct Args {
+    #[command(flatten)]
+    pub common: Common,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Settings every subcommand shares.
+#[derive(Debug, Clone, ClapArgs)]
+pub struct Common {
+    /// Directory for the SQLite database, the master key and the admin token.
+    #[arg(long, env = "PLAY_DATA_DIR", default_value = "./.play", global = true)]
+    pub data_dir: PathBuf,
+    /// `sqlite://PATH` or `postgres://...`; defaults to SQLite in the data directory.
+    #[arg(long, env = "PLAY_DATABASE_URL", global = true)]
+    pub database_url: Option<String>,
+    /// File holding the 32-byte master key (hex); created with mode 0600 when missing.
+    #[arg(long, env = "PLAY_MASTER_KEY_FILE", global = true)]
+    pub master_key_file: Option<PathBuf>,
+    /// Log filter, e.g. `info` or `play=debug,tower_http=info`.
+    #[arg(long = "log", env = "PLAY_LOG", default_value = "info", global = true)]
+    pub log_filter: String,
+    #[arg(long, env = "PLAY_LOG_FORMAT", value_enum, default_value = "text", global = true)]
+    pub log_format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the API and the reconcile loops.
+    Serve(ServeArgs),
+    /// Apply database migrations and exit.
+    Migrate,
+    /// Manage accounts (offline, against the configured database).
+    #[command(subcommand)]
+    Accounts(AccountsCommand),
+    /// Manage API keys (offline, against the configured database).
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+#[derive(Debug, Clone, ClapArgs)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "PLAY_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: String,
+    /// Largest accepted request body, in bytes.
+    #[arg(long, env = "PLAY_MAX_BODY_BYTES", default_value_t = 1024 * 1024)]
+    pub max_body_bytes: usize,
+    /// Sustained requests per second allowed per API key.
+    #[arg(long, env = "PLAY_RATE_LIMIT_PER_SECOND", default_value_t = 50)]
+    pub rate_limit_per_second: u32,
+    /// Burst allowed per API key above the sustained rate.
+    #[arg(long, env = "PLAY_RATE_LIMIT_BURST", default_value_t = 100)]
+    pub rate_limit_burst: u32,
+    /// Default per-account quotas, e.g. `api_keys=100`.
+    #[arg(long, env = "PLAY_QUOTAS", default_value = "")]
+    pub quotas: String,
+    /// How long in-flight requests may take to finish after SIGINT/SIGTERM.
+    #[arg(long, env = "PLAY_SHUTDOWN_TIMEOUT", default_value = "30s", value_parser = humantime_duration)]
+    pub shutdown_timeout: std::time::Duration,
+}
+
+fn humantime_duration(text: &str) -> Result<std::time::Duration, String> {
+    humantime::parse_duration(text).map_err(|e| e.to_string())
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AccountsCommand {
+    /// Create an account (with its admin user).
+    Create { name: String },
+    /// List accounts.
+    List,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Create a key and print its token once (on stdout; details on stderr).
+    Create {
+        #[arg(long)]
+        label: String,
+        /// Comma-separated scopes, or `all`.
+        #[arg(long)]
+        scopes: String,
+        /// The account's name.
+        #[arg(long, default_value = play_core::store::accounts::DEFAULT_ACCOUNT)]
+        account: String,
+        /// An RFC 3339 time, or a duration from now such as `90d`.
+        #[arg(long)]
+        expires_at: Option<String>,
+    },
+    /// List keys (without secrets).
+    List {
+        /// Only this account's keys.
+        #[arg(long)]
+        account: Option<String>,
+    },
+    /// Delete a key by id.
+    Delete { id: i64 },
+}
+
+impl Args {
+    /// Parses the command line, runs the command and maps the outcome to an
+    /// exit code. The only place that builds the runtime.
+    pub fn parse_and_run() -> ExitCode {
+        let args = <Args as Parser>::parse();
+        logging::init(&args.common.log_filter, args.common.log_format);
+        let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+            Ok(runtime) => runtime,
+            Err(e) => {
+                eprintln!("play: cannot start the async runtime: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        match runtime.block_on(args.run()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("play: {e:#}");
+                ExitCode::FAILURE
+            }
+        }
+    }
+
+    async fn run(self) -> anyhow::Result<()> {
+        let Args { common, command } = self;
+        let settings = config::Settings::resolve(&common)?;
+        match command {
+            Command::Serve(serve_args) => serve::run(settings, serve_args).await,
+            Command::Migrate => {
+                let store = settings.open_store().await?;
+                store.close().await;
+                eprintln!("migrations applied ({})", store.backend().as_str());
+                Ok(())
+            }
+            Command::Accounts(cmd) => admin::accounts(settings, cmd).await,
+            Command::Keys(cmd) => admin::keys(settings, cmd).await,
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! Resolved settings: the data directory, the database and the master key.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use play_core::secrets::MasterKey;
+use play_core::store::{Store, redact_url};
+
+use crate::args::Common;
+
+#[derive(Debug)]
+pub struct Settings {
+    pub data_dir: PathBuf,
+    pub database_url: String,
+    pub master_key_file: PathBuf,
+}
+
+impl Settings {
+    pub fn resolve(common: &Common) -> anyhow::Result<Settings> {
+        let data_dir = common.data_dir.clone();
+        let database_url = match &common.database_url {
+            Some(url) => url.clone(),
+            None => format!("sqlite://{}", data_dir.join("play.db").display()),
+        };
+        let master_key_file = common.master_key_file.clone().unwrap_or_else(|| data_dir.join("master.key"));
+        Ok(Settings { data_dir, database_url, master_key_file })
+    }
+
+    /// Connects to the database and applies migrations.
+    pub async fn open_store(&self) -> anyhow::Result<Store> {
+        if self.database_url.starts_with("sqlite:") {
+            std::fs::create_dir_all(&self.data_dir)
+                .with_context(|| format!("cannot create data directory {}", self.data_dir.display()))?;
+        }
+        let store = Store::connect(&self.database_url)
+            .await
+            .with_context(|| format!("cannot open database {}", redact_url(&self.database_url)))?;
+        store.migrate().await.context("cannot apply migrations")?;
+        Ok(store)
+    }
+
+    pub fn master_key(&self) -> anyhow::Result<MasterKey> {
+        let (key, created) = MasterKey::load_or_create(&self.master_key_file)?;
+        if created {
+            tracing::info!(path = %self.master_key_file.display(), "created a new master key; back it up: secrets cannot be read without it");
+        }
+        Ok(key)
+    }
+}

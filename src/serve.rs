@@ -1,0 +1,109 @@
+//! `play serve`: the API and (as they arrive) the reconcile loops in one
+//! process, stopped gracefully on SIGINT or SIGTERM.
+//!
+//! Shutdown: the listener stops accepting, in-flight requests get up to
+//! `--shutdown-timeout` to finish, background tasks are cancelled at their
+//! next safe point, then the store is closed.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use play_api::{ApiConfig, AppState};
+use play_core::metrics::Metrics;
+use play_core::store::quotas::QuotaLimits;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::args::ServeArgs;
+use crate::bootstrap;
+use crate::config::Settings;
+
+pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
+    let quotas = QuotaLimits::parse(&args.quotas).map_err(|e| anyhow::anyhow!("--quotas: {e}"))?;
+    let store = settings.open_store().await?;
+    let master_key = settings.master_key()?;
+    let pepper = master_key.token_pepper();
+    if let Some(path) = bootstrap::ensure_admin_key(&store, &pepper, &settings.data_dir).await? {
+        tracing::info!(path = %path.display(), "no API key existed: created an admin key; its token is in this file");
+    }
+    let config = ApiConfig {
+        body_limit: args.max_body_bytes,
+        rate_limit_per_second: args.rate_limit_per_second,
+        rate_limit_burst: args.rate_limit_burst,
+        quotas,
+    };
+    let metrics = Arc::new(Metrics::new());
+    let state = AppState::new(store.clone(), config, pepper, master_key.secret_box(), metrics);
+    let shutdown = CancellationToken::new();
+    let background = tokio_util::task::TaskTracker::new();
+    background.spawn(prune_rate_limiter(state.clone(), shutdown.clone()));
+
+    let listener =
+        TcpListener::bind(&args.listen).await.with_context(|| format!("cannot listen on {}", args.listen))?;
+    let address = listener.local_addr()?;
+    tracing::info!(%address, store = store.backend().as_str(), "play is serving");
+
+    let signal = shutdown.clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("shutting down: finishing in-flight requests");
+        signal.cancel();
+    });
+    let server =
+        axum::serve(listener, play_api::router(state)).with_graceful_shutdown(shutdown.clone().cancelled_owned());
+    let drained = async {
+        shutdown.cancelled().await;
+        tokio::time::sleep(args.shutdown_timeout).await;
+    };
+    tokio::select! {
+        result = server => result.context("server failed")?,
+        () = drained => tracing::warn!(timeout = ?args.shutdown_timeout, "in-flight requests did not finish in time"),
+    }
+    background.close();
+    if tokio::time::timeout(Duration::from_secs(10), background.wait()).await.is_err() {
+        tracing::warn!("background tasks did not stop in time");
+    }
+    store.close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Forgets rate-limit state of keys idle for a while, so memory stays
+/// bounded by recently active keys.
+async fn prune_rate_limiter(state: AppState, shutdown: CancellationToken) {
+    let mut tick = tokio::time::interval(Duration::from_secs(60));
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            _ = tick.tick() => {
+                state.limiter.retain_recent();
+                state.limiter.shrink_to_fit();
+            }
+        }
+    }
+}
+
+async fn wait_for_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %e, "cannot listen for SIGINT");
+            std::future::pending::<()>().await;
+        }
+    };
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+}
