@@ -1,2 +1,86 @@
-//! Compose model, interpolation, policy, the `svc` template extension and
-//! template compilation. (Being written: see the submodules as they land.)
+//! The Compose and template engine: everything between a user's YAML and a
+//! typed, policy-checked Compose model, with no I/O.
+//!
+//! Pipeline (see `docs/compose.md`):
+//! template body -> [`svc::validate_template`] / [`template::compile`]
+//! (`$$var__` / `$$random__` substitution, `svc` namespace removed) ->
+//! [`validate_compose`] (bounded YAML load, merge keys, Compose
+//! interpolation, typed [`model`], semantic checks, [`policy`]) ->
+//! [`classify`] (Playspec service definitions).
+//!
+//! Every problem is an [`Issue`] addressed by a dotted path
+//! (`services.web.ports[0]`) and, where the source text allows, a line.
+
+pub mod classify;
+mod ctx;
+pub mod interpolate;
+mod load;
+mod locate;
+pub mod model;
+mod path;
+pub mod policy;
+pub mod rule;
+pub mod svc;
+pub mod template;
+mod validate;
+
+pub use classify::{Exposure, ServiceDefinition, ServiceType, classify};
+pub use load::{MAX_DEPTH, MAX_EXPANDED_BYTES, MAX_NODES};
+pub use policy::Policy;
+pub use template::{Compiled, compile};
+pub use validate::{parse_compose, validate_compose, validate_compose_with};
+
+use serde::Serialize;
+
+/// The largest Compose document (or template body) accepted, in bytes.
+/// Checked before any parsing so an oversized body costs nothing.
+pub const MAX_COMPOSE_BYTES: usize = 512 * 1024;
+
+/// One problem found in a document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Issue {
+    /// Dotted address of the offending value: `services.web.labels.svc/expose`,
+    /// `services.web.ports[1]`; empty for whole-document problems.
+    pub path: String,
+    pub message: String,
+    /// 1-based line in the submitted text, when the parser or the locator
+    /// could find it.
+    pub line: Option<usize>,
+}
+
+/// The answer of `POST /api/playspecs/validate_compose`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ValidationReport {
+    /// True exactly when `errors` is empty.
+    pub valid: bool,
+    pub services: Vec<ServiceSummary>,
+    pub errors: Vec<Issue>,
+    pub warnings: Vec<Issue>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ServiceSummary {
+    pub name: String,
+    /// Published ports in canonical short syntax: `127.0.0.1:8080:80`,
+    /// `5353:53/udp`, `3000` (container port only).
+    pub ports: Vec<String>,
+}
+
+/// Turns issues into the API's field-addressed `details`. The line, when
+/// known, is appended to the message because `FieldErrors` has no slot for it.
+pub fn issues_to_field_errors(issues: &[Issue], whole_document_key: &str) -> crate::FieldErrors {
+    let mut errors = crate::FieldErrors::new();
+    for issue in issues {
+        let key = if issue.path.is_empty() {
+            whole_document_key
+        } else {
+            issue.path.as_str()
+        };
+        let message = match issue.line {
+            Some(line) => format!("{} (line {line})", issue.message),
+            None => issue.message.clone(),
+        };
+        crate::error::push_field_error(&mut errors, key, message);
+    }
+    errors
+}

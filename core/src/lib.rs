@@ -10,6 +10,7 @@ pub mod host;
 pub mod metrics;
 pub mod scopes;
 pub mod secrets;
+pub mod ssh_keys;
 pub mod store;
 #[cfg(feature = "testing")]
 pub mod testing;

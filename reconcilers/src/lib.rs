@@ -2,4 +2,7 @@
 //! to the Playroom's sshd, a `direct-streamlocal` channel to the Docker
 //! socket, bollard on top.
 
+pub mod error;
 pub mod host;
+
+pub use error::{Error, Result};

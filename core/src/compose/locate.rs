@@ -1,0 +1,274 @@
+//! Finds the line of a path in the submitted text.
+//!
+//! serde_yaml reports locations only for syntax errors; the tree it builds
+//! carries none. Compose files are overwhelmingly block style, so the
+//! locator walks the indentation structure of the text: for each key segment
+//! it looks for `key:` among the direct children of the current block, for
+//! each index segment the n-th `- ` item. When a segment cannot be found
+//! (flow style, anchors, merged keys) it answers the line of the deepest
+//! segment it did find, which is the nearest enclosing key: still useful,
+//! never wrong about the region.
+
+use super::path::{Path, Seg};
+
+#[derive(Debug, Clone)]
+struct Line {
+    /// 1-based line number.
+    number: usize,
+    /// Column of the first token.
+    indent: usize,
+    /// Column of the mapping key on this line and the key, after any `- `.
+    key: Option<(usize, String)>,
+    /// True for a sequence item line (`- ...`).
+    dash: bool,
+}
+
+#[derive(Debug)]
+pub(crate) struct Locator {
+    lines: Vec<Line>,
+}
+
+impl Locator {
+    pub(crate) fn new(text: &str) -> Self {
+        let lines = text
+            .lines()
+            .enumerate()
+            .filter_map(|(i, raw)| scan_line(i + 1, raw))
+            .collect();
+        Locator { lines }
+    }
+
+    pub(crate) fn find(&self, path: &Path) -> Option<usize> {
+        // Children of the current node live in lines [start, end) deeper than
+        // `parent`; `item` is the current sequence item's own line, whose
+        // inline key (`- key: v`) is the item's first child; `under_key` allows
+        // compact sequences (`key:` then `- item` at the key's column).
+        let (mut start, mut end) = (0, self.lines.len());
+        let mut parent: Option<usize> = None;
+        let mut item: Option<usize> = None;
+        let mut under_key = false;
+        let mut found = None;
+        for seg in &path.0 {
+            let children = self.children(start, end, parent, item, under_key);
+            let hit = match seg {
+                Seg::Key(key) => children
+                    .iter()
+                    .copied()
+                    .find(|&i| self.lines[i].key.as_ref().is_some_and(|(_, k)| k == key)),
+                Seg::Index(n) => children
+                    .iter()
+                    .copied()
+                    .filter(|&i| self.lines[i].dash && Some(i) != item)
+                    .nth(*n),
+            };
+            let Some(i) = hit else { break };
+            let line = &self.lines[i];
+            found = Some(line.number);
+            match seg {
+                Seg::Key(_) => {
+                    let column = line.key.as_ref().map_or(line.indent, |(c, _)| *c);
+                    start = i + 1;
+                    end = self.key_block_end(i, column);
+                    parent = Some(column);
+                    item = None;
+                    under_key = true;
+                }
+                Seg::Index(_) => {
+                    start = i;
+                    end = self.item_block_end(i, line.indent);
+                    parent = Some(line.indent);
+                    item = Some(i);
+                    under_key = false;
+                }
+            }
+        }
+        found
+    }
+
+    /// Lines in `[start, end)` at the shallowest column deeper than `parent`.
+    fn children(
+        &self,
+        start: usize,
+        end: usize,
+        parent: Option<usize>,
+        item: Option<usize>,
+        under_key: bool,
+    ) -> Vec<usize> {
+        let mut min_col = None;
+        let mut out = Vec::new();
+        for i in start..end {
+            let line = &self.lines[i];
+            let col = if Some(i) == item {
+                match &line.key {
+                    Some((c, _)) => *c,
+                    None => continue,
+                }
+            } else {
+                line.indent
+            };
+            let deeper = match parent {
+                None => true,
+                Some(p) => col > p || (under_key && line.dash && col == p),
+            };
+            if !deeper {
+                continue;
+            }
+            match min_col {
+                Some(m) if col > m => {}
+                Some(m) if col == m => out.push(i),
+                _ => {
+                    min_col = Some(col);
+                    out.clear();
+                    out.push(i);
+                }
+            }
+        }
+        out
+    }
+
+    /// The block of a key at `column` runs until a line left of it, or a
+    /// non-item line at its column.
+    fn key_block_end(&self, i: usize, column: usize) -> usize {
+        self.lines[i + 1..]
+            .iter()
+            .position(|l| l.indent < column || (l.indent == column && !l.dash))
+            .map_or(self.lines.len(), |p| i + 1 + p)
+    }
+
+    /// The block of a sequence item runs until the next line at or left of
+    /// its dash.
+    fn item_block_end(&self, i: usize, column: usize) -> usize {
+        self.lines[i + 1..]
+            .iter()
+            .position(|l| l.indent <= column)
+            .map_or(self.lines.len(), |p| i + 1 + p)
+    }
+}
+
+fn scan_line(number: usize, raw: &str) -> Option<Line> {
+    let indent = raw.len() - raw.trim_start_matches(' ').len();
+    let rest = &raw[indent..];
+    if rest.is_empty()
+        || rest.starts_with('#')
+        || rest.starts_with("---")
+        || rest.starts_with("...")
+    {
+        return None;
+    }
+    let (dash, body, body_col) = match rest.strip_prefix('-') {
+        Some(after) if after.is_empty() || after.starts_with(' ') => {
+            let trimmed = after.trim_start_matches(' ');
+            (true, trimmed, indent + 1 + (after.len() - trimmed.len()))
+        }
+        _ => (false, rest, indent),
+    };
+    Some(Line {
+        number,
+        indent,
+        key: mapping_key(body).map(|k| (body_col, k)),
+        dash,
+    })
+}
+
+/// The key of a `key: value` / `key:` line, unquoted; None for other lines.
+fn mapping_key(body: &str) -> Option<String> {
+    let (key, after) = if let Some(quote @ ('"' | '\'')) = body.chars().next() {
+        let close = body[1..].find(quote)? + 1;
+        (body[1..close].to_owned(), &body[close + 1..])
+    } else {
+        let colon = body.match_indices(':').find(|(at, _)| {
+            let next = body[at + 1..].chars().next();
+            next.is_none() || next == Some(' ')
+        })?;
+        let key = body[..colon.0].trim_end();
+        if key.is_empty() || key.starts_with(['{', '[', '&', '*', '!', '|', '>']) {
+            return None;
+        }
+        (key.to_owned(), &body[colon.0..])
+    };
+    let after = after.trim_start_matches(' ');
+    (after.starts_with(':') && (after.len() == 1 || after[1..].starts_with(' '))).then_some(key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = "\
+name: demo
+services:
+  web:
+    image: nginx
+    ports:
+      - \"80:80\"
+      - target: 443
+        published: 8443
+    labels:
+      svc/expose: \"80\"
+  db:
+    image: postgres
+    environment:
+      POSTGRES_PASSWORD: x
+volumes:
+  data: {}
+";
+
+    fn at(path: Path) -> Option<usize> {
+        Locator::new(DOC).find(&path)
+    }
+
+    #[test]
+    fn finds_keys_items_and_keys_inside_items() {
+        let web = Path::root().key("services").key("web");
+        assert_eq!(at(web.clone()), Some(3));
+        assert_eq!(at(web.key("ports").index(0)), Some(6));
+        assert_eq!(at(web.key("ports").index(1)), Some(7));
+        assert_eq!(at(web.key("ports").index(1).key("target")), Some(7));
+        assert_eq!(at(web.key("ports").index(1).key("published")), Some(8));
+        assert_eq!(at(web.key("labels").key("svc/expose")), Some(10));
+        let db = Path::root().key("services").key("db");
+        assert_eq!(at(db.key("environment").key("POSTGRES_PASSWORD")), Some(14));
+        assert_eq!(at(Path::root().key("volumes").key("data")), Some(16));
+    }
+
+    #[test]
+    fn does_not_confuse_keys_of_other_blocks() {
+        // `image` exists under web and db: the db one is on line 12.
+        assert_eq!(
+            at(Path::root().key("services").key("db").key("image")),
+            Some(12)
+        );
+    }
+
+    #[test]
+    fn missing_segments_answer_the_nearest_enclosing_line() {
+        let web = Path::root().key("services").key("web");
+        assert_eq!(at(web.key("nope").key("deeper")), Some(3));
+        assert_eq!(at(Path::root().key("nothing")), None);
+    }
+
+    #[test]
+    fn compact_sequences_under_a_key_are_found() {
+        let doc = "services:\n  web:\n    environment:\n    - A=1\n    - B=2\n    image: x\n";
+        let env = Path::root().key("services").key("web").key("environment");
+        assert_eq!(Locator::new(doc).find(&env.index(1)), Some(5));
+        assert_eq!(
+            Locator::new(doc).find(&Path::root().key("services").key("web").key("image")),
+            Some(6)
+        );
+    }
+
+    #[test]
+    fn mapping_key_cases() {
+        assert_eq!(mapping_key("image: nginx").as_deref(), Some("image"));
+        assert_eq!(mapping_key("ports:").as_deref(), Some("ports"));
+        assert_eq!(
+            mapping_key("\"svc/expose\": 80").as_deref(),
+            Some("svc/expose")
+        );
+        assert_eq!(mapping_key("8080:80"), None);
+        assert_eq!(mapping_key("http://example.com"), None);
+        assert_eq!(mapping_key("KEY=value"), None);
+        assert_eq!(mapping_key("\"80:80\""), None);
+    }
+}

@@ -1,0 +1,116 @@
+//! The one error type of the reconcilers crate.
+//!
+//! Host access failures are [`HostError`] from `play-core`, so the API can
+//! show them without knowing russh or bollard; Docker engine answers keep the
+//! bollard error as their source for logs.
+
+use play_core::host::{FailureKind, HostError};
+
+use crate::host::tunnel::host_error_in;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reaching the host failed, or the call was not answered in time.
+    #[error(transparent)]
+    Host(#[from] HostError),
+    /// The engine answered a call with an error.
+    #[error("Docker {operation}: {source}")]
+    Docker {
+        operation: &'static str,
+        #[source]
+        source: bollard::errors::Error,
+    },
+    /// The registry refused the credentials (or asked for some) while the
+    /// engine pulled `image`.
+    #[error("registry refused the credentials for {image}: {message}")]
+    RegistryUnauthorized { image: String, message: String },
+    /// The Playroom's stored parameters cannot be used (a key that does not
+    /// parse, a pin that is not a key).
+    #[error("invalid Playroom host settings: {0}")]
+    InvalidTarget(String),
+}
+
+impl Error {
+    /// Wraps a bollard error, classifying the ones that are really about the
+    /// path to the host (timeouts, broken tunnels) as [`HostError`]s.
+    pub fn docker(operation: &'static str, source: bollard::errors::Error) -> Self {
+        use bollard::errors::Error as B;
+        match source {
+            B::RequestTimeoutError => {
+                Error::Host(HostError::Timeout(format!("Docker {operation}")))
+            }
+            B::DockerResponseServerError {
+                status_code: 404,
+                message,
+            } => Error::Host(HostError::NotFound(message)),
+            // A dialer's typed failure (socket missing, auth refused on
+            // reconnect, ...) rides inside hyper's connect error.
+            B::HyperLegacyError { err } => Error::Host(host_error_in(&err).unwrap_or_else(|| {
+                HostError::Protocol(format!(
+                    "Docker {operation}: the connection to the engine failed: {err}"
+                ))
+            })),
+            source => Error::Docker { operation, source },
+        }
+    }
+
+    /// Low-cardinality label for metrics and logs.
+    pub fn metric_label(&self) -> &'static str {
+        match self {
+            Error::Host(e) => e.kind().as_str(),
+            Error::Docker { .. } => "docker",
+            Error::RegistryUnauthorized { .. } => "registry_unauthorized",
+            Error::InvalidTarget(_) => "invalid_target",
+        }
+    }
+
+    /// This error as the seam's [`HostError`], for `HostGateway` callers.
+    pub fn into_host_error(self) -> HostError {
+        match self {
+            Error::Host(e) => e,
+            Error::Docker { operation, source } => {
+                HostError::Protocol(format!("Docker {operation}: {source}"))
+            }
+            e @ Error::RegistryUnauthorized { .. } => HostError::AuthRefused(e.to_string()),
+            e @ Error::InvalidTarget(_) => HostError::Protocol(e.to_string()),
+        }
+    }
+
+    pub fn kind(&self) -> FailureKind {
+        match self {
+            Error::Host(e) => e.kind(),
+            Error::RegistryUnauthorized { .. } => FailureKind::AuthRefused,
+            Error::Docker { .. } | Error::InvalidTarget(_) => FailureKind::Protocol,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_404_and_timeouts_become_host_kinds() {
+        let not_found = Error::docker(
+            "logs",
+            bollard::errors::Error::DockerResponseServerError {
+                status_code: 404,
+                message: "No such container: x".into(),
+            },
+        );
+        assert_eq!(not_found.kind(), FailureKind::NotFound);
+        let timeout = Error::docker("ping", bollard::errors::Error::RequestTimeoutError);
+        assert_eq!(timeout.metric_label(), "timeout");
+        let conflict = Error::docker(
+            "create",
+            bollard::errors::Error::DockerResponseServerError {
+                status_code: 409,
+                message: "name in use".into(),
+            },
+        );
+        assert_eq!(conflict.metric_label(), "docker");
+        assert!(conflict.into_host_error().message().contains("name in use"));
+    }
+}

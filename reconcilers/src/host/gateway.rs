@@ -1,0 +1,231 @@
+//! [`DockerHostGateway`]: the `HostGateway` the binary injects into the API,
+//! and the entry point reconcilers use to reach a Playroom's engine.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use async_trait::async_trait;
+use bollard::Docker;
+use bollard::query_parameters::LogsOptions;
+use futures::StreamExt as _;
+use play_core::host::{
+    ConnectionReport, DockerReport, Failure, FailureStage, HostError, HostGateway, HostKind,
+    HostTarget, SshReport, Transport,
+};
+use play_core::metrics::Metrics;
+use play_core::ssh_keys;
+
+use super::HostConfig;
+use super::local::LocalDialer;
+pub use super::pool::HostConnection;
+use super::pool::{Pool, SessionDialer};
+use super::ssh::{self, SshParams};
+use super::tunnel::{Dialer, EngineClient, Recorder};
+use crate::error::{Error, Result};
+
+/// Docker hosts over SSH (or the local socket), pooled per Playroom.
+#[derive(Debug, Clone)]
+pub struct DockerHostGateway {
+    pool: Arc<Pool>,
+}
+
+impl DockerHostGateway {
+    pub fn new(cfg: HostConfig, metrics: Arc<Metrics>) -> Self {
+        DockerHostGateway {
+            pool: Arc::new(Pool::new(cfg, metrics)),
+        }
+    }
+
+    pub fn config(&self) -> &HostConfig {
+        self.pool.config()
+    }
+
+    /// The pooled connection to `target`'s engine, (re)connecting if needed.
+    /// Its `host_key` is what a reconciler stores when the Playroom has no pin
+    /// yet.
+    pub async fn connection(&self, target: &HostTarget) -> Result<HostConnection> {
+        self.pool.link(target)?.connection().await
+    }
+
+    /// A bollard client for `target`, over the pooled connection.
+    pub async fn docker(&self, target: &HostTarget) -> Result<Docker> {
+        Ok(self.connection(target).await?.docker)
+    }
+
+    async fn logs(&self, target: &HostTarget, container: &str, tail: usize) -> Result<Vec<String>> {
+        let docker = self.docker(target).await?;
+        let options = LogsOptions {
+            stdout: true,
+            stderr: true,
+            tail: tail.to_string(),
+            ..LogsOptions::default()
+        };
+        let collect = async {
+            let mut lines = Vec::new();
+            let mut stream = docker.logs(container, Some(options));
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk.map_err(|e| Error::docker("logs", e))?;
+                let text = chunk.to_string();
+                lines.extend(text.lines().map(str::to_owned));
+            }
+            Ok::<_, Error>(lines)
+        };
+        let bound = self.config().call_timeout;
+        let mut lines = tokio::time::timeout(bound, collect).await.map_err(|_| {
+            HostError::Timeout(format!(
+                "reading the logs of {container} took over {bound:?}"
+            ))
+        })??;
+        // A chunk may hold several lines: keep only the last `tail`.
+        if lines.len() > tail {
+            lines.drain(..lines.len() - tail);
+        }
+        Ok(lines)
+    }
+
+    async fn test_ssh(&self, target: &HostTarget, params: &SshParams) -> ConnectionReport {
+        let mut report = blank_report(true);
+        let recorder = self.recorder(target);
+        let started = Instant::now();
+        let connected = ssh::connect(params, self.config()).await;
+        let outcome = match &connected {
+            Ok(_) => "ok",
+            Err(e) if matches!(e.error, HostError::Timeout(_)) => "timeout",
+            Err(_) => "error",
+        };
+        recorder.record("ssh_connect", outcome, started.elapsed());
+        let ssh = report.ssh.get_or_insert_with(SshReport::default);
+        let session = match connected {
+            Ok(session) => Arc::new(session),
+            Err(e) => {
+                ssh.reachable = e.observed.reachable;
+                ssh.authenticated = e.observed.authenticated;
+                if let Some(key) = &e.observed.host_key {
+                    ssh.host_key = Some(ssh_keys::public_key_line(key));
+                    ssh.host_key_fingerprint = Some(
+                        key.fingerprint(ssh_keys::ssh_key::HashAlg::Sha256)
+                            .to_string(),
+                    );
+                }
+                if e.stage == FailureStage::Docker {
+                    report.docker.error = Some(e.error.message().to_owned());
+                } else {
+                    ssh.error = Some(e.error.message().to_owned());
+                }
+                return fail(report, e.stage, &e.error);
+            }
+        };
+        ssh.reachable = true;
+        ssh.authenticated = true;
+        ssh.host_key = Some(session.host_key_line());
+        ssh.host_key_fingerprint = Some(session.host_key_fingerprint());
+        ssh.host_key_pinned_now = params.pin.is_none();
+        report.transport = Some(session.transport);
+        let dialer: Arc<dyn Dialer> = Arc::new(SessionDialer(Arc::clone(&session)));
+        let report = self.test_engine(report, dialer, recorder).await;
+        session.close().await;
+        report
+    }
+
+    async fn test_local(&self, target: &HostTarget, path: &str) -> ConnectionReport {
+        let mut report = blank_report(false);
+        report.transport = Some(Transport::LocalSocket);
+        let dialer: Arc<dyn Dialer> = Arc::new(LocalDialer::new(path));
+        self.test_engine(report, dialer, self.recorder(target))
+            .await
+    }
+
+    /// The Docker stage: version, then one timed ping.
+    async fn test_engine(
+        &self,
+        mut report: ConnectionReport,
+        dialer: Arc<dyn Dialer>,
+        recorder: Recorder,
+    ) -> ConnectionReport {
+        let engine = EngineClient::new(dialer, self.config(), recorder);
+        let version = match engine.engine_version().await {
+            Ok(version) => version,
+            Err(e) => return docker_failure(report, e),
+        };
+        report.docker.version = version.version.clone();
+        report.docker.api_version = version.api_version.clone();
+        report.docker.os = match (&version.os, &version.arch) {
+            (Some(os), Some(arch)) => Some(format!("{os}/{arch}")),
+            (os, _) => os.clone(),
+        };
+        let docker = match engine.docker(&version) {
+            Ok(docker) => docker,
+            Err(e) => return docker_failure(report, e),
+        };
+        let started = Instant::now();
+        if let Err(e) = docker.ping().await {
+            return docker_failure(report, Error::docker("ping", e));
+        }
+        report.latency_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
+        report.docker.reachable = true;
+        report.ok = true;
+        report
+    }
+
+    fn recorder(&self, target: &HostTarget) -> Recorder {
+        Recorder::new(Arc::clone(self.pool.metrics()), target.metrics_label())
+    }
+}
+
+fn blank_report(ssh: bool) -> ConnectionReport {
+    ConnectionReport {
+        ok: false,
+        ssh: ssh.then(SshReport::default),
+        docker: DockerReport::default(),
+        transport: None,
+        latency_ms: None,
+        failure: None,
+    }
+}
+
+fn fail(mut report: ConnectionReport, stage: FailureStage, error: &HostError) -> ConnectionReport {
+    report.ok = false;
+    report.failure = Some(Failure {
+        stage,
+        kind: error.kind(),
+        message: error.message().to_owned(),
+    });
+    report
+}
+
+fn docker_failure(mut report: ConnectionReport, error: Error) -> ConnectionReport {
+    let error = error.into_host_error();
+    report.docker.error = Some(error.message().to_owned());
+    fail(report, FailureStage::Docker, &error)
+}
+
+#[async_trait]
+impl HostGateway for DockerHostGateway {
+    async fn test_connection(&self, target: &HostTarget) -> ConnectionReport {
+        match (&target.kind, SshParams::from_target(&target.kind)) {
+            (HostKind::LocalSocket { path }, _) => self.test_local(target, path).await,
+            (HostKind::Ssh { .. }, Ok(Some(params))) => self.test_ssh(target, &params).await,
+            (HostKind::Ssh { .. }, Ok(None)) => fail(
+                blank_report(true),
+                FailureStage::Connect,
+                &HostError::Protocol("SSH target without parameters".into()),
+            ),
+            (HostKind::Ssh { .. }, Err(e)) => fail(
+                blank_report(true),
+                FailureStage::Auth,
+                &HostError::Protocol(e.to_string()),
+            ),
+        }
+    }
+
+    async fn service_logs(
+        &self,
+        target: &HostTarget,
+        container: &str,
+        tail: usize,
+    ) -> std::result::Result<Vec<String>, HostError> {
+        self.logs(target, container, tail)
+            .await
+            .map_err(Error::into_host_error)
+    }
+}
