@@ -1,0 +1,192 @@
+//! The real `play` binary: first start, the admin token, offline key
+//! commands, and graceful shutdown. Runs on the backend `PLAY_TEST_BACKEND`
+//! selects.
+
+#![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+struct Play {
+    data_dir: tempfile::TempDir,
+    database_url: String,
+    _sqlite_dir: Option<tempfile::TempDir>,
+}
+
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+impl Play {
+    async fn new() -> Play {
+        let (database_url, sqlite_dir) = play_core::testing::fresh_database_url().await;
+        Play { data_dir: tempfile::tempdir().unwrap(), database_url, _sqlite_dir: sqlite_dir }
+    }
+
+    fn command(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_play"));
+        cmd.env("PLAY_DATA_DIR", self.data_dir.path())
+            .env("PLAY_DATABASE_URL", &self.database_url)
+            .env("PLAY_LOG", "info")
+            .env_remove("PLAY_LISTEN");
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command().args(args).output().unwrap()
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.data_dir.path().join(name)
+    }
+
+    async fn serve(&self) -> Server {
+        let port = free_port();
+        let child = self
+            .command()
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let server = Server { child, base: format!("http://127.0.0.1:{port}") };
+        let client = reqwest::Client::new();
+        for _ in 0..300 {
+            if let Ok(r) = client.get(format!("{}/healthz", server.base)).send().await {
+                if r.status().is_success() {
+                    return server;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("play serve did not become healthy");
+    }
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+async fn get(base: &str, path: &str, token: Option<&str>) -> (u16, Value) {
+    let mut request = reqwest::Client::new().get(format!("{base}{path}"));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+fn stdout(output: &Output) -> String {
+    assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout.clone()).unwrap().trim().to_owned()
+}
+
+#[tokio::test]
+async fn first_start_writes_an_admin_token_that_works_and_only_once() {
+    let play = Play::new().await;
+    let server = play.serve().await;
+    let token_file = play.path("admin.token");
+    assert_eq!(mode(&token_file), 0o600);
+    assert_eq!(mode(&play.path("master.key")), 0o600);
+    let token = std::fs::read_to_string(&token_file).unwrap().trim().to_owned();
+
+    let (status, body) = get(&server.base, "/api/keys", Some(&token)).await;
+    assert_eq!(status, 200);
+    assert_eq!(body.as_array().unwrap().len(), 1);
+    assert_eq!(body[0]["scopes"].as_array().unwrap().len(), play_core::scopes::Scope::ALL.len());
+
+    let (status, body) = get(&server.base, "/api/keys", None).await;
+    assert_eq!(status, 401);
+    assert_eq!(body["error"]["code"], "UNAUTHORIZED");
+    drop(server);
+
+    // A second start keeps the same key and file.
+    let server = play.serve().await;
+    assert_eq!(std::fs::read_to_string(&token_file).unwrap().trim(), token);
+    assert_eq!(get(&server.base, "/api/keys", Some(&token)).await.0, 200);
+}
+
+#[tokio::test]
+async fn offline_key_commands_work_against_a_running_server() {
+    let play = Play::new().await;
+    let server = play.serve().await;
+
+    stdout(&play.run(&["accounts", "create", "acme"]));
+    let token =
+        stdout(&play.run(&["keys", "create", "--label", "cli", "--scopes", "keys:manage", "--account", "acme"]));
+    assert!(play_core::token::is_well_formed(&token), "{token}");
+    let (status, body) = get(&server.base, "/api/keys", Some(&token)).await;
+    assert_eq!(status, 200);
+    // Only acme's key: the admin key lives in the default account.
+    assert_eq!(body.as_array().unwrap().len(), 1);
+    let id = body[0]["id"].as_i64().unwrap();
+
+    let listed = stdout(&play.run(&["keys", "list", "--account", "acme"]));
+    assert!(listed.contains("cli") && listed.contains("keys:manage"), "{listed}");
+    assert!(!listed.contains(&token));
+
+    play.run(&["keys", "delete", &id.to_string()]);
+    assert_eq!(get(&server.base, "/api/keys", Some(&token)).await.0, 401);
+}
+
+#[tokio::test]
+async fn key_commands_refuse_bad_input_with_a_clear_message() {
+    let play = Play::new().await;
+    let bad_scope = play.run(&["keys", "create", "--label", "x", "--scopes", "keys:manage,bogus"]);
+    assert!(!bad_scope.status.success());
+    assert!(String::from_utf8_lossy(&bad_scope.stderr).contains("unknown scopes: bogus"));
+    let no_account = play.run(&["keys", "create", "--label", "x", "--scopes", "all", "--account", "nobody"]);
+    assert!(String::from_utf8_lossy(&no_account.stderr).contains("no account named"));
+    let past = play.run(&["keys", "create", "--label", "x", "--scopes", "all", "--expires-at", "2001-01-01T00:00:00Z"]);
+    assert!(String::from_utf8_lossy(&past.stderr).contains("must be in the future"));
+}
+
+#[tokio::test]
+async fn a_key_with_a_duration_expiry_is_listed_with_its_time() {
+    let play = Play::new().await;
+    stdout(&play.run(&["accounts", "create", "default"]));
+    stdout(&play.run(&["keys", "create", "--label", "t", "--scopes", "all", "--expires-at", "30d"]));
+    let listed = stdout(&play.run(&["keys", "list"]));
+    assert!(!listed.contains("expires=never"), "{listed}");
+}
+
+#[tokio::test]
+async fn sigterm_stops_the_server_cleanly() {
+    let play = Play::new().await;
+    let mut server = play.serve().await;
+    let pid = server.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    for _ in 0..300 {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            assert!(status.success(), "exit status {status:?}");
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("play serve did not stop after SIGTERM");
+}
+
+#[tokio::test]
+async fn migrate_applies_and_exits() {
+    let play = Play::new().await;
+    let out = play.run(&["migrate"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("migrations applied"));
+}

@@ -1,0 +1,68 @@
+//! The crate dependency rules of ARCHITECTURE.md, checked on the resolved
+//! graph from `cargo metadata` (normal and build dependencies, transitively):
+//! - play-api never depends on play-reconcilers, bollard or russh;
+//! - play-reconcilers never depends on axum or play-api;
+//! - play-core depends on none of axum, bollard, russh, play-api,
+//!   play-reconcilers.
+
+#![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
+
+use std::collections::{BTreeSet, HashMap};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn metadata() -> Value {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["metadata", "--format-version", "1"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Names of every package `root` reaches through non-dev dependencies.
+fn reachable(meta: &Value, root: &str) -> BTreeSet<String> {
+    let names: HashMap<&str, &str> = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["id"].as_str().unwrap(), p["name"].as_str().unwrap()))
+        .collect();
+    let nodes: HashMap<&str, &Value> =
+        meta["resolve"]["nodes"].as_array().unwrap().iter().map(|n| (n["id"].as_str().unwrap(), n)).collect();
+    let root_id = names.iter().find(|(_, name)| **name == root).map(|(id, _)| *id).unwrap();
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![root_id];
+    while let Some(id) = stack.pop() {
+        for dep in nodes[id]["deps"].as_array().unwrap() {
+            let non_dev = dep["dep_kinds"].as_array().unwrap().iter().any(|k| k["kind"].as_str() != Some("dev"));
+            let dep_id = dep["pkg"].as_str().unwrap();
+            if non_dev && seen.insert(names[dep_id].to_owned()) {
+                stack.push(dep_id);
+            }
+        }
+    }
+    seen
+}
+
+fn assert_none_of(meta: &Value, krate: &str, forbidden: &[&str]) {
+    let deps = reachable(meta, krate);
+    let found: Vec<_> = forbidden.iter().filter(|f| deps.contains(**f)).collect();
+    assert!(found.is_empty(), "{krate} must not depend on {found:?}");
+}
+
+#[test]
+fn crate_dependencies_point_the_allowed_way() {
+    let meta = metadata();
+    assert_none_of(&meta, "play-api", &["play-reconcilers", "bollard", "russh"]);
+    assert_none_of(&meta, "play-reconcilers", &["axum", "play-api"]);
+    assert_none_of(&meta, "play-core", &["axum", "bollard", "russh", "play-api", "play-reconcilers"]);
+    // The check can fail: the binary does reach all of them.
+    let play = reachable(&meta, "play");
+    for name in ["play-api", "play-reconcilers", "bollard", "russh", "axum"] {
+        assert!(play.contains(name), "play should reach {name}");
+    }
+}
