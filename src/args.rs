@@ -73,6 +73,13 @@ pub struct ServeArgs {
     /// Default per-account quotas, e.g. `api_keys=100`.
     #[arg(long, env = "PLAY_QUOTAS", default_value = "")]
     pub quotas: String,
+    /// Allow Playrooms on the Docker engine play itself runs on
+    /// (`connection: local`). Tenants' containers then run next to play.
+    #[arg(long, env = "PLAY_ALLOW_LOCAL_PLAYROOMS", default_value_t = false)]
+    pub allow_local_playrooms: bool,
+    /// Bound on each call to a Playroom host (SSH connect, one Docker request).
+    #[arg(long, env = "PLAY_HOST_TIMEOUT", default_value = "10s", value_parser = humantime_duration)]
+    pub host_timeout: std::time::Duration,
     /// How long in-flight requests may take to finish after SIGINT/SIGTERM.
     #[arg(long, env = "PLAY_SHUTDOWN_TIMEOUT", default_value = "30s", value_parser = humantime_duration)]
     pub shutdown_timeout: std::time::Duration,

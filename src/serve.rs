@@ -12,6 +12,7 @@ use anyhow::Context;
 use play_api::{ApiConfig, AppState};
 use play_core::metrics::Metrics;
 use play_core::store::quotas::QuotaLimits;
+use play_reconcilers::host::{DockerHostGateway, HostConfig};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -32,9 +33,11 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         rate_limit_per_second: args.rate_limit_per_second,
         rate_limit_burst: args.rate_limit_burst,
         quotas,
+        allow_local_playrooms: args.allow_local_playrooms,
     };
     let metrics = Arc::new(Metrics::new());
-    let state = AppState::new(store.clone(), config, pepper, master_key.secret_box(), metrics);
+    let gateway = Arc::new(DockerHostGateway::new(HostConfig::with_timeout(args.host_timeout), metrics.clone()));
+    let state = AppState::new(store.clone(), config, pepper, master_key.secret_box(), metrics, gateway);
     let shutdown = CancellationToken::new();
     let background = tokio_util::task::TaskTracker::new();
     background.spawn(prune_rate_limiter(state.clone(), shutdown.clone()));

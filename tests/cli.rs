@@ -68,10 +68,10 @@ impl Play {
         let server = Server { child, base: format!("http://127.0.0.1:{port}") };
         let client = reqwest::Client::new();
         for _ in 0..300 {
-            if let Ok(r) = client.get(format!("{}/healthz", server.base)).send().await {
-                if r.status().is_success() {
-                    return server;
-                }
+            if let Ok(r) = client.get(format!("{}/healthz", server.base)).send().await
+                && r.status().is_success()
+            {
+                return server;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }

@@ -14,6 +14,8 @@ pub mod route_scopes;
 pub mod router;
 pub mod routes;
 pub mod state;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use error::{ApiError, ApiResult};
 pub use router::router;

@@ -11,6 +11,13 @@ pub const ROUTE_SCOPES: &[(&str, &str, Scope)] = &[
     ("GET", "/api/keys", Scope::KeysManage),
     ("POST", "/api/keys", Scope::KeysManage),
     ("DELETE", "/api/keys/{id}", Scope::KeysManage),
+    ("GET", "/api/playrooms", Scope::PlayroomsRead),
+    ("POST", "/api/playrooms", Scope::PlayroomsWrite),
+    ("GET", "/api/playrooms/{id}", Scope::PlayroomsRead),
+    ("PATCH", "/api/playrooms/{id}", Scope::PlayroomsWrite),
+    ("DELETE", "/api/playrooms/{id}", Scope::PlayroomsDelete),
+    ("POST", "/api/playrooms/{id}/generate_ssh_key", Scope::PlayroomsManage),
+    ("POST", "/api/playrooms/{id}/test_connection", Scope::PlayroomsRead),
 ];
 
 /// The scope a routed operation needs, if the table names it.

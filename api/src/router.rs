@@ -20,7 +20,7 @@ use utoipa_axum::routes;
 use crate::auth;
 use crate::error::ApiError;
 use crate::openapi::{self, ApiDoc};
-use crate::routes::{keys, ops};
+use crate::routes::{keys, ops, playrooms};
 use crate::state::AppState;
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -30,6 +30,10 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
     let (router, mut doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(keys::create, keys::list))
         .routes(routes!(keys::delete))
+        .routes(routes!(playrooms::list, playrooms::create))
+        .routes(routes!(playrooms::show, playrooms::update, playrooms::delete))
+        .routes(routes!(playrooms::generate_ssh_key))
+        .routes(routes!(playrooms::test_connection))
         .split_for_parts();
     openapi::add_scopes(&mut doc);
     (router, doc)

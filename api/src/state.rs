@@ -1,11 +1,13 @@
 //! Shared state of every handler.
 
+use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use axum::extract::FromRef;
 use governor::clock::DefaultClock;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
+use play_core::host::HostGateway;
 use play_core::metrics::Metrics;
 use play_core::secrets::SecretBox;
 use play_core::store::Store;
@@ -22,6 +24,10 @@ pub struct ApiConfig {
     /// Requests a key may make in a burst above the sustained rate.
     pub rate_limit_burst: u32,
     pub quotas: QuotaLimits,
+    /// Whether Playrooms may use the Docker engine play itself runs on
+    /// (`connection: local`). Off by default: such a Playroom runs tenant
+    /// containers next to play.
+    pub allow_local_playrooms: bool,
 }
 
 impl Default for ApiConfig {
@@ -31,6 +37,7 @@ impl Default for ApiConfig {
             rate_limit_per_second: 50,
             rate_limit_burst: 100,
             quotas: QuotaLimits::default(),
+            allow_local_playrooms: false,
         }
     }
 }
@@ -45,6 +52,8 @@ pub struct AppState {
     pub secrets: SecretBox,
     pub metrics: Arc<Metrics>,
     pub limiter: Arc<KeyRateLimiter>,
+    /// Live, read-only access to Playroom hosts.
+    pub gateway: Arc<dyn HostGateway>,
 }
 
 impl AppState {
@@ -54,11 +63,11 @@ impl AppState {
         pepper: TokenPepper,
         secrets: SecretBox,
         metrics: Arc<Metrics>,
+        gateway: Arc<dyn HostGateway>,
     ) -> Self {
-        let quota = Quota::per_second(
-            std::num::NonZeroU32::new(config.rate_limit_per_second.max(1)).unwrap_or(std::num::NonZeroU32::MIN),
-        )
-        .allow_burst(std::num::NonZeroU32::new(config.rate_limit_burst.max(1)).unwrap_or(std::num::NonZeroU32::MIN));
+        let per_second = NonZeroU32::new(config.rate_limit_per_second).unwrap_or(NonZeroU32::MIN);
+        let burst = NonZeroU32::new(config.rate_limit_burst).unwrap_or(NonZeroU32::MIN);
+        let quota = Quota::per_second(per_second).allow_burst(burst);
         AppState {
             store,
             config: Arc::new(config),
@@ -66,6 +75,7 @@ impl AppState {
             secrets,
             metrics,
             limiter: Arc::new(RateLimiter::keyed(quota)),
+            gateway,
         }
     }
 }

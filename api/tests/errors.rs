@@ -1,13 +1,11 @@
 //! Every generic error path answers with the exact envelope and changes
 //! nothing.
 
-mod support;
-
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use play_api::ApiConfig;
+use play_api::testing::TestApp;
 use serde_json::json;
-use support::TestApp;
 
 #[tokio::test]
 async fn unknown_route_is_404_with_the_envelope() {

@@ -1,11 +1,9 @@
 //! API key lifecycle over the real router and store.
 
-mod support;
-
 use axum::http::{Method, StatusCode};
+use play_api::testing::TestApp;
 use play_core::scopes::{Scope, ScopeSet};
 use serde_json::json;
-use support::TestApp;
 
 #[tokio::test]
 async fn create_use_list_and_delete_a_key() {

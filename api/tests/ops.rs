@@ -1,9 +1,7 @@
 //! Health, readiness, metrics, and the API documentation.
 
-mod support;
-
 use axum::http::{Method, StatusCode};
-use support::TestApp;
+use play_api::testing::TestApp;
 
 #[tokio::test]
 async fn health_and_readiness_need_no_credential() {

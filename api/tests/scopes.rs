@@ -1,13 +1,11 @@
 //! The route -> scope table against the router and the OpenAPI document.
 
-mod support;
-
 use std::collections::BTreeSet;
 
 use axum::http::{Method, StatusCode};
 use play_api::route_scopes::ROUTE_SCOPES;
+use play_api::testing::TestApp;
 use play_core::scopes::{Scope, ScopeSet};
-use support::TestApp;
 
 fn concrete(path: &str) -> String {
     path.replace("{id}", "999999").replace("{service}", "web")

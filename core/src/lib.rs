@@ -16,5 +16,6 @@ pub mod store;
 pub mod testing;
 pub mod time;
 pub mod token;
+pub mod validate;
 
 pub use error::{Error, FieldErrors, Result};

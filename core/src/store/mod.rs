@@ -18,6 +18,7 @@
 pub mod accounts;
 pub mod events;
 pub mod keys;
+pub mod playrooms;
 pub mod quotas;
 
 use std::str::FromStr;

@@ -20,26 +20,30 @@ use crate::{Error, Result};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Resource {
     ApiKeys,
+    Playrooms,
 }
 
 impl Resource {
-    pub const ALL: &'static [Resource] = &[Resource::ApiKeys];
+    pub const ALL: &'static [Resource] = &[Resource::ApiKeys, Resource::Playrooms];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Resource::ApiKeys => "api_keys",
+            Resource::Playrooms => "playrooms",
         }
     }
 
     fn table(self) -> &'static str {
         match self {
             Resource::ApiKeys => "api_keys",
+            Resource::Playrooms => "playrooms",
         }
     }
 
     pub fn default_limit(self) -> i64 {
         match self {
             Resource::ApiKeys => 100,
+            Resource::Playrooms => 20,
         }
     }
 }

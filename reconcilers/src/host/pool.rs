@@ -56,11 +56,7 @@ pub struct Pool {
 
 impl Pool {
     pub fn new(cfg: HostConfig, metrics: Arc<Metrics>) -> Self {
-        Pool {
-            links: Mutex::new(HashMap::new()),
-            cfg: Arc::new(cfg),
-            metrics,
-        }
+        Pool { links: Mutex::new(HashMap::new()), cfg: Arc::new(cfg), metrics }
     }
 
     pub fn config(&self) -> &HostConfig {
@@ -73,10 +69,7 @@ impl Pool {
 
     /// The shared link of `target` (see the module guarantees).
     pub fn link(&self, target: &HostTarget) -> Result<Arc<HostLink>> {
-        let mut links = self
-            .links
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut links = self.links.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(link) = links.get(&target.playroom_id)
             && link.kind == target.kind
         {
@@ -111,9 +104,7 @@ pub struct HostLink {
 
 impl std::fmt::Debug for HostLink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostLink")
-            .field("kind", &self.kind)
-            .finish_non_exhaustive()
+        f.debug_struct("HostLink").field("kind", &self.kind).finish_non_exhaustive()
     }
 }
 
@@ -133,9 +124,7 @@ impl HostLink {
                 recorder: recorder.clone(),
                 current: tokio::sync::Mutex::new(None),
             })),
-            (HostKind::LocalSocket { path }, None) => {
-                LinkDialer::Local(Arc::new(LocalDialer::new(path)))
-            }
+            (HostKind::LocalSocket { path }, None) => LinkDialer::Local(Arc::new(LocalDialer::new(path))),
             (HostKind::Ssh { .. }, None) => {
                 return Err(Error::InvalidTarget("SSH target without parameters".into()));
             }
@@ -158,11 +147,7 @@ impl HostLink {
         let (transport, host_key, host_key_fingerprint) = match &self.dialer {
             LinkDialer::Ssh(dialer) => {
                 let session = dialer.session().await.map_err(|e| e.error)?;
-                (
-                    session.transport,
-                    Some(session.host_key_line()),
-                    Some(session.host_key_fingerprint()),
-                )
+                (session.transport, Some(session.host_key_line()), Some(session.host_key_fingerprint()))
             }
             LinkDialer::Local(_) => (Transport::LocalSocket, None, None),
         };
@@ -174,12 +159,7 @@ impl HostLink {
             })
             .await?
             .clone();
-        Ok(HostConnection {
-            docker,
-            transport,
-            host_key,
-            host_key_fingerprint,
-        })
+        Ok(HostConnection { docker, transport, host_key, host_key_fingerprint })
     }
 }
 
@@ -196,9 +176,7 @@ struct SshDialer {
 
 impl std::fmt::Debug for SshDialer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SshDialer")
-            .field("params", &self.params)
-            .finish_non_exhaustive()
+        f.debug_struct("SshDialer").field("params", &self.params).finish_non_exhaustive()
     }
 }
 
@@ -219,8 +197,7 @@ impl SshDialer {
             Err(e) if matches!(e.error, HostError::Timeout(_)) => "timeout",
             Err(_) => "error",
         };
-        self.recorder
-            .record("ssh_connect", outcome, started.elapsed());
+        self.recorder.record("ssh_connect", outcome, started.elapsed());
         let session = Arc::new(result?);
         *current = Some(Arc::clone(&session));
         Ok(session)
@@ -249,9 +226,7 @@ impl SshDialer {
                     )));
                 }
                 Err(e) if retried => {
-                    return Err(HostError::Unreachable(format!(
-                        "the SSH connection failed twice in a row: {e}"
-                    )));
+                    return Err(HostError::Unreachable(format!("the SSH connection failed twice in a row: {e}")));
                 }
                 Err(_) => {
                     retried = true;
@@ -275,11 +250,8 @@ pub struct SessionDialer(pub Arc<SshSession>);
 
 impl Dialer for SessionDialer {
     fn dial(self: Arc<Self>) -> BoxFuture<'static, io::Result<HostStream>> {
-        Box::pin(async move {
-            self.0
-                .open_stream()
-                .await
-                .map_err(|e| io::Error::other(HostError::Protocol(e.to_string())))
-        })
+        Box::pin(
+            async move { self.0.open_stream().await.map_err(|e| io::Error::other(HostError::Protocol(e.to_string()))) },
+        )
     }
 }

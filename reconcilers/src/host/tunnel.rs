@@ -54,28 +54,18 @@ impl std::fmt::Debug for HostStream {
 
 impl HostStream {
     pub fn new(io: impl AsyncRead + AsyncWrite + Send + 'static) -> Self {
-        HostStream {
-            inner: Box::pin(io),
-        }
+        HostStream { inner: Box::pin(io) }
     }
 }
 
 impl AsyncRead for HostStream {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         self.inner.as_mut().poll_read(cx, buf)
     }
 }
 
 impl AsyncWrite for HostStream {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.inner.as_mut().poll_write(cx, buf)
     }
 
@@ -143,8 +133,7 @@ impl Recorder {
     }
 
     pub fn record(&self, operation: &str, outcome: &str, elapsed: Duration) {
-        self.metrics
-            .record_remote_call(&self.host, operation, outcome, elapsed);
+        self.metrics.record_remote_call(&self.host, operation, outcome, elapsed);
     }
 
     pub fn host(&self) -> &str {
@@ -163,9 +152,7 @@ pub struct EngineClient {
 
 impl std::fmt::Debug for EngineClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EngineClient")
-            .field("host", &self.recorder.host)
-            .finish_non_exhaustive()
+        f.debug_struct("EngineClient").field("host", &self.recorder.host).finish_non_exhaustive()
     }
 }
 
@@ -175,29 +162,18 @@ impl EngineClient {
             .pool_max_idle_per_host(cfg.max_idle_http_connections)
             .pool_idle_timeout(Duration::from_secs(30))
             .build(Connector(dialer));
-        EngineClient {
-            client,
-            recorder,
-            call_timeout: cfg.call_timeout,
-        }
+        EngineClient { client, recorder, call_timeout: cfg.call_timeout }
     }
 
     /// Sends one request, bounded and recorded.
-    pub async fn request(
-        &self,
-        req: BollardRequest,
-    ) -> Result<Response<Incoming>, bollard::errors::Error> {
+    pub async fn request(&self, req: BollardRequest) -> Result<Response<Incoming>, bollard::errors::Error> {
         let operation = operation_label(req.method(), req.uri().path());
         let started = Instant::now();
         let result = tokio::time::timeout(self.call_timeout, self.client.request(req)).await;
         let elapsed = started.elapsed();
         match result {
             Ok(Ok(response)) => {
-                let outcome = if response.status().is_server_error() {
-                    "error"
-                } else {
-                    "ok"
-                };
+                let outcome = if response.status().is_server_error() { "error" } else { "ok" };
                 self.recorder.record(&operation, outcome, elapsed);
                 Ok(response)
             }
@@ -221,10 +197,7 @@ impl EngineClient {
             .uri(format!("{ENGINE_BASE}/version"))
             .body(bollard::body_full(Bytes::new()))
             .map_err(|e| HostError::Protocol(e.to_string()))?;
-        let response = self
-            .request(req)
-            .await
-            .map_err(|e| Error::docker("version", e))?;
+        let response = self.request(req).await.map_err(|e| Error::docker("version", e))?;
         let status = response.status();
         let body = tokio::time::timeout(self.call_timeout, response.into_body().collect())
             .await
@@ -238,8 +211,7 @@ impl EngineClient {
             ))
             .into());
         }
-        serde_json::from_slice(&body)
-            .map_err(|e| HostError::Protocol(format!("the engine's /version: {e}")).into())
+        serde_json::from_slice(&body).map_err(|e| HostError::Protocol(format!("the engine's /version: {e}")).into())
     }
 
     /// A bollard client speaking the highest API version both sides know.
@@ -268,10 +240,7 @@ fn negotiated_version(engine_api: Option<&str>) -> ClientVersion {
     };
     match (major.parse(), minor.parse()) {
         (Ok(major_version), Ok(minor_version)) => {
-            let theirs = ClientVersion {
-                major_version,
-                minor_version,
-            };
+            let theirs = ClientVersion { major_version, minor_version };
             if theirs < ours { theirs } else { ours }
         }
         _ => ours,
@@ -281,14 +250,9 @@ fn negotiated_version(engine_api: Option<&str>) -> ClientVersion {
 /// A bounded metrics label for a Docker request: the method and the path
 /// without its version and object names (`GET containers/logs`).
 pub fn operation_label(method: &Method, path: &str) -> String {
-    let segments: Vec<&str> = path
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .skip_while(|s| s.starts_with('v') && s[1..].contains('.'))
-        .collect();
-    const VERBS: &[&str] = &[
-        "json", "create", "prune", "load", "search", "events", "info",
-    ];
+    let segments: Vec<&str> =
+        path.split('/').filter(|s| !s.is_empty()).skip_while(|s| s.starts_with('v') && s[1..].contains('.')).collect();
+    const VERBS: &[&str] = &["json", "create", "prune", "load", "search", "events", "info"];
     let shape = match segments.as_slice() {
         [] => String::new(),
         [one] => (*one).to_owned(),
@@ -324,26 +288,11 @@ mod tests {
     fn operation_labels_are_bounded() {
         let get = Method::GET;
         assert_eq!(operation_label(&get, "/_ping"), "docker GET _ping");
-        assert_eq!(
-            operation_label(&get, "/v1.41/version"),
-            "docker GET version"
-        );
-        assert_eq!(
-            operation_label(&get, "/v1.41/containers/abc123/logs"),
-            "docker GET containers/logs"
-        );
-        assert_eq!(
-            operation_label(&Method::DELETE, "/v1.41/containers/abc123"),
-            "docker DELETE containers/{id}"
-        );
-        assert_eq!(
-            operation_label(&Method::POST, "/v1.41/images/create"),
-            "docker POST images/create"
-        );
-        assert_eq!(
-            operation_label(&get, "/v1.41/images/127.0.0.1:5000/x/y:1/json"),
-            "docker GET images/json"
-        );
+        assert_eq!(operation_label(&get, "/v1.41/version"), "docker GET version");
+        assert_eq!(operation_label(&get, "/v1.41/containers/abc123/logs"), "docker GET containers/logs");
+        assert_eq!(operation_label(&Method::DELETE, "/v1.41/containers/abc123"), "docker DELETE containers/{id}");
+        assert_eq!(operation_label(&Method::POST, "/v1.41/images/create"), "docker POST images/create");
+        assert_eq!(operation_label(&get, "/v1.41/images/127.0.0.1:5000/x/y:1/json"), "docker GET images/json");
     }
 
     #[test]

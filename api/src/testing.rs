@@ -1,14 +1,19 @@
 //! `TestApp`: the real router over a fresh store (SQLite or PostgreSQL per
-//! `PLAY_TEST_BACKEND`), driven in-process.
+//! `PLAY_TEST_BACKEND`), driven in-process. Enabled by the `testing`
+//! feature; used by this crate's tests and the end-to-end tests, which pass
+//! the real `DockerHostGateway`.
 
-#![allow(clippy::unwrap_used, reason = "test fixture: a panic is the failure report")]
 #![allow(dead_code, reason = "each test binary uses a different part of the fixture")]
+#![allow(clippy::unwrap_used, reason = "test fixture: a panic is the failure report")]
 
+use crate::{ApiConfig, AppState};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use http_body_util::BodyExt;
-use play_api::{ApiConfig, AppState};
+use play_core::host::{
+    ConnectionReport, DockerReport, Failure, FailureKind, FailureStage, HostError, HostGateway, HostTarget,
+};
 use play_core::metrics::Metrics;
 use play_core::scopes::ScopeSet;
 use play_core::secrets::MasterKey;
@@ -21,6 +26,7 @@ use serde_json::Value;
 use std::sync::Arc;
 use tower::ServiceExt;
 
+#[derive(Debug)]
 pub struct TestApp {
     pub router: Router,
     pub state: AppState,
@@ -30,6 +36,7 @@ pub struct TestApp {
     pub account_id: i64,
 }
 
+#[derive(Debug)]
 pub struct Response {
     pub status: StatusCode,
     pub headers: axum::http::HeaderMap,
@@ -38,12 +45,22 @@ pub struct Response {
 }
 
 impl TestApp {
+    /// A test app whose gateway reaches no host (for tests that never
+    /// touch one).
     pub async fn new() -> TestApp {
-        Self::with_config(ApiConfig { rate_limit_per_second: 10_000, rate_limit_burst: 10_000, ..ApiConfig::default() })
-            .await
+        Self::with(Self::default_config(), Arc::new(NoHosts)).await
     }
 
     pub async fn with_config(config: ApiConfig) -> TestApp {
+        Self::with(config, Arc::new(NoHosts)).await
+    }
+
+    /// Generous rate limits, so tests are never throttled by accident.
+    pub fn default_config() -> ApiConfig {
+        ApiConfig { rate_limit_per_second: 10_000, rate_limit_burst: 10_000, ..ApiConfig::default() }
+    }
+
+    pub async fn with(config: ApiConfig, gateway: Arc<dyn HostGateway>) -> TestApp {
         let db = testing::store().await;
         let master = MasterKey::generate();
         let state = AppState::new(
@@ -52,15 +69,11 @@ impl TestApp {
             master.token_pepper(),
             master.secret_box(),
             Arc::new(Metrics::new()),
+            gateway,
         );
         let (account, _) = accounts::create_account(&db.store, "default").await.unwrap();
-        let mut app = TestApp {
-            router: play_api::router(state.clone()),
-            state,
-            db,
-            admin: String::new(),
-            account_id: account.id,
-        };
+        let mut app =
+            TestApp { router: crate::router(state.clone()), state, db, admin: String::new(), account_id: account.id };
         app.admin = app.key_for(account.id, ScopeSet::all(), None).await;
         app
     }
@@ -157,5 +170,37 @@ impl Response {
         assert_eq!(self.body.as_object().unwrap().len(), 1, "only `error` at the top: {}", self.text);
         assert_eq!(self.body["error"].as_object().unwrap().len(), 3, "{}", self.text);
         &self.body["error"]["details"]
+    }
+}
+
+/// A gateway for in-process tests that reach no host: every call fails as
+/// unreachable. Tests of host access use the real gateway instead.
+#[derive(Debug)]
+pub struct NoHosts;
+
+#[async_trait::async_trait]
+impl HostGateway for NoHosts {
+    async fn test_connection(&self, _target: &HostTarget) -> ConnectionReport {
+        ConnectionReport {
+            ok: false,
+            ssh: None,
+            docker: DockerReport::default(),
+            transport: None,
+            latency_ms: None,
+            failure: Some(Failure {
+                stage: FailureStage::Connect,
+                kind: FailureKind::Unreachable,
+                message: "this test app reaches no hosts".into(),
+            }),
+        }
+    }
+
+    async fn service_logs(
+        &self,
+        _target: &HostTarget,
+        _container: &str,
+        _tail: usize,
+    ) -> Result<Vec<String>, HostError> {
+        Err(HostError::Unreachable("this test app reaches no hosts".into()))
     }
 }

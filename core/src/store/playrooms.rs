@@ -1,0 +1,414 @@
+//! Playrooms: the hosts Playgrounds run on.
+//!
+//! The SSH private key is stored sealed (`SecretBox`, bound to
+//! `playroom:<id>:ssh_private_key`) and only ever opened to build a
+//! `HostTarget`; nothing here returns it to a caller that renders
+//! responses (`Playroom` has no field for it).
+
+use serde::Serialize;
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::events::{self, Actor, NewEvent};
+use super::quotas::{self, QuotaLimits, Resource};
+use super::{Store, flag, is_set, is_unique_violation};
+use crate::host::HostTarget;
+use crate::secrets::SecretBox;
+use crate::time::{self, Timestamp};
+use crate::{Error, Result};
+
+/// How play reaches a Playroom's Docker engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Connection {
+    Ssh,
+    /// The Docker engine of the machine play runs on (no SSH).
+    Local,
+}
+
+impl Connection {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Connection::Ssh => "ssh",
+            Connection::Local => "local",
+        }
+    }
+
+    fn from_db(text: &str) -> Self {
+        if text == "local" { Connection::Local } else { Connection::Ssh }
+    }
+}
+
+/// A Playroom as stored, without its private key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Playroom {
+    pub id: i64,
+    pub account_id: i64,
+    pub name: String,
+    pub status: String,
+    pub connection: Connection,
+    pub host: String,
+    pub port: u16,
+    pub user: String,
+    pub docker_socket: String,
+    pub has_private_key: bool,
+    pub ssh_public_key: Option<String>,
+    pub host_key: Option<String>,
+    pub host_key_pinned_at: Option<Timestamp>,
+    pub domains: Vec<String>,
+    pub acme_email: Option<String>,
+    pub trusted: bool,
+    pub tutorial: bool,
+    pub last_checked_at: Option<Timestamp>,
+    pub last_transport: Option<String>,
+    pub last_error: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// The desired fields of a Playroom, validated by the caller. On update,
+/// `None` leaves a field as it is.
+#[derive(Clone, Debug, Default)]
+pub struct PlayroomFields {
+    pub name: Option<String>,
+    pub connection: Option<Connection>,
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    pub user: Option<String>,
+    pub docker_socket: Option<String>,
+    /// A validated private key in OpenSSH form, and its public half.
+    pub ssh_key: Option<(String, String)>,
+    /// `Some(None)` removes the pin.
+    pub host_key: Option<Option<String>>,
+    pub domains: Option<Vec<String>>,
+    pub acme_email: Option<Option<String>>,
+    pub trusted: Option<bool>,
+    pub tutorial: Option<bool>,
+}
+
+const COLUMNS: &str = "id, account_id, name, status, connection, host, port, ssh_user, docker_socket, \
+    ssh_private_key IS NOT NULL AS has_private_key, ssh_public_key, host_key, host_key_pinned_at, domains, \
+    acme_email, trusted, tutorial, last_checked_at, last_transport, last_error, created_at, updated_at";
+
+fn from_row(row: &AnyRow) -> Result<Playroom> {
+    let domains: String = row.try_get("domains")?;
+    let has_key: i64 = match row.try_get::<i64, _>("has_private_key") {
+        Ok(v) => v,
+        // PostgreSQL answers `IS NOT NULL` with a boolean.
+        Err(_) => i64::from(row.try_get::<bool, _>("has_private_key")?),
+    };
+    Ok(Playroom {
+        id: row.try_get("id")?,
+        account_id: row.try_get("account_id")?,
+        name: row.try_get("name")?,
+        status: row.try_get("status")?,
+        connection: Connection::from_db(&row.try_get::<String, _>("connection")?),
+        host: row.try_get("host")?,
+        port: u16::try_from(row.try_get::<i64, _>("port")?).unwrap_or(0),
+        user: row.try_get("ssh_user")?,
+        docker_socket: row.try_get("docker_socket")?,
+        has_private_key: is_set(has_key),
+        ssh_public_key: row.try_get("ssh_public_key")?,
+        host_key: row.try_get("host_key")?,
+        host_key_pinned_at: time::opt_from_db(row.try_get("host_key_pinned_at")?)?,
+        domains: serde_json::from_str(&domains).unwrap_or_default(),
+        acme_email: row.try_get("acme_email")?,
+        trusted: is_set(row.try_get("trusted")?),
+        tutorial: is_set(row.try_get("tutorial")?),
+        last_checked_at: time::opt_from_db(row.try_get("last_checked_at")?)?,
+        last_transport: row.try_get("last_transport")?,
+        last_error: row.try_get("last_error")?,
+        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
+        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+    })
+}
+
+fn key_context(id: i64) -> String {
+    format!("playroom:{id}:ssh_private_key")
+}
+
+fn name_taken(name: &str) -> Error {
+    Error::field("playroom.name", format!("a Playroom named {name:?} already exists"))
+}
+
+/// Creates a Playroom. `fields` must carry name, connection, host, port,
+/// user and docker_socket.
+pub async fn create(
+    store: &Store,
+    secrets: &SecretBox,
+    account_id: i64,
+    fields: PlayroomFields,
+    limits: &QuotaLimits,
+    actor: Actor,
+) -> Result<Playroom> {
+    let missing = || Error::Internal("playroom create without a required field".into());
+    let name = fields.name.clone().ok_or_else(missing)?;
+    let mut tx = store.write().await?;
+    quotas::check(&mut tx, store.backend(), account_id, Resource::Playrooms, limits).await?;
+    let now = time::to_db(&time::now());
+    let pinned_at = fields.host_key.as_ref().and_then(|k| k.as_ref()).map(|_| now.clone());
+    let inserted = sqlx::query(
+        "INSERT INTO playrooms (account_id, name, connection, host, port, ssh_user, docker_socket, ssh_public_key, \
+         host_key, host_key_pinned_at, domains, acme_email, trusted, tutorial, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15) RETURNING id",
+    )
+    .bind(account_id)
+    .bind(&name)
+    .bind(fields.connection.unwrap_or(Connection::Ssh).as_str())
+    .bind(fields.host.clone().ok_or_else(missing)?)
+    .bind(i64::from(fields.port.ok_or_else(missing)?))
+    .bind(fields.user.clone().ok_or_else(missing)?)
+    .bind(fields.docker_socket.clone().ok_or_else(missing)?)
+    .bind(fields.ssh_key.as_ref().map(|(_, public)| public.clone()))
+    .bind(fields.host_key.clone().flatten())
+    .bind(pinned_at)
+    .bind(serde_json::to_string(&fields.domains.clone().unwrap_or_default()).unwrap_or_else(|_| "[]".into()))
+    .bind(fields.acme_email.clone().flatten())
+    .bind(flag(fields.trusted.unwrap_or(false)))
+    .bind(flag(fields.tutorial.unwrap_or(false)))
+    .bind(&now)
+    .fetch_one(&mut *tx)
+    .await;
+    let id: i64 = match inserted {
+        Ok(row) => row.try_get("id")?,
+        Err(e) if is_unique_violation(&e) => return Err(name_taken(&name)),
+        Err(e) => return Err(e.into()),
+    };
+    if let Some((private, _)) = &fields.ssh_key {
+        let sealed = secrets.seal(private, &key_context(id))?;
+        sqlx::query("UPDATE playrooms SET ssh_private_key = $1 WHERE id = $2")
+            .bind(sealed)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    events::record(&mut tx, NewEvent::new(account_id, "playroom", id, "created").actor(actor)).await?;
+    let room = get_in(&mut tx, account_id, id).await?;
+    tx.commit().await?;
+    Ok(room)
+}
+
+async fn get_in(conn: &mut super::Conn, account_id: i64, id: i64) -> Result<Playroom> {
+    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM playrooms WHERE id = $1 AND account_id = $2"))
+        .bind(id)
+        .bind(account_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(Error::NotFound("playroom"))?;
+    from_row(&row)
+}
+
+pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Playroom> {
+    let mut conn = store.conn().await?;
+    get_in(&mut conn, account_id, id).await
+}
+
+pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playroom>> {
+    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM playrooms WHERE account_id = $1 ORDER BY id"))
+        .bind(account_id)
+        .fetch_all(store.pool())
+        .await?;
+    rows.iter().map(from_row).collect()
+}
+
+/// Applies the given fields. A change of host, port, user or connection
+/// drops the pinned host key (it belonged to the old host) unless the same
+/// update pins a new one.
+pub async fn update(
+    store: &Store,
+    secrets: &SecretBox,
+    account_id: i64,
+    id: i64,
+    fields: PlayroomFields,
+    actor: Actor,
+) -> Result<Playroom> {
+    let mut tx = store.write().await?;
+    let current = get_in(&mut tx, account_id, id).await?;
+    let moved = fields.host.as_ref().is_some_and(|h| *h != current.host)
+        || fields.port.is_some_and(|p| p != current.port)
+        || fields.user.as_ref().is_some_and(|u| *u != current.user)
+        || fields.connection.is_some_and(|c| c != current.connection);
+    let host_key = match (&fields.host_key, moved) {
+        (Some(pin), _) => pin.clone(),
+        (None, true) => None,
+        (None, false) => current.host_key.clone(),
+    };
+    let pinned_at = match (&fields.host_key, moved) {
+        (Some(Some(_)), _) => Some(time::now()),
+        (Some(None), _) | (None, true) => None,
+        (None, false) => current.host_key_pinned_at,
+    };
+    let now = time::now();
+    let name = fields.name.clone().unwrap_or(current.name.clone());
+    let result = sqlx::query(
+        "UPDATE playrooms SET name = $1, connection = $2, host = $3, port = $4, ssh_user = $5, docker_socket = $6, \
+         host_key = $7, host_key_pinned_at = $8, domains = $9, acme_email = $10, trusted = $11, tutorial = $12, \
+         updated_at = $13 WHERE id = $14 AND account_id = $15",
+    )
+    .bind(&name)
+    .bind(fields.connection.unwrap_or(current.connection).as_str())
+    .bind(fields.host.clone().unwrap_or(current.host.clone()))
+    .bind(i64::from(fields.port.unwrap_or(current.port)))
+    .bind(fields.user.clone().unwrap_or(current.user.clone()))
+    .bind(fields.docker_socket.clone().unwrap_or(current.docker_socket.clone()))
+    .bind(host_key)
+    .bind(pinned_at.as_ref().map(time::to_db))
+    .bind(serde_json::to_string(fields.domains.as_ref().unwrap_or(&current.domains)).unwrap_or_else(|_| "[]".into()))
+    .bind(fields.acme_email.clone().unwrap_or(current.acme_email.clone()))
+    .bind(flag(fields.trusted.unwrap_or(current.trusted)))
+    .bind(flag(fields.tutorial.unwrap_or(current.tutorial)))
+    .bind(time::to_db(&now))
+    .bind(id)
+    .bind(account_id)
+    .execute(&mut *tx)
+    .await;
+    match result {
+        Ok(_) => {}
+        Err(e) if is_unique_violation(&e) => return Err(name_taken(&name)),
+        Err(e) => return Err(e.into()),
+    }
+    if let Some((private, public)) = &fields.ssh_key {
+        set_key_in(&mut tx, secrets, id, private, public).await?;
+    }
+    events::record(&mut tx, NewEvent::new(account_id, "playroom", id, "updated").actor(actor)).await?;
+    let room = get_in(&mut tx, account_id, id).await?;
+    tx.commit().await?;
+    Ok(room)
+}
+
+async fn set_key_in(conn: &mut super::Conn, secrets: &SecretBox, id: i64, private: &str, public: &str) -> Result<()> {
+    sqlx::query("UPDATE playrooms SET ssh_private_key = $1, ssh_public_key = $2, updated_at = $3 WHERE id = $4")
+        .bind(secrets.seal(private, &key_context(id))?)
+        .bind(public)
+        .bind(time::to_db(&time::now()))
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// Replaces the key pair (generate_ssh_key).
+pub async fn set_key(
+    store: &Store,
+    secrets: &SecretBox,
+    account_id: i64,
+    id: i64,
+    private: &str,
+    public: &str,
+    actor: Actor,
+) -> Result<Playroom> {
+    let mut tx = store.write().await?;
+    get_in(&mut tx, account_id, id).await?;
+    set_key_in(&mut tx, secrets, id, private, public).await?;
+    events::record(&mut tx, NewEvent::new(account_id, "playroom", id, "updated").actor(actor)).await?;
+    let room = get_in(&mut tx, account_id, id).await?;
+    tx.commit().await?;
+    Ok(room)
+}
+
+/// Playgrounds that still occupy the Playroom (anything not yet destroyed).
+pub async fn active_playgrounds(conn: &mut super::Conn, playroom_id: i64) -> Result<i64> {
+    let row = sqlx::query("SELECT COUNT(*) AS n FROM playgrounds WHERE playroom_id = $1 AND status <> 'destroyed'")
+        .bind(playroom_id)
+        .fetch_one(&mut *conn)
+        .await?;
+    Ok(row.try_get("n")?)
+}
+
+/// Deletes a Playroom; refused with `Conflict` while Playgrounds are active.
+pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<()> {
+    let mut tx = store.write().await?;
+    get_in(&mut tx, account_id, id).await?;
+    let active = active_playgrounds(&mut tx, id).await?;
+    if active > 0 {
+        return Err(Error::Conflict(format!(
+            "the Playroom has {active} active Playground(s); destroy them before deleting it"
+        )));
+    }
+    // Destroyed Playground rows keep their history elsewhere (events).
+    sqlx::query("DELETE FROM playgrounds WHERE playroom_id = $1").bind(id).execute(&mut *tx).await?;
+    sqlx::query("DELETE FROM playrooms WHERE id = $1 AND account_id = $2")
+        .bind(id)
+        .bind(account_id)
+        .execute(&mut *tx)
+        .await?;
+    events::record(&mut tx, NewEvent::new(account_id, "playroom", id, "destroyed").actor(actor)).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// The connection target of a Playroom, with its private key opened.
+pub async fn target(store: &Store, secrets: &SecretBox, account_id: i64, id: i64) -> Result<(Playroom, HostTarget)> {
+    let room = get(store, account_id, id).await?;
+    let target = match room.connection {
+        Connection::Local => HostTarget::local(room.id, room.docker_socket.clone()),
+        Connection::Ssh => {
+            let sealed: Option<String> = sqlx::query("SELECT ssh_private_key FROM playrooms WHERE id = $1")
+                .bind(id)
+                .fetch_one(store.pool())
+                .await?
+                .try_get("ssh_private_key")?;
+            let private = match sealed {
+                Some(sealed) => secrets.open(&sealed, &key_context(id))?,
+                None => String::new(),
+            };
+            let mut target = HostTarget::ssh(
+                room.id,
+                room.host.clone(),
+                room.port,
+                room.user.clone(),
+                private,
+                room.host_key.clone(),
+            );
+            if let crate::host::HostKind::Ssh { docker_socket, .. } = &mut target.kind {
+                docker_socket.clone_from(&room.docker_socket);
+            }
+            target
+        }
+    };
+    Ok((room, target))
+}
+
+/// What a connection check learned: always the outcome, and the host key
+/// to pin when this was the first successful contact.
+#[derive(Clone, Debug, Default)]
+pub struct CheckOutcome {
+    pub transport: Option<String>,
+    pub error: Option<String>,
+    pub pin_host_key: Option<String>,
+}
+
+/// Records a connection check. A pin is written only if none exists yet, so
+/// two racing first checks cannot replace each other's pin.
+pub async fn record_check(store: &Store, account_id: i64, id: i64, outcome: CheckOutcome) -> Result<Playroom> {
+    let mut tx = store.write().await?;
+    let now = time::to_db(&time::now());
+    sqlx::query("UPDATE playrooms SET last_checked_at = $1, last_transport = $2, last_error = $3 WHERE id = $4")
+        .bind(&now)
+        .bind(outcome.transport)
+        .bind(outcome.error)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    if let Some(pin) = outcome.pin_host_key {
+        let pinned = sqlx::query(
+            "UPDATE playrooms SET host_key = $1, host_key_pinned_at = $2 WHERE id = $3 AND host_key IS NULL",
+        )
+        .bind(pin)
+        .bind(&now)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        if pinned.rows_affected() > 0 {
+            events::record(
+                &mut tx,
+                NewEvent::new(account_id, "playroom", id, "updated")
+                    .metadata(serde_json::json!({"host_key_pinned": true})),
+            )
+            .await?;
+        }
+    }
+    let room = get_in(&mut tx, account_id, id).await?;
+    tx.commit().await?;
+    Ok(room)
+}
