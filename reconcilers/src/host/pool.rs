@@ -16,6 +16,11 @@
 //!   a channel fails for any reason other than the server refusing that
 //!   channel, the link drops the connection and retries once on a fresh one:
 //!   nothing had been sent yet, so the retry cannot duplicate a request.
+//!   [`HostLink::connection`] also checks that a reused connection answers a
+//!   keepalive, because a connection whose server just died looks open until
+//!   it is next read. An idle HTTP connection of a dropped SSH connection can
+//!   still fail one request: body-less reads are then repeated on a fresh
+//!   one (`tunnel::EngineClient::request`); writes are not, and fail.
 //! - **Bounded.** Connecting is bounded by `connect_timeout`, each Docker
 //!   request by `call_timeout`; both are counted in the metrics
 //!   (`ssh_connect`, `docker <METHOD> <path>`).
@@ -56,11 +61,7 @@ pub struct Pool {
 
 impl Pool {
     pub fn new(cfg: HostConfig, metrics: Arc<Metrics>) -> Self {
-        Pool {
-            links: Mutex::new(HashMap::new()),
-            cfg: Arc::new(cfg),
-            metrics,
-        }
+        Pool { links: Mutex::new(HashMap::new()), cfg: Arc::new(cfg), metrics }
     }
 
     pub fn config(&self) -> &HostConfig {
@@ -73,10 +74,7 @@ impl Pool {
 
     /// The shared link of `target` (see the module guarantees).
     pub fn link(&self, target: &HostTarget) -> Result<Arc<HostLink>> {
-        let mut links = self
-            .links
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut links = self.links.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(link) = links.get(&target.playroom_id)
             && link.kind == target.kind
         {
@@ -111,9 +109,7 @@ pub struct HostLink {
 
 impl std::fmt::Debug for HostLink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostLink")
-            .field("kind", &self.kind)
-            .finish_non_exhaustive()
+        f.debug_struct("HostLink").field("kind", &self.kind).finish_non_exhaustive()
     }
 }
 
@@ -133,9 +129,7 @@ impl HostLink {
                 recorder: recorder.clone(),
                 current: tokio::sync::Mutex::new(None),
             })),
-            (HostKind::LocalSocket { path }, None) => {
-                LinkDialer::Local(Arc::new(LocalDialer::new(path)))
-            }
+            (HostKind::LocalSocket { path }, None) => LinkDialer::Local(Arc::new(LocalDialer::new(path))),
             (HostKind::Ssh { .. }, None) => {
                 return Err(Error::InvalidTarget("SSH target without parameters".into()));
             }
@@ -157,12 +151,8 @@ impl HostLink {
     pub async fn connection(&self) -> Result<HostConnection> {
         let (transport, host_key, host_key_fingerprint) = match &self.dialer {
             LinkDialer::Ssh(dialer) => {
-                let session = dialer.session().await.map_err(|e| e.error)?;
-                (
-                    session.transport,
-                    Some(session.host_key_line()),
-                    Some(session.host_key_fingerprint()),
-                )
+                let session = dialer.session(true).await.map_err(|e| e.error)?;
+                (session.transport, Some(session.host_key_line()), Some(session.host_key_fingerprint()))
             }
             LinkDialer::Local(_) => (Transport::LocalSocket, None, None),
         };
@@ -174,12 +164,7 @@ impl HostLink {
             })
             .await?
             .clone();
-        Ok(HostConnection {
-            docker,
-            transport,
-            host_key,
-            host_key_fingerprint,
-        })
+        Ok(HostConnection { docker, transport, host_key, host_key_fingerprint })
     }
 }
 
@@ -196,18 +181,19 @@ struct SshDialer {
 
 impl std::fmt::Debug for SshDialer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SshDialer")
-            .field("params", &self.params)
-            .finish_non_exhaustive()
+        f.debug_struct("SshDialer").field("params", &self.params).finish_non_exhaustive()
     }
 }
 
 impl SshDialer {
     /// The live connection, made now if there is none or it has closed.
-    async fn session(&self) -> std::result::Result<Arc<SshSession>, ConnectError> {
+    /// With `verify`, an existing connection must also answer a keepalive
+    /// (one round trip) to be reused.
+    async fn session(&self, verify: bool) -> std::result::Result<Arc<SshSession>, ConnectError> {
         let mut current = self.current.lock().await;
         if let Some(session) = current.as_ref()
             && !session.is_closed()
+            && (!verify || session.answers(self.cfg.call_timeout).await)
         {
             return Ok(Arc::clone(session));
         }
@@ -219,8 +205,7 @@ impl SshDialer {
             Err(e) if matches!(e.error, HostError::Timeout(_)) => "timeout",
             Err(_) => "error",
         };
-        self.recorder
-            .record("ssh_connect", outcome, started.elapsed());
+        self.recorder.record("ssh_connect", outcome, started.elapsed());
         let session = Arc::new(result?);
         *current = Some(Arc::clone(&session));
         Ok(session)
@@ -237,7 +222,7 @@ impl SshDialer {
     async fn open(&self) -> std::result::Result<HostStream, HostError> {
         let mut retried = false;
         loop {
-            let session = self.session().await.map_err(|e| e.error)?;
+            let session = self.session(false).await.map_err(|e| e.error)?;
             match session.open_stream().await {
                 Ok(stream) => return Ok(stream),
                 // The server refused this one channel: the connection is
@@ -249,9 +234,7 @@ impl SshDialer {
                     )));
                 }
                 Err(e) if retried => {
-                    return Err(HostError::Unreachable(format!(
-                        "the SSH connection failed twice in a row: {e}"
-                    )));
+                    return Err(HostError::Unreachable(format!("the SSH connection failed twice in a row: {e}")));
                 }
                 Err(_) => {
                     retried = true;
@@ -275,11 +258,8 @@ pub struct SessionDialer(pub Arc<SshSession>);
 
 impl Dialer for SessionDialer {
     fn dial(self: Arc<Self>) -> BoxFuture<'static, io::Result<HostStream>> {
-        Box::pin(async move {
-            self.0
-                .open_stream()
-                .await
-                .map_err(|e| io::Error::other(HostError::Protocol(e.to_string())))
-        })
+        Box::pin(
+            async move { self.0.open_stream().await.map_err(|e| io::Error::other(HostError::Protocol(e.to_string()))) },
+        )
     }
 }

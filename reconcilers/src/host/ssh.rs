@@ -54,15 +54,7 @@ impl fmt::Debug for SshParams {
 impl SshParams {
     /// `None` for a local-socket target.
     pub fn from_target(kind: &HostKind) -> Result<Option<Self>, Error> {
-        let HostKind::Ssh {
-            host,
-            port,
-            user,
-            private_key_openssh,
-            pinned_host_key,
-            docker_socket,
-        } = kind
-        else {
+        let HostKind::Ssh { host, port, user, private_key_openssh, pinned_host_key, docker_socket } = kind else {
             return Ok(None);
         };
         let key = PrivateKey::from_openssh(private_key_openssh.trim())
@@ -128,6 +120,14 @@ impl SshSession {
         self.handle.is_closed()
     }
 
+    /// Whether the server still answers: one keepalive round trip, bounded.
+    /// A connection whose peer just went away can look open until its next
+    /// read; this forces that read.
+    pub async fn answers(&self, bound: std::time::Duration) -> bool {
+        let pong = tokio::time::timeout(bound, self.handle.send_ping()).await;
+        matches!(pong, Ok(Ok(()))) && !self.is_closed()
+    }
+
     pub fn host_key_line(&self) -> String {
         ssh_keys::public_key_line(&self.host_key)
     }
@@ -142,15 +142,11 @@ impl SshSession {
         let channel = match self.transport {
             Transport::DialStdio => {
                 let channel = self.handle.channel_open_session().await?;
-                channel
-                    .exec(false, dial_stdio_command(&self.socket))
-                    .await?;
+                channel.exec(false, dial_stdio_command(&self.socket)).await?;
                 channel
             }
             Transport::DirectStreamlocal | Transport::LocalSocket => {
-                self.handle
-                    .channel_open_direct_streamlocal(self.socket.clone())
-                    .await?
+                self.handle.channel_open_direct_streamlocal(self.socket.clone()).await?
             }
         };
         Ok(HostStream::new(channel.into_stream()))
@@ -158,10 +154,7 @@ impl SshSession {
 
     /// Ends the connection politely (test_connection's one-off sessions).
     pub async fn close(&self) {
-        let _ = self
-            .handle
-            .disconnect(Disconnect::ByApplication, "", "en")
-            .await;
+        let _ = self.handle.disconnect(Disconnect::ByApplication, "", "en").await;
     }
 }
 
@@ -175,9 +168,7 @@ struct Client {
 fn lock(observed: &Mutex<Observed>) -> MutexGuard<'_, Observed> {
     // Only plain assignments happen under this lock: a poisoned value is
     // still consistent.
-    observed
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    observed.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl client::Handler for Client {
@@ -223,30 +214,21 @@ async fn connect_inner(
     cfg: &HostConfig,
     observed: Arc<Mutex<Observed>>,
 ) -> Result<SshSession, ConnectError> {
-    let fail = |stage, error| ConnectError {
-        stage,
-        error,
-        observed: lock(&observed).clone(),
-    };
+    let fail = |stage, error| ConnectError { stage, error, observed: lock(&observed).clone() };
     let tcp = tokio::net::TcpStream::connect((params.host.as_str(), params.port))
         .await
         .map_err(|e| fail(FailureStage::Connect, classify_tcp(params, &e)))?;
     let _ = tcp.set_nodelay(true);
 
-    let handler = Client {
-        pin: params.pin.clone(),
-        observed: Arc::clone(&observed),
-    };
+    let handler = Client { pin: params.pin.clone(), observed: Arc::clone(&observed) };
     let mut handle = client::connect_stream(Arc::new(russh_config(params, cfg)), tcp, handler)
         .await
         .map_err(|e| handshake_failure(params, &e, &lock(&observed)))?;
     lock(&observed).reachable = true;
-    let host_key = lock(&observed).host_key.clone().ok_or_else(|| {
-        fail(
-            FailureStage::HostKey,
-            HostError::Protocol("no host key".into()),
-        )
-    })?;
+    let host_key = lock(&observed)
+        .host_key
+        .clone()
+        .ok_or_else(|| fail(FailureStage::HostKey, HostError::Protocol("no host key".into())))?;
 
     let hash = match handle.best_supported_rsa_hash().await {
         Ok(hash) => hash.flatten(),
@@ -271,15 +253,8 @@ async fn connect_inner(
     }
     lock(&observed).authenticated = true;
 
-    let transport = probe_transport(&handle, params)
-        .await
-        .map_err(|e| fail(FailureStage::Docker, e))?;
-    Ok(SshSession {
-        handle,
-        host_key,
-        transport,
-        socket: params.socket.clone(),
-    })
+    let transport = probe_transport(&handle, params).await.map_err(|e| fail(FailureStage::Docker, e))?;
+    Ok(SshSession { handle, host_key, transport, socket: params.socket.clone() })
 }
 
 fn russh_config(params: &SshParams, cfg: &HostConfig) -> client::Config {
@@ -288,14 +263,9 @@ fn russh_config(params: &SshParams, cfg: &HostConfig) -> client::Config {
     // server with several host keys presents the pinned key.
     if let Some(algorithm) = params.pin.as_ref().and_then(HostKeyPin::algorithm) {
         preferred.key = Cow::Owned(match algorithm {
-            Algorithm::Rsa { .. } => vec![
-                Algorithm::Rsa {
-                    hash: Some(HashAlg::Sha512),
-                },
-                Algorithm::Rsa {
-                    hash: Some(HashAlg::Sha256),
-                },
-            ],
+            Algorithm::Rsa { .. } => {
+                vec![Algorithm::Rsa { hash: Some(HashAlg::Sha512) }, Algorithm::Rsa { hash: Some(HashAlg::Sha256) }]
+            }
             other => vec![other],
         });
     }
@@ -330,11 +300,7 @@ fn handshake_failure(params: &SshParams, e: &russh::Error, observed: &Observed) 
                 .as_ref()
                 .map(|k| k.fingerprint(HashAlg::Sha256).to_string())
                 .unwrap_or_else(|| "an unknown key".into());
-            let pinned = params
-                .pin
-                .as_ref()
-                .map(HostKeyPin::fingerprint)
-                .unwrap_or_default();
+            let pinned = params.pin.as_ref().map(HostKeyPin::fingerprint).unwrap_or_default();
             (
                 FailureStage::HostKey,
                 HostError::HostKeyMismatch(format!(
@@ -345,31 +311,19 @@ fn handshake_failure(params: &SshParams, e: &russh::Error, observed: &Observed) 
                 )),
             )
         }
-        russh::Error::Version => (
-            FailureStage::Connect,
-            HostError::Protocol(format!("{} is not an SSH server", params.address())),
-        ),
-        other => (
-            FailureStage::Connect,
-            HostError::Protocol(format!("SSH handshake with {}: {other}", params.address())),
-        ),
+        russh::Error::Version => {
+            (FailureStage::Connect, HostError::Protocol(format!("{} is not an SSH server", params.address())))
+        }
+        other => {
+            (FailureStage::Connect, HostError::Protocol(format!("SSH handshake with {}: {other}", params.address())))
+        }
     };
-    ConnectError {
-        stage,
-        error,
-        observed: observed.clone(),
-    }
+    ConnectError { stage, error, observed: observed.clone() }
 }
 
 /// Chooses the path to the socket (see the module docs).
-async fn probe_transport(
-    handle: &Handle<Client>,
-    params: &SshParams,
-) -> Result<Transport, HostError> {
-    match handle
-        .channel_open_direct_streamlocal(params.socket.clone())
-        .await
-    {
+async fn probe_transport(handle: &Handle<Client>, params: &SshParams) -> Result<Transport, HostError> {
+    match handle.channel_open_direct_streamlocal(params.socket.clone()).await {
         Ok(channel) => {
             let _ = channel.close().await;
             return Ok(Transport::DirectStreamlocal);
@@ -384,18 +338,14 @@ async fn probe_transport(
          [ -r \"$s\" ] && [ -w \"$s\" ] || exit 11; \
          command -v docker >/dev/null 2>&1 || exit 12; exit 0"
     );
-    let output = run(handle, &script)
-        .await
-        .map_err(|e| HostError::Protocol(e.to_string()))?;
+    let output = run(handle, &script).await.map_err(|e| HostError::Protocol(e.to_string()))?;
     let user = &params.user;
     match output.status {
         Some(0) => Ok(Transport::DialStdio),
         Some(10) => Err(HostError::SocketMissing(format!(
             "{socket} does not exist on the host; is Docker installed and running?"
         ))),
-        Some(13) => Err(HostError::SocketMissing(format!(
-            "{socket} exists on the host but is not a socket"
-        ))),
+        Some(13) => Err(HostError::SocketMissing(format!("{socket} exists on the host but is not a socket"))),
         Some(11) => Err(HostError::PermissionDenied(format!(
             "user {user} may not open {socket}; add {user} to the docker group"
         ))),
@@ -454,10 +404,7 @@ mod tests {
 
     #[test]
     fn shell_quoting_survives_quotes_and_spaces() {
-        assert_eq!(
-            shell_quote("/var/run/docker.sock"),
-            "'/var/run/docker.sock'"
-        );
+        assert_eq!(shell_quote("/var/run/docker.sock"), "'/var/run/docker.sock'");
         assert_eq!(shell_quote("/tmp/a b'c"), r"'/tmp/a b'\''c'");
         assert_eq!(
             dial_stdio_command("/run/user/1000/docker.sock"),
@@ -493,9 +440,6 @@ mod tests {
             pinned_host_key: Some("not a key".into()),
             docker_socket: "/s".into(),
         };
-        assert!(matches!(
-            SshParams::from_target(&kind),
-            Err(Error::InvalidTarget(_))
-        ));
+        assert!(matches!(SshParams::from_target(&kind), Err(Error::InvalidTarget(_))));
     }
 }

@@ -54,28 +54,18 @@ impl std::fmt::Debug for HostStream {
 
 impl HostStream {
     pub fn new(io: impl AsyncRead + AsyncWrite + Send + 'static) -> Self {
-        HostStream {
-            inner: Box::pin(io),
-        }
+        HostStream { inner: Box::pin(io) }
     }
 }
 
 impl AsyncRead for HostStream {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         self.inner.as_mut().poll_read(cx, buf)
     }
 }
 
 impl AsyncWrite for HostStream {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.inner.as_mut().poll_write(cx, buf)
     }
 
@@ -143,8 +133,7 @@ impl Recorder {
     }
 
     pub fn record(&self, operation: &str, outcome: &str, elapsed: Duration) {
-        self.metrics
-            .record_remote_call(&self.host, operation, outcome, elapsed);
+        self.metrics.record_remote_call(&self.host, operation, outcome, elapsed);
     }
 
     pub fn host(&self) -> &str {
@@ -163,9 +152,7 @@ pub struct EngineClient {
 
 impl std::fmt::Debug for EngineClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EngineClient")
-            .field("host", &self.recorder.host)
-            .finish_non_exhaustive()
+        f.debug_struct("EngineClient").field("host", &self.recorder.host).finish_non_exhaustive()
     }
 }
 
@@ -175,29 +162,49 @@ impl EngineClient {
             .pool_max_idle_per_host(cfg.max_idle_http_connections)
             .pool_idle_timeout(Duration::from_secs(30))
             .build(Connector(dialer));
-        EngineClient {
-            client,
-            recorder,
-            call_timeout: cfg.call_timeout,
-        }
+        EngineClient { client, recorder, call_timeout: cfg.call_timeout }
     }
 
     /// Sends one request, bounded and recorded.
-    pub async fn request(
-        &self,
-        req: BollardRequest,
-    ) -> Result<Response<Incoming>, bollard::errors::Error> {
+    ///
+    /// A body-less `GET`/`HEAD` that fails because its HTTP connection was
+    /// found dead (an idle channel of an SSH connection that just dropped) is
+    /// retried on a fresh connection, up to [`STALE_RETRIES`] times: such a
+    /// request reads and changes nothing, so repeating it is safe. Other
+    /// methods are never repeated; their caller sees the error.
+    pub async fn request(&self, req: BollardRequest) -> Result<Response<Incoming>, bollard::errors::Error> {
+        let replay = (req.method() == Method::GET || req.method() == Method::HEAD).then(|| {
+            let mut copy = Request::new(bollard::body_full(Bytes::new()));
+            *copy.method_mut() = req.method().clone();
+            *copy.uri_mut() = req.uri().clone();
+            *copy.headers_mut() = req.headers().clone();
+            copy
+        });
+        let mut result = self.send(req).await;
+        if let Some(template) = replay {
+            for _ in 0..STALE_RETRIES {
+                match &result {
+                    Err(bollard::errors::Error::HyperLegacyError { err }) if is_stale(err) => {}
+                    _ => break,
+                }
+                let mut again = Request::new(bollard::body_full(Bytes::new()));
+                *again.method_mut() = template.method().clone();
+                *again.uri_mut() = template.uri().clone();
+                *again.headers_mut() = template.headers().clone();
+                result = self.send(again).await;
+            }
+        }
+        result
+    }
+
+    async fn send(&self, req: BollardRequest) -> Result<Response<Incoming>, bollard::errors::Error> {
         let operation = operation_label(req.method(), req.uri().path());
         let started = Instant::now();
         let result = tokio::time::timeout(self.call_timeout, self.client.request(req)).await;
         let elapsed = started.elapsed();
         match result {
             Ok(Ok(response)) => {
-                let outcome = if response.status().is_server_error() {
-                    "error"
-                } else {
-                    "ok"
-                };
+                let outcome = if response.status().is_server_error() { "error" } else { "ok" };
                 self.recorder.record(&operation, outcome, elapsed);
                 Ok(response)
             }
@@ -221,10 +228,7 @@ impl EngineClient {
             .uri(format!("{ENGINE_BASE}/version"))
             .body(bollard::body_full(Bytes::new()))
             .map_err(|e| HostError::Protocol(e.to_string()))?;
-        let response = self
-            .request(req)
-            .await
-            .map_err(|e| Error::docker("version", e))?;
+        let response = self.request(req).await.map_err(|e| Error::docker("version", e))?;
         let status = response.status();
         let body = tokio::time::timeout(self.call_timeout, response.into_body().collect())
             .await
@@ -238,8 +242,7 @@ impl EngineClient {
             ))
             .into());
         }
-        serde_json::from_slice(&body)
-            .map_err(|e| HostError::Protocol(format!("the engine's /version: {e}")).into())
+        serde_json::from_slice(&body).map_err(|e| HostError::Protocol(format!("the engine's /version: {e}")).into())
     }
 
     /// A bollard client speaking the highest API version both sides know.
@@ -268,27 +271,54 @@ fn negotiated_version(engine_api: Option<&str>) -> ClientVersion {
     };
     match (major.parse(), minor.parse()) {
         (Ok(major_version), Ok(minor_version)) => {
-            let theirs = ClientVersion {
-                major_version,
-                minor_version,
-            };
+            let theirs = ClientVersion { major_version, minor_version };
             if theirs < ours { theirs } else { ours }
         }
         _ => ours,
     }
 }
 
+/// How many times a body-less read is repeated after a stale connection:
+/// enough to get past every idle channel of a dropped SSH connection that
+/// the HTTP pool may still hold.
+const STALE_RETRIES: usize = 3;
+
+/// The request failed because the HTTP connection under it was already dead,
+/// before any response: a dropped SSH connection's leftover channel.
+fn is_stale(error: &hyper_util::client::legacy::Error) -> bool {
+    if error.is_connect() {
+        // The dialer already retried on a fresh SSH connection.
+        return false;
+    }
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = current {
+        if let Some(h) = e.downcast_ref::<hyper::Error>()
+            && (h.is_incomplete_message() || h.is_canceled() || h.is_closed())
+        {
+            return true;
+        }
+        if let Some(io) = e.downcast_ref::<io::Error>()
+            && matches!(
+                io.kind(),
+                io::ErrorKind::BrokenPipe
+                    | io::ErrorKind::ConnectionReset
+                    | io::ErrorKind::UnexpectedEof
+                    | io::ErrorKind::NotConnected
+            )
+        {
+            return true;
+        }
+        current = e.source();
+    }
+    false
+}
+
 /// A bounded metrics label for a Docker request: the method and the path
 /// without its version and object names (`GET containers/logs`).
 pub fn operation_label(method: &Method, path: &str) -> String {
-    let segments: Vec<&str> = path
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .skip_while(|s| s.starts_with('v') && s[1..].contains('.'))
-        .collect();
-    const VERBS: &[&str] = &[
-        "json", "create", "prune", "load", "search", "events", "info",
-    ];
+    let segments: Vec<&str> =
+        path.split('/').filter(|s| !s.is_empty()).skip_while(|s| s.starts_with('v') && s[1..].contains('.')).collect();
+    const VERBS: &[&str] = &["json", "create", "prune", "load", "search", "events", "info"];
     let shape = match segments.as_slice() {
         [] => String::new(),
         [one] => (*one).to_owned(),
@@ -324,26 +354,11 @@ mod tests {
     fn operation_labels_are_bounded() {
         let get = Method::GET;
         assert_eq!(operation_label(&get, "/_ping"), "docker GET _ping");
-        assert_eq!(
-            operation_label(&get, "/v1.41/version"),
-            "docker GET version"
-        );
-        assert_eq!(
-            operation_label(&get, "/v1.41/containers/abc123/logs"),
-            "docker GET containers/logs"
-        );
-        assert_eq!(
-            operation_label(&Method::DELETE, "/v1.41/containers/abc123"),
-            "docker DELETE containers/{id}"
-        );
-        assert_eq!(
-            operation_label(&Method::POST, "/v1.41/images/create"),
-            "docker POST images/create"
-        );
-        assert_eq!(
-            operation_label(&get, "/v1.41/images/127.0.0.1:5000/x/y:1/json"),
-            "docker GET images/json"
-        );
+        assert_eq!(operation_label(&get, "/v1.41/version"), "docker GET version");
+        assert_eq!(operation_label(&get, "/v1.41/containers/abc123/logs"), "docker GET containers/logs");
+        assert_eq!(operation_label(&Method::DELETE, "/v1.41/containers/abc123"), "docker DELETE containers/{id}");
+        assert_eq!(operation_label(&Method::POST, "/v1.41/images/create"), "docker POST images/create");
+        assert_eq!(operation_label(&get, "/v1.41/images/127.0.0.1:5000/x/y:1/json"), "docker GET images/json");
     }
 
     #[test]
