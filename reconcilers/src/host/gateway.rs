@@ -9,8 +9,8 @@ use bollard::Docker;
 use bollard::query_parameters::LogsOptions;
 use futures::StreamExt as _;
 use play_core::host::{
-    ConnectionReport, DockerReport, Failure, FailureStage, HostError, HostGateway, HostKind,
-    HostTarget, SshReport, Transport,
+    ConnectionReport, DockerReport, Failure, FailureStage, HostError, HostGateway, HostKind, HostTarget, SshReport,
+    Transport,
 };
 use play_core::metrics::Metrics;
 use play_core::ssh_keys;
@@ -31,9 +31,7 @@ pub struct DockerHostGateway {
 
 impl DockerHostGateway {
     pub fn new(cfg: HostConfig, metrics: Arc<Metrics>) -> Self {
-        DockerHostGateway {
-            pool: Arc::new(Pool::new(cfg, metrics)),
-        }
+        DockerHostGateway { pool: Arc::new(Pool::new(cfg, metrics)) }
     }
 
     pub fn config(&self) -> &HostConfig {
@@ -54,12 +52,7 @@ impl DockerHostGateway {
 
     async fn logs(&self, target: &HostTarget, container: &str, tail: usize) -> Result<Vec<String>> {
         let docker = self.docker(target).await?;
-        let options = LogsOptions {
-            stdout: true,
-            stderr: true,
-            tail: tail.to_string(),
-            ..LogsOptions::default()
-        };
+        let options = LogsOptions { stdout: true, stderr: true, tail: tail.to_string(), ..LogsOptions::default() };
         let collect = async {
             let mut lines = Vec::new();
             let mut stream = docker.logs(container, Some(options));
@@ -71,11 +64,9 @@ impl DockerHostGateway {
             Ok::<_, Error>(lines)
         };
         let bound = self.config().call_timeout;
-        let mut lines = tokio::time::timeout(bound, collect).await.map_err(|_| {
-            HostError::Timeout(format!(
-                "reading the logs of {container} took over {bound:?}"
-            ))
-        })??;
+        let mut lines = tokio::time::timeout(bound, collect)
+            .await
+            .map_err(|_| HostError::Timeout(format!("reading the logs of {container} took over {bound:?}")))??;
         // A chunk may hold several lines: keep only the last `tail`.
         if lines.len() > tail {
             lines.drain(..lines.len() - tail);
@@ -102,10 +93,7 @@ impl DockerHostGateway {
                 ssh.authenticated = e.observed.authenticated;
                 if let Some(key) = &e.observed.host_key {
                     ssh.host_key = Some(ssh_keys::public_key_line(key));
-                    ssh.host_key_fingerprint = Some(
-                        key.fingerprint(ssh_keys::ssh_key::HashAlg::Sha256)
-                            .to_string(),
-                    );
+                    ssh.host_key_fingerprint = Some(key.fingerprint(ssh_keys::ssh_key::HashAlg::Sha256).to_string());
                 }
                 if e.stage == FailureStage::Docker {
                     report.docker.error = Some(e.error.message().to_owned());
@@ -131,8 +119,7 @@ impl DockerHostGateway {
         let mut report = blank_report(false);
         report.transport = Some(Transport::LocalSocket);
         let dialer: Arc<dyn Dialer> = Arc::new(LocalDialer::new(path));
-        self.test_engine(report, dialer, self.recorder(target))
-            .await
+        self.test_engine(report, dialer, self.recorder(target)).await
     }
 
     /// The Docker stage: version, then one timed ping.
@@ -185,11 +172,7 @@ fn blank_report(ssh: bool) -> ConnectionReport {
 
 fn fail(mut report: ConnectionReport, stage: FailureStage, error: &HostError) -> ConnectionReport {
     report.ok = false;
-    report.failure = Some(Failure {
-        stage,
-        kind: error.kind(),
-        message: error.message().to_owned(),
-    });
+    report.failure = Some(Failure { stage, kind: error.kind(), message: error.message().to_owned() });
     report
 }
 
@@ -210,11 +193,9 @@ impl HostGateway for DockerHostGateway {
                 FailureStage::Connect,
                 &HostError::Protocol("SSH target without parameters".into()),
             ),
-            (HostKind::Ssh { .. }, Err(e)) => fail(
-                blank_report(true),
-                FailureStage::Auth,
-                &HostError::Protocol(e.to_string()),
-            ),
+            (HostKind::Ssh { .. }, Err(e)) => {
+                fail(blank_report(true), FailureStage::Auth, &HostError::Protocol(e.to_string()))
+            }
         }
     }
 
@@ -224,8 +205,6 @@ impl HostGateway for DockerHostGateway {
         container: &str,
         tail: usize,
     ) -> std::result::Result<Vec<String>, HostError> {
-        self.logs(target, container, tail)
-            .await
-            .map_err(Error::into_host_error)
+        self.logs(target, container, tail).await.map_err(Error::into_host_error)
     }
 }

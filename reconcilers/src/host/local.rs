@@ -24,10 +24,7 @@ impl LocalDialer {
     }
 
     pub async fn connect(&self) -> Result<HostStream, HostError> {
-        tokio::net::UnixStream::connect(&self.path)
-            .await
-            .map(HostStream::new)
-            .map_err(|e| classify(&self.path, &e))
+        tokio::net::UnixStream::connect(&self.path).await.map(HostStream::new).map_err(|e| classify(&self.path, &e))
     }
 }
 
@@ -40,15 +37,13 @@ impl Dialer for LocalDialer {
 fn classify(path: &std::path::Path, e: &io::Error) -> HostError {
     let shown = path.display();
     match e.kind() {
-        io::ErrorKind::NotFound => {
-            HostError::SocketMissing(format!("{shown} does not exist; is Docker running?"))
+        io::ErrorKind::NotFound => HostError::SocketMissing(format!("{shown} does not exist; is Docker running?")),
+        io::ErrorKind::PermissionDenied => {
+            HostError::PermissionDenied(format!("play's user may not open {shown}; add it to the docker group"))
         }
-        io::ErrorKind::PermissionDenied => HostError::PermissionDenied(format!(
-            "play's user may not open {shown}; add it to the docker group"
-        )),
-        io::ErrorKind::ConnectionRefused => HostError::Unreachable(format!(
-            "nothing listens on {shown} (a stale socket: is Docker running?)"
-        )),
+        io::ErrorKind::ConnectionRefused => {
+            HostError::Unreachable(format!("nothing listens on {shown} (a stale socket: is Docker running?)"))
+        }
         _ => HostError::Protocol(format!("{shown}: {e}")),
     }
 }

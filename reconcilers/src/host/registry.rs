@@ -91,19 +91,11 @@ fn classify(image: &str, error: bollard::errors::Error) -> Error {
         _ => return Error::docker("pull", error),
     };
     let lower = message.to_lowercase();
-    if [
-        "unauthorized",
-        "authentication required",
-        "no basic auth",
-        "denied",
-    ]
-    .iter()
-    .any(|needle| lower.contains(needle))
+    if ["unauthorized", "authentication required", "no basic auth", "denied"]
+        .iter()
+        .any(|needle| lower.contains(needle))
     {
-        Error::RegistryUnauthorized {
-            image: image.to_owned(),
-            message,
-        }
+        Error::RegistryUnauthorized { image: image.to_owned(), message }
     } else if lower.contains("not found") || lower.contains("manifest unknown") {
         Error::Host(HostError::NotFound(format!("{image}: {message}")))
     } else {
@@ -121,14 +113,8 @@ mod tests {
             split_reference("127.0.0.1:5000/play-test/busybox:1"),
             ("127.0.0.1:5000/play-test/busybox", Some("1"))
         );
-        assert_eq!(
-            split_reference("127.0.0.1:5000/busybox"),
-            ("127.0.0.1:5000/busybox", Some("latest"))
-        );
-        assert_eq!(
-            split_reference("busybox@sha256:ab"),
-            ("busybox@sha256:ab", None)
-        );
+        assert_eq!(split_reference("127.0.0.1:5000/busybox"), ("127.0.0.1:5000/busybox", Some("latest")));
+        assert_eq!(split_reference("busybox@sha256:ab"), ("busybox@sha256:ab", None));
     }
 
     #[test]
@@ -137,20 +123,11 @@ mod tests {
             "r/x:1",
             bollard::errors::Error::DockerResponseServerError {
                 status_code: 500,
-                message:
-                    "Head \"http://r/v2/x/manifests/1\": unauthorized: authentication required"
-                        .into(),
+                message: "Head \"http://r/v2/x/manifests/1\": unauthorized: authentication required".into(),
             },
         );
-        assert!(
-            matches!(refused, Error::RegistryUnauthorized { .. }),
-            "{refused}"
-        );
-        let creds = RegistryCredentials {
-            username: "u".into(),
-            password: "hunter2".into(),
-            server: "r".into(),
-        };
+        assert!(matches!(refused, Error::RegistryUnauthorized { .. }), "{refused}");
+        let creds = RegistryCredentials { username: "u".into(), password: "hunter2".into(), server: "r".into() };
         assert!(!format!("{creds:?}").contains("hunter2"));
     }
 }
