@@ -38,12 +38,19 @@ impl Error {
     pub fn docker(operation: &'static str, source: bollard::errors::Error) -> Self {
         use bollard::errors::Error as B;
         match source {
-            B::RequestTimeoutError => Error::Host(HostError::Timeout(format!("Docker {operation}"))),
-            B::DockerResponseServerError { status_code: 404, message } => Error::Host(HostError::NotFound(message)),
+            B::RequestTimeoutError => {
+                Error::Host(HostError::Timeout(format!("Docker {operation}")))
+            }
+            B::DockerResponseServerError {
+                status_code: 404,
+                message,
+            } => Error::Host(HostError::NotFound(message)),
             // A dialer's typed failure (socket missing, auth refused on
             // reconnect, ...) rides inside hyper's connect error.
             B::HyperLegacyError { err } => Error::Host(host_error_in(&err).unwrap_or_else(|| {
-                HostError::Protocol(format!("Docker {operation}: the connection to the engine failed: {err}"))
+                HostError::Protocol(format!(
+                    "Docker {operation}: the connection to the engine failed: {err}"
+                ))
             })),
             source => Error::Docker { operation, source },
         }
@@ -63,7 +70,9 @@ impl Error {
     pub fn into_host_error(self) -> HostError {
         match self {
             Error::Host(e) => e,
-            Error::Docker { operation, source } => HostError::Protocol(format!("Docker {operation}: {source}")),
+            Error::Docker { operation, source } => {
+                HostError::Protocol(format!("Docker {operation}: {source}"))
+            }
             e @ Error::RegistryUnauthorized { .. } => HostError::AuthRefused(e.to_string()),
             e @ Error::InvalidTarget(_) => HostError::Protocol(e.to_string()),
         }
@@ -96,7 +105,10 @@ mod tests {
         assert_eq!(timeout.metric_label(), "timeout");
         let conflict = Error::docker(
             "create",
-            bollard::errors::Error::DockerResponseServerError { status_code: 409, message: "name in use".into() },
+            bollard::errors::Error::DockerResponseServerError {
+                status_code: 409,
+                message: "name in use".into(),
+            },
         );
         assert_eq!(conflict.metric_label(), "docker");
         assert!(conflict.into_host_error().message().contains("name in use"));

@@ -16,6 +16,11 @@
 //!   a channel fails for any reason other than the server refusing that
 //!   channel, the link drops the connection and retries once on a fresh one:
 //!   nothing had been sent yet, so the retry cannot duplicate a request.
+//!   [`HostLink::connection`] also checks that a reused connection answers a
+//!   keepalive, because a connection whose server just died looks open until
+//!   it is next read. An idle HTTP connection of a dropped SSH connection can
+//!   still fail one request: body-less reads are then repeated on a fresh
+//!   one (`tunnel::EngineClient::request`); writes are not, and fail.
 //! - **Bounded.** Connecting is bounded by `connect_timeout`, each Docker
 //!   request by `call_timeout`; both are counted in the metrics
 //!   (`ssh_connect`, `docker <METHOD> <path>`).
@@ -146,7 +151,7 @@ impl HostLink {
     pub async fn connection(&self) -> Result<HostConnection> {
         let (transport, host_key, host_key_fingerprint) = match &self.dialer {
             LinkDialer::Ssh(dialer) => {
-                let session = dialer.session().await.map_err(|e| e.error)?;
+                let session = dialer.session(true).await.map_err(|e| e.error)?;
                 (session.transport, Some(session.host_key_line()), Some(session.host_key_fingerprint()))
             }
             LinkDialer::Local(_) => (Transport::LocalSocket, None, None),
@@ -182,10 +187,13 @@ impl std::fmt::Debug for SshDialer {
 
 impl SshDialer {
     /// The live connection, made now if there is none or it has closed.
-    async fn session(&self) -> std::result::Result<Arc<SshSession>, ConnectError> {
+    /// With `verify`, an existing connection must also answer a keepalive
+    /// (one round trip) to be reused.
+    async fn session(&self, verify: bool) -> std::result::Result<Arc<SshSession>, ConnectError> {
         let mut current = self.current.lock().await;
         if let Some(session) = current.as_ref()
             && !session.is_closed()
+            && (!verify || session.answers(self.cfg.call_timeout).await)
         {
             return Ok(Arc::clone(session));
         }
@@ -214,7 +222,7 @@ impl SshDialer {
     async fn open(&self) -> std::result::Result<HostStream, HostError> {
         let mut retried = false;
         loop {
-            let session = self.session().await.map_err(|e| e.error)?;
+            let session = self.session(false).await.map_err(|e| e.error)?;
             match session.open_stream().await {
                 Ok(stream) => return Ok(stream),
                 // The server refused this one channel: the connection is

@@ -120,6 +120,14 @@ impl SshSession {
         self.handle.is_closed()
     }
 
+    /// Whether the server still answers: one keepalive round trip, bounded.
+    /// A connection whose peer just went away can look open until its next
+    /// read; this forces that read.
+    pub async fn answers(&self, bound: std::time::Duration) -> bool {
+        let pong = tokio::time::timeout(bound, self.handle.send_ping()).await;
+        matches!(pong, Ok(Ok(()))) && !self.is_closed()
+    }
+
     pub fn host_key_line(&self) -> String {
         ssh_keys::public_key_line(&self.host_key)
     }

@@ -166,7 +166,38 @@ impl EngineClient {
     }
 
     /// Sends one request, bounded and recorded.
+    ///
+    /// A body-less `GET`/`HEAD` that fails because its HTTP connection was
+    /// found dead (an idle channel of an SSH connection that just dropped) is
+    /// retried on a fresh connection, up to [`STALE_RETRIES`] times: such a
+    /// request reads and changes nothing, so repeating it is safe. Other
+    /// methods are never repeated; their caller sees the error.
     pub async fn request(&self, req: BollardRequest) -> Result<Response<Incoming>, bollard::errors::Error> {
+        let replay = (req.method() == Method::GET || req.method() == Method::HEAD).then(|| {
+            let mut copy = Request::new(bollard::body_full(Bytes::new()));
+            *copy.method_mut() = req.method().clone();
+            *copy.uri_mut() = req.uri().clone();
+            *copy.headers_mut() = req.headers().clone();
+            copy
+        });
+        let mut result = self.send(req).await;
+        if let Some(template) = replay {
+            for _ in 0..STALE_RETRIES {
+                match &result {
+                    Err(bollard::errors::Error::HyperLegacyError { err }) if is_stale(err) => {}
+                    _ => break,
+                }
+                let mut again = Request::new(bollard::body_full(Bytes::new()));
+                *again.method_mut() = template.method().clone();
+                *again.uri_mut() = template.uri().clone();
+                *again.headers_mut() = template.headers().clone();
+                result = self.send(again).await;
+            }
+        }
+        result
+    }
+
+    async fn send(&self, req: BollardRequest) -> Result<Response<Incoming>, bollard::errors::Error> {
         let operation = operation_label(req.method(), req.uri().path());
         let started = Instant::now();
         let result = tokio::time::timeout(self.call_timeout, self.client.request(req)).await;
@@ -245,6 +276,41 @@ fn negotiated_version(engine_api: Option<&str>) -> ClientVersion {
         }
         _ => ours,
     }
+}
+
+/// How many times a body-less read is repeated after a stale connection:
+/// enough to get past every idle channel of a dropped SSH connection that
+/// the HTTP pool may still hold.
+const STALE_RETRIES: usize = 3;
+
+/// The request failed because the HTTP connection under it was already dead,
+/// before any response: a dropped SSH connection's leftover channel.
+fn is_stale(error: &hyper_util::client::legacy::Error) -> bool {
+    if error.is_connect() {
+        // The dialer already retried on a fresh SSH connection.
+        return false;
+    }
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = current {
+        if let Some(h) = e.downcast_ref::<hyper::Error>()
+            && (h.is_incomplete_message() || h.is_canceled() || h.is_closed())
+        {
+            return true;
+        }
+        if let Some(io) = e.downcast_ref::<io::Error>()
+            && matches!(
+                io.kind(),
+                io::ErrorKind::BrokenPipe
+                    | io::ErrorKind::ConnectionReset
+                    | io::ErrorKind::UnexpectedEof
+                    | io::ErrorKind::NotConnected
+            )
+        {
+            return true;
+        }
+        current = e.source();
+    }
+    false
 }
 
 /// A bounded metrics label for a Docker request: the method and the path

@@ -1,0 +1,98 @@
+//! The machine's Docker engine: preconditions, the local test image, and
+//! clean-up by label.
+
+use std::fs::{self, File};
+use std::os::unix::fs::symlink;
+use std::process::Command;
+
+use super::{require_binary, run};
+
+/// A busybox-static root filesystem imported as an image: no registry needed.
+pub const BUSYBOX_IMAGE: &str = "play-test/busybox:1";
+
+const APPLETS: &[&str] = &[
+    "sh", "ash", "sleep", "echo", "cat", "wget", "nc", "httpd", "ls", "env", "true", "false", "printf", "test", "[",
+    "mkdir", "rm", "touch", "date", "hostname", "id", "kill", "ps", "grep", "head", "tail", "wc", "sed", "tr", "seq",
+    "sync", "uname",
+];
+
+/// Panics with a clear message unless the Docker engine answers.
+pub fn require_docker() {
+    let ok = Command::new("docker")
+        .args(["version", "--format", "{{.Server.Version}}"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    assert!(
+        ok,
+        "the Docker engine is not reachable with the `docker` CLI: the e2e tests need a running \
+         Docker daemon on /var/run/docker.sock"
+    );
+}
+
+/// Builds [`BUSYBOX_IMAGE`] once per machine (idempotent; a lock file keeps
+/// parallel test binaries from importing it twice).
+pub fn ensure_busybox_image() {
+    require_docker();
+    require_binary("/bin/busybox", "busybox-static");
+    let lock = File::create(std::env::temp_dir().join("play-test-busybox.lock")).expect("create the image lock file");
+    lock.lock().expect("lock the image lock file");
+    let present = Command::new("docker")
+        .args(["image", "inspect", BUSYBOX_IMAGE])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !present {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().join("rootfs");
+        for sub in ["bin", "tmp", "etc", "www"] {
+            fs::create_dir_all(root.join(sub)).expect("rootfs dirs");
+        }
+        fs::copy("/bin/busybox", root.join("bin/busybox")).expect("copy busybox");
+        for applet in APPLETS {
+            symlink("busybox", root.join("bin").join(applet)).expect("applet symlink");
+        }
+        fs::write(root.join("etc/passwd"), "root:x:0:0:root:/:/bin/sh\n").expect("passwd");
+        fs::write(root.join("etc/group"), "root:x:0:\n").expect("group");
+        let tar = dir.path().join("rootfs.tar");
+        run(Command::new("tar").arg("-C").arg(&root).arg("-cf").arg(&tar).arg("."));
+        run(Command::new("docker")
+            .args(["import", "--change", r#"CMD ["/bin/sh"]"#, "--change", "ENV PATH=/bin"])
+            .arg(&tar)
+            .arg(BUSYBOX_IMAGE));
+    }
+    lock.unlock().expect("unlock the image lock file");
+}
+
+/// Removes every container, network and image carrying `label` (a `key` or
+/// `key=value` filter), so a failed test leaves nothing behind.
+pub fn remove_labelled(label: &str) {
+    let filter = format!("label={label}");
+    let ids = |args: &[&str]| -> Vec<String> {
+        let out = Command::new("docker").args(args).output();
+        out.map(|o| String::from_utf8_lossy(&o.stdout).split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default()
+    };
+    let containers = ids(&["ps", "-aq", "--filter", &filter]);
+    if !containers.is_empty() {
+        let _ = Command::new("docker").args(["rm", "-f"]).args(&containers).output();
+    }
+    let networks = ids(&["network", "ls", "-q", "--filter", &filter]);
+    if !networks.is_empty() {
+        let _ = Command::new("docker").args(["network", "rm"]).args(&networks).output();
+    }
+    let images = ids(&["image", "ls", "-q", "--filter", &filter]);
+    if !images.is_empty() {
+        let _ = Command::new("docker").args(["rmi", "-f"]).args(&images).output();
+    }
+}
+
+/// Removes labelled objects when dropped: `let _cleanup = Labelled::new(..)`.
+#[derive(Debug)]
+pub struct Labelled(pub String);
+
+impl Drop for Labelled {
+    fn drop(&mut self) {
+        remove_labelled(&self.0);
+    }
+}
