@@ -162,3 +162,20 @@ mod tests {
         assert!(d.contains_key("body"), "{d:?}");
     }
 }
+
+/// Query parameters, with failures answered as 422 naming the parameter.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Query<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Query<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        let query = parts.uri.query().unwrap_or("");
+        serde_urlencoded::from_str(query).map(Query).map_err(|e| {
+            let mut details = FieldErrors::new();
+            details.insert("query".into(), vec![e.to_string()]);
+            ApiError::validation(details)
+        })
+    }
+}

@@ -18,6 +18,18 @@ pub const ROUTE_SCOPES: &[(&str, &str, Scope)] = &[
     ("DELETE", "/api/playrooms/{id}", Scope::PlayroomsDelete),
     ("POST", "/api/playrooms/{id}/generate_ssh_key", Scope::PlayroomsManage),
     ("POST", "/api/playrooms/{id}/test_connection", Scope::PlayroomsRead),
+    ("GET", "/api/playspecs", Scope::PlayspecsRead),
+    ("POST", "/api/playspecs", Scope::PlayspecsWrite),
+    ("GET", "/api/playspecs/{id}", Scope::PlayspecsRead),
+    ("PATCH", "/api/playspecs/{id}", Scope::PlayspecsWrite),
+    ("DELETE", "/api/playspecs/{id}", Scope::PlayspecsDelete),
+    ("GET", "/api/playspecs/{id}/services", Scope::PlayspecsRead),
+    ("POST", "/api/playspecs/validate_compose", Scope::PlayspecsRead),
+    ("POST", "/api/playspecs/{id}/add_mounted_file", Scope::PlayspecsWrite),
+    ("PATCH", "/api/playspecs/{id}/update_mounted_file", Scope::PlayspecsWrite),
+    ("DELETE", "/api/playspecs/{id}/remove_mounted_file", Scope::PlayspecsWrite),
+    ("POST", "/api/playspecs/{id}/add_registry_credential", Scope::PlayspecsWrite),
+    ("DELETE", "/api/playspecs/{id}/remove_registry_credential", Scope::PlayspecsWrite),
 ];
 
 /// The scope a routed operation needs, if the table names it.

@@ -20,7 +20,7 @@ use utoipa_axum::routes;
 use crate::auth;
 use crate::error::ApiError;
 use crate::openapi::{self, ApiDoc};
-use crate::routes::{keys, ops, playrooms};
+use crate::routes::{keys, ops, playrooms, playspec_files, playspecs};
 use crate::state::AppState;
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -34,9 +34,21 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(playrooms::show, playrooms::update, playrooms::delete))
         .routes(routes!(playrooms::generate_ssh_key))
         .routes(routes!(playrooms::test_connection))
+        .routes(routes!(playspecs::list, playspecs::create))
+        .routes(routes!(playspecs::show, playspecs::update, playspecs::delete))
+        .routes(routes!(playspecs::services))
+        .routes(routes!(playspecs::validate_compose))
+        .routes(routes!(playspec_files::update))
+        .routes(routes!(playspec_files::remove))
+        .routes(routes!(playspec_files::add_credential))
+        .routes(routes!(playspec_files::remove_credential))
         .split_for_parts();
+    // Uploads carry their own, larger body limit.
+    let (upload, upload_doc) = OpenApiRouter::new().routes(routes!(playspec_files::add)).split_for_parts();
+    doc.merge(upload_doc);
     openapi::add_scopes(&mut doc);
-    (router, doc)
+    let upload = upload.layer(DefaultBodyLimit::max(playspec_files::MAX_MOUNTED_FILE_BYTES + 64 * 1024));
+    (router.merge(upload), doc)
 }
 
 /// The complete application.

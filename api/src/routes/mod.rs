@@ -3,3 +3,5 @@
 pub mod keys;
 pub mod ops;
 pub mod playrooms;
+pub mod playspec_files;
+pub mod playspecs;

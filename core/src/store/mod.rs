@@ -19,6 +19,8 @@ pub mod accounts;
 pub mod events;
 pub mod keys;
 pub mod playrooms;
+pub mod playspec_files;
+pub mod playspecs;
 pub mod quotas;
 
 use std::str::FromStr;

@@ -21,15 +21,17 @@ use crate::{Error, Result};
 pub enum Resource {
     ApiKeys,
     Playrooms,
+    Playspecs,
 }
 
 impl Resource {
-    pub const ALL: &'static [Resource] = &[Resource::ApiKeys, Resource::Playrooms];
+    pub const ALL: &'static [Resource] = &[Resource::ApiKeys, Resource::Playrooms, Resource::Playspecs];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Resource::ApiKeys => "api_keys",
             Resource::Playrooms => "playrooms",
+            Resource::Playspecs => "playspecs",
         }
     }
 
@@ -37,6 +39,7 @@ impl Resource {
         match self {
             Resource::ApiKeys => "api_keys",
             Resource::Playrooms => "playrooms",
+            Resource::Playspecs => "playspecs",
         }
     }
 
@@ -44,6 +47,7 @@ impl Resource {
         match self {
             Resource::ApiKeys => 100,
             Resource::Playrooms => 20,
+            Resource::Playspecs => 200,
         }
     }
 }

@@ -1,0 +1,299 @@
+//! A Playspec's mounted files and registry credentials. Both change the
+//! Playspec, so both refuse while it is locked and record
+//! `playspec.updated`.
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::events::Actor;
+use super::playspecs::{ensure_unlocked, touch_in};
+use super::{Conn, Store, flag, is_set, is_unique_violation};
+use crate::secrets::SecretBox;
+use crate::time::{self, Timestamp};
+use crate::{Error, Result};
+
+/// A file play writes into containers at `mount_path`. The content is not
+/// part of this view.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MountedFile {
+    pub id: i64,
+    pub name: String,
+    pub mount_path: String,
+    /// Services that get the file; empty means every service.
+    pub target_services: Vec<String>,
+    pub readonly: bool,
+    pub size: i64,
+    pub sha256: String,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+#[derive(Clone, Debug)]
+pub struct NewMountedFile {
+    pub name: String,
+    pub mount_path: String,
+    pub target_services: Vec<String>,
+    pub readonly: bool,
+    pub content: Vec<u8>,
+}
+
+/// Changes to a mounted file's configuration; `None` keeps a field.
+#[derive(Clone, Debug, Default)]
+pub struct MountedFileChange {
+    pub mount_path: Option<String>,
+    pub target_services: Option<Vec<String>>,
+    pub readonly: Option<bool>,
+}
+
+/// A registry credential without its secret.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RegistryCredential {
+    pub id: i64,
+    pub registry_type: String,
+    pub registry_url: String,
+    pub username: String,
+    pub created_at: Timestamp,
+}
+
+const FILE_COLUMNS: &str = "id, name, mount_path, target_services, readonly, size, sha256, created_at, updated_at";
+
+fn file_from_row(row: &AnyRow) -> Result<MountedFile> {
+    let targets: String = row.try_get("target_services")?;
+    Ok(MountedFile {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        mount_path: row.try_get("mount_path")?,
+        target_services: serde_json::from_str(&targets).unwrap_or_default(),
+        readonly: is_set(row.try_get("readonly")?),
+        size: row.try_get("size")?,
+        sha256: row.try_get("sha256")?,
+        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
+        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+    })
+}
+
+fn path_taken(path: &str) -> Error {
+    Error::field("mount_path", format!("another mounted file already uses {path}"))
+}
+
+pub async fn list_files(store: &Store, playspec_id: i64) -> Result<Vec<MountedFile>> {
+    let rows =
+        sqlx::query(&format!("SELECT {FILE_COLUMNS} FROM playspec_mounted_files WHERE playspec_id = $1 ORDER BY id"))
+            .bind(playspec_id)
+            .fetch_all(store.pool())
+            .await?;
+    rows.iter().map(file_from_row).collect()
+}
+
+/// A mounted file's content, for the reconciler that writes it to hosts.
+pub async fn file_content(store: &Store, playspec_id: i64, file_id: i64) -> Result<Vec<u8>> {
+    let row = sqlx::query("SELECT content FROM playspec_mounted_files WHERE id = $1 AND playspec_id = $2")
+        .bind(file_id)
+        .bind(playspec_id)
+        .fetch_optional(store.pool())
+        .await?
+        .ok_or(Error::NotFound("mounted file"))?;
+    Ok(row.try_get("content")?)
+}
+
+async fn file_in(conn: &mut Conn, playspec_id: i64, file_id: i64) -> Result<MountedFile> {
+    let row =
+        sqlx::query(&format!("SELECT {FILE_COLUMNS} FROM playspec_mounted_files WHERE id = $1 AND playspec_id = $2"))
+            .bind(file_id)
+            .bind(playspec_id)
+            .fetch_optional(&mut *conn)
+            .await?
+            .ok_or(Error::NotFound("mounted file"))?;
+    file_from_row(&row)
+}
+
+pub async fn add_file(
+    store: &Store,
+    account_id: i64,
+    playspec_id: i64,
+    file: NewMountedFile,
+    actor: Actor,
+) -> Result<MountedFile> {
+    let mut tx = store.write().await?;
+    ensure_unlocked(&mut tx, account_id, playspec_id).await?;
+    let now = time::to_db(&time::now());
+    let size = i64::try_from(file.content.len()).map_err(|_| Error::field("file", "is too large"))?;
+    let sha256 = hex::encode(Sha256::digest(&file.content));
+    let inserted = sqlx::query(
+        "INSERT INTO playspec_mounted_files (playspec_id, name, mount_path, target_services, readonly, content, \
+         size, sha256, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING id",
+    )
+    .bind(playspec_id)
+    .bind(&file.name)
+    .bind(&file.mount_path)
+    .bind(serde_json::to_string(&file.target_services).unwrap_or_else(|_| "[]".into()))
+    .bind(flag(file.readonly))
+    .bind(file.content)
+    .bind(size)
+    .bind(sha256)
+    .bind(&now)
+    .fetch_one(&mut *tx)
+    .await;
+    let id: i64 = match inserted {
+        Ok(row) => row.try_get("id")?,
+        Err(e) if is_unique_violation(&e) => return Err(path_taken(&file.mount_path)),
+        Err(e) => return Err(e.into()),
+    };
+    touch_in(&mut tx, account_id, playspec_id, actor).await?;
+    let added = file_in(&mut tx, playspec_id, id).await?;
+    tx.commit().await?;
+    Ok(added)
+}
+
+pub async fn update_file(
+    store: &Store,
+    account_id: i64,
+    playspec_id: i64,
+    file_id: i64,
+    change: MountedFileChange,
+    actor: Actor,
+) -> Result<MountedFile> {
+    let mut tx = store.write().await?;
+    ensure_unlocked(&mut tx, account_id, playspec_id).await?;
+    let current = file_in(&mut tx, playspec_id, file_id).await?;
+    let mount_path = change.mount_path.unwrap_or(current.mount_path);
+    let result = sqlx::query(
+        "UPDATE playspec_mounted_files SET mount_path = $1, target_services = $2, readonly = $3, updated_at = $4 \
+         WHERE id = $5 AND playspec_id = $6",
+    )
+    .bind(&mount_path)
+    .bind(serde_json::to_string(&change.target_services.unwrap_or(current.target_services)).unwrap_or_default())
+    .bind(flag(change.readonly.unwrap_or(current.readonly)))
+    .bind(time::to_db(&time::now()))
+    .bind(file_id)
+    .bind(playspec_id)
+    .execute(&mut *tx)
+    .await;
+    match result {
+        Ok(_) => {}
+        Err(e) if is_unique_violation(&e) => return Err(path_taken(&mount_path)),
+        Err(e) => return Err(e.into()),
+    }
+    touch_in(&mut tx, account_id, playspec_id, actor).await?;
+    let updated = file_in(&mut tx, playspec_id, file_id).await?;
+    tx.commit().await?;
+    Ok(updated)
+}
+
+pub async fn remove_file(store: &Store, account_id: i64, playspec_id: i64, file_id: i64, actor: Actor) -> Result<()> {
+    let mut tx = store.write().await?;
+    ensure_unlocked(&mut tx, account_id, playspec_id).await?;
+    let removed = sqlx::query("DELETE FROM playspec_mounted_files WHERE id = $1 AND playspec_id = $2")
+        .bind(file_id)
+        .bind(playspec_id)
+        .execute(&mut *tx)
+        .await?;
+    if removed.rows_affected() == 0 {
+        return Err(Error::NotFound("mounted file"));
+    }
+    touch_in(&mut tx, account_id, playspec_id, actor).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+fn credential_context(playspec_id: i64, registry_url: &str) -> String {
+    format!("playspec:{playspec_id}:registry:{registry_url}")
+}
+
+pub async fn list_credentials(store: &Store, playspec_id: i64) -> Result<Vec<RegistryCredential>> {
+    let rows = sqlx::query(
+        "SELECT id, registry_type, registry_url, username, created_at FROM playspec_registry_credentials \
+         WHERE playspec_id = $1 ORDER BY id",
+    )
+    .bind(playspec_id)
+    .fetch_all(store.pool())
+    .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(RegistryCredential {
+                id: row.try_get("id")?,
+                registry_type: row.try_get("registry_type")?,
+                registry_url: row.try_get("registry_url")?,
+                username: row.try_get("username")?,
+                created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
+            })
+        })
+        .collect()
+}
+
+/// A credential with its secret opened, for image pulls.
+pub async fn credential_secret(store: &Store, secrets: &SecretBox, playspec_id: i64, id: i64) -> Result<String> {
+    let row = sqlx::query(
+        "SELECT registry_url, secret FROM playspec_registry_credentials WHERE id = $1 AND playspec_id = $2",
+    )
+    .bind(id)
+    .bind(playspec_id)
+    .fetch_optional(store.pool())
+    .await?
+    .ok_or(Error::NotFound("registry credential"))?;
+    let url: String = row.try_get("registry_url")?;
+    secrets.open(&row.try_get::<String, _>("secret")?, &credential_context(playspec_id, &url))
+}
+
+#[expect(clippy::too_many_arguments, reason = "one call site; the fields are the request's")]
+pub async fn add_credential(
+    store: &Store,
+    secrets: &SecretBox,
+    account_id: i64,
+    playspec_id: i64,
+    registry_type: &str,
+    registry_url: &str,
+    username: &str,
+    secret: &str,
+    actor: Actor,
+) -> Result<RegistryCredential> {
+    let mut tx = store.write().await?;
+    ensure_unlocked(&mut tx, account_id, playspec_id).await?;
+    let now = time::now();
+    let inserted = sqlx::query(
+        "INSERT INTO playspec_registry_credentials (playspec_id, registry_type, registry_url, username, secret, \
+         created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+    )
+    .bind(playspec_id)
+    .bind(registry_type)
+    .bind(registry_url)
+    .bind(username)
+    .bind(secrets.seal(secret, &credential_context(playspec_id, registry_url))?)
+    .bind(time::to_db(&now))
+    .fetch_one(&mut *tx)
+    .await;
+    let id: i64 = match inserted {
+        Ok(row) => row.try_get("id")?,
+        Err(e) if is_unique_violation(&e) => {
+            return Err(Error::field("registry_url", format!("a credential for {registry_url} already exists")));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    touch_in(&mut tx, account_id, playspec_id, actor).await?;
+    tx.commit().await?;
+    Ok(RegistryCredential {
+        id,
+        registry_type: registry_type.to_owned(),
+        registry_url: registry_url.to_owned(),
+        username: username.to_owned(),
+        created_at: now,
+    })
+}
+
+pub async fn remove_credential(store: &Store, account_id: i64, playspec_id: i64, id: i64, actor: Actor) -> Result<()> {
+    let mut tx = store.write().await?;
+    ensure_unlocked(&mut tx, account_id, playspec_id).await?;
+    let removed = sqlx::query("DELETE FROM playspec_registry_credentials WHERE id = $1 AND playspec_id = $2")
+        .bind(id)
+        .bind(playspec_id)
+        .execute(&mut *tx)
+        .await?;
+    if removed.rows_affected() == 0 {
+        return Err(Error::NotFound("registry credential"));
+    }
+    touch_in(&mut tx, account_id, playspec_id, actor).await?;
+    tx.commit().await?;
+    Ok(())
+}

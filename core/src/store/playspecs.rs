@@ -1,0 +1,221 @@
+//! Playspecs: a blueprint of Compose YAML plus its classified services.
+//!
+//! Invariant: a Playspec is *locked* exactly while a Playground that is not
+//! destroyed references it. The lock is derived (`playground_count`), never
+//! stored, so it cannot drift; every change checks it inside the write
+//! transaction that makes the change.
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::events::{self, Actor, NewEvent};
+use super::quotas::{self, QuotaLimits, Resource};
+use super::{Conn, Store, flag, is_set, is_unique_violation};
+use crate::compose::ServiceDefinition;
+use crate::time::{self, Timestamp};
+use crate::{Error, Result};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Playspec {
+    pub id: i64,
+    pub account_id: i64,
+    pub name: String,
+    pub description: String,
+    pub base_compose_yaml: String,
+    /// Stored as JSON; the API renders it as the spec's service definitions.
+    pub services: serde_json::Value,
+    pub persist_volumes: bool,
+    pub playground_count: i64,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl Playspec {
+    pub fn locked(&self) -> bool {
+        self.playground_count > 0
+    }
+}
+
+/// Desired fields; on update `None` leaves a field as it is.
+#[derive(Clone, Debug, Default)]
+pub struct PlayspecFields {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub base_compose_yaml: Option<String>,
+    pub services: Option<Vec<ServiceDefinition>>,
+    pub persist_volumes: Option<bool>,
+}
+
+const COLUMNS: &str = "p.id, p.account_id, p.name, p.description, p.base_compose_yaml, p.services, \
+    p.persist_volumes, p.created_at, p.updated_at, \
+    (SELECT COUNT(*) FROM playgrounds g WHERE g.playspec_id = p.id AND g.status <> 'destroyed') AS playground_count";
+
+fn from_row(row: &AnyRow) -> Result<Playspec> {
+    let services: String = row.try_get("services")?;
+    Ok(Playspec {
+        id: row.try_get("id")?,
+        account_id: row.try_get("account_id")?,
+        name: row.try_get("name")?,
+        description: row.try_get("description")?,
+        base_compose_yaml: row.try_get("base_compose_yaml")?,
+        services: serde_json::from_str(&services).unwrap_or(serde_json::Value::Array(Vec::new())),
+        persist_volumes: is_set(row.try_get("persist_volumes")?),
+        playground_count: row.try_get("playground_count")?,
+        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
+        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+    })
+}
+
+fn services_json(services: &[ServiceDefinition]) -> Result<String> {
+    serde_json::to_string(services).map_err(|e| Error::Internal(format!("services do not serialise: {e}")))
+}
+
+fn name_taken(name: &str) -> Error {
+    Error::field("playspec.name", format!("a Playspec named {name:?} already exists"))
+}
+
+pub async fn create(
+    store: &Store,
+    account_id: i64,
+    fields: PlayspecFields,
+    limits: &QuotaLimits,
+    actor: Actor,
+) -> Result<Playspec> {
+    let mut tx = store.write().await?;
+    let playspec = create_in(&mut tx, store.backend(), account_id, fields, limits, actor).await?;
+    tx.commit().await?;
+    Ok(playspec)
+}
+
+/// Creates a Playspec inside the caller's transaction (Launch creates a
+/// Playspec and a Playground in one).
+pub async fn create_in(
+    conn: &mut Conn,
+    backend: super::Backend,
+    account_id: i64,
+    fields: PlayspecFields,
+    limits: &QuotaLimits,
+    actor: Actor,
+) -> Result<Playspec> {
+    let missing = || Error::Internal("playspec create without a required field".into());
+    let name = fields.name.ok_or_else(missing)?;
+    quotas::check(conn, backend, account_id, Resource::Playspecs, limits).await?;
+    let now = time::to_db(&time::now());
+    let inserted = sqlx::query(
+        "INSERT INTO playspecs (account_id, name, description, base_compose_yaml, services, persist_volumes, \
+         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING id",
+    )
+    .bind(account_id)
+    .bind(&name)
+    .bind(fields.description.unwrap_or_default())
+    .bind(fields.base_compose_yaml.ok_or_else(missing)?)
+    .bind(services_json(&fields.services.unwrap_or_default())?)
+    .bind(flag(fields.persist_volumes.unwrap_or(false)))
+    .bind(&now)
+    .fetch_one(&mut *conn)
+    .await;
+    let id: i64 = match inserted {
+        Ok(row) => row.try_get("id")?,
+        Err(e) if is_unique_violation(&e) => return Err(name_taken(&name)),
+        Err(e) => return Err(e.into()),
+    };
+    events::record(conn, NewEvent::new(account_id, "playspec", id, "created").actor(actor)).await?;
+    get_in(conn, account_id, id).await
+}
+
+pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playspec> {
+    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM playspecs p WHERE p.id = $1 AND p.account_id = $2"))
+        .bind(id)
+        .bind(account_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(Error::NotFound("playspec"))?;
+    from_row(&row)
+}
+
+pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Playspec> {
+    let mut conn = store.conn().await?;
+    get_in(&mut conn, account_id, id).await
+}
+
+pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playspec>> {
+    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM playspecs p WHERE p.account_id = $1 ORDER BY p.id"))
+        .bind(account_id)
+        .fetch_all(store.pool())
+        .await?;
+    rows.iter().map(from_row).collect()
+}
+
+/// Fails with `Locked` when Playgrounds reference the Playspec. Call inside
+/// the transaction of the change.
+pub async fn ensure_unlocked(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playspec> {
+    let playspec = get_in(conn, account_id, id).await?;
+    if playspec.locked() {
+        return Err(Error::Locked(format!(
+            "the Playspec is used by {} Playground(s); destroy them before changing it",
+            playspec.playground_count
+        )));
+    }
+    Ok(playspec)
+}
+
+/// Marks the Playspec changed (mounted files, credentials) and writes its
+/// `playspec.updated` event.
+pub async fn touch_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) -> Result<()> {
+    sqlx::query("UPDATE playspecs SET updated_at = $1 WHERE id = $2")
+        .bind(time::to_db(&time::now()))
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    events::record(conn, NewEvent::new(account_id, "playspec", id, "updated").actor(actor)).await?;
+    Ok(())
+}
+
+pub async fn update(store: &Store, account_id: i64, id: i64, fields: PlayspecFields, actor: Actor) -> Result<Playspec> {
+    let mut tx = store.write().await?;
+    let current = ensure_unlocked(&mut tx, account_id, id).await?;
+    let name = fields.name.unwrap_or(current.name);
+    let services = match fields.services {
+        Some(services) => services_json(&services)?,
+        None => current.services.to_string(),
+    };
+    let result = sqlx::query(
+        "UPDATE playspecs SET name = $1, description = $2, base_compose_yaml = $3, services = $4, \
+         persist_volumes = $5, updated_at = $6 WHERE id = $7 AND account_id = $8",
+    )
+    .bind(&name)
+    .bind(fields.description.unwrap_or(current.description))
+    .bind(fields.base_compose_yaml.unwrap_or(current.base_compose_yaml))
+    .bind(services)
+    .bind(flag(fields.persist_volumes.unwrap_or(current.persist_volumes)))
+    .bind(time::to_db(&time::now()))
+    .bind(id)
+    .bind(account_id)
+    .execute(&mut *tx)
+    .await;
+    match result {
+        Ok(_) => {}
+        Err(e) if is_unique_violation(&e) => return Err(name_taken(&name)),
+        Err(e) => return Err(e.into()),
+    }
+    events::record(&mut tx, NewEvent::new(account_id, "playspec", id, "updated").actor(actor)).await?;
+    let playspec = get_in(&mut tx, account_id, id).await?;
+    tx.commit().await?;
+    Ok(playspec)
+}
+
+/// Deletes an unlocked Playspec with its mounted files and credentials.
+/// Destroyed Playgrounds that referenced it keep their rows, unlinked.
+pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<()> {
+    let mut tx = store.write().await?;
+    ensure_unlocked(&mut tx, account_id, id).await?;
+    sqlx::query("UPDATE playgrounds SET playspec_id = NULL WHERE playspec_id = $1").bind(id).execute(&mut *tx).await?;
+    sqlx::query("DELETE FROM playspecs WHERE id = $1 AND account_id = $2")
+        .bind(id)
+        .bind(account_id)
+        .execute(&mut *tx)
+        .await?;
+    events::record(&mut tx, NewEvent::new(account_id, "playspec", id, "destroyed").actor(actor)).await?;
+    tx.commit().await?;
+    Ok(())
+}
