@@ -165,3 +165,46 @@ async fn a_user_supplied_key_works_and_a_wrong_one_is_refused() {
     assert_eq!(list.body.as_array().unwrap().len(), 2);
     seen.assert_no_private_key(&[&good, &wrong]);
 }
+
+/// A user that can log in over SSH but is not in the `docker` group. The
+/// harness's sshd reads one AuthorizedKeysFile for every user, so the
+/// harness key logs it in. `*` (not `!`) as password: sshd without PAM
+/// refuses key logins to locked accounts.
+fn user_without_docker_access() -> String {
+    let name = "play-nodocker";
+    let exists = || Command::new("id").arg(name).output().is_ok_and(|o| o.status.success());
+    if !exists() {
+        let created = Command::new("useradd").args(["--create-home", "--shell", "/bin/sh", name]).status().unwrap();
+        assert!(created.success() || exists(), "useradd {name} failed (the e2e tests run as root)");
+    }
+    support::run(Command::new("usermod").args(["--password", "*", name]));
+    let groups = support::run(Command::new("id").args(["-nG", name]));
+    assert!(
+        !String::from_utf8_lossy(&groups.stdout).split_whitespace().any(|g| g == "docker"),
+        "{name} must not be in the docker group"
+    );
+    name.to_owned()
+}
+
+#[tokio::test]
+async fn a_user_without_access_to_the_docker_socket_is_reported_as_permission_denied() {
+    let sshd = Sshd::start();
+    let user = user_without_docker_access();
+    let app = app().await;
+    let mut seen = Seen::default();
+    let r = seen.keep(
+        app.post(
+            "/api/playrooms",
+            &app.admin,
+            json!({"playroom": {"name": "nodocker", "host": "127.0.0.1", "port": sshd.port, "user": user,
+                   "ssh_private_key": sshd.client_key.private_openssh}}),
+        )
+        .await,
+    );
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let report = test_connection(&app, &mut seen, r.body["id"].as_i64().unwrap()).await;
+    assert_eq!(report["ok"], false);
+    assert_eq!(report["ssh"]["authenticated"], true, "{report:#}\n{}", sshd.log());
+    assert_eq!(report["failure"]["stage"], "docker", "{report:#}");
+    assert_eq!(report["failure"]["kind"], "permission_denied", "{report:#}");
+}
