@@ -77,6 +77,12 @@ pub struct ServeArgs {
     /// (`connection: local`). Tenants' containers then run next to play.
     #[arg(long, env = "PLAY_ALLOW_LOCAL_PLAYROOMS", default_value_t = false)]
     pub allow_local_playrooms: bool,
+    /// Lifetime of a new Playground.
+    #[arg(long, env = "PLAY_PLAYGROUND_TTL", default_value = "8h", value_parser = humantime_duration)]
+    pub playground_ttl: std::time::Duration,
+    /// Lifetime of a new job-mode Playground.
+    #[arg(long, env = "PLAY_JOB_TTL", default_value = "1h", value_parser = humantime_duration)]
+    pub job_ttl: std::time::Duration,
     /// Bound on each call to a Playroom host (SSH connect, one Docker request).
     #[arg(long, env = "PLAY_HOST_TIMEOUT", default_value = "10s", value_parser = humantime_duration)]
     pub host_timeout: std::time::Duration,

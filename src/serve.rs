@@ -34,6 +34,8 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         rate_limit_burst: args.rate_limit_burst,
         quotas,
         allow_local_playrooms: args.allow_local_playrooms,
+        playground_ttl: args.playground_ttl,
+        job_ttl: args.job_ttl,
     };
     let metrics = Arc::new(Metrics::new());
     let gateway = Arc::new(DockerHostGateway::new(HostConfig::with_timeout(args.host_timeout), metrics.clone()));

@@ -9,7 +9,7 @@
 
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection};
-use axum::extract::{FromRef, FromRequest, FromRequestParts, Request};
+use axum::extract::{FromRef, FromRequest, FromRequestParts, OptionalFromRequest, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
 use play_core::FieldErrors;
@@ -77,6 +77,30 @@ where
         let limit = ApiConfig::from_ref(state).body_limit;
         let bytes = Bytes::from_request(req, state).await.map_err(|e| body_rejection(e, limit))?;
         parse_json(&bytes).map(Json)
+    }
+}
+
+/// An optional JSON body: an empty body is `None` (defaults apply); a body
+/// that is present must be valid JSON of the right shape.
+impl<S, T> OptionalFromRequest<S> for Json<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+    ApiConfig: FromRef<S>,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Option<Self>, ApiError> {
+        let json = is_json(req.headers());
+        let limit = ApiConfig::from_ref(state).body_limit;
+        let bytes = Bytes::from_request(req, state).await.map_err(|e| body_rejection(e, limit))?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(None);
+        }
+        if !json {
+            return Err(ApiError::BadRequest("expected a JSON body with Content-Type: application/json".into()));
+        }
+        parse_json(&bytes).map(|v| Some(Json(v)))
     }
 }
 

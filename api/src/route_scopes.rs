@@ -30,6 +30,13 @@ pub const ROUTE_SCOPES: &[(&str, &str, Scope)] = &[
     ("DELETE", "/api/playspecs/{id}/remove_mounted_file", Scope::PlayspecsWrite),
     ("POST", "/api/playspecs/{id}/add_registry_credential", Scope::PlayspecsWrite),
     ("DELETE", "/api/playspecs/{id}/remove_registry_credential", Scope::PlayspecsWrite),
+    ("GET", "/api/playgrounds", Scope::PlaygroundsRead),
+    ("POST", "/api/playgrounds", Scope::PlaygroundsWrite),
+    ("GET", "/api/playgrounds/{id}", Scope::PlaygroundsRead),
+    ("DELETE", "/api/playgrounds/{id}", Scope::PlaygroundsDelete),
+    ("GET", "/api/playgrounds/{id}/status", Scope::PlaygroundsRead),
+    ("POST", "/api/playgrounds/{id}/extend_expiration", Scope::PlaygroundsWrite),
+    ("POST", "/api/launch", Scope::LaunchWrite),
 ];
 
 /// The scope a routed operation needs, if the table names it.

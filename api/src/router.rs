@@ -20,7 +20,7 @@ use utoipa_axum::routes;
 use crate::auth;
 use crate::error::ApiError;
 use crate::openapi::{self, ApiDoc};
-use crate::routes::{keys, ops, playrooms, playspec_files, playspecs};
+use crate::routes::{keys, launch, ops, playgrounds, playrooms, playspec_files, playspecs};
 use crate::state::AppState;
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -42,6 +42,11 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(playspec_files::remove))
         .routes(routes!(playspec_files::add_credential))
         .routes(routes!(playspec_files::remove_credential))
+        .routes(routes!(playgrounds::list, playgrounds::create))
+        .routes(routes!(playgrounds::show, playgrounds::delete))
+        .routes(routes!(playgrounds::status))
+        .routes(routes!(playgrounds::extend_expiration))
+        .routes(routes!(launch::launch))
         .split_for_parts();
     // Uploads carry their own, larger body limit.
     let (upload, upload_doc) = OpenApiRouter::new().routes(routes!(playspec_files::add)).split_for_parts();

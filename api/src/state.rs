@@ -28,6 +28,10 @@ pub struct ApiConfig {
     /// (`connection: local`). Off by default: such a Playroom runs tenant
     /// containers next to play.
     pub allow_local_playrooms: bool,
+    /// Lifetime of a new Playground (`expires_at` = creation + this).
+    pub playground_ttl: std::time::Duration,
+    /// Lifetime of a new job-mode Playground.
+    pub job_ttl: std::time::Duration,
 }
 
 impl Default for ApiConfig {
@@ -38,6 +42,8 @@ impl Default for ApiConfig {
             rate_limit_burst: 100,
             quotas: QuotaLimits::default(),
             allow_local_playrooms: false,
+            playground_ttl: std::time::Duration::from_secs(8 * 3600),
+            job_ttl: std::time::Duration::from_secs(3600),
         }
     }
 }

@@ -1,7 +1,9 @@
 //! One module per resource.
 
 pub mod keys;
+pub mod launch;
 pub mod ops;
+pub mod playgrounds;
 pub mod playrooms;
 pub mod playspec_files;
 pub mod playspecs;

@@ -18,19 +18,19 @@
 //!   `external` by default; `subdomain` from `svc/subdomain`, else the
 //!   service name made DNS-safe.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::model::{ComposeFile, Service};
 use super::svc::parse_expose;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ServiceType {
     Dynamic,
     Static,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Exposure {
     pub enabled: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -41,7 +41,7 @@ pub struct Exposure {
     pub visibility: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServiceDefinition {
     pub name: String,
     #[serde(rename = "type")]

@@ -22,16 +22,18 @@ pub enum Resource {
     ApiKeys,
     Playrooms,
     Playspecs,
+    Playgrounds,
 }
 
 impl Resource {
-    pub const ALL: &'static [Resource] = &[Resource::ApiKeys, Resource::Playrooms, Resource::Playspecs];
+    pub const ALL: &'static [Resource] = &[Resource::ApiKeys, Resource::Playrooms, Resource::Playspecs, Resource::Playgrounds];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Resource::ApiKeys => "api_keys",
             Resource::Playrooms => "playrooms",
             Resource::Playspecs => "playspecs",
+            Resource::Playgrounds => "playgrounds",
         }
     }
 
@@ -40,6 +42,7 @@ impl Resource {
             Resource::ApiKeys => "api_keys",
             Resource::Playrooms => "playrooms",
             Resource::Playspecs => "playspecs",
+            Resource::Playgrounds => "playgrounds",
         }
     }
 
@@ -48,6 +51,7 @@ impl Resource {
             Resource::ApiKeys => 100,
             Resource::Playrooms => 20,
             Resource::Playspecs => 200,
+            Resource::Playgrounds => 20,
         }
     }
 }

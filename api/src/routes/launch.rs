@@ -1,0 +1,124 @@
+//! `POST /api/launch`: Compose YAML in, a Playspec (and optionally a
+//! Playground) out, in one transaction.
+
+use axum::Json as JsonResponse;
+use axum::extract::State;
+use axum::http::StatusCode;
+use play_core::FieldErrors;
+use play_core::compose::{self, Policy};
+use play_core::error::push_field_error;
+use play_core::store::playgrounds::{self, NewPlayground};
+use play_core::store::playrooms;
+use play_core::store::playspecs::{self, PlayspecFields};
+use play_core::validate;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::auth::Principal;
+use crate::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::extract::Json;
+use crate::routes::playgrounds::ttl;
+use crate::state::AppState;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LaunchRequest {
+    /// Name of the Playspec and the Playground.
+    pub name: String,
+    pub compose_yaml: String,
+    /// Required when create_playground is true.
+    pub playroom_id: Option<i64>,
+    #[serde(default)]
+    pub create_playground: bool,
+    #[serde(default)]
+    pub persist_volumes: bool,
+    /// AI agent provider to attach (not supported by this server yet).
+    pub agent: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LaunchResponse {
+    /// Id of the new Playspec.
+    pub playspecs_created: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub playground_id: Option<i64>,
+    /// Playzones auto-created from build services (none until Playzones exist).
+    pub playzones_created: Vec<i64>,
+}
+
+/// Create a Playspec from Compose YAML, and optionally a Playground.
+#[utoipa::path(post, path = "/api/launch", tag = "Launch", request_body = LaunchRequest,
+    responses((status = 201, body = LaunchResponse), (status = 404, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+pub async fn launch(
+    State(state): State<AppState>,
+    principal: Principal,
+    Json(body): Json<LaunchRequest>,
+) -> ApiResult<(StatusCode, JsonResponse<LaunchResponse>)> {
+    let mut errors = FieldErrors::new();
+    if let Err(m) = validate::display_name(&body.name) {
+        push_field_error(&mut errors, "name", m);
+    }
+    if body.agent.is_some() {
+        push_field_error(&mut errors, "agent", "agents are not supported by this server");
+    }
+    if body.create_playground && body.playroom_id.is_none() {
+        push_field_error(&mut errors, "playroom_id", "is required when create_playground is true");
+    }
+    // Validate under the target Playroom's policy when there is one.
+    let policy = match body.playroom_id {
+        Some(id) => Policy { trusted: playrooms::get(&state.store, principal.account_id, id).await?.trusted },
+        None => Policy::TRUSTED,
+    };
+    let (report, model) = compose::parse_compose(&body.compose_yaml, &policy);
+    for issue in &report.errors {
+        let key =
+            if issue.path.is_empty() { "compose_yaml".to_owned() } else { format!("compose_yaml.{}", issue.path) };
+        push_field_error(&mut errors, key, issue.message.clone());
+    }
+    let (Some(model), true) = (model, errors.is_empty()) else {
+        return Err(ApiError::validation(errors));
+    };
+    let fields = PlayspecFields {
+        name: Some(body.name.trim().to_owned()),
+        description: Some(String::new()),
+        base_compose_yaml: Some(body.compose_yaml),
+        services: Some(compose::classify(&model)),
+        persist_volumes: Some(body.persist_volumes),
+    };
+    let mut tx = state.store.write().await?;
+    let actor = principal.actor();
+    let playspec =
+        playspecs::create_in(&mut tx, state.store.backend(), principal.account_id, fields, &state.config.quotas, actor)
+            .await?;
+    let mut playground_id = None;
+    if body.create_playground {
+        // The Playroom was checked above and the Compose passed its policy;
+        // a launched Playground has no per-service settings to check.
+        let new = NewPlayground {
+            name: body.name.trim().to_owned(),
+            playspec_id: playspec.id,
+            playroom_id: body.playroom_id.unwrap_or_default(),
+            job_mode: false,
+            watched_services: Vec::new(),
+            env_overrides: Default::default(),
+            service_subdomains: Default::default(),
+            service_settings: Default::default(),
+            ttl: ttl(&state, false),
+        };
+        let playground = playgrounds::create_in(
+            &mut tx,
+            state.store.backend(),
+            principal.account_id,
+            new,
+            &state.config.quotas,
+            actor,
+        )
+        .await?;
+        playground_id = Some(playground.id);
+    }
+    tx.commit().await.map_err(play_core::Error::from)?;
+    Ok((
+        StatusCode::CREATED,
+        JsonResponse(LaunchResponse { playspecs_created: playspec.id, playground_id, playzones_created: Vec::new() }),
+    ))
+}

@@ -1,0 +1,388 @@
+//! `/api/playgrounds`: running instances of Playspecs on Playrooms.
+//!
+//! Handlers record desired state and return; the Playground reconciler
+//! converges the host and writes status back (`creation_step`, errors,
+//! services). Create answers `201` with the detail view, status
+//! `in_progress`.
+
+use std::collections::BTreeMap;
+
+use axum::Json as JsonResponse;
+use axum::extract::State;
+use axum::http::StatusCode;
+use chrono::{DateTime, Utc};
+use play_core::FieldErrors;
+use play_core::compose::{self, Policy, ServiceDefinition, ServiceType};
+use play_core::error::push_field_error;
+use play_core::store::playgrounds::{self, NewPlayground, Playground, ServiceSettings, ServiceStatus, step_label};
+use play_core::store::{playrooms, playspecs};
+use play_core::{time, validate};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::auth::Principal;
+use crate::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::extract::{Id, Json};
+use crate::state::AppState;
+
+const MAX_ENV_VALUE_BYTES: usize = 64 * 1024;
+/// The longest single extension, in hours (30 days).
+pub const MAX_EXTEND_HOURS: i64 = 720;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlaygroundRequest {
+    pub playground: PlaygroundInput,
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlaygroundInput {
+    pub name: Option<String>,
+    pub playspec_id: Option<i64>,
+    pub playroom_id: Option<i64>,
+    #[serde(default)]
+    pub job_mode: bool,
+    /// Job mode only; empty means every dynamic service.
+    #[serde(default)]
+    pub watched_services: Vec<String>,
+    /// Variables for every service.
+    #[serde(default)]
+    pub env_overrides: BTreeMap<String, String>,
+    /// Service name -> subdomain.
+    #[serde(default)]
+    pub service_subdomains: BTreeMap<String, String>,
+    /// Service name -> {git_config, production, env_vars}.
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    pub services: BTreeMap<String, ServiceSettings>,
+}
+
+fn env_name_ok(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && name.len() <= 256
+}
+
+fn check_env(errors: &mut FieldErrors, prefix: &str, vars: &BTreeMap<String, String>) {
+    for (name, value) in vars {
+        if !env_name_ok(name) {
+            push_field_error(
+                errors,
+                format!("{prefix}.{name}"),
+                "names are letters, digits and '_', not starting with a digit",
+            );
+        } else if value.len() > MAX_ENV_VALUE_BYTES || value.contains('\0') {
+            push_field_error(errors, format!("{prefix}.{name}"), "values are at most 64 KiB, without NUL");
+        }
+    }
+}
+
+/// Everything a create needs, checked: the Playspec and Playroom are the
+/// caller's, the Compose passes the Playroom's policy, and every named
+/// service exists with settings that fit it. Shared with Launch.
+pub async fn validate_new(state: &AppState, account_id: i64, input: PlaygroundInput) -> ApiResult<NewPlayground> {
+    let mut errors = FieldErrors::new();
+    let name = input.name.unwrap_or_default();
+    if let Err(m) = validate::display_name(&name) {
+        push_field_error(&mut errors, "playground.name", m);
+    }
+    let (Some(playspec_id), Some(playroom_id)) = (input.playspec_id, input.playroom_id) else {
+        if input.playspec_id.is_none() {
+            push_field_error(&mut errors, "playground.playspec_id", "is required");
+        }
+        if input.playroom_id.is_none() {
+            push_field_error(&mut errors, "playground.playroom_id", "is required");
+        }
+        return Err(ApiError::validation(errors));
+    };
+    let playspec = playspecs::get(&state.store, account_id, playspec_id).await?;
+    let playroom = playrooms::get(&state.store, account_id, playroom_id).await?;
+    let report = compose::validate_compose(&playspec.base_compose_yaml, &Policy { trusted: playroom.trusted });
+    for issue in &report.errors {
+        push_field_error(&mut errors, format!("playspec.base_compose_yaml.{}", issue.path), issue.message.clone());
+    }
+    let services: Vec<ServiceDefinition> = serde_json::from_value(playspec.services.clone()).unwrap_or_default();
+    let find = |name: &str| services.iter().find(|s| s.name == name);
+    if !input.job_mode && !input.watched_services.is_empty() {
+        push_field_error(&mut errors, "playground.watched_services", "is for job mode only");
+    }
+    for (i, name) in input.watched_services.iter().enumerate() {
+        if find(name).is_none() {
+            push_field_error(
+                &mut errors,
+                format!("playground.watched_services[{i}]"),
+                format!("no service {name:?} in the Playspec"),
+            );
+        }
+    }
+    check_env(&mut errors, "playground.env_overrides", &input.env_overrides);
+    for (service, subdomain) in &input.service_subdomains {
+        let field = format!("playground.service_subdomains.{service}");
+        match find(service) {
+            None => push_field_error(&mut errors, field, format!("no service {service:?} in the Playspec")),
+            Some(def) if !def.exposure.enabled => push_field_error(&mut errors, field, "the service is not exposed"),
+            Some(_) => {
+                if let Err(m) = compose::svc::check_label_value(compose::svc::LabelKind::Subdomain, subdomain) {
+                    push_field_error(&mut errors, field, m);
+                }
+            }
+        }
+    }
+    for (service, settings) in &input.services {
+        let field = format!("playground.services.{service}");
+        match find(service) {
+            None => push_field_error(&mut errors, field, format!("no service {service:?} in the Playspec")),
+            Some(def) => {
+                if settings.git_config.is_some() && def.service_type != ServiceType::Dynamic {
+                    push_field_error(
+                        &mut errors,
+                        format!("{field}.git_config"),
+                        "only services built from a Playzone have a branch",
+                    );
+                }
+                if settings.git_config.as_ref().is_some_and(|git| git.create_branch && git.base_branch_name.is_none()) {
+                    push_field_error(
+                        &mut errors,
+                        format!("{field}.git_config.base_branch_name"),
+                        "is required with create_branch",
+                    );
+                }
+                check_env(&mut errors, &format!("{field}.env_vars"), &settings.env_vars);
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors));
+    }
+    Ok(NewPlayground {
+        name: name.trim().to_owned(),
+        playspec_id,
+        playroom_id,
+        job_mode: input.job_mode,
+        watched_services: input.watched_services,
+        env_overrides: input.env_overrides,
+        service_subdomains: input.service_subdomains,
+        service_settings: input.services,
+        ttl: ttl(state, input.job_mode),
+    })
+}
+
+/// The lifetime of a new Playground: the configured TTL, shorter for jobs.
+pub fn ttl(state: &AppState, job_mode: bool) -> chrono::Duration {
+    let ttl = if job_mode { state.config.job_ttl } else { state.config.playground_ttl };
+    chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::hours(8))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BranchName {
+    pub branch_name: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PlaygroundItem {
+    pub id: i64,
+    pub name: String,
+    pub status: String,
+    pub job_mode: bool,
+    pub playspec_id: Option<i64>,
+    pub playspec_name: Option<String>,
+    pub service_branches: BTreeMap<String, BranchName>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PlaygroundDetail {
+    #[serde(flatten)]
+    pub item: PlaygroundItem,
+    pub playroom_id: i64,
+    pub compose_project: String,
+    pub env_overrides: BTreeMap<String, String>,
+    pub service_subdomains: BTreeMap<String, String>,
+    pub watched_services: Vec<String>,
+    /// Seconds until expiry (0 once past).
+    pub time_remaining: f64,
+    /// How much of the lifetime has passed, 0-100.
+    pub expiration_percentage: f64,
+    pub last_applied_at: Option<DateTime<Utc>>,
+    pub needs_recreation: bool,
+    #[schema(value_type = Vec<Object>)]
+    pub services: Vec<ServiceStatus>,
+    /// Desired-state generation, and the one the reconciler last converged.
+    pub generation: i64,
+    pub observed_generation: i64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PlaygroundStatus {
+    pub id: i64,
+    pub status: String,
+    pub job_mode: bool,
+    pub creation_step: Option<String>,
+    pub creation_step_label: Option<String>,
+    pub error_message: Option<String>,
+    pub error_step: Option<String>,
+    pub error_step_label: Option<String>,
+    pub needs_recreation: bool,
+    #[schema(value_type = Vec<Object>)]
+    pub services: Vec<ServiceStatus>,
+}
+
+fn item(p: &Playground) -> PlaygroundItem {
+    let service_branches = p
+        .service_settings
+        .iter()
+        .filter_map(|(name, s)| {
+            let branch = s.git_config.as_ref()?.branch_name.clone()?;
+            Some((name.clone(), BranchName { branch_name: branch }))
+        })
+        .collect();
+    PlaygroundItem {
+        id: p.id,
+        name: p.name.clone(),
+        status: p.status.clone(),
+        job_mode: p.job_mode,
+        playspec_id: p.playspec_id,
+        playspec_name: p.playspec_name.clone(),
+        service_branches,
+        expires_at: p.expires_at,
+        created_at: p.created_at,
+    }
+}
+
+/// Seconds until `expires_at` (never negative).
+pub fn time_remaining(p: &Playground) -> f64 {
+    p.expires_at.map_or(0.0, |at| ((at - time::now()).num_milliseconds() as f64 / 1000.0).max(0.0))
+}
+
+fn expiration_percentage(p: &Playground) -> f64 {
+    let Some(at) = p.expires_at else { return 0.0 };
+    let total = (at - p.created_at).num_milliseconds() as f64;
+    if total <= 0.0 {
+        return 100.0;
+    }
+    let elapsed = (time::now() - p.created_at).num_milliseconds() as f64;
+    (elapsed / total * 100.0).clamp(0.0, 100.0)
+}
+
+pub fn detail(p: Playground) -> PlaygroundDetail {
+    PlaygroundDetail {
+        item: item(&p),
+        time_remaining: time_remaining(&p),
+        expiration_percentage: expiration_percentage(&p),
+        playroom_id: p.playroom_id,
+        compose_project: p.compose_project,
+        env_overrides: p.env_overrides,
+        service_subdomains: p.service_subdomains,
+        watched_services: p.watched_services,
+        last_applied_at: p.last_applied_at,
+        needs_recreation: p.needs_recreation,
+        services: p.services,
+        generation: p.generation,
+        observed_generation: p.observed_generation,
+    }
+}
+
+/// Create a Playground; answers at once with status `in_progress`.
+#[utoipa::path(post, path = "/api/playgrounds", tag = "Playgrounds", request_body = PlaygroundRequest,
+    responses((status = 201, body = PlaygroundDetail), (status = 404, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+pub async fn create(
+    State(state): State<AppState>,
+    principal: Principal,
+    Json(body): Json<PlaygroundRequest>,
+) -> ApiResult<(StatusCode, JsonResponse<PlaygroundDetail>)> {
+    let new = validate_new(&state, principal.account_id, body.playground).await?;
+    let playground =
+        playgrounds::create(&state.store, principal.account_id, new, &state.config.quotas, principal.actor()).await?;
+    Ok((StatusCode::CREATED, JsonResponse(detail(playground))))
+}
+
+/// List the account's Playgrounds.
+#[utoipa::path(get, path = "/api/playgrounds", tag = "Playgrounds", responses((status = 200, body = [PlaygroundItem])))]
+pub async fn list(State(state): State<AppState>, principal: Principal) -> ApiResult<JsonResponse<Vec<PlaygroundItem>>> {
+    let all = playgrounds::list(&state.store, principal.account_id).await?;
+    Ok(JsonResponse(all.iter().map(item).collect()))
+}
+
+/// A Playground's detail view.
+#[utoipa::path(get, path = "/api/playgrounds/{id}", tag = "Playgrounds", params(("id" = i64, Path)),
+    responses((status = 200, body = PlaygroundDetail), (status = 404, body = ErrorEnvelope)))]
+pub async fn show(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<JsonResponse<PlaygroundDetail>> {
+    Ok(JsonResponse(detail(playgrounds::get(&state.store, principal.account_id, id).await?)))
+}
+
+/// Lightweight status for polling.
+#[utoipa::path(get, path = "/api/playgrounds/{id}/status", tag = "Playgrounds", params(("id" = i64, Path)),
+    responses((status = 200, body = PlaygroundStatus), (status = 404, body = ErrorEnvelope)))]
+pub async fn status(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<JsonResponse<PlaygroundStatus>> {
+    let p = playgrounds::get(&state.store, principal.account_id, id).await?;
+    let label = |step: &Option<String>| step.as_deref().and_then(step_label).map(str::to_owned);
+    Ok(JsonResponse(PlaygroundStatus {
+        id: p.id,
+        creation_step_label: label(&p.creation_step),
+        error_step_label: label(&p.error_step),
+        status: p.status,
+        job_mode: p.job_mode,
+        creation_step: p.creation_step,
+        error_message: p.error_message,
+        error_step: p.error_step,
+        needs_recreation: p.needs_recreation,
+        services: p.services,
+    }))
+}
+
+/// Destroy a Playground: answers 202 with status `destroying`.
+#[utoipa::path(delete, path = "/api/playgrounds/{id}", tag = "Playgrounds", params(("id" = i64, Path)),
+    responses((status = 202, body = PlaygroundStatus), (status = 404, body = ErrorEnvelope)))]
+pub async fn delete(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<(StatusCode, JsonResponse<PlaygroundDetail>)> {
+    let playground = playgrounds::request_destroy(&state.store, principal.account_id, id, principal.actor()).await?;
+    Ok((StatusCode::ACCEPTED, JsonResponse(detail(playground))))
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExtendRequest {
+    /// Hours to add, 1-720; default 8.
+    pub duration_hours: Option<i64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Extended {
+    pub id: i64,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub time_remaining: f64,
+}
+
+/// Extend the TTL: `expires_at` moves to max(expires_at, now) + duration_hours.
+#[utoipa::path(post, path = "/api/playgrounds/{id}/extend_expiration", tag = "Playgrounds", params(("id" = i64, Path)),
+    request_body = ExtendRequest,
+    responses((status = 200, body = Extended), (status = 404, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+pub async fn extend_expiration(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    body: Option<Json<ExtendRequest>>,
+) -> ApiResult<JsonResponse<Extended>> {
+    let hours = body.and_then(|Json(b)| b.duration_hours).unwrap_or(8);
+    if !(1..=MAX_EXTEND_HOURS).contains(&hours) {
+        return Err(ApiError::field("duration_hours", format!("must be from 1 to {MAX_EXTEND_HOURS}")));
+    }
+    let p =
+        playgrounds::extend(&state.store, principal.account_id, id, chrono::Duration::hours(hours), principal.actor())
+            .await?;
+    Ok(JsonResponse(Extended { id: p.id, time_remaining: time_remaining(&p), expires_at: p.expires_at }))
+}
