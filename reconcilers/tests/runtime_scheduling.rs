@@ -328,3 +328,26 @@ async fn a_pass_whose_lease_is_lost_is_dropped() {
     assert!(!finished.load(Ordering::SeqCst));
     assert_eq!(reconciles(&metrics, "error"), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn queue_depth_counts_due_objects_waiting_for_a_worker() {
+    let probe = Probe::ok(10 * SEC);
+    let (rt, metrics) = runtime(&probe, MemoryLeases::new(), Config { concurrency: 1, ..quiet_config() });
+    let handle = rt.handle();
+    let running = Running::start(rt, metrics.clone());
+    handle.wake(1);
+    handle.wake(2);
+    handle.wake(3);
+    handle.wake_after(4, 3600 * SEC);
+    sleep(SEC).await;
+    let depth = |m: &play_core::metrics::Metrics| {
+        m.render()
+            .lines()
+            .find_map(|l| l.strip_prefix("play_reconcile_queue_depth{reconciler=\"probe\"} "))
+            .map(str::to_owned)
+    };
+    assert_eq!(depth(&metrics).as_deref(), Some("2"), "1 runs, 2 and 3 wait, 4 is not due");
+    sleep(60 * SEC).await;
+    assert_eq!(depth(&metrics).as_deref(), Some("0"));
+    running.stop().await;
+}
