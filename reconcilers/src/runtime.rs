@@ -35,11 +35,12 @@
 //! - **A change is never missed by a running pass**: a request that arrives
 //!   during a pass re-runs the object right after it, once, however many
 //!   requests arrived.
-//! - **Eventual visit**: every id [`Reconciler::list`] returns is visited at
-//!   least once per resync period, except ids currently failing (they follow
-//!   their backoff) and ids parked after a terminal error (they wait for a
-//!   wake). The first resync runs at start-up, so a restarted process
-//!   revisits everything and rebuilds its timers.
+//! - **Eventual visit**: every id [`Reconciler::list`] returns is queued at
+//!   least once per resync period (when `list` succeeds within the period),
+//!   except ids currently failing (they follow their backoff) and ids parked
+//!   after a terminal error (they wait for a wake). The first resync runs at
+//!   start-up, so a restarted process revisits everything and rebuilds its
+//!   timers.
 //! - **Bounded work**: at most `Config::concurrency` passes run at once.
 //! - **Backoff**: consecutive failures of an object are retried after a
 //!   jittered delay whose ceiling doubles from `Backoff::initial` to
