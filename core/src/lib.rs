@@ -17,5 +17,6 @@ pub mod testing;
 pub mod time;
 pub mod token;
 pub mod validate;
+pub mod wake;
 
 pub use error::{Error, FieldErrors, Result};

@@ -4,5 +4,6 @@
 
 pub mod error;
 pub mod host;
+pub mod runtime;
 
 pub use error::{Error, Result};

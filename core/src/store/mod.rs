@@ -18,6 +18,7 @@
 pub mod accounts;
 pub mod events;
 pub mod keys;
+pub mod leases;
 pub mod playgrounds;
 pub mod playrooms;
 pub mod playspec_files;

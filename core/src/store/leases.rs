@@ -1,0 +1,188 @@
+//! Reconcile leases: which replica may reconcile an object right now.
+//!
+//! One row per (reconciler name, object id) holds the current `owner` (a
+//! replica id, random per process), `expires_at` and a fencing `token`.
+//!
+//! Invariants:
+//! - A claim succeeds only when the row is missing, expired (or released), or
+//!   already owned by the claimant, and every successful claim increments the
+//!   token: two claims never share a token, and a later claim always has a
+//!   higher one. Rows are never deleted, so the token never goes back.
+//! - Claim, renew and release are each one statement. On PostgreSQL the
+//!   claim is an `INSERT ... ON CONFLICT DO UPDATE ... WHERE` upsert: the
+//!   conflicting row is locked and the `WHERE` (expired or ours) is
+//!   re-evaluated against its latest version, so of two replicas claiming at
+//!   once exactly one wins, without a separate `SELECT ... FOR UPDATE`. On
+//!   SQLite the statement runs under the database's single write lock.
+//! - An expired lease is never renewed: its holder must claim again and gets
+//!   a new token.
+//! - Expiry compares wall-clock timestamps written by the replicas, so
+//!   replicas' clocks must agree to well within a lease duration.
+//!
+//! # Fencing writes
+//!
+//! A reconciler that was paused (GC, a stalled host call) can outlive its
+//! lease while another replica takes over. To make a write safe against that,
+//! check the lease inside the write's own transaction:
+//!
+//! ```text
+//! let mut tx = store.write().await?;
+//! if !leases::still_held(&mut tx, "playground", id, owner, token).await? {
+//!     return Err(lease lost); // tx rolls back on drop
+//! }
+//! UPDATE playgrounds SET status = ... WHERE id = ...;
+//! tx.commit().await?;
+//! ```
+//!
+//! On PostgreSQL `still_held` reads the row `FOR SHARE`, so a takeover (which
+//! must update the row) waits until the fenced transaction ends; on SQLite
+//! `Store::write` holds the database write lock from `BEGIN IMMEDIATE`. Either
+//! way the check and the writes are atomic with respect to a takeover.
+
+use std::time::Duration;
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::{Conn, Store};
+use crate::time::{self, Timestamp};
+use crate::{Error, Result};
+
+/// The `expires_at` a released lease is given: before any claim's time, on
+/// any replica's clock.
+const RELEASED: &str = "1970-01-01T00:00:00.000Z";
+
+/// A lease as its holder knows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lease {
+    pub reconciler: String,
+    pub object_id: i64,
+    pub owner: String,
+    /// The fencing token: higher for every later claim of this object.
+    pub token: i64,
+    pub expires_at: Timestamp,
+}
+
+fn until(now: &Timestamp, duration: Duration) -> Result<Timestamp> {
+    let duration = chrono::Duration::from_std(duration)
+        .map_err(|e| Error::Internal(format!("lease duration {duration:?} out of range: {e}")))?;
+    Ok(time::truncate(*now + duration))
+}
+
+/// Claims the lease on (`reconciler`, `object_id`) for `owner` until
+/// `now + duration`, or returns `None` when another owner holds an unexpired
+/// lease. A successful claim always carries a new, higher token, also when
+/// `owner` already held the lease (a pass that never released it).
+pub async fn claim(
+    store: &Store,
+    reconciler: &str,
+    object_id: i64,
+    owner: &str,
+    now: Timestamp,
+    duration: Duration,
+) -> Result<Option<Lease>> {
+    let expires_at = until(&now, duration)?;
+    let row = sqlx::query(
+        "INSERT INTO reconcile_leases (reconciler, object_id, owner, token, claimed_at, expires_at) \
+         VALUES ($1, $2, $3, 1, $4, $5) \
+         ON CONFLICT (reconciler, object_id) DO UPDATE \
+         SET owner = excluded.owner, token = reconcile_leases.token + 1, \
+             claimed_at = excluded.claimed_at, expires_at = excluded.expires_at \
+         WHERE reconcile_leases.expires_at <= excluded.claimed_at OR reconcile_leases.owner = excluded.owner \
+         RETURNING token",
+    )
+    .bind(reconciler)
+    .bind(object_id)
+    .bind(owner)
+    .bind(time::to_db(&now))
+    .bind(time::to_db(&expires_at))
+    .fetch_optional(store.pool())
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    Ok(Some(Lease {
+        reconciler: reconciler.to_owned(),
+        object_id,
+        owner: owner.to_owned(),
+        token: row.try_get("token")?,
+        expires_at,
+    }))
+}
+
+/// Extends a held, unexpired lease to `now + duration`. `None` when the lease
+/// was lost (expired, released or taken over): the holder must stop.
+pub async fn renew(store: &Store, lease: &Lease, now: Timestamp, duration: Duration) -> Result<Option<Lease>> {
+    let expires_at = until(&now, duration)?;
+    let result = sqlx::query(
+        "UPDATE reconcile_leases SET expires_at = $1 \
+         WHERE reconciler = $2 AND object_id = $3 AND owner = $4 AND token = $5 AND expires_at > $6",
+    )
+    .bind(time::to_db(&expires_at))
+    .bind(&lease.reconciler)
+    .bind(lease.object_id)
+    .bind(&lease.owner)
+    .bind(lease.token)
+    .bind(time::to_db(&now))
+    .execute(store.pool())
+    .await?;
+    Ok((result.rows_affected() == 1).then(|| Lease { expires_at, ..lease.clone() }))
+}
+
+/// Gives the lease up so any replica can claim the object at once. Returns
+/// whether it was still held; releasing a lost lease changes nothing.
+pub async fn release(store: &Store, lease: &Lease) -> Result<bool> {
+    let result = sqlx::query(
+        "UPDATE reconcile_leases SET expires_at = $1 \
+         WHERE reconciler = $2 AND object_id = $3 AND owner = $4 AND token = $5",
+    )
+    .bind(RELEASED)
+    .bind(&lease.reconciler)
+    .bind(lease.object_id)
+    .bind(&lease.owner)
+    .bind(lease.token)
+    .execute(store.pool())
+    .await?;
+    Ok(result.rows_affected() == 1)
+}
+
+/// Whether `owner` still holds the lease with `token`, unexpired. Call it in
+/// the transaction whose writes it fences (see the module doc): on
+/// PostgreSQL it locks the row until that transaction ends.
+pub async fn still_held(conn: &mut Conn, reconciler: &str, object_id: i64, owner: &str, token: i64) -> Result<bool> {
+    let lock = if conn.backend_name() == "PostgreSQL" { " FOR SHARE" } else { "" };
+    let row = sqlx::query(&format!(
+        "SELECT token FROM reconcile_leases \
+         WHERE reconciler = $1 AND object_id = $2 AND owner = $3 AND token = $4 AND expires_at > $5{lock}"
+    ))
+    .bind(reconciler)
+    .bind(object_id)
+    .bind(owner)
+    .bind(token)
+    .bind(time::to_db(&time::now()))
+    .fetch_optional(&mut *conn)
+    .await?;
+    Ok(row.is_some())
+}
+
+/// The stored lease row, for diagnostics and tests. A released lease shows
+/// `expires_at` at the epoch.
+pub async fn get(store: &Store, reconciler: &str, object_id: i64) -> Result<Option<Lease>> {
+    let row = sqlx::query(
+        "SELECT reconciler, object_id, owner, token, expires_at FROM reconcile_leases \
+         WHERE reconciler = $1 AND object_id = $2",
+    )
+    .bind(reconciler)
+    .bind(object_id)
+    .fetch_optional(store.pool())
+    .await?;
+    row.as_ref().map(from_row).transpose()
+}
+
+fn from_row(row: &AnyRow) -> Result<Lease> {
+    Ok(Lease {
+        reconciler: row.try_get("reconciler")?,
+        object_id: row.try_get("object_id")?,
+        owner: row.try_get("owner")?,
+        token: row.try_get("token")?,
+        expires_at: time::from_db(&row.try_get::<String, _>("expires_at")?)?,
+    })
+}

@@ -1,0 +1,140 @@
+//! The seam through which writers wake reconcilers.
+//!
+//! The API records desired state and then calls [`Waker::wake`] with the kind
+//! of object it changed and the object's id; the reconcile runtime (in
+//! `play-reconcilers`, which the API cannot depend on) subscribes to the kind
+//! it reconciles. A wake is a hint, not a message: it carries no payload, may
+//! be coalesced with others for the same object, and may be lost (a process
+//! stopping between the commit and the wake). Reconcilers are level-triggered
+//! and the runtime's periodic resync visits every object, so a lost wake costs
+//! latency, never correctness.
+//!
+//! By convention `kind` is the reconciler's name (`"playground"`,
+//! `"playroom"`, ...), the same string its metrics and leases carry.
+
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::mpsc;
+
+/// Something that can tell the reconcilers an object changed.
+///
+/// Call it after the transaction that recorded the change has committed, so
+/// the reconciler woken by it reads the new state. It never blocks and never
+/// fails.
+pub trait Waker: Send + Sync + Debug {
+    fn wake(&self, kind: &'static str, id: i64);
+}
+
+/// A waker that wakes nobody: for commands and tests that run no
+/// reconcilers. The periodic resync of a runtime elsewhere still finds the
+/// change.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoopWaker;
+
+impl Waker for NoopWaker {
+    fn wake(&self, _kind: &'static str, _id: i64) {}
+}
+
+/// An in-process waker: every wake of `kind` is delivered to every live
+/// [`WakeReceiver`] subscribed to `kind`.
+///
+/// Delivery is through unbounded channels so `wake` never blocks a request
+/// handler; a subscriber drains its channel into a deduplicating queue at
+/// once, so the channel stays short. Wakes for a kind nobody subscribes to
+/// are dropped. Clones share subscribers.
+#[derive(Clone, Debug, Default)]
+pub struct ChannelWaker {
+    subscribers: Arc<Mutex<Subscribers>>,
+}
+
+type Subscribers = HashMap<&'static str, Vec<mpsc::UnboundedSender<i64>>>;
+
+impl ChannelWaker {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A receiver of every later wake of `kind`.
+    pub fn subscribe(&self, kind: &'static str) -> WakeReceiver {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.lock().entry(kind).or_default().push(tx);
+        WakeReceiver { kind, rx }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Subscribers> {
+        // The map stays consistent even if a holder panicked: every
+        // operation on it is a single insert or retain.
+        self.subscribers.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl Waker for ChannelWaker {
+    fn wake(&self, kind: &'static str, id: i64) {
+        let mut subscribers = self.lock();
+        if let Some(senders) = subscribers.get_mut(kind) {
+            // A failed send means the receiver is gone: forget it.
+            senders.retain(|tx| tx.send(id).is_ok());
+        }
+    }
+}
+
+/// The receiving end of a [`ChannelWaker`] subscription.
+#[derive(Debug)]
+pub struct WakeReceiver {
+    kind: &'static str,
+    rx: mpsc::UnboundedReceiver<i64>,
+}
+
+impl WakeReceiver {
+    pub fn kind(&self) -> &'static str {
+        self.kind
+    }
+
+    /// The next woken id; `None` once every clone of the waker is dropped.
+    pub async fn recv(&mut self) -> Option<i64> {
+        self.rx.recv().await
+    }
+
+    /// Polls for the next woken id (for adapting the receiver to a stream).
+    pub fn poll_recv(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Option<i64>> {
+        self.rx.poll_recv(cx)
+    }
+
+    /// The next woken id if one is waiting.
+    pub fn try_recv(&mut self) -> Option<i64> {
+        self.rx.try_recv().ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn wakes_reach_every_subscriber_of_their_kind_only() {
+        let waker = ChannelWaker::new();
+        let mut a = waker.subscribe("playground");
+        let mut b = waker.subscribe("playground");
+        let mut other = waker.subscribe("playroom");
+        let shared: Arc<dyn Waker> = Arc::new(waker.clone());
+        shared.wake("playground", 7);
+        assert_eq!(a.recv().await, Some(7));
+        assert_eq!(b.recv().await, Some(7));
+        assert_eq!(other.try_recv(), None);
+        assert_eq!(a.kind(), "playground");
+    }
+
+    #[tokio::test]
+    async fn dropped_subscribers_are_forgotten_and_noop_wakes_nobody() {
+        let waker = ChannelWaker::new();
+        drop(waker.subscribe("playground"));
+        waker.wake("playground", 1);
+        assert!(waker.lock().get("playground").is_some_and(Vec::is_empty));
+        NoopWaker.wake("playground", 1);
+        let mut rx = waker.subscribe("playground");
+        drop(waker);
+        assert_eq!(rx.recv().await, None);
+    }
+}

@@ -1,0 +1,504 @@
+//! The run loop: triggers feed the queue, due objects start on workers
+//! (each under its lease), outcomes decide the next run.
+
+use std::collections::{HashMap, HashSet};
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use futures::FutureExt;
+use futures::stream::{self, BoxStream, Stream, StreamExt};
+use play_core::metrics::{Metrics, ReconcileLabels, ReconcilerLabels};
+use play_core::store::leases::Lease;
+use play_core::wake::WakeReceiver;
+use rand::Rng;
+use tokio::sync::mpsc;
+use tokio::task::{Id, JoinError, JoinSet};
+use tokio::time::{Instant, MissedTickBehavior};
+use tokio_util::sync::CancellationToken;
+
+use super::queue::Queue;
+use super::{Action, Backoff, Ctx, Handle, LeaseStore, Next, Reconciler, Request, instant_after, instant_at};
+use crate::Error;
+
+/// How a [`Runtime`] schedules.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Passes running at once, across objects (at least 1).
+    pub concurrency: usize,
+    /// How often every listed object is visited; the safety net for lost
+    /// wakes and for changes made behind play's back. Keep it at most 60 s.
+    pub resync_every: Duration,
+    /// How long a claimed lease lasts; renewed every third of it while the
+    /// pass runs. A crashed replica's objects are free again after this.
+    pub lease_duration: Duration,
+    /// When an object's lease is held by another replica, try again after
+    /// about this long (jittered by +-50%).
+    pub lease_busy_retry: Duration,
+    pub backoff: Backoff,
+    /// On shutdown, how long running passes may take to finish before they
+    /// are dropped.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            concurrency: 4,
+            resync_every: Duration::from_secs(30),
+            lease_duration: Duration::from_secs(60),
+            lease_busy_retry: Duration::from_secs(5),
+            backoff: Backoff::default(),
+            shutdown_grace: Duration::from_secs(30),
+        }
+    }
+}
+
+/// This process's replica id: random, chosen once, the default owner of
+/// every lease this process claims.
+pub fn replica_id() -> &'static str {
+    static ID: OnceLock<String> = OnceLock::new();
+    ID.get_or_init(|| format!("{}-{:012x}", std::process::id(), rand::thread_rng().r#gen::<u64>() >> 16))
+}
+
+/// Runs one [`Reconciler`]; see the [module documentation](super) for what
+/// it guarantees.
+pub struct Runtime<R: Reconciler> {
+    reconciler: Arc<R>,
+    leases: Arc<dyn LeaseStore>,
+    metrics: Arc<Metrics>,
+    config: Config,
+    owner: Arc<str>,
+    triggers: Vec<BoxStream<'static, i64>>,
+    tx: mpsc::UnboundedSender<Request>,
+    rx: mpsc::UnboundedReceiver<Request>,
+}
+
+impl<R: Reconciler> std::fmt::Debug for Runtime<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("reconciler", &R::NAME)
+            .field("owner", &self.owner)
+            .field("config", &self.config)
+            .field("leases", &self.leases)
+            .field("triggers", &self.triggers.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: Reconciler> Runtime<R> {
+    /// A runtime for `reconciler`, claiming leases in `leases` (the
+    /// [`Store`](play_core::store::Store) in every deployment) as this
+    /// process's [`replica_id`].
+    pub fn new(reconciler: R, leases: impl LeaseStore, metrics: Arc<Metrics>) -> Self {
+        let (tx, rx) = mpsc::unbounded_channel();
+        Runtime {
+            reconciler: Arc::new(reconciler),
+            leases: Arc::new(leases),
+            metrics,
+            config: Config::default(),
+            owner: Arc::from(replica_id()),
+            triggers: Vec::new(),
+            tx,
+            rx,
+        }
+    }
+
+    pub fn with_config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Claims leases as `replica` instead of this process's random id.
+    pub fn with_replica_id(mut self, replica: impl Into<String>) -> Self {
+        self.owner = Arc::from(replica.into());
+        self
+    }
+
+    /// Runs every id woken through the waker this receiver subscribed to
+    /// (by convention under `R::NAME`).
+    pub fn wake_from(self, mut wakes: WakeReceiver) -> Self {
+        self.trigger(stream::poll_fn(move |cx| wakes.poll_recv(cx)))
+    }
+
+    /// Runs every id the stream yields, as soon as possible (e.g. objects
+    /// named by a Playroom's Docker events). A stream that ends is dropped.
+    pub fn trigger(mut self, ids: impl Stream<Item = i64> + Send + 'static) -> Self {
+        self.triggers.push(ids.boxed());
+        self
+    }
+
+    /// A handle to wake objects of this runtime, usable before and while it
+    /// runs.
+    pub fn handle(&self) -> Handle {
+        Handle { tx: self.tx.clone() }
+    }
+
+    /// Runs until `shutdown` is cancelled, then lets running passes finish
+    /// (within `Config::shutdown_grace`) and releases every lease.
+    pub async fn run(self, shutdown: CancellationToken) {
+        let Runtime { reconciler, leases, metrics, config, owner, triggers, tx, mut rx } = self;
+        let config = Config { concurrency: config.concurrency.max(1), ..config };
+        let shared = Arc::new(Shared {
+            reconciler,
+            leases,
+            owner,
+            handle: Handle { tx },
+            shutdown: shutdown.clone(),
+            held: Mutex::new(HashMap::new()),
+            config,
+        });
+        let mut state = State {
+            shared: shared.clone(),
+            metrics,
+            queue: Queue::default(),
+            failures: HashMap::new(),
+            workers: JoinSet::new(),
+            tasks: HashMap::new(),
+        };
+        let mut triggers = stream::select_all(triggers);
+        let mut triggers_open = !triggers.is_empty();
+        let mut resync = tokio::time::interval(shared.config.resync_every.max(Duration::from_millis(1)));
+        resync.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let mut listing: Option<tokio::task::JoinHandle<()>> = None;
+        tracing::info!(reconciler = R::NAME, owner = %shared.owner, "reconcile runtime started");
+
+        loop {
+            let next = state.start_due();
+            tokio::select! {
+                biased;
+                () = shutdown.cancelled() => break,
+                Some(joined) = state.workers.join_next_with_id() => state.joined(joined),
+                Some(request) = rx.recv() => match request {
+                    Request::At(id, at) => state.queue.schedule(id, at),
+                    Request::Resync(listed) => {
+                        listing = None;
+                        if let Some(listed) = listed {
+                            state.resync(&listed);
+                        }
+                    }
+                },
+                id = triggers.next(), if triggers_open => match id {
+                    Some(id) => state.queue.schedule(id, Instant::now()),
+                    None => triggers_open = false,
+                },
+                _ = resync.tick(), if listing.is_none() => listing = Some(spawn_list(&shared)),
+                () = tokio::time::sleep_until(next.unwrap_or_else(Instant::now)), if next.is_some() => {}
+            }
+        }
+
+        if let Some(listing) = listing {
+            listing.abort();
+        }
+        state.drain().await;
+        tracing::info!(reconciler = R::NAME, "reconcile runtime stopped");
+    }
+}
+
+/// Runs `list()` off the loop, bounded by the resync period, and sends the
+/// ids back (`None` when it failed).
+fn spawn_list<R: Reconciler>(shared: &Arc<Shared<R>>) -> tokio::task::JoinHandle<()> {
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        let listed = match tokio::time::timeout(shared.config.resync_every, shared.reconciler.list()).await {
+            Ok(Ok(ids)) => Some(ids),
+            Ok(Err(error)) => {
+                tracing::warn!(reconciler = R::NAME, %error, "resync: listing objects failed");
+                None
+            }
+            Err(_) => {
+                tracing::warn!(reconciler = R::NAME, "resync: listing objects timed out");
+                None
+            }
+        };
+        let _ = shared.handle.tx.send(Request::Resync(listed));
+    })
+}
+
+/// What every worker shares.
+struct Shared<R> {
+    reconciler: Arc<R>,
+    leases: Arc<dyn LeaseStore>,
+    config: Config,
+    owner: Arc<str>,
+    handle: Handle,
+    shutdown: CancellationToken,
+    /// Leases held by running passes, for release after passes are dropped
+    /// at shutdown.
+    held: Mutex<HashMap<i64, Lease>>,
+}
+
+impl<R> Shared<R> {
+    fn held(&self) -> MutexGuard<'_, HashMap<i64, Lease>> {
+        // Inserts and removes only: never half-updated.
+        self.held.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// How one started pass ended.
+enum Outcome {
+    /// Another replica holds the lease: nothing ran.
+    Busy,
+    /// The lease could not be claimed (the store failed): nothing ran.
+    ClaimFailed(play_core::Error),
+    /// The pass was dropped because its lease was lost.
+    LeaseLost(Duration),
+    Finished(Duration, Result<Action, Error>),
+    Panicked(Duration),
+}
+
+/// Consecutive failures of one object. Present only while it is failing.
+#[derive(Clone, Copy, Debug, Default)]
+struct Failure {
+    attempt: u32,
+    /// The error policy parked it: not retried until woken.
+    terminal: bool,
+}
+
+/// The loop's own state (only the loop task touches it).
+struct State<R: Reconciler> {
+    shared: Arc<Shared<R>>,
+    metrics: Arc<Metrics>,
+    queue: Queue,
+    failures: HashMap<i64, Failure>,
+    workers: JoinSet<(i64, Outcome)>,
+    /// Object id of each worker task, to settle a worker that panicked
+    /// outside the pass.
+    tasks: HashMap<Id, i64>,
+}
+
+impl<R: Reconciler> State<R> {
+    /// Starts due objects while slots are free; returns when the loop must
+    /// wake for the next one (`None`: no slot, or nothing scheduled).
+    fn start_due(&mut self) -> Option<Instant> {
+        let now = Instant::now();
+        let slots = self.shared.config.concurrency;
+        while self.queue.running() < slots {
+            let Some(id) = self.queue.pop_due(now) else { break };
+            let attempt = self.failures.get(&id).map_or(0, |f| f.attempt);
+            let shared = self.shared.clone();
+            let task = self.workers.spawn(async move { (id, run_pass(&shared, id, attempt).await) });
+            self.tasks.insert(task.id(), id);
+        }
+        let depth = i64::try_from(self.queue.due(now)).unwrap_or(i64::MAX);
+        self.metrics.queue_depth.get_or_create(&ReconcilerLabels { reconciler: R::NAME.to_owned() }).set(depth);
+        if self.queue.running() < slots { self.queue.next_at() } else { None }
+    }
+
+    fn joined(&mut self, joined: Result<(Id, (i64, Outcome)), JoinError>) {
+        let (task, id, outcome) = match joined {
+            Ok((task, (id, outcome))) => (task, id, outcome),
+            Err(error) => {
+                let Some(&id) = self.tasks.get(&error.id()) else { return };
+                tracing::error!(reconciler = R::NAME, id, %error, "reconcile worker failed");
+                (error.id(), id, Outcome::Panicked(Duration::ZERO))
+            }
+        };
+        self.tasks.remove(&task);
+        let next = self.settle(id, outcome);
+        self.queue.finish(id, next);
+    }
+
+    /// Counts the outcome and decides the object's next run.
+    fn settle(&mut self, id: i64, outcome: Outcome) -> Option<Instant> {
+        let (result, next) = match outcome {
+            Outcome::Busy => {
+                let retry = self.shared.config.lease_busy_retry;
+                ("skipped_lease", Some(instant_after(retry.mul_f64(rand::thread_rng().gen_range(0.5..1.5)))))
+            }
+            Outcome::ClaimFailed(error) => {
+                tracing::warn!(reconciler = R::NAME, id, %error, "claiming the lease failed");
+                ("error", Some(self.backoff(id)))
+            }
+            Outcome::LeaseLost(elapsed) => {
+                self.observe(elapsed);
+                ("error", Some(instant_after(self.shared.config.lease_busy_retry)))
+            }
+            Outcome::Panicked(elapsed) => {
+                self.observe(elapsed);
+                tracing::error!(reconciler = R::NAME, id, "reconcile panicked");
+                ("error", Some(self.backoff(id)))
+            }
+            Outcome::Finished(elapsed, Ok(action)) => {
+                self.observe(elapsed);
+                match action.0 {
+                    Next::Backoff => ("requeue", Some(self.backoff(id))),
+                    next => {
+                        self.failures.remove(&id);
+                        match next {
+                            Next::After(delay) => ("requeue", Some(instant_after(delay))),
+                            Next::At(at) => ("requeue", Some(instant_at(at))),
+                            Next::AwaitChange | Next::Backoff => ("ok", None),
+                        }
+                    }
+                }
+            }
+            Outcome::Finished(elapsed, Err(error)) => {
+                self.observe(elapsed);
+                self.settle_error(id, &error)
+            }
+        };
+        self.metrics
+            .reconciles
+            .get_or_create(&ReconcileLabels { reconciler: R::NAME.to_owned(), result: result.to_owned() })
+            .inc();
+        next
+    }
+
+    fn settle_error(&mut self, id: i64, error: &Error) -> (&'static str, Option<Instant>) {
+        let failure = self.failures.entry(id).or_default();
+        failure.attempt = failure.attempt.saturating_add(1);
+        let attempt = failure.attempt;
+        let action = self.shared.reconciler.error_policy(id, error, attempt);
+        failure.terminal = action.is_await_change();
+        let label = error.metric_label();
+        if failure.terminal {
+            tracing::warn!(reconciler = R::NAME, id, attempt, error = %error, kind = label, "terminal error: waiting for a change");
+            return ("terminal", None);
+        }
+        tracing::warn!(reconciler = R::NAME, id, attempt, error = %error, kind = label, "reconcile failed");
+        let next = match action.0 {
+            Next::After(delay) => instant_after(delay),
+            Next::At(at) => instant_at(at),
+            Next::Backoff | Next::AwaitChange => instant_after(self.shared.config.backoff.delay(attempt)),
+        };
+        ("error", Some(next))
+    }
+
+    /// Counts one more failure of `id` and returns when to retry.
+    fn backoff(&mut self, id: i64) -> Instant {
+        let failure = self.failures.entry(id).or_default();
+        failure.attempt = failure.attempt.saturating_add(1);
+        failure.terminal = false;
+        instant_after(self.shared.config.backoff.delay(failure.attempt))
+    }
+
+    fn observe(&self, elapsed: Duration) {
+        self.metrics
+            .reconcile_duration
+            .get_or_create(&ReconcilerLabels { reconciler: R::NAME.to_owned() })
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// Visits every listed object that is neither running nor failing (those
+    /// follow their backoff, or wait for a wake when terminal), and forgets
+    /// the failures of objects that no longer exist.
+    fn resync(&mut self, listed: &[i64]) {
+        let now = Instant::now();
+        for &id in listed {
+            if !self.queue.is_running(id) && !self.failures.contains_key(&id) {
+                self.queue.schedule(id, now);
+            }
+        }
+        let listed: HashSet<i64> = listed.iter().copied().collect();
+        let queue = &self.queue;
+        self.failures.retain(|id, _| listed.contains(id) || queue.is_running(*id) || queue.is_scheduled(*id));
+    }
+
+    /// After shutdown: waits for running passes within the grace period,
+    /// drops the rest, releases every lease still held.
+    async fn drain(&mut self) {
+        let grace = tokio::time::sleep(self.shared.config.shutdown_grace);
+        tokio::pin!(grace);
+        while !self.workers.is_empty() {
+            tokio::select! {
+                Some(joined) = self.workers.join_next_with_id() => self.joined(joined),
+                () = &mut grace => {
+                    tracing::warn!(
+                        reconciler = R::NAME,
+                        running = self.workers.len(),
+                        "shutdown grace period over: dropping running passes"
+                    );
+                    self.workers.abort_all();
+                    while self.workers.join_next().await.is_some() {}
+                }
+            }
+        }
+        let held: Vec<Lease> = std::mem::take(&mut *self.shared.held()).into_values().collect();
+        for lease in held {
+            if let Err(error) = self.shared.leases.release(&lease).await {
+                tracing::warn!(reconciler = R::NAME, id = lease.object_id, %error, "releasing a lease failed");
+            }
+        }
+        self.metrics.queue_depth.get_or_create(&ReconcilerLabels { reconciler: R::NAME.to_owned() }).set(0);
+    }
+}
+
+/// One pass over `id`: claim, reconcile while renewing, release.
+async fn run_pass<R: Reconciler>(shared: &Shared<R>, id: i64, attempt: u32) -> Outcome {
+    let duration = shared.config.lease_duration;
+    let asked = Instant::now();
+    let lease = match shared.leases.claim(R::NAME, id, &shared.owner, duration).await {
+        Ok(Some(lease)) => lease,
+        Ok(None) => return Outcome::Busy,
+        Err(error) => return Outcome::ClaimFailed(error),
+    };
+    shared.held().insert(id, lease.clone());
+    let lease_lost = CancellationToken::new();
+    let ctx = Ctx {
+        reconciler: R::NAME,
+        id,
+        owner: shared.owner.clone(),
+        token: lease.token,
+        attempt,
+        lease_lost: lease_lost.clone(),
+        shutdown: shared.shutdown.clone(),
+        handle: shared.handle.clone(),
+    };
+    let started = Instant::now();
+    let result = {
+        let work = AssertUnwindSafe(shared.reconciler.reconcile(id, &ctx)).catch_unwind();
+        tokio::pin!(work);
+        let renew_every = (duration / 3).max(Duration::from_millis(10));
+        // Measured from before the claim was sent: never later than the
+        // stored expiry.
+        let mut valid_until = asked + duration;
+        let mut next_renew = started + renew_every;
+        loop {
+            tokio::select! {
+                done = &mut work => break Some(done),
+                () = tokio::time::sleep_until(next_renew) => {
+                    let sent = Instant::now();
+                    match tokio::time::timeout(renew_every / 2, shared.leases.renew(&lease, duration)).await {
+                        Ok(Ok(true)) => {
+                            valid_until = sent + duration;
+                            next_renew = sent + renew_every;
+                        }
+                        Ok(Ok(false)) => {
+                            tracing::warn!(reconciler = R::NAME, id, "lease lost: dropping the pass");
+                            break None;
+                        }
+                        failed => {
+                            let now = Instant::now();
+                            if now + renew_every / 2 >= valid_until {
+                                tracing::warn!(
+                                    reconciler = R::NAME,
+                                    id,
+                                    ?failed,
+                                    "lease not renewed before it expires: dropping the pass"
+                                );
+                                break None;
+                            }
+                            tracing::debug!(reconciler = R::NAME, id, ?failed, "renewing the lease failed; retrying");
+                            next_renew = now + renew_every / 4;
+                        }
+                    }
+                }
+            }
+        }
+    };
+    let elapsed = started.elapsed();
+    if result.is_none() {
+        lease_lost.cancel();
+    }
+    // Harmless when the lease was lost: release only matches our token.
+    if let Err(error) = shared.leases.release(&lease).await {
+        tracing::warn!(reconciler = R::NAME, id, %error, "releasing the lease failed; it will expire");
+    }
+    shared.held().remove(&id);
+    match result {
+        None => Outcome::LeaseLost(elapsed),
+        Some(Ok(result)) => Outcome::Finished(elapsed, result),
+        Some(Err(_panic)) => Outcome::Panicked(elapsed),
+    }
+}
