@@ -12,6 +12,7 @@ use anyhow::Context;
 use play_api::{ApiConfig, AppState};
 use play_core::metrics::Metrics;
 use play_core::store::quotas::QuotaLimits;
+use play_core::wake::ChannelWaker;
 use play_reconcilers::host::{DockerHostGateway, HostConfig};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -39,7 +40,9 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     };
     let metrics = Arc::new(Metrics::new());
     let gateway = Arc::new(DockerHostGateway::new(HostConfig::with_timeout(args.host_timeout), metrics.clone()));
-    let state = AppState::new(store.clone(), config, pepper, master_key.secret_box(), metrics, gateway);
+    // Reconcilers subscribe to this waker by kind as they are registered.
+    let waker = Arc::new(ChannelWaker::new());
+    let state = AppState::new(store.clone(), config, pepper, master_key.secret_box(), metrics, gateway, waker);
     let shutdown = CancellationToken::new();
     let background = tokio_util::task::TaskTracker::new();
     background.spawn(prune_rate_limiter(state.clone(), shutdown.clone()));

@@ -13,6 +13,7 @@ use play_core::secrets::SecretBox;
 use play_core::store::Store;
 use play_core::store::quotas::QuotaLimits;
 use play_core::token::TokenPepper;
+use play_core::wake::Waker;
 
 /// Limits and defaults of the API, set from `play serve`'s flags.
 #[derive(Clone, Debug)]
@@ -60,6 +61,8 @@ pub struct AppState {
     pub limiter: Arc<KeyRateLimiter>,
     /// Live, read-only access to Playroom hosts.
     pub gateway: Arc<dyn HostGateway>,
+    /// Tells reconcilers that desired state changed (after the commit).
+    pub waker: Arc<dyn Waker>,
 }
 
 impl AppState {
@@ -70,6 +73,7 @@ impl AppState {
         secrets: SecretBox,
         metrics: Arc<Metrics>,
         gateway: Arc<dyn HostGateway>,
+        waker: Arc<dyn Waker>,
     ) -> Self {
         let per_second = NonZeroU32::new(config.rate_limit_per_second).unwrap_or(NonZeroU32::MIN);
         let burst = NonZeroU32::new(config.rate_limit_burst).unwrap_or(NonZeroU32::MIN);
@@ -82,6 +86,7 @@ impl AppState {
             metrics,
             limiter: Arc::new(RateLimiter::keyed(quota)),
             gateway,
+            waker,
         }
     }
 }

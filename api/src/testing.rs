@@ -61,6 +61,14 @@ impl TestApp {
     }
 
     pub async fn with(config: ApiConfig, gateway: Arc<dyn HostGateway>) -> TestApp {
+        Self::with_waker(config, gateway, Arc::new(play_core::wake::NoopWaker)).await
+    }
+
+    pub async fn with_waker(
+        config: ApiConfig,
+        gateway: Arc<dyn HostGateway>,
+        waker: Arc<dyn play_core::wake::Waker>,
+    ) -> TestApp {
         let db = testing::store().await;
         let master = MasterKey::generate();
         let state = AppState::new(
@@ -70,6 +78,7 @@ impl TestApp {
             master.secret_box(),
             Arc::new(Metrics::new()),
             gateway,
+            waker,
         );
         let (account, _) = accounts::create_account(&db.store, "default").await.unwrap();
         let mut app =

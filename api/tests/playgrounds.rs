@@ -331,3 +331,43 @@ async fn launch_refuses_bad_input_and_writes_nothing() {
     assert_eq!((f.app.count("playspecs").await, f.app.count("playgrounds").await, f.app.count("events").await), counts);
     assert_eq!(before.1, 0);
 }
+
+#[tokio::test]
+async fn changes_of_desired_state_wake_the_playground_reconciler() {
+    use play_core::wake::ChannelWaker;
+    let waker = ChannelWaker::new();
+    let mut wakes = waker.subscribe("playground");
+    let app = TestApp::with_waker(
+        TestApp::default_config(),
+        std::sync::Arc::new(play_api::testing::NoHosts),
+        std::sync::Arc::new(waker),
+    )
+    .await;
+    let spec =
+        app.post("/api/playspecs", &app.admin, json!({"playspec": {"name": "s", "base_compose_yaml": COMPOSE}})).await;
+    let room = app.post("/api/playrooms", &app.admin, json!({"playroom": {"name": "r", "host": "h"}})).await;
+    let r = app
+        .post(
+            "/api/playgrounds",
+            &app.admin,
+            json!({"playground": {"name": "a", "playspec_id": spec.body["id"], "playroom_id": room.body["id"]}}),
+        )
+        .await;
+    let id = r.body["id"].as_i64().unwrap();
+    assert_eq!(wakes.try_recv(), Some(id), "create wakes the reconciler");
+    app.post(&format!("/api/playgrounds/{id}/extend_expiration"), &app.admin, json!({})).await;
+    assert_eq!(wakes.try_recv(), Some(id), "extend moves the expiry timer");
+    app.delete(&format!("/api/playgrounds/{id}"), &app.admin).await;
+    assert_eq!(wakes.try_recv(), Some(id), "delete wakes the reconciler");
+    let bad = app.post("/api/playgrounds", &app.admin, json!({"playground": {"name": ""}})).await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(wakes.try_recv(), None, "a refused request wakes nothing");
+    let launched = app
+        .post(
+            "/api/launch",
+            &app.admin,
+            json!({"name": "l", "compose_yaml": COMPOSE, "create_playground": true, "playroom_id": room.body["id"]}),
+        )
+        .await;
+    assert_eq!(wakes.try_recv(), launched.body["playground_id"].as_i64());
+}

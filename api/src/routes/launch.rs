@@ -117,6 +117,9 @@ pub async fn launch(
         playground_id = Some(playground.id);
     }
     tx.commit().await.map_err(play_core::Error::from)?;
+    if let Some(id) = playground_id {
+        state.waker.wake(crate::routes::playgrounds::WAKE_KIND, id);
+    }
     Ok((
         StatusCode::CREATED,
         JsonResponse(LaunchResponse { playspecs_created: playspec.id, playground_id, playzones_created: Vec::new() }),

@@ -25,6 +25,8 @@ use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json};
 use crate::state::AppState;
 
+/// The wake kind of the Playground reconciler.
+pub const WAKE_KIND: &str = "playground";
 const MAX_ENV_VALUE_BYTES: usize = 64 * 1024;
 /// The longest single extension, in hours (30 days).
 pub const MAX_EXTEND_HOURS: i64 = 720;
@@ -296,6 +298,7 @@ pub async fn create(
     let new = validate_new(&state, principal.account_id, body.playground).await?;
     let playground =
         playgrounds::create(&state.store, principal.account_id, new, &state.config.quotas, principal.actor()).await?;
+    state.waker.wake(WAKE_KIND, playground.id);
     Ok((StatusCode::CREATED, JsonResponse(detail(playground))))
 }
 
@@ -350,6 +353,7 @@ pub async fn delete(
     Id(id): Id,
 ) -> ApiResult<(StatusCode, JsonResponse<PlaygroundDetail>)> {
     let playground = playgrounds::request_destroy(&state.store, principal.account_id, id, principal.actor()).await?;
+    state.waker.wake(WAKE_KIND, playground.id);
     Ok((StatusCode::ACCEPTED, JsonResponse(detail(playground))))
 }
 
@@ -384,5 +388,7 @@ pub async fn extend_expiration(
     let p =
         playgrounds::extend(&state.store, principal.account_id, id, chrono::Duration::hours(hours), principal.actor())
             .await?;
+    // The reconciler's expiry timer must move with expires_at.
+    state.waker.wake(WAKE_KIND, p.id);
     Ok(JsonResponse(Extended { id: p.id, time_remaining: time_remaining(&p), expires_at: p.expires_at }))
 }
