@@ -71,11 +71,7 @@ pub struct ServiceSummary {
 pub fn issues_to_field_errors(issues: &[Issue], whole_document_key: &str) -> crate::FieldErrors {
     let mut errors = crate::FieldErrors::new();
     for issue in issues {
-        let key = if issue.path.is_empty() {
-            whole_document_key
-        } else {
-            issue.path.as_str()
-        };
+        let key = if issue.path.is_empty() { whole_document_key } else { issue.path.as_str() };
         let message = match issue.line {
             Some(line) => format!("{} (line {line})", issue.message),
             None => issue.message.clone(),

@@ -72,14 +72,7 @@ pub enum HostKind {
 impl fmt::Debug for HostKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            HostKind::Ssh {
-                host,
-                port,
-                user,
-                private_key_openssh: _,
-                pinned_host_key,
-                docker_socket,
-            } => f
+            HostKind::Ssh { host, port, user, private_key_openssh: _, pinned_host_key, docker_socket } => f
                 .debug_struct("Ssh")
                 .field("host", host)
                 .field("port", port)
@@ -88,9 +81,7 @@ impl fmt::Debug for HostKind {
                 .field("pinned_host_key", pinned_host_key)
                 .field("docker_socket", docker_socket)
                 .finish(),
-            HostKind::LocalSocket { path } => {
-                f.debug_struct("LocalSocket").field("path", path).finish()
-            }
+            HostKind::LocalSocket { path } => f.debug_struct("LocalSocket").field("path", path).finish(),
         }
     }
 }
@@ -120,10 +111,7 @@ impl HostTarget {
 
     /// A target on the local Docker socket.
     pub fn local(playroom_id: i64, path: impl Into<String>) -> Self {
-        HostTarget {
-            playroom_id,
-            kind: HostKind::LocalSocket { path: path.into() },
-        }
+        HostTarget { playroom_id, kind: HostKind::LocalSocket { path: path.into() } }
     }
 
     /// The `host` label of this target's metrics: `playroom:<id>`, bounded by
@@ -336,12 +324,7 @@ pub trait HostGateway: Send + Sync + fmt::Debug {
 
     /// The last `tail` lines (stdout and stderr interleaved, without
     /// timestamps) of a container's log.
-    async fn service_logs(
-        &self,
-        target: &HostTarget,
-        container: &str,
-        tail: usize,
-    ) -> Result<Vec<String>, HostError>;
+    async fn service_logs(&self, target: &HostTarget, container: &str, tail: usize) -> Result<Vec<String>, HostError>;
 }
 
 #[cfg(test)]

@@ -80,9 +80,7 @@ pub fn parse_private_key(input: &str) -> Result<ParsedPrivateKey, KeyError> {
             ));
         }
         if text.starts_with("PuTTY-User-Key-File") {
-            return Err(KeyError::UnsupportedType(
-                "PuTTY keys; export it in OpenSSH format with PuTTYgen".into(),
-            ));
+            return Err(KeyError::UnsupportedType("PuTTY keys; export it in OpenSSH format with PuTTYgen".into()));
         }
         return Err(KeyError::NotAPrivateKey(
             "expected a PEM block such as -----BEGIN OPENSSH PRIVATE KEY-----".into(),
@@ -119,9 +117,7 @@ pub fn parse_private_key(input: &str) -> Result<ParsedPrivateKey, KeyError> {
             return Err(KeyError::NotAPrivateKey(format!("found a {label}")));
         }
         other => {
-            return Err(KeyError::NotAPrivateKey(format!(
-                "unexpected PEM block {other}"
-            )));
+            return Err(KeyError::NotAPrivateKey(format!("unexpected PEM block {other}")));
         }
     };
     check_algorithm(&key)?;
@@ -155,8 +151,8 @@ pub fn generate_ed25519(comment: &str) -> Result<GeneratedKeyPair, KeyError> {
     rand::rngs::OsRng.fill_bytes(&mut seed);
     let keypair = Ed25519Keypair::from_seed(&seed);
     seed.fill(0);
-    let key = PrivateKey::new(KeypairData::Ed25519(keypair), comment)
-        .map_err(|e| KeyError::Malformed(e.to_string()))?;
+    let key =
+        PrivateKey::new(KeypairData::Ed25519(keypair), comment).map_err(|e| KeyError::Malformed(e.to_string()))?;
     let parsed = describe(&key)?;
     Ok(GeneratedKeyPair {
         private_openssh: parsed.private_openssh,
@@ -202,9 +198,7 @@ impl HostKeyPin {
         {
             return Ok(HostKeyPin::Key(key));
         }
-        Err(KeyError::Malformed(
-            "a host key is a SHA256:... fingerprint or an OpenSSH public key line".into(),
-        ))
+        Err(KeyError::Malformed("a host key is a SHA256:... fingerprint or an OpenSSH public key line".into()))
     }
 
     /// Whether `presented` is the pinned key. Comments never matter.
@@ -237,20 +231,14 @@ impl HostKeyPin {
 pub fn public_key_line(key: &PublicKey) -> String {
     let mut key = key.clone();
     key.set_comment("");
-    key.to_openssh()
-        .unwrap_or_else(|_| key.fingerprint(HashAlg::Sha256).to_string())
+    key.to_openssh().unwrap_or_else(|_| key.fingerprint(HashAlg::Sha256).to_string())
 }
 
 fn check_algorithm(key: &PrivateKey) -> Result<(), KeyError> {
     match key.key_data() {
         KeypairData::Ed25519(_) | KeypairData::Ecdsa(_) => Ok(()),
         KeypairData::Rsa(rsa) => {
-            let bits = rsa
-                .public
-                .n
-                .as_positive_bytes()
-                .map(|n| n.len() * 8)
-                .unwrap_or(0);
+            let bits = rsa.public.n.as_positive_bytes().map(|n| n.len() * 8).unwrap_or(0);
             if bits < MIN_RSA_BITS {
                 Err(KeyError::UnsupportedType(format!(
                     "RSA keys shorter than {MIN_RSA_BITS} bits (this one has about {bits})"
@@ -267,14 +255,9 @@ fn check_algorithm(key: &PrivateKey) -> Result<(), KeyError> {
 }
 
 fn describe(key: &PrivateKey) -> Result<ParsedPrivateKey, KeyError> {
-    let private_openssh = key
-        .to_openssh(LineEnding::LF)
-        .map_err(|e| KeyError::Malformed(e.to_string()))?
-        .to_string();
+    let private_openssh = key.to_openssh(LineEnding::LF).map_err(|e| KeyError::Malformed(e.to_string()))?.to_string();
     let public = key.public_key();
-    let public_openssh = public
-        .to_openssh()
-        .map_err(|e| KeyError::Malformed(e.to_string()))?;
+    let public_openssh = public.to_openssh().map_err(|e| KeyError::Malformed(e.to_string()))?;
     Ok(ParsedPrivateKey {
         private_openssh,
         public_openssh,
@@ -292,14 +275,9 @@ fn pem_label(text: &str) -> Option<&str> {
 
 /// The base64 body of a PEM block, headers (`Proc-Type: ...`) skipped.
 fn pem_body(text: &str) -> Result<Vec<u8>, KeyError> {
-    let body: String = text
-        .lines()
-        .filter(|line| !line.starts_with("-----") && !line.contains(':'))
-        .map(str::trim)
-        .collect();
-    STANDARD
-        .decode(body)
-        .map_err(|e| KeyError::Malformed(format!("PEM body is not base64: {e}")))
+    let body: String =
+        text.lines().filter(|line| !line.starts_with("-----") && !line.contains(':')).map(str::trim).collect();
+    STANDARD.decode(body).map_err(|e| KeyError::Malformed(format!("PEM body is not base64: {e}")))
 }
 
 const OID_RSA: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01];
@@ -317,9 +295,8 @@ fn from_pkcs8(der: &[u8]) -> Result<PrivateKey, KeyError> {
         rsa_from_pkcs1(key)
     } else if oid == OID_ED25519 {
         let seed = Der::new(key).take(0x04)?;
-        let seed: &[u8; 32] = seed
-            .try_into()
-            .map_err(|_| KeyError::Malformed("Ed25519 seed is not 32 bytes".into()))?;
+        let seed: &[u8; 32] =
+            seed.try_into().map_err(|_| KeyError::Malformed("Ed25519 seed is not 32 bytes".into()))?;
         PrivateKey::new(KeypairData::Ed25519(Ed25519Keypair::from_seed(seed)), "")
             .map_err(|e| KeyError::Malformed(e.to_string()))
     } else if oid == OID_EC {
@@ -329,9 +306,7 @@ fn from_pkcs8(der: &[u8]) -> Result<PrivateKey, KeyError> {
                 .into(),
         ))
     } else {
-        Err(KeyError::UnsupportedType(
-            "PKCS#8 key of an algorithm other than RSA, Ed25519 or ECDSA".into(),
-        ))
+        Err(KeyError::UnsupportedType("PKCS#8 key of an algorithm other than RSA, Ed25519 or ECDSA".into()))
     }
 }
 
@@ -345,10 +320,7 @@ fn rsa_from_pkcs1(der: &[u8]) -> Result<PrivateKey, KeyError> {
     };
     let (n, e, d, p, q) = (next()?, next()?, next()?, next()?, next()?);
     let (_dp, _dq, iqmp) = (next()?, next()?, next()?);
-    let keypair = RsaKeypair {
-        public: RsaPublicKey { e, n },
-        private: RsaPrivateKey { d, iqmp, p, q },
-    };
+    let keypair = RsaKeypair { public: RsaPublicKey { e, n }, private: RsaPrivateKey { d, iqmp, p, q } };
     PrivateKey::new(KeypairData::Rsa(keypair), "").map_err(|e| KeyError::Malformed(e.to_string()))
 }
 
@@ -376,9 +348,7 @@ impl<'a> Der<'a> {
             return Err(malformed());
         };
         if *found != tag {
-            return Err(KeyError::Malformed(format!(
-                "DER tag {found:#04x} where {tag:#04x} was expected"
-            )));
+            return Err(KeyError::Malformed(format!("DER tag {found:#04x} where {tag:#04x} was expected")));
         }
         let (len, rest) = if first & 0x80 == 0 {
             (usize::from(*first), rest)
@@ -387,9 +357,7 @@ impl<'a> Der<'a> {
             if count == 0 || count > 4 || rest.len() < count {
                 return Err(malformed());
             }
-            let len = rest[..count]
-                .iter()
-                .fold(0usize, |acc, b| (acc << 8) | usize::from(*b));
+            let len = rest[..count].iter().fold(0usize, |acc, b| (acc << 8) | usize::from(*b));
             (len, &rest[count..])
         };
         if rest.len() < len {

@@ -70,10 +70,6 @@ impl Default for HostConfig {
 impl HostConfig {
     /// Both bounds set to `timeout` (tests use short ones).
     pub fn with_timeout(timeout: Duration) -> Self {
-        HostConfig {
-            call_timeout: timeout,
-            connect_timeout: timeout,
-            ..HostConfig::default()
-        }
+        HostConfig { call_timeout: timeout, connect_timeout: timeout, ..HostConfig::default() }
     }
 }

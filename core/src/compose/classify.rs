@@ -56,11 +56,7 @@ pub struct ServiceDefinition {
 }
 
 fn label<'a>(service: &'a Service, key: &str) -> Option<&'a str> {
-    service
-        .labels
-        .get(key)
-        .map(String::as_str)
-        .filter(|v| !v.is_empty())
+    service.labels.get(key).map(String::as_str).filter(|v| !v.is_empty())
 }
 
 /// A DNS label from a service name: lowercase, `_` and `.` as `-`, other
@@ -76,32 +72,17 @@ fn dns_label(name: &str) -> String {
         })
         .collect();
     let trimmed = mapped.trim_matches('-');
-    trimmed
-        .chars()
-        .take(63)
-        .collect::<String>()
-        .trim_end_matches('-')
-        .to_owned()
+    trimmed.chars().take(63).collect::<String>().trim_end_matches('-').to_owned()
 }
 
 fn exposure(name: &str, service: &Service) -> Exposure {
     let from_label = label(service, "svc/expose").and_then(parse_expose);
     let from_ports = service.ports.first().map(|p| (p.target.start, "external"));
     let Some((port, visibility)) = from_label.or(from_ports) else {
-        return Exposure {
-            enabled: false,
-            port: None,
-            subdomain: None,
-            visibility: None,
-        };
+        return Exposure { enabled: false, port: None, subdomain: None, visibility: None };
     };
     let subdomain = label(service, "svc/subdomain").map_or_else(|| dns_label(name), str::to_owned);
-    Exposure {
-        enabled: true,
-        port: Some(port),
-        subdomain: Some(subdomain),
-        visibility: Some(visibility.to_owned()),
-    }
+    Exposure { enabled: true, port: Some(port), subdomain: Some(subdomain), visibility: Some(visibility.to_owned()) }
 }
 
 /// One definition per service, in document order.
@@ -113,11 +94,7 @@ pub fn classify(file: &ComposeFile) -> Vec<ServiceDefinition> {
             let build = service.build.as_ref();
             ServiceDefinition {
                 name: name.clone(),
-                service_type: if dynamic {
-                    ServiceType::Dynamic
-                } else {
-                    ServiceType::Static
-                },
+                service_type: if dynamic { ServiceType::Dynamic } else { ServiceType::Static },
                 playzone_id: None,
                 dockerfile_path: dynamic.then(|| {
                     label(service, "svc/dockerfile")
@@ -163,10 +140,7 @@ mod tests {
                 "env_file_path": ".env", "workdir": "./api", "image": null,
                 "exposure": {"enabled": true, "port": 8000, "subdomain": "api", "visibility": "internal"}})
         );
-        assert_eq!(
-            defs[1].dockerfile_path.as_deref(),
-            Some("docker/web.Dockerfile")
-        );
+        assert_eq!(defs[1].dockerfile_path.as_deref(), Some("docker/web.Dockerfile"));
         assert_eq!(defs[1].env_file_path.as_deref(), Some("web.env"));
         assert_eq!(defs[1].workdir.as_deref(), Some("."));
         assert_eq!(defs[1].exposure.subdomain.as_deref(), Some("@"));

@@ -25,9 +25,7 @@ pub(crate) struct Ctx<'a> {
 
 impl std::fmt::Debug for Ctx<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx")
-            .field("errors", &self.errors.len())
-            .finish_non_exhaustive()
+        f.debug_struct("Ctx").field("errors", &self.errors.len()).finish_non_exhaustive()
     }
 }
 
@@ -36,29 +34,18 @@ impl std::fmt::Debug for Ctx<'_> {
 fn has_interpolated_reference(text: &str) -> bool {
     ["$var__", "$random__"].iter().any(|prefix| {
         text.match_indices(prefix).any(|(at, _)| {
-            text.as_bytes()
-                .get(at + prefix.len())
-                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            text.as_bytes().get(at + prefix.len()).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
         })
     })
 }
 
 impl<'a> Ctx<'a> {
     pub(crate) fn new(locator: &'a Locator, deferred: bool) -> Self {
-        Ctx {
-            errors: Vec::new(),
-            warnings: Vec::new(),
-            locator,
-            deferred,
-        }
+        Ctx { errors: Vec::new(), warnings: Vec::new(), locator, deferred }
     }
 
     fn issue(&self, path: &Path, message: String) -> Issue {
-        Issue {
-            path: path.to_string(),
-            message,
-            line: self.locator.find(path),
-        }
+        Issue { path: path.to_string(), message, line: self.locator.find(path) }
     }
 
     pub(crate) fn error(&mut self, path: &Path, message: impl Into<String>) {
@@ -88,11 +75,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Iterates a mapping's entries with string keys; other keys are errors.
-    pub(crate) fn entries<'v>(
-        &mut self,
-        mapping: &'v Mapping,
-        path: &Path,
-    ) -> Vec<(String, &'v Value)> {
+    pub(crate) fn entries<'v>(&mut self, mapping: &'v Mapping, path: &Path) -> Vec<(String, &'v Value)> {
         let mut out = Vec::with_capacity(mapping.len());
         for (key, value) in mapping {
             match key_string(key) {
@@ -125,10 +108,7 @@ impl<'a> Ctx<'a> {
                 "true" | "True" | "TRUE" | "t" | "T" | "1" => Some(true),
                 "false" | "False" | "FALSE" | "f" | "F" | "0" => Some(false),
                 _ => {
-                    self.error(
-                        path,
-                        format!("must be a boolean (true or false), not `{s}`"),
-                    );
+                    self.error(path, format!("must be a boolean (true or false), not `{s}`"));
                     None
                 }
             },
@@ -144,15 +124,13 @@ impl<'a> Ctx<'a> {
             Value::Number(n) if n.as_u64().is_some() => n.as_u64(),
             Value::Null => None,
             Value::String(s) if self.is_deferred(s) => None,
-            Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
-                match s.parse() {
-                    Ok(n) => Some(n),
-                    Err(_) => {
-                        self.error(path, "is too large");
-                        None
-                    }
+            Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => match s.parse() {
+                Ok(n) => Some(n),
+                Err(_) => {
+                    self.error(path, "is too large");
+                    None
                 }
-            }
+            },
             _ => {
                 self.error(path, "must be a non-negative integer");
                 None
@@ -196,11 +174,9 @@ impl<'a> Ctx<'a> {
     /// A string or a list of scalars (`cap_add`, `profiles`, `dns`, ...).
     pub(crate) fn string_list(&mut self, value: &Value, path: &Path) -> Vec<String> {
         match untag(value) {
-            Value::Sequence(items) => items
-                .iter()
-                .enumerate()
-                .filter_map(|(i, item)| self.string(item, &path.index(i)))
-                .collect(),
+            Value::Sequence(items) => {
+                items.iter().enumerate().filter_map(|(i, item)| self.string(item, &path.index(i))).collect()
+            }
             Value::Null => Vec::new(),
             other => self.string(other, path).into_iter().collect(),
         }
@@ -208,11 +184,7 @@ impl<'a> Ctx<'a> {
 
     /// A `KEY=value` list or a `KEY: value` map (`environment`, `labels`,
     /// `build.args`). List entries without `=` and null map values are `None`.
-    pub(crate) fn list_or_map(
-        &mut self,
-        value: &Value,
-        path: &Path,
-    ) -> IndexMap<String, Option<String>> {
+    pub(crate) fn list_or_map(&mut self, value: &Value, path: &Path) -> IndexMap<String, Option<String>> {
         let mut out = IndexMap::new();
         match untag(value) {
             Value::Sequence(items) => {

@@ -32,10 +32,7 @@ impl fmt::Display for InterpolationError {
                 write!(f, "required variable {variable} is missing a value")
             }
             InterpolationError::Required { variable, message } => {
-                write!(
-                    f,
-                    "required variable {variable} is missing a value: {message}"
-                )
+                write!(f, "required variable {variable} is missing a value: {message}")
             }
         }
     }
@@ -52,20 +49,10 @@ pub struct Interpolated {
 }
 
 /// Interpolates `input`, reading variables through `lookup`.
-pub fn interpolate(
-    input: &str,
-    lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<Interpolated, InterpolationError> {
-    let mut parser = Parser {
-        src: input,
-        lookup,
-        missing: Vec::new(),
-    };
+pub fn interpolate(input: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Interpolated, InterpolationError> {
+    let mut parser = Parser { src: input, lookup, missing: Vec::new() };
     let (value, _) = parser.expand(0, 0, false, true)?;
-    Ok(Interpolated {
-        value,
-        missing: parser.missing,
-    })
+    Ok(Interpolated { value, missing: parser.missing })
 }
 
 /// True when interpolation could change `input` (it holds a `$`).
@@ -127,9 +114,7 @@ impl Parser<'_> {
                     }
                 },
                 _ => {
-                    let next = self.src[i..]
-                        .find(|c| c == '$' || (nested && c == '}'))
-                        .map_or(bytes.len(), |p| i + p);
+                    let next = self.src[i..].find(|c| c == '$' || (nested && c == '}')).map_or(bytes.len(), |p| i + p);
                     out.push_str(&self.src[i..next]);
                     i = next;
                 }
@@ -152,17 +137,9 @@ impl Parser<'_> {
 
     /// Handles `${...}` whose name starts at byte `i`; returns the index
     /// after the closing `}`.
-    fn braced(
-        &mut self,
-        i: usize,
-        depth: usize,
-        eval: bool,
-        out: &mut String,
-    ) -> Result<usize, InterpolationError> {
+    fn braced(&mut self, i: usize, depth: usize, eval: bool, out: &mut String) -> Result<usize, InterpolationError> {
         if depth >= MAX_NESTING {
-            return Err(InterpolationError::Invalid(format!(
-                "`${{` nested more than {MAX_NESTING} deep"
-            )));
+            return Err(InterpolationError::Invalid(format!("`${{` nested more than {MAX_NESTING} deep")));
         }
         let bytes = self.src.as_bytes();
         if !bytes.get(i).is_some_and(|&b| is_name_start(b)) {
@@ -206,10 +183,7 @@ impl Parser<'_> {
         if eval {
             match op {
                 b'?' if !present => {
-                    return Err(InterpolationError::Required {
-                        variable: name,
-                        message: arg,
-                    });
+                    return Err(InterpolationError::Required { variable: name, message: arg });
                 }
                 b'+' if present => out.push_str(&arg),
                 b'-' if !present => out.push_str(&arg),
@@ -307,40 +281,19 @@ mod tests {
         ] {
             assert_eq!(
                 run(input),
-                Err(InterpolationError::Required {
-                    variable: variable.to_owned(),
-                    message: message.to_owned()
-                }),
+                Err(InterpolationError::Required { variable: variable.to_owned(), message: message.to_owned() }),
                 "input {input:?}"
             );
         }
-        assert!(
-            run("${UNSET:?}")
-                .unwrap_err()
-                .to_string()
-                .contains("UNSET is missing a value")
-        );
+        assert!(run("${UNSET:?}").unwrap_err().to_string().contains("UNSET is missing a value"));
     }
 
     #[test]
     fn invalid_templates_are_errors() {
-        for input in [
-            "$",
-            "cost $5",
-            "$ x",
-            "${}",
-            "${1A}",
-            "${SET",
-            "${SET:-x",
-            "${SET:x}",
-            "${SET x}",
-            "${SET:-${A}",
-            "${A!}",
-        ] {
-            assert!(
-                matches!(run(input), Err(InterpolationError::Invalid(_))),
-                "input {input:?}"
-            );
+        for input in
+            ["$", "cost $5", "$ x", "${}", "${1A}", "${SET", "${SET:-x", "${SET:x}", "${SET x}", "${SET:-${A}", "${A!}"]
+        {
+            assert!(matches!(run(input), Err(InterpolationError::Invalid(_))), "input {input:?}");
         }
     }
 

@@ -15,9 +15,7 @@
 use std::cell::Cell;
 use std::fmt;
 
-use serde::de::{
-    self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor,
-};
+use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor};
 use serde_yaml::value::{Tag, TaggedValue};
 use serde_yaml::{Mapping, Value};
 
@@ -44,9 +42,7 @@ impl Budget {
         let nodes = self.nodes.get() + 1;
         let total = self.bytes.get().saturating_add(bytes);
         if nodes > MAX_NODES {
-            return Err(E::custom(format!(
-                "document expands to more than {MAX_NODES} nodes (alias explosion?)"
-            )));
+            return Err(E::custom(format!("document expands to more than {MAX_NODES} nodes (alias explosion?)")));
         }
         if total > MAX_EXPANDED_BYTES {
             return Err(E::custom(format!(
@@ -70,10 +66,7 @@ impl<'b> Node<'b> {
         if self.depth >= MAX_DEPTH {
             return Err(E::custom(format!("nesting deeper than {MAX_DEPTH} levels")));
         }
-        Ok(Node {
-            budget: self.budget,
-            depth: self.depth + 1,
-        })
+        Ok(Node { budget: self.budget, depth: self.depth + 1 })
     }
 }
 
@@ -161,10 +154,7 @@ impl<'de> Visitor<'de> for Node<'_> {
         if tag.is_empty() {
             return Ok(value);
         }
-        Ok(Value::Tagged(Box::new(TaggedValue {
-            tag: Tag::new(tag),
-            value,
-        })))
+        Ok(Value::Tagged(Box::new(TaggedValue { tag: Tag::new(tag), value })))
     }
 }
 
@@ -190,24 +180,12 @@ pub(crate) fn key_string(key: &Value) -> Option<String> {
 /// Parses one YAML document under the node, byte and depth budgets and
 /// applies merge keys. The caller checks the input size first.
 pub(crate) fn load(text: &str) -> Result<Value, LoadError> {
-    let budget = Budget {
-        nodes: Cell::new(0),
-        bytes: Cell::new(0),
-    };
-    let root = Node {
-        budget: &budget,
-        depth: 0,
-    };
+    let budget = Budget { nodes: Cell::new(0), bytes: Cell::new(0) };
+    let root = Node { budget: &budget, depth: 0 };
     let mut value = root
         .deserialize(serde_yaml::Deserializer::from_str(text))
-        .map_err(|err| LoadError {
-            line: err.location().map(|l| l.line()),
-            message: yaml_message(&err),
-        })?;
-    apply_merges(&mut value, 0).map_err(|message| LoadError {
-        message,
-        line: None,
-    })?;
+        .map_err(|err| LoadError { line: err.location().map(|l| l.line()), message: yaml_message(&err) })?;
+    apply_merges(&mut value, 0).map_err(|message| LoadError { message, line: None })?;
     Ok(value)
 }
 
@@ -249,10 +227,7 @@ fn apply_merges(value: &mut Value, depth: usize) -> Result<(), String> {
                         })
                         .collect::<Result<_, _>>()?,
                     _ => {
-                        return Err(
-                            "a merge key (`<<`) must refer to a mapping or a list of mappings"
-                                .to_owned(),
-                        );
+                        return Err("a merge key (`<<`) must refer to a mapping or a list of mappings".to_owned());
                     }
                 };
                 // Explicit keys win over merged ones; earlier sources win over later ones.
@@ -276,9 +251,8 @@ mod tests {
     use std::time::{Duration, Instant};
 
     fn billion_laughs() -> String {
-        let mut doc = String::from(
-            "a0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
-        );
+        let mut doc =
+            String::from("a0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
         for i in 1..10 {
             let refs = vec![format!("*a{}", i - 1); 9].join(",");
             doc.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
@@ -291,15 +265,8 @@ mod tests {
     fn billion_laughs_fails_fast() {
         let start = Instant::now();
         let err = load(&billion_laughs()).unwrap_err();
-        assert!(
-            err.message.contains("alias explosion") || err.message.contains("repetition limit"),
-            "{err:?}"
-        );
-        assert!(
-            start.elapsed() < Duration::from_secs(2),
-            "took {:?}",
-            start.elapsed()
-        );
+        assert!(err.message.contains("alias explosion") || err.message.contains("repetition limit"), "{err:?}");
+        assert!(start.elapsed() < Duration::from_secs(2), "took {:?}", start.elapsed());
     }
 
     #[test]
@@ -312,20 +279,12 @@ mod tests {
         let start = Instant::now();
         let err = load(&doc).unwrap_err();
         assert!(err.message.contains("alias explosion"), "{err:?}");
-        assert!(
-            start.elapsed() < Duration::from_secs(2),
-            "took {:?}",
-            start.elapsed()
-        );
+        assert!(start.elapsed() < Duration::from_secs(2), "took {:?}", start.elapsed());
     }
 
     #[test]
     fn large_string_anchor_hits_the_byte_budget() {
-        let doc = format!(
-            "a: &s \"{}\"\nb: [{}]\n",
-            "y".repeat(400_000),
-            vec!["*s"; 40].join(",")
-        );
+        let doc = format!("a: &s \"{}\"\nb: [{}]\n", "y".repeat(400_000), vec!["*s"; 40].join(","));
         let err = load(&doc).unwrap_err();
         assert!(err.message.contains("bytes of text"), "{err:?}");
     }
@@ -334,10 +293,7 @@ mod tests {
     fn deep_nesting_is_refused() {
         let doc = format!("{}1{}", "[".repeat(200), "]".repeat(200));
         let err = load(&doc).unwrap_err();
-        assert!(
-            err.message.contains("nesting") || err.message.contains("recursion"),
-            "{err:?}"
-        );
+        assert!(err.message.contains("nesting") || err.message.contains("recursion"), "{err:?}");
         let ok = format!("{}1{}", "[".repeat(40), "]".repeat(40));
         assert!(load(&ok).is_ok());
     }

@@ -30,11 +30,7 @@ pub(crate) struct Locator {
 
 impl Locator {
     pub(crate) fn new(text: &str) -> Self {
-        let lines = text
-            .lines()
-            .enumerate()
-            .filter_map(|(i, raw)| scan_line(i + 1, raw))
-            .collect();
+        let lines = text.lines().enumerate().filter_map(|(i, raw)| scan_line(i + 1, raw)).collect();
         Locator { lines }
     }
 
@@ -51,15 +47,10 @@ impl Locator {
         for seg in &path.0 {
             let children = self.children(start, end, parent, item, under_key);
             let hit = match seg {
-                Seg::Key(key) => children
-                    .iter()
-                    .copied()
-                    .find(|&i| self.lines[i].key.as_ref().is_some_and(|(_, k)| k == key)),
-                Seg::Index(n) => children
-                    .iter()
-                    .copied()
-                    .filter(|&i| self.lines[i].dash && Some(i) != item)
-                    .nth(*n),
+                Seg::Key(key) => {
+                    children.iter().copied().find(|&i| self.lines[i].key.as_ref().is_some_and(|(_, k)| k == key))
+                }
+                Seg::Index(n) => children.iter().copied().filter(|&i| self.lines[i].dash && Some(i) != item).nth(*n),
             };
             let Some(i) = hit else { break };
             let line = &self.lines[i];
@@ -138,21 +129,14 @@ impl Locator {
     /// The block of a sequence item runs until the next line at or left of
     /// its dash.
     fn item_block_end(&self, i: usize, column: usize) -> usize {
-        self.lines[i + 1..]
-            .iter()
-            .position(|l| l.indent <= column)
-            .map_or(self.lines.len(), |p| i + 1 + p)
+        self.lines[i + 1..].iter().position(|l| l.indent <= column).map_or(self.lines.len(), |p| i + 1 + p)
     }
 }
 
 fn scan_line(number: usize, raw: &str) -> Option<Line> {
     let indent = raw.len() - raw.trim_start_matches(' ').len();
     let rest = &raw[indent..];
-    if rest.is_empty()
-        || rest.starts_with('#')
-        || rest.starts_with("---")
-        || rest.starts_with("...")
-    {
+    if rest.is_empty() || rest.starts_with('#') || rest.starts_with("---") || rest.starts_with("...") {
         return None;
     }
     let (dash, body, body_col) = match rest.strip_prefix('-') {
@@ -162,12 +146,7 @@ fn scan_line(number: usize, raw: &str) -> Option<Line> {
         }
         _ => (false, rest, indent),
     };
-    Some(Line {
-        number,
-        indent,
-        key: mapping_key(body).map(|k| (body_col, k)),
-        dash,
-    })
+    Some(Line { number, indent, key: mapping_key(body).map(|k| (body_col, k)), dash })
 }
 
 /// The key of a `key: value` / `key:` line, unquoted; None for other lines.
@@ -234,10 +213,7 @@ volumes:
     #[test]
     fn does_not_confuse_keys_of_other_blocks() {
         // `image` exists under web and db: the db one is on line 12.
-        assert_eq!(
-            at(Path::root().key("services").key("db").key("image")),
-            Some(12)
-        );
+        assert_eq!(at(Path::root().key("services").key("db").key("image")), Some(12));
     }
 
     #[test]
@@ -252,20 +228,14 @@ volumes:
         let doc = "services:\n  web:\n    environment:\n    - A=1\n    - B=2\n    image: x\n";
         let env = Path::root().key("services").key("web").key("environment");
         assert_eq!(Locator::new(doc).find(&env.index(1)), Some(5));
-        assert_eq!(
-            Locator::new(doc).find(&Path::root().key("services").key("web").key("image")),
-            Some(6)
-        );
+        assert_eq!(Locator::new(doc).find(&Path::root().key("services").key("web").key("image")), Some(6));
     }
 
     #[test]
     fn mapping_key_cases() {
         assert_eq!(mapping_key("image: nginx").as_deref(), Some("image"));
         assert_eq!(mapping_key("ports:").as_deref(), Some("ports"));
-        assert_eq!(
-            mapping_key("\"svc/expose\": 80").as_deref(),
-            Some("svc/expose")
-        );
+        assert_eq!(mapping_key("\"svc/expose\": 80").as_deref(), Some("svc/expose"));
         assert_eq!(mapping_key("8080:80"), None);
         assert_eq!(mapping_key("http://example.com"), None);
         assert_eq!(mapping_key("KEY=value"), None);

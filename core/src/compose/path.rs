@@ -49,11 +49,7 @@ mod tests {
 
     #[test]
     fn renders_keys_with_dots_and_indices_in_brackets() {
-        let path = Path::root()
-            .key("services")
-            .key("web")
-            .key("ports")
-            .index(2);
+        let path = Path::root().key("services").key("web").key("ports").index(2);
         assert_eq!(path.to_string(), "services.web.ports[2]");
         assert_eq!(Path::root().to_string(), "");
     }

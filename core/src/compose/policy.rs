@@ -83,16 +83,7 @@ fn stays_inside(path: &str) -> bool {
 }
 
 fn is_remote_context(context: &str) -> bool {
-    [
-        "http://",
-        "https://",
-        "git://",
-        "git@",
-        "ssh://",
-        "github.com/",
-    ]
-    .iter()
-    .any(|p| context.starts_with(p))
+    ["http://", "https://", "git://", "git@", "ssh://", "github.com/"].iter().any(|p| context.starts_with(p))
 }
 
 fn host_namespace(value: Option<&str>) -> Option<&str> {
@@ -105,25 +96,13 @@ pub(crate) fn apply(policy: &Policy, file: &ComposeFile, ctx: &mut Ctx<'_>) {
         return;
     }
     for (name, service) in &file.services {
-        check_service(
-            service,
-            &Path::root().key("services").key(name.clone()),
-            ctx,
-        );
+        check_service(service, &Path::root().key("services").key(name.clone()), ctx);
     }
     for (name, volume) in &file.volumes {
-        let at = Path::root()
-            .key("volumes")
-            .key(name.clone())
-            .key("driver_opts");
+        let at = Path::root().key("volumes").key(name.clone()).key("driver_opts");
         let opts = &volume.driver_opts;
-        let binds = opts.get("o").is_some_and(|o| {
-            o.split(',')
-                .any(|x| x.trim() == "bind" || x.trim() == "rbind")
-        });
-        let network_fs = opts
-            .get("type")
-            .is_some_and(|t| matches!(t.as_str(), "nfs" | "nfs4" | "cifs" | "smb"));
+        let binds = opts.get("o").is_some_and(|o| o.split(',').any(|x| x.trim() == "bind" || x.trim() == "rbind"));
+        let network_fs = opts.get("type").is_some_and(|t| matches!(t.as_str(), "nfs" | "nfs4" | "cifs" | "smb"));
         if binds {
             ctx.error(&at, "driver_opts that bind a host path (`o: bind`) are not allowed on an untrusted Playroom");
         } else if opts.contains_key("device") && !network_fs {
@@ -134,7 +113,10 @@ pub(crate) fn apply(policy: &Policy, file: &ComposeFile, ctx: &mut Ctx<'_>) {
         for (name, object) in objects {
             if object.file.is_some() {
                 let at = Path::root().key(kind).key(name.clone()).key("file");
-                ctx.error(&at, "reading a host file is not allowed on an untrusted Playroom; use `environment` or `content`");
+                ctx.error(
+                    &at,
+                    "reading a host file is not allowed on an untrusted Playroom; use `environment` or `content`",
+                );
             }
         }
     }
@@ -142,10 +124,7 @@ pub(crate) fn apply(policy: &Policy, file: &ComposeFile, ctx: &mut Ctx<'_>) {
 
 fn check_service(service: &Service, at: &Path, ctx: &mut Ctx<'_>) {
     let refuse = |ctx: &mut Ctx<'_>, key: &str, message: &str| {
-        ctx.error(
-            &at.key(key),
-            format!("{message} is not allowed on an untrusted Playroom"),
-        );
+        ctx.error(&at.key(key), format!("{message} is not allowed on an untrusted Playroom"));
     };
     if service.privileged {
         refuse(ctx, "privileged", "a privileged container");
@@ -177,24 +156,25 @@ fn check_service(service: &Service, at: &Path, ctx: &mut Ctx<'_>) {
         ("ipc", service.ipc.as_deref()),
     ] {
         if let Some(mode) = host_namespace(value) {
-            ctx.error(&at.key(key), format!("`{key}: {mode}` shares a namespace outside the project and is not allowed on an untrusted Playroom"));
-        }
-    }
-    for (key, value) in [
-        ("uts", &service.uts),
-        ("userns_mode", &service.userns_mode),
-        ("cgroup", &service.cgroup),
-    ] {
-        if value.as_deref() == Some("host") {
             ctx.error(
                 &at.key(key),
-                format!("`{key}: host` is not allowed on an untrusted Playroom"),
+                format!(
+                    "`{key}: {mode}` shares a namespace outside the project and is not allowed on an untrusted Playroom"
+                ),
             );
+        }
+    }
+    for (key, value) in [("uts", &service.uts), ("userns_mode", &service.userns_mode), ("cgroup", &service.cgroup)] {
+        if value.as_deref() == Some("host") {
+            ctx.error(&at.key(key), format!("`{key}: host` is not allowed on an untrusted Playroom"));
         }
     }
     for (i, from) in service.volumes_from.iter().enumerate() {
         if from.starts_with("container:") {
-            ctx.error(&at.key("volumes_from").index(i), "volumes of a container outside the project are not allowed on an untrusted Playroom");
+            ctx.error(
+                &at.key("volumes_from").index(i),
+                "volumes of a container outside the project are not allowed on an untrusted Playroom",
+            );
         }
     }
     if !service.devices.is_empty() {
@@ -203,16 +183,9 @@ fn check_service(service: &Service, at: &Path, ctx: &mut Ctx<'_>) {
     if service.other.contains_key("gpus") {
         refuse(ctx, "gpus", "access to host GPUs");
     }
-    if service
-        .deploy
-        .as_ref()
-        .is_some_and(|d| !d.reservations.devices.is_empty())
-    {
+    if service.deploy.as_ref().is_some_and(|d| !d.reservations.devices.is_empty()) {
         ctx.error(
-            &at.key("deploy")
-                .key("resources")
-                .key("reservations")
-                .key("devices"),
+            &at.key("deploy").key("resources").key("reservations").key("devices"),
             "reserving host devices is not allowed on an untrusted Playroom",
         );
     }
@@ -233,10 +206,7 @@ fn check_service(service: &Service, at: &Path, ctx: &mut Ctx<'_>) {
         let normal = opt.replace('=', ":");
         if matches!(
             normal.as_str(),
-            "seccomp:unconfined"
-                | "apparmor:unconfined"
-                | "label:disable"
-                | "systempaths:unconfined"
+            "seccomp:unconfined" | "apparmor:unconfined" | "label:disable" | "systempaths:unconfined"
         ) {
             ctx.error(
                 &at.key("security_opt").index(i),
@@ -248,10 +218,7 @@ fn check_service(service: &Service, at: &Path, ctx: &mut Ctx<'_>) {
         if !stays_inside(&env_file.path) {
             ctx.error(
                 &at.key("env_file").index(i),
-                format!(
-                    "env_file `{}` is outside the project and not allowed on an untrusted Playroom",
-                    env_file.path
-                ),
+                format!("env_file `{}` is outside the project and not allowed on an untrusted Playroom", env_file.path),
             );
         }
     }
@@ -259,7 +226,13 @@ fn check_service(service: &Service, at: &Path, ctx: &mut Ctx<'_>) {
         && !is_remote_context(&build.context)
         && !stays_inside(&build.context)
     {
-        ctx.error(&at.key("build"), format!("build context `{}` is outside the project and not allowed on an untrusted Playroom", build.context));
+        ctx.error(
+            &at.key("build"),
+            format!(
+                "build context `{}` is outside the project and not allowed on an untrusted Playroom",
+                build.context
+            ),
+        );
     }
 }
 
@@ -269,37 +242,19 @@ mod tests {
 
     #[test]
     fn paths_inside_the_project() {
-        for path in [
-            ".",
-            "./app",
-            "app/../web",
-            "a/b/../../c",
-            ".env",
-            "config/.env",
-        ] {
+        for path in [".", "./app", "app/../web", "a/b/../../c", ".env", "config/.env"] {
             assert!(stays_inside(path), "{path}");
         }
-        for path in [
-            "/etc/passwd",
-            "..",
-            "../x",
-            "a/../../x",
-            "~/x",
-            "C:\\x",
-            "\\\\server\\share",
-        ] {
+        for path in ["/etc/passwd", "..", "../x", "a/../../x", "~/x", "C:\\x", "\\\\server\\share"] {
             assert!(!stays_inside(path), "{path}");
         }
     }
 
     #[test]
     fn docker_socket_spellings() {
-        for path in [
-            "/var/run/docker.sock",
-            "/run/docker.sock",
-            "/var/run/docker.sock/",
-            "/home/u/.docker/run/docker.sock",
-        ] {
+        for path in
+            ["/var/run/docker.sock", "/run/docker.sock", "/var/run/docker.sock/", "/home/u/.docker/run/docker.sock"]
+        {
             assert!(is_docker_socket(path), "{path}");
         }
         assert!(!is_docker_socket("/var/run/other.sock"));

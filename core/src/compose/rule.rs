@@ -96,10 +96,7 @@ enum Token {
 }
 
 fn tokenize(text: &str) -> Result<Vec<(usize, Token)>, RuleError> {
-    let err = |position: usize, message: &str| RuleError {
-        position,
-        message: message.to_owned(),
-    };
+    let err = |position: usize, message: &str| RuleError { position, message: message.to_owned() };
     let mut tokens = Vec::new();
     let mut chars = text.char_indices().peekable();
     while let Some((at, c)) = chars.next() {
@@ -114,18 +111,14 @@ fn tokenize(text: &str) -> Result<Vec<(usize, Token)>, RuleError> {
             ',' => Token::Comma,
             '`' => {
                 let start = at + 1;
-                let len = text[start..]
-                    .find('`')
-                    .ok_or_else(|| err(at, "unclosed `` ` `` string"))?;
+                let len = text[start..].find('`').ok_or_else(|| err(at, "unclosed `` ` `` string"))?;
                 while chars.next_if(|&(i, _)| i < start + len + 1).is_some() {}
                 Token::Str(text[start..start + len].to_owned())
             }
             '"' => Token::Str(quoted(&mut chars, at)?),
             c if c.is_ascii_alphabetic() || c == '_' => {
                 let mut name = String::from(c);
-                while let Some((_, n)) =
-                    chars.next_if(|&(_, n)| n.is_ascii_alphanumeric() || n == '_')
-                {
+                while let Some((_, n)) = chars.next_if(|&(_, n)| n.is_ascii_alphanumeric() || n == '_') {
                     name.push(n);
                 }
                 Token::Ident(name)
@@ -137,14 +130,8 @@ fn tokenize(text: &str) -> Result<Vec<(usize, Token)>, RuleError> {
     Ok(tokens)
 }
 
-fn quoted(
-    chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>,
-    open: usize,
-) -> Result<String, RuleError> {
-    let err = |position: usize, message: &str| RuleError {
-        position,
-        message: message.to_owned(),
-    };
+fn quoted(chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>, open: usize) -> Result<String, RuleError> {
+    let err = |position: usize, message: &str| RuleError { position, message: message.to_owned() };
     let mut out = String::new();
     loop {
         let Some((at, c)) = chars.next() else {
@@ -168,13 +155,9 @@ fn quoted(
                         let mut code = 0u32;
                         for _ in 0..digits {
                             let d = chars.next().and_then(|(_, h)| h.to_digit(16));
-                            code =
-                                code * 16 + d.ok_or_else(|| err(at, "bad hexadecimal escape"))?;
+                            code = code * 16 + d.ok_or_else(|| err(at, "bad hexadecimal escape"))?;
                         }
-                        out.push(
-                            char::from_u32(code)
-                                .ok_or_else(|| err(at, "escape is not a character"))?,
-                        );
+                        out.push(char::from_u32(code).ok_or_else(|| err(at, "escape is not a character"))?);
                     }
                     _ => return Err(err(at, &format!("unsupported escape `\\{e}`"))),
                 }
@@ -200,10 +183,7 @@ impl Parser {
     }
 
     fn fail<T>(&self, message: impl Into<String>) -> Result<T, RuleError> {
-        Err(RuleError {
-            position: self.at(),
-            message: message.into(),
-        })
+        Err(RuleError { position: self.at(), message: message.into() })
     }
 
     fn expect(&mut self, token: &Token, what: &str) -> Result<(), RuleError> {
@@ -261,7 +241,11 @@ impl Parser {
                             args.push(s.clone());
                             self.pos += 1;
                         }
-                        _ => return self.fail(format!("expected a string argument of `{canonical}` in backticks or double quotes")),
+                        _ => {
+                            return self.fail(format!(
+                                "expected a string argument of `{canonical}` in backticks or double quotes"
+                            ));
+                        }
                     }
                     match self.peek() {
                         Some(Token::Comma) => self.pos += 1,
@@ -272,10 +256,7 @@ impl Parser {
                         _ => return self.fail("expected `,` or `)`"),
                     }
                 }
-                Ok(Rule::Matcher {
-                    name: canonical,
-                    args,
-                })
+                Ok(Rule::Matcher { name: canonical, args })
             }
             Some(_) => self.fail("expected a matcher, `!` or `(`"),
             None => self.fail("unexpected end of rule"),
@@ -301,11 +282,7 @@ fn flatten(operands: Vec<Rule>, or: bool) -> Rule {
 /// Parses a routing rule.
 pub fn parse(text: &str) -> Result<Rule, RuleError> {
     let tokens = tokenize(text)?;
-    let mut parser = Parser {
-        tokens,
-        pos: 0,
-        end: text.len(),
-    };
+    let mut parser = Parser { tokens, pos: 0, end: text.len() };
     let rule = parser.or(0)?;
     if parser.pos < parser.tokens.len() {
         return parser.fail("unexpected text after the rule");
@@ -429,7 +406,9 @@ pub fn check_path_rule(text: &str) -> Result<Rule, String> {
     rule.visit(&mut |node| {
         let Rule::Matcher { name, args } = node else { return };
         if PATH_RULE_FORBIDDEN.contains(name) {
-            problems.push(format!("must not use the {name} matcher (play sets the host; a path rule narrows by path only)"));
+            problems.push(format!(
+                "must not use the {name} matcher (play sets the host; a path rule narrows by path only)"
+            ));
             return;
         }
         has_path = true;

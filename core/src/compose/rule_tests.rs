@@ -1,10 +1,7 @@
 use super::*;
 
 fn m(name: &'static str, args: &[&str]) -> Rule {
-    Rule::Matcher {
-        name,
-        args: args.iter().map(|s| (*s).to_owned()).collect(),
-    }
+    Rule::Matcher { name, args: args.iter().map(|s| (*s).to_owned()).collect() }
 }
 
 #[test]
@@ -12,10 +9,7 @@ fn parses_matchers_operators_and_precedence() {
     assert_eq!(parse("PathPrefix(`/api`)"), Ok(m("PathPrefix", &["/api"])));
     assert_eq!(
         parse("Path(`/a`) || Path(`/b`) && Method(`GET`)"),
-        Ok(Rule::Or(vec![
-            m("Path", &["/a"]),
-            Rule::And(vec![m("Path", &["/b"]), m("Method", &["GET"])])
-        ]))
+        Ok(Rule::Or(vec![m("Path", &["/a"]), Rule::And(vec![m("Path", &["/b"]), m("Method", &["GET"])])]))
     );
     assert_eq!(
         parse("(Path(`/a`) || Path(`/b`)) && !Method(\"POST\")"),
@@ -25,27 +19,14 @@ fn parses_matchers_operators_and_precedence() {
         ]))
     );
     assert_eq!(parse("Path(`/a`, `/b`)"), Ok(m("Path", &["/a", "/b"])));
-    assert_eq!(
-        parse("  Path ( `/a` ,\t\"/b\" )  "),
-        Ok(m("Path", &["/a", "/b"]))
-    );
-    assert_eq!(
-        parse("!!Path(`/a`)"),
-        Ok(Rule::Not(Box::new(Rule::Not(Box::new(m("Path", &["/a"]))))))
-    );
+    assert_eq!(parse("  Path ( `/a` ,\t\"/b\" )  "), Ok(m("Path", &["/a", "/b"])));
+    assert_eq!(parse("!!Path(`/a`)"), Ok(Rule::Not(Box::new(Rule::Not(Box::new(m("Path", &["/a"])))))));
 }
 
 #[test]
 fn same_operators_flatten() {
-    let flat = Rule::Or(vec![
-        m("Path", &["/a"]),
-        m("Path", &["/b"]),
-        m("Path", &["/c"]),
-    ]);
-    assert_eq!(
-        parse("Path(`/a`) || (Path(`/b`) || Path(`/c`))"),
-        Ok(flat.clone())
-    );
+    let flat = Rule::Or(vec![m("Path", &["/a"]), m("Path", &["/b"]), m("Path", &["/c"])]);
+    assert_eq!(parse("Path(`/a`) || (Path(`/b`) || Path(`/c`))"), Ok(flat.clone()));
     assert_eq!(parse("(Path(`/a`) || Path(`/b`)) || Path(`/c`)"), Ok(flat));
 }
 
@@ -64,10 +45,7 @@ fn matcher_case_forms_follow_traefik() {
 
 #[test]
 fn quoted_strings_and_escapes() {
-    assert_eq!(
-        parse(r#"Path("/a\"b\\c\n\x41\u00e9")"#),
-        Ok(m("Path", &["/a\"b\\c\nAé"]))
-    );
+    assert_eq!(parse(r#"Path("/a\"b\\c\n\x41\u00e9")"#), Ok(m("Path", &["/a\"b\\c\nAé"])));
     assert_eq!(parse("Path(`/raw\\n`)"), Ok(m("Path", &["/raw\\n"])));
 }
 
@@ -121,10 +99,7 @@ fn display_is_canonical_and_round_trips() {
     let cases = [
         ("pathprefix(`/api`)", "PathPrefix(`/api`)"),
         ("PATH(\"/a\") || path(`/b`)", "Path(`/a`) || Path(`/b`)"),
-        (
-            "(Path(`/a`) || Path(`/b`)) && !Method(`GET`)",
-            "(Path(`/a`) || Path(`/b`)) && !Method(`GET`)",
-        ),
+        ("(Path(`/a`) || Path(`/b`)) && !Method(`GET`)", "(Path(`/a`) || Path(`/b`)) && !Method(`GET`)"),
         ("!(Path(`/a`) && Path(`/b`))", "!(Path(`/a`) && Path(`/b`))"),
         ("Path(\"/a`b\")", "Path(\"/a`b\")"),
         ("Path(\"/a\\nb\")", "Path(\"/a\\nb\")"),
@@ -148,11 +123,7 @@ fn path_rule_policy() {
         "pathprefix(`/x`)",
     ];
     for rule in ok {
-        assert!(
-            check_path_rule(rule).is_ok(),
-            "{rule}: {:?}",
-            check_path_rule(rule)
-        );
+        assert!(check_path_rule(rule).is_ok(), "{rule}: {:?}", check_path_rule(rule));
     }
     let bad = [
         ("Host(`example.com`)", "Host matcher"),
@@ -161,10 +132,7 @@ fn path_rule_policy() {
         ("PathPrefix(`/a`) && HostSNI(`*`)", "HostSNI"),
         ("PathPrefix(`/a`) && HostSNIRegexp(`.*`)", "HostSNIRegexp"),
         ("PathPrefix(`/a`) && Headers(`X`, `y`)", "Headers"),
-        (
-            "PathPrefix(`/a`) && HeadersRegexp(`X`, `y`)",
-            "HeadersRegexp",
-        ),
+        ("PathPrefix(`/a`) && HeadersRegexp(`X`, `y`)", "HeadersRegexp"),
         ("PathPrefix(`/a`) && Header(`X`, `y`)", "Header matcher"),
         ("PathPrefix(`/a`) && HeaderRegexp(`X`, `y`)", "HeaderRegexp"),
         ("PathPrefix(`/a`) && Method(`GET`)", "Method"),

@@ -88,19 +88,10 @@ pub(crate) fn analyze(body: &str) -> Result<Analyzed, FieldErrors> {
     }
     for name in namespace.variables.keys() {
         if !usage.contains_key(name) {
-            ctx.error(
-                &Path::root().key("svc").key("variables").key(name.clone()),
-                "is declared but never used",
-            );
+            ctx.error(&Path::root().key("svc").key("variables").key(name.clone()), "is declared but never used");
         }
     }
-    Ok(Analyzed {
-        root,
-        namespace,
-        usage,
-        errors: ctx.errors,
-        warnings: ctx.warnings,
-    })
+    Ok(Analyzed { root, namespace, usage, errors: ctx.errors, warnings: ctx.warnings })
 }
 
 fn collect_mapping(ctx: &mut Ctx<'_>, mapping: &Mapping, path: &Path, usage: &mut Usage) {
@@ -108,10 +99,7 @@ fn collect_mapping(ctx: &mut Ctx<'_>, mapping: &Mapping, path: &Path, usage: &mu
         let key_text = key_string(key).unwrap_or_default();
         let at = path.key(key_text.clone());
         if !refs::scan(&key_text).is_empty() {
-            ctx.error(
-                &at,
-                "template references are only allowed in values, not in keys",
-            );
+            ctx.error(&at, "template references are only allowed in values, not in keys");
         }
         collect(ctx, value, &at, usage);
     }
@@ -121,11 +109,7 @@ fn collect(ctx: &mut Ctx<'_>, value: &Value, path: &Path, usage: &mut Usage) {
     match untag(value) {
         Value::String(s) => {
             for r in refs::scan(s) {
-                usage
-                    .entry(r.name.to_owned())
-                    .or_default()
-                    .entry(r.kind)
-                    .or_insert_with(|| path.clone());
+                usage.entry(r.name.to_owned()).or_default().entry(r.kind).or_insert_with(|| path.clone());
             }
         }
         Value::Mapping(m) => collect_mapping(ctx, m, path, usage),
@@ -150,18 +134,8 @@ fn no_variables(_: &str) -> Option<String> {
 /// [`compile`](super::template::compile) applies it.
 pub fn validate_template(body: &str) -> Result<TemplateInfo, FieldErrors> {
     let analyzed = analyze(body)?;
-    let Analyzed {
-        root,
-        namespace,
-        errors,
-        mut warnings,
-        ..
-    } = analyzed;
-    let options = Options {
-        policy: Policy::TRUSTED,
-        lookup: &no_variables,
-        template: true,
-    };
+    let Analyzed { root, namespace, errors, mut warnings, .. } = analyzed;
+    let options = Options { policy: Policy::TRUSTED, lookup: &no_variables, template: true };
     let checked = check_value(body, Value::Mapping(root), options);
     let mut all_errors = errors;
     all_errors.extend(checked.errors);
@@ -177,10 +151,7 @@ pub fn validate_template(body: &str) -> Result<TemplateInfo, FieldErrors> {
         muti_config: namespace.muti_config,
         schedule_config: namespace.schedule_config,
         trigger_config: namespace.trigger_config,
-        services: checked
-            .model
-            .map(|m| m.services.keys().cloned().collect())
-            .unwrap_or_default(),
+        services: checked.model.map(|m| m.services.keys().cloned().collect()).unwrap_or_default(),
         warnings,
     })
 }

@@ -46,30 +46,19 @@ fn errors(body: &str) -> FieldErrors {
 }
 
 fn has(errors: &FieldErrors, key: &str, fragment: &str) -> bool {
-    errors
-        .get(key)
-        .is_some_and(|messages| messages.iter().any(|m| m.contains(fragment)))
+    errors.get(key).is_some_and(|messages| messages.iter().any(|m| m.contains(fragment)))
 }
 
 #[test]
 fn a_full_template_validates() {
     let info = validate_template(GOOD).unwrap_or_else(|e| panic!("{e:?}"));
     assert_eq!(info.version, 1);
-    assert_eq!(
-        info.variables.keys().collect::<Vec<_>>(),
-        ["DB_PASSWORD", "PORT", "SECRET"]
-    );
+    assert_eq!(info.variables.keys().collect::<Vec<_>>(), ["DB_PASSWORD", "PORT", "SECRET"]);
     assert_eq!(info.variables["PORT"].default.as_deref(), Some("8080"));
     assert!(info.variables["DB_PASSWORD"].required);
     assert_eq!(info.metadata.category.as_deref(), Some("web"));
-    assert_eq!(
-        info.schedule_config.as_ref().and_then(|s| s.marquee_id),
-        Some(12)
-    );
-    assert_eq!(
-        info.trigger_config.as_ref().and_then(|t| t.marquee_id),
-        Some(7)
-    );
+    assert_eq!(info.schedule_config.as_ref().and_then(|s| s.marquee_id), Some(12));
+    assert_eq!(info.trigger_config.as_ref().and_then(|t| t.marquee_id), Some(7));
     assert_eq!(info.services, ["web", "db"]);
     assert!(!info.job_mode);
 }
@@ -78,45 +67,24 @@ fn a_full_template_validates() {
 fn references_and_declarations_must_match() {
     let body = "svc:\n  variables:\n    USED: {}\n    UNUSED: {}\nservices:\n  web:\n    image: \"x:$$var__USED\"\n    command: echo $$random__GHOST $$var__NOPE\n";
     let errors = errors(body);
-    assert!(
-        has(&errors, "svc.variables.UNUSED", "never used"),
-        "{errors:?}"
-    );
-    assert!(
-        has(&errors, "services.web.command", "$$random__GHOST"),
-        "{errors:?}"
-    );
-    assert!(
-        has(&errors, "services.web.command", "$$var__NOPE"),
-        "{errors:?}"
-    );
+    assert!(has(&errors, "svc.variables.UNUSED", "never used"), "{errors:?}");
+    assert!(has(&errors, "services.web.command", "$$random__GHOST"), "{errors:?}");
+    assert!(has(&errors, "services.web.command", "$$var__NOPE"), "{errors:?}");
     assert!(!errors.contains_key("svc.variables.USED"));
 }
 
 #[test]
 fn references_in_keys_are_refused() {
     let body = "svc:\n  variables:\n    K: {}\nservices:\n  web:\n    image: x\n    environment:\n      $$var__K: v\n";
-    assert!(has(
-        &errors(body),
-        "services.web.environment.$$var__K",
-        "only allowed in values"
-    ));
+    assert!(has(&errors(body), "services.web.environment.$$var__K", "only allowed in values"));
 }
 
 #[test]
 fn the_body_must_be_compose() {
-    assert!(has(
-        &errors("svc: {}\n"),
-        "template_body",
-        "`services` is required"
-    ));
+    assert!(has(&errors("svc: {}\n"), "template_body", "`services` is required"));
     assert!(has(&errors(""), "template_body", "empty"));
     assert!(has(&errors("[1, 2]"), "template_body", "mapping"));
-    assert!(has(
-        &errors("services:\n  web:\n    image: x\n    ports: [\"0:0\"]\n"),
-        "services.web.ports[0]",
-        "port"
-    ));
+    assert!(has(&errors("services:\n  web:\n    image: x\n    ports: [\"0:0\"]\n"), "services.web.ports[0]", "port"));
 }
 
 #[test]
@@ -128,11 +96,7 @@ fn policy_is_not_applied_at_template_time() {
 fn labels_with_references_are_deferred_and_literals_checked() {
     let body = "svc:\n  variables:\n    P: {}\nservices:\n  web:\n    image: x\n    labels:\n      - svc/expose=$$var__P\n      - svc/production=yes\n";
     let errors = errors(body);
-    assert_eq!(
-        errors.keys().collect::<Vec<_>>(),
-        ["services.web.labels.svc/production"],
-        "{errors:?}"
-    );
+    assert_eq!(errors.keys().collect::<Vec<_>>(), ["services.web.labels.svc/production"], "{errors:?}");
 }
 
 /// (variable definition YAML, error key suffix or None when valid)
@@ -177,21 +141,13 @@ const VARIABLE_RULES: &[(&str, Option<&str>)] = &[
 #[test]
 fn variable_definition_rules() {
     for (definition, expected) in VARIABLE_RULES {
-        let body = format!(
-            "svc:\n  variables:\n    V: {definition}\nservices:\n  web:\n    image: \"x:$$var__V\"\n"
-        );
+        let body = format!("svc:\n  variables:\n    V: {definition}\nservices:\n  web:\n    image: \"x:$$var__V\"\n");
         match (validate_template(&body), expected) {
             (Ok(_), None) => {}
             (Err(errors), Some(suffix)) => {
-                let key = if suffix.is_empty() {
-                    "svc.variables.V".to_owned()
-                } else {
-                    format!("svc.variables.V.{suffix}")
-                };
-                assert!(
-                    errors.contains_key(&key),
-                    "{definition}: expected {key}, got {errors:?}"
-                );
+                let key =
+                    if suffix.is_empty() { "svc.variables.V".to_owned() } else { format!("svc.variables.V.{suffix}") };
+                assert!(errors.contains_key(&key), "{definition}: expected {key}, got {errors:?}");
             }
             (result, _) => panic!("{definition}: expected {expected:?}, got {result:?}"),
         }
@@ -200,23 +156,13 @@ fn variable_definition_rules() {
 
 #[test]
 fn variable_names() {
-    for (name, ok) in [
-        ("A", true),
-        ("a_1", true),
-        ("_", true),
-        ("9X", true),
-        ("A-B", false),
-        ("A.B", false),
-        ("Ä", false),
-    ] {
-        let body = format!(
-            "svc:\n  variables:\n    \"{name}\": {{}}\nservices:\n  web:\n    image: \"x:$$var__{name}\"\n"
-        );
+    for (name, ok) in
+        [("A", true), ("a_1", true), ("_", true), ("9X", true), ("A-B", false), ("A.B", false), ("Ä", false)]
+    {
+        let body =
+            format!("svc:\n  variables:\n    \"{name}\": {{}}\nservices:\n  web:\n    image: \"x:$$var__{name}\"\n");
         let result = validate_template(&body);
-        let name_error = result
-            .as_ref()
-            .err()
-            .is_some_and(|e| has(e, &format!("svc.variables.{name}"), "letters"));
+        let name_error = result.as_ref().err().is_some_and(|e| has(e, &format!("svc.variables.{name}"), "letters"));
         assert_eq!(!name_error, ok, "{name}: {result:?}");
     }
 }
@@ -230,79 +176,28 @@ const NAMESPACE_RULES: &[(&str, Option<&str>)] = &[
     ("{version: v1}", Some("svc.version")),
     ("{job_mode: true}", None),
     ("{job_mode: yes}", Some("svc.job_mode")),
-    (
-        "{job_mode: true, metadata: {job_mode: false}}",
-        Some("svc.job_mode"),
-    ),
+    ("{job_mode: true, metadata: {job_mode: false}}", Some("svc.job_mode")),
     ("{muti_config: {x: [1, 2]}}", None),
     ("{muti_config: [1]}", Some("svc.muti_config")),
     ("{schedule_config: {enabled: false}}", None),
-    (
-        "{schedule_config: {enabled: true, cron: \"*/5 * * * *\", marquee_id: 4}}",
-        None,
-    ),
-    (
-        "{schedule_config: {enabled: true}}",
-        Some("svc.schedule_config.cron"),
-    ),
-    (
-        "{schedule_config: {marquee_id: 0}}",
-        Some("svc.schedule_config.marquee_id"),
-    ),
-    (
-        "{schedule_config: {marquee_id: \"012\"}}",
-        Some("svc.schedule_config.marquee_id"),
-    ),
+    ("{schedule_config: {enabled: true, cron: \"*/5 * * * *\", marquee_id: 4}}", None),
+    ("{schedule_config: {enabled: true}}", Some("svc.schedule_config.cron")),
+    ("{schedule_config: {marquee_id: 0}}", Some("svc.schedule_config.marquee_id")),
+    ("{schedule_config: {marquee_id: \"012\"}}", Some("svc.schedule_config.marquee_id")),
     ("{schedule_config: {marquee_id: \"12\"}}", None),
-    (
-        "{schedule_config: {marquee_id: \"1a\"}}",
-        Some("svc.schedule_config.marquee_id"),
-    ),
-    (
-        "{schedule_config: {marquee_id: -3}}",
-        Some("svc.schedule_config.marquee_id"),
-    ),
-    (
-        "{schedule_config: {enabled: \"true\", cron: x}}",
-        Some("svc.schedule_config.enabled"),
-    ),
-    (
-        "{schedule_config: {every: 5m}}",
-        Some("svc.schedule_config.every"),
-    ),
-    (
-        "{trigger_config: {enabled: true, event_type: pull_request}}",
-        None,
-    ),
-    (
-        "{trigger_config: {event_type: tag}}",
-        Some("svc.trigger_config.event_type"),
-    ),
+    ("{schedule_config: {marquee_id: \"1a\"}}", Some("svc.schedule_config.marquee_id")),
+    ("{schedule_config: {marquee_id: -3}}", Some("svc.schedule_config.marquee_id")),
+    ("{schedule_config: {enabled: \"true\", cron: x}}", Some("svc.schedule_config.enabled")),
+    ("{schedule_config: {every: 5m}}", Some("svc.schedule_config.every")),
+    ("{trigger_config: {enabled: true, event_type: pull_request}}", None),
+    ("{trigger_config: {event_type: tag}}", Some("svc.trigger_config.event_type")),
     ("{trigger_config: {prop_id: \"007\", marquee_id: 9}}", None),
-    (
-        "{trigger_config: {prop_id: 0}}",
-        Some("svc.trigger_config.prop_id"),
-    ),
-    (
-        "{trigger_config: {prop_id: \"\"}}",
-        Some("svc.trigger_config.prop_id"),
-    ),
-    (
-        "{trigger_config: {repo_url: 5}}",
-        Some("svc.trigger_config.repo_url"),
-    ),
-    (
-        "{metadata: {description: d, category: c, source_defaults: true}}",
-        None,
-    ),
-    (
-        "{metadata: {source_defaults: \"no\"}}",
-        Some("svc.metadata.source_defaults"),
-    ),
-    (
-        "{metadata: {schedule_config: {marquee_id: 0}}}",
-        Some("svc.metadata.schedule_config.marquee_id"),
-    ),
+    ("{trigger_config: {prop_id: 0}}", Some("svc.trigger_config.prop_id")),
+    ("{trigger_config: {prop_id: \"\"}}", Some("svc.trigger_config.prop_id")),
+    ("{trigger_config: {repo_url: 5}}", Some("svc.trigger_config.repo_url")),
+    ("{metadata: {description: d, category: c, source_defaults: true}}", None),
+    ("{metadata: {source_defaults: \"no\"}}", Some("svc.metadata.source_defaults")),
+    ("{metadata: {schedule_config: {marquee_id: 0}}}", Some("svc.metadata.schedule_config.marquee_id")),
     ("{metadata: {colour: red}}", Some("svc.metadata.colour")),
     ("{extra: 1}", Some("svc.extra")),
     ("{variables: [A]}", Some("svc.variables")),
@@ -315,10 +210,9 @@ fn namespace_rules() {
         let body = format!("svc: {namespace}\nservices:\n  web:\n    image: x\n");
         match (validate_template(&body), expected) {
             (Ok(_), None) => {}
-            (Err(errors), Some(key)) => assert!(
-                errors.contains_key(*key),
-                "{namespace}: expected {key}, got {errors:?}"
-            ),
+            (Err(errors), Some(key)) => {
+                assert!(errors.contains_key(*key), "{namespace}: expected {key}, got {errors:?}")
+            }
             (result, _) => panic!("{namespace}: expected {expected:?}, got {result:?}"),
         }
     }
@@ -326,11 +220,7 @@ fn namespace_rules() {
 
 #[test]
 fn errors_carry_lines() {
-    let errors = errors(
-        "svc:\n  variables:\n    A:\n      required: yes\nservices:\n  web:\n    image: \"$$var__A\"\n",
-    );
-    assert_eq!(
-        errors["svc.variables.A.required"],
-        ["must be a boolean (true or false) (line 4)"]
-    );
+    let errors =
+        errors("svc:\n  variables:\n    A:\n      required: yes\nservices:\n  web:\n    image: \"$$var__A\"\n");
+    assert_eq!(errors["svc.variables.A.required"], ["must be a boolean (true or false) (line 4)"]);
 }

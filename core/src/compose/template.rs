@@ -56,9 +56,7 @@ fn provided_text(value: &serde_json::Value) -> Result<Option<String>, &'static s
         serde_json::Value::String(s) => Ok(Some(s.clone())),
         serde_json::Value::Number(n) => Ok(Some(n.to_string())),
         serde_json::Value::Bool(b) => Ok(Some(b.to_string())),
-        serde_json::Value::Array(_) | serde_json::Value::Object(_) => {
-            Err("must be a string, number or boolean")
-        }
+        serde_json::Value::Array(_) | serde_json::Value::Object(_) => Err("must be a string, number or boolean"),
     }
 }
 
@@ -69,21 +67,11 @@ pub fn compile<R: Rng + ?Sized>(
     rng: &mut R,
     policy: &Policy,
 ) -> Result<Compiled, FieldErrors> {
-    let Analyzed {
-        mut root,
-        namespace,
-        usage,
-        errors,
-        ..
-    } = svc::analyze(body)?;
+    let Analyzed { mut root, namespace, usage, errors, .. } = svc::analyze(body)?;
     let mut field_errors = issues_to_field_errors(&errors, BODY_KEY);
     for name in provided.keys() {
         if !namespace.variables.contains_key(name) {
-            push_field_error(
-                &mut field_errors,
-                format!("variables.{name}"),
-                "is not a variable of this template",
-            );
+            push_field_error(&mut field_errors, format!("variables.{name}"), "is not a variable of this template");
         }
     }
     let mut generated = BTreeMap::new();
@@ -94,10 +82,7 @@ pub fn compile<R: Rng + ?Sized>(
     }
     let mut values = BTreeMap::new();
     for (name, def) in &namespace.variables {
-        if !usage
-            .get(name)
-            .is_some_and(|k| k.contains_key(&RefKind::Var))
-        {
+        if !usage.get(name).is_some_and(|k| k.contains_key(&RefKind::Var)) {
             continue;
         }
         let key = format!("variables.{name}");
@@ -108,15 +93,9 @@ pub fn compile<R: Rng + ?Sized>(
                 continue;
             }
         };
-        let value = match given
-            .filter(|v| !v.is_empty() || !def.required)
-            .or_else(|| def.default.clone())
-        {
+        let value = match given.filter(|v| !v.is_empty() || !def.required).or_else(|| def.default.clone()) {
             Some(v) => v,
-            None if def.random => generated
-                .entry(name.clone())
-                .or_insert_with(|| random_value(rng))
-                .clone(),
+            None if def.random => generated.entry(name.clone()).or_insert_with(|| random_value(rng)).clone(),
             None if def.required => {
                 push_field_error(&mut field_errors, key, "is required");
                 continue;
@@ -131,11 +110,7 @@ pub fn compile<R: Rng + ?Sized>(
         };
         if !value.is_empty() && !def.accepts(value) {
             let pattern = def.validation.as_deref().unwrap_or_default();
-            push_field_error(
-                &mut field_errors,
-                format!("variables.{name}"),
-                format!("does not match {pattern}"),
-            );
+            push_field_error(&mut field_errors, format!("variables.{name}"), format!("does not match {pattern}"));
         }
     }
     if !field_errors.is_empty() {
@@ -152,29 +127,16 @@ pub fn compile<R: Rng + ?Sized>(
     substitute_mapping(&mut root, &lookup);
     let compose_yaml = serde_yaml::to_string(&Value::Mapping(root)).map_err(|e| {
         issues_to_field_errors(
-            &[Issue {
-                path: String::new(),
-                message: format!("cannot write YAML: {e}"),
-                line: None,
-            }],
+            &[Issue { path: String::new(), message: format!("cannot write YAML: {e}"), line: None }],
             BODY_KEY,
         )
     })?;
     let report = validate_compose(&compose_yaml, policy);
     if !report.valid {
-        let errors: Vec<Issue> = report
-            .errors
-            .into_iter()
-            .map(|i| Issue { line: None, ..i })
-            .collect();
+        let errors: Vec<Issue> = report.errors.into_iter().map(|i| Issue { line: None, ..i }).collect();
         return Err(issues_to_field_errors(&errors, BODY_KEY));
     }
-    Ok(Compiled {
-        compose_yaml,
-        generated,
-        variables_used: values,
-        warnings: report.warnings,
-    })
+    Ok(Compiled { compose_yaml, generated, variables_used: values, warnings: report.warnings })
 }
 
 fn substitute_mapping(mapping: &mut Mapping, lookup: &dyn Fn(RefKind, &str) -> String) {
@@ -191,9 +153,7 @@ fn substitute_value(value: &mut Value, lookup: &dyn Fn(RefKind, &str) -> String)
             }
         }
         Value::Mapping(m) => substitute_mapping(m, lookup),
-        Value::Sequence(items) => items
-            .iter_mut()
-            .for_each(|item| substitute_value(item, lookup)),
+        Value::Sequence(items) => items.iter_mut().for_each(|item| substitute_value(item, lookup)),
         Value::Tagged(tagged) => substitute_value(&mut tagged.value, lookup),
         Value::Null | Value::Bool(_) | Value::Number(_) => {}
     }

@@ -8,31 +8,17 @@ use super::*;
 use crate::compose::{Policy, parse_compose};
 
 fn vars(pairs: &[(&str, serde_json::Value)]) -> BTreeMap<String, serde_json::Value> {
-    pairs
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), v.clone()))
-        .collect()
+    pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect()
 }
 
 fn run(body: &str, provided: &[(&str, serde_json::Value)]) -> Result<Compiled, FieldErrors> {
-    compile(
-        body,
-        &vars(provided),
-        &mut StdRng::seed_from_u64(7),
-        &Policy::UNTRUSTED,
-    )
+    compile(body, &vars(provided), &mut StdRng::seed_from_u64(7), &Policy::UNTRUSTED)
 }
 
 fn service_env(compiled: &Compiled, service: &str, key: &str) -> Option<String> {
     let (report, model) = parse_compose(&compiled.compose_yaml, &Policy::UNTRUSTED);
     assert!(report.valid, "{:?}", report.errors);
-    model?
-        .services
-        .get(service)?
-        .environment
-        .get(key)
-        .cloned()
-        .flatten()
+    model?.services.get(service)?.environment.get(key).cloned().flatten()
 }
 
 const BODY: &str = r#"
@@ -60,93 +46,47 @@ fn body_with_salt() -> String {
 
 #[test]
 fn substitutes_defaults_and_generates_random_values() {
-    let compiled = run(&body_with_salt(), &[("PASSWORD", json!("s3cret!"))])
-        .unwrap_or_else(|e| panic!("{e:?}"));
+    let compiled = run(&body_with_salt(), &[("PASSWORD", json!("s3cret!"))]).unwrap_or_else(|e| panic!("{e:?}"));
     assert!(!compiled.compose_yaml.contains("svc"));
     assert!(!compiled.compose_yaml.contains("$$var__"));
-    assert_eq!(
-        service_env(&compiled, "db", "POSTGRES_PASSWORD").as_deref(),
-        Some("s3cret!")
-    );
+    assert_eq!(service_env(&compiled, "db", "POSTGRES_PASSWORD").as_deref(), Some("s3cret!"));
     assert_eq!(service_env(&compiled, "db", "NOTE").as_deref(), Some("[]"));
-    assert_eq!(
-        service_env(&compiled, "db", "LITERAL").as_deref(),
-        Some("$HOME")
-    );
+    assert_eq!(service_env(&compiled, "db", "LITERAL").as_deref(), Some("$HOME"));
     let token = service_env(&compiled, "db", "TOKEN").unwrap_or_default();
     assert_eq!(token.len(), 16);
-    assert!(
-        token
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
-        "{token}"
-    );
-    assert_eq!(
-        service_env(&compiled, "db", "SESSION"),
-        Some(token.clone()),
-        "same name, same value"
-    );
+    assert!(token.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)), "{token}");
+    assert_eq!(service_env(&compiled, "db", "SESSION"), Some(token.clone()), "same name, same value");
     let salt = &compiled.generated["SALT"];
-    assert_eq!(
-        service_env(&compiled, "db", "SALT"),
-        Some(format!("{salt}-{salt}"))
-    );
+    assert_eq!(service_env(&compiled, "db", "SALT"), Some(format!("{salt}-{salt}")));
     assert_ne!(salt, &token);
     assert_eq!(compiled.variables_used["TAG"], "16");
     let (_, model) = parse_compose(&compiled.compose_yaml, &Policy::UNTRUSTED);
-    assert_eq!(
-        model
-            .and_then(|m| m.services["db"].image.clone())
-            .as_deref(),
-        Some("postgres:16")
-    );
+    assert_eq!(model.and_then(|m| m.services["db"].image.clone()).as_deref(), Some("postgres:16"));
 }
 
 #[test]
 fn provided_values_override_defaults_and_random() {
-    let compiled = run(
-        &body_with_salt(),
-        &[
-            ("PASSWORD", json!("abcd")),
-            ("TAG", json!(17)),
-            ("TOKEN", json!("given")),
-        ],
-    )
-    .unwrap_or_else(|e| panic!("{e:?}"));
+    let compiled =
+        run(&body_with_salt(), &[("PASSWORD", json!("abcd")), ("TAG", json!(17)), ("TOKEN", json!("given"))])
+            .unwrap_or_else(|e| panic!("{e:?}"));
     assert_eq!(compiled.variables_used["TAG"], "17");
-    assert_eq!(
-        service_env(&compiled, "db", "TOKEN").as_deref(),
-        Some("given")
-    );
-    assert_ne!(
-        service_env(&compiled, "db", "SESSION").as_deref(),
-        Some("given"),
-        "$$random__ is always generated"
-    );
+    assert_eq!(service_env(&compiled, "db", "TOKEN").as_deref(), Some("given"));
+    assert_ne!(service_env(&compiled, "db", "SESSION").as_deref(), Some("given"), "$$random__ is always generated");
 }
 
 #[test]
 fn values_are_not_re_expanded_and_dollars_survive() {
     let tricky = "$$var__TAG ${HOME} $x $$";
-    let compiled = run(
-        &body_with_salt(),
-        &[("PASSWORD", json!("abcd")), ("NOTE", json!(tricky))],
-    )
-    .unwrap_or_else(|e| panic!("{e:?}"));
-    assert_eq!(
-        service_env(&compiled, "db", "NOTE"),
-        Some(format!("[{tricky}]"))
-    );
+    let compiled = run(&body_with_salt(), &[("PASSWORD", json!("abcd")), ("NOTE", json!(tricky))])
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(service_env(&compiled, "db", "NOTE"), Some(format!("[{tricky}]")));
 }
 
 #[test]
 fn values_cannot_inject_yaml() {
     let evil = "x\n    privileged: true\n  evil:\n    image: busybox";
-    let compiled = run(
-        &body_with_salt(),
-        &[("PASSWORD", json!("abcd")), ("NOTE", json!(evil))],
-    )
-    .unwrap_or_else(|e| panic!("{e:?}"));
+    let compiled = run(&body_with_salt(), &[("PASSWORD", json!("abcd")), ("NOTE", json!(evil))])
+        .unwrap_or_else(|e| panic!("{e:?}"));
     let (_, model) = parse_compose(&compiled.compose_yaml, &Policy::UNTRUSTED);
     let model = model.unwrap_or_default();
     assert_eq!(model.services.len(), 1);
@@ -159,40 +99,15 @@ fn variable_errors_are_field_addressed() {
     type Case<'a> = (Vec<(&'a str, serde_json::Value)>, &'a str, &'a str);
     let cases: Vec<Case<'_>> = vec![
         (vec![], "variables.PASSWORD", "required"),
-        (
-            vec![("PASSWORD", json!(""))],
-            "variables.PASSWORD",
-            "required",
-        ),
-        (
-            vec![("PASSWORD", json!(null))],
-            "variables.PASSWORD",
-            "required",
-        ),
-        (
-            vec![("PASSWORD", json!("a b c d"))],
-            "variables.PASSWORD",
-            "does not match",
-        ),
-        (
-            vec![("PASSWORD", json!(["x"]))],
-            "variables.PASSWORD",
-            "string, number or boolean",
-        ),
-        (
-            vec![("PASSWORD", json!("good1")), ("EXTRA", json!("x"))],
-            "variables.EXTRA",
-            "not a variable",
-        ),
+        (vec![("PASSWORD", json!(""))], "variables.PASSWORD", "required"),
+        (vec![("PASSWORD", json!(null))], "variables.PASSWORD", "required"),
+        (vec![("PASSWORD", json!("a b c d"))], "variables.PASSWORD", "does not match"),
+        (vec![("PASSWORD", json!(["x"]))], "variables.PASSWORD", "string, number or boolean"),
+        (vec![("PASSWORD", json!("good1")), ("EXTRA", json!("x"))], "variables.EXTRA", "not a variable"),
     ];
     for (provided, key, fragment) in cases {
         let errors = run(&body, &provided).unwrap_err();
-        assert!(
-            errors
-                .get(key)
-                .is_some_and(|m| m.iter().any(|m| m.contains(fragment))),
-            "{provided:?}: {errors:?}"
-        );
+        assert!(errors.get(key).is_some_and(|m| m.iter().any(|m| m.contains(fragment))), "{provided:?}: {errors:?}");
     }
 }
 
@@ -205,17 +120,11 @@ fn generated_values_are_validated_too() {
 
 #[test]
 fn policy_is_applied_to_the_output() {
-    let body =
-        "services:\n  web:\n    image: x\n    privileged: true\n    volumes: [\"/:/host\"]\n";
+    let body = "services:\n  web:\n    image: x\n    privileged: true\n    volumes: [\"/:/host\"]\n";
     let errors = run(body, &[]).unwrap_err();
     assert!(errors.contains_key("services.web.privileged"), "{errors:?}");
     assert!(errors.contains_key("services.web.volumes[0]"), "{errors:?}");
-    let trusted = compile(
-        body,
-        &BTreeMap::new(),
-        &mut StdRng::seed_from_u64(1),
-        &Policy::TRUSTED,
-    );
+    let trusted = compile(body, &BTreeMap::new(), &mut StdRng::seed_from_u64(1), &Policy::TRUSTED);
     assert!(trusted.is_ok(), "{trusted:?}");
 }
 
@@ -224,10 +133,7 @@ fn label_rules_apply_to_substituted_values() {
     let body = "svc:\n  variables:\n    PORT: {default: \"80\"}\nservices:\n  web:\n    image: x\n    labels:\n      svc/expose: $$var__PORT\n";
     assert!(run(body, &[]).is_ok());
     let errors = run(body, &[("PORT", json!("http"))]).unwrap_err();
-    assert!(
-        errors.contains_key("services.web.labels.svc/expose"),
-        "{errors:?}"
-    );
+    assert!(errors.contains_key("services.web.labels.svc/expose"), "{errors:?}");
 }
 
 #[test]
@@ -239,10 +145,6 @@ fn same_seed_same_output() {
 
 #[test]
 fn invalid_templates_do_not_compile() {
-    let errors = run(
-        "svc:\n  variables:\n    A: {}\nservices:\n  web:\n    image: x\n",
-        &[],
-    )
-    .unwrap_err();
+    let errors = run("svc:\n  variables:\n    A: {}\nservices:\n  web:\n    image: x\n", &[]).unwrap_err();
     assert!(errors.contains_key("svc.variables.A"), "{errors:?}");
 }

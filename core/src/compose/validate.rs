@@ -43,31 +43,17 @@ fn no_variables(_: &str) -> Option<String> {
 }
 
 fn whole(message: impl Into<String>, line: Option<usize>) -> Issue {
-    Issue {
-        path: String::new(),
-        message: message.into(),
-        line,
-    }
+    Issue { path: String::new(), message: message.into(), line }
 }
 
 fn failed(issue: Issue) -> Checked {
-    Checked {
-        model: None,
-        errors: vec![issue],
-        warnings: Vec::new(),
-    }
+    Checked { model: None, errors: vec![issue], warnings: Vec::new() }
 }
 
 /// Size, emptiness and YAML loading.
 pub(crate) fn load_text(text: &str) -> Result<Value, Issue> {
     if text.len() > MAX_COMPOSE_BYTES {
-        return Err(whole(
-            format!(
-                "document is {} bytes; the limit is {MAX_COMPOSE_BYTES} bytes",
-                text.len()
-            ),
-            None,
-        ));
+        return Err(whole(format!("document is {} bytes; the limit is {MAX_COMPOSE_BYTES} bytes", text.len()), None));
     }
     if text.trim().is_empty() {
         return Err(whole("document is empty", None));
@@ -92,44 +78,23 @@ pub(crate) fn check_value(text: &str, mut value: Value, options: Options<'_>) ->
     let mut ctx = Ctx::new(&locator, options.template);
     let root_path = Path::root();
     let Value::Mapping(root) = untag_owned(&mut value) else {
-        return failed(whole(
-            "the document must be a mapping with a `services` key",
-            Some(1),
-        ));
+        return failed(whole("the document must be a mapping with a `services` key", Some(1)));
     };
     interpolate_tree(&mut ctx, root, &root_path, options.lookup);
     let services_path = root_path.key("services");
     match root.get("services").map(untag) {
         Some(Value::Mapping(m)) if !m.is_empty() => {}
         Some(Value::Mapping(_) | Value::Null) => {
-            ctx.error(
-                &services_path,
-                "`services` must define at least one service",
-            );
-            return Checked {
-                model: None,
-                errors: ctx.errors,
-                warnings: ctx.warnings,
-            };
+            ctx.error(&services_path, "`services` must define at least one service");
+            return Checked { model: None, errors: ctx.errors, warnings: ctx.warnings };
         }
         Some(_) => {
-            ctx.error(
-                &services_path,
-                "`services` must be a mapping of service names to definitions",
-            );
-            return Checked {
-                model: None,
-                errors: ctx.errors,
-                warnings: ctx.warnings,
-            };
+            ctx.error(&services_path, "`services` must be a mapping of service names to definitions");
+            return Checked { model: None, errors: ctx.errors, warnings: ctx.warnings };
         }
         None => {
             ctx.error(&root_path, "`services` is required");
-            return Checked {
-                model: None,
-                errors: ctx.errors,
-                warnings: ctx.warnings,
-            };
+            return Checked { model: None, errors: ctx.errors, warnings: ctx.warnings };
         }
     }
     let model = parse_model(&mut ctx, root);
@@ -143,20 +108,10 @@ pub(crate) fn check_value(text: &str, mut value: Value, options: Options<'_>) ->
                 .map(untag),
             Some(Value::Sequence(_))
         );
-        check_service_labels(
-            &mut ctx,
-            &at.key("labels"),
-            &service.labels,
-            list_form,
-            service.is_exposed(),
-        );
+        check_service_labels(&mut ctx, &at.key("labels"), &service.labels, list_form, service.is_exposed());
     }
     policy::apply(&options.policy, &model, &mut ctx);
-    Checked {
-        model: Some(model),
-        errors: ctx.errors,
-        warnings: ctx.warnings,
-    }
+    Checked { model: Some(model), errors: ctx.errors, warnings: ctx.warnings }
 }
 
 fn untag_owned(value: &mut Value) -> &mut Value {
@@ -167,32 +122,19 @@ fn untag_owned(value: &mut Value) -> &mut Value {
 }
 
 /// Interpolates every string value in place (keys are never touched).
-fn interpolate_tree(
-    ctx: &mut Ctx<'_>,
-    mapping: &mut Mapping,
-    path: &Path,
-    lookup: &dyn Fn(&str) -> Option<String>,
-) {
+fn interpolate_tree(ctx: &mut Ctx<'_>, mapping: &mut Mapping, path: &Path, lookup: &dyn Fn(&str) -> Option<String>) {
     for (key, value) in mapping.iter_mut() {
         let at = path.key(key_string(key).unwrap_or_default());
         interpolate_value(ctx, value, &at, lookup);
     }
 }
 
-fn interpolate_value(
-    ctx: &mut Ctx<'_>,
-    value: &mut Value,
-    path: &Path,
-    lookup: &dyn Fn(&str) -> Option<String>,
-) {
+fn interpolate_value(ctx: &mut Ctx<'_>, value: &mut Value, path: &Path, lookup: &dyn Fn(&str) -> Option<String>) {
     match value {
         Value::String(s) if needs_interpolation(s) => match interpolate(s, lookup) {
             Ok(result) => {
                 for name in result.missing {
-                    ctx.warn(
-                        path,
-                        format!("variable `{name}` is not set; an empty string is used"),
-                    );
+                    ctx.warn(path, format!("variable `{name}` is not set; an empty string is used"));
                 }
                 *s = result.value;
             }
@@ -235,10 +177,7 @@ fn cross_check(ctx: &mut Ctx<'_>, file: &ComposeFile) {
         }
         for dependency in service.depends_on.keys() {
             if dependency == name {
-                ctx.error(
-                    &at.key("depends_on").key(dependency.clone()),
-                    "a service cannot depend on itself",
-                );
+                ctx.error(&at.key("depends_on").key(dependency.clone()), "a service cannot depend on itself");
             } else if !file.services.contains_key(dependency) {
                 ctx.error(
                     &at.key("depends_on").key(dependency.clone()),
@@ -256,18 +195,12 @@ fn cross_check(ctx: &mut Ctx<'_>, file: &ComposeFile) {
         }
         if let Some(mode) = &service.network_mode {
             if !service.networks.is_empty() {
-                ctx.error(
-                    &at.key("network_mode"),
-                    "`network_mode` and `networks` cannot both be set",
-                );
+                ctx.error(&at.key("network_mode"), "`network_mode` and `networks` cannot both be set");
             }
             if let Some(other) = mode.strip_prefix("service:")
                 && !file.services.contains_key(other)
             {
-                ctx.error(
-                    &at.key("network_mode"),
-                    format!("refers to undefined service `{other}`"),
-                );
+                ctx.error(&at.key("network_mode"), format!("refers to undefined service `{other}`"));
             }
         }
         for (i, volume) in service.volumes.iter().enumerate() {
@@ -282,16 +215,12 @@ fn cross_check(ctx: &mut Ctx<'_>, file: &ComposeFile) {
                 );
             }
         }
-        for (kind, names, defined) in [
-            ("secrets", &service.secrets, &file.secrets),
-            ("configs", &service.configs, &file.configs),
-        ] {
+        for (kind, names, defined) in
+            [("secrets", &service.secrets, &file.secrets), ("configs", &service.configs, &file.configs)]
+        {
             for (i, secret) in names.iter().enumerate() {
                 if !defined.contains_key(secret) {
-                    ctx.error(
-                        &at.key(kind).index(i),
-                        format!("`{secret}` is not defined under top-level `{kind}`"),
-                    );
+                    ctx.error(&at.key(kind).index(i), format!("`{secret}` is not defined under top-level `{kind}`"));
                 }
             }
         }
@@ -303,18 +232,10 @@ fn cross_check(ctx: &mut Ctx<'_>, file: &ComposeFile) {
 fn dependency_cycles(ctx: &mut Ctx<'_>, file: &ComposeFile) {
     let mut pending: BTreeMap<&str, usize> = BTreeMap::new();
     for (name, service) in &file.services {
-        let deps = service
-            .depends_on
-            .keys()
-            .filter(|d| *d != name && file.services.contains_key(*d))
-            .count();
+        let deps = service.depends_on.keys().filter(|d| *d != name && file.services.contains_key(*d)).count();
         pending.insert(name, deps);
     }
-    let mut ready: Vec<&str> = pending
-        .iter()
-        .filter(|(_, n)| **n == 0)
-        .map(|(s, _)| *s)
-        .collect();
+    let mut ready: Vec<&str> = pending.iter().filter(|(_, n)| **n == 0).map(|(s, _)| *s).collect();
     while let Some(done) = ready.pop() {
         pending.remove(done);
         for (name, service) in &file.services {
@@ -333,10 +254,7 @@ fn dependency_cycles(ctx: &mut Ctx<'_>, file: &ComposeFile) {
         let names: Vec<&str> = pending.keys().copied().collect();
         for name in &names {
             let at = Path::root().key("services").key(*name).key("depends_on");
-            ctx.error(
-                &at,
-                format!("dependency cycle among services {}", names.join(", ")),
-            );
+            ctx.error(&at, format!("dependency cycle among services {}", names.join(", ")));
         }
     }
 }
@@ -355,12 +273,7 @@ fn report(checked: Checked) -> ValidationReport {
                 .collect()
         })
         .unwrap_or_default();
-    ValidationReport {
-        valid: checked.errors.is_empty(),
-        services,
-        errors: checked.errors,
-        warnings: checked.warnings,
-    }
+    ValidationReport { valid: checked.errors.is_empty(), services, errors: checked.errors, warnings: checked.warnings }
 }
 
 /// Validates a Compose document with no variables set: a missing `${V}` is
@@ -372,36 +285,14 @@ pub fn validate_compose(yaml: &str, policy: &Policy) -> ValidationReport {
 
 /// Validates a Compose document, reading interpolation variables through
 /// `lookup` (a Playground's env overrides, for example).
-pub fn validate_compose_with(
-    yaml: &str,
-    policy: &Policy,
-    lookup: &dyn Fn(&str) -> Option<String>,
-) -> ValidationReport {
-    report(check_text(
-        yaml,
-        Options {
-            policy: *policy,
-            lookup,
-            template: false,
-        },
-    ))
+pub fn validate_compose_with(yaml: &str, policy: &Policy, lookup: &dyn Fn(&str) -> Option<String>) -> ValidationReport {
+    report(check_text(yaml, Options { policy: *policy, lookup, template: false }))
 }
 
 /// Validates and returns the typed model when the document is valid.
 pub fn parse_compose(yaml: &str, policy: &Policy) -> (ValidationReport, Option<ComposeFile>) {
-    let checked = check_text(
-        yaml,
-        Options {
-            policy: *policy,
-            lookup: &no_variables,
-            template: false,
-        },
-    );
-    let model = if checked.errors.is_empty() {
-        checked.model.clone()
-    } else {
-        None
-    };
+    let checked = check_text(yaml, Options { policy: *policy, lookup: &no_variables, template: false });
+    let model = if checked.errors.is_empty() { checked.model.clone() } else { None };
     (report(checked), model)
 }
 

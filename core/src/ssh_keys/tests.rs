@@ -152,17 +152,13 @@ MC4CAQAwBQYDK2VwBCIEIFJJrJsb+yHbaCE1C3fu88LhhPG+r3i3MOhcR7NypYzh
 -----END PRIVATE KEY-----
 ";
 
-const ED25519_PUBLIC: &str =
-    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILKfqml7sXPKQ1ItAPpaXsxQSN5LNWzlU5nw6ux9jrY7 fixture";
+const ED25519_PUBLIC: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILKfqml7sXPKQ1ItAPpaXsxQSN5LNWzlU5nw6ux9jrY7 fixture";
 
 #[test]
 fn openssh_ed25519_is_accepted_unchanged() {
     let key = parse_private_key(ED25519_OPENSSH).unwrap();
     assert_eq!(key.algorithm, "ssh-ed25519");
-    assert_eq!(
-        key.fingerprint,
-        "SHA256:ZtWiNqPO+8H6S5IvGV7oRzDvf4yViJWx+f5KzN0z8RM"
-    );
+    assert_eq!(key.fingerprint, "SHA256:ZtWiNqPO+8H6S5IvGV7oRzDvf4yViJWx+f5KzN0z8RM");
     assert_eq!(key.private_openssh.trim(), ED25519_OPENSSH.trim());
     assert_eq!(key.public_openssh, ED25519_PUBLIC);
 }
@@ -177,14 +173,8 @@ fn openssh_ecdsa_is_accepted() {
 fn pkcs1_rsa_pem_is_converted_to_openssh() {
     let key = parse_private_key(RSA_PKCS1_PEM).unwrap();
     assert_eq!(key.algorithm, "ssh-rsa");
-    assert_eq!(
-        key.fingerprint,
-        "SHA256:TiNhn02Vw33RNLCx8/K2loH5oS1U0IBK8nhHjRyHM00"
-    );
-    assert!(
-        key.private_openssh
-            .starts_with("-----BEGIN OPENSSH PRIVATE KEY-----")
-    );
+    assert_eq!(key.fingerprint, "SHA256:TiNhn02Vw33RNLCx8/K2loH5oS1U0IBK8nhHjRyHM00");
+    assert!(key.private_openssh.starts_with("-----BEGIN OPENSSH PRIVATE KEY-----"));
     // The normalised form parses again to the same key.
     let again = parse_private_key(&key.private_openssh).unwrap();
     assert_eq!(again.fingerprint, key.fingerprint);
@@ -193,30 +183,19 @@ fn pkcs1_rsa_pem_is_converted_to_openssh() {
 #[test]
 fn pkcs8_rsa_and_ed25519_are_converted() {
     let rsa = parse_private_key(RSA_PKCS8_PEM).unwrap();
-    assert_eq!(
-        rsa.fingerprint,
-        "SHA256:TiNhn02Vw33RNLCx8/K2loH5oS1U0IBK8nhHjRyHM00"
-    );
+    assert_eq!(rsa.fingerprint, "SHA256:TiNhn02Vw33RNLCx8/K2loH5oS1U0IBK8nhHjRyHM00");
     let ed = parse_private_key(ED25519_PKCS8_PEM).unwrap();
-    assert_eq!(
-        ed.fingerprint,
-        "SHA256:s5FWi6YBhNGkUg2cNpv+mNvgoCAspPSWZGGIOmjU81E"
+    assert_eq!(ed.fingerprint, "SHA256:s5FWi6YBhNGkUg2cNpv+mNvgoCAspPSWZGGIOmjU81E");
+    assert!(
+        ed.public_openssh
+            .starts_with("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIGQFfqxRz25Nyn9Ya5ppdUAC8tKvel2DXJ6f3oiOJPa")
     );
-    assert!(ed.public_openssh.starts_with(
-        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIGQFfqxRz25Nyn9Ya5ppdUAC8tKvel2DXJ6f3oiOJPa"
-    ));
 }
 
 #[test]
 fn passphrase_protected_keys_are_refused_as_encrypted() {
-    assert_eq!(
-        parse_private_key(ED25519_ENCRYPTED).unwrap_err(),
-        KeyError::Encrypted
-    );
-    assert_eq!(
-        parse_private_key(RSA_PKCS1_PEM_ENCRYPTED).unwrap_err(),
-        KeyError::Encrypted
-    );
+    assert_eq!(parse_private_key(ED25519_ENCRYPTED).unwrap_err(), KeyError::Encrypted);
+    assert_eq!(parse_private_key(RSA_PKCS1_PEM_ENCRYPTED).unwrap_err(), KeyError::Encrypted);
     let pkcs8 = "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIB\n-----END ENCRYPTED PRIVATE KEY-----";
     assert_eq!(parse_private_key(pkcs8).unwrap_err(), KeyError::Encrypted);
 }
@@ -224,17 +203,10 @@ fn passphrase_protected_keys_are_refused_as_encrypted() {
 #[test]
 fn not_a_private_key_says_what_it_found() {
     let public = parse_private_key(ED25519_PUBLIC).unwrap_err();
-    assert!(
-        matches!(&public, KeyError::NotAPrivateKey(m) if m.contains("public key")),
-        "{public}"
-    );
+    assert!(matches!(&public, KeyError::NotAPrivateKey(m) if m.contains("public key")), "{public}");
+    assert!(matches!(parse_private_key("hello").unwrap_err(), KeyError::NotAPrivateKey(_)));
     assert!(matches!(
-        parse_private_key("hello").unwrap_err(),
-        KeyError::NotAPrivateKey(_)
-    ));
-    assert!(matches!(
-        parse_private_key("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----")
-            .unwrap_err(),
+        parse_private_key("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----").unwrap_err(),
         KeyError::NotAPrivateKey(_)
     ));
 }
@@ -242,15 +214,9 @@ fn not_a_private_key_says_what_it_found() {
 #[test]
 fn unsupported_types_are_named() {
     let short = parse_private_key(RSA_1024_OPENSSH).unwrap_err();
-    assert!(
-        matches!(&short, KeyError::UnsupportedType(m) if m.contains("2048")),
-        "{short}"
-    );
+    assert!(matches!(&short, KeyError::UnsupportedType(m) if m.contains("2048")), "{short}");
     let ec_pem = parse_private_key(EC_SEC1_PEM).unwrap_err();
-    assert!(
-        matches!(&ec_pem, KeyError::UnsupportedType(m) if m.contains("ssh-keygen -p")),
-        "{ec_pem}"
-    );
+    assert!(matches!(&ec_pem, KeyError::UnsupportedType(m) if m.contains("ssh-keygen -p")), "{ec_pem}");
 }
 
 #[test]
@@ -258,12 +224,8 @@ fn damaged_keys_are_malformed_not_panics() {
     let mut damaged = ED25519_OPENSSH.to_owned();
     damaged.replace_range(60..80, "AAAAAAAAAAAAAAAAAAAA");
     assert!(parse_private_key(&damaged).is_err());
-    let truncated =
-        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----";
-    assert!(matches!(
-        parse_private_key(truncated).unwrap_err(),
-        KeyError::Malformed(_)
-    ));
+    let truncated = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----";
+    assert!(matches!(parse_private_key(truncated).unwrap_err(), KeyError::Malformed(_)));
 }
 
 #[test]
@@ -275,10 +237,7 @@ fn generated_pairs_are_valid_distinct_and_redacted() {
     assert!(a.public_openssh.ends_with(" play"));
     let parsed = parse_private_key(&a.private_openssh).unwrap();
     assert_eq!(parsed.public_openssh, a.public_openssh);
-    assert_eq!(
-        public_key_fingerprint(&a.public_openssh).unwrap(),
-        a.fingerprint
-    );
+    assert_eq!(public_key_fingerprint(&a.public_openssh).unwrap(), a.fingerprint);
     let shown = format!("{a:?} {parsed:?}");
     assert!(!shown.contains("PRIVATE KEY"), "{shown}");
 }
@@ -293,10 +252,7 @@ fn host_key_pins_match_by_key_or_fingerprint() {
     for pin in [&by_line, &by_fp, &by_known_hosts] {
         assert!(pin.matches(&key), "{pin:?}");
         assert!(!pin.matches(&other), "{pin:?}");
-        assert_eq!(
-            pin.fingerprint(),
-            "SHA256:ZtWiNqPO+8H6S5IvGV7oRzDvf4yViJWx+f5KzN0z8RM"
-        );
+        assert_eq!(pin.fingerprint(), "SHA256:ZtWiNqPO+8H6S5IvGV7oRzDvf4yViJWx+f5KzN0z8RM");
     }
     assert_eq!(by_line.algorithm(), Some(Algorithm::Ed25519));
     assert_eq!(by_fp.algorithm(), None);

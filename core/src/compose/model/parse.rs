@@ -5,9 +5,7 @@ use indexmap::IndexMap;
 use serde_yaml::{Mapping, Value};
 
 use super::ports::parse_port;
-use super::service_parts::{
-    parse_depends_on, parse_deploy, parse_healthcheck, parse_restart, parse_service_networks,
-};
+use super::service_parts::{parse_depends_on, parse_deploy, parse_healthcheck, parse_restart, parse_service_networks};
 use super::volumes::parse_volume;
 use super::{Build, Command, ComposeFile, EnvFile, FileObject, Service, TopNetwork, TopVolume};
 use crate::compose::ctx::{Ctx, untag};
@@ -92,14 +90,8 @@ pub(crate) fn parse_model(ctx: &mut Ctx<'_>, root: &Mapping) -> ComposeFile {
             "configs" => file.configs = named(ctx, value, &at, parse_file_object),
             "secrets" => file.secrets = named(ctx, value, &at, parse_file_object),
             "version" => ctx.warn(&at, "`version` is obsolete and ignored"),
-            "include" => ctx.error(
-                &at,
-                "`include` is not supported: play stores one Compose file",
-            ),
-            "svc" => ctx.warn(
-                &at,
-                "the `svc` template namespace is ignored here; template compile removes it",
-            ),
+            "include" => ctx.error(&at, "`include` is not supported: play stores one Compose file"),
+            "svc" => ctx.warn(&at, "the `svc` template namespace is ignored here; template compile removes it"),
             k if k.starts_with("x-") => {
                 file.extensions.insert(key, value.clone());
             }
@@ -135,10 +127,7 @@ fn named<T: Default>(
 }
 
 fn string_map(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> IndexMap<String, String> {
-    ctx.list_or_map(value, path)
-        .into_iter()
-        .map(|(k, v)| (k, v.unwrap_or_default()))
-        .collect()
+    ctx.list_or_map(value, path).into_iter().map(|(k, v)| (k, v.unwrap_or_default())).collect()
 }
 
 fn external(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> bool {
@@ -268,11 +257,9 @@ fn each<T>(
     parse: fn(&mut Ctx<'_>, &Value, &Path) -> Option<T>,
 ) -> Vec<T> {
     match untag(value) {
-        Value::Sequence(items) => items
-            .iter()
-            .enumerate()
-            .filter_map(|(i, item)| parse(ctx, item, &path.index(i)))
-            .collect(),
+        Value::Sequence(items) => {
+            items.iter().enumerate().filter_map(|(i, item)| parse(ctx, item, &path.index(i))).collect()
+        }
         Value::Null => Vec::new(),
         _ => {
             ctx.error(path, "must be a list");
@@ -282,10 +269,7 @@ fn each<T>(
 }
 
 fn parse_build(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> Option<Build> {
-    let mut build = Build {
-        context: ".".to_owned(),
-        ..Build::default()
-    };
+    let mut build = Build { context: ".".to_owned(), ..Build::default() };
     let Value::Mapping(mapping) = untag(value) else {
         build.context = ctx.string(value, path)?;
         return Some(build);
@@ -336,10 +320,7 @@ fn parse_env_files(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> Vec<EnvFile
     let one = |ctx: &mut Ctx<'_>, item: &Value, at: &Path| -> Option<EnvFile> {
         match untag(item) {
             Value::Mapping(m) => {
-                let mut file = EnvFile {
-                    path: String::new(),
-                    required: true,
-                };
+                let mut file = EnvFile { path: String::new(), required: true };
                 for (key, v) in ctx.entries(m, at) {
                     let k_at = at.key(key.clone());
                     match key.as_str() {
@@ -357,18 +338,13 @@ fn parse_env_files(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> Vec<EnvFile
                 }
                 Some(file)
             }
-            other => ctx.string(other, at).map(|path| EnvFile {
-                path,
-                required: true,
-            }),
+            other => ctx.string(other, at).map(|path| EnvFile { path, required: true }),
         }
     };
     match untag(value) {
-        Value::Sequence(items) => items
-            .iter()
-            .enumerate()
-            .filter_map(|(i, item)| one(ctx, item, &path.index(i)))
-            .collect(),
+        Value::Sequence(items) => {
+            items.iter().enumerate().filter_map(|(i, item)| one(ctx, item, &path.index(i))).collect()
+        }
         other => one(ctx, other, path).into_iter().collect(),
     }
 }
@@ -379,9 +355,7 @@ fn parse_devices(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> Vec<String> {
             .iter()
             .enumerate()
             .filter_map(|(i, item)| match untag(item) {
-                Value::Mapping(m) => m
-                    .get("source")
-                    .and_then(|s| ctx.string(s, &path.index(i).key("source"))),
+                Value::Mapping(m) => m.get("source").and_then(|s| ctx.string(s, &path.index(i).key("source"))),
                 other => ctx.string(other, &path.index(i)),
             })
             .collect(),

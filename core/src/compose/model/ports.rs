@@ -19,11 +19,7 @@ pub struct PortRange {
 
 impl fmt::Display for PortRange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.start == self.end {
-            write!(f, "{}", self.start)
-        } else {
-            write!(f, "{}-{}", self.start, self.end)
-        }
+        if self.start == self.end { write!(f, "{}", self.start) } else { write!(f, "{}-{}", self.start, self.end) }
     }
 }
 
@@ -64,22 +60,14 @@ fn parse_range(text: &str, what: &str) -> Result<PortRange, String> {
     let one = |t: &str| -> Result<u16, String> {
         match t.parse::<u16>() {
             Ok(p) if p >= 1 && t.bytes().all(|b| b.is_ascii_digit()) => Ok(p),
-            _ => Err(format!(
-                "{what} `{t}` must be a port number from 1 to 65535"
-            )),
+            _ => Err(format!("{what} `{t}` must be a port number from 1 to 65535")),
         }
     };
     let range = match text.split_once('-') {
-        Some((start, end)) => PortRange {
-            start: one(start)?,
-            end: one(end)?,
-        },
+        Some((start, end)) => PortRange { start: one(start)?, end: one(end)? },
         None => {
             let port = one(text)?;
-            PortRange {
-                start: port,
-                end: port,
-            }
+            PortRange { start: port, end: port }
         }
     };
     if range.end < range.start {
@@ -96,8 +84,7 @@ fn check_protocol(protocol: &str) -> Result<String, String> {
 }
 
 fn parse_ip(text: &str) -> Result<IpAddr, String> {
-    text.parse()
-        .map_err(|_| format!("host IP `{text}` is not an IPv4 or IPv6 address"))
+    text.parse().map_err(|_| format!("host IP `{text}` is not an IPv4 or IPv6 address"))
 }
 
 /// Parses the short syntax.
@@ -107,9 +94,7 @@ pub(crate) fn parse_short(text: &str) -> Result<Port, String> {
         None => (text, "tcp".to_owned()),
     };
     let (host_ip, rest) = if let Some(after) = spec.strip_prefix('[') {
-        let (ip, rest) = after
-            .split_once("]:")
-            .ok_or_else(|| format!("`{text}`: unclosed `[` in host IP"))?;
+        let (ip, rest) = after.split_once("]:").ok_or_else(|| format!("`{text}`: unclosed `[` in host IP"))?;
         (Some(parse_ip(ip)?), rest)
     } else {
         let parts: Vec<&str> = spec.split(':').collect();
@@ -117,9 +102,7 @@ pub(crate) fn parse_short(text: &str) -> Result<Port, String> {
             1 | 2 => (None, spec),
             3 => (Some(parse_ip(parts[0])?), &spec[parts[0].len() + 1..]),
             _ => {
-                return Err(format!(
-                    "`{text}` is not a port mapping (write IPv6 host IPs in brackets)"
-                ));
+                return Err(format!("`{text}` is not a port mapping (write IPv6 host IPs in brackets)"));
             }
         }
     };
@@ -135,17 +118,10 @@ pub(crate) fn parse_short(text: &str) -> Result<Port, String> {
     if let Some(published) = published {
         let multi_target = target.start != target.end;
         if multi_target && published.end - published.start != target.end - target.start {
-            return Err(format!(
-                "`{text}`: published and container port ranges differ in length"
-            ));
+            return Err(format!("`{text}`: published and container port ranges differ in length"));
         }
     }
-    Ok(Port {
-        host_ip,
-        published,
-        target,
-        protocol,
-    })
+    Ok(Port { host_ip, published, target, protocol })
 }
 
 pub(crate) fn parse_port(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> Option<Port> {
@@ -165,14 +141,10 @@ pub(crate) fn parse_port(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> Optio
                 let result = match (key.as_str(), text) {
                     (_, None) => Ok(()),
                     ("target", Some(t)) => parse_range(t, "target").map(|r| target = Some(r)),
-                    ("published", Some(t)) => {
-                        parse_range(t, "published port").map(|r| port.published = Some(r))
-                    }
+                    ("published", Some(t)) => parse_range(t, "published port").map(|r| port.published = Some(r)),
                     ("host_ip", Some(t)) => parse_ip(t).map(|ip| port.host_ip = Some(ip)),
                     ("protocol", Some(t)) => check_protocol(t).map(|p| port.protocol = p),
-                    ("mode", Some("host" | "ingress")) | ("name" | "app_protocol", Some(_)) => {
-                        Ok(())
-                    }
+                    ("mode", Some("host" | "ingress")) | ("name" | "app_protocol", Some(_)) => Ok(()),
                     ("mode", Some(other)) => Err(format!("mode `{other}` must be host or ingress")),
                     (k, Some(_)) if k.starts_with("x-") => Ok(()),
                     (k, Some(_)) => {
@@ -199,9 +171,7 @@ pub(crate) fn parse_port(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> Optio
             if ctx.is_deferred(&text) {
                 return None;
             }
-            parse_short(&text)
-                .map_err(|message| ctx.error(path, message))
-                .ok()
+            parse_short(&text).map_err(|message| ctx.error(path, message)).ok()
         }
     }
 }

@@ -15,14 +15,10 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         return Err(bad());
     }
     while !rest.is_empty() {
-        let number_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(bad)?;
+        let number_len = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).ok_or_else(bad)?;
         let number: f64 = rest[..number_len].parse().map_err(|_| bad())?;
         rest = &rest[number_len..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
+        let unit_len = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
         let seconds = match &rest[..unit_len] {
             "ns" => 1e-9,
             "us" | "µs" => 1e-6,
@@ -43,9 +39,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 pub fn parse_bytes(text: &str) -> Result<u64, String> {
     let bad = || format!("`{text}` is not a size (like `512m`, `1g` or `1048576`)");
     let lower = text.trim().to_ascii_lowercase();
-    let split = lower
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(lower.len());
+    let split = lower.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(lower.len());
     let (number, unit) = lower.split_at(split);
     let number: f64 = number.parse().map_err(|_| bad())?;
     let multiplier: f64 = match unit.trim_start() {
@@ -82,9 +76,7 @@ mod tests {
         for (text, expected) in ok {
             assert_eq!(parse_duration(text), Ok(expected), "{text}");
         }
-        for text in [
-            "", "10", "s", "10x", "1m30", "-1s", "1..2s", "10 s", "1e9999s",
-        ] {
+        for text in ["", "10", "s", "10x", "1m30", "-1s", "1..2s", "10 s", "1e9999s"] {
             assert!(parse_duration(text).is_err(), "{text}");
         }
     }

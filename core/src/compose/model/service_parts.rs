@@ -30,8 +30,8 @@ pub(super) fn parse_service_networks(
                         match key.as_str() {
                             "aliases" => network.aliases = ctx.string_list(v, &k_at),
                             "ipv4_address" => network.ipv4_address = ctx.string(v, &k_at),
-                            "ipv6_address" | "link_local_ips" | "mac_address" | "driver_opts"
-                            | "priority" | "gw_priority" | "interface_name" => {}
+                            "ipv6_address" | "link_local_ips" | "mac_address" | "driver_opts" | "priority"
+                            | "gw_priority" | "interface_name" => {}
                             k => ctx.warn(&k_at, format!("unknown network key `{k}` is ignored")),
                         }
                     }
@@ -45,16 +45,8 @@ pub(super) fn parse_service_networks(
     out
 }
 
-pub(super) fn parse_depends_on(
-    ctx: &mut Ctx<'_>,
-    value: &Value,
-    path: &Path,
-) -> IndexMap<String, Dependency> {
-    let started = Dependency {
-        condition: DependencyCondition::ServiceStarted,
-        restart: false,
-        required: true,
-    };
+pub(super) fn parse_depends_on(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> IndexMap<String, Dependency> {
+    let started = Dependency { condition: DependencyCondition::ServiceStarted, restart: false, required: true };
     let mut out = IndexMap::new();
     match untag(value) {
         Value::Sequence(_) => {
@@ -96,11 +88,7 @@ pub(super) fn parse_depends_on(
     out
 }
 
-pub(super) fn parse_healthcheck(
-    ctx: &mut Ctx<'_>,
-    value: &Value,
-    path: &Path,
-) -> Option<Healthcheck> {
+pub(super) fn parse_healthcheck(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> Option<Healthcheck> {
     let mapping = ctx.mapping(value, path)?;
     let mut check = Healthcheck::default();
     for (key, v) in ctx.entries(mapping, path) {
@@ -112,16 +100,11 @@ pub(super) fn parse_healthcheck(
                         let test = ctx.string_list(v, &at);
                         match test.first().map(String::as_str) {
                             Some("NONE" | "CMD" | "CMD-SHELL") => {}
-                            _ => ctx.error(
-                                &at,
-                                "a healthcheck test list must start with NONE, CMD or CMD-SHELL",
-                            ),
+                            _ => ctx.error(&at, "a healthcheck test list must start with NONE, CMD or CMD-SHELL"),
                         }
                         Some(test)
                     }
-                    other => ctx
-                        .string(other, &at)
-                        .map(|cmd| vec!["CMD-SHELL".to_owned(), cmd]),
+                    other => ctx.string(other, &at).map(|cmd| vec!["CMD-SHELL".to_owned(), cmd]),
                 }
             }
             "interval" => check.interval = ctx.duration(v, &at),
@@ -141,17 +124,12 @@ pub(super) fn parse_restart(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> Op
     let policy = ctx.string(value, path)?;
     let valid = match policy.as_str() {
         "no" | "always" | "unless-stopped" | "on-failure" => true,
-        other => other
-            .strip_prefix("on-failure:")
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())),
+        other => {
+            other.strip_prefix("on-failure:").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        }
     };
     if !valid && !ctx.is_deferred(&policy) {
-        ctx.error(
-            path,
-            format!(
-                "restart `{policy}` must be no, always, unless-stopped, on-failure or on-failure:N"
-            ),
-        );
+        ctx.error(path, format!("restart `{policy}` must be no, always, unless-stopped, on-failure or on-failure:N"));
     }
     Some(policy)
 }
@@ -210,8 +188,8 @@ pub(super) fn parse_deploy(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> Opt
                 }
             }
             "replicas" => deploy.replicas = ctx.uint(v, &at),
-            "mode" | "labels" | "placement" | "update_config" | "rollback_config"
-            | "restart_policy" | "endpoint_mode" => {
+            "mode" | "labels" | "placement" | "update_config" | "rollback_config" | "restart_policy"
+            | "endpoint_mode" => {
                 deploy.other.insert(key, v.clone());
             }
             k if k.starts_with("x-") => {}

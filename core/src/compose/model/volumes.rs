@@ -52,9 +52,7 @@ fn is_mode(text: &str) -> bool {
 /// names a volume.
 fn is_host_path(source: &str) -> bool {
     source.starts_with(['/', '.', '~', '\\'])
-        || (source.len() >= 2
-            && source.as_bytes()[1] == b':'
-            && source.as_bytes()[0].is_ascii_alphabetic())
+        || (source.len() >= 2 && source.as_bytes()[1] == b':' && source.as_bytes()[0].is_ascii_alphabetic())
 }
 
 pub(crate) fn parse_short(text: &str) -> Result<ServiceVolume, String> {
@@ -65,23 +63,16 @@ pub(crate) fn parse_short(text: &str) -> Result<ServiceVolume, String> {
         [source, target] => (Some(*source), *target, None),
         [source, target, mode] => (Some(*source), *target, Some(*mode)),
         _ => {
-            return Err(format!(
-                "`{text}` is not a volume (`[SOURCE:]TARGET[:MODE]`)"
-            ));
+            return Err(format!("`{text}` is not a volume (`[SOURCE:]TARGET[:MODE]`)"));
         }
     };
     if !target.starts_with('/') {
-        return Err(format!(
-            "volume target `{target}` must be an absolute path in the container"
-        ));
+        return Err(format!("volume target `{target}` must be an absolute path in the container"));
     }
     if let Some(mode) = mode
         && !is_mode(mode)
     {
-        return Err(format!(
-            "volume mode `{mode}` is not one of {}",
-            MODES.join(", ")
-        ));
+        return Err(format!("volume mode `{mode}` is not one of {}", MODES.join(", ")));
     }
     let read_only = mode.is_some_and(|m| m.split(',').any(|x| x == "ro"));
     let kind = match source {
@@ -89,19 +80,10 @@ pub(crate) fn parse_short(text: &str) -> Result<ServiceVolume, String> {
         Some(s) if is_host_path(s) => VolumeType::Bind,
         _ => VolumeType::Volume,
     };
-    Ok(ServiceVolume {
-        kind,
-        source: source.map(str::to_owned),
-        target: target.to_owned(),
-        read_only,
-    })
+    Ok(ServiceVolume { kind, source: source.map(str::to_owned), target: target.to_owned(), read_only })
 }
 
-fn parse_long(
-    ctx: &mut Ctx<'_>,
-    mapping: &serde_yaml::Mapping,
-    path: &Path,
-) -> Option<ServiceVolume> {
+fn parse_long(ctx: &mut Ctx<'_>, mapping: &serde_yaml::Mapping, path: &Path) -> Option<ServiceVolume> {
     let mut kind = VolumeType::Volume;
     let mut source = None;
     let mut target = None;
@@ -116,12 +98,8 @@ fn parse_long(
                 Some("npipe") => kind = VolumeType::Npipe,
                 Some("image") => kind = VolumeType::Image,
                 Some("cluster") => kind = VolumeType::Cluster,
-                Some(other) => ctx.error(
-                    &at,
-                    format!(
-                        "volume type `{other}` must be volume, bind, tmpfs, npipe, image or cluster"
-                    ),
-                ),
+                Some(other) => ctx
+                    .error(&at, format!("volume type `{other}` must be volume, bind, tmpfs, npipe, image or cluster")),
                 None => {}
             },
             "source" => source = ctx.string(val, &at),
@@ -142,20 +120,12 @@ fn parse_long(
         return None;
     };
     if !target.starts_with('/') && !ctx.is_deferred(&target) {
-        ctx.error(
-            &path.key("target"),
-            format!("volume target `{target}` must be an absolute path in the container"),
-        );
+        ctx.error(&path.key("target"), format!("volume target `{target}` must be an absolute path in the container"));
     }
     if kind == VolumeType::Bind && source.is_none() {
         ctx.error(path, "a bind mount needs `source`");
     }
-    Some(ServiceVolume {
-        kind,
-        source,
-        target,
-        read_only,
-    })
+    Some(ServiceVolume { kind, source, target, read_only })
 }
 
 pub(crate) fn parse_volume(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> Option<ServiceVolume> {
@@ -166,9 +136,7 @@ pub(crate) fn parse_volume(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> Opt
             if ctx.is_deferred(&text) {
                 return None;
             }
-            parse_short(&text)
-                .map_err(|message| ctx.error(path, message))
-                .ok()
+            parse_short(&text).map_err(|message| ctx.error(path, message)).ok()
         }
     }
 }
@@ -189,13 +157,7 @@ mod tests {
                 "/var/lib/postgresql/data",
                 false,
             ),
-            (
-                "./src:/app:ro",
-                VolumeType::Bind,
-                Some("./src"),
-                "/app",
-                true,
-            ),
+            ("./src:/app:ro", VolumeType::Bind, Some("./src"), "/app", true),
             (
                 "/var/run/docker.sock:/var/run/docker.sock",
                 VolumeType::Bind,
@@ -203,20 +165,8 @@ mod tests {
                 "/var/run/docker.sock",
                 false,
             ),
-            (
-                "~/cache:/cache:rw,z",
-                VolumeType::Bind,
-                Some("~/cache"),
-                "/cache",
-                false,
-            ),
-            (
-                "cache:/cache:nocopy",
-                VolumeType::Volume,
-                Some("cache"),
-                "/cache",
-                false,
-            ),
+            ("~/cache:/cache:rw,z", VolumeType::Bind, Some("~/cache"), "/cache", false),
+            ("cache:/cache:nocopy", VolumeType::Volume, Some("cache"), "/cache", false),
         ];
         for (input, kind, source, target, ro) in cases {
             let v = parse_short(input).unwrap_or_else(|e| panic!("{input}: {e}"));
@@ -226,13 +176,7 @@ mod tests {
                 "{input}"
             );
         }
-        for input in [
-            "data",
-            "data:relative",
-            "a:/b:bogus",
-            ":/x",
-            "a:/b:ro:extra",
-        ] {
+        for input in ["data", "data:relative", "a:/b:bogus", ":/x", "a:/b:ro:extra"] {
             assert!(parse_short(input).is_err(), "{input:?} should fail");
         }
     }

@@ -63,10 +63,7 @@ pub const LABELS: &[(&str, LabelKind)] = &[
 ];
 
 pub fn label_kind(key: &str) -> Option<LabelKind> {
-    LABELS
-        .iter()
-        .find(|(k, _)| *k == key)
-        .map(|(_, kind)| *kind)
+    LABELS.iter().find(|(k, _)| *k == key).map(|(_, kind)| *kind)
 }
 
 /// A DNS label is at most 63 characters; longer subdomains cannot route.
@@ -75,9 +72,7 @@ const MAX_SUBDOMAIN: usize = 63;
 fn port_number(digits: &str) -> bool {
     !digits.is_empty()
         && digits.bytes().all(|b| b.is_ascii_digit())
-        && digits
-            .parse::<u32>()
-            .is_ok_and(|p| (1..=65535).contains(&p))
+        && digits.parse::<u32>().is_ok_and(|p| (1..=65535).contains(&p))
 }
 
 /// The port and visibility of an `svc/expose` value (`8080`,
@@ -89,10 +84,7 @@ pub fn parse_expose(value: &str) -> Option<(u16, &'static str)> {
         Some(_) => return None,
         None => ("external", value),
     };
-    port_number(digits)
-        .then(|| digits.parse().ok())
-        .flatten()
-        .map(|p| (p, visibility))
+    port_number(digits).then(|| digits.parse().ok()).flatten().map(|p| (p, visibility))
 }
 
 /// Checks a literal (reference-free) value of a label of `kind`.
@@ -102,9 +94,7 @@ pub fn check_label_value(kind: LabelKind, value: &str) -> Result<(), String> {
     }
     let ok = match kind {
         LabelKind::Free => true,
-        LabelKind::Path => value
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'-')),
+        LabelKind::Path => value.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'-')),
         LabelKind::Bool => matches!(value, "true" | "false"),
         LabelKind::Expose => parse_expose(value).is_some(),
         LabelKind::Subdomain => {
@@ -128,8 +118,7 @@ pub fn check_label_value(kind: LabelKind, value: &str) -> Result<(), String> {
         LabelKind::BuildArgs => value.split(',').all(|pair| {
             pair.trim().split_once('=').is_some_and(|(key, _)| {
                 let mut k = key.bytes();
-                k.next()
-                    .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+                k.next().is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
                     && k.all(|c| c.is_ascii_alphanumeric() || c == b'_')
             })
         }),
@@ -141,16 +130,13 @@ pub fn check_label_value(kind: LabelKind, value: &str) -> Result<(), String> {
         LabelKind::Path => "must be a path of letters, digits, `_`, `.`, `/` and `-`".to_owned(),
         LabelKind::Bool => "must be true or false".to_owned(),
         LabelKind::Expose => {
-            "must be a port from 1 to 65535, optionally prefixed `internal:` or `external:`"
-                .to_owned()
+            "must be a port from 1 to 65535, optionally prefixed `internal:` or `external:`".to_owned()
         }
         LabelKind::Subdomain => format!(
             "must be `@` or lowercase letters, digits and `-` that start and end with a letter or digit (at most {MAX_SUBDOMAIN})"
         ),
         LabelKind::HealthcheckPath => "must start with `/`".to_owned(),
-        LabelKind::Duration => {
-            "must be digits followed by `ms`, `s` or `m` (like `10s`)".to_owned()
-        }
+        LabelKind::Duration => "must be digits followed by `ms`, `s` or `m` (like `10s`)".to_owned(),
         LabelKind::PositiveInt => "must be an integer of at least 1".to_owned(),
         LabelKind::BuildArgs => "must be comma-separated `KEY=value` pairs".to_owned(),
         LabelKind::Free | LabelKind::PathRule => String::new(),
@@ -173,9 +159,7 @@ pub(crate) fn check_service_labels(
         };
         let at = labels_path.key(key.clone());
         match label_kind(label) {
-            None if list_form => {
-                ctx.warn(&at, format!("unknown template label `{key}` is ignored"))
-            }
+            None if list_form => ctx.warn(&at, format!("unknown template label `{key}` is ignored")),
             None => ctx.error(&at, format!("unknown template label `{key}`")),
             Some(_) if ctx.is_deferred(value) => {}
             Some(kind) => {
@@ -188,10 +172,7 @@ pub(crate) fn check_service_labels(
     if !exposed {
         for label in ["svc/path_rule", "svc/subdomain"] {
             if labels.get(label).is_some_and(|v| !v.is_empty()) {
-                ctx.error(
-                    &labels_path.key(label),
-                    "needs an exposed service (set `svc/expose` or publish a port)",
-                );
+                ctx.error(&labels_path.key(label), "needs an exposed service (set `svc/expose` or publish a port)");
             }
         }
     }

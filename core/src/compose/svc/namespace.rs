@@ -91,9 +91,7 @@ fn valid_variable_name(name: &str) -> bool {
 
 fn valid_path(path: &str) -> bool {
     !path.is_empty()
-        && path.bytes().all(|b| {
-            b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'[' | b']' | b'-')
-        })
+        && path.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'[' | b']' | b'-'))
 }
 
 fn strict_bool(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> Option<bool> {
@@ -122,20 +120,12 @@ fn id(ctx: &mut Ctx<'_>, value: &Value, path: &Path, no_leading_zero: bool) -> O
     let parsed = match untag(value) {
         Value::Number(n) => n.as_u64().filter(|n| *n >= 1),
         Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
-            if no_leading_zero && s.starts_with('0') {
-                None
-            } else {
-                s.parse().ok()
-            }
+            if no_leading_zero && s.starts_with('0') { None } else { s.parse().ok() }
         }
         _ => None,
     };
     if parsed.is_none() {
-        let rule = if no_leading_zero {
-            "a digit string without a leading zero"
-        } else {
-            "a digit string"
-        };
+        let rule = if no_leading_zero { "a digit string without a leading zero" } else { "a digit string" };
         ctx.error(path, format!("must be an integer of at least 1 or {rule}"));
     }
     parsed
@@ -163,10 +153,7 @@ fn parse_schedule(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> ScheduleConf
         }
     }
     if config.enabled && config.cron.as_deref().is_none_or(|c| c.trim().is_empty()) {
-        ctx.error(
-            &path.key("cron"),
-            "an enabled schedule needs a cron expression",
-        );
+        ctx.error(&path.key("cron"), "an enabled schedule needs a cron expression");
     }
     config
 }
@@ -179,15 +166,8 @@ fn parse_trigger(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> TriggerConfig
             "enabled" => config.enabled = strict_bool(ctx, v, &at).unwrap_or(false),
             "event_type" => {
                 config.event_type = strict_string(ctx, v, &at);
-                if let Some(event) = config
-                    .event_type
-                    .as_deref()
-                    .filter(|e| !matches!(*e, "push" | "pull_request"))
-                {
-                    ctx.error(
-                        &at,
-                        format!("event_type `{event}` must be push or pull_request"),
-                    );
+                if let Some(event) = config.event_type.as_deref().filter(|e| !matches!(*e, "push" | "pull_request")) {
+                    ctx.error(&at, format!("event_type `{event}` must be push or pull_request"));
                 }
             }
             "repo_url" => config.repo_url = strict_string(ctx, v, &at),
@@ -264,7 +244,8 @@ fn parse_variable(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> VariableDef 
                                 Err(e) => ctx.error(&at, format!("is not a valid regular expression: {e}")),
                             }
                         }
-                        _ => ctx.error(&at, "must be empty or a regular expression enclosed in slashes, like `/^[a-z]+$/`"),
+                        _ => ctx
+                            .error(&at, "must be empty or a regular expression enclosed in slashes, like `/^[a-z]+$/`"),
                     }
                 }
                 def.validation = Some(text).filter(|t| !t.is_empty());
@@ -272,19 +253,12 @@ fn parse_variable(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> VariableDef 
             "path" => {
                 def.path = strict_string(ctx, v, &at);
                 if def.path.as_deref().is_some_and(|p| !valid_path(p)) {
-                    ctx.error(
-                        &at,
-                        "must use only letters, digits, `_`, `.`, `/`, `[`, `]` and `-`",
-                    );
+                    ctx.error(&at, "must use only letters, digits, `_`, `.`, `/`, `[`, `]` and `-`");
                 }
             }
             "paths" => {
                 let items: Vec<(Path, &Value)> = match untag(v) {
-                    Value::Sequence(items) => items
-                        .iter()
-                        .enumerate()
-                        .map(|(i, item)| (at.index(i), item))
-                        .collect(),
+                    Value::Sequence(items) => items.iter().enumerate().map(|(i, item)| (at.index(i), item)).collect(),
                     other => vec![(at.clone(), other)],
                 };
                 for (item_at, item) in items {
@@ -292,10 +266,7 @@ fn parse_variable(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> VariableDef 
                         if valid_path(&p) {
                             def.paths.push(p);
                         } else {
-                            ctx.error(
-                                &item_at,
-                                "must use only letters, digits, `_`, `.`, `/`, `[`, `]` and `-`",
-                            );
+                            ctx.error(&item_at, "must use only letters, digits, `_`, `.`, `/`, `[`, `]` and `-`");
                         }
                     }
                 }
@@ -304,20 +275,14 @@ fn parse_variable(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> VariableDef 
         }
     }
     if def.required && def.random {
-        ctx.warn(
-            path,
-            "`required` has no effect on a `random` variable, which is generated when not provided",
-        );
+        ctx.warn(path, "`required` has no effect on a `random` variable, which is generated when not provided");
     }
     def
 }
 
 /// Parses the namespace; problems go to `ctx` under `svc.`.
 pub(crate) fn parse_namespace(ctx: &mut Ctx<'_>, svc: Option<&Value>) -> Namespace {
-    let mut ns = Namespace {
-        version: SCHEMA_VERSION,
-        ..Namespace::default()
-    };
+    let mut ns = Namespace { version: SCHEMA_VERSION, ..Namespace::default() };
     let base = Path::root().key("svc");
     let Some(svc) = svc else { return ns };
     if matches!(untag(svc), Value::Null) {
@@ -329,10 +294,7 @@ pub(crate) fn parse_namespace(ctx: &mut Ctx<'_>, svc: Option<&Value>) -> Namespa
         match key.as_str() {
             "version" => match scalar_string(v) {
                 Ok(Some(text)) if text == SCHEMA_VERSION.to_string() => {}
-                _ => ctx.error(
-                    &at,
-                    format!("unsupported schema version; the only version is {SCHEMA_VERSION}"),
-                ),
+                _ => ctx.error(&at, format!("unsupported schema version; the only version is {SCHEMA_VERSION}")),
             },
             "variables" => {
                 let Value::Mapping(vars) = untag(v) else {
@@ -359,24 +321,12 @@ pub(crate) fn parse_namespace(ctx: &mut Ctx<'_>, svc: Option<&Value>) -> Namespa
     if let (Some(top), Some(meta)) = (job_mode, ns.metadata.job_mode)
         && top != meta
     {
-        ctx.error(
-            &base.key("job_mode"),
-            "disagrees with `svc.metadata.job_mode`",
-        );
+        ctx.error(&base.key("job_mode"), "disagrees with `svc.metadata.job_mode`");
     }
     ns.job_mode = job_mode.or(ns.metadata.job_mode).unwrap_or(false);
-    ns.muti_config = ns
-        .muti_config
-        .take()
-        .or_else(|| ns.metadata.muti_config.clone());
-    ns.schedule_config = ns
-        .schedule_config
-        .take()
-        .or_else(|| ns.metadata.schedule_config.clone());
-    ns.trigger_config = ns
-        .trigger_config
-        .take()
-        .or_else(|| ns.metadata.trigger_config.clone());
+    ns.muti_config = ns.muti_config.take().or_else(|| ns.metadata.muti_config.clone());
+    ns.schedule_config = ns.schedule_config.take().or_else(|| ns.metadata.schedule_config.clone());
+    ns.trigger_config = ns.trigger_config.take().or_else(|| ns.metadata.trigger_config.clone());
     ns
 }
 

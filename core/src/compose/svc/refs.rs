@@ -42,21 +42,12 @@ pub fn scan(text: &str) -> Vec<Reference<'_>> {
         let rest = &text[i..];
         let hit = PREFIXES.iter().find_map(|(prefix, kind)| {
             let after = i + prefix.len();
-            let len = bytes
-                .get(after..)?
-                .iter()
-                .take_while(|b| is_name_byte(**b))
-                .count();
+            let len = bytes.get(after..)?.iter().take_while(|b| is_name_byte(**b)).count();
             (rest.starts_with(prefix) && len > 0).then_some((*kind, after, after + len))
         });
         match hit {
             Some((kind, name_start, end)) => {
-                out.push(Reference {
-                    kind,
-                    name: &text[name_start..end],
-                    start: i,
-                    end,
-                });
+                out.push(Reference { kind, name: &text[name_start..end], start: i, end });
                 i = end;
             }
             None if rest.starts_with("$$") => i += 2,
@@ -97,10 +88,7 @@ mod tests {
         use RefKind::{Random, Var};
         let cases: &[(&str, &[(RefKind, &str)])] = &[
             ("$$var__DB", &[(Var, "DB")]),
-            (
-                "postgres://u:$$var__PASS@db/$$var__NAME",
-                &[(Var, "PASS"), (Var, "NAME")],
-            ),
+            ("postgres://u:$$var__PASS@db/$$var__NAME", &[(Var, "PASS"), (Var, "NAME")]),
             ("$$random__SECRET-x", &[(Random, "SECRET")]),
             ("$$var__a_B_9.tail", &[(Var, "a_B_9")]),
             ("$$$$var__X", &[(Var, "X")]),
