@@ -37,6 +37,18 @@ pub const ROUTE_SCOPES: &[(&str, &str, Scope)] = &[
     ("GET", "/api/playgrounds/{id}/status", Scope::PlaygroundsRead),
     ("POST", "/api/playgrounds/{id}/extend_expiration", Scope::PlaygroundsWrite),
     ("POST", "/api/launch", Scope::LaunchWrite),
+    ("GET", "/api/import_templates", Scope::ImportTemplatesRead),
+    ("POST", "/api/import_templates", Scope::ImportTemplatesWrite),
+    ("GET", "/api/import_templates/search", Scope::ImportTemplatesRead),
+    ("GET", "/api/import_templates/{id}", Scope::ImportTemplatesRead),
+    ("PATCH", "/api/import_templates/{id}", Scope::ImportTemplatesWrite),
+    ("DELETE", "/api/import_templates/{id}", Scope::ImportTemplatesWrite),
+    ("GET", "/api/import_templates/{id}/versions", Scope::ImportTemplatesRead),
+    ("POST", "/api/import_templates/{id}/create_version", Scope::ImportTemplatesWrite),
+    ("DELETE", "/api/import_templates/{id}/destroy_version", Scope::ImportTemplatesWrite),
+    ("PATCH", "/api/import_templates/{id}/toggle_public", Scope::ImportTemplatesWrite),
+    ("POST", "/api/import_templates/{id}/launch", Scope::ImportTemplatesRead),
+    ("GET", "/api/template_categories", Scope::ImportTemplatesRead),
 ];
 
 /// The scope a routed operation needs, if the table names it.

@@ -20,7 +20,9 @@ use utoipa_axum::routes;
 use crate::auth;
 use crate::error::ApiError;
 use crate::openapi::{self, ApiDoc};
-use crate::routes::{keys, launch, ops, playgrounds, playrooms, playspec_files, playspecs};
+use crate::routes::{
+    keys, launch, ops, playgrounds, playrooms, playspec_files, playspecs, template_versions, templates,
+};
 use crate::state::AppState;
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -47,6 +49,15 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(playgrounds::status))
         .routes(routes!(playgrounds::extend_expiration))
         .routes(routes!(launch::launch))
+        .routes(routes!(templates::list, templates::create))
+        .routes(routes!(templates::search))
+        .routes(routes!(templates::show, templates::update, templates::delete))
+        .routes(routes!(templates::categories))
+        .routes(routes!(template_versions::versions))
+        .routes(routes!(template_versions::create_version))
+        .routes(routes!(template_versions::destroy_version))
+        .routes(routes!(template_versions::toggle_public))
+        .routes(routes!(template_versions::launch))
         .split_for_parts();
     // Uploads carry their own, larger body limit.
     let (upload, upload_doc) = OpenApiRouter::new().routes(routes!(playspec_files::add)).split_for_parts();

@@ -7,3 +7,5 @@ pub mod playgrounds;
 pub mod playrooms;
 pub mod playspec_files;
 pub mod playspecs;
+pub mod template_versions;
+pub mod templates;

@@ -24,6 +24,7 @@ pub mod playrooms;
 pub mod playspec_files;
 pub mod playspecs;
 pub mod quotas;
+pub mod templates;
 
 use std::str::FromStr;
 use std::time::Duration;

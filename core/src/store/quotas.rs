@@ -23,10 +23,17 @@ pub enum Resource {
     Playrooms,
     Playspecs,
     Playgrounds,
+    ImportTemplates,
 }
 
 impl Resource {
-    pub const ALL: &'static [Resource] = &[Resource::ApiKeys, Resource::Playrooms, Resource::Playspecs, Resource::Playgrounds];
+    pub const ALL: &'static [Resource] = &[
+        Resource::ApiKeys,
+        Resource::Playrooms,
+        Resource::Playspecs,
+        Resource::Playgrounds,
+        Resource::ImportTemplates,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -34,6 +41,7 @@ impl Resource {
             Resource::Playrooms => "playrooms",
             Resource::Playspecs => "playspecs",
             Resource::Playgrounds => "playgrounds",
+            Resource::ImportTemplates => "import_templates",
         }
     }
 
@@ -43,6 +51,7 @@ impl Resource {
             Resource::Playrooms => "playrooms",
             Resource::Playspecs => "playspecs",
             Resource::Playgrounds => "playgrounds",
+            Resource::ImportTemplates => "import_templates",
         }
     }
 
@@ -52,6 +61,7 @@ impl Resource {
             Resource::Playrooms => 20,
             Resource::Playspecs => 200,
             Resource::Playgrounds => 20,
+            Resource::ImportTemplates => 100,
         }
     }
 }

@@ -1,0 +1,231 @@
+//! `/api/import_templates` (the templates themselves, search) and
+//! `/api/template_categories`. Versions and launch are in
+//! `template_versions`.
+//!
+//! A caller sees its own templates and, in the catalog, other accounts'
+//! templates that have at least one public version; anything else is 404.
+//! Only the owner changes or deletes a template (others get 404 too).
+
+use axum::Json as JsonResponse;
+use axum::extract::State;
+use axum::http::StatusCode;
+use chrono::{DateTime, Utc};
+use play_core::FieldErrors;
+use play_core::error::push_field_error;
+use play_core::store::templates::{self, Category, ListFilter, Template, TemplateFields};
+use play_core::validate;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::auth::Principal;
+use crate::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::extract::{Id, Json, Query};
+use crate::state::AppState;
+
+const MAX_DESCRIPTION_CHARS: usize = 2000;
+const MAX_QUERY_CHARS: usize = 200;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TemplateRequest {
+    pub import_template: TemplateInput,
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TemplateInput {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    /// An id from `GET /api/template_categories`.
+    pub category_id: Option<i64>,
+}
+
+/// A template as the caller sees it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TemplateRecord {
+    pub id: i64,
+    pub name: String,
+    pub description: String,
+    pub category_id: i64,
+    /// Whether the caller owns it (and may change it).
+    pub owner: bool,
+    /// The highest version number the caller can see (all versions for the
+    /// owner, public ones for others); null without versions.
+    pub latest_version: Option<i64>,
+    /// Whether any version is public, that is, in the catalog.
+    pub public: bool,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl TemplateRecord {
+    pub fn new(template: Template, viewer: i64) -> Self {
+        TemplateRecord {
+            owner: template.account_id == viewer,
+            id: template.id,
+            name: template.name,
+            description: template.description,
+            category_id: template.category_id,
+            latest_version: template.latest_version,
+            public: template.public,
+            created_at: template.created_at,
+            updated_at: template.updated_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CategoryRecord {
+    pub id: i64,
+    pub name: String,
+    pub slug: String,
+}
+
+impl From<Category> for CategoryRecord {
+    fn from(c: Category) -> Self {
+        CategoryRecord { id: c.id, name: c.name, slug: c.slug }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    pub category_id: Option<i64>,
+    pub mine: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchQuery {
+    pub query: Option<String>,
+}
+
+/// Validates a create or update body; `creating` requires name and category.
+fn fields(input: TemplateInput, creating: bool) -> ApiResult<TemplateFields> {
+    let mut errors = FieldErrors::new();
+    if creating && input.name.is_none() {
+        push_field_error(&mut errors, "import_template.name", "is required");
+    }
+    if creating && input.category_id.is_none() {
+        push_field_error(&mut errors, "import_template.category_id", "is required");
+    }
+    if let Some(Err(m)) = input.name.as_deref().map(validate::display_name) {
+        push_field_error(&mut errors, "import_template.name", m);
+    }
+    if input.description.as_ref().is_some_and(|d| d.chars().count() > MAX_DESCRIPTION_CHARS) {
+        push_field_error(
+            &mut errors,
+            "import_template.description",
+            format!("must be at most {MAX_DESCRIPTION_CHARS} characters"),
+        );
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors));
+    }
+    Ok(TemplateFields {
+        name: input.name.map(|n| n.trim().to_owned()),
+        description: input.description,
+        category_id: input.category_id,
+    })
+}
+
+fn records(all: Vec<Template>, viewer: i64) -> Vec<TemplateRecord> {
+    all.into_iter().map(|t| TemplateRecord::new(t, viewer)).collect()
+}
+
+/// The caller's templates and the public catalog.
+#[utoipa::path(get, path = "/api/import_templates", tag = "Import templates",
+    params(("category_id" = Option<i64>, Query, description = "only this category"),
+        ("mine" = Option<bool>, Query, description = "true: only the caller's; false: only other accounts' public ones")),
+    responses((status = 200, body = [TemplateRecord])))]
+pub async fn list(
+    State(state): State<AppState>,
+    principal: Principal,
+    Query(query): Query<ListQuery>,
+) -> ApiResult<JsonResponse<Vec<TemplateRecord>>> {
+    let filter = ListFilter { category_id: query.category_id, mine: query.mine };
+    let all = templates::list(&state.store, principal.account_id, filter).await?;
+    Ok(JsonResponse(records(all, principal.account_id)))
+}
+
+/// Fuzzy search (typos, partial words) over names and descriptions of the
+/// templates the caller can see; best first, at most 10.
+#[utoipa::path(get, path = "/api/import_templates/search", tag = "Import templates",
+    params(("query" = String, Query, description = "the text to look for")),
+    responses((status = 200, body = [TemplateRecord]), (status = 422, body = ErrorEnvelope)))]
+pub async fn search(
+    State(state): State<AppState>,
+    principal: Principal,
+    Query(query): Query<SearchQuery>,
+) -> ApiResult<JsonResponse<Vec<TemplateRecord>>> {
+    let text = query.query.unwrap_or_default();
+    if !text.chars().any(char::is_alphanumeric) {
+        return Err(ApiError::field("query", "is required: letters or digits to look for"));
+    }
+    if text.chars().count() > MAX_QUERY_CHARS {
+        return Err(ApiError::field("query", format!("must be at most {MAX_QUERY_CHARS} characters")));
+    }
+    let found = templates::search(&state.store, principal.account_id, &text).await?;
+    Ok(JsonResponse(records(found, principal.account_id)))
+}
+
+/// One template.
+#[utoipa::path(get, path = "/api/import_templates/{id}", tag = "Import templates", params(("id" = i64, Path)),
+    responses((status = 200, body = TemplateRecord), (status = 404, body = ErrorEnvelope)))]
+pub async fn show(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<JsonResponse<TemplateRecord>> {
+    let template = templates::get(&state.store, principal.account_id, id).await?;
+    Ok(JsonResponse(TemplateRecord::new(template, principal.account_id)))
+}
+
+/// Create a template (without versions: add them with create_version).
+#[utoipa::path(post, path = "/api/import_templates", tag = "Import templates", request_body = TemplateRequest,
+    responses((status = 201, body = TemplateRecord), (status = 422, body = ErrorEnvelope)))]
+pub async fn create(
+    State(state): State<AppState>,
+    principal: Principal,
+    Json(body): Json<TemplateRequest>,
+) -> ApiResult<(StatusCode, JsonResponse<TemplateRecord>)> {
+    let fields = fields(body.import_template, true)?;
+    let template =
+        templates::create(&state.store, principal.account_id, fields, &state.config.quotas, principal.actor()).await?;
+    Ok((StatusCode::CREATED, JsonResponse(TemplateRecord::new(template, principal.account_id))))
+}
+
+/// Update a template's name, description or category (owner only).
+#[utoipa::path(patch, path = "/api/import_templates/{id}", tag = "Import templates", params(("id" = i64, Path)),
+    request_body = TemplateRequest,
+    responses((status = 200, body = TemplateRecord), (status = 404, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+pub async fn update(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    Json(body): Json<TemplateRequest>,
+) -> ApiResult<JsonResponse<TemplateRecord>> {
+    let fields = fields(body.import_template, false)?;
+    let template = templates::update(&state.store, principal.account_id, id, fields, principal.actor()).await?;
+    Ok(JsonResponse(TemplateRecord::new(template, principal.account_id)))
+}
+
+/// Delete a template and its versions (owner only). Playspecs launched from
+/// it are not affected.
+#[utoipa::path(delete, path = "/api/import_templates/{id}", tag = "Import templates", params(("id" = i64, Path)),
+    responses((status = 204), (status = 404, body = ErrorEnvelope)))]
+pub async fn delete(State(state): State<AppState>, principal: Principal, Id(id): Id) -> ApiResult<StatusCode> {
+    templates::delete(&state.store, principal.account_id, id, principal.actor()).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The template categories (read-only).
+#[utoipa::path(get, path = "/api/template_categories", tag = "Import templates",
+    responses((status = 200, body = [CategoryRecord])))]
+pub async fn categories(
+    State(state): State<AppState>,
+    _principal: Principal,
+) -> ApiResult<JsonResponse<Vec<CategoryRecord>>> {
+    let all = templates::categories(&state.store).await?;
+    Ok(JsonResponse(all.into_iter().map(CategoryRecord::from).collect()))
+}

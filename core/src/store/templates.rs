@@ -1,0 +1,484 @@
+//! Import templates: versioned template bodies, the public catalog and the
+//! read-only categories.
+//!
+//! Invariants:
+//! - Visibility is computed per viewer, never stored: a template is visible
+//!   to its owner, and to every other account while at least one of its
+//!   versions is public. Of another account's template only the public
+//!   versions are visible. Anything not visible is `NotFound`, exactly like a
+//!   missing row.
+//! - Only the owner changes a template or its versions; every write query is
+//!   scoped by the owner's `account_id`.
+//! - Versions are immutable: after insertion only `public` changes. Their
+//!   numbers come from `import_templates.next_version`, bumped by an `UPDATE`
+//!   in the inserting transaction: PostgreSQL's row lock and SQLite's
+//!   `BEGIN IMMEDIATE` serialise concurrent writers, so numbers are 1, 2, 3...
+//!   without gaps or duplicates, and a deleted version's number is never
+//!   reused (a version number always means one body).
+//! - Playspecs launched from a template hold their own compiled Compose text,
+//!   so deleting a template or a version never touches them.
+
+mod search;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::events::{self, Actor, NewEvent};
+use super::quotas::{self, QuotaLimits, Resource};
+use super::{Conn, Store, flag, is_set, is_unique_violation};
+use crate::compose::{Compiled, Policy};
+use crate::time::{self, Timestamp};
+use crate::{Error, FieldErrors, Result};
+
+pub use search::{MAX_RESULTS, score};
+
+/// A template category (seeded by the migration, read-only over the API).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Category {
+    pub id: i64,
+    pub name: String,
+    pub slug: String,
+}
+
+/// A template as one viewer sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Template {
+    pub id: i64,
+    pub account_id: i64,
+    pub name: String,
+    pub description: String,
+    pub category_id: i64,
+    /// The highest version number the viewer can see.
+    pub latest_version: Option<i64>,
+    /// Whether any version is public (in the catalog).
+    pub public: bool,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// An immutable version; only `public` changes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Version {
+    pub id: i64,
+    pub template_id: i64,
+    pub version: i64,
+    pub public: bool,
+    pub template_body: String,
+    /// The declared variables (`svc.variables`) as validated at creation.
+    pub variables: serde_json::Value,
+    pub created_at: Timestamp,
+}
+
+/// Desired fields; on update `None` leaves a field as it is.
+#[derive(Clone, Debug, Default)]
+pub struct TemplateFields {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub category_id: Option<i64>,
+}
+
+/// Narrowing of `list`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ListFilter {
+    pub category_id: Option<i64>,
+    /// `Some(true)`: only the viewer's templates; `Some(false)`: only other
+    /// accounts' (the catalog without the viewer's own).
+    pub mine: Option<bool>,
+}
+
+/// Viewer-dependent columns; `$1` is the viewer's account id.
+const COLUMNS: &str = "t.id, t.account_id, t.name, t.description, t.category_id, t.created_at, t.updated_at, \
+    (SELECT MAX(v.version) FROM import_template_versions v \
+     WHERE v.template_id = t.id AND (t.account_id = $1 OR v.public = 1)) AS latest_version, \
+    (SELECT COUNT(*) FROM import_template_versions v WHERE v.template_id = t.id AND v.public = 1) AS public_count";
+
+/// The visibility condition; `$1` is the viewer's account id.
+const VISIBLE: &str = "(t.account_id = $1 OR EXISTS \
+    (SELECT 1 FROM import_template_versions v WHERE v.template_id = t.id AND v.public = 1))";
+
+const VERSION_COLUMNS: &str = "v.id, v.template_id, v.version, v.public, v.template_body, v.variables, v.created_at";
+
+fn from_row(row: &AnyRow) -> Result<Template> {
+    Ok(Template {
+        id: row.try_get("id")?,
+        account_id: row.try_get("account_id")?,
+        name: row.try_get("name")?,
+        description: row.try_get("description")?,
+        category_id: row.try_get("category_id")?,
+        latest_version: row.try_get("latest_version")?,
+        public: row.try_get::<i64, _>("public_count")? > 0,
+        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
+        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+    })
+}
+
+fn version_from_row(row: &AnyRow) -> Result<Version> {
+    let variables: String = row.try_get("variables")?;
+    Ok(Version {
+        id: row.try_get("id")?,
+        template_id: row.try_get("template_id")?,
+        version: row.try_get("version")?,
+        public: is_set(row.try_get("public")?),
+        template_body: row.try_get("template_body")?,
+        variables: serde_json::from_str(&variables).unwrap_or_default(),
+        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
+    })
+}
+
+fn name_taken(name: &str) -> Error {
+    Error::field("import_template.name", format!("a template named {name:?} already exists"))
+}
+
+pub async fn categories(store: &Store) -> Result<Vec<Category>> {
+    let rows =
+        sqlx::query("SELECT id, name, slug FROM template_categories ORDER BY id").fetch_all(store.pool()).await?;
+    rows.iter()
+        .map(|row| Ok(Category { id: row.try_get("id")?, name: row.try_get("name")?, slug: row.try_get("slug")? }))
+        .collect()
+}
+
+async fn ensure_category(conn: &mut Conn, id: i64) -> Result<()> {
+    let found = sqlx::query("SELECT id FROM template_categories WHERE id = $1").bind(id).fetch_optional(conn).await?;
+    match found {
+        Some(_) => Ok(()),
+        None => Err(Error::field("import_template.category_id", format!("there is no category {id}"))),
+    }
+}
+
+/// The templates `viewer` can see, by id.
+pub async fn list(store: &Store, viewer: i64, filter: ListFilter) -> Result<Vec<Template>> {
+    let mine = match filter.mine {
+        Some(true) => " AND t.account_id = $1",
+        Some(false) => " AND t.account_id <> $1",
+        None => "",
+    };
+    let category = if filter.category_id.is_some() { " AND t.category_id = $2" } else { "" };
+    let sql = format!("SELECT {COLUMNS} FROM import_templates t WHERE {VISIBLE}{mine}{category} ORDER BY t.id");
+    let mut query = sqlx::query(&sql).bind(viewer);
+    if let Some(category_id) = filter.category_id {
+        query = query.bind(category_id);
+    }
+    let rows = query.fetch_all(store.pool()).await?;
+    rows.iter().map(from_row).collect()
+}
+
+/// A template `viewer` can see, else `NotFound`.
+pub async fn get_in(conn: &mut Conn, viewer: i64, id: i64) -> Result<Template> {
+    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM import_templates t WHERE {VISIBLE} AND t.id = $2"))
+        .bind(viewer)
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(Error::NotFound("import template"))?;
+    from_row(&row)
+}
+
+pub async fn get(store: &Store, viewer: i64, id: i64) -> Result<Template> {
+    let mut conn = store.conn().await?;
+    get_in(&mut conn, viewer, id).await
+}
+
+/// A template `account_id` owns, else `NotFound` (also for another
+/// account's public template: only the owner changes it).
+pub async fn owned_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Template> {
+    let template = get_in(conn, account_id, id).await?;
+    if template.account_id != account_id {
+        return Err(Error::NotFound("import template"));
+    }
+    Ok(template)
+}
+
+pub async fn owned(store: &Store, account_id: i64, id: i64) -> Result<Template> {
+    let mut conn = store.conn().await?;
+    owned_in(&mut conn, account_id, id).await
+}
+
+pub async fn create(
+    store: &Store,
+    account_id: i64,
+    fields: TemplateFields,
+    limits: &QuotaLimits,
+    actor: Actor,
+) -> Result<Template> {
+    let missing = || Error::Internal("import template create without a required field".into());
+    let name = fields.name.ok_or_else(missing)?;
+    let category_id = fields.category_id.ok_or_else(missing)?;
+    let mut tx = store.write().await?;
+    ensure_category(&mut tx, category_id).await?;
+    quotas::check(&mut tx, store.backend(), account_id, Resource::ImportTemplates, limits).await?;
+    let inserted = sqlx::query(
+        "INSERT INTO import_templates (account_id, name, description, category_id, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $5) RETURNING id",
+    )
+    .bind(account_id)
+    .bind(&name)
+    .bind(fields.description.unwrap_or_default())
+    .bind(category_id)
+    .bind(time::to_db(&time::now()))
+    .fetch_one(&mut *tx)
+    .await;
+    let id: i64 = match inserted {
+        Ok(row) => row.try_get("id")?,
+        Err(e) if is_unique_violation(&e) => return Err(name_taken(&name)),
+        Err(e) => return Err(e.into()),
+    };
+    events::record(&mut tx, NewEvent::new(account_id, "template", id, "created").actor(actor)).await?;
+    let template = get_in(&mut tx, account_id, id).await?;
+    tx.commit().await?;
+    Ok(template)
+}
+
+/// Marks the template changed and writes its `template.updated` event.
+async fn touch_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor, metadata: serde_json::Value) -> Result<()> {
+    sqlx::query("UPDATE import_templates SET updated_at = $1 WHERE id = $2 AND account_id = $3")
+        .bind(time::to_db(&time::now()))
+        .bind(id)
+        .bind(account_id)
+        .execute(&mut *conn)
+        .await?;
+    let event = NewEvent::new(account_id, "template", id, "updated").actor(actor).metadata(metadata);
+    events::record(conn, event).await?;
+    Ok(())
+}
+
+pub async fn update(store: &Store, account_id: i64, id: i64, fields: TemplateFields, actor: Actor) -> Result<Template> {
+    let mut tx = store.write().await?;
+    let current = owned_in(&mut tx, account_id, id).await?;
+    if let Some(category_id) = fields.category_id {
+        ensure_category(&mut tx, category_id).await?;
+    }
+    let name = fields.name.unwrap_or(current.name);
+    let result = sqlx::query(
+        "UPDATE import_templates SET name = $1, description = $2, category_id = $3, updated_at = $4 \
+         WHERE id = $5 AND account_id = $6",
+    )
+    .bind(&name)
+    .bind(fields.description.unwrap_or(current.description))
+    .bind(fields.category_id.unwrap_or(current.category_id))
+    .bind(time::to_db(&time::now()))
+    .bind(id)
+    .bind(account_id)
+    .execute(&mut *tx)
+    .await;
+    match result {
+        Ok(_) => {}
+        Err(e) if is_unique_violation(&e) => return Err(name_taken(&name)),
+        Err(e) => return Err(e.into()),
+    }
+    events::record(&mut tx, NewEvent::new(account_id, "template", id, "updated").actor(actor)).await?;
+    let template = get_in(&mut tx, account_id, id).await?;
+    tx.commit().await?;
+    Ok(template)
+}
+
+/// Deletes a template and its versions. Playspecs launched from it keep
+/// their compiled Compose text.
+pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<()> {
+    let mut tx = store.write().await?;
+    owned_in(&mut tx, account_id, id).await?;
+    sqlx::query("DELETE FROM import_template_versions WHERE template_id = $1 AND account_id = $2")
+        .bind(id)
+        .bind(account_id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("DELETE FROM import_templates WHERE id = $1 AND account_id = $2")
+        .bind(id)
+        .bind(account_id)
+        .execute(&mut *tx)
+        .await?;
+    events::record(&mut tx, NewEvent::new(account_id, "template", id, "destroyed").actor(actor)).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// The versions of a template `viewer` can see (all for the owner, the
+/// public ones for others), oldest first.
+pub async fn versions(store: &Store, viewer: i64, id: i64) -> Result<Vec<Version>> {
+    let mut conn = store.conn().await?;
+    get_in(&mut conn, viewer, id).await?;
+    let rows = sqlx::query(&format!(
+        "SELECT {VERSION_COLUMNS} FROM import_template_versions v \
+         WHERE v.template_id = $1 AND (v.account_id = $2 OR v.public = 1) ORDER BY v.version"
+    ))
+    .bind(id)
+    .bind(viewer)
+    .fetch_all(&mut *conn)
+    .await?;
+    rows.iter().map(version_from_row).collect()
+}
+
+/// One visible version by number, or the latest visible one.
+pub async fn version_for_launch(
+    store: &Store,
+    viewer: i64,
+    id: i64,
+    number: Option<i64>,
+) -> Result<(Template, Version)> {
+    let mut conn = store.conn().await?;
+    let template = get_in(&mut conn, viewer, id).await?;
+    let number = match number.or(template.latest_version) {
+        Some(n) => n,
+        None => return Err(Error::InvalidState("the template has no versions to launch".into())),
+    };
+    let row = sqlx::query(&format!(
+        "SELECT {VERSION_COLUMNS} FROM import_template_versions v \
+         WHERE v.template_id = $1 AND v.version = $2 AND (v.account_id = $3 OR v.public = 1)"
+    ))
+    .bind(id)
+    .bind(number)
+    .bind(viewer)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(Error::NotFound("import template version"))?;
+    Ok((template, version_from_row(&row)?))
+}
+
+/// A new version of a body already validated by the caller
+/// (`compose::svc::validate_template`); `variables` is what it declares.
+pub async fn create_version(
+    store: &Store,
+    account_id: i64,
+    id: i64,
+    template_body: &str,
+    public: bool,
+    variables: &serde_json::Value,
+    actor: Actor,
+) -> Result<Version> {
+    let mut tx = store.write().await?;
+    owned_in(&mut tx, account_id, id).await?;
+    // Takes the template's row lock on PostgreSQL: concurrent writers queue
+    // here and each reads the number the previous one left.
+    let number: i64 = sqlx::query(
+        "UPDATE import_templates SET next_version = next_version + 1 WHERE id = $1 AND account_id = $2 \
+         RETURNING next_version",
+    )
+    .bind(id)
+    .bind(account_id)
+    .fetch_one(&mut *tx)
+    .await?
+    .try_get::<i64, _>("next_version")?
+        - 1;
+    let row = sqlx::query(
+        "INSERT INTO import_template_versions (account_id, template_id, version, template_body, variables, public, \
+         created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+    )
+    .bind(account_id)
+    .bind(id)
+    .bind(number)
+    .bind(template_body)
+    .bind(variables.to_string())
+    .bind(flag(public))
+    .bind(time::to_db(&time::now()))
+    .fetch_one(&mut *tx)
+    .await?;
+    let version_id: i64 = row.try_get("id")?;
+    touch_in(&mut tx, account_id, id, actor, serde_json::json!({"version": number, "change": "version_created"}))
+        .await?;
+    let version = owned_version_in(&mut tx, account_id, id, version_id).await?;
+    tx.commit().await?;
+    Ok(version)
+}
+
+async fn owned_version_in(conn: &mut Conn, account_id: i64, id: i64, version_id: i64) -> Result<Version> {
+    let row = sqlx::query(&format!(
+        "SELECT {VERSION_COLUMNS} FROM import_template_versions v \
+         WHERE v.id = $1 AND v.template_id = $2 AND v.account_id = $3"
+    ))
+    .bind(version_id)
+    .bind(id)
+    .bind(account_id)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(Error::NotFound("import template version"))?;
+    version_from_row(&row)
+}
+
+/// Deletes one version (by its id). Its number is not reused.
+pub async fn destroy_version(store: &Store, account_id: i64, id: i64, version_id: i64, actor: Actor) -> Result<()> {
+    let mut tx = store.write().await?;
+    owned_in(&mut tx, account_id, id).await?;
+    let version = owned_version_in(&mut tx, account_id, id, version_id).await?;
+    sqlx::query("DELETE FROM import_template_versions WHERE id = $1 AND account_id = $2")
+        .bind(version_id)
+        .bind(account_id)
+        .execute(&mut *tx)
+        .await?;
+    let metadata = serde_json::json!({"version": version.version, "change": "version_destroyed"});
+    touch_in(&mut tx, account_id, id, actor, metadata).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Sets a version's public flag: to `public` when given, else to the
+/// opposite of what it is.
+pub async fn set_public(
+    store: &Store,
+    account_id: i64,
+    id: i64,
+    version_id: i64,
+    public: Option<bool>,
+    actor: Actor,
+) -> Result<Version> {
+    let mut tx = store.write().await?;
+    owned_in(&mut tx, account_id, id).await?;
+    let current = owned_version_in(&mut tx, account_id, id, version_id).await?;
+    let public = public.unwrap_or(!current.public);
+    sqlx::query("UPDATE import_template_versions SET public = $1 WHERE id = $2 AND account_id = $3")
+        .bind(flag(public))
+        .bind(version_id)
+        .bind(account_id)
+        .execute(&mut *tx)
+        .await?;
+    let metadata = serde_json::json!({"version": current.version, "change": "public", "public": public});
+    touch_in(&mut tx, account_id, id, actor, metadata).await?;
+    let version = owned_version_in(&mut tx, account_id, id, version_id).await?;
+    tx.commit().await?;
+    Ok(version)
+}
+
+/// Fuzzy search over the names and descriptions of the templates `viewer`
+/// can see: best first, at most [`MAX_RESULTS`].
+pub async fn search(store: &Store, viewer: i64, query: &str) -> Result<Vec<Template>> {
+    let all = list(store, viewer, ListFilter::default()).await?;
+    let mut scored: Vec<(f64, Template)> =
+        all.into_iter().filter_map(|t| score(query, &t.name, &t.description).map(|s| (s, t))).collect();
+    scored.sort_by(|(a, ta), (b, tb)| b.total_cmp(a).then(ta.name.len().cmp(&tb.name.len())).then(ta.id.cmp(&tb.id)));
+    Ok(scored.into_iter().take(MAX_RESULTS).map(|(_, t)| t).collect())
+}
+
+/// Compiles a version's body for launch with fresh random values (OS
+/// randomness: generated values are passwords). Lives here because the
+/// randomness source is a dependency of this crate, not of the API's.
+pub fn compile_for_launch(
+    template_body: &str,
+    variables: &BTreeMap<String, serde_json::Value>,
+    policy: &Policy,
+) -> std::result::Result<Compiled, FieldErrors> {
+    crate::compose::compile(template_body, variables, &mut rand::rngs::OsRng, policy)
+}
+
+/// The longest Playspec name (`validate::display_name`).
+const MAX_PLAYSPEC_NAME_CHARS: usize = 100;
+
+/// A Playspec name for a launch without one: the template's name and a
+/// random six-hex-digit suffix, not yet taken in the account. Call inside the
+/// launching transaction.
+pub async fn unused_playspec_name_in(conn: &mut Conn, account_id: i64, template_name: &str) -> Result<String> {
+    let base: String = template_name.chars().take(MAX_PLAYSPEC_NAME_CHARS - 7).collect();
+    for _ in 0..8 {
+        let suffix = &crate::compose::template::random_value(&mut rand::rngs::OsRng)[..6];
+        let name = format!("{}-{suffix}", base.trim());
+        let taken = sqlx::query("SELECT id FROM playspecs WHERE account_id = $1 AND name = $2")
+            .bind(account_id)
+            .bind(&name)
+            .fetch_optional(&mut *conn)
+            .await?;
+        if taken.is_none() {
+            return Ok(name);
+        }
+    }
+    Err(Error::Conflict("no free Playspec name for this template; pass a name".into()))
+}
