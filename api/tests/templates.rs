@@ -604,3 +604,15 @@ async fn writes_record_template_events() {
         ]
     );
 }
+
+#[tokio::test]
+async fn the_template_quota_is_enforced() {
+    use play_core::store::quotas::{self, Resource};
+    let app = TestApp::new().await;
+    quotas::set_account_limit(app.store(), app.account_id, Resource::ImportTemplates, 1).await.unwrap();
+    create_template(&app, &app.admin, "one", "").await;
+    app.post("/api/import_templates", &app.admin, json!({"import_template": {"name": "two", "category_id": 1}}))
+        .await
+        .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "QUOTA_EXCEEDED");
+    assert_eq!(app.count("import_templates").await, 1);
+}
