@@ -440,13 +440,21 @@ async fn launch_compiles_the_template_into_a_playspec() {
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
     assert_eq!((r.body["template_id"].as_i64(), r.body["version"].as_i64()), (Some(id), Some(2)));
     assert_eq!(r.body["generated_keys"], json!(["SECRET"]));
-    assert_eq!(r.body["playground_id"], Value::Null);
     let name = r.body["playspec_name"].as_str().unwrap();
     assert!(name.starts_with("pg-") && name.len() == 9, "{name}");
     let playspec_id = r.body["playspec_id"].as_i64().unwrap();
 
     let playspec = app.get(&format!("/api/playspecs/{playspec_id}"), &app.admin).await;
     assert_eq!(playspec.status, StatusCode::OK, "{}", playspec.text);
+    // The launch recorded the desired Playground, which locks the Playspec.
+    let playground = app.get(&format!("/api/playgrounds/{}", r.body["playground_id"]), &app.admin).await;
+    assert_eq!(playground.status, StatusCode::OK, "{}", playground.text);
+    assert_eq!(
+        (playground.body["status"].as_str(), playground.body["playspec_id"].as_i64()),
+        (Some("in_progress"), Some(playspec_id))
+    );
+    assert_eq!(playground.body["name"].as_str(), Some(name));
+    assert_eq!(playspec.body["locked"], true);
     let yaml = playspec.body["base_compose_yaml"].as_str().unwrap().to_owned();
     assert!(!yaml.contains("svc:") && !yaml.contains("$$var__") && !yaml.contains("$$random__"), "{yaml}");
     let (report, model) = parse_compose(&yaml, &Policy::UNTRUSTED);

@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use play_core::FieldErrors;
 use play_core::compose::{self, Policy};
 use play_core::error::push_field_error;
-use play_core::store::playgrounds::{self, NewPlayground};
+use play_core::store::playgrounds;
 use play_core::store::playrooms;
 use play_core::store::playspecs::{self, PlayspecFields};
 use play_core::validate;
@@ -17,7 +17,7 @@ use utoipa::ToSchema;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::Json;
-use crate::routes::playgrounds::ttl;
+use crate::routes::playgrounds::{WAKE_KIND, launched};
 use crate::state::AppState;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -92,19 +92,8 @@ pub async fn launch(
             .await?;
     let mut playground_id = None;
     if body.create_playground {
-        // The Playroom was checked above and the Compose passed its policy;
-        // a launched Playground has no per-service settings to check.
-        let new = NewPlayground {
-            name: body.name.trim().to_owned(),
-            playspec_id: playspec.id,
-            playroom_id: body.playroom_id.unwrap_or_default(),
-            job_mode: false,
-            watched_services: Vec::new(),
-            env_overrides: Default::default(),
-            service_subdomains: Default::default(),
-            service_settings: Default::default(),
-            ttl: ttl(&state, false),
-        };
+        // The Playroom was checked above and the Compose passed its policy.
+        let new = launched(&state, body.name.trim(), playspec.id, body.playroom_id.unwrap_or_default(), false);
         let playground = playgrounds::create_in(
             &mut tx,
             state.store.backend(),
@@ -118,7 +107,7 @@ pub async fn launch(
     }
     tx.commit().await.map_err(play_core::Error::from)?;
     if let Some(id) = playground_id {
-        state.waker.wake(crate::routes::playgrounds::WAKE_KIND, id);
+        state.waker.wake(WAKE_KIND, id);
     }
     Ok((
         StatusCode::CREATED,

@@ -171,6 +171,22 @@ pub async fn validate_new(state: &AppState, account_id: i64, input: PlaygroundIn
     })
 }
 
+/// A launched Playground: no per-service settings, so nothing beyond the
+/// Playroom's policy (checked by the caller) to validate.
+pub fn launched(state: &AppState, name: &str, playspec_id: i64, playroom_id: i64, job_mode: bool) -> NewPlayground {
+    NewPlayground {
+        name: name.to_owned(),
+        playspec_id,
+        playroom_id,
+        job_mode,
+        watched_services: Vec::new(),
+        env_overrides: BTreeMap::new(),
+        service_subdomains: BTreeMap::new(),
+        service_settings: BTreeMap::new(),
+        ttl: ttl(state, job_mode),
+    }
+}
+
 /// The lifetime of a new Playground: the configured TTL, shorter for jobs.
 pub fn ttl(state: &AppState, job_mode: bool) -> chrono::Duration {
     let ttl = if job_mode { state.config.job_ttl } else { state.config.playground_ttl };

@@ -15,9 +15,9 @@ use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use play_core::compose::{self, Issue, Policy, svc};
 use play_core::error::push_field_error;
-use play_core::store::playrooms;
 use play_core::store::playspecs::{self, PlayspecFields};
 use play_core::store::templates::{self, Version};
+use play_core::store::{playgrounds, playrooms};
 use play_core::{FieldErrors, validate};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -25,6 +25,7 @@ use utoipa::ToSchema;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json, Query, body_rejection, parse_json};
+use crate::routes::playgrounds::{WAKE_KIND, launched};
 use crate::state::AppState;
 
 /// A version. Immutable but for `public`.
@@ -107,7 +108,8 @@ pub struct LaunchResponse {
     /// Names of the values generated for `$$random__` references and
     /// `random: true` variables (the values are in the Playspec's Compose).
     pub generated_keys: Vec<String>,
-    pub playground_id: Option<i64>,
+    /// The Playground recorded on the Playroom (status `in_progress`).
+    pub playground_id: i64,
     /// Warnings of the compiled Compose.
     #[schema(value_type = Vec<Object>)]
     pub warnings: Vec<Issue>,
@@ -317,7 +319,21 @@ pub async fn launch(
     )
     .await
     .map_err(rename_name_error)?;
+    // The Playground runs the new Playspec on the Playroom checked above; a
+    // template marked `svc.job_mode` launches a job-mode Playground.
+    let job_mode = svc::validate_template(&version.template_body).is_ok_and(|info| info.job_mode);
+    let new = launched(&state, &playspec.name, playspec.id, playroom.id, job_mode);
+    let playground = playgrounds::create_in(
+        &mut tx,
+        state.store.backend(),
+        account_id,
+        new,
+        &state.config.quotas,
+        principal.actor(),
+    )
+    .await?;
     tx.commit().await.map_err(play_core::Error::from)?;
+    state.waker.wake(WAKE_KIND, playground.id);
     Ok((
         StatusCode::CREATED,
         JsonResponse(LaunchResponse {
@@ -326,7 +342,7 @@ pub async fn launch(
             template_id: template.id,
             version: version.version,
             generated_keys: compiled.generated.into_keys().collect(),
-            playground_id: None,
+            playground_id: playground.id,
             warnings: compiled.warnings,
         }),
     ))
