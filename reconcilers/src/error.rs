@@ -30,6 +30,18 @@ pub enum Error {
     /// parse, a pin that is not a key).
     #[error("invalid Playroom host settings: {0}")]
     InvalidTarget(String),
+    /// The store failed (database, missing rows, secrets).
+    #[error("store: {0}")]
+    Store(#[from] play_core::Error),
+    /// The desired state cannot be made true by retrying (a Compose file
+    /// that cannot run, a service that must be built): terminal, written to
+    /// the object's status, not retried until the object changes.
+    #[error("{0}")]
+    InvalidSpec(String),
+    /// This replica lost the object's reconcile lease; its fenced writes
+    /// were refused. The replica that holds the lease carries on.
+    #[error("the reconcile lease was lost")]
+    LeaseLost,
 }
 
 impl Error {
@@ -38,19 +50,12 @@ impl Error {
     pub fn docker(operation: &'static str, source: bollard::errors::Error) -> Self {
         use bollard::errors::Error as B;
         match source {
-            B::RequestTimeoutError => {
-                Error::Host(HostError::Timeout(format!("Docker {operation}")))
-            }
-            B::DockerResponseServerError {
-                status_code: 404,
-                message,
-            } => Error::Host(HostError::NotFound(message)),
+            B::RequestTimeoutError => Error::Host(HostError::Timeout(format!("Docker {operation}"))),
+            B::DockerResponseServerError { status_code: 404, message } => Error::Host(HostError::NotFound(message)),
             // A dialer's typed failure (socket missing, auth refused on
             // reconnect, ...) rides inside hyper's connect error.
             B::HyperLegacyError { err } => Error::Host(host_error_in(&err).unwrap_or_else(|| {
-                HostError::Protocol(format!(
-                    "Docker {operation}: the connection to the engine failed: {err}"
-                ))
+                HostError::Protocol(format!("Docker {operation}: the connection to the engine failed: {err}"))
             })),
             source => Error::Docker { operation, source },
         }
@@ -63,6 +68,9 @@ impl Error {
             Error::Docker { .. } => "docker",
             Error::RegistryUnauthorized { .. } => "registry_unauthorized",
             Error::InvalidTarget(_) => "invalid_target",
+            Error::Store(_) => "store",
+            Error::InvalidSpec(_) => "invalid_spec",
+            Error::LeaseLost => "lease_lost",
         }
     }
 
@@ -70,11 +78,11 @@ impl Error {
     pub fn into_host_error(self) -> HostError {
         match self {
             Error::Host(e) => e,
-            Error::Docker { operation, source } => {
-                HostError::Protocol(format!("Docker {operation}: {source}"))
-            }
+            Error::Docker { operation, source } => HostError::Protocol(format!("Docker {operation}: {source}")),
             e @ Error::RegistryUnauthorized { .. } => HostError::AuthRefused(e.to_string()),
-            e @ Error::InvalidTarget(_) => HostError::Protocol(e.to_string()),
+            e @ (Error::InvalidTarget(_) | Error::Store(_) | Error::InvalidSpec(_) | Error::LeaseLost) => {
+                HostError::Protocol(e.to_string())
+            }
         }
     }
 
@@ -82,8 +90,18 @@ impl Error {
         match self {
             Error::Host(e) => e.kind(),
             Error::RegistryUnauthorized { .. } => FailureKind::AuthRefused,
-            Error::Docker { .. } | Error::InvalidTarget(_) => FailureKind::Protocol,
+            Error::Docker { .. }
+            | Error::InvalidTarget(_)
+            | Error::Store(_)
+            | Error::InvalidSpec(_)
+            | Error::LeaseLost => FailureKind::Protocol,
         }
+    }
+
+    /// Retrying cannot fix it: the error policy parks the object until it
+    /// changes.
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, Error::InvalidSpec(_))
     }
 }
 
@@ -105,10 +123,7 @@ mod tests {
         assert_eq!(timeout.metric_label(), "timeout");
         let conflict = Error::docker(
             "create",
-            bollard::errors::Error::DockerResponseServerError {
-                status_code: 409,
-                message: "name in use".into(),
-            },
+            bollard::errors::Error::DockerResponseServerError { status_code: 409, message: "name in use".into() },
         );
         assert_eq!(conflict.metric_label(), "docker");
         assert!(conflict.into_host_error().message().contains("name in use"));

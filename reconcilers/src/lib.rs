@@ -4,6 +4,7 @@
 
 pub mod error;
 pub mod host;
+pub mod playground;
 pub mod runtime;
 
 pub use error::{Error, Result};

@@ -19,6 +19,7 @@ pub mod accounts;
 pub mod events;
 pub mod keys;
 pub mod leases;
+pub mod playground_status;
 pub mod playgrounds;
 pub mod playrooms;
 pub mod playspec_files;

@@ -1,0 +1,236 @@
+//! The Playground reconciler's writes: creation step, errors, observed
+//! services, status transitions, expiry and the final delete.
+//!
+//! Invariants:
+//! - Every write is **fenced**: it runs in one transaction that first checks
+//!   the caller's reconcile lease ([`leases::still_held`]); a replica that
+//!   lost its lease writes nothing and gets `Ok(false)`.
+//! - Every status change writes its outbox event in the same transaction
+//!   (`playground.status.changed`, `playground.error`, `playground.expired`,
+//!   `playground.destroyed`), so a committed change always has its event.
+//! - Writes are idempotent: writing what is already stored changes nothing
+//!   and records no event, so a pass that runs twice reports once.
+
+use sqlx::Row;
+
+use super::events::{self, Actor, NewEvent};
+use super::leases;
+use super::playgrounds::{self, Playground, ServiceStatus, status};
+use super::{Conn, Store, Tx};
+use crate::Result;
+use crate::time::{self, Timestamp};
+
+/// The lease a write is fenced by: the reconciler's name, this replica and
+/// the token of its current claim.
+#[derive(Clone, Copy, Debug)]
+pub struct Fence<'a> {
+    pub reconciler: &'a str,
+    pub owner: &'a str,
+    pub token: i64,
+}
+
+/// Every Playground the resync should visit: all rows (a running one may
+/// have drifted on its host; a destroying one is finished by a pass).
+pub async fn ids_to_reconcile(store: &Store) -> Result<Vec<i64>> {
+    let rows = sqlx::query("SELECT id FROM playgrounds WHERE status <> $1 ORDER BY id")
+        .bind(status::DESTROYED)
+        .fetch_all(store.pool())
+        .await?;
+    rows.iter().map(|r| Ok(r.try_get("id")?)).collect()
+}
+
+async fn account_of(conn: &mut Conn, id: i64) -> Result<Option<i64>> {
+    let row =
+        sqlx::query("SELECT account_id FROM playgrounds WHERE id = $1").bind(id).fetch_optional(&mut *conn).await?;
+    row.map(|r| r.try_get("account_id")).transpose().map_err(Into::into)
+}
+
+/// The Playground `id` whatever its account, or `None` once it is gone.
+pub async fn load(store: &Store, id: i64) -> Result<Option<Playground>> {
+    let mut conn = store.conn().await?;
+    let Some(account_id) = account_of(&mut conn, id).await? else { return Ok(None) };
+    match playgrounds::get_in(&mut conn, account_id, id).await {
+        Ok(p) => Ok(Some(p)),
+        Err(crate::Error::NotFound(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Opens a write transaction when `fence` still holds, with the row as it
+/// is now (`None`: the lease is lost or the row is gone).
+async fn begin(store: &Store, fence: Fence<'_>, id: i64) -> Result<Option<(Tx, Playground)>> {
+    let mut tx = store.write().await?;
+    if !leases::still_held(&mut tx, fence.reconciler, id, fence.owner, fence.token).await? {
+        return Ok(None);
+    }
+    let Some(account_id) = account_of(&mut tx, id).await? else { return Ok(None) };
+    let current = playgrounds::get_in(&mut tx, account_id, id).await?;
+    Ok(Some((tx, current)))
+}
+
+async fn status_event(conn: &mut Conn, p: &Playground, to: &str) -> Result<()> {
+    events::record(
+        conn,
+        NewEvent::new(p.account_id, "playground", p.id, "status.changed")
+            .playground_name(&p.name)
+            .actor(Actor::System)
+            .metadata(serde_json::json!({"from": p.status, "to": to})),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Records the creation step a pass reached. No event (steps are progress,
+/// not state changes).
+pub async fn set_step(store: &Store, fence: Fence<'_>, id: i64, step: &str) -> Result<bool> {
+    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
+    if current.creation_step.as_deref() != Some(step) {
+        sqlx::query("UPDATE playgrounds SET creation_step = $1, updated_at = $2 WHERE id = $3")
+            .bind(step)
+            .bind(time::to_db(&time::now()))
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Records a failure at `step`. A `terminal` one (retrying cannot fix it)
+/// also moves the status to `failed`; a transient one keeps the status and
+/// is retried. `playground.error` is written when the message or step is
+/// new.
+pub async fn record_error(
+    store: &Store,
+    fence: Fence<'_>,
+    id: i64,
+    step: &str,
+    message: &str,
+    terminal: bool,
+) -> Result<bool> {
+    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
+    let to = if terminal && current.desired_state != "destroyed" { status::FAILED } else { current.status.as_str() };
+    let changed = current.error_message.as_deref() != Some(message) || current.error_step.as_deref() != Some(step);
+    if changed || to != current.status {
+        sqlx::query(
+            "UPDATE playgrounds SET status = $1, error_message = $2, error_step = $3, creation_step = $3, \
+             updated_at = $4 WHERE id = $5",
+        )
+        .bind(to)
+        .bind(message)
+        .bind(step)
+        .bind(time::to_db(&time::now()))
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    }
+    if changed {
+        events::record(
+            &mut tx,
+            NewEvent::new(current.account_id, "playground", id, "error")
+                .playground_name(&current.name)
+                .metadata(serde_json::json!({"error_step": step, "error_message": message, "terminal": terminal})),
+        )
+        .await?;
+    }
+    if to != current.status {
+        status_event(&mut tx, &current, to).await?;
+    }
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Writes the services as observed on the host. With `converged` (every
+/// service up, healthy where it has a healthcheck, for `generation`), the
+/// Playground becomes `running` at step `ready`, errors are cleared and
+/// `observed_generation`/`last_applied_at` record the convergence.
+pub async fn record_observed(
+    store: &Store,
+    fence: Fence<'_>,
+    id: i64,
+    services: &[ServiceStatus],
+    converged_generation: Option<i64>,
+) -> Result<bool> {
+    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
+    let json = serde_json::to_string(services).map_err(|e| crate::Error::Internal(e.to_string()))?;
+    let now = time::to_db(&time::now());
+    if current.services != services {
+        sqlx::query("UPDATE playgrounds SET services_status = $1, updated_at = $2 WHERE id = $3")
+            .bind(&json)
+            .bind(&now)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    if let Some(generation) = converged_generation
+        && current.desired_state == "running"
+        && (current.status != status::RUNNING || current.observed_generation != generation)
+    {
+        sqlx::query(
+            "UPDATE playgrounds SET status = $1, observed_generation = $2, last_applied_at = $3, \
+             creation_step = 'ready', error_message = NULL, error_step = NULL, updated_at = $3 WHERE id = $4",
+        )
+        .bind(status::RUNNING)
+        .bind(generation)
+        .bind(&now)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        if current.status != status::RUNNING {
+            status_event(&mut tx, &current, status::RUNNING).await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Destroys a Playground whose `expires_at` has passed: desired state
+/// `destroyed`, status `destroying`, a new generation, with
+/// `playground.expired` and `playground.status.changed`. Returns whether it
+/// expired now (false when not yet due, already destroying, or fenced out).
+pub async fn expire_if_due(store: &Store, fence: Fence<'_>, id: i64, now: Timestamp) -> Result<bool> {
+    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
+    let due = current.expires_at.is_some_and(|at| at <= now);
+    if !due || current.desired_state == "destroyed" {
+        return Ok(false);
+    }
+    sqlx::query(
+        "UPDATE playgrounds SET desired_state = 'destroyed', status = $1, generation = generation + 1, \
+         updated_at = $2 WHERE id = $3",
+    )
+    .bind(status::DESTROYING)
+    .bind(time::to_db(&now))
+    .bind(id)
+    .execute(&mut *tx)
+    .await?;
+    events::record(
+        &mut tx,
+        NewEvent::new(current.account_id, "playground", id, "expired")
+            .playground_name(&current.name)
+            .metadata(serde_json::json!({"expires_at": current.expires_at.map(|at| time::to_db(&at))})),
+    )
+    .await?;
+    status_event(&mut tx, &current, status::DESTROYING).await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Deletes a destroyed Playground's row, once its host objects are gone,
+/// with `playground.destroyed`. Deleting the row releases the Playspec.
+/// Refuses (false) unless desired state is `destroyed`.
+pub async fn finish_destroy(store: &Store, fence: Fence<'_>, id: i64) -> Result<bool> {
+    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
+    if current.desired_state != "destroyed" {
+        return Ok(false);
+    }
+    sqlx::query("DELETE FROM playgrounds WHERE id = $1").bind(id).execute(&mut *tx).await?;
+    events::record(
+        &mut tx,
+        NewEvent::new(current.account_id, "playground", id, "destroyed")
+            .playground_name(&current.name)
+            .metadata(serde_json::json!({"playspec_id": current.playspec_id, "playroom_id": current.playroom_id})),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(true)
+}

@@ -1,0 +1,289 @@
+//! The Playground reconciler: makes a Playground's desired state true on its
+//! Playroom's Docker engine.
+//!
+//! One pass:
+//! 1. Load the Playground (gone: nothing to do). Past `expires_at` with
+//!    desired state `running`: record the expiry (desired state
+//!    `destroyed`, `playground.expired`) and carry on as a destroy.
+//! 2. **Running**: compute the [`spec::Desired`] objects from the Playspec's
+//!    Compose, then repeat *observe by label -> [`plan::plan`] -> apply the
+//!    plan's groups* until the plan holds nothing but waits (a dependency
+//!    not yet healthy). Each group writes its `creation_step` first. Then
+//!    write `services_status`; when [`plan::converged`], the Playground is
+//!    `running` at `observed_generation = generation`, and the next pass is
+//!    asked for at `expires_at`; otherwise in `poll_interval`.
+//! 3. **Destroyed**: remove every container, network and (unless the
+//!    Playspec persists volumes) volume labelled for the Playground; only
+//!    when an observation shows none left, delete the row with
+//!    `playground.destroyed`.
+//!
+//! Guarantees: level-triggered (nothing depends on what woke the pass or on
+//! a stored step machine: the plan is recomputed from the host every
+//! round), idempotent (re-creating what exists is not an error), never two
+//! containers per service (the plan removes extras), and every store write
+//! is fenced by the pass's lease (`playground_status`), so a replica that
+//! lost its lease changes nothing in the store and stops with
+//! [`Error::LeaseLost`].
+//!
+//! Errors: a spec that cannot run (Compose invalid for the Playroom's
+//! policy, a service to build) is terminal: status `failed` with
+//! `error_message`/`error_step`, and the runtime does not retry it until the
+//! Playground changes. Anything else (host unreachable, engine errors) is
+//! written as `error_message`/`error_step` with the status unchanged, and
+//! retried with backoff.
+
+pub mod host;
+pub mod plan;
+pub mod spec;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use play_core::compose::{self, Policy};
+use play_core::secrets::SecretBox;
+use play_core::store::playground_status::{self as status_store, Fence};
+use play_core::store::playgrounds::{Playground, status};
+use play_core::store::{Store, playrooms, playspec_files, playspecs};
+use play_core::time;
+
+use crate::host::{DockerHostGateway, RegistryCredentials};
+use crate::runtime::{Action, Ctx, Reconciler};
+use crate::{Error, Result};
+
+/// Tuning of the Playground reconciler.
+#[derive(Clone, Debug)]
+pub struct PlaygroundConfig {
+    /// Bound on one image pull.
+    pub pull_timeout: Duration,
+    /// How soon to look again while waiting (healthchecks, dependencies,
+    /// objects still being removed).
+    pub poll_interval: Duration,
+    /// Observe/plan/apply rounds in one pass before it yields.
+    pub max_rounds: usize,
+}
+
+impl Default for PlaygroundConfig {
+    fn default() -> Self {
+        PlaygroundConfig {
+            pull_timeout: Duration::from_secs(600),
+            poll_interval: Duration::from_secs(2),
+            max_rounds: 8,
+        }
+    }
+}
+
+/// See the [module documentation](self).
+#[derive(Debug)]
+pub struct PlaygroundReconciler {
+    store: Store,
+    secrets: SecretBox,
+    gateway: DockerHostGateway,
+    config: PlaygroundConfig,
+}
+
+impl PlaygroundReconciler {
+    pub fn new(store: Store, secrets: SecretBox, gateway: DockerHostGateway) -> Self {
+        PlaygroundReconciler { store, secrets, gateway, config: PlaygroundConfig::default() }
+    }
+
+    pub fn with_config(mut self, config: PlaygroundConfig) -> Self {
+        self.config = config;
+        self
+    }
+}
+
+fn written(done: bool) -> Result<()> {
+    if done { Ok(()) } else { Err(Error::LeaseLost) }
+}
+
+/// One pass over one Playground; `step` is where it is, for error reports.
+struct Pass<'a> {
+    r: &'a PlaygroundReconciler,
+    fence: Fence<'a>,
+    id: i64,
+    step: &'static str,
+}
+
+impl Pass<'_> {
+    async fn set_step(&mut self, p: &Playground, step: &'static str) -> Result<()> {
+        self.step = step;
+        if p.status == status::IN_PROGRESS || p.status == status::FAILED {
+            written(status_store::set_step(&self.r.store, self.fence, self.id, step).await?)?;
+        }
+        Ok(())
+    }
+
+    async fn run(&mut self) -> Result<Action> {
+        let store = &self.r.store;
+        let Some(mut p) = status_store::load(store, self.id).await? else { return Ok(Action::await_change()) };
+        let now = time::now();
+        if p.desired_state == "running" && p.expires_at.is_some_and(|at| at <= now) {
+            status_store::expire_if_due(store, self.fence, self.id, now).await?;
+            match status_store::load(store, self.id).await? {
+                Some(reloaded) if reloaded.desired_state == "destroyed" => p = reloaded,
+                Some(_) => return Err(Error::LeaseLost),
+                None => return Ok(Action::await_change()),
+            }
+        }
+        let (room, target) = playrooms::target(store, &self.r.secrets, p.account_id, p.playroom_id).await?;
+        let playspec = match p.playspec_id {
+            Some(spec_id) => Some(playspecs::get(store, p.account_id, spec_id).await?),
+            None => None,
+        };
+        let docker = self.r.gateway.docker(&target).await?;
+        if p.desired_state == "destroyed" {
+            let persist = playspec.as_ref().is_some_and(|s| s.persist_volumes);
+            return self.destroy(&docker, persist).await;
+        }
+        self.step = p.creation_step.as_deref().and_then(static_step).unwrap_or("queued");
+        let playspec =
+            playspec.ok_or_else(|| Error::InvalidSpec("the Playground's Playspec no longer exists".into()))?;
+        let (report, model) = compose::parse_compose(&playspec.base_compose_yaml, &Policy { trusted: room.trusted });
+        let Some(model) = model else {
+            let first = report.errors.first().map(|i| format!("{}: {}", i.path, i.message)).unwrap_or_default();
+            return Err(Error::InvalidSpec(format!("the Playspec's Compose cannot run on this Playroom: {first}")));
+        };
+        let desired = spec::desired(&p, &model).map_err(Error::InvalidSpec)?;
+        self.converge(&docker, &p, &desired, playspec.id).await
+    }
+
+    async fn converge(
+        &mut self,
+        docker: &bollard::Docker,
+        p: &Playground,
+        desired: &spec::Desired,
+        playspec_id: i64,
+    ) -> Result<Action> {
+        let images: Vec<String> = desired
+            .services
+            .iter()
+            .filter(|s| !s.build)
+            .map(|s| s.container.image.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let mut credentials: Option<Vec<RegistryCredentials>> = None;
+        let mut rounds = 0;
+        let (observed, waits) = loop {
+            let observed = host::observe(docker, self.id, &images).await?;
+            let steps = plan::plan(desired, &observed);
+            let waits: Vec<plan::Step> = steps.iter().filter(|s| s.is_wait()).cloned().collect();
+            let groups = host::groups(steps);
+            if groups.is_empty() || rounds >= self.r.config.max_rounds {
+                break (observed, waits);
+            }
+            rounds += 1;
+            if credentials.is_none() && groups.iter().flatten().any(|s| matches!(s, plan::Step::PullImage(_))) {
+                credentials = Some(self.credentials(playspec_id).await?);
+            }
+            let apply = host::Apply {
+                docker,
+                desired: Some(desired),
+                playground_id: self.id,
+                credentials: credentials.as_deref().unwrap_or_default(),
+                pull_timeout: self.r.config.pull_timeout,
+            };
+            for group in &groups {
+                if let Some(first) = group.first() {
+                    self.set_step(p, first.creation_step()).await?;
+                }
+                apply.group(group).await?;
+            }
+        };
+        let services = plan::services_status(desired, &observed);
+        if plan::converged(desired, &observed) {
+            written(
+                status_store::record_observed(&self.r.store, self.fence, self.id, &services, Some(p.generation))
+                    .await?,
+            )?;
+            return Ok(p.expires_at.map_or_else(Action::await_change, Action::requeue_at));
+        }
+        let waiting = if waits.iter().any(|w| w.creation_step() == "healthcheck")
+            || observed.containers.iter().any(|c| c.health == Some(plan::Health::Starting))
+        {
+            "healthcheck"
+        } else {
+            "containers"
+        };
+        self.set_step(p, waiting).await?;
+        written(status_store::record_observed(&self.r.store, self.fence, self.id, &services, None).await?)?;
+        Ok(self.poll_or_expiry(p))
+    }
+
+    fn poll_or_expiry(&self, p: &Playground) -> Action {
+        let poll = self.r.config.poll_interval;
+        match p.expires_at {
+            Some(at) if (at - time::now()).to_std().unwrap_or_default() < poll => Action::requeue_at(at),
+            _ => Action::requeue_after(poll),
+        }
+    }
+
+    async fn credentials(&self, playspec_id: i64) -> Result<Vec<RegistryCredentials>> {
+        let store = &self.r.store;
+        let mut out = Vec::new();
+        for c in playspec_files::list_credentials(store, playspec_id).await? {
+            let password = playspec_files::credential_secret(store, &self.r.secrets, playspec_id, c.id).await?;
+            out.push(RegistryCredentials { username: c.username, password, server: c.registry_url });
+        }
+        Ok(out)
+    }
+
+    async fn destroy(&mut self, docker: &bollard::Docker, persist_volumes: bool) -> Result<Action> {
+        let apply = host::Apply {
+            docker,
+            desired: None,
+            playground_id: self.id,
+            credentials: &[],
+            pull_timeout: self.r.config.pull_timeout,
+        };
+        let observed = host::observe(docker, self.id, &[]).await?;
+        let steps = plan::destroy_plan(&observed, persist_volumes);
+        if !steps.is_empty() {
+            for group in host::groups(steps) {
+                apply.group(&group).await?;
+            }
+            let observed = host::observe(docker, self.id, &[]).await?;
+            if !plan::destroy_plan(&observed, persist_volumes).is_empty() {
+                return Ok(Action::requeue_after(self.r.config.poll_interval));
+            }
+        }
+        written(status_store::finish_destroy(&self.r.store, self.fence, self.id).await?)?;
+        Ok(Action::await_change())
+    }
+}
+
+fn static_step(step: &str) -> Option<&'static str> {
+    play_core::store::playgrounds::CREATION_STEPS.iter().find(|(s, _)| *s == step).map(|(s, _)| *s)
+}
+
+impl Reconciler for PlaygroundReconciler {
+    const NAME: &'static str = "playground";
+
+    async fn reconcile(&self, id: i64, ctx: &Ctx) -> Result<Action> {
+        let fence = Fence { reconciler: Self::NAME, owner: ctx.owner(), token: ctx.fencing_token() };
+        let mut pass = Pass { r: self, fence, id, step: "queued" };
+        match pass.run().await {
+            Ok(action) => Ok(action),
+            Err(e @ (Error::LeaseLost | Error::Store(_))) => Err(e),
+            Err(e) => {
+                let step = pass.step;
+                // Best effort: the error is returned either way, and a lost
+                // lease writes nothing.
+                if let Err(write) =
+                    status_store::record_error(&self.store, fence, id, step, &e.to_string(), e.is_terminal()).await
+                {
+                    tracing::warn!(playground = id, error = %write, "could not record the reconcile error");
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn error_policy(&self, _id: i64, error: &Error, _attempt: u32) -> Action {
+        if error.is_terminal() { Action::await_change() } else { Action::backoff() }
+    }
+
+    async fn list(&self) -> Result<Vec<i64>> {
+        Ok(status_store::ids_to_reconcile(&self.store).await?)
+    }
+}

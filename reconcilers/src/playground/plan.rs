@@ -1,0 +1,291 @@
+//! The pure plan: what to do next, from what should be ([`Desired`]) and what
+//! is ([`Observed`]).
+//!
+//! A plan holds only steps whose preconditions hold *now*: a container whose
+//! dependencies are not yet satisfied on the host gets a [`Step::Wait`]
+//! instead of being created. The reconciler applies a plan, observes again
+//! and plans again, so dependency order falls out of re-planning and a pass
+//! interrupted anywhere is resumed by the next one.
+//!
+//! Invariants (each unit-tested):
+//! - desired == observed (every object present, every container running
+//!   with the desired hash) gives an empty plan;
+//! - a container whose config hash differs is removed and recreated, and no
+//!   other container is touched;
+//! - never two containers per service: extra ones are removed;
+//! - containers labelled for the Playground but for no desired service are
+//!   removed;
+//! - the destroy plan removes every observed object (volumes only unless
+//!   persisted), containers first.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use play_core::compose::model::DependencyCondition;
+use play_core::store::playgrounds::ServiceStatus;
+
+use super::spec::{Desired, ServiceSpec};
+
+/// What is on the host for one Playground (found by its label).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Observed {
+    pub networks: BTreeSet<String>,
+    pub volumes: BTreeSet<String>,
+    /// The desired images already present on the host.
+    pub images: BTreeSet<String>,
+    pub containers: Vec<ObservedContainer>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObservedContainer {
+    pub id: String,
+    pub name: String,
+    pub service: Option<String>,
+    pub config_hash: Option<String>,
+    pub state: State,
+    pub health: Option<Health>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    Created,
+    Running,
+    Exited(i64),
+    /// Paused, restarting, being removed, dead.
+    Other,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Health {
+    Starting,
+    Healthy,
+    Unhealthy,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    CreateNetwork(String),
+    CreateVolume(String),
+    PullImage(String),
+    /// The service must be built: not available yet (terminal).
+    BuildUnavailable(String),
+    RemoveContainer {
+        id: String,
+        service: Option<String>,
+    },
+    /// Create and start the service's container.
+    RunContainer(String),
+    StartContainer {
+        service: String,
+        id: String,
+    },
+    /// `service` waits for `on` to satisfy `condition`.
+    Wait {
+        service: String,
+        on: String,
+        condition: DependencyCondition,
+    },
+    RemoveNetwork(String),
+    RemoveVolume(String),
+}
+
+impl Step {
+    /// The creation step (`CREATION_STEPS`) this step belongs to.
+    pub fn creation_step(&self) -> &'static str {
+        match self {
+            Step::CreateNetwork(_) | Step::RemoveNetwork(_) => "network",
+            Step::CreateVolume(_) | Step::RemoveVolume(_) => "volumes",
+            Step::PullImage(_) => "image_pull",
+            Step::BuildUnavailable(_) => "image_build",
+            Step::Wait { condition: DependencyCondition::ServiceHealthy, .. } => "healthcheck",
+            Step::RemoveContainer { .. } | Step::RunContainer(_) | Step::StartContainer { .. } | Step::Wait { .. } => {
+                "containers"
+            }
+        }
+    }
+
+    pub fn is_wait(&self) -> bool {
+        matches!(self, Step::Wait { .. })
+    }
+}
+
+/// The observed containers of each service; the one to keep first.
+fn by_service<'a>(desired: &Desired, observed: &'a Observed) -> BTreeMap<&'a str, Vec<&'a ObservedContainer>> {
+    let mut map: BTreeMap<&str, Vec<&ObservedContainer>> = BTreeMap::new();
+    for c in &observed.containers {
+        if let Some(service) = c.service.as_deref() {
+            map.entry(service).or_default().push(c);
+        }
+    }
+    for (service, containers) in &mut map {
+        let hash = desired.services.iter().find(|s| s.name == *service).map(|s| s.config_hash.as_str());
+        // Keep: the desired hash first, running first, then by name/id for
+        // a stable choice.
+        containers.sort_by_key(|c| {
+            (c.config_hash.as_deref() != hash, c.state != State::Running, c.name.clone(), c.id.clone())
+        });
+    }
+    map
+}
+
+/// The container kept for `service`, when it has the desired hash.
+fn current<'a>(
+    service: &ServiceSpec,
+    by_service: &BTreeMap<&str, Vec<&'a ObservedContainer>>,
+) -> Option<&'a ObservedContainer> {
+    by_service
+        .get(service.name.as_str())
+        .and_then(|cs| cs.first())
+        .copied()
+        .filter(|c| c.config_hash.as_deref() == Some(service.config_hash.as_str()))
+}
+
+/// The service ran to completion: exited 0 and is not restarted by Docker.
+fn completed(service: &ServiceSpec, c: &ObservedContainer) -> bool {
+    c.state == State::Exited(0) && !service.restarts()
+}
+
+fn up(service: &ServiceSpec, c: &ObservedContainer) -> bool {
+    c.state == State::Running && (!service.has_healthcheck() || c.health == Some(Health::Healthy))
+}
+
+fn satisfied(dep: &ServiceSpec, c: Option<&ObservedContainer>, condition: DependencyCondition) -> bool {
+    let Some(c) = c else { return false };
+    match condition {
+        DependencyCondition::ServiceStarted => c.state == State::Running || completed(dep, c),
+        DependencyCondition::ServiceHealthy => up(dep, c) || completed(dep, c),
+        DependencyCondition::ServiceCompletedSuccessfully => c.state == State::Exited(0),
+    }
+}
+
+/// The steps that bring `observed` closer to `desired`, in order.
+pub fn plan(desired: &Desired, observed: &Observed) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for network in &desired.networks {
+        if !observed.networks.contains(&network.name) {
+            steps.push(Step::CreateNetwork(network.name.clone()));
+        }
+    }
+    for volume in &desired.volumes {
+        if !observed.volumes.contains(&volume.name) {
+            steps.push(Step::CreateVolume(volume.name.clone()));
+        }
+    }
+    let mut pulls = BTreeSet::new();
+    for service in desired.services.iter().filter(|s| !s.build) {
+        let image = &service.container.image;
+        if !observed.images.contains(image) && pulls.insert(image.clone()) {
+            steps.push(Step::PullImage(image.clone()));
+        }
+    }
+    for service in desired.services.iter().filter(|s| s.build) {
+        steps.push(Step::BuildUnavailable(service.name.clone()));
+    }
+
+    let containers = by_service(desired, observed);
+    let wanted: BTreeSet<&str> = desired.services.iter().map(|s| s.name.as_str()).collect();
+    for c in &observed.containers {
+        if !c.service.as_deref().is_some_and(|s| wanted.contains(s)) {
+            steps.push(Step::RemoveContainer { id: c.id.clone(), service: c.service.clone() });
+        }
+    }
+    for service in &desired.services {
+        let observed_here = containers.get(service.name.as_str()).map(Vec::as_slice).unwrap_or_default();
+        // Never two containers per service: all but the first go.
+        for extra in observed_here.iter().skip(1) {
+            steps.push(Step::RemoveContainer { id: extra.id.clone(), service: Some(service.name.clone()) });
+        }
+        if service.build {
+            continue;
+        }
+        let keep = current(service, &containers);
+        let needs_start = match keep {
+            None => true,
+            Some(c) => match c.state {
+                State::Running | State::Other => false,
+                State::Exited(_) if completed(service, c) => false,
+                State::Created | State::Exited(_) => true,
+            },
+        };
+        if !needs_start {
+            continue;
+        }
+        let waiting = service.depends_on.iter().find(|(dep, condition)| {
+            desired.services.iter().find(|s| &s.name == dep).is_some_and(|dep_spec| {
+                dep_spec.build || !satisfied(dep_spec, current(dep_spec, &containers), *condition)
+            })
+        });
+        if let Some((on, condition)) = waiting {
+            steps.push(Step::Wait { service: service.name.clone(), on: on.clone(), condition: *condition });
+            continue;
+        }
+        match (keep, observed_here.first()) {
+            (Some(c), _) => steps.push(Step::StartContainer { service: service.name.clone(), id: c.id.clone() }),
+            (None, outdated) => {
+                if let Some(old) = outdated {
+                    steps.push(Step::RemoveContainer { id: old.id.clone(), service: Some(service.name.clone()) });
+                }
+                steps.push(Step::RunContainer(service.name.clone()));
+            }
+        }
+    }
+    steps
+}
+
+/// Removes everything observed, containers first; volumes only when not
+/// `persist_volumes`.
+pub fn destroy_plan(observed: &Observed, persist_volumes: bool) -> Vec<Step> {
+    let mut steps: Vec<Step> = observed
+        .containers
+        .iter()
+        .map(|c| Step::RemoveContainer { id: c.id.clone(), service: c.service.clone() })
+        .collect();
+    steps.extend(observed.networks.iter().map(|n| Step::RemoveNetwork(n.clone())));
+    if !persist_volumes {
+        steps.extend(observed.volumes.iter().map(|v| Step::RemoveVolume(v.clone())));
+    }
+    steps
+}
+
+/// Whether every service is up (healthy where it has a healthcheck) or, for
+/// a one-shot service, completed, each with the desired config hash.
+pub fn converged(desired: &Desired, observed: &Observed) -> bool {
+    let containers = by_service(desired, observed);
+    let extra = observed.containers.len() != desired.services.len();
+    !extra
+        && desired.services.iter().all(|s| {
+            current(s, &containers).is_some_and(|c| up(s, c) || completed(s, c))
+                && containers.get(s.name.as_str()).is_some_and(|cs| cs.len() == 1)
+        })
+        && desired.networks.iter().all(|n| observed.networks.contains(&n.name))
+        && desired.volumes.iter().all(|v| observed.volumes.contains(&v.name))
+}
+
+/// `services_status` as the API shows it, in dependency order.
+pub fn services_status(desired: &Desired, observed: &Observed) -> Vec<ServiceStatus> {
+    let containers = by_service(desired, observed);
+    desired
+        .services
+        .iter()
+        .map(|s| {
+            let c = containers.get(s.name.as_str()).and_then(|cs| cs.first());
+            let running = c.is_some_and(|c| c.state == State::Running);
+            ServiceStatus {
+                name: s.name.clone(),
+                status: if running { "running" } else { "stopped" }.to_owned(),
+                health: c.and_then(|c| c.health).map(|h| {
+                    match h {
+                        Health::Starting => "starting",
+                        Health::Healthy => "healthy",
+                        Health::Unhealthy => "unhealthy",
+                    }
+                    .to_owned()
+                }),
+                running,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "plan_tests.rs"]
+mod tests;

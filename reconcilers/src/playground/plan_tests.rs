@@ -1,0 +1,347 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
+
+use std::collections::BTreeMap;
+
+use play_core::compose::{Policy, parse_compose};
+use play_core::store::playgrounds::{Playground, ServiceSettings};
+
+use super::super::spec::{self, Desired};
+use super::*;
+
+const COMPOSE: &str = r#"
+services:
+  db:
+    image: play-test/busybox:1
+    command: sleep 3600
+    healthcheck:
+      test: ["CMD", "true"]
+      interval: 1s
+    volumes: ["data:/data"]
+  web:
+    image: play-test/busybox:1
+    command: ["httpd", "-f", "-p", "80"]
+    environment:
+      MODE: base
+    depends_on:
+      db:
+        condition: service_healthy
+    ports: ["8080:80"]
+  worker:
+    image: play-test/busybox:1
+    command: sh -c 'while true; do sleep 1; done'
+volumes:
+  data: {}
+"#;
+
+fn playground(env: &[(&str, &str)], worker_env: &[(&str, &str)]) -> Playground {
+    let now = play_core::time::now();
+    let mut service_settings = BTreeMap::new();
+    service_settings.insert(
+        "worker".to_owned(),
+        ServiceSettings {
+            env_vars: worker_env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+            ..ServiceSettings::default()
+        },
+    );
+    Playground {
+        id: 7,
+        account_id: 1,
+        name: "pr-7".into(),
+        status: "in_progress".into(),
+        playspec_id: Some(1),
+        playspec_name: Some("shop".into()),
+        playroom_id: 1,
+        job_mode: false,
+        watched_services: Vec::new(),
+        env_overrides: env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+        service_subdomains: BTreeMap::new(),
+        service_settings,
+        compose_project: "play-7-pr-7".into(),
+        desired_state: "running".into(),
+        generation: 1,
+        observed_generation: 0,
+        creation_step: None,
+        error_message: None,
+        error_step: None,
+        needs_recreation: false,
+        services: Vec::new(),
+        expires_at: None,
+        last_applied_at: None,
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+fn desired_from(compose: &str, p: &Playground) -> Desired {
+    let (report, model) = parse_compose(compose, &Policy::UNTRUSTED);
+    assert!(report.valid, "{:?}", report.errors);
+    spec::desired(p, &model.unwrap()).unwrap()
+}
+
+fn desired() -> Desired {
+    desired_from(COMPOSE, &playground(&[], &[]))
+}
+
+fn container(d: &Desired, service: &str, state: State, health: Option<Health>) -> ObservedContainer {
+    let s = d.services.iter().find(|s| s.name == service).unwrap();
+    ObservedContainer {
+        id: format!("id-{service}"),
+        name: s.container_name.clone(),
+        service: Some(service.into()),
+        config_hash: Some(s.config_hash.clone()),
+        state,
+        health,
+    }
+}
+
+/// Everything present, running and healthy.
+fn converged_observed(d: &Desired) -> Observed {
+    Observed {
+        networks: d.networks.iter().map(|n| n.name.clone()).collect(),
+        volumes: d.volumes.iter().map(|v| v.name.clone()).collect(),
+        images: d.services.iter().map(|s| s.container.image.clone()).collect(),
+        containers: vec![
+            container(d, "db", State::Running, Some(Health::Healthy)),
+            container(d, "web", State::Running, None),
+            container(d, "worker", State::Running, None),
+        ],
+    }
+}
+
+#[test]
+fn spec_names_objects_like_compose_and_orders_by_dependency() {
+    let d = desired();
+    let names: Vec<_> = d.services.iter().map(|s| s.container_name.as_str()).collect();
+    assert_eq!(names, ["play-7-pr-7-db-1", "play-7-pr-7-web-1", "play-7-pr-7-worker-1"]);
+    assert_eq!(d.networks.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(), ["play-7-pr-7_default"]);
+    assert_eq!(d.volumes.iter().map(|v| v.name.as_str()).collect::<Vec<_>>(), ["play-7-pr-7_data"]);
+    let db = &d.services[0];
+    assert_eq!(db.container.mounts[0].source.as_deref(), Some("play-7-pr-7_data"));
+    assert_eq!(db.container.networks["play-7-pr-7_default"], ["db"]);
+    assert_eq!(db.container.healthcheck.as_ref().unwrap().interval, Some(1_000_000_000));
+    let worker = &d.services[2];
+    assert_eq!(worker.container.command.as_ref().unwrap(), &["sh", "-c", "while true; do sleep 1; done"]);
+    let web = &d.services[1];
+    assert_eq!(web.container.ports[0].container_port, "80/tcp");
+    assert_eq!(web.container.ports[0].host_port.as_deref(), Some("8080"));
+    let labels = web.labels(&d);
+    assert_eq!(labels["com.docker.compose.project"], "play-7-pr-7");
+    assert_eq!(labels["com.docker.compose.service"], "web");
+    assert_eq!(labels["com.docker.compose.oneoff"], "False");
+    assert_eq!(labels["dev.play.playground"], "7");
+    assert_eq!(labels["com.docker.compose.config-hash"], web.config_hash);
+}
+
+#[test]
+fn env_layers_compose_then_overrides_then_service_vars_then_system_keys() {
+    let p = playground(&[("MODE", "override"), ("PLAY_PLAYGROUND_ID", "spoof")], &[("QUEUE", "q1")]);
+    let d = desired_from(COMPOSE, &p);
+    let web = d.services.iter().find(|s| s.name == "web").unwrap();
+    assert_eq!(web.container.env["MODE"], "override");
+    assert_eq!(web.container.env["PLAY_PLAYGROUND_ID"], "7");
+    assert_eq!(web.container.env["PLAY_COMPOSE_PROJECT"], "play-7-pr-7");
+    assert!(!web.container.env.contains_key("QUEUE"));
+    let worker = d.services.iter().find(|s| s.name == "worker").unwrap();
+    assert_eq!(worker.container.env["QUEUE"], "q1");
+}
+
+#[test]
+fn a_changed_env_changes_only_that_services_hash() {
+    let before = desired();
+    let after = desired_from(COMPOSE, &playground(&[], &[("QUEUE", "q2")]));
+    for (b, a) in before.services.iter().zip(&after.services) {
+        assert_eq!(b.config_hash == a.config_hash, b.name != "worker", "{}", b.name);
+    }
+    // Stable: the same desired state hashes the same.
+    assert_eq!(desired(), before);
+    // The generation is not part of the hash.
+    let mut p = playground(&[], &[]);
+    p.generation = 5;
+    let bumped = desired_from(COMPOSE, &p);
+    assert!(before.services.iter().zip(&bumped.services).all(|(b, a)| b.config_hash == a.config_hash));
+}
+
+#[test]
+fn converged_state_plans_nothing() {
+    let d = desired();
+    let o = converged_observed(&d);
+    assert_eq!(plan(&d, &o), Vec::<Step>::new());
+    assert!(converged(&d, &o));
+    let status = services_status(&d, &o);
+    assert_eq!(status.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["db", "web", "worker"]);
+    assert!(status.iter().all(|s| s.running && s.status == "running"));
+    assert_eq!(status[0].health.as_deref(), Some("healthy"));
+    assert_eq!(status[2].health, None);
+}
+
+#[test]
+fn empty_host_creates_in_dependency_order_and_waits_for_health() {
+    let d = desired();
+    let steps = plan(&d, &Observed::default());
+    assert_eq!(
+        steps,
+        vec![
+            Step::CreateNetwork("play-7-pr-7_default".into()),
+            Step::CreateVolume("play-7-pr-7_data".into()),
+            Step::PullImage("play-test/busybox:1".into()),
+            Step::RunContainer("db".into()),
+            Step::Wait { service: "web".into(), on: "db".into(), condition: DependencyCondition::ServiceHealthy },
+            Step::RunContainer("worker".into()),
+        ]
+    );
+    assert!(!converged(&d, &Observed::default()));
+
+    // db running but still starting: web still waits; the wait is a
+    // healthcheck step.
+    let mut o = converged_observed(&d);
+    o.containers = vec![
+        container(&d, "db", State::Running, Some(Health::Starting)),
+        container(&d, "worker", State::Running, None),
+    ];
+    let steps = plan(&d, &o);
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0].creation_step(), "healthcheck");
+    // db healthy: web runs.
+    o.containers[0].health = Some(Health::Healthy);
+    assert_eq!(plan(&d, &o), vec![Step::RunContainer("web".into())]);
+}
+
+#[test]
+fn present_images_are_not_pulled() {
+    let d = desired();
+    let mut o = converged_observed(&d);
+    o.containers.clear();
+    assert!(!plan(&d, &o).iter().any(|s| matches!(s, Step::PullImage(_))));
+    o.images.clear();
+    assert_eq!(plan(&d, &o).iter().filter(|s| matches!(s, Step::PullImage(_))).count(), 1);
+}
+
+#[test]
+fn completed_successfully_waits_for_exit_zero() {
+    let compose = r#"
+services:
+  migrate:
+    image: play-test/busybox:1
+    command: "true"
+  app:
+    image: play-test/busybox:1
+    depends_on:
+      migrate:
+        condition: service_completed_successfully
+"#;
+    let d = desired_from(compose, &playground(&[], &[]));
+    let mut o = Observed {
+        networks: d.networks.iter().map(|n| n.name.clone()).collect(),
+        images: ["play-test/busybox:1".to_owned()].into(),
+        containers: vec![container(&d, "migrate", State::Running, None)],
+        ..Observed::default()
+    };
+    assert!(matches!(plan(&d, &o).as_slice(), [Step::Wait { on, .. }] if on == "migrate"));
+    o.containers[0].state = State::Exited(0);
+    assert_eq!(plan(&d, &o), vec![Step::RunContainer("app".into())]);
+    o.containers.push(container(&d, "app", State::Running, None));
+    assert_eq!(plan(&d, &o), vec![]);
+    assert!(converged(&d, &o), "a completed one-shot service counts as done");
+}
+
+#[test]
+fn drift_a_changed_hash_recreates_only_that_service() {
+    let d = desired();
+    let mut o = converged_observed(&d);
+    o.containers[2].config_hash = Some("old".into());
+    assert_eq!(
+        plan(&d, &o),
+        vec![
+            Step::RemoveContainer { id: "id-worker".into(), service: Some("worker".into()) },
+            Step::RunContainer("worker".into()),
+        ]
+    );
+    assert!(!converged(&d, &o));
+}
+
+#[test]
+fn drift_a_missing_or_killed_container_is_run_again() {
+    let d = desired();
+    let mut o = converged_observed(&d);
+    o.containers.retain(|c| c.service.as_deref() != Some("worker"));
+    assert_eq!(plan(&d, &o), vec![Step::RunContainer("worker".into())]);
+
+    let mut o = converged_observed(&d);
+    o.containers[2].state = State::Exited(137);
+    assert_eq!(plan(&d, &o), vec![Step::StartContainer { service: "worker".into(), id: "id-worker".into() }]);
+    o.containers[2].state = State::Created;
+    assert_eq!(plan(&d, &o), vec![Step::StartContainer { service: "worker".into(), id: "id-worker".into() }]);
+}
+
+#[test]
+fn never_two_containers_per_service() {
+    let d = desired();
+    let mut o = converged_observed(&d);
+    let mut twin = container(&d, "worker", State::Running, None);
+    twin.id = "id-worker-twin".into();
+    twin.name = "zz".into();
+    o.containers.push(twin);
+    assert_eq!(
+        plan(&d, &o),
+        vec![Step::RemoveContainer { id: "id-worker-twin".into(), service: Some("worker".into()) }]
+    );
+    assert!(!converged(&d, &o));
+    // An outdated twin goes, the current one stays, whatever the order.
+    o.containers.pop();
+    let mut old = container(&d, "worker", State::Running, None);
+    old.id = "id-old".into();
+    old.config_hash = Some("old".into());
+    o.containers.insert(0, old);
+    assert_eq!(plan(&d, &o), vec![Step::RemoveContainer { id: "id-old".into(), service: Some("worker".into()) }]);
+}
+
+#[test]
+fn containers_of_unknown_services_are_removed() {
+    let d = desired();
+    let mut o = converged_observed(&d);
+    let mut stray = container(&d, "worker", State::Running, None);
+    stray.id = "id-stray".into();
+    stray.service = Some("cache".into());
+    o.containers.push(stray);
+    assert_eq!(plan(&d, &o), vec![Step::RemoveContainer { id: "id-stray".into(), service: Some("cache".into()) }]);
+}
+
+#[test]
+fn build_services_fail_at_image_build() {
+    let compose = "services:\n  api:\n    build: ./api\n  web:\n    image: play-test/busybox:1\n";
+    let d = desired_from(compose, &playground(&[], &[]));
+    let steps = plan(&d, &Observed::default());
+    let build = steps.iter().find(|s| matches!(s, Step::BuildUnavailable(_))).unwrap();
+    assert_eq!(build, &Step::BuildUnavailable("api".into()));
+    assert_eq!(build.creation_step(), "image_build");
+    assert!(!steps.iter().any(|s| matches!(s, Step::RunContainer(n) if n == "api")));
+}
+
+#[test]
+fn destroy_removes_everything_labelled_containers_first() {
+    let d = desired();
+    let o = converged_observed(&d);
+    let steps = destroy_plan(&o, false);
+    assert_eq!(steps.len(), 5);
+    assert!(steps[..3].iter().all(|s| matches!(s, Step::RemoveContainer { .. })));
+    assert_eq!(steps[3], Step::RemoveNetwork("play-7-pr-7_default".into()));
+    assert_eq!(steps[4], Step::RemoveVolume("play-7-pr-7_data".into()));
+    let kept = destroy_plan(&o, true);
+    assert!(!kept.iter().any(|s| matches!(s, Step::RemoveVolume(_))));
+    assert_eq!(destroy_plan(&Observed::default(), false), vec![]);
+}
+
+#[test]
+fn words_split_like_a_shell() {
+    assert_eq!(spec::split_words(r#"sh -c 'a b' "c \"d\"" e\ f"#), ["sh", "-c", "a b", "c \"d\"", "e f"]);
+    assert_eq!(spec::split_words("  "), Vec::<String>::new());
+    assert_eq!(spec::split_words("''"), [""]);
+}
+
+#[test]
+fn dependency_cycles_and_missing_images_are_invalid_specs() {
+    let (_, model) = parse_compose("services:\n  a:\n    image: x\n", &Policy::UNTRUSTED);
+    let mut model = model.unwrap();
+    model.services.get_mut("a").unwrap().image = None;
+    assert!(spec::desired(&playground(&[], &[]), &model).unwrap_err().contains("neither"));
+}
