@@ -4,7 +4,7 @@
 use serde::Serialize;
 use sqlx::Row;
 
-use super::{Conn, Store, is_unique_violation};
+use super::{Conn, OnUnique, Store};
 use crate::time::{self, Timestamp};
 use crate::{Error, Result};
 
@@ -42,18 +42,13 @@ pub async fn create_account(store: &Store, name: &str) -> Result<(Account, User)
     }
     let mut tx = store.write().await?;
     let now = time::now();
-    let id: i64 = match sqlx::query("INSERT INTO accounts (name, created_at) VALUES ($1, $2) RETURNING id")
+    let id: i64 = sqlx::query("INSERT INTO accounts (name, created_at) VALUES ($1, $2) RETURNING id")
         .bind(name)
         .bind(time::to_db(&now))
         .fetch_one(&mut *tx)
         .await
-    {
-        Ok(row) => row.try_get("id")?,
-        Err(e) if is_unique_violation(&e) => {
-            return Err(Error::Conflict(format!("account {name:?} exists")));
-        }
-        Err(e) => return Err(e.into()),
-    };
+        .on_unique(|| Error::Conflict(format!("account {name:?} exists")))?
+        .try_get("id")?;
     let user = insert_user(&mut tx, id, ADMIN_USER).await?;
     tx.commit().await?;
     Ok((Account { id, name: name.to_owned(), created_at: now }, user))

@@ -7,7 +7,7 @@ use sqlx::any::AnyRow;
 
 use super::events::{self, Actor, NewEvent};
 use super::quotas::{self, QuotaLimits, Resource};
-use super::{Store, is_unique_violation};
+use super::{OnUnique, Store};
 use crate::scopes::ScopeSet;
 use crate::time::{self, Timestamp};
 use crate::{Error, Result};
@@ -77,13 +77,7 @@ pub async fn create(store: &Store, key: NewApiKey, limits: &QuotaLimits, actor: 
     .bind(time::to_db(&now))
     .fetch_one(&mut *tx)
     .await;
-    let id: i64 = match row {
-        Ok(row) => row.try_get("id")?,
-        Err(e) if is_unique_violation(&e) => {
-            return Err(Error::Internal("token collision; retry".into()));
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let id: i64 = row.on_unique(|| Error::Internal("token collision; retry".into()))?.try_get("id")?;
     events::record(&mut tx, NewEvent::new(key.account_id, "api_key", id, "created").actor(actor)).await?;
     tx.commit().await?;
     Ok(ApiKey {

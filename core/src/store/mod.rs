@@ -176,6 +176,18 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
+/// Maps a unique-constraint violation to the caller's error (a name already
+/// taken, say); any other database error passes through unchanged.
+pub trait OnUnique<T> {
+    fn on_unique(self, conflict: impl FnOnce() -> Error) -> Result<T>;
+}
+
+impl<T> OnUnique<T> for std::result::Result<T, sqlx::Error> {
+    fn on_unique(self, conflict: impl FnOnce() -> Error) -> Result<T> {
+        self.map_err(|e| if is_unique_violation(&e) { conflict() } else { e.into() })
+    }
+}
+
 /// Whether a database error is a unique-constraint violation, on either
 /// backend.
 pub fn is_unique_violation(error: &sqlx::Error) -> bool {

@@ -11,7 +11,7 @@ use sqlx::any::AnyRow;
 
 use super::events::{self, Actor, NewEvent};
 use super::quotas::{self, QuotaLimits, Resource};
-use super::{Store, flag, is_set, is_unique_violation};
+use super::{OnUnique, Store, flag, is_set};
 use crate::host::HostTarget;
 use crate::secrets::SecretBox;
 use crate::time::{self, Timestamp};
@@ -169,11 +169,7 @@ pub async fn create(
     .bind(&now)
     .fetch_one(&mut *tx)
     .await;
-    let id: i64 = match inserted {
-        Ok(row) => row.try_get("id")?,
-        Err(e) if is_unique_violation(&e) => return Err(name_taken(&name)),
-        Err(e) => return Err(e.into()),
-    };
+    let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
     if let Some((private, _)) = &fields.ssh_key {
         let sealed = secrets.seal(private, &key_context(id))?;
         sqlx::query("UPDATE playrooms SET ssh_private_key = $1 WHERE id = $2")
@@ -262,11 +258,7 @@ pub async fn update(
     .bind(account_id)
     .execute(&mut *tx)
     .await;
-    match result {
-        Ok(_) => {}
-        Err(e) if is_unique_violation(&e) => return Err(name_taken(&name)),
-        Err(e) => return Err(e.into()),
-    }
+    result.on_unique(|| name_taken(&name))?;
     if let Some((private, public)) = &fields.ssh_key {
         set_key_in(&mut tx, secrets, id, private, public).await?;
     }

@@ -9,7 +9,7 @@ use sqlx::any::AnyRow;
 
 use super::events::Actor;
 use super::playspecs::{ensure_unlocked, touch_in};
-use super::{Conn, Store, flag, is_set, is_unique_violation};
+use super::{Conn, OnUnique, Store, flag, is_set};
 use crate::secrets::SecretBox;
 use crate::time::{self, Timestamp};
 use crate::{Error, Result};
@@ -136,11 +136,7 @@ pub async fn add_file(
     .bind(&now)
     .fetch_one(&mut *tx)
     .await;
-    let id: i64 = match inserted {
-        Ok(row) => row.try_get("id")?,
-        Err(e) if is_unique_violation(&e) => return Err(path_taken(&file.mount_path)),
-        Err(e) => return Err(e.into()),
-    };
+    let id: i64 = inserted.on_unique(|| path_taken(&file.mount_path))?.try_get("id")?;
     touch_in(&mut tx, account_id, playspec_id, actor).await?;
     let added = file_in(&mut tx, playspec_id, id).await?;
     tx.commit().await?;
@@ -171,11 +167,7 @@ pub async fn update_file(
     .bind(playspec_id)
     .execute(&mut *tx)
     .await;
-    match result {
-        Ok(_) => {}
-        Err(e) if is_unique_violation(&e) => return Err(path_taken(&mount_path)),
-        Err(e) => return Err(e.into()),
-    }
+    result.on_unique(|| path_taken(&mount_path))?;
     touch_in(&mut tx, account_id, playspec_id, actor).await?;
     let updated = file_in(&mut tx, playspec_id, file_id).await?;
     tx.commit().await?;
@@ -264,13 +256,9 @@ pub async fn add_credential(
     .bind(time::to_db(&now))
     .fetch_one(&mut *tx)
     .await;
-    let id: i64 = match inserted {
-        Ok(row) => row.try_get("id")?,
-        Err(e) if is_unique_violation(&e) => {
-            return Err(Error::field("registry_url", format!("a credential for {registry_url} already exists")));
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let id: i64 = inserted
+        .on_unique(|| Error::field("registry_url", format!("a credential for {registry_url} already exists")))?
+        .try_get("id")?;
     touch_in(&mut tx, account_id, playspec_id, actor).await?;
     tx.commit().await?;
     Ok(RegistryCredential {

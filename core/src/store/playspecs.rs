@@ -10,7 +10,7 @@ use sqlx::any::AnyRow;
 
 use super::events::{self, Actor, NewEvent};
 use super::quotas::{self, QuotaLimits, Resource};
-use super::{Conn, Store, flag, is_set, is_unique_violation};
+use super::{Conn, OnUnique, Store, flag, is_set};
 use crate::compose::ServiceDefinition;
 use crate::time::{self, Timestamp};
 use crate::{Error, Result};
@@ -114,11 +114,7 @@ pub async fn create_in(
     .bind(&now)
     .fetch_one(&mut *conn)
     .await;
-    let id: i64 = match inserted {
-        Ok(row) => row.try_get("id")?,
-        Err(e) if is_unique_violation(&e) => return Err(name_taken(&name)),
-        Err(e) => return Err(e.into()),
-    };
+    let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
     events::record(conn, NewEvent::new(account_id, "playspec", id, "created").actor(actor)).await?;
     get_in(conn, account_id, id).await
 }
@@ -193,11 +189,7 @@ pub async fn update(store: &Store, account_id: i64, id: i64, fields: PlayspecFie
     .bind(account_id)
     .execute(&mut *tx)
     .await;
-    match result {
-        Ok(_) => {}
-        Err(e) if is_unique_violation(&e) => return Err(name_taken(&name)),
-        Err(e) => return Err(e.into()),
-    }
+    result.on_unique(|| name_taken(&name))?;
     events::record(&mut tx, NewEvent::new(account_id, "playspec", id, "updated").actor(actor)).await?;
     let playspec = get_in(&mut tx, account_id, id).await?;
     tx.commit().await?;

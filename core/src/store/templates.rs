@@ -28,7 +28,7 @@ use sqlx::any::AnyRow;
 
 use super::events::{self, Actor, NewEvent};
 use super::quotas::{self, QuotaLimits, Resource};
-use super::{Conn, Store, flag, is_set, is_unique_violation};
+use super::{Conn, OnUnique, Store, flag, is_set};
 use crate::compose::{Compiled, Policy};
 use crate::time::{self, Timestamp};
 use crate::{Error, FieldErrors, Result};
@@ -220,11 +220,7 @@ pub async fn create(
     .bind(time::to_db(&time::now()))
     .fetch_one(&mut *tx)
     .await;
-    let id: i64 = match inserted {
-        Ok(row) => row.try_get("id")?,
-        Err(e) if is_unique_violation(&e) => return Err(name_taken(&name)),
-        Err(e) => return Err(e.into()),
-    };
+    let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
     events::record(&mut tx, NewEvent::new(account_id, "template", id, "created").actor(actor)).await?;
     let template = get_in(&mut tx, account_id, id).await?;
     tx.commit().await?;
@@ -263,11 +259,7 @@ pub async fn update(store: &Store, account_id: i64, id: i64, fields: TemplateFie
     .bind(account_id)
     .execute(&mut *tx)
     .await;
-    match result {
-        Ok(_) => {}
-        Err(e) if is_unique_violation(&e) => return Err(name_taken(&name)),
-        Err(e) => return Err(e.into()),
-    }
+    result.on_unique(|| name_taken(&name))?;
     events::record(&mut tx, NewEvent::new(account_id, "template", id, "updated").actor(actor)).await?;
     let template = get_in(&mut tx, account_id, id).await?;
     tx.commit().await?;
