@@ -39,7 +39,8 @@ pub struct RemoteCallLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ReconcileLabels {
     pub reconciler: String,
-    /// `ok`, `requeue`, `error` or `terminal`.
+    /// `ok`, `requeue`, `error`, `terminal`, or `skipped_lease` when another
+    /// replica holds the object's lease.
     pub result: String,
 }
 
