@@ -34,6 +34,9 @@ pub enum ApiError {
     PayloadTooLarge(usize),
     #[error("rate limit exceeded; retry in {0} s")]
     RateLimited(u64),
+    /// A Playroom host did not answer as needed (unreachable, refused, ...).
+    #[error("the Playroom host failed: {0}")]
+    Host(play_core::host::HostError),
 }
 
 /// The error envelope.
@@ -47,7 +50,8 @@ pub struct ErrorBody {
     /// Stable machine-readable code: BAD_REQUEST, UNAUTHORIZED, FORBIDDEN,
     /// RESOURCE_NOT_FOUND, CONFLICT, VALIDATION_FAILED, LOCKED,
     /// INVALID_STATE, QUOTA_EXCEEDED, SCM_APP_REQUIRED, METHOD_NOT_ALLOWED,
-    /// PAYLOAD_TOO_LARGE, RATE_LIMITED, SERVICE_UNAVAILABLE, INTERNAL_ERROR.
+    /// PAYLOAD_TOO_LARGE, RATE_LIMITED, HOST_ERROR, SERVICE_UNAVAILABLE,
+    /// INTERNAL_ERROR.
     pub code: &'static str,
     pub message: String,
     /// Field name -> messages.
@@ -80,6 +84,11 @@ impl ApiError {
                 (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE", self.to_string(), none())
             }
             ApiError::RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED", self.to_string(), none()),
+            ApiError::Host(e) => {
+                let mut details = FieldErrors::new();
+                details.insert("host".into(), vec![e.kind().as_str().to_owned()]);
+                (StatusCode::BAD_GATEWAY, "HOST_ERROR", self.to_string(), details)
+            }
             ApiError::Core(core) => match core {
                 C::NotFound(_) => (StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND", core.to_string(), none()),
                 C::Validation(details) => (

@@ -36,6 +36,7 @@ pub const ROUTE_SCOPES: &[(&str, &str, Scope)] = &[
     ("DELETE", "/api/playgrounds/{id}", Scope::PlaygroundsDelete),
     ("GET", "/api/playgrounds/{id}/status", Scope::PlaygroundsRead),
     ("POST", "/api/playgrounds/{id}/extend_expiration", Scope::PlaygroundsWrite),
+    ("GET", "/api/playgrounds/{id}/logs/{service}", Scope::PlaygroundsRead),
     ("POST", "/api/launch", Scope::LaunchWrite),
     ("GET", "/api/import_templates", Scope::ImportTemplatesRead),
     ("POST", "/api/import_templates", Scope::ImportTemplatesWrite),

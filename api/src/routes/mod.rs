@@ -3,6 +3,7 @@
 pub mod keys;
 pub mod launch;
 pub mod ops;
+pub mod playground_logs;
 pub mod playgrounds;
 pub mod playrooms;
 pub mod playspec_files;

@@ -177,6 +177,11 @@ pub fn compose_project(id: i64, name: &str) -> String {
     if slug.is_empty() { format!("play-{id}") } else { format!("play-{id}-{slug}") }
 }
 
+/// The container of a service, as Docker Compose names it (one replica).
+pub fn container_name(compose_project: &str, service: &str) -> String {
+    format!("{compose_project}-{service}-1")
+}
+
 fn to_json<T: Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "null".into())
 }

@@ -1,0 +1,101 @@
+//! Service logs read live from a Playroom over SSH: the API finds the
+//! service's container by its Compose name on the host and returns its last
+//! lines. The container here is started by hand, so the test does not
+//! depend on the Playground reconciler.
+
+#![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
+
+mod support;
+
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use play_api::testing::TestApp;
+use play_core::metrics::Metrics;
+use play_reconcilers::host::{DockerHostGateway, HostConfig};
+use serde_json::json;
+use support::docker::{Labelled, ensure_busybox_image};
+use support::sshd::Sshd;
+
+#[tokio::test]
+async fn logs_come_back_live_with_tail_limits_and_clear_errors() {
+    ensure_busybox_image();
+    let mut sshd = Sshd::start();
+    let gateway = DockerHostGateway::new(HostConfig::with_timeout(Duration::from_secs(5)), Arc::new(Metrics::new()));
+    let app = TestApp::with(TestApp::default_config(), Arc::new(gateway)).await;
+
+    let room = app
+        .post(
+            "/api/playrooms",
+            &app.admin,
+            json!({"playroom": {"name": "box", "host": "127.0.0.1", "port": sshd.port, "user": sshd.user,
+                   "ssh_private_key": sshd.client_key.private_openssh}}),
+        )
+        .await;
+    let compose = "services:\n  web:\n    image: play-test/busybox:1\n  db:\n    image: play-test/busybox:1\n";
+    let spec =
+        app.post("/api/playspecs", &app.admin, json!({"playspec": {"name": "s", "base_compose_yaml": compose}})).await;
+    let pg = app
+        .post(
+            "/api/playgrounds",
+            &app.admin,
+            json!({"playground": {"name": "logs", "playspec_id": spec.body["id"], "playroom_id": room.body["id"]}}),
+        )
+        .await;
+    assert_eq!(pg.status, StatusCode::CREATED, "{}", pg.text);
+    let id = pg.body["id"].as_i64().unwrap();
+    let container = play_core::store::playgrounds::container_name(pg.body["compose_project"].as_str().unwrap(), "web");
+
+    let label = support::unique_label("playground-logs");
+    let _cleanup = Labelled(label.clone());
+    support::run(Command::new("docker").args([
+        "run",
+        "-d",
+        "--name",
+        &container,
+        "--label",
+        &label,
+        "play-test/busybox:1",
+        "sh",
+        "-c",
+        "for i in 1 2 3; do echo line-$i; done; sleep 60",
+    ]));
+
+    let path = format!("/api/playgrounds/{id}/logs/web");
+    let mut lines = Vec::new();
+    for _ in 0..100 {
+        let r = app.get(&format!("{path}?tail=2"), &app.admin).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!((r.body["service"].as_str(), r.body["source"].as_str()), (Some("web"), Some("live")));
+        lines = r.body["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_owned()).collect();
+        if lines.last().is_some_and(|l| l == "line-3") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(lines, ["line-2", "line-3"]);
+    let all = app.get(&path, &app.admin).await;
+    assert_eq!(all.body["lines"].as_array().unwrap().len(), 3, "the default tail covers all three lines");
+
+    for bad in ["0", "1001", "abc", "-1"] {
+        let r = app.get(&format!("{path}?tail={bad}"), &app.admin).await;
+        let details = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+        assert!(details["tail"].is_array(), "{bad}: {details}");
+    }
+    app.get(&format!("/api/playgrounds/{id}/logs/ghost"), &app.admin)
+        .await
+        .assert_error(StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND");
+    app.get(&format!("/api/playgrounds/{id}/logs/db"), &app.admin)
+        .await
+        .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "INVALID_STATE");
+    app.get("/api/playgrounds/999999/logs/web", &app.admin)
+        .await
+        .assert_error(StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND");
+
+    sshd.stop();
+    let r = app.get(&path, &app.admin).await;
+    let details = r.assert_error(StatusCode::BAD_GATEWAY, "HOST_ERROR");
+    assert_eq!(details["host"], json!(["unreachable"]), "{}", r.text);
+}
