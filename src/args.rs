@@ -86,6 +86,19 @@ pub struct ServeArgs {
     /// Bound on each call to a Playroom host (SSH connect, one Docker request).
     #[arg(long, env = "PLAY_HOST_TIMEOUT", default_value = "10s", value_parser = humantime_duration)]
     pub host_timeout: std::time::Duration,
+    /// Objects reconciled at once, per reconciler.
+    #[arg(long, env = "PLAY_RECONCILE_CONCURRENCY", default_value_t = 4)]
+    pub reconcile_concurrency: usize,
+    /// How often every object is reconciled even without a change (the
+    /// safety net for missed events); at most 60 s is sensible.
+    #[arg(long, env = "PLAY_RESYNC_INTERVAL", default_value = "30s", value_parser = humantime_duration)]
+    pub resync_interval: std::time::Duration,
+    /// How long a replica's claim on an object lasts without renewal.
+    #[arg(long, env = "PLAY_LEASE_DURATION", default_value = "60s", value_parser = humantime_duration)]
+    pub lease_duration: std::time::Duration,
+    /// This replica's lease owner id; default `local` on SQLite, random on PostgreSQL.
+    #[arg(long, env = "PLAY_REPLICA_ID")]
+    pub replica_id: Option<String>,
     /// How long in-flight requests may take to finish after SIGINT/SIGTERM.
     #[arg(long, env = "PLAY_SHUTDOWN_TIMEOUT", default_value = "30s", value_parser = humantime_duration)]
     pub shutdown_timeout: std::time::Duration,

@@ -5,6 +5,7 @@ mod args;
 mod bootstrap;
 mod config;
 mod logging;
+mod reconcile;
 mod serve;
 
 use std::process::ExitCode;

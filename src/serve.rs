@@ -18,8 +18,8 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::ServeArgs;
-use crate::bootstrap;
 use crate::config::Settings;
+use crate::{bootstrap, reconcile};
 
 pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     let quotas = QuotaLimits::parse(&args.quotas).map_err(|e| anyhow::anyhow!("--quotas: {e}"))?;
@@ -39,13 +39,31 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         job_ttl: args.job_ttl,
     };
     let metrics = Arc::new(Metrics::new());
-    let gateway = Arc::new(DockerHostGateway::new(HostConfig::with_timeout(args.host_timeout), metrics.clone()));
-    // Reconcilers subscribe to this waker by kind as they are registered.
-    let waker = Arc::new(ChannelWaker::new());
-    let state = AppState::new(store.clone(), config, pepper, master_key.secret_box(), metrics, gateway, waker);
+    let gateway = DockerHostGateway::new(HostConfig::with_timeout(args.host_timeout), metrics.clone());
+    // Reconcilers subscribe to this waker by their NAME.
+    let waker = ChannelWaker::new();
+    let shared = reconcile::Shared {
+        store: store.clone(),
+        secrets: master_key.secret_box(),
+        gateway: gateway.clone(),
+        metrics: metrics.clone(),
+        waker: waker.clone(),
+    };
+    let state = AppState::new(
+        store.clone(),
+        config,
+        pepper,
+        master_key.secret_box(),
+        metrics,
+        Arc::new(gateway),
+        Arc::new(waker),
+    );
     let shutdown = CancellationToken::new();
     let background = tokio_util::task::TaskTracker::new();
     background.spawn(prune_rate_limiter(state.clone(), shutdown.clone()));
+    let loops = reconcile::config(&args);
+    let grace = loops.shutdown_grace;
+    reconcile::start_all(&shared, &loops, &reconcile::replica_id(&args, store.backend()), &shutdown, &background);
 
     let listener =
         TcpListener::bind(&args.listen).await.with_context(|| format!("cannot listen on {}", args.listen))?;
@@ -69,7 +87,7 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         () = drained => tracing::warn!(timeout = ?args.shutdown_timeout, "in-flight requests did not finish in time"),
     }
     background.close();
-    if tokio::time::timeout(Duration::from_secs(10), background.wait()).await.is_err() {
+    if tokio::time::timeout(grace + Duration::from_secs(5), background.wait()).await.is_err() {
         tracing::warn!("background tasks did not stop in time");
     }
     store.close().await;
