@@ -133,7 +133,16 @@ impl Pass<'_> {
         let docker = self.r.gateway.docker(&target).await?;
         if p.desired_state == "destroyed" {
             let persist = playspec.as_ref().is_some_and(|s| s.persist_volumes);
-            return self.destroy(&docker, persist).await;
+            // Named volumes are also found by name: one the engine created
+            // unlabelled (a mount racing its creation) is still this
+            // Playground's.
+            let volumes = playspec
+                .as_ref()
+                .and_then(|s| compose::parse_compose(&s.base_compose_yaml, &Policy { trusted: room.trusted }).1)
+                .and_then(|model| spec::desired(&p, &model).ok())
+                .map(|d| d.volumes.into_iter().map(|v| v.name).collect::<Vec<_>>())
+                .unwrap_or_default();
+            return self.destroy(&docker, persist, &volumes).await;
         }
         self.step = p.creation_step.as_deref().and_then(static_step).unwrap_or("queued");
         let playspec =
@@ -162,10 +171,11 @@ impl Pass<'_> {
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
+        let volumes: Vec<String> = desired.volumes.iter().map(|v| v.name.clone()).collect();
         let mut credentials: Option<Vec<RegistryCredentials>> = None;
         let mut rounds = 0;
         let (observed, waits) = loop {
-            let observed = host::observe(docker, self.id, &images).await?;
+            let observed = host::observe(docker, self.id, &images, &volumes).await?;
             let steps = plan::plan(desired, &observed);
             let waits: Vec<plan::Step> = steps.iter().filter(|s| s.is_wait()).cloned().collect();
             let groups = host::groups(steps);
@@ -228,7 +238,7 @@ impl Pass<'_> {
         Ok(out)
     }
 
-    async fn destroy(&mut self, docker: &bollard::Docker, persist_volumes: bool) -> Result<Action> {
+    async fn destroy(&mut self, docker: &bollard::Docker, persist_volumes: bool, volumes: &[String]) -> Result<Action> {
         let apply = host::Apply {
             docker,
             desired: None,
@@ -236,13 +246,13 @@ impl Pass<'_> {
             credentials: &[],
             pull_timeout: self.r.config.pull_timeout,
         };
-        let observed = host::observe(docker, self.id, &[]).await?;
+        let observed = host::observe(docker, self.id, &[], volumes).await?;
         let steps = plan::destroy_plan(&observed, persist_volumes);
         if !steps.is_empty() {
             for group in host::groups(steps) {
                 apply.group(&group).await?;
             }
-            let observed = host::observe(docker, self.id, &[]).await?;
+            let observed = host::observe(docker, self.id, &[], volumes).await?;
             if !plan::destroy_plan(&observed, persist_volumes).is_empty() {
                 return Ok(Action::requeue_after(self.r.config.poll_interval));
             }

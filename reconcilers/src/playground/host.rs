@@ -42,9 +42,10 @@ fn label_filter(playground_id: i64) -> HashMap<String, Vec<String>> {
     HashMap::from([("label".to_owned(), vec![format!("{LABEL_PLAYGROUND}={playground_id}")])])
 }
 
-/// Everything on the host labelled for `playground_id`, and which of
-/// `images` are present.
-pub async fn observe(docker: &Docker, playground_id: i64, images: &[String]) -> Result<Observed> {
+/// Everything on the host labelled for `playground_id`, which of `images`
+/// are present, and which of the named `volumes` exist (labelled or not: the
+/// engine creates a missing named volume for a mount, without labels).
+pub async fn observe(docker: &Docker, playground_id: i64, images: &[String], volumes: &[String]) -> Result<Observed> {
     let filters = label_filter(playground_id);
     let listed = docker
         .list_containers(Some(ListContainersOptions {
@@ -98,7 +99,7 @@ pub async fn observe(docker: &Docker, playground_id: i64, images: &[String]) -> 
         .into_iter()
         .filter_map(|n| n.name)
         .collect();
-    let volumes = docker
+    let mut found: std::collections::BTreeSet<String> = docker
         .list_volumes(Some(ListVolumesOptions { filters: Some(filters) }))
         .await
         .map_err(|e| Error::docker("list volumes", e))?
@@ -107,6 +108,16 @@ pub async fn observe(docker: &Docker, playground_id: i64, images: &[String]) -> 
         .into_iter()
         .map(|v| v.name)
         .collect();
+    let unlabelled: Vec<&String> = volumes.iter().filter(|v| !found.contains(*v)).collect();
+    for name in unlabelled {
+        match docker.inspect_volume(name).await {
+            Ok(_) => {
+                found.insert(name.clone());
+            }
+            Err(e) if status_of(&e) == Some(404) => {}
+            Err(e) => return Err(Error::docker("inspect volume", e)),
+        }
+    }
     let mut present = std::collections::BTreeSet::new();
     for image in images {
         match docker.inspect_image(image).await {
@@ -117,7 +128,7 @@ pub async fn observe(docker: &Docker, playground_id: i64, images: &[String]) -> 
             Err(e) => return Err(Error::docker("inspect image", e)),
         }
     }
-    Ok(Observed { networks, volumes, images: present, containers })
+    Ok(Observed { networks, volumes: found, images: present, containers })
 }
 
 /// What applying needs besides the steps.
