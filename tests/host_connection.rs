@@ -79,7 +79,14 @@ async fn wrong_key_is_auth_refused() {
 async fn stopped_sshd_is_unreachable() {
     let mut sshd = Sshd::start();
     sshd.stop();
-    let report = gateway().test_connection(&sshd.target(3)).await;
+    // Hold the freed port so no other process (parallel test binaries run
+    // their own harness listeners) can answer on it.
+    let (_held, port) = support::refusing_port(sshd.port);
+    let mut target = sshd.target(3);
+    if let HostKind::Ssh { port: p, .. } = &mut target.kind {
+        *p = port;
+    }
+    let report = gateway().test_connection(&target).await;
     let failure = report.failure.expect("a failure");
     assert_eq!((failure.stage, failure.kind), (FailureStage::Connect, FailureKind::Unreachable));
     assert!(!report.ssh.unwrap().reachable);

@@ -36,6 +36,20 @@ pub fn free_port() -> u16 {
     panic!("no free loopback port in 20000-29999");
 }
 
+/// A loopback port bound but not listening: connections to it are refused
+/// for as long as the socket lives, whatever other processes do meanwhile.
+/// Takes `preferred` (a port just freed, say) when it can, else any.
+pub fn refusing_port(preferred: u16) -> (tokio::net::TcpSocket, u16) {
+    for port in [preferred, 0] {
+        let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+        if socket.bind(([127, 0, 0, 1], port).into()).is_ok() {
+            let port = socket.local_addr().expect("bound address").port();
+            return (socket, port);
+        }
+    }
+    panic!("cannot bind a loopback port");
+}
+
 /// Runs a command to completion; panics with its output when it fails.
 pub fn run(cmd: &mut Command) -> Output {
     let shown = format!("{cmd:?}");
