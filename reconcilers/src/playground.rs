@@ -142,7 +142,7 @@ impl Pass<'_> {
                 .and_then(|model| spec::desired(&p, &model).ok())
                 .map(|d| d.volumes.into_iter().map(|v| v.name).collect::<Vec<_>>())
                 .unwrap_or_default();
-            return self.destroy(&docker, persist, &volumes).await;
+            return self.destroy(&docker, &p.installation, persist, &volumes).await;
         }
         self.step = p.creation_step.as_deref().and_then(static_step).unwrap_or("queued");
         let playspec =
@@ -175,7 +175,7 @@ impl Pass<'_> {
         let mut credentials: Option<Vec<RegistryCredentials>> = None;
         let mut rounds = 0;
         let (observed, waits) = loop {
-            let observed = host::observe(docker, self.id, &images, &volumes).await?;
+            let observed = host::observe(docker, &desired.installation, self.id, &images, &volumes).await?;
             let steps = plan::plan(desired, &observed);
             let waits: Vec<plan::Step> = steps.iter().filter(|s| s.is_wait()).cloned().collect();
             let groups = host::groups(steps);
@@ -189,6 +189,7 @@ impl Pass<'_> {
             let apply = host::Apply {
                 docker,
                 desired: Some(desired),
+                installation: &desired.installation,
                 playground_id: self.id,
                 credentials: credentials.as_deref().unwrap_or_default(),
                 pull_timeout: self.r.config.pull_timeout,
@@ -238,21 +239,28 @@ impl Pass<'_> {
         Ok(out)
     }
 
-    async fn destroy(&mut self, docker: &bollard::Docker, persist_volumes: bool, volumes: &[String]) -> Result<Action> {
+    async fn destroy(
+        &mut self,
+        docker: &bollard::Docker,
+        installation: &str,
+        persist_volumes: bool,
+        volumes: &[String],
+    ) -> Result<Action> {
         let apply = host::Apply {
             docker,
             desired: None,
+            installation,
             playground_id: self.id,
             credentials: &[],
             pull_timeout: self.r.config.pull_timeout,
         };
-        let observed = host::observe(docker, self.id, &[], volumes).await?;
+        let observed = host::observe(docker, installation, self.id, &[], volumes).await?;
         let steps = plan::destroy_plan(&observed, persist_volumes);
         if !steps.is_empty() {
             for group in host::groups(steps) {
                 apply.group(&group).await?;
             }
-            let observed = host::observe(docker, self.id, &[], volumes).await?;
+            let observed = host::observe(docker, installation, self.id, &[], volumes).await?;
             if !plan::destroy_plan(&observed, persist_volumes).is_empty() {
                 return Ok(Action::requeue_after(self.r.config.poll_interval));
             }

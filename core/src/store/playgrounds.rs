@@ -81,6 +81,9 @@ pub struct ServiceStatus {
 pub struct Playground {
     pub id: i64,
     pub account_id: i64,
+    /// This play installation's id (see migration 0007): host objects carry
+    /// it so installations sharing an engine stay apart.
+    pub installation: String,
     pub name: String,
     pub status: String,
     pub playspec_id: Option<i64>,
@@ -120,7 +123,7 @@ pub struct NewPlayground {
     pub ttl: chrono::Duration,
 }
 
-const COLUMNS: &str = "g.id, g.account_id, g.name, g.status, g.playspec_id, s.name AS playspec_name, g.playroom_id, \
+const COLUMNS: &str = "g.id, g.account_id, (SELECT uid FROM installation) AS installation, g.name, g.status, g.playspec_id, s.name AS playspec_name, g.playroom_id, \
     g.job_mode, g.watched_services, g.env_overrides, g.service_subdomains, g.service_settings, g.compose_project, \
     g.desired_state, g.generation, g.observed_generation, g.creation_step, g.error_message, g.error_step, \
     g.needs_recreation, g.services_status, g.expires_at, g.last_applied_at, g.created_at, g.updated_at";
@@ -135,6 +138,7 @@ fn from_row(row: &AnyRow) -> Result<Playground> {
     Ok(Playground {
         id: row.try_get("id")?,
         account_id: row.try_get("account_id")?,
+        installation: row.try_get("installation")?,
         name: row.try_get("name")?,
         status: row.try_get("status")?,
         playspec_id: row.try_get("playspec_id")?,
@@ -161,9 +165,12 @@ fn from_row(row: &AnyRow) -> Result<Playground> {
     })
 }
 
-/// The Docker Compose project name: `play-<id>-<name as a DNS label>`,
-/// unique because of the id, and valid for `docker compose -p`.
-pub fn compose_project(id: i64, name: &str) -> String {
+/// The Docker Compose project name: `play-<installation, 6 characters>-<id>-
+/// <name as a DNS label>`: unique per installation because of the id, apart
+/// from other installations on the same engine, and valid for
+/// `docker compose -p`.
+pub fn compose_project(installation: &str, id: i64, name: &str) -> String {
+    let short: String = installation.chars().take(6).collect();
     let slug: String = name
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
@@ -174,7 +181,7 @@ pub fn compose_project(id: i64, name: &str) -> String {
         .join("-");
     let slug: String = slug.chars().take(40).collect();
     let slug = slug.trim_end_matches('-');
-    if slug.is_empty() { format!("play-{id}") } else { format!("play-{id}-{slug}") }
+    if slug.is_empty() { format!("play-{short}-{id}") } else { format!("play-{short}-{id}-{slug}") }
 }
 
 /// The container of a service, as Docker Compose names it (one replica).
@@ -218,8 +225,10 @@ pub async fn create_in(
     .fetch_one(&mut *conn)
     .await?;
     let id: i64 = row.try_get("id")?;
+    let installation: String =
+        sqlx::query("SELECT uid FROM installation").fetch_one(&mut *conn).await?.try_get("uid")?;
     sqlx::query("UPDATE playgrounds SET compose_project = $1 WHERE id = $2")
-        .bind(compose_project(id, &new.name))
+        .bind(compose_project(&installation, id, &new.name))
         .bind(id)
         .execute(&mut *conn)
         .await?;
@@ -341,10 +350,10 @@ mod tests {
 
     #[test]
     fn compose_projects_are_valid_and_unique_by_id() {
-        assert_eq!(compose_project(7, "My Shop (staging)"), "play-7-my-shop-staging");
-        assert_eq!(compose_project(8, "!!!"), "play-8");
-        let long = compose_project(9, &"x".repeat(200));
-        assert!(long.len() <= 50 && long.starts_with("play-9-"));
+        assert_eq!(compose_project("3fa91c0d", 7, "My Shop (staging)"), "play-3fa91c-7-my-shop-staging");
+        assert_eq!(compose_project("3fa91c0d", 8, "!!!"), "play-3fa91c-8");
+        let long = compose_project("3fa91c0d", 9, &"x".repeat(200));
+        assert!(long.len() <= 57 && long.starts_with("play-3fa91c-9-"));
     }
 
     #[test]

@@ -25,8 +25,8 @@ use futures::future::try_join_all;
 
 use super::plan::{Health, Observed, ObservedContainer, State, Step};
 use super::spec::{
-    Desired, LABEL_CONFIG_HASH, LABEL_NETWORK, LABEL_PLAYGROUND, LABEL_PROJECT, LABEL_SERVICE, LABEL_VOLUME,
-    ServiceSpec,
+    Desired, LABEL_CONFIG_HASH, LABEL_INSTALLATION, LABEL_NETWORK, LABEL_PLAYGROUND, LABEL_PROJECT, LABEL_SERVICE,
+    LABEL_VOLUME, ServiceSpec,
 };
 use crate::host::{RegistryCredentials, pull_image};
 use crate::{Error, Result};
@@ -38,15 +38,25 @@ fn status_of(e: &BollardError) -> Option<u16> {
     }
 }
 
-fn label_filter(playground_id: i64) -> HashMap<String, Vec<String>> {
-    HashMap::from([("label".to_owned(), vec![format!("{LABEL_PLAYGROUND}={playground_id}")])])
+/// Objects of this Playground of this installation (Docker ANDs the labels).
+fn label_filter(installation: &str, playground_id: i64) -> HashMap<String, Vec<String>> {
+    HashMap::from([(
+        "label".to_owned(),
+        vec![format!("{LABEL_PLAYGROUND}={playground_id}"), format!("{LABEL_INSTALLATION}={installation}")],
+    )])
 }
 
 /// Everything on the host labelled for `playground_id`, which of `images`
 /// are present, and which of the named `volumes` exist (labelled or not: the
 /// engine creates a missing named volume for a mount, without labels).
-pub async fn observe(docker: &Docker, playground_id: i64, images: &[String], volumes: &[String]) -> Result<Observed> {
-    let filters = label_filter(playground_id);
+pub async fn observe(
+    docker: &Docker,
+    installation: &str,
+    playground_id: i64,
+    images: &[String],
+    volumes: &[String],
+) -> Result<Observed> {
+    let filters = label_filter(installation, playground_id);
     let listed = docker
         .list_containers(Some(ListContainersOptions {
             all: true,
@@ -136,6 +146,7 @@ pub async fn observe(docker: &Docker, playground_id: i64, images: &[String], vol
 pub struct Apply<'a> {
     pub docker: &'a Docker,
     pub desired: Option<&'a Desired>,
+    pub installation: &'a str,
     pub playground_id: i64,
     pub credentials: &'a [RegistryCredentials],
     pub pull_timeout: Duration,
@@ -223,7 +234,10 @@ impl Apply<'_> {
     }
 
     fn object_labels(&self, kind: &str, key: &str) -> HashMap<String, String> {
-        let mut labels = HashMap::from([(LABEL_PLAYGROUND.to_owned(), self.playground_id.to_string())]);
+        let mut labels = HashMap::from([
+            (LABEL_PLAYGROUND.to_owned(), self.playground_id.to_string()),
+            (LABEL_INSTALLATION.to_owned(), self.installation.to_owned()),
+        ]);
         if let Some(desired) = self.desired {
             labels.insert(LABEL_PROJECT.to_owned(), desired.project.clone());
         }
@@ -274,11 +288,9 @@ impl Apply<'_> {
                     .inspect_container(&service.container_name, None::<InspectContainerOptions>)
                     .await
                     .map_err(|e| Error::docker("inspect container", e))?;
-                let ours = existing
-                    .config
-                    .and_then(|c| c.labels)
-                    .and_then(|l| l.get(LABEL_PLAYGROUND).cloned())
-                    .is_some_and(|v| v == self.playground_id.to_string());
+                let labels = existing.config.and_then(|c| c.labels).unwrap_or_default();
+                let ours = labels.get(LABEL_PLAYGROUND).is_some_and(|v| *v == self.playground_id.to_string())
+                    && labels.get(LABEL_INSTALLATION).is_some_and(|v| v == self.installation);
                 if !ours {
                     return Err(Error::InvalidSpec(format!(
                         "the container name {} is taken by a container play does not manage",

@@ -44,6 +44,7 @@ fn playground(env: &[(&str, &str)], worker_env: &[(&str, &str)]) -> Playground {
         },
     );
     Playground {
+        installation: "3fa91c0d4e5f6a7b".into(),
         id: 7,
         account_id: 1,
         name: "pr-7".into(),

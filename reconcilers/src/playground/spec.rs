@@ -19,6 +19,9 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 pub const LABEL_PLAYGROUND: &str = "dev.play.playground";
+/// The installation (database) the Playground belongs to; ids are only
+/// unique within one.
+pub const LABEL_INSTALLATION: &str = "dev.play.installation";
 pub const LABEL_GENERATION: &str = "dev.play.generation";
 pub const LABEL_PROJECT: &str = "com.docker.compose.project";
 pub const LABEL_SERVICE: &str = "com.docker.compose.service";
@@ -30,6 +33,7 @@ pub const LABEL_VOLUME: &str = "com.docker.compose.volume";
 #[derive(Clone, Debug, PartialEq)]
 pub struct Desired {
     pub playground_id: i64,
+    pub installation: String,
     pub project: String,
     pub generation: i64,
     /// Networks play creates (external ones are not listed).
@@ -98,6 +102,7 @@ impl ServiceSpec {
             self.depends_on.iter().map(|(d, _)| format!("{d}:service_started:false")).collect::<Vec<_>>().join(","),
         );
         labels.insert(LABEL_PLAYGROUND.into(), desired.playground_id.to_string());
+        labels.insert(LABEL_INSTALLATION.into(), desired.installation.clone());
         labels.insert(LABEL_GENERATION.into(), desired.generation.to_string());
         labels
     }
@@ -248,6 +253,7 @@ pub fn desired(playground: &Playground, file: &ComposeFile) -> Result<Desired, S
 
     Ok(Desired {
         playground_id: playground.id,
+        installation: playground.installation.clone(),
         project,
         generation: playground.generation,
         networks,
