@@ -7,7 +7,6 @@
 
 mod support;
 
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,7 +17,7 @@ use play_reconcilers::host::{DockerHostGateway, HostConfig};
 use play_reconcilers::playground::{PlaygroundConfig, PlaygroundReconciler};
 use play_reconcilers::runtime::{Config, Runtime};
 use serde_json::{Value, json};
-use support::docker::ensure_busybox_image;
+use support::docker::{ensure_busybox_image, project_containers};
 use support::sshd::Sshd;
 use tokio_util::sync::CancellationToken;
 
@@ -32,14 +31,7 @@ struct Installation {
 
 async fn installation(sshd: &Sshd, gateway: &DockerHostGateway, shutdown: &CancellationToken) -> Installation {
     let app = TestApp::with(TestApp::default_config(), Arc::new(gateway.clone())).await;
-    let room = app
-        .post(
-            "/api/playrooms",
-            &app.admin,
-            json!({"playroom": {"name": "box", "host": "127.0.0.1", "port": sshd.port, "user": sshd.user,
-                   "ssh_private_key": sshd.client_key.private_openssh}}),
-        )
-        .await;
+    let room = app.post("/api/playrooms", &app.admin, sshd.playroom_body("box")).await;
     let spec = app
         .post("/api/playspecs", &app.admin, json!({"playspec": {"name": "same", "base_compose_yaml": COMPOSE}}))
         .await;
@@ -81,18 +73,6 @@ impl Installation {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
-}
-
-fn project_containers(project: &str) -> Vec<String> {
-    let out = support::run(Command::new("docker").args([
-        "ps",
-        "-a",
-        "--filter",
-        &format!("label=com.docker.compose.project={project}"),
-        "--format",
-        "{{.Names}}",
-    ]));
-    String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect()
 }
 
 struct Cleanup(Vec<String>);

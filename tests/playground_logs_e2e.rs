@@ -26,14 +26,7 @@ async fn logs_come_back_live_with_tail_limits_and_clear_errors() {
     let gateway = DockerHostGateway::new(HostConfig::with_timeout(Duration::from_secs(5)), Arc::new(Metrics::new()));
     let app = TestApp::with(TestApp::default_config(), Arc::new(gateway)).await;
 
-    let room = app
-        .post(
-            "/api/playrooms",
-            &app.admin,
-            json!({"playroom": {"name": "box", "host": "127.0.0.1", "port": sshd.port, "user": sshd.user,
-                   "ssh_private_key": sshd.client_key.private_openssh}}),
-        )
-        .await;
+    let room = app.post("/api/playrooms", &app.admin, sshd.playroom_body("box")).await;
     let compose = "services:\n  web:\n    image: play-test/busybox:1\n  db:\n    image: play-test/busybox:1\n";
     let spec =
         app.post("/api/playspecs", &app.admin, json!({"playspec": {"name": "s", "base_compose_yaml": compose}})).await;

@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::docker::ensure_busybox_image;
+use support::docker::{ensure_busybox_image, project_containers};
 use support::sshd::Sshd;
 
 /// db turns healthy only after a few seconds, and web waits for it: the
@@ -88,19 +88,6 @@ fn docker_lines(args: &[&str]) -> Vec<String> {
     lines
 }
 
-/// Containers of the Compose project (project names are unique per
-/// installation, so other test runs on the engine do not show up).
-fn containers(project: &str) -> Vec<String> {
-    docker_lines(&[
-        "ps",
-        "-a",
-        "--filter",
-        &format!("label=com.docker.compose.project={project}"),
-        "--format",
-        "{{.Names}}",
-    ])
-}
-
 fn networks(project: &str) -> Vec<String> {
     docker_lines(&[
         "network",
@@ -143,14 +130,7 @@ async fn sigkill_during_creation_then_restart_converges_without_duplicates_or_or
     api.wait_healthy().await;
     let api = Api { token: std::fs::read_to_string(data.path().join("admin.token")).unwrap().trim().to_owned(), ..api };
 
-    let (status, room) = api
-        .call(
-            reqwest::Method::POST,
-            "/api/playrooms",
-            Some(json!({"playroom": {"name": "box", "host": "127.0.0.1", "port": sshd.port, "user": sshd.user,
-                        "ssh_private_key": sshd.client_key.private_openssh}})),
-        )
-        .await;
+    let (status, room) = api.call(reqwest::Method::POST, "/api/playrooms", Some(sshd.playroom_body("box"))).await;
     assert_eq!(status, 201, "{room}");
     let (status, spec) = api
         .call(
@@ -175,13 +155,13 @@ async fn sigkill_during_creation_then_restart_converges_without_duplicates_or_or
 
     // Kill the process as soon as creation is under way but not finished.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while containers(&project).is_empty() {
+    while project_containers(&project).is_empty() {
         assert!(Instant::now() < deadline, "no container was ever created");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    let created = containers(&project);
+    let created = project_containers(&project);
     assert!(created.len() < 3, "killed too late to test anything: {created:?}");
 
     let mut child = serve(data.path(), &database_url, port);
@@ -196,7 +176,7 @@ async fn sigkill_during_creation_then_restart_converges_without_duplicates_or_or
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     assert_eq!(
-        containers(&project),
+        project_containers(&project),
         [format!("{project}-db-1"), format!("{project}-web-1"), format!("{project}-worker-1")]
     );
     assert_eq!(networks(&project), [format!("{project}_default")]);
@@ -213,7 +193,7 @@ async fn sigkill_during_creation_then_restart_converges_without_duplicates_or_or
         assert!(Instant::now() < deadline, "the Playground was never destroyed");
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    assert!(containers(&project).is_empty() && networks(&project).is_empty() && volumes(&project).is_empty());
+    assert!(project_containers(&project).is_empty() && networks(&project).is_empty() && volumes(&project).is_empty());
 
     assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
     assert!(child.wait().unwrap().success(), "a clean stop after SIGTERM");

@@ -96,3 +96,13 @@ impl Drop for Labelled {
         remove_labelled(&self.0);
     }
 }
+
+/// Names of the containers of a Compose project, sorted.
+pub fn project_containers(project: &str) -> Vec<String> {
+    let filter = format!("label=com.docker.compose.project={project}");
+    let out = super::run(Command::new("docker").args(["ps", "-a", "--filter", &filter, "--format", "{{.Names}}"]));
+    let mut names: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect();
+    names.retain(|n| !n.is_empty());
+    names.sort();
+    names
+}

@@ -73,6 +73,13 @@ impl Sshd {
         )
     }
 
+    /// The body of `POST /api/playrooms` for a Playroom on this sshd,
+    /// logging in with the harness's client key.
+    pub fn playroom_body(&self, name: &str) -> serde_json::Value {
+        serde_json::json!({"playroom": {"name": name, "host": "127.0.0.1", "port": self.port, "user": self.user,
+                           "ssh_private_key": self.client_key.private_openssh}})
+    }
+
     /// The same target with a different Docker socket path.
     pub fn target_with_socket(&self, playroom_id: i64, socket: &str) -> HostTarget {
         let mut target = self.target(playroom_id);
