@@ -40,8 +40,19 @@ volumes:
   data: {}
 "#;
 
-fn serve(data_dir: &Path, database_url: &str, port: u16) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_play"))
+/// `play serve`, killed when dropped so a failing assertion leaves no
+/// process behind.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve(data_dir: &Path, database_url: &str, port: u16) -> Server {
+    let child = Command::new(env!("CARGO_BIN_EXE_play"))
         .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--resync-interval", "2s"])
         .env("PLAY_DATA_DIR", data_dir)
         .env("PLAY_DATABASE_URL", database_url)
@@ -49,7 +60,8 @@ fn serve(data_dir: &Path, database_url: &str, port: u16) -> Child {
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .spawn()
-        .expect("start play serve")
+        .expect("start play serve");
+    Server(child)
 }
 
 struct Api {
@@ -159,8 +171,8 @@ async fn sigkill_during_creation_then_restart_converges_without_duplicates_or_or
         assert!(Instant::now() < deadline, "no container was ever created");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    child.0.kill().unwrap(); // SIGKILL
+    child.0.wait().unwrap();
     let created = project_containers(&project);
     assert!(created.len() < 3, "killed too late to test anything: {created:?}");
 
@@ -195,6 +207,6 @@ async fn sigkill_during_creation_then_restart_converges_without_duplicates_or_or
     }
     assert!(project_containers(&project).is_empty() && networks(&project).is_empty() && volumes(&project).is_empty());
 
-    assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
-    assert!(child.wait().unwrap().success(), "a clean stop after SIGTERM");
+    assert!(Command::new("kill").args(["-TERM", &child.0.id().to_string()]).status().unwrap().success());
+    assert!(child.0.wait().unwrap().success(), "a clean stop after SIGTERM");
 }
