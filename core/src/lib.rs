@@ -5,6 +5,7 @@
 //! part of play that can be tested with nothing running.
 
 pub mod compose;
+pub mod desired;
 pub mod error;
 pub mod host;
 pub mod metrics;

@@ -34,12 +34,12 @@
 
 pub mod host;
 pub mod plan;
-pub mod spec;
+pub use play_core::desired as spec;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use play_core::compose::{self, Policy};
+use play_core::compose::Policy;
 use play_core::secrets::SecretBox;
 use play_core::store::playground_status::{self as status_store, Fence};
 use play_core::store::playgrounds::{Playground, status};
@@ -138,8 +138,8 @@ impl Pass<'_> {
             // Playground's.
             let volumes = playspec
                 .as_ref()
-                .and_then(|s| compose::parse_compose(&s.base_compose_yaml, &Policy { trusted: room.trusted }).1)
-                .and_then(|model| spec::desired(&p, &model).ok())
+                .and_then(|s| spec::model_for(&s.base_compose_yaml, &Policy { trusted: room.trusted }, &p).ok())
+                .and_then(|model| spec::desired(&spec::Inputs::new(&p, &model)).ok())
                 .map(|d| d.volumes.into_iter().map(|v| v.name).collect::<Vec<_>>())
                 .unwrap_or_default();
             return self.destroy(&docker, &p.installation, persist, &volumes).await;
@@ -147,12 +147,9 @@ impl Pass<'_> {
         self.step = p.creation_step.as_deref().and_then(static_step).unwrap_or("queued");
         let playspec =
             playspec.ok_or_else(|| Error::InvalidSpec("the Playground's Playspec no longer exists".into()))?;
-        let (report, model) = compose::parse_compose(&playspec.base_compose_yaml, &Policy { trusted: room.trusted });
-        let Some(model) = model else {
-            let first = report.errors.first().map(|i| format!("{}: {}", i.path, i.message)).unwrap_or_default();
-            return Err(Error::InvalidSpec(format!("the Playspec's Compose cannot run on this Playroom: {first}")));
-        };
-        let desired = spec::desired(&p, &model).map_err(Error::InvalidSpec)?;
+        let model = spec::model_for(&playspec.base_compose_yaml, &Policy { trusted: room.trusted }, &p)
+            .map_err(Error::InvalidSpec)?;
+        let desired = spec::desired(&spec::Inputs::new(&p, &model)).map_err(Error::InvalidSpec)?;
         self.converge(&docker, &p, &desired, playspec.id).await
     }
 

@@ -101,7 +101,10 @@ pub async fn validate_new(state: &AppState, account_id: i64, input: PlaygroundIn
     };
     let playspec = playspecs::get(&state.store, account_id, playspec_id).await?;
     let playroom = playrooms::get(&state.store, account_id, playroom_id).await?;
-    let report = compose::validate_compose(&playspec.base_compose_yaml, &Policy { trusted: playroom.trusted });
+    // The Compose as this Playground will run it: `${V}` reads its overrides.
+    let lookup = |var: &str| input.env_overrides.get(var).cloned();
+    let report =
+        compose::validate_compose_with(&playspec.base_compose_yaml, &Policy { trusted: playroom.trusted }, &lookup);
     for issue in &report.errors {
         push_field_error(&mut errors, format!("playspec.base_compose_yaml.{}", issue.path), issue.message.clone());
     }

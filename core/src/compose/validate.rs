@@ -291,7 +291,16 @@ pub fn validate_compose_with(yaml: &str, policy: &Policy, lookup: &dyn Fn(&str) 
 
 /// Validates and returns the typed model when the document is valid.
 pub fn parse_compose(yaml: &str, policy: &Policy) -> (ValidationReport, Option<ComposeFile>) {
-    let checked = check_text(yaml, Options { policy: *policy, lookup: &no_variables, template: false });
+    parse_compose_with(yaml, policy, &no_variables)
+}
+
+/// [`parse_compose`] with interpolation variables read through `lookup`.
+pub fn parse_compose_with(
+    yaml: &str,
+    policy: &Policy,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> (ValidationReport, Option<ComposeFile>) {
+    let checked = check_text(yaml, Options { policy: *policy, lookup, template: false });
     let model = if checked.errors.is_empty() { checked.model.clone() } else { None };
     (report(checked), model)
 }

@@ -76,7 +76,7 @@ fn playground(env: &[(&str, &str)], worker_env: &[(&str, &str)]) -> Playground {
 fn desired_from(compose: &str, p: &Playground) -> Desired {
     let (report, model) = parse_compose(compose, &Policy::UNTRUSTED);
     assert!(report.valid, "{:?}", report.errors);
-    spec::desired(p, &model.unwrap()).unwrap()
+    spec::desired(&spec::Inputs::new(p, &model.unwrap())).unwrap()
 }
 
 fn desired() -> Desired {
@@ -344,5 +344,5 @@ fn dependency_cycles_and_missing_images_are_invalid_specs() {
     let (_, model) = parse_compose("services:\n  a:\n    image: x\n", &Policy::UNTRUSTED);
     let mut model = model.unwrap();
     model.services.get_mut("a").unwrap().image = None;
-    assert!(spec::desired(&playground(&[], &[]), &model).unwrap_err().contains("neither"));
+    assert!(spec::desired(&spec::Inputs::new(&playground(&[], &[]), &model)).unwrap_err().contains("neither"));
 }

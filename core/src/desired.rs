@@ -2,7 +2,9 @@
 //! one container per service, each container with its config hash.
 //!
 //! Everything here is pure: the Playground's desired state and its
-//! Playspec's typed Compose model in, [`Desired`] out.
+//! Playspec's typed Compose model in ([`Inputs`]), [`Desired`] out. It lives
+//! in core because both the reconciler (to converge) and the API (to show
+//! `/compose` and `/debug`) need the very same answer.
 //!
 //! The config hash is a SHA-256 of the normalised [`ContainerSpec`] (fields
 //! in declaration order, maps sorted), so it changes exactly when something
@@ -11,12 +13,18 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use play_core::compose::model::{
+use crate::compose::model::{
     Command, ComposeFile, DependencyCondition, Healthcheck, Service, ServiceVolume, VolumeType,
 };
-use play_core::store::playgrounds::Playground;
+use crate::store::playgrounds::Playground;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+
+use crate::compose::Policy;
+use crate::store::playgrounds::container_name;
+
+mod words;
+pub use words::split_words;
 
 pub const LABEL_PLAYGROUND: &str = "dev.play.playground";
 /// The installation (database) the Playground belongs to; ids are only
@@ -175,9 +183,40 @@ type NameOf<'a> = dyn Fn(&str) -> Result<(String, bool), String> + 'a;
 /// The system keys every container gets (after all user values).
 pub const SYSTEM_KEYS: &[&str] = &["PLAY_PLAYGROUND_ID", "PLAY_PLAYGROUND_NAME", "PLAY_COMPOSE_PROJECT"];
 
-/// The desired objects of `playground` from its Playspec's Compose `file`.
+/// Everything the desired objects are computed from. Build it with
+/// [`Inputs::new`] and the `with_*` methods, so that adding an input does
+/// not touch every caller.
+#[derive(Clone, Copy, Debug)]
+pub struct Inputs<'a> {
+    pub playground: &'a Playground,
+    /// The Playspec's Compose, parsed (and interpolated) for this
+    /// Playground: see [`model_for`].
+    pub file: &'a ComposeFile,
+}
+
+impl<'a> Inputs<'a> {
+    pub fn new(playground: &'a Playground, file: &'a ComposeFile) -> Self {
+        Inputs { playground, file }
+    }
+}
+
+/// The Playspec's Compose as this Playground runs it: validated for the
+/// Playroom's `policy`, with `${V}` interpolation reading the Playground's
+/// `env_overrides` (an unset variable is an empty string, as in Compose).
+/// An `Err` (the first problem, `path: message`) is a spec that cannot run.
+pub fn model_for(yaml: &str, policy: &Policy, playground: &Playground) -> Result<ComposeFile, String> {
+    let lookup = |name: &str| playground.env_overrides.get(name).cloned();
+    let (report, model) = crate::compose::parse_compose_with(yaml, policy, &lookup);
+    model.ok_or_else(|| {
+        let first = report.errors.first().map(|i| format!("{}: {}", i.path, i.message)).unwrap_or_default();
+        format!("the Playspec's Compose cannot run on this Playroom: {first}")
+    })
+}
+
+/// The desired objects of a Playground from its Playspec's Compose.
 /// An `Err` is a spec that cannot run (terminal).
-pub fn desired(playground: &Playground, file: &ComposeFile) -> Result<Desired, String> {
+pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
+    let Inputs { playground, file } = *inputs;
     let project = playground.compose_project.clone();
     let network_name = |key: &str| -> Result<(String, bool), String> {
         match file.networks.get(key) {
@@ -207,7 +246,7 @@ pub fn desired(playground: &Playground, file: &ComposeFile) -> Result<Desired, S
         let config_hash = config_hash(&container);
         services.push(ServiceSpec {
             name: (*name).clone(),
-            container_name: format!("{project}-{name}-1"),
+            container_name: container_name(&project, name),
             build: service.build.is_some(),
             depends_on: service
                 .depends_on
@@ -379,65 +418,8 @@ fn health(check: &Healthcheck) -> Option<HealthSpec> {
 fn argv(command: &Command) -> Vec<String> {
     match command {
         Command::Exec(args) => args.clone(),
-        Command::Shell(text) => split_words(text),
+        Command::Shell(text) => words::split_words(text),
     }
-}
-
-pub(crate) fn split_words(text: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                in_word = true;
-                for c in chars.by_ref() {
-                    if c == '\'' {
-                        break;
-                    }
-                    word.push(c);
-                }
-            }
-            '"' => {
-                in_word = true;
-                while let Some(c) = chars.next() {
-                    match c {
-                        '"' => break,
-                        '\\' => {
-                            if let Some(next) = chars.next() {
-                                if !matches!(next, '"' | '\\' | '$' | '`') {
-                                    word.push('\\');
-                                }
-                                word.push(next);
-                            }
-                        }
-                        c => word.push(c),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                if let Some(next) = chars.next() {
-                    word.push(next);
-                }
-            }
-            c if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            c => {
-                in_word = true;
-                word.push(c);
-            }
-        }
-    }
-    if in_word {
-        words.push(word);
-    }
-    words
 }
 
 /// SHA-256 (hex) of the normalised container spec.
@@ -473,3 +455,7 @@ fn dependency_order(services: Vec<ServiceSpec>) -> Result<Vec<ServiceSpec>, Stri
     }
     Ok(ordered)
 }
+
+#[cfg(test)]
+#[path = "desired/tests.rs"]
+mod tests;
