@@ -21,7 +21,8 @@ use crate::auth;
 use crate::error::ApiError;
 use crate::openapi::{self, ApiDoc};
 use crate::routes::{
-    keys, launch, ops, playground_logs, playgrounds, playrooms, playspec_files, playspecs, template_versions, templates,
+    keys, launch, ops, playground_logs, playground_ops, playgrounds, playrooms, playspec_files, playspecs,
+    template_versions, templates,
 };
 use crate::state::AppState;
 
@@ -48,6 +49,9 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(playgrounds::show, playgrounds::delete))
         .routes(routes!(playgrounds::status))
         .routes(routes!(playgrounds::extend_expiration))
+        .routes(routes!(playground_ops::rollout))
+        .routes(routes!(playground_ops::hard_restart))
+        .routes(routes!(playground_ops::recreate))
         .routes(routes!(playground_logs::logs))
         .routes(routes!(launch::launch))
         .routes(routes!(templates::list, templates::create))

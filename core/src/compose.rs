@@ -28,7 +28,9 @@ pub use classify::{Exposure, ServiceDefinition, ServiceType, classify};
 pub use load::{MAX_DEPTH, MAX_EXPANDED_BYTES, MAX_NODES};
 pub use policy::Policy;
 pub use template::{Compiled, compile};
-pub use validate::{parse_compose, parse_compose_with, validate_compose, validate_compose_with};
+pub use validate::{
+    parse_blueprint, parse_compose, parse_compose_with, validate_blueprint, validate_compose, validate_compose_with,
+};
 
 use serde::Serialize;
 

@@ -31,6 +31,8 @@ pub const LABEL_PLAYGROUND: &str = "dev.play.playground";
 /// unique within one.
 pub const LABEL_INSTALLATION: &str = "dev.play.installation";
 pub const LABEL_GENERATION: &str = "dev.play.generation";
+/// The restart epoch an object was made in (see [`Desired::epoch`]).
+pub const LABEL_EPOCH: &str = "dev.play.epoch";
 pub const LABEL_PROJECT: &str = "com.docker.compose.project";
 pub const LABEL_SERVICE: &str = "com.docker.compose.service";
 pub const LABEL_CONFIG_HASH: &str = "com.docker.compose.config-hash";
@@ -44,6 +46,15 @@ pub struct Desired {
     pub installation: String,
     pub project: String,
     pub generation: i64,
+    /// The Playground's restart epoch: containers and (unless
+    /// `persist_volumes`) named volumes of an older epoch are torn down
+    /// before anything of this one is made. Part of each config hash.
+    pub epoch: i64,
+    /// Pull every image again, even one present (the first pass of a hard
+    /// restart epoch); otherwise only missing images are pulled.
+    pub force_pull: bool,
+    /// The Playspec keeps named volumes across hard restarts and destroy.
+    pub persist_volumes: bool,
     /// Networks play creates (external ones are not listed).
     pub networks: Vec<NetworkSpec>,
     /// Named volumes play creates (external ones are not listed).
@@ -112,6 +123,7 @@ impl ServiceSpec {
         labels.insert(LABEL_PLAYGROUND.into(), desired.playground_id.to_string());
         labels.insert(LABEL_INSTALLATION.into(), desired.installation.clone());
         labels.insert(LABEL_GENERATION.into(), desired.generation.to_string());
+        labels.insert(LABEL_EPOCH.into(), desired.epoch.to_string());
         labels
     }
 }
@@ -144,6 +156,14 @@ pub struct ContainerSpec {
     pub privileged: bool,
     pub security_opt: Vec<String>,
     pub stop_timeout: Option<i64>,
+    /// The restart epoch, so a hard restart changes every hash (left out
+    /// at 0, so hashes made before hard restarts existed stay valid).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub epoch: i64,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -192,11 +212,18 @@ pub struct Inputs<'a> {
     /// The Playspec's Compose, parsed (and interpolated) for this
     /// Playground: see [`model_for`].
     pub file: &'a ComposeFile,
+    /// The Playspec's `persist_volumes`.
+    pub persist_volumes: bool,
 }
 
 impl<'a> Inputs<'a> {
     pub fn new(playground: &'a Playground, file: &'a ComposeFile) -> Self {
-        Inputs { playground, file }
+        Inputs { playground, file, persist_volumes: false }
+    }
+
+    pub fn with_persist_volumes(mut self, persist: bool) -> Self {
+        self.persist_volumes = persist;
+        self
     }
 }
 
@@ -216,7 +243,7 @@ pub fn model_for(yaml: &str, policy: &Policy, playground: &Playground) -> Result
 /// The desired objects of a Playground from its Playspec's Compose.
 /// An `Err` is a spec that cannot run (terminal).
 pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
-    let Inputs { playground, file } = *inputs;
+    let Inputs { playground, file, persist_volumes } = *inputs;
     let project = playground.compose_project.clone();
     let network_name = |key: &str| -> Result<(String, bool), String> {
         match file.networks.get(key) {
@@ -295,6 +322,9 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
         installation: playground.installation.clone(),
         project,
         generation: playground.generation,
+        epoch: playground.restart_epoch,
+        force_pull: playground.pulled_epoch < playground.restart_epoch,
+        persist_volumes,
         networks,
         volumes,
         services: dependency_order(services)?,
@@ -384,6 +414,7 @@ fn container_spec(
         privileged: service.privileged,
         security_opt: service.security_opt.clone(),
         stop_timeout: service.stop_grace_period.and_then(|d| i64::try_from(d.as_secs()).ok()),
+        epoch: playground.restart_epoch,
     })
 }
 

@@ -58,3 +58,40 @@ pub async fn store() -> TestStore {
     store.migrate().await.expect("migrate the test store");
     TestStore { store, url, _dir: dir }
 }
+
+/// A Playground as the store returns it (id 7, "pr-7", running desired
+/// state, no settings), for pure tests of what is computed from one. Change
+/// its public fields as a test needs.
+pub fn playground() -> crate::store::playgrounds::Playground {
+    let now = crate::time::now();
+    crate::store::playgrounds::Playground {
+        installation: "3fa91c0d4e5f6a7b".into(),
+        id: 7,
+        account_id: 1,
+        name: "pr-7".into(),
+        status: "in_progress".into(),
+        playspec_id: Some(1),
+        playspec_name: Some("shop".into()),
+        playroom_id: 1,
+        job_mode: false,
+        watched_services: Vec::new(),
+        env_overrides: Default::default(),
+        service_subdomains: Default::default(),
+        service_settings: Default::default(),
+        compose_project: "play-3fa91c-7-pr-7".into(),
+        desired_state: "running".into(),
+        generation: 1,
+        observed_generation: 0,
+        creation_step: None,
+        error_message: None,
+        error_step: None,
+        needs_recreation: false,
+        restart_epoch: 0,
+        pulled_epoch: 0,
+        services: Vec::new(),
+        expires_at: None,
+        last_applied_at: None,
+        created_at: now,
+        updated_at: now,
+    }
+}

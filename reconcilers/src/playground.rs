@@ -149,15 +149,16 @@ impl Pass<'_> {
             playspec.ok_or_else(|| Error::InvalidSpec("the Playground's Playspec no longer exists".into()))?;
         let model = spec::model_for(&playspec.base_compose_yaml, &Policy { trusted: room.trusted }, &p)
             .map_err(Error::InvalidSpec)?;
-        let desired = spec::desired(&spec::Inputs::new(&p, &model)).map_err(Error::InvalidSpec)?;
-        self.converge(&docker, &p, &desired, playspec.id).await
+        let inputs = spec::Inputs::new(&p, &model).with_persist_volumes(playspec.persist_volumes);
+        let desired = spec::desired(&inputs).map_err(Error::InvalidSpec)?;
+        self.converge(&docker, &p, desired, playspec.id).await
     }
 
     async fn converge(
         &mut self,
         docker: &bollard::Docker,
         p: &Playground,
-        desired: &spec::Desired,
+        mut desired: spec::Desired,
         playspec_id: i64,
     ) -> Result<Action> {
         let images: Vec<String> = desired
@@ -173,7 +174,7 @@ impl Pass<'_> {
         let mut rounds = 0;
         let (observed, waits) = loop {
             let observed = host::observe(docker, &desired.installation, self.id, &images, &volumes).await?;
-            let steps = plan::plan(desired, &observed);
+            let steps = plan::plan(&desired, &observed);
             let waits: Vec<plan::Step> = steps.iter().filter(|s| s.is_wait()).cloned().collect();
             let groups = host::groups(steps);
             if groups.is_empty() || rounds >= self.r.config.max_rounds {
@@ -185,21 +186,29 @@ impl Pass<'_> {
             }
             let apply = host::Apply {
                 docker,
-                desired: Some(desired),
+                desired: Some(&desired),
                 installation: &desired.installation,
                 playground_id: self.id,
                 credentials: credentials.as_deref().unwrap_or_default(),
                 pull_timeout: self.r.config.pull_timeout,
             };
+            let mut pulled = false;
             for group in &groups {
                 if let Some(first) = group.first() {
                     self.set_step(p, first.creation_step()).await?;
                 }
                 apply.group(group).await?;
+                pulled |= group.iter().any(|s| matches!(s, plan::Step::PullImage(_)));
+            }
+            // A hard restart pulls every image once: record it, so neither
+            // the next round nor a later pass pulls again.
+            if pulled && desired.force_pull {
+                written(status_store::record_pulled(&self.r.store, self.fence, self.id, desired.epoch).await?)?;
+                desired.force_pull = false;
             }
         };
-        let services = plan::services_status(desired, &observed);
-        if plan::converged(desired, &observed) {
+        let services = plan::services_status(&desired, &observed);
+        if plan::converged(&desired, &observed) {
             written(
                 status_store::record_observed(&self.r.store, self.fence, self.id, &services, Some(p.generation))
                     .await?,

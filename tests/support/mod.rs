@@ -13,6 +13,7 @@
 pub mod docker;
 pub mod registry;
 pub mod sshd;
+pub mod world;
 
 use std::net::TcpListener;
 use std::path::Path;

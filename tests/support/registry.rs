@@ -66,6 +66,15 @@ impl Registry {
     /// the full reference.
     pub fn push_test_image(&mut self, repo: &str) -> String {
         ensure_busybox_image();
+        let reference = self.push(BUSYBOX_IMAGE, repo);
+        self.untag(&reference);
+        reference
+    }
+
+    /// Pushes the local image `local` as `<registry>/<repo>:1` (replacing
+    /// what that tag held) and returns the full reference; the tag stays on
+    /// the engine.
+    pub fn push(&mut self, local: &str, repo: &str) -> String {
         let reference = format!("{}/{repo}:1", self.address());
         let config = self.dir.path().join("docker-config");
         fs::create_dir_all(&config).expect("docker config dir");
@@ -88,10 +97,11 @@ impl Registry {
             "docker login to the test registry failed: {}",
             String::from_utf8_lossy(&login.stderr)
         );
-        self.tags.push(reference.clone());
-        run(&mut docker(&["tag", BUSYBOX_IMAGE, &reference]));
+        if !self.tags.contains(&reference) {
+            self.tags.push(reference.clone());
+        }
+        run(&mut docker(&["tag", local, &reference]));
         run(&mut docker(&["push", &reference]));
-        self.untag(&reference);
         reference
     }
 

@@ -4,6 +4,7 @@ pub mod keys;
 pub mod launch;
 pub mod ops;
 pub mod playground_logs;
+pub mod playground_ops;
 pub mod playgrounds;
 pub mod playrooms;
 pub mod playspec_files;

@@ -101,13 +101,7 @@ pub async fn validate_new(state: &AppState, account_id: i64, input: PlaygroundIn
     };
     let playspec = playspecs::get(&state.store, account_id, playspec_id).await?;
     let playroom = playrooms::get(&state.store, account_id, playroom_id).await?;
-    // The Compose as this Playground will run it: `${V}` reads its overrides.
-    let lookup = |var: &str| input.env_overrides.get(var).cloned();
-    let report =
-        compose::validate_compose_with(&playspec.base_compose_yaml, &Policy { trusted: playroom.trusted }, &lookup);
-    for issue in &report.errors {
-        push_field_error(&mut errors, format!("playspec.base_compose_yaml.{}", issue.path), issue.message.clone());
-    }
+    check_compose(&mut errors, &playspec.base_compose_yaml, playroom.trusted, &input.env_overrides);
     let services: Vec<ServiceDefinition> = serde_json::from_value(playspec.services.clone()).unwrap_or_default();
     let find = |name: &str| services.iter().find(|s| s.name == name);
     if !input.job_mode && !input.watched_services.is_empty() {
@@ -122,42 +116,7 @@ pub async fn validate_new(state: &AppState, account_id: i64, input: PlaygroundIn
             );
         }
     }
-    check_env(&mut errors, "playground.env_overrides", &input.env_overrides);
-    for (service, subdomain) in &input.service_subdomains {
-        let field = format!("playground.service_subdomains.{service}");
-        match find(service) {
-            None => push_field_error(&mut errors, field, format!("no service {service:?} in the Playspec")),
-            Some(def) if !def.exposure.enabled => push_field_error(&mut errors, field, "the service is not exposed"),
-            Some(_) => {
-                if let Err(m) = compose::svc::check_label_value(compose::svc::LabelKind::Subdomain, subdomain) {
-                    push_field_error(&mut errors, field, m);
-                }
-            }
-        }
-    }
-    for (service, settings) in &input.services {
-        let field = format!("playground.services.{service}");
-        match find(service) {
-            None => push_field_error(&mut errors, field, format!("no service {service:?} in the Playspec")),
-            Some(def) => {
-                if settings.git_config.is_some() && def.service_type != ServiceType::Dynamic {
-                    push_field_error(
-                        &mut errors,
-                        format!("{field}.git_config"),
-                        "only services built from a Playzone have a branch",
-                    );
-                }
-                if settings.git_config.as_ref().is_some_and(|git| git.create_branch && git.base_branch_name.is_none()) {
-                    push_field_error(
-                        &mut errors,
-                        format!("{field}.git_config.base_branch_name"),
-                        "is required with create_branch",
-                    );
-                }
-                check_env(&mut errors, &format!("{field}.env_vars"), &settings.env_vars);
-            }
-        }
-    }
+    check_settings(&mut errors, &services, &input.env_overrides, &input.service_subdomains, &input.services);
     if !errors.is_empty() {
         return Err(ApiError::validation(errors));
     }
@@ -172,6 +131,71 @@ pub async fn validate_new(state: &AppState, account_id: i64, input: PlaygroundIn
         service_settings: input.services,
         ttl: ttl(state, input.job_mode),
     })
+}
+
+/// The Playspec's Compose as a Playground with `env_overrides` runs it
+/// (`${V}` reads the overrides) must pass the Playroom's policy.
+pub(crate) fn check_compose(
+    errors: &mut FieldErrors,
+    yaml: &str,
+    trusted: bool,
+    env_overrides: &BTreeMap<String, String>,
+) {
+    let lookup = |var: &str| env_overrides.get(var).cloned();
+    let report = compose::validate_compose_with(yaml, &Policy { trusted }, &lookup);
+    for issue in &report.errors {
+        push_field_error(errors, format!("playspec.base_compose_yaml.{}", issue.path), issue.message.clone());
+    }
+}
+
+/// A Playground's settings fit its Playspec's `services`: variable names and
+/// sizes, subdomains only for exposed services, per-service settings only
+/// for services that exist (`git_config` only on dynamic ones). Shared by
+/// create and rollout.
+pub(crate) fn check_settings(
+    errors: &mut FieldErrors,
+    services: &[ServiceDefinition],
+    env_overrides: &BTreeMap<String, String>,
+    service_subdomains: &BTreeMap<String, String>,
+    settings: &BTreeMap<String, ServiceSettings>,
+) {
+    let find = |name: &str| services.iter().find(|s| s.name == name);
+    check_env(errors, "playground.env_overrides", env_overrides);
+    for (service, subdomain) in service_subdomains {
+        let field = format!("playground.service_subdomains.{service}");
+        match find(service) {
+            None => push_field_error(errors, field, format!("no service {service:?} in the Playspec")),
+            Some(def) if !def.exposure.enabled => push_field_error(errors, field, "the service is not exposed"),
+            Some(_) => {
+                if let Err(m) = compose::svc::check_label_value(compose::svc::LabelKind::Subdomain, subdomain) {
+                    push_field_error(errors, field, m);
+                }
+            }
+        }
+    }
+    for (service, settings) in settings {
+        let field = format!("playground.services.{service}");
+        match find(service) {
+            None => push_field_error(errors, field, format!("no service {service:?} in the Playspec")),
+            Some(def) => {
+                if settings.git_config.is_some() && def.service_type != ServiceType::Dynamic {
+                    push_field_error(
+                        errors,
+                        format!("{field}.git_config"),
+                        "only services built from a Playzone have a branch",
+                    );
+                }
+                if settings.git_config.as_ref().is_some_and(|git| git.create_branch && git.base_branch_name.is_none()) {
+                    push_field_error(
+                        errors,
+                        format!("{field}.git_config.base_branch_name"),
+                        "is required with create_branch",
+                    );
+                }
+                check_env(errors, &format!("{field}.env_vars"), &settings.env_vars);
+            }
+        }
+    }
 }
 
 /// A launched Playground: no per-service settings, so nothing beyond the

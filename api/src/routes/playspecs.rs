@@ -117,8 +117,8 @@ impl From<&Playspec> for PlayspecItem {
 
 /// Compose warnings plus the untrusted policy's refusals, as warnings.
 fn warnings(yaml: &str) -> Vec<Issue> {
-    let trusted = compose::validate_compose(yaml, &Policy::TRUSTED);
-    let untrusted = compose::validate_compose(yaml, &Policy::UNTRUSTED);
+    let trusted = compose::validate_blueprint(yaml, &Policy::TRUSTED);
+    let untrusted = compose::validate_blueprint(yaml, &Policy::UNTRUSTED);
     let mut out = trusted.warnings;
     out.extend(untrusted.errors.into_iter().filter(|e| !trusted.errors.contains(e)).map(|mut issue| {
         issue.message = format!("refused on untrusted Playrooms: {}", issue.message);
@@ -141,7 +141,7 @@ async fn detail(state: &AppState, playspec: Playspec) -> ApiResult<PlayspecDetai
 /// Validates the Compose text under the trusted policy and classifies its
 /// services; errors are keyed under `playspec.base_compose_yaml`.
 fn classify(yaml: &str, errors: &mut FieldErrors) -> Option<Vec<ServiceDefinition>> {
-    let (report, model) = compose::parse_compose(yaml, &Policy::TRUSTED);
+    let (report, model) = compose::parse_blueprint(yaml, &Policy::TRUSTED);
     for issue in &report.errors {
         let key = if issue.path.is_empty() {
             "playspec.base_compose_yaml".to_owned()

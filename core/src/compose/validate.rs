@@ -36,6 +36,10 @@ pub(crate) struct Options<'a> {
     pub(crate) lookup: &'a dyn Fn(&str) -> Option<String>,
     /// Template mode: see `Ctx::is_deferred`.
     pub(crate) template: bool,
+    /// Blueprint mode (a Playspec): a `${V:?message}` with `V` unset is a
+    /// warning, because each Playground supplies `V` in its
+    /// `env_overrides`; the reference is kept as written.
+    pub(crate) blueprint: bool,
 }
 
 fn no_variables(_: &str) -> Option<String> {
@@ -80,7 +84,7 @@ pub(crate) fn check_value(text: &str, mut value: Value, options: Options<'_>) ->
     let Value::Mapping(root) = untag_owned(&mut value) else {
         return failed(whole("the document must be a mapping with a `services` key", Some(1)));
     };
-    interpolate_tree(&mut ctx, root, &root_path, options.lookup);
+    interpolate_tree(&mut ctx, root, &root_path, &Lookup { vars: options.lookup, blueprint: options.blueprint });
     let services_path = root_path.key("services");
     match root.get("services").map(untag) {
         Some(Value::Mapping(m)) if !m.is_empty() => {}
@@ -121,23 +125,34 @@ fn untag_owned(value: &mut Value) -> &mut Value {
     }
 }
 
+/// Where interpolation reads variables, and whether unset required ones are
+/// left for each Playground (blueprint mode).
+struct Lookup<'a> {
+    vars: &'a dyn Fn(&str) -> Option<String>,
+    blueprint: bool,
+}
+
 /// Interpolates every string value in place (keys are never touched).
-fn interpolate_tree(ctx: &mut Ctx<'_>, mapping: &mut Mapping, path: &Path, lookup: &dyn Fn(&str) -> Option<String>) {
+fn interpolate_tree(ctx: &mut Ctx<'_>, mapping: &mut Mapping, path: &Path, lookup: &Lookup<'_>) {
     for (key, value) in mapping.iter_mut() {
         let at = path.key(key_string(key).unwrap_or_default());
         interpolate_value(ctx, value, &at, lookup);
     }
 }
 
-fn interpolate_value(ctx: &mut Ctx<'_>, value: &mut Value, path: &Path, lookup: &dyn Fn(&str) -> Option<String>) {
+fn interpolate_value(ctx: &mut Ctx<'_>, value: &mut Value, path: &Path, lookup: &Lookup<'_>) {
     match value {
-        Value::String(s) if needs_interpolation(s) => match interpolate(s, lookup) {
+        Value::String(s) if needs_interpolation(s) => match interpolate(s, lookup.vars) {
             Ok(result) => {
                 for name in result.missing {
                     ctx.warn(path, format!("variable `{name}` is not set; an empty string is used"));
                 }
                 *s = result.value;
             }
+            Err(InterpolationError::Required { variable, .. }) if lookup.blueprint => ctx.warn(
+                path,
+                format!("variable `{variable}` is required: every Playground must set it in `env_overrides`"),
+            ),
             Err(err @ InterpolationError::Required { .. }) => ctx.error(path, err.to_string()),
             Err(err @ InterpolationError::Invalid(_)) => ctx.error(path, err.to_string()),
         },
@@ -286,7 +301,23 @@ pub fn validate_compose(yaml: &str, policy: &Policy) -> ValidationReport {
 /// Validates a Compose document, reading interpolation variables through
 /// `lookup` (a Playground's env overrides, for example).
 pub fn validate_compose_with(yaml: &str, policy: &Policy, lookup: &dyn Fn(&str) -> Option<String>) -> ValidationReport {
-    report(check_text(yaml, Options { policy: *policy, lookup, template: false }))
+    report(check_text(yaml, Options { policy: *policy, lookup, template: false, blueprint: false }))
+}
+
+/// Validates a Playspec's Compose (a blueprint): like [`validate_compose`],
+/// but a `${V:?message}` left unset is a warning, since each Playground sets
+/// `V` in its `env_overrides` (and is refused at create if it does not).
+pub fn validate_blueprint(yaml: &str, policy: &Policy) -> ValidationReport {
+    report(check_text(yaml, Options { policy: *policy, lookup: &no_variables, template: false, blueprint: true }))
+}
+
+/// [`validate_blueprint`] returning the typed model when the document is
+/// valid (an unset required reference is kept as written).
+pub fn parse_blueprint(yaml: &str, policy: &Policy) -> (ValidationReport, Option<ComposeFile>) {
+    let checked =
+        check_text(yaml, Options { policy: *policy, lookup: &no_variables, template: false, blueprint: true });
+    let model = if checked.errors.is_empty() { checked.model.clone() } else { None };
+    (report(checked), model)
 }
 
 /// Validates and returns the typed model when the document is valid.
@@ -300,7 +331,7 @@ pub fn parse_compose_with(
     policy: &Policy,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> (ValidationReport, Option<ComposeFile>) {
-    let checked = check_text(yaml, Options { policy: *policy, lookup, template: false });
+    let checked = check_text(yaml, Options { policy: *policy, lookup, template: false, blueprint: false });
     let model = if checked.errors.is_empty() { checked.model.clone() } else { None };
     (report(checked), model)
 }

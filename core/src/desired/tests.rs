@@ -1,39 +1,11 @@
-use std::collections::BTreeMap;
-
 use super::*;
 use crate::compose::Policy;
 
-/// A Playground as the store returns it, with `env` as its overrides.
-pub(crate) fn playground(env: &[(&str, &str)]) -> Playground {
-    let now = crate::time::now();
-    Playground {
-        installation: "3fa91c0d4e5f6a7b".into(),
-        id: 7,
-        account_id: 1,
-        name: "pr-7".into(),
-        status: "in_progress".into(),
-        playspec_id: Some(1),
-        playspec_name: Some("shop".into()),
-        playroom_id: 1,
-        job_mode: false,
-        watched_services: Vec::new(),
-        env_overrides: env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
-        service_subdomains: BTreeMap::new(),
-        service_settings: BTreeMap::new(),
-        compose_project: "play-3fa91c-7-pr-7".into(),
-        desired_state: "running".into(),
-        generation: 1,
-        observed_generation: 0,
-        creation_step: None,
-        error_message: None,
-        error_step: None,
-        needs_recreation: false,
-        services: Vec::new(),
-        expires_at: None,
-        last_applied_at: None,
-        created_at: now,
-        updated_at: now,
-    }
+/// The fixture Playground with `env` as its overrides.
+fn playground(env: &[(&str, &str)]) -> Playground {
+    let mut p = crate::testing::playground();
+    p.env_overrides = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    p
 }
 
 #[test]
@@ -67,4 +39,14 @@ fn container_names_are_the_shared_form() {
     let model = model_for("services:\n  web:\n    image: x\n", &Policy::UNTRUSTED, &p).unwrap();
     let d = desired(&Inputs::new(&p, &model)).unwrap();
     assert_eq!(d.services[0].container_name, crate::store::playgrounds::container_name(&p.compose_project, "web"));
+}
+
+#[test]
+fn a_playspec_may_leave_required_variables_to_its_playgrounds() {
+    let yaml = "services:\n  web:\n    image: \"busybox:${TAG:?set TAG}\"\n";
+    let blueprint = crate::compose::validate_blueprint(yaml, &Policy::UNTRUSTED);
+    assert!(blueprint.valid, "{:?}", blueprint.errors);
+    assert!(blueprint.warnings.iter().any(|w| w.message.contains("`TAG` is required")), "{:?}", blueprint.warnings);
+    // Outside a blueprint (a Playground's Compose), it is an error.
+    assert!(!crate::compose::validate_compose(yaml, &Policy::UNTRUSTED).valid);
 }

@@ -19,6 +19,7 @@ pub mod accounts;
 pub mod events;
 pub mod keys;
 pub mod leases;
+pub mod playground_ops;
 pub mod playground_status;
 pub mod playgrounds;
 pub mod playrooms;
@@ -124,6 +125,12 @@ impl Store {
 
     pub fn pool(&self) -> &AnyPool {
         &self.pool
+    }
+
+    /// This installation's random id (migration 0007): host objects carry
+    /// it as `dev.play.installation`.
+    pub async fn installation(&self) -> Result<String> {
+        Ok(sqlx::query_scalar("SELECT uid FROM installation").fetch_one(&self.pool).await?)
     }
 
     /// Applies pending migrations for this backend. Forward-only.

@@ -162,8 +162,12 @@ pub async fn record_observed(
             .execute(&mut *tx)
             .await?;
     }
+    // A pass that converged an older generation (a rollout landed during
+    // it) does not call the Playground running: the next pass judges the
+    // new generation.
     if let Some(generation) = converged_generation
         && current.desired_state == "running"
+        && current.generation == generation
         && (current.status != status::RUNNING || current.observed_generation != generation)
     {
         sqlx::query(
@@ -179,6 +183,22 @@ pub async fn record_observed(
         if current.status != status::RUNNING {
             status_event(&mut tx, &current, status::RUNNING).await?;
         }
+    }
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Records that every image of `epoch` was pulled again (a hard restart), so
+/// later passes pull only what is missing. No event: progress, not state.
+pub async fn record_pulled(store: &Store, fence: Fence<'_>, id: i64, epoch: i64) -> Result<bool> {
+    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
+    if current.pulled_epoch < epoch {
+        sqlx::query("UPDATE playgrounds SET pulled_epoch = $1, updated_at = $2 WHERE id = $3")
+            .bind(epoch)
+            .bind(time::to_db(&time::now()))
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
     }
     tx.commit().await?;
     Ok(true)

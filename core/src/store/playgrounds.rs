@@ -102,6 +102,12 @@ pub struct Playground {
     pub error_message: Option<String>,
     pub error_step: Option<String>,
     pub needs_recreation: bool,
+    /// Hard restarts asked for; host objects of an older epoch are torn
+    /// down before the Playground is provisioned afresh.
+    pub restart_epoch: i64,
+    /// The last epoch whose images were re-pulled (`< restart_epoch`: a
+    /// hard restart still has to pull every image).
+    pub pulled_epoch: i64,
     pub services: Vec<ServiceStatus>,
     pub expires_at: Option<Timestamp>,
     pub last_applied_at: Option<Timestamp>,
@@ -126,7 +132,7 @@ pub struct NewPlayground {
 const COLUMNS: &str = "g.id, g.account_id, (SELECT uid FROM installation) AS installation, g.name, g.status, g.playspec_id, s.name AS playspec_name, g.playroom_id, \
     g.job_mode, g.watched_services, g.env_overrides, g.service_subdomains, g.service_settings, g.compose_project, \
     g.desired_state, g.generation, g.observed_generation, g.creation_step, g.error_message, g.error_step, \
-    g.needs_recreation, g.services_status, g.expires_at, g.last_applied_at, g.created_at, g.updated_at";
+    g.needs_recreation, g.restart_epoch, g.pulled_epoch, g.services_status, g.expires_at, g.last_applied_at, g.created_at, g.updated_at";
 const FROM: &str = "playgrounds g LEFT JOIN playspecs s ON s.id = g.playspec_id";
 
 fn json<T: serde::de::DeserializeOwned + Default>(row: &AnyRow, column: &str) -> Result<T> {
@@ -157,6 +163,8 @@ fn from_row(row: &AnyRow) -> Result<Playground> {
         error_message: row.try_get("error_message")?,
         error_step: row.try_get("error_step")?,
         needs_recreation: is_set(row.try_get("needs_recreation")?),
+        restart_epoch: row.try_get("restart_epoch")?,
+        pulled_epoch: row.try_get("pulled_epoch")?,
         services: json(row, "services_status")?,
         expires_at: time::opt_from_db(row.try_get("expires_at")?)?,
         last_applied_at: time::opt_from_db(row.try_get("last_applied_at")?)?,
@@ -281,7 +289,7 @@ pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playground>> {
     rows.iter().map(from_row).collect()
 }
 
-async fn set_status_in(conn: &mut Conn, playground: &Playground, to: &str, actor: Actor) -> Result<()> {
+pub(crate) async fn set_status_in(conn: &mut Conn, playground: &Playground, to: &str, actor: Actor) -> Result<()> {
     events::record(
         conn,
         NewEvent::new(playground.account_id, "playground", playground.id, "status.changed")

@@ -19,14 +19,14 @@ use bollard::models::{
 };
 use bollard::query_parameters::{
     CreateContainerOptions, InspectContainerOptions, ListContainersOptions, ListNetworksOptions, ListVolumesOptions,
-    RemoveContainerOptions, RemoveVolumeOptions, StartContainerOptions,
+    RemoveContainerOptions, RemoveVolumeOptions, StartContainerOptions, StopContainerOptions,
 };
 use futures::future::try_join_all;
 
 use super::plan::{Health, Observed, ObservedContainer, State, Step};
 use super::spec::{
-    Desired, LABEL_CONFIG_HASH, LABEL_INSTALLATION, LABEL_NETWORK, LABEL_PLAYGROUND, LABEL_PROJECT, LABEL_SERVICE,
-    LABEL_VOLUME, ServiceSpec,
+    Desired, LABEL_CONFIG_HASH, LABEL_EPOCH, LABEL_INSTALLATION, LABEL_NETWORK, LABEL_PLAYGROUND, LABEL_PROJECT,
+    LABEL_SERVICE, LABEL_VOLUME, ServiceSpec,
 };
 use crate::host::{RegistryCredentials, pull_image};
 use crate::{Error, Result};
@@ -85,6 +85,7 @@ pub async fn observe(
                 name: c.name.as_deref().unwrap_or_default().trim_start_matches('/').to_owned(),
                 service: labels.get(LABEL_SERVICE).cloned(),
                 config_hash: labels.get(LABEL_CONFIG_HASH).cloned(),
+                epoch: epoch_of(&labels),
                 state: match state.and_then(|s| s.status) {
                     Some(ContainerStateStatusEnum::CREATED) => State::Created,
                     Some(ContainerStateStatusEnum::RUNNING) => State::Running,
@@ -109,20 +110,20 @@ pub async fn observe(
         .into_iter()
         .filter_map(|n| n.name)
         .collect();
-    let mut found: std::collections::BTreeSet<String> = docker
+    let mut found: std::collections::BTreeMap<String, i64> = docker
         .list_volumes(Some(ListVolumesOptions { filters: Some(filters) }))
         .await
         .map_err(|e| Error::docker("list volumes", e))?
         .volumes
         .unwrap_or_default()
         .into_iter()
-        .map(|v| v.name)
+        .map(|v| (v.name, epoch_of(&v.labels)))
         .collect();
-    let unlabelled: Vec<&String> = volumes.iter().filter(|v| !found.contains(*v)).collect();
+    let unlabelled: Vec<&String> = volumes.iter().filter(|v| !found.contains_key(*v)).collect();
     for name in unlabelled {
         match docker.inspect_volume(name).await {
-            Ok(_) => {
-                found.insert(name.clone());
+            Ok(v) => {
+                found.insert(name.clone(), epoch_of(&v.labels));
             }
             Err(e) if status_of(&e) == Some(404) => {}
             Err(e) => return Err(Error::docker("inspect volume", e)),
@@ -138,7 +139,19 @@ pub async fn observe(
             Err(e) => return Err(Error::docker("inspect image", e)),
         }
     }
-    Ok(Observed { networks, volumes: found, images: present, containers })
+    Ok(Observed {
+        networks,
+        volumes: found.keys().cloned().collect(),
+        volume_epochs: found,
+        images: present,
+        containers,
+    })
+}
+
+/// The restart epoch an object was made in; 0 for objects made before
+/// epochs existed (or not by play).
+fn epoch_of(labels: &HashMap<String, String>) -> i64 {
+    labels.get(LABEL_EPOCH).and_then(|e| e.parse().ok()).unwrap_or(0)
 }
 
 /// What applying needs besides the steps.
@@ -202,6 +215,14 @@ impl Apply<'_> {
         let docker = self.docker;
         match step {
             Step::RemoveContainer { id, .. } => {
+                // Stop first, as Compose does: SIGTERM (or the image's stop
+                // signal), then SIGKILL after the container's own stop
+                // timeout (`stop_grace_period`, else the engine's 10 s).
+                // Stopping what is not running answers 304; what is gone 404.
+                match docker.stop_container(id, None::<StopContainerOptions>).await {
+                    Err(e) if matches!(status_of(&e), Some(304 | 404 | 409)) => {}
+                    other => other.map_err(|e| Error::docker("stop container", e))?,
+                }
                 let options = RemoveContainerOptions { force: true, v: true, ..Default::default() };
                 match docker.remove_container(id, Some(options)).await {
                     Err(e) if status_of(&e) == Some(404) => Ok(()),
@@ -214,7 +235,16 @@ impl Apply<'_> {
             Step::CreateVolume(name) => self.create_volume(name).await,
             Step::PullImage(image) => {
                 let credentials = credentials_for(self.credentials, image);
-                pull_image(docker, image, credentials, self.pull_timeout).await
+                match pull_image(docker, image, credentials, self.pull_timeout).await {
+                    // A hard restart pulls images that are present; one that
+                    // no registry serves (built or loaded on the host) is
+                    // kept rather than failing the restart.
+                    Err(e) if self.desired.is_some_and(|d| d.force_pull) && present(docker, image).await => {
+                        tracing::warn!(image, error = %e, "re-pull failed; keeping the image on the host");
+                        Ok(())
+                    }
+                    other => other,
+                }
             }
             Step::BuildUnavailable(service) => Err(Error::InvalidSpec(format!(
                 "service `{service}` is built from source: building from a Playzone is not available yet"
@@ -240,6 +270,7 @@ impl Apply<'_> {
         ]);
         if let Some(desired) = self.desired {
             labels.insert(LABEL_PROJECT.to_owned(), desired.project.clone());
+            labels.insert(LABEL_EPOCH.to_owned(), desired.epoch.to_string());
         }
         labels.insert(kind.to_owned(), key.to_owned());
         labels
@@ -311,6 +342,10 @@ impl Apply<'_> {
         }
         start(self.docker, &id).await
     }
+}
+
+async fn present(docker: &Docker, image: &str) -> bool {
+    docker.inspect_image(image).await.is_ok()
 }
 
 async fn start(docker: &Docker, id: &str) -> Result<()> {

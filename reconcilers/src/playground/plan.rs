@@ -30,6 +30,8 @@ use super::spec::{Desired, ServiceSpec};
 pub struct Observed {
     pub networks: BTreeSet<String>,
     pub volumes: BTreeSet<String>,
+    /// The restart epoch of each observed volume (0 when unlabelled).
+    pub volume_epochs: BTreeMap<String, i64>,
     /// The desired images already present on the host.
     pub images: BTreeSet<String>,
     pub containers: Vec<ObservedContainer>,
@@ -41,6 +43,8 @@ pub struct ObservedContainer {
     pub name: String,
     pub service: Option<String>,
     pub config_hash: Option<String>,
+    /// The restart epoch it was made in (0 when unlabelled).
+    pub epoch: i64,
     pub state: State,
     pub health: Option<Health>,
 }
@@ -157,8 +161,35 @@ fn satisfied(dep: &ServiceSpec, c: Option<&ObservedContainer>, condition: Depend
     }
 }
 
+/// A hard restart's teardown: every container of an older restart epoch,
+/// then (once those are gone, and unless volumes persist) every named volume
+/// of an older epoch. Nothing of the new epoch is made until this is empty,
+/// so a hard restart really starts from scratch, and a pass interrupted
+/// half-way resumes the teardown.
+fn teardown(desired: &Desired, observed: &Observed) -> Vec<Step> {
+    let old: Vec<Step> = observed
+        .containers
+        .iter()
+        .filter(|c| c.epoch < desired.epoch)
+        .map(|c| Step::RemoveContainer { id: c.id.clone(), service: c.service.clone() })
+        .collect();
+    if !old.is_empty() || desired.persist_volumes {
+        return old;
+    }
+    observed
+        .volume_epochs
+        .iter()
+        .filter(|(_, epoch)| **epoch < desired.epoch)
+        .map(|(name, _)| Step::RemoveVolume(name.clone()))
+        .collect()
+}
+
 /// The steps that bring `observed` closer to `desired`, in order.
 pub fn plan(desired: &Desired, observed: &Observed) -> Vec<Step> {
+    let teardown = teardown(desired, observed);
+    if !teardown.is_empty() {
+        return teardown;
+    }
     let mut steps = Vec::new();
     for network in &desired.networks {
         if !observed.networks.contains(&network.name) {
@@ -173,7 +204,7 @@ pub fn plan(desired: &Desired, observed: &Observed) -> Vec<Step> {
     let mut pulls = BTreeSet::new();
     for service in desired.services.iter().filter(|s| !s.build) {
         let image = &service.container.image;
-        if !observed.images.contains(image) && pulls.insert(image.clone()) {
+        if (desired.force_pull || !observed.images.contains(image)) && pulls.insert(image.clone()) {
             steps.push(Step::PullImage(image.clone()));
         }
     }
@@ -289,3 +320,7 @@ pub fn services_status(desired: &Desired, observed: &Observed) -> Vec<ServiceSta
 #[cfg(test)]
 #[path = "plan_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "plan_restart_tests.rs"]
+mod restart_tests;

@@ -65,6 +65,8 @@ fn playground(env: &[(&str, &str)], worker_env: &[(&str, &str)]) -> Playground {
         error_message: None,
         error_step: None,
         needs_recreation: false,
+        restart_epoch: 0,
+        pulled_epoch: 0,
         services: Vec::new(),
         expires_at: None,
         last_applied_at: None,
@@ -90,6 +92,7 @@ fn container(d: &Desired, service: &str, state: State, health: Option<Health>) -
         name: s.container_name.clone(),
         service: Some(service.into()),
         config_hash: Some(s.config_hash.clone()),
+        epoch: d.epoch,
         state,
         health,
     }
@@ -100,6 +103,7 @@ fn converged_observed(d: &Desired) -> Observed {
     Observed {
         networks: d.networks.iter().map(|n| n.name.clone()).collect(),
         volumes: d.volumes.iter().map(|v| v.name.clone()).collect(),
+        volume_epochs: d.volumes.iter().map(|v| (v.name.clone(), d.epoch)).collect(),
         images: d.services.iter().map(|s| s.container.image.clone()).collect(),
         containers: vec![
             container(d, "db", State::Running, Some(Health::Healthy)),

@@ -1,0 +1,122 @@
+//! `POST /api/playgrounds/:id/rollout` and `/hard_restart` (and `/recreate`,
+//! the other name the spec knows for a hard restart).
+//!
+//! Both record desired state and return `200` with the detail view at
+//! status `in_progress`; the Playground reconciler does the work:
+//! - **rollout** applies the Playground's (optionally changed) settings
+//!   incrementally: containers whose config is unchanged keep running,
+//!   volumes are kept, images are not pulled again;
+//! - **hard_restart** tears down every container (and every named volume
+//!   unless the Playspec persists volumes), pulls every image again and
+//!   provisions from scratch.
+
+use std::collections::BTreeMap;
+
+use axum::Json as JsonResponse;
+use axum::extract::State;
+use play_core::FieldErrors;
+use play_core::compose::ServiceDefinition;
+use play_core::store::playground_ops::{self, RolloutChanges};
+use play_core::store::playgrounds::{self, ServiceSettings};
+use play_core::store::{playrooms, playspecs};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::playgrounds::{PlaygroundDetail, WAKE_KIND, check_compose, check_settings, detail};
+use crate::auth::Principal;
+use crate::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::extract::{Id, Json};
+use crate::state::AppState;
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RolloutRequest {
+    #[serde(default)]
+    pub playground: RolloutInput,
+}
+
+/// The settings a rollout may change; an absent field keeps its value, a
+/// given one replaces it whole.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RolloutInput {
+    pub env_overrides: Option<BTreeMap<String, String>>,
+    pub service_subdomains: Option<BTreeMap<String, String>>,
+    #[schema(value_type = Option<Object>)]
+    pub services: Option<BTreeMap<String, ServiceSettings>>,
+}
+
+/// Apply the Playground's settings again, incrementally; the body may
+/// change `env_overrides`, `service_subdomains` and `services`.
+#[utoipa::path(post, path = "/api/playgrounds/{id}/rollout", tag = "Playgrounds", params(("id" = i64, Path)),
+    request_body(content = RolloutRequest, description = "optional"),
+    responses((status = 200, body = PlaygroundDetail), (status = 404, body = ErrorEnvelope),
+        (status = 422, body = ErrorEnvelope)))]
+pub async fn rollout(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    body: Option<Json<RolloutRequest>>,
+) -> ApiResult<JsonResponse<PlaygroundDetail>> {
+    let input = body.map(|Json(b)| b.playground).unwrap_or_default();
+    let current = playgrounds::get(&state.store, principal.account_id, id).await?;
+    if input.env_overrides.is_some() || input.service_subdomains.is_some() || input.services.is_some() {
+        let spec_id = current
+            .playspec_id
+            .ok_or_else(|| ApiError::Core(play_core::Error::InvalidState("the Playspec no longer exists".into())))?;
+        let playspec = playspecs::get(&state.store, principal.account_id, spec_id).await?;
+        let playroom = playrooms::get(&state.store, principal.account_id, current.playroom_id).await?;
+        let services: Vec<ServiceDefinition> = serde_json::from_value(playspec.services.clone()).unwrap_or_default();
+        let mut errors = FieldErrors::new();
+        let env = input.env_overrides.as_ref().unwrap_or(&current.env_overrides);
+        check_compose(&mut errors, &playspec.base_compose_yaml, playroom.trusted, env);
+        check_settings(
+            &mut errors,
+            &services,
+            env,
+            input.service_subdomains.as_ref().unwrap_or(&current.service_subdomains),
+            input.services.as_ref().unwrap_or(&current.service_settings),
+        );
+        if !errors.is_empty() {
+            return Err(ApiError::validation(errors));
+        }
+    }
+    let changes = RolloutChanges {
+        env_overrides: input.env_overrides,
+        service_subdomains: input.service_subdomains,
+        service_settings: input.services,
+    };
+    let playground =
+        playground_ops::rollout(&state.store, principal.account_id, id, changes, principal.actor()).await?;
+    state.waker.wake(WAKE_KIND, playground.id);
+    Ok(JsonResponse(detail(playground)))
+}
+
+/// Tear everything down and provision afresh: every container restarts,
+/// every image is pulled again, volumes are kept only if the Playspec
+/// persists them.
+#[utoipa::path(post, path = "/api/playgrounds/{id}/hard_restart", tag = "Playgrounds", params(("id" = i64, Path)),
+    responses((status = 200, body = PlaygroundDetail), (status = 404, body = ErrorEnvelope),
+        (status = 422, body = ErrorEnvelope)))]
+pub async fn hard_restart(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<JsonResponse<PlaygroundDetail>> {
+    let playground = playground_ops::hard_restart(&state.store, principal.account_id, id, principal.actor()).await?;
+    state.waker.wake(WAKE_KIND, playground.id);
+    Ok(JsonResponse(detail(playground)))
+}
+
+/// The other name of [`hard_restart`] (destroy the containers, provision
+/// again, keep volumes only if persisted): the same operation.
+#[utoipa::path(post, path = "/api/playgrounds/{id}/recreate", tag = "Playgrounds", params(("id" = i64, Path)),
+    responses((status = 200, body = PlaygroundDetail), (status = 404, body = ErrorEnvelope),
+        (status = 422, body = ErrorEnvelope)))]
+pub async fn recreate(
+    state: State<AppState>,
+    principal: Principal,
+    id: Id,
+) -> ApiResult<JsonResponse<PlaygroundDetail>> {
+    hard_restart(state, principal, id).await
+}

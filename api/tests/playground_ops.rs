@@ -1,0 +1,161 @@
+//! Rollout, hard restart (and its other name, recreate) over the real
+//! router and store: what they record, what they refuse, and that a refused
+//! request changes nothing. What the reconciler then does on a host is
+//! tested end to end in `tests/playground_ops_e2e.rs`.
+
+#![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
+
+use axum::http::{Method, StatusCode};
+use play_api::testing::TestApp;
+use serde_json::{Value, json};
+
+const COMPOSE: &str = r#"
+services:
+  web:
+    image: "play-test/busybox:${TAG:?TAG must be set}"
+    ports: ["8080:80"]
+  db:
+    image: play-test/busybox:1
+"#;
+
+async fn setup() -> (TestApp, i64) {
+    let app = TestApp::new().await;
+    let spec = app
+        .post("/api/playspecs", &app.admin, json!({"playspec": {"name": "shop", "base_compose_yaml": COMPOSE}}))
+        .await;
+    assert_eq!(spec.status, StatusCode::CREATED, "{}", spec.text);
+    let room = app.post("/api/playrooms", &app.admin, json!({"playroom": {"name": "box", "host": "127.0.0.1"}})).await;
+    let r = app
+        .post(
+            "/api/playgrounds",
+            &app.admin,
+            json!({"playground": {"name": "pr", "playspec_id": spec.body["id"], "playroom_id": room.body["id"],
+                                  "env_overrides": {"TAG": "1"}}}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    (app, r.body["id"].as_i64().unwrap())
+}
+
+async fn post(app: &TestApp, path: &str, body: Option<Value>) -> play_api::testing::Response {
+    app.request(Method::POST, path, Some(&app.admin), body).await
+}
+
+#[tokio::test]
+async fn create_refuses_overrides_that_leave_a_required_variable_unset() {
+    let app = TestApp::new().await;
+    let spec = app
+        .post("/api/playspecs", &app.admin, json!({"playspec": {"name": "shop", "base_compose_yaml": COMPOSE}}))
+        .await;
+    let room = app.post("/api/playrooms", &app.admin, json!({"playroom": {"name": "box", "host": "127.0.0.1"}})).await;
+    let r = app
+        .post(
+            "/api/playgrounds",
+            &app.admin,
+            json!({"playground": {"name": "pr", "playspec_id": spec.body["id"], "playroom_id": room.body["id"]}}),
+        )
+        .await;
+    let err = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    assert!(err["playspec.base_compose_yaml.services.web.image"][0].as_str().unwrap().contains("TAG"));
+    assert_eq!(app.count("playgrounds").await, 0);
+}
+
+#[tokio::test]
+async fn rollout_bumps_the_generation_and_applies_changed_settings() {
+    let (app, id) = setup().await;
+    let events = app.count("events").await;
+
+    // No body: apply the same settings again.
+    let r = post(&app, &format!("/api/playgrounds/{id}/rollout"), None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!((r.body["generation"].as_i64(), r.body["status"].as_str()), (Some(2), Some("in_progress")));
+    assert_eq!(r.body["env_overrides"], json!({"TAG": "1"}));
+    assert!(app.count("events").await > events, "playground.updated is recorded");
+
+    // Changed overrides replace the old ones whole.
+    let r = post(
+        &app,
+        &format!("/api/playgrounds/{id}/rollout"),
+        Some(json!({"playground": {"env_overrides": {"TAG": "2", "MODE": "x"}}})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["generation"], 3);
+    assert_eq!(r.body["env_overrides"], json!({"MODE": "x", "TAG": "2"}));
+    let status = app.get(&format!("/api/playgrounds/{id}/status"), &app.admin).await;
+    assert_eq!(status.body["creation_step"], "queued");
+}
+
+#[tokio::test]
+async fn a_refused_rollout_changes_nothing() {
+    let (app, id) = setup().await;
+    let path = format!("/api/playgrounds/{id}/rollout");
+    let snapshot = async || {
+        let mut body = app.get(&format!("/api/playgrounds/{id}"), &app.admin).await.body;
+        for moving in ["time_remaining", "expiration_percentage"] {
+            body.as_object_mut().unwrap().remove(moving);
+        }
+        body
+    };
+    let before = snapshot().await;
+    let events = app.count("events").await;
+
+    let bad = post(&app, &path, Some(json!({"playground": {"env_overrides": {"1BAD": "x"}}}))).await;
+    let err = bad.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    assert!(err["playground.env_overrides.1BAD"].is_array(), "{err}");
+
+    // Dropping TAG leaves `${TAG:?}` unset: the Compose could not run.
+    let bad = post(&app, &path, Some(json!({"playground": {"env_overrides": {}}}))).await;
+    bad.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+
+    let bad = post(&app, &path, Some(json!({"playground": {"services": {"nope": {"env_vars": {}}}}}))).await;
+    let err = bad.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    assert!(err["playground.services.nope"].is_array(), "{err}");
+
+    let bad = post(&app, &path, Some(json!({"playground": {"service_subdomains": {"db": "x"}}}))).await;
+    bad.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+
+    // Fields a rollout cannot change are refused, not ignored.
+    let bad = post(&app, &path, Some(json!({"playground": {"name": "renamed"}}))).await;
+    assert!(bad.status.is_client_error(), "{}", bad.text);
+
+    assert_eq!(before, snapshot().await);
+    assert_eq!(app.count("events").await, events);
+}
+
+#[tokio::test]
+async fn hard_restart_and_recreate_record_a_fresh_provisioning() {
+    let (app, id) = setup().await;
+    let r = post(&app, &format!("/api/playgrounds/{id}/hard_restart"), None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!((r.body["generation"].as_i64(), r.body["status"].as_str()), (Some(2), Some("in_progress")));
+    let r = post(&app, &format!("/api/playgrounds/{id}/recreate"), None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["generation"], 3);
+    let epoch: i64 = sqlx::query_scalar("SELECT restart_epoch FROM playgrounds WHERE id = $1")
+        .bind(id)
+        .fetch_one(app.store().pool())
+        .await
+        .unwrap();
+    assert_eq!(epoch, 2, "each hard restart is a new epoch");
+}
+
+#[tokio::test]
+async fn destroying_or_foreign_playgrounds_refuse_both() {
+    let (app, id) = setup().await;
+    let other = app.new_account("other").await;
+    let token = app.key_for(other, play_core::scopes::ScopeSet::all(), None).await;
+    for op in ["rollout", "hard_restart"] {
+        app.request(Method::POST, &format!("/api/playgrounds/{id}/{op}"), Some(&token), None)
+            .await
+            .assert_error(StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND");
+    }
+    app.delete(&format!("/api/playgrounds/{id}"), &app.admin).await;
+    for op in ["rollout", "hard_restart", "recreate"] {
+        post(&app, &format!("/api/playgrounds/{id}/{op}"), None)
+            .await
+            .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "INVALID_STATE");
+    }
+    let p = app.get(&format!("/api/playgrounds/{id}"), &app.admin).await;
+    assert_eq!(p.body["status"], "destroying");
+}

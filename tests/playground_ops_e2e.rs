@@ -1,0 +1,104 @@
+//! Rollout and hard restart on a real host (the harness's sshd, the
+//! machine's Docker engine, a local registry with auth):
+//! - a rollout that changes one service's variables replaces only that
+//!   service's container; the other container and the volume's data stay;
+//! - a hard restart replaces every container, pulls the registry image
+//!   again (the tag moved to a new image meanwhile) and, as the Playspec
+//!   does not persist volumes, starts from an empty volume.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
+
+mod support;
+
+use std::process::Command;
+use std::time::Duration;
+
+use axum::http::Method;
+use serde_json::json;
+use support::registry::Registry;
+use support::world::{World, docker_lines, inspect};
+
+fn compose(image: &str) -> String {
+    format!(
+        r#"
+services:
+  db:
+    image: {image}
+    command: ["sleep", "3600"]
+    stop_grace_period: 1s
+    volumes: ["data:/data"]
+  web:
+    image: play-test/busybox:1
+    command: ["sleep", "3600"]
+    stop_grace_period: 1s
+volumes:
+  data: {{}}
+"#
+    )
+}
+
+fn marker_exists(container: &str) -> bool {
+    Command::new("docker").args(["exec", container, "test", "-e", "/data/marker"]).status().unwrap().success()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rollout_is_incremental_and_hard_restart_starts_from_scratch() {
+    let mut registry = Registry::start();
+    let image = registry.push_test_image("play-e2e/ops");
+    let w = World::start().await;
+    let spec = w.playspec("ops", &compose(&image)).await;
+    let cred = json!({"registry_type": "generic", "registry_url": registry.address(),
+                      "username": registry.username, "secret": registry.password});
+    let r = w.app.post(&format!("/api/playspecs/{spec}/add_registry_credential"), &w.app.admin, cred).await;
+    assert!(r.status.is_success(), "{}", r.text);
+    let p = w.playground("ops", spec, json!({})).await;
+    let id = p["id"].as_i64().unwrap();
+    let project = p["compose_project"].as_str().unwrap().to_owned();
+    let (db, web) = (format!("{project}-db-1"), format!("{project}-web-1"));
+    let _running = w.runtime("replica-a", Duration::from_secs(2));
+    w.wait_converged(id, "first convergence").await;
+    let (db_1, web_1) = (inspect(&db, "{{.Id}}"), inspect(&web, "{{.Id}}"));
+    let v1 = inspect(&db, "{{.Image}}");
+    support::run(Command::new("docker").args(["exec", &db, "touch", "/data/marker"]));
+
+    // Rollout: only web's variables change.
+    let r = w
+        .app
+        .request(
+            Method::POST,
+            &format!("/api/playgrounds/{id}/rollout"),
+            Some(&w.app.admin),
+            Some(json!({"playground": {"services": {"web": {"env_vars": {"MODE": "b"}}}}})),
+        )
+        .await;
+    assert_eq!(r.body["generation"], 2, "{}", r.text);
+    w.wait_converged(id, "the rollout").await;
+    assert_eq!(inspect(&db, "{{.Id}}"), db_1, "db did not change and keeps running");
+    assert_ne!(inspect(&web, "{{.Id}}"), web_1, "web was replaced");
+    assert!(inspect(&web, "{{json .Config.Env}}").contains("\"MODE=b\""));
+    assert!(marker_exists(&db), "a rollout keeps volumes");
+    let web_2 = inspect(&web, "{{.Id}}");
+
+    // The registry's tag moves to a new image; the engine's copy of the tag
+    // still names the old one, so only a real pull can bring the new one.
+    let scratch = docker_lines(&["create", &image, "true"]).join("");
+    let v2_local = format!("play-e2e/ops-v2:{}", std::process::id());
+    support::run(Command::new("docker").args(["commit", "--change", "LABEL play.test.version=2", &scratch, &v2_local]));
+    support::run(Command::new("docker").args(["rm", "-f", &scratch]));
+    registry.push(&v2_local, "play-e2e/ops");
+    let v2 = inspect(&v2_local, "{{.Id}}");
+    support::run(Command::new("docker").args(["tag", &v1, &image]));
+    assert_ne!(v1, v2);
+
+    let r = w.app.request(Method::POST, &format!("/api/playgrounds/{id}/hard_restart"), Some(&w.app.admin), None).await;
+    assert_eq!((r.body["generation"].as_i64(), r.body["status"].as_str()), (Some(3), Some("in_progress")));
+    w.wait_converged(id, "the hard restart").await;
+    assert_ne!(inspect(&db, "{{.Id}}"), db_1, "db was replaced");
+    assert_ne!(inspect(&web, "{{.Id}}"), web_2, "web was replaced");
+    assert_eq!(inspect(&db, "{{.Image}}"), v2, "the image was pulled again");
+    assert_eq!(inspect(&db, "{{index .Config.Labels \"dev.play.epoch\"}}"), "1");
+    assert!(!marker_exists(&db), "the volume was recreated (the Playspec does not persist volumes)");
+    assert!(w.event_types().await.iter().filter(|t| *t == "playground.updated").count() >= 2);
+
+    let _ = Command::new("docker").args(["rmi", "-f", &v2_local]).output();
+}

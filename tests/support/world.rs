@@ -1,0 +1,200 @@
+//! A Playroom over the harness's sshd with the API and a Playground
+//! reconciler runtime around it: the set-up every Playground e2e test needs.
+//!
+//! Each `World` has its own store, hence its own installation id; every
+//! Docker object play makes for it carries `dev.play.installation=<that id>`,
+//! and dropping the `World` removes exactly those objects (containers,
+//! networks, volumes), never another test's or another installation's.
+
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::http::StatusCode;
+use play_api::ApiConfig;
+use play_api::testing::TestApp;
+use play_core::metrics::Metrics;
+use play_core::store::events;
+use play_reconcilers::host::{DockerHostGateway, HostConfig};
+use play_reconcilers::playground::{PlaygroundConfig, PlaygroundReconciler};
+use play_reconcilers::runtime::{Backoff, Config, Handle, Runtime};
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::sshd::Sshd;
+
+pub struct World {
+    pub app: TestApp,
+    pub gateway: DockerHostGateway,
+    pub playroom: i64,
+    pub installation: String,
+    pub sshd: Sshd,
+}
+
+/// A running reconciler runtime; stopped on drop.
+pub struct Running {
+    pub handle: Handle,
+    shutdown: CancellationToken,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+impl World {
+    /// A world with the default API configuration.
+    pub async fn start() -> World {
+        World::start_with(TestApp::default_config()).await
+    }
+
+    pub async fn start_with(config: ApiConfig) -> World {
+        super::docker::ensure_busybox_image();
+        let sshd = Sshd::start();
+        let gateway =
+            DockerHostGateway::new(HostConfig::with_timeout(Duration::from_secs(10)), Arc::new(Metrics::new()));
+        let app = TestApp::with(config, Arc::new(gateway.clone())).await;
+        let r = app.post("/api/playrooms", &app.admin, sshd.playroom_body("box")).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        let playroom = r.body["id"].as_i64().expect("playroom id");
+        let key = app.post(&format!("/api/playrooms/{playroom}/generate_ssh_key"), &app.admin, json!({})).await;
+        let public = key.body["ssh_public_key"].as_str().expect("public key").to_owned();
+        let authorized = sshd.dir().join("authorized_keys");
+        let mut keys = std::fs::read_to_string(&authorized).expect("authorized_keys");
+        keys.push_str(&format!("\n{public}\n"));
+        std::fs::write(&authorized, keys).expect("write authorized_keys");
+        let report = app.post(&format!("/api/playrooms/{playroom}/test_connection"), &app.admin, json!({})).await;
+        assert_eq!(report.body["ok"], true, "{}", report.text);
+        let installation = app.store().installation().await.expect("installation id");
+        let world = World { app, gateway, playroom, installation, sshd };
+        world.remove_host_objects();
+        world
+    }
+
+    /// A Playspec named `name` with `compose`: its id.
+    pub async fn playspec(&self, name: &str, compose: &str) -> i64 {
+        let spec = self
+            .app
+            .post("/api/playspecs", &self.app.admin, json!({"playspec": {"name": name, "base_compose_yaml": compose}}))
+            .await;
+        assert_eq!(spec.status, StatusCode::CREATED, "{}", spec.text);
+        spec.body["id"].as_i64().expect("playspec id")
+    }
+
+    /// A Playground on `playspec` with the extra create fields in `extra`:
+    /// its detail view.
+    pub async fn playground(&self, name: &str, playspec: i64, extra: Value) -> Value {
+        let mut body = json!({"name": name, "playspec_id": playspec, "playroom_id": self.playroom});
+        if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
+            body.extend(extra.clone());
+        }
+        let r = self.app.post("/api/playgrounds", &self.app.admin, json!({"playground": body})).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        r.body
+    }
+
+    /// Starts the Playground reconciler under a runtime as `replica`.
+    pub fn runtime(&self, replica: &str, resync_every: Duration) -> Running {
+        let store = self.app.store().clone();
+        let reconciler = PlaygroundReconciler::new(store.clone(), self.app.state.secrets.clone(), self.gateway.clone())
+            .with_config(PlaygroundConfig { poll_interval: Duration::from_millis(500), ..Default::default() });
+        let runtime =
+            Runtime::new(reconciler, store, Arc::new(Metrics::new())).with_replica_id(replica).with_config(Config {
+                resync_every,
+                lease_duration: Duration::from_secs(3),
+                lease_busy_retry: Duration::from_millis(500),
+                backoff: Backoff { initial: Duration::from_millis(200), max: Duration::from_secs(2) },
+                ..Config::default()
+            });
+        let handle = runtime.handle();
+        let shutdown = CancellationToken::new();
+        let task = tokio::spawn(runtime.run(shutdown.clone()));
+        Running { handle, shutdown, task: Some(task) }
+    }
+
+    /// The detail view (status, body).
+    pub async fn detail(&self, id: i64) -> (StatusCode, Value) {
+        let r = self.app.get(&format!("/api/playgrounds/{id}"), &self.app.admin).await;
+        (r.status, r.body)
+    }
+
+    /// Polls the detail view until `ok`; panics after 90 s with the last
+    /// view and the status view.
+    pub async fn wait_for(&self, id: i64, what: &str, ok: impl Fn(StatusCode, &Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            let (status, body) = self.detail(id).await;
+            if ok(status, &body) {
+                return body;
+            }
+            if Instant::now() >= deadline {
+                let detail = self.app.get(&format!("/api/playgrounds/{id}/status"), &self.app.admin).await;
+                panic!("timed out waiting for {what}; last: {status} {body:#}\nstatus: {}", detail.text);
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Waits until the Playground runs its current generation.
+    pub async fn wait_converged(&self, id: i64, what: &str) -> Value {
+        self.wait_for(id, what, |status, body| {
+            status == StatusCode::OK && body["status"] == "running" && body["observed_generation"] == body["generation"]
+        })
+        .await
+    }
+
+    /// `entity.action` of every event of the account, oldest first.
+    pub async fn event_types(&self) -> Vec<String> {
+        events::list_for_account(self.app.store(), self.app.account_id)
+            .await
+            .expect("events")
+            .iter()
+            .map(|e| format!("{}.{}", e.entity_type, e.action))
+            .collect()
+    }
+
+    /// The label filter matching everything play made for this world.
+    pub fn installation_filter(&self) -> String {
+        format!("label=dev.play.installation={}", self.installation)
+    }
+
+    fn remove_host_objects(&self) {
+        let filter = self.installation_filter();
+        let ids = |args: &[&str]| -> Vec<String> {
+            let out = Command::new("docker").args(args).arg("--filter").arg(&filter).output();
+            out.map(|o| String::from_utf8_lossy(&o.stdout).split_whitespace().map(str::to_owned).collect())
+                .unwrap_or_default()
+        };
+        let remove = |what: &[&str], ids: Vec<String>| {
+            if !ids.is_empty() {
+                let _ = Command::new("docker").args(what).args(&ids).output();
+            }
+        };
+        remove(&["rm", "-f"], ids(&["ps", "-aq"]));
+        remove(&["network", "rm"], ids(&["network", "ls", "-q"]));
+        remove(&["volume", "rm", "-f"], ids(&["volume", "ls", "-q"]));
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        self.remove_host_objects();
+    }
+}
+
+/// Output lines of a `docker` command (panics when it fails).
+pub fn docker_lines(args: &[&str]) -> Vec<String> {
+    let out = super::run(Command::new("docker").args(args));
+    String::from_utf8_lossy(&out.stdout).lines().filter(|l| !l.trim().is_empty()).map(str::to_owned).collect()
+}
+
+/// `docker inspect --format <format> <name>`, trimmed.
+pub fn inspect(name: &str, format: &str) -> String {
+    docker_lines(&["inspect", "--format", format, name]).join("\n")
+}
