@@ -144,6 +144,35 @@ impl TestApp {
         Response { status, headers, body, text }
     }
 
+    /// POSTs a `multipart/form-data` body of `parts` (name, optional file
+    /// name, content) to `path` as the admin.
+    pub async fn post_multipart(&self, path: &str, parts: &[(&str, Option<&str>, &[u8])]) -> Response {
+        let boundary = "play-test-boundary-7d1c";
+        let mut body = Vec::new();
+        for (name, filename, content) in parts {
+            body.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
+            let disposition = match filename {
+                Some(f) => format!(
+                    "Content-Disposition: form-data; name=\"{name}\"; filename=\"{f}\"\r\n\
+                     Content-Type: application/octet-stream\r\n\r\n"
+                ),
+                None => format!("Content-Disposition: form-data; name=\"{name}\"\r\n\r\n"),
+            };
+            body.extend_from_slice(disposition.as_bytes());
+            body.extend_from_slice(content);
+            body.extend_from_slice(b"\r\n");
+        }
+        body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+        let request = Request::builder()
+            .method(Method::POST)
+            .uri(path)
+            .header(header::AUTHORIZATION, format!("Bearer {}", self.admin))
+            .header(header::CONTENT_TYPE, format!("multipart/form-data; boundary={boundary}"))
+            .body(Body::from(body))
+            .unwrap();
+        self.send(request).await
+    }
+
     pub async fn get(&self, path: &str, token: &str) -> Response {
         self.request(Method::GET, path, Some(token), None).await
     }

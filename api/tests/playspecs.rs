@@ -3,8 +3,7 @@
 
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
-use axum::body::Body;
-use axum::http::{Method, Request, StatusCode, header};
+use axum::http::{Method, StatusCode};
 use play_api::testing::{Response, TestApp};
 use serde_json::{Value, json};
 
@@ -53,34 +52,8 @@ async fn reference_from_playground(app: &TestApp, playspec_id: i64, status: &str
     .unwrap();
 }
 
-fn multipart(parts: &[(&str, Option<&str>, &[u8])]) -> (String, Vec<u8>) {
-    let boundary = "play-test-boundary-7d1c";
-    let mut body = Vec::new();
-    for (name, filename, content) in parts {
-        body.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
-        match filename {
-            Some(f) => body.extend_from_slice(
-                format!("Content-Disposition: form-data; name=\"{name}\"; filename=\"{f}\"\r\nContent-Type: application/octet-stream\r\n\r\n").as_bytes(),
-            ),
-            None => body.extend_from_slice(format!("Content-Disposition: form-data; name=\"{name}\"\r\n\r\n").as_bytes()),
-        }
-        body.extend_from_slice(content);
-        body.extend_from_slice(b"\r\n");
-    }
-    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
-    (format!("multipart/form-data; boundary={boundary}"), body)
-}
-
 async fn upload(app: &TestApp, id: i64, parts: &[(&str, Option<&str>, &[u8])]) -> Response {
-    let (content_type, body) = multipart(parts);
-    let request = Request::builder()
-        .method(Method::POST)
-        .uri(format!("/api/playspecs/{id}/add_mounted_file"))
-        .header(header::AUTHORIZATION, format!("Bearer {}", app.admin))
-        .header(header::CONTENT_TYPE, content_type)
-        .body(Body::from(body))
-        .unwrap();
-    app.send(request).await
+    app.post_multipart(&format!("/api/playspecs/{id}/add_mounted_file"), parts).await
 }
 
 #[tokio::test]

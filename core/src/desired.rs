@@ -23,8 +23,12 @@ use sha2::{Digest, Sha256};
 use crate::compose::Policy;
 use crate::store::playgrounds::container_name;
 
+mod files;
 mod words;
+pub use files::{FILES_VOLUME_KEY, FileMountSpec};
 pub use words::split_words;
+
+use crate::store::playspec_files::MountedFile;
 
 pub const LABEL_PLAYGROUND: &str = "dev.play.playground";
 /// The installation (database) the Playground belongs to; ids are only
@@ -156,6 +160,9 @@ pub struct ContainerSpec {
     pub privileged: bool,
     pub security_opt: Vec<String>,
     pub stop_timeout: Option<i64>,
+    /// Mounted files (see [`files`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileMountSpec>,
     /// The restart epoch, so a hard restart changes every hash (left out
     /// at 0, so hashes made before hard restarts existed stay valid).
     #[serde(skip_serializing_if = "is_zero")]
@@ -203,6 +210,11 @@ type NameOf<'a> = dyn Fn(&str) -> Result<(String, bool), String> + 'a;
 /// The system keys every container gets (after all user values).
 pub const SYSTEM_KEYS: &[&str] = &["PLAY_PLAYGROUND_ID", "PLAY_PLAYGROUND_NAME", "PLAY_COMPOSE_PROJECT"];
 
+/// The name of a Playground's mounted-files volume.
+pub fn files_volume(project: &str) -> String {
+    format!("{project}_{FILES_VOLUME_KEY}")
+}
+
 /// Everything the desired objects are computed from. Build it with
 /// [`Inputs::new`] and the `with_*` methods, so that adding an input does
 /// not touch every caller.
@@ -214,11 +226,18 @@ pub struct Inputs<'a> {
     pub file: &'a ComposeFile,
     /// The Playspec's `persist_volumes`.
     pub persist_volumes: bool,
+    /// The Playspec's mounted files.
+    pub files: &'a [MountedFile],
 }
 
 impl<'a> Inputs<'a> {
     pub fn new(playground: &'a Playground, file: &'a ComposeFile) -> Self {
-        Inputs { playground, file, persist_volumes: false }
+        Inputs { playground, file, persist_volumes: false, files: &[] }
+    }
+
+    pub fn with_files(mut self, files: &'a [MountedFile]) -> Self {
+        self.files = files;
+        self
     }
 
     pub fn with_persist_volumes(mut self, persist: bool) -> Self {
@@ -243,7 +262,7 @@ pub fn model_for(yaml: &str, policy: &Policy, playground: &Playground) -> Result
 /// The desired objects of a Playground from its Playspec's Compose.
 /// An `Err` is a spec that cannot run (terminal).
 pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
-    let Inputs { playground, file, persist_volumes } = *inputs;
+    let Inputs { playground, file, persist_volumes, files } = *inputs;
     let project = playground.compose_project.clone();
     let network_name = |key: &str| -> Result<(String, bool), String> {
         match file.networks.get(key) {
@@ -268,7 +287,8 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
     let mut services = Vec::new();
     let mut used_networks = BTreeSet::new();
     for (name, service) in &active {
-        let container = container_spec(playground, name, service, &network_name, &volume_name)?;
+        let mut container = container_spec(playground, name, service, &network_name, &volume_name)?;
+        container.files = files::mounts_for(files, name);
         used_networks.extend(container.networks.keys().cloned());
         let config_hash = config_hash(&container);
         services.push(ServiceSpec {
@@ -305,7 +325,7 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
             options: declared.map(|n| n.driver_opts.clone().into_iter().collect()).unwrap_or_default(),
         });
     }
-    let volumes = file
+    let mut volumes: Vec<VolumeSpec> = file
         .volumes
         .iter()
         .filter(|(_, v)| !v.external)
@@ -316,6 +336,14 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
             driver_opts: v.driver_opts.clone().into_iter().collect(),
         })
         .collect();
+    if services.iter().any(|s| !s.container.files.is_empty()) {
+        volumes.push(VolumeSpec {
+            name: files_volume(&project),
+            key: FILES_VOLUME_KEY.to_owned(),
+            driver: None,
+            driver_opts: BTreeMap::new(),
+        });
+    }
 
     Ok(Desired {
         playground_id: playground.id,
@@ -414,6 +442,7 @@ fn container_spec(
         privileged: service.privileged,
         security_opt: service.security_opt.clone(),
         stop_timeout: service.stop_grace_period.and_then(|d| i64::try_from(d.as_secs()).ok()),
+        files: Vec::new(),
         epoch: playground.restart_epoch,
     })
 }

@@ -38,6 +38,10 @@ pub enum Error {
     /// the object's status, not retried until the object changes.
     #[error("{0}")]
     InvalidSpec(String),
+    /// Mounted files could not be packed for the host (a file changed
+    /// under the pass, say): transient, the next pass starts over.
+    #[error("mounted files: {0}")]
+    Files(String),
     /// This replica lost the object's reconcile lease; its fenced writes
     /// were refused. The replica that holds the lease carries on.
     #[error("the reconcile lease was lost")]
@@ -70,6 +74,7 @@ impl Error {
             Error::InvalidTarget(_) => "invalid_target",
             Error::Store(_) => "store",
             Error::InvalidSpec(_) => "invalid_spec",
+            Error::Files(_) => "files",
             Error::LeaseLost => "lease_lost",
         }
     }
@@ -80,9 +85,11 @@ impl Error {
             Error::Host(e) => e,
             Error::Docker { operation, source } => HostError::Protocol(format!("Docker {operation}: {source}")),
             e @ Error::RegistryUnauthorized { .. } => HostError::AuthRefused(e.to_string()),
-            e @ (Error::InvalidTarget(_) | Error::Store(_) | Error::InvalidSpec(_) | Error::LeaseLost) => {
-                HostError::Protocol(e.to_string())
-            }
+            e @ (Error::InvalidTarget(_)
+            | Error::Store(_)
+            | Error::InvalidSpec(_)
+            | Error::Files(_)
+            | Error::LeaseLost) => HostError::Protocol(e.to_string()),
         }
     }
 
@@ -94,6 +101,7 @@ impl Error {
             | Error::InvalidTarget(_)
             | Error::Store(_)
             | Error::InvalidSpec(_)
+            | Error::Files(_)
             | Error::LeaseLost => FailureKind::Protocol,
         }
     }

@@ -32,11 +32,12 @@
 //! written as `error_message`/`error_step` with the status unchanged, and
 //! retried with backoff.
 
+pub mod files;
 pub mod host;
 pub mod plan;
 pub use play_core::desired as spec;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use play_core::compose::Policy;
@@ -149,7 +150,8 @@ impl Pass<'_> {
             playspec.ok_or_else(|| Error::InvalidSpec("the Playground's Playspec no longer exists".into()))?;
         let model = spec::model_for(&playspec.base_compose_yaml, &Policy { trusted: room.trusted }, &p)
             .map_err(Error::InvalidSpec)?;
-        let inputs = spec::Inputs::new(&p, &model).with_persist_volumes(playspec.persist_volumes);
+        let files = playspec_files::list_files(store, playspec.id).await?;
+        let inputs = spec::Inputs::new(&p, &model).with_persist_volumes(playspec.persist_volumes).with_files(&files);
         let desired = spec::desired(&inputs).map_err(Error::InvalidSpec)?;
         self.converge(&docker, &p, desired, playspec.id).await
     }
@@ -171,6 +173,7 @@ impl Pass<'_> {
             .collect();
         let volumes: Vec<String> = desired.volumes.iter().map(|v| v.name.clone()).collect();
         let mut credentials: Option<Vec<RegistryCredentials>> = None;
+        let mut contents: Option<BTreeMap<i64, Vec<u8>>> = None;
         let mut rounds = 0;
         let (observed, waits) = loop {
             let observed = host::observe(docker, &desired.installation, self.id, &images, &volumes).await?;
@@ -184,12 +187,17 @@ impl Pass<'_> {
             if credentials.is_none() && groups.iter().flatten().any(|s| matches!(s, plan::Step::PullImage(_))) {
                 credentials = Some(self.credentials(playspec_id).await?);
             }
+            if contents.is_none() && groups.iter().flatten().any(|s| matches!(s, plan::Step::RunContainer(_))) {
+                contents = Some(self.file_contents(&desired, playspec_id).await?);
+            }
+            let no_files = BTreeMap::new();
             let apply = host::Apply {
                 docker,
                 desired: Some(&desired),
                 installation: &desired.installation,
                 playground_id: self.id,
                 credentials: credentials.as_deref().unwrap_or_default(),
+                files: contents.as_ref().unwrap_or(&no_files),
                 pull_timeout: self.r.config.pull_timeout,
             };
             let mut pulled = false;
@@ -235,6 +243,17 @@ impl Pass<'_> {
         }
     }
 
+    /// The contents of every mounted file a desired container mounts.
+    async fn file_contents(&self, desired: &spec::Desired, playspec_id: i64) -> Result<BTreeMap<i64, Vec<u8>>> {
+        let ids: BTreeSet<i64> =
+            desired.services.iter().flat_map(|s| s.container.files.iter().map(|f| f.file_id)).collect();
+        let mut out = BTreeMap::new();
+        for id in ids {
+            out.insert(id, playspec_files::file_content(&self.r.store, playspec_id, id).await?);
+        }
+        Ok(out)
+    }
+
     async fn credentials(&self, playspec_id: i64) -> Result<Vec<RegistryCredentials>> {
         let store = &self.r.store;
         let mut out = Vec::new();
@@ -258,6 +277,7 @@ impl Pass<'_> {
             installation,
             playground_id: self.id,
             credentials: &[],
+            files: &BTreeMap::new(),
             pull_timeout: self.r.config.pull_timeout,
         };
         let observed = host::observe(docker, installation, self.id, &[], volumes).await?;

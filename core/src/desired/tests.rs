@@ -50,3 +50,41 @@ fn a_playspec_may_leave_required_variables_to_its_playgrounds() {
     // Outside a blueprint (a Playground's Compose), it is an error.
     assert!(!crate::compose::validate_compose(yaml, &Policy::UNTRUSTED).valid);
 }
+
+#[test]
+fn mounted_files_go_to_their_services_and_their_content_is_in_the_hash() {
+    let now = crate::time::now();
+    let file = |id: i64, path: &str, targets: &[&str], sha: &str| crate::store::playspec_files::MountedFile {
+        id,
+        name: "f".into(),
+        mount_path: path.into(),
+        target_services: targets.iter().map(|t| (*t).to_owned()).collect(),
+        readonly: true,
+        size: 1,
+        sha256: sha.into(),
+        created_at: now,
+        updated_at: now,
+    };
+    let p = playground(&[]);
+    let model = model_for("services:\n  web:\n    image: x\n  db:\n    image: y\n", &Policy::UNTRUSTED, &p).unwrap();
+    let files =
+        [file(1, "/etc/web.conf", &["web"], "aaaaaaaaaaaaaaaa"), file(2, "/etc/all.conf", &[], "bbbbbbbbbbbbbbbb")];
+    let d = desired(&Inputs::new(&p, &model).with_files(&files)).unwrap();
+    let web = d.services.iter().find(|s| s.name == "web").unwrap();
+    let db = d.services.iter().find(|s| s.name == "db").unwrap();
+    let targets = |s: &ServiceSpec| s.container.files.iter().map(|f| f.target.clone()).collect::<Vec<_>>();
+    assert_eq!(targets(web), ["/etc/all.conf", "/etc/web.conf"]);
+    assert_eq!(targets(db), ["/etc/all.conf"]);
+    assert_eq!(web.container.files[1].rel_path, "1-aaaaaaaaaaaa/file");
+    assert!(d.volumes.iter().any(|v| v.name == files_volume(&p.compose_project)));
+
+    // New content for web's file: web's hash changes, db's does not.
+    let changed = [file(1, "/etc/web.conf", &["web"], "cccccccccccccccc"), files[1].clone()];
+    let d2 = desired(&Inputs::new(&p, &model).with_files(&changed)).unwrap();
+    let hash = |d: &Desired, n: &str| d.services.iter().find(|s| s.name == n).unwrap().config_hash.clone();
+    assert_ne!(hash(&d, "web"), hash(&d2, "web"));
+    assert_eq!(hash(&d, "db"), hash(&d2, "db"));
+
+    // No files: no files volume.
+    assert!(desired(&Inputs::new(&p, &model)).unwrap().volumes.is_empty());
+}

@@ -162,6 +162,8 @@ pub struct Apply<'a> {
     pub installation: &'a str,
     pub playground_id: i64,
     pub credentials: &'a [RegistryCredentials],
+    /// Mounted file contents by file id (only those the pass may write).
+    pub files: &'a std::collections::BTreeMap<i64, Vec<u8>>,
     pub pull_timeout: Duration,
 }
 
@@ -306,7 +308,14 @@ impl Apply<'_> {
 
     async fn run_container(&self, name: &str) -> Result<()> {
         let (desired, service) = self.service(name)?;
-        let body = create_body(desired, service);
+        let mut body = create_body(desired, service);
+        // Not a service label: a helper left by a crash is a container of no
+        // service, which the next plan removes.
+        let labels = self.object_labels("dev.play.role", "mounted-files-helper");
+        let file_mounts = super::files::mounts(self.docker, desired, service, self.files, labels).await?;
+        if let Some(host) = body.host_config.as_mut() {
+            host.mounts.get_or_insert_with(Vec::new).extend(file_mounts);
+        }
         let options = CreateContainerOptions { name: Some(service.container_name.clone()), ..Default::default() };
         let id = match self.docker.create_container(Some(options), body).await {
             Ok(created) => created.id,

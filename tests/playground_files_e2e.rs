@@ -1,0 +1,84 @@
+//! Mounted files on a real host: a Playspec's uploaded files appear in the
+//! containers of their target services at their mount paths (paths the
+//! image does not have included), read-only where asked, and not in other
+//! services; the Playground's files volume goes with it on DELETE.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
+
+mod support;
+
+use std::process::Command;
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use serde_json::json;
+use support::world::{World, docker_lines};
+
+const COMPOSE: &str = r#"
+services:
+  web:
+    image: play-test/busybox:1
+    command: ["sleep", "3600"]
+    stop_grace_period: 1s
+  worker:
+    image: play-test/busybox:1
+    command: ["sleep", "3600"]
+    stop_grace_period: 1s
+"#;
+
+fn exec(container: &str, script: &str) -> (bool, String) {
+    let out = Command::new("docker").args(["exec", container, "sh", "-c", script]).output().unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mounted_files_reach_their_services_read_only_where_asked() {
+    let w = World::start().await;
+    let spec = w.playspec("files", COMPOSE).await;
+    let upload = |parts: Vec<(&'static str, Option<&'static str>, Vec<u8>)>| {
+        let path = format!("/api/playspecs/{spec}/add_mounted_file");
+        let w = &w;
+        async move {
+            let parts: Vec<(&str, Option<&str>, &[u8])> =
+                parts.iter().map(|(n, f, c)| (*n, *f, c.as_slice())).collect();
+            let r = w.app.post_multipart(&path, &parts).await;
+            assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        }
+    };
+    upload(vec![
+        ("file", Some("app.conf"), b"mode = web\n".to_vec()),
+        ("mount_path", None, b"/etc/play/app.conf".to_vec()),
+        ("target_services[]", None, b"web".to_vec()),
+    ])
+    .await;
+    upload(vec![
+        ("file", Some("shared.txt"), b"for everyone\n".to_vec()),
+        ("mount_path", None, b"/srv/shared.txt".to_vec()),
+        ("readonly", None, b"false".to_vec()),
+    ])
+    .await;
+
+    let p = w.playground("files", spec, json!({})).await;
+    let id = p["id"].as_i64().unwrap();
+    let project = p["compose_project"].as_str().unwrap().to_owned();
+    let (web, worker) = (format!("{project}-web-1"), format!("{project}-worker-1"));
+    let _running = w.runtime("replica-a", Duration::from_secs(2));
+    w.wait_converged(id, "running with files").await;
+
+    assert_eq!(exec(&web, "cat /etc/play/app.conf"), (true, "mode = web\n".to_owned()));
+    assert!(!exec(&web, "echo x >> /etc/play/app.conf").0, "a readonly file cannot be written");
+    assert!(!exec(&worker, "test -e /etc/play/app.conf").0, "only its target services get a file");
+    for c in [&web, &worker] {
+        assert_eq!(exec(c, "cat /srv/shared.txt"), (true, "for everyone\n".to_owned()), "{c}");
+    }
+    assert!(exec(&worker, "echo more >> /srv/shared.txt").0, "a writable file can be written");
+    assert!(docker_lines(&["ps", "-a", "--filter", &w.installation_filter(), "--format", "{{.Names}}"]).len() == 2);
+
+    let files_volume = format!("{project}__play_files");
+    let listed = docker_lines(&["volume", "ls", "-q", "--filter", &format!("name={files_volume}")]);
+    assert_eq!(listed, std::slice::from_ref(&files_volume));
+    let r = w.app.delete(&format!("/api/playgrounds/{id}"), &w.app.admin).await;
+    assert_eq!(r.status, StatusCode::ACCEPTED);
+    w.wait_for(id, "the Playground to be gone", |status, _| status == StatusCode::NOT_FOUND).await;
+    assert!(docker_lines(&["volume", "ls", "-q", "--filter", &format!("name={files_volume}")]).is_empty());
+}
