@@ -8,9 +8,7 @@
 use std::collections::BTreeMap;
 
 use axum::Json as JsonResponse;
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{FromRequest, Request, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use play_core::compose::{self, Issue, Policy, svc};
@@ -24,7 +22,7 @@ use utoipa::ToSchema;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
-use crate::extract::{Id, Json, Query, body_rejection, parse_json};
+use crate::extract::{Id, Json, Query};
 use crate::routes::playgrounds::{WAKE_KIND, launched};
 use crate::state::AppState;
 
@@ -115,29 +113,14 @@ pub struct LaunchResponse {
     pub warnings: Vec<Issue>,
 }
 
-/// A request body that may be empty (read as JSON when it is not). Its
-/// content type is not checked: the parameters may come without a body.
-#[derive(Debug)]
-pub struct OptionalBody(Bytes);
-
-impl FromRequest<AppState> for OptionalBody {
-    type Rejection = ApiError;
-
-    async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
-        let limit = state.config.body_limit;
-        Bytes::from_request(req, state).await.map(OptionalBody).map_err(|e: BytesRejection| body_rejection(e, limit))
-    }
-}
-
 /// Merges the query's and the body's parameters; `allow_public` says whether
 /// `public` is meaningful.
 fn version_params(
     query: VersionParams,
-    OptionalBody(bytes): OptionalBody,
+    body: Option<Json<VersionParams>>,
     allow_public: bool,
 ) -> ApiResult<(i64, Option<bool>)> {
-    let from_body: VersionParams =
-        if bytes.iter().all(u8::is_ascii_whitespace) { VersionParams::default() } else { parse_json(&bytes)? };
+    let from_body = body.map(|Json(b)| b).unwrap_or_default();
     let mut errors = FieldErrors::new();
     let mut pick = |name: &str, q: Option<i64>, b: Option<i64>| match (q, b) {
         (Some(q), Some(b)) if q != b => {
@@ -219,7 +202,7 @@ pub async fn destroy_version(
     principal: Principal,
     Id(id): Id,
     Query(query): Query<VersionParams>,
-    body: OptionalBody,
+    body: Option<Json<VersionParams>>,
 ) -> ApiResult<StatusCode> {
     let (version_id, _) = version_params(query, body, false)?;
     templates::destroy_version(&state.store, principal.account_id, id, version_id, principal.actor()).await?;
@@ -237,7 +220,7 @@ pub async fn toggle_public(
     principal: Principal,
     Id(id): Id,
     Query(query): Query<VersionParams>,
-    body: OptionalBody,
+    body: Option<Json<VersionParams>>,
 ) -> ApiResult<JsonResponse<VersionRecord>> {
     let (version_id, public) = version_params(query, body, true)?;
     let version =
