@@ -37,6 +37,9 @@ pub const ROUTE_SCOPES: &[(&str, &str, Scope)] = &[
     ("GET", "/api/playgrounds/{id}/status", Scope::PlaygroundsRead),
     ("POST", "/api/playgrounds/{id}/extend_expiration", Scope::PlaygroundsWrite),
     ("GET", "/api/playgrounds/{id}/logs/{service}", Scope::PlaygroundsRead),
+    // The spec leaves the scope open ("see note"): reading a result is
+    // viewing the Playground, like its logs.
+    ("GET", "/api/playgrounds/{id}/job_result", Scope::PlaygroundsRead),
     ("POST", "/api/launch", Scope::LaunchWrite),
     ("GET", "/api/import_templates", Scope::ImportTemplatesRead),
     ("POST", "/api/import_templates", Scope::ImportTemplatesWrite),

@@ -21,7 +21,8 @@ use crate::auth;
 use crate::error::ApiError;
 use crate::openapi::{self, ApiDoc};
 use crate::routes::{
-    keys, launch, ops, playground_logs, playgrounds, playrooms, playspec_files, playspecs, template_versions, templates,
+    job_result, keys, launch, ops, playground_logs, playgrounds, playrooms, playspec_files, playspecs,
+    template_versions, templates,
 };
 use crate::state::AppState;
 
@@ -49,6 +50,7 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(playgrounds::status))
         .routes(routes!(playgrounds::extend_expiration))
         .routes(routes!(playground_logs::logs))
+        .routes(routes!(job_result::job_result))
         .routes(routes!(launch::launch))
         .routes(routes!(templates::list, templates::create))
         .routes(routes!(templates::search))

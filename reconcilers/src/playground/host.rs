@@ -99,6 +99,7 @@ pub async fn observe(
                     Some(HealthStatusEnum::UNHEALTHY) => Some(Health::Unhealthy),
                     _ => None,
                 },
+                finished_at: state.and_then(|s| s.finished_at.as_deref()).and_then(finished_at),
             }
         })
         .collect();
@@ -139,6 +140,13 @@ pub async fn observe(
         }
     }
     Ok(Observed { networks, volumes: found, images: present, containers })
+}
+
+/// The engine's `FinishedAt` (RFC 3339 with nanoseconds; the zero time
+/// `0001-01-01T00:00:00Z` for a container that never exited).
+fn finished_at(text: &str) -> Option<play_core::time::Timestamp> {
+    let at = chrono::DateTime::parse_from_rfc3339(text).ok()?.with_timezone(&chrono::Utc);
+    (chrono::Datelike::year(&at) > 1).then(|| play_core::time::truncate(at))
 }
 
 /// What applying needs besides the steps.
@@ -456,6 +464,14 @@ mod tests {
         assert!(matches!(groups[0][0], Step::RemoveContainer { .. }));
         assert_eq!(groups[1], vec![Step::CreateNetwork("n".into())]);
         assert_eq!(groups[2].len(), 2);
+    }
+
+    #[test]
+    fn finished_at_reads_the_engine_time_and_ignores_the_zero_time() {
+        let at = finished_at("2026-03-01T10:20:30.123456789Z").unwrap();
+        assert_eq!(play_core::time::to_db(&at), "2026-03-01T10:20:30.123Z");
+        assert_eq!(finished_at("0001-01-01T00:00:00Z"), None);
+        assert_eq!(finished_at("nonsense"), None);
     }
 
     #[test]
