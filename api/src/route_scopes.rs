@@ -40,6 +40,9 @@ pub const ROUTE_SCOPES: &[(&str, &str, Scope)] = &[
     ("POST", "/api/playgrounds/{id}/hard_restart", Scope::PlaygroundsWrite),
     ("POST", "/api/playgrounds/{id}/recreate", Scope::PlaygroundsWrite),
     ("GET", "/api/playgrounds/{id}/logs/{service}", Scope::PlaygroundsRead),
+    // The spec leaves the scope open ("see note"): reading a result is
+    // viewing the Playground, like its logs.
+    ("GET", "/api/playgrounds/{id}/job_result", Scope::PlaygroundsRead),
     ("POST", "/api/launch", Scope::LaunchWrite),
     ("GET", "/api/import_templates", Scope::ImportTemplatesRead),
     ("POST", "/api/import_templates", Scope::ImportTemplatesWrite),

@@ -21,7 +21,7 @@ use crate::auth;
 use crate::error::ApiError;
 use crate::openapi::{self, ApiDoc};
 use crate::routes::{
-    keys, launch, ops, playground_logs, playground_ops, playgrounds, playrooms, playspec_files, playspecs,
+    job_result, keys, launch, ops, playground_logs, playground_ops, playgrounds, playrooms, playspec_files, playspecs,
     template_versions, templates,
 };
 use crate::state::AppState;
@@ -53,6 +53,7 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(playground_ops::hard_restart))
         .routes(routes!(playground_ops::recreate))
         .routes(routes!(playground_logs::logs))
+        .routes(routes!(job_result::job_result))
         .routes(routes!(launch::launch))
         .routes(routes!(templates::list, templates::create))
         .routes(routes!(templates::search))

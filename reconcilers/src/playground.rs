@@ -2,20 +2,26 @@
 //! Playroom's Docker engine.
 //!
 //! One pass:
-//! 1. Load the Playground (gone: nothing to do). Past `expires_at` with
-//!    desired state `running`: record the expiry (desired state
-//!    `destroyed`, `playground.expired`) and carry on as a destroy.
+//! 1. Load the Playground (gone: nothing to do). Past `expires_at` and not
+//!    yet being destroyed: record the expiry (desired state `destroyed`,
+//!    `playground.expired`) and carry on as a destroy.
 //! 2. **Running**: compute the [`spec::Desired`] objects from the Playspec's
 //!    Compose, then repeat *observe by label -> [`plan::plan`] -> apply the
 //!    plan's groups* until the plan holds nothing but waits (a dependency
 //!    not yet healthy). Each group writes its `creation_step` first. Then
 //!    write `services_status`; when [`plan::converged`], the Playground is
 //!    `running` at `observed_generation = generation`, and the next pass is
-//!    asked for at `expires_at`; otherwise in `poll_interval`.
-//! 3. **Destroyed**: remove every container, network and (unless the
-//!    Playspec persists volumes) volume labelled for the Playground; only
-//!    when an observation shows none left, delete the row with
-//!    `playground.destroyed`.
+//!    asked for at `expires_at`; otherwise in `poll_interval`. In job mode
+//!    ([`job`]) exited watched services are left alone, a running job is
+//!    looked at every `job_poll_interval`, and once every watched service
+//!    has exited the result is recorded (desired state `complete`) and the
+//!    pass goes on to step 3.
+//! 3. **Destroyed** or **complete**: remove every container, network and
+//!    (unless the Playspec persists volumes) volume labelled for the
+//!    Playground; only when an observation shows none left, delete the row
+//!    with `playground.destroyed` (destroyed) or record the host released
+//!    (complete: the row and its result stay until `expires_at`). A
+//!    released job never reaches its host again.
 //!
 //! Guarantees: level-triggered (nothing depends on what woke the pass or on
 //! a stored step machine: the plan is recomputed from the host every
@@ -34,7 +40,9 @@
 
 pub mod files;
 pub mod host;
+pub mod job;
 pub mod plan;
+pub mod stop;
 pub use play_core::desired as spec;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -42,6 +50,7 @@ use std::time::Duration;
 
 use play_core::compose::Policy;
 use play_core::secrets::SecretBox;
+use play_core::store::job_results;
 use play_core::store::playground_status::{self as status_store, Fence};
 use play_core::store::playgrounds::{Playground, status};
 use play_core::store::{Store, playrooms, playspec_files, playspecs};
@@ -61,6 +70,12 @@ pub struct PlaygroundConfig {
     pub poll_interval: Duration,
     /// Observe/plan/apply rounds in one pass before it yields.
     pub max_rounds: usize,
+    /// How often a running job is observed for its watched services' exit
+    /// (no Docker event stream triggers a pass yet).
+    pub job_poll_interval: Duration,
+    /// How long a completed job's row (result and cached logs) is kept:
+    /// `expires_at` becomes the completion plus this.
+    pub job_retention: Duration,
 }
 
 impl Default for PlaygroundConfig {
@@ -69,6 +84,8 @@ impl Default for PlaygroundConfig {
             pull_timeout: Duration::from_secs(600),
             poll_interval: Duration::from_secs(2),
             max_rounds: 8,
+            job_poll_interval: Duration::from_secs(5),
+            job_retention: Duration::from_secs(24 * 3600),
         }
     }
 }
@@ -97,6 +114,15 @@ fn written(done: bool) -> Result<()> {
     if done { Ok(()) } else { Err(Error::LeaseLost) }
 }
 
+/// How a converging pass ended.
+enum Converged {
+    /// Look again as the action says.
+    Wait(Action),
+    /// Job mode: the job's completion is recorded; the host is to be
+    /// cleaned.
+    JobDone,
+}
+
 /// One pass over one Playground; `step` is where it is, for error reports.
 struct Pass<'a> {
     r: &'a PlaygroundReconciler,
@@ -118,7 +144,7 @@ impl Pass<'_> {
         let store = &self.r.store;
         let Some(mut p) = status_store::load(store, self.id).await? else { return Ok(Action::await_change()) };
         let now = time::now();
-        if p.desired_state == "running" && p.expires_at.is_some_and(|at| at <= now) {
+        if p.desired_state != "destroyed" && p.expires_at.is_some_and(|at| at <= now) {
             status_store::expire_if_due(store, self.fence, self.id, now).await?;
             match status_store::load(store, self.id).await? {
                 Some(reloaded) if reloaded.desired_state == "destroyed" => p = reloaded,
@@ -126,43 +152,93 @@ impl Pass<'_> {
                 None => return Ok(Action::await_change()),
             }
         }
+        if let Some(action) = self.released_job(&p).await? {
+            return Ok(action);
+        }
         let (room, target) = playrooms::target(store, &self.r.secrets, p.account_id, p.playroom_id).await?;
         let playspec = match p.playspec_id {
             Some(spec_id) => Some(playspecs::get(store, p.account_id, spec_id).await?),
             None => None,
         };
         let docker = self.r.gateway.docker(&target).await?;
-        if p.desired_state == "destroyed" {
-            let persist = playspec.as_ref().is_some_and(|s| s.persist_volumes);
-            // Named volumes are also found by name: one the engine created
-            // unlabelled (a mount racing its creation) is still this
-            // Playground's.
-            let volumes = playspec
+        if p.desired_state == "running" {
+            self.step = p.creation_step.as_deref().and_then(static_step).unwrap_or("queued");
+            let playspec = playspec
                 .as_ref()
-                .and_then(|s| spec::model_for(&s.base_compose_yaml, &Policy { trusted: room.trusted }, &p).ok())
-                .and_then(|model| spec::desired(&spec::Inputs::new(&p, &model)).ok())
-                .map(|d| d.volumes.into_iter().map(|v| v.name).collect::<Vec<_>>())
-                .unwrap_or_default();
-            return self.destroy(&docker, &p.installation, persist, &volumes).await;
+                .ok_or_else(|| Error::InvalidSpec("the Playground's Playspec no longer exists".into()))?;
+            let model = spec::model_for(&playspec.base_compose_yaml, &Policy { trusted: room.trusted }, &p)
+                .map_err(Error::InvalidSpec)?;
+            let files = playspec_files::list_files(store, playspec.id).await?;
+            let inputs =
+                spec::Inputs::new(&p, &model).with_persist_volumes(playspec.persist_volumes).with_files(&files);
+            let desired = spec::desired(&inputs).map_err(Error::InvalidSpec)?;
+            let watched = if p.job_mode { Some(job::watched(&p, &desired).map_err(Error::InvalidSpec)?) } else { None };
+            match self.converge(&docker, &p, &desired, watched.as_ref(), playspec.id).await? {
+                Converged::Wait(action) => return Ok(action),
+                Converged::JobDone => {}
+            }
+            // The job is recorded (or a DELETE or the expiry came first):
+            // clean the host as the stored desired state says.
+            match status_store::load(store, self.id).await? {
+                Some(reloaded) if reloaded.desired_state != "running" => p = reloaded,
+                Some(_) => return Err(Error::LeaseLost),
+                None => return Ok(Action::await_change()),
+            }
         }
-        self.step = p.creation_step.as_deref().and_then(static_step).unwrap_or("queued");
-        let playspec =
-            playspec.ok_or_else(|| Error::InvalidSpec("the Playground's Playspec no longer exists".into()))?;
-        let model = spec::model_for(&playspec.base_compose_yaml, &Policy { trusted: room.trusted }, &p)
-            .map_err(Error::InvalidSpec)?;
-        let files = playspec_files::list_files(store, playspec.id).await?;
-        let inputs = spec::Inputs::new(&p, &model).with_persist_volumes(playspec.persist_volumes).with_files(&files);
-        let desired = spec::desired(&inputs).map_err(Error::InvalidSpec)?;
-        self.converge(&docker, &p, desired, playspec.id).await
+        // Desired state `destroyed` or `complete`: nothing may stay on the
+        // host. Named volumes are also found by name: one the engine
+        // created unlabelled (a mount racing its creation) is still this
+        // Playground's.
+        let persist = playspec.as_ref().is_some_and(|s| s.persist_volumes);
+        let volumes = playspec
+            .as_ref()
+            .and_then(|s| spec::model_for(&s.base_compose_yaml, &Policy { trusted: room.trusted }, &p).ok())
+            .and_then(|model| spec::desired(&spec::Inputs::new(&p, &model)).ok())
+            .map(|d| d.volumes.into_iter().map(|v| v.name).collect::<Vec<_>>())
+            .unwrap_or_default();
+        if !self.clean_host(&docker, &p.installation, persist, &volumes).await? {
+            return Ok(Action::requeue_after(self.r.config.poll_interval));
+        }
+        if p.desired_state == "complete" {
+            written(job_results::release_host(store, self.fence, self.id).await?)?;
+            return Ok(p.expires_at.map_or_else(Action::await_change, Action::requeue_at));
+        }
+        written(status_store::finish_destroy(store, self.fence, self.id).await?)?;
+        Ok(Action::await_change())
     }
 
+    /// A completed job whose host objects are already gone needs no host:
+    /// it waits for its retention to end, or (DELETE, or that end) has its
+    /// row deleted. `None` for every other Playground.
+    async fn released_job(&self, p: &Playground) -> Result<Option<Action>> {
+        if !p.job_mode || p.desired_state == "running" {
+            return Ok(None);
+        }
+        let released = job_results::get(&self.r.store, self.id).await?.is_some_and(|r| r.host_released_at.is_some());
+        if !released {
+            return Ok(None);
+        }
+        if p.desired_state == "destroyed" {
+            written(status_store::finish_destroy(&self.r.store, self.fence, self.id).await?)?;
+            return Ok(Some(Action::await_change()));
+        }
+        Ok(Some(p.expires_at.map_or_else(Action::await_change, Action::requeue_at)))
+    }
+
+    /// Converges a running Playground. In job mode (`watched` given), an
+    /// exited watched container is left as it is, and once every watched
+    /// service has exited the job's completion is recorded.
     async fn converge(
         &mut self,
         docker: &bollard::Docker,
         p: &Playground,
-        mut desired: spec::Desired,
+        desired: &spec::Desired,
+        watched: Option<&BTreeSet<String>>,
         playspec_id: i64,
-    ) -> Result<Action> {
+    ) -> Result<Converged> {
+        let keep_exited = watched.cloned().unwrap_or_default();
+        // A hard restart's forced pull is done once per pass (then recorded).
+        let mut desired = desired.clone();
         let images: Vec<String> = desired
             .services
             .iter()
@@ -177,7 +253,13 @@ impl Pass<'_> {
         let mut rounds = 0;
         let (observed, waits) = loop {
             let observed = host::observe(docker, &desired.installation, self.id, &images, &volumes).await?;
-            let steps = plan::plan(&desired, &observed);
+            if let Some(watched) = watched
+                && let Some(exits) = job::finished(&desired, &observed, watched)
+            {
+                self.complete(docker, p, &desired, &observed, watched, &exits).await?;
+                return Ok(Converged::JobDone);
+            }
+            let steps = plan::plan_keeping(&desired, &observed, &keep_exited);
             let waits: Vec<plan::Step> = steps.iter().filter(|s| s.is_wait()).cloned().collect();
             let groups = host::groups(steps);
             if groups.is_empty() || rounds >= self.r.config.max_rounds {
@@ -216,12 +298,17 @@ impl Pass<'_> {
             }
         };
         let services = plan::services_status(&desired, &observed);
-        if plan::converged(&desired, &observed) {
+        if plan::converged_keeping(&desired, &observed, &keep_exited) {
             written(
                 status_store::record_observed(&self.r.store, self.fence, self.id, &services, Some(p.generation))
                     .await?,
             )?;
-            return Ok(p.expires_at.map_or_else(Action::await_change, Action::requeue_at));
+            // A running job is watched for its end; anything else waits
+            // for its expiry (or a change).
+            return Ok(Converged::Wait(match watched {
+                Some(_) => self.poll_or_expiry(p, self.r.config.job_poll_interval),
+                None => p.expires_at.map_or_else(Action::await_change, Action::requeue_at),
+            }));
         }
         let waiting = if waits.iter().any(|w| w.creation_step() == "healthcheck")
             || observed.containers.iter().any(|c| c.health == Some(plan::Health::Starting))
@@ -232,11 +319,10 @@ impl Pass<'_> {
         };
         self.set_step(p, waiting).await?;
         written(status_store::record_observed(&self.r.store, self.fence, self.id, &services, None).await?)?;
-        Ok(self.poll_or_expiry(p))
+        Ok(Converged::Wait(self.poll_or_expiry(p, self.r.config.poll_interval)))
     }
 
-    fn poll_or_expiry(&self, p: &Playground) -> Action {
-        let poll = self.r.config.poll_interval;
+    fn poll_or_expiry(&self, p: &Playground, poll: Duration) -> Action {
         match p.expires_at {
             Some(at) if (at - time::now()).to_std().unwrap_or_default() < poll => Action::requeue_at(at),
             _ => Action::requeue_after(poll),
@@ -264,13 +350,15 @@ impl Pass<'_> {
         Ok(out)
     }
 
-    async fn destroy(
+    /// Removes every container, network and (unless `persist_volumes`)
+    /// volume of the Playground; true once an observation shows none left.
+    async fn clean_host(
         &mut self,
         docker: &bollard::Docker,
         installation: &str,
         persist_volumes: bool,
         volumes: &[String],
-    ) -> Result<Action> {
+    ) -> Result<bool> {
         let apply = host::Apply {
             docker,
             desired: None,
@@ -282,17 +370,14 @@ impl Pass<'_> {
         };
         let observed = host::observe(docker, installation, self.id, &[], volumes).await?;
         let steps = plan::destroy_plan(&observed, persist_volumes);
-        if !steps.is_empty() {
-            for group in host::groups(steps) {
-                apply.group(&group).await?;
-            }
-            let observed = host::observe(docker, installation, self.id, &[], volumes).await?;
-            if !plan::destroy_plan(&observed, persist_volumes).is_empty() {
-                return Ok(Action::requeue_after(self.r.config.poll_interval));
-            }
+        if steps.is_empty() {
+            return Ok(true);
         }
-        written(status_store::finish_destroy(&self.r.store, self.fence, self.id).await?)?;
-        Ok(Action::await_change())
+        for group in host::groups(steps) {
+            apply.group(&group).await?;
+        }
+        let observed = host::observe(docker, installation, self.id, &[], volumes).await?;
+        Ok(plan::destroy_plan(&observed, persist_volumes).is_empty())
     }
 }
 

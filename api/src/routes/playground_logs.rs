@@ -1,12 +1,14 @@
 //! `GET /api/playgrounds/{id}/logs/{service}`: the last lines of a
-//! service's log, read live from the Playroom's Docker engine.
+//! service's log, read live from the Playroom's Docker engine, or, for a
+//! completed job-mode Playground (whose containers are gone), from the last
+//! 1000 lines of each service stored when the job completed.
 
 use axum::Json as JsonResponse;
 use axum::extract::{Path, State};
 use play_core::compose::ServiceDefinition;
 use play_core::host::HostError;
-use play_core::store::playgrounds::{self, container_name};
-use play_core::store::{playrooms, playspecs};
+use play_core::store::playgrounds::{self, Playground, container_name};
+use play_core::store::{job_results, playrooms, playspecs};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -42,13 +44,33 @@ fn tail(query: &LogsQuery) -> ApiResult<usize> {
     }
 }
 
-/// A service's logs, live from the host.
+/// Whether the Playground's Playspec defines `service`.
+async fn defines(state: &AppState, p: &Playground, service: &str) -> ApiResult<bool> {
+    let Some(playspec_id) = p.playspec_id else { return Ok(false) };
+    let playspec = playspecs::get(&state.store, p.account_id, playspec_id).await?;
+    let services: Vec<ServiceDefinition> = serde_json::from_value(playspec.services).unwrap_or_default();
+    Ok(services.iter().any(|s| s.name == service))
+}
+
+/// The cached logs of a completed job: a service that never ran has none;
+/// one the Playspec does not define is unknown.
+async fn cached(state: &AppState, p: &Playground, service: String, tail: usize) -> ApiResult<Logs> {
+    let mut lines = match job_results::cached_logs(&state.store, p.id, &service).await? {
+        Some(lines) => lines,
+        None if defines(state, p, &service).await? => Vec::new(),
+        None => return Err(ApiError::Core(play_core::Error::NotFound("service"))),
+    };
+    lines.drain(..lines.len().saturating_sub(tail));
+    Ok(Logs { service, lines, source: "cached" })
+}
+
+/// A service's logs: live from the host, or cached for a completed job.
 #[utoipa::path(get, path = "/api/playgrounds/{id}/logs/{service}", tag = "Playgrounds",
     params(("id" = i64, Path), ("service" = String, Path), ("tail" = Option<usize>, Query, description = "Lines, 1-1000, default 100")),
     responses(
         (status = 200, body = Logs),
         (status = 404, description = "No such Playground or service", body = ErrorEnvelope),
-        (status = 422, description = "Bad tail, or the service has no container yet", body = ErrorEnvelope),
+        (status = 422, description = "Bad tail, or the service has no container yet (live logs)", body = ErrorEnvelope),
         (status = 502, description = "HOST_ERROR: the Playroom host failed", body = ErrorEnvelope),
     ))]
 pub async fn logs(
@@ -61,10 +83,13 @@ pub async fn logs(
     let id: i64 = id.parse().ok().filter(|id| *id > 0).ok_or_else(not_found)?;
     let tail = tail(&query)?;
     let playground = playgrounds::get(&state.store, principal.account_id, id).await?;
-    let playspec_id = playground.playspec_id.ok_or_else(not_found)?;
-    let playspec = playspecs::get(&state.store, principal.account_id, playspec_id).await?;
-    let services: Vec<ServiceDefinition> = serde_json::from_value(playspec.services).unwrap_or_default();
-    if !services.iter().any(|s| s.name == service) {
+    if playground.job_mode && job_results::get(&state.store, id).await?.is_some() {
+        return Ok(JsonResponse(cached(&state, &playground, service, tail).await?));
+    }
+    if playground.playspec_id.is_none() {
+        return Err(not_found());
+    }
+    if !defines(&state, &playground, &service).await? {
         return Err(ApiError::Core(play_core::Error::NotFound("service")));
     }
     let (_, target) =

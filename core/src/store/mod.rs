@@ -17,6 +17,7 @@
 
 pub mod accounts;
 pub mod events;
+pub mod job_results;
 pub mod keys;
 pub mod leases;
 pub mod playground_ops;

@@ -58,7 +58,7 @@ pub async fn load(store: &Store, id: i64) -> Result<Option<Playground>> {
 
 /// Opens a write transaction when `fence` still holds, with the row as it
 /// is now (`None`: the lease is lost or the row is gone).
-async fn begin(store: &Store, fence: Fence<'_>, id: i64) -> Result<Option<(Tx, Playground)>> {
+pub(super) async fn begin(store: &Store, fence: Fence<'_>, id: i64) -> Result<Option<(Tx, Playground)>> {
     let mut tx = store.write().await?;
     if !leases::still_held(&mut tx, fence.reconciler, id, fence.owner, fence.token).await? {
         return Ok(None);
@@ -68,7 +68,7 @@ async fn begin(store: &Store, fence: Fence<'_>, id: i64) -> Result<Option<(Tx, P
     Ok(Some((tx, current)))
 }
 
-async fn status_event(conn: &mut Conn, p: &Playground, to: &str) -> Result<()> {
+pub(super) async fn status_event(conn: &mut Conn, p: &Playground, to: &str) -> Result<()> {
     events::record(
         conn,
         NewEvent::new(p.account_id, "playground", p.id, "status.changed")
@@ -109,7 +109,7 @@ pub async fn record_error(
     terminal: bool,
 ) -> Result<bool> {
     let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
-    let to = if terminal && current.desired_state != "destroyed" { status::FAILED } else { current.status.as_str() };
+    let to = if terminal && current.desired_state == "running" { status::FAILED } else { current.status.as_str() };
     let changed = current.error_message.as_deref() != Some(message) || current.error_step.as_deref() != Some(step);
     if changed || to != current.status {
         sqlx::query(

@@ -1,7 +1,8 @@
 //! Playspecs: a blueprint of Compose YAML plus its classified services.
 //!
 //! Invariant: a Playspec is *locked* exactly while a Playground that is not
-//! destroyed references it. The lock is derived (`playground_count`), never
+//! destroyed references it, a finished job excepted once its host objects
+//! are gone (`job_results::HOLDS_HOST`). The lock is derived (`playground_count`), never
 //! stored, so it cannot drift; every change checks it inside the write
 //! transaction that makes the change.
 
@@ -46,9 +47,15 @@ pub struct PlayspecFields {
     pub persist_volumes: Option<bool>,
 }
 
-const COLUMNS: &str = "p.id, p.account_id, p.name, p.description, p.base_compose_yaml, p.services, \
-    p.persist_volumes, p.created_at, p.updated_at, \
-    (SELECT COUNT(*) FROM playgrounds g WHERE g.playspec_id = p.id AND g.status <> 'destroyed') AS playground_count";
+/// `playground_count` counts the Playgrounds that hold the Playspec: not
+/// destroyed, and not a finished job whose host objects are gone.
+const COLUMNS: &str = concat!(
+    "p.id, p.account_id, p.name, p.description, p.base_compose_yaml, p.services, \
+     p.persist_volumes, p.created_at, p.updated_at, \
+     (SELECT COUNT(*) FROM playgrounds g WHERE g.playspec_id = p.id AND g.status <> 'destroyed' AND ",
+    super::job_results::holds_host!(),
+    ") AS playground_count"
+);
 
 fn from_row(row: &AnyRow) -> Result<Playspec> {
     let services: String = row.try_get("services")?;

@@ -45,13 +45,19 @@ impl Resource {
         }
     }
 
-    fn table(self) -> &'static str {
+    /// Counts the account's (`$1`) objects that use up its quota. A
+    /// finished job whose host objects are gone holds nothing and does not
+    /// count.
+    fn count_sql(self) -> &'static str {
         match self {
-            Resource::ApiKeys => "api_keys",
-            Resource::Playrooms => "playrooms",
-            Resource::Playspecs => "playspecs",
-            Resource::Playgrounds => "playgrounds",
-            Resource::ImportTemplates => "import_templates",
+            Resource::ApiKeys => "SELECT COUNT(*) AS n FROM api_keys WHERE account_id = $1",
+            Resource::Playrooms => "SELECT COUNT(*) AS n FROM playrooms WHERE account_id = $1",
+            Resource::Playspecs => "SELECT COUNT(*) AS n FROM playspecs WHERE account_id = $1",
+            Resource::Playgrounds => concat!(
+                "SELECT COUNT(*) AS n FROM playgrounds g WHERE g.account_id = $1 AND ",
+                super::job_results::holds_host!()
+            ),
+            Resource::ImportTemplates => "SELECT COUNT(*) AS n FROM import_templates WHERE account_id = $1",
         }
     }
 
@@ -129,11 +135,7 @@ pub async fn check(
         Some(row) => row.try_get::<i64, _>("max_count")?,
         None => limits.limit(resource),
     };
-    let count: i64 = sqlx::query(&format!("SELECT COUNT(*) AS n FROM {} WHERE account_id = $1", resource.table()))
-        .bind(account_id)
-        .fetch_one(&mut *conn)
-        .await?
-        .try_get("n")?;
+    let count: i64 = sqlx::query(resource.count_sql()).bind(account_id).fetch_one(&mut *conn).await?.try_get("n")?;
     if count >= limit {
         return Err(Error::QuotaExceeded { resource: resource.as_str().to_owned(), limit });
     }

@@ -7,19 +7,21 @@
 //! container *not* labelled for this Playground is an error: play never
 //! adopts or removes objects it did not label.
 
+mod create_body;
+mod credentials;
+
 use std::collections::HashMap;
 use std::time::Duration;
 
 use bollard::Docker;
 use bollard::errors::Error as BollardError;
 use bollard::models::{
-    ContainerCreateBody, ContainerStateStatusEnum, EndpointSettings, HealthConfig, HealthStatusEnum, HostConfig, Mount,
-    MountTypeEnum, NetworkConnectRequest, NetworkCreateRequest, NetworkingConfig, PortBinding, RestartPolicy,
-    RestartPolicyNameEnum, VolumeCreateOptions,
+    ContainerStateStatusEnum, EndpointSettings, HealthStatusEnum, NetworkConnectRequest, NetworkCreateRequest,
+    VolumeCreateOptions,
 };
 use bollard::query_parameters::{
     CreateContainerOptions, InspectContainerOptions, ListContainersOptions, ListNetworksOptions, ListVolumesOptions,
-    RemoveContainerOptions, RemoveVolumeOptions, StartContainerOptions, StopContainerOptions,
+    RemoveContainerOptions, RemoveVolumeOptions, StartContainerOptions,
 };
 use futures::future::try_join_all;
 
@@ -28,10 +30,13 @@ use super::spec::{
     Desired, LABEL_CONFIG_HASH, LABEL_EPOCH, LABEL_INSTALLATION, LABEL_NETWORK, LABEL_PLAYGROUND, LABEL_PROJECT,
     LABEL_SERVICE, LABEL_VOLUME, ServiceSpec,
 };
+pub use create_body::create_body;
+pub use credentials::{credentials_for, registry_of};
+
 use crate::host::{RegistryCredentials, pull_image};
 use crate::{Error, Result};
 
-fn status_of(e: &BollardError) -> Option<u16> {
+pub(crate) fn status_of(e: &BollardError) -> Option<u16> {
     match e {
         BollardError::DockerResponseServerError { status_code, .. } => Some(*status_code),
         _ => None,
@@ -100,6 +105,7 @@ pub async fn observe(
                     Some(HealthStatusEnum::UNHEALTHY) => Some(Health::Unhealthy),
                     _ => None,
                 },
+                finished_at: state.and_then(|s| s.finished_at.as_deref()).and_then(finished_at),
             }
         })
         .collect();
@@ -152,6 +158,13 @@ pub async fn observe(
 /// epochs existed (or not by play).
 fn epoch_of(labels: &HashMap<String, String>) -> i64 {
     labels.get(LABEL_EPOCH).and_then(|e| e.parse().ok()).unwrap_or(0)
+}
+
+/// The engine's `FinishedAt` (RFC 3339 with nanoseconds; the zero time
+/// `0001-01-01T00:00:00Z` for a container that never exited).
+fn finished_at(text: &str) -> Option<play_core::time::Timestamp> {
+    let at = chrono::DateTime::parse_from_rfc3339(text).ok()?.with_timezone(&chrono::Utc);
+    (chrono::Datelike::year(&at) > 1).then(|| play_core::time::truncate(at))
 }
 
 /// What applying needs besides the steps.
@@ -217,14 +230,7 @@ impl Apply<'_> {
         let docker = self.docker;
         match step {
             Step::RemoveContainer { id, .. } => {
-                // Stop first, as Compose does: SIGTERM (or the image's stop
-                // signal), then SIGKILL after the container's own stop
-                // timeout (`stop_grace_period`, else the engine's 10 s).
-                // Stopping what is not running answers 304; what is gone 404.
-                match docker.stop_container(id, None::<StopContainerOptions>).await {
-                    Err(e) if matches!(status_of(&e), Some(304 | 404 | 409)) => {}
-                    other => other.map_err(|e| Error::docker("stop container", e))?,
-                }
+                super::stop::gracefully(docker, id).await?;
                 let options = RemoveContainerOptions { force: true, v: true, ..Default::default() };
                 match docker.remove_container(id, Some(options)).await {
                     Err(e) if status_of(&e) == Some(404) => Ok(()),
@@ -365,119 +371,6 @@ async fn start(docker: &Docker, id: &str) -> Result<()> {
     }
 }
 
-fn restart_policy(restart: &str) -> RestartPolicy {
-    let (name, retries) = match restart.split_once(':') {
-        Some(("on-failure", n)) => (RestartPolicyNameEnum::ON_FAILURE, n.parse().ok()),
-        _ => (
-            match restart {
-                "always" => RestartPolicyNameEnum::ALWAYS,
-                "unless-stopped" => RestartPolicyNameEnum::UNLESS_STOPPED,
-                "on-failure" => RestartPolicyNameEnum::ON_FAILURE,
-                _ => RestartPolicyNameEnum::NO,
-            },
-            None,
-        ),
-    };
-    RestartPolicy { name: Some(name), maximum_retry_count: retries }
-}
-
-/// The engine's create request for `service`.
-pub fn create_body(desired: &Desired, service: &ServiceSpec) -> ContainerCreateBody {
-    let spec = &service.container;
-    let mut port_bindings: HashMap<String, Option<Vec<PortBinding>>> = HashMap::new();
-    for port in &spec.ports {
-        port_bindings
-            .entry(port.container_port.clone())
-            .or_insert_with(|| Some(Vec::new()))
-            .get_or_insert_with(Vec::new)
-            .push(PortBinding { host_ip: port.host_ip.clone(), host_port: port.host_port.clone() });
-    }
-    let exposed: HashMap<String, HashMap<(), ()>> =
-        spec.ports.iter().map(|p| (p.container_port.clone(), HashMap::new())).collect();
-    let mounts = spec
-        .mounts
-        .iter()
-        .map(|m| Mount {
-            target: Some(m.target.clone()),
-            source: m.source.clone(),
-            typ: Some(match m.kind {
-                "bind" => MountTypeEnum::BIND,
-                "tmpfs" => MountTypeEnum::TMPFS,
-                _ => MountTypeEnum::VOLUME,
-            }),
-            read_only: Some(m.read_only),
-            ..Default::default()
-        })
-        .collect();
-    let first_network = spec.networks.iter().next();
-    let host_config = HostConfig {
-        port_bindings: Some(port_bindings),
-        mounts: Some(mounts),
-        restart_policy: spec.restart.as_deref().map(restart_policy),
-        memory: spec.memory,
-        nano_cpus: spec.nano_cpus,
-        pids_limit: spec.pids_limit,
-        network_mode: spec.network_mode.clone().or_else(|| first_network.map(|(n, _)| n.clone())),
-        cap_add: Some(spec.cap_add.clone()).filter(|c| !c.is_empty()),
-        cap_drop: Some(spec.cap_drop.clone()).filter(|c| !c.is_empty()),
-        privileged: Some(spec.privileged),
-        security_opt: Some(spec.security_opt.clone()).filter(|c| !c.is_empty()),
-        ..Default::default()
-    };
-    let networking_config = first_network.map(|(name, aliases)| NetworkingConfig {
-        endpoints_config: Some(HashMap::from([(
-            name.clone(),
-            EndpointSettings { aliases: Some(aliases.clone()), ..Default::default() },
-        )])),
-    });
-    ContainerCreateBody {
-        image: Some(spec.image.clone()),
-        cmd: spec.command.clone(),
-        entrypoint: spec.entrypoint.clone(),
-        env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
-        labels: Some(service.labels(desired).into_iter().collect()),
-        healthcheck: spec.healthcheck.as_ref().map(|h| HealthConfig {
-            test: Some(h.test.clone()),
-            interval: h.interval,
-            timeout: h.timeout,
-            retries: h.retries,
-            start_period: h.start_period,
-            start_interval: h.start_interval,
-        }),
-        exposed_ports: Some(exposed).filter(|e| !e.is_empty()),
-        working_dir: spec.working_dir.clone(),
-        user: spec.user.clone(),
-        hostname: spec.hostname.clone(),
-        stop_timeout: spec.stop_timeout,
-        host_config: Some(host_config),
-        networking_config,
-        ..Default::default()
-    }
-}
-
-/// The registry an image reference pulls from, as Docker reads it.
-pub fn registry_of(image: &str) -> &str {
-    match image.split_once('/') {
-        Some((first, _)) if first.contains(['.', ':']) || first == "localhost" => first,
-        _ => "docker.io",
-    }
-}
-
-fn normalise_registry(url: &str) -> &str {
-    let host = url.trim_start_matches("https://").trim_start_matches("http://");
-    let host = host.split('/').next().unwrap_or(host);
-    match host {
-        "index.docker.io" | "registry-1.docker.io" | "registry.hub.docker.com" => "docker.io",
-        other => other,
-    }
-}
-
-/// The credentials whose registry is the image's.
-pub fn credentials_for<'a>(all: &'a [RegistryCredentials], image: &str) -> Option<&'a RegistryCredentials> {
-    let registry = registry_of(image);
-    all.iter().find(|c| normalise_registry(&c.server).eq_ignore_ascii_case(registry))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -503,20 +396,10 @@ mod tests {
     }
 
     #[test]
-    fn credentials_match_by_registry_host() {
-        let creds = vec![
-            RegistryCredentials {
-                username: "u".into(),
-                password: "p".into(),
-                server: "https://127.0.0.1:5000/".into(),
-            },
-            RegistryCredentials { username: "h".into(), password: "p".into(), server: "index.docker.io".into() },
-        ];
-        assert_eq!(credentials_for(&creds, "127.0.0.1:5000/app:1").map(|c| c.username.as_str()), Some("u"));
-        assert_eq!(credentials_for(&creds, "library/redis").map(|c| c.username.as_str()), Some("h"));
-        assert_eq!(credentials_for(&creds, "redis:7").map(|c| c.username.as_str()), Some("h"));
-        assert!(credentials_for(&creds, "ghcr.io/x/y").is_none());
-        assert_eq!(restart_policy("on-failure:3").maximum_retry_count, Some(3));
-        assert_eq!(restart_policy("unless-stopped").name, Some(RestartPolicyNameEnum::UNLESS_STOPPED));
+    fn finished_at_reads_the_engine_time_and_ignores_the_zero_time() {
+        let at = finished_at("2026-03-01T10:20:30.123456789Z").unwrap();
+        assert_eq!(play_core::time::to_db(&at), "2026-03-01T10:20:30.123Z");
+        assert_eq!(finished_at("0001-01-01T00:00:00Z"), None);
+        assert_eq!(finished_at("nonsense"), None);
     }
 }

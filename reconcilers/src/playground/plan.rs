@@ -16,12 +16,15 @@
 //! - containers labelled for the Playground but for no desired service are
 //!   removed;
 //! - the destroy plan removes every observed object (volumes only unless
-//!   persisted), containers first.
+//!   persisted), containers first;
+//! - in job mode ([`plan_keeping`]), the exited container of a watched
+//!   service is left as it is: its exit ends the job, it is not drift.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use play_core::compose::model::DependencyCondition;
 use play_core::store::playgrounds::ServiceStatus;
+use play_core::time::Timestamp;
 
 use super::spec::{Desired, ServiceSpec};
 
@@ -47,6 +50,9 @@ pub struct ObservedContainer {
     pub epoch: i64,
     pub state: State,
     pub health: Option<Health>,
+    /// When the container last exited (job mode reports the latest exit
+    /// of its watched services as `completed_at`).
+    pub finished_at: Option<Timestamp>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,6 +149,16 @@ fn current<'a>(
         .filter(|c| c.config_hash.as_deref() == Some(service.config_hash.as_str()))
 }
 
+/// Each desired service's container as the plan keeps it, when it has the
+/// desired config hash (services without one are left out).
+pub fn current_containers<'a>(
+    desired: &'a Desired,
+    observed: &'a Observed,
+) -> BTreeMap<&'a str, &'a ObservedContainer> {
+    let containers = by_service(desired, observed);
+    desired.services.iter().filter_map(|s| Some((s.name.as_str(), current(s, &containers)?))).collect()
+}
+
 /// The service ran to completion: exited 0 and is not restarted by Docker.
 fn completed(service: &ServiceSpec, c: &ObservedContainer) -> bool {
     c.state == State::Exited(0) && !service.restarts()
@@ -184,8 +200,21 @@ fn teardown(desired: &Desired, observed: &Observed) -> Vec<Step> {
         .collect()
 }
 
+/// Whether `c` stays as it is although it is not running: it ran to
+/// completion, or it is a service in `keep_exited` that exited.
+fn done(service: &ServiceSpec, c: &ObservedContainer, keep_exited: &BTreeSet<String>) -> bool {
+    completed(service, c) || (matches!(c.state, State::Exited(_)) && keep_exited.contains(&service.name))
+}
+
 /// The steps that bring `observed` closer to `desired`, in order.
 pub fn plan(desired: &Desired, observed: &Observed) -> Vec<Step> {
+    plan_keeping(desired, observed, &BTreeSet::new())
+}
+
+/// [`plan`], except that an exited container of a `keep_exited` service is
+/// never started again, whatever its exit code: job mode passes its watched
+/// services, whose exit ends the job.
+pub fn plan_keeping(desired: &Desired, observed: &Observed, keep_exited: &BTreeSet<String>) -> Vec<Step> {
     let teardown = teardown(desired, observed);
     if !teardown.is_empty() {
         return teardown;
@@ -233,7 +262,7 @@ pub fn plan(desired: &Desired, observed: &Observed) -> Vec<Step> {
             None => true,
             Some(c) => match c.state {
                 State::Running | State::Other => false,
-                State::Exited(_) if completed(service, c) => false,
+                State::Exited(_) if done(service, c, keep_exited) => false,
                 State::Created | State::Exited(_) => true,
             },
         };
@@ -280,11 +309,17 @@ pub fn destroy_plan(observed: &Observed, persist_volumes: bool) -> Vec<Step> {
 /// Whether every service is up (healthy where it has a healthcheck) or, for
 /// a one-shot service, completed, each with the desired config hash.
 pub fn converged(desired: &Desired, observed: &Observed) -> bool {
+    converged_keeping(desired, observed, &BTreeSet::new())
+}
+
+/// [`converged`], counting an exited `keep_exited` service as done (see
+/// [`plan_keeping`]).
+pub fn converged_keeping(desired: &Desired, observed: &Observed, keep_exited: &BTreeSet<String>) -> bool {
     let containers = by_service(desired, observed);
     let extra = observed.containers.len() != desired.services.len();
     !extra
         && desired.services.iter().all(|s| {
-            current(s, &containers).is_some_and(|c| up(s, c) || completed(s, c))
+            current(s, &containers).is_some_and(|c| up(s, c) || done(s, c, keep_exited))
                 && containers.get(s.name.as_str()).is_some_and(|cs| cs.len() == 1)
         })
         && desired.networks.iter().all(|n| observed.networks.contains(&n.name))
@@ -319,7 +354,7 @@ pub fn services_status(desired: &Desired, observed: &Observed) -> Vec<ServiceSta
 
 #[cfg(test)]
 #[path = "plan_tests.rs"]
-mod tests;
+pub(super) mod tests;
 
 #[cfg(test)]
 #[path = "plan_restart_tests.rs"]

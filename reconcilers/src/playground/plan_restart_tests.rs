@@ -55,6 +55,7 @@ fn host_of(d: &Desired, epoch: i64) -> Observed {
                 epoch,
                 state: State::Running,
                 health: None,
+                finished_at: None,
             })
             .collect(),
     }

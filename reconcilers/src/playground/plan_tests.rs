@@ -33,7 +33,7 @@ volumes:
   data: {}
 "#;
 
-fn playground(env: &[(&str, &str)], worker_env: &[(&str, &str)]) -> Playground {
+pub(crate) fn playground(env: &[(&str, &str)], worker_env: &[(&str, &str)]) -> Playground {
     let now = play_core::time::now();
     let mut service_settings = BTreeMap::new();
     service_settings.insert(
@@ -75,7 +75,7 @@ fn playground(env: &[(&str, &str)], worker_env: &[(&str, &str)]) -> Playground {
     }
 }
 
-fn desired_from(compose: &str, p: &Playground) -> Desired {
+pub(crate) fn desired_from(compose: &str, p: &Playground) -> Desired {
     let (report, model) = parse_compose(compose, &Policy::UNTRUSTED);
     assert!(report.valid, "{:?}", report.errors);
     spec::desired(&spec::Inputs::new(p, &model.unwrap())).unwrap()
@@ -85,7 +85,7 @@ fn desired() -> Desired {
     desired_from(COMPOSE, &playground(&[], &[]))
 }
 
-fn container(d: &Desired, service: &str, state: State, health: Option<Health>) -> ObservedContainer {
+pub(crate) fn container(d: &Desired, service: &str, state: State, health: Option<Health>) -> ObservedContainer {
     let s = d.services.iter().find(|s| s.name == service).unwrap();
     ObservedContainer {
         id: format!("id-{service}"),
@@ -95,6 +95,7 @@ fn container(d: &Desired, service: &str, state: State, health: Option<Health>) -
         epoch: d.epoch,
         state,
         health,
+        finished_at: None,
     }
 }
 
