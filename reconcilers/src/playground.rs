@@ -13,7 +13,8 @@
 //!    `running` at `observed_generation = generation`, and the next pass is
 //!    asked for at `expires_at`; otherwise in `poll_interval`.
 //! 3. **Destroyed**: remove every container, network and (unless the
-//!    Playspec persists volumes) volume labelled for the Playground; only
+//!    Playspec persists volumes) volume labelled for the Playground (the
+//!    shared edge network is not: it carries no Playground label); only
 //!    when an observation shows none left, delete the row with
 //!    `playground.destroyed`.
 //!
@@ -32,6 +33,7 @@
 //! written as `error_message`/`error_step` with the status unchanged, and
 //! retried with backoff.
 
+pub mod edge;
 pub mod host;
 pub mod plan;
 pub use play_core::desired as spec;
@@ -138,8 +140,14 @@ impl Pass<'_> {
             // Playground's.
             let volumes = playspec
                 .as_ref()
-                .and_then(|s| spec::model_for(&s.base_compose_yaml, &Policy { trusted: room.trusted }, &p).ok())
-                .and_then(|model| spec::desired(&spec::Inputs::new(&p, &model)).ok())
+                .and_then(|s| {
+                    let model = spec::model_for(&s.base_compose_yaml, &Policy { trusted: room.trusted }, &p).ok()?;
+                    let definitions = spec::definitions(&s.services);
+                    let inputs = spec::Inputs::new(&p, &model)
+                        .with_routing(&room.domains, room.acme_email.as_deref())
+                        .with_definitions(&definitions);
+                    spec::desired(&inputs).ok()
+                })
                 .map(|d| d.volumes.into_iter().map(|v| v.name).collect::<Vec<_>>())
                 .unwrap_or_default();
             return self.destroy(&docker, &p.installation, persist, &volumes).await;
@@ -149,7 +157,11 @@ impl Pass<'_> {
             playspec.ok_or_else(|| Error::InvalidSpec("the Playground's Playspec no longer exists".into()))?;
         let model = spec::model_for(&playspec.base_compose_yaml, &Policy { trusted: room.trusted }, &p)
             .map_err(Error::InvalidSpec)?;
-        let desired = spec::desired(&spec::Inputs::new(&p, &model)).map_err(Error::InvalidSpec)?;
+        let definitions = spec::definitions(&playspec.services);
+        let inputs = spec::Inputs::new(&p, &model)
+            .with_routing(&room.domains, room.acme_email.as_deref())
+            .with_definitions(&definitions);
+        let desired = spec::desired(&inputs).map_err(Error::InvalidSpec)?;
         self.converge(&docker, &p, &desired, playspec.id).await
     }
 
@@ -172,7 +184,8 @@ impl Pass<'_> {
         let mut credentials: Option<Vec<RegistryCredentials>> = None;
         let mut rounds = 0;
         let (observed, waits) = loop {
-            let observed = host::observe(docker, &desired.installation, self.id, &images, &volumes).await?;
+            let edge = desired.edge_network.as_deref();
+            let observed = host::observe(docker, &desired.installation, self.id, &images, &volumes, edge).await?;
             let steps = plan::plan(desired, &observed);
             let waits: Vec<plan::Step> = steps.iter().filter(|s| s.is_wait()).cloned().collect();
             let groups = host::groups(steps);
@@ -251,13 +264,13 @@ impl Pass<'_> {
             credentials: &[],
             pull_timeout: self.r.config.pull_timeout,
         };
-        let observed = host::observe(docker, installation, self.id, &[], volumes).await?;
+        let observed = host::observe(docker, installation, self.id, &[], volumes, None).await?;
         let steps = plan::destroy_plan(&observed, persist_volumes);
         if !steps.is_empty() {
             for group in host::groups(steps) {
                 apply.group(&group).await?;
             }
-            let observed = host::observe(docker, installation, self.id, &[], volumes).await?;
+            let observed = host::observe(docker, installation, self.id, &[], volumes, None).await?;
             if !plan::destroy_plan(&observed, persist_volumes).is_empty() {
                 return Ok(Action::requeue_after(self.r.config.poll_interval));
             }
