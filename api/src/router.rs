@@ -21,7 +21,8 @@ use crate::auth;
 use crate::error::ApiError;
 use crate::openapi::{self, ApiDoc};
 use crate::routes::{
-    keys, launch, ops, playground_logs, playgrounds, playrooms, playspec_files, playspecs, template_versions, templates,
+    keys, launch, ops, playground_logs, playground_views, playgrounds, playrooms, playspec_files, playspecs,
+    template_versions, templates,
 };
 use crate::state::AppState;
 
@@ -49,6 +50,9 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(playgrounds::status))
         .routes(routes!(playgrounds::extend_expiration))
         .routes(routes!(playground_logs::logs))
+        .routes(routes!(playground_views::compose))
+        .routes(routes!(playground_views::env_metadata))
+        .routes(routes!(playground_views::debug))
         .routes(routes!(launch::launch))
         .routes(routes!(templates::list, templates::create))
         .routes(routes!(templates::search))
