@@ -277,3 +277,21 @@ async fn other_accounts_and_bad_ids_get_404() {
             .assert_error(StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND");
     }
 }
+
+#[tokio::test]
+async fn the_openapi_document_describes_the_views() {
+    let app = TestApp::new().await;
+    let doc = app.request(Method::GET, "/api/openapi.json", None, None).await;
+    for view in ["compose", "env_metadata", "debug"] {
+        let op = &doc.body["paths"][format!("/api/playgrounds/{{id}}/{view}")]["get"];
+        assert_eq!(op["security"][0]["bearer"][0], "playgrounds:read", "{view}");
+    }
+    let schemas = &doc.body["components"]["schemas"];
+    for schema in ["ComposeView", "EnvMetadataView", "DebugView", "ServiceConfiguration", "ExposureView"] {
+        assert!(schemas[schema].is_object(), "{schema} missing from the OpenAPI document");
+    }
+    let debug = &schemas["DebugView"]["properties"];
+    for field in ["generated_compose_yaml", "augmented_compose_template", "services_configuration", "build_records"] {
+        assert!(debug[field].is_object(), "{field}");
+    }
+}

@@ -299,13 +299,13 @@ async fn host_claims(
         let loaded = Loaded { playground: other, playspec, playroom: this.playroom.clone() };
         let Ok((_, desired)) = loaded.desired() else { continue };
         for s in &desired.services {
-            if let Routing::Routed(route) = &s.routing {
-                if wanted.contains(&route.fqdn) {
-                    claims
-                        .entry(route.fqdn.clone())
-                        .or_default()
-                        .push(HostClaim { playground_id: loaded.playground.id, service: s.name.clone() });
-                }
+            if let Routing::Routed(route) = &s.routing
+                && wanted.contains(&route.fqdn)
+            {
+                claims
+                    .entry(route.fqdn.clone())
+                    .or_default()
+                    .push(HostClaim { playground_id: loaded.playground.id, service: s.name.clone() });
             }
         }
     }
