@@ -43,6 +43,9 @@ pub const ROUTE_SCOPES: &[(&str, &str, Scope)] = &[
     // The spec leaves the scope open ("see note"): reading a result is
     // viewing the Playground, like its logs.
     ("GET", "/api/playgrounds/{id}/job_result", Scope::PlaygroundsRead),
+    ("GET", "/api/playgrounds/{id}/compose", Scope::PlaygroundsRead),
+    ("GET", "/api/playgrounds/{id}/env_metadata", Scope::PlaygroundsRead),
+    ("GET", "/api/playgrounds/{id}/debug", Scope::PlaygroundsRead),
     ("POST", "/api/launch", Scope::LaunchWrite),
     ("GET", "/api/import_templates", Scope::ImportTemplatesRead),
     ("POST", "/api/import_templates", Scope::ImportTemplatesWrite),

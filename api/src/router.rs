@@ -21,8 +21,8 @@ use crate::auth;
 use crate::error::ApiError;
 use crate::openapi::{self, ApiDoc};
 use crate::routes::{
-    job_result, keys, launch, ops, playground_logs, playground_ops, playgrounds, playrooms, playspec_files, playspecs,
-    template_versions, templates,
+    job_result, keys, launch, ops, playground_logs, playground_ops, playground_views, playgrounds, playrooms,
+    playspec_files, playspecs, template_versions, templates,
 };
 use crate::state::AppState;
 
@@ -54,6 +54,9 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(playground_ops::recreate))
         .routes(routes!(playground_logs::logs))
         .routes(routes!(job_result::job_result))
+        .routes(routes!(playground_views::compose))
+        .routes(routes!(playground_views::env_metadata))
+        .routes(routes!(playground_views::debug))
         .routes(routes!(launch::launch))
         .routes(routes!(templates::list, templates::create))
         .routes(routes!(templates::search))

@@ -1,31 +1,40 @@
 //! The desired host objects of a Playground: its networks, named volumes and
-//! one container per service, each container with its config hash.
+//! one container per service, each container with its config hash, and the
+//! routing of its exposed services.
 //!
-//! Everything here is pure: the Playground's desired state and its
-//! Playspec's typed Compose model in ([`Inputs`]), [`Desired`] out. It lives
-//! in core because both the reconciler (to converge) and the API (to show
-//! `/compose` and `/debug`) need the very same answer.
+//! Everything here is pure: the Playground's desired state, its Playspec's
+//! typed Compose model and service definitions, and its Playroom's domains
+//! in ([`Inputs`]), [`Desired`] out. It lives in core because both the
+//! reconciler (to converge) and the API (to show `/compose`, `/env_metadata`
+//! and `/debug`) need the very same answer.
 //!
 //! The config hash is a SHA-256 of the normalised [`ContainerSpec`] (fields
 //! in declaration order, maps sorted), so it changes exactly when something
-//! the container is created from changes. It deliberately leaves out the
-//! labels that change without the container changing (`dev.play.generation`).
+//! the container is created from changes, routing labels and the edge
+//! network included. It deliberately leaves out the labels that change
+//! without the container changing (`dev.play.generation`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::compose::model::{
-    Command, ComposeFile, DependencyCondition, Healthcheck, Service, ServiceVolume, VolumeType,
-};
+use crate::compose::model::{ComposeFile, DependencyCondition, Service};
+use crate::compose::{Policy, ServiceDefinition};
 use crate::store::playgrounds::Playground;
-use serde::Serialize;
+use crate::store::playgrounds::container_name;
 use sha2::{Digest, Sha256};
 
-use crate::compose::Policy;
-use crate::store::playgrounds::container_name;
-
+mod container;
+mod env;
+mod exposure;
 mod files;
+mod render;
+mod template;
 mod words;
+pub use container::{ContainerSpec, HealthSpec, MountSpec, PortSpec};
+pub use env::{EnvEntry, EnvMetadata, EnvSource, env_metadata};
+pub use exposure::{CERT_RESOLVER, ENTRYPOINT_HTTP, ENTRYPOINT_HTTPS, Route, Routing, edge_network_name};
 pub use files::{FILES_VOLUME_KEY, FileMountSpec};
+pub use render::render_compose;
+pub use template::interpolated_template;
 pub use words::split_words;
 
 use crate::store::playspec_files::MountedFile;
@@ -42,6 +51,9 @@ pub const LABEL_SERVICE: &str = "com.docker.compose.service";
 pub const LABEL_CONFIG_HASH: &str = "com.docker.compose.config-hash";
 pub const LABEL_NETWORK: &str = "com.docker.compose.network";
 pub const LABEL_VOLUME: &str = "com.docker.compose.volume";
+/// Marks the shared edge network (value `true`); it carries the
+/// installation label but never a Playground's.
+pub const LABEL_EDGE: &str = "dev.play.edge";
 
 /// Everything a Playground should have on its host.
 #[derive(Clone, Debug, PartialEq)]
@@ -63,8 +75,23 @@ pub struct Desired {
     pub networks: Vec<NetworkSpec>,
     /// Named volumes play creates (external ones are not listed).
     pub volumes: Vec<VolumeSpec>,
+    /// External networks a service uses: play uses them, never creates them.
+    pub external_networks: Vec<ExternalRef>,
+    /// External volumes a service mounts.
+    pub external_volumes: Vec<ExternalRef>,
+    /// The shared edge network of the installation on the Playroom, when a
+    /// service is routed: created if missing, never removed by a
+    /// Playground (see [`edge_network_name`]).
+    pub edge_network: Option<String>,
     /// In dependency order: every service after the ones it depends on.
     pub services: Vec<ServiceSpec>,
+}
+
+/// A Compose key and the host object's real name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExternalRef {
+    pub key: String,
+    pub name: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,9 +120,17 @@ pub struct ServiceSpec {
     pub container_name: String,
     /// The service is built from source (not available yet).
     pub build: bool,
+    /// The build context, for services with `build`.
+    pub build_context: Option<String>,
     pub depends_on: Vec<(String, DependencyCondition)>,
     pub container: ContainerSpec,
     pub config_hash: String,
+    /// What play does with the service's exposure; a route's labels and the
+    /// edge network are already in `container`.
+    pub routing: Routing,
+    /// The user's `traefik.*` labels, which play drops: routing is play's,
+    /// so a Playspec cannot claim another Playground's hostname.
+    pub dropped_labels: Vec<String>,
 }
 
 impl ServiceSpec {
@@ -132,78 +167,6 @@ impl ServiceSpec {
     }
 }
 
-/// The normalised desired container: what it is created from, and what its
-/// config hash covers.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct ContainerSpec {
-    pub image: String,
-    pub command: Option<Vec<String>>,
-    pub entrypoint: Option<Vec<String>>,
-    pub env: BTreeMap<String, String>,
-    pub ports: Vec<PortSpec>,
-    pub mounts: Vec<MountSpec>,
-    pub healthcheck: Option<HealthSpec>,
-    pub restart: Option<String>,
-    /// The user's labels.
-    pub labels: BTreeMap<String, String>,
-    pub nano_cpus: Option<i64>,
-    pub memory: Option<i64>,
-    pub pids_limit: Option<i64>,
-    /// Network name -> aliases (the service name first).
-    pub networks: BTreeMap<String, Vec<String>>,
-    pub network_mode: Option<String>,
-    pub working_dir: Option<String>,
-    pub user: Option<String>,
-    pub hostname: Option<String>,
-    pub cap_add: Vec<String>,
-    pub cap_drop: Vec<String>,
-    pub privileged: bool,
-    pub security_opt: Vec<String>,
-    pub stop_timeout: Option<i64>,
-    /// Mounted files (see [`files`]).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub files: Vec<FileMountSpec>,
-    /// The restart epoch, so a hard restart changes every hash (left out
-    /// at 0, so hashes made before hard restarts existed stay valid).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub epoch: i64,
-}
-
-fn is_zero(n: &i64) -> bool {
-    *n == 0
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct PortSpec {
-    /// `80/tcp`.
-    pub container_port: String,
-    pub host_ip: Option<String>,
-    /// `None`: the engine picks one.
-    pub host_port: Option<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct MountSpec {
-    /// `volume`, `bind` or `tmpfs`.
-    pub kind: &'static str,
-    /// The volume's host name or the host path; `None` for anonymous volumes
-    /// and tmpfs.
-    pub source: Option<String>,
-    pub target: String,
-    pub read_only: bool,
-}
-
-/// Durations in nanoseconds, as the engine takes them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct HealthSpec {
-    pub test: Vec<String>,
-    pub interval: Option<i64>,
-    pub timeout: Option<i64>,
-    pub retries: Option<i64>,
-    pub start_period: Option<i64>,
-    pub start_interval: Option<i64>,
-}
-
 /// Resolves a top-level network key to (host name, external).
 type NameOf<'a> = dyn Fn(&str) -> Result<(String, bool), String> + 'a;
 
@@ -215,9 +178,20 @@ pub fn files_volume(project: &str) -> String {
     format!("{project}_{FILES_VOLUME_KEY}")
 }
 
+/// The values of [`SYSTEM_KEYS`] for `playground`, in that order.
+pub fn system_env(playground: &Playground) -> [(String, String); 3] {
+    [
+        (SYSTEM_KEYS[0].to_owned(), playground.id.to_string()),
+        (SYSTEM_KEYS[1].to_owned(), playground.name.clone()),
+        (SYSTEM_KEYS[2].to_owned(), playground.compose_project.clone()),
+    ]
+}
+
 /// Everything the desired objects are computed from. Build it with
 /// [`Inputs::new`] and the `with_*` methods, so that adding an input does
-/// not touch every caller.
+/// not touch every caller. Without [`Inputs::with_definitions`] no service
+/// is exposed; without [`Inputs::with_routing`] exposed services get no
+/// route (no domain).
 #[derive(Clone, Copy, Debug)]
 pub struct Inputs<'a> {
     pub playground: &'a Playground,
@@ -228,11 +202,26 @@ pub struct Inputs<'a> {
     pub persist_volumes: bool,
     /// The Playspec's mounted files.
     pub files: &'a [MountedFile],
+    /// The Playroom's domains; routes use the first.
+    pub domains: &'a [String],
+    /// The Playroom's ACME e-mail: routes are served over HTTPS with a
+    /// certificate from [`CERT_RESOLVER`] when it is set.
+    pub acme_email: Option<&'a str>,
+    /// The Playspec's service definitions (their `exposure`).
+    pub definitions: &'a [ServiceDefinition],
 }
 
 impl<'a> Inputs<'a> {
     pub fn new(playground: &'a Playground, file: &'a ComposeFile) -> Self {
-        Inputs { playground, file, persist_volumes: false, files: &[] }
+        Inputs {
+            playground,
+            file,
+            persist_volumes: false,
+            files: &[],
+            domains: &[],
+            acme_email: None,
+            definitions: &[],
+        }
     }
 
     pub fn with_files(mut self, files: &'a [MountedFile]) -> Self {
@@ -244,6 +233,22 @@ impl<'a> Inputs<'a> {
         self.persist_volumes = persist;
         self
     }
+
+    /// The Playroom's routing settings.
+    pub fn with_routing(self, domains: &'a [String], acme_email: Option<&'a str>) -> Self {
+        Inputs { domains, acme_email, ..self }
+    }
+
+    /// The Playspec's service definitions.
+    pub fn with_definitions(self, definitions: &'a [ServiceDefinition]) -> Self {
+        Inputs { definitions, ..self }
+    }
+}
+
+/// A Playspec's stored service definitions (`playspecs.services`); a
+/// value that does not read as definitions counts as none.
+pub fn definitions(services: &serde_json::Value) -> Vec<ServiceDefinition> {
+    serde_json::from_value(services.clone()).unwrap_or_default()
 }
 
 /// The Playspec's Compose as this Playground runs it: validated for the
@@ -262,7 +267,7 @@ pub fn model_for(yaml: &str, policy: &Policy, playground: &Playground) -> Result
 /// The desired objects of a Playground from its Playspec's Compose.
 /// An `Err` is a spec that cannot run (terminal).
 pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
-    let Inputs { playground, file, persist_volumes, files } = *inputs;
+    let Inputs { playground, file, persist_volumes, files, .. } = *inputs;
     let project = playground.compose_project.clone();
     let network_name = |key: &str| -> Result<(String, bool), String> {
         match file.networks.get(key) {
@@ -284,17 +289,29 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
     if active.is_empty() {
         return Err("no service runs without a profile".into());
     }
+    let edge = edge_network_name(&playground.installation);
     let mut services = Vec::new();
     let mut used_networks = BTreeSet::new();
+    let mut used_volumes = BTreeSet::new();
+    let mut routed = false;
     for (name, service) in &active {
-        let mut container = container_spec(playground, name, service, &network_name, &volume_name)?;
+        let mut container = container::container_spec(playground, name, service, &network_name, &volume_name)?;
         container.files = files::mounts_for(files, name);
+        let dropped_labels = exposure::drop_user_routing_labels(&mut container.labels);
+        let routing = exposure::routing(inputs, name, service, &container)?;
+        if let Routing::Routed(route) = &routing {
+            container.labels.extend(route.labels(&edge));
+            container.networks.insert(edge.clone(), Vec::new());
+            routed = true;
+        }
         used_networks.extend(container.networks.keys().cloned());
+        used_volumes.extend(container.mounts.iter().filter(|m| m.kind == "volume").filter_map(|m| m.source.clone()));
         let config_hash = config_hash(&container);
         services.push(ServiceSpec {
             name: (*name).clone(),
             container_name: container_name(&project, name),
             build: service.build.is_some(),
+            build_context: service.build.as_ref().map(|b| b.context.clone()),
             depends_on: service
                 .depends_on
                 .iter()
@@ -303,17 +320,24 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
                 .collect(),
             container,
             config_hash,
+            routing,
+            dropped_labels,
         });
     }
 
     let mut networks = Vec::new();
+    let mut external_networks = Vec::new();
     let mut keys: Vec<&str> = file.networks.keys().map(String::as_str).collect();
     if !keys.contains(&"default") {
         keys.push("default");
     }
     for key in keys {
         let (name, external) = network_name(key)?;
-        if external || !used_networks.contains(&name) {
+        if !used_networks.contains(&name) {
+            continue;
+        }
+        if external {
+            external_networks.push(ExternalRef { key: key.to_owned(), name });
             continue;
         }
         let declared = file.networks.get(key);
@@ -345,6 +369,14 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
         });
     }
 
+    let mut external_volumes = Vec::new();
+    for (key, _) in file.volumes.iter().filter(|(_, v)| v.external) {
+        let name = volume_name(key)?;
+        if used_volumes.contains(&name) {
+            external_volumes.push(ExternalRef { key: key.clone(), name });
+        }
+    }
+
     Ok(Desired {
         playground_id: playground.id,
         installation: playground.installation.clone(),
@@ -355,131 +387,11 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
         persist_volumes,
         networks,
         volumes,
+        external_networks,
+        external_volumes,
+        edge_network: routed.then_some(edge),
         services: dependency_order(services)?,
     })
-}
-
-fn container_spec(
-    playground: &Playground,
-    name: &str,
-    service: &Service,
-    network_name: &NameOf<'_>,
-    volume_name: &dyn Fn(&str) -> Result<String, String>,
-) -> Result<ContainerSpec, String> {
-    let image = match (&service.image, &service.build) {
-        (Some(image), _) => image.clone(),
-        (None, Some(_)) => String::new(),
-        (None, None) => return Err(format!("service `{name}` has neither `image` nor `build`")),
-    };
-    let mut env: BTreeMap<String, String> =
-        service.environment.iter().filter_map(|(k, v)| v.as_ref().map(|v| (k.clone(), v.clone()))).collect();
-    env.extend(playground.env_overrides.iter().map(|(k, v)| (k.clone(), v.clone())));
-    if let Some(settings) = playground.service_settings.get(name) {
-        env.extend(settings.env_vars.iter().map(|(k, v)| (k.clone(), v.clone())));
-    }
-    env.insert("PLAY_PLAYGROUND_ID".into(), playground.id.to_string());
-    env.insert("PLAY_PLAYGROUND_NAME".into(), playground.name.clone());
-    env.insert("PLAY_COMPOSE_PROJECT".into(), playground.compose_project.clone());
-
-    let mut ports = Vec::new();
-    for port in &service.ports {
-        for offset in 0..=(port.target.end - port.target.start) {
-            let host_port = port.published.map(|p| {
-                if p.start == p.end && port.target.start == port.target.end {
-                    p.start.to_string()
-                } else {
-                    p.start.saturating_add(offset).to_string()
-                }
-            });
-            ports.push(PortSpec {
-                container_port: format!("{}/{}", port.target.start + offset, port.protocol),
-                host_ip: port.host_ip.map(|ip| ip.to_string()),
-                host_port,
-            });
-        }
-    }
-
-    let mounts = service.volumes.iter().map(|v| mount(v, volume_name)).collect::<Result<Vec<_>, _>>()?;
-
-    let mut networks = BTreeMap::new();
-    if service.network_mode.is_none() {
-        if service.networks.is_empty() {
-            networks.insert(network_name("default")?.0, vec![name.to_owned()]);
-        }
-        for (key, attach) in &service.networks {
-            let mut aliases = vec![name.to_owned()];
-            aliases.extend(attach.aliases.iter().filter(|a| a.as_str() != name).cloned());
-            networks.insert(network_name(key)?.0, aliases);
-        }
-    }
-    let network_mode = service.network_mode.as_ref().map(|mode| match mode.strip_prefix("service:") {
-        Some(other) => format!("container:{}-{other}-1", playground.compose_project),
-        None => mode.clone(),
-    });
-
-    let limits = service.deploy.as_ref().map(|d| &d.limits);
-    Ok(ContainerSpec {
-        image,
-        command: service.command.as_ref().map(argv),
-        entrypoint: service.entrypoint.as_ref().map(argv),
-        env,
-        ports,
-        mounts,
-        healthcheck: service.healthcheck.as_ref().and_then(health),
-        restart: service.restart.clone(),
-        labels: service.labels.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-        #[expect(clippy::cast_possible_truncation, reason = "CPU counts are small; nanoCPUs fit an i64")]
-        nano_cpus: limits.and_then(|l| l.cpus).map(|c| (c * 1e9) as i64),
-        memory: limits.and_then(|l| l.memory).and_then(|m| i64::try_from(m).ok()),
-        pids_limit: limits.and_then(|l| l.pids).and_then(|p| i64::try_from(p).ok()),
-        networks,
-        network_mode,
-        working_dir: service.working_dir.clone(),
-        user: service.user.clone(),
-        hostname: service.hostname.clone(),
-        cap_add: service.cap_add.clone(),
-        cap_drop: service.cap_drop.clone(),
-        privileged: service.privileged,
-        security_opt: service.security_opt.clone(),
-        stop_timeout: service.stop_grace_period.and_then(|d| i64::try_from(d.as_secs()).ok()),
-        files: Vec::new(),
-        epoch: playground.restart_epoch,
-    })
-}
-
-fn mount(volume: &ServiceVolume, volume_name: &dyn Fn(&str) -> Result<String, String>) -> Result<MountSpec, String> {
-    let (kind, source) = match volume.kind {
-        VolumeType::Volume => ("volume", volume.source.as_deref().map(volume_name).transpose()?),
-        VolumeType::Bind => ("bind", volume.source.clone()),
-        VolumeType::Tmpfs => ("tmpfs", None),
-        other => return Err(format!("volume type {other:?} at {} is not supported", volume.target)),
-    };
-    Ok(MountSpec { kind, source, target: volume.target.clone(), read_only: volume.read_only })
-}
-
-fn nanos(d: std::time::Duration) -> Option<i64> {
-    i64::try_from(d.as_nanos()).ok()
-}
-
-fn health(check: &Healthcheck) -> Option<HealthSpec> {
-    let test = if check.disable { vec!["NONE".to_owned()] } else { check.test.clone()? };
-    Some(HealthSpec {
-        test,
-        interval: check.interval.and_then(nanos),
-        timeout: check.timeout.and_then(nanos),
-        retries: check.retries.and_then(|r| i64::try_from(r).ok()),
-        start_period: check.start_period.and_then(nanos),
-        start_interval: check.start_interval.and_then(nanos),
-    })
-}
-
-/// A command as the argv the engine runs. The string form is split like a
-/// shell splits words (quotes, backslashes), as Docker Compose does.
-fn argv(command: &Command) -> Vec<String> {
-    match command {
-        Command::Exec(args) => args.clone(),
-        Command::Shell(text) => words::split_words(text),
-    }
 }
 
 /// SHA-256 (hex) of the normalised container spec.

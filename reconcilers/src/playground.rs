@@ -18,7 +18,8 @@
 //!    pass goes on to step 3.
 //! 3. **Destroyed** or **complete**: remove every container, network and
 //!    (unless the Playspec persists volumes) volume labelled for the
-//!    Playground; only when an observation shows none left, delete the row
+//!    Playground (the shared edge network is not: it carries no Playground
+//!    label); only when an observation shows none left, delete the row
 //!    with `playground.destroyed` (destroyed) or record the host released
 //!    (complete: the row and its result stay until `expires_at`). A
 //!    released job never reaches its host again.
@@ -38,6 +39,7 @@
 //! written as `error_message`/`error_step` with the status unchanged, and
 //! retried with backoff.
 
+pub mod edge;
 pub mod files;
 pub mod host;
 pub mod job;
@@ -169,8 +171,12 @@ impl Pass<'_> {
             let model = spec::model_for(&playspec.base_compose_yaml, &Policy { trusted: room.trusted }, &p)
                 .map_err(Error::InvalidSpec)?;
             let files = playspec_files::list_files(store, playspec.id).await?;
-            let inputs =
-                spec::Inputs::new(&p, &model).with_persist_volumes(playspec.persist_volumes).with_files(&files);
+            let definitions = spec::definitions(&playspec.services);
+            let inputs = spec::Inputs::new(&p, &model)
+                .with_persist_volumes(playspec.persist_volumes)
+                .with_files(&files)
+                .with_routing(&room.domains, room.acme_email.as_deref())
+                .with_definitions(&definitions);
             let desired = spec::desired(&inputs).map_err(Error::InvalidSpec)?;
             let watched = if p.job_mode { Some(job::watched(&p, &desired).map_err(Error::InvalidSpec)?) } else { None };
             match self.converge(&docker, &p, &desired, watched.as_ref(), playspec.id).await? {
@@ -192,8 +198,14 @@ impl Pass<'_> {
         let persist = playspec.as_ref().is_some_and(|s| s.persist_volumes);
         let volumes = playspec
             .as_ref()
-            .and_then(|s| spec::model_for(&s.base_compose_yaml, &Policy { trusted: room.trusted }, &p).ok())
-            .and_then(|model| spec::desired(&spec::Inputs::new(&p, &model)).ok())
+            .and_then(|s| {
+                let model = spec::model_for(&s.base_compose_yaml, &Policy { trusted: room.trusted }, &p).ok()?;
+                let definitions = spec::definitions(&s.services);
+                let inputs = spec::Inputs::new(&p, &model)
+                    .with_routing(&room.domains, room.acme_email.as_deref())
+                    .with_definitions(&definitions);
+                spec::desired(&inputs).ok()
+            })
             .map(|d| d.volumes.into_iter().map(|v| v.name).collect::<Vec<_>>())
             .unwrap_or_default();
         if !self.clean_host(&docker, &p.installation, persist, &volumes).await? {
@@ -252,7 +264,8 @@ impl Pass<'_> {
         let mut contents: Option<BTreeMap<i64, Vec<u8>>> = None;
         let mut rounds = 0;
         let (observed, waits) = loop {
-            let observed = host::observe(docker, &desired.installation, self.id, &images, &volumes).await?;
+            let edge = desired.edge_network.as_deref();
+            let observed = host::observe(docker, &desired.installation, self.id, &images, &volumes, edge).await?;
             if let Some(watched) = watched
                 && let Some(exits) = job::finished(&desired, &observed, watched)
             {
@@ -368,7 +381,7 @@ impl Pass<'_> {
             files: &BTreeMap::new(),
             pull_timeout: self.r.config.pull_timeout,
         };
-        let observed = host::observe(docker, installation, self.id, &[], volumes).await?;
+        let observed = host::observe(docker, installation, self.id, &[], volumes, None).await?;
         let steps = plan::destroy_plan(&observed, persist_volumes);
         if steps.is_empty() {
             return Ok(true);
@@ -376,7 +389,7 @@ impl Pass<'_> {
         for group in host::groups(steps) {
             apply.group(&group).await?;
         }
-        let observed = host::observe(docker, installation, self.id, &[], volumes).await?;
+        let observed = host::observe(docker, installation, self.id, &[], volumes, None).await?;
         Ok(plan::destroy_plan(&observed, persist_volumes).is_empty())
     }
 }

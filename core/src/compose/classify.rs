@@ -61,7 +61,7 @@ fn label<'a>(service: &'a Service, key: &str) -> Option<&'a str> {
 
 /// A DNS label from a service name: lowercase, `_` and `.` as `-`, other
 /// characters dropped, trimmed of `-`, at most 63 characters.
-fn dns_label(name: &str) -> String {
+pub fn dns_label(name: &str) -> String {
     let mapped: String = name
         .chars()
         .filter_map(|c| match c {

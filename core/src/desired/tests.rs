@@ -2,7 +2,7 @@ use super::*;
 use crate::compose::Policy;
 
 /// The fixture Playground with `env` as its overrides.
-fn playground(env: &[(&str, &str)]) -> Playground {
+pub(crate) fn playground(env: &[(&str, &str)]) -> Playground {
     let mut p = crate::testing::playground();
     p.env_overrides = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
     p
@@ -87,4 +87,75 @@ fn mounted_files_go_to_their_services_and_their_content_is_in_the_hash() {
 
     // No files: no files volume.
     assert!(desired(&Inputs::new(&p, &model)).unwrap().volumes.is_empty());
+}
+
+const ENV_COMPOSE: &str = r#"
+services:
+  web:
+    image: x
+    environment:
+      MODE: web
+      SHARED: from-web
+      FROM_HOST:
+  worker:
+    image: x
+    environment:
+      SHARED: from-worker
+      QUEUE: default-queue
+  tools:
+    image: x
+    profiles: [debug]
+    environment:
+      TOOL: "1"
+"#;
+
+fn env_playground() -> Playground {
+    let mut p = playground(&[("MODE", "override"), ("PLAY_PLAYGROUND_ID", "spoof")]);
+    let settings = crate::store::playgrounds::ServiceSettings {
+        env_vars: [("QUEUE".to_owned(), "q1".to_owned())].into(),
+        ..Default::default()
+    };
+    p.service_settings.insert("worker".into(), settings);
+    p
+}
+
+#[test]
+fn env_metadata_of_one_service_is_its_container_environment() {
+    let p = env_playground();
+    let model = model_for(ENV_COMPOSE, &Policy::UNTRUSTED, &p).unwrap();
+    let inputs = Inputs::new(&p, &model);
+    let d = desired(&inputs).unwrap();
+    for service in ["web", "worker"] {
+        let env = env_metadata(&inputs, Some(service)).unwrap();
+        let container = &d.services.iter().find(|s| s.name == service).unwrap().container;
+        assert_eq!(env.merged, container.env, "{service}");
+    }
+    let worker = env_metadata(&inputs, Some("worker")).unwrap();
+    let entry = |name: &str| (worker.metadata[name].value.as_str(), worker.metadata[name].source);
+    assert_eq!(entry("QUEUE"), ("q1", EnvSource::Override), "the service's env_vars");
+    assert_eq!(entry("SHARED"), ("from-worker", EnvSource::Default));
+    assert_eq!(entry("MODE"), ("override", EnvSource::Override), "env_overrides apply to every service");
+    assert_eq!(entry("PLAY_PLAYGROUND_ID"), ("7", EnvSource::System), "system keys cannot be overridden");
+    assert_eq!(worker.system_keys, SYSTEM_KEYS);
+    assert!(worker.generated_keys.is_empty());
+    let web = env_metadata(&inputs, Some("web")).unwrap();
+    assert!(!web.merged.contains_key("QUEUE"), "another service's env_vars");
+    assert!(!web.merged.contains_key("FROM_HOST"), "a bare key is not set by play");
+}
+
+#[test]
+fn env_metadata_of_the_playground_is_the_union_first_service_winning() {
+    let p = env_playground();
+    let model = model_for(ENV_COMPOSE, &Policy::UNTRUSTED, &p).unwrap();
+    let env = env_metadata(&Inputs::new(&p, &model), None).unwrap();
+    assert_eq!(env.metadata["SHARED"], EnvEntry { value: "from-web".into(), source: EnvSource::Default });
+    assert_eq!(env.metadata["QUEUE"], EnvEntry { value: "default-queue".into(), source: EnvSource::Default });
+    assert_eq!(env.metadata["MODE"].source, EnvSource::Override);
+    assert!(!env.merged.contains_key("TOOL"), "a service under a profile does not run");
+    assert_eq!(env.merged.len(), env.metadata.len());
+    assert!(env.metadata.iter().all(|(k, e)| env.merged[k] == e.value));
+
+    let inputs = Inputs::new(&p, &model);
+    assert!(env_metadata(&inputs, Some("nope")).unwrap_err().contains("no service"));
+    assert!(env_metadata(&inputs, Some("tools")).unwrap_err().contains("profile"));
 }

@@ -6,6 +6,8 @@
 //! is not an error, removing what is gone is not an error. A name held by a
 //! container *not* labelled for this Playground is an error: play never
 //! adopts or removes objects it did not label.
+//!
+//! The shared edge network is the exception: see [`edge`].
 
 mod create_body;
 mod credentials;
@@ -25,6 +27,7 @@ use bollard::query_parameters::{
 };
 use futures::future::try_join_all;
 
+use super::edge;
 use super::plan::{Health, Observed, ObservedContainer, State, Step};
 use super::spec::{
     Desired, LABEL_CONFIG_HASH, LABEL_EPOCH, LABEL_INSTALLATION, LABEL_NETWORK, LABEL_PLAYGROUND, LABEL_PROJECT,
@@ -52,14 +55,16 @@ fn label_filter(installation: &str, playground_id: i64) -> HashMap<String, Vec<S
 }
 
 /// Everything on the host labelled for `playground_id`, which of `images`
-/// are present, and which of the named `volumes` exist (labelled or not: the
-/// engine creates a missing named volume for a mount, without labels).
+/// are present, which of the named `volumes` exist (labelled or not: the
+/// engine creates a missing named volume for a mount, without labels), and
+/// the networks named `edge`.
 pub async fn observe(
     docker: &Docker,
     installation: &str,
     playground_id: i64,
     images: &[String],
     volumes: &[String],
+    edge: Option<&str>,
 ) -> Result<Observed> {
     let filters = label_filter(installation, playground_id);
     let listed = docker
@@ -145,12 +150,17 @@ pub async fn observe(
             Err(e) => return Err(Error::docker("inspect image", e)),
         }
     }
+    let shared_networks = match edge {
+        Some(name) => edge::networks_named(docker, name).await?,
+        None => Vec::new(),
+    };
     Ok(Observed {
         networks,
         volumes: found.keys().cloned().collect(),
         volume_epochs: found,
         images: present,
         containers,
+        shared_networks,
     })
 }
 
@@ -184,7 +194,7 @@ pub struct Apply<'a> {
 fn rank(step: &Step) -> u8 {
     match step {
         Step::RemoveContainer { .. } => 0,
-        Step::CreateNetwork(_) => 1,
+        Step::CreateNetwork(_) | Step::CreateSharedNetwork(_) | Step::RemoveSharedNetwork { .. } => 1,
         Step::CreateVolume(_) => 2,
         Step::PullImage(_) => 3,
         Step::BuildUnavailable(_) => 4,
@@ -240,6 +250,11 @@ impl Apply<'_> {
                 }
             }
             Step::CreateNetwork(name) => self.create_network(name).await,
+            Step::CreateSharedNetwork(name) => edge::create(docker, self.installation, name).await,
+            Step::RemoveSharedNetwork { id, .. } => match docker.remove_network(id).await {
+                Err(e) if status_of(&e) == Some(404) => Ok(()),
+                other => other.map_err(|e| Error::docker("remove duplicate network", e)),
+            },
             Step::CreateVolume(name) => self.create_volume(name).await,
             Step::PullImage(image) => {
                 let credentials = credentials_for(self.credentials, image);

@@ -19,6 +19,10 @@
 //!   persisted), containers first;
 //! - in job mode ([`plan_keeping`]), the exited container of a watched
 //!   service is left as it is: its exit ends the job, it is not drift.
+//! - the shared edge network is created when missing and never removed by
+//!   a Playground's destroy; if a race between replicas left several
+//!   networks of its name (the engine allows that, and containers cannot
+//!   join an ambiguous name), all but one are removed.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -38,6 +42,20 @@ pub struct Observed {
     /// The desired images already present on the host.
     pub images: BTreeSet<String>,
     pub containers: Vec<ObservedContainer>,
+    /// Networks shared between Playgrounds (the edge network), found by
+    /// exact name, not by the Playground's label.
+    pub shared_networks: Vec<SharedNetwork>,
+}
+
+/// One network of a shared name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedNetwork {
+    pub name: String,
+    pub id: String,
+    /// Creation time in Unix nanoseconds (0 when unknown).
+    pub created: i64,
+    /// Containers attached (counted only when the name is ambiguous).
+    pub endpoints: usize,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,6 +92,14 @@ pub enum Health {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Step {
     CreateNetwork(String),
+    /// Create the shared edge network (labelled for the installation, not
+    /// for a Playground) unless it exists.
+    CreateSharedNetwork(String),
+    /// Remove a duplicate of a shared network by id.
+    RemoveSharedNetwork {
+        name: String,
+        id: String,
+    },
     CreateVolume(String),
     PullImage(String),
     /// The service must be built: not available yet (terminal).
@@ -102,7 +128,10 @@ impl Step {
     /// The creation step (`CREATION_STEPS`) this step belongs to.
     pub fn creation_step(&self) -> &'static str {
         match self {
-            Step::CreateNetwork(_) | Step::RemoveNetwork(_) => "network",
+            Step::CreateNetwork(_)
+            | Step::RemoveNetwork(_)
+            | Step::CreateSharedNetwork(_)
+            | Step::RemoveSharedNetwork { .. } => "network",
             Step::CreateVolume(_) | Step::RemoveVolume(_) => "volumes",
             Step::PullImage(_) => "image_pull",
             Step::BuildUnavailable(_) => "image_build",
@@ -206,6 +235,14 @@ fn done(service: &ServiceSpec, c: &ObservedContainer, keep_exited: &BTreeSet<Str
     completed(service, c) || (matches!(c.state, State::Exited(_)) && keep_exited.contains(&service.name))
 }
 
+/// The observed networks named `name`, the one to keep first: the one
+/// containers are attached to, then the oldest, then by id.
+fn shared<'a>(observed: &'a Observed, name: &str) -> Vec<&'a SharedNetwork> {
+    let mut found: Vec<&SharedNetwork> = observed.shared_networks.iter().filter(|n| n.name == name).collect();
+    found.sort_by(|a, b| b.endpoints.cmp(&a.endpoints).then(a.created.cmp(&b.created)).then(a.id.cmp(&b.id)));
+    found
+}
+
 /// The steps that bring `observed` closer to `desired`, in order.
 pub fn plan(desired: &Desired, observed: &Observed) -> Vec<Step> {
     plan_keeping(desired, observed, &BTreeSet::new())
@@ -223,6 +260,14 @@ pub fn plan_keeping(desired: &Desired, observed: &Observed, keep_exited: &BTreeS
     for network in &desired.networks {
         if !observed.networks.contains(&network.name) {
             steps.push(Step::CreateNetwork(network.name.clone()));
+        }
+    }
+    if let Some(edge) = &desired.edge_network {
+        match shared(observed, edge).split_first() {
+            None => steps.push(Step::CreateSharedNetwork(edge.clone())),
+            Some((_, extra)) => {
+                steps.extend(extra.iter().map(|n| Step::RemoveSharedNetwork { name: n.name.clone(), id: n.id.clone() }))
+            }
         }
     }
     for volume in &desired.volumes {
@@ -291,8 +336,9 @@ pub fn plan_keeping(desired: &Desired, observed: &Observed, keep_exited: &BTreeS
     steps
 }
 
-/// Removes everything observed, containers first; volumes only when not
-/// `persist_volumes`.
+/// Removes everything observed with the Playground's label, containers
+/// first; volumes only when not `persist_volumes`. Shared networks are
+/// never removed: other Playgrounds use them.
 pub fn destroy_plan(observed: &Observed, persist_volumes: bool) -> Vec<Step> {
     let mut steps: Vec<Step> = observed
         .containers
@@ -323,6 +369,7 @@ pub fn converged_keeping(desired: &Desired, observed: &Observed, keep_exited: &B
                 && containers.get(s.name.as_str()).is_some_and(|cs| cs.len() == 1)
         })
         && desired.networks.iter().all(|n| observed.networks.contains(&n.name))
+        && desired.edge_network.as_ref().is_none_or(|edge| shared(observed, edge).len() == 1)
         && desired.volumes.iter().all(|v| observed.volumes.contains(&v.name))
 }
 

@@ -58,6 +58,7 @@ fn host_of(d: &Desired, epoch: i64) -> Observed {
                 finished_at: None,
             })
             .collect(),
+        shared_networks: Vec::new(),
     }
 }
 

@@ -111,7 +111,24 @@ fn converged_observed(d: &Desired) -> Observed {
             container(d, "web", State::Running, None),
             container(d, "worker", State::Running, None),
         ],
+        shared_networks: d.edge_network.iter().map(|name| edge(name, "edge-1", 10, 1)).collect(),
     }
+}
+
+fn edge(name: &str, id: &str, created: i64, endpoints: usize) -> SharedNetwork {
+    SharedNetwork { name: name.into(), id: id.into(), created, endpoints }
+}
+
+/// COMPOSE with `web` exposed (it publishes a port) on a Playroom with a
+/// domain.
+fn routed() -> Desired {
+    let p = playground(&[], &[]);
+    let (report, model) = parse_compose(COMPOSE, &Policy::UNTRUSTED);
+    assert!(report.valid, "{:?}", report.errors);
+    let model = model.unwrap();
+    let definitions = play_core::compose::classify(&model);
+    let domains = vec!["apps.example.com".to_owned()];
+    spec::desired(&spec::Inputs::new(&p, &model).with_routing(&domains, None).with_definitions(&definitions)).unwrap()
 }
 
 #[test]
@@ -350,4 +367,87 @@ fn dependency_cycles_and_missing_images_are_invalid_specs() {
     let mut model = model.unwrap();
     model.services.get_mut("a").unwrap().image = None;
     assert!(spec::desired(&spec::Inputs::new(&playground(&[], &[]), &model)).unwrap_err().contains("neither"));
+}
+
+#[test]
+fn the_edge_network_is_created_when_missing_then_nothing() {
+    let d = routed();
+    assert_eq!(d.edge_network.as_deref(), Some("play-3fa91c-edge"));
+    let o = converged_observed(&d);
+    assert_eq!(plan(&d, &o), vec![], "an empty plan once it exists");
+    assert!(converged(&d, &o));
+
+    let mut missing = o.clone();
+    missing.shared_networks.clear();
+    assert_eq!(plan(&d, &missing), vec![Step::CreateSharedNetwork("play-3fa91c-edge".into())]);
+    assert!(!converged(&d, &missing));
+    assert_eq!(Step::CreateSharedNetwork("x".into()).creation_step(), "network");
+
+    // On an empty host it is created with the project networks, before
+    // any container runs.
+    let groups = super::super::host::groups(plan(&d, &Observed::default()));
+    assert!(groups[0].contains(&Step::CreateSharedNetwork("play-3fa91c-edge".into())), "{groups:?}");
+    assert!(groups[0].contains(&Step::CreateNetwork("play-7-pr-7_default".into())), "{groups:?}");
+
+    // Another network whose name merely contains it does not count.
+    let mut other = missing.clone();
+    other.shared_networks.push(edge("play-3fa91c-edge-old", "x", 1, 0));
+    assert_eq!(plan(&d, &other), vec![Step::CreateSharedNetwork("play-3fa91c-edge".into())]);
+}
+
+#[test]
+fn duplicate_edge_networks_are_removed_keeping_the_attached_then_oldest() {
+    let d = routed();
+    let mut o = converged_observed(&d);
+    o.shared_networks = vec![
+        edge("play-3fa91c-edge", "newer", 30, 0),
+        edge("play-3fa91c-edge", "attached", 20, 2),
+        edge("play-3fa91c-edge", "oldest", 10, 0),
+    ];
+    let removed = |o: &Observed| -> Vec<String> {
+        let mut ids: Vec<String> = plan(&d, o)
+            .into_iter()
+            .map(|s| match s {
+                Step::RemoveSharedNetwork { id, .. } => id,
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(removed(&o), ["newer", "oldest"]);
+    assert!(!converged(&d, &o));
+    for n in &mut o.shared_networks {
+        n.endpoints = 0;
+    }
+    assert_eq!(removed(&o), ["attached", "newer"], "none attached: the oldest stays");
+}
+
+#[test]
+fn unrouted_playgrounds_leave_shared_networks_alone_and_destroy_never_removes_them() {
+    let d = desired();
+    assert_eq!(d.edge_network, None);
+    let mut o = converged_observed(&d);
+    o.shared_networks.push(edge("play-3fa91c-edge", "e", 1, 3));
+    assert_eq!(plan(&d, &o), vec![]);
+    assert!(converged(&d, &o));
+
+    let routed = routed();
+    let o = converged_observed(&routed);
+    assert!(!o.shared_networks.is_empty());
+    let steps = destroy_plan(&o, false);
+    assert!(!steps.iter().any(|s| matches!(s, Step::RemoveNetwork(n) if n.ends_with("-edge"))), "{steps:?}");
+    assert!(!steps.iter().any(|s| matches!(s, Step::RemoveSharedNetwork { .. })), "{steps:?}");
+}
+
+#[test]
+fn a_routed_service_joins_the_edge_network_and_changes_only_its_hash() {
+    let plain = desired();
+    let d = routed();
+    for (a, b) in plain.services.iter().zip(&d.services) {
+        assert_eq!(a.config_hash == b.config_hash, a.name != "web", "{}", a.name);
+    }
+    let web = d.services.iter().find(|s| s.name == "web").unwrap();
+    assert!(web.container.networks.contains_key("play-3fa91c-edge"));
+    assert_eq!(web.container.labels["traefik.http.routers.play-7-pr-7-web.rule"], "Host(`web.apps.example.com`)");
 }

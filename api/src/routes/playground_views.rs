@@ -1,0 +1,358 @@
+//! Read-only views of what a Playground runs: `GET
+//! /api/playgrounds/{id}/compose`, `/env_metadata` and `/debug`.
+//!
+//! Each view computes the Playground's desired objects with the same
+//! `play_core::desired` functions, from the same inputs (Playspec Compose
+//! and service definitions, the Playroom's policy and domains), as the
+//! reconciler, so what they show is what the reconciler converges to. None
+//! of them touches the host.
+//!
+//! A Playground whose Compose cannot run on its Playroom answers `/compose`
+//! and `/env_metadata` with `422 INVALID_STATE` (there is nothing it runs);
+//! `/debug` always answers `200` and says why in `error`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use axum::Json as JsonResponse;
+use axum::extract::State;
+use play_core::compose::Policy;
+use play_core::compose::model::ComposeFile;
+use play_core::desired::{self, Desired, EnvSource, Inputs, Routing, ServiceSpec};
+use play_core::store::playgrounds::{self, Playground};
+use play_core::store::playrooms::{self, Playroom};
+use play_core::store::playspecs::{self, Playspec};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::auth::Principal;
+use crate::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::extract::{Id, Query};
+use crate::state::AppState;
+
+/// A Playground with what its desired objects are computed from.
+struct Loaded {
+    playground: Playground,
+    playspec: Option<Playspec>,
+    playroom: Playroom,
+}
+
+async fn load(state: &AppState, account_id: i64, id: i64) -> ApiResult<Loaded> {
+    let playground = playgrounds::get(&state.store, account_id, id).await?;
+    let playspec = match playground.playspec_id {
+        Some(spec_id) => Some(playspecs::get(&state.store, account_id, spec_id).await?),
+        None => None,
+    };
+    let playroom = playrooms::get(&state.store, account_id, playground.playroom_id).await?;
+    Ok(Loaded { playground, playspec, playroom })
+}
+
+impl Loaded {
+    /// The Compose model and the desired objects, exactly as the reconciler
+    /// computes them; `Err` says why the Playground cannot run.
+    fn desired(&self) -> Result<(ComposeFile, Desired), String> {
+        let playspec = self.playspec.as_ref().ok_or("the Playground's Playspec no longer exists")?;
+        let policy = Policy { trusted: self.playroom.trusted };
+        let model = desired::model_for(&playspec.base_compose_yaml, &policy, &self.playground)?;
+        let definitions = desired::definitions(&playspec.services);
+        let inputs = Inputs::new(&self.playground, &model)
+            .with_routing(&self.playroom.domains, self.playroom.acme_email.as_deref())
+            .with_definitions(&definitions);
+        let desired = desired::desired(&inputs)?;
+        Ok((model, desired))
+    }
+}
+
+fn cannot_run(message: String) -> ApiError {
+    ApiError::Core(play_core::Error::InvalidState(message))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ComposeView {
+    /// The Compose document of what play runs (see docs/playgrounds.md).
+    pub compose_yaml: String,
+    pub compose_project: String,
+}
+
+/// The generated Compose YAML: what play runs, as one Compose document.
+#[utoipa::path(get, path = "/api/playgrounds/{id}/compose", tag = "Playgrounds", params(("id" = i64, Path)),
+    responses(
+        (status = 200, body = ComposeView),
+        (status = 404, body = ErrorEnvelope),
+        (status = 422, description = "INVALID_STATE: the Playground's Compose cannot run on its Playroom", body = ErrorEnvelope),
+    ))]
+pub async fn compose(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<JsonResponse<ComposeView>> {
+    let loaded = load(&state, principal.account_id, id).await?;
+    let (_, desired) = loaded.desired().map_err(cannot_run)?;
+    Ok(JsonResponse(ComposeView {
+        compose_yaml: desired::render_compose(&desired),
+        compose_project: loaded.playground.compose_project,
+    }))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct EnvQuery {
+    /// One service: its container's environment exactly.
+    pub service: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EnvEntryView {
+    pub value: String,
+    /// `default` (the Compose `environment:`), `override` (`env_overrides`,
+    /// the service's `env_vars`) or `system` (set by play).
+    #[schema(value_type = String)]
+    pub source: EnvSource,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EnvMetadataView {
+    pub merged: BTreeMap<String, String>,
+    pub metadata: BTreeMap<String, EnvEntryView>,
+    pub system_keys: Vec<String>,
+    /// Variables whose values play generated (none today).
+    pub generated_keys: Vec<String>,
+}
+
+/// The Playground's environment variables with the layer each comes from;
+/// `?service=` narrows to one service's container.
+#[utoipa::path(get, path = "/api/playgrounds/{id}/env_metadata", tag = "Playgrounds",
+    params(("id" = i64, Path), ("service" = Option<String>, Query, description = "One service's environment")),
+    responses(
+        (status = 200, body = EnvMetadataView),
+        (status = 404, body = ErrorEnvelope),
+        (status = 422, description = "VALIDATION_FAILED: `service` does not run in the Playground; \
+            INVALID_STATE: its Compose cannot run", body = ErrorEnvelope),
+    ))]
+pub async fn env_metadata(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    Query(query): Query<EnvQuery>,
+) -> ApiResult<JsonResponse<EnvMetadataView>> {
+    let loaded = load(&state, principal.account_id, id).await?;
+    let (model, _) = loaded.desired().map_err(cannot_run)?;
+    let inputs = Inputs::new(&loaded.playground, &model);
+    let env = desired::env_metadata(&inputs, query.service.as_deref()).map_err(|m| ApiError::field("service", m))?;
+    Ok(JsonResponse(EnvMetadataView {
+        merged: env.merged,
+        metadata: env
+            .metadata
+            .into_iter()
+            .map(|(k, e)| (k, EnvEntryView { value: e.value, source: e.source }))
+            .collect(),
+        system_keys: env.system_keys,
+        generated_keys: env.generated_keys,
+    }))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Dependency {
+    pub service: String,
+    pub condition: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ExposureView {
+    /// Whether play generated a route (routing labels, edge network).
+    pub routed: bool,
+    pub fqdn: Option<String>,
+    /// The complete routing rule.
+    pub rule: Option<String>,
+    pub port: Option<u16>,
+    /// The router's name in the routing labels.
+    pub router: Option<String>,
+    pub entrypoint: Option<String>,
+    pub tls: bool,
+    /// Why there is no route.
+    pub reason: Option<String>,
+    /// Other Playgrounds on the Playroom routing the same host (play does
+    /// not arbitrate: see docs/decisions.md).
+    pub shared_with: Vec<HostClaim>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct HostClaim {
+    pub playground_id: i64,
+    pub service: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ServiceConfiguration {
+    pub name: String,
+    /// `static` (an image) or `dynamic` (built from source).
+    #[serde(rename = "type")]
+    pub service_type: &'static str,
+    pub image: Option<String>,
+    pub container_name: String,
+    pub config_hash: String,
+    pub depends_on: Vec<Dependency>,
+    /// Host names of the networks the container joins.
+    pub networks: Vec<String>,
+    pub env_keys: Vec<String>,
+    /// `null` when the service is not exposed.
+    pub exposure: Option<ExposureView>,
+    /// The user's `traefik.*` labels, which play drops.
+    pub dropped_labels: Vec<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DebugView {
+    pub id: i64,
+    pub compose_project: String,
+    pub generated_compose_yaml: Option<String>,
+    /// The Playspec's Compose with `${V}` resolved from the Playground's
+    /// overrides, before play's additions.
+    pub augmented_compose_template: Option<String>,
+    pub services_configuration: Vec<ServiceConfiguration>,
+    /// Per-service build settings: empty until services are built from
+    /// Playzones.
+    #[schema(value_type = Object)]
+    pub build_overrides: BTreeMap<String, serde_json::Value>,
+    /// Image builds: none until services are built from Playzones.
+    #[schema(value_type = Vec<Object>)]
+    pub build_records: Vec<serde_json::Value>,
+    /// Branch checkouts: none until Playzones exist.
+    #[schema(value_type = Vec<Object>)]
+    pub branch_clones: Vec<serde_json::Value>,
+    /// The shared edge network routed services join.
+    pub edge_network: Option<String>,
+    /// Why the desired objects cannot be computed (`null` when they can).
+    pub error: Option<String>,
+}
+
+fn condition(c: play_core::compose::model::DependencyCondition) -> String {
+    serde_json::to_value(c).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+fn configuration(s: &ServiceSpec, claims: &BTreeMap<String, Vec<HostClaim>>) -> ServiceConfiguration {
+    let exposure = match &s.routing {
+        Routing::NotExposed => None,
+        Routing::Unrouted { reason } => Some(ExposureView {
+            routed: false,
+            fqdn: None,
+            rule: None,
+            port: None,
+            router: None,
+            entrypoint: None,
+            tls: false,
+            reason: Some(reason.clone()),
+            shared_with: Vec::new(),
+        }),
+        Routing::Routed(route) => Some(ExposureView {
+            routed: true,
+            fqdn: Some(route.fqdn.clone()),
+            rule: Some(route.rule.clone()),
+            port: Some(route.port),
+            router: Some(route.router.clone()),
+            entrypoint: Some(route.entrypoint.to_owned()),
+            tls: route.cert_resolver.is_some(),
+            reason: None,
+            shared_with: claims.get(&route.fqdn).cloned().unwrap_or_default(),
+        }),
+    };
+    ServiceConfiguration {
+        name: s.name.clone(),
+        service_type: if s.build { "dynamic" } else { "static" },
+        image: Some(s.container.image.clone()).filter(|i| !i.is_empty()),
+        container_name: s.container_name.clone(),
+        config_hash: s.config_hash.clone(),
+        depends_on: s
+            .depends_on
+            .iter()
+            .map(|(service, c)| Dependency { service: service.clone(), condition: condition(*c) })
+            .collect(),
+        networks: s.container.networks.keys().cloned().collect(),
+        env_keys: s.container.env.keys().cloned().collect(),
+        exposure,
+        dropped_labels: s.dropped_labels.clone(),
+    }
+}
+
+/// Hosts routed by the account's other live Playgrounds on the same
+/// Playroom, for the hosts in `wanted`. A Playground whose desired objects
+/// cannot be computed routes nothing.
+async fn host_claims(
+    state: &AppState,
+    this: &Loaded,
+    wanted: &BTreeSet<String>,
+) -> ApiResult<BTreeMap<String, Vec<HostClaim>>> {
+    let mut claims: BTreeMap<String, Vec<HostClaim>> = BTreeMap::new();
+    if wanted.is_empty() {
+        return Ok(claims);
+    }
+    let account = this.playground.account_id;
+    for other in playgrounds::list(&state.store, account).await? {
+        if other.id == this.playground.id
+            || other.playroom_id != this.playground.playroom_id
+            || other.desired_state != "running"
+        {
+            continue;
+        }
+        let playspec = match other.playspec_id {
+            Some(spec_id) => playspecs::get(&state.store, account, spec_id).await.ok(),
+            None => None,
+        };
+        let loaded = Loaded { playground: other, playspec, playroom: this.playroom.clone() };
+        let Ok((_, desired)) = loaded.desired() else { continue };
+        for s in &desired.services {
+            if let Routing::Routed(route) = &s.routing
+                && wanted.contains(&route.fqdn)
+            {
+                claims
+                    .entry(route.fqdn.clone())
+                    .or_default()
+                    .push(HostClaim { playground_id: loaded.playground.id, service: s.name.clone() });
+            }
+        }
+    }
+    Ok(claims)
+}
+
+/// Diagnostics: the generated Compose, the interpolated Playspec Compose,
+/// and per service its container, config hash, networks, environment keys
+/// and exposure (host, rule, or why it is not routed).
+#[utoipa::path(get, path = "/api/playgrounds/{id}/debug", tag = "Playgrounds", params(("id" = i64, Path)),
+    responses((status = 200, body = DebugView), (status = 404, body = ErrorEnvelope)))]
+pub async fn debug(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<JsonResponse<DebugView>> {
+    let loaded = load(&state, principal.account_id, id).await?;
+    let augmented_compose_template = loaded
+        .playspec
+        .as_ref()
+        .and_then(|s| desired::interpolated_template(&s.base_compose_yaml, &loaded.playground).ok());
+    let (generated_compose_yaml, services_configuration, edge_network, error) = match loaded.desired() {
+        Ok((_, desired)) => {
+            let wanted: BTreeSet<String> = desired
+                .services
+                .iter()
+                .filter_map(|s| match &s.routing {
+                    Routing::Routed(route) => Some(route.fqdn.clone()),
+                    _ => None,
+                })
+                .collect();
+            let claims = host_claims(&state, &loaded, &wanted).await?;
+            let services = desired.services.iter().map(|s| configuration(s, &claims)).collect();
+            (Some(desired::render_compose(&desired)), services, desired.edge_network.clone(), None)
+        }
+        Err(message) => (None, Vec::new(), None, Some(message)),
+    };
+    Ok(JsonResponse(DebugView {
+        id: loaded.playground.id,
+        compose_project: loaded.playground.compose_project.clone(),
+        generated_compose_yaml,
+        augmented_compose_template,
+        services_configuration,
+        build_overrides: BTreeMap::new(),
+        build_records: Vec::new(),
+        branch_clones: Vec::new(),
+        edge_network,
+        error,
+    }))
+}

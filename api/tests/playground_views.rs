@@ -1,0 +1,297 @@
+//! `/compose`, `/env_metadata` and `/debug` over the real router and store:
+//! what the views show is computed like the reconciler computes it (the
+//! desired objects themselves are unit-tested in `play_core::desired`).
+
+#![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
+
+use axum::http::{Method, StatusCode};
+use play_api::testing::TestApp;
+use play_core::compose::{Policy, parse_compose};
+use play_core::scopes::ScopeSet;
+use serde_json::{Value, json};
+
+const COMPOSE: &str = r#"
+services:
+  web:
+    image: play-test/busybox:1
+    environment:
+      MODE: base
+      SHARED: from-web
+    labels:
+      svc/expose: "8080"
+      svc/subdomain: shop
+      svc/path_rule: "PathPrefix(`/api`) || Path(`/x`)"
+      traefik.http.routers.evil.rule: "Host(`bank.example.com`)"
+    depends_on: [db]
+  admin:
+    image: play-test/busybox:1
+    labels:
+      svc/expose: "9000"
+  db:
+    image: play-test/busybox:1
+    environment:
+      SHARED: from-db
+      PASSWORD: "pa$$word"
+"#;
+
+struct Fixture {
+    app: TestApp,
+    playspec: i64,
+    playroom: i64,
+}
+
+async fn fixture(playroom: Value) -> Fixture {
+    let app = TestApp::new().await;
+    let spec = app
+        .post("/api/playspecs", &app.admin, json!({"playspec": {"name": "shop", "base_compose_yaml": COMPOSE}}))
+        .await;
+    assert_eq!(spec.status, StatusCode::CREATED, "{}", spec.text);
+    let mut body = json!({"name": "box", "host": "127.0.0.1"});
+    body.as_object_mut().unwrap().extend(playroom.as_object().unwrap().clone());
+    let room = app.post("/api/playrooms", &app.admin, json!({"playroom": body})).await;
+    assert_eq!(room.status, StatusCode::CREATED, "{}", room.text);
+    Fixture { playspec: spec.body["id"].as_i64().unwrap(), playroom: room.body["id"].as_i64().unwrap(), app }
+}
+
+impl Fixture {
+    async fn playground(&self, name: &str, extra: Value) -> (i64, Value) {
+        let mut body = json!({"name": name, "playspec_id": self.playspec, "playroom_id": self.playroom});
+        body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let r = self.app.post("/api/playgrounds", &self.app.admin, json!({"playground": body})).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        (r.body["id"].as_i64().unwrap(), r.body)
+    }
+
+    async fn get(&self, path: &str) -> play_api::testing::Response {
+        self.app.get(path, &self.app.admin).await
+    }
+}
+
+fn keys(v: &Value) -> Vec<String> {
+    let mut keys: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+    keys.sort();
+    keys
+}
+
+fn with_domain() -> Value {
+    json!({"domains": ["apps.example.com"], "acme_email": "ops@example.com"})
+}
+
+#[tokio::test]
+async fn compose_is_the_generated_document_with_routing_labels() {
+    let f = fixture(with_domain()).await;
+    let (id, detail) = f.playground("pr-1", json!({"service_subdomains": {"admin": "@"}})).await;
+    let r = f.get(&format!("/api/playgrounds/{id}/compose")).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(keys(&r.body), ["compose_project", "compose_yaml"]);
+    let project = detail["compose_project"].as_str().unwrap();
+    assert_eq!(r.body["compose_project"], project);
+
+    let yaml = r.body["compose_yaml"].as_str().unwrap();
+    let (report, model) = parse_compose(yaml, &Policy::UNTRUSTED);
+    assert!(report.valid, "{:?}\n{yaml}", report.errors);
+    let model = model.unwrap();
+    assert_eq!(model.name.as_deref(), Some(project));
+    let web = &model.services["web"];
+    let router = format!("{project}-web");
+    assert_eq!(
+        web.labels[&format!("traefik.http.routers.{router}.rule")],
+        "Host(`shop.apps.example.com`) && (PathPrefix(`/api`) || Path(`/x`))"
+    );
+    assert_eq!(web.labels[&format!("traefik.http.routers.{router}.tls.certresolver")], "letsencrypt");
+    assert_eq!(web.labels[&format!("traefik.http.services.{router}.loadbalancer.server.port")], "8080");
+    assert!(!web.labels.keys().any(|k| k.contains("evil")), "the user's routing labels are dropped");
+    let admin = &model.services["admin"];
+    assert_eq!(admin.labels[&format!("traefik.http.routers.{project}-admin.rule")], "Host(`apps.example.com`)");
+    let edge = model.networks.values().find(|n| n.external && n.name.as_deref().is_some_and(|n| n.ends_with("-edge")));
+    assert!(edge.is_some(), "the edge network is external: {yaml}");
+    assert!(model.services["db"].labels.keys().all(|k| !k.starts_with("traefik.")));
+    assert_eq!(model.services["db"].environment["PASSWORD"].as_deref(), Some("pa$word"));
+}
+
+#[tokio::test]
+async fn env_metadata_shows_each_layer() {
+    let f = fixture(json!({})).await;
+    let (id, _) = f
+        .playground(
+            "pr-2",
+            json!({"env_overrides": {"MODE": "override", "PLAY_PLAYGROUND_ID": "spoof"},
+                   "services": {"db": {"env_vars": {"QUEUE": "q1"}}}}),
+        )
+        .await;
+    let r = f.get(&format!("/api/playgrounds/{id}/env_metadata")).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(keys(&r.body), ["generated_keys", "merged", "metadata", "system_keys"]);
+    let meta = &r.body["metadata"];
+    assert_eq!(meta["MODE"], json!({"value": "override", "source": "override"}));
+    assert_eq!(meta["SHARED"], json!({"value": "from-web", "source": "default"}), "first service wins");
+    assert_eq!(meta["PLAY_PLAYGROUND_ID"], json!({"value": id.to_string(), "source": "system"}));
+    assert_eq!(r.body["merged"]["PASSWORD"], "pa$word");
+    assert!(r.body["merged"].get("QUEUE").is_none(), "per-service env_vars need ?service=");
+    assert_eq!(r.body["system_keys"], json!(["PLAY_PLAYGROUND_ID", "PLAY_PLAYGROUND_NAME", "PLAY_COMPOSE_PROJECT"]));
+    assert_eq!(r.body["generated_keys"], json!([]));
+    for (name, entry) in meta.as_object().unwrap() {
+        assert_eq!(r.body["merged"][name], entry["value"], "{name}");
+    }
+
+    let db = f.get(&format!("/api/playgrounds/{id}/env_metadata?service=db")).await;
+    assert_eq!(db.status, StatusCode::OK, "{}", db.text);
+    assert_eq!(db.body["metadata"]["QUEUE"], json!({"value": "q1", "source": "override"}));
+    assert_eq!(db.body["metadata"]["SHARED"]["value"], "from-db");
+    assert!(db.body["merged"].get("MODE").is_some_and(|v| v == "override"));
+
+    let events = f.app.count("events").await;
+    let unknown = f.get(&format!("/api/playgrounds/{id}/env_metadata?service=nope")).await;
+    let details = unknown.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    assert!(details["service"][0].as_str().unwrap().contains("nope"), "{details}");
+    assert_eq!(f.app.count("events").await, events, "a refused request writes nothing");
+}
+
+#[tokio::test]
+async fn debug_names_every_field_and_explains_routing() {
+    let f = fixture(json!({})).await;
+    let (id, detail) = f.playground("pr-3", json!({})).await;
+    let r = f.get(&format!("/api/playgrounds/{id}/debug")).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    for field in [
+        "id",
+        "compose_project",
+        "generated_compose_yaml",
+        "augmented_compose_template",
+        "services_configuration",
+        "build_overrides",
+        "build_records",
+        "branch_clones",
+    ] {
+        assert!(r.body.get(field).is_some(), "{field} missing: {}", r.text);
+    }
+    assert_eq!(r.body["id"], id);
+    assert_eq!(r.body["compose_project"], detail["compose_project"]);
+    assert_eq!(r.body["build_overrides"], json!({}));
+    assert_eq!(r.body["build_records"], json!([]));
+    assert_eq!(r.body["branch_clones"], json!([]));
+    assert_eq!(r.body["error"], Value::Null);
+    assert_eq!(r.body["edge_network"], Value::Null, "no domain: nothing routed");
+    let compose = f.get(&format!("/api/playgrounds/{id}/compose")).await;
+    assert_eq!(r.body["generated_compose_yaml"], compose.body["compose_yaml"]);
+    let augmented = r.body["augmented_compose_template"].as_str().unwrap();
+    assert!(augmented.contains("svc/subdomain: shop") && augmented.contains("pa$$word"), "{augmented}");
+
+    let services = r.body["services_configuration"].as_array().unwrap();
+    let names: Vec<&str> = services.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["admin", "db", "web"], "in dependency order");
+    let service = |name: &str| services.iter().find(|s| s["name"] == name).unwrap();
+    let web = service("web");
+    assert_eq!(web["type"], "static");
+    assert_eq!(web["image"], "play-test/busybox:1");
+    assert_eq!(web["container_name"], format!("{}-web-1", detail["compose_project"].as_str().unwrap()));
+    assert_eq!(web["config_hash"].as_str().unwrap().len(), 64);
+    assert_eq!(web["depends_on"], json!([{"service": "db", "condition": "service_started"}]));
+    assert_eq!(web["dropped_labels"], json!(["traefik.http.routers.evil.rule"]));
+    assert!(web["env_keys"].as_array().unwrap().contains(&json!("MODE")));
+    assert_eq!(web["exposure"]["routed"], false);
+    assert!(web["exposure"]["reason"].as_str().unwrap().contains("no domain"), "{}", web["exposure"]);
+    assert_eq!(service("db")["exposure"], Value::Null, "not exposed");
+}
+
+#[tokio::test]
+async fn debug_shows_the_route_and_other_playgrounds_on_the_same_host() {
+    let f = fixture(with_domain()).await;
+    let (first, _) = f.playground("pr-4", json!({})).await;
+    let (second, _) = f.playground("pr-5", json!({"service_subdomains": {"admin": "other"}})).await;
+    let r = f.get(&format!("/api/playgrounds/{second}/debug")).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert!(r.body["edge_network"].as_str().unwrap().ends_with("-edge"));
+    let services = r.body["services_configuration"].as_array().unwrap();
+    let exposure = |name: &str| services.iter().find(|s| s["name"] == name).unwrap()["exposure"].clone();
+    let web = exposure("web");
+    assert_eq!(web["routed"], true);
+    assert_eq!(web["fqdn"], "shop.apps.example.com");
+    assert_eq!(web["rule"], "Host(`shop.apps.example.com`) && (PathPrefix(`/api`) || Path(`/x`))");
+    assert_eq!((web["port"].as_u64(), web["tls"].as_bool()), (Some(8080), Some(true)));
+    assert_eq!(web["entrypoint"], "websecure");
+    assert_eq!(web["shared_with"], json!([{"playground_id": first, "service": "web"}]));
+    assert_eq!(exposure("admin")["fqdn"], "other.apps.example.com");
+    assert_eq!(exposure("admin")["shared_with"], json!([]));
+}
+
+#[tokio::test]
+async fn a_playground_that_cannot_run_has_no_compose_and_debug_says_why() {
+    let f = fixture(json!({"trusted": true})).await;
+    let spec = f
+        .app
+        .post(
+            "/api/playspecs",
+            &f.app.admin,
+            json!({"playspec": {"name": "priv", "base_compose_yaml": "services:\n  app:\n    image: x\n    privileged: true\n"}}),
+        )
+        .await;
+    let r = f
+        .app
+        .post(
+            "/api/playgrounds",
+            &f.app.admin,
+            json!({"playground": {"name": "p", "playspec_id": spec.body["id"], "playroom_id": f.playroom}}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let id = r.body["id"].as_i64().unwrap();
+    // The Playroom stops trusting its tenants.
+    let patch = f
+        .app
+        .request(
+            Method::PATCH,
+            &format!("/api/playrooms/{}", f.playroom),
+            Some(&f.app.admin),
+            Some(json!({"playroom": {"trusted": false}})),
+        )
+        .await;
+    assert_eq!(patch.status, StatusCode::OK, "{}", patch.text);
+    f.get(&format!("/api/playgrounds/{id}/compose"))
+        .await
+        .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "INVALID_STATE");
+    f.get(&format!("/api/playgrounds/{id}/env_metadata"))
+        .await
+        .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "INVALID_STATE");
+    let debug = f.get(&format!("/api/playgrounds/{id}/debug")).await;
+    assert_eq!(debug.status, StatusCode::OK, "{}", debug.text);
+    assert!(debug.body["error"].as_str().unwrap().contains("privileged"), "{}", debug.text);
+    assert_eq!(debug.body["generated_compose_yaml"], Value::Null);
+    assert!(debug.body["augmented_compose_template"].as_str().unwrap().contains("privileged: true"));
+}
+
+#[tokio::test]
+async fn other_accounts_and_bad_ids_get_404() {
+    let f = fixture(with_domain()).await;
+    let (id, _) = f.playground("pr-6", json!({})).await;
+    let other = f.app.new_account("other").await;
+    let token = f.app.key_for(other, ScopeSet::all(), None).await;
+    for view in ["compose", "env_metadata", "debug"] {
+        f.app
+            .get(&format!("/api/playgrounds/{id}/{view}"), &token)
+            .await
+            .assert_error(StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND");
+        f.get(&format!("/api/playgrounds/abc/{view}")).await.assert_error(StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND");
+        f.get(&format!("/api/playgrounds/999999/{view}"))
+            .await
+            .assert_error(StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND");
+    }
+}
+
+#[tokio::test]
+async fn the_openapi_document_describes_the_views() {
+    let app = TestApp::new().await;
+    let doc = app.request(Method::GET, "/api/openapi.json", None, None).await;
+    for view in ["compose", "env_metadata", "debug"] {
+        let op = &doc.body["paths"][format!("/api/playgrounds/{{id}}/{view}")]["get"];
+        assert_eq!(op["security"][0]["bearer"][0], "playgrounds:read", "{view}");
+    }
+    let schemas = &doc.body["components"]["schemas"];
+    for schema in ["ComposeView", "EnvMetadataView", "DebugView", "ServiceConfiguration", "ExposureView"] {
+        assert!(schemas[schema].is_object(), "{schema} missing from the OpenAPI document");
+    }
+    let debug = &schemas["DebugView"]["properties"];
+    for field in ["generated_compose_yaml", "augmented_compose_template", "services_configuration", "build_records"] {
+        assert!(debug[field].is_object(), "{field}");
+    }
+}

@@ -1,0 +1,96 @@
+//! `GET /api/playgrounds/{id}/env_metadata`: a Playground's environment
+//! variables, each with the layer its value comes from.
+//!
+//! A container's environment is layered (later wins): the service's Compose
+//! `environment:` (`default`), the Playground's `env_overrides` and the
+//! service's `services.<name>.env_vars` (`override`), then play's
+//! [`SYSTEM_KEYS`] (`system`). For one service the answer is exactly that
+//! container's environment; for the whole Playground the `default` layer is
+//! the union of the running services' Compose environments, the first
+//! service in document order winning where two disagree, and per-service
+//! `env_vars` are left out (they belong to one service).
+//!
+//! `generated_keys` lists variables whose values play generated. play
+//! generates none today: template randoms are fixed in the Playspec's YAML
+//! when a template is compiled, so they are `default`s here.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::{Inputs, SYSTEM_KEYS, system_env};
+use crate::compose::model::Service;
+
+/// Where a variable's value comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EnvSource {
+    /// The Playspec's Compose `environment:`.
+    Default,
+    /// The Playground's `env_overrides` or the service's `env_vars`.
+    Override,
+    /// Set by play; cannot be overridden.
+    System,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EnvEntry {
+    pub value: String,
+    pub source: EnvSource,
+}
+
+/// The answer of `env_metadata`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct EnvMetadata {
+    /// Name -> value, every layer applied.
+    pub merged: BTreeMap<String, String>,
+    pub metadata: BTreeMap<String, EnvEntry>,
+    pub system_keys: Vec<String>,
+    pub generated_keys: Vec<String>,
+}
+
+impl EnvMetadata {
+    fn set(&mut self, name: &str, value: &str, source: EnvSource) {
+        self.merged.insert(name.to_owned(), value.to_owned());
+        self.metadata.insert(name.to_owned(), EnvEntry { value: value.to_owned(), source });
+    }
+}
+
+/// The environment of `service` (one container), or of the whole
+/// Playground when `None`. `Err` names a service that does not run: not in
+/// the Compose, or only under a profile.
+pub fn env_metadata(inputs: &Inputs<'_>, service: Option<&str>) -> Result<EnvMetadata, String> {
+    let Inputs { playground, file, .. } = *inputs;
+    let services: Vec<&Service> = match service {
+        None => file.services.values().filter(|s| s.profiles.is_empty()).collect(),
+        Some(name) => match file.services.get(name) {
+            None => return Err(format!("no service {name:?} in the Playspec")),
+            Some(s) if !s.profiles.is_empty() => {
+                return Err(format!("the service {name:?} does not run: it is under a profile"));
+            }
+            Some(s) => vec![s],
+        },
+    };
+    let mut env = EnvMetadata::default();
+    // Document order, first definition winning.
+    for s in services.iter().rev() {
+        for (name, value) in &s.environment {
+            if let Some(value) = value {
+                env.set(name, value, EnvSource::Default);
+            }
+        }
+    }
+    for (name, value) in &playground.env_overrides {
+        env.set(name, value, EnvSource::Override);
+    }
+    if let Some(settings) = service.and_then(|s| playground.service_settings.get(s)) {
+        for (name, value) in &settings.env_vars {
+            env.set(name, value, EnvSource::Override);
+        }
+    }
+    for (name, value) in system_env(playground) {
+        env.set(&name, &value, EnvSource::System);
+    }
+    env.system_keys = SYSTEM_KEYS.iter().map(|k| (*k).to_owned()).collect();
+    Ok(env)
+}

@@ -1,0 +1,191 @@
+use std::collections::BTreeMap;
+
+use super::super::tests::playground;
+use super::super::{Desired, Inputs, ServiceSpec, desired, model_for};
+use super::*;
+use crate::compose::rule::parse;
+use crate::compose::{Policy, classify};
+use crate::store::playgrounds::Playground;
+
+const COMPOSE: &str = r#"
+services:
+  web:
+    image: play-test/busybox:1
+    labels:
+      svc/expose: "8080"
+      svc/subdomain: shop
+      svc/path_rule: "PathPrefix(`/api`) || Path(`/x`)"
+      traefik.enable: "true"
+      traefik.http.routers.evil.rule: "Host(`bank.example.com`)"
+  admin:
+    image: play-test/busybox:1
+    labels:
+      svc/expose: "9000"
+  db:
+    image: play-test/busybox:1
+    labels:
+      svc/expose: "internal:5432"
+  worker:
+    image: play-test/busybox:1
+"#;
+
+const DOMAINS: &[&str] = &["apps.example.com", "other.example.com"];
+
+fn domains() -> Vec<String> {
+    DOMAINS.iter().map(|d| (*d).to_owned()).collect()
+}
+
+fn desired_for(p: &Playground, yaml: &str, domains: &[String], acme: Option<&str>) -> Desired {
+    let model = model_for(yaml, &Policy::UNTRUSTED, p).unwrap();
+    let definitions = classify(&model);
+    desired(&Inputs::new(p, &model).with_routing(domains, acme).with_definitions(&definitions)).unwrap()
+}
+
+fn service<'a>(d: &'a Desired, name: &str) -> &'a ServiceSpec {
+    d.services.iter().find(|s| s.name == name).unwrap()
+}
+
+fn route(s: &ServiceSpec) -> &Route {
+    match &s.routing {
+        Routing::Routed(route) => route,
+        other => panic!("{} is not routed: {other:?}", s.name),
+    }
+}
+
+fn traefik_labels(s: &ServiceSpec) -> BTreeMap<String, String> {
+    s.container.labels.iter().filter(|(k, _)| k.starts_with("traefik.")).map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+#[test]
+fn an_exposed_service_gets_exactly_these_labels_and_the_edge_network() {
+    let d = desired_for(&playground(&[]), COMPOSE, &domains(), None);
+    let web = service(&d, "web");
+    let r = "play-3fa91c-7-pr-7-web";
+    let rule = "Host(`shop.apps.example.com`) && (PathPrefix(`/api`) || Path(`/x`))";
+    let expected: BTreeMap<String, String> = [
+        ("traefik.enable", "true"),
+        ("traefik.docker.network", "play-3fa91c-edge"),
+        (&format!("traefik.http.routers.{r}.rule"), rule),
+        (&format!("traefik.http.routers.{r}.entrypoints"), "web"),
+        (&format!("traefik.http.routers.{r}.service"), r),
+        (&format!("traefik.http.services.{r}.loadbalancer.server.port"), "8080"),
+    ]
+    .iter()
+    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+    .collect();
+    assert_eq!(traefik_labels(web), expected);
+    assert_eq!(route(web).fqdn, "shop.apps.example.com");
+    assert_eq!(d.edge_network.as_deref(), Some("play-3fa91c-edge"));
+    // On the edge network without aliases; still on its project network.
+    assert_eq!(web.container.networks["play-3fa91c-edge"], Vec::<String>::new());
+    assert_eq!(web.container.networks["play-3fa91c-7-pr-7_default"], ["web"]);
+    // The user's own routing labels are dropped, and reported.
+    assert_eq!(web.dropped_labels, ["traefik.enable", "traefik.http.routers.evil.rule"]);
+    assert!(!web.container.labels.keys().any(|k| k.contains("evil")));
+}
+
+#[test]
+fn the_path_rule_cannot_escape_the_host() {
+    let d = desired_for(&playground(&[]), COMPOSE, &domains(), None);
+    let rule = parse(&route(service(&d, "web")).rule).unwrap();
+    // Top level: Host AND (the whole path rule), so `||` stays inside.
+    let Rule::And(items) = rule else { panic!("not an And: {rule:?}") };
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0], Rule::Matcher { name: "Host", args: vec!["shop.apps.example.com".into()] });
+    assert!(matches!(&items[1], Rule::Or(alts) if alts.len() == 2));
+
+    // The rule is re-printed from its parse, never pasted: other case
+    // forms and quoting come out canonical.
+    let yaml = COMPOSE.replace("PathPrefix(`/api`) || Path(`/x`)", r#"pathprefix(\"/a\")"#);
+    let d = desired_for(&playground(&[]), &yaml, &domains(), None);
+    assert_eq!(route(service(&d, "web")).rule, "Host(`shop.apps.example.com`) && (PathPrefix(`/a`))");
+}
+
+#[test]
+fn subdomains_overrides_at_and_defaults() {
+    let mut p = playground(&[]);
+    p.service_subdomains.insert("admin".into(), "@".into());
+    p.service_subdomains.insert("web".into(), "shop-pr-7".into());
+    let d = desired_for(&p, COMPOSE, &domains(), None);
+    assert_eq!(route(service(&d, "web")).fqdn, "shop-pr-7.apps.example.com");
+    let admin = route(service(&d, "admin"));
+    assert_eq!(admin.fqdn, "apps.example.com", "`@` is the first domain itself");
+    assert_eq!(admin.rule, "Host(`apps.example.com`)", "no path rule: the host alone");
+    // Without an override, the definition's subdomain (the service name).
+    let d = desired_for(&playground(&[]), COMPOSE, &domains(), None);
+    assert_eq!(route(service(&d, "admin")).fqdn, "admin.apps.example.com");
+}
+
+#[test]
+fn internal_and_unexposed_services_get_no_route() {
+    let d = desired_for(&playground(&[]), COMPOSE, &domains(), None);
+    for name in ["db", "worker"] {
+        let s = service(&d, name);
+        assert!(traefik_labels(s).is_empty(), "{name}");
+        assert!(!s.container.networks.contains_key("play-3fa91c-edge"), "{name}");
+    }
+    assert!(matches!(&service(&d, "db").routing, Routing::Unrouted { reason } if reason.contains("internal")));
+    assert_eq!(service(&d, "worker").routing, Routing::NotExposed);
+}
+
+#[test]
+fn without_a_domain_nothing_is_routed_and_debug_says_why() {
+    let d = desired_for(&playground(&[]), COMPOSE, &[], None);
+    assert_eq!(d.edge_network, None);
+    for s in &d.services {
+        assert!(traefik_labels(s).is_empty(), "{}", s.name);
+        assert!(!s.container.networks.keys().any(|n| n.ends_with("-edge")), "{}", s.name);
+    }
+    assert!(
+        matches!(&service(&d, "web").routing, Routing::Unrouted { reason } if reason.contains("no domain")),
+        "{:?}",
+        service(&d, "web").routing
+    );
+    // Inputs without definitions expose nothing.
+    let p = playground(&[]);
+    let model = model_for(COMPOSE, &Policy::UNTRUSTED, &p).unwrap();
+    let bare = desired(&Inputs::new(&p, &model)).unwrap();
+    assert!(bare.services.iter().all(|s| s.routing == Routing::NotExposed));
+}
+
+#[test]
+fn an_acme_email_serves_routes_over_https() {
+    let d = desired_for(&playground(&[]), COMPOSE, &domains(), Some("ops@example.com"));
+    let labels = traefik_labels(service(&d, "admin"));
+    let r = "play-3fa91c-7-pr-7-admin";
+    assert_eq!(labels[&format!("traefik.http.routers.{r}.entrypoints")], "websecure");
+    assert_eq!(labels[&format!("traefik.http.routers.{r}.tls")], "true");
+    assert_eq!(labels[&format!("traefik.http.routers.{r}.tls.certresolver")], "letsencrypt");
+    let plain = desired_for(&playground(&[]), COMPOSE, &domains(), None);
+    assert!(!traefik_labels(service(&plain, "admin")).keys().any(|k| k.contains(".tls")));
+}
+
+#[test]
+fn a_changed_subdomain_changes_only_that_services_hash() {
+    let before = desired_for(&playground(&[]), COMPOSE, &domains(), None);
+    let mut p = playground(&[]);
+    p.service_subdomains.insert("web".into(), "other".into());
+    let after = desired_for(&p, COMPOSE, &domains(), None);
+    for (b, a) in before.services.iter().zip(&after.services) {
+        assert_eq!(b.config_hash == a.config_hash, b.name != "web", "{}", b.name);
+    }
+}
+
+#[test]
+fn network_mode_services_cannot_be_routed() {
+    let yaml = "services:\n  app:\n    image: x\n  side:\n    image: x\n    network_mode: \"service:app\"\n    labels:\n      svc/expose: \"80\"\n";
+    let d = desired_for(&playground(&[]), yaml, &domains(), None);
+    assert!(matches!(&service(&d, "side").routing, Routing::Unrouted { reason } if reason.contains("network_mode")));
+    assert_eq!(d.edge_network, None);
+}
+
+#[test]
+fn router_names_are_unique_and_label_safe() {
+    assert_eq!(router_name("play-3fa91c-7-pr", "web"), "play-3fa91c-7-pr-web");
+    let dotted = router_name("p", "my.api");
+    let dashed = router_name("p", "my-api");
+    assert!(dotted.starts_with("p-my-api-") && dotted.len() == "p-my-api-".len() + 8, "{dotted}");
+    assert_ne!(dotted, dashed);
+    assert!(!dotted.contains('.'));
+    assert_eq!(edge_network_name("3fa91c0d4e5f"), "play-3fa91c-edge");
+}
