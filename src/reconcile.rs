@@ -10,7 +10,7 @@ use play_core::metrics::Metrics;
 use play_core::secrets::SecretBox;
 use play_core::store::{Backend, Store};
 use play_core::wake::ChannelWaker;
-use play_reconcilers::events::{EventsConfig, PlaygroundEvents};
+use play_reconcilers::events::PlaygroundEvents;
 use play_reconcilers::host::DockerHostGateway;
 use play_reconcilers::playground::PlaygroundReconciler;
 use play_reconcilers::runtime::{self, Config, Reconciler, Runtime};
@@ -88,10 +88,8 @@ pub fn start_all(shared: &Shared, loops: &Loops, replica: &str, shutdown: &Cance
     let spawner = Spawner { shared, replica, shutdown, tasks };
     let s = shared;
 
-    // Playgrounds, also woken by their Playrooms' Docker events; the
-    // watchers re-list the Playrooms to watch once per resync period.
-    let events = PlaygroundEvents::new(s.store.clone(), s.secrets.clone(), s.gateway.clone())
-        .with_config(EventsConfig { refresh: loops.runtime.resync_every, ..EventsConfig::default() });
+    // Playgrounds, also woken by their Playrooms' Docker events.
+    let events = PlaygroundEvents::new(s.store.clone(), s.secrets.clone(), s.gateway.clone());
     let (playground_events, watchers) = events.start(shutdown.child_token());
     tasks.spawn(watchers);
     spawner.spawn(

@@ -88,7 +88,7 @@ pub struct EventsConfig {
 impl Default for EventsConfig {
     fn default() -> Self {
         EventsConfig {
-            refresh: Duration::from_secs(30),
+            refresh: Duration::from_secs(10),
             backoff: Backoff { initial: Duration::from_secs(1), max: Duration::from_secs(60) },
             stable_after: Duration::from_secs(30),
             cooldown: Duration::from_secs(2),
