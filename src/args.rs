@@ -93,6 +93,10 @@ pub struct ServeArgs {
     /// safety net for missed events); at most 60 s is sensible.
     #[arg(long, env = "PLAY_RESYNC_INTERVAL", default_value = "30s", value_parser = humantime_duration)]
     pub resync_interval: std::time::Duration,
+    /// How often each Playroom is swept for host objects of Playgrounds
+    /// that no longer exist.
+    #[arg(long, env = "PLAY_SWEEP_INTERVAL", default_value = "10m", value_parser = humantime_duration)]
+    pub sweep_interval: std::time::Duration,
     /// How long a replica's claim on an object lasts without renewal.
     #[arg(long, env = "PLAY_LEASE_DURATION", default_value = "60s", value_parser = humantime_duration)]
     pub lease_duration: std::time::Duration,

@@ -1,6 +1,8 @@
 //! The reconcile loops `play serve` runs: one runtime per reconciler, each
 //! woken by the API through the shared waker under the reconciler's `NAME`,
-//! by its own timers, and by a periodic resync.
+//! by its own timers, by a periodic resync, and by whatever extra triggers
+//! its registration adds (the Playground runtime: the Playrooms' Docker
+//! events).
 
 use std::sync::Arc;
 
@@ -8,9 +10,11 @@ use play_core::metrics::Metrics;
 use play_core::secrets::SecretBox;
 use play_core::store::{Backend, Store};
 use play_core::wake::ChannelWaker;
+use play_reconcilers::events::PlaygroundEvents;
 use play_reconcilers::host::DockerHostGateway;
 use play_reconcilers::playground::PlaygroundReconciler;
 use play_reconcilers::runtime::{self, Config, Reconciler, Runtime};
+use play_reconcilers::sweep::{PlayroomSweep, SweepConfig};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -25,13 +29,24 @@ pub struct Shared {
     pub waker: ChannelWaker,
 }
 
-/// The runtime settings from the command line.
-pub fn config(args: &ServeArgs) -> Config {
-    Config {
-        concurrency: args.reconcile_concurrency.max(1),
-        resync_every: args.resync_interval,
-        lease_duration: args.lease_duration,
-        ..Config::default()
+/// The loops' settings from the command line.
+#[derive(Clone, Debug)]
+pub struct Loops {
+    /// The runtime settings every reconciler shares.
+    pub runtime: Config,
+    /// How often each Playroom is swept: the sweep runtime's resync period.
+    pub sweep_interval: std::time::Duration,
+}
+
+pub fn config(args: &ServeArgs) -> Loops {
+    Loops {
+        runtime: Config {
+            concurrency: args.reconcile_concurrency.max(1),
+            resync_every: args.resync_interval,
+            lease_duration: args.lease_duration,
+            ..Config::default()
+        },
+        sweep_interval: args.sweep_interval,
     }
 }
 
@@ -46,30 +61,48 @@ pub fn replica_id(args: &ServeArgs, backend: Backend) -> String {
     }
 }
 
-fn spawn<R: Reconciler>(
-    reconciler: R,
-    shared: &Shared,
-    config: &Config,
-    replica: &str,
-    shutdown: &CancellationToken,
-    tasks: &TaskTracker,
-) {
-    let runtime = Runtime::new(reconciler, shared.store.clone(), shared.metrics.clone())
-        .with_config(config.clone())
-        .with_replica_id(replica)
-        .wake_from(shared.waker.subscribe(R::NAME));
-    tasks.spawn(runtime.run(shutdown.child_token()));
-    tracing::info!(reconciler = R::NAME, replica, "reconcile loop started");
+/// Where the loops run: the replica they claim leases as, the token that
+/// stops them, the tracker `play serve` waits on at shutdown.
+struct Spawner<'a> {
+    shared: &'a Shared,
+    replica: &'a str,
+    shutdown: &'a CancellationToken,
+    tasks: &'a TaskTracker,
 }
 
-/// Starts every reconciler. Add new ones here.
-pub fn start_all(shared: &Shared, config: &Config, replica: &str, shutdown: &CancellationToken, tasks: &TaskTracker) {
-    spawn(
-        PlaygroundReconciler::new(shared.store.clone(), shared.secrets.clone(), shared.gateway.clone()),
-        shared,
-        config,
-        replica,
-        shutdown,
-        tasks,
+impl Spawner<'_> {
+    /// Runs `reconciler` under `config`, woken by the API and by whatever
+    /// `extra` adds (`Runtime::trigger`).
+    fn spawn<R: Reconciler>(&self, reconciler: R, config: Config, extra: impl FnOnce(Runtime<R>) -> Runtime<R>) {
+        let runtime = Runtime::new(reconciler, self.shared.store.clone(), self.shared.metrics.clone())
+            .with_config(config)
+            .with_replica_id(self.replica)
+            .wake_from(self.shared.waker.subscribe(R::NAME));
+        self.tasks.spawn(extra(runtime).run(self.shutdown.child_token()));
+        tracing::info!(reconciler = R::NAME, replica = self.replica, "reconcile loop started");
+    }
+}
+
+/// Starts every reconciler and what feeds them. Add new ones here.
+pub fn start_all(shared: &Shared, loops: &Loops, replica: &str, shutdown: &CancellationToken, tasks: &TaskTracker) {
+    let spawner = Spawner { shared, replica, shutdown, tasks };
+    let s = shared;
+
+    // Playgrounds, also woken by their Playrooms' Docker events.
+    let events = PlaygroundEvents::new(s.store.clone(), s.secrets.clone(), s.gateway.clone());
+    let (playground_events, watchers) = events.start(shutdown.child_token());
+    tasks.spawn(watchers);
+    spawner.spawn(
+        PlaygroundReconciler::new(s.store.clone(), s.secrets.clone(), s.gateway.clone()),
+        loops.runtime.clone(),
+        |runtime| runtime.trigger(playground_events),
+    );
+
+    // The sweep visits every Playroom once per sweep interval: its resync.
+    spawner.spawn(
+        PlayroomSweep::new(s.store.clone(), s.secrets.clone(), s.gateway.clone())
+            .with_config(SweepConfig { interval: loops.sweep_interval }),
+        Config { resync_every: loops.sweep_interval, ..loops.runtime.clone() },
+        |runtime| runtime,
     );
 }

@@ -62,7 +62,7 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     let background = tokio_util::task::TaskTracker::new();
     background.spawn(prune_rate_limiter(state.clone(), shutdown.clone()));
     let loops = reconcile::config(&args);
-    let grace = loops.shutdown_grace;
+    let grace = loops.runtime.shutdown_grace;
     reconcile::start_all(&shared, &loops, &reconcile::replica_id(&args, store.backend()), &shutdown, &background);
 
     let listener =

@@ -3,8 +3,10 @@
 //! socket, bollard on top.
 
 pub mod error;
+pub mod events;
 pub mod host;
 pub mod playground;
 pub mod runtime;
+pub mod sweep;
 
 pub use error::{Error, Result};

@@ -27,6 +27,7 @@ pub mod playrooms;
 pub mod playspec_files;
 pub mod playspecs;
 pub mod quotas;
+pub mod sweep;
 pub mod templates;
 
 use std::str::FromStr;

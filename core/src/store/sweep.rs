@@ -1,0 +1,167 @@
+//! What the Playroom sweep and the Docker event watchers read: which
+//! Playrooms exist, which Playground ids still have a row, and which
+//! Playgrounds live on a Playroom.
+//!
+//! Read-only, across all accounts: these callers are the reconcilers, not a
+//! tenant, and never show what they read to anyone.
+//!
+//! The sweep's safety rests on two facts about `playgrounds.id`, kept by the
+//! migrations (`AUTOINCREMENT` on SQLite, an identity column on PostgreSQL):
+//! an id is never reused, and a row is committed before any host object is
+//! labelled with its id (the reconciler only acts on committed rows). So an
+//! id found on a host whose row is missing *now* belonged to a Playground
+//! that is gone for good.
+
+use std::collections::BTreeSet;
+
+use sqlx::Row;
+
+use super::Store;
+use crate::Result;
+use crate::time::{self, Timestamp};
+
+/// How many ids go into one `IN (...)` list: well under SQLite's smallest
+/// parameter limit (999).
+const CHUNK: usize = 500;
+
+/// Every Playroom's id, all accounts, in id order.
+pub async fn playroom_ids(store: &Store) -> Result<Vec<i64>> {
+    let rows = sqlx::query("SELECT id FROM playrooms ORDER BY id").fetch_all(store.pool()).await?;
+    rows.iter().map(|r| Ok(r.try_get("id")?)).collect()
+}
+
+/// The account of Playroom `id`, or `None` once it is deleted.
+pub async fn playroom_account(store: &Store, id: i64) -> Result<Option<i64>> {
+    let row =
+        sqlx::query("SELECT account_id FROM playrooms WHERE id = $1").bind(id).fetch_optional(store.pool()).await?;
+    row.map(|r| r.try_get("account_id")).transpose().map_err(Into::into)
+}
+
+/// Which of `ids` have a Playground row, whatever its account, Playroom or
+/// status (a Playground being destroyed still has its row).
+pub async fn existing_playgrounds(store: &Store, ids: &[i64]) -> Result<BTreeSet<i64>> {
+    let mut found = BTreeSet::new();
+    for chunk in ids.chunks(CHUNK) {
+        let placeholders: Vec<String> = (1..=chunk.len()).map(|n| format!("${n}")).collect();
+        let sql = format!("SELECT id FROM playgrounds WHERE id IN ({})", placeholders.join(", "));
+        let mut query = sqlx::query(&sql);
+        for id in chunk {
+            query = query.bind(*id);
+        }
+        for row in query.fetch_all(store.pool()).await? {
+            found.insert(row.try_get::<i64, _>("id")?);
+        }
+    }
+    Ok(found)
+}
+
+/// A Playroom that has Playgrounds, as the event watchers need it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WatchedPlayroom {
+    pub id: i64,
+    pub account_id: i64,
+    /// With `host_key`, changes whenever the Playroom's connection settings
+    /// may have (an update or a new key bumps it; a first pin sets only
+    /// `host_key`): a watcher started on older settings is restarted.
+    pub updated_at: Timestamp,
+    pub host_key: Option<String>,
+}
+
+/// Playrooms with at least one Playground row, in id order.
+pub async fn watched_playrooms(store: &Store) -> Result<Vec<WatchedPlayroom>> {
+    let rows = sqlx::query(
+        "SELECT r.id, r.account_id, r.updated_at, r.host_key FROM playrooms r \
+         WHERE EXISTS (SELECT 1 FROM playgrounds g WHERE g.playroom_id = r.id) ORDER BY r.id",
+    )
+    .fetch_all(store.pool())
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(WatchedPlayroom {
+                id: r.try_get("id")?,
+                account_id: r.try_get("account_id")?,
+                updated_at: time::from_db(&r.try_get::<String, _>("updated_at")?)?,
+                host_key: r.try_get("host_key")?,
+            })
+        })
+        .collect()
+}
+
+/// The ids of the Playgrounds on Playroom `playroom_id`, in id order.
+pub async fn playgrounds_in(store: &Store, playroom_id: i64) -> Result<Vec<i64>> {
+    let rows = sqlx::query("SELECT id FROM playgrounds WHERE playroom_id = $1 ORDER BY id")
+        .bind(playroom_id)
+        .fetch_all(store.pool())
+        .await?;
+    rows.iter().map(|r| Ok(r.try_get("id")?)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
+
+    use super::*;
+    use crate::store::accounts;
+
+    async fn room(store: &Store, account: i64, name: &str) -> i64 {
+        let now = time::to_db(&time::now());
+        sqlx::query(
+            "INSERT INTO playrooms (account_id, name, host, port, ssh_user, docker_socket, created_at, updated_at) \
+             VALUES ($1, $2, 'h', 22, 'u', '/s', $3, $3) RETURNING id",
+        )
+        .bind(account)
+        .bind(name)
+        .bind(&now)
+        .fetch_one(store.pool())
+        .await
+        .unwrap()
+        .try_get("id")
+        .unwrap()
+    }
+
+    async fn playground(store: &Store, account: i64, room: i64) -> i64 {
+        let now = time::to_db(&time::now());
+        sqlx::query(
+            "INSERT INTO playgrounds (account_id, playroom_id, name, status, created_at, updated_at) \
+             VALUES ($1, $2, 'pg', 'in_progress', $3, $3) RETURNING id",
+        )
+        .bind(account)
+        .bind(room)
+        .bind(&now)
+        .fetch_one(store.pool())
+        .await
+        .unwrap()
+        .try_get("id")
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn rows_found_across_accounts_and_rooms_and_watched_rooms_listed() {
+        let db = crate::testing::store().await;
+        let store = &db.store;
+        let (a, _) = accounts::create_account(store, "a").await.unwrap();
+        let (b, _) = accounts::create_account(store, "b").await.unwrap();
+        let room_a = room(store, a.id, "box").await;
+        let room_b = room(store, b.id, "box").await;
+        let idle = room(store, b.id, "idle").await;
+        let pa = playground(store, a.id, room_a).await;
+        let pb = playground(store, b.id, room_b).await;
+        let gone = playground(store, b.id, room_b).await;
+        sqlx::query("DELETE FROM playgrounds WHERE id = $1").bind(gone).execute(store.pool()).await.unwrap();
+
+        let mut asked: Vec<i64> = (1..=1200).collect();
+        asked.extend([pa, pb, gone]);
+        let found = existing_playgrounds(store, &asked).await.unwrap();
+        assert_eq!(found, BTreeSet::from([pa, pb]), "every chunk is read; a deleted row is missing");
+        assert!(existing_playgrounds(store, &[]).await.unwrap().is_empty());
+
+        assert_eq!(playroom_ids(store).await.unwrap(), vec![room_a, room_b, idle]);
+        assert_eq!(playroom_account(store, room_b).await.unwrap(), Some(b.id));
+        assert_eq!(playroom_account(store, 999_999).await.unwrap(), None);
+        let watched: Vec<(i64, i64)> =
+            watched_playrooms(store).await.unwrap().iter().map(|w| (w.id, w.account_id)).collect();
+        assert_eq!(watched, vec![(room_a, a.id), (room_b, b.id)], "a room without Playgrounds is not watched");
+        assert_eq!(playgrounds_in(store, room_b).await.unwrap(), vec![pb]);
+        assert_eq!(store.installation().await.unwrap().len(), 16);
+    }
+}

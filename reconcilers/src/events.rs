@@ -1,0 +1,214 @@
+//! Docker event wake-ups: each Playroom's engine tells the Playground
+//! runtime when a container of a Playground changed behind play's back.
+//!
+//! [`PlaygroundEvents::start`] returns a stream of Playground ids, to hand to
+//! the Playground runtime with `Runtime::trigger`, and the task that feeds
+//! it:
+//!
+//! - A **supervisor** lists the Playrooms that have Playgrounds every
+//!   [`EventsConfig::refresh`], starts a watcher for each new one, stops the
+//!   watchers of Playrooms that are gone or have no Playground left, and
+//!   restarts a watcher whose Playroom's connection settings changed.
+//! - A **watcher** follows its Playroom's `/events` stream over the pooled
+//!   connection, filtered by the engine to container events of this
+//!   installation (`label=dev.play.installation=<id>`) that say a container
+//!   changed state ([`ACTIONS`]), and sends the id in each event's
+//!   `dev.play.playground` label. Healthcheck `exec_*` events are not asked
+//!   for: they would wake a Playground every healthcheck interval. Wake-ups
+//!   of one Playground are spaced by at least [`EventsConfig::cooldown`]
+//!   (later ones are held back, not dropped).
+//! - When the stream fails or ends (SSH dropped, engine restarted) the
+//!   watcher reconnects after a jittered backoff ([`EventsConfig::backoff`]),
+//!   reloading the Playroom's settings each time. Once a connection is back
+//!   after a failure, it sends every Playground id of the Playroom: events
+//!   missed while it was away are covered, and Playgrounds that were backing
+//!   off because the host was down are retried at once.
+//!
+//! # Guarantees
+//!
+//! Events are only a latency optimisation. Nothing here is needed for
+//! correctness: passes are level-triggered and the runtime's resync visits
+//! every Playground anyway, so an event that is lost (a gap in the stream, a
+//! Playroom not yet watched) delays a repair until the next resync at worst.
+//! An id sent twice costs at most one extra (cheap) pass: the runtime's queue
+//! merges requests for one id. The runtime's own passes cause events too
+//! (starting a container): they wake the Playground once more, and that pass
+//! finds nothing to do.
+//!
+//! # Caveats
+//!
+//! - Every replica watches every Playroom (one extra channel on the pooled
+//!   SSH connection each); the lease decides which replica runs the pass.
+//! - A stream that stays open but silent is only noticed as dead when the
+//!   SSH keepalives fail (`HostConfig::keepalive_*`).
+
+mod throttle;
+mod watcher;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::Stream;
+use play_core::secrets::SecretBox;
+use play_core::store::Store;
+use play_core::store::sweep::{self, WatchedPlayroom};
+use tokio::sync::mpsc;
+use tokio::task::{Id, JoinSet};
+use tokio_util::sync::CancellationToken;
+use watcher::Watcher;
+pub use watcher::playground_of;
+
+use crate::host::DockerHostGateway;
+use crate::runtime::Backoff;
+
+/// Container events that may mean a Playground's containers are no longer
+/// what its last pass left: the engine's names (`health_status` matches
+/// `health_status: healthy` and the like).
+pub const ACTIONS: &[&str] =
+    &["start", "restart", "die", "kill", "oom", "stop", "pause", "unpause", "destroy", "health_status"];
+
+/// Tuning of the event watchers.
+#[derive(Clone, Debug)]
+pub struct EventsConfig {
+    /// How often the list of Playrooms to watch is refreshed.
+    pub refresh: Duration,
+    /// Delay before reconnecting a failed stream; grows with consecutive
+    /// failures.
+    pub backoff: Backoff,
+    /// A stream open at least this long counts as healthy: the next failure
+    /// backs off from the start again.
+    pub stable_after: Duration,
+    /// Events wake one Playground at most once per this long; later ones
+    /// are held back to its end (so a crash-looping container does not keep
+    /// its Playground's pass running back to back).
+    pub cooldown: Duration,
+}
+
+impl Default for EventsConfig {
+    fn default() -> Self {
+        EventsConfig {
+            refresh: Duration::from_secs(10),
+            backoff: Backoff { initial: Duration::from_secs(1), max: Duration::from_secs(60) },
+            stable_after: Duration::from_secs(30),
+            cooldown: Duration::from_secs(2),
+        }
+    }
+}
+
+/// See the [module documentation](self).
+#[derive(Debug, Clone)]
+pub struct PlaygroundEvents {
+    store: Store,
+    secrets: SecretBox,
+    gateway: DockerHostGateway,
+    config: EventsConfig,
+}
+
+/// How many ids may wait for the runtime before watchers pause reading.
+const BUFFER: usize = 1024;
+
+impl PlaygroundEvents {
+    pub fn new(store: Store, secrets: SecretBox, gateway: DockerHostGateway) -> Self {
+        PlaygroundEvents { store, secrets, gateway, config: EventsConfig::default() }
+    }
+
+    pub fn with_config(mut self, config: EventsConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The ids to wake (for `Runtime::trigger`) and the task that follows
+    /// the engines until `shutdown` (spawn it). The task also ends when the
+    /// stream is dropped.
+    pub fn start(
+        self,
+        shutdown: CancellationToken,
+    ) -> (impl Stream<Item = i64> + Send + 'static, impl Future<Output = ()> + Send + 'static) {
+        let (tx, rx) = mpsc::channel(BUFFER);
+        let ids = throttle::throttle(rx, self.config.cooldown);
+        (ids, supervise(Arc::new(self), tx, shutdown))
+    }
+}
+
+/// One running watcher.
+struct Watching {
+    room: WatchedPlayroom,
+    stop: CancellationToken,
+    task: Id,
+}
+
+async fn supervise(events: Arc<PlaygroundEvents>, tx: mpsc::Sender<i64>, shutdown: CancellationToken) {
+    let mut watching: HashMap<i64, Watching> = HashMap::new();
+    let mut tasks = JoinSet::new();
+    // Which Playroom each watcher task follows, to forget a watcher that
+    // ended on its own (it is started again on the next refresh).
+    let mut task_rooms: HashMap<Id, i64> = HashMap::new();
+    let mut tick = tokio::time::interval(events.config.refresh.max(Duration::from_millis(10)));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut installation: Option<String> = None;
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => break,
+            () = tx.closed() => break,
+            Some(joined) = tasks.join_next_with_id() => {
+                let task = match joined {
+                    Ok((task, ())) => task,
+                    Err(error) => {
+                        tracing::error!(%error, "an event watcher failed");
+                        error.id()
+                    }
+                };
+                if let Some(room) = task_rooms.remove(&task)
+                    && watching.get(&room).is_some_and(|w| w.task == task)
+                {
+                    watching.remove(&room);
+                }
+                continue;
+            }
+            _ = tick.tick() => {}
+        }
+        if installation.is_none() {
+            match events.store.installation().await {
+                Ok(id) => installation = Some(id),
+                Err(error) => tracing::warn!(%error, "event watchers: reading the installation id failed"),
+            }
+        }
+        let Some(installation) = installation.as_deref() else { continue };
+        let rooms = match sweep::watched_playrooms(&events.store).await {
+            Ok(rooms) => rooms,
+            Err(error) => {
+                tracing::warn!(%error, "event watchers: listing Playrooms failed; keeping the current watchers");
+                continue;
+            }
+        };
+        let wanted: HashMap<i64, WatchedPlayroom> = rooms.into_iter().map(|r| (r.id, r)).collect();
+        watching.retain(|id, w| {
+            let keep = wanted.get(id) == Some(&w.room);
+            if !keep {
+                w.stop.cancel();
+            }
+            keep
+        });
+        for (id, room) in wanted {
+            if watching.contains_key(&id) {
+                continue;
+            }
+            let stop = shutdown.child_token();
+            let watcher = Watcher {
+                events: events.clone(),
+                room: room.clone(),
+                installation: installation.to_owned(),
+                tx: tx.clone(),
+                stop: stop.clone(),
+            };
+            let task = tasks.spawn(watcher.run()).id();
+            task_rooms.insert(task, id);
+            watching.insert(id, Watching { room, stop, task });
+        }
+    }
+    for w in watching.values() {
+        w.stop.cancel();
+    }
+    while tasks.join_next().await.is_some() {}
+}

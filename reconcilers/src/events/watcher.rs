@@ -1,0 +1,156 @@
+//! One Playroom's watcher: follows its engine's event stream, reconnecting
+//! with backoff, and sends the Playground ids the events name.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bollard::Docker;
+use bollard::models::EventMessage;
+use bollard::query_parameters::EventsOptions;
+use futures::{Stream, StreamExt};
+use play_core::desired::{LABEL_INSTALLATION, LABEL_PLAYGROUND};
+use play_core::store::playrooms;
+use play_core::store::sweep::{self, WatchedPlayroom};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::{ACTIONS, PlaygroundEvents};
+use crate::{Error, Result};
+
+/// Follows one Playroom's events until stopped.
+pub(super) struct Watcher {
+    pub(super) events: Arc<PlaygroundEvents>,
+    pub(super) room: WatchedPlayroom,
+    pub(super) installation: String,
+    pub(super) tx: mpsc::Sender<i64>,
+    pub(super) stop: CancellationToken,
+}
+
+impl Watcher {
+    pub(super) async fn run(self) {
+        let room = self.room.id;
+        tracing::debug!(playroom = room, "watching the Playroom's Docker events");
+        let config = &self.events.config;
+        let mut failures: u32 = 0;
+        loop {
+            let opened = Instant::now();
+            let outcome = tokio::select! {
+                () = self.stop.cancelled() => break,
+                outcome = self.follow(failures > 0) => outcome,
+            };
+            if self.tx.is_closed() {
+                break;
+            }
+            if opened.elapsed() >= config.stable_after {
+                failures = 0;
+            }
+            failures = failures.saturating_add(1);
+            let delay = config.backoff.delay(failures);
+            match outcome {
+                Ok(()) => tracing::debug!(playroom = room, ?delay, "the Docker event stream ended; reconnecting"),
+                Err(error) => {
+                    tracing::warn!(playroom = room, %error, ?delay, "the Docker event stream failed; reconnecting");
+                }
+            }
+            tokio::select! {
+                () = self.stop.cancelled() => break,
+                () = tokio::time::sleep(delay) => {}
+            }
+        }
+        tracing::debug!(playroom = room, "stopped watching the Playroom's Docker events");
+    }
+
+    /// Connects, then forwards events until the stream ends. After a
+    /// failure (`recovering`), first wakes every Playground of the Playroom.
+    async fn follow(&self, recovering: bool) -> Result<()> {
+        let e = &self.events;
+        let (_, target) = playrooms::target(&e.store, &e.secrets, self.room.account_id, self.room.id).await?;
+        let docker = e.gateway.docker(&target).await?;
+        let mut stream = subscribe(&docker, &self.installation);
+        if recovering {
+            for id in sweep::playgrounds_in(&e.store, self.room.id).await? {
+                self.send(id).await;
+            }
+        }
+        while let Some(event) = stream.next().await {
+            let event = event.map_err(|e| Error::docker("events", e))?;
+            if let Some(id) = playground_of(&event, &self.installation) {
+                tracing::debug!(playroom = self.room.id, playground = id, action = ?event.action, "Docker event");
+                self.send(id).await;
+            }
+        }
+        Ok(())
+    }
+
+    async fn send(&self, id: i64) {
+        // Fails only when the runtime is gone; `run` then stops.
+        let _ = self.tx.send(id).await;
+    }
+}
+
+/// The event stream of `installation`'s containers, [`ACTIONS`] only.
+fn subscribe(docker: &Docker, installation: &str) -> impl Stream<Item = Result<EventMessage, bollard::errors::Error>> {
+    let filters = HashMap::from([
+        ("type".to_owned(), vec!["container".to_owned()]),
+        ("label".to_owned(), vec![format!("{LABEL_INSTALLATION}={installation}")]),
+        ("event".to_owned(), ACTIONS.iter().map(|a| (*a).to_owned()).collect()),
+    ]);
+    let options = EventsOptions { filters: Some(filters), ..Default::default() };
+    docker.events(Some(options))
+}
+
+/// The Playground an event is about, if it is a state change of one of
+/// `installation`'s containers. The engine already filtered; checking again
+/// keeps an engine that ignores a filter from waking anything it should not.
+pub fn playground_of(event: &EventMessage, installation: &str) -> Option<i64> {
+    use bollard::models::EventMessageTypeEnum;
+    if event.typ != Some(EventMessageTypeEnum::CONTAINER) {
+        return None;
+    }
+    let action = event.action.as_deref()?;
+    let name = action.split(':').next().unwrap_or(action);
+    if !ACTIONS.contains(&name) {
+        return None;
+    }
+    let labels = event.actor.as_ref()?.attributes.as_ref()?;
+    if labels.get(LABEL_INSTALLATION).map(String::as_str) != Some(installation) {
+        return None;
+    }
+    labels.get(LABEL_PLAYGROUND)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use bollard::models::{EventActor, EventMessageTypeEnum};
+
+    use super::*;
+
+    fn event(typ: EventMessageTypeEnum, action: &str, labels: &[(&str, &str)]) -> EventMessage {
+        EventMessage {
+            typ: Some(typ),
+            action: Some(action.to_owned()),
+            actor: Some(EventActor {
+                id: Some("c0ffee".into()),
+                attributes: Some(labels.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()),
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn state_changes_of_this_installations_containers_name_their_playground() {
+        let ours = [(LABEL_INSTALLATION, "abc"), (LABEL_PLAYGROUND, "7"), ("name", "play-abc-7-x-app-1")];
+        let container = EventMessageTypeEnum::CONTAINER;
+        assert_eq!(playground_of(&event(container, "die", &ours), "abc"), Some(7));
+        assert_eq!(playground_of(&event(container, "destroy", &ours), "abc"), Some(7));
+        assert_eq!(playground_of(&event(container, "health_status: unhealthy", &ours), "abc"), Some(7));
+        assert_eq!(playground_of(&event(container, "exec_start: true", &ours), "abc"), None, "healthcheck noise");
+        assert_eq!(playground_of(&event(container, "attach", &ours), "abc"), None);
+        assert_eq!(playground_of(&event(EventMessageTypeEnum::NETWORK, "destroy", &ours), "abc"), None);
+        assert_eq!(playground_of(&event(container, "die", &ours), "other"), None, "another installation");
+        let no_id = [(LABEL_INSTALLATION, "abc")];
+        assert_eq!(playground_of(&event(container, "die", &no_id), "abc"), None);
+        assert_eq!(playground_of(&EventMessage::default(), "abc"), None);
+    }
+}

@@ -1,0 +1,333 @@
+//! The Playroom sweep: removes host objects labelled for Playgrounds that no
+//! longer exist.
+//!
+//! A reconciler keyed by Playroom id. One pass:
+//! 1. List the containers (running or not) and networks on the Playroom's
+//!    engine that carry `dev.play.installation=<this installation>` **and** a
+//!    `dev.play.playground` label, and the volumes likewise.
+//! 2. Ask the store which of the Playground ids found still have a row.
+//! 3. Remove what belongs to ids without a row: containers first (forced,
+//!    with their anonymous volumes), then networks. Named volumes are kept.
+//!
+//! # Why "no row" means orphan (race safety)
+//!
+//! - A Playground's row is committed before any object is labelled with its
+//!   id (the API writes the row; only a reconcile pass over a committed row
+//!   creates objects), and ids are never reused (see
+//!   `play_core::store::sweep`). Step 1 runs before step 2, so every object
+//!   listed was created after its row: if the row is missing at step 2 it
+//!   was deleted, and no new Playground can take the id.
+//! - A row is deleted only by a destroy pass once the host showed nothing of
+//!   the Playground left (`playground_status::finish_destroy`). What the
+//!   sweep finds for a deleted id was left behind by something else: a
+//!   replica that lost its lease mid-pass, or an object created by hand.
+//! - A Playground being destroyed still has its row: the sweep leaves it to
+//!   its own pass. So does any Playground with a row on another Playroom,
+//!   because two Playrooms may reach the same engine.
+//!
+//! # What is never touched
+//!
+//! Objects of other installations (the installation label must match),
+//! objects without a `dev.play.playground` label (unlabelled objects, and
+//! installation-wide ones such as a shared edge network), objects whose
+//! playground label is not an id, and named volumes: a destroy that found
+//! `persist_volumes` keeps the Playground's volumes on purpose, and once the
+//! row is gone nothing tells such a volume from a leaked one, so deleting
+//! data is left to the operator (they are logged).
+//!
+//! # Errors and scheduling
+//!
+//! A Playroom that cannot be reached (or listed) fails the pass: retried with
+//! backoff. An engine refusing one removal (a network still used by a
+//! container play does not manage) is logged and the pass carries on; the
+//! next sweep tries again. The runtime running this reconciler should resync
+//! every [`SweepConfig::interval`] (the resync is what visits every Playroom);
+//! each pass also asks to be run again after it. Passes write nothing to the
+//! store, so they need no fencing: removing an orphan twice is harmless.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::Duration;
+
+use bollard::Docker;
+use bollard::errors::Error as BollardError;
+use bollard::query_parameters::{
+    ListContainersOptions, ListNetworksOptions, ListVolumesOptions, RemoveContainerOptions,
+};
+use play_core::desired::{LABEL_INSTALLATION, LABEL_PLAYGROUND};
+use play_core::secrets::SecretBox;
+use play_core::store::{Store, playrooms, sweep};
+
+use crate::host::DockerHostGateway;
+use crate::runtime::{Action, Ctx, Reconciler};
+use crate::{Error, Result};
+
+/// Tuning of the sweep.
+#[derive(Clone, Debug)]
+pub struct SweepConfig {
+    /// How often each Playroom is swept.
+    pub interval: Duration,
+}
+
+impl Default for SweepConfig {
+    fn default() -> Self {
+        SweepConfig { interval: Duration::from_secs(600) }
+    }
+}
+
+/// What kind of host object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    Container,
+    Network,
+    Volume,
+}
+
+/// A host object carrying this installation's label and a Playground id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Labelled {
+    pub kind: Kind,
+    /// What the engine removes it by: container or network id, volume name.
+    pub id: String,
+    /// For logs.
+    pub name: String,
+    pub playground: i64,
+}
+
+/// What one pass does with what it found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SweepPlan {
+    /// Removed first, so networks are free of them.
+    pub containers: Vec<Labelled>,
+    pub networks: Vec<Labelled>,
+    /// Orphaned named volumes, kept (see the module documentation).
+    pub kept_volumes: Vec<Labelled>,
+}
+
+/// The plan for objects `found` on a host when the Playground ids in
+/// `existing` still have rows. Pure.
+pub fn plan(found: &[Labelled], existing: &BTreeSet<i64>) -> SweepPlan {
+    let mut plan = SweepPlan::default();
+    for object in found.iter().filter(|o| !existing.contains(&o.playground)) {
+        let list = match object.kind {
+            Kind::Container => &mut plan.containers,
+            Kind::Network => &mut plan.networks,
+            Kind::Volume => &mut plan.kept_volumes,
+        };
+        list.push(object.clone());
+    }
+    plan
+}
+
+/// The Playground id an object's labels name, if they are this
+/// installation's. The engine already filtered by both labels; checking
+/// again keeps a filter an engine ignored from ever reaching another
+/// installation's objects.
+pub fn playground_of(labels: &HashMap<String, String>, installation: &str) -> Option<i64> {
+    if labels.get(LABEL_INSTALLATION).map(String::as_str) != Some(installation) {
+        return None;
+    }
+    labels.get(LABEL_PLAYGROUND)?.parse().ok()
+}
+
+fn filters(installation: &str) -> HashMap<String, Vec<String>> {
+    HashMap::from([(
+        "label".to_owned(),
+        vec![format!("{LABEL_INSTALLATION}={installation}"), LABEL_PLAYGROUND.to_owned()],
+    )])
+}
+
+/// Every container, network and volume of `installation` on the engine that
+/// names a Playground.
+pub async fn list_labelled(docker: &Docker, installation: &str) -> Result<Vec<Labelled>> {
+    let filters = filters(installation);
+    let mut found = Vec::new();
+    let containers = docker
+        .list_containers(Some(ListContainersOptions {
+            all: true,
+            filters: Some(filters.clone()),
+            ..Default::default()
+        }))
+        .await
+        .map_err(|e| Error::docker("list containers", e))?;
+    for c in containers {
+        let labels = c.labels.unwrap_or_default();
+        if let (Some(playground), Some(id)) = (playground_of(&labels, installation), c.id) {
+            let name = c.names.and_then(|n| n.into_iter().next()).unwrap_or_default();
+            let name = name.trim_start_matches('/').to_owned();
+            found.push(Labelled { kind: Kind::Container, id, name, playground });
+        }
+    }
+    let networks = docker
+        .list_networks(Some(ListNetworksOptions { filters: Some(filters.clone()) }))
+        .await
+        .map_err(|e| Error::docker("list networks", e))?;
+    for n in networks {
+        let labels = n.labels.unwrap_or_default();
+        if let (Some(playground), Some(id)) = (playground_of(&labels, installation), n.id) {
+            found.push(Labelled { kind: Kind::Network, id, name: n.name.unwrap_or_default(), playground });
+        }
+    }
+    let volumes = docker
+        .list_volumes(Some(ListVolumesOptions { filters: Some(filters) }))
+        .await
+        .map_err(|e| Error::docker("list volumes", e))?;
+    for v in volumes.volumes.unwrap_or_default() {
+        if let Some(playground) = playground_of(&v.labels, installation) {
+            found.push(Labelled { kind: Kind::Volume, id: v.name.clone(), name: v.name, playground });
+        }
+    }
+    Ok(found)
+}
+
+fn status_of(e: &BollardError) -> Option<u16> {
+    match e {
+        BollardError::DockerResponseServerError { status_code, .. } => Some(*status_code),
+        _ => None,
+    }
+}
+
+/// Removes one object; gone already (404) or being removed (409 for a
+/// container) is success.
+async fn remove(docker: &Docker, object: &Labelled) -> Result<()> {
+    let result = match object.kind {
+        Kind::Container => {
+            let options = RemoveContainerOptions { force: true, v: true, ..Default::default() };
+            match docker.remove_container(&object.id, Some(options)).await {
+                Err(e) if status_of(&e) == Some(409) => Ok(()),
+                other => other,
+            }
+        }
+        Kind::Network => docker.remove_network(&object.id).await,
+        Kind::Volume => return Ok(()),
+    };
+    match result {
+        Err(e) if status_of(&e) == Some(404) => Ok(()),
+        other => other.map_err(|e| Error::docker("remove orphan", e)),
+    }
+}
+
+/// See the [module documentation](self).
+#[derive(Debug)]
+pub struct PlayroomSweep {
+    store: Store,
+    secrets: SecretBox,
+    gateway: DockerHostGateway,
+    config: SweepConfig,
+}
+
+impl PlayroomSweep {
+    pub fn new(store: Store, secrets: SecretBox, gateway: DockerHostGateway) -> Self {
+        PlayroomSweep { store, secrets, gateway, config: SweepConfig::default() }
+    }
+
+    pub fn with_config(mut self, config: SweepConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Removes `plan`'s containers then networks. An engine refusal is
+    /// logged and skipped; losing the host fails the pass.
+    async fn apply(&self, room: i64, docker: &Docker, plan: &SweepPlan) -> Result<()> {
+        for object in plan.containers.iter().chain(&plan.networks) {
+            match remove(docker, object).await {
+                Ok(()) => tracing::info!(
+                    playroom = room,
+                    playground = object.playground,
+                    kind = ?object.kind,
+                    name = %object.name,
+                    id = %object.id,
+                    "sweep: removed an object of a Playground that no longer exists"
+                ),
+                Err(e @ Error::Host(_)) => return Err(e),
+                Err(e) => tracing::warn!(
+                    playroom = room,
+                    playground = object.playground,
+                    kind = ?object.kind,
+                    name = %object.name,
+                    error = %e,
+                    "sweep: could not remove an orphaned object; trying again next sweep"
+                ),
+            }
+        }
+        if !plan.kept_volumes.is_empty() {
+            let names: Vec<&str> = plan.kept_volumes.iter().map(|v| v.name.as_str()).collect();
+            tracing::info!(
+                playroom = room,
+                volumes = ?names,
+                "sweep: keeping named volumes of Playgrounds that no longer exist (persisted, or leaked: remove by hand if unwanted)"
+            );
+        }
+        Ok(())
+    }
+}
+
+impl Reconciler for PlayroomSweep {
+    const NAME: &'static str = "playroom_sweep";
+
+    async fn reconcile(&self, id: i64, _ctx: &Ctx) -> Result<Action> {
+        let Some(account_id) = sweep::playroom_account(&self.store, id).await? else {
+            return Ok(Action::await_change());
+        };
+        let installation = self.store.installation().await?;
+        let (_, target) = playrooms::target(&self.store, &self.secrets, account_id, id).await?;
+        let docker = self.gateway.docker(&target).await?;
+        // Host first, rows second: see "race safety" above.
+        let found = list_labelled(&docker, &installation).await?;
+        let ids: Vec<i64> = found.iter().map(|o| o.playground).collect::<BTreeSet<_>>().into_iter().collect();
+        let existing = sweep::existing_playgrounds(&self.store, &ids).await?;
+        let plan = plan(&found, &existing);
+        let per_playground: BTreeMap<i64, usize> =
+            plan.containers.iter().chain(&plan.networks).fold(BTreeMap::new(), |mut m, o| {
+                *m.entry(o.playground).or_default() += 1;
+                m
+            });
+        tracing::debug!(playroom = id, found = found.len(), orphans = ?per_playground, "sweep pass");
+        self.apply(id, &docker, &plan).await?;
+        Ok(Action::requeue_after(self.config.interval))
+    }
+
+    async fn list(&self) -> Result<Vec<i64>> {
+        Ok(sweep::playroom_ids(&self.store).await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(kind: Kind, id: &str, playground: i64) -> Labelled {
+        Labelled { kind, id: id.into(), name: id.into(), playground }
+    }
+
+    #[test]
+    fn only_objects_of_playgrounds_without_a_row_are_removed_and_volumes_are_kept() {
+        let found = vec![
+            object(Kind::Network, "net-7", 7),
+            object(Kind::Container, "live", 3),
+            object(Kind::Volume, "vol-7", 7),
+            object(Kind::Container, "c-7", 7),
+            object(Kind::Network, "net-3", 3),
+            object(Kind::Volume, "vol-3", 3),
+            object(Kind::Container, "c-9", 9),
+        ];
+        let plan = plan(&found, &BTreeSet::from([3]));
+        assert_eq!(plan.containers, vec![object(Kind::Container, "c-7", 7), object(Kind::Container, "c-9", 9)]);
+        assert_eq!(plan.networks, vec![object(Kind::Network, "net-7", 7)]);
+        assert_eq!(plan.kept_volumes, vec![object(Kind::Volume, "vol-7", 7)]);
+        assert_eq!(super::plan(&found, &BTreeSet::from([3, 7, 9])), SweepPlan::default(), "nothing orphaned");
+    }
+
+    #[test]
+    fn labels_must_name_this_installation_and_an_id() {
+        let labels = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
+            pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+        };
+        let ours = labels(&[(LABEL_INSTALLATION, "abc"), (LABEL_PLAYGROUND, "42")]);
+        assert_eq!(playground_of(&ours, "abc"), Some(42));
+        assert_eq!(playground_of(&ours, "xyz"), None, "another installation's");
+        assert_eq!(playground_of(&labels(&[(LABEL_INSTALLATION, "abc")]), "abc"), None, "installation-wide object");
+        assert_eq!(playground_of(&labels(&[(LABEL_PLAYGROUND, "42")]), "abc"), None, "no installation label");
+        assert_eq!(playground_of(&labels(&[(LABEL_INSTALLATION, "abc"), (LABEL_PLAYGROUND, "x")]), "abc"), None);
+        assert_eq!(playground_of(&HashMap::new(), "abc"), None, "unlabelled");
+    }
+}

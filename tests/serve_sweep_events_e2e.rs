@@ -1,0 +1,172 @@
+//! `play serve` wires the Playroom sweep and the Docker event wake-ups: with
+//! the resync an hour away, a killed container of a Playground is started
+//! again within seconds, and a container labelled for a Playground id
+//! without a row is removed by the sweep (every 2 s here).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
+
+mod support;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::docker::{ensure_busybox_image, project_containers};
+use support::sshd::Sshd;
+
+const COMPOSE: &str = "services:\n  app:\n    image: play-test/busybox:1\n    command: [\"sleep\", \"3600\"]\n";
+
+/// `play serve`, killed when dropped so a failing assertion leaves no
+/// process behind.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve(data_dir: &Path, database_url: &str, port: u16) -> Server {
+    let child = Command::new(env!("CARGO_BIN_EXE_play"))
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .args(["--resync-interval", "1h", "--sweep-interval", "2s"])
+        .env("PLAY_DATA_DIR", data_dir)
+        .env("PLAY_DATABASE_URL", database_url)
+        .env("PLAY_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start play serve");
+    Server(child)
+}
+
+struct Api {
+    base: String,
+    token: String,
+    client: reqwest::Client,
+}
+
+impl Api {
+    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+        let mut request = self.client.request(method, format!("{}{path}", self.base)).bearer_auth(&self.token);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn post(&self, path: &str, body: Value) -> Value {
+        let (status, body) = self.call(reqwest::Method::POST, path, Some(body)).await;
+        assert_eq!(status, 201, "POST {path}: {body}");
+        body
+    }
+
+    async fn metrics(&self) -> String {
+        self.client.get(format!("{}/metrics", self.base)).send().await.unwrap().text().await.unwrap()
+    }
+}
+
+/// Waits up to `limit` for `ok`, polling.
+async fn eventually(what: &str, limit: Duration, mut ok: impl AsyncFnMut() -> bool) -> Duration {
+    let started = Instant::now();
+    while !ok().await {
+        assert!(started.elapsed() < limit, "not within {limit:?}: {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    started.elapsed()
+}
+
+fn running(container: &str) -> bool {
+    let out = Command::new("docker").args(["inspect", "--format", "{{.State.Running}}", container]).output();
+    out.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "true")
+}
+
+/// Removes everything of the installation (and the test's own objects).
+struct Cleanup(String);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        support::docker::remove_labelled(&self.0);
+    }
+}
+
+#[tokio::test]
+async fn play_serve_follows_docker_events_and_sweeps_orphans() {
+    ensure_busybox_image();
+    let sshd = Sshd::start();
+    let data = tempfile::tempdir().unwrap();
+    let (database_url, _sqlite_dir) = play_core::testing::fresh_database_url().await;
+    let port = support::free_port();
+    let child = serve(data.path(), &database_url, port);
+    let client = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{port}");
+    eventually("play serve healthy", Duration::from_secs(30), async || {
+        client.get(format!("{base}/healthz")).send().await.is_ok_and(|r| r.status().is_success())
+    })
+    .await;
+    let token = std::fs::read_to_string(data.path().join("admin.token")).unwrap().trim().to_owned();
+    let api = Api { base, token, client };
+    let store = play_core::store::Store::connect(&database_url).await.unwrap();
+    let installation = store.installation().await.unwrap();
+    let _cleanup = Cleanup(format!("dev.play.installation={installation}"));
+
+    let room = api.post("/api/playrooms", sshd.playroom_body("box")).await;
+    let spec = api.post("/api/playspecs", json!({"playspec": {"name": "app", "base_compose_yaml": COMPOSE}})).await;
+    let pg = api
+        .post(
+            "/api/playgrounds",
+            json!({"playground": {"name": "app", "playspec_id": spec["id"], "playroom_id": room["id"]}}),
+        )
+        .await;
+    let id = pg["id"].as_i64().unwrap();
+    let project = pg["compose_project"].as_str().unwrap().to_owned();
+    eventually("the Playground running", Duration::from_secs(60), async || {
+        api.call(reqwest::Method::GET, &format!("/api/playgrounds/{id}"), None).await.1["status"] == "running"
+    })
+    .await;
+    // The watcher picks the Playroom up within its 10 s refresh.
+    eventually("a Docker event stream open on the Playroom", Duration::from_secs(30), async || {
+        api.metrics()
+            .await
+            .lines()
+            .any(|l| l.contains("operation=\"docker GET events\"") && l.contains("outcome=\"ok\""))
+    })
+    .await;
+
+    let container = format!("{project}-app-1");
+    support::run(Command::new("docker").args(["kill", &container]));
+    let took =
+        eventually("the killed container running again", Duration::from_secs(15), async || running(&container)).await;
+    eprintln!("started again {took:?} after docker kill");
+
+    // A container for a Playground id this installation never had.
+    let orphan = format!("play-sweep-orphan-{}", std::process::id());
+    support::run(Command::new("docker").args([
+        "run",
+        "-d",
+        "--name",
+        &orphan,
+        "--label",
+        &format!("dev.play.installation={installation}"),
+        "--label",
+        &format!("dev.play.playground={}", id + 1000),
+        "play-test/busybox:1",
+        "sleep",
+        "3600",
+    ]));
+    eventually("the orphan swept", Duration::from_secs(20), async || {
+        !Command::new("docker").args(["inspect", &orphan]).output().is_ok_and(|o| o.status.success())
+    })
+    .await;
+    assert_eq!(project_containers(&project), [container], "the live Playground was left alone");
+    assert!(running(&format!("{project}-app-1")));
+
+    store.close().await;
+    assert!(Command::new("kill").args(["-TERM", &child.0.id().to_string()]).status().unwrap().success());
+    let mut child = child;
+    assert!(child.0.wait().unwrap().success(), "a clean stop after SIGTERM");
+}
