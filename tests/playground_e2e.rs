@@ -64,6 +64,10 @@ struct World {
     app: TestApp,
     gateway: DockerHostGateway,
     playroom: i64,
+    /// This test's installation id: every filter below includes it, so a
+    /// test never sees or removes another test's (or installation's)
+    /// Playground with the same id.
+    installation: String,
     _sshd: Sshd,
 }
 
@@ -98,7 +102,8 @@ async fn world(ttl: Option<Duration>) -> World {
     std::fs::write(&authorized, keys).unwrap();
     let report = app.post(&format!("/api/playrooms/{playroom}/test_connection"), &app.admin, json!({})).await;
     assert_eq!(report.body["ok"], true, "{}", report.text);
-    World { _turn: turn, app, gateway, playroom, _sshd: sshd }
+    let installation = app.store().installation().await.unwrap();
+    World { _turn: turn, app, gateway, playroom, installation, _sshd: sshd }
 }
 
 impl World {
@@ -177,38 +182,58 @@ fn docker_lines(args: &[&str]) -> Vec<String> {
 }
 
 /// Container names labelled for the Playground.
-fn containers(id: i64) -> Vec<String> {
-    let mut names =
-        docker_lines(&["ps", "-a", "--filter", &format!("label=dev.play.playground={id}"), "--format", "{{.Names}}"]);
+/// Docker filters for Playground `id` of installation `inst`.
+fn filters(inst: &str, id: i64) -> [String; 4] {
+    [
+        "--filter".to_owned(),
+        format!("label=dev.play.playground={id}"),
+        "--filter".to_owned(),
+        format!("label=dev.play.installation={inst}"),
+    ]
+}
+
+fn containers(w: &World, id: i64) -> Vec<String> {
+    let f = filters(&w.installation, id);
+    let mut names = docker_lines(&["ps", "-a", &f[0], &f[1], &f[2], &f[3], "--format", "{{.Names}}"]);
     names.sort();
     names
 }
 
-fn networks_and_volumes(id: i64) -> Vec<String> {
-    let filter = format!("label=dev.play.playground={id}");
-    let mut all = docker_lines(&["network", "ls", "-q", "--filter", &filter]);
-    all.extend(docker_lines(&["volume", "ls", "-q", "--filter", &filter]));
-    all.extend(docker_lines(&["volume", "ls", "-q", "--filter", &format!("name=play-{id}-")]));
+/// Labelled networks and volumes, and volumes named for the Playground's
+/// project (the engine makes a missing named volume without labels).
+fn networks_and_volumes(inst: &str, id: i64) -> Vec<String> {
+    let f = filters(inst, id);
+    let mut all = docker_lines(&["network", "ls", "-q", &f[0], &f[1], &f[2], &f[3]]);
+    all.extend(docker_lines(&["volume", "ls", "-q", &f[0], &f[1], &f[2], &f[3]]));
+    let short: String = inst.chars().take(6).collect();
+    all.extend(docker_lines(&["volume", "ls", "-q", "--filter", &format!("name=play-{short}-{id}-")]));
     all
 }
 
-/// Removes everything labelled for the Playground (volumes too) on drop.
-struct Cleanup(i64);
+/// Removes everything of the Playground (volumes too) on drop.
+struct Cleanup(String, i64);
 
 impl Cleanup {
-    /// Also removes what an earlier, failed run left under the same id.
-    fn new(id: i64) -> Cleanup {
-        drop(Cleanup(id));
-        Cleanup(id)
+    /// Also removes what an earlier, failed run left.
+    fn new(w: &World, id: i64) -> Cleanup {
+        drop(Cleanup(w.installation.clone(), id));
+        Cleanup(w.installation.clone(), id)
     }
 }
 
 impl Drop for Cleanup {
     fn drop(&mut self) {
-        let label = format!("dev.play.playground={}", self.0);
-        support::docker::remove_labelled(&label);
-        let mut volumes = docker_lines(&["volume", "ls", "-q", "--filter", &format!("label={label}")]);
-        volumes.extend(docker_lines(&["volume", "ls", "-q", "--filter", &format!("name=play-{}-", self.0)]));
+        let f = filters(&self.0, self.1);
+        let ids = |args: &[&str]| docker_lines(&[args, &[f[0].as_str(), &f[1], &f[2], &f[3]][..]].concat());
+        let containers = ids(&["ps", "-aq"]);
+        if !containers.is_empty() {
+            let _ = Command::new("docker").args(["rm", "-f"]).args(&containers).output();
+        }
+        let networks = ids(&["network", "ls", "-q"]);
+        if !networks.is_empty() {
+            let _ = Command::new("docker").args(["network", "rm"]).args(&networks).output();
+        }
+        let volumes = networks_and_volumes(&self.0, self.1);
         if !volumes.is_empty() {
             let _ = Command::new("docker").args(["volume", "rm", "-f"]).args(&volumes).output();
         }
@@ -232,14 +257,14 @@ fn container_id(name: &str) -> String {
 async fn three_services_converge_survive_a_crash_and_drift_and_are_destroyed() {
     let w = world(None).await;
     let (id, project) = w.playground("shop", COMPOSE).await;
-    let _cleanup = Cleanup::new(id);
+    let _cleanup = Cleanup::new(&w, id);
 
     // Replica A starts creating, and dies (aborted, leases not released) as
     // soon as the first container exists.
     let (handle, _shutdown_a, task_a) = w.runtime("replica-a", Duration::from_secs(2));
     handle.wake(id);
     let deadline = Instant::now() + Duration::from_secs(60);
-    while containers(id).is_empty() {
+    while containers(&w, id).is_empty() {
         assert!(Instant::now() < deadline, "replica A created nothing");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -258,7 +283,7 @@ async fn three_services_converge_survive_a_crash_and_drift_and_are_destroyed() {
 
     // Exactly one container per service, with Compose's names.
     let expected: Vec<String> = ["db", "web", "worker"].iter().map(|s| format!("{project}-{s}-1")).collect();
-    assert_eq!(containers(id), expected);
+    assert_eq!(containers(&w, id), expected);
     let env = docker_lines(&["inspect", "--format", "{{range .Config.Env}}{{println .}}{{end}}", &expected[2]]);
     assert!(env.contains(&"GREETING=hi".to_owned()), "{env:?}");
     assert!(env.contains(&format!("PLAY_PLAYGROUND_ID={id}")), "{env:?}");
@@ -287,6 +312,8 @@ async fn three_services_converge_survive_a_crash_and_drift_and_are_destroyed() {
             "--filter",
             &format!("label=dev.play.playground={id}"),
             "--filter",
+            &format!("label=dev.play.installation={}", w.installation),
+            "--filter",
             "status=running",
             "--format",
             "{{.Names}}",
@@ -298,7 +325,7 @@ async fn three_services_converge_survive_a_crash_and_drift_and_are_destroyed() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert_ne!(container_id(&expected[2]), worker_before, "the worker is a new container");
-    assert_eq!(containers(id), expected, "still exactly one container per service");
+    assert_eq!(containers(&w, id), expected, "still exactly one container per service");
     w.wait_for(id, "running again", running_healthy).await;
 
     // Another pass on a converged Playground changes nothing.
@@ -312,8 +339,8 @@ async fn three_services_converge_survive_a_crash_and_drift_and_are_destroyed() {
     assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
     handle.wake(id);
     w.wait_for(id, "the row to be deleted", |status, _| status == StatusCode::NOT_FOUND).await;
-    assert_eq!(containers(id), Vec::<String>::new());
-    assert_eq!(networks_and_volumes(id), Vec::<String>::new());
+    assert_eq!(containers(&w, id), Vec::<String>::new());
+    assert_eq!(networks_and_volumes(&w.installation, id), Vec::<String>::new());
     let events = w.event_types().await;
     for expected in ["playground.created", "playground.status.changed", "playground.destroyed"] {
         assert!(events.iter().any(|e| e == expected), "{expected} missing from {events:?}");
@@ -327,14 +354,14 @@ async fn a_service_to_build_fails_terminally_at_image_build() {
     let w = world(None).await;
     let compose = "services:\n  api:\n    build: ./api\n  web:\n    image: play-test/busybox:1\n    command: [\"sleep\", \"60\"]\n";
     let (id, _) = w.playground("built", compose).await;
-    let _cleanup = Cleanup::new(id);
+    let _cleanup = Cleanup::new(&w, id);
     let (handle, shutdown, task) = w.runtime("replica-build", Duration::from_secs(2));
     handle.wake(id);
     let body = w.wait_for(id, "failed", |_, b| b["status"] == "failed").await;
     let status = w.app.get(&format!("/api/playgrounds/{id}/status"), &w.app.admin).await;
     assert_eq!(status.body["error_step"], "image_build", "{}", status.text);
     assert!(status.body["error_message"].as_str().unwrap().contains("not available yet"), "{}", status.text);
-    assert!(containers(id).is_empty(), "{body:#}");
+    assert!(containers(&w, id).is_empty(), "{body:#}");
     assert!(w.event_types().await.iter().any(|e| e == "playground.error"));
     shutdown.cancel();
     task.await.unwrap();
@@ -345,17 +372,17 @@ async fn an_expired_playground_is_destroyed_on_time() {
     let w = world(Some(Duration::from_secs(6))).await;
     let compose = "services:\n  app:\n    image: play-test/busybox:1\n    command: [\"sleep\", \"3600\"]\n";
     let (id, _) = w.playground("short", compose).await;
-    let _cleanup = Cleanup::new(id);
+    let _cleanup = Cleanup::new(&w, id);
     let (handle, shutdown, task) = w.runtime("replica-ttl", Duration::from_secs(60));
     handle.wake(id);
     w.wait_for(id, "running", |_, b| b["status"] == "running").await;
-    assert_eq!(containers(id).len(), 1);
+    assert_eq!(containers(&w, id).len(), 1);
     // No wake from here on: the pass asked for a timer at expires_at.
     let started = Instant::now();
     w.wait_for(id, "the expired row to be deleted", |status, _| status == StatusCode::NOT_FOUND).await;
     assert!(started.elapsed() < Duration::from_secs(30));
-    assert!(containers(id).is_empty());
-    assert!(networks_and_volumes(id).is_empty());
+    assert!(containers(&w, id).is_empty());
+    assert!(networks_and_volumes(&w.installation, id).is_empty());
     let events = w.event_types().await;
     assert!(events.iter().any(|e| e == "playground.expired"), "{events:?}");
     assert!(events.iter().any(|e| e == "playground.destroyed"), "{events:?}");
