@@ -327,12 +327,17 @@ async fn three_services_converge_survive_a_crash_and_drift_and_are_destroyed() {
     assert_ne!(container_id(&expected[2]), worker_before, "the worker is a new container");
     assert_eq!(containers(&w, id), expected, "still exactly one container per service");
     w.wait_for(id, "running again", running_healthy).await;
+    let drift_events = |events: Vec<String>| events.iter().filter(|e| *e == "playground.drift.detected").count();
+    let drifts = drift_events(w.event_types().await);
+    assert!(drifts >= 1, "the repair reported the drift");
 
-    // Another pass on a converged Playground changes nothing.
+    // Another pass on a converged Playground changes nothing, and reports
+    // no drift.
     let ids_before: Vec<String> = expected.iter().map(|n| container_id(n)).collect();
     handle.wake(id);
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(expected.iter().map(|n| container_id(n)).collect::<Vec<_>>(), ids_before);
+    assert_eq!(drift_events(w.event_types().await), drifts);
 
     // Delete: everything goes, then the row.
     let r = w.app.delete(&format!("/api/playgrounds/{id}"), &w.app.admin).await;

@@ -278,6 +278,13 @@ impl Pass<'_> {
             if groups.is_empty() || rounds >= self.r.config.max_rounds {
                 break (observed, waits);
             }
+            // The host moved away from a state this generation had reached:
+            // drift (a container removed, stopped or changed behind play's
+            // back). Reported once per pass, before it is repaired.
+            if rounds == 0 && p.status == status::RUNNING && p.observed_generation == p.generation {
+                let repairs: Vec<String> = groups.iter().flatten().map(plan::Step::describe).collect();
+                written(status_store::record_drift(&self.r.store, self.fence, self.id, &repairs).await?)?;
+            }
             rounds += 1;
             if credentials.is_none() && groups.iter().flatten().any(|s| matches!(s, plan::Step::PullImage(_))) {
                 credentials = Some(self.credentials(playspec_id).await?);

@@ -188,6 +188,23 @@ pub async fn record_observed(
     Ok(true)
 }
 
+/// Records `playground.drift.detected` with the `repairs` a pass is about
+/// to make. No state change: the Playground stays `running` while the
+/// repair runs.
+pub async fn record_drift(store: &Store, fence: Fence<'_>, id: i64, repairs: &[String]) -> Result<bool> {
+    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
+    events::record(
+        &mut tx,
+        NewEvent::new(current.account_id, "playground", id, "drift.detected")
+            .playground_name(&current.name)
+            .actor(Actor::System)
+            .metadata(serde_json::json!({"repairs": repairs})),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
 /// Records that every image of `epoch` was pulled again (a hard restart), so
 /// later passes pull only what is missing. No event: progress, not state.
 pub async fn record_pulled(store: &Store, fence: Fence<'_>, id: i64, epoch: i64) -> Result<bool> {

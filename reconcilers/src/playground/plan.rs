@@ -142,6 +142,24 @@ impl Step {
         }
     }
 
+    /// A short description for events and logs (`run web`, `start db`).
+    pub fn describe(&self) -> String {
+        match self {
+            Step::CreateNetwork(n) | Step::CreateSharedNetwork(n) => format!("create network {n}"),
+            Step::RemoveSharedNetwork { name, .. } => format!("remove a duplicate of network {name}"),
+            Step::CreateVolume(v) => format!("create volume {v}"),
+            Step::PullImage(i) => format!("pull {i}"),
+            Step::BuildUnavailable(s) => format!("build {s}"),
+            Step::RemoveContainer { service: Some(s), .. } => format!("remove a container of {s}"),
+            Step::RemoveContainer { id, service: None } => format!("remove container {id}"),
+            Step::RunContainer(s) => format!("run {s}"),
+            Step::StartContainer { service, .. } => format!("start {service}"),
+            Step::Wait { service, on, .. } => format!("{service} waits for {on}"),
+            Step::RemoveNetwork(n) => format!("remove network {n}"),
+            Step::RemoveVolume(v) => format!("remove volume {v}"),
+        }
+    }
+
     pub fn is_wait(&self) -> bool {
         matches!(self, Step::Wait { .. })
     }
