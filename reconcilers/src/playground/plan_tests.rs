@@ -1,7 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
 
-use std::collections::BTreeMap;
-
 use play_core::compose::{Policy, parse_compose};
 use play_core::store::playgrounds::{Playground, ServiceSettings};
 
@@ -33,46 +31,20 @@ volumes:
   data: {}
 "#;
 
+/// The shared fixture with `env` as overrides, `worker_env` as the worker's
+/// variables and the short project name the assertions below use.
 pub(crate) fn playground(env: &[(&str, &str)], worker_env: &[(&str, &str)]) -> Playground {
-    let now = play_core::time::now();
-    let mut service_settings = BTreeMap::new();
-    service_settings.insert(
+    let mut p = play_core::testing::playground();
+    p.env_overrides = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    p.service_settings.insert(
         "worker".to_owned(),
         ServiceSettings {
             env_vars: worker_env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
             ..ServiceSettings::default()
         },
     );
-    Playground {
-        installation: "3fa91c0d4e5f6a7b".into(),
-        id: 7,
-        account_id: 1,
-        name: "pr-7".into(),
-        status: "in_progress".into(),
-        playspec_id: Some(1),
-        playspec_name: Some("shop".into()),
-        playroom_id: 1,
-        job_mode: false,
-        watched_services: Vec::new(),
-        env_overrides: env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
-        service_subdomains: BTreeMap::new(),
-        service_settings,
-        compose_project: "play-7-pr-7".into(),
-        desired_state: "running".into(),
-        generation: 1,
-        observed_generation: 0,
-        creation_step: None,
-        error_message: None,
-        error_step: None,
-        needs_recreation: false,
-        restart_epoch: 0,
-        pulled_epoch: 0,
-        services: Vec::new(),
-        expires_at: None,
-        last_applied_at: None,
-        created_at: now,
-        updated_at: now,
-    }
+    p.compose_project = "play-7-pr-7".into();
+    p
 }
 
 pub(crate) fn desired_from(compose: &str, p: &Playground) -> Desired {
