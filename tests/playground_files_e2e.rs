@@ -82,3 +82,49 @@ async fn mounted_files_reach_their_services_read_only_where_asked() {
     w.wait_for(id, "the Playground to be gone", |status, _| status == StatusCode::NOT_FOUND).await;
     assert!(docker_lines(&["volume", "ls", "-q", "--filter", &format!("name={files_volume}")]).is_empty());
 }
+
+/// The attack of finding 1: an image that plants a symbolic link where the
+/// files volume will hold a mounted file (`/play-files/<id>-<sha12>`,
+/// pointing at the host's `/etc`). Were the image's content copied into the
+/// volume (a volume's first mount copies it up unless `nocopy`), play's
+/// bind of the file by host path would follow the link onto the host. The
+/// Playground must run with the uploaded file, not with anything the link
+/// points at.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_cannot_plant_links_in_the_files_volume() {
+    use sha2::{Digest, Sha256};
+
+    let w = World::start().await;
+    let content = b"from play\n".to_vec();
+    let short: String = format!("{:x}", Sha256::digest(&content)).chars().take(12).collect();
+    // The file id is only known after upload: make the image afterwards.
+    let image = format!("play-test/links:{}", &w.installation[..8]);
+    let compose = format!(
+        "services:\n  web:\n    image: {image}\n    command: [\"sleep\", \"3600\"]\n    stop_grace_period: 1s\n"
+    );
+    let spec = w.playspec("links", &compose).await;
+    let path = format!("/api/playspecs/{spec}/add_mounted_file");
+    let parts: Vec<(&str, Option<&str>, &[u8])> =
+        vec![("file", Some("app.conf"), content.as_slice()), ("mount_path", None, b"/etc/app.conf")];
+    let r = w.app.post_multipart(&path, &parts).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let file_id = r.body["id"].as_i64().expect("file id");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("Dockerfile"),
+        format!("FROM play-test/busybox:1\nRUN mkdir -p /play-files && ln -s /etc /play-files/{file_id}-{short}\n"),
+    )
+    .unwrap();
+    support::run(Command::new("docker").args(["build", "-q", "-t", &image]).arg(dir.path()));
+
+    let p = w.playground("links", spec, json!({})).await;
+    let id = p["id"].as_i64().unwrap();
+    let web = format!("{}-web-1", p["compose_project"].as_str().unwrap());
+    let _running = w.runtime("replica-a", Duration::from_secs(2));
+    w.wait_converged(id, "running with its file despite the planted link").await;
+    assert_eq!(exec(&web, "cat /etc/app.conf"), (true, "from play\n".to_owned()));
+    let r = w.app.delete(&format!("/api/playgrounds/{id}"), &w.app.admin).await;
+    assert_eq!(r.status, StatusCode::ACCEPTED);
+    w.wait_for(id, "the Playground to be gone", |status, _| status == StatusCode::NOT_FOUND).await;
+    let _ = Command::new("docker").args(["rmi", "-f", &image]).output();
+}

@@ -14,15 +14,19 @@
 pub mod classify;
 mod ctx;
 pub mod interpolate;
+pub mod limits;
 mod load;
 mod locate;
 pub mod model;
 mod path;
 pub mod policy;
+pub mod reserved;
 pub mod rule;
 pub mod svc;
 pub mod template;
 mod validate;
+#[cfg(test)]
+pub(crate) use validate::parse_rendered;
 
 pub use classify::{Exposure, ServiceDefinition, ServiceType, classify};
 pub use load::{MAX_DEPTH, MAX_EXPANDED_BYTES, MAX_NODES};

@@ -140,6 +140,78 @@ const REFUSALS: &[(&str, &str, &str, &str)] = &[
         "device",
     ),
     (
+        "inline seccomp profile allowing everything",
+        "services:\n  web:\n    image: x\n    security_opt: ['seccomp={\"defaultAction\":\"SCMP_ACT_ALLOW\"}']\n",
+        "services.web.security_opt[0]",
+        "confinement",
+    ),
+    (
+        "empty seccomp profile",
+        "services:\n  web:\n    image: x\n    security_opt: [\"seccomp={}\"]\n",
+        "services.web.security_opt[0]",
+        "confinement",
+    ),
+    (
+        "SELinux super-privileged type",
+        "services:\n  web:\n    image: x\n    security_opt: [\"label=type:spc_t\"]\n",
+        "services.web.security_opt[0]",
+        "confinement",
+    ),
+    (
+        "custom AppArmor profile",
+        "services:\n  web:\n    image: x\n    security_opt: [\"apparmor=docker-unconfined\"]\n",
+        "services.web.security_opt[0]",
+        "no-new-privileges",
+    ),
+    (
+        "network_mode naming another network",
+        "services:\n  web:\n    image: x\n    network_mode: play-3fa91c-edge\n",
+        "services.web.network_mode",
+        "outside the project",
+    ),
+    (
+        "external network",
+        "services:\n  web:\n    image: x\n    networks: [shared]\nnetworks:\n  shared:\n    external: true\n    name: other-tenant_default\n",
+        "networks.shared.external",
+        "external network",
+    ),
+    (
+        "external volume",
+        "services:\n  web:\n    image: x\n    volumes: [\"loot:/loot\"]\nvolumes:\n  loot:\n    external: true\n    name: other-tenant_db\n",
+        "volumes.loot.external",
+        "external volume",
+    ),
+    (
+        "macvlan network",
+        "services:\n  web:\n    image: x\n    networks: [lan]\nnetworks:\n  lan:\n    driver: macvlan\n",
+        "networks.lan.driver",
+        "macvlan",
+    ),
+    (
+        "ipvlan network",
+        "services:\n  web:\n    image: x\n    networks: [lan]\nnetworks:\n  lan:\n    driver: ipvlan\n",
+        "networks.lan.driver",
+        "ipvlan",
+    ),
+    (
+        "bridge named like a host interface",
+        "services:\n  web:\n    image: x\n    networks: [n]\nnetworks:\n  n:\n    driver_opts: {com.docker.network.bridge.name: docker0}\n",
+        "networks.n.driver_opts.com.docker.network.bridge.name",
+        "network option",
+    ),
+    (
+        "volume plugin driver",
+        "services:\n  web:\n    image: x\n    volumes: [\"d:/d\"]\nvolumes:\n  d:\n    driver: rexray/ebs\n",
+        "volumes.d.driver",
+        "rexray",
+    ),
+    (
+        "nfs volume",
+        "services:\n  web:\n    image: x\n    volumes: [\"d:/d\"]\nvolumes:\n  d:\n    driver_opts: {type: nfs, o: \"addr=10.0.0.1,rw\", device: \":/exports\"}\n",
+        "volumes.d.driver_opts",
+        "file server",
+    ),
+    (
         "secret from host file",
         "services:\n  web:\n    image: x\n    secrets: [key]\nsecrets:\n  key:\n    file: /etc/ssl/private/key.pem\n",
         "secrets.key.file",
@@ -212,10 +284,23 @@ services:
       context: ./api
     pid: "service:web"
     volumes_from: [web]
+    networks: [back]
+  worker:
+    image: busybox
+    network_mode: none
+  solo:
+    image: busybox
+    network_mode: bridge
 volumes:
   data: {}
-  nfs:
-    driver_opts: {type: nfs, o: "addr=10.0.0.1,rw", device: ":/exports/data"}
+  scratch:
+    driver: local
+    driver_opts: {type: tmpfs, device: tmpfs, o: "size=64m,mode=1777,noexec"}
+networks:
+  back:
+    driver: bridge
+    internal: true
+    driver_opts: {com.docker.network.driver.mtu: "1400"}
 secrets:
   token:
     environment: TOKEN

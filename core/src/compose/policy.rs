@@ -9,15 +9,28 @@
 //! - bind mounts of any host path (mounted files are added by play itself,
 //!   never by user Compose), named pipes, and with a specific message the
 //!   Docker socket;
-//! - `network_mode`, `pid`, `ipc`, `uts`, `userns_mode`, `cgroup` set to
-//!   `host`, and `network_mode`/`pid`/`ipc` joining a `container:` outside the
-//!   project, `volumes_from: container:...`;
+//! - `network_mode` other than `bridge`, `none` or `service:<a service of
+//!   this file>` (an allowlist: `host`, `container:...` and the name of any
+//!   network on the host are refused); `pid`, `ipc`, `uts`, `userns_mode`,
+//!   `cgroup` set to `host`, and `pid`/`ipc` joining a `container:` outside
+//!   the project, `volumes_from: container:...`;
 //! - `devices`, `gpus`, device reservations;
 //! - `cap_add` beyond [`CAP_ALLOW_LIST`];
-//! - `security_opt` that disables confinement (`seccomp`/`apparmor`
-//!   `unconfined`, `label` `disable`, `systempaths=unconfined`);
-//! - top-level volumes whose `driver_opts` bind a host path (`o: bind`) or
-//!   mount a host device (`device` with a non-network `type`);
+//! - `security_opt` other than [`SECURITY_OPT_ALLOW_LIST`] (an allowlist:
+//!   inline seccomp profiles, SELinux types such as `spc_t`, AppArmor
+//!   profiles and `unconfined` all weaken or replace Docker's confinement);
+//! - `external` networks and volumes: a Playground owns only the objects
+//!   play creates for it, and an external name could be another tenant's
+//!   network or volume, or the edge network;
+//! - network drivers other than `bridge`, volume drivers other than
+//!   `local` (`macvlan`/`ipvlan` put containers on the host's own network
+//!   segment; plugins run with host privileges);
+//! - network `driver_opts` beyond [`NETWORK_OPT_ALLOW_LIST`] (a bridge name
+//!   or host binding address reaches the host's interfaces);
+//! - volume `driver_opts` other than a tmpfs (`type: tmpfs`, `device:
+//!   tmpfs`, `o` from [`TMPFS_OPTION_ALLOW_LIST`]): a bind (`o: bind`) or a
+//!   `device` mounts a host path, and `nfs`/`cifs` make the host's kernel
+//!   connect to any address;
 //! - top-level secrets and configs read from a host `file:`;
 //! - `env_file` and local `build` contexts that are absolute or climb out of
 //!   the project with `..`.
@@ -44,6 +57,18 @@ pub const CAP_ALLOW_LIST: &[&str] = &[
     "SETUID",
     "SYS_CHROOT",
 ];
+
+/// The `security_opt` entries an untrusted service may set: each only adds
+/// confinement.
+pub const SECURITY_OPT_ALLOW_LIST: &[&str] = &["no-new-privileges", "no-new-privileges:true", "no-new-privileges=true"];
+
+/// Bridge network options an untrusted network may set: each only
+/// concerns the network itself.
+pub const NETWORK_OPT_ALLOW_LIST: &[&str] = &["com.docker.network.driver.mtu", "com.docker.network.bridge.enable_icc"];
+
+/// Mount options of an untrusted tmpfs volume (`name` or `name=value`).
+pub const TMPFS_OPTION_ALLOW_LIST: &[&str] =
+    &["size", "mode", "uid", "gid", "nr_inodes", "noexec", "nosuid", "nodev", "ro", "rw"];
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Policy {
@@ -90,6 +115,39 @@ fn host_namespace(value: Option<&str>) -> Option<&str> {
     value.filter(|v| *v == "host" || v.starts_with("container:"))
 }
 
+/// `Ok` when a volume's `driver_opts` are empty or make a tmpfs with
+/// allowed options; otherwise what is wrong.
+fn tmpfs_only(opts: &indexmap::IndexMap<String, String>) -> Result<(), String> {
+    if opts.is_empty() {
+        return Ok(());
+    }
+    let options: Vec<&str> =
+        opts.get("o").map(|o| o.split(',').map(str::trim).filter(|o| !o.is_empty()).collect()).unwrap_or_default();
+    let kind = opts.get("type").map(String::as_str);
+    if options.iter().any(|o| matches!(*o, "bind" | "rbind")) {
+        return Err("driver_opts that bind a host path (`o: bind`) are not allowed".into());
+    }
+    if let Some(kind @ ("nfs" | "nfs4" | "cifs" | "smb" | "smb3")) = kind {
+        return Err(format!("a `{kind}` volume makes the host connect to a file server and is not allowed"));
+    }
+    if opts.get("device").is_some_and(|d| d != "tmpfs") {
+        return Err("driver_opts that mount a host path or device are not allowed".into());
+    }
+    if kind != Some("tmpfs") {
+        return Err("driver_opts without `type: tmpfs` are not allowed".into());
+    }
+    if let Some(other) = opts.keys().find(|k| !matches!(k.as_str(), "type" | "device" | "o")) {
+        return Err(format!("`{other}` is not a tmpfs option"));
+    }
+    for option in options {
+        let name = option.split_once('=').map_or(option, |(n, _)| n);
+        if !TMPFS_OPTION_ALLOW_LIST.contains(&name) {
+            return Err(format!("mount option `{name}` is not a tmpfs option play allows"));
+        }
+    }
+    Ok(())
+}
+
 /// Applies `policy` to a parsed model, recording refusals as errors.
 pub(crate) fn apply(policy: &Policy, file: &ComposeFile, ctx: &mut Ctx<'_>) {
     if policy.trusted {
@@ -98,15 +156,54 @@ pub(crate) fn apply(policy: &Policy, file: &ComposeFile, ctx: &mut Ctx<'_>) {
     for (name, service) in &file.services {
         check_service(service, &Path::root().key("services").key(name.clone()), ctx);
     }
+    for (name, network) in &file.networks {
+        let at = Path::root().key("networks").key(name.clone());
+        if network.external {
+            ctx.error(
+                &at.key("external"),
+                "an external network is not allowed on an untrusted Playroom: it could be another Playground's \
+                 network or play's edge network; remove `external` and play creates the network for this Playground",
+            );
+        }
+        if let Some(driver) = network.driver.as_deref().filter(|d| *d != "bridge") {
+            ctx.error(
+                &at.key("driver"),
+                format!("network driver `{driver}` is not allowed on an untrusted Playroom (allowed: bridge)"),
+            );
+        }
+        for key in network.driver_opts.keys().filter(|k| !NETWORK_OPT_ALLOW_LIST.contains(&k.as_str())) {
+            ctx.error(
+                &at.key("driver_opts").key(key.clone()),
+                format!(
+                    "network option `{key}` is not allowed on an untrusted Playroom (allowed: {})",
+                    NETWORK_OPT_ALLOW_LIST.join(", ")
+                ),
+            );
+        }
+    }
     for (name, volume) in &file.volumes {
-        let at = Path::root().key("volumes").key(name.clone()).key("driver_opts");
-        let opts = &volume.driver_opts;
-        let binds = opts.get("o").is_some_and(|o| o.split(',').any(|x| x.trim() == "bind" || x.trim() == "rbind"));
-        let network_fs = opts.get("type").is_some_and(|t| matches!(t.as_str(), "nfs" | "nfs4" | "cifs" | "smb"));
-        if binds {
-            ctx.error(&at, "driver_opts that bind a host path (`o: bind`) are not allowed on an untrusted Playroom");
-        } else if opts.contains_key("device") && !network_fs {
-            ctx.error(&at, "driver_opts that mount a host path or device are not allowed on an untrusted Playroom");
+        let at = Path::root().key("volumes").key(name.clone());
+        if volume.external {
+            ctx.error(
+                &at.key("external"),
+                "an external volume is not allowed on an untrusted Playroom: it could be another Playground's \
+                 volume; remove `external` and play creates the volume for this Playground",
+            );
+        }
+        if let Some(driver) = volume.driver.as_deref().filter(|d| *d != "local") {
+            ctx.error(
+                &at.key("driver"),
+                format!("volume driver `{driver}` is not allowed on an untrusted Playroom (allowed: local)"),
+            );
+        }
+        if let Err(message) = tmpfs_only(&volume.driver_opts) {
+            ctx.error(
+                &at.key("driver_opts"),
+                format!(
+                    "{message} on an untrusted Playroom; driver_opts may only make a tmpfs \
+                     (type: tmpfs, device: tmpfs, o: size=...)"
+                ),
+            );
         }
     }
     for (kind, objects) in [("secrets", &file.secrets), ("configs", &file.configs)] {
@@ -150,11 +247,19 @@ fn check_service(service: &Service, at: &Path, ctx: &mut Ctx<'_>) {
             VolumeType::Volume | VolumeType::Tmpfs | VolumeType::Image | VolumeType::Cluster => {}
         }
     }
-    for (key, value) in [
-        ("network_mode", service.network_mode.as_deref()),
-        ("pid", service.pid.as_deref()),
-        ("ipc", service.ipc.as_deref()),
-    ] {
+    if let Some(mode) = service.network_mode.as_deref()
+        && !matches!(mode, "bridge" | "none")
+        && !mode.starts_with("service:")
+    {
+        ctx.error(
+            &at.key("network_mode"),
+            format!(
+                "`network_mode: {mode}` joins a network outside the project and is not allowed on an untrusted \
+                 Playroom (allowed: bridge, none, service:<a service of this file>); use `networks`"
+            ),
+        );
+    }
+    for (key, value) in [("pid", service.pid.as_deref()), ("ipc", service.ipc.as_deref())] {
         if let Some(mode) = host_namespace(value) {
             ctx.error(
                 &at.key(key),
@@ -203,14 +308,15 @@ fn check_service(service: &Service, at: &Path, ctx: &mut Ctx<'_>) {
         }
     }
     for (i, opt) in service.security_opt.iter().enumerate() {
-        let normal = opt.replace('=', ":");
-        if matches!(
-            normal.as_str(),
-            "seccomp:unconfined" | "apparmor:unconfined" | "label:disable" | "systempaths:unconfined"
-        ) {
+        if !SECURITY_OPT_ALLOW_LIST.contains(&opt.trim()) {
+            let shown: String = opt.chars().take(80).collect();
             ctx.error(
                 &at.key("security_opt").index(i),
-                format!("`{opt}` removes confinement and is not allowed on an untrusted Playroom"),
+                format!(
+                    "`{shown}` changes the container's confinement and is not allowed on an untrusted Playroom \
+                     (allowed: {})",
+                    SECURITY_OPT_ALLOW_LIST.join(", ")
+                ),
             );
         }
     }

@@ -135,7 +135,8 @@ fn no_variables(_: &str) -> Option<String> {
 pub fn validate_template(body: &str) -> Result<TemplateInfo, FieldErrors> {
     let analyzed = analyze(body)?;
     let Analyzed { root, namespace, errors, mut warnings, .. } = analyzed;
-    let options = Options { policy: Policy::TRUSTED, lookup: &no_variables, template: true, blueprint: false };
+    let options =
+        Options { policy: Policy::TRUSTED, lookup: &no_variables, template: true, blueprint: false, reserved: true };
     let checked = check_value(body, Value::Mapping(root), options);
     let mut all_errors = errors;
     all_errors.extend(checked.errors);

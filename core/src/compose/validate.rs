@@ -2,6 +2,7 @@
 //!
 //! Order: size limit -> bounded YAML load (syntax, aliases, depth, merge
 //! keys) -> root shape -> interpolation of every value -> typed model ->
+//! bounds on what the model expands to -> reserved names ->
 //! cross-references (services, networks, volumes, secrets, configs,
 //! dependency cycles) -> `svc/` labels -> policy. Every stage reports with
 //! paths; later stages still run on what could be parsed so one pass shows
@@ -20,6 +21,7 @@ use super::path::Path;
 use super::policy::{self, Policy};
 use super::svc::labels::check_service_labels;
 use super::{Issue, MAX_COMPOSE_BYTES, ServiceSummary, ValidationReport};
+use super::{limits, reserved};
 
 /// What a check produced; `model` is present whenever the document was a
 /// mapping with services, even if later stages found errors.
@@ -40,6 +42,10 @@ pub(crate) struct Options<'a> {
     /// warning, because each Playground supplies `V` in its
     /// `env_overrides`; the reference is kept as written.
     pub(crate) blueprint: bool,
+    /// Refuse the names play reserves for its own objects ([`reserved`]).
+    /// Off only for documents play renders itself (`/compose`), which name
+    /// those objects on purpose.
+    pub(crate) reserved: bool,
 }
 
 fn no_variables(_: &str) -> Option<String> {
@@ -102,6 +108,10 @@ pub(crate) fn check_value(text: &str, mut value: Value, options: Options<'_>) ->
         }
     }
     let model = parse_model(&mut ctx, root);
+    limits::check(&model, &mut ctx);
+    if options.reserved {
+        reserved::check(&model, &mut ctx);
+    }
     cross_check(&mut ctx, &model);
     for (name, service) in &model.services {
         let at = services_path.key(name.clone());
@@ -167,18 +177,12 @@ fn interpolate_value(ctx: &mut Ctx<'_>, value: &mut Value, path: &Path, lookup: 
     }
 }
 
-fn valid_service_name(name: &str) -> bool {
-    let mut bytes = name.bytes();
-    bytes.next().is_some_and(|b| b.is_ascii_alphanumeric())
-        && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-}
-
 /// References between parts of the file, as Compose checks them.
 fn cross_check(ctx: &mut Ctx<'_>, file: &ComposeFile) {
     let services = Path::root().key("services");
     for (name, service) in &file.services {
         let at = services.key(name.clone());
-        if !valid_service_name(name) {
+        if !reserved::valid_key(name) {
             ctx.error(&at, format!("service name `{name}` must start with a letter or digit and contain only letters, digits, `_`, `.` and `-`"));
         }
         if service.image.is_none() && service.build.is_none() {
@@ -301,21 +305,26 @@ pub fn validate_compose(yaml: &str, policy: &Policy) -> ValidationReport {
 /// Validates a Compose document, reading interpolation variables through
 /// `lookup` (a Playground's env overrides, for example).
 pub fn validate_compose_with(yaml: &str, policy: &Policy, lookup: &dyn Fn(&str) -> Option<String>) -> ValidationReport {
-    report(check_text(yaml, Options { policy: *policy, lookup, template: false, blueprint: false }))
+    report(check_text(yaml, Options { policy: *policy, lookup, template: false, blueprint: false, reserved: true }))
 }
 
 /// Validates a Playspec's Compose (a blueprint): like [`validate_compose`],
 /// but a `${V:?message}` left unset is a warning, since each Playground sets
 /// `V` in its `env_overrides` (and is refused at create if it does not).
 pub fn validate_blueprint(yaml: &str, policy: &Policy) -> ValidationReport {
-    report(check_text(yaml, Options { policy: *policy, lookup: &no_variables, template: false, blueprint: true }))
+    report(check_text(
+        yaml,
+        Options { policy: *policy, lookup: &no_variables, template: false, blueprint: true, reserved: true },
+    ))
 }
 
 /// [`validate_blueprint`] returning the typed model when the document is
 /// valid (an unset required reference is kept as written).
 pub fn parse_blueprint(yaml: &str, policy: &Policy) -> (ValidationReport, Option<ComposeFile>) {
-    let checked =
-        check_text(yaml, Options { policy: *policy, lookup: &no_variables, template: false, blueprint: true });
+    let checked = check_text(
+        yaml,
+        Options { policy: *policy, lookup: &no_variables, template: false, blueprint: true, reserved: true },
+    );
     let model = if checked.errors.is_empty() { checked.model.clone() } else { None };
     (report(checked), model)
 }
@@ -331,7 +340,19 @@ pub fn parse_compose_with(
     policy: &Policy,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> (ValidationReport, Option<ComposeFile>) {
-    let checked = check_text(yaml, Options { policy: *policy, lookup, template: false, blueprint: false });
+    let checked =
+        check_text(yaml, Options { policy: *policy, lookup, template: false, blueprint: false, reserved: true });
+    let model = if checked.errors.is_empty() { checked.model.clone() } else { None };
+    (report(checked), model)
+}
+
+/// Parses a document play rendered itself (`/compose`), which names play's
+/// own objects: trusted, reserved names allowed. For tests of the renderer.
+#[cfg(test)]
+pub(crate) fn parse_rendered(yaml: &str) -> (ValidationReport, Option<ComposeFile>) {
+    let options =
+        Options { policy: Policy::TRUSTED, lookup: &no_variables, template: false, blueprint: false, reserved: false };
+    let checked = check_text(yaml, options);
     let model = if checked.errors.is_empty() { checked.model.clone() } else { None };
     (report(checked), model)
 }

@@ -1,7 +1,7 @@
 use super::super::tests::playground;
 use super::super::{Desired, Inputs, desired, model_for};
 use super::*;
-use crate::compose::{Policy, classify, parse_compose};
+use crate::compose::{Policy, classify, parse_rendered};
 
 const COMPOSE: &str = r#"
 services:
@@ -57,7 +57,8 @@ volumes:
 
 fn rendered() -> (Desired, String) {
     let p = playground(&[]);
-    let model = model_for(COMPOSE, &Policy::UNTRUSTED, &p).unwrap();
+    // `external` objects need a trusted Playroom.
+    let model = model_for(COMPOSE, &Policy::TRUSTED, &p).unwrap();
     let definitions = classify(&model);
     let domains = vec!["apps.example.com".to_owned()];
     let d = desired(&Inputs::new(&p, &model).with_routing(&domains, None).with_definitions(&definitions)).unwrap();
@@ -68,7 +69,7 @@ fn rendered() -> (Desired, String) {
 #[test]
 fn the_document_parses_back_as_valid_compose_with_every_label() {
     let (d, text) = rendered();
-    let (report, model) = parse_compose(&text, &Policy::UNTRUSTED);
+    let (report, model) = parse_rendered(&text);
     assert!(report.valid, "{:?}\n{text}", report.errors);
     assert!(report.warnings.is_empty(), "{:?}\n{text}", report.warnings);
     let model = model.unwrap();
@@ -107,7 +108,7 @@ fn the_document_parses_back_as_valid_compose_with_every_label() {
 fn the_document_describes_the_same_containers() {
     let (d, text) = rendered();
     let p = playground(&[]);
-    let (report, model) = parse_compose(&text, &Policy::UNTRUSTED);
+    let (report, model) = parse_rendered(&text);
     assert!(report.valid, "{:?}", report.errors);
     let again = desired(&Inputs::new(&p, &model.unwrap())).unwrap();
     for (a, b) in d.services.iter().zip(&again.services) {
@@ -134,7 +135,7 @@ fn built_services_and_durations() {
     let p = playground(&[]);
     let model = model_for("services:\n  api:\n    build: ./api\n", &Policy::UNTRUSTED, &p).unwrap();
     let text = render_compose(&desired(&Inputs::new(&p, &model)).unwrap());
-    let (report, model) = parse_compose(&text, &Policy::UNTRUSTED);
+    let (report, model) = parse_rendered(&text);
     assert!(report.valid, "{:?}\n{text}", report.errors);
     let api = &model.unwrap().services["api"];
     assert_eq!(api.build.as_ref().map(|b| b.context.as_str()), Some("./api"));

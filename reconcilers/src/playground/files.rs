@@ -7,12 +7,31 @@
 //! uploaded into it as a tar archive, and the helper is removed. Writing
 //! again is harmless (same path, same content), so every container creation
 //! writes its files first and nothing has to remember what was written.
+//!
+//! # Why a host-path bind from this volume is safe
+//!
+//! Each file reaches its container as a bind of a *host path* inside the
+//! volume, and the engine follows symbolic links in a bind's source. So
+//! nothing but play may ever write into the files volume, and play checks
+//! what it binds (see `docs/security.md`):
+//! - no tenant container mounts the volume: its name is reserved (Compose
+//!   keys cannot start with `_`, names cannot start with `play-`), so the
+//!   only container that ever mounts it is the helper, which never runs;
+//! - the helper mounts it with `nocopy`, so the (tenant-built) image's
+//!   content at the mount point is never copied into the volume;
+//! - after the upload, each file's directory and the file itself are read
+//!   back without following links (an archive of the path, which the engine
+//!   makes from `lstat`): anything but a directory holding one regular file
+//!   of the expected size is refused before a bind is made.
 
 use std::collections::{BTreeMap, HashMap};
 
 use bollard::Docker;
-use bollard::models::{ContainerCreateBody, HostConfig, Mount, MountTypeEnum};
-use bollard::query_parameters::{CreateContainerOptions, RemoveContainerOptions, UploadToContainerOptions};
+use bollard::models::{ContainerCreateBody, HostConfig, Mount, MountTypeEnum, MountVolumeOptions};
+use bollard::query_parameters::{
+    CreateContainerOptions, DownloadFromContainerOptions, RemoveContainerOptions, UploadToContainerOptions,
+};
+use futures::TryStreamExt as _;
 use play_core::desired::{Desired, FileMountSpec, ServiceSpec, files_volume};
 
 use crate::{Error, Result};
@@ -42,7 +61,8 @@ pub async fn mounts(
         .map_err(|e| Error::docker("inspect the mounted-files volume", e))?
         .mountpoint;
     let archive = archive(files, contents)?;
-    write(docker, &volume, &service.container.image, labels, archive).await?;
+    let sizes = files.iter().map(|f| (f.file_id, contents.get(&f.file_id).map_or(0, Vec::len))).collect();
+    write(docker, &volume, &service.container.image, labels, archive, files, &sizes).await?;
     Ok(files
         .iter()
         .map(|f| Mount {
@@ -80,13 +100,25 @@ async fn write(
     image: &str,
     labels: HashMap<String, String>,
     archive: Vec<u8>,
+    files: &[FileMountSpec],
+    sizes: &BTreeMap<i64, usize>,
 ) -> Result<()> {
     let body = ContainerCreateBody {
         image: Some(image.to_owned()),
         // Never started: any command makes the create valid.
         entrypoint: Some(vec!["/play-files-helper".to_owned()]),
         labels: Some(labels),
-        host_config: Some(HostConfig { binds: Some(vec![format!("{volume}:{HELPER_DIR}")]), ..Default::default() }),
+        network_disabled: Some(true),
+        host_config: Some(HostConfig {
+            mounts: Some(vec![Mount {
+                typ: Some(MountTypeEnum::VOLUME),
+                source: Some(volume.to_owned()),
+                target: Some(HELPER_DIR.to_owned()),
+                volume_options: Some(MountVolumeOptions { no_copy: Some(true), ..Default::default() }),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        }),
         ..Default::default()
     };
     let helper = docker
@@ -94,11 +126,70 @@ async fn write(
         .await
         .map_err(|e| Error::docker("create the mounted-files helper", e))?;
     let options = UploadToContainerOptions { path: HELPER_DIR.to_owned(), ..Default::default() };
-    let uploaded = docker.upload_to_container(&helper.id, Some(options), bollard::body_full(archive.into())).await;
-    let removed =
-        docker.remove_container(&helper.id, Some(RemoveContainerOptions { force: true, ..Default::default() })).await;
-    uploaded.map_err(|e| Error::docker("upload mounted files", e))?;
-    removed.map_err(|e| Error::docker("remove the mounted-files helper", e))
+    let uploaded = docker
+        .upload_to_container(&helper.id, Some(options), bollard::body_full(archive.into()))
+        .await
+        .map_err(|e| Error::docker("upload mounted files", e));
+    let verified = match uploaded {
+        Ok(()) => verify(docker, &helper.id, files, sizes).await,
+        Err(e) => Err(e),
+    };
+    let removed = docker
+        .remove_container(&helper.id, Some(RemoveContainerOptions { force: true, ..Default::default() }))
+        .await
+        .map_err(|e| Error::docker("remove the mounted-files helper", e));
+    verified.and(removed)
+}
+
+/// Reads each file's directory back from the volume without following
+/// links and checks it holds exactly the directory and one regular file of
+/// the expected size: the bind that follows would otherwise follow a link
+/// on the host.
+async fn verify(docker: &Docker, helper: &str, files: &[FileMountSpec], sizes: &BTreeMap<i64, usize>) -> Result<()> {
+    for file in files {
+        let Some((dir, name)) = file.rel_path.split_once('/') else {
+            return Err(Error::Files(format!("mounted file {} has no directory in the files volume", file.file_id)));
+        };
+        let options = DownloadFromContainerOptions { path: format!("{HELPER_DIR}/{dir}") };
+        let bytes: Vec<u8> = docker
+            .download_from_container(helper, Some(options))
+            .map_ok(|chunk| chunk.to_vec())
+            .try_concat()
+            .await
+            .map_err(|e| Error::docker("read back mounted files", e))?;
+        let size = sizes.get(&file.file_id).copied().unwrap_or_default() as u64;
+        check_entries(&bytes, dir, name, size).map_err(|reason| {
+            Error::Files(format!("mounted file {} is not safe to bind ({reason}); refusing to mount it", file.file_id))
+        })?;
+    }
+    Ok(())
+}
+
+/// The archive of `dir` holds the directory itself and `dir/name`, a
+/// regular file of `expected` bytes, and nothing else.
+fn check_entries(archive: &[u8], dir: &str, name: &str, expected: u64) -> std::result::Result<(), String> {
+    let mut reader = tar::Archive::new(archive);
+    let entries = reader.entries().map_err(|e| format!("unreadable archive: {e}"))?;
+    let (mut saw_dir, mut saw_file) = (false, false);
+    let file_path = format!("{dir}/{name}");
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("unreadable archive: {e}"))?;
+        let path = entry.path().map_err(|e| format!("unreadable path: {e}"))?.display().to_string();
+        let path = path.trim_end_matches('/');
+        let kind = entry.header().entry_type();
+        if path == dir && kind.is_dir() {
+            saw_dir = true;
+        } else if path == file_path && kind == tar::EntryType::Regular {
+            saw_file = entry.size() == expected;
+        } else {
+            return Err(format!("unexpected {kind:?} entry `{path}`"));
+        }
+    }
+    match (saw_dir, saw_file) {
+        (true, true) => Ok(()),
+        (false, _) => Err(format!("`{dir}` is not a directory")),
+        (true, false) => Err(format!("`{file_path}` is not a regular file of {expected} bytes")),
+    }
 }
 
 #[cfg(test)]
@@ -128,5 +219,39 @@ mod tests {
             .collect();
         assert_eq!(entries, [("3-abcdef012345/file".to_owned(), 12)]);
         assert!(archive(&files, &BTreeMap::new()).is_err(), "a missing content is an error, not an empty file");
+    }
+
+    fn tar_of(entries: &[(&str, tar::EntryType, &[u8], Option<&str>)]) -> Vec<u8> {
+        let mut builder = tar::Builder::new(Vec::new());
+        for (path, kind, data, link) in entries {
+            let mut header = tar::Header::new_gnu();
+            header.set_entry_type(*kind);
+            header.set_size(data.len() as u64);
+            header.set_mode(0o755);
+            if let Some(link) = link {
+                header.set_link_name(link).unwrap();
+            }
+            builder.append_data(&mut header, path, *data).unwrap();
+        }
+        builder.into_inner().unwrap()
+    }
+
+    #[test]
+    fn only_a_directory_with_one_regular_file_may_be_bound() {
+        use tar::EntryType::{Directory, Regular, Symlink};
+        let good = tar_of(&[("3-abc/", Directory, b"", None), ("3-abc/file", Regular, b"12345", None)]);
+        assert_eq!(check_entries(&good, "3-abc", "file", 5), Ok(()));
+        assert!(check_entries(&good, "3-abc", "file", 4).is_err(), "a wrong size is refused");
+        let linked_dir = tar_of(&[("3-abc", Symlink, b"", Some("/etc"))]);
+        assert!(check_entries(&linked_dir, "3-abc", "file", 5).is_err());
+        let linked_file =
+            tar_of(&[("3-abc/", Directory, b"", None), ("3-abc/file", Symlink, b"", Some("/etc/shadow"))]);
+        assert!(check_entries(&linked_file, "3-abc", "file", 0).unwrap_err().contains("Symlink"));
+        let extra = tar_of(&[
+            ("3-abc/", Directory, b"", None),
+            ("3-abc/file", Regular, b"12345", None),
+            ("3-abc/other", Regular, b"", None),
+        ]);
+        assert!(check_entries(&extra, "3-abc", "file", 5).is_err());
     }
 }
