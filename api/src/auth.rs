@@ -39,6 +39,8 @@ pub struct Principal {
     /// The API key used (every credential is a key today).
     pub key_id: i64,
     pub scopes: ScopeSet,
+    /// When the key used stops working: keys it creates may not outlive it.
+    pub expires_at: Option<time::Timestamp>,
 }
 
 impl Principal {
@@ -92,7 +94,13 @@ async fn resolve_token(state: &AppState, presented: &str) -> Result<Principal, A
             }
         });
     }
-    Ok(Principal { account_id: key.account_id, user_id: key.user_id, key_id: key.id, scopes: key.scopes })
+    Ok(Principal {
+        account_id: key.account_id,
+        user_id: key.user_id,
+        key_id: key.id,
+        scopes: key.scopes,
+        expires_at: key.expires_at,
+    })
 }
 
 /// The middleware on every authenticated route.

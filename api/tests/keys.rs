@@ -148,3 +148,31 @@ async fn use_is_recorded_on_the_key() {
     }
     panic!("last_used_at was never recorded");
 }
+
+/// Finding 7 of issue #10: a key that expires could mint a key that never
+/// does (or one that outlives it), and so outlive its own expiry.
+#[tokio::test]
+async fn a_key_cannot_mint_a_key_that_outlives_it() {
+    let app = TestApp::new().await;
+    let scopes: ScopeSet = [Scope::KeysManage, Scope::PlayroomsRead].into_iter().collect();
+    let limit = play_core::time::truncate(play_core::time::now() + chrono::Duration::hours(1));
+    let short = app.key_for(app.account_id, scopes, Some(limit)).await;
+    let keys_before = app.count("api_keys").await;
+    let body = |expires: serde_json::Value| {
+        json!({"api_key": {"label": "escape", "scopes": ["playrooms:read"], "expires_at": expires}})
+    };
+    for expires in [json!(null), json!((limit + chrono::Duration::hours(1)).to_rfc3339())] {
+        let r = app.post("/api/keys", &short, body(expires.clone())).await;
+        let details = r.assert_error(StatusCode::FORBIDDEN, "FORBIDDEN");
+        assert!(details["api_key.expires_at"].is_array(), "{expires}: {}", r.text);
+    }
+    // Scopes beyond its own are refused as before.
+    let r = app
+        .post("/api/keys", &short, json!({"api_key": {"label": "x", "scopes": ["playgrounds:write"], "expires_at": limit}}))
+        .await;
+    r.assert_error(StatusCode::FORBIDDEN, "FORBIDDEN");
+    assert_eq!(app.count("api_keys").await, keys_before, "nothing recorded");
+    // Up to its own expiry, with a subset of its scopes, is fine.
+    let r = app.post("/api/keys", &short, body(json!(limit.to_rfc3339()))).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+}

@@ -97,20 +97,15 @@ fn validate(fields: &NewKeyFields) -> Result<(ScopeSet, Option<DateTime<Utc>>), 
     if errors.is_empty() { Ok((scopes.into_iter().collect(), expires_at)) } else { Err(errors) }
 }
 
-/// Create an API key.
-#[utoipa::path(post, path = "/api/keys", tag = "API keys", request_body = CreateKeyRequest,
-    responses(
-        (status = 201, description = "The key and its token (shown once)", body = CreatedKey),
-        (status = 403, description = "A requested scope is not held by the caller", body = ErrorEnvelope),
-        (status = 422, description = "Invalid fields, or the key quota is reached", body = ErrorEnvelope),
-    ))]
-pub async fn create(
-    State(state): State<AppState>,
-    principal: Principal,
-    Json(body): Json<CreateKeyRequest>,
-) -> ApiResult<(StatusCode, JsonResponse<CreatedKey>)> {
-    let (scopes, expires_at) = validate(&body.api_key).map_err(ApiError::validation)?;
-    let missing = principal.scopes.missing_from(&scopes);
+/// A key may only create keys it could itself act as: scopes a subset of
+/// its own, and an expiry no later than its own (a key that expires cannot
+/// mint one that does not). Otherwise 403, naming the field.
+fn within_creator(
+    principal: &Principal,
+    scopes: &ScopeSet,
+    expires_at: Option<DateTime<Utc>>,
+) -> Result<(), ApiError> {
+    let missing = principal.scopes.missing_from(scopes);
     if !missing.is_empty() {
         let names: Vec<_> = missing.iter().map(|s| s.as_str()).collect();
         let mut details = FieldErrors::new();
@@ -120,6 +115,35 @@ pub async fn create(
         );
         return Err(ApiError::Forbidden { message: "a key can only grant scopes its creator holds".into(), details });
     }
+    if let Some(limit) = principal.expires_at {
+        let message = match expires_at {
+            None => Some(format!("is required: the key used expires at {limit}, and a key it creates cannot outlive it")),
+            Some(at) if at > limit => Some(format!("must be no later than {limit}, when the key used expires")),
+            Some(_) => None,
+        };
+        if let Some(message) = message {
+            let mut details = FieldErrors::new();
+            details.insert("api_key.expires_at".into(), vec![message]);
+            return Err(ApiError::Forbidden { message: "a key cannot create a key that outlives it".into(), details });
+        }
+    }
+    Ok(())
+}
+
+/// Create an API key.
+#[utoipa::path(post, path = "/api/keys", tag = "API keys", request_body = CreateKeyRequest,
+    responses(
+        (status = 201, description = "The key and its token (shown once)", body = CreatedKey),
+        (status = 403, description = "A requested scope is not held by the caller, or the key would outlive the caller's", body = ErrorEnvelope),
+        (status = 422, description = "Invalid fields, or the key quota is reached", body = ErrorEnvelope),
+    ))]
+pub async fn create(
+    State(state): State<AppState>,
+    principal: Principal,
+    Json(body): Json<CreateKeyRequest>,
+) -> ApiResult<(StatusCode, JsonResponse<CreatedKey>)> {
+    let (scopes, expires_at) = validate(&body.api_key).map_err(ApiError::validation)?;
+    within_creator(&principal, &scopes, expires_at)?;
     let minted = token::generate();
     let key = keys::create(
         &state.store,
