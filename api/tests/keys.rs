@@ -158,9 +158,7 @@ async fn a_key_cannot_mint_a_key_that_outlives_it() {
     let limit = play_core::time::truncate(play_core::time::now() + chrono::Duration::hours(1));
     let short = app.key_for(app.account_id, scopes, Some(limit)).await;
     let keys_before = app.count("api_keys").await;
-    let body = |expires: serde_json::Value| {
-        json!({"api_key": {"label": "escape", "scopes": ["playrooms:read"], "expires_at": expires}})
-    };
+    let body = |expires: serde_json::Value| json!({"api_key": {"label": "escape", "scopes": ["playrooms:read"], "expires_at": expires}});
     for expires in [json!(null), json!((limit + chrono::Duration::hours(1)).to_rfc3339())] {
         let r = app.post("/api/keys", &short, body(expires.clone())).await;
         let details = r.assert_error(StatusCode::FORBIDDEN, "FORBIDDEN");
@@ -168,7 +166,11 @@ async fn a_key_cannot_mint_a_key_that_outlives_it() {
     }
     // Scopes beyond its own are refused as before.
     let r = app
-        .post("/api/keys", &short, json!({"api_key": {"label": "x", "scopes": ["playgrounds:write"], "expires_at": limit}}))
+        .post(
+            "/api/keys",
+            &short,
+            json!({"api_key": {"label": "x", "scopes": ["playgrounds:write"], "expires_at": limit}}),
+        )
         .await;
     r.assert_error(StatusCode::FORBIDDEN, "FORBIDDEN");
     assert_eq!(app.count("api_keys").await, keys_before, "nothing recorded");

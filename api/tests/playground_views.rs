@@ -6,7 +6,7 @@
 
 use axum::http::{Method, StatusCode};
 use play_api::testing::TestApp;
-use play_core::compose::{Policy, parse_compose};
+use play_core::compose::parse_rendered;
 use play_core::scopes::ScopeSet;
 use serde_json::{Value, json};
 
@@ -88,7 +88,7 @@ async fn compose_is_the_generated_document_with_routing_labels() {
     assert_eq!(r.body["compose_project"], project);
 
     let yaml = r.body["compose_yaml"].as_str().unwrap();
-    let (report, model) = parse_compose(yaml, &Policy::UNTRUSTED);
+    let (report, model) = parse_rendered(yaml);
     assert!(report.valid, "{:?}\n{yaml}", report.errors);
     let model = model.unwrap();
     assert_eq!(model.name.as_deref(), Some(project));

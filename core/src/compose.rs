@@ -25,15 +25,14 @@ pub mod rule;
 pub mod svc;
 pub mod template;
 mod validate;
-#[cfg(test)]
-pub(crate) use validate::parse_rendered;
 
 pub use classify::{Exposure, ServiceDefinition, ServiceType, classify};
 pub use load::{MAX_DEPTH, MAX_EXPANDED_BYTES, MAX_NODES};
 pub use policy::Policy;
 pub use template::{Compiled, compile};
 pub use validate::{
-    parse_blueprint, parse_compose, parse_compose_with, validate_blueprint, validate_compose, validate_compose_with,
+    parse_blueprint, parse_compose, parse_compose_with, parse_rendered, validate_blueprint, validate_compose,
+    validate_compose_with,
 };
 
 use serde::Serialize;

@@ -1,8 +1,14 @@
 //! API key scopes, as the spec's Authentication section names them.
 //!
 //! Deny by default: a key grants exactly the scopes it holds, plus the one
-//! implication the spec states (`playrooms:manage` grants every other
-//! playrooms scope). Nothing else implies anything.
+//! implication the spec states (`playrooms:manage` grants the spec's other
+//! playrooms scopes). Nothing else implies anything.
+//!
+//! `playrooms:trust` is play's own addition and an operator's scope:
+//! marking a Playroom trusted lifts the Compose policy, which on a shared
+//! host is root on it. No implication grants it and `all` in a list does
+//! not include it; the first-start admin credential holds it
+//! ([`ScopeSet::all`]), and a key gets it only when it is named.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -44,6 +50,7 @@ scopes! {
     PlayroomsWrite => "playrooms:write", "create and update Playrooms";
     PlayroomsDelete => "playrooms:delete", "delete Playrooms";
     PlayroomsManage => "playrooms:manage", "full Playroom management: read, write, delete and SSH key operations";
+    PlayroomsTrust => "playrooms:trust", "mark a Playroom trusted, which lifts the Compose policy on its host (an operator's scope: `all` does not include it)";
     PlayzonesRead => "playzones:read", "view Playzones";
     PlayzonesWrite => "playzones:write", "create, update, attach and sync Playzones";
     PlayzonesDelete => "playzones:delete", "delete Playzones";
@@ -61,6 +68,14 @@ scopes! {
     WebhooksRead => "webhooks:read", "list webhook endpoints and delivery history";
     WebhooksWrite => "webhooks:write", "create, update and test webhook endpoints";
     WebhooksDelete => "webhooks:delete", "delete webhook endpoints";
+}
+
+impl Scope {
+    /// Scopes for the operator of the installation, not for tenants: never
+    /// implied, never part of `all`.
+    pub fn is_operator(self) -> bool {
+        matches!(self, Scope::PlayroomsTrust)
+    }
 }
 
 impl fmt::Display for Scope {
@@ -99,8 +114,15 @@ impl std::error::Error for UnknownScope {}
 pub struct ScopeSet(BTreeSet<Scope>);
 
 impl ScopeSet {
+    /// Every scope, the operator's included: the first-start admin
+    /// credential.
     pub fn all() -> Self {
         ScopeSet(Scope::ALL.iter().copied().collect())
+    }
+
+    /// Every scope a tenant's key may hold: what `all` means in a list.
+    pub fn tenant() -> Self {
+        ScopeSet(Scope::ALL.iter().copied().filter(|s| !s.is_operator()).collect())
     }
 
     /// Whether holding this set permits an action that needs `required`.
@@ -147,7 +169,7 @@ impl ScopeSet {
         let mut unknown = Vec::new();
         for name in text.split([',', ' ']).map(str::trim).filter(|s| !s.is_empty()) {
             if name == "all" {
-                set.extend(Scope::ALL.iter().copied());
+                set.extend(ScopeSet::tenant().iter());
                 continue;
             }
             match name.parse() {
@@ -173,7 +195,7 @@ mod tests {
 
     #[test]
     fn every_scope_round_trips_through_its_name() {
-        assert_eq!(Scope::ALL.len(), 21);
+        assert_eq!(Scope::ALL.len(), 22);
         for scope in Scope::ALL {
             assert_eq!(scope.as_str().parse::<Scope>().unwrap(), *scope);
         }
@@ -183,7 +205,7 @@ mod tests {
     fn manage_implies_the_other_playrooms_scopes_and_nothing_else() {
         let set: ScopeSet = [Scope::PlayroomsManage].into_iter().collect();
         for scope in Scope::ALL {
-            let expected = scope.as_str().starts_with("playrooms:");
+            let expected = scope.as_str().starts_with("playrooms:") && !scope.is_operator();
             assert_eq!(set.grants(*scope), expected, "{scope}");
         }
         let read_only: ScopeSet = [Scope::PlayroomsRead].into_iter().collect();
@@ -192,7 +214,9 @@ mod tests {
 
     #[test]
     fn parse_list_accepts_all_and_reports_unknown_names() {
-        assert_eq!(ScopeSet::parse_list("all").unwrap(), ScopeSet::all());
+        assert_eq!(ScopeSet::parse_list("all").unwrap(), ScopeSet::tenant());
+        assert!(!ScopeSet::parse_list("all").unwrap().grants(Scope::PlayroomsTrust), "trust is named, never implied");
+        assert!(ScopeSet::parse_list("all,playrooms:trust").unwrap().grants(Scope::PlayroomsTrust));
         let set = ScopeSet::parse_list("keys:manage, playrooms:read").unwrap();
         assert_eq!(set.to_db(), "playrooms:read keys:manage");
         let err = ScopeSet::parse_list("keys:manage,nope").unwrap_err();

@@ -100,11 +100,7 @@ fn validate(fields: &NewKeyFields) -> Result<(ScopeSet, Option<DateTime<Utc>>), 
 /// A key may only create keys it could itself act as: scopes a subset of
 /// its own, and an expiry no later than its own (a key that expires cannot
 /// mint one that does not). Otherwise 403, naming the field.
-fn within_creator(
-    principal: &Principal,
-    scopes: &ScopeSet,
-    expires_at: Option<DateTime<Utc>>,
-) -> Result<(), ApiError> {
+fn within_creator(principal: &Principal, scopes: &ScopeSet, expires_at: Option<DateTime<Utc>>) -> Result<(), ApiError> {
     let missing = principal.scopes.missing_from(scopes);
     if !missing.is_empty() {
         let names: Vec<_> = missing.iter().map(|s| s.as_str()).collect();
@@ -117,7 +113,9 @@ fn within_creator(
     }
     if let Some(limit) = principal.expires_at {
         let message = match expires_at {
-            None => Some(format!("is required: the key used expires at {limit}, and a key it creates cannot outlive it")),
+            None => {
+                Some(format!("is required: the key used expires at {limit}, and a key it creates cannot outlive it"))
+            }
             Some(at) if at > limit => Some(format!("must be no later than {limit}, when the key used expires")),
             Some(_) => None,
         };

@@ -13,6 +13,7 @@ use chrono::{DateTime, Utc};
 use play_core::FieldErrors;
 use play_core::error::push_field_error;
 use play_core::host::{ConnectionReport, DEFAULT_DOCKER_SOCKET};
+use play_core::scopes::Scope;
 use play_core::ssh_keys::{self, HostKeyPin};
 use play_core::store::playrooms::{self, CheckOutcome, Connection, Playroom, PlayroomFields};
 use play_core::validate;
@@ -64,7 +65,8 @@ pub struct PlayroomInput {
     #[schema(value_type = Option<String>)]
     pub acme_email: Option<Option<String>>,
     /// Lifts the Compose policy (privileged containers, host mounts, ...) for
-    /// this host. Default false.
+    /// this host. Default false. Setting it to `true` needs the operator's
+    /// `playrooms:trust` scope; a local Playroom can never be trusted.
     pub trusted: Option<bool>,
     pub tutorial: Option<bool>,
 }
@@ -104,6 +106,9 @@ pub struct PlayroomDetail {
     pub connection: Connection,
     pub docker_socket: String,
     pub trusted: bool,
+    /// When the Playroom was marked trusted, and with which API key.
+    pub trusted_at: Option<DateTime<Utc>>,
+    pub trusted_by_key_id: Option<i64>,
     /// Whether a private key is stored (the key itself is never shown).
     pub has_private_key: bool,
     /// The pinned host key, and when it was pinned.
@@ -147,6 +152,8 @@ impl From<Playroom> for PlayroomDetail {
             connection: room.connection,
             docker_socket: room.docker_socket,
             trusted: room.trusted,
+            trusted_at: room.trusted_at,
+            trusted_by_key_id: room.trusted_by_key_id,
             has_private_key: room.has_private_key,
             host_key: room.host_key,
             host_key_pinned_at: room.host_key_pinned_at,
@@ -260,6 +267,23 @@ fn fields(input: PlayroomInput, creating: bool, allow_local: bool) -> Result<Pla
     })
 }
 
+/// Marking a Playroom trusted is the operator's act: 403 without
+/// `playrooms:trust`. Lifting trust (`false`) is open to any writer.
+fn authorise_trust(principal: &Principal, input: &PlayroomInput) -> Result<(), ApiError> {
+    if input.trusted == Some(true) && !principal.scopes.grants(Scope::PlayroomsTrust) {
+        let mut details = FieldErrors::new();
+        details.insert(
+            "playroom.trusted".into(),
+            vec![format!("marking a Playroom trusted needs the operator's scope {}", Scope::PlayroomsTrust)],
+        );
+        return Err(ApiError::Forbidden {
+            message: format!("the scope {} is required to trust a Playroom", Scope::PlayroomsTrust),
+            details,
+        });
+    }
+    Ok(())
+}
+
 /// List the account's Playrooms.
 #[utoipa::path(get, path = "/api/playrooms", tag = "Playrooms",
     responses((status = 200, description = "Playrooms", body = [PlayroomItem])))]
@@ -281,12 +305,13 @@ pub async fn show(
 
 /// Create a Playroom.
 #[utoipa::path(post, path = "/api/playrooms", tag = "Playrooms", request_body = PlayroomRequest,
-    responses((status = 201, body = PlayroomDetail), (status = 422, body = ErrorEnvelope)))]
+    responses((status = 201, body = PlayroomDetail), (status = 403, description = "`trusted: true` without playrooms:trust", body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn create(
     State(state): State<AppState>,
     principal: Principal,
     Json(body): Json<PlayroomRequest>,
 ) -> ApiResult<(StatusCode, JsonResponse<PlayroomDetail>)> {
+    authorise_trust(&principal, &body.playroom)?;
     let fields = fields(body.playroom, true, state.config.allow_local_playrooms)?;
     let room = playrooms::create(
         &state.store,
@@ -304,13 +329,14 @@ pub async fn create(
 /// pinned host key unless the same request sets `host_key`.
 #[utoipa::path(patch, path = "/api/playrooms/{id}", tag = "Playrooms", params(("id" = i64, Path)),
     request_body = PlayroomRequest,
-    responses((status = 200, body = PlayroomDetail), (status = 404, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+    responses((status = 200, body = PlayroomDetail), (status = 403, description = "`trusted: true` without playrooms:trust", body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn update(
     State(state): State<AppState>,
     principal: Principal,
     Id(id): Id,
     Json(body): Json<PlayroomRequest>,
 ) -> ApiResult<JsonResponse<PlayroomDetail>> {
+    authorise_trust(&principal, &body.playroom)?;
     let fields = fields(body.playroom, false, state.config.allow_local_playrooms)?;
     let room =
         playrooms::update(&state.store, &state.secrets, principal.account_id, id, fields, principal.actor()).await?;

@@ -346,10 +346,10 @@ pub fn parse_compose_with(
     (report(checked), model)
 }
 
-/// Parses a document play rendered itself (`/compose`), which names play's
-/// own objects: trusted, reserved names allowed. For tests of the renderer.
-#[cfg(test)]
-pub(crate) fn parse_rendered(yaml: &str) -> (ValidationReport, Option<ComposeFile>) {
+/// Parses a document play rendered itself (the `/compose` view), which
+/// names play's own objects and the host's real networks on purpose:
+/// trusted policy, reserved names allowed. Never for tenant input.
+pub fn parse_rendered(yaml: &str) -> (ValidationReport, Option<ComposeFile>) {
     let options =
         Options { policy: Policy::TRUSTED, lookup: &no_variables, template: false, blueprint: false, reserved: false };
     let checked = check_text(yaml, options);

@@ -58,6 +58,10 @@ pub struct Playroom {
     pub domains: Vec<String>,
     pub acme_email: Option<String>,
     pub trusted: bool,
+    /// When the Playroom was last marked trusted, and by which API key
+    /// (`None` for the command line); both cleared when trust is lifted.
+    pub trusted_at: Option<Timestamp>,
+    pub trusted_by_key_id: Option<i64>,
     pub tutorial: bool,
     pub last_checked_at: Option<Timestamp>,
     pub last_transport: Option<String>,
@@ -88,7 +92,8 @@ pub struct PlayroomFields {
 
 const COLUMNS: &str = "id, account_id, name, status, connection, host, port, ssh_user, docker_socket, \
     ssh_private_key IS NOT NULL AS has_private_key, ssh_public_key, host_key, host_key_pinned_at, domains, \
-    acme_email, trusted, tutorial, last_checked_at, last_transport, last_error, created_at, updated_at";
+    acme_email, trusted, trusted_at, trusted_by_key_id, tutorial, last_checked_at, last_transport, last_error, \
+    created_at, updated_at";
 
 fn from_row(row: &AnyRow) -> Result<Playroom> {
     let domains: String = row.try_get("domains")?;
@@ -114,6 +119,8 @@ fn from_row(row: &AnyRow) -> Result<Playroom> {
         domains: serde_json::from_str(&domains).unwrap_or_default(),
         acme_email: row.try_get("acme_email")?,
         trusted: is_set(row.try_get("trusted")?),
+        trusted_at: time::opt_from_db(row.try_get("trusted_at")?)?,
+        trusted_by_key_id: row.try_get("trusted_by_key_id")?,
         tutorial: is_set(row.try_get("tutorial")?),
         last_checked_at: time::opt_from_db(row.try_get("last_checked_at")?)?,
         last_transport: row.try_get("last_transport")?,
@@ -147,6 +154,8 @@ pub async fn create(
     quotas::check(&mut tx, store.backend(), account_id, Resource::Playrooms, limits).await?;
     let now = time::to_db(&time::now());
     let pinned_at = fields.host_key.as_ref().and_then(|k| k.as_ref()).map(|_| now.clone());
+    let trusted = fields.trusted.unwrap_or(false);
+    check_trust(fields.connection.unwrap_or(Connection::Ssh), trusted)?;
     let inserted = sqlx::query(
         "INSERT INTO playrooms (account_id, name, connection, host, port, ssh_user, docker_socket, ssh_public_key, \
          host_key, host_key_pinned_at, domains, acme_email, trusted, tutorial, created_at, updated_at) \
@@ -164,7 +173,7 @@ pub async fn create(
     .bind(pinned_at)
     .bind(serde_json::to_string(&fields.domains.clone().unwrap_or_default()).unwrap_or_else(|_| "[]".into()))
     .bind(fields.acme_email.clone().flatten())
-    .bind(flag(fields.trusted.unwrap_or(false)))
+    .bind(flag(trusted))
     .bind(flag(fields.tutorial.unwrap_or(false)))
     .bind(&now)
     .fetch_one(&mut *tx)
@@ -178,7 +187,12 @@ pub async fn create(
             .execute(&mut *tx)
             .await?;
     }
-    events::record(&mut tx, NewEvent::new(account_id, "playroom", id, "created").actor(actor)).await?;
+    if trusted {
+        record_trust(&mut tx, id, true, actor).await?;
+    }
+    let metadata = serde_json::json!({ "trusted": trusted });
+    events::record(&mut tx, NewEvent::new(account_id, "playroom", id, "created").actor(actor).metadata(metadata))
+        .await?;
     let room = get_in(&mut tx, account_id, id).await?;
     tx.commit().await?;
     Ok(room)
@@ -234,6 +248,8 @@ pub async fn update(
         (Some(None), _) | (None, true) => None,
         (None, false) => current.host_key_pinned_at,
     };
+    let trusted = fields.trusted.unwrap_or(current.trusted);
+    check_trust(fields.connection.unwrap_or(current.connection), trusted)?;
     let now = time::now();
     let name = fields.name.clone().unwrap_or(current.name.clone());
     let result = sqlx::query(
@@ -251,7 +267,7 @@ pub async fn update(
     .bind(pinned_at.as_ref().map(time::to_db))
     .bind(serde_json::to_string(fields.domains.as_ref().unwrap_or(&current.domains)).unwrap_or_else(|_| "[]".into()))
     .bind(fields.acme_email.clone().unwrap_or(current.acme_email.clone()))
-    .bind(flag(fields.trusted.unwrap_or(current.trusted)))
+    .bind(flag(trusted))
     .bind(flag(fields.tutorial.unwrap_or(current.tutorial)))
     .bind(time::to_db(&now))
     .bind(id)
@@ -262,10 +278,46 @@ pub async fn update(
     if let Some((private, public)) = &fields.ssh_key {
         set_key_in(&mut tx, secrets, id, private, public).await?;
     }
-    events::record(&mut tx, NewEvent::new(account_id, "playroom", id, "updated").actor(actor)).await?;
+    let mut metadata = serde_json::json!({});
+    if trusted != current.trusted {
+        record_trust(&mut tx, id, trusted, actor).await?;
+        metadata = serde_json::json!({ "trusted": { "from": current.trusted, "to": trusted } });
+    }
+    events::record(&mut tx, NewEvent::new(account_id, "playroom", id, "updated").actor(actor).metadata(metadata))
+        .await?;
     let room = get_in(&mut tx, account_id, id).await?;
     tx.commit().await?;
     Ok(room)
+}
+
+/// A local Playroom runs Playgrounds on play's own engine: trusting it
+/// would hand a tenant's Compose root on play's machine.
+fn check_trust(connection: Connection, trusted: bool) -> Result<()> {
+    if trusted && connection == Connection::Local {
+        return Err(Error::field(
+            "playroom.trusted",
+            "a local Playroom runs on play's own engine and can never be trusted; use an SSH Playroom on a host of its own",
+        ));
+    }
+    Ok(())
+}
+
+/// Records who made the Playroom trusted (or clears it when trust is
+/// lifted). The change's event carries the same actor, for the audit trail.
+async fn record_trust(conn: &mut super::Conn, id: i64, trusted: bool, actor: Actor) -> Result<()> {
+    let by = match actor {
+        Actor::ApiKey(key) if trusted => Some(key),
+        _ => None,
+    };
+    let at = trusted.then(|| time::to_db(&time::now()));
+    sqlx::query("UPDATE playrooms SET trusted_at = $1, trusted_by_key_id = $2 WHERE id = $3")
+        .bind(at)
+        .bind(by)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    tracing::info!(playroom = id, trusted, key = ?by, "Playroom trust changed");
+    Ok(())
 }
 
 async fn set_key_in(conn: &mut super::Conn, secrets: &SecretBox, id: i64, private: &str, public: &str) -> Result<()> {

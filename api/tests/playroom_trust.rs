@@ -1,0 +1,101 @@
+//! Finding 3 of issue #10: `trusted` lifts the Compose policy, so only the
+//! operator's `playrooms:trust` scope may set it, a local Playroom can
+//! never be trusted, and who set it is recorded.
+
+#![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
+
+use axum::http::{Method, StatusCode};
+use play_api::testing::TestApp;
+use play_core::scopes::{Scope, ScopeSet};
+use serde_json::json;
+
+async fn patch(app: &TestApp, id: i64, token: &str, fields: serde_json::Value) -> play_api::testing::Response {
+    app.request(Method::PATCH, &format!("/api/playrooms/{id}"), Some(token), Some(json!({"playroom": fields}))).await
+}
+
+#[tokio::test]
+async fn a_tenant_key_cannot_trust_a_playroom() {
+    let app = TestApp::new().await;
+    // Every tenant scope (`all` in a list), playrooms:manage included.
+    let tenant = app.key_for(app.account_id, ScopeSet::parse_list("all").unwrap(), None).await;
+    let before = app.count("playrooms").await;
+    let r = app.post("/api/playrooms", &tenant, json!({"playroom": {"name": "x", "host": "h", "trusted": true}})).await;
+    let details = r.assert_error(StatusCode::FORBIDDEN, "FORBIDDEN");
+    assert!(details["playroom.trusted"][0].as_str().unwrap().contains("playrooms:trust"), "{}", r.text);
+    assert_eq!(app.count("playrooms").await, before, "nothing recorded");
+
+    let r = app.post("/api/playrooms", &tenant, json!({"playroom": {"name": "x", "host": "h"}})).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let id = r.body["id"].as_i64().unwrap();
+    patch(&app, id, &tenant, json!({"trusted": true})).await.assert_error(StatusCode::FORBIDDEN, "FORBIDDEN");
+    let detail = app.get(&format!("/api/playrooms/{id}"), &app.admin).await;
+    assert_eq!(detail.body["trusted"], false);
+
+    // A key cannot hand itself the scope either.
+    let r = app.post("/api/keys", &tenant, json!({"api_key": {"label": "up", "scopes": ["playrooms:trust"]}})).await;
+    r.assert_error(StatusCode::FORBIDDEN, "FORBIDDEN");
+}
+
+#[tokio::test]
+async fn the_operator_trusts_and_it_is_recorded() {
+    let app = TestApp::new().await;
+    let operator_scopes: ScopeSet =
+        [Scope::PlayroomsWrite, Scope::PlayroomsRead, Scope::PlayroomsTrust].into_iter().collect();
+    let operator = app.key_for(app.account_id, operator_scopes, None).await;
+    let tenant = app.key_for(app.account_id, ScopeSet::parse_list("all").unwrap(), None).await;
+    let r =
+        app.post("/api/playrooms", &operator, json!({"playroom": {"name": "x", "host": "h", "trusted": true}})).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let id = r.body["id"].as_i64().unwrap();
+    assert_eq!(r.body["trusted"], true);
+    assert!(r.body["trusted_at"].is_string(), "{}", r.text);
+    let operator_key = r.body["trusted_by_key_id"].as_i64().expect("who trusted it");
+
+    // The audit trail: the event of the change names the key (the row
+    // keeps actor and metadata for every entity; the webhook payload shows
+    // them for Playgrounds only, as the spec says).
+    let row = sqlx::query(
+        "SELECT actor_id, metadata FROM events WHERE entity_type = 'playroom' AND entity_id = $1 AND action = 'created'",
+    )
+    .bind(id)
+    .fetch_one(app.store().pool())
+    .await
+    .unwrap();
+    use sqlx::Row as _;
+    assert_eq!(row.try_get::<Option<i64>, _>("actor_id").unwrap(), Some(operator_key));
+    let metadata: serde_json::Value = serde_json::from_str(&row.try_get::<String, _>("metadata").unwrap()).unwrap();
+    assert_eq!(metadata["trusted"], true);
+
+    // Anyone who may write may lift trust: that only narrows what runs.
+    let r = patch(&app, id, &tenant, json!({"trusted": false})).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!((r.body["trusted"].as_bool(), r.body["trusted_by_key_id"].as_i64()), (Some(false), None));
+}
+
+#[tokio::test]
+async fn a_local_playroom_can_never_be_trusted() {
+    let app =
+        TestApp::with_config(play_api::ApiConfig { allow_local_playrooms: true, ..TestApp::default_config() }).await;
+    // Even the admin credential, which holds playrooms:trust.
+    let r = app
+        .post(
+            "/api/playrooms",
+            &app.admin,
+            json!({"playroom": {"name": "here", "connection": "local", "trusted": true}}),
+        )
+        .await;
+    let details = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    assert!(details["playroom.trusted"][0].as_str().unwrap().contains("local"), "{}", r.text);
+
+    let r = app
+        .post("/api/playrooms", &app.admin, json!({"playroom": {"name": "ssh", "host": "h", "trusted": true}}))
+        .await;
+    let id = r.body["id"].as_i64().unwrap();
+    let r = patch(&app, id, &app.admin, json!({"connection": "local"})).await;
+    r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    let r = app.post("/api/playrooms", &app.admin, json!({"playroom": {"name": "l", "connection": "local"}})).await;
+    let local = r.body["id"].as_i64().unwrap();
+    patch(&app, local, &app.admin, json!({"trusted": true}))
+        .await
+        .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+}
