@@ -102,3 +102,59 @@ async fn logs_come_back_live_with_tail_limits_and_clear_errors() {
     let details = r.assert_error(StatusCode::BAD_GATEWAY, "HOST_ERROR");
     assert_eq!(details["host"], json!(["unreachable"]), "{}", r.text);
 }
+
+/// Finding 8 of issue #10: a read of `tail=1000` lines had no byte bound, so
+/// a container writing long lines made play hold (and send) megabytes.
+/// Lines are clipped to 4 KiB and a read returns at most 1 MiB, the newest
+/// lines first kept.
+#[tokio::test]
+async fn a_log_read_is_bounded_in_bytes() {
+    ensure_busybox_image();
+    let sshd = Sshd::start();
+    let gateway = DockerHostGateway::new(HostConfig::with_timeout(Duration::from_secs(10)), Arc::new(Metrics::new()));
+    let app = TestApp::with(TestApp::default_config(), Arc::new(gateway)).await;
+    let room = app.post("/api/playrooms", &app.admin, sshd.playroom_body("box")).await;
+    let compose = "services:\n  web:\n    image: play-test/busybox:1\n";
+    let spec =
+        app.post("/api/playspecs", &app.admin, json!({"playspec": {"name": "s", "base_compose_yaml": compose}})).await;
+    let pg = app
+        .post(
+            "/api/playgrounds",
+            &app.admin,
+            json!({"playground": {"name": "loud", "playspec_id": spec.body["id"], "playroom_id": room.body["id"]}}),
+        )
+        .await;
+    let id = pg.body["id"].as_i64().unwrap();
+    let container = play_core::store::playgrounds::container_name(pg.body["compose_project"].as_str().unwrap(), "web");
+    let label = support::unique_label("playground-logs-bytes");
+    let _cleanup = Labelled(label.clone());
+    // 1,000 lines of 8,000 bytes: 8 MB, then a last short line.
+    support::run(Command::new("docker").args([
+        "run",
+        "-d",
+        "--name",
+        &container,
+        "--label",
+        &label,
+        "play-test/busybox:1",
+        "sh",
+        "-c",
+        "i=0; while [ $i -lt 1000 ]; do printf '%08000d\\n' $i; i=$((i+1)); done; echo the-end; sleep 60",
+    ]));
+    let path = format!("/api/playgrounds/{id}/logs/web?tail=1000");
+    let mut lines: Vec<String> = Vec::new();
+    for _ in 0..100 {
+        let r = app.get(&path, &app.admin).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        lines = r.body["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_owned()).collect();
+        if lines.last().is_some_and(|l| l == "the-end") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(lines.last().map(String::as_str), Some("the-end"), "the newest line is kept");
+    let bytes: usize = lines.iter().map(String::len).sum();
+    assert!(bytes <= 1024 * 1024, "{bytes} bytes in {} lines", lines.len());
+    assert!(lines.iter().all(|l| l.len() <= 4096), "each line clipped");
+    assert!(lines.len() > 200 && lines.len() < 1000, "{} lines: bounded by bytes, not by count", lines.len());
+}

@@ -7,6 +7,7 @@
 //! `HostGateway` trait from `play-core`.
 
 pub mod auth;
+pub mod cpu;
 pub mod error;
 pub mod extract;
 pub mod openapi;

@@ -17,7 +17,10 @@ pub const ROUTE_SCOPES: &[(&str, &str, Scope)] = &[
     ("PATCH", "/api/playrooms/{id}", Scope::PlayroomsWrite),
     ("DELETE", "/api/playrooms/{id}", Scope::PlayroomsDelete),
     ("POST", "/api/playrooms/{id}/generate_ssh_key", Scope::PlayroomsManage),
-    ("POST", "/api/playrooms/{id}/test_connection", Scope::PlayroomsRead),
+    // The spec names playrooms:read, but the check connects to the host
+    // (outbound traffic on a reader's request) and writes the pinned host
+    // key and the check's outcome: a write (docs/decisions.md).
+    ("POST", "/api/playrooms/{id}/test_connection", Scope::PlayroomsWrite),
     ("GET", "/api/playspecs", Scope::PlayspecsRead),
     ("POST", "/api/playspecs", Scope::PlayspecsWrite),
     ("GET", "/api/playspecs/{id}", Scope::PlayspecsRead),

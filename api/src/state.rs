@@ -15,6 +15,8 @@ use play_core::store::quotas::QuotaLimits;
 use play_core::token::TokenPepper;
 use play_core::wake::Waker;
 
+use crate::cpu::CpuPool;
+
 /// Limits and defaults of the API, set from `play serve`'s flags.
 #[derive(Clone, Debug)]
 pub struct ApiConfig {
@@ -63,6 +65,8 @@ pub struct AppState {
     pub gateway: Arc<dyn HostGateway>,
     /// Tells reconcilers that desired state changed (after the commit).
     pub waker: Arc<dyn Waker>,
+    /// Where Compose parsing and validation run (not on the async threads).
+    pub cpu: CpuPool,
 }
 
 impl AppState {
@@ -87,6 +91,7 @@ impl AppState {
             limiter: Arc::new(RateLimiter::keyed(quota)),
             gateway,
             waker,
+            cpu: CpuPool::per_core(),
         }
     }
 }

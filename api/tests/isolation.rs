@@ -132,3 +132,85 @@ async fn escapes_are_refused_on_untrusted_playrooms() {
         assert_eq!(app.count("playgrounds").await, before, "nothing recorded for {path}");
     }
 }
+
+/// Finding 8: the number of mounted files per Playspec was unbounded; each
+/// becomes a bind mount in every container it targets.
+#[tokio::test]
+async fn mounted_files_per_playspec_are_bounded() {
+    let app = TestApp::new().await;
+    let spec = app
+        .post(
+            "/api/playspecs",
+            &app.admin,
+            json!({"playspec": {"name": "many", "base_compose_yaml": "services:\n  web:\n    image: x\n"}}),
+        )
+        .await;
+    let path = format!("/api/playspecs/{}/add_mounted_file", spec.body["id"]);
+    for i in 0..50 {
+        let mount = format!("/etc/f{i}");
+        let r = app.post_multipart(&path, &[("file", Some("f"), b"x"), ("mount_path", None, mount.as_bytes())]).await;
+        assert_eq!(r.status, StatusCode::CREATED, "file {i}: {}", r.text);
+    }
+    let before = app.count("playspec_mounted_files").await;
+    let r = app.post_multipart(&path, &[("file", Some("f"), b"x"), ("mount_path", None, b"/etc/one-too-many")]).await;
+    let details = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    assert!(details["file"][0].as_str().unwrap().contains("at most 50"), "{}", r.text);
+    assert_eq!(app.count("playspec_mounted_files").await, before);
+}
+
+/// Finding 8: `test_connection` connects to the host and writes the pinned
+/// key and the check's outcome, so a read-only key may not call it.
+#[tokio::test]
+async fn test_connection_needs_a_write_scope() {
+    use play_core::scopes::{Scope, ScopeSet};
+    let app = TestApp::new().await;
+    let room = app.post("/api/playrooms", &app.admin, json!({"playroom": {"name": "r", "host": "h"}})).await;
+    let path = format!("/api/playrooms/{}/test_connection", room.body["id"]);
+    let reader = app.key_for(app.account_id, [Scope::PlayroomsRead].into_iter().collect::<ScopeSet>(), None).await;
+    let details = app.post(&path, &reader, json!({})).await.assert_error(StatusCode::FORBIDDEN, "FORBIDDEN").clone();
+    assert!(details["scope"][0].as_str().unwrap().contains("playrooms:write"), "{details}");
+    let writer = app.key_for(app.account_id, [Scope::PlayroomsWrite].into_iter().collect::<ScopeSet>(), None).await;
+    // Allowed now; this Playroom has no key yet, so the check itself is refused.
+    app.post(&path, &writer, json!({})).await.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "INVALID_STATE");
+}
+
+/// A large valid document: 30 services of 1,000 environment entries each
+/// (under the 512 KiB limit).
+fn large_compose() -> String {
+    let mut doc = String::from("services:\n");
+    for s in 0..30 {
+        doc.push_str(&format!("  s{s}:\n    image: x\n    environment:\n"));
+        for e in 0..1000 {
+            doc.push_str(&format!("      V{e}: v\n"));
+        }
+    }
+    doc
+}
+
+/// Finding 8: Compose validation ran on the async threads, so one large
+/// document stalled every request on that thread. On a runtime with one
+/// thread, a health check sent while a large document is being validated
+/// must answer before the validation does.
+#[tokio::test(flavor = "current_thread")]
+async fn validation_does_not_stall_other_requests() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let app = TestApp::new().await;
+    let doc = large_compose();
+    assert!(doc.len() < 512 * 1024);
+    let order = AtomicUsize::new(0);
+    let validate = async {
+        let r = app.post("/api/playspecs/validate_compose", &app.admin, json!({"compose_yaml": doc})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["valid"], true, "{}", r.text);
+        order.fetch_add(1, Ordering::SeqCst)
+    };
+    let health = async {
+        // Sent once the validation is under way.
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        let r = app.request(axum::http::Method::GET, "/healthz", None, None).await;
+        assert_eq!(r.status, StatusCode::OK);
+        order.fetch_add(1, Ordering::SeqCst)
+    };
+    let (validated_at, healthy_at) = tokio::join!(validate, health);
+    assert!(healthy_at < validated_at, "the health check waited for the validation");
+}

@@ -2,6 +2,7 @@
 //! to the Playroom's sshd, a `direct-streamlocal` channel to the Docker
 //! socket, bollard on top.
 
+pub mod docker;
 pub mod error;
 pub mod events;
 pub mod host;

@@ -69,7 +69,8 @@ pub async fn launch(
         Some(id) => Policy { trusted: playrooms::get(&state.store, principal.account_id, id).await?.trusted },
         None => Policy::TRUSTED,
     };
-    let (report, model) = compose::parse_compose(&body.compose_yaml, &policy);
+    let yaml = body.compose_yaml.clone();
+    let (report, model) = state.cpu.run(move || compose::parse_compose(&yaml, &policy)).await?;
     for issue in &report.errors {
         let key =
             if issue.path.is_empty() { "compose_yaml".to_owned() } else { format!("compose_yaml.{}", issue.path) };

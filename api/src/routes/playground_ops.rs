@@ -14,7 +14,6 @@ use std::collections::BTreeMap;
 
 use axum::Json as JsonResponse;
 use axum::extract::State;
-use play_core::FieldErrors;
 use play_core::compose::ServiceDefinition;
 use play_core::store::playground_ops::{self, RolloutChanges};
 use play_core::store::playgrounds::{self, ServiceSettings};
@@ -22,7 +21,7 @@ use play_core::store::{playrooms, playspecs};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::playgrounds::{PlaygroundDetail, WAKE_KIND, check_compose, check_settings, detail};
+use super::playgrounds::{PlaygroundDetail, WAKE_KIND, check_settings, compose_errors, detail};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json};
@@ -67,9 +66,8 @@ pub async fn rollout(
         let playspec = playspecs::get(&state.store, principal.account_id, spec_id).await?;
         let playroom = playrooms::get(&state.store, principal.account_id, current.playroom_id).await?;
         let services: Vec<ServiceDefinition> = serde_json::from_value(playspec.services.clone()).unwrap_or_default();
-        let mut errors = FieldErrors::new();
         let env = input.env_overrides.as_ref().unwrap_or(&current.env_overrides);
-        check_compose(&mut errors, &playspec.base_compose_yaml, playroom.trusted, env);
+        let mut errors = compose_errors(&state, &playspec.base_compose_yaml, playroom.trusted, env).await?;
         check_settings(
             &mut errors,
             &services,

@@ -30,6 +30,7 @@ use crate::extract::{Id, Query};
 use crate::state::AppState;
 
 /// A Playground with what its desired objects are computed from.
+#[derive(Clone)]
 struct Loaded {
     playground: Playground,
     playspec: Option<Playspec>,
@@ -47,9 +48,15 @@ async fn load(state: &AppState, account_id: i64, id: i64) -> ApiResult<Loaded> {
 }
 
 impl Loaded {
+    /// [`Loaded::compute`] on the CPU pool: it parses the Compose text.
+    async fn desired(&self, state: &AppState) -> ApiResult<Result<(ComposeFile, Desired), String>> {
+        let loaded = self.clone();
+        state.cpu.run(move || loaded.compute()).await
+    }
+
     /// The Compose model and the desired objects, exactly as the reconciler
     /// computes them; `Err` says why the Playground cannot run.
-    fn desired(&self) -> Result<(ComposeFile, Desired), String> {
+    fn compute(&self) -> Result<(ComposeFile, Desired), String> {
         let playspec = self.playspec.as_ref().ok_or("the Playground's Playspec no longer exists")?;
         let policy = Policy { trusted: self.playroom.trusted };
         let model = desired::model_for(&playspec.base_compose_yaml, &policy, &self.playground)?;
@@ -86,7 +93,7 @@ pub async fn compose(
     Id(id): Id,
 ) -> ApiResult<JsonResponse<ComposeView>> {
     let loaded = load(&state, principal.account_id, id).await?;
-    let (_, desired) = loaded.desired().map_err(cannot_run)?;
+    let (_, desired) = loaded.desired(&state).await?.map_err(cannot_run)?;
     Ok(JsonResponse(ComposeView {
         compose_yaml: desired::render_compose(&desired),
         compose_project: loaded.playground.compose_project,
@@ -134,7 +141,7 @@ pub async fn env_metadata(
     Query(query): Query<EnvQuery>,
 ) -> ApiResult<JsonResponse<EnvMetadataView>> {
     let loaded = load(&state, principal.account_id, id).await?;
-    let (model, _) = loaded.desired().map_err(cannot_run)?;
+    let (model, _) = loaded.desired(&state).await?.map_err(cannot_run)?;
     let inputs = Inputs::new(&loaded.playground, &model);
     let env = desired::env_metadata(&inputs, query.service.as_deref()).map_err(|m| ApiError::field("service", m))?;
     Ok(JsonResponse(EnvMetadataView {
@@ -297,7 +304,7 @@ async fn host_claims(
             None => None,
         };
         let loaded = Loaded { playground: other, playspec, playroom: this.playroom.clone() };
-        let Ok((_, desired)) = loaded.desired() else { continue };
+        let Ok((_, desired)) = loaded.desired(state).await? else { continue };
         for s in &desired.services {
             if let Routing::Routed(route) = &s.routing
                 && wanted.contains(&route.fqdn)
@@ -327,7 +334,7 @@ pub async fn debug(
         .playspec
         .as_ref()
         .and_then(|s| desired::interpolated_template(&s.base_compose_yaml, &loaded.playground).ok());
-    let (generated_compose_yaml, services_configuration, edge_network, error) = match loaded.desired() {
+    let (generated_compose_yaml, services_configuration, edge_network, error) = match loaded.desired(&state).await? {
         Ok((_, desired)) => {
             let wanted: BTreeSet<String> = desired
                 .services

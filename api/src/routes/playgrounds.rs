@@ -101,7 +101,7 @@ pub async fn validate_new(state: &AppState, account_id: i64, input: PlaygroundIn
     };
     let playspec = playspecs::get(&state.store, account_id, playspec_id).await?;
     let playroom = playrooms::get(&state.store, account_id, playroom_id).await?;
-    check_compose(&mut errors, &playspec.base_compose_yaml, playroom.trusted, &input.env_overrides);
+    errors.extend(compose_errors(state, &playspec.base_compose_yaml, playroom.trusted, &input.env_overrides).await?);
     let services: Vec<ServiceDefinition> = serde_json::from_value(playspec.services.clone()).unwrap_or_default();
     let find = |name: &str| services.iter().find(|s| s.name == name);
     if !input.job_mode && !input.watched_services.is_empty() {
@@ -134,18 +134,28 @@ pub async fn validate_new(state: &AppState, account_id: i64, input: PlaygroundIn
 }
 
 /// The Playspec's Compose as a Playground with `env_overrides` runs it
-/// (`${V}` reads the overrides) must pass the Playroom's policy.
-pub(crate) fn check_compose(
-    errors: &mut FieldErrors,
+/// (`${V}` reads the overrides) must pass the Playroom's policy: its
+/// refusals, keyed under `playspec.base_compose_yaml`. Validated on the
+/// CPU pool.
+pub(crate) async fn compose_errors(
+    state: &AppState,
     yaml: &str,
     trusted: bool,
     env_overrides: &BTreeMap<String, String>,
-) {
-    let lookup = |var: &str| env_overrides.get(var).cloned();
-    let report = compose::validate_compose_with(yaml, &Policy { trusted }, &lookup);
+) -> ApiResult<FieldErrors> {
+    let (yaml, overrides) = (yaml.to_owned(), env_overrides.clone());
+    let report = state
+        .cpu
+        .run(move || {
+            let lookup = |var: &str| overrides.get(var).cloned();
+            compose::validate_compose_with(&yaml, &Policy { trusted }, &lookup)
+        })
+        .await?;
+    let mut errors = FieldErrors::new();
     for issue in &report.errors {
-        push_field_error(errors, format!("playspec.base_compose_yaml.{}", issue.path), issue.message.clone());
+        push_field_error(&mut errors, format!("playspec.base_compose_yaml.{}", issue.path), issue.message.clone());
     }
+    Ok(errors)
 }
 
 /// A Playground's settings fit its Playspec's `services`: variable names and

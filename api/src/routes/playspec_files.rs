@@ -38,7 +38,8 @@ fn check_mount_path(path: &str) -> Result<(), &'static str> {
 /// The services named in the Playspec's Compose text.
 async fn service_names(state: &AppState, account_id: i64, playspec_id: i64) -> ApiResult<Vec<String>> {
     let playspec = playspecs::get(&state.store, account_id, playspec_id).await?;
-    let (_, model) = compose::parse_compose(&playspec.base_compose_yaml, &Policy::TRUSTED);
+    let yaml = playspec.base_compose_yaml;
+    let (_, model) = state.cpu.run(move || compose::parse_compose(&yaml, &Policy::TRUSTED)).await?;
     Ok(model.map(|m| m.services.keys().cloned().collect()).unwrap_or_default())
 }
 

@@ -128,11 +128,13 @@ fn warnings(yaml: &str) -> Vec<Issue> {
 }
 
 async fn detail(state: &AppState, playspec: Playspec) -> ApiResult<PlayspecDetail> {
+    let yaml = playspec.base_compose_yaml.clone();
+    let warnings = state.cpu.run(move || warnings(&yaml)).await?;
     Ok(PlayspecDetail {
         item: PlayspecItem::from(&playspec),
         mounted_files: playspec_files::list_files(&state.store, playspec.id).await?,
         credentials: playspec_files::list_credentials(&state.store, playspec.id).await?,
-        warnings: warnings(&playspec.base_compose_yaml),
+        warnings,
         base_compose_yaml: playspec.base_compose_yaml,
         services: playspec.services,
     })
@@ -220,7 +222,8 @@ fn apply_overrides(defs: &mut [ServiceDefinition], overrides: Vec<ServiceInput>,
 }
 
 /// Validates a create or update body; `creating` requires name and Compose.
-fn fields(input: PlayspecInput, creating: bool, current_yaml: Option<&str>) -> ApiResult<PlayspecFields> {
+/// Runs on the CPU pool: it parses and classifies the Compose text.
+fn fields(input: PlayspecInput, creating: bool, current_yaml: Option<String>) -> ApiResult<PlayspecFields> {
     let mut errors = FieldErrors::new();
     if creating && input.name.is_none() {
         push_field_error(&mut errors, "playspec.name", "is required");
@@ -239,7 +242,7 @@ fn fields(input: PlayspecInput, creating: bool, current_yaml: Option<&str>) -> A
         );
     }
     // Services are re-derived whenever the Compose text or the overrides change.
-    let yaml = input.base_compose_yaml.as_deref().or(current_yaml);
+    let yaml = input.base_compose_yaml.as_deref().or(current_yaml.as_deref());
     let mut services = None;
     if (input.base_compose_yaml.is_some() || input.services.is_some())
         && let Some(mut defs) = yaml.and_then(|y| classify(y, &mut errors))
@@ -297,7 +300,7 @@ pub async fn create(
     principal: Principal,
     Json(body): Json<PlayspecRequest>,
 ) -> ApiResult<(StatusCode, JsonResponse<PlayspecDetail>)> {
-    let fields = fields(body.playspec, true, None)?;
+    let fields = state.cpu.run(move || fields(body.playspec, true, None)).await??;
     let playspec =
         playspecs::create(&state.store, principal.account_id, fields, &state.config.quotas, principal.actor()).await?;
     Ok((StatusCode::CREATED, JsonResponse(detail(&state, playspec).await?)))
@@ -314,7 +317,8 @@ pub async fn update(
     Json(body): Json<PlayspecRequest>,
 ) -> ApiResult<JsonResponse<PlayspecDetail>> {
     let current = playspecs::get(&state.store, principal.account_id, id).await?;
-    let fields = fields(body.playspec, false, Some(&current.base_compose_yaml))?;
+    let current_yaml = current.base_compose_yaml;
+    let fields = state.cpu.run(move || fields(body.playspec, false, Some(current_yaml))).await??;
     let playspec = playspecs::update(&state.store, principal.account_id, id, fields, principal.actor()).await?;
     Ok(JsonResponse(detail(&state, playspec).await?))
 }
@@ -347,5 +351,5 @@ pub async fn validate_compose(
         Some(id) => Policy { trusted: playrooms::get(&state.store, principal.account_id, id).await?.trusted },
         None => Policy::UNTRUSTED,
     };
-    Ok(JsonResponse(compose::validate_compose(&body.compose_yaml, &policy)))
+    Ok(JsonResponse(state.cpu.run(move || compose::validate_compose(&body.compose_yaml, &policy)).await?))
 }

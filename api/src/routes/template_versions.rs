@@ -177,7 +177,8 @@ pub async fn create_version(
     if body.template_body.len() > compose::MAX_COMPOSE_BYTES {
         return Err(ApiError::field(svc::BODY_KEY, format!("must be at most {} bytes", compose::MAX_COMPOSE_BYTES)));
     }
-    let info = svc::validate_template(&body.template_body).map_err(ApiError::validation)?;
+    let text = body.template_body.clone();
+    let info = state.cpu.run(move || svc::validate_template(&text)).await?.map_err(ApiError::validation)?;
     let variables = serde_json::to_value(&info.variables)
         .map_err(|e| play_core::Error::Internal(format!("variables do not serialise: {e}")))?;
     let version = templates::create_version(
@@ -263,20 +264,22 @@ pub async fn launch(
     if let Some(Err(m)) = body.name.as_deref().map(validate::display_name) {
         push_field_error(&mut errors, "name", m);
     }
-    let compiled =
-        match templates::compile_for_launch(&version.template_body, &body.variables.unwrap_or_default(), &policy) {
-            Ok(compiled) => Some(compiled),
-            Err(compile_errors) => {
-                for (key, messages) in compile_errors {
-                    errors.entry(key).or_default().extend(messages);
-                }
-                None
+    let (text, variables) = (version.template_body.clone(), body.variables.unwrap_or_default());
+    let compiled = state.cpu.run(move || templates::compile_for_launch(&text, &variables, &policy)).await?;
+    let compiled = match compiled {
+        Ok(compiled) => Some(compiled),
+        Err(compile_errors) => {
+            for (key, messages) in compile_errors {
+                errors.entry(key).or_default().extend(messages);
             }
-        };
+            None
+        }
+    };
     let Some(compiled) = compiled.filter(|_| errors.is_empty()) else {
         return Err(ApiError::validation(errors));
     };
-    let (report, model) = compose::parse_compose(&compiled.compose_yaml, &policy);
+    let yaml = compiled.compose_yaml.clone();
+    let (report, model) = state.cpu.run(move || compose::parse_compose(&yaml, &policy)).await?;
     let Some(model) = model.filter(|_| report.valid) else {
         return Err(play_core::Error::Internal(format!("compiled template does not parse: {:?}", report.errors)).into());
     };

@@ -8,6 +8,15 @@
 //! (flow style, anchors, merged keys) it answers the line of the deepest
 //! segment it did find, which is the nearest enclosing key: still useful,
 //! never wrong about the region.
+//!
+//! Cost: every block the walk enters is scanned once and remembered, so
+//! locating all the issues of a document costs the blocks they pass
+//! through, each scanned once: linear in the text times its depth (bounded
+//! by the loader), not in the text times the number of issues.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
 
 use super::path::{Path, Seg};
 
@@ -23,15 +32,45 @@ struct Line {
     dash: bool,
 }
 
+/// Where a walk stands: the lines of the current block and how its
+/// children are told apart (see [`Locator::find`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Scope {
+    start: usize,
+    end: usize,
+    parent: Option<usize>,
+    item: Option<usize>,
+    under_key: bool,
+}
+
+/// The children of one scope, found once.
+#[derive(Debug, Default)]
+struct Children {
+    /// Key -> the first child line with that key.
+    keys: HashMap<String, usize>,
+    /// Sequence item lines, in order.
+    items: Vec<usize>,
+}
+
 #[derive(Debug)]
 pub(crate) struct Locator {
     lines: Vec<Line>,
+    /// Children of each scope a walk entered, and the end of each block.
+    children: RefCell<HashMap<Scope, Rc<Children>>>,
+    block_ends: RefCell<HashMap<(usize, usize, bool), usize>>,
+    /// Lines looked at, for the linearity test.
+    scanned: Cell<usize>,
 }
 
 impl Locator {
     pub(crate) fn new(text: &str) -> Self {
         let lines = text.lines().enumerate().filter_map(|(i, raw)| scan_line(i + 1, raw)).collect();
-        Locator { lines }
+        Locator {
+            lines,
+            children: RefCell::new(HashMap::new()),
+            block_ends: RefCell::new(HashMap::new()),
+            scanned: Cell::new(0),
+        }
     }
 
     pub(crate) fn find(&self, path: &Path) -> Option<usize> {
@@ -45,12 +84,10 @@ impl Locator {
         let mut under_key = false;
         let mut found = None;
         for seg in &path.0 {
-            let children = self.children(start, end, parent, item, under_key);
+            let children = self.children(Scope { start, end, parent, item, under_key });
             let hit = match seg {
-                Seg::Key(key) => {
-                    children.iter().copied().find(|&i| self.lines[i].key.as_ref().is_some_and(|(_, k)| k == key))
-                }
-                Seg::Index(n) => children.iter().copied().filter(|&i| self.lines[i].dash && Some(i) != item).nth(*n),
+                Seg::Key(key) => children.keys.get(key).copied(),
+                Seg::Index(n) => children.items.get(*n).copied(),
             };
             let Some(i) = hit else { break };
             let line = &self.lines[i];
@@ -59,14 +96,14 @@ impl Locator {
                 Seg::Key(_) => {
                     let column = line.key.as_ref().map_or(line.indent, |(c, _)| *c);
                     start = i + 1;
-                    end = self.key_block_end(i, column);
+                    end = self.block_end(i, column, true);
                     parent = Some(column);
                     item = None;
                     under_key = true;
                 }
                 Seg::Index(_) => {
                     start = i;
-                    end = self.item_block_end(i, line.indent);
+                    end = self.block_end(i, line.indent, false);
                     parent = Some(line.indent);
                     item = Some(i);
                     under_key = false;
@@ -76,17 +113,16 @@ impl Locator {
         found
     }
 
-    /// Lines in `[start, end)` at the shallowest column deeper than `parent`.
-    fn children(
-        &self,
-        start: usize,
-        end: usize,
-        parent: Option<usize>,
-        item: Option<usize>,
-        under_key: bool,
-    ) -> Vec<usize> {
+    /// The lines of `scope` at the shallowest column deeper than its
+    /// parent, computed on first use.
+    fn children(&self, scope: Scope) -> Rc<Children> {
+        if let Some(found) = self.children.borrow().get(&scope) {
+            return Rc::clone(found);
+        }
+        let Scope { start, end, parent, item, under_key } = scope;
         let mut min_col = None;
         let mut out = Vec::new();
+        self.scanned.set(self.scanned.get() + (end - start));
         for i in start..end {
             let line = &self.lines[i];
             let col = if Some(i) == item {
@@ -114,22 +150,39 @@ impl Locator {
                 }
             }
         }
-        out
+        let mut children = Children::default();
+        for i in out {
+            let line = &self.lines[i];
+            if let Some((_, key)) = &line.key {
+                children.keys.entry(key.clone()).or_insert(i);
+            }
+            if line.dash && Some(i) != item {
+                children.items.push(i);
+            }
+        }
+        let children = Rc::new(children);
+        self.children.borrow_mut().insert(scope, Rc::clone(&children));
+        children
     }
 
-    /// The block of a key at `column` runs until a line left of it, or a
-    /// non-item line at its column.
-    fn key_block_end(&self, i: usize, column: usize) -> usize {
-        self.lines[i + 1..]
-            .iter()
-            .position(|l| l.indent < column || (l.indent == column && !l.dash))
-            .map_or(self.lines.len(), |p| i + 1 + p)
-    }
-
-    /// The block of a sequence item runs until the next line at or left of
-    /// its dash.
-    fn item_block_end(&self, i: usize, column: usize) -> usize {
-        self.lines[i + 1..].iter().position(|l| l.indent <= column).map_or(self.lines.len(), |p| i + 1 + p)
+    /// The end of the block of line `i` at `column`: a key's block
+    /// (`key == true`) runs until a line left of it or a non-item line at
+    /// its column; a sequence item's until the next line at or left of its
+    /// dash. Computed on first use.
+    fn block_end(&self, i: usize, column: usize, key: bool) -> usize {
+        if let Some(end) = self.block_ends.borrow().get(&(i, column, key)) {
+            return *end;
+        }
+        let rest = &self.lines[i + 1..];
+        let found = if key {
+            rest.iter().position(|l| l.indent < column || (l.indent == column && !l.dash))
+        } else {
+            rest.iter().position(|l| l.indent <= column)
+        };
+        self.scanned.set(self.scanned.get() + found.map_or(rest.len(), |p| p + 1));
+        let end = found.map_or(self.lines.len(), |p| i + 1 + p);
+        self.block_ends.borrow_mut().insert((i, column, key), end);
+        end
     }
 }
 
@@ -229,6 +282,25 @@ volumes:
         let env = Path::root().key("services").key("web").key("environment");
         assert_eq!(Locator::new(doc).find(&env.index(1)), Some(5));
         assert_eq!(Locator::new(doc).find(&Path::root().key("services").key("web").key("image")), Some(6));
+    }
+
+    #[test]
+    fn locating_every_issue_is_linear_in_the_text() {
+        // n services, each with an environment of one key: one lookup per
+        // service, as a document with an error in every service makes.
+        let n = 2000;
+        let mut doc = String::from("services:\n");
+        for i in 0..n {
+            doc.push_str(&format!("  s{i}:\n    image: x\n    environment:\n      K: v\n"));
+        }
+        let locator = Locator::new(&doc);
+        for i in 0..n {
+            let path = Path::root().key("services").key(format!("s{i}")).key("environment").key("K");
+            assert_eq!(locator.find(&path), Some(4 * i + 5));
+        }
+        let lines = 4 * n + 1;
+        // Re-scanning `services` for each lookup would be n * lines.
+        assert!(locator.scanned.get() < 10 * lines, "scanned {} lines of {lines}", locator.scanned.get());
     }
 
     #[test]

@@ -109,6 +109,11 @@ async fn file_in(conn: &mut Conn, playspec_id: i64, file_id: i64) -> Result<Moun
     file_from_row(&row)
 }
 
+/// Mounted files one Playspec may hold: each becomes a bind mount in
+/// every container it targets, so the count is bounded like every other
+/// collection the desired state expands (`compose::limits`).
+pub const MAX_FILES_PER_PLAYSPEC: i64 = 50;
+
 pub async fn add_file(
     store: &Store,
     account_id: i64,
@@ -118,6 +123,21 @@ pub async fn add_file(
 ) -> Result<MountedFile> {
     let mut tx = store.write().await?;
     ensure_unlocked(&mut tx, account_id, playspec_id).await?;
+    if store.backend() == super::Backend::Postgres {
+        // Serialise adds to one Playspec, so the count below cannot race.
+        sqlx::query("SELECT id FROM playspecs WHERE id = $1 FOR UPDATE").bind(playspec_id).execute(&mut *tx).await?;
+    }
+    let count: i64 = sqlx::query("SELECT COUNT(*) AS n FROM playspec_mounted_files WHERE playspec_id = $1")
+        .bind(playspec_id)
+        .fetch_one(&mut *tx)
+        .await?
+        .try_get("n")?;
+    if count >= MAX_FILES_PER_PLAYSPEC {
+        return Err(Error::field(
+            "file",
+            format!("a Playspec holds at most {MAX_FILES_PER_PLAYSPEC} mounted files; remove one first"),
+        ));
+    }
     let now = time::to_db(&time::now());
     let size = i64::try_from(file.content.len()).map_err(|_| Error::field("file", "is too large"))?;
     let sha256 = hex::encode(Sha256::digest(&file.content));

@@ -6,8 +6,6 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use bollard::Docker;
-use bollard::query_parameters::LogsOptions;
-use futures::StreamExt as _;
 use play_core::host::{
     ConnectionReport, DockerReport, Failure, FailureStage, HostError, HostGateway, HostKind, HostTarget, SshReport,
     Transport,
@@ -52,26 +50,7 @@ impl DockerHostGateway {
 
     async fn logs(&self, target: &HostTarget, container: &str, tail: usize) -> Result<Vec<String>> {
         let docker = self.docker(target).await?;
-        let options = LogsOptions { stdout: true, stderr: true, tail: tail.to_string(), ..LogsOptions::default() };
-        let collect = async {
-            let mut lines = Vec::new();
-            let mut stream = docker.logs(container, Some(options));
-            while let Some(chunk) = stream.next().await {
-                let chunk = chunk.map_err(|e| Error::docker("logs", e))?;
-                let text = chunk.to_string();
-                lines.extend(text.lines().map(str::to_owned));
-            }
-            Ok::<_, Error>(lines)
-        };
-        let bound = self.config().call_timeout;
-        let mut lines = tokio::time::timeout(bound, collect)
-            .await
-            .map_err(|_| HostError::Timeout(format!("reading the logs of {container} took over {bound:?}")))??;
-        // A chunk may hold several lines: keep only the last `tail`.
-        if lines.len() > tail {
-            lines.drain(..lines.len() - tail);
-        }
-        Ok(lines)
+        crate::docker::logs::tail(&docker, container, tail, self.config().call_timeout).await
     }
 
     async fn test_ssh(&self, target: &HostTarget, params: &SshParams) -> ConnectionReport {

@@ -28,8 +28,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use bollard::Docker;
-use bollard::query_parameters::LogsOptions;
-use futures::StreamExt as _;
 use play_core::host::HostError;
 use play_core::store::job_results::{self, Completion, MAX_CACHED_LINES};
 use play_core::store::playgrounds::{Playground, ServiceStatus};
@@ -38,15 +36,13 @@ use play_core::time::{self, Timestamp};
 use super::plan::{self, Observed, State};
 use super::spec::{Desired, ServiceSpec};
 use super::{Pass, written};
+use crate::docker::logs;
 use crate::{Error, Result};
 
 /// The label that marks (`true`) or excludes (`false`) a watched service.
 pub const JOB_WATCH_LABEL: &str = "svc/job_watch";
 /// Lines of each watched service in `tail_logs`.
 pub const TAIL_LOG_LINES: usize = 100;
-/// Longer log lines are cut to this many bytes (on a character boundary),
-/// so 1000 cached lines of a service stay within a few MiB.
-pub const MAX_LINE_BYTES: usize = 4096;
 
 fn job_watch(service: &ServiceSpec) -> Option<&str> {
     service.container.labels.get(JOB_WATCH_LABEL).map(String::as_str)
@@ -128,41 +124,14 @@ pub fn tail_logs(desired: &Desired, watched: &BTreeSet<String>, logs: &BTreeMap<
     out.join("\n")
 }
 
-/// `line` cut to at most [`MAX_LINE_BYTES`] bytes on a character boundary.
-fn clip(line: &str) -> String {
-    let mut end = line.len().min(MAX_LINE_BYTES);
-    while !line.is_char_boundary(end) {
-        end -= 1;
-    }
-    line[..end].to_owned()
-}
-
 /// The last [`MAX_CACHED_LINES`] lines (stdout and stderr) of a container,
-/// oldest first, each clipped. A container already gone has none.
+/// oldest first, bounded as [`logs::tail`] bounds them. A container already
+/// gone has none.
 async fn last_lines(docker: &Docker, container: &str, bound: Duration) -> Result<Vec<String>> {
-    let options =
-        LogsOptions { stdout: true, stderr: true, tail: MAX_CACHED_LINES.to_string(), ..LogsOptions::default() };
-    let collect = async {
-        let mut lines = Vec::new();
-        let mut stream = docker.logs(container, Some(options));
-        while let Some(chunk) = stream.next().await {
-            let text = match chunk {
-                Ok(chunk) => chunk.to_string(),
-                Err(e) => match Error::docker("logs", e) {
-                    Error::Host(HostError::NotFound(_)) => return Ok(Vec::new()),
-                    other => return Err(other),
-                },
-            };
-            lines.extend(text.lines().map(clip));
-        }
-        Ok(lines)
-    };
-    let mut lines = tokio::time::timeout(bound, collect)
-        .await
-        .map_err(|_| HostError::Timeout(format!("reading the logs of {container} took over {bound:?}")))??;
-    // A chunk may hold several lines: keep only the last ones.
-    lines.drain(..lines.len().saturating_sub(MAX_CACHED_LINES));
-    Ok(lines)
+    match logs::tail(docker, container, MAX_CACHED_LINES, bound).await {
+        Err(Error::Host(HostError::NotFound(_))) => Ok(Vec::new()),
+        other => other,
+    }
 }
 
 impl Pass<'_> {

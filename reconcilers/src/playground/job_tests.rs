@@ -182,12 +182,3 @@ fn tail_logs_hold_the_last_lines_of_the_watched_services() {
     assert_eq!(two.len(), 102);
     assert_eq!(tail_logs(&d, &set(&["run"]), &BTreeMap::new()), "");
 }
-
-#[test]
-fn long_lines_are_clipped_on_a_character_boundary() {
-    assert_eq!(clip("short"), "short");
-    let long = "é".repeat(MAX_LINE_BYTES);
-    let clipped = clip(&long);
-    assert!(clipped.len() <= MAX_LINE_BYTES && clipped.len() >= MAX_LINE_BYTES - 1);
-    assert!(clipped.chars().all(|c| c == 'é'));
-}
