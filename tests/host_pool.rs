@@ -131,3 +131,19 @@ async fn service_logs_are_read_through_the_tunnel() {
     let missing = gateway.service_logs(&target, "play-test-absent", 5).await.unwrap_err();
     assert_eq!(missing.kind(), FailureKind::NotFound, "{missing}");
 }
+
+/// Finding 4 of issue #10: a target without a pin was trusted on every
+/// connection, reconnects included, so a host whose key changed (or a
+/// machine in the middle) was accepted after any reconnect. The link now
+/// keeps the first key it saw and refuses a reconnect to another.
+#[tokio::test]
+async fn an_unpinned_link_refuses_a_changed_key_on_reconnect() {
+    let mut sshd = Sshd::start();
+    let metrics = Arc::new(Metrics::new());
+    let gateway = gateway(&metrics);
+    let target = sshd.target(14);
+    gateway.docker(&target).await.unwrap().ping().await.unwrap();
+    sshd.change_host_key();
+    let err = gateway.connection(&target).await.unwrap_err();
+    assert_eq!(err.kind(), FailureKind::HostKeyMismatch, "{err}");
+}

@@ -60,6 +60,7 @@ impl World {
         let gateway =
             DockerHostGateway::new(HostConfig::with_timeout(Duration::from_secs(10)), Arc::new(Metrics::new()));
         let app = TestApp::with(config, Arc::new(gateway.clone())).await;
+        let gateway = gateway.with_pins(app.store().clone());
         let r = app.post("/api/playrooms", &app.admin, sshd.playroom_body("box")).await;
         assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
         let playroom = r.body["id"].as_i64().expect("playroom id");

@@ -223,7 +223,9 @@ pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playroom>> {
 
 /// Applies the given fields. A change of host, port, user or connection
 /// drops the pinned host key (it belonged to the old host) unless the same
-/// update pins a new one.
+/// update pins a new one; while the Playroom has Playgrounds such a change
+/// keeps the pin instead, and one that would drop or change it is a
+/// `Conflict`.
 pub async fn update(
     store: &Store,
     secrets: &SecretBox,
@@ -238,15 +240,30 @@ pub async fn update(
         || fields.port.is_some_and(|p| p != current.port)
         || fields.user.as_ref().is_some_and(|u| *u != current.user)
         || fields.connection.is_some_and(|c| c != current.connection);
-    let host_key = match (&fields.host_key, moved) {
-        (Some(pin), _) => pin.clone(),
-        (None, true) => None,
-        (None, false) => current.host_key.clone(),
+    // Playgrounds on the Playroom live on the host its pin names: a move
+    // keeps that pin, so only the same machine (same host key) is reached
+    // at the new address and nothing is orphaned; a move that would drop
+    // or change the pin is refused while they exist.
+    let occupied = moved && active_playgrounds(&mut tx, id).await? > 0;
+    if occupied && (current.host_key.is_none() || fields.host_key.as_ref().is_some_and(|k| *k != current.host_key)) {
+        return Err(Error::Conflict(
+            "the Playroom has Playgrounds on its current host: a new host, port, user or connection must keep \
+             the pinned host key (the same machine at a new address), or destroy the Playgrounds first"
+                .into(),
+        ));
+    }
+    let keep_pin = !moved || occupied;
+    let host_key = match &fields.host_key {
+        Some(pin) => pin.clone(),
+        None if keep_pin => current.host_key.clone(),
+        None => None,
     };
-    let pinned_at = match (&fields.host_key, moved) {
-        (Some(Some(_)), _) => Some(time::now()),
-        (Some(None), _) | (None, true) => None,
-        (None, false) => current.host_key_pinned_at,
+    let pinned_at = match &fields.host_key {
+        Some(Some(pin)) if Some(pin) != current.host_key.as_ref() => Some(time::now()),
+        Some(Some(_)) => current.host_key_pinned_at,
+        Some(None) => None,
+        None if keep_pin => current.host_key_pinned_at,
+        None => None,
     };
     let trusted = fields.trusted.unwrap_or(current.trusted);
     check_trust(fields.connection.unwrap_or(current.connection), trusted)?;
@@ -435,24 +452,49 @@ pub async fn record_check(store: &Store, account_id: i64, id: i64, outcome: Chec
         .execute(&mut *tx)
         .await?;
     if let Some(pin) = outcome.pin_host_key {
-        let pinned = sqlx::query(
-            "UPDATE playrooms SET host_key = $1, host_key_pinned_at = $2 WHERE id = $3 AND host_key IS NULL",
-        )
-        .bind(pin)
-        .bind(&now)
-        .bind(id)
-        .execute(&mut *tx)
-        .await?;
-        if pinned.rows_affected() > 0 {
-            events::record(
-                &mut tx,
-                NewEvent::new(account_id, "playroom", id, "updated")
-                    .metadata(serde_json::json!({"host_key_pinned": true})),
-            )
-            .await?;
-        }
+        pin_if_unset(&mut tx, account_id, id, &pin).await?;
     }
     let room = get_in(&mut tx, account_id, id).await?;
     tx.commit().await?;
     Ok(room)
+}
+
+/// Pins `key` unless the Playroom already has a pin, with an event when it
+/// does. A compare-and-set: of two first contacts, exactly one pins.
+async fn pin_if_unset(conn: &mut super::Conn, account_id: i64, id: i64, key: &str) -> Result<()> {
+    let pinned =
+        sqlx::query("UPDATE playrooms SET host_key = $1, host_key_pinned_at = $2 WHERE id = $3 AND host_key IS NULL")
+            .bind(key)
+            .bind(time::to_db(&time::now()))
+            .bind(id)
+            .execute(&mut *conn)
+            .await?;
+    if pinned.rows_affected() > 0 {
+        let metadata = serde_json::json!({"host_key_pinned": true});
+        events::record(conn, NewEvent::new(account_id, "playroom", id, "updated").metadata(metadata)).await?;
+    }
+    Ok(())
+}
+
+/// Trust on first use, for every connection play makes (a reconciler, the
+/// sweep, an event watcher, a live read): pins `key` when the Playroom has
+/// no pin yet, and returns the pin it holds afterwards (`key`, or the one
+/// another connection pinned first); `None` when the Playroom is gone. The
+/// caller refuses the connection when that pin is not `key`.
+pub async fn pin_first_contact(store: &Store, id: i64, key: &str) -> Result<Option<String>> {
+    let mut tx = store.write().await?;
+    let Some(row) =
+        sqlx::query("SELECT account_id FROM playrooms WHERE id = $1").bind(id).fetch_optional(&mut *tx).await?
+    else {
+        return Ok(None);
+    };
+    let account_id: i64 = row.try_get("account_id")?;
+    pin_if_unset(&mut tx, account_id, id, key).await?;
+    let pin: Option<String> = sqlx::query("SELECT host_key FROM playrooms WHERE id = $1")
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await?
+        .try_get("host_key")?;
+    tx.commit().await?;
+    Ok(pin)
 }

@@ -11,7 +11,8 @@ use play_core::host::{
     Transport,
 };
 use play_core::metrics::Metrics;
-use play_core::ssh_keys;
+use play_core::ssh_keys::{self, HostKeyPin};
+use play_core::store::{Store, playrooms};
 
 use super::HostConfig;
 use super::local::LocalDialer;
@@ -25,11 +26,23 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone)]
 pub struct DockerHostGateway {
     pool: Arc<Pool>,
+    /// Where first-contact host keys are pinned (see [`Self::with_pins`]).
+    pins: Option<Store>,
 }
 
 impl DockerHostGateway {
     pub fn new(cfg: HostConfig, metrics: Arc<Metrics>) -> Self {
-        DockerHostGateway { pool: Arc::new(Pool::new(cfg, metrics)) }
+        DockerHostGateway { pool: Arc::new(Pool::new(cfg, metrics)), pins: None }
+    }
+
+    /// Records the host key of a Playroom's first connection on the
+    /// Playroom (trust on first use), from whichever path connects first,
+    /// and refuses a connection whose key is not the one pinned meanwhile.
+    /// `play serve` always sets it; without it a link still checks its
+    /// reconnects against its first key, but nothing is persisted.
+    pub fn with_pins(mut self, store: Store) -> Self {
+        self.pins = Some(store);
+        self
     }
 
     pub fn config(&self) -> &HostConfig {
@@ -40,7 +53,27 @@ impl DockerHostGateway {
     /// Its `host_key` is what a reconciler stores when the Playroom has no pin
     /// yet.
     pub async fn connection(&self, target: &HostTarget) -> Result<HostConnection> {
-        self.pool.link(target)?.connection().await
+        let connection = self.pool.link(target)?.connection().await?;
+        self.pin_first_contact(target, &connection).await?;
+        Ok(connection)
+    }
+
+    /// See [`Self::with_pins`].
+    async fn pin_first_contact(&self, target: &HostTarget, connection: &HostConnection) -> Result<()> {
+        let (Some(store), HostKind::Ssh { pinned_host_key: None, .. }, Some(key), Some(fingerprint)) =
+            (&self.pins, &target.kind, &connection.host_key, &connection.host_key_fingerprint)
+        else {
+            return Ok(());
+        };
+        let pinned = playrooms::pin_first_contact(store, target.playroom_id, key).await?;
+        match pinned.as_deref().map(HostKeyPin::parse) {
+            Some(Ok(pin)) if pin.fingerprint() != *fingerprint => Err(HostError::HostKeyMismatch(format!(
+                "the host presented {fingerprint}, but the Playroom was pinned to {} meanwhile",
+                pin.fingerprint()
+            ))
+            .into()),
+            _ => Ok(()),
+        }
     }
 
     /// A bollard client for `target`, over the pooled connection.

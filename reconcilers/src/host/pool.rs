@@ -26,6 +26,10 @@
 //!   (`ssh_connect`, `docker <METHOD> <path>`).
 //! - **Host key checked on every connection**, including reconnects: a
 //!   reconnect to a server whose key changed fails with `host_key_mismatch`.
+//!   A Playroom with no pin yet is pinned on first contact: the link keeps
+//!   the first key it saw and checks every reconnect against it, and the
+//!   gateway records it on the Playroom (`DockerHostGateway::with_pins`),
+//!   so no later connection, of any replica or code path, goes unchecked.
 //!
 //! # Caveats
 //!
@@ -43,6 +47,7 @@ use bollard::Docker;
 use futures::future::BoxFuture;
 use play_core::host::{HostError, HostKind, HostTarget, Transport};
 use play_core::metrics::Metrics;
+use play_core::ssh_keys::HostKeyPin;
 use tokio::sync::OnceCell;
 
 use super::HostConfig;
@@ -128,6 +133,7 @@ impl HostLink {
                 cfg: Arc::clone(cfg),
                 recorder: recorder.clone(),
                 current: tokio::sync::Mutex::new(None),
+                learned: Mutex::new(None),
             })),
             (HostKind::LocalSocket { path }, None) => LinkDialer::Local(Arc::new(LocalDialer::new(path))),
             (HostKind::Ssh { .. }, None) => {
@@ -177,6 +183,9 @@ struct SshDialer {
     /// The current connection. Held across the connect `await` on purpose:
     /// that is what makes connecting single-flight.
     current: tokio::sync::Mutex<Option<Arc<SshSession>>>,
+    /// The key of the first connection when the target pins none: every
+    /// reconnect of this link must present it again.
+    learned: Mutex<Option<HostKeyPin>>,
 }
 
 impl std::fmt::Debug for SshDialer {
@@ -199,7 +208,13 @@ impl SshDialer {
         }
         *current = None;
         let started = Instant::now();
-        let result = ssh::connect(&self.params, &self.cfg).await;
+        let learned = self.learned.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+        let result = match learned {
+            Some(pin) if self.params.pin.is_none() => {
+                ssh::connect(&SshParams { pin: Some(pin), ..self.params.clone() }, &self.cfg).await
+            }
+            _ => ssh::connect(&self.params, &self.cfg).await,
+        };
         let outcome = match &result {
             Ok(_) => "ok",
             Err(e) if matches!(e.error, HostError::Timeout(_)) => "timeout",
@@ -207,6 +222,10 @@ impl SshDialer {
         };
         self.recorder.record("ssh_connect", outcome, started.elapsed());
         let session = Arc::new(result?);
+        if self.params.pin.is_none() {
+            let mut learned = self.learned.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            learned.get_or_insert_with(|| HostKeyPin::Key(session.host_key.clone()));
+        }
         *current = Some(Arc::clone(&session));
         Ok(session)
     }
