@@ -232,7 +232,7 @@ async fn exposed_services_carry_routing_labels_and_share_one_edge_network() {
     let compose = app.get(&format!("/api/playgrounds/{id}/compose"), &app.admin).await;
     assert_eq!(compose.status, StatusCode::OK, "{}", compose.text);
     let yaml = compose.body["compose_yaml"].as_str().unwrap();
-    let (report, model) = play_core::compose::parse_compose(yaml, &play_core::compose::Policy::UNTRUSTED);
+    let (report, model) = play_core::compose::parse_rendered(yaml);
     assert!(report.valid, "{:?}", report.errors);
     let model = model.unwrap();
     for service in ["web", "admin", "db"] {
