@@ -13,6 +13,7 @@ pub mod openapi;
 pub mod route_scopes;
 pub mod router;
 pub mod routes;
+pub mod schemas;
 pub mod state;
 #[cfg(feature = "testing")]
 pub mod testing;
