@@ -28,6 +28,7 @@ pub struct LaunchRequest {
     pub name: String,
     /// Compose YAML; it must be valid under the Playroom's policy (trusted
     /// without a Playroom).
+    #[schema(example = "services:\n  web:\n    image: nginx:alpine\n")]
     pub compose_yaml: String,
     /// Required when create_playground is true. An unknown id is 404.
     pub playroom_id: Option<i64>,

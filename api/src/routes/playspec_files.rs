@@ -82,15 +82,20 @@ pub struct MountedFileUpload {
     pub mount_path: String,
     /// Services of the Playspec that get the file (repeat the part); all
     /// when none.
-    #[serde(rename = "target_services[]")]
-    pub target_services: Option<Vec<String>>,
-    /// Default true.
-    pub readonly: Option<bool>,
+    #[serde(rename = "target_services[]", default)]
+    pub target_services: Vec<String>,
+    /// `true` or `false` (or `1`, `0`); default true.
+    #[serde(default)]
+    pub readonly: bool,
 }
 
-fn mount_path() -> utoipa::openapi::schema::Object {
-    let path = crate::schemas::absolute_path();
-    utoipa::openapi::schema::ObjectBuilder::from(path).max_length(Some(1024)).build()
+/// An absolute path (see `check_mount_path`) that names a file.
+fn mount_path() -> utoipa::openapi::Schema {
+    let path = utoipa::openapi::schema::ObjectBuilder::from(crate::schemas::absolute_path()).max_length(Some(1024));
+    let file = utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .pattern(Some("[^/]$"));
+    utoipa::openapi::schema::AllOfBuilder::new().item(path).item(file).into()
 }
 
 /// Add a mounted file (multipart: file, mount_path, target_services[], readonly).

@@ -42,6 +42,7 @@ pub struct PlayspecInput {
     pub description: Option<String>,
     /// The Compose YAML (required on create). It must be a valid Compose
     /// file under the trusted policy; errors are keyed under this field.
+    #[schema(example = "services:\n  web:\n    image: nginx:alpine\n")]
     pub base_compose_yaml: Option<String>,
     pub persist_volumes: Option<bool>,
     /// Overrides of the classified service definitions, matched by name.
@@ -354,6 +355,7 @@ pub async fn delete(State(state): State<AppState>, principal: Principal, Id(id):
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ValidateRequest {
+    #[schema(example = "services:\n  web:\n    image: nginx:alpine\n")]
     pub compose_yaml: String,
     /// Validate under this Playroom's policy (trusted or not); default
     /// untrusted. An unknown id is 404.

@@ -70,6 +70,7 @@ pub struct CreatedVersion {
 pub struct CreateVersionRequest {
     /// Compose YAML with the `svc` extension; it must pass template
     /// validation (errors are keyed under `template_body`).
+    #[schema(example = "services:\n  web:\n    image: nginx:alpine\n")]
     pub template_body: String,
     /// Default false.
     pub public: Option<bool>,
