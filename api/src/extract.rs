@@ -32,38 +32,14 @@ fn is_json(headers: &HeaderMap) -> bool {
 }
 
 /// Parses a JSON body into `T`, classifying failures as described above.
-///
-/// JSON numbers are read by value, as JSON Schema reads them: `8.0` is the
-/// integer 8 and fits an integer field (serde alone would refuse it).
+/// The body is read as the OpenAPI document describes it (`json::Strict`):
+/// structs from objects only, `8.0` as the integer 8.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let mut json: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| classify(e, String::new()))?;
-    integral_floats_to_integers(&mut json);
-    serde_path_to_error::deserialize(json).map_err(|error| {
+    let json: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| classify(e, String::new()))?;
+    serde_path_to_error::deserialize(crate::json::Strict(&json)).map_err(|error| {
         let path = error.path().to_string();
         classify(error.into_inner(), path)
     })
-}
-
-/// Rewrites every float with no fractional part that an `i64` holds
-/// exactly (|n| <= 2^53) as that integer.
-fn integral_floats_to_integers(value: &mut serde_json::Value) {
-    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
-    match value {
-        serde_json::Value::Number(n) if n.is_f64() => {
-            if let Some(f) = n.as_f64()
-                && f.fract() == 0.0
-                && f.abs() <= EXACT
-            {
-                // In range and integral: the cast is exact.
-                #[expect(clippy::cast_possible_truncation, reason = "integral and within 2^53, so exact")]
-                let integer = f as i64;
-                *value = serde_json::Value::from(integer);
-            }
-        }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(integral_floats_to_integers),
-        serde_json::Value::Object(map) => map.values_mut().for_each(integral_floats_to_integers),
-        _ => {}
-    }
 }
 
 fn classify(error: serde_json::Error, path: String) -> ApiError {
@@ -205,6 +181,12 @@ mod tests {
             parse_json::<Body>(br#"{"inner": {"n": 1, "tags": []}} trailing"#),
             Err(ApiError::BadRequest(_))
         ));
+    }
+
+    #[test]
+    fn arrays_are_not_structs() {
+        let d = details(parse_json::<Body>(br#"{"inner": [1, []]}"#).unwrap_err());
+        assert!(d.contains_key("inner"), "{d:?}");
     }
 
     #[test]

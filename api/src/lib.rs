@@ -9,6 +9,7 @@
 pub mod auth;
 pub mod error;
 pub mod extract;
+pub mod json;
 pub mod openapi;
 pub mod route_scopes;
 pub mod router;
