@@ -91,7 +91,7 @@ pub fn port_or_null() -> Schema {
     or_null(port())
 }
 
-/// A positive id of another object.
+/// The id of another object (an id naming none is refused).
 pub fn id() -> Object {
     ObjectBuilder::new().schema_type(Type::Integer).format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64))).build()
 }
