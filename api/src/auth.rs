@@ -16,7 +16,7 @@
 
 use axum::extract::{FromRequestParts, MatchedPath, Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, header};
+use axum::http::{HeaderMap, Method, header};
 use axum::middleware::Next;
 use axum::response::Response;
 use governor::clock::{Clock, DefaultClock};
@@ -110,7 +110,10 @@ pub async fn authenticate(
     mut request: Request,
     next: Next,
 ) -> Result<Response, ApiError> {
-    let required = required_scope(request.method().as_str(), matched.as_str()).ok_or_else(|| {
+    // axum answers HEAD with the GET handler (without the body), so HEAD
+    // needs what GET needs.
+    let method = if request.method() == Method::HEAD { Method::GET.as_str() } else { request.method().as_str() };
+    let required = required_scope(method, matched.as_str()).ok_or_else(|| {
         // A routed operation missing from the table is a bug; refuse rather
         // than fall open. The route-table test keeps this unreachable.
         ApiError::Core(play_core::Error::Internal(format!(

@@ -47,15 +47,37 @@ pub struct ErrorEnvelope {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ErrorBody {
-    /// Stable machine-readable code: BAD_REQUEST, UNAUTHORIZED, FORBIDDEN,
-    /// RESOURCE_NOT_FOUND, CONFLICT, VALIDATION_FAILED, LOCKED,
-    /// INVALID_STATE, QUOTA_EXCEEDED, SCM_APP_REQUIRED, METHOD_NOT_ALLOWED,
-    /// PAYLOAD_TOO_LARGE, RATE_LIMITED, HOST_ERROR, SERVICE_UNAVAILABLE,
-    /// INTERNAL_ERROR.
+    /// Stable machine-readable code.
+    #[schema(value_type = ErrorCode)]
     pub code: &'static str,
     pub message: String,
     /// Field name -> messages.
+    #[schema(value_type = BTreeMap<String, Vec<String>>)]
     pub details: FieldErrors,
+}
+
+/// Every `code` an error envelope can carry, for the OpenAPI document
+/// (`ApiError::parts` produces them; a test keeps the two in step).
+/// SCM_APP_REQUIRED belongs to the repository endpoints, which this server
+/// does not have yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    BadRequest,
+    Unauthorized,
+    Forbidden,
+    ResourceNotFound,
+    MethodNotAllowed,
+    Conflict,
+    PayloadTooLarge,
+    ValidationFailed,
+    Locked,
+    InvalidState,
+    QuotaExceeded,
+    RateLimited,
+    InternalError,
+    HostError,
+    ServiceUnavailable,
 }
 
 impl ApiError {
@@ -132,5 +154,41 @@ impl IntoResponse for ApiError {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The document's list of codes (`ErrorCode`) covers every code the
+    /// server answers with.
+    #[test]
+    fn every_code_is_in_the_documented_list() {
+        use play_core::Error as C;
+        let errors = [
+            ApiError::BadRequest("x".into()),
+            ApiError::Unauthorized("x"),
+            ApiError::Forbidden { message: "x".into(), details: FieldErrors::new() },
+            ApiError::RouteNotFound("/x".into()),
+            ApiError::MethodNotAllowed("PUT".into()),
+            ApiError::PayloadTooLarge(1),
+            ApiError::RateLimited(1),
+            ApiError::Host(play_core::host::HostError::Unreachable("x".into())),
+            ApiError::Core(C::NotFound("x")),
+            ApiError::Core(C::Validation(FieldErrors::new())),
+            ApiError::Core(C::Locked("x".into())),
+            ApiError::Core(C::InvalidState("x".into())),
+            ApiError::Core(C::QuotaExceeded { resource: "x".into(), limit: 1 }),
+            ApiError::Core(C::Conflict("x".into())),
+            ApiError::Core(C::Crypto("x".into())),
+            ApiError::Core(C::Database(sqlx::Error::PoolTimedOut)),
+            ApiError::Core(C::Internal("x".into())),
+        ];
+        for error in errors {
+            let (_, code, _, _) = error.parts();
+            let parsed: Result<ErrorCode, _> = serde_json::from_value(serde_json::Value::from(code));
+            assert!(parsed.is_ok(), "{code} is missing from ErrorCode");
+        }
     }
 }

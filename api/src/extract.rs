@@ -32,14 +32,14 @@ fn is_json(headers: &HeaderMap) -> bool {
 }
 
 /// Parses a JSON body into `T`, classifying failures as described above.
+/// The body is read as the OpenAPI document describes it (`json::Strict`):
+/// structs from objects only, `8.0` as the integer 8.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let value = serde_path_to_error::deserialize(&mut de).map_err(|error| {
+    let json: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| classify(e, String::new()))?;
+    serde_path_to_error::deserialize(crate::json::Strict(&json)).map_err(|error| {
         let path = error.path().to_string();
         classify(error.into_inner(), path)
-    })?;
-    de.end().map_err(|e| classify(e, String::new()))?;
-    Ok(value)
+    })
 }
 
 fn classify(error: serde_json::Error, path: String) -> ApiError {
@@ -80,8 +80,8 @@ where
     }
 }
 
-/// An optional JSON body: an empty body is `None` (defaults apply); a body
-/// that is present must be valid JSON of the right shape.
+/// An optional JSON body: an empty body or a JSON `null` is `None` (defaults
+/// apply); any other body must be valid JSON of the right shape.
 impl<S, T> OptionalFromRequest<S> for Json<T>
 where
     S: Send + Sync,
@@ -100,7 +100,23 @@ where
         if !json {
             return Err(ApiError::BadRequest("expected a JSON body with Content-Type: application/json".into()));
         }
-        parse_json(&bytes).map(|v| Some(Json(v)))
+        parse_json::<Option<T>>(&bytes).map(|v| v.map(Json))
+    }
+}
+
+/// A `multipart/form-data` body whose rejections (no boundary, not
+/// multipart) speak the envelope: 400 BAD_REQUEST.
+#[derive(Debug)]
+pub struct Multipart(pub axum::extract::Multipart);
+
+impl<S: Send + Sync> FromRequest<S> for Multipart {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        <axum::extract::Multipart as FromRequest<S>>::from_request(req, state)
+            .await
+            .map(Multipart)
+            .map_err(|e| ApiError::BadRequest(format!("expected a multipart/form-data body: {}", e.body_text())))
     }
 }
 
@@ -139,16 +155,15 @@ mod tests {
 
     #[derive(Debug, serde::Deserialize)]
     #[serde(deny_unknown_fields)]
-    #[expect(dead_code, reason = "fields exist to be deserialised")]
     struct Body {
         inner: Inner,
     }
 
     #[derive(Debug, serde::Deserialize)]
     #[serde(deny_unknown_fields)]
-    #[expect(dead_code, reason = "fields exist to be deserialised")]
     struct Inner {
         n: u8,
+        #[expect(dead_code, reason = "a field exists to be deserialised")]
         tags: Vec<String>,
     }
 
@@ -166,6 +181,20 @@ mod tests {
             parse_json::<Body>(br#"{"inner": {"n": 1, "tags": []}} trailing"#),
             Err(ApiError::BadRequest(_))
         ));
+    }
+
+    #[test]
+    fn arrays_are_not_structs() {
+        let d = details(parse_json::<Body>(br#"{"inner": [1, []]}"#).unwrap_err());
+        assert!(d.contains_key("inner"), "{d:?}");
+    }
+
+    #[test]
+    fn integral_floats_fit_integer_fields() {
+        let body = parse_json::<Body>(br#"{"inner": {"n": 8.0, "tags": []}}"#).unwrap();
+        assert_eq!(body.inner.n, 8);
+        let d = details(parse_json::<Body>(br#"{"inner": {"n": 8.5, "tags": []}}"#).unwrap_err());
+        assert!(d.contains_key("inner.n"), "{d:?}");
     }
 
     #[test]

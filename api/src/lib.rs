@@ -10,10 +10,12 @@ pub mod auth;
 pub mod cpu;
 pub mod error;
 pub mod extract;
+pub mod json;
 pub mod openapi;
 pub mod route_scopes;
 pub mod router;
 pub mod routes;
+pub mod schemas;
 pub mod state;
 #[cfg(feature = "testing")]
 pub mod testing;

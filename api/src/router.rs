@@ -71,7 +71,7 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
     // Uploads carry their own, larger body limit.
     let (upload, upload_doc) = OpenApiRouter::new().routes(routes!(playspec_files::add)).split_for_parts();
     doc.merge(upload_doc);
-    openapi::add_scopes(&mut doc);
+    openapi::complete(&mut doc);
     let upload = upload.layer(DefaultBodyLimit::max(playspec_files::MAX_MOUNTED_FILE_BYTES + 64 * 1024));
     (router.merge(upload), doc)
 }

@@ -122,3 +122,24 @@ async fn responses_carry_a_request_id() {
     let r = app.get("/api/keys", &app.admin).await;
     assert!(!r.headers["x-request-id"].to_str().unwrap().is_empty());
 }
+
+/// HEAD is answered like GET without the body: 401 without a credential,
+/// 200 with one, 404 for an unknown id, 405 where GET is not routed. (It
+/// used to be a 500: the scope table has no HEAD entries.)
+#[tokio::test]
+async fn head_is_answered_like_get() {
+    let app = TestApp::new().await;
+    let r = app.request(Method::HEAD, "/api/keys", None, None).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{}", r.text);
+    let r = app.request(Method::HEAD, "/api/playrooms/1", None, None).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{}", r.text);
+    let r = app.request(Method::HEAD, "/api/keys", Some(&app.admin), None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert!(r.text.is_empty(), "HEAD has no body: {}", r.text);
+    let r = app.request(Method::HEAD, "/api/playrooms/999999", Some(&app.admin), None).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+    for token in [None, Some(app.admin.as_str())] {
+        let r = app.request(Method::HEAD, "/api/launch", token, None).await;
+        assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED, "{}", r.text);
+    }
+}

@@ -83,6 +83,41 @@ pub fn display_name(text: &str) -> Result<(), &'static str> {
     }
 }
 
+/// The validators above as JSON Schema (ECMA-262) patterns, for the
+/// OpenAPI document: a client (or a fuzzer) reads the same rules the
+/// server applies. Each is tested against its validator below; where a
+/// rule has a length, the schema states it as `minLength`/`maxLength`
+/// beside the pattern.
+///
+/// The character classes spell out what Rust calls control (`Cc`: U+0000
+/// to U+001F, U+007F to U+009F) and whitespace (`White_Space`), since
+/// `\s` differs between regex dialects.
+pub mod patterns {
+    /// [`display_name`](super::display_name) (with length 1-100): no
+    /// control characters and at least one that is not whitespace.
+    pub const DISPLAY_NAME: &str = r"^[^\x00-\x1f\x7f-\x9f]*[^\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\x00-\x1f\x7f-\x9f]*$";
+    /// Not blank: at least one character that is not whitespace (what
+    /// `str::trim` leaves non-empty). A search, not anchored.
+    pub const NOT_BLANK: &str = r"[^\x09-\x0d\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]";
+    /// The DNS-name half of [`host`](super::host) (with length at most
+    /// 253); an IPv4 address is one too, IPv6 is `format: ipv6`.
+    pub const DNS_NAME: &str =
+        r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$";
+    /// [`domain`](super::domain) (with length at most 253).
+    pub const DOMAIN: &str = r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$";
+    /// [`unix_user`](super::unix_user).
+    pub const UNIX_USER: &str = r"^[a-z_][a-z0-9_.-]{0,31}$";
+    /// [`email`](super::email), but for the 253-character bound on the
+    /// domain, which a pattern cannot state.
+    pub const EMAIL: &str = r"^[^@\x09-\x0d\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+@[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$";
+    /// A path without `..` anywhere and without control characters (with
+    /// length at least 1): the service paths of a Playspec.
+    pub const NO_DOTDOT_PATH: &str = r"^\.?([^.\x00-\x1f\x7f-\x9f]+\.)*[^.\x00-\x1f\x7f-\x9f]*$";
+    /// [`absolute_path`](super::absolute_path): `/`-separated segments,
+    /// none of them `..`, no control characters.
+    pub const ABSOLUTE_PATH: &str = r"^(/([^/.\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.([^/.\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*)?|\.\.[^/\x00-\x1f\x7f-\x9f]+)?)+$";
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,5 +167,86 @@ mod tests {
         assert!(display_name("staging box").is_ok());
         assert!(display_name("  ").is_err());
         assert!(display_name(&"x".repeat(101)).is_err());
+    }
+
+    /// Each pattern accepts exactly what its validator accepts, on
+    /// hand-picked edge cases and on strings drawn from an alphabet of the
+    /// characters the rules care about.
+    #[test]
+    fn patterns_agree_with_the_validators() {
+        // (name, pattern, maxLength stated beside it, validator)
+        type Rule = (&'static str, &'static str, usize, fn(&str) -> bool);
+        let rules: [Rule; 8] = [
+            ("no_dotdot_path", patterns::NO_DOTDOT_PATH, usize::MAX, |t| {
+                !t.contains("..") && !t.chars().any(char::is_control)
+            }),
+            ("not_blank", patterns::NOT_BLANK, usize::MAX, |t| !t.trim().is_empty()),
+            ("display_name", patterns::DISPLAY_NAME, 100, |t| display_name(t).is_ok()),
+            ("dns_name", patterns::DNS_NAME, 253, dns_name),
+            ("domain", patterns::DOMAIN, 253, |t| domain(t).is_ok()),
+            ("unix_user", patterns::UNIX_USER, usize::MAX, |t| unix_user(t).is_ok()),
+            ("email", patterns::EMAIL, usize::MAX, |t| email(t).is_ok()),
+            ("absolute_path", patterns::ABSOLUTE_PATH, usize::MAX, |t| absolute_path(t).is_ok()),
+        ];
+        let alphabet: Vec<char> =
+            "aZ09_-.@/ \t\n\u{7f}\u{85}\u{a0}\u{2003}\u{3000}\u{feff}é\u{1f600}".chars().collect();
+        let mut samples: Vec<String> = [
+            "",
+            "a",
+            "staging box",
+            " ",
+            "\u{3000}",
+            "a\u{85}",
+            "x\n",
+            "..",
+            "/",
+            "//",
+            "/a/../b",
+            "/..",
+            "/...",
+            "/.a",
+            "/a/.",
+            "a.b",
+            "-a",
+            "a-",
+            "a..b",
+            "ops@example.com",
+            "o p@example.com",
+            "@example.com",
+            "ops@localhost",
+            "Apps.example.com",
+            "apps.example.com",
+            "root",
+            "_svc",
+            "1abc",
+            "a-b.c1",
+            "\u{feff}",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        samples.push("x".repeat(101));
+        samples.push("a".repeat(64));
+        samples.push(format!("{}.b", "a".repeat(63)));
+        samples.push("a".repeat(33));
+        // A fixed linear congruential sequence: reproducible, no extra dependency.
+        let mut state: u64 = 0x5eed;
+        for _ in 0..20_000 {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            let len = (state >> 59) as usize;
+            let mut text = String::new();
+            for _ in 0..len {
+                state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                text.push(alphabet[(state >> 33) as usize % alphabet.len()]);
+            }
+            samples.push(text);
+        }
+        for (name, pattern, max_chars, rule) in rules {
+            let regex = regex::Regex::new(pattern).unwrap();
+            for text in &samples {
+                let schema_valid = regex.is_match(text) && text.chars().count() <= max_chars;
+                assert_eq!(schema_valid, rule(text), "{name}: {text:?}");
+            }
+        }
     }
 }

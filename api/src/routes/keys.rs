@@ -17,7 +17,7 @@ use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json};
 use crate::state::AppState;
 
-const MAX_LABEL_LEN: usize = 100;
+pub const MAX_LABEL_LEN: usize = 100;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -28,9 +28,11 @@ pub struct CreateKeyRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewKeyFields {
-    /// A human-readable name, 1-100 characters.
+    /// A human-readable name, 1-100 characters, not blank.
+    #[schema(schema_with = crate::schemas::label)]
     pub label: String,
     /// Scope names; a key can only grant scopes its creator holds.
+    #[schema(schema_with = crate::schemas::scopes)]
     pub scopes: Vec<String>,
     /// Optional expiry, in the future. Without it the key lasts until deleted.
     #[serde(default)]
@@ -76,8 +78,8 @@ pub struct CreatedKey {
 /// Checks the request field by field; returns the scopes and expiry.
 fn validate(fields: &NewKeyFields) -> Result<(ScopeSet, Option<DateTime<Utc>>), FieldErrors> {
     let mut errors = FieldErrors::new();
-    let label = fields.label.trim();
-    if label.is_empty() || label.chars().count() > MAX_LABEL_LEN {
+    // The bound counts what was sent, as the document states it.
+    if fields.label.trim().is_empty() || fields.label.chars().count() > MAX_LABEL_LEN {
         push_field_error(&mut errors, "api_key.label", format!("must be 1-{MAX_LABEL_LEN} characters"));
     }
     if fields.scopes.is_empty() {

@@ -24,15 +24,21 @@ use crate::state::AppState;
 #[serde(deny_unknown_fields)]
 pub struct LaunchRequest {
     /// Name of the Playspec and the Playground.
+    #[schema(schema_with = crate::schemas::display_name)]
     pub name: String,
+    /// Compose YAML; it must be valid under the Playroom's policy (trusted
+    /// without a Playroom).
+    #[schema(example = "services:\n  web:\n    image: nginx:alpine\n")]
     pub compose_yaml: String,
-    /// Required when create_playground is true.
+    /// Required when create_playground is true. An unknown id is 404.
     pub playroom_id: Option<i64>,
     #[serde(default)]
     pub create_playground: bool,
     #[serde(default)]
     pub persist_volumes: bool,
-    /// AI agent provider to attach (not supported by this server yet).
+    /// AI agent provider to attach: not supported by this server yet, so
+    /// it must be absent or null.
+    #[schema(schema_with = crate::schemas::null_only)]
     pub agent: Option<String>,
 }
 

@@ -39,16 +39,18 @@ pub struct RolloutRequest {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RolloutInput {
+    #[schema(schema_with = crate::schemas::env_vars_or_null)]
     pub env_overrides: Option<BTreeMap<String, String>>,
+    #[schema(schema_with = crate::schemas::subdomains_or_null)]
     pub service_subdomains: Option<BTreeMap<String, String>>,
-    #[schema(value_type = Option<Object>)]
+    #[schema(schema_with = crate::schemas::service_settings_or_null)]
     pub services: Option<BTreeMap<String, ServiceSettings>>,
 }
 
 /// Apply the Playground's settings again, incrementally; the body may
 /// change `env_overrides`, `service_subdomains` and `services`.
 #[utoipa::path(post, path = "/api/playgrounds/{id}/rollout", tag = "Playgrounds", params(("id" = i64, Path)),
-    request_body(content = RolloutRequest, description = "optional"),
+    request_body(content = Option<RolloutRequest>, description = "Optional: without a body, the current settings"),
     responses((status = 200, body = PlaygroundDetail), (status = 404, body = ErrorEnvelope),
         (status = 422, body = ErrorEnvelope)))]
 pub async fn rollout(

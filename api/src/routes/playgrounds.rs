@@ -40,23 +40,31 @@ pub struct PlaygroundRequest {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlaygroundInput {
+    #[schema(schema_with = crate::schemas::display_name, required = true)]
     pub name: Option<String>,
+    /// An unknown id is 404.
+    #[schema(value_type = i64, required = true)]
     pub playspec_id: Option<i64>,
+    /// An unknown id is 404.
+    #[schema(value_type = i64, required = true)]
     pub playroom_id: Option<i64>,
     #[serde(default)]
     pub job_mode: bool,
-    /// Job mode only; empty means every dynamic service.
+    /// Job mode only; empty means every dynamic service. Services of the
+    /// Playspec.
     #[serde(default)]
     pub watched_services: Vec<String>,
     /// Variables for every service.
     #[serde(default)]
+    #[schema(schema_with = crate::schemas::env_vars)]
     pub env_overrides: BTreeMap<String, String>,
-    /// Service name -> subdomain.
+    /// Service name -> subdomain; only for exposed services.
     #[serde(default)]
+    #[schema(schema_with = crate::schemas::subdomains)]
     pub service_subdomains: BTreeMap<String, String>,
     /// Service name -> {git_config, production, env_vars}.
     #[serde(default)]
-    #[schema(value_type = Object)]
+    #[schema(schema_with = crate::schemas::service_settings)]
     pub services: BTreeMap<String, ServiceSettings>,
 }
 
@@ -414,6 +422,7 @@ pub async fn delete(
 #[serde(deny_unknown_fields)]
 pub struct ExtendRequest {
     /// Hours to add, 1-720; default 8.
+    #[schema(minimum = 1, maximum = 720)]
     pub duration_hours: Option<i64>,
 }
 
@@ -426,7 +435,7 @@ pub struct Extended {
 
 /// Extend the TTL: `expires_at` moves to max(expires_at, now) + duration_hours.
 #[utoipa::path(post, path = "/api/playgrounds/{id}/extend_expiration", tag = "Playgrounds", params(("id" = i64, Path)),
-    request_body = ExtendRequest,
+    request_body(content = Option<ExtendRequest>, description = "Optional: without a body, 8 hours"),
     responses((status = 200, body = Extended), (status = 404, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn extend_expiration(
     State(state): State<AppState>,

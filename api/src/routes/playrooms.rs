@@ -39,15 +39,21 @@ pub struct PlayroomRequest {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlayroomInput {
+    /// Required on create.
+    #[schema(schema_with = crate::schemas::display_name_or_null)]
     pub name: Option<String>,
     /// `ssh` (default) or `local` (the Docker engine play itself runs on;
     /// only where the operator allows it).
+    #[schema(schema_with = connection_or_null)]
     pub connection: Option<String>,
-    /// SSH host: a DNS name or an IP address.
+    /// SSH host: a DNS name or an IP address. Required on create (for `ssh`).
+    #[schema(schema_with = crate::schemas::host_or_null)]
     pub host: Option<String>,
     /// SSH port, default 22.
+    #[schema(schema_with = crate::schemas::port_or_null)]
     pub port: Option<i64>,
     /// SSH user, default `root`; it needs access to the Docker socket.
+    #[schema(schema_with = crate::schemas::unix_user_or_null)]
     pub user: Option<String>,
     /// Write-only. An unencrypted private key (OpenSSH or PEM); never returned.
     pub ssh_private_key: Option<String>,
@@ -58,17 +64,24 @@ pub struct PlayroomInput {
     #[schema(value_type = Option<String>)]
     pub host_key: Option<Option<String>>,
     /// Path of the Docker socket on the host, default `/var/run/docker.sock`.
+    #[schema(schema_with = crate::schemas::absolute_path_or_null)]
     pub docker_socket: Option<String>,
-    /// Domains Playgrounds are routed under.
+    /// Domains Playgrounds are routed under (lowercase, at least two labels).
+    #[schema(schema_with = crate::schemas::domains_or_null)]
     pub domains: Option<Vec<String>>,
+    /// The ACME account's email; `null` removes it.
     #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<String>)]
+    #[schema(schema_with = crate::schemas::email_or_null)]
     pub acme_email: Option<Option<String>>,
     /// Lifts the Compose policy (privileged containers, host mounts, ...) for
     /// this host. Default false. Setting it to `true` needs the operator's
     /// `playrooms:trust` scope; a local Playroom can never be trusted.
     pub trusted: Option<bool>,
     pub tutorial: Option<bool>,
+}
+
+fn connection_or_null() -> utoipa::openapi::Schema {
+    crate::schemas::one_of_or_null(&["ssh", "local"])
 }
 
 /// Distinguishes an absent field (`None`) from an explicit `null`

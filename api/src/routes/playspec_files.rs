@@ -2,7 +2,7 @@
 //! Every change refuses with 422 LOCKED while Playgrounds use the Playspec.
 
 use axum::Json as JsonResponse;
-use axum::extract::{Multipart, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use play_core::FieldErrors;
 use play_core::compose::{self, Policy};
@@ -15,7 +15,7 @@ use utoipa::ToSchema;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
-use crate::extract::{Id, Json, Query};
+use crate::extract::{Id, Json, Multipart, Query};
 use crate::state::AppState;
 
 /// The largest mounted file, in bytes.
@@ -69,15 +69,45 @@ fn file_name(raw: Option<&str>) -> Result<String, &'static str> {
     }
 }
 
+/// The multipart form of add_mounted_file (documentation: the handler reads
+/// the parts one by one).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MountedFileUpload {
+    /// The file, at most 1 MiB, with a file name.
+    #[schema(value_type = String, format = Binary)]
+    pub file: Vec<u8>,
+    /// Where the file appears in the containers: an absolute path of a
+    /// file, not under /proc, /sys or /dev, at most 1024 bytes.
+    #[schema(schema_with = mount_path)]
+    pub mount_path: String,
+    /// Services of the Playspec that get the file (repeat the part); all
+    /// when none.
+    #[serde(rename = "target_services[]", default)]
+    pub target_services: Vec<String>,
+    /// `true` or `false` (or `1`, `0`); default true.
+    #[serde(default)]
+    pub readonly: bool,
+}
+
+/// An absolute path (see `check_mount_path`) that names a file.
+fn mount_path() -> utoipa::openapi::Schema {
+    let path = utoipa::openapi::schema::ObjectBuilder::from(crate::schemas::absolute_path()).max_length(Some(1024));
+    let file = utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .pattern(Some("[^/]$"));
+    utoipa::openapi::schema::AllOfBuilder::new().item(path).item(file).into()
+}
+
 /// Add a mounted file (multipart: file, mount_path, target_services[], readonly).
 #[utoipa::path(post, path = "/api/playspecs/{id}/add_mounted_file", tag = "Playspecs", params(("id" = i64, Path)),
-    request_body(content_type = "multipart/form-data", description = "file, mount_path, target_services[] (repeatable), readonly (default true)"),
+    request_body(content = MountedFileUpload, content_type = "multipart/form-data"),
     responses((status = 201, description = "The mounted file"), (status = 413, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn add(
     State(state): State<AppState>,
     principal: Principal,
     Id(id): Id,
-    mut multipart: Multipart,
+    Multipart(mut multipart): Multipart,
 ) -> ApiResult<(StatusCode, JsonResponse<MountedFile>)> {
     let known = service_names(&state, principal.account_id, id).await?;
     let mut errors = FieldErrors::new();
@@ -149,9 +179,18 @@ pub async fn add(
 #[serde(deny_unknown_fields)]
 pub struct UpdateMountedFile {
     pub mounted_file_id: i64,
+    /// As in add_mounted_file.
+    #[schema(schema_with = mount_path_or_null)]
     pub mount_path: Option<String>,
     pub target_services: Option<Vec<String>>,
     pub readonly: Option<bool>,
+}
+
+fn mount_path_or_null() -> utoipa::openapi::Schema {
+    utoipa::openapi::schema::AnyOfBuilder::new()
+        .item(mount_path())
+        .item(utoipa::openapi::schema::ObjectBuilder::new().schema_type(utoipa::openapi::schema::Type::Null))
+        .into()
 }
 
 /// Change a mounted file's path, target services or readonly flag.
@@ -214,12 +253,24 @@ pub async fn remove(
 #[serde(deny_unknown_fields)]
 pub struct AddCredential {
     /// docker_hub, ghcr, gitlab or generic.
+    #[schema(schema_with = registry_type)]
     pub registry_type: String,
     /// The registry's host, with an optional port: `ghcr.io`, `registry.example.com:5000`.
     pub registry_url: String,
+    /// 1-255 bytes, not blank.
+    #[schema(schema_with = username)]
     pub username: String,
-    /// Password or token. Write-only.
+    /// Password or token, 1-8192 bytes. Write-only.
+    #[schema(min_length = 1, max_length = 8192)]
     pub secret: String,
+}
+
+fn registry_type() -> utoipa::openapi::schema::Object {
+    crate::schemas::one_of(REGISTRY_TYPES)
+}
+
+fn username() -> utoipa::openapi::schema::Object {
+    crate::schemas::not_blank(255)
 }
 
 /// `https://host:port/` -> `host:port`; `None` when not a registry address.

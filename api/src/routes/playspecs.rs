@@ -35,9 +35,14 @@ pub struct PlayspecRequest {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlayspecInput {
+    /// Required on create.
+    #[schema(schema_with = crate::schemas::display_name_or_null)]
     pub name: Option<String>,
+    #[schema(max_length = 2000)]
     pub description: Option<String>,
-    /// The Compose YAML.
+    /// The Compose YAML (required on create). It must be a valid Compose
+    /// file under the trusted policy; errors are keyed under this field.
+    #[schema(example = "services:\n  web:\n    image: nginx:alpine\n")]
     pub base_compose_yaml: Option<String>,
     pub persist_volumes: Option<bool>,
     /// Overrides of the classified service definitions, matched by name.
@@ -49,24 +54,44 @@ pub struct PlayspecInput {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ServiceInput {
+    /// A service of `base_compose_yaml`.
     pub name: String,
     /// Must agree with the Compose text: `dynamic` (build) or `static` (image).
     #[serde(rename = "type")]
+    #[schema(schema_with = service_type_or_null)]
     pub service_type: Option<String>,
+    /// Not supported until Playzones exist: must be absent or null.
+    #[schema(schema_with = crate::schemas::null_only)]
     pub playzone_id: Option<i64>,
+    #[schema(schema_with = crate::schemas::relative_path_or_null)]
     pub dockerfile_path: Option<String>,
+    #[schema(schema_with = crate::schemas::relative_path_or_null)]
     pub env_file_path: Option<String>,
+    #[schema(schema_with = crate::schemas::relative_path_or_null)]
     pub workdir: Option<String>,
     pub exposure: Option<ExposureInput>,
+}
+
+fn service_type_or_null() -> utoipa::openapi::Schema {
+    crate::schemas::one_of_or_null(&["dynamic", "static"])
+}
+
+fn visibility_or_null() -> utoipa::openapi::Schema {
+    crate::schemas::one_of_or_null(&["external", "internal"])
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExposureInput {
     pub enabled: bool,
+    /// The container port; required when enabled.
+    #[schema(schema_with = crate::schemas::port_or_null)]
     pub port: Option<i64>,
+    /// Empty, `@`, or lowercase letters, digits and hyphens that start and
+    /// end with a letter or digit.
     pub subdomain: Option<String>,
     /// `external` or `internal`.
+    #[schema(schema_with = visibility_or_null)]
     pub visibility: Option<String>,
 }
 
@@ -334,14 +359,17 @@ pub async fn delete(State(state): State<AppState>, principal: Principal, Id(id):
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ValidateRequest {
+    #[schema(example = "services:\n  web:\n    image: nginx:alpine\n")]
     pub compose_yaml: String,
-    /// Validate under this Playroom's policy (trusted or not); default untrusted.
+    /// Validate under this Playroom's policy (trusted or not); default
+    /// untrusted. An unknown id is 404.
     pub playroom_id: Option<i64>,
 }
 
 /// Validate Compose YAML; creates nothing.
 #[utoipa::path(post, path = "/api/playspecs/validate_compose", tag = "Playspecs", request_body = ValidateRequest,
-    responses((status = 200, description = "{valid, services: [{name, ports}], errors, warnings}")))]
+    responses((status = 200, description = "{valid, services: [{name, ports}], errors, warnings}"),
+        (status = 404, description = "No such Playroom (`playroom_id`)", body = ErrorEnvelope)))]
 pub async fn validate_compose(
     State(state): State<AppState>,
     principal: Principal,

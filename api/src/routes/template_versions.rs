@@ -68,7 +68,9 @@ pub struct CreatedVersion {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateVersionRequest {
-    /// Compose YAML with the `svc` extension.
+    /// Compose YAML with the `svc` extension; it must pass template
+    /// validation (errors are keyed under `template_body`).
+    #[schema(example = "services:\n  web:\n    image: nginx:alpine\n")]
     pub template_body: String,
     /// Default false.
     pub public: Option<bool>,
@@ -85,7 +87,10 @@ pub struct VersionParams {
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = TemplateLaunchRequest)]
 pub struct LaunchRequest {
+    /// An unknown id is 404.
+    #[schema(value_type = i64, required = true)]
     pub playroom_id: Option<i64>,
     /// Default: the latest version the caller can see.
     pub version: Option<i64>,
@@ -93,11 +98,13 @@ pub struct LaunchRequest {
     #[schema(value_type = Object)]
     pub variables: Option<BTreeMap<String, serde_json::Value>>,
     /// The Playspec's name; default: the template's name and a random suffix.
+    #[schema(schema_with = crate::schemas::display_name_or_null)]
     pub name: Option<String>,
 }
 
-/// What launch created. `playground_id` is null until Playgrounds arrive.
+/// What launch created.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(as = TemplateLaunchResponse)]
 pub struct LaunchResponse {
     pub playspec_id: i64,
     pub playspec_name: String,
@@ -111,6 +118,14 @@ pub struct LaunchResponse {
     /// Warnings of the compiled Compose.
     #[schema(value_type = Vec<Object>)]
     pub warnings: Vec<Issue>,
+}
+
+/// The JSON body destroy_version reads (documentation: the handler reads
+/// [`VersionParams`] and refuses `public`).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DestroyVersionParams {
+    pub version_id: Option<i64>,
 }
 
 /// Merges the query's and the body's parameters; `allow_public` says whether
@@ -197,7 +212,9 @@ pub async fn create_version(
 /// Delete a version (owner only). Playspecs created from it are unaffected.
 #[utoipa::path(delete, path = "/api/import_templates/{id}/destroy_version", tag = "Import templates",
     params(("id" = i64, Path), ("version_id" = Option<i64>, Query, description = "the version's id (or in a JSON body)")),
-    responses((status = 204), (status = 404, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+    request_body(content = Option<DestroyVersionParams>, description = "Optional: `version_id` as JSON"),
+    responses((status = 204), (status = 404, body = ErrorEnvelope),
+        (status = 422, description = "`version_id` missing (from both query and body) or different in the two", body = ErrorEnvelope)))]
 pub async fn destroy_version(
     State(state): State<AppState>,
     principal: Principal,
@@ -214,8 +231,9 @@ pub async fn destroy_version(
 #[utoipa::path(patch, path = "/api/import_templates/{id}/toggle_public", tag = "Import templates",
     params(("id" = i64, Path), ("version_id" = Option<i64>, Query, description = "the version's id (or in a JSON body)"),
         ("public" = Option<bool>, Query, description = "set instead of flip")),
-    request_body(content = VersionParams, description = "optional: the parameters as JSON"),
-    responses((status = 200, body = VersionRecord), (status = 404, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+    request_body(content = Option<VersionParams>, description = "Optional: the parameters as JSON"),
+    responses((status = 200, body = VersionRecord), (status = 404, body = ErrorEnvelope),
+        (status = 422, description = "`version_id` missing (from both query and body) or different in the two", body = ErrorEnvelope)))]
 pub async fn toggle_public(
     State(state): State<AppState>,
     principal: Principal,

@@ -34,9 +34,12 @@ pub struct TemplateRequest {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TemplateInput {
+    /// Required on create.
+    #[schema(schema_with = crate::schemas::display_name_or_null)]
     pub name: Option<String>,
+    #[schema(max_length = 2000)]
     pub description: Option<String>,
-    /// An id from `GET /api/template_categories`.
+    /// An id from `GET /api/template_categories` (required on create).
     pub category_id: Option<i64>,
 }
 
@@ -151,7 +154,8 @@ pub async fn list(
 /// Fuzzy search (typos, partial words) over names and descriptions of the
 /// templates the caller can see; best first, at most 10.
 #[utoipa::path(get, path = "/api/import_templates/search", tag = "Import templates",
-    params(("query" = String, Query, description = "the text to look for")),
+    params(("query" = String, Query, max_length = 200, min_length = 1,
+        description = "The text to look for: it must hold a letter or a digit")),
     responses((status = 200, body = [TemplateRecord]), (status = 422, body = ErrorEnvelope)))]
 pub async fn search(
     State(state): State<AppState>,

@@ -1,0 +1,189 @@
+//! Schemas of request fields whose rules live in `play_core::validate` and
+//! friends, for `#[schema(schema_with = ...)]` on request structs: the
+//! document states the rule the server applies, from the same constants.
+//!
+//! `*_or_null` variants are for optional fields, where `null` means the
+//! same as an absent field.
+
+use play_core::scopes::Scope;
+use play_core::validate::patterns;
+use utoipa::openapi::schema::{
+    AdditionalProperties, AnyOfBuilder, ArrayBuilder, KnownFormat, Object, ObjectBuilder, SchemaFormat, Type,
+};
+use utoipa::openapi::{RefOr, Schema};
+
+/// The longest display name, in characters (`validate::display_name`).
+pub const MAX_DISPLAY_NAME_CHARS: usize = 100;
+
+fn string() -> ObjectBuilder {
+    ObjectBuilder::new().schema_type(Type::String)
+}
+
+/// `schema` or `null`.
+fn or_null(schema: impl Into<RefOr<Schema>>) -> Schema {
+    AnyOfBuilder::new().item(schema).item(ObjectBuilder::new().schema_type(Type::Null)).into()
+}
+
+/// `validate::display_name`: 1-100 characters, not blank, no control
+/// characters.
+pub fn display_name() -> Object {
+    string().min_length(Some(1)).max_length(Some(MAX_DISPLAY_NAME_CHARS)).pattern(Some(patterns::DISPLAY_NAME)).build()
+}
+
+pub fn display_name_or_null() -> Schema {
+    or_null(display_name())
+}
+
+/// `validate::host`: a DNS name (an IPv4 address is one) or an IPv6 address.
+pub fn host() -> Schema {
+    AnyOfBuilder::new()
+        .item(string().max_length(Some(253)).pattern(Some(patterns::DNS_NAME)))
+        .item(string().format(Some(SchemaFormat::KnownFormat(KnownFormat::Ipv6))))
+        .description(Some("A DNS name or an IP address, without scheme, port or path"))
+        .into()
+}
+
+pub fn host_or_null() -> Schema {
+    or_null(host())
+}
+
+/// `validate::unix_user`.
+pub fn unix_user_or_null() -> Schema {
+    or_null(string().pattern(Some(patterns::UNIX_USER)))
+}
+
+/// `validate::absolute_path`: absolute, no `..` segment, no control characters.
+pub fn absolute_path() -> Object {
+    string().pattern(Some(patterns::ABSOLUTE_PATH)).build()
+}
+
+pub fn absolute_path_or_null() -> Schema {
+    or_null(absolute_path())
+}
+
+/// A path inside a repository or container: not empty, no `..`, no
+/// control characters (the Playspec service overrides).
+pub fn relative_path_or_null() -> Schema {
+    or_null(string().min_length(Some(1)).pattern(Some(patterns::NO_DOTDOT_PATH)))
+}
+
+/// `validate::email`.
+pub fn email_or_null() -> Schema {
+    or_null(string().pattern(Some(patterns::EMAIL)))
+}
+
+/// A list of `validate::domain`s.
+pub fn domains_or_null() -> Schema {
+    or_null(ArrayBuilder::new().items(string().max_length(Some(253)).pattern(Some(patterns::DOMAIN))))
+}
+
+/// A TCP port.
+pub fn port() -> Object {
+    ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+        .minimum(Some(1))
+        .maximum(Some(65535))
+        .build()
+}
+
+pub fn port_or_null() -> Schema {
+    or_null(port())
+}
+
+/// The id of another object (an id naming none is refused).
+pub fn id() -> Object {
+    ObjectBuilder::new().schema_type(Type::Integer).format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64))).build()
+}
+
+/// A text with at least one character that is not whitespace.
+pub fn not_blank(max_chars: usize) -> Object {
+    string().min_length(Some(1)).max_length(Some(max_chars)).pattern(Some(patterns::NOT_BLANK)).build()
+}
+
+/// An API key's label.
+pub fn label() -> Object {
+    not_blank(crate::routes::keys::MAX_LABEL_LEN)
+}
+
+/// The names of the scopes, at least one.
+pub fn scopes() -> Schema {
+    let names = Scope::ALL.iter().map(|s| s.as_str());
+    ArrayBuilder::new().items(string().enum_values(Some(names))).min_items(Some(1)).into()
+}
+
+/// Environment variables: names of letters, digits and `_`, not starting
+/// with a digit, at most 256 characters; values without NUL, at most 64 KiB
+/// (the server counts bytes, so a value of many multi-byte characters is
+/// refused sooner than `maxLength` says).
+pub fn env_vars() -> Object {
+    let value = string().max_length(Some(64 * 1024)).pattern(Some("^[^\\x00]*$"));
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .property_names(Some(string().max_length(Some(256)).pattern(Some("^[A-Za-z_][A-Za-z0-9_]*$"))))
+        .additional_properties(Some(AdditionalProperties::RefOr(RefOr::T(value.into()))))
+        .description(Some("Variable name -> value"))
+        .build()
+}
+
+pub fn env_vars_or_null() -> Schema {
+    or_null(env_vars())
+}
+
+/// A map of service name -> subdomain.
+pub fn subdomains() -> Object {
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .additional_properties(Some(AdditionalProperties::RefOr(RefOr::T(string().into()))))
+        .description(Some("Service name -> subdomain: empty, `@`, or lowercase letters, digits and hyphens"))
+        .build()
+}
+
+pub fn subdomains_or_null() -> Schema {
+    or_null(subdomains())
+}
+
+/// A map of service name -> `ServiceSettings` (`play_core::store::playgrounds`).
+pub fn service_settings() -> Object {
+    let text_or_null = || or_null(string());
+    let git_config = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .property("branch_name", text_or_null())
+        .property("create_branch", ObjectBuilder::new().schema_type(Type::Boolean))
+        .property("base_branch_name", text_or_null())
+        .additional_properties(Some(AdditionalProperties::<Schema>::FreeForm(false)))
+        .description(Some(
+            "The branch of a service built from a Playzone; base_branch_name is required with create_branch",
+        ));
+    let settings = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .property("git_config", or_null(git_config))
+        .property("production", or_null(ObjectBuilder::new().schema_type(Type::Boolean)))
+        .property("env_vars", env_vars())
+        .additional_properties(Some(AdditionalProperties::<Schema>::FreeForm(false)));
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .additional_properties(Some(AdditionalProperties::RefOr(RefOr::T(settings.into()))))
+        .description(Some("Service name -> {git_config, production, env_vars}"))
+        .build()
+}
+
+pub fn service_settings_or_null() -> Schema {
+    or_null(service_settings())
+}
+
+/// One of `values`.
+pub fn one_of(values: &[&str]) -> Object {
+    string().enum_values(Some(values.iter().copied())).build()
+}
+
+/// One of `values`, or `null`.
+pub fn one_of_or_null(values: &[&str]) -> Schema {
+    or_null(one_of(values))
+}
+
+/// Only `null` (or absence) is accepted: a field the server knows but does
+/// not support yet.
+pub fn null_only() -> Object {
+    ObjectBuilder::new().schema_type(Type::Null).build()
+}

@@ -1,0 +1,123 @@
+"""schemathesis hooks of scripts/schemathesis: positive data acceptance that
+knows which rules the OpenAPI document states in prose only.
+
+The built-in `positive_data_acceptance` check fails when the server refuses
+a request that matches the document's schemas. Some of play's rules cannot
+be written as JSON Schema: Compose YAML that must parse and pass the policy,
+SSH keys that must parse, names unique in the account, ids that must name
+existing objects of another kind, an expiry in the future, a service that
+must exist in the Playspec. The document states these in the fields'
+descriptions and lists 422 on those operations.
+
+This check runs the built-in one and forgives a 422 only when the server
+blames such a rule:
+- VALIDATION_FAILED whose `details` name only fields listed for the
+  operation in SEMANTIC_FIELDS below (or fields under them), or
+- LOCKED, INVALID_STATE or QUOTA_EXCEEDED: the state of the account or the
+  object, not the request (a Playspec in use, a Playground being destroyed).
+Any other refusal of schema-valid input is still a failure, so a schema that
+forgets a constraint the server enforces is caught.
+"""
+
+import os
+
+import schemathesis
+from schemathesis.core.failures import Failure
+from schemathesis.specs.openapi import checks as builtin
+
+# The key the run authenticates with (scripts/schemathesis sets it).
+OWN_KEY_ID = os.environ.get("PLAY_ST_OWN_KEY_ID", "")
+# An id no key has.
+NO_SUCH_KEY = 9223372036854775807
+
+STATE_CODES = {"LOCKED", "INVALID_STATE", "QUOTA_EXCEEDED"}
+
+# Operation -> fields whose rules the schema can only describe.
+SEMANTIC_FIELDS = {
+    # Must be in the future.
+    "POST /api/keys": ["api_key.expires_at"],
+    # Names are unique per account; keys must parse; `local` only where enabled.
+    "POST /api/playrooms": ["playroom.name", "playroom.ssh_private_key", "playroom.host_key", "playroom.connection"],
+    "PATCH /api/playrooms/{id}": ["playroom.name", "playroom.ssh_private_key", "playroom.host_key", "playroom.connection"],
+    # Compose must be valid; service overrides must name its services; names unique.
+    "POST /api/playspecs": ["playspec.name", "playspec.base_compose_yaml", "playspec.services"],
+    "PATCH /api/playspecs/{id}": ["playspec.name", "playspec.base_compose_yaml", "playspec.services"],
+    # Mount paths unique per Playspec and not under /proc, /sys, /dev; target
+    # services must exist; the file part needs a file name.
+    "POST /api/playspecs/{id}/add_mounted_file": ["mount_path", "target_services", "file"],
+    "PATCH /api/playspecs/{id}/update_mounted_file": ["mount_path", "target_services"],
+    # A registry address, one credential per registry.
+    "POST /api/playspecs/{id}/add_registry_credential": ["registry_url"],
+    # Settings must fit the Playspec's services and the Playroom's policy.
+    "POST /api/playgrounds": [
+        "playground.watched_services",
+        "playground.service_subdomains",
+        "playground.services",
+        "playspec.base_compose_yaml",
+    ],
+    "POST /api/playgrounds/{id}/rollout": [
+        "playground.service_subdomains",
+        "playground.services",
+        "playspec.base_compose_yaml",
+    ],
+    # The service must run in the Playground.
+    "GET /api/playgrounds/{id}/env_metadata": ["service"],
+    # Compose must be valid; playroom_id is required with create_playground; names unique.
+    "POST /api/launch": ["compose_yaml", "playroom_id", "playspec.name"],
+    # The category must exist; names unique.
+    "POST /api/import_templates": ["import_template.category_id", "import_template.name"],
+    "PATCH /api/import_templates/{id}": ["import_template.category_id", "import_template.name"],
+    # Template validation (declared and used variables, the svc namespace...).
+    "POST /api/import_templates/{id}/create_version": ["template_body", "svc", "services", "variables"],
+    # version_id comes from the query or the body, and they must agree.
+    "DELETE /api/import_templates/{id}/destroy_version": ["version_id", "public"],
+    "PATCH /api/import_templates/{id}/toggle_public": ["version_id", "public"],
+    # Variables are checked against the version's declarations; names unique.
+    "POST /api/import_templates/{id}/launch": ["variables", "name", "compose_yaml"],
+    # Letters or digits to look for.
+    "GET /api/import_templates/search": ["query"],
+}
+
+
+def _under(field, prefix):
+    return field == prefix or field.startswith(prefix + ".") or field.startswith(prefix + "[")
+
+
+def _explained(case, response):
+    if response.status_code != 422:
+        return False
+    try:
+        error = response.json()["error"]
+    except (ValueError, KeyError, TypeError):
+        return False
+    if error.get("code") in STATE_CODES:
+        return True
+    if error.get("code") != "VALIDATION_FAILED":
+        return False
+    allowed = SEMANTIC_FIELDS.get(f"{case.method.upper()} {case.operation.path}", [])
+    fields = list(error.get("details") or {})
+    return bool(fields) and all(any(_under(f, p) for p in allowed) for f in fields)
+
+
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    """The run never deletes its own key (every later request would be 401):
+    DELETE /api/keys/{id} aimed at it goes to a key that does not exist."""
+    parameters = case.path_parameters or {}
+    if (
+        case.method.upper() == "DELETE"
+        and case.operation.path == "/api/keys/{id}"
+        and str(parameters.get("id")) == OWN_KEY_ID
+    ):
+        parameters["id"] = NO_SUCH_KEY
+
+
+@schemathesis.check
+def positive_data_acceptance_with_semantics(ctx, response, case):
+    """positive_data_acceptance, forgiving the refusals explained above."""
+    try:
+        return builtin.positive_data_acceptance(ctx, response, case)
+    except Failure:
+        if _explained(case, response):
+            return None
+        raise
