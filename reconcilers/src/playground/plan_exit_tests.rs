@@ -56,6 +56,10 @@ fn converged_observed(d: &Desired) -> Observed {
     }
 }
 
+/// A service, its container's state, the job's watched services, then the
+/// plan and whether the Playground counts as converged.
+type Case<'a> = (&'a str, State, &'a [&'a str], &'a [Step], bool);
+
 fn start(service: &str) -> Step {
     Step::StartContainer { service: service.into(), id: format!("id-{service}") }
 }
@@ -72,8 +76,7 @@ fn only_one_shot_dependencies_count_as_one_shot() {
 
 #[test]
 fn a_stopped_container_is_drift_unless_it_may_finish() {
-    // (service, its state, the job's watched services, the plan, converged)
-    let cases: &[(&str, State, &[&str], &[Step], bool)] = &[
+    let cases: &[Case<'_>] = &[
         // `docker stop` of a service whose process exits 0 on SIGTERM.
         ("web", State::Exited(0), &[], &[start("web")], false),
         ("web", State::Exited(143), &[], &[start("web")], false),
