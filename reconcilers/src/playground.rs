@@ -33,7 +33,9 @@
 //! [`Error::LeaseLost`].
 //!
 //! Errors: a spec that cannot run (Compose invalid for the Playroom's
-//! policy, a service to build) is terminal: status `failed` with
+//! policy, a service to build) or a stored row that does not parse
+//! (`play_core::Error::Corrupt`: never read as an empty spec, which would
+//! converge the host to nothing) is terminal: status `failed` with
 //! `error_message`/`error_step`, and the runtime does not retry it until the
 //! Playground changes. Anything else (host unreachable, engine errors) is
 //! written as `error_message`/`error_step` with the status unchanged, and
@@ -171,7 +173,7 @@ impl Pass<'_> {
             let model = spec::model_for(&playspec.base_compose_yaml, &Policy { trusted: room.trusted }, &p)
                 .map_err(Error::InvalidSpec)?;
             let files = playspec_files::list_files(store, playspec.id).await?;
-            let definitions = spec::definitions(&playspec.services);
+            let definitions = playspec.definitions()?;
             let inputs = spec::Inputs::new(&p, &model)
                 .with_persist_volumes(playspec.persist_volumes)
                 .with_files(&files)
@@ -194,17 +196,16 @@ impl Pass<'_> {
         // Desired state `destroyed` or `complete`: nothing may stay on the
         // host. Named volumes are also found by name: one the engine
         // created unlabelled (a mount racing its creation) is still this
-        // Playground's.
+        // Playground's. A Compose that can no longer run (the Playroom's
+        // policy changed) must still be destroyed: its volumes are then
+        // found by label only. Volume names do not depend on exposure, so
+        // no routing is computed.
         let persist = playspec.as_ref().is_some_and(|s| s.persist_volumes);
         let volumes = playspec
             .as_ref()
             .and_then(|s| {
                 let model = spec::model_for(&s.base_compose_yaml, &Policy { trusted: room.trusted }, &p).ok()?;
-                let definitions = spec::definitions(&s.services);
-                let inputs = spec::Inputs::new(&p, &model)
-                    .with_routing(&room.domains, room.acme_email.as_deref())
-                    .with_definitions(&definitions);
-                spec::desired(&inputs).ok()
+                spec::desired(&spec::Inputs::new(&p, &model)).ok()
             })
             .map(|d| d.volumes.into_iter().map(|v| v.name).collect::<Vec<_>>())
             .unwrap_or_default();
@@ -413,7 +414,11 @@ impl Reconciler for PlaygroundReconciler {
         let mut pass = Pass { r: self, fence, id, step: "queued" };
         match pass.run().await {
             Ok(action) => Ok(action),
-            Err(e @ (Error::LeaseLost | Error::Store(_))) => Err(e),
+            // A lost lease writes nothing; a store failure would most
+            // likely fail the write too. A corrupt row is different: the
+            // store answers, and the Playground must show why it stopped.
+            Err(e @ Error::LeaseLost) => Err(e),
+            Err(e @ Error::Store(_)) if !e.is_terminal() => Err(e),
             Err(e) => {
                 let step = pass.step;
                 // Best effort: the error is returned either way, and a lost

@@ -68,13 +68,54 @@ pub(super) async fn begin(store: &Store, fence: Fence<'_>, id: i64) -> Result<Op
     Ok(Some((tx, current)))
 }
 
+/// The columns [`record_error`] needs, read without the JSON columns: a
+/// Playground whose own row is corrupt can still be failed with a message
+/// that says so.
+struct Head {
+    account_id: i64,
+    name: String,
+    status: String,
+    desired_state: String,
+    error_message: Option<String>,
+    error_step: Option<String>,
+}
+
+/// [`begin`], reading only the [`Head`] of the row.
+async fn begin_head(store: &Store, fence: Fence<'_>, id: i64) -> Result<Option<(Tx, Head)>> {
+    let mut tx = store.write().await?;
+    if !leases::still_held(&mut tx, fence.reconciler, id, fence.owner, fence.token).await? {
+        return Ok(None);
+    }
+    let row = sqlx::query(
+        "SELECT account_id, name, status, desired_state, error_message, error_step \
+         FROM playgrounds WHERE id = $1",
+    )
+    .bind(id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let head = Head {
+        account_id: row.try_get("account_id")?,
+        name: row.try_get("name")?,
+        status: row.try_get("status")?,
+        desired_state: row.try_get("desired_state")?,
+        error_message: row.try_get("error_message")?,
+        error_step: row.try_get("error_step")?,
+    };
+    Ok(Some((tx, head)))
+}
+
 pub(super) async fn status_event(conn: &mut Conn, p: &Playground, to: &str) -> Result<()> {
+    status_changed(conn, p.account_id, p.id, &p.name, &p.status, to).await
+}
+
+async fn status_changed(conn: &mut Conn, account_id: i64, id: i64, name: &str, from: &str, to: &str) -> Result<()> {
     events::record(
         conn,
-        NewEvent::new(p.account_id, "playground", p.id, "status.changed")
-            .playground_name(&p.name)
+        NewEvent::new(account_id, "playground", id, "status.changed")
+            .playground_name(name)
             .actor(Actor::System)
-            .metadata(serde_json::json!({"from": p.status, "to": to})),
+            .metadata(serde_json::json!({"from": from, "to": to})),
     )
     .await?;
     Ok(())
@@ -100,6 +141,9 @@ pub async fn set_step(store: &Store, fence: Fence<'_>, id: i64, step: &str) -> R
 /// also moves the status to `failed`; a transient one keeps the status and
 /// is retried. `playground.error` is written when the message or step is
 /// new.
+///
+/// Reads only the row's plain columns, so a Playground whose own JSON
+/// columns are corrupt is still failed with that message.
 pub async fn record_error(
     store: &Store,
     fence: Fence<'_>,
@@ -108,17 +152,19 @@ pub async fn record_error(
     message: &str,
     terminal: bool,
 ) -> Result<bool> {
-    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
+    let Some((mut tx, current)) = begin_head(store, fence, id).await? else { return Ok(false) };
     let to = if terminal && current.desired_state == "running" { status::FAILED } else { current.status.as_str() };
     let changed = current.error_message.as_deref() != Some(message) || current.error_step.as_deref() != Some(step);
+    let creation_step = Some(step);
     if changed || to != current.status {
         sqlx::query(
-            "UPDATE playgrounds SET status = $1, error_message = $2, error_step = $3, creation_step = $3, \
-             updated_at = $4 WHERE id = $5",
+            "UPDATE playgrounds SET status = $1, error_message = $2, error_step = $3, creation_step = $4, \
+             updated_at = $5 WHERE id = $6",
         )
         .bind(to)
         .bind(message)
         .bind(step)
+        .bind(creation_step)
         .bind(time::to_db(&time::now()))
         .bind(id)
         .execute(&mut *tx)
@@ -134,7 +180,7 @@ pub async fn record_error(
         .await?;
     }
     if to != current.status {
-        status_event(&mut tx, &current, to).await?;
+        status_changed(&mut tx, current.account_id, id, &current.name, &current.status, to).await?;
     }
     tx.commit().await?;
     Ok(true)
