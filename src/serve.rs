@@ -39,7 +39,8 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         job_ttl: args.job_ttl,
     };
     let metrics = Arc::new(Metrics::new());
-    let gateway = DockerHostGateway::new(HostConfig::with_timeout(args.host_timeout), metrics.clone());
+    let gateway = DockerHostGateway::new(HostConfig::with_timeout(args.host_timeout), metrics.clone())
+        .reporting_reachability(store.clone());
     // Reconcilers subscribe to this waker by their NAME.
     let waker = ChannelWaker::new();
     let shared = reconcile::Shared {

@@ -1,5 +1,5 @@
 //! Drift correctness against the machine's Docker engine over the harness's
-//! sshd (issue #10, findings 9 and 11):
+//! sshd (issue #10, findings 9, 11 and 12):
 //!
 //! - a service container stopped with `docker stop`, whose process exits 0
 //!   on SIGTERM and which has no restart policy, is started again and the
@@ -7,7 +7,11 @@
 //!   dependency that exited 0 is left alone;
 //! - a Playground whose stored spec is corrupt (its Playspec's `services`,
 //!   its own `env_overrides`) fails terminally with a message naming the
-//!   column, and its running containers are left as they are.
+//!   column, and its running containers are left as they are;
+//! - a host outage is reported on the Playroom (`reachable: false` since
+//!   when, and why), and once the host is back the Playground's error is
+//!   cleared, its `creation_step` stays `ready`, and the Playroom is
+//!   reachable again.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
 
@@ -63,13 +67,21 @@ async fn drift_repairs(w: &World, id: i64) -> Vec<Vec<String>> {
 
 /// The Playground's row as stored, read without the store's parsing (a
 /// corrupt row cannot be read through the API).
-async fn stored(w: &World, id: i64) -> (String, Option<String>) {
-    let row = sqlx::query("SELECT status, error_message FROM playgrounds WHERE id = $1")
+async fn stored(w: &World, id: i64) -> (String, Option<String>, Option<String>) {
+    let row = sqlx::query("SELECT status, error_message, creation_step FROM playgrounds WHERE id = $1")
         .bind(id)
         .fetch_one(w.app.store().pool())
         .await
         .unwrap();
-    (row.get("status"), row.get("error_message"))
+    (row.get("status"), row.get("error_message"), row.get("creation_step"))
+}
+
+async fn status_view(w: &World, id: i64) -> Value {
+    w.app.get(&format!("/api/playgrounds/{id}/status"), &w.app.admin).await.body
+}
+
+async fn playroom(w: &World) -> Value {
+    w.app.get(&format!("/api/playrooms/{}", w.playroom), &w.app.admin).await.body
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -164,8 +176,10 @@ async fn a_corrupt_stored_spec_fails_the_playground_and_leaves_its_containers() 
             stored(&w, id).await.0 == "failed"
         })
         .await;
-        let message = stored(&w, id).await.1.unwrap();
+        let (_, message, step) = stored(&w, id).await;
+        let message = message.unwrap();
         assert!(message.contains(column) && message.contains("corrupt"), "{message}");
+        assert_eq!(step.as_deref(), Some("ready"), "a running Playground keeps its creation step");
     }
     let errors: Vec<(i64, Value)> = events::list_for_account(w.app.store(), w.app.account_id)
         .await
@@ -185,4 +199,66 @@ async fn a_corrupt_stored_spec_fails_the_playground_and_leaves_its_containers() 
     assert_eq!(inspect(&a_app, "{{.State.Running}}"), "true");
     assert_eq!(inspect(&b_app, "{{.State.Running}}"), "true");
     assert_eq!(stored(&w, a).await.0, "failed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_outage_is_reported_on_the_playroom_and_leaves_no_stale_error() {
+    let mut w = World::start().await;
+    let spec = w.playspec("outage", APP).await;
+    let id = w.playground("outage", spec, json!({})).await["id"].as_i64().unwrap();
+    let running = w.runtime("replica-outage", Duration::from_secs(1));
+    running.handle.wake(id);
+    w.wait_converged(id, "running").await;
+    let room = playroom(&w).await;
+    assert_eq!((room["reachable"].clone(), room["unreachable_since"].clone()), (json!(true), Value::Null), "{room:#}");
+    assert_eq!(status_view(&w, id).await["creation_step"], "ready");
+
+    // The host goes away. Its port is not held meanwhile (unlike the
+    // playrooms_e2e tests, sshd must come back on it): the killed server's
+    // connections sit in TIME_WAIT, so only an SO_REUSEADDR socket could
+    // bind it, and such a socket keeps no other SO_REUSEADDR server off.
+    // `free_port` hands ports out per process, so nothing else takes it.
+    let cut = chrono::Utc::now();
+    w.sshd.stop();
+    eventually("the Playroom reported unreachable", Duration::from_secs(60), async || {
+        playroom(&w).await["reachable"] == false
+    })
+    .await;
+    let room = playroom(&w).await;
+    let since: chrono::DateTime<chrono::Utc> = room["unreachable_since"].as_str().unwrap().parse().unwrap();
+    assert!(since >= cut - chrono::Duration::seconds(1) && since <= chrono::Utc::now(), "{room:#}");
+    assert!(room["unreachable_reason"].as_str().is_some_and(|r| !r.is_empty()), "{room:#}");
+    assert_eq!(room["status"], "active");
+    eventually("the Playground's error", Duration::from_secs(30), async || {
+        status_view(&w, id).await["error_message"].is_string()
+    })
+    .await;
+    let during = status_view(&w, id).await;
+    assert_eq!(during["status"], "running", "{during:#}");
+    assert_eq!(during["creation_step"], "ready", "an outage is not a step back in creation: {during:#}");
+    // Further failed attempts keep the first failure's time.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(playroom(&w).await["unreachable_since"], room["unreachable_since"]);
+
+    // The host comes back, on the same port with the same keys.
+    w.sshd.restart();
+    eventually("the Playroom reachable again", Duration::from_secs(60), async || {
+        playroom(&w).await["reachable"] == true
+    })
+    .await;
+    let room = playroom(&w).await;
+    assert_eq!((room["unreachable_since"].clone(), room["unreachable_reason"].clone()), (Value::Null, Value::Null));
+    eventually("the Playground's error cleared", Duration::from_secs(30), async || {
+        let view = status_view(&w, id).await;
+        view["error_message"].is_null() && view["error_step"].is_null()
+    })
+    .await;
+    let after = status_view(&w, id).await;
+    assert_eq!(
+        (after["status"].as_str(), after["creation_step"].as_str()),
+        (Some("running"), Some("ready")),
+        "{after:#}"
+    );
+    let (_, detail) = w.detail(id).await;
+    assert_eq!(detail["observed_generation"], detail["generation"]);
 }

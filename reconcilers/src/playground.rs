@@ -159,6 +159,11 @@ impl Pass<'_> {
         if let Some(action) = self.released_job(&p).await? {
             return Ok(action);
         }
+        if p.desired_state == "running" {
+            // An error before any step of this pass (the host unreachable,
+            // a corrupt row) is reported at the step the Playground is at.
+            self.step = p.creation_step.as_deref().and_then(static_step).unwrap_or("queued");
+        }
         let (room, target) = playrooms::target(store, &self.r.secrets, p.account_id, p.playroom_id).await?;
         let playspec = match p.playspec_id {
             Some(spec_id) => Some(playspecs::get(store, p.account_id, spec_id).await?),
@@ -166,7 +171,6 @@ impl Pass<'_> {
         };
         let docker = self.r.gateway.docker(&target).await?;
         if p.desired_state == "running" {
-            self.step = p.creation_step.as_deref().and_then(static_step).unwrap_or("queued");
             let playspec = playspec
                 .as_ref()
                 .ok_or_else(|| Error::InvalidSpec("the Playground's Playspec no longer exists".into()))?;

@@ -32,6 +32,7 @@ pub mod playrooms;
 pub mod playspec_files;
 pub mod playspecs;
 pub mod quotas;
+pub mod reachability;
 pub mod sweep;
 pub mod templates;
 

@@ -67,6 +67,13 @@ pub struct Playroom {
     pub last_checked_at: Option<Timestamp>,
     pub last_transport: Option<String>,
     pub last_error: Option<String>,
+    /// Whether the reconcilers reached the Playroom's engine on their last
+    /// attempt (`None` until they first try); see [`super::reachability`].
+    pub reachable: Option<bool>,
+    /// The first failed attempt since the engine was last reached.
+    pub unreachable_since: Option<Timestamp>,
+    /// Why the last attempt failed.
+    pub unreachable_reason: Option<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -93,7 +100,8 @@ pub struct PlayroomFields {
 
 const COLUMNS: &str = "id, account_id, name, status, connection, host, port, ssh_user, docker_socket, \
     ssh_private_key IS NOT NULL AS has_private_key, ssh_public_key, host_key, host_key_pinned_at, domains, \
-    acme_email, trusted, tutorial, last_checked_at, last_transport, last_error, created_at, updated_at";
+    acme_email, trusted, tutorial, last_checked_at, last_transport, last_error, reachable, unreachable_since, \
+    unreachable_reason, created_at, updated_at";
 
 fn from_row(row: &AnyRow) -> Result<Playroom> {
     let id: i64 = row.try_get("id")?;
@@ -125,6 +133,9 @@ fn from_row(row: &AnyRow) -> Result<Playroom> {
         last_checked_at: time::opt_from_db(row.try_get("last_checked_at")?)?,
         last_transport: row.try_get("last_transport")?,
         last_error: row.try_get("last_error")?,
+        reachable: row.try_get::<Option<i64>, _>("reachable")?.map(is_set),
+        unreachable_since: time::opt_from_db(row.try_get("unreachable_since")?)?,
+        unreachable_reason: row.try_get("unreachable_reason")?,
         created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
         updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
     })

@@ -14,11 +14,13 @@ use play_core::host::{
 };
 use play_core::metrics::Metrics;
 use play_core::ssh_keys;
+use play_core::store::Store;
 
 use super::HostConfig;
 use super::local::LocalDialer;
 pub use super::pool::HostConnection;
 use super::pool::{Pool, SessionDialer};
+use super::reachability::Reachability;
 use super::ssh::{self, SshParams};
 use super::tunnel::{Dialer, EngineClient, Recorder};
 use crate::error::{Error, Result};
@@ -27,11 +29,21 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone)]
 pub struct DockerHostGateway {
     pool: Arc<Pool>,
+    reachability: Option<Arc<Reachability>>,
 }
 
 impl DockerHostGateway {
     pub fn new(cfg: HostConfig, metrics: Arc<Metrics>) -> Self {
-        DockerHostGateway { pool: Arc::new(Pool::new(cfg, metrics)) }
+        DockerHostGateway { pool: Arc::new(Pool::new(cfg, metrics)), reachability: None }
+    }
+
+    /// Reports every connection's outcome on its Playroom (`reachable`,
+    /// `unreachable_since`, `unreachable_reason`) in `store`; see
+    /// [`Reachability`]. `play serve` turns it on; a gateway without it (the
+    /// API's `test_connection` records its own outcome) reports nothing.
+    pub fn reporting_reachability(mut self, store: Store) -> Self {
+        self.reachability = Some(Arc::new(Reachability::new(store)));
+        self
     }
 
     pub fn config(&self) -> &HostConfig {
@@ -42,7 +54,14 @@ impl DockerHostGateway {
     /// Its `host_key` is what a reconciler stores when the Playroom has no pin
     /// yet.
     pub async fn connection(&self, target: &HostTarget) -> Result<HostConnection> {
-        self.pool.link(target)?.connection().await
+        let connected = match self.pool.link(target) {
+            Ok(link) => link.connection().await,
+            Err(e) => Err(e),
+        };
+        if let Some(reachability) = &self.reachability {
+            reachability.observe(target.playroom_id, &connected).await;
+        }
+        connected
     }
 
     /// A bollard client for `target`, over the pooled connection.
