@@ -60,6 +60,7 @@ use play_core::store::playgrounds::{Playground, status};
 use play_core::store::{Store, playrooms, playspec_files, playspecs};
 use play_core::time;
 
+use crate::events::WatchHandle;
 use crate::host::{DockerHostGateway, RegistryCredentials};
 use crate::runtime::{Action, Ctx, Reconciler};
 use crate::{Error, Result};
@@ -101,15 +102,24 @@ pub struct PlaygroundReconciler {
     secrets: SecretBox,
     gateway: DockerHostGateway,
     config: PlaygroundConfig,
+    watch: Option<WatchHandle>,
 }
 
 impl PlaygroundReconciler {
     pub fn new(store: Store, secrets: SecretBox, gateway: DockerHostGateway) -> Self {
-        PlaygroundReconciler { store, secrets, gateway, config: PlaygroundConfig::default() }
+        PlaygroundReconciler { store, secrets, gateway, config: PlaygroundConfig::default(), watch: None }
     }
 
     pub fn with_config(mut self, config: PlaygroundConfig) -> Self {
         self.config = config;
+        self
+    }
+
+    /// Every pass asks `watch` to follow its Playroom's Docker events, so a
+    /// Playroom is watched from its first Playground's first pass (see
+    /// `crate::events`).
+    pub fn with_watch(mut self, watch: WatchHandle) -> Self {
+        self.watch = Some(watch);
         self
     }
 }
@@ -163,6 +173,9 @@ impl Pass<'_> {
             // An error before any step of this pass (the host unreachable,
             // a corrupt row) is reported at the step the Playground is at.
             self.step = p.creation_step.as_deref().and_then(static_step).unwrap_or("queued");
+        }
+        if let Some(watch) = &self.r.watch {
+            watch.ensure(p.playroom_id);
         }
         let (room, target) = playrooms::target(store, &self.r.secrets, p.account_id, p.playroom_id).await?;
         let playspec = match p.playspec_id {
