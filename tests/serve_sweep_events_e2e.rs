@@ -184,6 +184,16 @@ async fn a_container_killed_in_a_fresh_playrooms_first_seconds_is_repaired_at_on
         eventually("the killed container running again", Duration::from_secs(30), async || running(&container)).await;
     eprintln!("started again {took:?} after docker kill, in the Playroom's first seconds");
     assert_eq!(project_containers(&project), [container]);
+    // Through one event stream that stayed open (a stream failing and
+    // reconnecting would also wake the Playground, and hide a broken
+    // subscription).
+    let metrics = served.api.metrics().await;
+    let streams: Vec<&str> = metrics
+        .lines()
+        .filter(|l| l.starts_with("play_remote_calls_total{") && l.contains("operation=\"docker GET events\""))
+        .collect();
+    assert_eq!(streams.len(), 1, "{streams:?}");
+    assert!(streams[0].contains("outcome=\"ok\"") && streams[0].ends_with(" 1"), "{streams:?}");
     served.stop().await;
 }
 
