@@ -38,8 +38,13 @@
 //!
 //! Events are only a latency optimisation. Nothing here is needed for
 //! correctness: passes are level-triggered and the runtime's resync visits
-//! every Playground anyway, so an event that is lost (a gap in the stream, a
-//! Playroom not yet watched) delays a repair until the next resync at worst.
+//! every Playground anyway. Within that, a change is never left to the
+//! resync while its Playroom's engine answers: one made while no stream was
+//! open (before the Playroom was watched, or while the stream was down) is
+//! followed by the wake-up of every Playground when a stream opens, and one
+//! made after that by an event (`since`). A wake-up lost anyway (the runtime
+//! gone, a watcher stopped mid-way) delays a repair until the next resync at
+//! worst.
 //! An id sent twice costs at most one extra (cheap) pass: the runtime's queue
 //! merges requests for one id. The runtime's own passes cause events too
 //! (starting a container): they wake the Playground once more, and that pass

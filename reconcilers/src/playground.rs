@@ -38,8 +38,9 @@
 //! converge the host to nothing) is terminal: status `failed` with
 //! `error_message`/`error_step`, and the runtime does not retry it until the
 //! Playground changes. Anything else (host unreachable, engine errors) is
-//! written as `error_message`/`error_step` with the status unchanged, and
-//! retried with backoff.
+//! written as `error_message`/`error_step` with the status unchanged (and
+//! the `creation_step` of a running Playground unchanged), retried with
+//! backoff, and cleared by the next pass that gets through its plan.
 
 pub mod edge;
 pub mod files;
