@@ -97,6 +97,12 @@ pub struct ServeArgs {
     /// that no longer exist.
     #[arg(long, env = "PLAY_SWEEP_INTERVAL", default_value = "10m", value_parser = humantime_duration)]
     pub sweep_interval: std::time::Duration,
+    /// How often the list of Playrooms whose Docker events are followed is
+    /// refreshed: it notices Playrooms with no Playground left and changed
+    /// connection settings. A Playroom in use is watched from its first
+    /// pass whatever this is.
+    #[arg(long, env = "PLAY_EVENTS_REFRESH", default_value = "10s", value_parser = humantime_duration)]
+    pub events_refresh: std::time::Duration,
     /// How long a replica's claim on an object lasts without renewal.
     #[arg(long, env = "PLAY_LEASE_DURATION", default_value = "60s", value_parser = humantime_duration)]
     pub lease_duration: std::time::Duration,

@@ -10,7 +10,7 @@ use play_core::metrics::Metrics;
 use play_core::secrets::SecretBox;
 use play_core::store::{Backend, Store};
 use play_core::wake::ChannelWaker;
-use play_reconcilers::events::PlaygroundEvents;
+use play_reconcilers::events::{EventsConfig, PlaygroundEvents};
 use play_reconcilers::host::DockerHostGateway;
 use play_reconcilers::playground::PlaygroundReconciler;
 use play_reconcilers::runtime::{self, Config, Reconciler, Runtime};
@@ -36,6 +36,9 @@ pub struct Loops {
     pub runtime: Config,
     /// How often each Playroom is swept: the sweep runtime's resync period.
     pub sweep_interval: std::time::Duration,
+    /// How often the list of Playrooms whose Docker events are followed is
+    /// refreshed (passes also ask for their Playroom at once).
+    pub events_refresh: std::time::Duration,
 }
 
 pub fn config(args: &ServeArgs) -> Loops {
@@ -47,6 +50,7 @@ pub fn config(args: &ServeArgs) -> Loops {
             ..Config::default()
         },
         sweep_interval: args.sweep_interval,
+        events_refresh: args.events_refresh,
     }
 }
 
@@ -89,11 +93,14 @@ pub fn start_all(shared: &Shared, loops: &Loops, replica: &str, shutdown: &Cance
     let s = shared;
 
     // Playgrounds, also woken by their Playrooms' Docker events.
-    let events = PlaygroundEvents::new(s.store.clone(), s.secrets.clone(), s.gateway.clone());
-    let (playground_events, watchers) = events.start(shutdown.child_token());
+    // Each pass asks for its Playroom to be watched, so a new Playroom's
+    // events are followed from its first pass, not a refresh later.
+    let events = PlaygroundEvents::new(s.store.clone(), s.secrets.clone(), s.gateway.clone())
+        .with_config(EventsConfig { refresh: loops.events_refresh, ..EventsConfig::default() });
+    let (playground_events, watch, watchers) = events.start(shutdown.child_token());
     tasks.spawn(watchers);
     spawner.spawn(
-        PlaygroundReconciler::new(s.store.clone(), s.secrets.clone(), s.gateway.clone()),
+        PlaygroundReconciler::new(s.store.clone(), s.secrets.clone(), s.gateway.clone()).with_watch(watch),
         loops.runtime.clone(),
         |runtime| runtime.trigger(playground_events),
     );

@@ -39,8 +39,9 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         job_ttl: args.job_ttl,
     };
     let metrics = Arc::new(Metrics::new());
-    let gateway =
-        DockerHostGateway::new(HostConfig::with_timeout(args.host_timeout), metrics.clone()).with_pins(store.clone());
+    let gateway = DockerHostGateway::new(HostConfig::with_timeout(args.host_timeout), metrics.clone())
+        .with_pins(store.clone())
+        .reporting_reachability(store.clone());
     // Reconcilers subscribe to this waker by their NAME.
     let waker = ChannelWaker::new();
     let shared = reconcile::Shared {

@@ -8,7 +8,9 @@
 //! installation-wide network and unlabelled objects. With the resync an hour
 //! away, a container killed behind play's back is started again within
 //! seconds through the Playroom's Docker event stream, also after the SSH
-//! connection under the stream was cut.
+//! connection under the stream was cut; and a watcher's first connect wakes
+//! every Playground of its Playroom, so a change made before the Playroom
+//! was watched is observed at once.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
 
@@ -138,21 +140,27 @@ impl World {
         let stop = self.shutdown.child_token();
         let mut runtime = self.runtime(self.playground_reconciler());
         if events {
-            let config = EventsConfig {
-                refresh: Duration::from_millis(200),
-                backoff: Backoff { initial: Duration::from_millis(100), max: Duration::from_millis(500) },
-                ..EventsConfig::default()
-            };
-            let (ids, watchers) =
-                PlaygroundEvents::new(self.app.store().clone(), self.app.state.secrets.clone(), self.gateway.clone())
-                    .with_config(config)
-                    .start(stop.clone());
-            self.spawn(watchers);
-            runtime = runtime.trigger(ids);
+            runtime = runtime.trigger(self.events(&stop));
         }
         let handle = runtime.handle();
         self.spawn(runtime.run(stop.clone()));
         (handle, stop)
+    }
+
+    /// Starts the event watchers (the watch list refreshed every 200 ms)
+    /// until `stop`: the Playground ids they wake.
+    fn events(&self, stop: &CancellationToken) -> impl futures::Stream<Item = i64> + Send + 'static {
+        let config = EventsConfig {
+            refresh: Duration::from_millis(200),
+            backoff: Backoff { initial: Duration::from_millis(100), max: Duration::from_millis(500) },
+            ..EventsConfig::default()
+        };
+        let (ids, _watch, watchers) =
+            PlaygroundEvents::new(self.app.store().clone(), self.app.state.secrets.clone(), self.gateway.clone())
+                .with_config(config)
+                .start(stop.clone());
+        self.spawn(watchers);
+        ids
     }
 
     async fn status(&self, id: i64) -> Value {
@@ -344,5 +352,28 @@ async fn a_killed_container_is_started_again_through_the_docker_event_stream() {
     let took = repaired_within("after the SSH connection was cut").await;
     eprintln!("started again {took:?} after docker kill, on a reconnected stream");
     assert_eq!(project_containers(&project), [container]);
+    w.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watchers_first_connect_wakes_every_playground_of_its_playroom() {
+    let w = world().await;
+    let (id, project) = w.playground("early").await;
+    let (handle, stop_playgrounds) = w.start_playgrounds(false);
+    handle.wake(id);
+    w.wait_running(id).await;
+    stop_playgrounds.cancel();
+
+    // Killed while no watcher follows the Playroom: no event stream will
+    // ever report it, so only a full observe can find it.
+    let container = format!("{project}-app-1");
+    docker(&["kill", &container]);
+    let stop = w.shutdown.child_token();
+    let mut ids = std::pin::pin!(w.events(&stop));
+    // The watcher's first connect, with no Docker event since, wakes the
+    // Playground (the pass it starts is that full observe).
+    let woken = tokio::time::timeout(Duration::from_secs(30), futures::StreamExt::next(&mut ids)).await;
+    assert_eq!(woken.ok().flatten(), Some(id), "the first connect woke nothing");
+    stop.cancel();
     w.finish().await;
 }

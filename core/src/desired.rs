@@ -245,12 +245,6 @@ impl<'a> Inputs<'a> {
     }
 }
 
-/// A Playspec's stored service definitions (`playspecs.services`); a
-/// value that does not read as definitions counts as none.
-pub fn definitions(services: &serde_json::Value) -> Vec<ServiceDefinition> {
-    serde_json::from_value(services.clone()).unwrap_or_default()
-}
-
 /// The Playspec's Compose as this Playground runs it: validated for the
 /// Playroom's `policy`, with `${V}` interpolation reading the Playground's
 /// `env_overrides` (an unset variable is an empty string, as in Compose).

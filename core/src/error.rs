@@ -45,6 +45,12 @@ pub enum Error {
     Database(#[from] sqlx::Error),
     #[error("migration: {0}")]
     Migration(#[from] sqlx::migrate::MigrateError),
+    /// A stored value does not read as what play wrote there: a JSON
+    /// column that does not parse, an enum column with an unknown value.
+    /// Never read as a default: an empty spec read from a corrupt row would
+    /// have the reconcilers converge a host to nothing.
+    #[error("stored data is corrupt: {table}.{column} of row {id}: {reason}")]
+    Corrupt { table: &'static str, id: i64, column: &'static str, reason: String },
     #[error("{0}")]
     Internal(String),
 }
@@ -69,6 +75,7 @@ impl Error {
             Error::Crypto(_) => "crypto",
             Error::Database(_) => "database",
             Error::Migration(_) => "migration",
+            Error::Corrupt { .. } => "corrupt",
             Error::Internal(_) => "internal",
         }
     }

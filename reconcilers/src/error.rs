@@ -107,9 +107,10 @@ impl Error {
     }
 
     /// Retrying cannot fix it: the error policy parks the object until it
-    /// changes.
+    /// changes. A corrupt stored row is terminal: the next read is just as
+    /// corrupt, and nothing must act on a default in its place.
     pub fn is_terminal(&self) -> bool {
-        matches!(self, Error::InvalidSpec(_))
+        matches!(self, Error::InvalidSpec(_) | Error::Store(play_core::Error::Corrupt { .. }))
     }
 }
 

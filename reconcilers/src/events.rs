@@ -2,13 +2,18 @@
 //! runtime when a container of a Playground changed behind play's back.
 //!
 //! [`PlaygroundEvents::start`] returns a stream of Playground ids, to hand to
-//! the Playground runtime with `Runtime::trigger`, and the task that feeds
-//! it:
+//! the Playground runtime with `Runtime::trigger`, a [`WatchHandle`] for the
+//! Playground reconciler, and the task that feeds them:
 //!
-//! - A **supervisor** lists the Playrooms that have Playgrounds every
-//!   [`EventsConfig::refresh`], starts a watcher for each new one, stops the
-//!   watchers of Playrooms that are gone or have no Playground left, and
-//!   restarts a watcher whose Playroom's connection settings changed.
+//! - A **supervisor** lists the Playrooms that have Playgrounds, starts a
+//!   watcher for each new one, stops the watchers of Playrooms that are gone
+//!   or have no Playground left, and restarts a watcher whose Playroom's
+//!   connection settings changed. It does so every [`EventsConfig::refresh`]
+//!   and, at once, whenever a pass asks for a Playroom it does not watch
+//!   ([`WatchHandle::ensure`]): the Playground reconciler asks at the start
+//!   of every pass, so a Playroom is watched from its first Playground's
+//!   first pass, not up to a refresh later. The request only says "look
+//!   now": the supervisor reads the list from the store either way.
 //! - A **watcher** follows its Playroom's `/events` stream over the pooled
 //!   connection, filtered by the engine to container events of this
 //!   installation (`label=dev.play.installation=<id>`) that say a container
@@ -17,19 +22,29 @@
 //!   for: they would wake a Playground every healthcheck interval. Wake-ups
 //!   of one Playground are spaced by at least [`EventsConfig::cooldown`]
 //!   (later ones are held back, not dropped).
+//! - On **every** connect, the first included, the watcher reads the
+//!   engine's clock, subscribes to events from that instant on (`since`),
+//!   and sends every Playground id of the Playroom. So there is no window in
+//!   which a change goes unseen: a change after that instant arrives as an
+//!   event, and one before it (while the Playroom was not yet watched, or
+//!   the stream was down) is found by the passes the wake-up starts, which
+//!   observe the host after it. Playgrounds that were backing off because
+//!   the host was down are retried at once.
 //! - When the stream fails or ends (SSH dropped, engine restarted) the
 //!   watcher reconnects after a jittered backoff ([`EventsConfig::backoff`]),
-//!   reloading the Playroom's settings each time. Once a connection is back
-//!   after a failure, it sends every Playground id of the Playroom: events
-//!   missed while it was away are covered, and Playgrounds that were backing
-//!   off because the host was down are retried at once.
+//!   reloading the Playroom's settings each time.
 //!
 //! # Guarantees
 //!
 //! Events are only a latency optimisation. Nothing here is needed for
 //! correctness: passes are level-triggered and the runtime's resync visits
-//! every Playground anyway, so an event that is lost (a gap in the stream, a
-//! Playroom not yet watched) delays a repair until the next resync at worst.
+//! every Playground anyway. Within that, a change is never left to the
+//! resync while its Playroom's engine answers: one made while no stream was
+//! open (before the Playroom was watched, or while the stream was down) is
+//! followed by the wake-up of every Playground when a stream opens, and one
+//! made after that by an event (`since`). A wake-up lost anyway (the runtime
+//! gone, a watcher stopped mid-way) delays a repair until the next resync at
+//! worst.
 //! An id sent twice costs at most one extra (cheap) pass: the runtime's queue
 //! merges requests for one id. The runtime's own passes cause events too
 //! (starting a container): they wake the Playground once more, and that pass
@@ -108,6 +123,23 @@ pub struct PlaygroundEvents {
 /// How many ids may wait for the runtime before watchers pause reading.
 const BUFFER: usize = 1024;
 
+/// Asks the event supervisor to watch a Playroom now (see the
+/// [module documentation](self)). Cheap and non-blocking: the supervisor
+/// answers a request for a Playroom it already watches with a map lookup.
+#[derive(Clone, Debug)]
+pub struct WatchHandle {
+    tx: mpsc::UnboundedSender<i64>,
+}
+
+impl WatchHandle {
+    /// Makes sure Playroom `playroom` is watched, if it has Playgrounds. A
+    /// hint: once the supervisor is gone it is dropped.
+    pub fn ensure(&self, playroom: i64) {
+        // Fails only when the supervisor has stopped (shutdown).
+        let _ = self.tx.send(playroom);
+    }
+}
+
 impl PlaygroundEvents {
     pub fn new(store: Store, secrets: SecretBox, gateway: DockerHostGateway) -> Self {
         PlaygroundEvents { store, secrets, gateway, config: EventsConfig::default() }
@@ -118,16 +150,19 @@ impl PlaygroundEvents {
         self
     }
 
-    /// The ids to wake (for `Runtime::trigger`) and the task that follows
-    /// the engines until `shutdown` (spawn it). The task also ends when the
+    /// The ids to wake (for `Runtime::trigger`), the handle through which
+    /// passes ask for their Playroom to be watched (for
+    /// `PlaygroundReconciler::with_watch`), and the task that follows the
+    /// engines until `shutdown` (spawn it). The task also ends when the
     /// stream is dropped.
     pub fn start(
         self,
         shutdown: CancellationToken,
-    ) -> (impl Stream<Item = i64> + Send + 'static, impl Future<Output = ()> + Send + 'static) {
+    ) -> (impl Stream<Item = i64> + Send + 'static, WatchHandle, impl Future<Output = ()> + Send + 'static) {
         let (tx, rx) = mpsc::channel(BUFFER);
+        let (requests_tx, requests) = mpsc::unbounded_channel();
         let ids = throttle::throttle(rx, self.config.cooldown);
-        (ids, supervise(Arc::new(self), tx, shutdown))
+        (ids, WatchHandle { tx: requests_tx }, supervise(Arc::new(self), tx, requests, shutdown))
     }
 }
 
@@ -138,7 +173,12 @@ struct Watching {
     task: Id,
 }
 
-async fn supervise(events: Arc<PlaygroundEvents>, tx: mpsc::Sender<i64>, shutdown: CancellationToken) {
+async fn supervise(
+    events: Arc<PlaygroundEvents>,
+    tx: mpsc::Sender<i64>,
+    mut requests: mpsc::UnboundedReceiver<i64>,
+    shutdown: CancellationToken,
+) {
     let mut watching: HashMap<i64, Watching> = HashMap::new();
     let mut tasks = JoinSet::new();
     // Which Playroom each watcher task follows, to forget a watcher that
@@ -165,6 +205,17 @@ async fn supervise(events: Arc<PlaygroundEvents>, tx: mpsc::Sender<i64>, shutdow
                     watching.remove(&room);
                 }
                 continue;
+            }
+            Some(room) = requests.recv() => {
+                // Coalesce a burst of requests (every pass sends one) into
+                // one look at the store, and none when all are watched.
+                let mut unwatched = !watching.contains_key(&room);
+                while let Ok(room) = requests.try_recv() {
+                    unwatched |= !watching.contains_key(&room);
+                }
+                if !unwatched {
+                    continue;
+                }
             }
             _ = tick.tick() => {}
         }

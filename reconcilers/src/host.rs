@@ -19,12 +19,15 @@
 //! - [`local`]: the local-socket dialer.
 //! - [`gateway`]: [`DockerHostGateway`], the `HostGateway` implementation.
 //! - [`registry`]: image pulls with registry credentials.
+//! - [`reachability`]: whether each Playroom's engine answers, reported on
+//!   the Playroom.
 
 use std::time::Duration;
 
 pub mod gateway;
 pub mod local;
 pub mod pool;
+pub mod reachability;
 pub mod registry;
 pub mod ssh;
 pub mod tunnel;

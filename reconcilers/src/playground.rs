@@ -33,11 +33,14 @@
 //! [`Error::LeaseLost`].
 //!
 //! Errors: a spec that cannot run (Compose invalid for the Playroom's
-//! policy, a service to build) is terminal: status `failed` with
+//! policy, a service to build) or a stored row that does not parse
+//! (`play_core::Error::Corrupt`: never read as an empty spec, which would
+//! converge the host to nothing) is terminal: status `failed` with
 //! `error_message`/`error_step`, and the runtime does not retry it until the
 //! Playground changes. Anything else (host unreachable, engine errors) is
-//! written as `error_message`/`error_step` with the status unchanged, and
-//! retried with backoff.
+//! written as `error_message`/`error_step` with the status unchanged (and
+//! the `creation_step` of a running Playground unchanged), retried with
+//! backoff, and cleared by the next pass that gets through its plan.
 
 pub mod edge;
 pub mod files;
@@ -58,6 +61,7 @@ use play_core::store::playgrounds::{Playground, status};
 use play_core::store::{Store, playrooms, playspec_files, playspecs};
 use play_core::time;
 
+use crate::events::WatchHandle;
 use crate::host::{DockerHostGateway, RegistryCredentials};
 use crate::runtime::{Action, Ctx, Reconciler};
 use crate::{Error, Result};
@@ -99,15 +103,24 @@ pub struct PlaygroundReconciler {
     secrets: SecretBox,
     gateway: DockerHostGateway,
     config: PlaygroundConfig,
+    watch: Option<WatchHandle>,
 }
 
 impl PlaygroundReconciler {
     pub fn new(store: Store, secrets: SecretBox, gateway: DockerHostGateway) -> Self {
-        PlaygroundReconciler { store, secrets, gateway, config: PlaygroundConfig::default() }
+        PlaygroundReconciler { store, secrets, gateway, config: PlaygroundConfig::default(), watch: None }
     }
 
     pub fn with_config(mut self, config: PlaygroundConfig) -> Self {
         self.config = config;
+        self
+    }
+
+    /// Every pass asks `watch` to follow its Playroom's Docker events, so a
+    /// Playroom is watched from its first Playground's first pass (see
+    /// `crate::events`).
+    pub fn with_watch(mut self, watch: WatchHandle) -> Self {
+        self.watch = Some(watch);
         self
     }
 }
@@ -157,6 +170,14 @@ impl Pass<'_> {
         if let Some(action) = self.released_job(&p).await? {
             return Ok(action);
         }
+        if p.desired_state == "running" {
+            // An error before any step of this pass (the host unreachable,
+            // a corrupt row) is reported at the step the Playground is at.
+            self.step = p.creation_step.as_deref().and_then(static_step).unwrap_or("queued");
+        }
+        if let Some(watch) = &self.r.watch {
+            watch.ensure(p.playroom_id);
+        }
         let (room, target) = playrooms::target(store, &self.r.secrets, p.account_id, p.playroom_id).await?;
         let playspec = match p.playspec_id {
             Some(spec_id) => Some(playspecs::get(store, p.account_id, spec_id).await?),
@@ -164,14 +185,13 @@ impl Pass<'_> {
         };
         let docker = self.r.gateway.docker(&target).await?;
         if p.desired_state == "running" {
-            self.step = p.creation_step.as_deref().and_then(static_step).unwrap_or("queued");
             let playspec = playspec
                 .as_ref()
                 .ok_or_else(|| Error::InvalidSpec("the Playground's Playspec no longer exists".into()))?;
             let model = spec::model_for(&playspec.base_compose_yaml, &Policy { trusted: room.trusted }, &p)
                 .map_err(Error::InvalidSpec)?;
             let files = playspec_files::list_files(store, playspec.id).await?;
-            let definitions = spec::definitions(&playspec.services);
+            let definitions = playspec.definitions()?;
             let inputs = spec::Inputs::new(&p, &model)
                 .with_persist_volumes(playspec.persist_volumes)
                 .with_files(&files)
@@ -194,17 +214,16 @@ impl Pass<'_> {
         // Desired state `destroyed` or `complete`: nothing may stay on the
         // host. Named volumes are also found by name: one the engine
         // created unlabelled (a mount racing its creation) is still this
-        // Playground's.
+        // Playground's. A Compose that can no longer run (the Playroom's
+        // policy changed) must still be destroyed: its volumes are then
+        // found by label only. Volume names do not depend on exposure, so
+        // no routing is computed.
         let persist = playspec.as_ref().is_some_and(|s| s.persist_volumes);
         let volumes = playspec
             .as_ref()
             .and_then(|s| {
                 let model = spec::model_for(&s.base_compose_yaml, &Policy { trusted: room.trusted }, &p).ok()?;
-                let definitions = spec::definitions(&s.services);
-                let inputs = spec::Inputs::new(&p, &model)
-                    .with_routing(&room.domains, room.acme_email.as_deref())
-                    .with_definitions(&definitions);
-                spec::desired(&inputs).ok()
+                spec::desired(&spec::Inputs::new(&p, &model)).ok()
             })
             .map(|d| d.volumes.into_iter().map(|v| v.name).collect::<Vec<_>>())
             .unwrap_or_default();
@@ -413,7 +432,11 @@ impl Reconciler for PlaygroundReconciler {
         let mut pass = Pass { r: self, fence, id, step: "queued" };
         match pass.run().await {
             Ok(action) => Ok(action),
-            Err(e @ (Error::LeaseLost | Error::Store(_))) => Err(e),
+            // A lost lease writes nothing; a store failure would most
+            // likely fail the write too. A corrupt row is different: the
+            // store answers, and the Playground must show why it stopped.
+            Err(e @ Error::LeaseLost) => Err(e),
+            Err(e @ Error::Store(_)) if !e.is_terminal() => Err(e),
             Err(e) => {
                 let step = pass.step;
                 // Best effort: the error is returned either way, and a lost

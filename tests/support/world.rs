@@ -73,6 +73,8 @@ impl World {
         let report = app.post(&format!("/api/playrooms/{playroom}/test_connection"), &app.admin, json!({})).await;
         assert_eq!(report.body["ok"], true, "{}", report.text);
         let installation = app.store().installation().await.expect("installation id");
+        // As `play serve` wires it: the reconcilers report reachability.
+        let gateway = gateway.reporting_reachability(app.store().clone());
         let world = World { app, gateway, playroom, installation, sshd };
         world.remove_host_objects();
         world

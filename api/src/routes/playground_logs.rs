@@ -48,7 +48,7 @@ fn tail(query: &LogsQuery) -> ApiResult<usize> {
 async fn defines(state: &AppState, p: &Playground, service: &str) -> ApiResult<bool> {
     let Some(playspec_id) = p.playspec_id else { return Ok(false) };
     let playspec = playspecs::get(&state.store, p.account_id, playspec_id).await?;
-    let services: Vec<ServiceDefinition> = serde_json::from_value(playspec.services).unwrap_or_default();
+    let services: Vec<ServiceDefinition> = playspec.definitions()?;
     Ok(services.iter().any(|s| s.name == service))
 }
 

@@ -67,7 +67,7 @@ pub async fn rollout(
             .ok_or_else(|| ApiError::Core(play_core::Error::InvalidState("the Playspec no longer exists".into())))?;
         let playspec = playspecs::get(&state.store, principal.account_id, spec_id).await?;
         let playroom = playrooms::get(&state.store, principal.account_id, current.playroom_id).await?;
-        let services: Vec<ServiceDefinition> = serde_json::from_value(playspec.services.clone()).unwrap_or_default();
+        let services: Vec<ServiceDefinition> = playspec.definitions()?;
         let env = input.env_overrides.as_ref().unwrap_or(&current.env_overrides);
         let mut errors = compose_errors(&state, &playspec.base_compose_yaml, playroom.trusted, env).await?;
         check_settings(

@@ -60,7 +60,7 @@ impl Loaded {
         let playspec = self.playspec.as_ref().ok_or("the Playground's Playspec no longer exists")?;
         let policy = Policy { trusted: self.playroom.trusted };
         let model = desired::model_for(&playspec.base_compose_yaml, &policy, &self.playground)?;
-        let definitions = desired::definitions(&playspec.services);
+        let definitions = playspec.definitions().map_err(|e| e.to_string())?;
         let inputs = Inputs::new(&self.playground, &model)
             .with_routing(&self.playroom.domains, self.playroom.acme_email.as_deref())
             .with_definitions(&definitions);

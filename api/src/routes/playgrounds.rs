@@ -110,7 +110,7 @@ pub async fn validate_new(state: &AppState, account_id: i64, input: PlaygroundIn
     let playspec = playspecs::get(&state.store, account_id, playspec_id).await?;
     let playroom = playrooms::get(&state.store, account_id, playroom_id).await?;
     errors.extend(compose_errors(state, &playspec.base_compose_yaml, playroom.trusted, &input.env_overrides).await?);
-    let services: Vec<ServiceDefinition> = serde_json::from_value(playspec.services.clone()).unwrap_or_default();
+    let services: Vec<ServiceDefinition> = playspec.definitions()?;
     let find = |name: &str| services.iter().find(|s| s.name == name);
     if !input.job_mode && !input.watched_services.is_empty() {
         push_field_error(&mut errors, "playground.watched_services", "is for job mode only");

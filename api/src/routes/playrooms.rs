@@ -132,6 +132,16 @@ pub struct PlayroomDetail {
     pub last_checked_at: Option<DateTime<Utc>>,
     pub last_transport: Option<String>,
     pub last_error: Option<String>,
+    /// Whether play's reconcilers reached the Playroom's Docker engine on
+    /// their last attempt; `null` until they first try. Kept up to date by
+    /// every pass that uses the Playroom (unlike `last_*`, which only
+    /// `test_connection` writes).
+    pub reachable: Option<bool>,
+    /// Since when the engine has been unreachable (the first failed attempt
+    /// since it was last reached); `null` while reachable.
+    pub unreachable_since: Option<DateTime<Utc>>,
+    /// Why the last attempt failed (`kind: message`).
+    pub unreachable_reason: Option<String>,
 }
 
 impl From<&Playroom> for PlayroomItem {
@@ -173,6 +183,9 @@ impl From<Playroom> for PlayroomDetail {
             last_checked_at: room.last_checked_at,
             last_transport: room.last_transport,
             last_error: room.last_error,
+            reachable: room.reachable,
+            unreachable_since: room.unreachable_since,
+            unreachable_reason: room.unreachable_reason,
         }
     }
 }

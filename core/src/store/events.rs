@@ -135,7 +135,6 @@ fn from_row(row: &AnyRow) -> Result<Event> {
     let entity_type: String = row.try_get("entity_type")?;
     let id: i64 = row.try_get("id")?;
     let is_playground = entity_type == "playground";
-    let metadata: String = row.try_get("metadata")?;
     Ok(Event {
         id,
         account_id: row.try_get("account_id")?,
@@ -147,7 +146,7 @@ fn from_row(row: &AnyRow) -> Result<Event> {
         playground_name: row.try_get("playground_name")?,
         actor_type: if is_playground { row.try_get("actor_type")? } else { None },
         actor_id: if is_playground { row.try_get("actor_id")? } else { None },
-        metadata: if is_playground { Some(serde_json::from_str(&metadata).unwrap_or_default()) } else { None },
+        metadata: if is_playground { Some(super::json_column(row, "events", id, "metadata")?) } else { None },
         dispatched_at: time::opt_from_db(row.try_get("dispatched_at")?)?,
         entity_type,
     })

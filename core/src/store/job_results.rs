@@ -116,7 +116,7 @@ pub async fn cached_logs(store: &Store, playground_id: i64, service: &str) -> Re
         .await?;
     row.map(|r| {
         let text: String = r.try_get("lines")?;
-        serde_json::from_str(&text).map_err(|e| Error::Internal(format!("cached logs do not parse: {e}")))
+        super::parse_json(&text, "playground_job_logs", playground_id, "lines")
     })
     .transpose()
 }

@@ -8,7 +8,12 @@
 //!   (`flag`/`is_set`), timestamps are fixed-width RFC 3339 text
 //!   (`crate::time`);
 //! - every query is scoped by `account_id` where the row has one, so another
-//!   account's rows are indistinguishable from missing ones.
+//!   account's rows are indistinguishable from missing ones;
+//! - stored values are read strictly: a JSON column that does not parse as
+//!   what play writes there, or an enum column with a value play never
+//!   writes, is [`Error::Corrupt`] naming the table, row and column
+//!   ([`json_column`]). Never a default: a reconciler that read a corrupt
+//!   spec as an empty one would converge a host to nothing.
 //!
 //! Writes that must be atomic go through `Store::write`, which on SQLite
 //! starts the transaction with `BEGIN IMMEDIATE`: the write lock is taken up
@@ -27,6 +32,7 @@ pub mod playrooms;
 pub mod playspec_files;
 pub mod playspecs;
 pub mod quotas;
+pub mod reachability;
 pub mod sweep;
 pub mod templates;
 
@@ -183,6 +189,31 @@ pub fn redact_url(url: &str) -> String {
         }
         _ => url.to_owned(),
     }
+}
+
+/// Reads the JSON column `column` of a row of `table` (id `id`) strictly:
+/// text that does not parse as `T` is [`Error::Corrupt`], never a default
+/// (see the module invariants).
+pub(crate) fn json_column<T: serde::de::DeserializeOwned>(
+    row: &sqlx::any::AnyRow,
+    table: &'static str,
+    id: i64,
+    column: &'static str,
+) -> Result<T> {
+    use sqlx::Row as _;
+    let text: String = row.try_get(column)?;
+    parse_json(&text, table, id, column)
+}
+
+/// Parses stored JSON `text` of `table.column` (row `id`) strictly, as
+/// [`json_column`] does.
+pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(
+    text: &str,
+    table: &'static str,
+    id: i64,
+    column: &'static str,
+) -> Result<T> {
+    serde_json::from_str(text).map_err(|e| Error::Corrupt { table, id, column, reason: e.to_string() })
 }
 
 /// Maps a unique-constraint violation to the caller's error (a name already

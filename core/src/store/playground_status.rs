@@ -68,13 +68,56 @@ pub(super) async fn begin(store: &Store, fence: Fence<'_>, id: i64) -> Result<Op
     Ok(Some((tx, current)))
 }
 
+/// The columns [`record_error`] needs, read without the JSON columns: a
+/// Playground whose own row is corrupt can still be failed with a message
+/// that says so.
+struct Head {
+    account_id: i64,
+    name: String,
+    status: String,
+    desired_state: String,
+    creation_step: Option<String>,
+    error_message: Option<String>,
+    error_step: Option<String>,
+}
+
+/// [`begin`], reading only the [`Head`] of the row.
+async fn begin_head(store: &Store, fence: Fence<'_>, id: i64) -> Result<Option<(Tx, Head)>> {
+    let mut tx = store.write().await?;
+    if !leases::still_held(&mut tx, fence.reconciler, id, fence.owner, fence.token).await? {
+        return Ok(None);
+    }
+    let row = sqlx::query(
+        "SELECT account_id, name, status, desired_state, creation_step, error_message, error_step \
+         FROM playgrounds WHERE id = $1",
+    )
+    .bind(id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let head = Head {
+        account_id: row.try_get("account_id")?,
+        name: row.try_get("name")?,
+        status: row.try_get("status")?,
+        desired_state: row.try_get("desired_state")?,
+        creation_step: row.try_get("creation_step")?,
+        error_message: row.try_get("error_message")?,
+        error_step: row.try_get("error_step")?,
+    };
+    Ok(Some((tx, head)))
+}
+
 pub(super) async fn status_event(conn: &mut Conn, p: &Playground, to: &str) -> Result<()> {
+    status_changed(conn, p.account_id, p.id, &p.name, &p.status, to).await
+}
+
+async fn status_changed(conn: &mut Conn, account_id: i64, id: i64, name: &str, from: &str, to: &str) -> Result<()> {
     events::record(
         conn,
-        NewEvent::new(p.account_id, "playground", p.id, "status.changed")
-            .playground_name(&p.name)
+        NewEvent::new(account_id, "playground", id, "status.changed")
+            .playground_name(name)
             .actor(Actor::System)
-            .metadata(serde_json::json!({"from": p.status, "to": to})),
+            .metadata(serde_json::json!({"from": from, "to": to})),
     )
     .await?;
     Ok(())
@@ -100,6 +143,12 @@ pub async fn set_step(store: &Store, fence: Fence<'_>, id: i64, step: &str) -> R
 /// also moves the status to `failed`; a transient one keeps the status and
 /// is retried. `playground.error` is written when the message or step is
 /// new.
+///
+/// `creation_step` follows `step` only while the Playground is being
+/// created: a `running` one keeps its step (`ready`), because an error
+/// after convergence (the host unreachable for a while) is not a step back
+/// in its creation. Reads only the row's plain columns, so a Playground
+/// whose own JSON columns are corrupt is still failed with that message.
 pub async fn record_error(
     store: &Store,
     fence: Fence<'_>,
@@ -108,17 +157,19 @@ pub async fn record_error(
     message: &str,
     terminal: bool,
 ) -> Result<bool> {
-    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
+    let Some((mut tx, current)) = begin_head(store, fence, id).await? else { return Ok(false) };
     let to = if terminal && current.desired_state == "running" { status::FAILED } else { current.status.as_str() };
     let changed = current.error_message.as_deref() != Some(message) || current.error_step.as_deref() != Some(step);
+    let creation_step = if current.status == status::RUNNING { current.creation_step.as_deref() } else { Some(step) };
     if changed || to != current.status {
         sqlx::query(
-            "UPDATE playgrounds SET status = $1, error_message = $2, error_step = $3, creation_step = $3, \
-             updated_at = $4 WHERE id = $5",
+            "UPDATE playgrounds SET status = $1, error_message = $2, error_step = $3, creation_step = $4, \
+             updated_at = $5 WHERE id = $6",
         )
         .bind(to)
         .bind(message)
         .bind(step)
+        .bind(creation_step)
         .bind(time::to_db(&time::now()))
         .bind(id)
         .execute(&mut *tx)
@@ -134,16 +185,20 @@ pub async fn record_error(
         .await?;
     }
     if to != current.status {
-        status_event(&mut tx, &current, to).await?;
+        status_changed(&mut tx, current.account_id, id, &current.name, &current.status, to).await?;
     }
     tx.commit().await?;
     Ok(true)
 }
 
-/// Writes the services as observed on the host. With `converged` (every
-/// service up, healthy where it has a healthcheck, for `generation`), the
-/// Playground becomes `running` at step `ready`, errors are cleared and
-/// `observed_generation`/`last_applied_at` record the convergence.
+/// Writes the services as observed on the host: the pass reached the host
+/// and got through its plan, so an error an earlier pass recorded (the host
+/// unreachable, a pull that failed) is over and is cleared, unless the
+/// Playground is `failed` (a terminal error stays until it converges). With
+/// `converged` (every service up, healthy where it has a healthcheck, for
+/// `generation`), the Playground becomes `running` at step `ready`, errors
+/// are cleared and `observed_generation`/`last_applied_at` record the
+/// convergence.
 pub async fn record_observed(
     store: &Store,
     fence: Fence<'_>,
@@ -157,6 +212,14 @@ pub async fn record_observed(
     if current.services != services {
         sqlx::query("UPDATE playgrounds SET services_status = $1, updated_at = $2 WHERE id = $3")
             .bind(&json)
+            .bind(&now)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    let stale_error = current.error_message.is_some() || current.error_step.is_some();
+    if stale_error && current.status != status::FAILED {
+        sqlx::query("UPDATE playgrounds SET error_message = NULL, error_step = NULL, updated_at = $1 WHERE id = $2")
             .bind(&now)
             .bind(id)
             .execute(&mut *tx)
@@ -358,6 +421,38 @@ mod tests {
         assert_eq!(p.status, status::FAILED);
         assert_eq!((p.error_step.as_deref(), p.error_message.as_deref()), (Some("image_build"), Some("no builds")));
         assert_eq!(actions(store, p.account_id).await, ["error", "status.changed"]);
+    }
+
+    #[tokio::test]
+    async fn errors_of_a_running_playground_keep_its_creation_step_and_clear_on_the_next_observation() {
+        let (db, id, token) = fixture().await;
+        let store = &db.store;
+        let services =
+            vec![ServiceStatus { name: "web".into(), status: "running".into(), health: None, running: true }];
+        assert!(record_observed(store, fence(token), id, &services, Some(1)).await.unwrap());
+        // A transient error (the host unreachable) reported at any step.
+        assert!(record_error(store, fence(token), id, "queued", "host unreachable", false).await.unwrap());
+        let p = load(store, id).await.unwrap().unwrap();
+        assert_eq!((p.status.as_str(), p.creation_step.as_deref()), ("running", Some("ready")));
+        assert_eq!((p.error_message.as_deref(), p.error_step.as_deref()), (Some("host unreachable"), Some("queued")));
+        // The next pass that gets through, converged already: cleared.
+        assert!(record_observed(store, fence(token), id, &services, Some(1)).await.unwrap());
+        let p = load(store, id).await.unwrap().unwrap();
+        assert_eq!((p.error_message, p.error_step, p.creation_step.as_deref()), (None, None, Some("ready")));
+        // Also by a pass that is still waiting (not converged).
+        assert!(record_error(store, fence(token), id, "ready", "pull failed", false).await.unwrap());
+        assert!(record_observed(store, fence(token), id, &services, None).await.unwrap());
+        assert_eq!(load(store, id).await.unwrap().unwrap().error_message, None);
+        // A terminal error stays until the Playground converges again.
+        assert!(record_error(store, fence(token), id, "ready", "corrupt", true).await.unwrap());
+        assert!(record_observed(store, fence(token), id, &services, None).await.unwrap());
+        let p = load(store, id).await.unwrap().unwrap();
+        assert_eq!((p.status.as_str(), p.error_message.as_deref()), ("failed", Some("corrupt")));
+        assert_eq!(p.creation_step.as_deref(), Some("ready"), "failing a running Playground keeps its step");
+        // While it is created, the step follows the error.
+        let (db, id, token) = fixture().await;
+        assert!(record_error(&db.store, fence(token), id, "image_pull", "pull failed", false).await.unwrap());
+        assert_eq!(load(&db.store, id).await.unwrap().unwrap().creation_step.as_deref(), Some("image_pull"));
     }
 
     #[tokio::test]

@@ -135,14 +135,10 @@ const COLUMNS: &str = "g.id, g.account_id, (SELECT uid FROM installation) AS ins
     g.needs_recreation, g.restart_epoch, g.pulled_epoch, g.services_status, g.expires_at, g.last_applied_at, g.created_at, g.updated_at";
 const FROM: &str = "playgrounds g LEFT JOIN playspecs s ON s.id = g.playspec_id";
 
-fn json<T: serde::de::DeserializeOwned + Default>(row: &AnyRow, column: &str) -> Result<T> {
-    let text: String = row.try_get(column)?;
-    Ok(serde_json::from_str(&text).unwrap_or_default())
-}
-
 fn from_row(row: &AnyRow) -> Result<Playground> {
+    let id: i64 = row.try_get("id")?;
     Ok(Playground {
-        id: row.try_get("id")?,
+        id,
         account_id: row.try_get("account_id")?,
         installation: row.try_get("installation")?,
         name: row.try_get("name")?,
@@ -151,10 +147,10 @@ fn from_row(row: &AnyRow) -> Result<Playground> {
         playspec_name: row.try_get("playspec_name")?,
         playroom_id: row.try_get("playroom_id")?,
         job_mode: is_set(row.try_get("job_mode")?),
-        watched_services: json(row, "watched_services")?,
-        env_overrides: json(row, "env_overrides")?,
-        service_subdomains: json(row, "service_subdomains")?,
-        service_settings: json(row, "service_settings")?,
+        watched_services: super::json_column(row, "playgrounds", id, "watched_services")?,
+        env_overrides: super::json_column(row, "playgrounds", id, "env_overrides")?,
+        service_subdomains: super::json_column(row, "playgrounds", id, "service_subdomains")?,
+        service_settings: super::json_column(row, "playgrounds", id, "service_settings")?,
         compose_project: row.try_get("compose_project")?,
         desired_state: row.try_get("desired_state")?,
         generation: row.try_get("generation")?,
@@ -165,7 +161,7 @@ fn from_row(row: &AnyRow) -> Result<Playground> {
         needs_recreation: is_set(row.try_get("needs_recreation")?),
         restart_epoch: row.try_get("restart_epoch")?,
         pulled_epoch: row.try_get("pulled_epoch")?,
-        services: json(row, "services_status")?,
+        services: super::json_column(row, "playgrounds", id, "services_status")?,
         expires_at: time::opt_from_db(row.try_get("expires_at")?)?,
         last_applied_at: time::opt_from_db(row.try_get("last_applied_at")?)?,
         created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,

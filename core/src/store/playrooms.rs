@@ -34,8 +34,13 @@ impl Connection {
         }
     }
 
-    fn from_db(text: &str) -> Self {
-        if text == "local" { Connection::Local } else { Connection::Ssh }
+    /// `None` for a value play never writes (a corrupt row).
+    fn from_db(text: &str) -> Option<Self> {
+        match text {
+            "ssh" => Some(Connection::Ssh),
+            "local" => Some(Connection::Local),
+            _ => None,
+        }
     }
 }
 
@@ -66,6 +71,13 @@ pub struct Playroom {
     pub last_checked_at: Option<Timestamp>,
     pub last_transport: Option<String>,
     pub last_error: Option<String>,
+    /// Whether the reconcilers reached the Playroom's engine on their last
+    /// attempt (`None` until they first try); see [`super::reachability`].
+    pub reachable: Option<bool>,
+    /// The first failed attempt since the engine was last reached.
+    pub unreachable_since: Option<Timestamp>,
+    /// Why the last attempt failed.
+    pub unreachable_reason: Option<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -93,30 +105,32 @@ pub struct PlayroomFields {
 const COLUMNS: &str = "id, account_id, name, status, connection, host, port, ssh_user, docker_socket, \
     ssh_private_key IS NOT NULL AS has_private_key, ssh_public_key, host_key, host_key_pinned_at, domains, \
     acme_email, trusted, trusted_at, trusted_by_key_id, tutorial, last_checked_at, last_transport, last_error, \
-    created_at, updated_at";
+    reachable, unreachable_since, unreachable_reason, created_at, updated_at";
 
 fn from_row(row: &AnyRow) -> Result<Playroom> {
-    let domains: String = row.try_get("domains")?;
+    let id: i64 = row.try_get("id")?;
+    let corrupt = |column, reason: String| Error::Corrupt { table: "playrooms", id, column, reason };
     let has_key: i64 = match row.try_get::<i64, _>("has_private_key") {
         Ok(v) => v,
         // PostgreSQL answers `IS NOT NULL` with a boolean.
         Err(_) => i64::from(row.try_get::<bool, _>("has_private_key")?),
     };
     Ok(Playroom {
-        id: row.try_get("id")?,
+        id,
         account_id: row.try_get("account_id")?,
         name: row.try_get("name")?,
         status: row.try_get("status")?,
-        connection: Connection::from_db(&row.try_get::<String, _>("connection")?),
+        connection: Connection::from_db(&row.try_get::<String, _>("connection")?)
+            .ok_or_else(|| corrupt("connection", "neither ssh nor local".into()))?,
         host: row.try_get("host")?,
-        port: u16::try_from(row.try_get::<i64, _>("port")?).unwrap_or(0),
+        port: u16::try_from(row.try_get::<i64, _>("port")?).map_err(|e| corrupt("port", e.to_string()))?,
         user: row.try_get("ssh_user")?,
         docker_socket: row.try_get("docker_socket")?,
         has_private_key: is_set(has_key),
         ssh_public_key: row.try_get("ssh_public_key")?,
         host_key: row.try_get("host_key")?,
         host_key_pinned_at: time::opt_from_db(row.try_get("host_key_pinned_at")?)?,
-        domains: serde_json::from_str(&domains).unwrap_or_default(),
+        domains: super::json_column(row, "playrooms", id, "domains")?,
         acme_email: row.try_get("acme_email")?,
         trusted: is_set(row.try_get("trusted")?),
         trusted_at: time::opt_from_db(row.try_get("trusted_at")?)?,
@@ -125,6 +139,9 @@ fn from_row(row: &AnyRow) -> Result<Playroom> {
         last_checked_at: time::opt_from_db(row.try_get("last_checked_at")?)?,
         last_transport: row.try_get("last_transport")?,
         last_error: row.try_get("last_error")?,
+        reachable: row.try_get::<Option<i64>, _>("reachable")?.map(is_set),
+        unreachable_since: time::opt_from_db(row.try_get("unreachable_since")?)?,
+        unreachable_reason: row.try_get("unreachable_reason")?,
         created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
         updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
     })

@@ -60,12 +60,12 @@ pub struct RegistryCredential {
 const FILE_COLUMNS: &str = "id, name, mount_path, target_services, readonly, size, sha256, created_at, updated_at";
 
 fn file_from_row(row: &AnyRow) -> Result<MountedFile> {
-    let targets: String = row.try_get("target_services")?;
+    let id: i64 = row.try_get("id")?;
     Ok(MountedFile {
-        id: row.try_get("id")?,
+        id,
         name: row.try_get("name")?,
         mount_path: row.try_get("mount_path")?,
-        target_services: serde_json::from_str(&targets).unwrap_or_default(),
+        target_services: super::json_column(row, "playspec_mounted_files", id, "target_services")?,
         readonly: is_set(row.try_get("readonly")?),
         size: row.try_get("size")?,
         sha256: row.try_get("sha256")?,

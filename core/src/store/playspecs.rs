@@ -35,6 +35,18 @@ impl Playspec {
     pub fn locked(&self) -> bool {
         self.playground_count > 0
     }
+
+    /// The stored service definitions. A value that does not read as
+    /// definitions is [`Error::Corrupt`], never an empty list: the
+    /// reconciler and the API views build the desired state from it.
+    pub fn definitions(&self) -> Result<Vec<ServiceDefinition>> {
+        serde_json::from_value(self.services.clone()).map_err(|e| Error::Corrupt {
+            table: "playspecs",
+            id: self.id,
+            column: "services",
+            reason: e.to_string(),
+        })
+    }
 }
 
 /// Desired fields; on update `None` leaves a field as it is.
@@ -58,19 +70,24 @@ const COLUMNS: &str = concat!(
 );
 
 fn from_row(row: &AnyRow) -> Result<Playspec> {
-    let services: String = row.try_get("services")?;
-    Ok(Playspec {
-        id: row.try_get("id")?,
+    let id: i64 = row.try_get("id")?;
+    let services: serde_json::Value = super::json_column(row, "playspecs", id, "services")?;
+    let playspec = Playspec {
+        id,
         account_id: row.try_get("account_id")?,
         name: row.try_get("name")?,
         description: row.try_get("description")?,
         base_compose_yaml: row.try_get("base_compose_yaml")?,
-        services: serde_json::from_str(&services).unwrap_or(serde_json::Value::Array(Vec::new())),
+        services,
         persist_volumes: is_set(row.try_get("persist_volumes")?),
         playground_count: row.try_get("playground_count")?,
         created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
         updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
-    })
+    };
+    // Checked here, so that every read of a corrupt row fails the same way
+    // and `definitions` cannot fail on a Playspec read from the store.
+    playspec.definitions()?;
+    Ok(playspec)
 }
 
 fn services_json(services: &[ServiceDefinition]) -> Result<String> {

@@ -116,14 +116,14 @@ fn from_row(row: &AnyRow) -> Result<Template> {
 }
 
 fn version_from_row(row: &AnyRow) -> Result<Version> {
-    let variables: String = row.try_get("variables")?;
+    let id: i64 = row.try_get("id")?;
     Ok(Version {
-        id: row.try_get("id")?,
+        id,
         template_id: row.try_get("template_id")?,
         version: row.try_get("version")?,
         public: is_set(row.try_get("public")?),
         template_body: row.try_get("template_body")?,
-        variables: serde_json::from_str(&variables).unwrap_or_default(),
+        variables: super::json_column(row, "import_template_versions", id, "variables")?,
         created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
     })
 }

@@ -37,7 +37,7 @@ impl Watcher {
             let opened = Instant::now();
             let outcome = tokio::select! {
                 () = self.stop.cancelled() => break,
-                outcome = self.follow(failures > 0) => outcome,
+                outcome = self.follow() => outcome,
             };
             if self.tx.is_closed() {
                 break;
@@ -61,17 +61,24 @@ impl Watcher {
         tracing::debug!(playroom = room, "stopped watching the Playroom's Docker events");
     }
 
-    /// Connects, then forwards events until the stream ends. After a
-    /// failure (`recovering`), first wakes every Playground of the Playroom.
-    async fn follow(&self, recovering: bool) -> Result<()> {
+    /// Connects, subscribes to the events from the engine's present
+    /// instant on, wakes every Playground of the Playroom, then forwards
+    /// events until the stream ends.
+    ///
+    /// Why in this order (on every connect, the first included): the passes
+    /// the wake-up starts observe the host after `since`, and every change
+    /// after `since` arrives as an event, however long the engine takes to
+    /// answer the subscription. A change made while the Playroom was not yet
+    /// watched, or while the stream was down, is therefore always followed
+    /// by a full observe.
+    async fn follow(&self) -> Result<()> {
         let e = &self.events;
         let (_, target) = playrooms::target(&e.store, &e.secrets, self.room.account_id, self.room.id).await?;
         let docker = e.gateway.docker(&target).await?;
-        let mut stream = subscribe(&docker, &self.installation);
-        if recovering {
-            for id in sweep::playgrounds_in(&e.store, self.room.id).await? {
-                self.send(id).await;
-            }
+        let since = engine_now(&docker).await?;
+        let mut stream = subscribe(&docker, &self.installation, &since);
+        for id in sweep::playgrounds_in(&e.store, self.room.id).await? {
+            self.send(id).await;
         }
         while let Some(event) = stream.next().await {
             let event = event.map_err(|e| Error::docker("events", e))?;
@@ -89,14 +96,38 @@ impl Watcher {
     }
 }
 
-/// The event stream of `installation`'s containers, [`ACTIONS`] only.
-fn subscribe(docker: &Docker, installation: &str) -> impl Stream<Item = Result<EventMessage, bollard::errors::Error>> {
+/// The engine's present instant, in the `seconds.nanoseconds` form the
+/// events endpoint takes as `since`. The engine's own clock, not play's:
+/// the two may disagree, and events are stamped by the engine.
+async fn engine_now(docker: &Docker) -> Result<String> {
+    let info = docker.info().await.map_err(|e| Error::docker("info", e))?;
+    let text = info.system_time.unwrap_or_default();
+    since_param(&text).ok_or_else(|| {
+        Error::Host(play_core::host::HostError::Protocol(format!(
+            "the engine reported its time as {text:?}, not an RFC 3339 time"
+        )))
+    })
+}
+
+/// `seconds.nanoseconds` of an RFC 3339 time (`SystemTime` of `/info`).
+fn since_param(rfc3339: &str) -> Option<String> {
+    let at = chrono::DateTime::parse_from_rfc3339(rfc3339).ok()?;
+    Some(format!("{}.{:09}", at.timestamp(), at.timestamp_subsec_nanos()))
+}
+
+/// The event stream of `installation`'s containers, [`ACTIONS`] only, from
+/// `since` (see [`since_param`]) on.
+fn subscribe(
+    docker: &Docker,
+    installation: &str,
+    since: &str,
+) -> impl Stream<Item = Result<EventMessage, bollard::errors::Error>> {
     let filters = HashMap::from([
         ("type".to_owned(), vec!["container".to_owned()]),
         ("label".to_owned(), vec![format!("{LABEL_INSTALLATION}={installation}")]),
         ("event".to_owned(), ACTIONS.iter().map(|a| (*a).to_owned()).collect()),
     ]);
-    let options = EventsOptions { filters: Some(filters), ..Default::default() };
+    let options = EventsOptions { since: Some(since.to_owned()), filters: Some(filters), ..Default::default() };
     docker.events(Some(options))
 }
 
@@ -136,6 +167,14 @@ mod tests {
             }),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn since_is_the_engines_time_in_seconds_and_nanoseconds() {
+        assert_eq!(since_param("2024-05-01T10:00:00.123456789Z").as_deref(), Some("1714557600.123456789"));
+        assert_eq!(since_param("2024-05-01T12:00:00.5+02:00").as_deref(), Some("1714557600.500000000"));
+        assert_eq!(since_param(""), None);
+        assert_eq!(since_param("yesterday"), None);
     }
 
     #[test]

@@ -18,6 +18,7 @@ use super::HostConfig;
 use super::local::LocalDialer;
 pub use super::pool::HostConnection;
 use super::pool::{Pool, SessionDialer};
+use super::reachability::Reachability;
 use super::ssh::{self, SshParams};
 use super::tunnel::{Dialer, EngineClient, Recorder};
 use crate::error::{Error, Result};
@@ -28,11 +29,12 @@ pub struct DockerHostGateway {
     pool: Arc<Pool>,
     /// Where first-contact host keys are pinned (see [`Self::with_pins`]).
     pins: Option<Store>,
+    reachability: Option<Arc<Reachability>>,
 }
 
 impl DockerHostGateway {
     pub fn new(cfg: HostConfig, metrics: Arc<Metrics>) -> Self {
-        DockerHostGateway { pool: Arc::new(Pool::new(cfg, metrics)), pins: None }
+        DockerHostGateway { pool: Arc::new(Pool::new(cfg, metrics)), pins: None, reachability: None }
     }
 
     /// Records the host key of a Playroom's first connection on the
@@ -45,6 +47,15 @@ impl DockerHostGateway {
         self
     }
 
+    /// Reports every connection's outcome on its Playroom (`reachable`,
+    /// `unreachable_since`, `unreachable_reason`) in `store`; see
+    /// [`Reachability`]. `play serve` turns it on; a gateway without it (the
+    /// API's `test_connection` records its own outcome) reports nothing.
+    pub fn reporting_reachability(mut self, store: Store) -> Self {
+        self.reachability = Some(Arc::new(Reachability::new(store)));
+        self
+    }
+
     pub fn config(&self) -> &HostConfig {
         self.pool.config()
     }
@@ -53,9 +64,18 @@ impl DockerHostGateway {
     /// Its `host_key` is what a reconciler stores when the Playroom has no pin
     /// yet.
     pub async fn connection(&self, target: &HostTarget) -> Result<HostConnection> {
-        let connection = self.pool.link(target)?.connection().await?;
-        self.pin_first_contact(target, &connection).await?;
-        Ok(connection)
+        let connected = match self.pool.link(target) {
+            Ok(link) => link.connection().await,
+            Err(e) => Err(e),
+        };
+        let connected = match connected {
+            Ok(connection) => self.pin_first_contact(target, &connection).await.map(|()| connection),
+            Err(e) => Err(e),
+        };
+        if let Some(reachability) = &self.reachability {
+            reachability.observe(target.playroom_id, &connected).await;
+        }
+        connected
     }
 
     /// See [`Self::with_pins`].

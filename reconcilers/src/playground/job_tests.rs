@@ -4,7 +4,9 @@ use super::super::plan::tests::{container, desired_from, playground};
 use super::super::plan::{Health, Observed, Step, converged, converged_keeping, plan, plan_keeping};
 use super::*;
 
-/// A long-running `db`, a one-shot `migrate`, and the job `run`.
+/// A long-running `db`, a one-shot `migrate` (`run` waits for it to
+/// complete: the only way a service outside the watched ones may finish),
+/// and the job `run`.
 const JOB: &str = r#"
 services:
   db:
@@ -16,7 +18,11 @@ services:
   run:
     image: play-test/busybox:1
     command: sh -c 'echo hello; exit 3'
-    depends_on: [db]
+    depends_on:
+      db:
+        condition: service_started
+      migrate:
+        condition: service_completed_successfully
 "#;
 
 fn job(compose: &str, watched_services: &[&str]) -> (Playground, Desired) {

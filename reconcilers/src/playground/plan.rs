@@ -17,8 +17,13 @@
 //!   removed;
 //! - the destroy plan removes every observed object (volumes only unless
 //!   persisted), containers first;
-//! - in job mode ([`plan_keeping`]), the exited container of a watched
-//!   service is left as it is: its exit ends the job, it is not drift.
+//! - a container that is not running is drift, and is started again,
+//!   whatever its exit code (a `docker stop` exits 0 too), with two
+//!   exceptions: a [`one_shot`] dependency (the target of another service's
+//!   `service_completed_successfully`) that exited 0 without a restart
+//!   policy has finished its work, and in job mode ([`plan_keeping`]) the
+//!   exited container of a watched service is left as it is: its exit ends
+//!   the job.
 //! - the shared edge network is created when missing and never removed by
 //!   a Playground's destroy; if a race between replicas left several
 //!   networks of its name (the engine allows that, and containers cannot
@@ -206,20 +211,39 @@ pub fn current_containers<'a>(
     desired.services.iter().filter_map(|s| Some((s.name.as_str(), current(s, &containers)?))).collect()
 }
 
-/// The service ran to completion: exited 0 and is not restarted by Docker.
-fn completed(service: &ServiceSpec, c: &ObservedContainer) -> bool {
-    c.state == State::Exited(0) && !service.restarts()
+/// Whether another service waits for `service` to exit 0
+/// (`depends_on: {condition: service_completed_successfully}`): the Compose
+/// file marks it as a one-shot dependency (a migration, a seed), the only
+/// kind of service that may finish outside a job.
+pub fn one_shot(desired: &Desired, service: &ServiceSpec) -> bool {
+    desired.services.iter().any(|s| {
+        s.depends_on.iter().any(|(dep, condition)| {
+            *dep == service.name && *condition == DependencyCondition::ServiceCompletedSuccessfully
+        })
+    })
+}
+
+/// The service ran to completion: a [`one_shot`] dependency that exited 0
+/// and is not restarted by Docker. Any other service that exited, even with
+/// 0 (a `docker stop` whose process exits cleanly on SIGTERM), is drift.
+fn completed(desired: &Desired, service: &ServiceSpec, c: &ObservedContainer) -> bool {
+    c.state == State::Exited(0) && !service.restarts() && one_shot(desired, service)
 }
 
 fn up(service: &ServiceSpec, c: &ObservedContainer) -> bool {
     c.state == State::Running && (!service.has_healthcheck() || c.health == Some(Health::Healthy))
 }
 
-fn satisfied(dep: &ServiceSpec, c: Option<&ObservedContainer>, condition: DependencyCondition) -> bool {
+fn satisfied(
+    desired: &Desired,
+    dep: &ServiceSpec,
+    c: Option<&ObservedContainer>,
+    condition: DependencyCondition,
+) -> bool {
     let Some(c) = c else { return false };
     match condition {
-        DependencyCondition::ServiceStarted => c.state == State::Running || completed(dep, c),
-        DependencyCondition::ServiceHealthy => up(dep, c) || completed(dep, c),
+        DependencyCondition::ServiceStarted => c.state == State::Running || completed(desired, dep, c),
+        DependencyCondition::ServiceHealthy => up(dep, c) || completed(desired, dep, c),
         DependencyCondition::ServiceCompletedSuccessfully => c.state == State::Exited(0),
     }
 }
@@ -247,10 +271,11 @@ fn teardown(desired: &Desired, observed: &Observed) -> Vec<Step> {
         .collect()
 }
 
-/// Whether `c` stays as it is although it is not running: it ran to
-/// completion, or it is a service in `keep_exited` that exited.
-fn done(service: &ServiceSpec, c: &ObservedContainer, keep_exited: &BTreeSet<String>) -> bool {
-    completed(service, c) || (matches!(c.state, State::Exited(_)) && keep_exited.contains(&service.name))
+/// Whether `c` stays as it is although it is not running: a one-shot
+/// dependency that ran to completion, or a service in `keep_exited` (a
+/// job's watched services) that exited. Nothing else may stop.
+fn done(desired: &Desired, service: &ServiceSpec, c: &ObservedContainer, keep_exited: &BTreeSet<String>) -> bool {
+    completed(desired, service, c) || (matches!(c.state, State::Exited(_)) && keep_exited.contains(&service.name))
 }
 
 /// The observed networks named `name`, the one to keep first: the one
@@ -325,7 +350,7 @@ pub fn plan_keeping(desired: &Desired, observed: &Observed, keep_exited: &BTreeS
             None => true,
             Some(c) => match c.state {
                 State::Running | State::Other => false,
-                State::Exited(_) if done(service, c, keep_exited) => false,
+                State::Exited(_) if done(desired, service, c, keep_exited) => false,
                 State::Created | State::Exited(_) => true,
             },
         };
@@ -334,7 +359,7 @@ pub fn plan_keeping(desired: &Desired, observed: &Observed, keep_exited: &BTreeS
         }
         let waiting = service.depends_on.iter().find(|(dep, condition)| {
             desired.services.iter().find(|s| &s.name == dep).is_some_and(|dep_spec| {
-                dep_spec.build || !satisfied(dep_spec, current(dep_spec, &containers), *condition)
+                dep_spec.build || !satisfied(desired, dep_spec, current(dep_spec, &containers), *condition)
             })
         });
         if let Some((on, condition)) = waiting {
@@ -383,7 +408,7 @@ pub fn converged_keeping(desired: &Desired, observed: &Observed, keep_exited: &B
     let extra = observed.containers.len() != desired.services.len();
     !extra
         && desired.services.iter().all(|s| {
-            current(s, &containers).is_some_and(|c| up(s, c) || done(s, c, keep_exited))
+            current(s, &containers).is_some_and(|c| up(s, c) || done(desired, s, c, keep_exited))
                 && containers.get(s.name.as_str()).is_some_and(|cs| cs.len() == 1)
         })
         && desired.networks.iter().all(|n| observed.networks.contains(&n.name))
@@ -424,3 +449,7 @@ pub(super) mod tests;
 #[cfg(test)]
 #[path = "plan_restart_tests.rs"]
 mod restart_tests;
+
+#[cfg(test)]
+#[path = "plan_exit_tests.rs"]
+mod exit_tests;
