@@ -1,10 +1,19 @@
 //! Command-line arguments. Every setting has a flag and a `PLAY_*`
-//! environment variable.
+//! environment variable. Defaults are read from the configuration type
+//! that owns each setting (`ApiConfig`, `HostConfig`, the runtime's
+//! `Config`, ...), never written again here.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
+use play_api::ApiConfig;
+use play_reconcilers::events::EventsConfig;
+use play_reconcilers::host::HostConfig;
+use play_reconcilers::runtime::Config as RuntimeConfig;
+use play_reconcilers::sweep::SweepConfig;
+
+use crate::duration::HumanDuration;
 
 use crate::{admin, config, logging, serve};
 
@@ -62,13 +71,13 @@ pub struct ServeArgs {
     #[arg(long, env = "PLAY_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: String,
     /// Largest accepted request body, in bytes.
-    #[arg(long, env = "PLAY_MAX_BODY_BYTES", default_value_t = 1024 * 1024)]
+    #[arg(long, env = "PLAY_MAX_BODY_BYTES", default_value_t = ApiConfig::default().body_limit)]
     pub max_body_bytes: usize,
     /// Sustained requests per second allowed per API key.
-    #[arg(long, env = "PLAY_RATE_LIMIT_PER_SECOND", default_value_t = 50)]
+    #[arg(long, env = "PLAY_RATE_LIMIT_PER_SECOND", default_value_t = ApiConfig::default().rate_limit_per_second)]
     pub rate_limit_per_second: u32,
     /// Burst allowed per API key above the sustained rate.
-    #[arg(long, env = "PLAY_RATE_LIMIT_BURST", default_value_t = 100)]
+    #[arg(long, env = "PLAY_RATE_LIMIT_BURST", default_value_t = ApiConfig::default().rate_limit_burst)]
     pub rate_limit_burst: u32,
     /// Default per-account quotas, e.g. `api_keys=100`.
     #[arg(long, env = "PLAY_QUOTAS", default_value = "")]
@@ -78,44 +87,40 @@ pub struct ServeArgs {
     #[arg(long, env = "PLAY_ALLOW_LOCAL_PLAYROOMS", default_value_t = false)]
     pub allow_local_playrooms: bool,
     /// Lifetime of a new Playground.
-    #[arg(long, env = "PLAY_PLAYGROUND_TTL", default_value = "8h", value_parser = humantime_duration)]
-    pub playground_ttl: std::time::Duration,
+    #[arg(long, env = "PLAY_PLAYGROUND_TTL", default_value_t = HumanDuration(ApiConfig::default().playground_ttl))]
+    pub playground_ttl: HumanDuration,
     /// Lifetime of a new job-mode Playground.
-    #[arg(long, env = "PLAY_JOB_TTL", default_value = "1h", value_parser = humantime_duration)]
-    pub job_ttl: std::time::Duration,
+    #[arg(long, env = "PLAY_JOB_TTL", default_value_t = HumanDuration(ApiConfig::default().job_ttl))]
+    pub job_ttl: HumanDuration,
     /// Bound on each call to a Playroom host (SSH connect, one Docker request).
-    #[arg(long, env = "PLAY_HOST_TIMEOUT", default_value = "10s", value_parser = humantime_duration)]
-    pub host_timeout: std::time::Duration,
+    #[arg(long, env = "PLAY_HOST_TIMEOUT", default_value_t = HumanDuration(HostConfig::default().call_timeout))]
+    pub host_timeout: HumanDuration,
     /// Objects reconciled at once, per reconciler.
-    #[arg(long, env = "PLAY_RECONCILE_CONCURRENCY", default_value_t = 4)]
+    #[arg(long, env = "PLAY_RECONCILE_CONCURRENCY", default_value_t = RuntimeConfig::default().concurrency)]
     pub reconcile_concurrency: usize,
     /// How often every object is reconciled even without a change (the
     /// safety net for missed events); at most 60 s is sensible.
-    #[arg(long, env = "PLAY_RESYNC_INTERVAL", default_value = "30s", value_parser = humantime_duration)]
-    pub resync_interval: std::time::Duration,
+    #[arg(long, env = "PLAY_RESYNC_INTERVAL", default_value_t = HumanDuration(RuntimeConfig::default().resync_every))]
+    pub resync_interval: HumanDuration,
     /// How often each Playroom is swept for host objects of Playgrounds
     /// that no longer exist.
-    #[arg(long, env = "PLAY_SWEEP_INTERVAL", default_value = "10m", value_parser = humantime_duration)]
-    pub sweep_interval: std::time::Duration,
+    #[arg(long, env = "PLAY_SWEEP_INTERVAL", default_value_t = HumanDuration(SweepConfig::default().interval))]
+    pub sweep_interval: HumanDuration,
     /// How often the list of Playrooms whose Docker events are followed is
     /// refreshed: it notices Playrooms with no Playground left and changed
     /// connection settings. A Playroom in use is watched from its first
     /// pass whatever this is.
-    #[arg(long, env = "PLAY_EVENTS_REFRESH", default_value = "10s", value_parser = humantime_duration)]
-    pub events_refresh: std::time::Duration,
+    #[arg(long, env = "PLAY_EVENTS_REFRESH", default_value_t = HumanDuration(EventsConfig::default().refresh))]
+    pub events_refresh: HumanDuration,
     /// How long a replica's claim on an object lasts without renewal.
-    #[arg(long, env = "PLAY_LEASE_DURATION", default_value = "60s", value_parser = humantime_duration)]
-    pub lease_duration: std::time::Duration,
+    #[arg(long, env = "PLAY_LEASE_DURATION", default_value_t = HumanDuration(RuntimeConfig::default().lease_duration))]
+    pub lease_duration: HumanDuration,
     /// This replica's lease owner id; default `local` on SQLite, random on PostgreSQL.
     #[arg(long, env = "PLAY_REPLICA_ID")]
     pub replica_id: Option<String>,
     /// How long in-flight requests may take to finish after SIGINT/SIGTERM.
-    #[arg(long, env = "PLAY_SHUTDOWN_TIMEOUT", default_value = "30s", value_parser = humantime_duration)]
-    pub shutdown_timeout: std::time::Duration,
-}
-
-fn humantime_duration(text: &str) -> Result<std::time::Duration, String> {
-    humantime::parse_duration(text).map_err(|e| e.to_string())
+    #[arg(long, env = "PLAY_SHUTDOWN_TIMEOUT", default_value_t = HumanDuration(std::time::Duration::from_secs(30)))]
+    pub shutdown_timeout: HumanDuration,
 }
 
 #[derive(Debug, Subcommand)]

@@ -4,6 +4,7 @@ mod admin;
 mod args;
 mod bootstrap;
 mod config;
+mod duration;
 mod logging;
 mod reconcile;
 mod serve;

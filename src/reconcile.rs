@@ -45,12 +45,12 @@ pub fn config(args: &ServeArgs) -> Loops {
     Loops {
         runtime: Config {
             concurrency: args.reconcile_concurrency.max(1),
-            resync_every: args.resync_interval,
-            lease_duration: args.lease_duration,
+            resync_every: args.resync_interval.into(),
+            lease_duration: args.lease_duration.into(),
             ..Config::default()
         },
-        sweep_interval: args.sweep_interval,
-        events_refresh: args.events_refresh,
+        sweep_interval: args.sweep_interval.into(),
+        events_refresh: args.events_refresh.into(),
     }
 }
 

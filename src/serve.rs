@@ -35,11 +35,11 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         rate_limit_burst: args.rate_limit_burst,
         quotas,
         allow_local_playrooms: args.allow_local_playrooms,
-        playground_ttl: args.playground_ttl,
-        job_ttl: args.job_ttl,
+        playground_ttl: args.playground_ttl.into(),
+        job_ttl: args.job_ttl.into(),
     };
     let metrics = Arc::new(Metrics::new());
-    let gateway = DockerHostGateway::new(HostConfig::with_timeout(args.host_timeout), metrics.clone())
+    let gateway = DockerHostGateway::new(HostConfig::with_timeout(args.host_timeout.into()), metrics.clone())
         .with_pins(store.clone())
         .reporting_reachability(store.clone());
     // Reconcilers subscribe to this waker by their NAME.
@@ -82,7 +82,7 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         axum::serve(listener, play_api::router(state)).with_graceful_shutdown(shutdown.clone().cancelled_owned());
     let drained = async {
         shutdown.cancelled().await;
-        tokio::time::sleep(args.shutdown_timeout).await;
+        tokio::time::sleep(args.shutdown_timeout.into()).await;
     };
     tokio::select! {
         result = server => result.context("server failed")?,

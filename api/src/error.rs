@@ -58,8 +58,6 @@ pub struct ErrorBody {
 
 /// Every `code` an error envelope can carry, for the OpenAPI document
 /// (`ApiError::parts` produces them; a test keeps the two in step).
-/// SCM_APP_REQUIRED belongs to the repository endpoints, which this server
-/// does not have yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
@@ -74,6 +72,7 @@ pub enum ErrorCode {
     Locked,
     InvalidState,
     QuotaExceeded,
+    ScmAppRequired,
     RateLimited,
     InternalError,
     HostError,
@@ -125,6 +124,7 @@ impl ApiError {
                     (StatusCode::UNPROCESSABLE_ENTITY, "QUOTA_EXCEEDED", core.to_string(), none())
                 }
                 C::Conflict(m) => (StatusCode::CONFLICT, "CONFLICT", m.clone(), none()),
+                C::ScmAppRequired(m) => (StatusCode::UNPROCESSABLE_ENTITY, "SCM_APP_REQUIRED", m.clone(), none()),
                 C::Database(sqlx::Error::PoolTimedOut) => (
                     StatusCode::SERVICE_UNAVAILABLE,
                     "SERVICE_UNAVAILABLE",
@@ -181,6 +181,7 @@ mod tests {
             ApiError::Core(C::InvalidState("x".into())),
             ApiError::Core(C::QuotaExceeded { resource: "x".into(), limit: 1 }),
             ApiError::Core(C::Conflict("x".into())),
+            ApiError::Core(C::ScmAppRequired("x".into())),
             ApiError::Core(C::Crypto("x".into())),
             ApiError::Core(C::Database(sqlx::Error::PoolTimedOut)),
             ApiError::Core(C::Internal("x".into())),

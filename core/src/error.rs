@@ -38,6 +38,10 @@ pub enum Error {
     /// A conflicting object exists (a name taken, dependants present).
     #[error("{0}")]
     Conflict(String),
+    /// The repository endpoints need the source-hosting app installed on
+    /// the account (the spec's `SCM_APP_REQUIRED`).
+    #[error("{0}")]
+    ScmAppRequired(String),
     /// Secrets could not be sealed or opened (wrong master key, corrupt data).
     #[error("secret store: {0}")]
     Crypto(String),
@@ -72,6 +76,7 @@ impl Error {
             Error::InvalidState(_) => "invalid_state",
             Error::QuotaExceeded { .. } => "quota_exceeded",
             Error::Conflict(_) => "conflict",
+            Error::ScmAppRequired(_) => "scm_app_required",
             Error::Crypto(_) => "crypto",
             Error::Database(_) => "database",
             Error::Migration(_) => "migration",

@@ -197,22 +197,6 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// A context outside any runtime, for unit tests of reconcilers and
-    /// one-off passes: token 0 (so [`Ctx::still_held`] is false), wakes go
-    /// nowhere.
-    pub fn detached(reconciler: &'static str, id: i64) -> Ctx {
-        Ctx {
-            reconciler,
-            id,
-            owner: Arc::from("detached"),
-            token: 0,
-            attempt: 0,
-            lease_lost: CancellationToken::new(),
-            shutdown: CancellationToken::new(),
-            handle: Handle::detached(),
-        }
-    }
-
     /// The lease's fencing token: higher for every later claim of this
     /// object, by any replica.
     pub fn fencing_token(&self) -> i64 {
@@ -290,11 +274,6 @@ pub(crate) fn instant_at(at: Timestamp) -> Instant {
 }
 
 impl Handle {
-    fn detached() -> Handle {
-        let (tx, _) = mpsc::unbounded_channel();
-        Handle { tx }
-    }
-
     /// Runs `id` as soon as possible: something about it changed.
     pub fn wake(&self, id: i64) {
         let _ = self.tx.send(Request::At(id, Instant::now()));
