@@ -119,3 +119,37 @@ async fn a_host_change_under_playgrounds_keeps_the_pin_or_is_refused() {
     let detail = app.get(&format!("/api/playrooms/{id}"), &app.admin).await;
     assert_eq!((detail.body["host"].as_str(), detail.body["port"].as_i64()), (Some("10.0.0.3"), Some(2222)));
 }
+
+/// A Playroom without a private key was dialled with an empty key on every
+/// pass (and every event-watcher retry), failing with a parser's message
+/// about PEM data. Its Playgrounds now say what to fix.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_playroom_without_a_key_is_reported_on_its_playgrounds() {
+    let w = support::world::World::start().await;
+    let room = w
+        .app
+        .post("/api/playrooms", &w.app.admin, json!({"playroom": {"name": "keyless", "host": "127.0.0.1", "port": 9}}))
+        .await;
+    let room = room.body["id"].as_i64().unwrap();
+    let spec = w.playspec("keyless", "services:\n  web:\n    image: play-test/busybox:1\n").await;
+    let r = w
+        .app
+        .post(
+            "/api/playgrounds",
+            &w.app.admin,
+            json!({"playground": {"name": "k", "playspec_id": spec, "playroom_id": room}}),
+        )
+        .await;
+    let id = r.body["id"].as_i64().unwrap();
+    let _running = w.runtime("replica-a", Duration::from_secs(2));
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let status = w.app.get(&format!("/api/playgrounds/{id}/status"), &w.app.admin).await;
+        if status.body["error_message"].as_str().is_some_and(|m| m.contains("no SSH private key")) {
+            assert_ne!(status.body["status"], "running", "{}", status.text);
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the missing key was not reported: {}", status.text);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

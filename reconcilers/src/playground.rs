@@ -178,7 +178,12 @@ impl Pass<'_> {
         if let Some(watch) = &self.r.watch {
             watch.ensure(p.playroom_id);
         }
-        let (room, target) = playrooms::target(store, &self.r.secrets, p.account_id, p.playroom_id).await?;
+        // A Playroom without a key is a setting to fix, shown on the Playground.
+        let (room, target) =
+            playrooms::target(store, &self.r.secrets, p.account_id, p.playroom_id).await.map_err(|e| match e {
+                play_core::Error::InvalidState(message) => Error::InvalidTarget(message),
+                other => other.into(),
+            })?;
         let playspec = match p.playspec_id {
             Some(spec_id) => Some(playspecs::get(store, p.account_id, spec_id).await?),
             None => None,

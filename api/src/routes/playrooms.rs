@@ -355,7 +355,14 @@ pub async fn create(
 /// pinned host key unless the same request sets `host_key`.
 #[utoipa::path(patch, path = "/api/playrooms/{id}", tag = "Playrooms", params(("id" = i64, Path)),
     request_body = PlayroomRequest,
-    responses((status = 200, body = PlayroomDetail), (status = 403, description = "`trusted: true` without playrooms:trust", body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+    responses(
+        (status = 200, body = PlayroomDetail),
+        (status = 403, description = "`trusted: true` without playrooms:trust", body = ErrorEnvelope),
+        (status = 404, body = ErrorEnvelope),
+        (status = 409, description = "CONFLICT: a move (host, port, user, connection) that would drop or replace the \
+            pinned host key while the Playroom has Playgrounds", body = ErrorEnvelope),
+        (status = 422, body = ErrorEnvelope),
+    ))]
 pub async fn update(
     State(state): State<AppState>,
     principal: Principal,

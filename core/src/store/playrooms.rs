@@ -426,10 +426,14 @@ pub async fn target(store: &Store, secrets: &SecretBox, account_id: i64, id: i64
                 .fetch_one(store.pool())
                 .await?
                 .try_get("ssh_private_key")?;
-            let private = match sealed {
-                Some(sealed) => secrets.open(&sealed, &key_context(id))?,
-                None => String::new(),
+            // No key, no connection: say so rather than fail to parse an
+            // empty key on every attempt.
+            let Some(sealed) = sealed else {
+                return Err(Error::InvalidState(
+                    "the Playroom has no SSH private key: set ssh_private_key or call generate_ssh_key".into(),
+                ));
             };
+            let private = secrets.open(&sealed, &key_context(id))?;
             let mut target = HostTarget::ssh(
                 room.id,
                 room.host.clone(),
