@@ -15,17 +15,18 @@ use axum::http::StatusCode;
 use play_api::testing::TestApp;
 use play_core::metrics::Metrics;
 use play_reconcilers::host::{DockerHostGateway, HostConfig};
-use serde_json::json;
+use serde_json::{Value, json};
 use support::docker::{Labelled, ensure_busybox_image};
 use support::sshd::Sshd;
 
-#[tokio::test]
-async fn logs_come_back_live_with_tail_limits_and_clear_errors() {
+/// An API over the harness's sshd with one Playground (services `web` and
+/// `db`, none started), and `web`'s container started by hand running
+/// `script`: the app, the Playroom as created, the Playground's id, and the
+/// guard that removes the container.
+async fn with_web_running(sshd: &Sshd, script: &str) -> (TestApp, Value, i64, Labelled) {
     ensure_busybox_image();
-    let mut sshd = Sshd::start();
-    let gateway = DockerHostGateway::new(HostConfig::with_timeout(Duration::from_secs(5)), Arc::new(Metrics::new()));
+    let gateway = DockerHostGateway::new(HostConfig::with_timeout(Duration::from_secs(10)), Arc::new(Metrics::new()));
     let app = TestApp::with(TestApp::default_config(), Arc::new(gateway)).await;
-
     let room = app.post("/api/playrooms", &app.admin, sshd.playroom_body("box")).await;
     let compose = "services:\n  web:\n    image: play-test/busybox:1\n  db:\n    image: play-test/busybox:1\n";
     let spec =
@@ -40,9 +41,8 @@ async fn logs_come_back_live_with_tail_limits_and_clear_errors() {
     assert_eq!(pg.status, StatusCode::CREATED, "{}", pg.text);
     let id = pg.body["id"].as_i64().unwrap();
     let container = play_core::store::playgrounds::container_name(pg.body["compose_project"].as_str().unwrap(), "web");
-
     let label = support::unique_label("playground-logs");
-    let _cleanup = Labelled(label.clone());
+    let cleanup = Labelled(label.clone());
     support::run(Command::new("docker").args([
         "run",
         "-d",
@@ -53,8 +53,15 @@ async fn logs_come_back_live_with_tail_limits_and_clear_errors() {
         "play-test/busybox:1",
         "sh",
         "-c",
-        "for i in 1 2 3; do echo line-$i; done; sleep 60",
+        script,
     ]));
+    (app, room.body, id, cleanup)
+}
+
+#[tokio::test]
+async fn logs_come_back_live_with_tail_limits_and_clear_errors() {
+    let mut sshd = Sshd::start();
+    let (app, room, id, _cleanup) = with_web_running(&sshd, "for i in 1 2 3; do echo line-$i; done; sleep 60").await;
 
     let path = format!("/api/playgrounds/{id}/logs/web");
     let mut lines = Vec::new();
@@ -94,7 +101,7 @@ async fn logs_come_back_live_with_tail_limits_and_clear_errors() {
         // The Playroom cannot be pointed at the held port instead: it has a
         // Playground, and a move that drops the pinned host key is refused.
         let patch = json!({"playroom": {"port": port, "host_key": null}});
-        let path = format!("/api/playrooms/{}", room.body["id"]);
+        let path = format!("/api/playrooms/{}", room["id"]);
         let moved = app.request(axum::http::Method::PATCH, &path, Some(&app.admin), Some(patch)).await;
         moved.assert_error(StatusCode::CONFLICT, "CONFLICT");
     }
@@ -109,38 +116,10 @@ async fn logs_come_back_live_with_tail_limits_and_clear_errors() {
 /// lines first kept.
 #[tokio::test]
 async fn a_log_read_is_bounded_in_bytes() {
-    ensure_busybox_image();
     let sshd = Sshd::start();
-    let gateway = DockerHostGateway::new(HostConfig::with_timeout(Duration::from_secs(10)), Arc::new(Metrics::new()));
-    let app = TestApp::with(TestApp::default_config(), Arc::new(gateway)).await;
-    let room = app.post("/api/playrooms", &app.admin, sshd.playroom_body("box")).await;
-    let compose = "services:\n  web:\n    image: play-test/busybox:1\n";
-    let spec =
-        app.post("/api/playspecs", &app.admin, json!({"playspec": {"name": "s", "base_compose_yaml": compose}})).await;
-    let pg = app
-        .post(
-            "/api/playgrounds",
-            &app.admin,
-            json!({"playground": {"name": "loud", "playspec_id": spec.body["id"], "playroom_id": room.body["id"]}}),
-        )
-        .await;
-    let id = pg.body["id"].as_i64().unwrap();
-    let container = play_core::store::playgrounds::container_name(pg.body["compose_project"].as_str().unwrap(), "web");
-    let label = support::unique_label("playground-logs-bytes");
-    let _cleanup = Labelled(label.clone());
     // 1,000 lines of 8,000 bytes: 8 MB, then a last short line.
-    support::run(Command::new("docker").args([
-        "run",
-        "-d",
-        "--name",
-        &container,
-        "--label",
-        &label,
-        "play-test/busybox:1",
-        "sh",
-        "-c",
-        "i=0; while [ $i -lt 1000 ]; do printf '%08000d\\n' $i; i=$((i+1)); done; echo the-end; sleep 60",
-    ]));
+    let script = "i=0; while [ $i -lt 1000 ]; do printf '%08000d\\n' $i; i=$((i+1)); done; echo the-end; sleep 60";
+    let (app, _, id, _cleanup) = with_web_running(&sshd, script).await;
     let path = format!("/api/playgrounds/{id}/logs/web?tail=1000");
     let mut lines: Vec<String> = Vec::new();
     for _ in 0..100 {
