@@ -120,8 +120,8 @@ impl Error {
 }
 
 /// The [`HostError`] a dialer put into an error chain, if any: a dialer
-/// (`crate::host::tunnel::Dialer`) wraps it in an `io::Error`, which hyper
-/// and bollard carry as a source.
+/// (the host tunnel's) wraps it in an `io::Error`, which hyper and bollard
+/// carry as a source.
 pub(crate) fn host_error_in(error: &(dyn std::error::Error + 'static)) -> Option<HostError> {
     let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(e) = current {
