@@ -3,10 +3,15 @@
 //! Host access failures are [`HostError`] from `play-core`, so the API can
 //! show them without knowing russh or bollard; Docker engine answers keep the
 //! bollard error as their source for logs.
+//!
+//! Owns the error type and how an engine or transport failure is classified
+//! (including digging a dialer's [`HostError`] out of hyper's error chain).
+//! It sits below every other module of the crate and imports none of them:
+//! a module here that needs an error imports this one, never the reverse.
+
+use std::io;
 
 use play_core::host::{FailureKind, HostError};
-
-use crate::host::tunnel::host_error_in;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -114,6 +119,25 @@ impl Error {
     }
 }
 
+/// The [`HostError`] a dialer put into an error chain, if any: a dialer
+/// (the host tunnel's) wraps it in an `io::Error`, which hyper and bollard
+/// carry as a source.
+pub(crate) fn host_error_in(error: &(dyn std::error::Error + 'static)) -> Option<HostError> {
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = current {
+        if let Some(host) = e.downcast_ref::<HostError>() {
+            return Some(host.clone());
+        }
+        if let Some(io) = e.downcast_ref::<io::Error>()
+            && let Some(host) = io.get_ref().and_then(|i| i.downcast_ref::<HostError>())
+        {
+            return Some(host.clone());
+        }
+        current = e.source();
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,5 +160,12 @@ mod tests {
         );
         assert_eq!(conflict.metric_label(), "docker");
         assert!(conflict.into_host_error().message().contains("name in use"));
+    }
+
+    #[test]
+    fn host_errors_survive_io_wrapping() {
+        let io = io::Error::other(HostError::SocketMissing("/x".into()));
+        let found = host_error_in(&io);
+        assert_eq!(found, Some(HostError::SocketMissing("/x".into())));
     }
 }

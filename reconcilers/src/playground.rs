@@ -47,7 +47,6 @@ pub mod files;
 pub mod host;
 pub mod job;
 pub mod plan;
-pub mod stop;
 pub use play_core::desired as spec;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -44,19 +44,20 @@
 //! every [`SweepConfig::interval`] (the resync is what visits every Playroom);
 //! each pass also asks to be run again after it. Passes write nothing to the
 //! store, so they need no fencing: removing an orphan twice is harmless.
+//!
+//! This module owns the sweep's decision ([`plan`]); the label filters,
+//! the ownership check and the removals are `crate::docker`'s, shared with
+//! the Playground reconciler, and are not written again here.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use bollard::Docker;
-use bollard::errors::Error as BollardError;
-use bollard::query_parameters::{
-    ListContainersOptions, ListNetworksOptions, ListVolumesOptions, RemoveContainerOptions,
-};
-use play_core::desired::{LABEL_INSTALLATION, LABEL_PLAYGROUND};
 use play_core::secrets::SecretBox;
 use play_core::store::{Store, playrooms, sweep};
 
+use crate::docker::ownership::playground_of;
+use crate::docker::{labels, remove};
 use crate::host::DockerHostGateway;
 use crate::runtime::{Action, Ctx, Reconciler};
 use crate::{Error, Result};
@@ -118,38 +119,13 @@ pub fn plan(found: &[Labelled], existing: &BTreeSet<i64>) -> SweepPlan {
     plan
 }
 
-/// The Playground id an object's labels name, if they are this
-/// installation's. The engine already filtered by both labels; checking
-/// again keeps a filter an engine ignored from ever reaching another
-/// installation's objects.
-pub fn playground_of(labels: &HashMap<String, String>, installation: &str) -> Option<i64> {
-    if labels.get(LABEL_INSTALLATION).map(String::as_str) != Some(installation) {
-        return None;
-    }
-    labels.get(LABEL_PLAYGROUND)?.parse().ok()
-}
-
-fn filters(installation: &str) -> HashMap<String, Vec<String>> {
-    HashMap::from([(
-        "label".to_owned(),
-        vec![format!("{LABEL_INSTALLATION}={installation}"), LABEL_PLAYGROUND.to_owned()],
-    )])
-}
-
 /// Every container, network and volume of `installation` on the engine that
-/// names a Playground.
+/// names a Playground. The engine filters by both labels; each object's
+/// labels are checked again ([`playground_of`]).
 pub async fn list_labelled(docker: &Docker, installation: &str) -> Result<Vec<Labelled>> {
-    let filters = filters(installation);
+    let filters = labels::of_any_playground(installation);
     let mut found = Vec::new();
-    let containers = docker
-        .list_containers(Some(ListContainersOptions {
-            all: true,
-            filters: Some(filters.clone()),
-            ..Default::default()
-        }))
-        .await
-        .map_err(|e| Error::docker("list containers", e))?;
-    for c in containers {
+    for c in labels::containers(docker, &filters).await? {
         let labels = c.labels.unwrap_or_default();
         if let (Some(playground), Some(id)) = (playground_of(&labels, installation), c.id) {
             let name = c.names.and_then(|n| n.into_iter().next()).unwrap_or_default();
@@ -157,21 +133,13 @@ pub async fn list_labelled(docker: &Docker, installation: &str) -> Result<Vec<La
             found.push(Labelled { kind: Kind::Container, id, name, playground });
         }
     }
-    let networks = docker
-        .list_networks(Some(ListNetworksOptions { filters: Some(filters.clone()) }))
-        .await
-        .map_err(|e| Error::docker("list networks", e))?;
-    for n in networks {
+    for n in labels::networks(docker, &filters).await? {
         let labels = n.labels.unwrap_or_default();
         if let (Some(playground), Some(id)) = (playground_of(&labels, installation), n.id) {
             found.push(Labelled { kind: Kind::Network, id, name: n.name.unwrap_or_default(), playground });
         }
     }
-    let volumes = docker
-        .list_volumes(Some(ListVolumesOptions { filters: Some(filters) }))
-        .await
-        .map_err(|e| Error::docker("list volumes", e))?;
-    for v in volumes.volumes.unwrap_or_default() {
+    for v in labels::volumes(docker, &filters).await? {
         if let Some(playground) = playground_of(&v.labels, installation) {
             found.push(Labelled { kind: Kind::Volume, id: v.name.clone(), name: v.name, playground });
         }
@@ -179,30 +147,13 @@ pub async fn list_labelled(docker: &Docker, installation: &str) -> Result<Vec<La
     Ok(found)
 }
 
-fn status_of(e: &BollardError) -> Option<u16> {
-    match e {
-        BollardError::DockerResponseServerError { status_code, .. } => Some(*status_code),
-        _ => None,
-    }
-}
-
-/// Removes one object; gone already (404) or being removed (409 for a
-/// container) is success.
-async fn remove(docker: &Docker, object: &Labelled) -> Result<()> {
-    let result = match object.kind {
-        Kind::Container => {
-            let options = RemoveContainerOptions { force: true, v: true, ..Default::default() };
-            match docker.remove_container(&object.id, Some(options)).await {
-                Err(e) if status_of(&e) == Some(409) => Ok(()),
-                other => other,
-            }
-        }
-        Kind::Network => docker.remove_network(&object.id).await,
-        Kind::Volume => return Ok(()),
-    };
-    match result {
-        Err(e) if status_of(&e) == Some(404) => Ok(()),
-        other => other.map_err(|e| Error::docker("remove orphan", e)),
+/// Removes one object (forced: an orphan has no pass to wait for); gone
+/// already or being removed is success. Volumes are kept.
+async fn remove_orphan(docker: &Docker, object: &Labelled) -> Result<()> {
+    match object.kind {
+        Kind::Container => remove::container(docker, &object.id, "remove orphan").await,
+        Kind::Network => remove::network(docker, &object.id, "remove orphan").await,
+        Kind::Volume => Ok(()),
     }
 }
 
@@ -229,7 +180,7 @@ impl PlayroomSweep {
     /// logged and skipped; losing the host fails the pass.
     async fn apply(&self, room: i64, docker: &Docker, plan: &SweepPlan) -> Result<()> {
         for object in plan.containers.iter().chain(&plan.networks) {
-            match remove(docker, object).await {
+            match remove_orphan(docker, object).await {
                 Ok(()) => tracing::info!(
                     playroom = room,
                     playground = object.playground,
@@ -315,19 +266,5 @@ mod tests {
         assert_eq!(plan.networks, vec![object(Kind::Network, "net-7", 7)]);
         assert_eq!(plan.kept_volumes, vec![object(Kind::Volume, "vol-7", 7)]);
         assert_eq!(super::plan(&found, &BTreeSet::from([3, 7, 9])), SweepPlan::default(), "nothing orphaned");
-    }
-
-    #[test]
-    fn labels_must_name_this_installation_and_an_id() {
-        let labels = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
-            pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
-        };
-        let ours = labels(&[(LABEL_INSTALLATION, "abc"), (LABEL_PLAYGROUND, "42")]);
-        assert_eq!(playground_of(&ours, "abc"), Some(42));
-        assert_eq!(playground_of(&ours, "xyz"), None, "another installation's");
-        assert_eq!(playground_of(&labels(&[(LABEL_INSTALLATION, "abc")]), "abc"), None, "installation-wide object");
-        assert_eq!(playground_of(&labels(&[(LABEL_PLAYGROUND, "42")]), "abc"), None, "no installation label");
-        assert_eq!(playground_of(&labels(&[(LABEL_INSTALLATION, "abc"), (LABEL_PLAYGROUND, "x")]), "abc"), None);
-        assert_eq!(playground_of(&HashMap::new(), "abc"), None, "unlabelled");
     }
 }

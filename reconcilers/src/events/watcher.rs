@@ -1,14 +1,16 @@
 //! One Playroom's watcher: follows its engine's event stream, reconnecting
 //! with backoff, and sends the Playground ids the events name.
+//!
+//! Owns the subscription and which events count; the installation filter
+//! and the ownership check of an event's labels are `crate::docker`'s. It
+//! only wakes Playgrounds: it never changes anything on the host.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use bollard::Docker;
 use bollard::models::EventMessage;
 use bollard::query_parameters::EventsOptions;
 use futures::{Stream, StreamExt};
-use play_core::desired::{LABEL_INSTALLATION, LABEL_PLAYGROUND};
 use play_core::store::playrooms;
 use play_core::store::sweep::{self, WatchedPlayroom};
 use tokio::sync::mpsc;
@@ -16,6 +18,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::{ACTIONS, PlaygroundEvents};
+use crate::docker::{labels, ownership};
 use crate::{Error, Result};
 
 /// Follows one Playroom's events until stopped.
@@ -122,11 +125,9 @@ fn subscribe(
     installation: &str,
     since: &str,
 ) -> impl Stream<Item = Result<EventMessage, bollard::errors::Error>> {
-    let filters = HashMap::from([
-        ("type".to_owned(), vec!["container".to_owned()]),
-        ("label".to_owned(), vec![format!("{LABEL_INSTALLATION}={installation}")]),
-        ("event".to_owned(), ACTIONS.iter().map(|a| (*a).to_owned()).collect()),
-    ]);
+    let mut filters = labels::of_installation(installation);
+    filters.insert("type".to_owned(), vec!["container".to_owned()]);
+    filters.insert("event".to_owned(), ACTIONS.iter().map(|a| (*a).to_owned()).collect());
     let options = EventsOptions { since: Some(since.to_owned()), filters: Some(filters), ..Default::default() };
     docker.events(Some(options))
 }
@@ -144,16 +145,13 @@ pub fn playground_of(event: &EventMessage, installation: &str) -> Option<i64> {
     if !ACTIONS.contains(&name) {
         return None;
     }
-    let labels = event.actor.as_ref()?.attributes.as_ref()?;
-    if labels.get(LABEL_INSTALLATION).map(String::as_str) != Some(installation) {
-        return None;
-    }
-    labels.get(LABEL_PLAYGROUND)?.parse().ok()
+    ownership::playground_of(event.actor.as_ref()?.attributes.as_ref()?, installation)
 }
 
 #[cfg(test)]
 mod tests {
     use bollard::models::{EventActor, EventMessageTypeEnum};
+    use play_core::desired::{LABEL_INSTALLATION, LABEL_PLAYGROUND};
 
     use super::*;
 

@@ -9,6 +9,10 @@
 //! before API 1.44 create a second network of the same name when two
 //! creations race (and bollard cannot send `CheckDuplicate`); duplicates
 //! made by another replica are removed by the plan.
+//!
+//! Owns finding and creating the shared network; removing a duplicate is a
+//! plan step like any other removal (`crate::docker::remove`), and no
+//! Playground's pass removes the network otherwise.
 
 use std::collections::HashMap;
 
@@ -16,9 +20,9 @@ use bollard::Docker;
 use bollard::models::NetworkCreateRequest;
 use bollard::query_parameters::{InspectNetworkOptions, ListNetworksOptions};
 
-use super::host::status_of;
 use super::plan::SharedNetwork;
 use super::spec::{LABEL_EDGE, LABEL_INSTALLATION};
+use crate::docker::status_of;
 use crate::{Error, Result};
 
 /// The networks whose name is exactly `name` (the engine's filter matches

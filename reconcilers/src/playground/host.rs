@@ -8,6 +8,11 @@
 //! adopts or removes objects it did not label.
 //!
 //! The shared edge network is the exception: see [`edge`].
+//!
+//! Owns how plan steps become engine calls for one Playground. Reading a
+//! container's state, label filters, ownership checks and removals are the
+//! shared `crate::docker` helpers; this module must not grow its own copies
+//! of them, nor decide what to do (that is [`super::plan`]'s).
 
 mod create_body;
 mod credentials;
@@ -16,19 +21,12 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use bollard::Docker;
-use bollard::errors::Error as BollardError;
-use bollard::models::{
-    ContainerStateStatusEnum, EndpointSettings, HealthStatusEnum, NetworkConnectRequest, NetworkCreateRequest,
-    VolumeCreateOptions,
-};
-use bollard::query_parameters::{
-    CreateContainerOptions, InspectContainerOptions, ListContainersOptions, ListNetworksOptions, ListVolumesOptions,
-    RemoveContainerOptions, RemoveVolumeOptions, StartContainerOptions,
-};
+use bollard::models::{EndpointSettings, NetworkConnectRequest, NetworkCreateRequest, VolumeCreateOptions};
+use bollard::query_parameters::{CreateContainerOptions, InspectContainerOptions, StartContainerOptions};
 use futures::future::try_join_all;
 
 use super::edge;
-use super::plan::{Health, Observed, ObservedContainer, State, Step};
+use super::plan::{Observed, ObservedContainer, Step};
 use super::spec::{
     Desired, LABEL_CONFIG_HASH, LABEL_EPOCH, LABEL_INSTALLATION, LABEL_NETWORK, LABEL_PLAYGROUND, LABEL_PROJECT,
     LABEL_SERVICE, LABEL_VOLUME, ServiceSpec,
@@ -36,23 +34,9 @@ use super::spec::{
 pub use create_body::create_body;
 pub use credentials::{credentials_for, registry_of};
 
+use crate::docker::{inspect, labels, ownership, remove, status_of};
 use crate::host::{RegistryCredentials, pull_image};
 use crate::{Error, Result};
-
-pub(crate) fn status_of(e: &BollardError) -> Option<u16> {
-    match e {
-        BollardError::DockerResponseServerError { status_code, .. } => Some(*status_code),
-        _ => None,
-    }
-}
-
-/// Objects of this Playground of this installation (Docker ANDs the labels).
-fn label_filter(installation: &str, playground_id: i64) -> HashMap<String, Vec<String>> {
-    HashMap::from([(
-        "label".to_owned(),
-        vec![format!("{LABEL_PLAYGROUND}={playground_id}"), format!("{LABEL_INSTALLATION}={installation}")],
-    )])
-}
 
 /// Everything on the host labelled for `playground_id`, which of `images`
 /// are present, which of the named `volumes` exist (labelled or not: the
@@ -66,70 +50,34 @@ pub async fn observe(
     volumes: &[String],
     edge: Option<&str>,
 ) -> Result<Observed> {
-    let filters = label_filter(installation, playground_id);
-    let listed = docker
-        .list_containers(Some(ListContainersOptions {
-            all: true,
-            filters: Some(filters.clone()),
-            ..Default::default()
-        }))
-        .await
-        .map_err(|e| Error::docker("list containers", e))?;
-    let inspected = try_join_all(listed.iter().filter_map(|c| c.id.clone()).map(|id| async move {
-        match docker.inspect_container(&id, None::<InspectContainerOptions>).await {
-            Ok(c) => Ok(Some(c)),
-            // Removed between the list and the inspect.
-            Err(e) if status_of(&e) == Some(404) => Ok(None),
-            Err(e) => Err(Error::docker("inspect container", e)),
-        }
-    }))
+    let filters = labels::of_playground(installation, playground_id);
+    let listed = labels::containers(docker, &filters).await?;
+    // A container removed between the list and the inspect is skipped.
+    let inspected = try_join_all(
+        listed.iter().filter_map(|c| c.id.clone()).map(|id| async move { inspect::container(docker, &id).await }),
+    )
     .await?;
     let containers = inspected
         .into_iter()
         .flatten()
         .map(|c| {
             let labels = c.config.as_ref().and_then(|cfg| cfg.labels.clone()).unwrap_or_default();
-            let state = c.state.as_ref();
+            let status = inspect::status(&c);
             ObservedContainer {
                 id: c.id.clone().unwrap_or_default(),
                 name: c.name.as_deref().unwrap_or_default().trim_start_matches('/').to_owned(),
                 service: labels.get(LABEL_SERVICE).cloned(),
                 config_hash: labels.get(LABEL_CONFIG_HASH).cloned(),
                 epoch: epoch_of(&labels),
-                state: match state.and_then(|s| s.status) {
-                    Some(ContainerStateStatusEnum::CREATED) => State::Created,
-                    Some(ContainerStateStatusEnum::RUNNING) => State::Running,
-                    Some(ContainerStateStatusEnum::EXITED) => {
-                        State::Exited(state.and_then(|s| s.exit_code).unwrap_or(-1))
-                    }
-                    _ => State::Other,
-                },
-                health: match state.and_then(|s| s.health.as_ref()).and_then(|h| h.status) {
-                    Some(HealthStatusEnum::STARTING) => Some(Health::Starting),
-                    Some(HealthStatusEnum::HEALTHY) => Some(Health::Healthy),
-                    Some(HealthStatusEnum::UNHEALTHY) => Some(Health::Unhealthy),
-                    _ => None,
-                },
-                finished_at: state.and_then(|s| s.finished_at.as_deref()).and_then(finished_at),
+                state: status.state,
+                health: status.health,
+                finished_at: status.finished_at,
             }
         })
         .collect();
-    let networks = docker
-        .list_networks(Some(ListNetworksOptions { filters: Some(filters.clone()) }))
-        .await
-        .map_err(|e| Error::docker("list networks", e))?
-        .into_iter()
-        .filter_map(|n| n.name)
-        .collect();
-    let mut found: std::collections::BTreeMap<String, i64> = docker
-        .list_volumes(Some(ListVolumesOptions { filters: Some(filters) }))
-        .await
-        .map_err(|e| Error::docker("list volumes", e))?
-        .volumes
-        .unwrap_or_default()
-        .into_iter()
-        .map(|v| (v.name, epoch_of(&v.labels)))
-        .collect();
+    let networks = labels::networks(docker, &filters).await?.into_iter().filter_map(|n| n.name).collect();
+    let mut found: std::collections::BTreeMap<String, i64> =
+        labels::volumes(docker, &filters).await?.into_iter().map(|v| (v.name, epoch_of(&v.labels))).collect();
     let unlabelled: Vec<&String> = volumes.iter().filter(|v| !found.contains_key(*v)).collect();
     for name in unlabelled {
         match docker.inspect_volume(name).await {
@@ -168,13 +116,6 @@ pub async fn observe(
 /// epochs existed (or not by play).
 fn epoch_of(labels: &HashMap<String, String>) -> i64 {
     labels.get(LABEL_EPOCH).and_then(|e| e.parse().ok()).unwrap_or(0)
-}
-
-/// The engine's `FinishedAt` (RFC 3339 with nanoseconds; the zero time
-/// `0001-01-01T00:00:00Z` for a container that never exited).
-fn finished_at(text: &str) -> Option<play_core::time::Timestamp> {
-    let at = chrono::DateTime::parse_from_rfc3339(text).ok()?.with_timezone(&chrono::Utc);
-    (chrono::Datelike::year(&at) > 1).then(|| play_core::time::truncate(at))
 }
 
 /// What applying needs besides the steps.
@@ -239,22 +180,10 @@ impl Apply<'_> {
     async fn step(&self, step: &Step) -> Result<()> {
         let docker = self.docker;
         match step {
-            Step::RemoveContainer { id, .. } => {
-                super::stop::gracefully(docker, id).await?;
-                let options = RemoveContainerOptions { force: true, v: true, ..Default::default() };
-                match docker.remove_container(id, Some(options)).await {
-                    Err(e) if status_of(&e) == Some(404) => Ok(()),
-                    // "removal already in progress"
-                    Err(e) if status_of(&e) == Some(409) => Ok(()),
-                    other => other.map_err(|e| Error::docker("remove container", e)),
-                }
-            }
+            Step::RemoveContainer { id, .. } => remove::stop_and_remove(docker, id).await,
             Step::CreateNetwork(name) => self.create_network(name).await,
             Step::CreateSharedNetwork(name) => edge::create(docker, self.installation, name).await,
-            Step::RemoveSharedNetwork { id, .. } => match docker.remove_network(id).await {
-                Err(e) if status_of(&e) == Some(404) => Ok(()),
-                other => other.map_err(|e| Error::docker("remove duplicate network", e)),
-            },
+            Step::RemoveSharedNetwork { id, .. } => remove::network(docker, id, "remove duplicate network").await,
             Step::CreateVolume(name) => self.create_volume(name).await,
             Step::PullImage(image) => {
                 let credentials = credentials_for(self.credentials, image);
@@ -274,14 +203,8 @@ impl Apply<'_> {
             ))),
             Step::RunContainer(service) => self.run_container(service).await,
             Step::StartContainer { id, .. } => start(docker, id).await,
-            Step::RemoveNetwork(name) => match docker.remove_network(name).await {
-                Err(e) if status_of(&e) == Some(404) => Ok(()),
-                other => other.map_err(|e| Error::docker("remove network", e)),
-            },
-            Step::RemoveVolume(name) => match docker.remove_volume(name, None::<RemoveVolumeOptions>).await {
-                Err(e) if status_of(&e) == Some(404) => Ok(()),
-                other => other.map_err(|e| Error::docker("remove volume", e)),
-            },
+            Step::RemoveNetwork(name) => remove::network(docker, name, "remove network").await,
+            Step::RemoveVolume(name) => remove::volume(docker, name).await,
             Step::Wait { .. } => Ok(()),
         }
     }
@@ -350,9 +273,7 @@ impl Apply<'_> {
                     .await
                     .map_err(|e| Error::docker("inspect container", e))?;
                 let labels = existing.config.and_then(|c| c.labels).unwrap_or_default();
-                let ours = labels.get(LABEL_PLAYGROUND).is_some_and(|v| *v == self.playground_id.to_string())
-                    && labels.get(LABEL_INSTALLATION).is_some_and(|v| v == self.installation);
-                if !ours {
+                if !ownership::is_playgrounds(&labels, self.installation, self.playground_id) {
                     return Err(Error::InvalidSpec(format!(
                         "the container name {} is taken by a container play does not manage",
                         service.container_name
@@ -408,13 +329,5 @@ mod tests {
         assert!(matches!(groups[0][0], Step::RemoveContainer { .. }));
         assert_eq!(groups[1], vec![Step::CreateNetwork("n".into())]);
         assert_eq!(groups[2].len(), 2);
-    }
-
-    #[test]
-    fn finished_at_reads_the_engine_time_and_ignores_the_zero_time() {
-        let at = finished_at("2026-03-01T10:20:30.123456789Z").unwrap();
-        assert_eq!(play_core::time::to_db(&at), "2026-03-01T10:20:30.123Z");
-        assert_eq!(finished_at("0001-01-01T00:00:00Z"), None);
-        assert_eq!(finished_at("nonsense"), None);
     }
 }

@@ -78,21 +78,9 @@ pub struct ObservedContainer {
     pub finished_at: Option<Timestamp>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum State {
-    Created,
-    Running,
-    Exited(i64),
-    /// Paused, restarting, being removed, dead.
-    Other,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Health {
-    Starting,
-    Healthy,
-    Unhealthy,
-}
+// A container's state and health as the engine reports them, read in
+// `crate::docker::inspect` (the one place that reads them).
+pub use crate::docker::inspect::{Health, State};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Step {
