@@ -26,6 +26,14 @@ services:
     stop_grace_period: 1s
 "#;
 
+/// Unused volumes with an engine-made (64 hex digit) name.
+fn dangling_anonymous_volumes() -> Vec<String> {
+    docker_lines(&["volume", "ls", "-q", "--filter", "dangling=true"])
+        .into_iter()
+        .filter(|v| v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()))
+        .collect()
+}
+
 fn exec(container: &str, script: &str) -> (bool, String) {
     let out = Command::new("docker").args(["exec", container, "sh", "-c", script]).output().unwrap();
     (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
@@ -112,17 +120,26 @@ async fn an_image_cannot_plant_links_in_the_files_volume() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("Dockerfile"),
-        format!("FROM play-test/busybox:1\nRUN mkdir -p /play-files && ln -s /etc /play-files/{file_id}-{short}\n"),
+        format!(
+            "FROM play-test/busybox:1\nRUN mkdir -p /play-files && ln -s /etc /play-files/{file_id}-{short}\n\
+             VOLUME /scratch\n"
+        ),
     )
     .unwrap();
     support::run(Command::new("docker").args(["build", "-q", "-t", &image]).arg(dir.path()));
 
+    let anonymous_before = dangling_anonymous_volumes();
     let p = w.playground("links", spec, json!({})).await;
     let id = p["id"].as_i64().unwrap();
     let web = format!("{}-web-1", p["compose_project"].as_str().unwrap());
     let _running = w.runtime("replica-a", Duration::from_secs(2));
     w.wait_converged(id, "running with its file despite the planted link").await;
     assert_eq!(exec(&web, "cat /etc/app.conf"), (true, "from play\n".to_owned()));
+    // The image declares a VOLUME: the files helper got an anonymous one,
+    // which goes with it.
+    let left: Vec<String> =
+        dangling_anonymous_volumes().into_iter().filter(|v| !anonymous_before.contains(v)).collect();
+    assert!(left.is_empty(), "the files helper left anonymous volumes: {left:?}");
     let r = w.app.delete(&format!("/api/playgrounds/{id}"), &w.app.admin).await;
     assert_eq!(r.status, StatusCode::ACCEPTED);
     w.wait_for(id, "the Playground to be gone", |status, _| status == StatusCode::NOT_FOUND).await;

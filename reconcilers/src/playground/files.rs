@@ -135,7 +135,9 @@ async fn write(
         Err(e) => Err(e),
     };
     let removed = docker
-        .remove_container(&helper.id, Some(RemoveContainerOptions { force: true, ..Default::default() }))
+        // `v`: an image that declares a VOLUME gave the helper an anonymous
+        // volume, which would otherwise be left behind on every write.
+        .remove_container(&helper.id, Some(RemoveContainerOptions { force: true, v: true, ..Default::default() }))
         .await
         .map_err(|e| Error::docker("remove the mounted-files helper", e));
     verified.and(removed)
