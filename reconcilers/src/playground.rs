@@ -54,10 +54,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use play_core::compose::Policy;
+use play_core::playground::{CreationStep, DesiredState, PlaygroundStatus};
 use play_core::secrets::SecretBox;
 use play_core::store::job_results;
 use play_core::store::playground_status::{self as status_store, Fence};
-use play_core::store::playgrounds::{Playground, status};
+use play_core::store::playgrounds::Playground;
 use play_core::store::{Store, playrooms, playspec_files, playspecs};
 use play_core::time;
 
@@ -143,13 +144,13 @@ struct Pass<'a> {
     r: &'a PlaygroundReconciler,
     fence: Fence<'a>,
     id: i64,
-    step: &'static str,
+    step: CreationStep,
 }
 
 impl Pass<'_> {
-    async fn set_step(&mut self, p: &Playground, step: &'static str) -> Result<()> {
+    async fn set_step(&mut self, p: &Playground, step: CreationStep) -> Result<()> {
         self.step = step;
-        if p.status == status::IN_PROGRESS || p.status == status::FAILED {
+        if matches!(p.status, PlaygroundStatus::InProgress | PlaygroundStatus::Failed) {
             written(status_store::set_step(&self.r.store, self.fence, self.id, step).await?)?;
         }
         Ok(())
@@ -159,10 +160,10 @@ impl Pass<'_> {
         let store = &self.r.store;
         let Some(mut p) = status_store::load(store, self.id).await? else { return Ok(Action::await_change()) };
         let now = time::now();
-        if p.desired_state != "destroyed" && p.expires_at.is_some_and(|at| at <= now) {
+        if p.desired_state != DesiredState::Destroyed && p.expires_at.is_some_and(|at| at <= now) {
             status_store::expire_if_due(store, self.fence, self.id, now).await?;
             match status_store::load(store, self.id).await? {
-                Some(reloaded) if reloaded.desired_state == "destroyed" => p = reloaded,
+                Some(reloaded) if reloaded.desired_state == DesiredState::Destroyed => p = reloaded,
                 Some(_) => return Err(Error::LeaseLost),
                 None => return Ok(Action::await_change()),
             }
@@ -170,10 +171,10 @@ impl Pass<'_> {
         if let Some(action) = self.released_job(&p).await? {
             return Ok(action);
         }
-        if p.desired_state == "running" {
+        if p.desired_state == DesiredState::Running {
             // An error before any step of this pass (the host unreachable,
             // a corrupt row) is reported at the step the Playground is at.
-            self.step = p.creation_step.as_deref().and_then(static_step).unwrap_or("queued");
+            self.step = p.creation_step.unwrap_or(CreationStep::Queued);
         }
         if let Some(watch) = &self.r.watch {
             watch.ensure(p.playroom_id);
@@ -184,7 +185,7 @@ impl Pass<'_> {
             None => None,
         };
         let docker = self.r.gateway.docker(&target).await?;
-        if p.desired_state == "running" {
+        if p.desired_state == DesiredState::Running {
             let playspec = playspec
                 .as_ref()
                 .ok_or_else(|| Error::InvalidSpec("the Playground's Playspec no longer exists".into()))?;
@@ -206,7 +207,7 @@ impl Pass<'_> {
             // The job is recorded (or a DELETE or the expiry came first):
             // clean the host as the stored desired state says.
             match status_store::load(store, self.id).await? {
-                Some(reloaded) if reloaded.desired_state != "running" => p = reloaded,
+                Some(reloaded) if reloaded.desired_state != DesiredState::Running => p = reloaded,
                 Some(_) => return Err(Error::LeaseLost),
                 None => return Ok(Action::await_change()),
             }
@@ -230,7 +231,7 @@ impl Pass<'_> {
         if !self.clean_host(&docker, &p.installation, persist, &volumes).await? {
             return Ok(Action::requeue_after(self.r.config.poll_interval));
         }
-        if p.desired_state == "complete" {
+        if p.desired_state == DesiredState::Complete {
             written(job_results::release_host(store, self.fence, self.id).await?)?;
             return Ok(p.expires_at.map_or_else(Action::await_change, Action::requeue_at));
         }
@@ -242,14 +243,14 @@ impl Pass<'_> {
     /// it waits for its retention to end, or (DELETE, or that end) has its
     /// row deleted. `None` for every other Playground.
     async fn released_job(&self, p: &Playground) -> Result<Option<Action>> {
-        if !p.job_mode || p.desired_state == "running" {
+        if !p.job_mode || p.desired_state == DesiredState::Running {
             return Ok(None);
         }
         let released = job_results::get(&self.r.store, self.id).await?.is_some_and(|r| r.host_released_at.is_some());
         if !released {
             return Ok(None);
         }
-        if p.desired_state == "destroyed" {
+        if p.desired_state == DesiredState::Destroyed {
             written(status_store::finish_destroy(&self.r.store, self.fence, self.id).await?)?;
             return Ok(Some(Action::await_change()));
         }
@@ -300,7 +301,7 @@ impl Pass<'_> {
             // The host moved away from a state this generation had reached:
             // drift (a container removed, stopped or changed behind play's
             // back). Reported once per pass, before it is repaired.
-            if rounds == 0 && p.status == status::RUNNING && p.observed_generation == p.generation {
+            if rounds == 0 && p.status == PlaygroundStatus::Running && p.observed_generation == p.generation {
                 let repairs: Vec<String> = groups.iter().flatten().map(plan::Step::describe).collect();
                 written(status_store::record_drift(&self.r.store, self.fence, self.id, &repairs).await?)?;
             }
@@ -349,12 +350,12 @@ impl Pass<'_> {
                 None => p.expires_at.map_or_else(Action::await_change, Action::requeue_at),
             }));
         }
-        let waiting = if waits.iter().any(|w| w.creation_step() == "healthcheck")
+        let waiting = if waits.iter().any(|w| w.creation_step() == CreationStep::Healthcheck)
             || observed.containers.iter().any(|c| c.health == Some(plan::Health::Starting))
         {
-            "healthcheck"
+            CreationStep::Healthcheck
         } else {
-            "containers"
+            CreationStep::Containers
         };
         self.set_step(p, waiting).await?;
         written(status_store::record_observed(&self.r.store, self.fence, self.id, &services, None).await?)?;
@@ -420,16 +421,12 @@ impl Pass<'_> {
     }
 }
 
-fn static_step(step: &str) -> Option<&'static str> {
-    play_core::store::playgrounds::CREATION_STEPS.iter().find(|(s, _)| *s == step).map(|(s, _)| *s)
-}
-
 impl Reconciler for PlaygroundReconciler {
     const NAME: &'static str = "playground";
 
     async fn reconcile(&self, id: i64, ctx: &Ctx) -> Result<Action> {
         let fence = Fence { reconciler: Self::NAME, owner: ctx.owner(), token: ctx.fencing_token() };
-        let mut pass = Pass { r: self, fence, id, step: "queued" };
+        let mut pass = Pass { r: self, fence, id, step: CreationStep::Queued };
         match pass.run().await {
             Ok(action) => Ok(action),
             // A lost lease writes nothing; a store failure would most

@@ -18,6 +18,7 @@ use axum::extract::State;
 use play_core::compose::Policy;
 use play_core::compose::model::ComposeFile;
 use play_core::desired::{self, Desired, EnvSource, Inputs, Routing, ServiceSpec};
+use play_core::playground::DesiredState;
 use play_core::store::playgrounds::{self, Playground};
 use play_core::store::playrooms::{self, Playroom};
 use play_core::store::playspecs::{self, Playspec};
@@ -295,7 +296,7 @@ async fn host_claims(
     for other in playgrounds::list(&state.store, account).await? {
         if other.id == this.playground.id
             || other.playroom_id != this.playground.playroom_id
-            || other.desired_state != "running"
+            || other.desired_state != DesiredState::Running
         {
             continue;
         }

@@ -14,7 +14,8 @@ use chrono::{DateTime, Utc};
 use play_core::FieldErrors;
 use play_core::compose::{self, Policy, ServiceDefinition, ServiceType};
 use play_core::error::push_field_error;
-use play_core::store::playgrounds::{self, NewPlayground, Playground, ServiceSettings, ServiceStatus, step_label};
+use play_core::playground::{CreationStep, PlaygroundStatus as Status};
+use play_core::store::playgrounds::{self, NewPlayground, Playground, ServiceSettings, ServiceStatus};
 use play_core::store::{playrooms, playspecs};
 use play_core::{time, validate};
 use serde::{Deserialize, Serialize};
@@ -247,7 +248,8 @@ pub struct BranchName {
 pub struct PlaygroundItem {
     pub id: i64,
     pub name: String,
-    pub status: String,
+    #[schema(value_type = String)]
+    pub status: Status,
     pub job_mode: bool,
     pub playspec_id: Option<i64>,
     pub playspec_name: Option<String>,
@@ -281,12 +283,15 @@ pub struct PlaygroundDetail {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PlaygroundStatus {
     pub id: i64,
-    pub status: String,
+    #[schema(value_type = String)]
+    pub status: Status,
     pub job_mode: bool,
-    pub creation_step: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub creation_step: Option<CreationStep>,
     pub creation_step_label: Option<String>,
     pub error_message: Option<String>,
-    pub error_step: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub error_step: Option<CreationStep>,
     pub error_step_label: Option<String>,
     pub needs_recreation: bool,
     #[schema(value_type = Vec<Object>)]
@@ -305,7 +310,7 @@ fn item(p: &Playground) -> PlaygroundItem {
     PlaygroundItem {
         id: p.id,
         name: p.name.clone(),
-        status: p.status.clone(),
+        status: p.status,
         job_mode: p.job_mode,
         playspec_id: p.playspec_id,
         playspec_name: p.playspec_name.clone(),
@@ -390,11 +395,11 @@ pub async fn status(
     Id(id): Id,
 ) -> ApiResult<JsonResponse<PlaygroundStatus>> {
     let p = playgrounds::get(&state.store, principal.account_id, id).await?;
-    let label = |step: &Option<String>| step.as_deref().and_then(step_label).map(str::to_owned);
+    let label = |step: Option<CreationStep>| step.map(|s| s.label().to_owned());
     Ok(JsonResponse(PlaygroundStatus {
         id: p.id,
-        creation_step_label: label(&p.creation_step),
-        error_step_label: label(&p.error_step),
+        creation_step_label: label(p.creation_step),
+        error_step_label: label(p.error_step),
         status: p.status,
         job_mode: p.job_mode,
         creation_step: p.creation_step,

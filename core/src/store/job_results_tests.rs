@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::*;
+use crate::playground::ServiceState;
 use crate::store::events::Actor;
 use crate::store::playground_status::{self as status_store, load};
 use crate::store::playgrounds::{self, NewPlayground};
@@ -102,7 +103,8 @@ fn lines(n: usize) -> Vec<String> {
 async fn complete(f: &Fixture, fence: Fence<'_>) -> bool {
     let watched = BTreeMap::from([("run".to_owned(), 3)]);
     let logs = BTreeMap::from([("run".to_owned(), lines(1200)), ("db".to_owned(), Vec::new())]);
-    let services = vec![ServiceStatus { name: "run".into(), status: "stopped".into(), health: None, running: false }];
+    let services =
+        vec![ServiceStatus { name: "run".into(), status: ServiceState::Stopped, health: None, running: false }];
     let done = Completion {
         exit_code: 3,
         completed_at: time::now(),
@@ -128,7 +130,7 @@ async fn completion_is_stored_once_with_its_events_and_logs() {
     let p = load(&f.store, f.id).await.unwrap().unwrap();
     assert_eq!((p.status.as_str(), p.desired_state.as_str(), p.generation), ("complete", "complete", 2));
     assert!(p.expires_at.unwrap() > time::now() + chrono::Duration::hours(23), "{:?}", p.expires_at);
-    assert_eq!(p.services[0].status, "stopped");
+    assert_eq!(p.services[0].status.as_str(), "stopped");
     // The last 1000 lines are kept, oldest first.
     let cached = cached_logs(&f.store, f.id, "run").await.unwrap().unwrap();
     assert_eq!((cached.len(), cached[0].as_str(), cached[999].as_str()), (1000, "line 201", "line 1200"));
@@ -163,7 +165,7 @@ async fn a_released_job_neither_locks_its_playspec_nor_counts_against_the_quota(
     assert_eq!(playspecs::get(&f.store, f.account, f.playspec).await.unwrap().playground_count, 0);
     let second = f.new_playground("second").await.unwrap();
     assert!(f.locked().await, "the new Playground holds it");
-    assert_eq!(second.status, "in_progress");
+    assert_eq!(second.status.as_str(), "in_progress");
     assert!(release_host(&f.store, f.fence(), f.id).await.unwrap(), "idempotent");
     assert_eq!(f.actions().await, ["created", "completed", "status.changed", "created"]);
 }

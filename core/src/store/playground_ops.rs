@@ -20,8 +20,9 @@
 use std::collections::BTreeMap;
 
 use super::events::{self, Actor, NewEvent};
-use super::playgrounds::{self, Playground, ServiceSettings, status};
+use super::playgrounds::{self, Playground, ServiceSettings};
 use super::{Conn, Store};
+use crate::playground::{CreationStep, DesiredState, PlaygroundStatus};
 use crate::time;
 use crate::{Error, Result};
 
@@ -50,10 +51,10 @@ impl RolloutChanges {
 }
 
 fn check_live(p: &Playground) -> Result<()> {
-    if p.desired_state == "destroyed" {
+    if p.desired_state == DesiredState::Destroyed {
         return Err(Error::InvalidState("the Playground is being destroyed".into()));
     }
-    if p.status == status::COMPLETE {
+    if p.status == PlaygroundStatus::Complete {
         return Err(Error::InvalidState("the job is complete; its Playground no longer runs".into()));
     }
     Ok(())
@@ -67,16 +68,17 @@ fn json<T: serde::Serialize>(value: &T) -> Result<String> {
 async fn restart_progress(conn: &mut Conn, current: &Playground, epoch_bump: i64, actor: Actor) -> Result<()> {
     sqlx::query(
         "UPDATE playgrounds SET generation = generation + 1, restart_epoch = restart_epoch + $1, status = $2, \
-         creation_step = 'queued', error_message = NULL, error_step = NULL, updated_at = $3 WHERE id = $4",
+         creation_step = $3, error_message = NULL, error_step = NULL, updated_at = $4 WHERE id = $5",
     )
     .bind(epoch_bump)
-    .bind(status::IN_PROGRESS)
+    .bind(PlaygroundStatus::InProgress.as_str())
+    .bind(CreationStep::Queued.as_str())
     .bind(time::to_db(&time::now()))
     .bind(current.id)
     .execute(&mut *conn)
     .await?;
-    if current.status != status::IN_PROGRESS {
-        playgrounds::set_status_in(conn, current, status::IN_PROGRESS, actor).await?;
+    if current.status != PlaygroundStatus::InProgress {
+        playgrounds::set_status_in(conn, current, PlaygroundStatus::InProgress, actor).await?;
     }
     Ok(())
 }

@@ -15,35 +15,9 @@ use sqlx::any::AnyRow;
 use super::events::{self, Actor, NewEvent};
 use super::quotas::{self, QuotaLimits, Resource};
 use super::{Backend, Conn, Store, flag, is_set};
+use crate::playground::{CreationStep, DesiredState, PlaygroundStatus, ServiceState};
 use crate::time::{self, Timestamp};
 use crate::{Error, Result};
-
-/// Status values (the spec shows running and in_progress).
-pub mod status {
-    pub const IN_PROGRESS: &str = "in_progress";
-    pub const RUNNING: &str = "running";
-    pub const FAILED: &str = "failed";
-    pub const DESTROYING: &str = "destroying";
-    pub const DESTROYED: &str = "destroyed";
-    pub const COMPLETE: &str = "complete";
-}
-
-/// Creation steps and their labels, in the order a Playground passes them.
-pub const CREATION_STEPS: &[(&str, &str)] = &[
-    ("queued", "Queued"),
-    ("network", "Creating Networks"),
-    ("volumes", "Creating Volumes"),
-    ("image_pull", "Pulling Images"),
-    ("image_build", "Building Images"),
-    ("containers", "Starting Containers"),
-    ("healthcheck", "Waiting for Health Checks"),
-    ("ready", "Ready"),
-];
-
-/// The label of a creation step, as the status endpoint shows it.
-pub fn step_label(step: &str) -> Option<&'static str> {
-    CREATION_STEPS.iter().find(|(s, _)| *s == step).map(|(_, label)| *label)
-}
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -70,8 +44,7 @@ pub struct ServiceSettings {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServiceStatus {
     pub name: String,
-    /// `running` or `stopped`.
-    pub status: String,
+    pub status: ServiceState,
     /// `healthy`, `unhealthy`, `starting`, or null without a healthcheck.
     pub health: Option<String>,
     pub running: bool,
@@ -85,7 +58,7 @@ pub struct Playground {
     /// it so installations sharing an engine stay apart.
     pub installation: String,
     pub name: String,
-    pub status: String,
+    pub status: PlaygroundStatus,
     pub playspec_id: Option<i64>,
     pub playspec_name: Option<String>,
     pub playroom_id: i64,
@@ -95,12 +68,12 @@ pub struct Playground {
     pub service_subdomains: BTreeMap<String, String>,
     pub service_settings: BTreeMap<String, ServiceSettings>,
     pub compose_project: String,
-    pub desired_state: String,
+    pub desired_state: DesiredState,
     pub generation: i64,
     pub observed_generation: i64,
-    pub creation_step: Option<String>,
+    pub creation_step: Option<CreationStep>,
     pub error_message: Option<String>,
-    pub error_step: Option<String>,
+    pub error_step: Option<CreationStep>,
     pub needs_recreation: bool,
     /// Hard restarts asked for; host objects of an older epoch are torn
     /// down before the Playground is provisioned afresh.
@@ -142,7 +115,7 @@ fn from_row(row: &AnyRow) -> Result<Playground> {
         account_id: row.try_get("account_id")?,
         installation: row.try_get("installation")?,
         name: row.try_get("name")?,
-        status: row.try_get("status")?,
+        status: super::text_column(row, "playgrounds", id, "status")?,
         playspec_id: row.try_get("playspec_id")?,
         playspec_name: row.try_get("playspec_name")?,
         playroom_id: row.try_get("playroom_id")?,
@@ -152,12 +125,12 @@ fn from_row(row: &AnyRow) -> Result<Playground> {
         service_subdomains: super::json_column(row, "playgrounds", id, "service_subdomains")?,
         service_settings: super::json_column(row, "playgrounds", id, "service_settings")?,
         compose_project: row.try_get("compose_project")?,
-        desired_state: row.try_get("desired_state")?,
+        desired_state: super::text_column(row, "playgrounds", id, "desired_state")?,
         generation: row.try_get("generation")?,
         observed_generation: row.try_get("observed_generation")?,
-        creation_step: row.try_get("creation_step")?,
+        creation_step: super::opt_text_column(row, "playgrounds", id, "creation_step")?,
         error_message: row.try_get("error_message")?,
-        error_step: row.try_get("error_step")?,
+        error_step: super::opt_text_column(row, "playgrounds", id, "error_step")?,
         needs_recreation: is_set(row.try_get("needs_recreation")?),
         restart_epoch: row.try_get("restart_epoch")?,
         pulled_epoch: row.try_get("pulled_epoch")?,
@@ -212,18 +185,19 @@ pub async fn create_in(
     let row = sqlx::query(
         "INSERT INTO playgrounds (account_id, playroom_id, playspec_id, name, status, job_mode, watched_services, \
          env_overrides, service_subdomains, service_settings, creation_step, expires_at, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'queued', $11, $12, $12) RETURNING id",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13) RETURNING id",
     )
     .bind(account_id)
     .bind(new.playroom_id)
     .bind(new.playspec_id)
     .bind(&new.name)
-    .bind(status::IN_PROGRESS)
+    .bind(PlaygroundStatus::InProgress.as_str())
     .bind(flag(new.job_mode))
     .bind(to_json(&new.watched_services))
     .bind(to_json(&new.env_overrides))
     .bind(to_json(&new.service_subdomains))
     .bind(to_json(&new.service_settings))
+    .bind(CreationStep::Queued.as_str())
     .bind(time::to_db(&(now + new.ttl)))
     .bind(time::to_db(&now))
     .fetch_one(&mut *conn)
@@ -276,16 +250,21 @@ pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Playground> 
 
 /// The account's Playgrounds that are not yet destroyed.
 pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playground>> {
-    let rows = sqlx::query(&format!(
-        "SELECT {COLUMNS} FROM {FROM} WHERE g.account_id = $1 AND g.status <> 'destroyed' ORDER BY g.id"
-    ))
-    .bind(account_id)
-    .fetch_all(store.pool())
-    .await?;
+    let rows =
+        sqlx::query(&format!("SELECT {COLUMNS} FROM {FROM} WHERE g.account_id = $1 AND g.status <> $2 ORDER BY g.id"))
+            .bind(account_id)
+            .bind(PlaygroundStatus::Destroyed.as_str())
+            .fetch_all(store.pool())
+            .await?;
     rows.iter().map(from_row).collect()
 }
 
-pub(crate) async fn set_status_in(conn: &mut Conn, playground: &Playground, to: &str, actor: Actor) -> Result<()> {
+pub(crate) async fn set_status_in(
+    conn: &mut Conn,
+    playground: &Playground,
+    to: PlaygroundStatus,
+    actor: Actor,
+) -> Result<()> {
     events::record(
         conn,
         NewEvent::new(playground.account_id, "playground", playground.id, "status.changed")
@@ -303,17 +282,18 @@ pub(crate) async fn set_status_in(conn: &mut Conn, playground: &Playground, to: 
 pub async fn request_destroy(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<Playground> {
     let mut tx = store.write().await?;
     let current = get_in(&mut tx, account_id, id).await?;
-    if current.desired_state != "destroyed" {
+    if current.desired_state != DesiredState::Destroyed {
         sqlx::query(
-            "UPDATE playgrounds SET desired_state = 'destroyed', status = $1, generation = generation + 1, \
-             updated_at = $2 WHERE id = $3",
+            "UPDATE playgrounds SET desired_state = $1, status = $2, generation = generation + 1, \
+             updated_at = $3 WHERE id = $4",
         )
-        .bind(status::DESTROYING)
+        .bind(DesiredState::Destroyed.as_str())
+        .bind(PlaygroundStatus::Destroying.as_str())
         .bind(time::to_db(&time::now()))
         .bind(id)
         .execute(&mut *tx)
         .await?;
-        set_status_in(&mut tx, &current, status::DESTROYING, actor).await?;
+        set_status_in(&mut tx, &current, PlaygroundStatus::Destroying, actor).await?;
     }
     let playground = get_in(&mut tx, account_id, id).await?;
     tx.commit().await?;
@@ -324,7 +304,7 @@ pub async fn request_destroy(store: &Store, account_id: i64, id: i64, actor: Act
 pub async fn extend(store: &Store, account_id: i64, id: i64, by: chrono::Duration, actor: Actor) -> Result<Playground> {
     let mut tx = store.write().await?;
     let current = get_in(&mut tx, account_id, id).await?;
-    if current.desired_state == "destroyed" {
+    if current.desired_state == DesiredState::Destroyed {
         return Err(Error::InvalidState("the Playground is being destroyed".into()));
     }
     let now = time::now();
@@ -358,11 +338,5 @@ mod tests {
         assert_eq!(compose_project("3fa91c0d", 8, "!!!"), "play-3fa91c-8");
         let long = compose_project("3fa91c0d", 9, &"x".repeat(200));
         assert!(long.len() <= 57 && long.starts_with("play-3fa91c-9-"));
-    }
-
-    #[test]
-    fn every_step_has_a_label() {
-        assert_eq!(step_label("image_build"), Some("Building Images"));
-        assert_eq!(step_label("nope"), None);
     }
 }
