@@ -6,7 +6,8 @@
 //!    yet being destroyed: record the expiry (desired state `destroyed`,
 //!    `playground.expired`) and carry on as a destroy.
 //! 2. **Running**: compute the [`spec::Desired`] objects from the Playspec's
-//!    Compose, then repeat *observe by label -> [`plan::plan`] -> apply the
+//!    Compose, files and the Playroom (`play_core::playground::desired_for`,
+//!    the builder the API's views use too), then repeat *observe by label -> [`plan::plan`] -> apply the
 //!    plan's groups* until the plan holds nothing but waits (a dependency
 //!    not yet healthy). Each group writes its `creation_step` first. Then
 //!    write `services_status`; when [`plan::converged`], the Playground is
@@ -53,8 +54,7 @@ pub use play_core::desired as spec;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use play_core::compose::Policy;
-use play_core::playground::{CreationStep, DesiredState, PlaygroundStatus};
+use play_core::playground::{self, CreationStep, DesiredState, PlaygroundStatus};
 use play_core::secrets::SecretBox;
 use play_core::store::job_results;
 use play_core::store::playground_status::{self as status_store, Fence};
@@ -186,19 +186,9 @@ impl Pass<'_> {
         };
         let docker = self.r.gateway.docker(&target).await?;
         if p.desired_state == DesiredState::Running {
-            let playspec = playspec
-                .as_ref()
-                .ok_or_else(|| Error::InvalidSpec("the Playground's Playspec no longer exists".into()))?;
-            let model = spec::model_for(&playspec.base_compose_yaml, &Policy { trusted: room.trusted }, &p)
-                .map_err(Error::InvalidSpec)?;
+            let playspec = playspec.as_ref().ok_or(playground::DesiredError::NoPlayspec)?;
             let files = playspec_files::list_files(store, playspec.id).await?;
-            let definitions = playspec.definitions()?;
-            let inputs = spec::Inputs::new(&p, &model)
-                .with_persist_volumes(playspec.persist_volumes)
-                .with_files(&files)
-                .with_routing(&room.domains, room.acme_email.as_deref())
-                .with_definitions(&definitions);
-            let desired = spec::desired(&inputs).map_err(Error::InvalidSpec)?;
+            let desired = playground::desired_for(&p, Some(playspec), &files, &room)?.desired;
             let watched = if p.job_mode { Some(job::watched(&p, &desired).map_err(Error::InvalidSpec)?) } else { None };
             match self.converge(&docker, &p, &desired, watched.as_ref(), playspec.id).await? {
                 Converged::Wait(action) => return Ok(action),
@@ -217,16 +207,11 @@ impl Pass<'_> {
         // created unlabelled (a mount racing its creation) is still this
         // Playground's. A Compose that can no longer run (the Playroom's
         // policy changed) must still be destroyed: its volumes are then
-        // found by label only. Volume names do not depend on exposure, so
-        // no routing is computed.
+        // found by label only. The files volume carries its label, so the
+        // mounted files are not read for this.
         let persist = playspec.as_ref().is_some_and(|s| s.persist_volumes);
-        let volumes = playspec
-            .as_ref()
-            .and_then(|s| {
-                let model = spec::model_for(&s.base_compose_yaml, &Policy { trusted: room.trusted }, &p).ok()?;
-                spec::desired(&spec::Inputs::new(&p, &model)).ok()
-            })
-            .map(|d| d.volumes.into_iter().map(|v| v.name).collect::<Vec<_>>())
+        let volumes = playground::desired_for(&p, playspec.as_ref(), &[], &room)
+            .map(|c| c.desired.volumes.into_iter().map(|v| v.name).collect::<Vec<_>>())
             .unwrap_or_default();
         if !self.clean_host(&docker, &p.installation, persist, &volumes).await? {
             return Ok(Action::requeue_after(self.r.config.poll_interval));
