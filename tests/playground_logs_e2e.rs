@@ -39,7 +39,7 @@ async fn logs_come_back_live_with_tail_limits_and_clear_errors() {
         .await;
     assert_eq!(pg.status, StatusCode::CREATED, "{}", pg.text);
     let id = pg.body["id"].as_i64().unwrap();
-    let container = play_core::store::playgrounds::container_name(pg.body["compose_project"].as_str().unwrap(), "web");
+    let container = play_core::playground::container_name(pg.body["compose_project"].as_str().unwrap(), "web");
 
     let label = support::unique_label("playground-logs");
     let _cleanup = Labelled(label.clone());
@@ -125,7 +125,7 @@ async fn a_log_read_is_bounded_in_bytes() {
         )
         .await;
     let id = pg.body["id"].as_i64().unwrap();
-    let container = play_core::store::playgrounds::container_name(pg.body["compose_project"].as_str().unwrap(), "web");
+    let container = play_core::playground::container_name(pg.body["compose_project"].as_str().unwrap(), "web");
     let label = support::unique_label("playground-logs-bytes");
     let _cleanup = Labelled(label.clone());
     // 1,000 lines of 8,000 bytes: 8 MB, then a last short line.

@@ -4,9 +4,9 @@
 //! show them without knowing russh or bollard; Docker engine answers keep the
 //! bollard error as their source for logs.
 
-use play_core::host::{FailureKind, HostError};
+use std::io;
 
-use crate::host::tunnel::host_error_in;
+use play_core::host::{FailureKind, HostError};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -126,9 +126,33 @@ impl Error {
     }
 }
 
+/// The [`HostError`] a dialer put into an error chain, if any.
+pub fn host_error_in(error: &(dyn std::error::Error + 'static)) -> Option<HostError> {
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = current {
+        if let Some(host) = e.downcast_ref::<HostError>() {
+            return Some(host.clone());
+        }
+        if let Some(io) = e.downcast_ref::<io::Error>()
+            && let Some(host) = io.get_ref().and_then(|i| i.downcast_ref::<HostError>())
+        {
+            return Some(host.clone());
+        }
+        current = e.source();
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn host_errors_survive_io_wrapping() {
+        let io = io::Error::other(HostError::SocketMissing("/x".into()));
+        let found = host_error_in(&io);
+        assert_eq!(found, Some(HostError::SocketMissing("/x".into())));
+    }
 
     #[test]
     fn engine_404_and_timeouts_become_host_kinds() {

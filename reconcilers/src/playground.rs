@@ -54,11 +54,10 @@ pub use play_core::desired as spec;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use play_core::playground::{self, CreationStep, DesiredState, PlaygroundStatus};
+use play_core::playground::{self, CreationStep, DesiredState, Playground, PlaygroundStatus};
 use play_core::secrets::SecretBox;
 use play_core::store::job_results;
 use play_core::store::playground_status::{self as status_store, Fence};
-use play_core::store::playgrounds::Playground;
 use play_core::store::{Store, playrooms, playspec_files, playspecs};
 use play_core::time;
 

@@ -7,9 +7,9 @@ use axum::http::StatusCode;
 use play_core::FieldErrors;
 use play_core::compose::{self, Policy};
 use play_core::error::push_field_error;
-use play_core::store::playgrounds;
+use play_core::playground::launch::{self, Launch, LaunchName, LaunchedPlayground};
 use play_core::store::playrooms;
-use play_core::store::playspecs::{self, PlayspecFields};
+use play_core::store::playspecs::PlayspecFields;
 use play_core::validate;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -17,7 +17,7 @@ use utoipa::ToSchema;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::Json;
-use crate::routes::playgrounds::{WAKE_KIND, launched};
+use crate::routes::playgrounds::{WAKE_KIND, ttl};
 use crate::state::AppState;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -86,33 +86,22 @@ pub async fn launch(
         return Err(ApiError::validation(errors));
     };
     let fields = PlayspecFields {
-        name: Some(body.name.trim().to_owned()),
+        name: None,
         description: Some(String::new()),
         base_compose_yaml: Some(body.compose_yaml),
         services: Some(compose::classify(&model)),
         persist_volumes: Some(body.persist_volumes),
     };
-    let mut tx = state.store.write().await?;
-    let actor = principal.actor();
-    let playspec =
-        playspecs::create_in(&mut tx, state.store.backend(), principal.account_id, fields, &state.config.quotas, actor)
+    // The Playroom was checked above and the Compose passed its policy.
+    let playground = match (body.create_playground, body.playroom_id) {
+        (true, Some(playroom_id)) => Some(LaunchedPlayground { playroom_id, job_mode: false, ttl: ttl(&state, false) }),
+        _ => None,
+    };
+    let launch = Launch { name: LaunchName::Given(body.name.trim().to_owned()), playspec: fields, playground };
+    let (playspec, playground) =
+        launch::record_launch(&state.store, principal.account_id, launch, &state.config.quotas, principal.actor())
             .await?;
-    let mut playground_id = None;
-    if body.create_playground {
-        // The Playroom was checked above and the Compose passed its policy.
-        let new = launched(&state, body.name.trim(), playspec.id, body.playroom_id.unwrap_or_default(), false);
-        let playground = playgrounds::create_in(
-            &mut tx,
-            state.store.backend(),
-            principal.account_id,
-            new,
-            &state.config.quotas,
-            actor,
-        )
-        .await?;
-        playground_id = Some(playground.id);
-    }
-    tx.commit().await.map_err(play_core::Error::from)?;
+    let playground_id = playground.map(|p| p.id);
     if let Some(id) = playground_id {
         state.waker.wake(WAKE_KIND, id);
     }

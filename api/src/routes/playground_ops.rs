@@ -15,8 +15,9 @@ use std::collections::BTreeMap;
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use play_core::compose::ServiceDefinition;
-use play_core::store::playground_ops::{self, RolloutChanges};
-use play_core::store::playgrounds::{self, ServiceSettings};
+use play_core::playground::ServiceSettings;
+use play_core::playground::ops::{self, RolloutChanges};
+use play_core::store::playgrounds;
 use play_core::store::{playrooms, playspecs};
 use serde::Deserialize;
 use utoipa::ToSchema;
@@ -86,8 +87,7 @@ pub async fn rollout(
         service_subdomains: input.service_subdomains,
         service_settings: input.services,
     };
-    let playground =
-        playground_ops::rollout(&state.store, principal.account_id, id, changes, principal.actor()).await?;
+    let playground = ops::record_rollout(&state.store, principal.account_id, id, changes, principal.actor()).await?;
     state.waker.wake(WAKE_KIND, playground.id);
     Ok(JsonResponse(detail(playground)))
 }
@@ -103,7 +103,7 @@ pub async fn hard_restart(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<JsonResponse<PlaygroundDetail>> {
-    let playground = playground_ops::hard_restart(&state.store, principal.account_id, id, principal.actor()).await?;
+    let playground = ops::hard_restart(&state.store, principal.account_id, id, principal.actor()).await?;
     state.waker.wake(WAKE_KIND, playground.id);
     Ok(JsonResponse(detail(playground)))
 }

@@ -14,8 +14,10 @@ use chrono::{DateTime, Utc};
 use play_core::FieldErrors;
 use play_core::compose::{self, Policy, ServiceDefinition, ServiceType};
 use play_core::error::push_field_error;
-use play_core::playground::{CreationStep, PlaygroundStatus as Status};
-use play_core::store::playgrounds::{self, NewPlayground, Playground, ServiceSettings, ServiceStatus};
+use play_core::playground::{
+    CreationStep, NewPlayground, Playground, PlaygroundStatus as Status, ServiceSettings, ServiceStatus, launch, ops,
+};
+use play_core::store::playgrounds;
 use play_core::store::{playrooms, playspecs};
 use play_core::{time, validate};
 use serde::{Deserialize, Serialize};
@@ -217,22 +219,6 @@ pub(crate) fn check_settings(
     }
 }
 
-/// A launched Playground: no per-service settings, so nothing beyond the
-/// Playroom's policy (checked by the caller) to validate.
-pub fn launched(state: &AppState, name: &str, playspec_id: i64, playroom_id: i64, job_mode: bool) -> NewPlayground {
-    NewPlayground {
-        name: name.to_owned(),
-        playspec_id,
-        playroom_id,
-        job_mode,
-        watched_services: Vec::new(),
-        env_overrides: BTreeMap::new(),
-        service_subdomains: BTreeMap::new(),
-        service_settings: BTreeMap::new(),
-        ttl: ttl(state, job_mode),
-    }
-}
-
 /// The lifetime of a new Playground: the configured TTL, shorter for jobs.
 pub fn ttl(state: &AppState, job_mode: bool) -> chrono::Duration {
     let ttl = if job_mode { state.config.job_ttl } else { state.config.playground_ttl };
@@ -363,7 +349,7 @@ pub async fn create(
 ) -> ApiResult<(StatusCode, JsonResponse<PlaygroundDetail>)> {
     let new = validate_new(&state, principal.account_id, body.playground).await?;
     let playground =
-        playgrounds::create(&state.store, principal.account_id, new, &state.config.quotas, principal.actor()).await?;
+        launch::create(&state.store, principal.account_id, &new, &state.config.quotas, principal.actor()).await?;
     state.waker.wake(WAKE_KIND, playground.id);
     Ok((StatusCode::CREATED, JsonResponse(detail(playground))))
 }
@@ -418,7 +404,7 @@ pub async fn delete(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<(StatusCode, JsonResponse<PlaygroundDetail>)> {
-    let playground = playgrounds::request_destroy(&state.store, principal.account_id, id, principal.actor()).await?;
+    let playground = ops::request_destroy(&state.store, principal.account_id, id, principal.actor()).await?;
     state.waker.wake(WAKE_KIND, playground.id);
     Ok((StatusCode::ACCEPTED, JsonResponse(detail(playground))))
 }
@@ -453,8 +439,7 @@ pub async fn extend_expiration(
         return Err(ApiError::field("duration_hours", format!("must be from 1 to {MAX_EXTEND_HOURS}")));
     }
     let p =
-        playgrounds::extend(&state.store, principal.account_id, id, chrono::Duration::hours(hours), principal.actor())
-            .await?;
+        ops::extend(&state.store, principal.account_id, id, chrono::Duration::hours(hours), principal.actor()).await?;
     // The reconciler's expiry timer must move with expires_at.
     state.waker.wake(WAKE_KIND, p.id);
     Ok(JsonResponse(Extended { id: p.id, time_remaining: time_remaining(&p), expires_at: p.expires_at }))

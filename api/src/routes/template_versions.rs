@@ -13,9 +13,10 @@ use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use play_core::compose::{self, Issue, Policy, svc};
 use play_core::error::push_field_error;
-use play_core::store::playspecs::{self, PlayspecFields};
+use play_core::playground::launch::{self, Launch, LaunchName, LaunchedPlayground};
+use play_core::store::playrooms;
+use play_core::store::playspecs::PlayspecFields;
 use play_core::store::templates::{self, Version};
-use play_core::store::{playgrounds, playrooms};
 use play_core::{FieldErrors, validate};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -23,7 +24,7 @@ use utoipa::ToSchema;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json, Query};
-use crate::routes::playgrounds::{WAKE_KIND, launched};
+use crate::routes::playgrounds::{WAKE_KIND, ttl};
 use crate::state::AppState;
 
 /// A version. Immutable but for `public`.
@@ -301,42 +302,28 @@ pub async fn launch(
     let Some(model) = model.filter(|_| report.valid) else {
         return Err(play_core::Error::Internal(format!("compiled template does not parse: {:?}", report.errors)).into());
     };
-    let mut tx = state.store.write().await?;
     let name = match body.name {
-        Some(name) => name.trim().to_owned(),
-        None => templates::unused_playspec_name_in(&mut tx, account_id, &template.name).await?,
+        Some(name) => LaunchName::Given(name.trim().to_owned()),
+        None => LaunchName::FromTemplate(template.name.clone()),
     };
     let fields = PlayspecFields {
-        name: Some(name),
+        name: None,
         description: Some(format!("Launched from template {:?} version {}", template.name, version.version)),
         base_compose_yaml: Some(compiled.compose_yaml),
         services: Some(compose::classify(&model)),
         persist_volumes: Some(false),
     };
-    let playspec = playspecs::create_in(
-        &mut tx,
-        state.store.backend(),
-        account_id,
-        fields,
-        &state.config.quotas,
-        principal.actor(),
-    )
-    .await
-    .map_err(rename_name_error)?;
     // The Playground runs the new Playspec on the Playroom checked above; a
     // template marked `svc.job_mode` launches a job-mode Playground.
     let job_mode = svc::validate_template(&version.template_body).is_ok_and(|info| info.job_mode);
-    let new = launched(&state, &playspec.name, playspec.id, playroom.id, job_mode);
-    let playground = playgrounds::create_in(
-        &mut tx,
-        state.store.backend(),
-        account_id,
-        new,
-        &state.config.quotas,
-        principal.actor(),
-    )
-    .await?;
-    tx.commit().await.map_err(play_core::Error::from)?;
+    let launched = LaunchedPlayground { playroom_id: playroom.id, job_mode, ttl: ttl(&state, job_mode) };
+    let launch = Launch { name, playspec: fields, playground: Some(launched) };
+    let (playspec, playground) =
+        launch::record_launch(&state.store, account_id, launch, &state.config.quotas, principal.actor())
+            .await
+            .map_err(rename_name_error)?;
+    let playground =
+        playground.ok_or_else(|| play_core::Error::Internal("the launch recorded no Playground".into()))?;
     state.waker.wake(WAKE_KIND, playground.id);
     Ok((
         StatusCode::CREATED,

@@ -13,10 +13,10 @@
 //! CPU pool. It must not read the store or touch a host: callers load the
 //! rows.
 
+use super::model::Playground;
 use crate::compose::Policy;
 use crate::compose::model::ComposeFile;
 use crate::desired::{self, Desired, Inputs};
-use crate::store::playgrounds::Playground;
 use crate::store::playrooms::Playroom;
 use crate::store::playspec_files::MountedFile;
 use crate::store::playspecs::Playspec;

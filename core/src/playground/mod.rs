@@ -1,11 +1,23 @@
-//! Playgrounds, the domain: the typed states a Playground moves through and
-//! the one builder of its desired objects.
+//! Playgrounds, the domain: what a Playground is ([`model`]), the typed
+//! states it moves through ([`state`]), the one builder of its desired
+//! objects ([`desired`]), and the transactions that create it ([`launch`])
+//! and change what it should be ([`ops`]).
 //!
 //! Owns what a Playground *is* and the rules it follows; it must not hold
-//! SQL (that is `crate::store`) nor talk to a host.
+//! SQL (that is `crate::store`, which it calls) nor talk to a host. Inside
+//! `play-core`, import from the submodule that defines an item, never
+//! through the re-exports below: those are for other crates, and a store
+//! module reaching this facade would depend on everything in it.
 
 pub mod desired;
+pub mod launch;
+pub mod model;
+pub mod ops;
 pub mod state;
 
 pub use desired::{Computed, DesiredError, desired_for};
+pub use model::{
+    GitConfig, NewPlayground, Playground, ServiceSettings, ServiceStatus, compose_project, container_name,
+};
+pub use ops::RolloutChanges;
 pub use state::{CreationStep, DesiredState, PlaygroundStatus, ServiceState, UnknownValue};

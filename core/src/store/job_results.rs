@@ -26,9 +26,9 @@ use sqlx::Row;
 
 use super::events::{self, NewEvent};
 use super::playground_status::{Fence, begin, status_event};
-use super::playgrounds::ServiceStatus;
 use super::{Conn, Store};
-use crate::playground::{DesiredState, PlaygroundStatus};
+use crate::playground::model::ServiceStatus;
+use crate::playground::state::{DesiredState, PlaygroundStatus};
 use crate::time::{self, Timestamp};
 use crate::{Error, Result};
 

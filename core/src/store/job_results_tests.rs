@@ -3,10 +3,11 @@
 use std::time::Duration;
 
 use super::*;
-use crate::playground::ServiceState;
+use crate::playground::model::{NewPlayground, Playground};
+use crate::playground::state::ServiceState;
+use crate::playground::{launch, ops};
 use crate::store::events::Actor;
 use crate::store::playground_status::{self as status_store, load};
-use crate::store::playgrounds::{self, NewPlayground};
 use crate::store::playspecs::{self, PlayspecFields};
 use crate::store::quotas::{QuotaLimits, Resource};
 use crate::store::{accounts, leases};
@@ -28,7 +29,7 @@ impl Fixture {
         Fence { reconciler: "playground", owner: OWNER, token: self.token }
     }
 
-    async fn new_playground(&self, name: &str) -> crate::Result<playgrounds::Playground> {
+    async fn new_playground(&self, name: &str) -> crate::Result<Playground> {
         let new = NewPlayground {
             name: name.into(),
             playspec_id: self.playspec,
@@ -40,7 +41,7 @@ impl Fixture {
             service_settings: Default::default(),
             ttl: chrono::Duration::hours(1),
         };
-        playgrounds::create(&self.store, self.account, new, &self.limits, Actor::System).await
+        launch::create(&self.store, self.account, &new, &self.limits, Actor::System).await
     }
 
     async fn room(&self) -> i64 {
@@ -175,7 +176,7 @@ async fn deleting_a_complete_job_removes_its_result_and_logs() {
     let f = fixture().await;
     assert!(complete(&f, f.fence()).await);
     assert!(release_host(&f.store, f.fence(), f.id).await.unwrap());
-    let p = playgrounds::request_destroy(&f.store, f.account, f.id, Actor::System).await.unwrap();
+    let p = ops::request_destroy(&f.store, f.account, f.id, Actor::System).await.unwrap();
     assert_eq!((p.status.as_str(), p.desired_state.as_str()), ("destroying", "destroyed"));
     assert!(status_store::finish_destroy(&f.store, f.fence(), f.id).await.unwrap());
     assert_eq!(load(&f.store, f.id).await.unwrap(), None);
@@ -193,7 +194,7 @@ async fn deleting_a_complete_job_removes_its_result_and_logs() {
 #[tokio::test]
 async fn a_job_deleted_before_it_completes_gets_no_result() {
     let f = fixture().await;
-    playgrounds::request_destroy(&f.store, f.account, f.id, Actor::System).await.unwrap();
+    ops::request_destroy(&f.store, f.account, f.id, Actor::System).await.unwrap();
     assert!(complete(&f, f.fence()).await, "the lease holds: the caller reloads and destroys");
     assert_eq!(get(&f.store, f.id).await.unwrap(), None);
     let p = load(&f.store, f.id).await.unwrap().unwrap();

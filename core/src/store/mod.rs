@@ -25,7 +25,6 @@ pub mod events;
 pub mod job_results;
 pub mod keys;
 pub mod leases;
-pub mod playground_ops;
 pub mod playground_status;
 pub mod playgrounds;
 pub mod playrooms;

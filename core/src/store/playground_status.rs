@@ -15,10 +15,11 @@ use sqlx::Row;
 
 use super::events::{self, Actor, NewEvent};
 use super::leases;
-use super::playgrounds::{self, Playground, ServiceStatus};
+use super::playgrounds;
 use super::{Conn, Store, Tx};
 use crate::Result;
-use crate::playground::{CreationStep, DesiredState, PlaygroundStatus};
+use crate::playground::model::{Playground, ServiceStatus};
+use crate::playground::state::{CreationStep, DesiredState, PlaygroundStatus};
 use crate::time::{self, Timestamp};
 
 /// The lease a write is fenced by: the reconciler's name, this replica and
@@ -356,7 +357,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::playground::ServiceState;
+    use crate::playground::state::ServiceState;
     use crate::store::accounts;
 
     const OWNER: &str = "replica-a";

@@ -388,7 +388,7 @@ pub async fn set_key(
 pub async fn active_playgrounds(conn: &mut super::Conn, playroom_id: i64) -> Result<i64> {
     let row = sqlx::query("SELECT COUNT(*) AS n FROM playgrounds WHERE playroom_id = $1 AND status <> $2")
         .bind(playroom_id)
-        .bind(crate::playground::PlaygroundStatus::Destroyed.as_str())
+        .bind(crate::playground::state::PlaygroundStatus::Destroyed.as_str())
         .fetch_one(&mut *conn)
         .await?;
     Ok(row.try_get("n")?)

@@ -86,7 +86,7 @@ impl Connection for HostStream {
 
 /// Opens byte streams to one Playroom's engine. An error that is about the
 /// host carries a [`HostError`] inside the `io::Error` (`io::Error::other`), so
-/// the kind survives hyper and bollard (see [`host_error_in`]).
+/// the kind survives hyper and bollard (see [`crate::error::host_error_in`]).
 pub trait Dialer: Send + Sync + 'static {
     fn dial(self: Arc<Self>) -> BoxFuture<'static, io::Result<HostStream>>;
 }
@@ -329,23 +329,6 @@ pub fn operation_label(method: &Method, path: &str) -> String {
     format!("docker {method} {shape}")
 }
 
-/// The [`HostError`] a dialer put into an error chain, if any.
-pub fn host_error_in(error: &(dyn std::error::Error + 'static)) -> Option<HostError> {
-    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(e) = current {
-        if let Some(host) = e.downcast_ref::<HostError>() {
-            return Some(host.clone());
-        }
-        if let Some(io) = e.downcast_ref::<io::Error>()
-            && let Some(host) = io.get_ref().and_then(|i| i.downcast_ref::<HostError>())
-        {
-            return Some(host.clone());
-        }
-        current = e.source();
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -369,12 +352,5 @@ mod tests {
         assert_eq!(v.minor_version, API_DEFAULT_VERSION.minor_version);
         let v = negotiated_version(None);
         assert_eq!(v.minor_version, API_DEFAULT_VERSION.minor_version);
-    }
-
-    #[test]
-    fn host_errors_survive_io_wrapping() {
-        let io = io::Error::other(HostError::SocketMissing("/x".into()));
-        let found = host_error_in(&io);
-        assert_eq!(found, Some(HostError::SocketMissing("/x".into())));
     }
 }

@@ -29,9 +29,8 @@ use std::time::Duration;
 
 use bollard::Docker;
 use play_core::host::HostError;
-use play_core::playground::ServiceState;
+use play_core::playground::{Playground, ServiceState, ServiceStatus};
 use play_core::store::job_results::{self, Completion, MAX_CACHED_LINES};
-use play_core::store::playgrounds::{Playground, ServiceStatus};
 use play_core::time::{self, Timestamp};
 
 use super::plan::{self, Observed, State};

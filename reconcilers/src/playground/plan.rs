@@ -32,8 +32,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use play_core::compose::model::DependencyCondition;
-use play_core::playground::{CreationStep, ServiceState};
-use play_core::store::playgrounds::ServiceStatus;
+use play_core::playground::{CreationStep, ServiceState, ServiceStatus};
 use play_core::time::Timestamp;
 
 use super::spec::{Desired, ServiceSpec};

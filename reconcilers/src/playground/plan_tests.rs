@@ -1,8 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
 
 use play_core::compose::{Policy, parse_compose};
-use play_core::playground::{CreationStep, ServiceState};
-use play_core::store::playgrounds::{Playground, ServiceSettings};
+use play_core::playground::{CreationStep, Playground, ServiceSettings, ServiceState};
 
 use super::super::spec::{self, Desired};
 use super::*;
