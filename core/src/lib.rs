@@ -9,6 +9,7 @@ pub mod desired;
 pub mod error;
 pub mod host;
 pub mod metrics;
+pub mod offload;
 pub mod playground;
 pub mod scopes;
 pub mod secrets;

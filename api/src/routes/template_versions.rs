@@ -11,20 +11,18 @@ use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
-use play_core::compose::{self, Issue, Policy, svc};
+use play_core::FieldErrors;
+use play_core::compose::{self, Issue, svc};
 use play_core::error::push_field_error;
-use play_core::playground::launch::{self, Launch, LaunchName, LaunchedPlayground};
-use play_core::store::playrooms;
-use play_core::store::playspecs::PlayspecFields;
+use play_core::playground::launch::{self, TemplateLaunch};
 use play_core::store::templates::{self, Version};
-use play_core::{FieldErrors, validate};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json, Query};
-use crate::routes::playgrounds::{WAKE_KIND, ttl};
+use crate::routes::playgrounds::WAKE_KIND;
 use crate::state::AppState;
 
 /// A version. Immutable but for `public`.
@@ -248,19 +246,6 @@ pub async fn toggle_public(
     Ok(JsonResponse(version.into()))
 }
 
-/// `playspec.name` errors of the Playspec store are this request's `name`.
-fn rename_name_error(error: play_core::Error) -> play_core::Error {
-    match error {
-        play_core::Error::Validation(mut details) => {
-            if let Some(messages) = details.remove("playspec.name") {
-                details.entry("name".into()).or_default().extend(messages);
-            }
-            play_core::Error::Validation(details)
-        }
-        other => other,
-    }
-}
-
 /// Compile a template version with variables under the Playroom's policy and
 /// create a Playspec from it. (The Playground arrives with Playgrounds.)
 #[utoipa::path(post, path = "/api/import_templates/{id}/launch", tag = "Import templates",
@@ -272,69 +257,27 @@ pub async fn launch(
     Id(id): Id,
     Json(body): Json<LaunchRequest>,
 ) -> ApiResult<(StatusCode, JsonResponse<LaunchResponse>)> {
-    let account_id = principal.account_id;
-    let Some(playroom_id) = body.playroom_id else {
-        return Err(ApiError::field("playroom_id", "is required"));
+    let request = TemplateLaunch {
+        playroom_id: body.playroom_id,
+        version: body.version,
+        variables: body.variables.unwrap_or_default(),
+        name: body.name,
     };
-    let (template, version) = templates::version_for_launch(&state.store, account_id, id, body.version).await?;
-    let playroom = playrooms::get(&state.store, account_id, playroom_id).await?;
-    let policy = Policy { trusted: playroom.trusted };
-    let mut errors = FieldErrors::new();
-    if let Some(Err(m)) = body.name.as_deref().map(validate::display_name) {
-        push_field_error(&mut errors, "name", m);
-    }
-    let (text, variables) = (version.template_body.clone(), body.variables.unwrap_or_default());
-    let compiled = state.cpu.run(move || templates::compile_for_launch(&text, &variables, &policy)).await?;
-    let compiled = match compiled {
-        Ok(compiled) => Some(compiled),
-        Err(compile_errors) => {
-            for (key, messages) in compile_errors {
-                errors.entry(key).or_default().extend(messages);
-            }
-            None
-        }
-    };
-    let Some(compiled) = compiled.filter(|_| errors.is_empty()) else {
-        return Err(ApiError::validation(errors));
-    };
-    let yaml = compiled.compose_yaml.clone();
-    let (report, model) = state.cpu.run(move || compose::parse_compose(&yaml, &policy)).await?;
-    let Some(model) = model.filter(|_| report.valid) else {
-        return Err(play_core::Error::Internal(format!("compiled template does not parse: {:?}", report.errors)).into());
-    };
-    let name = match body.name {
-        Some(name) => LaunchName::Given(name.trim().to_owned()),
-        None => LaunchName::FromTemplate(template.name.clone()),
-    };
-    let fields = PlayspecFields {
-        name: None,
-        description: Some(format!("Launched from template {:?} version {}", template.name, version.version)),
-        base_compose_yaml: Some(compiled.compose_yaml),
-        services: Some(compose::classify(&model)),
-        persist_volumes: Some(false),
-    };
-    // The Playground runs the new Playspec on the Playroom checked above; a
-    // template marked `svc.job_mode` launches a job-mode Playground.
-    let job_mode = svc::validate_template(&version.template_body).is_ok_and(|info| info.job_mode);
-    let launched = LaunchedPlayground { playroom_id: playroom.id, job_mode, ttl: ttl(&state, job_mode) };
-    let launch = Launch { name, playspec: fields, playground: Some(launched) };
-    let (playspec, playground) =
-        launch::record_launch(&state.store, account_id, launch, &state.config.quotas, principal.actor())
-            .await
-            .map_err(rename_name_error)?;
-    let playground =
-        playground.ok_or_else(|| play_core::Error::Internal("the launch recorded no Playground".into()))?;
-    state.waker.wake(WAKE_KIND, playground.id);
+    let limits = state.config.limits();
+    let launched =
+        launch::launch_template(&state.store, &state.cpu, principal.account_id, id, request, limits, principal.actor())
+            .await?;
+    state.waker.wake(WAKE_KIND, launched.playground.id);
     Ok((
         StatusCode::CREATED,
         JsonResponse(LaunchResponse {
-            playspec_id: playspec.id,
-            playspec_name: playspec.name,
-            template_id: template.id,
-            version: version.version,
-            generated_keys: compiled.generated.into_keys().collect(),
-            playground_id: playground.id,
-            warnings: compiled.warnings,
+            playspec_id: launched.playspec.id,
+            playspec_name: launched.playspec.name,
+            template_id: launched.template.id,
+            version: launched.version.version,
+            generated_keys: launched.generated_keys,
+            playground_id: launched.playground.id,
+            warnings: launched.warnings,
         }),
     ))
 }

@@ -1,7 +1,9 @@
 //! Playgrounds, the domain: what a Playground is ([`model`]), the typed
 //! states it moves through ([`state`]), the one builder of its desired
-//! objects ([`desired`]), and the transactions that create it ([`launch`])
-//! and change what it should be ([`ops`]).
+//! objects ([`desired`]), the checks of what a request asks of it
+//! ([`validate`]), and the flows that create it ([`launch`]) and change what
+//! it should be ([`ops`]). The API's handlers parse, authorise, call one of
+//! these flows and shape the response.
 //!
 //! Owns what a Playground *is* and the rules it follows; it must not hold
 //! SQL (that is `crate::store`, which it calls) nor talk to a host. Inside
@@ -14,10 +16,13 @@ pub mod launch;
 pub mod model;
 pub mod ops;
 pub mod state;
+pub mod validate;
 
 pub use desired::{Computed, DesiredError, desired_for};
+pub use launch::{ComposeLaunch, Launched, Limits, TemplateLaunch, TemplateLaunched};
 pub use model::{
-    GitConfig, NewPlayground, Playground, ServiceSettings, ServiceStatus, compose_project, container_name,
+    GitConfig, Lifetimes, NewPlayground, Playground, RolloutChanges, ServiceSettings, ServiceStatus, compose_project,
+    container_name,
 };
-pub use ops::RolloutChanges;
 pub use state::{CreationStep, DesiredState, PlaygroundStatus, ServiceState, UnknownValue};
+pub use validate::CreateRequest;

@@ -127,6 +127,54 @@ pub fn container_name(compose_project: &str, service: &str) -> String {
     format!("{compose_project}-{service}-1")
 }
 
+/// Settings a rollout replaces; `None` keeps the current value.
+#[derive(Clone, Debug, Default)]
+pub struct RolloutChanges {
+    pub env_overrides: Option<BTreeMap<String, String>>,
+    pub service_subdomains: Option<BTreeMap<String, String>>,
+    pub service_settings: Option<BTreeMap<String, ServiceSettings>>,
+}
+
+impl RolloutChanges {
+    /// Whether the rollout changes any setting (else it only re-applies).
+    pub fn is_empty(&self) -> bool {
+        self.env_overrides.is_none() && self.service_subdomains.is_none() && self.service_settings.is_none()
+    }
+
+    /// The settings that differ from `current`, as the event names them.
+    pub fn changed_fields(&self, current: &Playground) -> Vec<&'static str> {
+        let mut fields = Vec::new();
+        if self.env_overrides.as_ref().is_some_and(|v| *v != current.env_overrides) {
+            fields.push("env_overrides");
+        }
+        if self.service_subdomains.as_ref().is_some_and(|v| *v != current.service_subdomains) {
+            fields.push("service_subdomains");
+        }
+        if self.service_settings.as_ref().is_some_and(|v| *v != current.service_settings) {
+            fields.push("services");
+        }
+        fields
+    }
+}
+
+/// How long new Playgrounds live, from configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lifetimes {
+    /// A Playground's `expires_at` is its creation plus this.
+    pub playground: std::time::Duration,
+    /// The same for a job-mode Playground.
+    pub job: std::time::Duration,
+}
+
+impl Lifetimes {
+    /// The lifetime of a new Playground: the configured TTL, the job TTL
+    /// for a job. A TTL too large for a date is eight hours.
+    pub fn ttl(&self, job_mode: bool) -> chrono::Duration {
+        let ttl = if job_mode { self.job } else { self.playground };
+        chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::hours(8))
+    }
+}
+
 impl Playground {
     /// Fails with `INVALID_STATE` unless the Playground can still change:
     /// one being destroyed, or a finished job, has nothing left to update.
@@ -151,5 +199,15 @@ mod tests {
         assert_eq!(compose_project("3fa91c0d", 8, "!!!"), "play-3fa91c-8");
         let long = compose_project("3fa91c0d", 9, &"x".repeat(200));
         assert!(long.len() <= 57 && long.starts_with("play-3fa91c-9-"));
+    }
+
+    #[test]
+    fn jobs_get_the_job_lifetime() {
+        let hour = std::time::Duration::from_secs(3600);
+        let lifetimes = Lifetimes { playground: 8 * hour, job: hour };
+        assert_eq!(lifetimes.ttl(false), chrono::Duration::hours(8));
+        assert_eq!(lifetimes.ttl(true), chrono::Duration::hours(1));
+        let forever = Lifetimes { playground: std::time::Duration::MAX, job: hour };
+        assert_eq!(forever.ttl(false), chrono::Duration::hours(8), "a TTL too large for a date");
     }
 }

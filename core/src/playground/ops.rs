@@ -8,6 +8,8 @@
 //!   generation. Idempotent: a second request changes nothing and writes
 //!   no event.
 //! - **extend**: `expires_at` moves to `max(expires_at, now) + by`.
+//! - **rollout** checks the changed settings against the Playspec and
+//!   the Playroom's policy first (`validate`).
 //! - **rollout** and **hard restart**: a new `generation`, status
 //!   `in_progress` at step `queued` with the last error cleared, and a
 //!   `playground.updated` event (plus `playground.status.changed` when the
@@ -25,10 +27,10 @@
 //!
 //! This module owns those rules; the SQL is `crate::store::playgrounds`.
 
-use std::collections::BTreeMap;
-
-use super::model::{Playground, ServiceSettings};
+use super::model::{Playground, RolloutChanges};
 use super::state::{DesiredState, PlaygroundStatus};
+use super::validate;
+use crate::offload::Offload;
 use crate::store::events::Actor;
 use crate::store::playgrounds as rows;
 use crate::store::{Conn, Store};
@@ -48,8 +50,30 @@ pub async fn request_destroy(store: &Store, account_id: i64, id: i64, actor: Act
     Ok(playground)
 }
 
+/// The longest single extension, in hours (30 days).
+pub const MAX_EXTEND_HOURS: i64 = 720;
+/// An extension without a duration.
+pub const DEFAULT_EXTEND_HOURS: i64 = 8;
+
+/// Extends the Playground's lifetime by `hours` (1 to
+/// [`MAX_EXTEND_HOURS`], [`DEFAULT_EXTEND_HOURS`] when `None`): `expires_at`
+/// moves to `max(expires_at, now) + hours`.
+pub async fn extend(store: &Store, account_id: i64, id: i64, hours: Option<i64>, actor: Actor) -> Result<Playground> {
+    let hours = hours.unwrap_or(DEFAULT_EXTEND_HOURS);
+    if !(1..=MAX_EXTEND_HOURS).contains(&hours) {
+        return Err(Error::field("duration_hours", format!("must be from 1 to {MAX_EXTEND_HOURS}")));
+    }
+    extend_by(store, account_id, id, chrono::Duration::hours(hours), actor).await
+}
+
 /// Moves `expires_at` to `max(expires_at, now) + by`.
-pub async fn extend(store: &Store, account_id: i64, id: i64, by: chrono::Duration, actor: Actor) -> Result<Playground> {
+pub async fn extend_by(
+    store: &Store,
+    account_id: i64,
+    id: i64,
+    by: chrono::Duration,
+    actor: Actor,
+) -> Result<Playground> {
     let mut tx = store.write().await?;
     let current = rows::get_in(&mut tx, account_id, id).await?;
     if current.desired_state == DesiredState::Destroyed {
@@ -65,35 +89,6 @@ pub async fn extend(store: &Store, account_id: i64, id: i64, by: chrono::Duratio
     Ok(playground)
 }
 
-/// Settings a rollout replaces; `None` keeps the current value.
-#[derive(Clone, Debug, Default)]
-pub struct RolloutChanges {
-    pub env_overrides: Option<BTreeMap<String, String>>,
-    pub service_subdomains: Option<BTreeMap<String, String>>,
-    pub service_settings: Option<BTreeMap<String, ServiceSettings>>,
-}
-
-impl RolloutChanges {
-    /// Whether the rollout changes any setting (else it only re-applies).
-    pub fn is_empty(&self) -> bool {
-        self.env_overrides.is_none() && self.service_subdomains.is_none() && self.service_settings.is_none()
-    }
-
-    fn changed_fields(&self, current: &Playground) -> Vec<&'static str> {
-        let mut fields = Vec::new();
-        if self.env_overrides.as_ref().is_some_and(|v| *v != current.env_overrides) {
-            fields.push("env_overrides");
-        }
-        if self.service_subdomains.as_ref().is_some_and(|v| *v != current.service_subdomains) {
-            fields.push("service_subdomains");
-        }
-        if self.service_settings.as_ref().is_some_and(|v| *v != current.service_settings) {
-            fields.push("services");
-        }
-        fields
-    }
-}
-
 /// Bumps the generation and puts the Playground back to `in_progress`.
 async fn restart_progress(conn: &mut Conn, current: &Playground, epoch_bump: i64, actor: Actor) -> Result<()> {
     rows::restart_in(conn, current.id, epoch_bump).await?;
@@ -101,6 +96,22 @@ async fn restart_progress(conn: &mut Conn, current: &Playground, epoch_bump: i64
         rows::status_changed_in(conn, current, PlaygroundStatus::InProgress, actor).await?;
     }
     Ok(())
+}
+
+/// A rollout (`POST /api/playgrounds/{id}/rollout`): the changed settings
+/// are checked against the Playground's Playspec and Playroom
+/// ([`validate::check_rollout`]), then recorded ([`record_rollout`]).
+pub async fn rollout(
+    store: &Store,
+    cpu: &impl Offload,
+    account_id: i64,
+    id: i64,
+    changes: RolloutChanges,
+    actor: Actor,
+) -> Result<Playground> {
+    let current = rows::get(store, account_id, id).await?;
+    validate::check_rollout(store, cpu, &current, &changes).await?;
+    record_rollout(store, account_id, id, changes, actor).await
 }
 
 /// Records a rollout: `changes` replace the Playground's settings (checked
