@@ -1,8 +1,9 @@
 //! Playground states are typed (`play_core::playground::{PlaygroundStatus,
-//! DesiredState, CreationStep, ServiceState}`), never strings compared with
-//! literals: this test reads the code of every crate (`core/src`,
-//! `api/src`, `reconcilers/src`, `src`) and fails on a comparison of a
-//! state with a string literal, in Rust or in SQL text.
+//! DesiredState, CreationStep, ServiceState}`) and so are wake-up kinds
+//! (`play_core::wake::Kind`), never strings: this test reads the code of
+//! every crate (`core/src`, `api/src`, `reconcilers/src`, `src`) and fails
+//! on a comparison of a state with a string literal (in Rust or in SQL
+//! text), or a wake sent or subscribed under a string.
 //!
 //! Comments are skipped. A deliberate exception is listed in [`ALLOWED`]
 //! with the reason it is safe.
@@ -30,6 +31,10 @@ const STATE_WORDS: &[&str] = &[
 
 /// Fields (or SQL columns) holding a state.
 const STATE_FIELDS: &[&str] = &["status", "desired_state", "creation_step", "error_step"];
+
+/// Ways of naming a wake-up kind with a string.
+const WAKE_PATTERNS: &[&str] =
+    &[".wake(\"", "subscribe(\"", "WAKE_KIND", "wake(&self, kind: &", "subscribe(&self, kind: &"];
 
 /// (file, text on the line, why it is safe).
 const ALLOWED: &[(&str, &str, &str)] = &[
@@ -70,6 +75,11 @@ fn offences(line: &str) -> Vec<String> {
             }
         }
     }
+    for pattern in WAKE_PATTERNS {
+        if line.contains(pattern) {
+            found.push((*pattern).to_owned());
+        }
+    }
     found
 }
 
@@ -85,13 +95,17 @@ fn the_scan_finds_string_comparisons_and_skips_comments() {
     assert!(!offences("\"UPDATE playgrounds SET desired_state = 'destroyed', status = $1\"").is_empty());
     assert!(!offences("WHERE g.status <> 'destroyed'").is_empty());
     assert!(offences("if p.status == PlaygroundStatus::Running {").is_empty());
+    assert!(!offences(r#"state.waker.wake("playground", id);"#).is_empty());
+    assert!(!offences(r#"let rx = waker.subscribe("playground");"#).is_empty());
+    assert!(!offences("    fn wake(&self, kind: &'static str, id: i64);").is_empty());
+    assert!(offences("state.waker.wake(Kind::Playground, id);").is_empty());
     let lines =
         source_tree::code_lines("// if p.status == \"running\"\nlet url = \"http://x\"; // status == \"failed\"");
     assert!(lines.iter().all(|(_, l)| offences(l).is_empty()), "{lines:?}");
 }
 
 #[test]
-fn no_state_is_compared_with_a_string_literal() {
+fn no_state_or_wake_kind_is_a_string() {
     let mut report = Vec::new();
     for dir in CRATES {
         for (path, text) in source_tree::rust_files(dir) {
@@ -108,7 +122,8 @@ fn no_state_is_compared_with_a_string_literal() {
     }
     assert!(
         report.is_empty(),
-        "compare states as play_core::playground enums (bind `.as_str()` in SQL), not strings:\n{}",
+        "compare states as play_core::playground enums (bind `.as_str()` in SQL) and wake with \
+         play_core::wake::Kind, not strings:\n{}",
         report.join("\n")
     );
 }

@@ -407,6 +407,7 @@ impl Pass<'_> {
 
 impl Reconciler for PlaygroundReconciler {
     const NAME: &'static str = "playground";
+    const KIND: play_core::wake::Kind = play_core::wake::Kind::Playground;
 
     async fn reconcile(&self, id: i64, ctx: &Ctx) -> Result<Action> {
         let fence = Fence { reconciler: Self::NAME, owner: ctx.owner(), token: ctx.fencing_token() };

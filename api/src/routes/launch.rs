@@ -5,13 +5,13 @@ use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
 use play_core::playground::launch::{self, ComposeLaunch, Launched};
+use play_core::wake::Kind;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::auth::Principal;
 use crate::error::{ApiResult, ErrorEnvelope};
 use crate::extract::Json;
-use crate::routes::playgrounds::WAKE_KIND;
 use crate::state::AppState;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -68,7 +68,7 @@ pub async fn launch(
             .await?;
     let playground_id = playground.map(|p| p.id);
     if let Some(id) = playground_id {
-        state.waker.wake(WAKE_KIND, id);
+        state.waker.wake(Kind::Playground, id);
     }
     Ok((
         StatusCode::CREATED,

@@ -16,10 +16,11 @@ use axum::Json as JsonResponse;
 use axum::extract::State;
 use play_core::playground::ServiceSettings;
 use play_core::playground::{RolloutChanges, ops};
+use play_core::wake::Kind;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::playgrounds::{PlaygroundDetail, WAKE_KIND, detail};
+use super::playgrounds::{PlaygroundDetail, detail};
 use crate::auth::Principal;
 use crate::error::{ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json};
@@ -65,7 +66,7 @@ pub async fn rollout(
     };
     let playground =
         ops::rollout(&state.store, &state.cpu, principal.account_id, id, changes, principal.actor()).await?;
-    state.waker.wake(WAKE_KIND, playground.id);
+    state.waker.wake(Kind::Playground, playground.id);
     Ok(JsonResponse(detail(playground)))
 }
 
@@ -81,7 +82,7 @@ pub async fn hard_restart(
     Id(id): Id,
 ) -> ApiResult<JsonResponse<PlaygroundDetail>> {
     let playground = ops::hard_restart(&state.store, principal.account_id, id, principal.actor()).await?;
-    state.waker.wake(WAKE_KIND, playground.id);
+    state.waker.wake(Kind::Playground, playground.id);
     Ok(JsonResponse(detail(playground)))
 }
 

@@ -16,6 +16,7 @@ use play_core::playground::{
 };
 use play_core::store::playgrounds;
 use play_core::time;
+use play_core::wake::Kind;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -23,9 +24,6 @@ use crate::auth::Principal;
 use crate::error::{ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json};
 use crate::state::AppState;
-
-/// The wake kind of the Playground reconciler.
-pub const WAKE_KIND: &str = "playground";
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -206,7 +204,7 @@ pub async fn create(
     let playground =
         launch::create_playground(&state.store, &state.cpu, principal.account_id, request, limits, principal.actor())
             .await?;
-    state.waker.wake(WAKE_KIND, playground.id);
+    state.waker.wake(Kind::Playground, playground.id);
     Ok((StatusCode::CREATED, JsonResponse(detail(playground))))
 }
 
@@ -261,7 +259,7 @@ pub async fn delete(
     Id(id): Id,
 ) -> ApiResult<(StatusCode, JsonResponse<PlaygroundDetail>)> {
     let playground = ops::request_destroy(&state.store, principal.account_id, id, principal.actor()).await?;
-    state.waker.wake(WAKE_KIND, playground.id);
+    state.waker.wake(Kind::Playground, playground.id);
     Ok((StatusCode::ACCEPTED, JsonResponse(detail(playground))))
 }
 
@@ -293,6 +291,6 @@ pub async fn extend_expiration(
     let hours = body.and_then(|Json(b)| b.duration_hours);
     let p = ops::extend(&state.store, principal.account_id, id, hours, principal.actor()).await?;
     // The reconciler's expiry timer must move with expires_at.
-    state.waker.wake(WAKE_KIND, p.id);
+    state.waker.wake(Kind::Playground, p.id);
     Ok(JsonResponse(Extended { id: p.id, time_remaining: time_remaining(&p), expires_at: p.expires_at }))
 }

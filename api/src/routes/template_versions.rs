@@ -16,13 +16,13 @@ use play_core::compose::{self, Issue, svc};
 use play_core::error::push_field_error;
 use play_core::playground::launch::{self, TemplateLaunch};
 use play_core::store::templates::{self, Version};
+use play_core::wake::Kind;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json, Query};
-use crate::routes::playgrounds::WAKE_KIND;
 use crate::state::AppState;
 
 /// A version. Immutable but for `public`.
@@ -267,7 +267,7 @@ pub async fn launch(
     let launched =
         launch::launch_template(&state.store, &state.cpu, principal.account_id, id, request, limits, principal.actor())
             .await?;
-    state.waker.wake(WAKE_KIND, launched.playground.id);
+    state.waker.wake(Kind::Playground, launched.playground.id);
     Ok((
         StatusCode::CREATED,
         JsonResponse(LaunchResponse {
