@@ -10,9 +10,9 @@
 //!   launch that fails (a quota, a name taken) leaves nothing behind.
 //!
 //! Compose parsing and template compilation run through the caller's
-//! [`Offload`]. Owns the order of the checks and writes; the rows are
-//! written by `crate::store`. Waking the reconciler is the caller's (after
-//! the commit these functions make).
+//! [`Offload`]. Owns the order of the checks and writes. It must not hold
+//! SQL (the rows are written by `crate::store`) nor wake anything: waking
+//! the reconciler is the caller's, after the commit these functions make.
 
 use std::collections::BTreeMap;
 

@@ -25,7 +25,9 @@
 //!   unless the Playspec persists volumes, every named volume) of an older
 //!   epoch goes and every image is pulled again.
 //!
-//! This module owns those rules; the SQL is `crate::store::playgrounds`.
+//! This module owns those rules and the order of the writes; it must not
+//! hold SQL (that is `crate::store::playgrounds`) nor wake anything (the
+//! caller wakes after the commit).
 
 use super::model::{Playground, RolloutChanges};
 use super::state::{DesiredState, PlaygroundStatus};

@@ -4,7 +4,7 @@
 //! (`playground.env_overrides.X`, `playspec.base_compose_yaml.services.web`).
 //!
 //! The Compose check ([`compose_errors`]) parses the whole document:
-//! callers run it through an [`Offload`](crate::offload::Offload). This
+//! callers run it through an `Offload` (`crate::offload`). This
 //! module owns the rules; it must not write anything.
 
 use std::collections::BTreeMap;
