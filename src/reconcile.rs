@@ -1,5 +1,6 @@
 //! The reconcile loops `play serve` runs: one runtime per reconciler, each
-//! woken by the API through the shared waker under the reconciler's `NAME`,
+//! woken by the API through the shared waker for the reconciler's `KIND`
+//! (`play_core::wake::Kind`),
 //! by its own timers, by a periodic resync, and by whatever extra triggers
 //! its registration adds (the Playground runtime: the Playrooms' Docker
 //! events).
@@ -81,9 +82,9 @@ impl Spawner<'_> {
         let runtime = Runtime::new(reconciler, self.shared.store.clone(), self.shared.metrics.clone())
             .with_config(config)
             .with_replica_id(self.replica)
-            .wake_from(self.shared.waker.subscribe(R::NAME));
+            .wake_from(self.shared.waker.subscribe(R::KIND));
         self.tasks.spawn(extra(runtime).run(self.shutdown.child_token()));
-        tracing::info!(reconciler = R::NAME, replica = self.replica, "reconcile loop started");
+        tracing::info!(reconciler = R::NAME, kind = R::KIND.as_str(), replica = self.replica, "reconcile loop started");
     }
 }
 

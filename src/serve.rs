@@ -42,7 +42,8 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     let gateway = DockerHostGateway::new(HostConfig::with_timeout(args.host_timeout.into()), metrics.clone())
         .with_pins(store.clone())
         .reporting_reachability(store.clone());
-    // Reconcilers subscribe to this waker by their NAME.
+    // Reconcilers subscribe to this waker by their KIND (wake::Kind); the
+    // API wakes through it.
     let waker = ChannelWaker::new();
     let shared = reconcile::Shared {
         store: store.clone(),

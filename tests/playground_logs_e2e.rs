@@ -40,7 +40,7 @@ async fn with_web_running(sshd: &Sshd, script: &str) -> (TestApp, Value, i64, La
         .await;
     assert_eq!(pg.status, StatusCode::CREATED, "{}", pg.text);
     let id = pg.body["id"].as_i64().unwrap();
-    let container = play_core::store::playgrounds::container_name(pg.body["compose_project"].as_str().unwrap(), "web");
+    let container = play_core::playground::container_name(pg.body["compose_project"].as_str().unwrap(), "web");
     let label = support::unique_label("playground-logs");
     let cleanup = Labelled(label.clone());
     support::run(Command::new("docker").args([

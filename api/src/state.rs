@@ -9,6 +9,7 @@ use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
 use play_core::host::HostGateway;
 use play_core::metrics::Metrics;
+use play_core::playground::{Lifetimes, Limits};
 use play_core::secrets::SecretBox;
 use play_core::store::Store;
 use play_core::store::quotas::QuotaLimits;
@@ -48,6 +49,14 @@ impl Default for ApiConfig {
             playground_ttl: std::time::Duration::from_secs(8 * 3600),
             job_ttl: std::time::Duration::from_secs(3600),
         }
+    }
+}
+
+impl ApiConfig {
+    /// What bounds the creation of Playgrounds (quotas, lifetimes), for
+    /// the domain's flows.
+    pub fn limits(&self) -> Limits<'_> {
+        Limits { quotas: &self.quotas, lifetimes: Lifetimes { playground: self.playground_ttl, job: self.job_ttl } }
     }
 }
 

@@ -260,6 +260,60 @@ async fn a_playground_that_cannot_run_has_no_compose_and_debug_says_why() {
     assert!(debug.body["augmented_compose_template"].as_str().unwrap().contains("privileged: true"));
 }
 
+/// The config hash `/debug` shows is the one the reconciler converges to,
+/// mounted files included: a changed file must change the hash of the
+/// services that mount it (and only theirs).
+#[tokio::test]
+async fn debug_config_hashes_include_the_mounted_files() {
+    let f = fixture(with_domain()).await;
+    let upload = f
+        .app
+        .post_multipart(
+            &format!("/api/playspecs/{}/add_mounted_file", f.playspec),
+            &[
+                ("file", Some("app.env"), b"PORT=80\n"),
+                ("mount_path", None, b"/app/.env"),
+                ("target_services[]", None, b"web"),
+            ],
+        )
+        .await;
+    assert_eq!(upload.status, StatusCode::CREATED, "{}", upload.text);
+    let (id, _) = f.playground("pr-7", json!({})).await;
+    let debug = f.get(&format!("/api/playgrounds/{id}/debug")).await;
+    assert_eq!(debug.status, StatusCode::OK, "{}", debug.text);
+    let shown = |name: &str| {
+        let services = debug.body["services_configuration"].as_array().unwrap();
+        services.iter().find(|s| s["name"] == name).unwrap()["config_hash"].as_str().unwrap().to_owned()
+    };
+
+    // What the reconciler converges to: the desired objects with the files.
+    let store = f.app.store();
+    let account = f.app.account_id;
+    let playground = play_core::store::playgrounds::get(store, account, id).await.unwrap();
+    let playspec = play_core::store::playspecs::get(store, account, f.playspec).await.unwrap();
+    let playroom = play_core::store::playrooms::get(store, account, f.playroom).await.unwrap();
+    let files = play_core::store::playspec_files::list_files(store, f.playspec).await.unwrap();
+    assert_eq!(files.len(), 1);
+    let policy = play_core::compose::Policy { trusted: playroom.trusted };
+    let model = play_core::desired::model_for(&playspec.base_compose_yaml, &policy, &playground).unwrap();
+    let definitions = playspec.definitions().unwrap();
+    let inputs = play_core::desired::Inputs::new(&playground, &model)
+        .with_persist_volumes(playspec.persist_volumes)
+        .with_files(&files)
+        .with_routing(&playroom.domains, playroom.acme_email.as_deref())
+        .with_definitions(&definitions);
+    let converged = play_core::desired::desired(&inputs).unwrap();
+    let hash = |name: &str| converged.services.iter().find(|s| s.name == name).unwrap().config_hash.clone();
+    assert_eq!(shown("web"), hash("web"), "the mounted file is part of web's container");
+    assert_eq!(shown("db"), hash("db"));
+    // ... which is what the one builder the reconciler calls answers.
+    let computed = play_core::playground::desired_for(&playground, Some(&playspec), &files, &playroom).unwrap();
+    assert_eq!(computed.desired, converged);
+    let without_files = play_core::desired::desired(&inputs.with_files(&[])).unwrap();
+    let bare = without_files.services.iter().find(|s| s.name == "web").unwrap();
+    assert_ne!(bare.config_hash, hash("web"), "the file changes the hash of the service that mounts it");
+}
+
 #[tokio::test]
 async fn other_accounts_and_bad_ids_get_404() {
     let f = fixture(with_domain()).await;

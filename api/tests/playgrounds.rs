@@ -337,7 +337,7 @@ async fn launch_refuses_bad_input_and_writes_nothing() {
 async fn changes_of_desired_state_wake_the_playground_reconciler() {
     use play_core::wake::ChannelWaker;
     let waker = ChannelWaker::new();
-    let mut wakes = waker.subscribe("playground");
+    let mut wakes = waker.subscribe(play_core::wake::Kind::Playground);
     let app = TestApp::with_waker(
         TestApp::default_config(),
         std::sync::Arc::new(play_api::testing::NoHosts),

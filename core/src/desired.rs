@@ -18,8 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::compose::model::{ComposeFile, DependencyCondition, Service};
 use crate::compose::{Policy, ServiceDefinition};
-use crate::store::playgrounds::Playground;
-use crate::store::playgrounds::container_name;
+use crate::playground::model::{Playground, container_name};
 use sha2::{Digest, Sha256};
 
 mod container;

@@ -9,6 +9,8 @@ pub mod desired;
 pub mod error;
 pub mod host;
 pub mod metrics;
+pub mod offload;
+pub mod playground;
 pub mod scopes;
 pub mod secrets;
 pub mod ssh_keys;

@@ -62,14 +62,14 @@ pub async fn store() -> TestStore {
 /// A Playground as the store returns it (id 7, "pr-7", running desired
 /// state, no settings), for pure tests of what is computed from one. Change
 /// its public fields as a test needs.
-pub fn playground() -> crate::store::playgrounds::Playground {
+pub fn playground() -> crate::playground::model::Playground {
     let now = crate::time::now();
-    crate::store::playgrounds::Playground {
+    crate::playground::model::Playground {
         installation: "3fa91c0d4e5f6a7b".into(),
         id: 7,
         account_id: 1,
         name: "pr-7".into(),
-        status: "in_progress".into(),
+        status: crate::playground::state::PlaygroundStatus::InProgress,
         playspec_id: Some(1),
         playspec_name: Some("shop".into()),
         playroom_id: 1,
@@ -79,7 +79,7 @@ pub fn playground() -> crate::store::playgrounds::Playground {
         service_subdomains: Default::default(),
         service_settings: Default::default(),
         compose_project: "play-3fa91c-7-pr-7".into(),
-        desired_state: "running".into(),
+        desired_state: crate::playground::state::DesiredState::Running,
         generation: 1,
         observed_generation: 0,
         creation_step: None,

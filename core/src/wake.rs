@@ -1,16 +1,18 @@
 //! The seam through which writers wake reconcilers.
 //!
-//! The API records desired state and then calls [`Waker::wake`] with the kind
-//! of object it changed and the object's id; the reconcile runtime (in
-//! `play-reconcilers`, which the API cannot depend on) subscribes to the kind
-//! it reconciles. A wake is a hint, not a message: it carries no payload, may
+//! The API records desired state and then calls [`Waker::wake`] with the
+//! [`Kind`] of object it changed and the object's id; the reconcile runtime
+//! (in `play-reconcilers`, which the API cannot depend on) subscribes to the
+//! kind it reconciles. A wake is a hint, not a message: it carries no payload, may
 //! be coalesced with others for the same object, and may be lost (a process
 //! stopping between the commit and the wake). Reconcilers are level-triggered
 //! and the runtime's periodic resync visits every object, so a lost wake costs
 //! latency, never correctness.
 //!
-//! By convention `kind` is the reconciler's name (`"playground"`,
-//! `"playroom"`, ...), the same string its metrics and leases carry.
+//! [`Kind`] is the one list of what can be woken, shared by the API, the
+//! reconcilers and the binary's wiring, so a wake cannot be sent under a
+//! name nobody subscribes to. (A reconciler's `NAME`, which its metrics and
+//! leases carry, is a separate label.)
 
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -18,13 +20,34 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::mpsc;
 
+/// The kind of object a wake is about; each is reconciled by one loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    /// A Playground's desired state changed (the Playground reconciler).
+    Playground,
+    /// A Playroom should be looked at (the Playroom sweep).
+    Playroom,
+}
+
+impl Kind {
+    pub const ALL: &'static [Kind] = &[Kind::Playground, Kind::Playroom];
+
+    /// A label for logs.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Kind::Playground => "playground",
+            Kind::Playroom => "playroom",
+        }
+    }
+}
+
 /// Something that can tell the reconcilers an object changed.
 ///
 /// Call it after the transaction that recorded the change has committed, so
 /// the reconciler woken by it reads the new state. It never blocks and never
 /// fails.
 pub trait Waker: Send + Sync + Debug {
-    fn wake(&self, kind: &'static str, id: i64);
+    fn wake(&self, kind: Kind, id: i64);
 }
 
 /// A waker that wakes nobody: for commands and tests that run no
@@ -34,7 +57,7 @@ pub trait Waker: Send + Sync + Debug {
 pub struct NoopWaker;
 
 impl Waker for NoopWaker {
-    fn wake(&self, _kind: &'static str, _id: i64) {}
+    fn wake(&self, _kind: Kind, _id: i64) {}
 }
 
 /// An in-process waker: every wake of `kind` is delivered to every live
@@ -49,7 +72,7 @@ pub struct ChannelWaker {
     subscribers: Arc<Mutex<Subscribers>>,
 }
 
-type Subscribers = HashMap<&'static str, Vec<mpsc::UnboundedSender<i64>>>;
+type Subscribers = HashMap<Kind, Vec<mpsc::UnboundedSender<i64>>>;
 
 impl ChannelWaker {
     pub fn new() -> Self {
@@ -57,7 +80,7 @@ impl ChannelWaker {
     }
 
     /// A receiver of every later wake of `kind`.
-    pub fn subscribe(&self, kind: &'static str) -> WakeReceiver {
+    pub fn subscribe(&self, kind: Kind) -> WakeReceiver {
         let (tx, rx) = mpsc::unbounded_channel();
         self.lock().entry(kind).or_default().push(tx);
         WakeReceiver { kind, rx }
@@ -71,9 +94,9 @@ impl ChannelWaker {
 }
 
 impl Waker for ChannelWaker {
-    fn wake(&self, kind: &'static str, id: i64) {
+    fn wake(&self, kind: Kind, id: i64) {
         let mut subscribers = self.lock();
-        if let Some(senders) = subscribers.get_mut(kind) {
+        if let Some(senders) = subscribers.get_mut(&kind) {
             // A failed send means the receiver is gone: forget it.
             senders.retain(|tx| tx.send(id).is_ok());
         }
@@ -83,12 +106,12 @@ impl Waker for ChannelWaker {
 /// The receiving end of a [`ChannelWaker`] subscription.
 #[derive(Debug)]
 pub struct WakeReceiver {
-    kind: &'static str,
+    kind: Kind,
     rx: mpsc::UnboundedReceiver<i64>,
 }
 
 impl WakeReceiver {
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> Kind {
         self.kind
     }
 
@@ -115,25 +138,25 @@ mod tests {
     #[tokio::test]
     async fn wakes_reach_every_subscriber_of_their_kind_only() {
         let waker = ChannelWaker::new();
-        let mut a = waker.subscribe("playground");
-        let mut b = waker.subscribe("playground");
-        let mut other = waker.subscribe("playroom");
+        let mut a = waker.subscribe(Kind::Playground);
+        let mut b = waker.subscribe(Kind::Playground);
+        let mut other = waker.subscribe(Kind::Playroom);
         let shared: Arc<dyn Waker> = Arc::new(waker.clone());
-        shared.wake("playground", 7);
+        shared.wake(Kind::Playground, 7);
         assert_eq!(a.recv().await, Some(7));
         assert_eq!(b.recv().await, Some(7));
         assert_eq!(other.try_recv(), None);
-        assert_eq!(a.kind(), "playground");
+        assert_eq!(a.kind(), Kind::Playground);
     }
 
     #[tokio::test]
     async fn dropped_subscribers_are_forgotten_and_noop_wakes_nobody() {
         let waker = ChannelWaker::new();
-        drop(waker.subscribe("playground"));
-        waker.wake("playground", 1);
-        assert!(waker.lock().get("playground").is_some_and(Vec::is_empty));
-        NoopWaker.wake("playground", 1);
-        let mut rx = waker.subscribe("playground");
+        drop(waker.subscribe(Kind::Playground));
+        waker.wake(Kind::Playground, 1);
+        assert!(waker.lock().get(&Kind::Playground).is_some_and(Vec::is_empty));
+        NoopWaker.wake(Kind::Playground, 1);
+        let mut rx = waker.subscribe(Kind::Playground);
         drop(waker);
         assert_eq!(rx.recv().await, None);
     }

@@ -11,6 +11,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
 
 use play_core::Error;
+use play_core::playground::CreationStep;
 use play_core::store::events::{self, Actor, NewEvent};
 use play_core::store::playground_status;
 use play_core::store::playspecs::{self, PlayspecFields};
@@ -182,6 +183,19 @@ async fn every_json_column_that_does_not_parse_is_an_error_naming_it() {
     }
     playgrounds::get(store, r.account, r.playground).await.unwrap();
 
+    // Its states: a word play never writes is not read as any state.
+    for (column, valid) in
+        [("status", "in_progress"), ("desired_state", "running"), ("creation_step", "queued"), ("error_step", "ready")]
+    {
+        for bad in ["paused", "Running", ""] {
+            set(store, "playgrounds", column, "id", r.playground, bad).await;
+            assert_corrupt(playgrounds::get(store, r.account, r.playground).await, "playgrounds", column, r.playground);
+            assert_corrupt(playground_status::load(store, r.playground).await, "playgrounds", column, r.playground);
+        }
+        set(store, "playgrounds", column, "id", r.playground, valid).await;
+    }
+    playgrounds::get(store, r.account, r.playground).await.unwrap();
+
     // A Playroom's domains, and values play never writes in its plain
     // columns.
     set(store, "playrooms", "domains", "id", r.room, "apps.example.com").await;
@@ -239,7 +253,9 @@ async fn a_corrupt_playground_row_can_still_be_failed_with_the_reason() {
     set(store, "playgrounds", "env_overrides", "id", r.playground, "{oops").await;
     let error = playground_status::load(store, r.playground).await.unwrap_err();
     assert!(
-        playground_status::record_error(store, fence, r.playground, "ready", &error.to_string(), true).await.unwrap()
+        playground_status::record_error(store, fence, r.playground, CreationStep::Ready, &error.to_string(), true)
+            .await
+            .unwrap()
     );
     let row = sqlx::query("SELECT status, error_message FROM playgrounds WHERE id = $1")
         .bind(r.playground)

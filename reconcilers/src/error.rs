@@ -53,6 +53,18 @@ pub enum Error {
     LeaseLost,
 }
 
+impl From<play_core::playground::DesiredError> for Error {
+    /// A Playground that cannot run is terminal ([`Error::InvalidSpec`]); a
+    /// corrupt row is a store error (terminal too, see `is_terminal`).
+    fn from(error: play_core::playground::DesiredError) -> Self {
+        use play_core::playground::DesiredError;
+        match error {
+            DesiredError::Store(e) => Error::Store(e),
+            e @ (DesiredError::NoPlayspec | DesiredError::CannotRun(_)) => Error::InvalidSpec(e.to_string()),
+        }
+    }
+}
+
 impl Error {
     /// Wraps a bollard error, classifying the ones that are really about the
     /// path to the host (timeouts, broken tunnels) as [`HostError`]s.

@@ -6,7 +6,8 @@
 //!    yet being destroyed: record the expiry (desired state `destroyed`,
 //!    `playground.expired`) and carry on as a destroy.
 //! 2. **Running**: compute the [`spec::Desired`] objects from the Playspec's
-//!    Compose, then repeat *observe by label -> [`plan::plan`] -> apply the
+//!    Compose, files and the Playroom (`play_core::playground::desired_for`,
+//!    the builder the API's views use too), then repeat *observe by label -> [`plan::plan`] -> apply the
 //!    plan's groups* until the plan holds nothing but waits (a dependency
 //!    not yet healthy). Each group writes its `creation_step` first. Then
 //!    write `services_status`; when [`plan::converged`], the Playground is
@@ -52,11 +53,10 @@ pub use play_core::desired as spec;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use play_core::compose::Policy;
+use play_core::playground::{self, CreationStep, DesiredState, Playground, PlaygroundStatus};
 use play_core::secrets::SecretBox;
 use play_core::store::job_results;
 use play_core::store::playground_status::{self as status_store, Fence};
-use play_core::store::playgrounds::{Playground, status};
 use play_core::store::{Store, playrooms, playspec_files, playspecs};
 use play_core::time;
 
@@ -142,13 +142,13 @@ struct Pass<'a> {
     r: &'a PlaygroundReconciler,
     fence: Fence<'a>,
     id: i64,
-    step: &'static str,
+    step: CreationStep,
 }
 
 impl Pass<'_> {
-    async fn set_step(&mut self, p: &Playground, step: &'static str) -> Result<()> {
+    async fn set_step(&mut self, p: &Playground, step: CreationStep) -> Result<()> {
         self.step = step;
-        if p.status == status::IN_PROGRESS || p.status == status::FAILED {
+        if matches!(p.status, PlaygroundStatus::InProgress | PlaygroundStatus::Failed) {
             written(status_store::set_step(&self.r.store, self.fence, self.id, step).await?)?;
         }
         Ok(())
@@ -158,10 +158,10 @@ impl Pass<'_> {
         let store = &self.r.store;
         let Some(mut p) = status_store::load(store, self.id).await? else { return Ok(Action::await_change()) };
         let now = time::now();
-        if p.desired_state != "destroyed" && p.expires_at.is_some_and(|at| at <= now) {
+        if p.desired_state != DesiredState::Destroyed && p.expires_at.is_some_and(|at| at <= now) {
             status_store::expire_if_due(store, self.fence, self.id, now).await?;
             match status_store::load(store, self.id).await? {
-                Some(reloaded) if reloaded.desired_state == "destroyed" => p = reloaded,
+                Some(reloaded) if reloaded.desired_state == DesiredState::Destroyed => p = reloaded,
                 Some(_) => return Err(Error::LeaseLost),
                 None => return Ok(Action::await_change()),
             }
@@ -169,10 +169,10 @@ impl Pass<'_> {
         if let Some(action) = self.released_job(&p).await? {
             return Ok(action);
         }
-        if p.desired_state == "running" {
+        if p.desired_state == DesiredState::Running {
             // An error before any step of this pass (the host unreachable,
             // a corrupt row) is reported at the step the Playground is at.
-            self.step = p.creation_step.as_deref().and_then(static_step).unwrap_or("queued");
+            self.step = p.creation_step.unwrap_or(CreationStep::Queued);
         }
         if let Some(watch) = &self.r.watch {
             watch.ensure(p.playroom_id);
@@ -188,20 +188,10 @@ impl Pass<'_> {
             None => None,
         };
         let docker = self.r.gateway.docker(&target).await?;
-        if p.desired_state == "running" {
-            let playspec = playspec
-                .as_ref()
-                .ok_or_else(|| Error::InvalidSpec("the Playground's Playspec no longer exists".into()))?;
-            let model = spec::model_for(&playspec.base_compose_yaml, &Policy { trusted: room.trusted }, &p)
-                .map_err(Error::InvalidSpec)?;
+        if p.desired_state == DesiredState::Running {
+            let playspec = playspec.as_ref().ok_or(playground::DesiredError::NoPlayspec)?;
             let files = playspec_files::list_files(store, playspec.id).await?;
-            let definitions = playspec.definitions()?;
-            let inputs = spec::Inputs::new(&p, &model)
-                .with_persist_volumes(playspec.persist_volumes)
-                .with_files(&files)
-                .with_routing(&room.domains, room.acme_email.as_deref())
-                .with_definitions(&definitions);
-            let desired = spec::desired(&inputs).map_err(Error::InvalidSpec)?;
+            let desired = playground::desired_for(&p, Some(playspec), &files, &room)?.desired;
             let watched = if p.job_mode { Some(job::watched(&p, &desired).map_err(Error::InvalidSpec)?) } else { None };
             match self.converge(&docker, &p, &desired, watched.as_ref(), playspec.id).await? {
                 Converged::Wait(action) => return Ok(action),
@@ -210,7 +200,7 @@ impl Pass<'_> {
             // The job is recorded (or a DELETE or the expiry came first):
             // clean the host as the stored desired state says.
             match status_store::load(store, self.id).await? {
-                Some(reloaded) if reloaded.desired_state != "running" => p = reloaded,
+                Some(reloaded) if reloaded.desired_state != DesiredState::Running => p = reloaded,
                 Some(_) => return Err(Error::LeaseLost),
                 None => return Ok(Action::await_change()),
             }
@@ -220,21 +210,16 @@ impl Pass<'_> {
         // created unlabelled (a mount racing its creation) is still this
         // Playground's. A Compose that can no longer run (the Playroom's
         // policy changed) must still be destroyed: its volumes are then
-        // found by label only. Volume names do not depend on exposure, so
-        // no routing is computed.
+        // found by label only. The files volume carries its label, so the
+        // mounted files are not read for this.
         let persist = playspec.as_ref().is_some_and(|s| s.persist_volumes);
-        let volumes = playspec
-            .as_ref()
-            .and_then(|s| {
-                let model = spec::model_for(&s.base_compose_yaml, &Policy { trusted: room.trusted }, &p).ok()?;
-                spec::desired(&spec::Inputs::new(&p, &model)).ok()
-            })
-            .map(|d| d.volumes.into_iter().map(|v| v.name).collect::<Vec<_>>())
+        let volumes = playground::desired_for(&p, playspec.as_ref(), &[], &room)
+            .map(|c| c.desired.volumes.into_iter().map(|v| v.name).collect::<Vec<_>>())
             .unwrap_or_default();
         if !self.clean_host(&docker, &p.installation, persist, &volumes).await? {
             return Ok(Action::requeue_after(self.r.config.poll_interval));
         }
-        if p.desired_state == "complete" {
+        if p.desired_state == DesiredState::Complete {
             written(job_results::release_host(store, self.fence, self.id).await?)?;
             return Ok(p.expires_at.map_or_else(Action::await_change, Action::requeue_at));
         }
@@ -246,14 +231,14 @@ impl Pass<'_> {
     /// it waits for its retention to end, or (DELETE, or that end) has its
     /// row deleted. `None` for every other Playground.
     async fn released_job(&self, p: &Playground) -> Result<Option<Action>> {
-        if !p.job_mode || p.desired_state == "running" {
+        if !p.job_mode || p.desired_state == DesiredState::Running {
             return Ok(None);
         }
         let released = job_results::get(&self.r.store, self.id).await?.is_some_and(|r| r.host_released_at.is_some());
         if !released {
             return Ok(None);
         }
-        if p.desired_state == "destroyed" {
+        if p.desired_state == DesiredState::Destroyed {
             written(status_store::finish_destroy(&self.r.store, self.fence, self.id).await?)?;
             return Ok(Some(Action::await_change()));
         }
@@ -304,7 +289,7 @@ impl Pass<'_> {
             // The host moved away from a state this generation had reached:
             // drift (a container removed, stopped or changed behind play's
             // back). Reported once per pass, before it is repaired.
-            if rounds == 0 && p.status == status::RUNNING && p.observed_generation == p.generation {
+            if rounds == 0 && p.status == PlaygroundStatus::Running && p.observed_generation == p.generation {
                 let repairs: Vec<String> = groups.iter().flatten().map(plan::Step::describe).collect();
                 written(status_store::record_drift(&self.r.store, self.fence, self.id, &repairs).await?)?;
             }
@@ -353,12 +338,12 @@ impl Pass<'_> {
                 None => p.expires_at.map_or_else(Action::await_change, Action::requeue_at),
             }));
         }
-        let waiting = if waits.iter().any(|w| w.creation_step() == "healthcheck")
+        let waiting = if waits.iter().any(|w| w.creation_step() == CreationStep::Healthcheck)
             || observed.containers.iter().any(|c| c.health == Some(plan::Health::Starting))
         {
-            "healthcheck"
+            CreationStep::Healthcheck
         } else {
-            "containers"
+            CreationStep::Containers
         };
         self.set_step(p, waiting).await?;
         written(status_store::record_observed(&self.r.store, self.fence, self.id, &services, None).await?)?;
@@ -424,16 +409,13 @@ impl Pass<'_> {
     }
 }
 
-fn static_step(step: &str) -> Option<&'static str> {
-    play_core::store::playgrounds::CREATION_STEPS.iter().find(|(s, _)| *s == step).map(|(s, _)| *s)
-}
-
 impl Reconciler for PlaygroundReconciler {
     const NAME: &'static str = "playground";
+    const KIND: play_core::wake::Kind = play_core::wake::Kind::Playground;
 
     async fn reconcile(&self, id: i64, ctx: &Ctx) -> Result<Action> {
         let fence = Fence { reconciler: Self::NAME, owner: ctx.owner(), token: ctx.fencing_token() };
-        let mut pass = Pass { r: self, fence, id, step: "queued" };
+        let mut pass = Pass { r: self, fence, id, step: CreationStep::Queued };
         match pass.run().await {
             Ok(action) => Ok(action),
             // A lost lease writes nothing; a store failure would most

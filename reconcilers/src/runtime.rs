@@ -104,6 +104,8 @@ pub use backoff::Backoff;
 pub use controller::{Config, Runtime, replica_id};
 pub use lease::{LeaseStore, MemoryLeases};
 
+use play_core::wake::Kind;
+
 use crate::{Error, Result};
 
 /// One kind of object made true by passes of [`Reconciler::reconcile`].
@@ -113,8 +115,12 @@ use crate::{Error, Result};
 /// what is specific to that pass (the lease's fencing token, the attempt).
 pub trait Reconciler: Send + Sync + 'static {
     /// Names the reconciler in metrics (`reconciler` label), lease rows and
-    /// logs. By convention also the kind its wakes are sent under.
+    /// logs.
     const NAME: &'static str;
+
+    /// The kind of object it reconciles: the wakes of that kind
+    /// (`play_core::wake`) are the ones it subscribes to.
+    const KIND: Kind;
 
     /// Makes object `id` a step closer to its desired state and says when to
     /// look again. Must be idempotent: it may run again at any time, and may

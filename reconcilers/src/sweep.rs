@@ -214,6 +214,7 @@ impl PlayroomSweep {
 
 impl Reconciler for PlayroomSweep {
     const NAME: &'static str = "playroom_sweep";
+    const KIND: play_core::wake::Kind = play_core::wake::Kind::Playroom;
 
     async fn reconcile(&self, id: i64, _ctx: &Ctx) -> Result<Action> {
         let Some(account_id) = sweep::playroom_account(&self.store, id).await? else {

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures::StreamExt;
-use play_core::wake::{ChannelWaker, Waker};
+use play_core::wake::{ChannelWaker, Kind, Waker};
 use play_reconcilers::runtime::{Action, Backoff, Config, LeaseStore, MemoryLeases, Reconciler};
 use runtime_probe::{Probe, Running, failure, quiet_config, reconciles, runtime};
 use tokio::time::{Instant, sleep};
@@ -202,15 +202,15 @@ async fn external_streams_and_the_waker_trigger_passes() {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<i64>();
     let events = futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|id| (id, rx)) });
     let (rt, metrics) = runtime(&probe, MemoryLeases::new(), quiet_config());
-    let rt = rt.wake_from(waker.subscribe(Probe::NAME)).trigger(events).trigger(futures::stream::iter([9]).boxed());
+    let rt = rt.wake_from(waker.subscribe(Probe::KIND)).trigger(events).trigger(futures::stream::iter([9]).boxed());
     let running = Running::start(rt, metrics);
     let api: Arc<dyn Waker> = Arc::new(waker.clone());
-    api.wake("probe", 7);
-    api.wake("playroom", 8);
+    api.wake(Kind::Playground, 7);
+    api.wake(Kind::Playroom, 8);
     tx.send(5).unwrap();
     sleep(SEC).await;
     drop(tx);
-    api.wake("probe", 6);
+    api.wake(Kind::Playground, 6);
     sleep(SEC).await;
     running.stop().await;
     let mut ids: Vec<i64> = probe.runs().iter().map(|r| r.id).collect();

@@ -1,23 +1,17 @@
 //! `POST /api/launch`: Compose YAML in, a Playspec (and optionally a
-//! Playground) out, in one transaction.
+//! Playground) out, in one transaction (`play_core::playground::launch`).
 
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
-use play_core::FieldErrors;
-use play_core::compose::{self, Policy};
-use play_core::error::push_field_error;
-use play_core::store::playgrounds;
-use play_core::store::playrooms;
-use play_core::store::playspecs::{self, PlayspecFields};
-use play_core::validate;
+use play_core::playground::launch::{self, ComposeLaunch, Launched};
+use play_core::wake::Kind;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::auth::Principal;
-use crate::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::error::{ApiResult, ErrorEnvelope};
 use crate::extract::Json;
-use crate::routes::playgrounds::{WAKE_KIND, launched};
 use crate::state::AppState;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -60,61 +54,21 @@ pub async fn launch(
     principal: Principal,
     Json(body): Json<LaunchRequest>,
 ) -> ApiResult<(StatusCode, JsonResponse<LaunchResponse>)> {
-    let mut errors = FieldErrors::new();
-    if let Err(m) = validate::display_name(&body.name) {
-        push_field_error(&mut errors, "name", m);
-    }
-    if body.agent.is_some() {
-        push_field_error(&mut errors, "agent", "agents are not supported by this server");
-    }
-    if body.create_playground && body.playroom_id.is_none() {
-        push_field_error(&mut errors, "playroom_id", "is required when create_playground is true");
-    }
-    // Validate under the target Playroom's policy when there is one.
-    let policy = match body.playroom_id {
-        Some(id) => Policy { trusted: playrooms::get(&state.store, principal.account_id, id).await?.trusted },
-        None => Policy::TRUSTED,
+    let request = ComposeLaunch {
+        name: body.name,
+        compose_yaml: body.compose_yaml,
+        playroom_id: body.playroom_id,
+        create_playground: body.create_playground,
+        persist_volumes: body.persist_volumes,
+        agent: body.agent,
     };
-    let yaml = body.compose_yaml.clone();
-    let (report, model) = state.cpu.run(move || compose::parse_compose(&yaml, &policy)).await?;
-    for issue in &report.errors {
-        let key =
-            if issue.path.is_empty() { "compose_yaml".to_owned() } else { format!("compose_yaml.{}", issue.path) };
-        push_field_error(&mut errors, key, issue.message.clone());
-    }
-    let (Some(model), true) = (model, errors.is_empty()) else {
-        return Err(ApiError::validation(errors));
-    };
-    let fields = PlayspecFields {
-        name: Some(body.name.trim().to_owned()),
-        description: Some(String::new()),
-        base_compose_yaml: Some(body.compose_yaml),
-        services: Some(compose::classify(&model)),
-        persist_volumes: Some(body.persist_volumes),
-    };
-    let mut tx = state.store.write().await?;
-    let actor = principal.actor();
-    let playspec =
-        playspecs::create_in(&mut tx, state.store.backend(), principal.account_id, fields, &state.config.quotas, actor)
+    let limits = state.config.limits();
+    let Launched { playspec, playground } =
+        launch::launch_compose(&state.store, &state.cpu, principal.account_id, request, limits, principal.actor())
             .await?;
-    let mut playground_id = None;
-    if body.create_playground {
-        // The Playroom was checked above and the Compose passed its policy.
-        let new = launched(&state, body.name.trim(), playspec.id, body.playroom_id.unwrap_or_default(), false);
-        let playground = playgrounds::create_in(
-            &mut tx,
-            state.store.backend(),
-            principal.account_id,
-            new,
-            &state.config.quotas,
-            actor,
-        )
-        .await?;
-        playground_id = Some(playground.id);
-    }
-    tx.commit().await.map_err(play_core::Error::from)?;
+    let playground_id = playground.map(|p| p.id);
     if let Some(id) = playground_id {
-        state.waker.wake(WAKE_KIND, id);
+        state.waker.wake(Kind::Playground, id);
     }
     Ok((
         StatusCode::CREATED,

@@ -14,16 +14,15 @@ use std::collections::BTreeMap;
 
 use axum::Json as JsonResponse;
 use axum::extract::State;
-use play_core::compose::ServiceDefinition;
-use play_core::store::playground_ops::{self, RolloutChanges};
-use play_core::store::playgrounds::{self, ServiceSettings};
-use play_core::store::{playrooms, playspecs};
+use play_core::playground::ServiceSettings;
+use play_core::playground::{RolloutChanges, ops};
+use play_core::wake::Kind;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::playgrounds::{PlaygroundDetail, WAKE_KIND, check_settings, compose_errors, detail};
+use super::playgrounds::{PlaygroundDetail, detail};
 use crate::auth::Principal;
-use crate::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::error::{ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json};
 use crate::state::AppState;
 
@@ -60,35 +59,14 @@ pub async fn rollout(
     body: Option<Json<RolloutRequest>>,
 ) -> ApiResult<JsonResponse<PlaygroundDetail>> {
     let input = body.map(|Json(b)| b.playground).unwrap_or_default();
-    let current = playgrounds::get(&state.store, principal.account_id, id).await?;
-    if input.env_overrides.is_some() || input.service_subdomains.is_some() || input.services.is_some() {
-        let spec_id = current
-            .playspec_id
-            .ok_or_else(|| ApiError::Core(play_core::Error::InvalidState("the Playspec no longer exists".into())))?;
-        let playspec = playspecs::get(&state.store, principal.account_id, spec_id).await?;
-        let playroom = playrooms::get(&state.store, principal.account_id, current.playroom_id).await?;
-        let services: Vec<ServiceDefinition> = playspec.definitions()?;
-        let env = input.env_overrides.as_ref().unwrap_or(&current.env_overrides);
-        let mut errors = compose_errors(&state, &playspec.base_compose_yaml, playroom.trusted, env).await?;
-        check_settings(
-            &mut errors,
-            &services,
-            env,
-            input.service_subdomains.as_ref().unwrap_or(&current.service_subdomains),
-            input.services.as_ref().unwrap_or(&current.service_settings),
-        );
-        if !errors.is_empty() {
-            return Err(ApiError::validation(errors));
-        }
-    }
     let changes = RolloutChanges {
         env_overrides: input.env_overrides,
         service_subdomains: input.service_subdomains,
         service_settings: input.services,
     };
     let playground =
-        playground_ops::rollout(&state.store, principal.account_id, id, changes, principal.actor()).await?;
-    state.waker.wake(WAKE_KIND, playground.id);
+        ops::rollout(&state.store, &state.cpu, principal.account_id, id, changes, principal.actor()).await?;
+    state.waker.wake(Kind::Playground, playground.id);
     Ok(JsonResponse(detail(playground)))
 }
 
@@ -103,8 +81,8 @@ pub async fn hard_restart(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<JsonResponse<PlaygroundDetail>> {
-    let playground = playground_ops::hard_restart(&state.store, principal.account_id, id, principal.actor()).await?;
-    state.waker.wake(WAKE_KIND, playground.id);
+    let playground = ops::hard_restart(&state.store, principal.account_id, id, principal.actor()).await?;
+    state.waker.wake(Kind::Playground, playground.id);
     Ok(JsonResponse(detail(playground)))
 }
 

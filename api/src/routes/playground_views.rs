@@ -1,10 +1,10 @@
 //! Read-only views of what a Playground runs: `GET
 //! /api/playgrounds/{id}/compose`, `/env_metadata` and `/debug`.
 //!
-//! Each view computes the Playground's desired objects with the same
-//! `play_core::desired` functions, from the same inputs (Playspec Compose
-//! and service definitions, the Playroom's policy and domains), as the
-//! reconciler, so what they show is what the reconciler converges to. None
+//! Each view computes the Playground's desired objects with the function
+//! the reconciler converges with (`play_core::playground::desired_for`),
+//! from the same rows (Playground, Playspec and its mounted files,
+//! Playroom), so what they show is what the reconciler converges to. None
 //! of them touches the host.
 //!
 //! A Playground whose Compose cannot run on its Playroom answers `/compose`
@@ -15,11 +15,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use axum::Json as JsonResponse;
 use axum::extract::State;
-use play_core::compose::Policy;
-use play_core::compose::model::ComposeFile;
-use play_core::desired::{self, Desired, EnvSource, Inputs, Routing, ServiceSpec};
-use play_core::store::playgrounds::{self, Playground};
+use play_core::desired::{self, EnvSource, Inputs, Routing, ServiceSpec};
+use play_core::playground::{self, Computed, DesiredState, Playground};
+use play_core::store::playgrounds;
 use play_core::store::playrooms::{self, Playroom};
+use play_core::store::playspec_files::{self, MountedFile};
 use play_core::store::playspecs::{self, Playspec};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -34,38 +34,43 @@ use crate::state::AppState;
 struct Loaded {
     playground: Playground,
     playspec: Option<Playspec>,
+    files: Vec<MountedFile>,
     playroom: Playroom,
+}
+
+/// The rows the desired objects of `playground` are computed from.
+async fn load_for(state: &AppState, playground: Playground, playroom: Playroom) -> ApiResult<Loaded> {
+    let account_id = playground.account_id;
+    let (playspec, files) = match playground.playspec_id {
+        Some(spec_id) => {
+            let playspec = playspecs::get(&state.store, account_id, spec_id).await?;
+            let files = playspec_files::list_files(&state.store, spec_id).await?;
+            (Some(playspec), files)
+        }
+        None => (None, Vec::new()),
+    };
+    Ok(Loaded { playground, playspec, files, playroom })
 }
 
 async fn load(state: &AppState, account_id: i64, id: i64) -> ApiResult<Loaded> {
     let playground = playgrounds::get(&state.store, account_id, id).await?;
-    let playspec = match playground.playspec_id {
-        Some(spec_id) => Some(playspecs::get(&state.store, account_id, spec_id).await?),
-        None => None,
-    };
     let playroom = playrooms::get(&state.store, account_id, playground.playroom_id).await?;
-    Ok(Loaded { playground, playspec, playroom })
+    load_for(state, playground, playroom).await
 }
 
 impl Loaded {
-    /// [`Loaded::compute`] on the CPU pool: it parses the Compose text.
-    async fn desired(&self, state: &AppState) -> ApiResult<Result<(ComposeFile, Desired), String>> {
-        let loaded = self.clone();
-        state.cpu.run(move || loaded.compute()).await
-    }
-
     /// The Compose model and the desired objects, exactly as the reconciler
-    /// computes them; `Err` says why the Playground cannot run.
-    fn compute(&self) -> Result<(ComposeFile, Desired), String> {
-        let playspec = self.playspec.as_ref().ok_or("the Playground's Playspec no longer exists")?;
-        let policy = Policy { trusted: self.playroom.trusted };
-        let model = desired::model_for(&playspec.base_compose_yaml, &policy, &self.playground)?;
-        let definitions = playspec.definitions().map_err(|e| e.to_string())?;
-        let inputs = Inputs::new(&self.playground, &model)
-            .with_routing(&self.playroom.domains, self.playroom.acme_email.as_deref())
-            .with_definitions(&definitions);
-        let desired = desired::desired(&inputs)?;
-        Ok((model, desired))
+    /// computes them (on the CPU pool: it parses the Compose text); `Err`
+    /// says why the Playground cannot run.
+    async fn desired(&self, state: &AppState) -> ApiResult<Result<Computed, String>> {
+        let loaded = self.clone();
+        state
+            .cpu
+            .run(move || {
+                playground::desired_for(&loaded.playground, loaded.playspec.as_ref(), &loaded.files, &loaded.playroom)
+                    .map_err(|e| e.to_string())
+            })
+            .await
     }
 }
 
@@ -93,7 +98,7 @@ pub async fn compose(
     Id(id): Id,
 ) -> ApiResult<JsonResponse<ComposeView>> {
     let loaded = load(&state, principal.account_id, id).await?;
-    let (_, desired) = loaded.desired(&state).await?.map_err(cannot_run)?;
+    let Computed { desired, .. } = loaded.desired(&state).await?.map_err(cannot_run)?;
     Ok(JsonResponse(ComposeView {
         compose_yaml: desired::render_compose(&desired),
         compose_project: loaded.playground.compose_project,
@@ -141,7 +146,7 @@ pub async fn env_metadata(
     Query(query): Query<EnvQuery>,
 ) -> ApiResult<JsonResponse<EnvMetadataView>> {
     let loaded = load(&state, principal.account_id, id).await?;
-    let (model, _) = loaded.desired(&state).await?.map_err(cannot_run)?;
+    let Computed { model, .. } = loaded.desired(&state).await?.map_err(cannot_run)?;
     let inputs = Inputs::new(&loaded.playground, &model);
     let env = desired::env_metadata(&inputs, query.service.as_deref()).map_err(|m| ApiError::field("service", m))?;
     Ok(JsonResponse(EnvMetadataView {
@@ -295,16 +300,14 @@ async fn host_claims(
     for other in playgrounds::list(&state.store, account).await? {
         if other.id == this.playground.id
             || other.playroom_id != this.playground.playroom_id
-            || other.desired_state != "running"
+            || other.desired_state != DesiredState::Running
         {
             continue;
         }
-        let playspec = match other.playspec_id {
-            Some(spec_id) => playspecs::get(&state.store, account, spec_id).await.ok(),
-            None => None,
-        };
-        let loaded = Loaded { playground: other, playspec, playroom: this.playroom.clone() };
-        let Ok((_, desired)) = loaded.desired(state).await? else { continue };
+        // A Playground whose rows do not read routes nothing, like one
+        // that cannot run.
+        let Ok(loaded) = load_for(state, other, this.playroom.clone()).await else { continue };
+        let Ok(Computed { desired, .. }) = loaded.desired(state).await? else { continue };
         for s in &desired.services {
             if let Routing::Routed(route) = &s.routing
                 && wanted.contains(&route.fqdn)
@@ -335,7 +338,7 @@ pub async fn debug(
         .as_ref()
         .and_then(|s| desired::interpolated_template(&s.base_compose_yaml, &loaded.playground).ok());
     let (generated_compose_yaml, services_configuration, edge_network, error) = match loaded.desired(&state).await? {
-        Ok((_, desired)) => {
+        Ok(Computed { desired, .. }) => {
             let wanted: BTreeSet<String> = desired
                 .services
                 .iter()

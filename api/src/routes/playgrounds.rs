@@ -11,25 +11,19 @@ use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
-use play_core::FieldErrors;
-use play_core::compose::{self, Policy, ServiceDefinition, ServiceType};
-use play_core::error::push_field_error;
-use play_core::store::playgrounds::{self, NewPlayground, Playground, ServiceSettings, ServiceStatus, step_label};
-use play_core::store::{playrooms, playspecs};
-use play_core::{time, validate};
+use play_core::playground::{
+    CreateRequest, CreationStep, Playground, PlaygroundStatus as Status, ServiceSettings, ServiceStatus, launch, ops,
+};
+use play_core::store::playgrounds;
+use play_core::time;
+use play_core::wake::Kind;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::auth::Principal;
-use crate::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::error::{ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json};
 use crate::state::AppState;
-
-/// The wake kind of the Playground reconciler.
-pub const WAKE_KIND: &str = "playground";
-const MAX_ENV_VALUE_BYTES: usize = 64 * 1024;
-/// The longest single extension, in hours (30 days).
-pub const MAX_EXTEND_HOURS: i64 = 720;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -68,174 +62,19 @@ pub struct PlaygroundInput {
     pub services: BTreeMap<String, ServiceSettings>,
 }
 
-fn env_name_ok(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && name.len() <= 256
-}
-
-fn check_env(errors: &mut FieldErrors, prefix: &str, vars: &BTreeMap<String, String>) {
-    for (name, value) in vars {
-        if !env_name_ok(name) {
-            push_field_error(
-                errors,
-                format!("{prefix}.{name}"),
-                "names are letters, digits and '_', not starting with a digit",
-            );
-        } else if value.len() > MAX_ENV_VALUE_BYTES || value.contains('\0') {
-            push_field_error(errors, format!("{prefix}.{name}"), "values are at most 64 KiB, without NUL");
+impl From<PlaygroundInput> for CreateRequest {
+    fn from(input: PlaygroundInput) -> Self {
+        CreateRequest {
+            name: input.name,
+            playspec_id: input.playspec_id,
+            playroom_id: input.playroom_id,
+            job_mode: input.job_mode,
+            watched_services: input.watched_services,
+            env_overrides: input.env_overrides,
+            service_subdomains: input.service_subdomains,
+            services: input.services,
         }
     }
-}
-
-/// Everything a create needs, checked: the Playspec and Playroom are the
-/// caller's, the Compose passes the Playroom's policy, and every named
-/// service exists with settings that fit it. Shared with Launch.
-pub async fn validate_new(state: &AppState, account_id: i64, input: PlaygroundInput) -> ApiResult<NewPlayground> {
-    let mut errors = FieldErrors::new();
-    let name = input.name.unwrap_or_default();
-    if let Err(m) = validate::display_name(&name) {
-        push_field_error(&mut errors, "playground.name", m);
-    }
-    let (Some(playspec_id), Some(playroom_id)) = (input.playspec_id, input.playroom_id) else {
-        if input.playspec_id.is_none() {
-            push_field_error(&mut errors, "playground.playspec_id", "is required");
-        }
-        if input.playroom_id.is_none() {
-            push_field_error(&mut errors, "playground.playroom_id", "is required");
-        }
-        return Err(ApiError::validation(errors));
-    };
-    let playspec = playspecs::get(&state.store, account_id, playspec_id).await?;
-    let playroom = playrooms::get(&state.store, account_id, playroom_id).await?;
-    errors.extend(compose_errors(state, &playspec.base_compose_yaml, playroom.trusted, &input.env_overrides).await?);
-    let services: Vec<ServiceDefinition> = playspec.definitions()?;
-    let find = |name: &str| services.iter().find(|s| s.name == name);
-    if !input.job_mode && !input.watched_services.is_empty() {
-        push_field_error(&mut errors, "playground.watched_services", "is for job mode only");
-    }
-    for (i, name) in input.watched_services.iter().enumerate() {
-        if find(name).is_none() {
-            push_field_error(
-                &mut errors,
-                format!("playground.watched_services[{i}]"),
-                format!("no service {name:?} in the Playspec"),
-            );
-        }
-    }
-    check_settings(&mut errors, &services, &input.env_overrides, &input.service_subdomains, &input.services);
-    if !errors.is_empty() {
-        return Err(ApiError::validation(errors));
-    }
-    Ok(NewPlayground {
-        name: name.trim().to_owned(),
-        playspec_id,
-        playroom_id,
-        job_mode: input.job_mode,
-        watched_services: input.watched_services,
-        env_overrides: input.env_overrides,
-        service_subdomains: input.service_subdomains,
-        service_settings: input.services,
-        ttl: ttl(state, input.job_mode),
-    })
-}
-
-/// The Playspec's Compose as a Playground with `env_overrides` runs it
-/// (`${V}` reads the overrides) must pass the Playroom's policy: its
-/// refusals, keyed under `playspec.base_compose_yaml`. Validated on the
-/// CPU pool.
-pub(crate) async fn compose_errors(
-    state: &AppState,
-    yaml: &str,
-    trusted: bool,
-    env_overrides: &BTreeMap<String, String>,
-) -> ApiResult<FieldErrors> {
-    let (yaml, overrides) = (yaml.to_owned(), env_overrides.clone());
-    let report = state
-        .cpu
-        .run(move || {
-            let lookup = |var: &str| overrides.get(var).cloned();
-            compose::validate_compose_with(&yaml, &Policy { trusted }, &lookup)
-        })
-        .await?;
-    let mut errors = FieldErrors::new();
-    for issue in &report.errors {
-        push_field_error(&mut errors, format!("playspec.base_compose_yaml.{}", issue.path), issue.message.clone());
-    }
-    Ok(errors)
-}
-
-/// A Playground's settings fit its Playspec's `services`: variable names and
-/// sizes, subdomains only for exposed services, per-service settings only
-/// for services that exist (`git_config` only on dynamic ones). Shared by
-/// create and rollout.
-pub(crate) fn check_settings(
-    errors: &mut FieldErrors,
-    services: &[ServiceDefinition],
-    env_overrides: &BTreeMap<String, String>,
-    service_subdomains: &BTreeMap<String, String>,
-    settings: &BTreeMap<String, ServiceSettings>,
-) {
-    let find = |name: &str| services.iter().find(|s| s.name == name);
-    check_env(errors, "playground.env_overrides", env_overrides);
-    for (service, subdomain) in service_subdomains {
-        let field = format!("playground.service_subdomains.{service}");
-        match find(service) {
-            None => push_field_error(errors, field, format!("no service {service:?} in the Playspec")),
-            Some(def) if !def.exposure.enabled => push_field_error(errors, field, "the service is not exposed"),
-            Some(_) => {
-                if let Err(m) = compose::svc::check_label_value(compose::svc::LabelKind::Subdomain, subdomain) {
-                    push_field_error(errors, field, m);
-                }
-            }
-        }
-    }
-    for (service, settings) in settings {
-        let field = format!("playground.services.{service}");
-        match find(service) {
-            None => push_field_error(errors, field, format!("no service {service:?} in the Playspec")),
-            Some(def) => {
-                if settings.git_config.is_some() && def.service_type != ServiceType::Dynamic {
-                    push_field_error(
-                        errors,
-                        format!("{field}.git_config"),
-                        "only services built from a Playzone have a branch",
-                    );
-                }
-                if settings.git_config.as_ref().is_some_and(|git| git.create_branch && git.base_branch_name.is_none()) {
-                    push_field_error(
-                        errors,
-                        format!("{field}.git_config.base_branch_name"),
-                        "is required with create_branch",
-                    );
-                }
-                check_env(errors, &format!("{field}.env_vars"), &settings.env_vars);
-            }
-        }
-    }
-}
-
-/// A launched Playground: no per-service settings, so nothing beyond the
-/// Playroom's policy (checked by the caller) to validate.
-pub fn launched(state: &AppState, name: &str, playspec_id: i64, playroom_id: i64, job_mode: bool) -> NewPlayground {
-    NewPlayground {
-        name: name.to_owned(),
-        playspec_id,
-        playroom_id,
-        job_mode,
-        watched_services: Vec::new(),
-        env_overrides: BTreeMap::new(),
-        service_subdomains: BTreeMap::new(),
-        service_settings: BTreeMap::new(),
-        ttl: ttl(state, job_mode),
-    }
-}
-
-/// The lifetime of a new Playground: the configured TTL, shorter for jobs.
-pub fn ttl(state: &AppState, job_mode: bool) -> chrono::Duration {
-    let ttl = if job_mode { state.config.job_ttl } else { state.config.playground_ttl };
-    chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::hours(8))
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -247,7 +86,8 @@ pub struct BranchName {
 pub struct PlaygroundItem {
     pub id: i64,
     pub name: String,
-    pub status: String,
+    #[schema(value_type = String)]
+    pub status: Status,
     pub job_mode: bool,
     pub playspec_id: Option<i64>,
     pub playspec_name: Option<String>,
@@ -281,12 +121,15 @@ pub struct PlaygroundDetail {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PlaygroundStatus {
     pub id: i64,
-    pub status: String,
+    #[schema(value_type = String)]
+    pub status: Status,
     pub job_mode: bool,
-    pub creation_step: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub creation_step: Option<CreationStep>,
     pub creation_step_label: Option<String>,
     pub error_message: Option<String>,
-    pub error_step: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub error_step: Option<CreationStep>,
     pub error_step_label: Option<String>,
     pub needs_recreation: bool,
     #[schema(value_type = Vec<Object>)]
@@ -305,7 +148,7 @@ fn item(p: &Playground) -> PlaygroundItem {
     PlaygroundItem {
         id: p.id,
         name: p.name.clone(),
-        status: p.status.clone(),
+        status: p.status,
         job_mode: p.job_mode,
         playspec_id: p.playspec_id,
         playspec_name: p.playspec_name.clone(),
@@ -356,10 +199,12 @@ pub async fn create(
     principal: Principal,
     Json(body): Json<PlaygroundRequest>,
 ) -> ApiResult<(StatusCode, JsonResponse<PlaygroundDetail>)> {
-    let new = validate_new(&state, principal.account_id, body.playground).await?;
+    let request = CreateRequest::from(body.playground);
+    let limits = state.config.limits();
     let playground =
-        playgrounds::create(&state.store, principal.account_id, new, &state.config.quotas, principal.actor()).await?;
-    state.waker.wake(WAKE_KIND, playground.id);
+        launch::create_playground(&state.store, &state.cpu, principal.account_id, request, limits, principal.actor())
+            .await?;
+    state.waker.wake(Kind::Playground, playground.id);
     Ok((StatusCode::CREATED, JsonResponse(detail(playground))))
 }
 
@@ -390,11 +235,11 @@ pub async fn status(
     Id(id): Id,
 ) -> ApiResult<JsonResponse<PlaygroundStatus>> {
     let p = playgrounds::get(&state.store, principal.account_id, id).await?;
-    let label = |step: &Option<String>| step.as_deref().and_then(step_label).map(str::to_owned);
+    let label = |step: Option<CreationStep>| step.map(|s| s.label().to_owned());
     Ok(JsonResponse(PlaygroundStatus {
         id: p.id,
-        creation_step_label: label(&p.creation_step),
-        error_step_label: label(&p.error_step),
+        creation_step_label: label(p.creation_step),
+        error_step_label: label(p.error_step),
         status: p.status,
         job_mode: p.job_mode,
         creation_step: p.creation_step,
@@ -413,15 +258,15 @@ pub async fn delete(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<(StatusCode, JsonResponse<PlaygroundDetail>)> {
-    let playground = playgrounds::request_destroy(&state.store, principal.account_id, id, principal.actor()).await?;
-    state.waker.wake(WAKE_KIND, playground.id);
+    let playground = ops::request_destroy(&state.store, principal.account_id, id, principal.actor()).await?;
+    state.waker.wake(Kind::Playground, playground.id);
     Ok((StatusCode::ACCEPTED, JsonResponse(detail(playground))))
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExtendRequest {
-    /// Hours to add, 1-720; default 8.
+    /// Hours to add, 1-720; default 8 (`play_core::playground::ops`).
     #[schema(minimum = 1, maximum = 720)]
     pub duration_hours: Option<i64>,
 }
@@ -443,14 +288,9 @@ pub async fn extend_expiration(
     Id(id): Id,
     body: Option<Json<ExtendRequest>>,
 ) -> ApiResult<JsonResponse<Extended>> {
-    let hours = body.and_then(|Json(b)| b.duration_hours).unwrap_or(8);
-    if !(1..=MAX_EXTEND_HOURS).contains(&hours) {
-        return Err(ApiError::field("duration_hours", format!("must be from 1 to {MAX_EXTEND_HOURS}")));
-    }
-    let p =
-        playgrounds::extend(&state.store, principal.account_id, id, chrono::Duration::hours(hours), principal.actor())
-            .await?;
+    let hours = body.and_then(|Json(b)| b.duration_hours);
+    let p = ops::extend(&state.store, principal.account_id, id, hours, principal.actor()).await?;
     // The reconciler's expiry timer must move with expires_at.
-    state.waker.wake(WAKE_KIND, p.id);
+    state.waker.wake(Kind::Playground, p.id);
     Ok(JsonResponse(Extended { id: p.id, time_remaining: time_remaining(&p), expires_at: p.expires_at }))
 }

@@ -11,19 +11,18 @@ use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
-use play_core::compose::{self, Issue, Policy, svc};
+use play_core::FieldErrors;
+use play_core::compose::{self, Issue, svc};
 use play_core::error::push_field_error;
-use play_core::store::playspecs::{self, PlayspecFields};
+use play_core::playground::launch::{self, TemplateLaunch};
 use play_core::store::templates::{self, Version};
-use play_core::store::{playgrounds, playrooms};
-use play_core::{FieldErrors, validate};
+use play_core::wake::Kind;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json, Query};
-use crate::routes::playgrounds::{WAKE_KIND, launched};
 use crate::state::AppState;
 
 /// A version. Immutable but for `public`.
@@ -247,19 +246,6 @@ pub async fn toggle_public(
     Ok(JsonResponse(version.into()))
 }
 
-/// `playspec.name` errors of the Playspec store are this request's `name`.
-fn rename_name_error(error: play_core::Error) -> play_core::Error {
-    match error {
-        play_core::Error::Validation(mut details) => {
-            if let Some(messages) = details.remove("playspec.name") {
-                details.entry("name".into()).or_default().extend(messages);
-            }
-            play_core::Error::Validation(details)
-        }
-        other => other,
-    }
-}
-
 /// Compile a template version with variables under the Playroom's policy and
 /// create a Playspec from it. (The Playground arrives with Playgrounds.)
 #[utoipa::path(post, path = "/api/import_templates/{id}/launch", tag = "Import templates",
@@ -271,83 +257,27 @@ pub async fn launch(
     Id(id): Id,
     Json(body): Json<LaunchRequest>,
 ) -> ApiResult<(StatusCode, JsonResponse<LaunchResponse>)> {
-    let account_id = principal.account_id;
-    let Some(playroom_id) = body.playroom_id else {
-        return Err(ApiError::field("playroom_id", "is required"));
+    let request = TemplateLaunch {
+        playroom_id: body.playroom_id,
+        version: body.version,
+        variables: body.variables.unwrap_or_default(),
+        name: body.name,
     };
-    let (template, version) = templates::version_for_launch(&state.store, account_id, id, body.version).await?;
-    let playroom = playrooms::get(&state.store, account_id, playroom_id).await?;
-    let policy = Policy { trusted: playroom.trusted };
-    let mut errors = FieldErrors::new();
-    if let Some(Err(m)) = body.name.as_deref().map(validate::display_name) {
-        push_field_error(&mut errors, "name", m);
-    }
-    let (text, variables) = (version.template_body.clone(), body.variables.unwrap_or_default());
-    let compiled = state.cpu.run(move || templates::compile_for_launch(&text, &variables, &policy)).await?;
-    let compiled = match compiled {
-        Ok(compiled) => Some(compiled),
-        Err(compile_errors) => {
-            for (key, messages) in compile_errors {
-                errors.entry(key).or_default().extend(messages);
-            }
-            None
-        }
-    };
-    let Some(compiled) = compiled.filter(|_| errors.is_empty()) else {
-        return Err(ApiError::validation(errors));
-    };
-    let yaml = compiled.compose_yaml.clone();
-    let (report, model) = state.cpu.run(move || compose::parse_compose(&yaml, &policy)).await?;
-    let Some(model) = model.filter(|_| report.valid) else {
-        return Err(play_core::Error::Internal(format!("compiled template does not parse: {:?}", report.errors)).into());
-    };
-    let mut tx = state.store.write().await?;
-    let name = match body.name {
-        Some(name) => name.trim().to_owned(),
-        None => templates::unused_playspec_name_in(&mut tx, account_id, &template.name).await?,
-    };
-    let fields = PlayspecFields {
-        name: Some(name),
-        description: Some(format!("Launched from template {:?} version {}", template.name, version.version)),
-        base_compose_yaml: Some(compiled.compose_yaml),
-        services: Some(compose::classify(&model)),
-        persist_volumes: Some(false),
-    };
-    let playspec = playspecs::create_in(
-        &mut tx,
-        state.store.backend(),
-        account_id,
-        fields,
-        &state.config.quotas,
-        principal.actor(),
-    )
-    .await
-    .map_err(rename_name_error)?;
-    // The Playground runs the new Playspec on the Playroom checked above; a
-    // template marked `svc.job_mode` launches a job-mode Playground.
-    let job_mode = svc::validate_template(&version.template_body).is_ok_and(|info| info.job_mode);
-    let new = launched(&state, &playspec.name, playspec.id, playroom.id, job_mode);
-    let playground = playgrounds::create_in(
-        &mut tx,
-        state.store.backend(),
-        account_id,
-        new,
-        &state.config.quotas,
-        principal.actor(),
-    )
-    .await?;
-    tx.commit().await.map_err(play_core::Error::from)?;
-    state.waker.wake(WAKE_KIND, playground.id);
+    let limits = state.config.limits();
+    let launched =
+        launch::launch_template(&state.store, &state.cpu, principal.account_id, id, request, limits, principal.actor())
+            .await?;
+    state.waker.wake(Kind::Playground, launched.playground.id);
     Ok((
         StatusCode::CREATED,
         JsonResponse(LaunchResponse {
-            playspec_id: playspec.id,
-            playspec_name: playspec.name,
-            template_id: template.id,
-            version: version.version,
-            generated_keys: compiled.generated.into_keys().collect(),
-            playground_id: playground.id,
-            warnings: compiled.warnings,
+            playspec_id: launched.playspec.id,
+            playspec_name: launched.playspec.name,
+            template_id: launched.template.id,
+            version: launched.version.version,
+            generated_keys: launched.generated_keys,
+            playground_id: launched.playground.id,
+            warnings: launched.warnings,
         }),
     ))
 }

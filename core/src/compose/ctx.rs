@@ -162,7 +162,7 @@ impl<'a> Ctx<'a> {
         if self.is_deferred(&text) {
             return None;
         }
-        match super::model::parse_duration(&text) {
+        match super::model::scalar::parse_duration(&text) {
             Ok(d) => Some(d),
             Err(message) => {
                 self.error(path, message);

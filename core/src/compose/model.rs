@@ -9,7 +9,7 @@
 
 mod parse;
 mod ports;
-mod scalar;
+pub(super) mod scalar;
 mod service_parts;
 mod volumes;
 

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::{FileMountSpec, NameOf, system_env, words};
 use crate::compose::model::{Command, Healthcheck, Service, ServiceVolume, VolumeType};
-use crate::store::playgrounds::Playground;
+use crate::playground::model::Playground;
 
 /// The normalised desired container: what it is created from, and what its
 /// config hash covers.

@@ -5,7 +5,7 @@ use super::super::{Desired, Inputs, ServiceSpec, desired, model_for};
 use super::*;
 use crate::compose::rule::parse;
 use crate::compose::{Policy, classify};
-use crate::store::playgrounds::Playground;
+use crate::playground::model::Playground;
 
 const COMPOSE: &str = r#"
 services:

@@ -12,7 +12,7 @@
 use serde_yaml::Value;
 
 use crate::compose::interpolate::interpolate;
-use crate::store::playgrounds::Playground;
+use crate::playground::model::Playground;
 
 /// The interpolated document, or why it cannot be made (a YAML error, a
 /// `${V:?message}` left unset).

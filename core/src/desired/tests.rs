@@ -38,7 +38,7 @@ fn container_names_are_the_shared_form() {
     let p = playground(&[]);
     let model = model_for("services:\n  web:\n    image: x\n", &Policy::UNTRUSTED, &p).unwrap();
     let d = desired(&Inputs::new(&p, &model)).unwrap();
-    assert_eq!(d.services[0].container_name, crate::store::playgrounds::container_name(&p.compose_project, "web"));
+    assert_eq!(d.services[0].container_name, crate::playground::model::container_name(&p.compose_project, "web"));
 }
 
 #[test]
@@ -111,7 +111,7 @@ services:
 
 fn env_playground() -> Playground {
     let mut p = playground(&[("MODE", "override"), ("PLAY_PLAYGROUND_ID", "spoof")]);
-    let settings = crate::store::playgrounds::ServiceSettings {
+    let settings = crate::playground::model::ServiceSettings {
         env_vars: [("QUEUE".to_owned(), "q1".to_owned())].into(),
         ..Default::default()
     };

@@ -26,8 +26,9 @@ use sqlx::Row;
 
 use super::events::{self, NewEvent};
 use super::playground_status::{Fence, begin, status_event};
-use super::playgrounds::{ServiceStatus, status};
 use super::{Conn, Store};
+use crate::playground::model::ServiceStatus;
+use crate::playground::state::{DesiredState, PlaygroundStatus};
 use crate::time::{self, Timestamp};
 use crate::{Error, Result};
 
@@ -130,7 +131,7 @@ pub async fn cached_logs(store: &Store, playground_id: i64, service: &str) -> Re
 /// the Playground and carries on from its desired state.
 pub async fn record_completion(store: &Store, fence: Fence<'_>, id: i64, done: &Completion<'_>) -> Result<bool> {
     let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
-    if current.desired_state != "running" || get_in(&mut tx, id).await?.is_some() {
+    if current.desired_state != DesiredState::Running || get_in(&mut tx, id).await?.is_some() {
         return Ok(true);
     }
     let completed_at = time::to_db(&done.completed_at);
@@ -154,11 +155,12 @@ pub async fn record_completion(store: &Store, fence: Fence<'_>, id: i64, done: &
             .await?;
     }
     sqlx::query(
-        "UPDATE playgrounds SET status = $1, desired_state = 'complete', generation = generation + 1, \
-         services_status = $2, expires_at = $3, error_message = NULL, error_step = NULL, updated_at = $4 \
-         WHERE id = $5",
+        "UPDATE playgrounds SET status = $1, desired_state = $2, generation = generation + 1, \
+         services_status = $3, expires_at = $4, error_message = NULL, error_step = NULL, updated_at = $5 \
+         WHERE id = $6",
     )
-    .bind(status::COMPLETE)
+    .bind(PlaygroundStatus::Complete.as_str())
+    .bind(DesiredState::Complete.as_str())
     .bind(to_json(&done.services)?)
     .bind(time::to_db(&done.keep_until))
     .bind(&completed_at)
@@ -172,7 +174,7 @@ pub async fn record_completion(store: &Store, fence: Fence<'_>, id: i64, done: &
         ),
     )
     .await?;
-    status_event(&mut tx, &current, status::COMPLETE).await?;
+    status_event(&mut tx, &current, PlaygroundStatus::Complete).await?;
     tx.commit().await?;
     Ok(true)
 }
@@ -184,7 +186,7 @@ pub async fn record_completion(store: &Store, fence: Fence<'_>, id: i64, done: &
 pub async fn release_host(store: &Store, fence: Fence<'_>, id: i64) -> Result<bool> {
     let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
     let now = time::to_db(&time::now());
-    if current.desired_state != "complete" {
+    if current.desired_state != DesiredState::Complete {
         return Ok(true);
     }
     let released = sqlx::query(

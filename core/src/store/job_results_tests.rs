@@ -3,9 +3,11 @@
 use std::time::Duration;
 
 use super::*;
+use crate::playground::model::{NewPlayground, Playground};
+use crate::playground::state::ServiceState;
+use crate::playground::{launch, ops};
 use crate::store::events::Actor;
 use crate::store::playground_status::{self as status_store, load};
-use crate::store::playgrounds::{self, NewPlayground};
 use crate::store::playspecs::{self, PlayspecFields};
 use crate::store::quotas::{QuotaLimits, Resource};
 use crate::store::{accounts, leases};
@@ -27,7 +29,7 @@ impl Fixture {
         Fence { reconciler: "playground", owner: OWNER, token: self.token }
     }
 
-    async fn new_playground(&self, name: &str) -> crate::Result<playgrounds::Playground> {
+    async fn new_playground(&self, name: &str) -> crate::Result<Playground> {
         let new = NewPlayground {
             name: name.into(),
             playspec_id: self.playspec,
@@ -39,7 +41,7 @@ impl Fixture {
             service_settings: Default::default(),
             ttl: chrono::Duration::hours(1),
         };
-        playgrounds::create(&self.store, self.account, new, &self.limits, Actor::System).await
+        launch::create(&self.store, self.account, &new, &self.limits, Actor::System).await
     }
 
     async fn room(&self) -> i64 {
@@ -102,7 +104,8 @@ fn lines(n: usize) -> Vec<String> {
 async fn complete(f: &Fixture, fence: Fence<'_>) -> bool {
     let watched = BTreeMap::from([("run".to_owned(), 3)]);
     let logs = BTreeMap::from([("run".to_owned(), lines(1200)), ("db".to_owned(), Vec::new())]);
-    let services = vec![ServiceStatus { name: "run".into(), status: "stopped".into(), health: None, running: false }];
+    let services =
+        vec![ServiceStatus { name: "run".into(), status: ServiceState::Stopped, health: None, running: false }];
     let done = Completion {
         exit_code: 3,
         completed_at: time::now(),
@@ -128,7 +131,7 @@ async fn completion_is_stored_once_with_its_events_and_logs() {
     let p = load(&f.store, f.id).await.unwrap().unwrap();
     assert_eq!((p.status.as_str(), p.desired_state.as_str(), p.generation), ("complete", "complete", 2));
     assert!(p.expires_at.unwrap() > time::now() + chrono::Duration::hours(23), "{:?}", p.expires_at);
-    assert_eq!(p.services[0].status, "stopped");
+    assert_eq!(p.services[0].status.as_str(), "stopped");
     // The last 1000 lines are kept, oldest first.
     let cached = cached_logs(&f.store, f.id, "run").await.unwrap().unwrap();
     assert_eq!((cached.len(), cached[0].as_str(), cached[999].as_str()), (1000, "line 201", "line 1200"));
@@ -163,7 +166,7 @@ async fn a_released_job_neither_locks_its_playspec_nor_counts_against_the_quota(
     assert_eq!(playspecs::get(&f.store, f.account, f.playspec).await.unwrap().playground_count, 0);
     let second = f.new_playground("second").await.unwrap();
     assert!(f.locked().await, "the new Playground holds it");
-    assert_eq!(second.status, "in_progress");
+    assert_eq!(second.status.as_str(), "in_progress");
     assert!(release_host(&f.store, f.fence(), f.id).await.unwrap(), "idempotent");
     assert_eq!(f.actions().await, ["created", "completed", "status.changed", "created"]);
 }
@@ -173,7 +176,7 @@ async fn deleting_a_complete_job_removes_its_result_and_logs() {
     let f = fixture().await;
     assert!(complete(&f, f.fence()).await);
     assert!(release_host(&f.store, f.fence(), f.id).await.unwrap());
-    let p = playgrounds::request_destroy(&f.store, f.account, f.id, Actor::System).await.unwrap();
+    let p = ops::request_destroy(&f.store, f.account, f.id, Actor::System).await.unwrap();
     assert_eq!((p.status.as_str(), p.desired_state.as_str()), ("destroying", "destroyed"));
     assert!(status_store::finish_destroy(&f.store, f.fence(), f.id).await.unwrap());
     assert_eq!(load(&f.store, f.id).await.unwrap(), None);
@@ -191,7 +194,7 @@ async fn deleting_a_complete_job_removes_its_result_and_logs() {
 #[tokio::test]
 async fn a_job_deleted_before_it_completes_gets_no_result() {
     let f = fixture().await;
-    playgrounds::request_destroy(&f.store, f.account, f.id, Actor::System).await.unwrap();
+    ops::request_destroy(&f.store, f.account, f.id, Actor::System).await.unwrap();
     assert!(complete(&f, f.fence()).await, "the lease holds: the caller reloads and destroys");
     assert_eq!(get(&f.store, f.id).await.unwrap(), None);
     let p = load(&f.store, f.id).await.unwrap().unwrap();

@@ -10,9 +10,9 @@
 //! - every query is scoped by `account_id` where the row has one, so another
 //!   account's rows are indistinguishable from missing ones;
 //! - stored values are read strictly: a JSON column that does not parse as
-//!   what play writes there, or an enum column with a value play never
+//!   what play writes there, or a state column with a word play never
 //!   writes, is [`Error::Corrupt`] naming the table, row and column
-//!   ([`json_column`]). Never a default: a reconciler that read a corrupt
+//!   ([`json_column`], [`text_column`]). Never a default: a reconciler that read a corrupt
 //!   spec as an empty one would converge a host to nothing.
 //!
 //! Writes that must be atomic go through `Store::write`, which on SQLite
@@ -25,7 +25,6 @@ pub mod events;
 pub mod job_results;
 pub mod keys;
 pub mod leases;
-pub mod playground_ops;
 pub mod playground_status;
 pub mod playgrounds;
 pub mod playrooms;
@@ -214,6 +213,44 @@ pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(
     column: &'static str,
 ) -> Result<T> {
     serde_json::from_str(text).map_err(|e| Error::Corrupt { table, id, column, reason: e.to_string() })
+}
+
+/// Reads the text column `column` of a row of `table` (id `id`) as one of
+/// the fixed words of `T` (a state such as
+/// [`PlaygroundStatus`](crate::playground::PlaygroundStatus)) strictly: a
+/// word play never writes is [`Error::Corrupt`], as for [`json_column`].
+pub(crate) fn text_column<T>(row: &sqlx::any::AnyRow, table: &'static str, id: i64, column: &'static str) -> Result<T>
+where
+    T: FromStr,
+    T::Err: std::fmt::Display,
+{
+    use sqlx::Row as _;
+    let text: String = row.try_get(column)?;
+    parse_text(&text, table, id, column)
+}
+
+/// [`text_column`] of a column that may be NULL.
+pub(crate) fn opt_text_column<T>(
+    row: &sqlx::any::AnyRow,
+    table: &'static str,
+    id: i64,
+    column: &'static str,
+) -> Result<Option<T>>
+where
+    T: FromStr,
+    T::Err: std::fmt::Display,
+{
+    use sqlx::Row as _;
+    let text: Option<String> = row.try_get(column)?;
+    text.map(|t| parse_text(&t, table, id, column)).transpose()
+}
+
+fn parse_text<T>(text: &str, table: &'static str, id: i64, column: &'static str) -> Result<T>
+where
+    T: FromStr,
+    T::Err: std::fmt::Display,
+{
+    text.parse().map_err(|e: T::Err| Error::Corrupt { table, id, column, reason: e.to_string() })
 }
 
 /// Maps a unique-constraint violation to the caller's error (a name already

@@ -15,9 +15,11 @@ use sqlx::Row;
 
 use super::events::{self, Actor, NewEvent};
 use super::leases;
-use super::playgrounds::{self, Playground, ServiceStatus, status};
+use super::playgrounds;
 use super::{Conn, Store, Tx};
 use crate::Result;
+use crate::playground::model::{Playground, ServiceStatus};
+use crate::playground::state::{CreationStep, DesiredState, PlaygroundStatus};
 use crate::time::{self, Timestamp};
 
 /// The lease a write is fenced by: the reconciler's name, this replica and
@@ -33,7 +35,7 @@ pub struct Fence<'a> {
 /// have drifted on its host; a destroying one is finished by a pass).
 pub async fn ids_to_reconcile(store: &Store) -> Result<Vec<i64>> {
     let rows = sqlx::query("SELECT id FROM playgrounds WHERE status <> $1 ORDER BY id")
-        .bind(status::DESTROYED)
+        .bind(PlaygroundStatus::Destroyed.as_str())
         .fetch_all(store.pool())
         .await?;
     rows.iter().map(|r| Ok(r.try_get("id")?)).collect()
@@ -74,11 +76,11 @@ pub(super) async fn begin(store: &Store, fence: Fence<'_>, id: i64) -> Result<Op
 struct Head {
     account_id: i64,
     name: String,
-    status: String,
-    desired_state: String,
-    creation_step: Option<String>,
+    status: PlaygroundStatus,
+    desired_state: DesiredState,
+    creation_step: Option<CreationStep>,
     error_message: Option<String>,
-    error_step: Option<String>,
+    error_step: Option<CreationStep>,
 }
 
 /// [`begin`], reading only the [`Head`] of the row.
@@ -98,20 +100,27 @@ async fn begin_head(store: &Store, fence: Fence<'_>, id: i64) -> Result<Option<(
     let head = Head {
         account_id: row.try_get("account_id")?,
         name: row.try_get("name")?,
-        status: row.try_get("status")?,
-        desired_state: row.try_get("desired_state")?,
-        creation_step: row.try_get("creation_step")?,
+        status: super::text_column(&row, "playgrounds", id, "status")?,
+        desired_state: super::text_column(&row, "playgrounds", id, "desired_state")?,
+        creation_step: super::opt_text_column(&row, "playgrounds", id, "creation_step")?,
         error_message: row.try_get("error_message")?,
-        error_step: row.try_get("error_step")?,
+        error_step: super::opt_text_column(&row, "playgrounds", id, "error_step")?,
     };
     Ok(Some((tx, head)))
 }
 
-pub(super) async fn status_event(conn: &mut Conn, p: &Playground, to: &str) -> Result<()> {
-    status_changed(conn, p.account_id, p.id, &p.name, &p.status, to).await
+pub(super) async fn status_event(conn: &mut Conn, p: &Playground, to: PlaygroundStatus) -> Result<()> {
+    status_changed(conn, p.account_id, p.id, &p.name, p.status, to).await
 }
 
-async fn status_changed(conn: &mut Conn, account_id: i64, id: i64, name: &str, from: &str, to: &str) -> Result<()> {
+async fn status_changed(
+    conn: &mut Conn,
+    account_id: i64,
+    id: i64,
+    name: &str,
+    from: PlaygroundStatus,
+    to: PlaygroundStatus,
+) -> Result<()> {
     events::record(
         conn,
         NewEvent::new(account_id, "playground", id, "status.changed")
@@ -125,11 +134,11 @@ async fn status_changed(conn: &mut Conn, account_id: i64, id: i64, name: &str, f
 
 /// Records the creation step a pass reached. No event (steps are progress,
 /// not state changes).
-pub async fn set_step(store: &Store, fence: Fence<'_>, id: i64, step: &str) -> Result<bool> {
+pub async fn set_step(store: &Store, fence: Fence<'_>, id: i64, step: CreationStep) -> Result<bool> {
     let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
-    if current.creation_step.as_deref() != Some(step) {
+    if current.creation_step != Some(step) {
         sqlx::query("UPDATE playgrounds SET creation_step = $1, updated_at = $2 WHERE id = $3")
-            .bind(step)
+            .bind(step.as_str())
             .bind(time::to_db(&time::now()))
             .bind(id)
             .execute(&mut *tx)
@@ -153,23 +162,27 @@ pub async fn record_error(
     store: &Store,
     fence: Fence<'_>,
     id: i64,
-    step: &str,
+    step: CreationStep,
     message: &str,
     terminal: bool,
 ) -> Result<bool> {
     let Some((mut tx, current)) = begin_head(store, fence, id).await? else { return Ok(false) };
-    let to = if terminal && current.desired_state == "running" { status::FAILED } else { current.status.as_str() };
-    let changed = current.error_message.as_deref() != Some(message) || current.error_step.as_deref() != Some(step);
-    let creation_step = if current.status == status::RUNNING { current.creation_step.as_deref() } else { Some(step) };
+    let to = if terminal && current.desired_state == DesiredState::Running {
+        PlaygroundStatus::Failed
+    } else {
+        current.status
+    };
+    let changed = current.error_message.as_deref() != Some(message) || current.error_step != Some(step);
+    let creation_step = if current.status == PlaygroundStatus::Running { current.creation_step } else { Some(step) };
     if changed || to != current.status {
         sqlx::query(
             "UPDATE playgrounds SET status = $1, error_message = $2, error_step = $3, creation_step = $4, \
              updated_at = $5 WHERE id = $6",
         )
-        .bind(to)
+        .bind(to.as_str())
         .bind(message)
-        .bind(step)
-        .bind(creation_step)
+        .bind(step.as_str())
+        .bind(creation_step.map(CreationStep::as_str))
         .bind(time::to_db(&time::now()))
         .bind(id)
         .execute(&mut *tx)
@@ -185,7 +198,7 @@ pub async fn record_error(
         .await?;
     }
     if to != current.status {
-        status_changed(&mut tx, current.account_id, id, &current.name, &current.status, to).await?;
+        status_changed(&mut tx, current.account_id, id, &current.name, current.status, to).await?;
     }
     tx.commit().await?;
     Ok(true)
@@ -218,7 +231,7 @@ pub async fn record_observed(
             .await?;
     }
     let stale_error = current.error_message.is_some() || current.error_step.is_some();
-    if stale_error && current.status != status::FAILED {
+    if stale_error && current.status != PlaygroundStatus::Failed {
         sqlx::query("UPDATE playgrounds SET error_message = NULL, error_step = NULL, updated_at = $1 WHERE id = $2")
             .bind(&now)
             .bind(id)
@@ -229,22 +242,23 @@ pub async fn record_observed(
     // it) does not call the Playground running: the next pass judges the
     // new generation.
     if let Some(generation) = converged_generation
-        && current.desired_state == "running"
+        && current.desired_state == DesiredState::Running
         && current.generation == generation
-        && (current.status != status::RUNNING || current.observed_generation != generation)
+        && (current.status != PlaygroundStatus::Running || current.observed_generation != generation)
     {
         sqlx::query(
             "UPDATE playgrounds SET status = $1, observed_generation = $2, last_applied_at = $3, \
-             creation_step = 'ready', error_message = NULL, error_step = NULL, updated_at = $3 WHERE id = $4",
+             creation_step = $4, error_message = NULL, error_step = NULL, updated_at = $3 WHERE id = $5",
         )
-        .bind(status::RUNNING)
+        .bind(PlaygroundStatus::Running.as_str())
         .bind(generation)
         .bind(&now)
+        .bind(CreationStep::Ready.as_str())
         .bind(id)
         .execute(&mut *tx)
         .await?;
-        if current.status != status::RUNNING {
-            status_event(&mut tx, &current, status::RUNNING).await?;
+        if current.status != PlaygroundStatus::Running {
+            status_event(&mut tx, &current, PlaygroundStatus::Running).await?;
         }
     }
     tx.commit().await?;
@@ -291,14 +305,15 @@ pub async fn record_pulled(store: &Store, fence: Fence<'_>, id: i64, epoch: i64)
 pub async fn expire_if_due(store: &Store, fence: Fence<'_>, id: i64, now: Timestamp) -> Result<bool> {
     let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
     let due = current.expires_at.is_some_and(|at| at <= now);
-    if !due || current.desired_state == "destroyed" {
+    if !due || current.desired_state == DesiredState::Destroyed {
         return Ok(false);
     }
     sqlx::query(
-        "UPDATE playgrounds SET desired_state = 'destroyed', status = $1, generation = generation + 1, \
-         updated_at = $2 WHERE id = $3",
+        "UPDATE playgrounds SET desired_state = $1, status = $2, generation = generation + 1, \
+         updated_at = $3 WHERE id = $4",
     )
-    .bind(status::DESTROYING)
+    .bind(DesiredState::Destroyed.as_str())
+    .bind(PlaygroundStatus::Destroying.as_str())
     .bind(time::to_db(&now))
     .bind(id)
     .execute(&mut *tx)
@@ -310,7 +325,7 @@ pub async fn expire_if_due(store: &Store, fence: Fence<'_>, id: i64, now: Timest
             .metadata(serde_json::json!({"expires_at": current.expires_at.map(|at| time::to_db(&at))})),
     )
     .await?;
-    status_event(&mut tx, &current, status::DESTROYING).await?;
+    status_event(&mut tx, &current, PlaygroundStatus::Destroying).await?;
     tx.commit().await?;
     Ok(true)
 }
@@ -320,7 +335,7 @@ pub async fn expire_if_due(store: &Store, fence: Fence<'_>, id: i64, now: Timest
 /// Refuses (false) unless desired state is `destroyed`.
 pub async fn finish_destroy(store: &Store, fence: Fence<'_>, id: i64) -> Result<bool> {
     let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
-    if current.desired_state != "destroyed" {
+    if current.desired_state != DesiredState::Destroyed {
         return Ok(false);
     }
     sqlx::query("DELETE FROM playgrounds WHERE id = $1").bind(id).execute(&mut *tx).await?;
@@ -336,140 +351,5 @@ pub async fn finish_destroy(store: &Store, fence: Fence<'_>, id: i64) -> Result<
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
-
-    use std::time::Duration;
-
-    use super::*;
-    use crate::store::accounts;
-
-    const OWNER: &str = "replica-a";
-
-    /// A store with one Playground (id returned) and a lease on it held by
-    /// `OWNER` (token returned).
-    async fn fixture() -> (crate::testing::TestStore, i64, i64) {
-        let db = crate::testing::store().await;
-        let store = &db.store;
-        let (account, _) = accounts::create_account(store, "acme").await.unwrap();
-        let now = time::to_db(&time::now());
-        let room: i64 = sqlx::query(
-            "INSERT INTO playrooms (account_id, name, host, port, ssh_user, docker_socket, created_at, updated_at) \
-             VALUES ($1, 'box', 'h', 22, 'u', '/s', $2, $2) RETURNING id",
-        )
-        .bind(account.id)
-        .bind(&now)
-        .fetch_one(store.pool())
-        .await
-        .unwrap()
-        .try_get("id")
-        .unwrap();
-        let id: i64 = sqlx::query(
-            "INSERT INTO playgrounds (account_id, playroom_id, name, status, expires_at, created_at, updated_at) \
-             VALUES ($1, $2, 'pg', 'in_progress', $3, $3, $3) RETURNING id",
-        )
-        .bind(account.id)
-        .bind(room)
-        .bind(&now)
-        .fetch_one(store.pool())
-        .await
-        .unwrap()
-        .try_get("id")
-        .unwrap();
-        let lease = leases::claim(store, "playground", id, OWNER, time::now(), Duration::from_secs(60)).await.unwrap();
-        (db, id, lease.unwrap().token)
-    }
-
-    fn fence(token: i64) -> Fence<'static> {
-        Fence { reconciler: "playground", owner: OWNER, token }
-    }
-
-    async fn actions(store: &Store, account: i64) -> Vec<String> {
-        events::list_for_account(store, account).await.unwrap().into_iter().map(|e| e.action).collect()
-    }
-
-    #[tokio::test]
-    async fn a_stale_token_writes_nothing() {
-        let (db, id, token) = fixture().await;
-        let store = &db.store;
-        let services =
-            vec![ServiceStatus { name: "web".into(), status: "running".into(), health: None, running: true }];
-        assert!(!record_observed(store, fence(token - 1), id, &services, Some(1)).await.unwrap());
-        assert!(!record_error(store, fence(token + 1), id, "image_pull", "boom", true).await.unwrap());
-        assert!(!finish_destroy(store, fence(0), id).await.unwrap());
-        let p = load(store, id).await.unwrap().unwrap();
-        assert_eq!((p.status.as_str(), p.services.len(), p.error_message), ("in_progress", 0, None));
-
-        assert!(record_observed(store, fence(token), id, &services, Some(1)).await.unwrap());
-        let p = load(store, id).await.unwrap().unwrap();
-        assert_eq!((p.status.as_str(), p.observed_generation), ("running", 1));
-        assert_eq!(p.creation_step.as_deref(), Some("ready"));
-        assert_eq!(p.services, services);
-        assert_eq!(actions(store, p.account_id).await, ["status.changed"]);
-        // Idempotent: the same observation again records no event.
-        assert!(record_observed(store, fence(token), id, &services, Some(1)).await.unwrap());
-        assert_eq!(actions(store, p.account_id).await.len(), 1);
-    }
-
-    #[tokio::test]
-    async fn terminal_errors_fail_the_playground_once() {
-        let (db, id, token) = fixture().await;
-        let store = &db.store;
-        assert!(record_error(store, fence(token), id, "image_build", "no builds", true).await.unwrap());
-        assert!(record_error(store, fence(token), id, "image_build", "no builds", true).await.unwrap());
-        let p = load(store, id).await.unwrap().unwrap();
-        assert_eq!(p.status, status::FAILED);
-        assert_eq!((p.error_step.as_deref(), p.error_message.as_deref()), (Some("image_build"), Some("no builds")));
-        assert_eq!(actions(store, p.account_id).await, ["error", "status.changed"]);
-    }
-
-    #[tokio::test]
-    async fn errors_of_a_running_playground_keep_its_creation_step_and_clear_on_the_next_observation() {
-        let (db, id, token) = fixture().await;
-        let store = &db.store;
-        let services =
-            vec![ServiceStatus { name: "web".into(), status: "running".into(), health: None, running: true }];
-        assert!(record_observed(store, fence(token), id, &services, Some(1)).await.unwrap());
-        // A transient error (the host unreachable) reported at any step.
-        assert!(record_error(store, fence(token), id, "queued", "host unreachable", false).await.unwrap());
-        let p = load(store, id).await.unwrap().unwrap();
-        assert_eq!((p.status.as_str(), p.creation_step.as_deref()), ("running", Some("ready")));
-        assert_eq!((p.error_message.as_deref(), p.error_step.as_deref()), (Some("host unreachable"), Some("queued")));
-        // The next pass that gets through, converged already: cleared.
-        assert!(record_observed(store, fence(token), id, &services, Some(1)).await.unwrap());
-        let p = load(store, id).await.unwrap().unwrap();
-        assert_eq!((p.error_message, p.error_step, p.creation_step.as_deref()), (None, None, Some("ready")));
-        // Also by a pass that is still waiting (not converged).
-        assert!(record_error(store, fence(token), id, "ready", "pull failed", false).await.unwrap());
-        assert!(record_observed(store, fence(token), id, &services, None).await.unwrap());
-        assert_eq!(load(store, id).await.unwrap().unwrap().error_message, None);
-        // A terminal error stays until the Playground converges again.
-        assert!(record_error(store, fence(token), id, "ready", "corrupt", true).await.unwrap());
-        assert!(record_observed(store, fence(token), id, &services, None).await.unwrap());
-        let p = load(store, id).await.unwrap().unwrap();
-        assert_eq!((p.status.as_str(), p.error_message.as_deref()), ("failed", Some("corrupt")));
-        assert_eq!(p.creation_step.as_deref(), Some("ready"), "failing a running Playground keeps its step");
-        // While it is created, the step follows the error.
-        let (db, id, token) = fixture().await;
-        assert!(record_error(&db.store, fence(token), id, "image_pull", "pull failed", false).await.unwrap());
-        assert_eq!(load(&db.store, id).await.unwrap().unwrap().creation_step.as_deref(), Some("image_pull"));
-    }
-
-    #[tokio::test]
-    async fn expiry_then_destroy_deletes_the_row_with_events() {
-        let (db, id, token) = fixture().await;
-        let store = &db.store;
-        assert_eq!(ids_to_reconcile(store).await.unwrap(), [id]);
-        let earlier = time::now() - chrono::Duration::hours(1);
-        assert!(!expire_if_due(store, fence(token), id, earlier).await.unwrap(), "not due yet");
-        assert!(!finish_destroy(store, fence(token), id).await.unwrap(), "desired state is still running");
-        assert!(expire_if_due(store, fence(token), id, time::now()).await.unwrap());
-        let p = load(store, id).await.unwrap().unwrap();
-        assert_eq!((p.desired_state.as_str(), p.status.as_str(), p.generation), ("destroyed", "destroying", 2));
-        assert!(!expire_if_due(store, fence(token), id, time::now()).await.unwrap(), "expires once");
-        assert!(finish_destroy(store, fence(token), id).await.unwrap());
-        assert_eq!(load(store, id).await.unwrap(), None);
-        assert!(ids_to_reconcile(store).await.unwrap().is_empty());
-        assert_eq!(actions(store, p.account_id).await, ["expired", "status.changed", "destroyed"]);
-    }
-}
+#[path = "playground_status_tests.rs"]
+mod tests;

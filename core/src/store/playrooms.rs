@@ -386,8 +386,9 @@ pub async fn set_key(
 
 /// Playgrounds that still occupy the Playroom (anything not yet destroyed).
 pub async fn active_playgrounds(conn: &mut super::Conn, playroom_id: i64) -> Result<i64> {
-    let row = sqlx::query("SELECT COUNT(*) AS n FROM playgrounds WHERE playroom_id = $1 AND status <> 'destroyed'")
+    let row = sqlx::query("SELECT COUNT(*) AS n FROM playgrounds WHERE playroom_id = $1 AND status <> $2")
         .bind(playroom_id)
+        .bind(crate::playground::state::PlaygroundStatus::Destroyed.as_str())
         .fetch_one(&mut *conn)
         .await?;
     Ok(row.try_get("n")?)

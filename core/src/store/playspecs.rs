@@ -60,7 +60,9 @@ pub struct PlayspecFields {
 }
 
 /// `playground_count` counts the Playgrounds that hold the Playspec: not
-/// destroyed, and not a finished job whose host objects are gone.
+/// destroyed, and not a finished job whose host objects are gone. (The
+/// status is a literal here, so the text stays a constant; a test checks it
+/// is `PlaygroundStatus::Destroyed`.)
 const COLUMNS: &str = concat!(
     "p.id, p.account_id, p.name, p.description, p.base_compose_yaml, p.services, \
      p.persist_volumes, p.created_at, p.updated_at, \
@@ -234,4 +236,16 @@ pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Re
     events::record(&mut tx, NewEvent::new(account_id, "playspec", id, "destroyed").actor(actor)).await?;
     tx.commit().await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::COLUMNS;
+    use crate::playground::PlaygroundStatus;
+
+    #[test]
+    fn the_lock_counts_playgrounds_not_destroyed() {
+        let condition = format!("g.status <> '{}'", PlaygroundStatus::Destroyed.as_str());
+        assert!(COLUMNS.contains(&condition), "{COLUMNS}");
+    }
 }

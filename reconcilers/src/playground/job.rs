@@ -29,8 +29,8 @@ use std::time::Duration;
 
 use bollard::Docker;
 use play_core::host::HostError;
+use play_core::playground::{Playground, ServiceState, ServiceStatus};
 use play_core::store::job_results::{self, Completion, MAX_CACHED_LINES};
-use play_core::store::playgrounds::{Playground, ServiceStatus};
 use play_core::time::{self, Timestamp};
 
 use super::plan::{self, Observed, State};
@@ -161,7 +161,12 @@ impl Pass<'_> {
         let services: Vec<ServiceStatus> = desired
             .services
             .iter()
-            .map(|s| ServiceStatus { name: s.name.clone(), status: "stopped".into(), health: None, running: false })
+            .map(|s| ServiceStatus {
+                name: s.name.clone(),
+                status: ServiceState::Stopped,
+                health: None,
+                running: false,
+            })
             .collect();
         let retention = chrono::Duration::from_std(self.r.config.job_retention).unwrap_or(chrono::Duration::hours(24));
         let tail = tail_logs(desired, watched, &logs);

@@ -32,7 +32,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use play_core::compose::model::DependencyCondition;
-use play_core::store::playgrounds::ServiceStatus;
+use play_core::playground::{CreationStep, ServiceState, ServiceStatus};
 use play_core::time::Timestamp;
 
 use super::spec::{Desired, ServiceSpec};
@@ -118,19 +118,19 @@ pub enum Step {
 }
 
 impl Step {
-    /// The creation step (`CREATION_STEPS`) this step belongs to.
-    pub fn creation_step(&self) -> &'static str {
+    /// The creation step this step belongs to.
+    pub fn creation_step(&self) -> CreationStep {
         match self {
             Step::CreateNetwork(_)
             | Step::RemoveNetwork(_)
             | Step::CreateSharedNetwork(_)
-            | Step::RemoveSharedNetwork { .. } => "network",
-            Step::CreateVolume(_) | Step::RemoveVolume(_) => "volumes",
-            Step::PullImage(_) => "image_pull",
-            Step::BuildUnavailable(_) => "image_build",
-            Step::Wait { condition: DependencyCondition::ServiceHealthy, .. } => "healthcheck",
+            | Step::RemoveSharedNetwork { .. } => CreationStep::Network,
+            Step::CreateVolume(_) | Step::RemoveVolume(_) => CreationStep::Volumes,
+            Step::PullImage(_) => CreationStep::ImagePull,
+            Step::BuildUnavailable(_) => CreationStep::ImageBuild,
+            Step::Wait { condition: DependencyCondition::ServiceHealthy, .. } => CreationStep::Healthcheck,
             Step::RemoveContainer { .. } | Step::RunContainer(_) | Step::StartContainer { .. } | Step::Wait { .. } => {
-                "containers"
+                CreationStep::Containers
             }
         }
     }
@@ -415,7 +415,7 @@ pub fn services_status(desired: &Desired, observed: &Observed) -> Vec<ServiceSta
             let running = c.is_some_and(|c| c.state == State::Running);
             ServiceStatus {
                 name: s.name.clone(),
-                status: if running { "running" } else { "stopped" }.to_owned(),
+                status: if running { ServiceState::Running } else { ServiceState::Stopped },
                 health: c.and_then(|c| c.health).map(|h| {
                     match h {
                         Health::Starting => "starting",

@@ -7,7 +7,7 @@
 
 use play_core::compose::{Policy, parse_compose};
 use play_core::desired::{self, Desired, Inputs};
-use play_core::store::playgrounds::Playground;
+use play_core::playground::Playground;
 
 use super::*;
 

@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
 
 use play_core::compose::{Policy, parse_compose};
-use play_core::store::playgrounds::{Playground, ServiceSettings};
+use play_core::playground::{CreationStep, Playground, ServiceSettings, ServiceState};
 
 use super::super::spec::{self, Desired};
 use super::*;
@@ -164,7 +164,7 @@ fn converged_state_plans_nothing() {
     assert!(converged(&d, &o));
     let status = services_status(&d, &o);
     assert_eq!(status.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["db", "web", "worker"]);
-    assert!(status.iter().all(|s| s.running && s.status == "running"));
+    assert!(status.iter().all(|s| s.running && s.status == ServiceState::Running));
     assert_eq!(status[0].health.as_deref(), Some("healthy"));
     assert_eq!(status[2].health, None);
 }
@@ -195,7 +195,7 @@ fn empty_host_creates_in_dependency_order_and_waits_for_health() {
     ];
     let steps = plan(&d, &o);
     assert_eq!(steps.len(), 1);
-    assert_eq!(steps[0].creation_step(), "healthcheck");
+    assert_eq!(steps[0].creation_step(), CreationStep::Healthcheck);
     // db healthy: web runs.
     o.containers[0].health = Some(Health::Healthy);
     assert_eq!(plan(&d, &o), vec![Step::RunContainer("web".into())]);
@@ -308,7 +308,7 @@ fn build_services_fail_at_image_build() {
     let steps = plan(&d, &Observed::default());
     let build = steps.iter().find(|s| matches!(s, Step::BuildUnavailable(_))).unwrap();
     assert_eq!(build, &Step::BuildUnavailable("api".into()));
-    assert_eq!(build.creation_step(), "image_build");
+    assert_eq!(build.creation_step(), CreationStep::ImageBuild);
     assert!(!steps.iter().any(|s| matches!(s, Step::RunContainer(n) if n == "api")));
 }
 
@@ -353,7 +353,7 @@ fn the_edge_network_is_created_when_missing_then_nothing() {
     missing.shared_networks.clear();
     assert_eq!(plan(&d, &missing), vec![Step::CreateSharedNetwork("play-3fa91c-edge".into())]);
     assert!(!converged(&d, &missing));
-    assert_eq!(Step::CreateSharedNetwork("x".into()).creation_step(), "network");
+    assert_eq!(Step::CreateSharedNetwork("x".into()).creation_step(), CreationStep::Network);
 
     // On an empty host it is created with the project networks, before
     // any container runs.

@@ -104,6 +104,7 @@ pub fn failure(message: &str) -> Error {
 
 impl Reconciler for Probe {
     const NAME: &'static str = "probe";
+    const KIND: play_core::wake::Kind = play_core::wake::Kind::Playground;
 
     async fn reconcile(&self, id: i64, ctx: &Ctx) -> Result<Action> {
         let inner = &*self.0;

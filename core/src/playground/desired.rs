@@ -1,0 +1,71 @@
+//! The one place a Playground's desired objects are built from what it is
+//! made of: its Playspec (Compose, service definitions, `persist_volumes`),
+//! the Playspec's mounted files, and its Playroom (policy, domains, ACME
+//! e-mail).
+//!
+//! The reconciler converges to what [`desired_for`] answers and the API's
+//! views (`/compose`, `/env_metadata`, `/debug`) show it, so both must call
+//! it with the same inputs; a caller that assembled `desired::Inputs` itself
+//! could forget one (the views once left out the mounted files, and showed
+//! config hashes the reconciler never used).
+//!
+//! Pure and CPU-bound (it parses the Compose text): the API runs it on its
+//! CPU pool. It must not read the store or touch a host: callers load the
+//! rows.
+
+use super::model::Playground;
+use crate::compose::Policy;
+use crate::compose::model::ComposeFile;
+use crate::desired::{self, Desired, Inputs};
+use crate::store::playrooms::Playroom;
+use crate::store::playspec_files::MountedFile;
+use crate::store::playspecs::Playspec;
+
+/// A Playground's desired objects and the Compose model they come from
+/// (the model is what `/env_metadata` reads).
+#[derive(Clone, Debug)]
+pub struct Computed {
+    pub model: ComposeFile,
+    pub desired: Desired,
+}
+
+/// Why no desired objects could be computed.
+#[derive(Debug, thiserror::Error)]
+pub enum DesiredError {
+    /// The Playground's Playspec is gone (deleted after the Playground was
+    /// destroyed, or never there): nothing to run.
+    #[error("the Playground's Playspec no longer exists")]
+    NoPlayspec,
+    /// The Playground cannot run as specified on its Playroom (its Compose
+    /// breaks the Playroom's policy, a service depends on itself, ...):
+    /// retrying cannot help until something changes. The message says why.
+    #[error("{0}")]
+    CannotRun(String),
+    /// A stored value it is computed from does not read (a corrupt
+    /// Playspec row).
+    #[error(transparent)]
+    Store(#[from] crate::Error),
+}
+
+/// The desired objects of `playground` (see the [module documentation](self)).
+/// `files` are the Playspec's mounted files; a caller that only needs names
+/// that do not depend on them (the volumes of a destroy) may pass none.
+pub fn desired_for(
+    playground: &Playground,
+    playspec: Option<&Playspec>,
+    files: &[MountedFile],
+    playroom: &Playroom,
+) -> Result<Computed, DesiredError> {
+    let playspec = playspec.ok_or(DesiredError::NoPlayspec)?;
+    let policy = Policy { trusted: playroom.trusted };
+    let model =
+        desired::model_for(&playspec.base_compose_yaml, &policy, playground).map_err(DesiredError::CannotRun)?;
+    let definitions = playspec.definitions()?;
+    let inputs = Inputs::new(playground, &model)
+        .with_persist_volumes(playspec.persist_volumes)
+        .with_files(files)
+        .with_routing(&playroom.domains, playroom.acme_email.as_deref())
+        .with_definitions(&definitions);
+    let desired = desired::desired(&inputs).map_err(DesiredError::CannotRun)?;
+    Ok(Computed { model, desired })
+}

@@ -1,0 +1,347 @@
+//! Creating Playgrounds: the flows behind `POST /api/playgrounds`,
+//! `POST /api/launch` and `POST /api/import_templates/{id}/launch`.
+//!
+//! Each flow checks its request (the fields, the Playroom's policy, the
+//! Playspec's services: [`super::validate`]), then records:
+//! - a create, one checked [`NewPlayground`] (status `in_progress`, step
+//!   `queued`) after the account's quota check ([`create_in`]);
+//! - a launch, a Playspec and (optionally for `POST /api/launch`) a
+//!   Playground that runs it, in one transaction ([`record_launch`]), so a
+//!   launch that fails (a quota, a name taken) leaves nothing behind.
+//!
+//! Compose parsing and template compilation run through the caller's
+//! [`Offload`]. Owns the order of the checks and writes. It must not hold
+//! SQL (the rows are written by `crate::store`) nor wake anything: waking
+//! the reconciler is the caller's, after the commit these functions make.
+
+use std::collections::BTreeMap;
+
+use super::model::{Lifetimes, NewPlayground, Playground};
+use super::validate::{self, CreateRequest};
+use crate::compose::{self, Issue, Policy, svc};
+use crate::error::push_field_error;
+use crate::offload::Offload;
+use crate::store::events::Actor;
+use crate::store::playspecs::{self, Playspec, PlayspecFields};
+use crate::store::quotas::{self, QuotaLimits, Resource};
+use crate::store::templates::{self, Template, Version};
+use crate::store::{Backend, Conn, Store, playgrounds, playrooms};
+use crate::{Error, FieldErrors, Result};
+
+/// What configuration bounds a create: the account quotas and the
+/// lifetimes of new Playgrounds.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits<'a> {
+    pub quotas: &'a QuotaLimits,
+    pub lifetimes: Lifetimes,
+}
+
+/// `POST /api/playgrounds`: checks the request ([`validate::check_create`])
+/// and records the Playground.
+pub async fn create_playground(
+    store: &Store,
+    cpu: &impl Offload,
+    account_id: i64,
+    request: CreateRequest,
+    limits: Limits<'_>,
+    actor: Actor,
+) -> Result<Playground> {
+    let new = validate::check_create(store, cpu, account_id, request, limits.lifetimes).await?;
+    create(store, account_id, &new, limits.quotas, actor).await
+}
+
+/// Records a checked Playground inside the caller's transaction, after the
+/// account's Playground quota.
+pub async fn create_in(
+    conn: &mut Conn,
+    backend: Backend,
+    account_id: i64,
+    new: &NewPlayground,
+    limits: &QuotaLimits,
+    actor: Actor,
+) -> Result<Playground> {
+    quotas::check(conn, backend, account_id, Resource::Playgrounds, limits).await?;
+    playgrounds::insert_in(conn, account_id, new, actor).await
+}
+
+/// [`create_in`] in a transaction of its own.
+pub async fn create(
+    store: &Store,
+    account_id: i64,
+    new: &NewPlayground,
+    limits: &QuotaLimits,
+    actor: Actor,
+) -> Result<Playground> {
+    let mut tx = store.write().await?;
+    let playground = create_in(&mut tx, store.backend(), account_id, new, limits, actor).await?;
+    tx.commit().await?;
+    Ok(playground)
+}
+
+/// The name of a launched Playspec.
+#[derive(Clone, Debug)]
+pub enum LaunchName {
+    /// As the request gave it (trimmed).
+    Given(String),
+    /// None given: the template's name and a random suffix not yet taken
+    /// in the account, chosen inside the transaction.
+    FromTemplate(String),
+}
+
+/// The Playground a launch records beside its Playspec (named like it,
+/// with no per-service settings).
+#[derive(Clone, Copy, Debug)]
+pub struct LaunchedPlayground {
+    pub playroom_id: i64,
+    pub job_mode: bool,
+    pub ttl: chrono::Duration,
+}
+
+/// A checked launch: the Playspec's fields (but its name) and, optionally,
+/// the Playground that runs it.
+#[derive(Clone, Debug)]
+pub struct Launch {
+    pub name: LaunchName,
+    pub playspec: PlayspecFields,
+    pub playground: Option<LaunchedPlayground>,
+}
+
+/// Records a launch in one transaction: the Playspec (quota, unique name),
+/// then the Playground on the Playroom the caller checked the Compose
+/// against.
+pub async fn record_launch(
+    store: &Store,
+    account_id: i64,
+    launch: Launch,
+    limits: &QuotaLimits,
+    actor: Actor,
+) -> Result<(Playspec, Option<Playground>)> {
+    let Launch { name, mut playspec, playground } = launch;
+    let mut tx = store.write().await?;
+    playspec.name = Some(match name {
+        LaunchName::Given(name) => name,
+        LaunchName::FromTemplate(template) => {
+            templates::unused_playspec_name_in(&mut tx, account_id, &template).await?
+        }
+    });
+    let playspec = playspecs::create_in(&mut tx, store.backend(), account_id, playspec, limits, actor).await?;
+    let playground = match playground {
+        Some(launched) => {
+            let new = NewPlayground {
+                name: playspec.name.clone(),
+                playspec_id: playspec.id,
+                playroom_id: launched.playroom_id,
+                job_mode: launched.job_mode,
+                watched_services: Vec::new(),
+                env_overrides: Default::default(),
+                service_subdomains: Default::default(),
+                service_settings: Default::default(),
+                ttl: launched.ttl,
+            };
+            Some(create_in(&mut tx, store.backend(), account_id, &new, limits, actor).await?)
+        }
+        None => None,
+    };
+    tx.commit().await?;
+    Ok((playspec, playground))
+}
+
+/// `POST /api/launch` as parsed.
+#[derive(Clone, Debug, Default)]
+pub struct ComposeLaunch {
+    /// The Playspec's (and the Playground's) name.
+    pub name: String,
+    pub compose_yaml: String,
+    /// The Playroom whose policy the Compose must pass (trusted without
+    /// one); required with `create_playground`.
+    pub playroom_id: Option<i64>,
+    pub create_playground: bool,
+    pub persist_volumes: bool,
+    /// An AI agent to attach: not supported, so it must be absent.
+    pub agent: Option<String>,
+}
+
+/// What a launch recorded.
+#[derive(Clone, Debug)]
+pub struct Launched {
+    pub playspec: Playspec,
+    pub playground: Option<Playground>,
+}
+
+/// `POST /api/launch`: Compose in, a Playspec (and optionally a Playground)
+/// out. Field problems are reported together; an unknown Playroom is 404
+/// before the Compose is checked against its policy.
+pub async fn launch_compose(
+    store: &Store,
+    cpu: &impl Offload,
+    account_id: i64,
+    request: ComposeLaunch,
+    limits: Limits<'_>,
+    actor: Actor,
+) -> Result<Launched> {
+    let mut errors = FieldErrors::new();
+    if let Err(m) = crate::validate::display_name(&request.name) {
+        push_field_error(&mut errors, "name", m);
+    }
+    if request.agent.is_some() {
+        push_field_error(&mut errors, "agent", "agents are not supported by this server");
+    }
+    if request.create_playground && request.playroom_id.is_none() {
+        push_field_error(&mut errors, "playroom_id", "is required when create_playground is true");
+    }
+    // Validate under the target Playroom's policy when there is one.
+    let policy = match request.playroom_id {
+        Some(id) => Policy { trusted: playrooms::get(store, account_id, id).await?.trusted },
+        None => Policy::TRUSTED,
+    };
+    let yaml = request.compose_yaml.clone();
+    let (report, services) = cpu
+        .run(move || {
+            let (report, model) = compose::parse_compose(&yaml, &policy);
+            (report, model.map(|m| compose::classify(&m)))
+        })
+        .await?;
+    for issue in &report.errors {
+        let key =
+            if issue.path.is_empty() { "compose_yaml".to_owned() } else { format!("compose_yaml.{}", issue.path) };
+        push_field_error(&mut errors, key, issue.message.clone());
+    }
+    let (Some(services), true) = (services, errors.is_empty()) else {
+        return Err(Error::Validation(errors));
+    };
+    let playspec = PlayspecFields {
+        name: None,
+        description: Some(String::new()),
+        base_compose_yaml: Some(request.compose_yaml),
+        services: Some(services),
+        persist_volumes: Some(request.persist_volumes),
+    };
+    // The Playroom was checked above and the Compose passed its policy.
+    let playground = match (request.create_playground, request.playroom_id) {
+        (true, Some(playroom_id)) => {
+            Some(LaunchedPlayground { playroom_id, job_mode: false, ttl: limits.lifetimes.ttl(false) })
+        }
+        _ => None,
+    };
+    let launch = Launch { name: LaunchName::Given(request.name.trim().to_owned()), playspec, playground };
+    let (playspec, playground) = record_launch(store, account_id, launch, limits.quotas, actor).await?;
+    Ok(Launched { playspec, playground })
+}
+
+/// `POST /api/import_templates/{id}/launch` as parsed.
+#[derive(Clone, Debug, Default)]
+pub struct TemplateLaunch {
+    /// Required; an unknown id is 404.
+    pub playroom_id: Option<i64>,
+    /// The version number; the latest the caller can see without one.
+    pub version: Option<i64>,
+    /// Variable name -> value (string, number or boolean).
+    pub variables: BTreeMap<String, serde_json::Value>,
+    /// The Playspec's name; the template's and a suffix without one.
+    pub name: Option<String>,
+}
+
+/// What a template launch recorded and compiled.
+#[derive(Clone, Debug)]
+pub struct TemplateLaunched {
+    pub template: Template,
+    pub version: Version,
+    pub playspec: Playspec,
+    pub playground: Playground,
+    /// Names of the values generated for `$$random__` references and
+    /// `random: true` variables.
+    pub generated_keys: Vec<String>,
+    /// Warnings of the compiled Compose.
+    pub warnings: Vec<Issue>,
+}
+
+/// `playspec.name` errors of the Playspec store are a template launch's
+/// `name`.
+fn rename_name_error(error: Error) -> Error {
+    match error {
+        Error::Validation(mut details) => {
+            if let Some(messages) = details.remove("playspec.name") {
+                details.entry("name".into()).or_default().extend(messages);
+            }
+            Error::Validation(details)
+        }
+        other => other,
+    }
+}
+
+/// `POST /api/import_templates/{id}/launch`: compiles a template version
+/// with the request's variables under the Playroom's policy, and records a
+/// Playspec from it with a Playground that runs it (job mode when the
+/// template says `svc.job_mode`).
+pub async fn launch_template(
+    store: &Store,
+    cpu: &impl Offload,
+    account_id: i64,
+    template_id: i64,
+    request: TemplateLaunch,
+    limits: Limits<'_>,
+    actor: Actor,
+) -> Result<TemplateLaunched> {
+    let Some(playroom_id) = request.playroom_id else {
+        return Err(Error::field("playroom_id", "is required"));
+    };
+    let (template, version) = templates::version_for_launch(store, account_id, template_id, request.version).await?;
+    let playroom = playrooms::get(store, account_id, playroom_id).await?;
+    let policy = Policy { trusted: playroom.trusted };
+    let mut errors = FieldErrors::new();
+    if let Some(Err(m)) = request.name.as_deref().map(crate::validate::display_name) {
+        push_field_error(&mut errors, "name", m);
+    }
+    let (text, variables) = (version.template_body.clone(), request.variables);
+    let compiled = cpu.run(move || templates::compile_for_launch(&text, &variables, &policy)).await?;
+    let compiled = match compiled {
+        Ok(compiled) => Some(compiled),
+        Err(compile_errors) => {
+            for (key, messages) in compile_errors {
+                errors.entry(key).or_default().extend(messages);
+            }
+            None
+        }
+    };
+    let Some(compiled) = compiled.filter(|_| errors.is_empty()) else {
+        return Err(Error::Validation(errors));
+    };
+    let (yaml, body) = (compiled.compose_yaml.clone(), version.template_body.clone());
+    let (report, services, job_mode) = cpu
+        .run(move || {
+            let (report, model) = compose::parse_compose(&yaml, &policy);
+            let services = model.filter(|_| report.valid).map(|m| compose::classify(&m));
+            // A template marked `svc.job_mode` launches a job-mode Playground.
+            let job_mode = svc::validate_template(&body).is_ok_and(|info| info.job_mode);
+            (report, services, job_mode)
+        })
+        .await?;
+    let Some(services) = services else {
+        return Err(Error::Internal(format!("compiled template does not parse: {:?}", report.errors)));
+    };
+    let name = match request.name {
+        Some(name) => LaunchName::Given(name.trim().to_owned()),
+        None => LaunchName::FromTemplate(template.name.clone()),
+    };
+    let playspec = PlayspecFields {
+        name: None,
+        description: Some(format!("Launched from template {:?} version {}", template.name, version.version)),
+        base_compose_yaml: Some(compiled.compose_yaml),
+        services: Some(services),
+        persist_volumes: Some(false),
+    };
+    // The Playground runs the new Playspec on the Playroom checked above.
+    let launched = LaunchedPlayground { playroom_id: playroom.id, job_mode, ttl: limits.lifetimes.ttl(job_mode) };
+    let launch = Launch { name, playspec, playground: Some(launched) };
+    let (playspec, playground) =
+        record_launch(store, account_id, launch, limits.quotas, actor).await.map_err(rename_name_error)?;
+    let playground = playground.ok_or_else(|| Error::Internal("the launch recorded no Playground".into()))?;
+    Ok(TemplateLaunched {
+        template,
+        version,
+        playspec,
+        playground,
+        generated_keys: compiled.generated.into_keys().collect(),
+        warnings: compiled.warnings,
+    })
+}

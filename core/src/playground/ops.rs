@@ -1,0 +1,164 @@
+//! Changes the API makes to a live Playground's desired state: destroy,
+//! extend, rollout (apply changed settings incrementally) and hard restart
+//! (tear everything down and provision afresh).
+//!
+//! Each only records desired state, in one transaction with its outbox
+//! events, like every API write; the Playground reconciler does the work:
+//! - **destroy**: desired state `destroyed`, status `destroying`, a new
+//!   generation. Idempotent: a second request changes nothing and writes
+//!   no event.
+//! - **extend**: `expires_at` moves to `max(expires_at, now) + by`.
+//! - **rollout** checks the changed settings against the Playspec and
+//!   the Playroom's policy first (`validate`).
+//! - **rollout** and **hard restart**: a new `generation`, status
+//!   `in_progress` at step `queued` with the last error cleared, and a
+//!   `playground.updated` event (plus `playground.status.changed` when the
+//!   status moves).
+//!
+//! Invariants:
+//! - A Playground being destroyed refuses extend, rollout and hard restart,
+//!   and a finished job refuses rollout and hard restart, with
+//!   `INVALID_STATE` ([`Playground::check_live`]).
+//! - A rollout never changes `restart_epoch`, so the reconciler keeps every
+//!   container whose config hash is unchanged and pulls no image already
+//!   present; a hard restart bumps `restart_epoch`, so every container (and,
+//!   unless the Playspec persists volumes, every named volume) of an older
+//!   epoch goes and every image is pulled again.
+//!
+//! This module owns those rules and the order of the writes; it must not
+//! hold SQL (that is `crate::store::playgrounds`) nor wake anything (the
+//! caller wakes after the commit).
+
+use super::model::{Playground, RolloutChanges};
+use super::state::{DesiredState, PlaygroundStatus};
+use super::validate;
+use crate::offload::Offload;
+use crate::store::events::Actor;
+use crate::store::playgrounds as rows;
+use crate::store::{Conn, Store};
+use crate::time;
+use crate::{Error, Result};
+
+/// Records the wish to destroy (see the [module documentation](self)).
+pub async fn request_destroy(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<Playground> {
+    let mut tx = store.write().await?;
+    let current = rows::get_in(&mut tx, account_id, id).await?;
+    if current.desired_state != DesiredState::Destroyed {
+        rows::mark_destroying_in(&mut tx, id).await?;
+        rows::status_changed_in(&mut tx, &current, PlaygroundStatus::Destroying, actor).await?;
+    }
+    let playground = rows::get_in(&mut tx, account_id, id).await?;
+    tx.commit().await?;
+    Ok(playground)
+}
+
+/// The longest single extension, in hours (30 days).
+pub const MAX_EXTEND_HOURS: i64 = 720;
+/// An extension without a duration.
+pub const DEFAULT_EXTEND_HOURS: i64 = 8;
+
+/// Extends the Playground's lifetime by `hours` (1 to
+/// [`MAX_EXTEND_HOURS`], [`DEFAULT_EXTEND_HOURS`] when `None`): `expires_at`
+/// moves to `max(expires_at, now) + hours`.
+pub async fn extend(store: &Store, account_id: i64, id: i64, hours: Option<i64>, actor: Actor) -> Result<Playground> {
+    let hours = hours.unwrap_or(DEFAULT_EXTEND_HOURS);
+    if !(1..=MAX_EXTEND_HOURS).contains(&hours) {
+        return Err(Error::field("duration_hours", format!("must be from 1 to {MAX_EXTEND_HOURS}")));
+    }
+    extend_by(store, account_id, id, chrono::Duration::hours(hours), actor).await
+}
+
+/// Moves `expires_at` to `max(expires_at, now) + by`.
+pub async fn extend_by(
+    store: &Store,
+    account_id: i64,
+    id: i64,
+    by: chrono::Duration,
+    actor: Actor,
+) -> Result<Playground> {
+    let mut tx = store.write().await?;
+    let current = rows::get_in(&mut tx, account_id, id).await?;
+    if current.desired_state == DesiredState::Destroyed {
+        return Err(Error::InvalidState("the Playground is being destroyed".into()));
+    }
+    let now = time::now();
+    let base = current.expires_at.filter(|at| *at > now).unwrap_or(now);
+    let expires_at = base + by;
+    rows::set_expiry_in(&mut tx, id, expires_at).await?;
+    rows::updated_in(&mut tx, &current, actor, serde_json::json!({"expires_at": time::to_db(&expires_at)})).await?;
+    let playground = rows::get_in(&mut tx, account_id, id).await?;
+    tx.commit().await?;
+    Ok(playground)
+}
+
+/// Bumps the generation and puts the Playground back to `in_progress`.
+async fn restart_progress(conn: &mut Conn, current: &Playground, epoch_bump: i64, actor: Actor) -> Result<()> {
+    rows::restart_in(conn, current.id, epoch_bump).await?;
+    if current.status != PlaygroundStatus::InProgress {
+        rows::status_changed_in(conn, current, PlaygroundStatus::InProgress, actor).await?;
+    }
+    Ok(())
+}
+
+/// A rollout (`POST /api/playgrounds/{id}/rollout`): the changed settings
+/// are checked against the Playground's Playspec and Playroom
+/// ([`validate::check_rollout`]), then recorded ([`record_rollout`]).
+pub async fn rollout(
+    store: &Store,
+    cpu: &impl Offload,
+    account_id: i64,
+    id: i64,
+    changes: RolloutChanges,
+    actor: Actor,
+) -> Result<Playground> {
+    let current = rows::get(store, account_id, id).await?;
+    validate::check_rollout(store, cpu, &current, &changes).await?;
+    record_rollout(store, account_id, id, changes, actor).await
+}
+
+/// Records a rollout: `changes` replace the Playground's settings (checked
+/// by the caller against its Playspec), and a new generation asks the
+/// reconciler to converge incrementally.
+pub async fn record_rollout(
+    store: &Store,
+    account_id: i64,
+    id: i64,
+    changes: RolloutChanges,
+    actor: Actor,
+) -> Result<Playground> {
+    let mut tx = store.write().await?;
+    let current = rows::get_in(&mut tx, account_id, id).await?;
+    current.check_live()?;
+    let fields = changes.changed_fields(&current);
+    rows::set_settings_in(
+        &mut tx,
+        id,
+        changes.env_overrides.as_ref().unwrap_or(&current.env_overrides),
+        changes.service_subdomains.as_ref().unwrap_or(&current.service_subdomains),
+        changes.service_settings.as_ref().unwrap_or(&current.service_settings),
+    )
+    .await?;
+    restart_progress(&mut tx, &current, 0, actor).await?;
+    rows::updated_in(&mut tx, &current, actor, serde_json::json!({"operation": "rollout", "changed": fields})).await?;
+    let playground = rows::get_in(&mut tx, account_id, id).await?;
+    tx.commit().await?;
+    Ok(playground)
+}
+
+/// Records a hard restart: a new restart epoch and generation.
+pub async fn hard_restart(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<Playground> {
+    let mut tx = store.write().await?;
+    let current = rows::get_in(&mut tx, account_id, id).await?;
+    current.check_live()?;
+    restart_progress(&mut tx, &current, 1, actor).await?;
+    rows::updated_in(
+        &mut tx,
+        &current,
+        actor,
+        serde_json::json!({"operation": "hard_restart", "restart_epoch": current.restart_epoch + 1}),
+    )
+    .await?;
+    let playground = rows::get_in(&mut tx, account_id, id).await?;
+    tx.commit().await?;
+    Ok(playground)
+}

@@ -1,0 +1,216 @@
+//! Checking what a request asks of a Playground against the Playspec and
+//! Playroom it names: the rules of a create and of a rollout, with every
+//! problem reported under the request field it is about
+//! (`playground.env_overrides.X`, `playspec.base_compose_yaml.services.web`).
+//!
+//! The Compose check ([`compose_errors`]) parses the whole document:
+//! callers run it through an `Offload` (`crate::offload`). This
+//! module owns the rules; it must not write anything.
+
+use std::collections::BTreeMap;
+
+use super::model::{Lifetimes, NewPlayground, Playground, RolloutChanges, ServiceSettings};
+use crate::compose::{self, Policy, ServiceDefinition, ServiceType};
+use crate::error::push_field_error;
+use crate::offload::Offload;
+use crate::store::{Store, playrooms, playspecs};
+use crate::{Error, FieldErrors, Result, validate};
+
+/// The largest value of one variable.
+pub const MAX_ENV_VALUE_BYTES: usize = 64 * 1024;
+
+fn env_name_ok(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && name.len() <= 256
+}
+
+fn check_env(errors: &mut FieldErrors, prefix: &str, vars: &BTreeMap<String, String>) {
+    for (name, value) in vars {
+        if !env_name_ok(name) {
+            push_field_error(
+                errors,
+                format!("{prefix}.{name}"),
+                "names are letters, digits and '_', not starting with a digit",
+            );
+        } else if value.len() > MAX_ENV_VALUE_BYTES || value.contains('\0') {
+            push_field_error(errors, format!("{prefix}.{name}"), "values are at most 64 KiB, without NUL");
+        }
+    }
+}
+
+/// The Playspec's Compose as a Playground with `env_overrides` runs it
+/// (`${V}` reads the overrides) must pass the Playroom's policy: its
+/// refusals, keyed under `playspec.base_compose_yaml`. CPU-heavy.
+pub fn compose_errors(yaml: &str, trusted: bool, env_overrides: &BTreeMap<String, String>) -> FieldErrors {
+    let lookup = |var: &str| env_overrides.get(var).cloned();
+    let report = compose::validate_compose_with(yaml, &Policy { trusted }, &lookup);
+    let mut errors = FieldErrors::new();
+    for issue in &report.errors {
+        push_field_error(&mut errors, format!("playspec.base_compose_yaml.{}", issue.path), issue.message.clone());
+    }
+    errors
+}
+
+/// [`compose_errors`] through `cpu`.
+async fn compose_errors_on(
+    cpu: &impl Offload,
+    yaml: &str,
+    trusted: bool,
+    env_overrides: &BTreeMap<String, String>,
+) -> Result<FieldErrors> {
+    let (yaml, overrides) = (yaml.to_owned(), env_overrides.clone());
+    cpu.run(move || compose_errors(&yaml, trusted, &overrides)).await
+}
+
+/// A Playground's settings fit its Playspec's `services`: variable names and
+/// sizes, subdomains only for exposed services, per-service settings only
+/// for services that exist (`git_config` only on dynamic ones). Shared by
+/// create and rollout.
+pub fn check_settings(
+    errors: &mut FieldErrors,
+    services: &[ServiceDefinition],
+    env_overrides: &BTreeMap<String, String>,
+    service_subdomains: &BTreeMap<String, String>,
+    settings: &BTreeMap<String, ServiceSettings>,
+) {
+    let find = |name: &str| services.iter().find(|s| s.name == name);
+    check_env(errors, "playground.env_overrides", env_overrides);
+    for (service, subdomain) in service_subdomains {
+        let field = format!("playground.service_subdomains.{service}");
+        match find(service) {
+            None => push_field_error(errors, field, format!("no service {service:?} in the Playspec")),
+            Some(def) if !def.exposure.enabled => push_field_error(errors, field, "the service is not exposed"),
+            Some(_) => {
+                if let Err(m) = compose::svc::check_label_value(compose::svc::LabelKind::Subdomain, subdomain) {
+                    push_field_error(errors, field, m);
+                }
+            }
+        }
+    }
+    for (service, settings) in settings {
+        let field = format!("playground.services.{service}");
+        match find(service) {
+            None => push_field_error(errors, field, format!("no service {service:?} in the Playspec")),
+            Some(def) => {
+                if settings.git_config.is_some() && def.service_type != ServiceType::Dynamic {
+                    push_field_error(
+                        errors,
+                        format!("{field}.git_config"),
+                        "only services built from a Playzone have a branch",
+                    );
+                }
+                if settings.git_config.as_ref().is_some_and(|git| git.create_branch && git.base_branch_name.is_none()) {
+                    push_field_error(
+                        errors,
+                        format!("{field}.git_config.base_branch_name"),
+                        "is required with create_branch",
+                    );
+                }
+                check_env(errors, &format!("{field}.env_vars"), &settings.env_vars);
+            }
+        }
+    }
+}
+
+/// A create request as parsed, before any check (`POST /api/playgrounds`).
+#[derive(Clone, Debug, Default)]
+pub struct CreateRequest {
+    pub name: Option<String>,
+    pub playspec_id: Option<i64>,
+    pub playroom_id: Option<i64>,
+    pub job_mode: bool,
+    pub watched_services: Vec<String>,
+    pub env_overrides: BTreeMap<String, String>,
+    pub service_subdomains: BTreeMap<String, String>,
+    pub services: BTreeMap<String, ServiceSettings>,
+}
+
+/// Everything a create needs, checked: the Playspec and Playroom are the
+/// account's (else 404), the Compose passes the Playroom's policy with the
+/// request's overrides, and every named service exists with settings that
+/// fit it.
+pub async fn check_create(
+    store: &Store,
+    cpu: &impl Offload,
+    account_id: i64,
+    request: CreateRequest,
+    lifetimes: Lifetimes,
+) -> Result<NewPlayground> {
+    let mut errors = FieldErrors::new();
+    let name = request.name.unwrap_or_default();
+    if let Err(m) = validate::display_name(&name) {
+        push_field_error(&mut errors, "playground.name", m);
+    }
+    let (Some(playspec_id), Some(playroom_id)) = (request.playspec_id, request.playroom_id) else {
+        if request.playspec_id.is_none() {
+            push_field_error(&mut errors, "playground.playspec_id", "is required");
+        }
+        if request.playroom_id.is_none() {
+            push_field_error(&mut errors, "playground.playroom_id", "is required");
+        }
+        return Err(Error::Validation(errors));
+    };
+    let playspec = playspecs::get(store, account_id, playspec_id).await?;
+    let playroom = playrooms::get(store, account_id, playroom_id).await?;
+    errors.extend(compose_errors_on(cpu, &playspec.base_compose_yaml, playroom.trusted, &request.env_overrides).await?);
+    let services: Vec<ServiceDefinition> = playspec.definitions()?;
+    let find = |name: &str| services.iter().find(|s| s.name == name);
+    if !request.job_mode && !request.watched_services.is_empty() {
+        push_field_error(&mut errors, "playground.watched_services", "is for job mode only");
+    }
+    for (i, name) in request.watched_services.iter().enumerate() {
+        if find(name).is_none() {
+            push_field_error(
+                &mut errors,
+                format!("playground.watched_services[{i}]"),
+                format!("no service {name:?} in the Playspec"),
+            );
+        }
+    }
+    check_settings(&mut errors, &services, &request.env_overrides, &request.service_subdomains, &request.services);
+    if !errors.is_empty() {
+        return Err(Error::Validation(errors));
+    }
+    Ok(NewPlayground {
+        name: name.trim().to_owned(),
+        playspec_id,
+        playroom_id,
+        job_mode: request.job_mode,
+        watched_services: request.watched_services,
+        env_overrides: request.env_overrides,
+        service_subdomains: request.service_subdomains,
+        service_settings: request.services,
+        ttl: lifetimes.ttl(request.job_mode),
+    })
+}
+
+/// The settings a rollout would leave (`changes` over `current`) fit the
+/// Playground's Playspec and pass its Playroom's policy. Nothing to check
+/// when nothing changes.
+pub async fn check_rollout(
+    store: &Store,
+    cpu: &impl Offload,
+    current: &Playground,
+    changes: &RolloutChanges,
+) -> Result<()> {
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let account_id = current.account_id;
+    let spec_id = current.playspec_id.ok_or_else(|| Error::InvalidState("the Playspec no longer exists".into()))?;
+    let playspec = playspecs::get(store, account_id, spec_id).await?;
+    let playroom = playrooms::get(store, account_id, current.playroom_id).await?;
+    let services: Vec<ServiceDefinition> = playspec.definitions()?;
+    let env = changes.env_overrides.as_ref().unwrap_or(&current.env_overrides);
+    let mut errors = compose_errors_on(cpu, &playspec.base_compose_yaml, playroom.trusted, env).await?;
+    check_settings(
+        &mut errors,
+        &services,
+        env,
+        changes.service_subdomains.as_ref().unwrap_or(&current.service_subdomains),
+        changes.service_settings.as_ref().unwrap_or(&current.service_settings),
+    );
+    if errors.is_empty() { Ok(()) } else { Err(Error::Validation(errors)) }
+}
