@@ -56,7 +56,7 @@ use std::time::Duration;
 use play_core::playground::{self, CreationStep, DesiredState, Playground, PlaygroundStatus};
 use play_core::secrets::SecretBox;
 use play_core::store::job_results;
-use play_core::store::playground_status::{self as status_store, Fence};
+use play_core::store::playground_status::{self as status_store, Fence, Fenced};
 use play_core::store::{Store, playrooms, playspec_files, playspecs};
 use play_core::time;
 
@@ -124,10 +124,6 @@ impl PlaygroundReconciler {
     }
 }
 
-fn written(done: bool) -> Result<()> {
-    if done { Ok(()) } else { Err(Error::LeaseLost) }
-}
-
 /// How a converging pass ended.
 enum Converged {
     /// Look again as the action says.
@@ -149,7 +145,7 @@ impl Pass<'_> {
     async fn set_step(&mut self, p: &Playground, step: CreationStep) -> Result<()> {
         self.step = step;
         if matches!(p.status, PlaygroundStatus::InProgress | PlaygroundStatus::Failed) {
-            written(status_store::set_step(&self.r.store, self.fence, self.id, step).await?)?;
+            status_store::set_step(&self.r.store, self.fence, self.id, step).await?.held()?;
         }
         Ok(())
     }
@@ -159,7 +155,7 @@ impl Pass<'_> {
         let Some(mut p) = status_store::load(store, self.id).await? else { return Ok(Action::await_change()) };
         let now = time::now();
         if p.desired_state != DesiredState::Destroyed && p.expires_at.is_some_and(|at| at <= now) {
-            status_store::expire_if_due(store, self.fence, self.id, now).await?;
+            status_store::expire_if_due(store, self.fence, self.id, now).await?.held()?;
             match status_store::load(store, self.id).await? {
                 Some(reloaded) if reloaded.desired_state == DesiredState::Destroyed => p = reloaded,
                 Some(_) => return Err(Error::LeaseLost),
@@ -220,11 +216,20 @@ impl Pass<'_> {
             return Ok(Action::requeue_after(self.r.config.poll_interval));
         }
         if p.desired_state == DesiredState::Complete {
-            written(job_results::release_host(store, self.fence, self.id).await?)?;
+            job_results::release_host(store, self.fence, self.id).await?.held()?;
             return Ok(p.expires_at.map_or_else(Action::await_change, Action::requeue_at));
         }
-        written(status_store::finish_destroy(store, self.fence, self.id).await?)?;
+        self.finish_destroy().await?;
         Ok(Action::await_change())
+    }
+
+    /// Deletes the row of a destroyed Playground whose host objects are
+    /// gone. A refusal (`Held(false)`: the desired state is no longer
+    /// `destroyed`) needs nothing more: destroyed is final today, and a
+    /// change would wake a pass that follows it.
+    async fn finish_destroy(&self) -> Result<()> {
+        let _deleted: bool = status_store::finish_destroy(&self.r.store, self.fence, self.id).await?.held()?;
+        Ok(())
     }
 
     /// A completed job whose host objects are already gone needs no host:
@@ -239,7 +244,7 @@ impl Pass<'_> {
             return Ok(None);
         }
         if p.desired_state == DesiredState::Destroyed {
-            written(status_store::finish_destroy(&self.r.store, self.fence, self.id).await?)?;
+            self.finish_destroy().await?;
             return Ok(Some(Action::await_change()));
         }
         Ok(Some(p.expires_at.map_or_else(Action::await_change, Action::requeue_at)))
@@ -291,7 +296,7 @@ impl Pass<'_> {
             // back). Reported once per pass, before it is repaired.
             if rounds == 0 && p.status == PlaygroundStatus::Running && p.observed_generation == p.generation {
                 let repairs: Vec<String> = groups.iter().flatten().map(plan::Step::describe).collect();
-                written(status_store::record_drift(&self.r.store, self.fence, self.id, &repairs).await?)?;
+                status_store::record_drift(&self.r.store, self.fence, self.id, &repairs).await?.held()?;
             }
             rounds += 1;
             if credentials.is_none() && groups.iter().flatten().any(|s| matches!(s, plan::Step::PullImage(_))) {
@@ -321,16 +326,15 @@ impl Pass<'_> {
             // A hard restart pulls every image once: record it, so neither
             // the next round nor a later pass pulls again.
             if pulled && desired.force_pull {
-                written(status_store::record_pulled(&self.r.store, self.fence, self.id, desired.epoch).await?)?;
+                status_store::record_pulled(&self.r.store, self.fence, self.id, desired.epoch).await?.held()?;
                 desired.force_pull = false;
             }
         };
         let services = plan::services_status(&desired, &observed);
         if plan::converged_keeping(&desired, &observed, &keep_exited) {
-            written(
-                status_store::record_observed(&self.r.store, self.fence, self.id, &services, Some(p.generation))
-                    .await?,
-            )?;
+            status_store::record_observed(&self.r.store, self.fence, self.id, &services, Some(p.generation))
+                .await?
+                .held()?;
             // A running job is watched for its end; anything else waits
             // for its expiry (or a change).
             return Ok(Converged::Wait(match watched {
@@ -346,7 +350,7 @@ impl Pass<'_> {
             CreationStep::Containers
         };
         self.set_step(p, waiting).await?;
-        written(status_store::record_observed(&self.r.store, self.fence, self.id, &services, None).await?)?;
+        status_store::record_observed(&self.r.store, self.fence, self.id, &services, None).await?.held()?;
         Ok(Converged::Wait(self.poll_or_expiry(p, self.r.config.poll_interval)))
     }
 
@@ -427,10 +431,14 @@ impl Reconciler for PlaygroundReconciler {
                 let step = pass.step;
                 // Best effort: the error is returned either way, and a lost
                 // lease writes nothing.
-                if let Err(write) =
-                    status_store::record_error(&self.store, fence, id, step, &e.to_string(), e.is_terminal()).await
-                {
-                    tracing::warn!(playground = id, error = %write, "could not record the reconcile error");
+                match status_store::record_error(&self.store, fence, id, step, &e.to_string(), e.is_terminal()).await {
+                    Ok(Fenced::Held(())) => {}
+                    Ok(Fenced::Lost) => {
+                        tracing::debug!(playground = id, "lease lost: the reconcile error is not recorded")
+                    }
+                    Err(write) => {
+                        tracing::warn!(playground = id, error = %write, "could not record the reconcile error")
+                    }
                 }
                 Err(e)
             }

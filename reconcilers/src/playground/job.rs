@@ -33,9 +33,9 @@ use play_core::playground::{Playground, ServiceState, ServiceStatus};
 use play_core::store::job_results::{self, Completion, MAX_CACHED_LINES};
 use play_core::time::{self, Timestamp};
 
+use super::Pass;
 use super::plan::{self, Observed, State};
 use super::spec::{Desired, ServiceSpec};
-use super::{Pass, written};
 use crate::docker::logs;
 use crate::{Error, Result};
 
@@ -179,7 +179,7 @@ impl Pass<'_> {
             services: &services,
             keep_until: now + retention,
         };
-        written(job_results::record_completion(&self.r.store, self.fence, p.id, &done).await?)
+        Ok(job_results::record_completion(&self.r.store, self.fence, p.id, &done).await?.held()?)
     }
 }
 
