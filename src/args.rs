@@ -8,10 +8,10 @@ use std::process::ExitCode;
 
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 use play_api::ApiConfig;
-use play_reconcilers::events::EventsConfig;
 use play_reconcilers::host::HostConfig;
+use play_reconcilers::playroom::events::EventsConfig;
+use play_reconcilers::playroom::sweep::SweepConfig;
 use play_reconcilers::runtime::Config as RuntimeConfig;
-use play_reconcilers::sweep::SweepConfig;
 
 use crate::duration::HumanDuration;
 

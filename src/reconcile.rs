@@ -11,11 +11,11 @@ use play_core::metrics::Metrics;
 use play_core::secrets::SecretBox;
 use play_core::store::{Backend, Store};
 use play_core::wake::ChannelWaker;
-use play_reconcilers::events::{EventsConfig, PlaygroundEvents};
 use play_reconcilers::host::DockerHostGateway;
 use play_reconcilers::playground::PlaygroundReconciler;
+use play_reconcilers::playroom::events::{EventsConfig, PlaygroundEvents};
+use play_reconcilers::playroom::sweep::{PlayroomSweep, SweepConfig};
 use play_reconcilers::runtime::{self, Config, Reconciler, Runtime};
-use play_reconcilers::sweep::{PlayroomSweep, SweepConfig};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 

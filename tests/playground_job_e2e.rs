@@ -298,7 +298,7 @@ async fn a_completion_recorded_before_a_crash_is_cleaned_up_without_being_recomp
         services: &[],
         keep_until: time::now() + chrono::Duration::hours(1),
     };
-    assert!(job_results::record_completion(store, fence, id, &done).await.unwrap());
+    assert!(job_results::record_completion(store, fence, id, &done).await.unwrap().is_held());
     assert_eq!(project_containers(&project).len(), 1);
 
     let _runtime = w.runtime();

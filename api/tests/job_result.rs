@@ -77,9 +77,9 @@ impl Fixture {
             services: &services,
             keep_until: time::now() + chrono::Duration::hours(24),
         };
-        assert!(job_results::record_completion(store, fence, id, &done).await.unwrap());
+        assert!(job_results::record_completion(store, fence, id, &done).await.unwrap().is_held());
         if release {
-            assert!(job_results::release_host(store, fence, id).await.unwrap());
+            assert!(job_results::release_host(store, fence, id).await.unwrap().is_held());
         }
     }
 

@@ -256,6 +256,7 @@ async fn a_corrupt_playground_row_can_still_be_failed_with_the_reason() {
         playground_status::record_error(store, fence, r.playground, CreationStep::Ready, &error.to_string(), true)
             .await
             .unwrap()
+            .is_held()
     );
     let row = sqlx::query("SELECT status, error_message FROM playgrounds WHERE id = $1")
         .bind(r.playground)

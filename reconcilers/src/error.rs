@@ -53,6 +53,13 @@ pub enum Error {
     LeaseLost,
 }
 
+impl From<play_core::store::fence::LeaseLost> for Error {
+    /// A fenced write found the lease lost: `write(..).await?.held()?`.
+    fn from(_: play_core::store::fence::LeaseLost) -> Self {
+        Error::LeaseLost
+    }
+}
+
 impl From<play_core::playground::DesiredError> for Error {
     /// A Playground that cannot run is terminal ([`Error::InvalidSpec`]); a
     /// corrupt row is a store error (terminal too, see `is_terminal`).

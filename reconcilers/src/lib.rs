@@ -4,10 +4,9 @@
 
 pub mod docker;
 pub mod error;
-pub mod events;
 pub mod host;
 pub mod playground;
+pub mod playroom;
 pub mod runtime;
-pub mod sweep;
 
 pub use error::{Error, Result};

@@ -25,7 +25,8 @@ use std::collections::BTreeMap;
 use sqlx::Row;
 
 use super::events::{self, NewEvent};
-use super::playground_status::{Fence, begin, status_event};
+use super::fence::{Fence, Fenced};
+use super::playground_status::{begin, status_event};
 use super::{Conn, Store};
 use crate::playground::model::ServiceStatus;
 use crate::playground::state::{DesiredState, PlaygroundStatus};
@@ -124,15 +125,15 @@ pub async fn cached_logs(store: &Store, playground_id: i64, service: &str) -> Re
 
 /// Records a finished job (see the [module documentation](self), step 1).
 ///
-/// Returns `Ok(false)` when the lease is lost (nothing written). Writes
-/// nothing, and returns `Ok(true)`, when the Playground no longer wants to
-/// run (a DELETE or the expiry came first: it is destroyed without a result)
+/// Returns [`Fenced::Lost`] when the lease is lost (nothing written).
+/// Writes nothing, and returns `Held`, when the Playground no longer wants
+/// to run (a DELETE or the expiry came first: it is destroyed without a result)
 /// or when a result is already stored (a repeated pass): the caller reloads
 /// the Playground and carries on from its desired state.
-pub async fn record_completion(store: &Store, fence: Fence<'_>, id: i64, done: &Completion<'_>) -> Result<bool> {
-    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
+pub async fn record_completion(store: &Store, fence: Fence<'_>, id: i64, done: &Completion<'_>) -> Result<Fenced> {
+    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(Fenced::Lost) };
     if current.desired_state != DesiredState::Running || get_in(&mut tx, id).await?.is_some() {
-        return Ok(true);
+        return Ok(Fenced::Held(()));
     }
     let completed_at = time::to_db(&done.completed_at);
     sqlx::query(
@@ -176,18 +177,18 @@ pub async fn record_completion(store: &Store, fence: Fence<'_>, id: i64, done: &
     .await?;
     status_event(&mut tx, &current, PlaygroundStatus::Complete).await?;
     tx.commit().await?;
-    Ok(true)
+    Ok(Fenced::Held(()))
 }
 
 /// Records that a completed job's host objects are all gone (step 2): the
 /// Playground now holds nothing on its host, and `observed_generation`
 /// reaches `generation`. Idempotent; no event (the status stays
-/// `complete`). `Ok(false)` when the lease is lost.
-pub async fn release_host(store: &Store, fence: Fence<'_>, id: i64) -> Result<bool> {
-    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
+/// `complete`). [`Fenced::Lost`] when the lease is lost.
+pub async fn release_host(store: &Store, fence: Fence<'_>, id: i64) -> Result<Fenced> {
+    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(Fenced::Lost) };
     let now = time::to_db(&time::now());
     if current.desired_state != DesiredState::Complete {
-        return Ok(true);
+        return Ok(Fenced::Held(()));
     }
     let released = sqlx::query(
         "UPDATE playground_job_results SET host_released_at = $1 \
@@ -205,7 +206,7 @@ pub async fn release_host(store: &Store, fence: Fence<'_>, id: i64) -> Result<bo
             .await?;
     }
     tx.commit().await?;
-    Ok(true)
+    Ok(Fenced::Held(()))
 }
 
 #[cfg(test)]

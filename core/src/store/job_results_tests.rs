@@ -115,7 +115,7 @@ async fn complete(f: &Fixture, fence: Fence<'_>) -> bool {
         services: &services,
         keep_until: time::now() + chrono::Duration::hours(24),
     };
-    record_completion(&f.store, fence, f.id, &done).await.unwrap()
+    record_completion(&f.store, fence, f.id, &done).await.unwrap().is_held()
 }
 
 #[tokio::test]
@@ -155,10 +155,10 @@ async fn a_released_job_neither_locks_its_playspec_nor_counts_against_the_quota(
 
     assert!(complete(&f, f.fence()).await);
     assert!(f.locked().await, "complete but its host objects may remain: still held");
-    assert!(release_host(&f.store, Fence { token: 0, ..f.fence() }, f.id).await.is_ok_and(|w| !w));
+    assert!(release_host(&f.store, Fence { token: 0, ..f.fence() }, f.id).await.is_ok_and(|w| w.is_lost()));
     assert!(f.locked().await, "a stale release writes nothing");
 
-    assert!(release_host(&f.store, f.fence(), f.id).await.unwrap());
+    assert!(release_host(&f.store, f.fence(), f.id).await.unwrap().is_held());
     let p = load(&f.store, f.id).await.unwrap().unwrap();
     assert_eq!((p.status.as_str(), p.observed_generation), ("complete", p.generation));
     assert!(get(&f.store, f.id).await.unwrap().unwrap().host_released_at.is_some());
@@ -167,7 +167,7 @@ async fn a_released_job_neither_locks_its_playspec_nor_counts_against_the_quota(
     let second = f.new_playground("second").await.unwrap();
     assert!(f.locked().await, "the new Playground holds it");
     assert_eq!(second.status.as_str(), "in_progress");
-    assert!(release_host(&f.store, f.fence(), f.id).await.unwrap(), "idempotent");
+    assert!(release_host(&f.store, f.fence(), f.id).await.unwrap().is_held(), "idempotent");
     assert_eq!(f.actions().await, ["created", "completed", "status.changed", "created"]);
 }
 
@@ -175,10 +175,10 @@ async fn a_released_job_neither_locks_its_playspec_nor_counts_against_the_quota(
 async fn deleting_a_complete_job_removes_its_result_and_logs() {
     let f = fixture().await;
     assert!(complete(&f, f.fence()).await);
-    assert!(release_host(&f.store, f.fence(), f.id).await.unwrap());
+    assert!(release_host(&f.store, f.fence(), f.id).await.unwrap().is_held());
     let p = ops::request_destroy(&f.store, f.account, f.id, Actor::System).await.unwrap();
     assert_eq!((p.status.as_str(), p.desired_state.as_str()), ("destroying", "destroyed"));
-    assert!(status_store::finish_destroy(&f.store, f.fence(), f.id).await.unwrap());
+    assert_eq!(status_store::finish_destroy(&f.store, f.fence(), f.id).await.unwrap(), Fenced::Held(true));
     assert_eq!(load(&f.store, f.id).await.unwrap(), None);
     assert_eq!(get(&f.store, f.id).await.unwrap(), None);
     assert_eq!(cached_logs(&f.store, f.id, "run").await.unwrap(), None);
@@ -207,9 +207,13 @@ async fn the_retention_end_expires_a_complete_job() {
     let f = fixture().await;
     assert!(complete(&f, f.fence()).await);
     let now = time::now();
-    assert!(!status_store::expire_if_due(&f.store, f.fence(), f.id, now).await.unwrap(), "kept for a day");
+    assert_eq!(
+        status_store::expire_if_due(&f.store, f.fence(), f.id, now).await.unwrap(),
+        Fenced::Held(false),
+        "kept for a day"
+    );
     let later = now + chrono::Duration::hours(25);
-    assert!(status_store::expire_if_due(&f.store, f.fence(), f.id, later).await.unwrap());
+    assert_eq!(status_store::expire_if_due(&f.store, f.fence(), f.id, later).await.unwrap(), Fenced::Held(true));
     let p = load(&f.store, f.id).await.unwrap().unwrap();
     assert_eq!((p.status.as_str(), p.desired_state.as_str()), ("destroying", "destroyed"));
     assert!(get(&f.store, f.id).await.unwrap().is_some(), "readable until the row goes");

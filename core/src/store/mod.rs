@@ -22,6 +22,7 @@
 
 pub mod accounts;
 pub mod events;
+pub mod fence;
 pub mod job_results;
 pub mod keys;
 pub mod leases;

@@ -4,7 +4,8 @@
 //! Invariants:
 //! - Every write is **fenced**: it runs in one transaction that first checks
 //!   the caller's reconcile lease ([`leases::still_held`]); a replica that
-//!   lost its lease writes nothing and gets `Ok(false)`.
+//!   lost its lease (or finds the row gone: only a lease holder deletes it)
+//!   writes nothing and gets [`Fenced::Lost`] (see [`super::fence`]).
 //! - Every status change writes its outbox event in the same transaction
 //!   (`playground.status.changed`, `playground.error`, `playground.expired`,
 //!   `playground.destroyed`), so a committed change always has its event.
@@ -14,6 +15,7 @@
 use sqlx::Row;
 
 use super::events::{self, Actor, NewEvent};
+pub use super::fence::{Fence, Fenced};
 use super::leases;
 use super::playgrounds;
 use super::{Conn, Store, Tx};
@@ -21,15 +23,6 @@ use crate::Result;
 use crate::playground::model::{Playground, ServiceStatus};
 use crate::playground::state::{CreationStep, DesiredState, PlaygroundStatus};
 use crate::time::{self, Timestamp};
-
-/// The lease a write is fenced by: the reconciler's name, this replica and
-/// the token of its current claim.
-#[derive(Clone, Copy, Debug)]
-pub struct Fence<'a> {
-    pub reconciler: &'a str,
-    pub owner: &'a str,
-    pub token: i64,
-}
 
 /// Every Playground the resync should visit: all rows (a running one may
 /// have drifted on its host; a destroying one is finished by a pass).
@@ -134,8 +127,8 @@ async fn status_changed(
 
 /// Records the creation step a pass reached. No event (steps are progress,
 /// not state changes).
-pub async fn set_step(store: &Store, fence: Fence<'_>, id: i64, step: CreationStep) -> Result<bool> {
-    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
+pub async fn set_step(store: &Store, fence: Fence<'_>, id: i64, step: CreationStep) -> Result<Fenced> {
+    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(Fenced::Lost) };
     if current.creation_step != Some(step) {
         sqlx::query("UPDATE playgrounds SET creation_step = $1, updated_at = $2 WHERE id = $3")
             .bind(step.as_str())
@@ -145,7 +138,7 @@ pub async fn set_step(store: &Store, fence: Fence<'_>, id: i64, step: CreationSt
             .await?;
     }
     tx.commit().await?;
-    Ok(true)
+    Ok(Fenced::Held(()))
 }
 
 /// Records a failure at `step`. A `terminal` one (retrying cannot fix it)
@@ -165,8 +158,8 @@ pub async fn record_error(
     step: CreationStep,
     message: &str,
     terminal: bool,
-) -> Result<bool> {
-    let Some((mut tx, current)) = begin_head(store, fence, id).await? else { return Ok(false) };
+) -> Result<Fenced> {
+    let Some((mut tx, current)) = begin_head(store, fence, id).await? else { return Ok(Fenced::Lost) };
     let to = if terminal && current.desired_state == DesiredState::Running {
         PlaygroundStatus::Failed
     } else {
@@ -201,7 +194,7 @@ pub async fn record_error(
         status_changed(&mut tx, current.account_id, id, &current.name, current.status, to).await?;
     }
     tx.commit().await?;
-    Ok(true)
+    Ok(Fenced::Held(()))
 }
 
 /// Writes the services as observed on the host: the pass reached the host
@@ -218,8 +211,8 @@ pub async fn record_observed(
     id: i64,
     services: &[ServiceStatus],
     converged_generation: Option<i64>,
-) -> Result<bool> {
-    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
+) -> Result<Fenced> {
+    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(Fenced::Lost) };
     let json = serde_json::to_string(services).map_err(|e| crate::Error::Internal(e.to_string()))?;
     let now = time::to_db(&time::now());
     if current.services != services {
@@ -262,14 +255,14 @@ pub async fn record_observed(
         }
     }
     tx.commit().await?;
-    Ok(true)
+    Ok(Fenced::Held(()))
 }
 
 /// Records `playground.drift.detected` with the `repairs` a pass is about
 /// to make. No state change: the Playground stays `running` while the
 /// repair runs.
-pub async fn record_drift(store: &Store, fence: Fence<'_>, id: i64, repairs: &[String]) -> Result<bool> {
-    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
+pub async fn record_drift(store: &Store, fence: Fence<'_>, id: i64, repairs: &[String]) -> Result<Fenced> {
+    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(Fenced::Lost) };
     events::record(
         &mut tx,
         NewEvent::new(current.account_id, "playground", id, "drift.detected")
@@ -279,13 +272,13 @@ pub async fn record_drift(store: &Store, fence: Fence<'_>, id: i64, repairs: &[S
     )
     .await?;
     tx.commit().await?;
-    Ok(true)
+    Ok(Fenced::Held(()))
 }
 
 /// Records that every image of `epoch` was pulled again (a hard restart), so
 /// later passes pull only what is missing. No event: progress, not state.
-pub async fn record_pulled(store: &Store, fence: Fence<'_>, id: i64, epoch: i64) -> Result<bool> {
-    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
+pub async fn record_pulled(store: &Store, fence: Fence<'_>, id: i64, epoch: i64) -> Result<Fenced> {
+    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(Fenced::Lost) };
     if current.pulled_epoch < epoch {
         sqlx::query("UPDATE playgrounds SET pulled_epoch = $1, updated_at = $2 WHERE id = $3")
             .bind(epoch)
@@ -295,18 +288,18 @@ pub async fn record_pulled(store: &Store, fence: Fence<'_>, id: i64, epoch: i64)
             .await?;
     }
     tx.commit().await?;
-    Ok(true)
+    Ok(Fenced::Held(()))
 }
 
 /// Destroys a Playground whose `expires_at` has passed: desired state
 /// `destroyed`, status `destroying`, a new generation, with
 /// `playground.expired` and `playground.status.changed`. Returns whether it
-/// expired now (false when not yet due, already destroying, or fenced out).
-pub async fn expire_if_due(store: &Store, fence: Fence<'_>, id: i64, now: Timestamp) -> Result<bool> {
-    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
+/// expired now (`Held(false)` when not yet due or already destroying).
+pub async fn expire_if_due(store: &Store, fence: Fence<'_>, id: i64, now: Timestamp) -> Result<Fenced<bool>> {
+    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(Fenced::Lost) };
     let due = current.expires_at.is_some_and(|at| at <= now);
     if !due || current.desired_state == DesiredState::Destroyed {
-        return Ok(false);
+        return Ok(Fenced::Held(false));
     }
     sqlx::query(
         "UPDATE playgrounds SET desired_state = $1, status = $2, generation = generation + 1, \
@@ -327,16 +320,16 @@ pub async fn expire_if_due(store: &Store, fence: Fence<'_>, id: i64, now: Timest
     .await?;
     status_event(&mut tx, &current, PlaygroundStatus::Destroying).await?;
     tx.commit().await?;
-    Ok(true)
+    Ok(Fenced::Held(true))
 }
 
 /// Deletes a destroyed Playground's row, once its host objects are gone,
 /// with `playground.destroyed`. Deleting the row releases the Playspec.
-/// Refuses (false) unless desired state is `destroyed`.
-pub async fn finish_destroy(store: &Store, fence: Fence<'_>, id: i64) -> Result<bool> {
-    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(false) };
+/// Refuses (`Held(false)`) unless desired state is `destroyed`.
+pub async fn finish_destroy(store: &Store, fence: Fence<'_>, id: i64) -> Result<Fenced<bool>> {
+    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(Fenced::Lost) };
     if current.desired_state != DesiredState::Destroyed {
-        return Ok(false);
+        return Ok(Fenced::Held(false));
     }
     sqlx::query("DELETE FROM playgrounds WHERE id = $1").bind(id).execute(&mut *tx).await?;
     events::record(
@@ -347,7 +340,7 @@ pub async fn finish_destroy(store: &Store, fence: Fence<'_>, id: i64) -> Result<
     )
     .await?;
     tx.commit().await?;
-    Ok(true)
+    Ok(Fenced::Held(true))
 }
 
 #[cfg(test)]

@@ -23,6 +23,11 @@
 //!   back without following links (an archive of the path, which the engine
 //!   makes from `lstat`): anything but a directory holding one regular file
 //!   of the expected size is refused before a bind is made.
+//!
+//! Owns writing mounted files into the files volume and the binds that
+//! carry them; [`super::apply`] calls it before creating a container. It
+//! must not create or remove tenant containers, nor decide which files a
+//! service mounts (that is the desired state's, `play_core::desired`).
 
 use std::collections::{BTreeMap, HashMap};
 

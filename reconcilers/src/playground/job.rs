@@ -16,13 +16,18 @@
 //! a container Docker is about to restart (restart policy) is `restarting`,
 //! so `on-failure:3` counts as exited only once Docker gives up.
 //!
-//! When every watched service has exited ([`finished`]), the pass reads the
-//! last [`MAX_CACHED_LINES`] lines of every service's container and records,
-//! in one fenced transaction ([`job_results::record_completion`]), the
-//! result: `exit_code` ([`exit_code`]), `completed_at` (the latest exit of a
-//! watched service), `tail_logs` ([`tail_logs`]). The host is then cleaned
+//! When every watched service has exited ([`finished`]), [`result`] reads
+//! the last [`MAX_CACHED_LINES`] lines of every service's container and
+//! makes the result the pass records in one fenced transaction
+//! (`play_core::store::job_results::record_completion`): `exit_code`
+//! ([`exit_code`]), `completed_at` (the latest exit of a watched service),
+//! `tail_logs` ([`tail_logs`]). The host is then cleaned
 //! like a DELETE does, from the stored desired state `complete`, so a crash
 //! after the record finishes the clean-up without recomputing anything.
+//!
+//! Owns the job rules (which services are watched, when the job is done,
+//! its result). It neither writes the store nor holds the pass's state:
+//! the pass hands it what it observed and records what it returns.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -30,12 +35,11 @@ use std::time::Duration;
 use bollard::Docker;
 use play_core::host::HostError;
 use play_core::playground::{Playground, ServiceState, ServiceStatus};
-use play_core::store::job_results::{self, Completion, MAX_CACHED_LINES};
+use play_core::store::job_results::{Completion, MAX_CACHED_LINES};
 use play_core::time::{self, Timestamp};
 
 use super::plan::{self, Observed, State};
 use super::spec::{Desired, ServiceSpec};
-use super::{Pass, written};
 use crate::docker::logs;
 use crate::{Error, Result};
 
@@ -134,53 +138,75 @@ async fn last_lines(docker: &Docker, container: &str, bound: Duration) -> Result
     }
 }
 
-impl Pass<'_> {
-    /// Records the finished job (result, cached logs, status `complete`,
-    /// `playground.completed`) in one fenced transaction. The caller then
-    /// reloads the Playground and cleans the host from its desired state.
-    pub(super) async fn complete(
-        &mut self,
-        docker: &Docker,
-        p: &Playground,
-        desired: &Desired,
-        observed: &Observed,
-        watched: &BTreeSet<String>,
-        exits: &BTreeMap<String, i64>,
-    ) -> Result<()> {
-        let bound = self.r.gateway.config().call_timeout;
-        let current = plan::current_containers(desired, observed);
-        let mut logs = BTreeMap::new();
-        for service in &desired.services {
-            let lines = match current.get(service.name.as_str()) {
-                Some(c) => last_lines(docker, &c.id, bound).await?,
-                None => Vec::new(),
-            };
-            logs.insert(service.name.clone(), lines);
+/// A finished job's result, owned: what
+/// `play_core::store::job_results::record_completion` records (see
+/// [`JobResult::completion`]).
+#[derive(Debug)]
+pub struct JobResult {
+    exit_code: i64,
+    completed_at: Timestamp,
+    tail_logs: String,
+    watched: BTreeMap<String, i64>,
+    logs: BTreeMap<String, Vec<String>>,
+    services: Vec<ServiceStatus>,
+    keep_until: Timestamp,
+}
+
+impl JobResult {
+    /// The result as the store records it.
+    pub fn completion(&self) -> Completion<'_> {
+        Completion {
+            exit_code: self.exit_code,
+            completed_at: self.completed_at,
+            tail_logs: &self.tail_logs,
+            watched: &self.watched,
+            logs: &self.logs,
+            services: &self.services,
+            keep_until: self.keep_until,
         }
-        let now = time::now();
-        let services: Vec<ServiceStatus> = desired
-            .services
-            .iter()
-            .map(|s| ServiceStatus {
-                name: s.name.clone(),
-                status: ServiceState::Stopped,
-                health: None,
-                running: false,
-            })
-            .collect();
-        let retention = chrono::Duration::from_std(self.r.config.job_retention).unwrap_or(chrono::Duration::hours(24));
-        let tail = tail_logs(desired, watched, &logs);
-        let done = Completion {
-            exit_code: exit_code(desired, exits),
-            completed_at: completed_at(desired, observed, watched).unwrap_or(now),
-            tail_logs: &tail,
-            watched: exits,
-            logs: &logs,
-            services: &services,
-            keep_until: now + retention,
-        };
-        written(job_results::record_completion(&self.r.store, self.fence, p.id, &done).await?)
     }
+}
+
+/// Reads what a finished job leaves (the last lines of every service's
+/// container, each read bounded by `log_bound`) and makes its result:
+/// every service `stopped`, kept for `retention` from now. `exits` is what
+/// [`finished`] returned. Writes nothing: the pass records the result in
+/// one fenced transaction, then reloads the Playground and cleans the host
+/// from its desired state.
+pub async fn result(
+    docker: &Docker,
+    desired: &Desired,
+    observed: &Observed,
+    watched: &BTreeSet<String>,
+    exits: BTreeMap<String, i64>,
+    log_bound: Duration,
+    retention: Duration,
+) -> Result<JobResult> {
+    let current = plan::current_containers(desired, observed);
+    let mut logs = BTreeMap::new();
+    for service in &desired.services {
+        let lines = match current.get(service.name.as_str()) {
+            Some(c) => last_lines(docker, &c.id, log_bound).await?,
+            None => Vec::new(),
+        };
+        logs.insert(service.name.clone(), lines);
+    }
+    let now = time::now();
+    let services: Vec<ServiceStatus> = desired
+        .services
+        .iter()
+        .map(|s| ServiceStatus { name: s.name.clone(), status: ServiceState::Stopped, health: None, running: false })
+        .collect();
+    let retention = chrono::Duration::from_std(retention).unwrap_or(chrono::Duration::hours(24));
+    Ok(JobResult {
+        exit_code: exit_code(desired, &exits),
+        completed_at: completed_at(desired, observed, watched).unwrap_or(now),
+        tail_logs: tail_logs(desired, watched, &logs),
+        watched: exits,
+        logs,
+        services,
+        keep_until: now + retention,
+    })
 }
 
 #[cfg(test)]

@@ -357,7 +357,7 @@ fn the_edge_network_is_created_when_missing_then_nothing() {
 
     // On an empty host it is created with the project networks, before
     // any container runs.
-    let groups = super::super::host::groups(plan(&d, &Observed::default()));
+    let groups = super::super::apply::groups(plan(&d, &Observed::default()));
     assert!(groups[0].contains(&Step::CreateSharedNetwork("play-3fa91c-edge".into())), "{groups:?}");
     assert!(groups[0].contains(&Step::CreateNetwork("play-7-pr-7_default".into())), "{groups:?}");
 

@@ -1,132 +1,27 @@
-//! The Playground reconciler: makes a Playground's desired state true on its
-//! Playroom's Docker engine.
+//! One pass over one Playground, top to bottom: load it, record its
+//! expiry, converge a running one (observe -> plan -> apply, round after
+//! round), and clean the host of a destroyed or completed one (see the
+//! [parent module](super) for the whole contract).
 //!
-//! One pass:
-//! 1. Load the Playground (gone: nothing to do). Past `expires_at` and not
-//!    yet being destroyed: record the expiry (desired state `destroyed`,
-//!    `playground.expired`) and carry on as a destroy.
-//! 2. **Running**: compute the [`spec::Desired`] objects from the Playspec's
-//!    Compose, files and the Playroom (`play_core::playground::desired_for`,
-//!    the builder the API's views use too), then repeat *observe by label -> [`plan::plan`] -> apply the
-//!    plan's groups* until the plan holds nothing but waits (a dependency
-//!    not yet healthy). Each group writes its `creation_step` first. Then
-//!    write `services_status`; when [`plan::converged`], the Playground is
-//!    `running` at `observed_generation = generation`, and the next pass is
-//!    asked for at `expires_at`; otherwise in `poll_interval`. In job mode
-//!    ([`job`]) exited watched services are left alone, a running job is
-//!    looked at every `job_poll_interval`, and once every watched service
-//!    has exited the result is recorded (desired state `complete`) and the
-//!    pass goes on to step 3.
-//! 3. **Destroyed** or **complete**: remove every container, network and
-//!    (unless the Playspec persists volumes) volume labelled for the
-//!    Playground (the shared edge network is not: it carries no Playground
-//!    label); only when an observation shows none left, delete the row
-//!    with `playground.destroyed` (destroyed) or record the host released
-//!    (complete: the row and its result stay until `expires_at`). A
-//!    released job never reaches its host again.
-//!
-//! Guarantees: level-triggered (nothing depends on what woke the pass or on
-//! a stored step machine: the plan is recomputed from the host every
-//! round), idempotent (re-creating what exists is not an error), never two
-//! containers per service (the plan removes extras), and every store write
-//! is fenced by the pass's lease (`playground_status`), so a replica that
-//! lost its lease changes nothing in the store and stops with
-//! [`Error::LeaseLost`].
-//!
-//! Errors: a spec that cannot run (Compose invalid for the Playroom's
-//! policy, a service to build) or a stored row that does not parse
-//! (`play_core::Error::Corrupt`: never read as an empty spec, which would
-//! converge the host to nothing) is terminal: status `failed` with
-//! `error_message`/`error_step`, and the runtime does not retry it until the
-//! Playground changes. Anything else (host unreachable, engine errors) is
-//! written as `error_message`/`error_step` with the status unchanged (and
-//! the `creation_step` of a running Playground unchanged), retried with
-//! backoff, and cleared by the next pass that gets through its plan.
-
-pub mod edge;
-pub mod files;
-pub mod host;
-pub mod job;
-pub mod plan;
-pub use play_core::desired as spec;
+//! Owns the order of a pass and its fenced store writes. What the host
+//! holds is [`observe`]'s, what to do is [`plan`]'s (pure), how a step
+//! reaches the engine is [`apply`]'s and the job rules are [`job`]'s: this
+//! module calls them, and must not grow engine calls or plan rules of its
+//! own.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use play_core::playground::{self, CreationStep, DesiredState, Playground, PlaygroundStatus};
-use play_core::secrets::SecretBox;
 use play_core::store::job_results;
 use play_core::store::playground_status::{self as status_store, Fence};
-use play_core::store::{Store, playrooms, playspec_files, playspecs};
+use play_core::store::{playrooms, playspec_files, playspecs};
 use play_core::time;
 
-use crate::events::WatchHandle;
-use crate::host::{DockerHostGateway, RegistryCredentials};
-use crate::runtime::{Action, Ctx, Reconciler};
+use super::{PlaygroundReconciler, apply, job, observe, plan, spec};
+use crate::host::RegistryCredentials;
+use crate::runtime::Action;
 use crate::{Error, Result};
-
-/// Tuning of the Playground reconciler.
-#[derive(Clone, Debug)]
-pub struct PlaygroundConfig {
-    /// Bound on one image pull.
-    pub pull_timeout: Duration,
-    /// How soon to look again while waiting (healthchecks, dependencies,
-    /// objects still being removed).
-    pub poll_interval: Duration,
-    /// Observe/plan/apply rounds in one pass before it yields.
-    pub max_rounds: usize,
-    /// How often a running job is observed for its watched services' exit
-    /// (no Docker event stream triggers a pass yet).
-    pub job_poll_interval: Duration,
-    /// How long a completed job's row (result and cached logs) is kept:
-    /// `expires_at` becomes the completion plus this.
-    pub job_retention: Duration,
-}
-
-impl Default for PlaygroundConfig {
-    fn default() -> Self {
-        PlaygroundConfig {
-            pull_timeout: Duration::from_secs(600),
-            poll_interval: Duration::from_secs(2),
-            max_rounds: 8,
-            job_poll_interval: Duration::from_secs(5),
-            job_retention: Duration::from_secs(24 * 3600),
-        }
-    }
-}
-
-/// See the [module documentation](self).
-#[derive(Debug)]
-pub struct PlaygroundReconciler {
-    store: Store,
-    secrets: SecretBox,
-    gateway: DockerHostGateway,
-    config: PlaygroundConfig,
-    watch: Option<WatchHandle>,
-}
-
-impl PlaygroundReconciler {
-    pub fn new(store: Store, secrets: SecretBox, gateway: DockerHostGateway) -> Self {
-        PlaygroundReconciler { store, secrets, gateway, config: PlaygroundConfig::default(), watch: None }
-    }
-
-    pub fn with_config(mut self, config: PlaygroundConfig) -> Self {
-        self.config = config;
-        self
-    }
-
-    /// Every pass asks `watch` to follow its Playroom's Docker events, so a
-    /// Playroom is watched from its first Playground's first pass (see
-    /// `crate::events`).
-    pub fn with_watch(mut self, watch: WatchHandle) -> Self {
-        self.watch = Some(watch);
-        self
-    }
-}
-
-fn written(done: bool) -> Result<()> {
-    if done { Ok(()) } else { Err(Error::LeaseLost) }
-}
 
 /// How a converging pass ended.
 enum Converged {
@@ -138,28 +33,30 @@ enum Converged {
 }
 
 /// One pass over one Playground; `step` is where it is, for error reports.
-struct Pass<'a> {
+pub(super) struct Pass<'a> {
     r: &'a PlaygroundReconciler,
     fence: Fence<'a>,
     id: i64,
     step: CreationStep,
 }
 
-impl Pass<'_> {
-    async fn set_step(&mut self, p: &Playground, step: CreationStep) -> Result<()> {
-        self.step = step;
-        if matches!(p.status, PlaygroundStatus::InProgress | PlaygroundStatus::Failed) {
-            written(status_store::set_step(&self.r.store, self.fence, self.id, step).await?)?;
-        }
-        Ok(())
+impl<'a> Pass<'a> {
+    pub(super) fn new(r: &'a PlaygroundReconciler, fence: Fence<'a>, id: i64) -> Self {
+        Pass { r, fence, id, step: CreationStep::Queued }
     }
 
-    async fn run(&mut self) -> Result<Action> {
+    /// Where the pass is, for an error report.
+    pub(super) fn step(&self) -> CreationStep {
+        self.step
+    }
+
+    /// The pass, top to bottom: load, expiry, converge, clean the host.
+    pub(super) async fn run(&mut self) -> Result<Action> {
         let store = &self.r.store;
         let Some(mut p) = status_store::load(store, self.id).await? else { return Ok(Action::await_change()) };
         let now = time::now();
         if p.desired_state != DesiredState::Destroyed && p.expires_at.is_some_and(|at| at <= now) {
-            status_store::expire_if_due(store, self.fence, self.id, now).await?;
+            status_store::expire_if_due(store, self.fence, self.id, now).await?.held()?;
             match status_store::load(store, self.id).await? {
                 Some(reloaded) if reloaded.desired_state == DesiredState::Destroyed => p = reloaded,
                 Some(_) => return Err(Error::LeaseLost),
@@ -220,11 +117,20 @@ impl Pass<'_> {
             return Ok(Action::requeue_after(self.r.config.poll_interval));
         }
         if p.desired_state == DesiredState::Complete {
-            written(job_results::release_host(store, self.fence, self.id).await?)?;
+            job_results::release_host(store, self.fence, self.id).await?.held()?;
             return Ok(p.expires_at.map_or_else(Action::await_change, Action::requeue_at));
         }
-        written(status_store::finish_destroy(store, self.fence, self.id).await?)?;
+        self.finish_destroy().await?;
         Ok(Action::await_change())
+    }
+
+    /// Deletes the row of a destroyed Playground whose host objects are
+    /// gone. A refusal (`Held(false)`: the desired state is no longer
+    /// `destroyed`) needs nothing more: destroyed is final today, and a
+    /// change would wake a pass that follows it.
+    async fn finish_destroy(&self) -> Result<()> {
+        let _deleted: bool = status_store::finish_destroy(&self.r.store, self.fence, self.id).await?.held()?;
+        Ok(())
     }
 
     /// A completed job whose host objects are already gone needs no host:
@@ -239,7 +145,7 @@ impl Pass<'_> {
             return Ok(None);
         }
         if p.desired_state == DesiredState::Destroyed {
-            written(status_store::finish_destroy(&self.r.store, self.fence, self.id).await?)?;
+            self.finish_destroy().await?;
             return Ok(Some(Action::await_change()));
         }
         Ok(Some(p.expires_at.map_or_else(Action::await_change, Action::requeue_at)))
@@ -273,16 +179,19 @@ impl Pass<'_> {
         let mut rounds = 0;
         let (observed, waits) = loop {
             let edge = desired.edge_network.as_deref();
-            let observed = host::observe(docker, &desired.installation, self.id, &images, &volumes, edge).await?;
+            let observed = observe::observe(docker, &desired.installation, self.id, &images, &volumes, edge).await?;
             if let Some(watched) = watched
                 && let Some(exits) = job::finished(&desired, &observed, watched)
             {
-                self.complete(docker, p, &desired, &observed, watched, &exits).await?;
+                let bound = self.r.gateway.config().call_timeout;
+                let retention = self.r.config.job_retention;
+                let result = job::result(docker, &desired, &observed, watched, exits, bound, retention).await?;
+                job_results::record_completion(&self.r.store, self.fence, p.id, &result.completion()).await?.held()?;
                 return Ok(Converged::JobDone);
             }
             let steps = plan::plan_keeping(&desired, &observed, &keep_exited);
             let waits: Vec<plan::Step> = steps.iter().filter(|s| s.is_wait()).cloned().collect();
-            let groups = host::groups(steps);
+            let groups = apply::groups(steps);
             if groups.is_empty() || rounds >= self.r.config.max_rounds {
                 break (observed, waits);
             }
@@ -291,7 +200,7 @@ impl Pass<'_> {
             // back). Reported once per pass, before it is repaired.
             if rounds == 0 && p.status == PlaygroundStatus::Running && p.observed_generation == p.generation {
                 let repairs: Vec<String> = groups.iter().flatten().map(plan::Step::describe).collect();
-                written(status_store::record_drift(&self.r.store, self.fence, self.id, &repairs).await?)?;
+                status_store::record_drift(&self.r.store, self.fence, self.id, &repairs).await?.held()?;
             }
             rounds += 1;
             if credentials.is_none() && groups.iter().flatten().any(|s| matches!(s, plan::Step::PullImage(_))) {
@@ -301,7 +210,7 @@ impl Pass<'_> {
                 contents = Some(self.file_contents(&desired, playspec_id).await?);
             }
             let no_files = BTreeMap::new();
-            let apply = host::Apply {
+            let apply = apply::Apply {
                 docker,
                 desired: Some(&desired),
                 installation: &desired.installation,
@@ -321,16 +230,15 @@ impl Pass<'_> {
             // A hard restart pulls every image once: record it, so neither
             // the next round nor a later pass pulls again.
             if pulled && desired.force_pull {
-                written(status_store::record_pulled(&self.r.store, self.fence, self.id, desired.epoch).await?)?;
+                status_store::record_pulled(&self.r.store, self.fence, self.id, desired.epoch).await?.held()?;
                 desired.force_pull = false;
             }
         };
         let services = plan::services_status(&desired, &observed);
         if plan::converged_keeping(&desired, &observed, &keep_exited) {
-            written(
-                status_store::record_observed(&self.r.store, self.fence, self.id, &services, Some(p.generation))
-                    .await?,
-            )?;
+            status_store::record_observed(&self.r.store, self.fence, self.id, &services, Some(p.generation))
+                .await?
+                .held()?;
             // A running job is watched for its end; anything else waits
             // for its expiry (or a change).
             return Ok(Converged::Wait(match watched {
@@ -346,8 +254,18 @@ impl Pass<'_> {
             CreationStep::Containers
         };
         self.set_step(p, waiting).await?;
-        written(status_store::record_observed(&self.r.store, self.fence, self.id, &services, None).await?)?;
+        status_store::record_observed(&self.r.store, self.fence, self.id, &services, None).await?.held()?;
         Ok(Converged::Wait(self.poll_or_expiry(p, self.r.config.poll_interval)))
+    }
+
+    /// Records the step the pass reached (a Playground being created
+    /// shows it; a running one keeps `ready`).
+    async fn set_step(&mut self, p: &Playground, step: CreationStep) -> Result<()> {
+        self.step = step;
+        if matches!(p.status, PlaygroundStatus::InProgress | PlaygroundStatus::Failed) {
+            status_store::set_step(&self.r.store, self.fence, self.id, step).await?.held()?;
+        }
+        Ok(())
     }
 
     fn poll_or_expiry(&self, p: &Playground, poll: Duration) -> Action {
@@ -387,7 +305,7 @@ impl Pass<'_> {
         persist_volumes: bool,
         volumes: &[String],
     ) -> Result<bool> {
-        let apply = host::Apply {
+        let apply = apply::Apply {
             docker,
             desired: None,
             installation,
@@ -396,52 +314,15 @@ impl Pass<'_> {
             files: &BTreeMap::new(),
             pull_timeout: self.r.config.pull_timeout,
         };
-        let observed = host::observe(docker, installation, self.id, &[], volumes, None).await?;
+        let observed = observe::observe(docker, installation, self.id, &[], volumes, None).await?;
         let steps = plan::destroy_plan(&observed, persist_volumes);
         if steps.is_empty() {
             return Ok(true);
         }
-        for group in host::groups(steps) {
+        for group in apply::groups(steps) {
             apply.group(&group).await?;
         }
-        let observed = host::observe(docker, installation, self.id, &[], volumes, None).await?;
+        let observed = observe::observe(docker, installation, self.id, &[], volumes, None).await?;
         Ok(plan::destroy_plan(&observed, persist_volumes).is_empty())
-    }
-}
-
-impl Reconciler for PlaygroundReconciler {
-    const NAME: &'static str = "playground";
-    const KIND: play_core::wake::Kind = play_core::wake::Kind::Playground;
-
-    async fn reconcile(&self, id: i64, ctx: &Ctx) -> Result<Action> {
-        let fence = Fence { reconciler: Self::NAME, owner: ctx.owner(), token: ctx.fencing_token() };
-        let mut pass = Pass { r: self, fence, id, step: CreationStep::Queued };
-        match pass.run().await {
-            Ok(action) => Ok(action),
-            // A lost lease writes nothing; a store failure would most
-            // likely fail the write too. A corrupt row is different: the
-            // store answers, and the Playground must show why it stopped.
-            Err(e @ Error::LeaseLost) => Err(e),
-            Err(e @ Error::Store(_)) if !e.is_terminal() => Err(e),
-            Err(e) => {
-                let step = pass.step;
-                // Best effort: the error is returned either way, and a lost
-                // lease writes nothing.
-                if let Err(write) =
-                    status_store::record_error(&self.store, fence, id, step, &e.to_string(), e.is_terminal()).await
-                {
-                    tracing::warn!(playground = id, error = %write, "could not record the reconcile error");
-                }
-                Err(e)
-            }
-        }
-    }
-
-    fn error_policy(&self, _id: i64, error: &Error, _attempt: u32) -> Action {
-        if error.is_terminal() { Action::await_change() } else { Action::backoff() }
-    }
-
-    async fn list(&self) -> Result<Vec<i64>> {
-        Ok(status_store::ids_to_reconcile(&self.store).await?)
     }
 }

@@ -56,6 +56,10 @@
 //!   SSH connection each); the lease decides which replica runs the pass.
 //! - A stream that stays open but silent is only noticed as dead when the
 //!   SSH keepalives fail (`HostConfig::keepalive_*`).
+//!
+//! Owns following the Playrooms' event streams and turning them into
+//! Playground ids. It never reconciles anything itself nor writes the
+//! store: what a wake-up leads to is the Playground reconciler's.
 
 mod throttle;
 mod watcher;

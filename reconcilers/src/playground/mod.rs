@@ -1,0 +1,185 @@
+//! The Playground reconciler: makes a Playground's desired state true on its
+//! Playroom's Docker engine.
+//!
+//! One pass:
+//! 1. Load the Playground (gone: nothing to do). Past `expires_at` and not
+//!    yet being destroyed: record the expiry (desired state `destroyed`,
+//!    `playground.expired`) and carry on as a destroy.
+//! 2. **Running**: compute the [`spec::Desired`] objects from the Playspec's
+//!    Compose, files and the Playroom (`play_core::playground::desired_for`,
+//!    the builder the API's views use too), then repeat *observe by label
+//!    -> [`plan::plan`] -> apply the plan's groups* until the plan holds
+//!    nothing but waits (a dependency not yet healthy). Each group writes its `creation_step` first. Then
+//!    write `services_status`; when [`plan::converged`], the Playground is
+//!    `running` at `observed_generation = generation`, and the next pass is
+//!    asked for at `expires_at`; otherwise in `poll_interval`. In job mode
+//!    ([`job`]) exited watched services are left alone, a running job is
+//!    looked at every `job_poll_interval`, and once every watched service
+//!    has exited the result is recorded (desired state `complete`) and the
+//!    pass goes on to step 3.
+//! 3. **Destroyed** or **complete**: remove every container, network and
+//!    (unless the Playspec persists volumes) volume labelled for the
+//!    Playground (the shared edge network is not: it carries no Playground
+//!    label); only when an observation shows none left, delete the row
+//!    with `playground.destroyed` (destroyed) or record the host released
+//!    (complete: the row and its result stay until `expires_at`). A
+//!    released job never reaches its host again.
+//!
+//! Guarantees: level-triggered (nothing depends on what woke the pass or on
+//! a stored step machine: the plan is recomputed from the host every
+//! round), idempotent (re-creating what exists is not an error), never two
+//! containers per service (the plan removes extras), and every store write
+//! is fenced by the pass's lease (`playground_status`), so a replica that
+//! lost its lease changes nothing in the store and stops with
+//! [`Error::LeaseLost`].
+//!
+//! Errors: a spec that cannot run (Compose invalid for the Playroom's
+//! policy, a service to build) or a stored row that does not parse
+//! (`play_core::Error::Corrupt`: never read as an empty spec, which would
+//! converge the host to nothing) is terminal: status `failed` with
+//! `error_message`/`error_step`, and the runtime does not retry it until the
+//! Playground changes. Anything else (host unreachable, engine errors) is
+//! written as `error_message`/`error_step` with the status unchanged (and
+//! the `creation_step` of a running Playground unchanged), retried with
+//! backoff, and cleared by the next pass that gets through its plan.
+//!
+//! # Where the code lives: observe -> plan -> apply
+//!
+//! - this module: the reconciler, its [`PlaygroundConfig`], the
+//!   [`Reconciler`] impl (fences the pass, records its error);
+//! - `pass`: one pass as listed above, top to bottom, and its fenced store
+//!   writes;
+//! - [`observe`]: what the host holds for a Playground ([`plan::Observed`]);
+//! - [`plan`]: the pure plan from desired and observed state, with its
+//!   table tests;
+//! - [`apply`]: the plan's steps as engine calls, in dependency order;
+//! - [`job`]: job mode (watched services, completion, the result), handed
+//!   what the pass observed and returning what the pass records;
+//! - [`files`] (mounted files) and [`edge`] (the shared edge network):
+//!   host helpers of [`apply`] and [`observe`].
+//!
+//! Owns converging one Playground on its host. It must not touch objects
+//! of Playgrounds without a row (the Playroom sweep's, `crate::playroom`),
+//! nor the edge router's config (the edge loop's), nor read Docker's
+//! event stream (`crate::playroom::events` wakes it).
+
+pub mod apply;
+pub mod edge;
+pub mod files;
+pub mod job;
+pub mod observe;
+mod pass;
+pub mod plan;
+pub use play_core::desired as spec;
+
+use std::time::Duration;
+
+use pass::Pass;
+use play_core::secrets::SecretBox;
+use play_core::store::Store;
+use play_core::store::playground_status::{self as status_store, Fence, Fenced};
+
+use crate::host::DockerHostGateway;
+use crate::playroom::events::WatchHandle;
+use crate::runtime::{Action, Ctx, Reconciler};
+use crate::{Error, Result};
+
+/// Tuning of the Playground reconciler.
+#[derive(Clone, Debug)]
+pub struct PlaygroundConfig {
+    /// Bound on one image pull.
+    pub pull_timeout: Duration,
+    /// How soon to look again while waiting (healthchecks, dependencies,
+    /// objects still being removed).
+    pub poll_interval: Duration,
+    /// Observe/plan/apply rounds in one pass before it yields.
+    pub max_rounds: usize,
+    /// How often a running job is observed for its watched services' exit
+    /// (no Docker event stream triggers a pass yet).
+    pub job_poll_interval: Duration,
+    /// How long a completed job's row (result and cached logs) is kept:
+    /// `expires_at` becomes the completion plus this.
+    pub job_retention: Duration,
+}
+
+impl Default for PlaygroundConfig {
+    fn default() -> Self {
+        PlaygroundConfig {
+            pull_timeout: Duration::from_secs(600),
+            poll_interval: Duration::from_secs(2),
+            max_rounds: 8,
+            job_poll_interval: Duration::from_secs(5),
+            job_retention: Duration::from_secs(24 * 3600),
+        }
+    }
+}
+
+/// See the [module documentation](self).
+#[derive(Debug)]
+pub struct PlaygroundReconciler {
+    store: Store,
+    secrets: SecretBox,
+    gateway: DockerHostGateway,
+    config: PlaygroundConfig,
+    watch: Option<WatchHandle>,
+}
+
+impl PlaygroundReconciler {
+    pub fn new(store: Store, secrets: SecretBox, gateway: DockerHostGateway) -> Self {
+        PlaygroundReconciler { store, secrets, gateway, config: PlaygroundConfig::default(), watch: None }
+    }
+
+    pub fn with_config(mut self, config: PlaygroundConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Every pass asks `watch` to follow its Playroom's Docker events, so a
+    /// Playroom is watched from its first Playground's first pass (see
+    /// `crate::playroom::events`).
+    pub fn with_watch(mut self, watch: WatchHandle) -> Self {
+        self.watch = Some(watch);
+        self
+    }
+}
+
+impl Reconciler for PlaygroundReconciler {
+    const NAME: &'static str = "playground";
+    const KIND: play_core::wake::Kind = play_core::wake::Kind::Playground;
+
+    async fn reconcile(&self, id: i64, ctx: &Ctx) -> Result<Action> {
+        let fence = Fence { reconciler: Self::NAME, owner: ctx.owner(), token: ctx.fencing_token() };
+        let mut pass = Pass::new(self, fence, id);
+        match pass.run().await {
+            Ok(action) => Ok(action),
+            // A lost lease writes nothing; a store failure would most
+            // likely fail the write too. A corrupt row is different: the
+            // store answers, and the Playground must show why it stopped.
+            Err(e @ Error::LeaseLost) => Err(e),
+            Err(e @ Error::Store(_)) if !e.is_terminal() => Err(e),
+            Err(e) => {
+                let step = pass.step();
+                // Best effort: the error is returned either way, and a lost
+                // lease writes nothing.
+                match status_store::record_error(&self.store, fence, id, step, &e.to_string(), e.is_terminal()).await {
+                    Ok(Fenced::Held(())) => {}
+                    Ok(Fenced::Lost) => {
+                        tracing::debug!(playground = id, "lease lost: the reconcile error is not recorded")
+                    }
+                    Err(write) => {
+                        tracing::warn!(playground = id, error = %write, "could not record the reconcile error")
+                    }
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn error_policy(&self, _id: i64, error: &Error, _attempt: u32) -> Action {
+        if error.is_terminal() { Action::await_change() } else { Action::backoff() }
+    }
+
+    async fn list(&self) -> Result<Vec<i64>> {
+        Ok(status_store::ids_to_reconcile(&self.store).await?)
+    }
+}

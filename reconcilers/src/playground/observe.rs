@@ -1,0 +1,100 @@
+//! Observe a Playground on its host: every container, network and volume
+//! labelled for it, the images a pass needs, and the shared edge network,
+//! as the [`Observed`] the pure [`super::plan`] reads.
+//!
+//! Owns reading the host for one Playground; it changes nothing there
+//! (that is [`super::apply`]'s) and decides nothing (that is
+//! [`super::plan`]'s). Reading a container's state and label filters are
+//! the shared `crate::docker` helpers; this module must not grow its own
+//! copies of them.
+
+use std::collections::HashMap;
+
+use bollard::Docker;
+use futures::future::try_join_all;
+
+use super::edge;
+use super::plan::{Observed, ObservedContainer};
+use super::spec::{LABEL_CONFIG_HASH, LABEL_EPOCH, LABEL_SERVICE};
+use crate::docker::{inspect, labels, status_of};
+use crate::{Error, Result};
+
+/// Everything on the host labelled for `playground_id`, which of `images`
+/// are present, which of the named `volumes` exist (labelled or not: the
+/// engine creates a missing named volume for a mount, without labels), and
+/// the networks named `edge`.
+pub async fn observe(
+    docker: &Docker,
+    installation: &str,
+    playground_id: i64,
+    images: &[String],
+    volumes: &[String],
+    edge: Option<&str>,
+) -> Result<Observed> {
+    let filters = labels::of_playground(installation, playground_id);
+    let listed = labels::containers(docker, &filters).await?;
+    // A container removed between the list and the inspect is skipped.
+    let inspected = try_join_all(
+        listed.iter().filter_map(|c| c.id.clone()).map(|id| async move { inspect::container(docker, &id).await }),
+    )
+    .await?;
+    let containers = inspected
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let labels = c.config.as_ref().and_then(|cfg| cfg.labels.clone()).unwrap_or_default();
+            let status = inspect::status(&c);
+            ObservedContainer {
+                id: c.id.clone().unwrap_or_default(),
+                name: c.name.as_deref().unwrap_or_default().trim_start_matches('/').to_owned(),
+                service: labels.get(LABEL_SERVICE).cloned(),
+                config_hash: labels.get(LABEL_CONFIG_HASH).cloned(),
+                epoch: epoch_of(&labels),
+                state: status.state,
+                health: status.health,
+                finished_at: status.finished_at,
+            }
+        })
+        .collect();
+    let networks = labels::networks(docker, &filters).await?.into_iter().filter_map(|n| n.name).collect();
+    let mut found: std::collections::BTreeMap<String, i64> =
+        labels::volumes(docker, &filters).await?.into_iter().map(|v| (v.name, epoch_of(&v.labels))).collect();
+    let unlabelled: Vec<&String> = volumes.iter().filter(|v| !found.contains_key(*v)).collect();
+    for name in unlabelled {
+        match docker.inspect_volume(name).await {
+            Ok(v) => {
+                found.insert(name.clone(), epoch_of(&v.labels));
+            }
+            Err(e) if status_of(&e) == Some(404) => {}
+            Err(e) => return Err(Error::docker("inspect volume", e)),
+        }
+    }
+    let mut present = std::collections::BTreeSet::new();
+    for image in images {
+        match docker.inspect_image(image).await {
+            Ok(_) => {
+                present.insert(image.clone());
+            }
+            Err(e) if status_of(&e) == Some(404) => {}
+            Err(e) => return Err(Error::docker("inspect image", e)),
+        }
+    }
+    let shared_networks = match edge {
+        Some(name) => edge::networks_named(docker, name).await?,
+        None => Vec::new(),
+    };
+    Ok(Observed {
+        networks,
+        volumes: found.keys().cloned().collect(),
+        volume_epochs: found,
+        images: present,
+        containers,
+        shared_networks,
+    })
+}
+
+/// The restart epoch an object was made in; 0 for objects made before
+/// epochs existed (or not by play).
+fn epoch_of(labels: &HashMap<String, String>) -> i64 {
+    labels.get(LABEL_EPOCH).and_then(|e| e.parse().ok()).unwrap_or(0)
+}
