@@ -166,7 +166,10 @@ pub async fn record_error(
         current.status
     };
     let changed = current.error_message.as_deref() != Some(message) || current.error_step != Some(step);
-    let creation_step = if current.status == PlaygroundStatus::Running { current.creation_step } else { Some(step) };
+    // How far creation got: an error of a Playground whose creation had
+    // finished (running, or failed after it was ready) does not rewind it.
+    let finished = current.status == PlaygroundStatus::Running || current.creation_step == Some(CreationStep::Ready);
+    let creation_step = if finished { current.creation_step } else { Some(step) };
     if changed || to != current.status {
         sqlx::query(
             "UPDATE playgrounds SET status = $1, error_message = $2, error_step = $3, creation_step = $4, \

@@ -123,6 +123,11 @@ async fn errors_of_a_running_playground_keep_its_creation_step_and_clear_on_the_
     let p = load(store, id).await.unwrap().unwrap();
     assert_eq!((p.status.as_str(), p.error_message.as_deref()), ("failed", Some("corrupt")));
     assert_eq!(p.creation_step.map(CreationStep::as_str), Some("ready"), "failing a running Playground keeps its step");
+    // A later error of the failed Playground (the next pass fails at load,
+    // reported at `queued`) keeps it too: creation had finished.
+    assert!(record_error(store, fence(token), id, CreationStep::Queued, "corrupt", true).await.unwrap().is_held());
+    let p = load(store, id).await.unwrap().unwrap();
+    assert_eq!(p.creation_step.map(CreationStep::as_str), Some("ready"), "a failed Playground that was ready stays so");
     // While it is created, the step follows the error.
     let (db, id, token) = fixture().await;
     assert!(
