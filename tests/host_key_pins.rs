@@ -58,7 +58,7 @@ async fn a_racing_first_contact_with_another_key_is_refused() {
     // The target was read before another path pinned a different key.
     let (_, target) = playrooms::target(app.store(), &app.state.secrets, app.account_id, id).await.unwrap();
     let other = play_core::ssh_keys::generate_ed25519("").unwrap().public_openssh;
-    playrooms::pin_first_contact(app.store(), id, &other).await.unwrap();
+    play_core::store::playroom_checks::pin_first_contact(app.store(), id, &other).await.unwrap();
     let err = gateway.connection(&target).await.unwrap_err();
     assert_eq!(err.kind(), FailureKind::HostKeyMismatch, "{err}");
 }

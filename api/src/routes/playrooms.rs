@@ -15,7 +15,8 @@ use play_core::error::push_field_error;
 use play_core::host::{ConnectionReport, DEFAULT_DOCKER_SOCKET};
 use play_core::scopes::Scope;
 use play_core::ssh_keys::{self, HostKeyPin};
-use play_core::store::playrooms::{self, CheckOutcome, Connection, Playroom, PlayroomFields};
+use play_core::store::playroom_checks::{self, CheckOutcome};
+use play_core::store::playrooms::{self, Connection, Playroom, PlayroomFields};
 use play_core::validate;
 use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::ToSchema;
@@ -445,6 +446,6 @@ pub async fn test_connection(
         error: report.failure.as_ref().map(|f| format!("{}: {}", f.kind.as_str(), f.message)),
         pin_host_key: ssh.filter(|s| s.host_key_pinned_now).and_then(|s| s.host_key.clone()),
     };
-    playrooms::record_check(&state.store, principal.account_id, id, outcome).await?;
+    playroom_checks::record_check(&state.store, principal.account_id, id, outcome).await?;
     Ok(JsonResponse(report))
 }

@@ -28,6 +28,7 @@ pub mod keys;
 pub mod leases;
 pub mod playground_status;
 pub mod playgrounds;
+pub mod playroom_checks;
 pub mod playrooms;
 pub mod playspec_files;
 pub mod playspecs;

@@ -12,7 +12,7 @@ use play_core::host::{
 };
 use play_core::metrics::Metrics;
 use play_core::ssh_keys::{self, HostKeyPin};
-use play_core::store::{Store, playrooms};
+use play_core::store::{Store, playroom_checks};
 
 use super::HostConfig;
 use super::local::LocalDialer;
@@ -85,7 +85,7 @@ impl DockerHostGateway {
         else {
             return Ok(());
         };
-        let pinned = playrooms::pin_first_contact(store, target.playroom_id, key).await?;
+        let pinned = playroom_checks::pin_first_contact(store, target.playroom_id, key).await?;
         match pinned.as_deref().map(HostKeyPin::parse) {
             Some(Ok(pin)) if pin.fingerprint() != *fingerprint => Err(HostError::HostKeyMismatch(format!(
                 "the host presented {fingerprint}, but the Playroom was pinned to {} meanwhile",
