@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 use play_api::ApiConfig;
+use play_reconcilers::edge::EdgeConfig;
 use play_reconcilers::host::HostConfig;
 use play_reconcilers::playroom::events::EventsConfig;
 use play_reconcilers::playroom::sweep::SweepConfig;
@@ -54,7 +55,7 @@ pub enum LogFormat {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the API and the reconcile loops.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Apply database migrations and exit.
     Migrate,
     /// Manage accounts (offline, against the configured database).
@@ -112,6 +113,24 @@ pub struct ServeArgs {
     /// pass whatever this is.
     #[arg(long, env = "PLAY_EVENTS_REFRESH", default_value_t = HumanDuration(EventsConfig::default().refresh))]
     pub events_refresh: HumanDuration,
+    /// The edge proxy's image (Caddy 2), run on every Playroom whose edge is on.
+    #[arg(long, env = "PLAY_EDGE_IMAGE", default_value_t = EdgeConfig::default().image)]
+    pub edge_image: String,
+    /// The host directory under which each edge container's admin socket
+    /// directory is made (bind-mounted; the SSH user must reach it).
+    #[arg(long, env = "PLAY_EDGE_ADMIN_DIR", default_value_t = EdgeConfig::default().admin_dir)]
+    pub edge_admin_dir: String,
+    /// How often each Playroom's edge is looked at without a wake: bounds
+    /// how long a removed edge container stays gone.
+    #[arg(long, env = "PLAY_EDGE_CHECK_INTERVAL", default_value_t = HumanDuration(EdgeConfig::default().check_interval))]
+    pub edge_check_interval: HumanDuration,
+    /// The ACME directory URL certificates come from (default: Let's Encrypt).
+    #[arg(long, env = "PLAY_EDGE_ACME_DIRECTORY")]
+    pub edge_acme_directory: Option<String>,
+    /// A PEM file whose roots the ACME server's TLS is trusted with (a
+    /// private ACME server).
+    #[arg(long, env = "PLAY_EDGE_ACME_ROOT")]
+    pub edge_acme_root: Option<PathBuf>,
     /// How long a replica's claim on an object lasts without renewal.
     #[arg(long, env = "PLAY_LEASE_DURATION", default_value_t = HumanDuration(RuntimeConfig::default().lease_duration))]
     pub lease_duration: HumanDuration,
@@ -183,7 +202,7 @@ impl Args {
         let Args { common, command } = self;
         let settings = config::Settings::resolve(&common)?;
         match command {
-            Command::Serve(serve_args) => serve::run(settings, serve_args).await,
+            Command::Serve(serve_args) => serve::run(settings, *serve_args).await,
             Command::Migrate => {
                 let store = settings.open_store().await?;
                 store.close().await;

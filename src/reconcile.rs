@@ -11,6 +11,7 @@ use play_core::metrics::Metrics;
 use play_core::secrets::SecretBox;
 use play_core::store::{Backend, Store};
 use play_core::wake::ChannelWaker;
+use play_reconcilers::edge::{EdgeConfig, EdgeReconciler};
 use play_reconcilers::host::DockerHostGateway;
 use play_reconcilers::playground::PlaygroundReconciler;
 use play_reconcilers::playroom::events::{EventsConfig, PlaygroundEvents};
@@ -40,6 +41,8 @@ pub struct Loops {
     /// How often the list of Playrooms whose Docker events are followed is
     /// refreshed (passes also ask for their Playroom at once).
     pub events_refresh: std::time::Duration,
+    /// The edge reconciler's installation-wide settings.
+    pub edge: EdgeConfig,
 }
 
 pub fn config(args: &ServeArgs) -> Loops {
@@ -52,6 +55,14 @@ pub fn config(args: &ServeArgs) -> Loops {
         },
         sweep_interval: args.sweep_interval.into(),
         events_refresh: args.events_refresh.into(),
+        edge: EdgeConfig {
+            image: args.edge_image.clone(),
+            admin_dir: args.edge_admin_dir.clone(),
+            check_interval: args.edge_check_interval.into(),
+            acme_directory: args.edge_acme_directory.clone(),
+            acme_root: args.edge_acme_root.clone(),
+            ..EdgeConfig::default()
+        },
     }
 }
 
@@ -101,7 +112,9 @@ pub fn start_all(shared: &Shared, loops: &Loops, replica: &str, shutdown: &Cance
     let (playground_events, watch, watchers) = events.start(shutdown.child_token());
     tasks.spawn(watchers);
     spawner.spawn(
-        PlaygroundReconciler::new(s.store.clone(), s.secrets.clone(), s.gateway.clone()).with_watch(watch),
+        PlaygroundReconciler::new(s.store.clone(), s.secrets.clone(), s.gateway.clone())
+            .with_watch(watch)
+            .waking_edge(Arc::new(s.waker.clone())),
         loops.runtime.clone(),
         |runtime| runtime.trigger(playground_events),
     );
@@ -111,6 +124,14 @@ pub fn start_all(shared: &Shared, loops: &Loops, replica: &str, shutdown: &Cance
         PlayroomSweep::new(s.store.clone(), s.secrets.clone(), s.gateway.clone())
             .with_config(SweepConfig { interval: loops.sweep_interval }),
         Config { resync_every: loops.sweep_interval, ..loops.runtime.clone() },
+        |runtime| runtime,
+    );
+
+    // The edge of every Playroom: woken by the API and the Playground
+    // reconciler, and it asks to look again every check interval.
+    spawner.spawn(
+        EdgeReconciler::new(s.store.clone(), s.secrets.clone(), s.gateway.clone()).with_config(loops.edge.clone()),
+        loops.runtime.clone(),
         |runtime| runtime,
     );
 }

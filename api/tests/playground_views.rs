@@ -78,7 +78,7 @@ fn with_domain() -> Value {
 }
 
 #[tokio::test]
-async fn compose_is_the_generated_document_with_routing_labels() {
+async fn compose_is_the_generated_document_with_the_edge_network_and_no_routing_labels() {
     let f = fixture(with_domain()).await;
     let (id, detail) = f.playground("pr-1", json!({"service_subdomains": {"admin": "@"}})).await;
     let r = f.get(&format!("/api/playgrounds/{id}/compose")).await;
@@ -93,16 +93,10 @@ async fn compose_is_the_generated_document_with_routing_labels() {
     let model = model.unwrap();
     assert_eq!(model.name.as_deref(), Some(project));
     let web = &model.services["web"];
-    let router = format!("{project}-web");
-    assert_eq!(
-        web.labels[&format!("traefik.http.routers.{router}.rule")],
-        "Host(`shop.apps.example.com`) && (PathPrefix(`/api`) || Path(`/x`))"
-    );
-    assert_eq!(web.labels[&format!("traefik.http.routers.{router}.tls.certresolver")], "letsencrypt");
-    assert_eq!(web.labels[&format!("traefik.http.services.{router}.loadbalancer.server.port")], "8080");
-    assert!(!web.labels.keys().any(|k| k.contains("evil")), "the user's routing labels are dropped");
-    let admin = &model.services["admin"];
-    assert_eq!(admin.labels[&format!("traefik.http.routers.{project}-admin.rule")], "Host(`apps.example.com`)");
+    // Routes live in the edge's config (see /debug), not in labels; the
+    // user's own routing labels are dropped.
+    assert!(!web.labels.keys().any(|k| k.starts_with("traefik.")), "{yaml}");
+    assert!(web.networks.keys().any(|k| k.starts_with("play-edge")), "{yaml}");
     let edge = model.networks.values().find(|n| n.external && n.name.as_deref().is_some_and(|n| n.ends_with("-edge")));
     assert!(edge.is_some(), "the edge network is external: {yaml}");
     assert!(model.services["db"].labels.keys().all(|k| !k.starts_with("traefik.")));
@@ -171,7 +165,7 @@ async fn debug_names_every_field_and_explains_routing() {
     assert_eq!(r.body["build_records"], json!([]));
     assert_eq!(r.body["branch_clones"], json!([]));
     assert_eq!(r.body["error"], Value::Null);
-    assert_eq!(r.body["edge_network"], Value::Null, "no domain: nothing routed");
+    assert!(r.body["edge_network"].as_str().unwrap().ends_with("-edge"), "routed without a domain");
     let compose = f.get(&format!("/api/playgrounds/{id}/compose")).await;
     assert_eq!(r.body["generated_compose_yaml"], compose.body["compose_yaml"]);
     let augmented = r.body["augmented_compose_template"].as_str().unwrap();
@@ -189,8 +183,10 @@ async fn debug_names_every_field_and_explains_routing() {
     assert_eq!(web["depends_on"], json!([{"service": "db", "condition": "service_started"}]));
     assert_eq!(web["dropped_labels"], json!(["traefik.http.routers.evil.rule"]));
     assert!(web["env_keys"].as_array().unwrap().contains(&json!("MODE")));
-    assert_eq!(web["exposure"]["routed"], false);
-    assert!(web["exposure"]["reason"].as_str().unwrap().contains("no domain"), "{}", web["exposure"]);
+    // No domain on a loopback host: a `.localhost` name, plain HTTP.
+    assert_eq!(web["exposure"]["routed"], true, "{}", web["exposure"]);
+    assert_eq!(web["exposure"]["fqdn"], format!("shop-{id}.localhost"));
+    assert_eq!(web["exposure"]["tls"], false);
     assert_eq!(service("db")["exposure"], Value::Null, "not exposed");
 }
 
@@ -209,7 +205,7 @@ async fn debug_shows_the_route_and_other_playgrounds_on_the_same_host() {
     assert_eq!(web["fqdn"], "shop.apps.example.com");
     assert_eq!(web["rule"], "Host(`shop.apps.example.com`) && (PathPrefix(`/api`) || Path(`/x`))");
     assert_eq!((web["port"].as_u64(), web["tls"].as_bool()), (Some(8080), Some(true)));
-    assert_eq!(web["entrypoint"], "websecure");
+    assert_eq!(web["entrypoint"], "https");
     assert_eq!(web["shared_with"], json!([{"playground_id": first, "service": "web"}]));
     assert_eq!(exposure("admin")["fqdn"], "other.apps.example.com");
     assert_eq!(exposure("admin")["shared_with"], json!([]));
@@ -300,7 +296,13 @@ async fn debug_config_hashes_include_the_mounted_files() {
     let inputs = play_core::desired::Inputs::new(&playground, &model)
         .with_persist_volumes(playspec.persist_volumes)
         .with_files(&files)
-        .with_routing(&playroom.domains, playroom.acme_email.as_deref())
+        .with_edge(play_core::desired::EdgeInputs {
+            settings: playroom.edge,
+            domains: &playroom.domains,
+            acme_email: playroom.acme_email.as_deref(),
+            local: false,
+            host: &playroom.host,
+        })
         .with_definitions(&definitions);
     let converged = play_core::desired::desired(&inputs).unwrap();
     let hash = |name: &str| converged.services.iter().find(|s| s.name == name).unwrap().config_hash.clone();

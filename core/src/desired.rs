@@ -30,7 +30,7 @@ mod template;
 mod words;
 pub use container::{ContainerSpec, HealthSpec, MountSpec, PortSpec};
 pub use env::{EnvEntry, EnvMetadata, EnvSource, env_metadata};
-pub use exposure::{CERT_RESOLVER, ENTRYPOINT_HTTP, ENTRYPOINT_HTTPS, Route, Routing, edge_network_name};
+pub use exposure::{EdgeInputs, Route, Routing, edge_network_name};
 pub use files::{FILES_VOLUME_KEY, FileMountSpec};
 pub use render::render_compose;
 pub use template::interpolated_template;
@@ -189,8 +189,8 @@ pub fn system_env(playground: &Playground) -> [(String, String); 3] {
 /// Everything the desired objects are computed from. Build it with
 /// [`Inputs::new`] and the `with_*` methods, so that adding an input does
 /// not touch every caller. Without [`Inputs::with_definitions`] no service
-/// is exposed; without [`Inputs::with_routing`] exposed services get no
-/// route (no domain).
+/// is exposed; without [`Inputs::with_edge`] exposed services get no
+/// route.
 #[derive(Clone, Copy, Debug)]
 pub struct Inputs<'a> {
     pub playground: &'a Playground,
@@ -201,26 +201,15 @@ pub struct Inputs<'a> {
     pub persist_volumes: bool,
     /// The Playspec's mounted files.
     pub files: &'a [MountedFile],
-    /// The Playroom's domains; routes use the first.
-    pub domains: &'a [String],
-    /// The Playroom's ACME e-mail: routes are served over HTTPS with a
-    /// certificate from [`CERT_RESOLVER`] when it is set.
-    pub acme_email: Option<&'a str>,
+    /// The Playroom's edge: what routes are made from.
+    pub edge: Option<EdgeInputs<'a>>,
     /// The Playspec's service definitions (their `exposure`).
     pub definitions: &'a [ServiceDefinition],
 }
 
 impl<'a> Inputs<'a> {
     pub fn new(playground: &'a Playground, file: &'a ComposeFile) -> Self {
-        Inputs {
-            playground,
-            file,
-            persist_volumes: false,
-            files: &[],
-            domains: &[],
-            acme_email: None,
-            definitions: &[],
-        }
+        Inputs { playground, file, persist_volumes: false, files: &[], edge: None, definitions: &[] }
     }
 
     pub fn with_files(mut self, files: &'a [MountedFile]) -> Self {
@@ -233,9 +222,9 @@ impl<'a> Inputs<'a> {
         self
     }
 
-    /// The Playroom's routing settings.
-    pub fn with_routing(self, domains: &'a [String], acme_email: Option<&'a str>) -> Self {
-        Inputs { domains, acme_email, ..self }
+    /// The Playroom's edge.
+    pub fn with_edge(self, edge: EdgeInputs<'a>) -> Self {
+        Inputs { edge: Some(edge), ..self }
     }
 
     /// The Playspec's service definitions.
@@ -292,8 +281,7 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
         container.files = files::mounts_for(files, name);
         let dropped_labels = exposure::drop_user_routing_labels(&mut container.labels);
         let routing = exposure::routing(inputs, name, service, &container)?;
-        if let Routing::Routed(route) = &routing {
-            container.labels.extend(route.labels(&edge));
+        if matches!(routing, Routing::Routed(_)) {
             container.networks.insert(edge.clone(), Vec::new());
             routed = true;
         }

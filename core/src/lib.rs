@@ -6,6 +6,7 @@
 
 pub mod compose;
 pub mod desired;
+pub mod edge;
 pub mod error;
 pub mod host;
 pub mod metrics;

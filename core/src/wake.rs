@@ -27,16 +27,20 @@ pub enum Kind {
     Playground,
     /// A Playroom should be looked at (the Playroom sweep).
     Playroom,
+    /// A Playroom's routes or edge settings may have changed (the edge
+    /// reconciler; the id is the Playroom's).
+    Edge,
 }
 
 impl Kind {
-    pub const ALL: &'static [Kind] = &[Kind::Playground, Kind::Playroom];
+    pub const ALL: &'static [Kind] = &[Kind::Playground, Kind::Playroom, Kind::Edge];
 
     /// A label for logs.
     pub const fn as_str(self) -> &'static str {
         match self {
             Kind::Playground => "playground",
             Kind::Playroom => "playroom",
+            Kind::Edge => "edge",
         }
     }
 }

@@ -47,6 +47,9 @@ pub enum Error {
     /// under the pass, say): transient, the next pass starts over.
     #[error("mounted files: {0}")]
     Files(String),
+    /// The edge proxy's admin API failed or refused a config (its message).
+    #[error("edge: {0}")]
+    Edge(String),
     /// This replica lost the object's reconcile lease; its fenced writes
     /// were refused. The replica that holds the lease carries on.
     #[error("the reconcile lease was lost")]
@@ -99,6 +102,7 @@ impl Error {
             Error::Store(_) => "store",
             Error::InvalidSpec(_) => "invalid_spec",
             Error::Files(_) => "files",
+            Error::Edge(_) => "edge",
             Error::LeaseLost => "lease_lost",
         }
     }
@@ -113,6 +117,7 @@ impl Error {
             | Error::Store(_)
             | Error::InvalidSpec(_)
             | Error::Files(_)
+            | Error::Edge(_)
             | Error::LeaseLost) => HostError::Protocol(e.to_string()),
         }
     }
@@ -126,6 +131,7 @@ impl Error {
             | Error::Store(_)
             | Error::InvalidSpec(_)
             | Error::Files(_)
+            | Error::Edge(_)
             | Error::LeaseLost => FailureKind::Protocol,
         }
     }

@@ -3,6 +3,7 @@
 //! socket, bollard on top.
 
 pub mod docker;
+pub mod edge;
 pub mod error;
 pub mod host;
 pub mod playground;

@@ -289,6 +289,7 @@ fn fields(input: PlayroomInput, creating: bool, allow_local: bool) -> Result<Pla
         host_key,
         domains: domains.or_else(|| creating.then(Vec::new)),
         acme_email: input.acme_email,
+        edge: None,
         trusted: input.trusted,
         tutorial: input.tutorial,
     })

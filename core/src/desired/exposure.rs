@@ -1,22 +1,27 @@
-//! Routing of exposed services: the labels, in Traefik's label convention,
-//! that let the Playroom's edge router send `<subdomain>.<domain>` to a
-//! service, and the shared edge network the router reaches it on.
+//! Routing of exposed services: the route the Playroom's edge (Caddy, see
+//! `crate::edge`) serves for a service, and the shared edge network the
+//! edge reaches the service's container on.
 //!
-//! Decisions (see `docs/decisions.md`, "Exposure"):
+//! Decisions (see `docs/decisions.md`, "Exposure", and `docs/edge.md`):
 //! - Only services whose definition has `exposure.enabled` and visibility
 //!   `external` are routed. `internal` means reachable by the Playground's
 //!   own services only (its project networks): no route, no edge network.
 //! - The host is `<subdomain>.<first domain of the Playroom>`; the subdomain
 //!   is the Playground's `service_subdomains` entry, else the definition's,
-//!   else the service name as a DNS label; `@` is the domain itself.
-//! - `svc/path_rule` is parsed and re-printed from the parsed [`Rule`],
-//!   never pasted, inside `Host(...) && (...)`: whatever the rule holds
-//!   (`||` included), a request must match the host.
-//! - No domain, no port, a `network_mode`, or a subdomain that is not a DNS
-//!   label: no route, and the reason is kept for `/debug`.
-//! - With an ACME e-mail on the Playroom the router listens on
-//!   [`ENTRYPOINT_HTTPS`] with TLS from [`CERT_RESOLVER`], else on
-//!   [`ENTRYPOINT_HTTP`].
+//!   else the service name as a DNS label; `@` is the domain itself. A
+//!   Playroom without domains gets hosts from [`crate::edge::hosts`].
+//! - `svc/path_rule` is parsed and kept canonical (re-printed from the
+//!   parsed [`Rule`], never pasted); the edge translates it into Caddy
+//!   matchers that sit beside the host matcher in one matcher set, so
+//!   whatever the rule holds (`||` included) a request must match the host.
+//! - The edge off, no port, a `network_mode`, or a subdomain that is not a
+//!   DNS label: no route, and the reason is kept for `/debug`.
+//! - HTTPS under the Playroom's domains as its edge settings say
+//!   ([`EdgeSettings::https_for_domains`]); hosts without a domain are
+//!   plain HTTP.
+//! - Users' `traefik.*` labels are dropped (and listed in `/debug`): play
+//!   routes, and a Traefik an operator runs on the host must not pick up a
+//!   tenant's routers.
 //!
 //! [`Rule`]: crate::compose::rule::Rule
 
@@ -30,26 +35,34 @@ use crate::compose::classify::dns_label;
 use crate::compose::model::Service;
 use crate::compose::rule::{Rule, check_path_rule};
 use crate::compose::svc::{LabelKind, check_label_value};
+use crate::edge::EdgeSettings;
+use crate::edge::hosts;
+use crate::playground::model::container_name;
 
-/// The edge router's plain-HTTP entrypoint.
-pub const ENTRYPOINT_HTTP: &str = "web";
-/// The edge router's HTTPS entrypoint.
-pub const ENTRYPOINT_HTTPS: &str = "websecure";
-/// The certificate resolver the edge router defines for the Playroom's
-/// ACME e-mail.
-pub const CERT_RESOLVER: &str = "letsencrypt";
-
-/// Label keys under this prefix are play's alone.
+/// Label keys under this prefix are dropped from users' services.
 const ROUTING_PREFIX: &str = "traefik.";
 
 /// The shared edge network of an installation on a Playroom's engine:
 /// `play-<first 6 characters of the installation>-edge`. One per engine
 /// and installation (two Playrooms of one installation on the same engine
-/// share it, as they would share its edge router); the installation keeps
-/// installations sharing an engine apart.
+/// share it); the installation keeps installations sharing an engine apart.
 pub fn edge_network_name(installation: &str) -> String {
     let short: String = installation.chars().take(6).collect();
     format!("play-{short}-edge")
+}
+
+/// What routes are made from: the Playroom's edge settings and addresses.
+#[derive(Clone, Copy, Debug)]
+pub struct EdgeInputs<'a> {
+    pub settings: EdgeSettings,
+    /// The Playroom's domains; routes use the first.
+    pub domains: &'a [String],
+    pub acme_email: Option<&'a str>,
+    /// Whether the Playroom is play's own engine (hosts without a domain
+    /// go under `localhost`).
+    pub local: bool,
+    /// The Playroom's host address (hosts without a domain are made from it).
+    pub host: &'a str,
 }
 
 /// What play does with a service's exposure.
@@ -67,39 +80,23 @@ pub enum Routing {
 /// One service's route.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Route {
-    /// The router (and load-balancer service) name: unique per Playground
-    /// and service, `<compose project>-<service>`.
-    pub router: String,
+    /// Unique per Playground and service, `<compose project>-<service>`:
+    /// the route's `@id` in the edge's config.
+    pub id: String,
+    /// The host the route answers for.
     pub fqdn: String,
-    /// The complete routing rule.
+    /// The user's `svc/path_rule`, canonical; `None` routes every path.
+    pub path_rule: Option<String>,
+    /// The whole rule in Traefik's notation, host included, for display.
     pub rule: String,
-    /// The container port the router sends to.
+    /// The container port the edge sends to.
     pub port: u16,
-    pub entrypoint: &'static str,
-    /// Set when the route is served over HTTPS with an ACME certificate.
-    pub cert_resolver: Option<&'static str>,
-}
-
-impl Route {
-    /// The container labels that declare the route, in Traefik's label
-    /// convention; `edge_network` is the network the router reaches the
-    /// container on.
-    pub fn labels(&self, edge_network: &str) -> BTreeMap<String, String> {
-        let r = &self.router;
-        let mut labels = BTreeMap::from([
-            ("traefik.enable".to_owned(), "true".to_owned()),
-            ("traefik.docker.network".to_owned(), edge_network.to_owned()),
-            (format!("traefik.http.routers.{r}.rule"), self.rule.clone()),
-            (format!("traefik.http.routers.{r}.entrypoints"), self.entrypoint.to_owned()),
-            (format!("traefik.http.routers.{r}.service"), r.clone()),
-            (format!("traefik.http.services.{r}.loadbalancer.server.port"), self.port.to_string()),
-        ]);
-        if let Some(resolver) = self.cert_resolver {
-            labels.insert(format!("traefik.http.routers.{r}.tls"), "true".to_owned());
-            labels.insert(format!("traefik.http.routers.{r}.tls.certresolver"), resolver.to_owned());
-        }
-        labels
-    }
+    /// The container the edge sends to, by its name on the edge network.
+    pub upstream: String,
+    /// Served over HTTPS (else plain HTTP).
+    pub https: bool,
+    /// Where users open the service.
+    pub url: String,
 }
 
 /// Removes the user's `traefik.*` labels; returns their keys.
@@ -151,10 +148,15 @@ pub(super) fn routing(
     if exposure.visibility.as_deref() == Some("internal") {
         return Ok(unrouted("visibility is internal: reachable by the Playground's own services only"));
     }
-    let Some(port) = exposure.port else { return Ok(unrouted("the exposure has no port")) };
-    let Some(domain) = inputs.domains.first() else {
-        return Ok(unrouted("the Playroom has no domain: add one to route exposed services"));
+    let Some(edge) = inputs.edge else {
+        return Ok(unrouted("the Playroom has no edge settings"));
     };
+    if !edge.settings.enabled {
+        return Ok(unrouted(
+            "the Playroom's edge is off (playroom.edge.enabled): turn it on to route exposed services",
+        ));
+    }
+    let Some(port) = exposure.port else { return Ok(unrouted("the exposure has no port")) };
     if let Some(mode) = &container.network_mode {
         return Ok(unrouted(format!("network_mode `{mode}`: the container cannot join the edge network")));
     }
@@ -172,23 +174,35 @@ pub(super) fn routing(
     if let Err(message) = check_label_value(LabelKind::Subdomain, &subdomain) {
         return Ok(unrouted(format!("subdomain `{subdomain}` {message}")));
     }
-    let fqdn = if subdomain == "@" { domain.clone() } else { format!("{subdomain}.{domain}") };
-    let host = Rule::Matcher { name: "Host", args: vec![fqdn.clone()] };
-    let rule = match service.labels.get("svc/path_rule").filter(|r| !r.trim().is_empty()) {
-        None => host.to_string(),
-        Some(text) => {
-            let path = check_path_rule(text).map_err(|e| format!("service `{name}`: svc/path_rule {e}"))?;
-            format!("{host} && ({path})")
+    let (fqdn, https) = match edge.domains.first() {
+        Some(domain) if subdomain == "@" => (domain.clone(), edge.settings.https_for_domains(edge.acme_email)),
+        Some(domain) => (format!("{subdomain}.{domain}"), edge.settings.https_for_domains(edge.acme_email)),
+        None => {
+            let base = match hosts::fallback_base(edge.local, edge.host) {
+                Ok(base) => base,
+                Err(reason) => return Ok(unrouted(reason)),
+            };
+            let label = if subdomain == "@" { dns_label(name) } else { subdomain };
+            (hosts::fallback_host(&label, inputs.playground.id, &base), false)
         }
     };
-    let tls = inputs.acme_email.is_some_and(|e| !e.is_empty());
+    let host = Rule::Matcher { name: "Host", args: vec![fqdn.clone()] };
+    let (path_rule, rule) = match service.labels.get("svc/path_rule").filter(|r| !r.trim().is_empty()) {
+        None => (None, host.to_string()),
+        Some(text) => {
+            let path = check_path_rule(text).map_err(|e| format!("service `{name}`: svc/path_rule {e}"))?;
+            (Some(path.to_string()), format!("{host} && ({path})"))
+        }
+    };
     Ok(Routing::Routed(Route {
-        router: router_name(&inputs.playground.compose_project, name),
+        id: router_name(&inputs.playground.compose_project, name),
+        url: hosts::url(https, &fqdn, &edge.settings),
         fqdn,
+        path_rule,
         rule,
         port,
-        entrypoint: if tls { ENTRYPOINT_HTTPS } else { ENTRYPOINT_HTTP },
-        cert_resolver: tls.then_some(CERT_RESOLVER),
+        upstream: container_name(&inputs.playground.compose_project, name),
+        https,
     }))
 }
 

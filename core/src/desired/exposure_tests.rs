@@ -5,6 +5,7 @@ use super::super::{Desired, Inputs, ServiceSpec, desired, model_for};
 use super::*;
 use crate::compose::rule::parse;
 use crate::compose::{Policy, classify};
+use crate::edge::TlsMode;
 use crate::playground::model::Playground;
 
 const COMPOSE: &str = r#"
@@ -35,10 +36,18 @@ fn domains() -> Vec<String> {
     DOMAINS.iter().map(|d| (*d).to_owned()).collect()
 }
 
+fn edge<'a>(domains: &'a [String], acme: Option<&'a str>) -> EdgeInputs<'a> {
+    EdgeInputs { settings: EdgeSettings::default(), domains, acme_email: acme, local: false, host: "203.0.113.9" }
+}
+
 fn desired_for(p: &Playground, yaml: &str, domains: &[String], acme: Option<&str>) -> Desired {
+    desired_with(p, yaml, edge(domains, acme))
+}
+
+fn desired_with(p: &Playground, yaml: &str, edge: EdgeInputs<'_>) -> Desired {
     let model = model_for(yaml, &Policy::UNTRUSTED, p).unwrap();
     let definitions = classify(&model);
-    desired(&Inputs::new(p, &model).with_routing(domains, acme).with_definitions(&definitions)).unwrap()
+    desired(&Inputs::new(p, &model).with_edge(edge).with_definitions(&definitions)).unwrap()
 }
 
 fn service<'a>(d: &'a Desired, name: &str) -> &'a ServiceSpec {
@@ -57,24 +66,19 @@ fn traefik_labels(s: &ServiceSpec) -> BTreeMap<String, String> {
 }
 
 #[test]
-fn an_exposed_service_gets_exactly_these_labels_and_the_edge_network() {
+fn an_exposed_service_gets_a_route_and_the_edge_network_but_no_routing_labels() {
     let d = desired_for(&playground(&[]), COMPOSE, &domains(), None);
     let web = service(&d, "web");
-    let r = "play-3fa91c-7-pr-7-web";
-    let rule = "Host(`shop.apps.example.com`) && (PathPrefix(`/api`) || Path(`/x`))";
-    let expected: BTreeMap<String, String> = [
-        ("traefik.enable", "true"),
-        ("traefik.docker.network", "play-3fa91c-edge"),
-        (&format!("traefik.http.routers.{r}.rule"), rule),
-        (&format!("traefik.http.routers.{r}.entrypoints"), "web"),
-        (&format!("traefik.http.routers.{r}.service"), r),
-        (&format!("traefik.http.services.{r}.loadbalancer.server.port"), "8080"),
-    ]
-    .iter()
-    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-    .collect();
-    assert_eq!(traefik_labels(web), expected);
-    assert_eq!(route(web).fqdn, "shop.apps.example.com");
+    let r = route(web);
+    assert_eq!(r.id, "play-3fa91c-7-pr-7-web");
+    assert_eq!(r.fqdn, "shop.apps.example.com");
+    assert_eq!(r.rule, "Host(`shop.apps.example.com`) && (PathPrefix(`/api`) || Path(`/x`))");
+    assert_eq!(r.path_rule.as_deref(), Some("PathPrefix(`/api`) || Path(`/x`)"));
+    assert_eq!(r.port, 8080);
+    assert_eq!(r.upstream, "play-3fa91c-7-pr-7-web-1");
+    assert!(!r.https);
+    assert_eq!(r.url, "http://shop.apps.example.com/");
+    assert!(traefik_labels(web).is_empty(), "the edge is configured through its API, not labels");
     assert_eq!(d.edge_network.as_deref(), Some("play-3fa91c-edge"));
     // On the edge network without aliases; still on its project network.
     assert_eq!(web.container.networks["play-3fa91c-edge"], Vec::<String>::new());
@@ -129,15 +133,33 @@ fn internal_and_unexposed_services_get_no_route() {
 }
 
 #[test]
-fn without_a_domain_nothing_is_routed_and_debug_says_why() {
-    let d = desired_for(&playground(&[]), COMPOSE, &[], None);
+fn without_a_domain_hosts_need_no_dns() {
+    let p = playground(&[]);
+    let local = desired_with(&p, COMPOSE, EdgeInputs { local: true, ..edge(&[], Some("ops@example.com")) });
+    let web = route(service(&local, "web"));
+    assert_eq!(web.fqdn, "shop-7.localhost");
+    assert_eq!(web.url, "http://shop-7.localhost/", "never HTTPS: no CA certifies such names");
+    let remote = desired_with(&p, COMPOSE, edge(&[], None));
+    assert_eq!(route(service(&remote, "admin")).fqdn, "admin-7.203-0-113-9.sslip.io");
+    let ports = EdgeSettings { http_port: 18080, ..EdgeSettings::default() };
+    let high = desired_with(&p, COMPOSE, EdgeInputs { settings: ports, ..edge(&[], None) });
+    assert_eq!(route(service(&high, "admin")).url, "http://admin-7.203-0-113-9.sslip.io:18080/");
+}
+
+#[test]
+fn the_edge_off_or_a_named_host_without_a_domain_routes_nothing_and_debug_says_why() {
+    let off = EdgeSettings { enabled: false, ..EdgeSettings::default() };
+    let d = desired_with(&playground(&[]), COMPOSE, EdgeInputs { settings: off, ..edge(&domains(), None) });
+    assert!(matches!(&service(&d, "web").routing, Routing::Unrouted { reason } if reason.contains("edge is off")));
+    assert_eq!(d.edge_network, None);
+    let d = desired_with(&playground(&[]), COMPOSE, EdgeInputs { host: "box.example.com", ..edge(&[], None) });
     assert_eq!(d.edge_network, None);
     for s in &d.services {
         assert!(traefik_labels(s).is_empty(), "{}", s.name);
         assert!(!s.container.networks.keys().any(|n| n.ends_with("-edge")), "{}", s.name);
     }
     assert!(
-        matches!(&service(&d, "web").routing, Routing::Unrouted { reason } if reason.contains("no domain")),
+        matches!(&service(&d, "web").routing, Routing::Unrouted { reason } if reason.contains("add a domain")),
         "{:?}",
         service(&d, "web").routing
     );
@@ -149,26 +171,28 @@ fn without_a_domain_nothing_is_routed_and_debug_says_why() {
 }
 
 #[test]
-fn an_acme_email_serves_routes_over_https() {
+fn https_follows_the_edge_settings() {
     let d = desired_for(&playground(&[]), COMPOSE, &domains(), Some("ops@example.com"));
-    let labels = traefik_labels(service(&d, "admin"));
-    let r = "play-3fa91c-7-pr-7-admin";
-    assert_eq!(labels[&format!("traefik.http.routers.{r}.entrypoints")], "websecure");
-    assert_eq!(labels[&format!("traefik.http.routers.{r}.tls")], "true");
-    assert_eq!(labels[&format!("traefik.http.routers.{r}.tls.certresolver")], "letsencrypt");
+    let admin = route(service(&d, "admin"));
+    assert!(admin.https);
+    assert_eq!(admin.url, "https://admin.apps.example.com/");
     let plain = desired_for(&playground(&[]), COMPOSE, &domains(), None);
-    assert!(!traefik_labels(service(&plain, "admin")).keys().any(|k| k.contains(".tls")));
+    assert!(!route(service(&plain, "admin")).https);
+    let internal = EdgeSettings { tls: TlsMode::Internal, ..EdgeSettings::default() };
+    let d = desired_with(&playground(&[]), COMPOSE, EdgeInputs { settings: internal, ..edge(&domains(), None) });
+    assert!(route(service(&d, "admin")).https);
 }
 
 #[test]
-fn a_changed_subdomain_changes_only_that_services_hash() {
+fn a_changed_subdomain_moves_the_route_without_recreating_any_container() {
     let before = desired_for(&playground(&[]), COMPOSE, &domains(), None);
     let mut p = playground(&[]);
     p.service_subdomains.insert("web".into(), "other".into());
     let after = desired_for(&p, COMPOSE, &domains(), None);
     for (b, a) in before.services.iter().zip(&after.services) {
-        assert_eq!(b.config_hash == a.config_hash, b.name != "web", "{}", b.name);
+        assert_eq!(b.config_hash, a.config_hash, "{}", b.name);
     }
+    assert_eq!(route(service(&after, "web")).fqdn, "other.apps.example.com");
 }
 
 #[test]

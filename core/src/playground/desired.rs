@@ -16,8 +16,8 @@
 use super::model::Playground;
 use crate::compose::Policy;
 use crate::compose::model::ComposeFile;
-use crate::desired::{self, Desired, Inputs};
-use crate::store::playrooms::Playroom;
+use crate::desired::{self, Desired, EdgeInputs, Inputs};
+use crate::store::playrooms::{Connection, Playroom};
 use crate::store::playspec_files::MountedFile;
 use crate::store::playspecs::Playspec;
 
@@ -64,7 +64,13 @@ pub fn desired_for(
     let inputs = Inputs::new(playground, &model)
         .with_persist_volumes(playspec.persist_volumes)
         .with_files(files)
-        .with_routing(&playroom.domains, playroom.acme_email.as_deref())
+        .with_edge(EdgeInputs {
+            settings: playroom.edge,
+            domains: &playroom.domains,
+            acme_email: playroom.acme_email.as_deref(),
+            local: playroom.connection == Connection::Local,
+            host: &playroom.host,
+        })
         .with_definitions(&definitions);
     let desired = desired::desired(&inputs).map_err(DesiredError::CannotRun)?;
     Ok(Computed { model, desired })

@@ -207,17 +207,19 @@ pub async fn record_error(
 /// `converged` (every service up, healthy where it has a healthcheck, for
 /// `generation`), the Playground becomes `running` at step `ready`, errors
 /// are cleared and `observed_generation`/`last_applied_at` record the
-/// convergence.
+/// convergence. Answers whether the services or the convergence changed
+/// (what the edge routes depends on).
 pub async fn record_observed(
     store: &Store,
     fence: Fence<'_>,
     id: i64,
     services: &[ServiceStatus],
     converged_generation: Option<i64>,
-) -> Result<Fenced> {
+) -> Result<Fenced<bool>> {
     let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(Fenced::Lost) };
     let json = serde_json::to_string(services).map_err(|e| crate::Error::Internal(e.to_string()))?;
     let now = time::to_db(&time::now());
+    let mut changed = current.services != services;
     if current.services != services {
         sqlx::query("UPDATE playgrounds SET services_status = $1, updated_at = $2 WHERE id = $3")
             .bind(&json)
@@ -256,9 +258,10 @@ pub async fn record_observed(
         if current.status != PlaygroundStatus::Running {
             status_event(&mut tx, &current, PlaygroundStatus::Running).await?;
         }
+        changed = true;
     }
     tx.commit().await?;
-    Ok(Fenced::Held(()))
+    Ok(Fenced::Held(changed))
 }
 
 /// Records `playground.drift.detected` with the `repairs` a pass is about

@@ -12,6 +12,7 @@ use sqlx::any::AnyRow;
 use super::events::{self, Actor, NewEvent};
 use super::quotas::{self, QuotaLimits, Resource};
 use super::{OnUnique, Store, flag, is_set};
+use crate::edge::EdgeSettings;
 use crate::host::HostTarget;
 use crate::secrets::SecretBox;
 use crate::time::{self, Timestamp};
@@ -62,6 +63,8 @@ pub struct Playroom {
     pub host_key_pinned_at: Option<Timestamp>,
     pub domains: Vec<String>,
     pub acme_email: Option<String>,
+    /// The edge's settings (see `crate::edge`).
+    pub edge: EdgeSettings,
     pub trusted: bool,
     /// When the Playroom was last marked trusted, and by which API key
     /// (`None` for the command line); both cleared when trust is lifted.
@@ -98,13 +101,14 @@ pub struct PlayroomFields {
     pub host_key: Option<Option<String>>,
     pub domains: Option<Vec<String>>,
     pub acme_email: Option<Option<String>>,
+    pub edge: Option<EdgeSettings>,
     pub trusted: Option<bool>,
     pub tutorial: Option<bool>,
 }
 
 const COLUMNS: &str = "id, account_id, name, status, connection, host, port, ssh_user, docker_socket, \
     ssh_private_key IS NOT NULL AS has_private_key, ssh_public_key, host_key, host_key_pinned_at, domains, \
-    acme_email, trusted, trusted_at, trusted_by_key_id, tutorial, last_checked_at, last_transport, last_error, \
+    acme_email, edge, trusted, trusted_at, trusted_by_key_id, tutorial, last_checked_at, last_transport, last_error, \
     reachable, unreachable_since, unreachable_reason, created_at, updated_at";
 
 fn from_row(row: &AnyRow) -> Result<Playroom> {
@@ -132,6 +136,7 @@ fn from_row(row: &AnyRow) -> Result<Playroom> {
         host_key_pinned_at: time::opt_from_db(row.try_get("host_key_pinned_at")?)?,
         domains: super::json_column(row, "playrooms", id, "domains")?,
         acme_email: row.try_get("acme_email")?,
+        edge: super::json_column(row, "playrooms", id, "edge")?,
         trusted: is_set(row.try_get("trusted")?),
         trusted_at: time::opt_from_db(row.try_get("trusted_at")?)?,
         trusted_by_key_id: row.try_get("trusted_by_key_id")?,
@@ -145,6 +150,10 @@ fn from_row(row: &AnyRow) -> Result<Playroom> {
         created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
         updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
     })
+}
+
+fn edge_json(edge: &EdgeSettings) -> Result<String> {
+    serde_json::to_string(edge).map_err(|e| Error::Internal(format!("edge settings: {e}")))
 }
 
 fn key_context(id: i64) -> String {
@@ -175,8 +184,8 @@ pub async fn create(
     check_trust(fields.connection.unwrap_or(Connection::Ssh), trusted)?;
     let inserted = sqlx::query(
         "INSERT INTO playrooms (account_id, name, connection, host, port, ssh_user, docker_socket, ssh_public_key, \
-         host_key, host_key_pinned_at, domains, acme_email, trusted, tutorial, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15) RETURNING id",
+         host_key, host_key_pinned_at, domains, acme_email, trusted, tutorial, created_at, updated_at, edge) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16) RETURNING id",
     )
     .bind(account_id)
     .bind(&name)
@@ -193,6 +202,7 @@ pub async fn create(
     .bind(flag(trusted))
     .bind(flag(fields.tutorial.unwrap_or(false)))
     .bind(&now)
+    .bind(edge_json(&fields.edge.unwrap_or_default())?)
     .fetch_one(&mut *tx)
     .await;
     let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
@@ -289,7 +299,7 @@ pub async fn update(
     let result = sqlx::query(
         "UPDATE playrooms SET name = $1, connection = $2, host = $3, port = $4, ssh_user = $5, docker_socket = $6, \
          host_key = $7, host_key_pinned_at = $8, domains = $9, acme_email = $10, trusted = $11, tutorial = $12, \
-         updated_at = $13 WHERE id = $14 AND account_id = $15",
+         updated_at = $13, edge = $16 WHERE id = $14 AND account_id = $15",
     )
     .bind(&name)
     .bind(fields.connection.unwrap_or(current.connection).as_str())
@@ -306,6 +316,7 @@ pub async fn update(
     .bind(time::to_db(&now))
     .bind(id)
     .bind(account_id)
+    .bind(edge_json(&fields.edge.unwrap_or(current.edge))?)
     .execute(&mut *tx)
     .await;
     result.on_unique(|| name_taken(&name))?;

@@ -20,7 +20,7 @@ pub use super::pool::HostConnection;
 use super::pool::{Pool, SessionDialer};
 use super::reachability::Reachability;
 use super::ssh::{self, SshParams};
-use super::tunnel::{Dialer, EngineClient, Recorder};
+use super::tunnel::{Dialer, EngineClient, HostStream, Recorder};
 use crate::error::{Error, Result};
 
 /// Docker hosts over SSH (or the local socket), pooled per Playroom.
@@ -99,6 +99,15 @@ impl DockerHostGateway {
     /// A bollard client for `target`, over the pooled connection.
     pub async fn docker(&self, target: &HostTarget) -> Result<Docker> {
         Ok(self.connection(target).await?.docker)
+    }
+
+    /// A byte stream to the unix socket at `path` on `target`'s host, over
+    /// the pooled connection (SSH `direct-streamlocal`, or the socket itself
+    /// for a local Playroom). Used for the edge's admin socket; the caller
+    /// bounds its use.
+    pub async fn dial_unix(&self, target: &HostTarget, path: &str) -> Result<HostStream> {
+        self.connection(target).await?;
+        self.pool.link(target)?.dial_unix(path).await
     }
 
     async fn logs(&self, target: &HostTarget, container: &str, tail: usize) -> Result<Vec<String>> {

@@ -174,6 +174,17 @@ impl HostLink {
     }
 }
 
+impl HostLink {
+    /// A byte stream to the unix socket at `path` on the host, over the
+    /// link's connection (see `DockerHostGateway::dial_unix`).
+    pub async fn dial_unix(&self, path: &str) -> Result<HostStream> {
+        match &self.dialer {
+            LinkDialer::Local(_) => Ok(LocalDialer::new(path).connect().await?),
+            LinkDialer::Ssh(dialer) => Ok(dialer.open_unix(path).await?),
+        }
+    }
+}
+
 /// Dials SSH channels over the link's current connection, reconnecting when
 /// it is gone.
 struct SshDialer {
@@ -250,6 +261,39 @@ impl SshDialer {
                     return Err(HostError::Protocol(format!(
                         "the server refused a channel to {}: {reason:?}",
                         self.params.socket
+                    )));
+                }
+                Err(e) if retried => {
+                    return Err(HostError::Unreachable(format!("the SSH connection failed twice in a row: {e}")));
+                }
+                Err(_) => {
+                    retried = true;
+                    self.invalidate(&session).await;
+                }
+            }
+        }
+    }
+}
+
+impl SshDialer {
+    /// A channel to the unix socket `path`, retried once on a fresh
+    /// connection like [`Self::open`].
+    async fn open_unix(&self, path: &str) -> std::result::Result<HostStream, HostError> {
+        let mut retried = false;
+        loop {
+            let session = self.session(false).await.map_err(|e| e.error)?;
+            let Some(opened) = session.open_unix(path).await else {
+                return Err(HostError::Protocol(format!(
+                    "the SSH server of {} does not forward to unix sockets, so {path} cannot be reached: \
+                     set `AllowStreamLocalForwarding yes` in its sshd_config",
+                    self.params.host
+                )));
+            };
+            match opened {
+                Ok(stream) => return Ok(stream),
+                Err(russh::Error::ChannelOpenFailure(reason)) => {
+                    return Err(HostError::Protocol(format!(
+                        "the server refused a channel to {path}: {reason:?} (missing, or not writable by the SSH user)"
                     )));
                 }
                 Err(e) if retried => {

@@ -152,6 +152,23 @@ impl SshSession {
         Ok(HostStream::new(channel.into_stream()))
     }
 
+    /// A new byte stream to another unix socket on the host (the edge's
+    /// admin socket): a `direct-streamlocal` channel. `None` when the
+    /// server does not forward to unix sockets (the connection reaches
+    /// Docker through `docker system dial-stdio`), which only reaches the
+    /// Docker socket.
+    pub async fn open_unix(&self, path: &str) -> Option<Result<HostStream, russh::Error>> {
+        match self.transport {
+            Transport::DialStdio => None,
+            Transport::DirectStreamlocal | Transport::LocalSocket => Some(
+                self.handle
+                    .channel_open_direct_streamlocal(path.to_owned())
+                    .await
+                    .map(|c| HostStream::new(c.into_stream())),
+            ),
+        }
+    }
+
     /// Ends the connection politely (test_connection's one-off sessions).
     pub async fn close(&self) {
         let _ = self.handle.disconnect(Disconnect::ByApplication, "", "en").await;

@@ -72,12 +72,14 @@ mod pass;
 pub mod plan;
 pub use play_core::desired as spec;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use pass::Pass;
 use play_core::secrets::SecretBox;
 use play_core::store::Store;
 use play_core::store::playground_status::{self as status_store, Fence, Fenced};
+use play_core::wake::{Kind, Waker};
 
 use crate::host::DockerHostGateway;
 use crate::playroom::events::WatchHandle;
@@ -122,11 +124,28 @@ pub struct PlaygroundReconciler {
     gateway: DockerHostGateway,
     config: PlaygroundConfig,
     watch: Option<WatchHandle>,
+    /// Wakes the edge of a Playroom whose routes may have changed.
+    edge: Option<Arc<dyn Waker>>,
 }
 
 impl PlaygroundReconciler {
     pub fn new(store: Store, secrets: SecretBox, gateway: DockerHostGateway) -> Self {
-        PlaygroundReconciler { store, secrets, gateway, config: PlaygroundConfig::default(), watch: None }
+        PlaygroundReconciler { store, secrets, gateway, config: PlaygroundConfig::default(), watch: None, edge: None }
+    }
+
+    /// A pass that changed what the edge routes (services started or
+    /// stopped, a generation converged, the Playground gone) wakes the
+    /// edge of its Playroom through `waker` (`Kind::Edge`), so a URL
+    /// answers as soon as its service runs.
+    pub fn waking_edge(mut self, waker: Arc<dyn Waker>) -> Self {
+        self.edge = Some(waker);
+        self
+    }
+
+    fn wake_edge(&self, playroom_id: i64) {
+        if let Some(edge) = &self.edge {
+            edge.wake(Kind::Edge, playroom_id);
+        }
     }
 
     pub fn with_config(mut self, config: PlaygroundConfig) -> Self {

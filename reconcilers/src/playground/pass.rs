@@ -121,6 +121,7 @@ impl<'a> Pass<'a> {
             return Ok(p.expires_at.map_or_else(Action::await_change, Action::requeue_at));
         }
         self.finish_destroy().await?;
+        self.r.wake_edge(p.playroom_id);
         Ok(Action::await_change())
     }
 
@@ -236,9 +237,12 @@ impl<'a> Pass<'a> {
         };
         let services = plan::services_status(&desired, &observed);
         if plan::converged_keeping(&desired, &observed, &keep_exited) {
-            status_store::record_observed(&self.r.store, self.fence, self.id, &services, Some(p.generation))
+            if status_store::record_observed(&self.r.store, self.fence, self.id, &services, Some(p.generation))
                 .await?
-                .held()?;
+                .held()?
+            {
+                self.r.wake_edge(p.playroom_id);
+            }
             // A running job is watched for its end; anything else waits
             // for its expiry (or a change).
             return Ok(Converged::Wait(match watched {
@@ -254,7 +258,9 @@ impl<'a> Pass<'a> {
             CreationStep::Containers
         };
         self.set_step(p, waiting).await?;
-        status_store::record_observed(&self.r.store, self.fence, self.id, &services, None).await?.held()?;
+        if status_store::record_observed(&self.r.store, self.fence, self.id, &services, None).await?.held()? {
+            self.r.wake_edge(p.playroom_id);
+        }
         Ok(Converged::Wait(self.poll_or_expiry(p, self.r.config.poll_interval)))
     }
 

@@ -1,0 +1,16 @@
+//! The edge: one Caddy container per Playroom that routes the Playroom's
+//! exposed services (issue #12, `docs/edge.md`).
+//!
+//! This module is the pure part: a Playroom's edge settings
+//! ([`settings`]), the host names and URLs services get ([`hosts`]), the
+//! Caddy JSON config for a set of routes ([`config`]) and the arbitration
+//! of a host claimed by several Playgrounds ([`claims`]). The edge
+//! reconciler (`play-reconcilers`, `edge/`) runs the container and loads
+//! the config; the store keeps what it last did (`store::edges`).
+
+pub mod claims;
+pub mod config;
+pub mod hosts;
+pub mod settings;
+
+pub use settings::{EdgeSettings, TlsMode};

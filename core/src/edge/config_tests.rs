@@ -1,0 +1,94 @@
+use serde_json::json;
+
+use super::*;
+
+fn route(id: &str, fqdn: &str, path_rule: Option<&str>, https: bool) -> Route {
+    let rule = match path_rule {
+        Some(p) => format!("Host(`{fqdn}`) && ({p})"),
+        None => format!("Host(`{fqdn}`)"),
+    };
+    Route {
+        id: id.into(),
+        fqdn: fqdn.into(),
+        path_rule: path_rule.map(str::to_owned),
+        rule,
+        port: 8080,
+        upstream: format!("{id}-1"),
+        https,
+        url: format!("http://{fqdn}/"),
+    }
+}
+
+fn config(routes: &[Route], acme: Acme) -> Value {
+    caddy_config(&EdgeConfig { settings: EdgeSettings::default(), acme, routes }).unwrap()
+}
+
+fn route_ids(config: &Value, server: &str) -> Vec<String> {
+    config["apps"]["http"]["servers"][server]["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["@id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn http_routes_proxy_to_the_container_and_end_in_a_404() {
+    let routes = [
+        route("p-web", "web-1.localhost", None, false),
+        route("p-api", "web-1.localhost", Some("PathPrefix(`/api`)"), false),
+    ];
+    let c = config(&routes, Acme::default());
+    // The longer rule first, the 404 last; no https server, no tls app.
+    assert_eq!(route_ids(&c, "http"), ["p-api", "p-web", "play-not-found"]);
+    assert!(c["apps"]["http"]["servers"].get("https").is_none());
+    assert!(c["apps"].get("tls").is_none());
+    let api = &c["apps"]["http"]["servers"]["http"]["routes"][0];
+    assert_eq!(api["match"][0]["host"], json!(["web-1.localhost"]));
+    assert!(api["match"][0].get("path_regexp").is_some(), "{api}");
+    assert_eq!(api["handle"][0]["upstreams"][0]["dial"], "p-api-1:8080");
+    assert_eq!(c["apps"]["http"]["servers"]["http"]["listen"], json!([":80"]));
+    assert_eq!(c["admin"]["listen"], format!("unix/{ADMIN_SOCKET}"));
+}
+
+#[test]
+fn https_routes_get_their_server_a_redirect_and_a_certificate_policy() {
+    let routes = [route("p-web", "shop.example.com", None, true), route("p-x", "x-1.localhost", None, false)];
+    let acme = Acme {
+        email: Some("ops@example.com".into()),
+        directory: Some("https://pebble:14000/dir".into()),
+        trusted_roots: vec!["/etc/play-edge/acme-root.pem".into()],
+    };
+    let c = config(&routes, acme);
+    assert_eq!(route_ids(&c, "http"), ["p-x", "play-https-redirect", "play-not-found"]);
+    assert_eq!(route_ids(&c, "https"), ["p-web", "play-not-found"]);
+    let policy = &c["apps"]["tls"]["automation"]["policies"][0];
+    assert_eq!(policy["subjects"], json!(["shop.example.com"]));
+    assert_eq!(policy["issuers"][0]["module"], "acme");
+    assert_eq!(policy["issuers"][0]["email"], "ops@example.com");
+    assert_eq!(policy["issuers"][0]["ca"], "https://pebble:14000/dir");
+    assert_eq!(policy["issuers"][0]["trusted_roots_pem_files"], json!(["/etc/play-edge/acme-root.pem"]));
+    // Without an e-mail: the internal CA.
+    let c = config(&routes, Acme::default());
+    assert_eq!(c["apps"]["tls"]["automation"]["policies"][0]["issuers"][0]["module"], "internal");
+}
+
+#[test]
+fn the_order_and_hash_do_not_depend_on_the_order_routes_come_in() {
+    let a = route("a", "a.localhost", None, false);
+    let b = route("b", "b.localhost", None, false);
+    let one = config(&[a.clone(), b.clone()], Acme::default());
+    let two = config(&[b, a], Acme::default());
+    assert_eq!(one, two);
+    assert_eq!(config_hash(&one), config_hash(&two));
+}
+
+#[test]
+fn the_redirect_names_a_non_default_https_port() {
+    let routes = [route("p-web", "shop.example.com", None, true)];
+    let settings = EdgeSettings { http_port: 18080, https_port: 18443, ..EdgeSettings::default() };
+    let c = caddy_config(&EdgeConfig { settings, acme: Acme::default(), routes: &routes }).unwrap();
+    let redirect = &c["apps"]["http"]["servers"]["http"]["routes"][0];
+    assert_eq!(redirect["handle"][0]["headers"]["Location"][0], "https://{http.request.host}:18443{http.request.uri}");
+    assert_eq!(c["apps"]["http"]["servers"]["https"]["listen"], json!([":18443"]));
+}

@@ -1,0 +1,288 @@
+//! What the edge reconciler last did on each Playroom (`playroom_edges`)
+//! and the routes it decided (`edge_routes`: host claims, whether each
+//! route is live, which Playground holds a host a route lost).
+//!
+//! Invariants:
+//! - Only the edge reconciler writes here, in fenced transactions
+//!   ([`record_pass`]): a replica that lost a Playroom's lease writes
+//!   nothing.
+//! - `edge_routes` holds exactly the routes of the last pass that got as
+//!   far as deciding them; a route's `claimed_at` is kept while its host is
+//!   unchanged (see `crate::edge::claims`).
+//! - A route is `live` when the config the edge last accepted serves it.
+//!   When the edge refuses a config, the routes it served stay live (Caddy
+//!   keeps the last good config) and new ones are not.
+//! - Events: `playground.route.conflict` when a route newly loses its host,
+//!   `playroom.edge.restored` when the edge container had to be made again,
+//!   `playroom.edge.failed` when an error first appears.
+
+use std::collections::BTreeMap;
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::events::{self, NewEvent};
+use super::fence::{Fence, Fenced};
+use super::{Conn, Store, flag, is_set, leases};
+use crate::Result;
+use crate::edge::claims::{Claim, Decision};
+use crate::time::{self, Timestamp};
+
+/// The name edge leases are taken under (the edge reconciler's `NAME`).
+pub const RECONCILER: &str = "edge";
+
+/// A Playroom's edge as last seen.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EdgeStatus {
+    pub config_hash: Option<String>,
+    pub applied_at: Option<Timestamp>,
+    pub container_id: Option<String>,
+    pub error: Option<String>,
+    pub error_at: Option<Timestamp>,
+}
+
+/// One decided route.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RouteRow {
+    pub claim: Claim,
+    pub playroom_id: i64,
+    pub live: bool,
+    /// The Playground holding the host this route lost.
+    pub conflict_with: Option<i64>,
+}
+
+/// The edge of Playroom `playroom_id`, `None` before its first pass.
+pub async fn status(store: &Store, playroom_id: i64) -> Result<Option<EdgeStatus>> {
+    let mut conn = store.pool().acquire().await?;
+    edge_row(&mut conn, playroom_id).await
+}
+
+const ROUTE_COLUMNS: &str = "playground_id, service, playroom_id, host, claimed_at, live, conflict_with";
+
+fn route_row(row: &AnyRow) -> Result<RouteRow> {
+    Ok(RouteRow {
+        claim: Claim {
+            playground_id: row.try_get("playground_id")?,
+            service: row.try_get("service")?,
+            host: row.try_get("host")?,
+            claimed_at: time::from_db(&row.try_get::<String, _>("claimed_at")?)?,
+        },
+        playroom_id: row.try_get("playroom_id")?,
+        live: is_set(row.try_get("live")?),
+        conflict_with: row.try_get("conflict_with")?,
+    })
+}
+
+/// The routes decided on Playroom `playroom_id`.
+pub async fn routes_on(conn: &mut Conn, playroom_id: i64) -> Result<Vec<RouteRow>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {ROUTE_COLUMNS} FROM edge_routes WHERE playroom_id = $1 ORDER BY playground_id, service"
+    ))
+    .bind(playroom_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    rows.iter().map(route_row).collect()
+}
+
+/// The routes decided for Playground `playground_id`, by service.
+pub async fn routes_of(store: &Store, playground_id: i64) -> Result<BTreeMap<String, RouteRow>> {
+    let rows = sqlx::query(&format!("SELECT {ROUTE_COLUMNS} FROM edge_routes WHERE playground_id = $1"))
+        .bind(playground_id)
+        .fetch_all(store.pool())
+        .await?;
+    rows.iter().map(|r| route_row(r).map(|r| (r.claim.service.clone(), r))).collect()
+}
+
+/// What one edge pass found and did.
+#[derive(Clone, Debug, Default)]
+pub struct PassOutcome {
+    /// Every route the pass decided (all of the Playroom's).
+    pub decisions: Vec<Decision>,
+    /// The config the edge now serves, when the pass got it accepted or
+    /// found it already live: `(hash, container id)`.
+    pub applied: Option<(String, String)>,
+    /// Why the pass could not converge; `None` clears an earlier error.
+    pub error: Option<String>,
+    /// Why the edge container had to be made again (drift), if it did.
+    pub restored: Option<String>,
+}
+
+/// Records a pass on Playroom `playroom_id` of account `account_id`,
+/// fenced by the pass's lease.
+pub async fn record_pass(
+    store: &Store,
+    fence: Fence<'_>,
+    account_id: i64,
+    playroom_id: i64,
+    outcome: &PassOutcome,
+) -> Result<Fenced> {
+    let mut tx = store.write().await?;
+    if !leases::still_held(&mut tx, fence.reconciler, playroom_id, fence.owner, fence.token).await? {
+        return Ok(Fenced::Lost);
+    }
+    let now = time::now();
+    let now_db = time::to_db(&now);
+    let before: BTreeMap<(i64, String), RouteRow> = routes_on(&mut tx, playroom_id)
+        .await?
+        .into_iter()
+        .map(|r| ((r.claim.playground_id, r.claim.service.clone()), r))
+        .collect();
+    sqlx::query("DELETE FROM edge_routes WHERE playroom_id = $1").bind(playroom_id).execute(&mut *tx).await?;
+    for decision in &outcome.decisions {
+        let claim = &decision.claim;
+        let previous = before.get(&(claim.playground_id, claim.service.clone()));
+        let live = match &outcome.applied {
+            Some(_) => decision.lost_to.is_none(),
+            None => previous.is_some_and(|p| p.live && p.claim.host == claim.host) && decision.lost_to.is_none(),
+        };
+        // A Playground's routes may have moved here from another Playroom's
+        // rows in this table: one row per Playground and service.
+        sqlx::query("DELETE FROM edge_routes WHERE playground_id = $1 AND service = $2")
+            .bind(claim.playground_id)
+            .bind(&claim.service)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(&format!("INSERT INTO edge_routes ({ROUTE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)"))
+            .bind(claim.playground_id)
+            .bind(&claim.service)
+            .bind(playroom_id)
+            .bind(&claim.host)
+            .bind(time::to_db(&claim.claimed_at))
+            .bind(flag(live))
+            .bind(decision.lost_to)
+            .execute(&mut *tx)
+            .await?;
+        let newly_lost = decision.lost_to.is_some() && previous.and_then(|p| p.conflict_with) != decision.lost_to;
+        if let Some(holder) = decision.lost_to.filter(|_| newly_lost) {
+            events::record(
+                &mut tx,
+                NewEvent::new(account_id, "playground", claim.playground_id, "route.conflict").metadata(
+                    serde_json::json!({"service": claim.service, "host": claim.host, "held_by_playground_id": holder}),
+                ),
+            )
+            .await?;
+        }
+    }
+    let current = edge_row(&mut tx, playroom_id).await?;
+    if let Some(reason) = &outcome.restored {
+        events::record(
+            &mut tx,
+            NewEvent::new(account_id, "playroom", playroom_id, "edge.restored")
+                .metadata(serde_json::json!({"reason": reason})),
+        )
+        .await?;
+    }
+    if let Some(error) = &outcome.error
+        && current.as_ref().and_then(|c| c.error.as_ref()) != Some(error)
+    {
+        events::record(
+            &mut tx,
+            NewEvent::new(account_id, "playroom", playroom_id, "edge.failed")
+                .metadata(serde_json::json!({"error": error})),
+        )
+        .await?;
+    }
+    let current = current.unwrap_or_default();
+    let (hash, applied_at, container) = match &outcome.applied {
+        Some((hash, container)) => {
+            let at = if current.config_hash.as_ref() == Some(hash) { current.applied_at } else { Some(now) };
+            (Some(hash.clone()), at, Some(container.clone()))
+        }
+        None => (current.config_hash, current.applied_at, current.container_id),
+    };
+    let error_at = match &outcome.error {
+        Some(e) if current.error.as_ref() == Some(e) => current.error_at,
+        Some(_) => Some(now),
+        None => None,
+    };
+    sqlx::query("DELETE FROM playroom_edges WHERE playroom_id = $1").bind(playroom_id).execute(&mut *tx).await?;
+    sqlx::query(
+        "INSERT INTO playroom_edges (playroom_id, config_hash, applied_at, container_id, error, error_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(playroom_id)
+    .bind(hash)
+    .bind(applied_at.as_ref().map(time::to_db))
+    .bind(container)
+    .bind(outcome.error.clone())
+    .bind(error_at.as_ref().map(time::to_db))
+    .bind(&now_db)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(Fenced::Held(()))
+}
+
+/// Records that a pass on Playroom `playroom_id` failed before it could
+/// decide its routes (the host unreachable, the container not starting):
+/// routes and the applied config are left as they are. Fenced like
+/// [`record_pass`].
+pub async fn record_error(
+    store: &Store,
+    fence: Fence<'_>,
+    account_id: i64,
+    playroom_id: i64,
+    error: &str,
+) -> Result<Fenced> {
+    let mut tx = store.write().await?;
+    if !leases::still_held(&mut tx, fence.reconciler, playroom_id, fence.owner, fence.token).await? {
+        return Ok(Fenced::Lost);
+    }
+    let current = edge_row(&mut tx, playroom_id).await?;
+    if current.as_ref().and_then(|c| c.error.as_deref()) == Some(error) {
+        return Ok(Fenced::Held(()));
+    }
+    events::record(
+        &mut tx,
+        NewEvent::new(account_id, "playroom", playroom_id, "edge.failed").metadata(serde_json::json!({"error": error})),
+    )
+    .await?;
+    let now = time::to_db(&time::now());
+    if current.is_some() {
+        sqlx::query("UPDATE playroom_edges SET error = $1, error_at = $2, updated_at = $2 WHERE playroom_id = $3")
+            .bind(error)
+            .bind(&now)
+            .bind(playroom_id)
+            .execute(&mut *tx)
+            .await?;
+    } else {
+        sqlx::query("INSERT INTO playroom_edges (playroom_id, error, error_at, updated_at) VALUES ($1, $2, $3, $3)")
+            .bind(playroom_id)
+            .bind(error)
+            .bind(&now)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(Fenced::Held(()))
+}
+
+/// Forgets Playroom `playroom_id`'s edge: it was switched off, or the
+/// Playroom is gone. Fenced like [`record_pass`].
+pub async fn forget(store: &Store, fence: Fence<'_>, playroom_id: i64) -> Result<Fenced> {
+    let mut tx = store.write().await?;
+    if !leases::still_held(&mut tx, fence.reconciler, playroom_id, fence.owner, fence.token).await? {
+        return Ok(Fenced::Lost);
+    }
+    sqlx::query("DELETE FROM edge_routes WHERE playroom_id = $1").bind(playroom_id).execute(&mut *tx).await?;
+    sqlx::query("DELETE FROM playroom_edges WHERE playroom_id = $1").bind(playroom_id).execute(&mut *tx).await?;
+    tx.commit().await?;
+    Ok(Fenced::Held(()))
+}
+
+async fn edge_row(conn: &mut Conn, playroom_id: i64) -> Result<Option<EdgeStatus>> {
+    let row = sqlx::query(
+        "SELECT config_hash, applied_at, container_id, error, error_at FROM playroom_edges WHERE playroom_id = $1",
+    )
+    .bind(playroom_id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    Ok(Some(EdgeStatus {
+        config_hash: row.try_get("config_hash")?,
+        applied_at: time::opt_from_db(row.try_get("applied_at")?)?,
+        container_id: row.try_get("container_id")?,
+        error: row.try_get("error")?,
+        error_at: time::opt_from_db(row.try_get("error_at")?)?,
+    }))
+}

@@ -1,0 +1,93 @@
+//! Caddy's admin API on the edge container's unix socket, reached from the
+//! host through the Playroom's connection (`DockerHostGateway::dial_unix`).
+//!
+//! One HTTP/1.1 connection (one SSH channel) per call, bounded by the
+//! gateway's call timeout; answers are read up to [`MAX_ANSWER`] bytes.
+//! Owns talking to the admin API: what config to load is `edge::pass`'s.
+
+use bytes::Bytes;
+use http::{Method, Request, StatusCode};
+use http_body_util::{BodyExt as _, Full, Limited};
+use hyper_util::rt::TokioIo;
+use play_core::edge::config::ADMIN_ORIGIN;
+use play_core::host::{HostError, HostTarget};
+use serde_json::Value;
+
+use crate::host::DockerHostGateway;
+use crate::{Error, Result};
+
+/// The most of an answer read: a config of many thousand routes fits.
+const MAX_ANSWER: usize = 64 << 20;
+
+/// The admin API of one edge.
+#[derive(Debug)]
+pub struct Admin<'a> {
+    pub gateway: &'a DockerHostGateway,
+    pub target: &'a HostTarget,
+    /// The admin socket's path on the host.
+    pub socket: &'a str,
+}
+
+impl Admin<'_> {
+    async fn call(&self, method: Method, path: &str, body: Option<Vec<u8>>) -> Result<(StatusCode, Bytes)> {
+        let bound = self.gateway.config().call_timeout;
+        let work = async {
+            let stream = self.gateway.dial_unix(self.target, self.socket).await?;
+            let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+                .await
+                .map_err(|e| Error::Edge(format!("admin API handshake: {e}")))?;
+            let driver = tokio::spawn(connection);
+            let request = Request::builder()
+                .method(method)
+                .uri(path)
+                .header(http::header::HOST, ADMIN_ORIGIN)
+                .header(http::header::CONTENT_TYPE, "application/json")
+                .body(Full::new(Bytes::from(body.unwrap_or_default())))
+                .map_err(|e| Error::Edge(format!("admin API request: {e}")))?;
+            let answer = sender.send_request(request).await.map_err(|e| Error::Edge(format!("admin API: {e}")));
+            let answer = match answer {
+                Ok(answer) => answer,
+                Err(e) => {
+                    driver.abort();
+                    return Err(e);
+                }
+            };
+            let status = answer.status();
+            let body = Limited::new(answer.into_body(), MAX_ANSWER)
+                .collect()
+                .await
+                .map_err(|e| Error::Edge(format!("admin API answer: {e}")))?
+                .to_bytes();
+            driver.abort();
+            Ok((status, body))
+        };
+        tokio::time::timeout(bound, work)
+            .await
+            .map_err(|_| Error::Host(HostError::Timeout(format!("the edge's admin API ({})", self.socket))))?
+    }
+
+    /// The config the edge runs (`Value::Null` when it has none).
+    pub async fn config(&self) -> Result<Value> {
+        let (status, body) = self.call(Method::GET, "/config/", None).await?;
+        if !status.is_success() {
+            return Err(Error::Edge(format!("reading the config: {status}: {}", message(&body))));
+        }
+        serde_json::from_slice(&body).map_err(|e| Error::Edge(format!("the config read back is not JSON: {e}")))
+    }
+
+    /// Loads `config` whole. `Ok(Err(message))` is Caddy refusing it (it
+    /// keeps running the config it had); `Err` is not reaching it.
+    pub async fn load(&self, config: &Value) -> Result<std::result::Result<(), String>> {
+        let body = serde_json::to_vec(config).map_err(|e| Error::Edge(format!("config to JSON: {e}")))?;
+        let (status, answer) = self.call(Method::POST, "/load", Some(body)).await?;
+        Ok(if status.is_success() { Ok(()) } else { Err(message(&answer)) })
+    }
+}
+
+/// Caddy's error message from an answer (`{"error": "..."}`), else the text.
+fn message(body: &[u8]) -> String {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned))
+        .unwrap_or_else(|| String::from_utf8_lossy(body).chars().take(2000).collect())
+}

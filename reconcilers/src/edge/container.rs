@@ -1,0 +1,236 @@
+//! The edge container of a Playroom: what it should be, what the engine
+//! has, and making the one into the other.
+//!
+//! One container per Playroom and installation, `play-<installation, 6
+//! characters>-edge-<playroom id>`, labelled with the installation and
+//! [`LABEL_EDGE_PLAYROOM`] (never with a Playground, so neither a
+//! Playground's destroy nor the sweep removes it). It runs
+//! `caddy run --config <bootstrap> --resume`:
+//! - the bootstrap (the whole config at creation time) is written into the
+//!   created container before it starts, so the admin endpoint is on the
+//!   unix socket from the first instant (Caddy's default is TCP);
+//! - `--resume` with the config directory on a volume makes a restarted
+//!   container (engine restart, crash, `restart: unless-stopped`) serve
+//!   the last config it accepted before play looks again;
+//! - certificates live in the data volume, which outlives the container.
+//!
+//! The admin socket's directory is bind-mounted from the host
+//! (`<admin_dir>/<container name>`), where play reaches it over SSH; no
+//! TCP port of the admin API exists anywhere (`docs/edge.md`).
+//! The container is recreated when what it is made from changes (image,
+//! ports, mounts): its [`LABEL_EDGE_SPEC`] is a digest of those.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use bollard::Docker;
+use bollard::models::{ContainerCreateBody, HostConfig, PortBinding, RestartPolicy, RestartPolicyNameEnum};
+use bollard::models::{EndpointSettings, NetworkingConfig, VolumeCreateOptions};
+use bollard::query_parameters::{
+    CreateContainerOptions, InspectContainerOptions, StartContainerOptions, UploadToContainerOptions,
+};
+use play_core::desired::{LABEL_INSTALLATION, edge_network_name};
+use play_core::edge::EdgeSettings;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::docker::{remove, status_of};
+use crate::host::pull_image;
+use crate::{Error, Result};
+
+/// The Playroom an edge container serves (its id).
+pub const LABEL_EDGE_PLAYROOM: &str = "dev.play.edge-playroom";
+/// Digest of what the container is made from.
+pub const LABEL_EDGE_SPEC: &str = "dev.play.edge-spec";
+/// Where the bootstrap config is written in the container.
+const BOOTSTRAP: &str = "/etc/play-edge/bootstrap.json";
+/// Where the ACME server's trusted root is written, when configured.
+pub const ACME_ROOT: &str = "/etc/play-edge/acme-root.pem";
+/// The directory of the admin socket inside the container.
+const ADMIN_DIR: &str = "/run/play-edge";
+
+/// The edge container a Playroom should have.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EdgeSpec {
+    pub name: String,
+    pub image: String,
+    pub installation: String,
+    pub playroom_id: i64,
+    pub http_port: u16,
+    pub https_port: u16,
+    /// The admin socket's directory on the host.
+    pub host_admin_dir: String,
+    pub network: String,
+    pub digest: String,
+}
+
+impl EdgeSpec {
+    pub fn new(installation: &str, playroom_id: i64, settings: &EdgeSettings, image: &str, admin_dir: &str) -> Self {
+        let short: String = installation.chars().take(6).collect();
+        let name = format!("play-{short}-edge-{playroom_id}");
+        let host_admin_dir = format!("{}/{name}", admin_dir.trim_end_matches('/'));
+        let network = edge_network_name(installation);
+        let made_of = serde_json::json!([image, settings.http_port, settings.https_port, host_admin_dir, network, 1]);
+        let digest = format!("{:x}", Sha256::digest(made_of.to_string().as_bytes()));
+        EdgeSpec {
+            name,
+            image: image.to_owned(),
+            installation: installation.to_owned(),
+            playroom_id,
+            http_port: settings.http_port,
+            https_port: settings.https_port,
+            host_admin_dir,
+            network,
+            digest,
+        }
+    }
+
+    /// The admin socket's path on the host.
+    pub fn host_socket(&self) -> String {
+        format!("{}/admin.sock", self.host_admin_dir)
+    }
+
+    fn volume(&self, what: &str) -> String {
+        format!("{}-{what}", self.name)
+    }
+
+    fn labels(&self) -> HashMap<String, String> {
+        HashMap::from([
+            (LABEL_INSTALLATION.to_owned(), self.installation.clone()),
+            (LABEL_EDGE_PLAYROOM.to_owned(), self.playroom_id.to_string()),
+            (LABEL_EDGE_SPEC.to_owned(), self.digest.clone()),
+        ])
+    }
+}
+
+/// The edge container as the engine has it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Observed {
+    pub id: String,
+    pub running: bool,
+    pub digest: Option<String>,
+}
+
+/// The container named `name`, if any.
+pub async fn observe(docker: &Docker, name: &str) -> Result<Option<Observed>> {
+    match docker.inspect_container(name, None::<InspectContainerOptions>).await {
+        Ok(c) => Ok(Some(Observed {
+            id: c.id.unwrap_or_default(),
+            running: c.state.and_then(|s| s.running).unwrap_or(false),
+            digest: c.config.and_then(|c| c.labels).and_then(|l| l.get(LABEL_EDGE_SPEC).cloned()),
+        })),
+        Err(e) if status_of(&e) == Some(404) => Ok(None),
+        Err(e) => Err(Error::docker("inspect the edge container", e)),
+    }
+}
+
+/// Removes the edge container (and keeps its volumes: certificates).
+pub async fn remove(docker: &Docker, name: &str) -> Result<()> {
+    remove::container(docker, name, "remove the edge container").await
+}
+
+/// Creates and starts the edge container with `bootstrap` as its first
+/// config; `acme_root` is written to [`ACME_ROOT`] when given. Returns
+/// its id.
+pub async fn create(
+    docker: &Docker,
+    spec: &EdgeSpec,
+    bootstrap: &Value,
+    acme_root: Option<&[u8]>,
+    pull_timeout: Duration,
+) -> Result<String> {
+    crate::playground::edge::create(docker, &spec.installation, &spec.network).await?;
+    if docker.inspect_image(&spec.image).await.is_err() {
+        pull_image(docker, &spec.image, None, pull_timeout).await?;
+    }
+    for what in ["data", "config"] {
+        let request = VolumeCreateOptions {
+            name: Some(spec.volume(what)),
+            labels: Some(spec.labels().into_iter().filter(|(k, _)| k != LABEL_EDGE_SPEC).collect()),
+            ..Default::default()
+        };
+        docker.create_volume(request).await.map_err(|e| Error::docker("create an edge volume", e))?;
+    }
+    let mut ports = HashMap::new();
+    let mut exposed = HashMap::new();
+    for port in [spec.http_port, spec.https_port] {
+        let key = format!("{port}/tcp");
+        exposed.insert(key.clone(), HashMap::new());
+        ports.insert(key, Some(vec![PortBinding { host_ip: None, host_port: Some(port.to_string()) }]));
+    }
+    let body = ContainerCreateBody {
+        image: Some(spec.image.clone()),
+        cmd: Some(["caddy", "run", "--config", BOOTSTRAP, "--resume"].map(str::to_owned).to_vec()),
+        env: Some(vec!["XDG_CONFIG_HOME=/config".to_owned(), "XDG_DATA_HOME=/data".to_owned()]),
+        labels: Some(spec.labels()),
+        exposed_ports: Some(exposed),
+        host_config: Some(HostConfig {
+            binds: Some(vec![
+                // A bind (not a mount) so the engine makes the host
+                // directory when it is missing (a reboot empties /run).
+                format!("{}:{ADMIN_DIR}", spec.host_admin_dir),
+                format!("{}:/data", spec.volume("data")),
+                format!("{}:/config", spec.volume("config")),
+            ]),
+            port_bindings: Some(ports),
+            restart_policy: Some(RestartPolicy {
+                name: Some(RestartPolicyNameEnum::UNLESS_STOPPED),
+                maximum_retry_count: None,
+            }),
+            cap_drop: Some(vec!["ALL".to_owned()]),
+            cap_add: Some(vec!["NET_BIND_SERVICE".to_owned()]),
+            security_opt: Some(vec!["no-new-privileges".to_owned()]),
+            ..Default::default()
+        }),
+        networking_config: Some(NetworkingConfig {
+            endpoints_config: Some(HashMap::from([(spec.network.clone(), EndpointSettings::default())])),
+        }),
+        ..Default::default()
+    };
+    let options = CreateContainerOptions { name: Some(spec.name.clone()), ..Default::default() };
+    let id = docker
+        .create_container(Some(options), body)
+        .await
+        .map_err(|e| Error::docker("create the edge container", e))?
+        .id;
+    let archive = archive(bootstrap, acme_root)?;
+    let options = UploadToContainerOptions { path: "/".to_owned(), ..Default::default() };
+    docker
+        .upload_to_container(&id, Some(options), bollard::body_full(archive.into()))
+        .await
+        .map_err(|e| Error::docker("write the edge's bootstrap config", e))?;
+    start(docker, &id).await?;
+    Ok(id)
+}
+
+/// Starts a stopped edge container.
+pub async fn start(docker: &Docker, id: &str) -> Result<()> {
+    match docker.start_container(id, None::<StartContainerOptions>).await {
+        Ok(()) => Ok(()),
+        Err(e) if status_of(&e) == Some(304) => Ok(()),
+        Err(e) => Err(Error::docker("start the edge container", e)),
+    }
+}
+
+fn archive(bootstrap: &Value, acme_root: Option<&[u8]>) -> Result<Vec<u8>> {
+    let packing = |e: std::io::Error| Error::Edge(format!("packing the bootstrap config: {e}"));
+    let config = serde_json::to_vec(bootstrap).map_err(|e| Error::Edge(format!("bootstrap config: {e}")))?;
+    let mut builder = tar::Builder::new(Vec::new());
+    let mut files: Vec<(&str, &[u8])> = vec![(BOOTSTRAP, &config)];
+    if let Some(root) = acme_root {
+        files.push((ACME_ROOT, root));
+    }
+    let mut dir = tar::Header::new_gnu();
+    dir.set_entry_type(tar::EntryType::Directory);
+    dir.set_mode(0o755);
+    dir.set_size(0);
+    builder.append_data(&mut dir, "etc/play-edge/", std::io::empty()).map_err(packing)?;
+    for (path, bytes) in files {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o644);
+        header.set_entry_type(tar::EntryType::Regular);
+        builder.append_data(&mut header, path.trim_start_matches('/'), bytes).map_err(packing)?;
+    }
+    builder.into_inner().map_err(packing)
+}

@@ -1,0 +1,172 @@
+//! One pass over one Playroom's edge (see the [parent module](super) for
+//! the order and the guarantees). Owns the order of a pass and its store
+//! writes; the container is [`container`]'s, the admin API [`admin`]'s,
+//! the routes [`routes`]'.
+
+use std::time::Instant;
+
+use bollard::Docker;
+use play_core::edge::claims::{self, Decision};
+use play_core::edge::config::{self as caddy, Acme, EdgeConfig as ConfigInputs};
+use play_core::host::HostTarget;
+use play_core::store::edges::{self, PassOutcome};
+use play_core::store::fence::Fence;
+use play_core::store::playrooms::{self, Playroom};
+use play_core::store::sweep;
+use serde_json::Value;
+
+use super::admin::Admin;
+use super::container::{self, EdgeSpec, Observed};
+use super::{EdgeReconciler, routes};
+use crate::runtime::{Action, Ctx};
+use crate::{Error, Result};
+
+pub(super) async fn run(r: &EdgeReconciler, id: i64, ctx: &Ctx) -> Result<Action> {
+    let fence = Fence { reconciler: edges::RECONCILER, owner: ctx.owner(), token: ctx.fencing_token() };
+    let Some(account) = sweep::playroom_account(&r.store, id).await? else {
+        // The Playroom is gone; its engine can no longer be reached through
+        // it, so only what play recorded about it is cleared.
+        edges::forget(&r.store, fence, id).await?.held()?;
+        return Ok(Action::await_change());
+    };
+    let found = playrooms::target(&r.store, &r.secrets, account, id).await.map_err(|e| match e {
+        play_core::Error::InvalidState(message) => Error::InvalidTarget(message),
+        other => other.into(),
+    });
+    let (room, target) = match found {
+        Ok(pair) => pair,
+        Err(e) => return fail(r, fence, account, id, e).await,
+    };
+    match converge(r, fence, &room, &target).await {
+        Ok(action) => Ok(action),
+        Err(e @ Error::LeaseLost) => Err(e),
+        Err(e) => fail(r, fence, account, id, e).await,
+    }
+}
+
+/// Records `error` as the Playroom's edge error (best effort) and returns it.
+async fn fail(r: &EdgeReconciler, fence: Fence<'_>, account: i64, id: i64, error: Error) -> Result<Action> {
+    if let Err(write) = edges::record_error(&r.store, fence, account, id, &error.to_string()).await {
+        tracing::warn!(playroom = id, error = %write, "could not record the edge error");
+    }
+    Err(error)
+}
+
+async fn converge(r: &EdgeReconciler, fence: Fence<'_>, room: &Playroom, target: &HostTarget) -> Result<Action> {
+    let installation = r.store.installation().await?;
+    let spec = EdgeSpec::new(&installation, room.id, &room.edge, &r.config.image, &r.config.admin_dir);
+    let docker = r.gateway.docker(target).await?;
+    let observed = container::observe(&docker, &spec.name).await?;
+    if !room.edge.enabled {
+        if observed.is_some() {
+            container::remove(&docker, &spec.name).await?;
+        }
+        edges::forget(&r.store, fence, room.id).await?.held()?;
+        return Ok(Action::await_change());
+    }
+
+    let wanted = routes::wanted(&r.store, room).await?;
+    let stored: Vec<claims::Claim> = {
+        let mut conn = r.store.pool().acquire().await.map_err(play_core::Error::from)?;
+        edges::routes_on(&mut conn, room.id).await?.into_iter().map(|row| row.claim).collect()
+    };
+    let asks: Vec<claims::Wanted> = wanted
+        .iter()
+        .map(|w| claims::Wanted {
+            playground_id: w.playground_id,
+            service: w.service.clone(),
+            host: w.route.fqdn.clone(),
+        })
+        .collect();
+    let decisions: Vec<Decision> = claims::decide(&asks, &stored, play_core::time::now());
+    let mut served = Vec::new();
+    for (w, d) in wanted.iter().zip(&decisions) {
+        if d.lost_to.is_some() {
+            continue;
+        }
+        // A rule this play cannot translate (stored by an older play,
+        // before validation refused it) costs its own route only.
+        let single =
+            ConfigInputs { settings: room.edge, acme: Acme::default(), routes: std::slice::from_ref(&w.route) };
+        match caddy::caddy_config(&single) {
+            Ok(_) => served.push(w.route.clone()),
+            Err(error) => tracing::warn!(playroom = room.id, playground = w.playground_id, %error, "route left out"),
+        }
+    }
+    let acme = Acme {
+        email: room.acme_email.clone().filter(|e| !e.is_empty()),
+        directory: r.config.acme_directory.clone(),
+        trusted_roots: r.config.acme_root.as_ref().map(|_| vec![container::ACME_ROOT.to_owned()]).unwrap_or_default(),
+    };
+    let desired = caddy::caddy_config(&ConfigInputs { settings: room.edge, acme, routes: &served })
+        .map_err(|e| Error::Edge(format!("building the config: {e}")))?;
+    let hash = caddy::config_hash(&desired);
+
+    let (container_id, restored) = ensure_container(r, &docker, &spec, observed, room, &desired).await?;
+    let admin = Admin { gateway: &r.gateway, target, socket: &spec.host_socket() };
+    let live = live_config(r, &admin).await?;
+    let mut outcome = PassOutcome { decisions, restored, ..PassOutcome::default() };
+    if live == desired {
+        outcome.applied = Some((hash, container_id));
+    } else {
+        match admin.load(&desired).await? {
+            Ok(()) => outcome.applied = Some((hash, container_id)),
+            Err(message) => outcome.error = Some(format!("Caddy refused the edge config: {message}")),
+        }
+    }
+    edges::record_pass(&r.store, fence, room.account_id, room.id, &outcome).await?.held()?;
+    Ok(Action::requeue_after(r.config.check_interval))
+}
+
+/// Makes the edge container exist, run, and match `spec`. Answers its id
+/// and, when it had to be made again or restarted, why (drift).
+async fn ensure_container(
+    r: &EdgeReconciler,
+    docker: &Docker,
+    spec: &EdgeSpec,
+    observed: Option<Observed>,
+    room: &Playroom,
+    desired: &Value,
+) -> Result<(String, Option<String>)> {
+    let seen_before = edges::status(&r.store, room.id).await?.and_then(|s| s.container_id);
+    let acme_root = match &r.config.acme_root {
+        Some(path) => Some(
+            tokio::fs::read(path)
+                .await
+                .map_err(|e| Error::Edge(format!("reading the ACME root {}: {e}", path.display())))?,
+        ),
+        None => None,
+    };
+    let create = |why: Option<String>| async move {
+        let id = container::create(docker, spec, desired, acme_root.as_deref(), r.config.pull_timeout).await?;
+        Ok::<_, Error>((id, why))
+    };
+    match observed {
+        None => {
+            let why = seen_before.map(|_| "the edge container was removed".to_owned());
+            create(why).await
+        }
+        Some(o) if o.digest.as_deref() != Some(spec.digest.as_str()) => {
+            container::remove(docker, &spec.name).await?;
+            create(None).await
+        }
+        Some(o) if !o.running => {
+            container::start(docker, &o.id).await?;
+            Ok((o.id, Some("the edge container had stopped".to_owned())))
+        }
+        Some(o) => Ok((o.id, None)),
+    }
+}
+
+/// The live config, waiting up to `start_timeout` for a container that
+/// just started to open its admin socket.
+async fn live_config(r: &EdgeReconciler, admin: &Admin<'_>) -> Result<Value> {
+    let started = Instant::now();
+    loop {
+        match admin.config().await {
+            Ok(config) => return Ok(config),
+            Err(e) if started.elapsed() >= r.config.start_timeout => return Err(e),
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! The routes a Playroom's edge should serve: every routed service that is
+//! running, of every Playground on the Playroom whose desired state is
+//! `running`, computed by the one desired-state builder
+//! (`play_core::playground::desired_for`) the Playground reconciler and
+//! the API's views use.
+//!
+//! A Playground whose desired objects cannot be computed (its Playspec
+//! gone, a Compose the Playroom's policy refuses) contributes no route: it
+//! is failed by its own reconciler, and must not hold the edge back for
+//! the others.
+
+use std::collections::BTreeSet;
+
+use play_core::desired::{Route, Routing};
+use play_core::playground::{self, DesiredState};
+use play_core::store::playrooms::Playroom;
+use play_core::store::{Store, playground_status, playspecs, sweep};
+
+use crate::Result;
+
+/// A route and whose it is.
+#[derive(Clone, Debug)]
+pub struct Wanted {
+    pub playground_id: i64,
+    pub service: String,
+    pub route: Route,
+}
+
+/// See the [module documentation](self).
+pub async fn wanted(store: &Store, room: &Playroom) -> Result<Vec<Wanted>> {
+    let mut out = Vec::new();
+    for id in sweep::playgrounds_in(store, room.id).await? {
+        let Some(p) = playground_status::load(store, id).await? else { continue };
+        if p.desired_state != DesiredState::Running || p.playroom_id != room.id {
+            continue;
+        }
+        let running: BTreeSet<&str> = p.services.iter().filter(|s| s.running).map(|s| s.name.as_str()).collect();
+        if running.is_empty() {
+            continue;
+        }
+        let Some(spec_id) = p.playspec_id else { continue };
+        let spec = match playspecs::get(store, p.account_id, spec_id).await {
+            Ok(spec) => spec,
+            Err(play_core::Error::NotFound(_)) => continue,
+            Err(e) => return Err(e.into()),
+        };
+        let computed = match playground::desired_for(&p, Some(&spec), &[], room) {
+            Ok(computed) => computed,
+            Err(error) => {
+                tracing::debug!(playground = id, %error, "no routes: its desired objects cannot be computed");
+                continue;
+            }
+        };
+        for service in computed.desired.services {
+            if let Routing::Routed(route) = service.routing
+                && running.contains(service.name.as_str())
+            {
+                out.push(Wanted { playground_id: p.id, service: service.name, route });
+            }
+        }
+    }
+    Ok(out)
+}
