@@ -11,6 +11,7 @@
 //! Every problem is an [`Issue`] addressed by a dotted path
 //! (`services.web.ports[0]`) and, where the source text allows, a line.
 
+pub mod caddy_matcher;
 pub mod classify;
 mod ctx;
 pub mod interpolate;
