@@ -20,6 +20,8 @@
 
 use std::fmt;
 
+use crate::compose::caddy_matcher::to_caddy;
+
 /// Every matcher of Traefik v2 and v3 (HTTP and TCP routers).
 pub const MATCHERS: &[&str] = &[
     "ALPN",
@@ -398,7 +400,9 @@ pub const PATH_RULE_FORBIDDEN: &[&str] = &[
 
 /// Checks a non-empty `svc/path_rule`: it parses, holds a `Path`,
 /// `PathPrefix` or `PathRegexp` matcher and no host, header, method, query
-/// or client matcher; paths start with `/`; every `PathRegexp` compiles.
+/// or client matcher; paths start with `/`; every `PathRegexp` compiles;
+/// and the edge can serve it ([`to_caddy`] translates it), so a rule Caddy
+/// cannot load is refused at validation, never when routes are applied.
 pub fn check_path_rule(text: &str) -> Result<Rule, String> {
     let rule = parse(text).map_err(|e| format!("is not a valid routing rule: {e}"))?;
     let mut problems = Vec::new();
@@ -425,10 +429,11 @@ pub fn check_path_rule(text: &str) -> Result<Rule, String> {
     if !has_path {
         problems.push("needs a Path, PathPrefix or PathRegexp matcher".to_owned());
     }
-    match problems.is_empty() {
-        true => Ok(rule),
-        false => Err(problems.join("; ")),
+    if !problems.is_empty() {
+        return Err(problems.join("; "));
     }
+    to_caddy(&rule).map_err(|e| format!("cannot be served by the edge: {e}"))?;
+    Ok(rule)
 }
 
 #[cfg(test)]

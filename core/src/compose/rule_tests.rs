@@ -121,6 +121,7 @@ fn path_rule_policy() {
         "PathPrefix(`/api`) && !PathPrefix(`/api/admin`)",
         "Path(`/a`) || PathPrefix(`/b`)",
         "pathprefix(`/x`)",
+        "Path(`/users/{id:[0-9]+}`) || PathPrefix(`/u/{name}/`)",
     ];
     for rule in ok {
         assert!(check_path_rule(rule).is_ok(), "{rule}: {:?}", check_path_rule(rule));
@@ -145,6 +146,10 @@ fn path_rule_policy() {
         ("PathPrefix(`api`)", "must start with `/`"),
         ("Path(`/a`", "not a valid routing rule"),
         ("contains Path", "not a valid routing rule"),
+        // Valid Traefik syntax the edge (Caddy) cannot serve as Traefik would.
+        ("Path(`/users/{id`)", "cannot be served by the edge: Path `/users/{id` has unbalanced braces"),
+        ("PathRegexp(`(?x) ^/a`)", "cannot be served by the edge: PathRegexp `(?x) ^/a` uses the flag `x`"),
+        ("PathPrefix(`/{x:(a)}`)", "capturing group"),
     ];
     for (rule, expected) in bad {
         let err = check_path_rule(rule).unwrap_err();

@@ -99,6 +99,14 @@ fn labels_with_references_are_deferred_and_literals_checked() {
     assert_eq!(errors.keys().collect::<Vec<_>>(), ["services.web.labels.svc/production"], "{errors:?}");
 }
 
+#[test]
+fn a_path_rule_the_edge_cannot_serve_is_refused_at_the_label() {
+    let body = "services:\n  web:\n    image: x\n    labels:\n      svc/expose: \"80\"\n      svc/path_rule: \"Path(`/users/{id`)\"\n";
+    let errors = errors(body);
+    assert_eq!(errors.keys().collect::<Vec<_>>(), ["services.web.labels.svc/path_rule"], "{errors:?}");
+    assert!(has(&errors, "services.web.labels.svc/path_rule", "cannot be served by the edge"), "{errors:?}");
+}
+
 /// (variable definition YAML, error key suffix or None when valid)
 const VARIABLE_RULES: &[(&str, Option<&str>)] = &[
     ("{}", None),

@@ -182,6 +182,22 @@ fn svc_labels_are_checked_in_both_forms() {
 }
 
 #[test]
+fn path_rules_the_edge_cannot_serve_are_label_errors() {
+    for rule in ["PathRegexp(`(?x) ^/a`)", "Path(`/a}`)", "PathRegexp(`\\u0041`)"] {
+        let yaml = format!(
+            "services:\n  web:\n    image: x\n    labels:\n      svc/expose: \"80\"\n      svc/path_rule: '{rule}'\n"
+        );
+        let report = untrusted(&yaml);
+        assert!(
+            has_error(&report, "services.web.labels.svc/path_rule", "cannot be served by the edge"),
+            "{rule}: {:?}",
+            report.errors
+        );
+        assert_eq!(report.errors.len(), 1, "{rule}: {:?}", report.errors);
+    }
+}
+
+#[test]
 fn yaml_booleans_and_numbers_in_labels() {
     let report = untrusted(
         "services:\n  web:\n    image: x\n    labels:\n      svc/production: true\n      svc/zerodowntime: \"false\"\n      svc/expose: 8080\n      svc/healthcheck_retries: 3\n      svc/path_rule: \"PathPrefix(`/`)\"\n",

@@ -18,7 +18,11 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
         &["0", "65536", "http", "internal:", "public:80", "internal:0", "8080/tcp", "-1", " 80", "99999999999"],
     ),
     ("subdomain", &["", "@", "a", "api", "my-app-2", "0x"], &["-api", "api-", "API", "my_app", "a.b", "@@", "é"]),
-    ("path_rule", &["", "PathPrefix(`/api`)"], &["Host(`x`)", "/api", "PathPrefix(`/a`"]),
+    (
+        "path_rule",
+        &["", "PathPrefix(`/api`)", "Path(`/users/{id:[0-9]+}`)"],
+        &["Host(`x`)", "/api", "PathPrefix(`/a`", "Path(`/a{`)", "PathRegexp(`(?<n>a)`)"],
+    ),
     ("healthcheck_path", &["", "/", "/health", "/healthz?full=1"], &["health", "http://x/health"]),
     ("healthcheck_interval", &["", "10s", "500ms", "1m", "0s"], &["10", "1h", "1m30s", "s", "1.5s", "10 s"]),
     ("healthcheck_timeout", &["", "5s"], &["5 seconds"]),
