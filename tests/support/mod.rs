@@ -10,6 +10,7 @@
 #![allow(dead_code, reason = "each test binary uses a different part of the shared harness")]
 #![allow(clippy::expect_used, reason = "test harness: a panic with the reason is the failure report")]
 
+pub mod caddy;
 pub mod docker;
 pub mod registry;
 pub mod sshd;

@@ -13,8 +13,12 @@ use std::time::{Duration, Instant};
 use axum::http::StatusCode;
 use play_api::ApiConfig;
 use play_api::testing::TestApp;
+use play_core::edge::EdgeSettings;
 use play_core::metrics::Metrics;
-use play_core::store::events;
+use play_core::store::events::{self, Actor};
+use play_core::store::playrooms::{self, PlayroomFields};
+use play_core::wake::{ChannelWaker, Kind};
+use play_reconcilers::edge::{EdgeConfig, EdgeReconciler};
 use play_reconcilers::host::{DockerHostGateway, HostConfig};
 use play_reconcilers::playground::{PlaygroundConfig, PlaygroundReconciler};
 use play_reconcilers::runtime::{Backoff, Config, Handle, Runtime};
@@ -119,6 +123,57 @@ impl World {
         let shutdown = CancellationToken::new();
         let task = tokio::spawn(runtime.run(shutdown.clone()));
         Running { handle, shutdown, task: Some(task) }
+    }
+
+    /// Starts the Playground reconciler and the edge reconciler (with
+    /// `edge`), wired as `play serve` wires them: a Playground pass that
+    /// changes what runs wakes its Playroom's edge.
+    pub fn runtimes_with_edge(&self, edge: EdgeConfig) -> (Running, Running) {
+        let store = self.app.store().clone();
+        let waker = ChannelWaker::new();
+        let config = Config {
+            resync_every: Duration::from_secs(5),
+            lease_duration: Duration::from_secs(3),
+            lease_busy_retry: Duration::from_millis(500),
+            backoff: Backoff { initial: Duration::from_millis(200), max: Duration::from_secs(2) },
+            ..Config::default()
+        };
+        let playgrounds =
+            PlaygroundReconciler::new(store.clone(), self.app.state.secrets.clone(), self.gateway.clone())
+                .with_config(PlaygroundConfig { poll_interval: Duration::from_millis(500), ..Default::default() })
+                .waking_edge(Arc::new(waker.clone()));
+        let playgrounds = Runtime::new(playgrounds, store.clone(), Arc::new(Metrics::new()))
+            .with_replica_id("local")
+            .with_config(config.clone());
+        let edges =
+            EdgeReconciler::new(store.clone(), self.app.state.secrets.clone(), self.gateway.clone()).with_config(edge);
+        let edges = Runtime::new(edges, store, Arc::new(Metrics::new()))
+            .with_replica_id("local")
+            .with_config(config)
+            .wake_from(waker.subscribe(Kind::Edge));
+        let start = |handle: Handle, run: std::pin::Pin<Box<dyn Future<Output = ()> + Send>>, shutdown| Running {
+            handle,
+            shutdown,
+            task: Some(tokio::spawn(run)),
+        };
+        let (a, b) = (CancellationToken::new(), CancellationToken::new());
+        let (ha, hb) = (playgrounds.handle(), edges.handle());
+        (start(ha, Box::pin(playgrounds.run(a.clone())), a), start(hb, Box::pin(edges.run(b.clone())), b))
+    }
+
+    /// Sets the Playroom's edge settings (as an operator's update would).
+    pub async fn set_edge(&self, edge: EdgeSettings) {
+        let fields = PlayroomFields { edge: Some(edge), ..Default::default() };
+        playrooms::update(
+            self.app.store(),
+            &self.app.state.secrets,
+            self.app.account_id,
+            self.playroom,
+            fields,
+            Actor::System,
+        )
+        .await
+        .expect("update the Playroom's edge settings");
     }
 
     /// The detail view (status, body).
