@@ -20,6 +20,7 @@ mod load;
 mod locate;
 pub mod model;
 mod path;
+pub mod path_rule;
 pub mod policy;
 pub mod reserved;
 pub mod rule;

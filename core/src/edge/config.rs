@@ -27,7 +27,7 @@ use sha2::{Digest, Sha256};
 
 use super::EdgeSettings;
 use crate::compose::caddy_matcher;
-use crate::compose::rule::check_path_rule;
+use crate::compose::path_rule::check_path_rule;
 use crate::desired::Route;
 
 /// The admin socket's path inside the edge container.
