@@ -26,6 +26,7 @@ mod env;
 mod exposure;
 mod files;
 mod render;
+mod rollout;
 mod template;
 mod words;
 pub use container::{ContainerSpec, HealthSpec, MountSpec, PortSpec};
@@ -33,6 +34,7 @@ pub use env::{EnvEntry, EnvMetadata, EnvSource, env_metadata};
 pub use exposure::{EdgeInputs, Route, Routing, edge_network_name};
 pub use files::{FILES_VOLUME_KEY, FileMountSpec};
 pub use render::render_compose;
+pub use rollout::{ZeroDowntime, beside_name};
 pub use template::interpolated_template;
 pub use words::split_words;
 
@@ -84,6 +86,9 @@ pub struct Desired {
     pub edge_network: Option<String>,
     /// In dependency order: every service after the ones it depends on.
     pub services: Vec<ServiceSpec>,
+    /// Zero-downtime rollouts that failed: service -> the config hash not
+    /// to try again (the Playground's `failed_rollouts`).
+    pub failed_rollouts: BTreeMap<String, String>,
 }
 
 /// A Compose key and the host object's real name.
@@ -130,6 +135,9 @@ pub struct ServiceSpec {
     /// The user's `traefik.*` labels, which play drops: routing is play's,
     /// so a Playspec cannot claim another Playground's hostname.
     pub dropped_labels: Vec<String>,
+    /// Set for a routed service with `svc/zerodowntime: true`: how a
+    /// recreation starts the new container beside the old one.
+    pub zero_downtime: Option<ZeroDowntime>,
 }
 
 impl ServiceSpec {
@@ -288,6 +296,7 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
         used_networks.extend(container.networks.keys().cloned());
         used_volumes.extend(container.mounts.iter().filter(|m| m.kind == "volume").filter_map(|m| m.source.clone()));
         let config_hash = config_hash(&container);
+        let zero_downtime = rollout::zero_downtime(service, &routing);
         services.push(ServiceSpec {
             name: (*name).clone(),
             container_name: container_name(&project, name),
@@ -303,6 +312,7 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
             config_hash,
             routing,
             dropped_labels,
+            zero_downtime,
         });
     }
 
@@ -372,6 +382,7 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
         external_volumes,
         edge_network: routed.then_some(edge),
         services: dependency_order(services)?,
+        failed_rollouts: playground.failed_rollouts.clone(),
     })
 }
 

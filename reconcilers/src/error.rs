@@ -47,6 +47,11 @@ pub enum Error {
     /// under the pass, say): transient, the next pass starts over.
     #[error("mounted files: {0}")]
     Files(String),
+    /// A zero-downtime rollout's new container never became healthy: the
+    /// old one keeps serving, and the rollout is not tried again until the
+    /// Playground changes (terminal).
+    #[error("{0}")]
+    RolloutFailed(String),
     /// The edge proxy's admin API failed or refused a config (its message).
     #[error("edge: {0}")]
     Edge(String),
@@ -103,6 +108,7 @@ impl Error {
             Error::InvalidSpec(_) => "invalid_spec",
             Error::Files(_) => "files",
             Error::Edge(_) => "edge",
+            Error::RolloutFailed(_) => "rollout_failed",
             Error::LeaseLost => "lease_lost",
         }
     }
@@ -118,6 +124,7 @@ impl Error {
             | Error::InvalidSpec(_)
             | Error::Files(_)
             | Error::Edge(_)
+            | Error::RolloutFailed(_)
             | Error::LeaseLost) => HostError::Protocol(e.to_string()),
         }
     }
@@ -132,6 +139,7 @@ impl Error {
             | Error::InvalidSpec(_)
             | Error::Files(_)
             | Error::Edge(_)
+            | Error::RolloutFailed(_)
             | Error::LeaseLost => FailureKind::Protocol,
         }
     }
@@ -140,7 +148,7 @@ impl Error {
     /// changes. A corrupt stored row is terminal: the next read is just as
     /// corrupt, and nothing must act on a default in its place.
     pub fn is_terminal(&self) -> bool {
-        matches!(self, Error::InvalidSpec(_) | Error::Store(play_core::Error::Corrupt { .. }))
+        matches!(self, Error::InvalidSpec(_) | Error::RolloutFailed(_) | Error::Store(play_core::Error::Corrupt { .. }))
     }
 }
 

@@ -24,6 +24,7 @@
 
 use std::time::Duration;
 
+pub mod exchange;
 pub mod gateway;
 pub mod local;
 pub mod pool;

@@ -129,6 +129,15 @@ impl World {
     /// `edge`), wired as `play serve` wires them: a Playground pass that
     /// changes what runs wakes its Playroom's edge.
     pub fn runtimes_with_edge(&self, edge: EdgeConfig) -> (Running, Running) {
+        self.runtimes_with_edge_and(
+            edge,
+            PlaygroundConfig { poll_interval: Duration::from_millis(500), ..Default::default() },
+        )
+    }
+
+    /// [`World::runtimes_with_edge`] with the Playground reconciler's own
+    /// settings (a short drain, say).
+    pub fn runtimes_with_edge_and(&self, edge: EdgeConfig, playground: PlaygroundConfig) -> (Running, Running) {
         let store = self.app.store().clone();
         let waker = ChannelWaker::new();
         let config = Config {
@@ -140,7 +149,7 @@ impl World {
         };
         let playgrounds =
             PlaygroundReconciler::new(store.clone(), self.app.state.secrets.clone(), self.gateway.clone())
-                .with_config(PlaygroundConfig { poll_interval: Duration::from_millis(500), ..Default::default() })
+                .with_config(playground)
                 .waking_edge(Arc::new(waker.clone()));
         let playgrounds = Runtime::new(playgrounds, store.clone(), Arc::new(Metrics::new()))
             .with_replica_id("local")

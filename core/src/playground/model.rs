@@ -49,6 +49,11 @@ pub struct ServiceStatus {
     /// `healthy`, `unhealthy`, `starting`, or null without a healthcheck.
     pub health: Option<String>,
     pub running: bool,
+    /// The container that serves the service: the one the edge routes to
+    /// (during a zero-downtime rollout, the old one until the new one is
+    /// healthy). `None` in rows written before rollouts existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -83,6 +88,9 @@ pub struct Playground {
     /// hard restart still has to pull every image).
     pub pulled_epoch: i64,
     pub services: Vec<ServiceStatus>,
+    /// Zero-downtime rollouts that failed: service -> the config hash the
+    /// reconciler does not try again until a rollout or hard restart.
+    pub failed_rollouts: BTreeMap<String, String>,
     pub expires_at: Option<Timestamp>,
     pub last_applied_at: Option<Timestamp>,
     pub created_at: Timestamp,

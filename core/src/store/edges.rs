@@ -49,6 +49,8 @@ pub struct RouteRow {
     pub live: bool,
     /// The Playground holding the host this route lost.
     pub conflict_with: Option<i64>,
+    /// The container (`name:port`) the live config sends this route to.
+    pub upstream: Option<String>,
 }
 
 /// The edge of Playroom `playroom_id`, `None` before its first pass.
@@ -57,7 +59,7 @@ pub async fn status(store: &Store, playroom_id: i64) -> Result<Option<EdgeStatus
     edge_row(&mut conn, playroom_id).await
 }
 
-const ROUTE_COLUMNS: &str = "playground_id, service, playroom_id, host, claimed_at, live, conflict_with";
+const ROUTE_COLUMNS: &str = "playground_id, service, playroom_id, host, claimed_at, live, conflict_with, upstream";
 
 fn route_row(row: &AnyRow) -> Result<RouteRow> {
     Ok(RouteRow {
@@ -70,6 +72,7 @@ fn route_row(row: &AnyRow) -> Result<RouteRow> {
         playroom_id: row.try_get("playroom_id")?,
         live: is_set(row.try_get("live")?),
         conflict_with: row.try_get("conflict_with")?,
+        upstream: row.try_get("upstream")?,
     })
 }
 
@@ -105,6 +108,9 @@ pub struct PassOutcome {
     pub error: Option<String>,
     /// Why the edge container had to be made again (drift), if it did.
     pub restored: Option<String>,
+    /// Each decided route's upstream (`container:port`) in the config of
+    /// this pass, by Playground and service.
+    pub upstreams: BTreeMap<(i64, String), String>,
 }
 
 /// Records a pass on Playroom `playroom_id` of account `account_id`,
@@ -131,9 +137,16 @@ pub async fn record_pass(
     for decision in &outcome.decisions {
         let claim = &decision.claim;
         let previous = before.get(&(claim.playground_id, claim.service.clone()));
-        let live = match &outcome.applied {
-            Some(_) => decision.lost_to.is_none(),
-            None => previous.is_some_and(|p| p.live && p.claim.host == claim.host) && decision.lost_to.is_none(),
+        let key = (claim.playground_id, claim.service.clone());
+        let (live, upstream) = match &outcome.applied {
+            Some(_) if decision.lost_to.is_none() => (true, outcome.upstreams.get(&key).cloned()),
+            Some(_) => (false, None),
+            None => match previous {
+                Some(p) if p.live && p.claim.host == claim.host && decision.lost_to.is_none() => {
+                    (true, p.upstream.clone())
+                }
+                _ => (false, None),
+            },
         };
         // A Playground's routes may have moved here from another Playroom's
         // rows in this table: one row per Playground and service.
@@ -142,7 +155,7 @@ pub async fn record_pass(
             .bind(&claim.service)
             .execute(&mut *tx)
             .await?;
-        sqlx::query(&format!("INSERT INTO edge_routes ({ROUTE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)"))
+        sqlx::query(&format!("INSERT INTO edge_routes ({ROUTE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"))
             .bind(claim.playground_id)
             .bind(&claim.service)
             .bind(playroom_id)
@@ -150,6 +163,7 @@ pub async fn record_pass(
             .bind(time::to_db(&claim.claimed_at))
             .bind(flag(live))
             .bind(decision.lost_to)
+            .bind(upstream)
             .execute(&mut *tx)
             .await?;
         let newly_lost = decision.lost_to.is_some() && previous.and_then(|p| p.conflict_with) != decision.lost_to;

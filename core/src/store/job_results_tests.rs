@@ -104,8 +104,13 @@ fn lines(n: usize) -> Vec<String> {
 async fn complete(f: &Fixture, fence: Fence<'_>) -> bool {
     let watched = BTreeMap::from([("run".to_owned(), 3)]);
     let logs = BTreeMap::from([("run".to_owned(), lines(1200)), ("db".to_owned(), Vec::new())]);
-    let services =
-        vec![ServiceStatus { name: "run".into(), status: ServiceState::Stopped, health: None, running: false }];
+    let services = vec![ServiceStatus {
+        name: "run".into(),
+        status: ServiceState::Stopped,
+        health: None,
+        running: false,
+        container: None,
+    }];
     let done = Completion {
         exit_code: 3,
         completed_at: time::now(),

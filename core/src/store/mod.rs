@@ -35,6 +35,7 @@ pub mod playspec_files;
 pub mod playspecs;
 pub mod quotas;
 pub mod reachability;
+pub mod rollouts;
 pub mod sweep;
 pub mod templates;
 

@@ -23,7 +23,7 @@ use crate::{Error, Result};
 const COLUMNS: &str = "g.id, g.account_id, (SELECT uid FROM installation) AS installation, g.name, g.status, g.playspec_id, s.name AS playspec_name, g.playroom_id, \
     g.job_mode, g.watched_services, g.env_overrides, g.service_subdomains, g.service_settings, g.compose_project, \
     g.desired_state, g.generation, g.observed_generation, g.creation_step, g.error_message, g.error_step, \
-    g.needs_recreation, g.restart_epoch, g.pulled_epoch, g.services_status, g.expires_at, g.last_applied_at, g.created_at, g.updated_at";
+    g.needs_recreation, g.restart_epoch, g.pulled_epoch, g.services_status, g.failed_rollouts, g.expires_at, g.last_applied_at, g.created_at, g.updated_at";
 const FROM: &str = "playgrounds g LEFT JOIN playspecs s ON s.id = g.playspec_id";
 
 fn from_row(row: &AnyRow) -> Result<Playground> {
@@ -53,6 +53,7 @@ fn from_row(row: &AnyRow) -> Result<Playground> {
         restart_epoch: row.try_get("restart_epoch")?,
         pulled_epoch: row.try_get("pulled_epoch")?,
         services: super::json_column(row, "playgrounds", id, "services_status")?,
+        failed_rollouts: super::json_column(row, "playgrounds", id, "failed_rollouts")?,
         expires_at: time::opt_from_db(row.try_get("expires_at")?)?,
         last_applied_at: time::opt_from_db(row.try_get("last_applied_at")?)?,
         created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
@@ -216,11 +217,13 @@ pub async fn set_settings_in(
 }
 
 /// A new generation (and restart epoch, by `epoch_bump`): status
-/// `in_progress` at step `queued`, the last error cleared.
+/// `in_progress` at step `queued`, the last error and the failed
+/// zero-downtime rollouts cleared (the user asked for another try).
 pub async fn restart_in(conn: &mut Conn, id: i64, epoch_bump: i64) -> Result<()> {
     sqlx::query(
         "UPDATE playgrounds SET generation = generation + 1, restart_epoch = restart_epoch + $1, status = $2, \
-         creation_step = $3, error_message = NULL, error_step = NULL, updated_at = $4 WHERE id = $5",
+         creation_step = $3, error_message = NULL, error_step = NULL, failed_rollouts = '{}', updated_at = $4 \
+         WHERE id = $5",
     )
     .bind(epoch_bump)
     .bind(PlaygroundStatus::InProgress.as_str())

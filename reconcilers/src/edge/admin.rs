@@ -6,14 +6,12 @@
 //! Owns talking to the admin API: what config to load is `edge::pass`'s.
 
 use bytes::Bytes;
-use http::{Method, Request, StatusCode};
-use http_body_util::{BodyExt as _, Full, Limited};
-use hyper_util::rt::TokioIo;
+use http::{Method, StatusCode};
 use play_core::edge::config::ADMIN_ORIGIN;
 use play_core::host::{HostError, HostTarget};
 use serde_json::Value;
 
-use crate::host::DockerHostGateway;
+use crate::host::{DockerHostGateway, exchange};
 use crate::{Error, Result};
 
 /// The most of an answer read: a config of many thousand routes fits.
@@ -33,33 +31,9 @@ impl Admin<'_> {
         let bound = self.gateway.config().call_timeout;
         let work = async {
             let stream = self.gateway.dial_unix(self.target, self.socket).await?;
-            let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            exchange::exchange(stream, method, ADMIN_ORIGIN, path, body, MAX_ANSWER)
                 .await
-                .map_err(|e| Error::Edge(format!("admin API handshake: {e}")))?;
-            let driver = tokio::spawn(connection);
-            let request = Request::builder()
-                .method(method)
-                .uri(path)
-                .header(http::header::HOST, ADMIN_ORIGIN)
-                .header(http::header::CONTENT_TYPE, "application/json")
-                .body(Full::new(Bytes::from(body.unwrap_or_default())))
-                .map_err(|e| Error::Edge(format!("admin API request: {e}")))?;
-            let answer = sender.send_request(request).await.map_err(|e| Error::Edge(format!("admin API: {e}")));
-            let answer = match answer {
-                Ok(answer) => answer,
-                Err(e) => {
-                    driver.abort();
-                    return Err(e);
-                }
-            };
-            let status = answer.status();
-            let body = Limited::new(answer.into_body(), MAX_ANSWER)
-                .collect()
-                .await
-                .map_err(|e| Error::Edge(format!("admin API answer: {e}")))?
-                .to_bytes();
-            driver.abort();
-            Ok((status, body))
+                .map_err(|e| Error::Edge(format!("admin API: {e}")))
         };
         tokio::time::timeout(bound, work)
             .await

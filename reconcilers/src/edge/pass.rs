@@ -105,7 +105,14 @@ async fn converge(r: &EdgeReconciler, fence: Fence<'_>, room: &Playroom, target:
     let (container_id, restored) = ensure_container(r, &docker, &spec, observed, room, &desired).await?;
     let admin = Admin { gateway: &r.gateway, target, socket: &spec.host_socket() };
     let live = live_config(r, &admin).await?;
-    let mut outcome = PassOutcome { decisions, restored, ..PassOutcome::default() };
+    let upstreams = served
+        .iter()
+        .filter_map(|route| {
+            let w = wanted.iter().find(|w| w.route.id == route.id)?;
+            Some(((w.playground_id, w.service.clone()), format!("{}:{}", route.upstream, route.port)))
+        })
+        .collect();
+    let mut outcome = PassOutcome { decisions, restored, upstreams, ..PassOutcome::default() };
     if live == desired {
         outcome.applied = Some((hash, container_id));
     } else {

@@ -4,6 +4,10 @@
 //! (`play_core::playground::desired_for`) the Playground reconciler and
 //! the API's views use.
 //!
+//! Each route's upstream is the container the Playground reconciler says
+//! serves the service (`ServiceStatus::container`), else the service's
+//! canonical container name.
+//!
 //! A Playground whose desired objects cannot be computed (its Playspec
 //! gone, a Compose the Playroom's policy refuses) contributes no route: it
 //! is failed by its own reconciler, and must not hold the edge back for
@@ -52,9 +56,17 @@ pub async fn wanted(store: &Store, room: &Playroom) -> Result<Vec<Wanted>> {
             }
         };
         for service in computed.desired.services {
-            if let Routing::Routed(route) = service.routing
+            if let Routing::Routed(mut route) = service.routing
                 && running.contains(service.name.as_str())
             {
+                // The container that serves it: during a zero-downtime
+                // rollout the Playground reconciler names the old one until
+                // the new one is healthy.
+                if let Some(serving) =
+                    p.services.iter().find(|s| s.name == service.name).and_then(|s| s.container.clone())
+                {
+                    route.upstream = serving;
+                }
                 out.push(Wanted { playground_id: p.id, service: service.name, route });
             }
         }

@@ -110,6 +110,14 @@ impl DockerHostGateway {
         self.pool.link(target)?.dial_unix(path).await
     }
 
+    /// A byte stream to `host:port` as `target`'s host reaches it (SSH
+    /// `direct-tcpip`, or a plain connection for a local Playroom): a
+    /// container's port on a bridge network, for health probes.
+    pub async fn dial_tcp(&self, target: &HostTarget, host: &str, port: u16) -> Result<HostStream> {
+        self.connection(target).await?;
+        self.pool.link(target)?.dial_tcp(host, port).await
+    }
+
     async fn logs(&self, target: &HostTarget, container: &str, tail: usize) -> Result<Vec<String>> {
         let docker = self.docker(target).await?;
         crate::docker::logs::tail(&docker, container, tail, self.config().call_timeout).await

@@ -183,6 +183,27 @@ impl HostLink {
             LinkDialer::Ssh(dialer) => Ok(dialer.open_unix(path).await?),
         }
     }
+
+    /// A byte stream to `host:port` as the host reaches it (see
+    /// `DockerHostGateway::dial_tcp`).
+    pub async fn dial_tcp(&self, host: &str, port: u16) -> Result<HostStream> {
+        match &self.dialer {
+            LinkDialer::Local(_) => tokio::net::TcpStream::connect((host, port))
+                .await
+                .map(HostStream::new)
+                .map_err(|e| HostError::Unreachable(format!("{host}:{port}: {e}")).into()),
+            LinkDialer::Ssh(dialer) => {
+                let session = dialer.session(false).await.map_err(|e| e.error)?;
+                session.open_tcp(host, port).await.map_err(|e| match e {
+                    russh::Error::ChannelOpenFailure(reason) => HostError::Unreachable(format!(
+                        "{host}:{port} through SSH: {reason:?} (nothing listens, or the server forbids TCP forwarding)"
+                    ))
+                    .into(),
+                    other => HostError::Unreachable(format!("{host}:{port} through SSH: {other}")).into(),
+                })
+            }
+        }
+    }
 }
 
 /// Dials SSH channels over the link's current connection, reconnecting when

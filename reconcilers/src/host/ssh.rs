@@ -169,6 +169,13 @@ impl SshSession {
         }
     }
 
+    /// A new byte stream to `host:port` as the SSH server reaches it (a
+    /// container's address on a bridge network): a `direct-tcpip` channel.
+    pub async fn open_tcp(&self, host: &str, port: u16) -> Result<HostStream, russh::Error> {
+        let channel = self.handle.channel_open_direct_tcpip(host.to_owned(), u32::from(port), "127.0.0.1", 0).await?;
+        Ok(HostStream::new(channel.into_stream()))
+    }
+
     /// Ends the connection politely (test_connection's one-off sessions).
     pub async fn close(&self) {
         let _ = self.handle.disconnect(Disconnect::ByApplication, "", "en").await;

@@ -59,17 +59,21 @@ fn rank(step: &Step) -> u8 {
         Step::CreateVolume(_) => 2,
         Step::PullImage(_) => 3,
         Step::BuildUnavailable(_) => 4,
-        Step::RunContainer(_) | Step::StartContainer { .. } => 5,
+        Step::RunContainer(_) | Step::RunBeside { .. } | Step::StartContainer { .. } => 5,
+        Step::SwitchOver { .. } => 9,
         Step::RemoveNetwork(_) => 6,
         Step::RemoveVolume(_) => 7,
         Step::Wait { .. } => 8,
     }
 }
 
-/// Splits a plan into groups to run one after the other (waits dropped).
+/// Splits a plan into groups to run one after the other (waits and
+/// switch-overs dropped: the pass runs switch-overs itself, after the
+/// groups).
 pub fn groups(steps: Vec<Step>) -> Vec<Vec<Step>> {
     let mut groups: Vec<Vec<Step>> = Vec::new();
-    let mut steps: Vec<Step> = steps.into_iter().filter(|s| !s.is_wait()).collect();
+    let mut steps: Vec<Step> =
+        steps.into_iter().filter(|s| !s.is_wait() && !matches!(s, Step::SwitchOver { .. })).collect();
     steps.sort_by_key(rank);
     for step in steps {
         match groups.last_mut() {
@@ -121,7 +125,14 @@ impl Apply<'_> {
             Step::BuildUnavailable(service) => Err(Error::InvalidSpec(format!(
                 "service `{service}` is built from source: building from a Playzone is not available yet"
             ))),
-            Step::RunContainer(service) => self.run_container(service).await,
+            Step::RunContainer(service) => {
+                let (_, spec) = self.service(service)?;
+                self.run_container(service, &spec.container_name).await
+            }
+            Step::RunBeside { service, name } => self.run_container(service, name).await,
+            // Not an engine step: the pass runs it (`super::rollout`), and
+            // `groups` leaves it out.
+            Step::SwitchOver { .. } => Ok(()),
             Step::StartContainer { id, .. } => start(docker, id).await,
             Step::RemoveNetwork(name) => remove::network(docker, name, "remove network").await,
             Step::RemoveVolume(name) => remove::volume(docker, name).await,
@@ -170,7 +181,10 @@ impl Apply<'_> {
         self.docker.create_volume(request).await.map(|_| ()).map_err(|e| Error::docker("create volume", e))
     }
 
-    async fn run_container(&self, name: &str) -> Result<()> {
+    /// Creates and starts `name`'s container as `container_name` (the
+    /// service's canonical name, or the other name of a zero-downtime
+    /// rollout).
+    async fn run_container(&self, name: &str, container_name: &str) -> Result<()> {
         let (desired, service) = self.service(name)?;
         let mut body = create_body(desired, service);
         // Not a service label: a helper left by a crash is a container of no
@@ -180,7 +194,7 @@ impl Apply<'_> {
         if let Some(host) = body.host_config.as_mut() {
             host.mounts.get_or_insert_with(Vec::new).extend(file_mounts);
         }
-        let options = CreateContainerOptions { name: Some(service.container_name.clone()), ..Default::default() };
+        let options = CreateContainerOptions { name: Some(container_name.to_owned()), ..Default::default() };
         let id = match self.docker.create_container(Some(options), body).await {
             Ok(created) => created.id,
             // The name exists: a container created by an earlier,
@@ -189,14 +203,13 @@ impl Apply<'_> {
             Err(e) if status_of(&e) == Some(409) => {
                 let existing = self
                     .docker
-                    .inspect_container(&service.container_name, None::<InspectContainerOptions>)
+                    .inspect_container(container_name, None::<InspectContainerOptions>)
                     .await
                     .map_err(|e| Error::docker("inspect container", e))?;
                 let labels = existing.config.and_then(|c| c.labels).unwrap_or_default();
                 if !ownership::is_playgrounds(&labels, self.installation, self.playground_id) {
                     return Err(Error::InvalidSpec(format!(
-                        "the container name {} is taken by a container play does not manage",
-                        service.container_name
+                        "the container name {container_name} is taken by a container play does not manage"
                     )));
                 }
                 return Ok(());

@@ -195,7 +195,13 @@ pub async fn result(
     let services: Vec<ServiceStatus> = desired
         .services
         .iter()
-        .map(|s| ServiceStatus { name: s.name.clone(), status: ServiceState::Stopped, health: None, running: false })
+        .map(|s| ServiceStatus {
+            name: s.name.clone(),
+            status: ServiceState::Stopped,
+            health: None,
+            running: false,
+            container: None,
+        })
         .collect();
     let retention = chrono::Duration::from_std(retention).unwrap_or(chrono::Duration::hours(24));
     Ok(JobResult {

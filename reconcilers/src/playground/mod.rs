@@ -70,6 +70,7 @@ pub mod job;
 pub mod observe;
 mod pass;
 pub mod plan;
+mod rollout;
 pub use play_core::desired as spec;
 
 use std::sync::Arc;
@@ -102,6 +103,12 @@ pub struct PlaygroundConfig {
     /// How long a completed job's row (result and cached logs) is kept:
     /// `expires_at` becomes the completion plus this.
     pub job_retention: Duration,
+    /// How long a zero-downtime rollout keeps the old container running
+    /// after the edge switched to the new one (requests in flight finish).
+    pub drain: Duration,
+    /// How long a zero-downtime rollout waits for the edge to serve the
+    /// new container before draining anyway.
+    pub edge_switch_timeout: Duration,
 }
 
 impl Default for PlaygroundConfig {
@@ -112,6 +119,8 @@ impl Default for PlaygroundConfig {
             max_rounds: 8,
             job_poll_interval: Duration::from_secs(5),
             job_retention: Duration::from_secs(24 * 3600),
+            drain: Duration::from_secs(10),
+            edge_switch_timeout: Duration::from_secs(30),
         }
     }
 }

@@ -18,7 +18,7 @@ use play_core::store::playground_status::{self as status_store, Fence};
 use play_core::store::{playrooms, playspec_files, playspecs};
 use play_core::time;
 
-use super::{PlaygroundReconciler, apply, job, observe, plan, spec};
+use super::{PlaygroundReconciler, apply, job, observe, plan, rollout, spec};
 use crate::host::RegistryCredentials;
 use crate::runtime::Action;
 use crate::{Error, Result};
@@ -90,7 +90,7 @@ impl<'a> Pass<'a> {
             let files = playspec_files::list_files(store, playspec.id).await?;
             let desired = playground::desired_for(&p, Some(playspec), &files, &room)?.desired;
             let watched = if p.job_mode { Some(job::watched(&p, &desired).map_err(Error::InvalidSpec)?) } else { None };
-            match self.converge(&docker, &p, &desired, watched.as_ref(), playspec.id).await? {
+            match self.converge(&docker, &target, &p, &desired, watched.as_ref(), playspec.id).await? {
                 Converged::Wait(action) => return Ok(action),
                 Converged::JobDone => {}
             }
@@ -158,6 +158,7 @@ impl<'a> Pass<'a> {
     async fn converge(
         &mut self,
         docker: &bollard::Docker,
+        target: &play_core::host::HostTarget,
         p: &Playground,
         desired: &spec::Desired,
         watched: Option<&BTreeSet<String>>,
@@ -192,8 +193,10 @@ impl<'a> Pass<'a> {
             }
             let steps = plan::plan_keeping(&desired, &observed, &keep_exited);
             let waits: Vec<plan::Step> = steps.iter().filter(|s| s.is_wait()).cloned().collect();
+            let switches: Vec<plan::Step> =
+                steps.iter().filter(|s| matches!(s, plan::Step::SwitchOver { .. })).cloned().collect();
             let groups = apply::groups(steps);
-            if groups.is_empty() || rounds >= self.r.config.max_rounds {
+            if (groups.is_empty() && switches.is_empty()) || rounds >= self.r.config.max_rounds {
                 break (observed, waits);
             }
             // The host moved away from a state this generation had reached:
@@ -228,6 +231,23 @@ impl<'a> Pass<'a> {
                 apply.group(group).await?;
                 pulled |= group.iter().any(|s| matches!(s, plan::Step::PullImage(_)));
             }
+            // Zero-downtime switch-overs, one service at a time: each
+            // waits for its health gate, the edge and the drain.
+            for step in &switches {
+                if let plan::Step::SwitchOver { service, new, new_name, old } = step {
+                    self.set_step(p, step.creation_step()).await?;
+                    let switch = rollout::SwitchOver {
+                        r: self.r,
+                        fence: self.fence,
+                        playground_id: self.id,
+                        playroom_id: p.playroom_id,
+                        docker,
+                        target,
+                        desired: &desired,
+                    };
+                    switch.run(service, new, new_name, old).await?;
+                }
+            }
             // A hard restart pulls every image once: record it, so neither
             // the next round nor a later pass pulls again.
             if pulled && desired.force_pull {
@@ -236,6 +256,14 @@ impl<'a> Pass<'a> {
             }
         };
         let services = plan::services_status(&desired, &observed);
+        // A failed zero-downtime rollout: the old container serves, the
+        // Playground stays failed until a rollout or hard restart.
+        if plan::held_back(&desired, &observed) {
+            if status_store::record_observed(&self.r.store, self.fence, self.id, &services, None).await?.held()? {
+                self.r.wake_edge(p.playroom_id);
+            }
+            return Ok(Converged::Wait(p.expires_at.map_or_else(Action::await_change, Action::requeue_at)));
+        }
         if plan::converged_keeping(&desired, &observed, &keep_exited) {
             if status_store::record_observed(&self.r.store, self.fence, self.id, &services, Some(p.generation))
                 .await?

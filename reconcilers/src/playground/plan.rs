@@ -24,6 +24,13 @@
 //!   policy has finished its work, and in job mode ([`plan_keeping`]) the
 //!   exited container of a watched service is left as it is: its exit ends
 //!   the job.
+//! - a zero-downtime service ([`ServiceSpec::zero_downtime`]) whose
+//!   serving container is outdated gets its new container beside the old
+//!   one ([`Step::RunBeside`]), then a [`Step::SwitchOver`] (health gate,
+//!   edge switch, drain, the old one removed); its two containers are not
+//!   "extras". A rollout whose config hash failed before
+//!   (`Desired::failed_rollouts`) is not tried again: the old container
+//!   keeps serving, and a leftover new one is removed;
 //! - the shared edge network is created when missing and never removed by
 //!   a Playground's destroy; if a race between replicas left several
 //!   networks of its name (the engine allows that, and containers cannot
@@ -103,6 +110,21 @@ pub enum Step {
     },
     /// Create and start the service's container.
     RunContainer(String),
+    /// Zero-downtime rollout: create and start the service's new container
+    /// as `name`, beside the one serving.
+    RunBeside {
+        service: String,
+        name: String,
+    },
+    /// Zero-downtime rollout: once the new container `new` answers its
+    /// health path, make it the one the edge serves, drain and remove the
+    /// `old` ones.
+    SwitchOver {
+        service: String,
+        new: String,
+        new_name: String,
+        old: Vec<String>,
+    },
     StartContainer {
         service: String,
         id: String,
@@ -129,9 +151,12 @@ impl Step {
             Step::PullImage(_) => CreationStep::ImagePull,
             Step::BuildUnavailable(_) => CreationStep::ImageBuild,
             Step::Wait { condition: DependencyCondition::ServiceHealthy, .. } => CreationStep::Healthcheck,
-            Step::RemoveContainer { .. } | Step::RunContainer(_) | Step::StartContainer { .. } | Step::Wait { .. } => {
-                CreationStep::Containers
-            }
+            Step::RemoveContainer { .. }
+            | Step::RunContainer(_)
+            | Step::RunBeside { .. }
+            | Step::StartContainer { .. }
+            | Step::Wait { .. } => CreationStep::Containers,
+            Step::SwitchOver { .. } => CreationStep::Healthcheck,
         }
     }
 
@@ -146,6 +171,8 @@ impl Step {
             Step::RemoveContainer { service: Some(s), .. } => format!("remove a container of {s}"),
             Step::RemoveContainer { id, service: None } => format!("remove container {id}"),
             Step::RunContainer(s) => format!("run {s}"),
+            Step::RunBeside { service, name } => format!("run {service} beside the serving one, as {name}"),
+            Step::SwitchOver { service, new_name, .. } => format!("switch {service} over to {new_name}"),
             Step::StartContainer { service, .. } => format!("start {service}"),
             Step::Wait { service, on, .. } => format!("{service} waits for {on}"),
             Step::RemoveNetwork(n) => format!("remove network {n}"),
@@ -326,6 +353,10 @@ pub fn plan_keeping(desired: &Desired, observed: &Observed, keep_exited: &BTreeS
     }
     for service in &desired.services {
         let observed_here = containers.get(service.name.as_str()).map(Vec::as_slice).unwrap_or_default();
+        if let Some(rollout) = zero_downtime_steps(desired, service, observed_here, &containers) {
+            steps.extend(rollout);
+            continue;
+        }
         // Never two containers per service: all but the first go.
         for extra in observed_here.iter().skip(1) {
             steps.push(Step::RemoveContainer { id: extra.id.clone(), service: Some(service.name.clone()) });
@@ -365,6 +396,79 @@ pub fn plan_keeping(desired: &Desired, observed: &Observed, keep_exited: &BTreeS
         }
     }
     steps
+}
+
+/// The outdated container of a zero-downtime service that still serves it,
+/// if the service is in a rollout (see the module invariants).
+fn serving_outdated<'a>(
+    service: &ServiceSpec,
+    observed_here: &[&'a ObservedContainer],
+) -> Option<&'a ObservedContainer> {
+    service.zero_downtime.as_ref()?;
+    observed_here
+        .iter()
+        .copied()
+        .find(|c| c.config_hash.as_deref() != Some(service.config_hash.as_str()) && c.state == State::Running)
+}
+
+/// The steps of a zero-downtime service in a rollout; `None` when it is
+/// not in one (the ordinary rules apply).
+fn zero_downtime_steps(
+    desired: &Desired,
+    service: &ServiceSpec,
+    observed_here: &[&ObservedContainer],
+    containers: &BTreeMap<&str, Vec<&ObservedContainer>>,
+) -> Option<Vec<Step>> {
+    let old = serving_outdated(service, observed_here)?;
+    let new = current(service, containers);
+    let remove =
+        |c: &ObservedContainer| Step::RemoveContainer { id: c.id.clone(), service: Some(service.name.clone()) };
+    // Anything but the serving old one and the new one goes.
+    let mut steps: Vec<Step> = observed_here
+        .iter()
+        .filter(|c| c.id != old.id && new.is_none_or(|n| n.id != c.id))
+        .map(|c| remove(c))
+        .collect();
+    if desired.failed_rollouts.get(&service.name) == Some(&service.config_hash) {
+        steps.extend(new.map(remove));
+        return Some(steps);
+    }
+    match new {
+        None => {
+            let waiting = service.depends_on.iter().find(|(dep, condition)| {
+                desired.services.iter().find(|s| &s.name == dep).is_some_and(|dep_spec| {
+                    dep_spec.build || !satisfied(desired, dep_spec, current(dep_spec, containers), *condition)
+                })
+            });
+            match waiting {
+                Some((on, condition)) => {
+                    steps.push(Step::Wait { service: service.name.clone(), on: on.clone(), condition: *condition })
+                }
+                None => steps.push(Step::RunBeside {
+                    service: service.name.clone(),
+                    name: play_core::desired::beside_name(&service.container_name, &old.name),
+                }),
+            }
+        }
+        Some(new) => steps.push(Step::SwitchOver {
+            service: service.name.clone(),
+            new: new.id.clone(),
+            new_name: new.name.clone(),
+            old: observed_here.iter().filter(|c| c.id != new.id).map(|c| c.id.clone()).collect(),
+        }),
+    }
+    Some(steps)
+}
+
+/// Whether a failed zero-downtime rollout holds a service on its old
+/// container: the Playground stays failed, serving the old version, until
+/// a rollout or hard restart.
+pub fn held_back(desired: &Desired, observed: &Observed) -> bool {
+    let containers = by_service(desired, observed);
+    desired.services.iter().any(|s| {
+        desired.failed_rollouts.get(&s.name) == Some(&s.config_hash)
+            && serving_outdated(s, containers.get(s.name.as_str()).map(Vec::as_slice).unwrap_or_default()).is_some()
+    })
 }
 
 /// Removes everything observed with the Playground's label, containers
@@ -411,7 +515,10 @@ pub fn services_status(desired: &Desired, observed: &Observed) -> Vec<ServiceSta
         .services
         .iter()
         .map(|s| {
-            let c = containers.get(s.name.as_str()).and_then(|cs| cs.first());
+            let here = containers.get(s.name.as_str()).map(Vec::as_slice).unwrap_or_default();
+            // In a zero-downtime rollout the old container serves until the
+            // switch (which records the new one itself).
+            let c = serving_outdated(s, here).or_else(|| here.first().copied());
             let running = c.is_some_and(|c| c.state == State::Running);
             ServiceStatus {
                 name: s.name.clone(),
@@ -425,6 +532,7 @@ pub fn services_status(desired: &Desired, observed: &Observed) -> Vec<ServiceSta
                     .to_owned()
                 }),
                 running,
+                container: c.map(|c| c.name.clone()),
             }
         })
         .collect()
@@ -441,3 +549,7 @@ mod restart_tests;
 #[cfg(test)]
 #[path = "plan_exit_tests.rs"]
 mod exit_tests;
+
+#[cfg(test)]
+#[path = "plan_rollout_tests.rs"]
+mod rollout_tests;

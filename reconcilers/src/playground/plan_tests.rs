@@ -72,7 +72,7 @@ pub(crate) fn container(d: &Desired, service: &str, state: State, health: Option
 }
 
 /// Everything present, running and healthy.
-fn converged_observed(d: &Desired) -> Observed {
+pub(crate) fn converged_observed(d: &Desired) -> Observed {
     Observed {
         networks: d.networks.iter().map(|n| n.name.clone()).collect(),
         volumes: d.volumes.iter().map(|v| v.name.clone()).collect(),
@@ -93,7 +93,7 @@ fn edge(name: &str, id: &str, created: i64, endpoints: usize) -> SharedNetwork {
 
 /// COMPOSE with `web` exposed (it publishes a port) on a Playroom with a
 /// domain.
-fn routed() -> Desired {
+pub(crate) fn routed() -> Desired {
     let p = playground(&[], &[]);
     let (report, model) = parse_compose(COMPOSE, &Policy::UNTRUSTED);
     assert!(report.valid, "{:?}", report.errors);

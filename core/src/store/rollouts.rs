@@ -1,0 +1,58 @@
+//! The reconciler's records of zero-downtime rollouts (see
+//! `crate::desired::ZeroDowntime`): which container serves a service, and
+//! which rollouts failed. Fenced like every reconciler write
+//! (`playground_status`).
+
+use super::Store;
+use super::fence::{Fence, Fenced};
+use super::playground_status::begin;
+use crate::Result;
+use crate::time;
+
+/// Records that `container` serves `service` (the edge routes to it from
+/// its next pass). No change when it already does.
+pub async fn set_serving(store: &Store, fence: Fence<'_>, id: i64, service: &str, container: &str) -> Result<Fenced> {
+    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(Fenced::Lost) };
+    let mut services = current.services.clone();
+    let Some(entry) = services.iter_mut().find(|s| s.name == service) else { return Ok(Fenced::Held(())) };
+    if entry.container.as_deref() == Some(container) {
+        return Ok(Fenced::Held(()));
+    }
+    entry.container = Some(container.to_owned());
+    let json = serde_json::to_string(&services).map_err(|e| crate::Error::Internal(e.to_string()))?;
+    sqlx::query("UPDATE playgrounds SET services_status = $1, updated_at = $2 WHERE id = $3")
+        .bind(json)
+        .bind(time::to_db(&time::now()))
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(Fenced::Held(()))
+}
+
+/// Records that the zero-downtime rollout of `service` to `config_hash`
+/// failed: the reconciler does not try that hash again until a rollout or
+/// hard restart clears it (`playgrounds::restart_in`).
+pub async fn record_failed(
+    store: &Store,
+    fence: Fence<'_>,
+    id: i64,
+    service: &str,
+    config_hash: &str,
+) -> Result<Fenced> {
+    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(Fenced::Lost) };
+    let mut failed = current.failed_rollouts.clone();
+    if failed.get(service).map(String::as_str) == Some(config_hash) {
+        return Ok(Fenced::Held(()));
+    }
+    failed.insert(service.to_owned(), config_hash.to_owned());
+    let json = serde_json::to_string(&failed).map_err(|e| crate::Error::Internal(e.to_string()))?;
+    sqlx::query("UPDATE playgrounds SET failed_rollouts = $1, updated_at = $2 WHERE id = $3")
+        .bind(json)
+        .bind(time::to_db(&time::now()))
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(Fenced::Held(()))
+}
