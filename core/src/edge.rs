@@ -13,4 +13,4 @@ pub mod config;
 pub mod hosts;
 pub mod settings;
 
-pub use settings::{EdgeSettings, TlsMode};
+pub use settings::{EdgeChanges, EdgeConflict, EdgeSettings, TlsMode};
