@@ -8,6 +8,7 @@ pub mod playground_logs;
 pub mod playground_ops;
 pub mod playground_views;
 pub mod playgrounds;
+pub mod playroom_edge;
 pub mod playrooms;
 pub mod playspec_files;
 pub mod playspecs;
