@@ -6,6 +6,7 @@ pub mod launch;
 pub mod ops;
 pub mod playground_logs;
 pub mod playground_ops;
+pub mod playground_urls;
 pub mod playground_views;
 pub mod playgrounds;
 pub mod playroom_edge;

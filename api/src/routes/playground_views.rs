@@ -31,7 +31,7 @@ use crate::state::AppState;
 
 /// A Playground with what its desired objects are computed from.
 #[derive(Clone)]
-struct Loaded {
+pub(super) struct Loaded {
     playground: Playground,
     playspec: Option<Playspec>,
     files: Vec<MountedFile>,
@@ -39,7 +39,7 @@ struct Loaded {
 }
 
 /// The rows the desired objects of `playground` are computed from.
-async fn load_for(state: &AppState, playground: Playground, playroom: Playroom) -> ApiResult<Loaded> {
+pub(super) async fn load_for(state: &AppState, playground: Playground, playroom: Playroom) -> ApiResult<Loaded> {
     let account_id = playground.account_id;
     let (playspec, files) = match playground.playspec_id {
         Some(spec_id) => {
@@ -62,7 +62,7 @@ impl Loaded {
     /// The Compose model and the desired objects, exactly as the reconciler
     /// computes them (on the CPU pool: it parses the Compose text); `Err`
     /// says why the Playground cannot run.
-    async fn desired(&self, state: &AppState) -> ApiResult<Result<Computed, String>> {
+    pub(super) async fn desired(&self, state: &AppState) -> ApiResult<Result<Computed, String>> {
         let loaded = self.clone();
         state
             .cpu
