@@ -10,17 +10,23 @@
 //! All routes are plain HTTP: HTTPS would make Caddy start issuing
 //! certificates, which is not what is measured.
 
+use std::process::ExitCode;
+
 use play_core::desired::Route;
 use play_core::edge::EdgeSettings;
 use play_core::edge::config::{Acme, EdgeConfig, caddy_config};
 
-fn main() {
+fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: edge_config <routes> <upstream> <upstream port> [http port]";
-    let count: usize = args.next().and_then(|a| a.parse().ok()).expect(usage);
-    let upstream = args.next().expect(usage);
-    let port: u16 = args.next().and_then(|a| a.parse().ok()).expect(usage);
-    let http_port: u16 = args.next().map_or(8080, |a| a.parse().expect(usage));
+    let (Some(count), Some(upstream), Some(port), Some(http_port)) = (
+        args.next().and_then(|a| a.parse::<usize>().ok()),
+        args.next(),
+        args.next().and_then(|a| a.parse::<u16>().ok()),
+        args.next().map_or(Some(8080), |a| a.parse::<u16>().ok()),
+    ) else {
+        eprintln!("usage: edge_config <routes> <upstream> <upstream port> [http port]");
+        return ExitCode::FAILURE;
+    };
 
     let routes: Vec<Route> = (1..=count)
         .map(|i| {
@@ -48,7 +54,14 @@ fn main() {
         })
         .collect();
     let settings = EdgeSettings { http_port, https_port: http_port + 1, ..EdgeSettings::default() };
-    let config =
-        caddy_config(&EdgeConfig { settings, acme: Acme::default(), routes: &routes }).expect("a servable config");
-    println!("{}", serde_json::to_string(&config).expect("JSON"));
+    match caddy_config(&EdgeConfig { settings, acme: Acme::default(), routes: &routes }) {
+        Ok(config) => {
+            println!("{config}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("edge_config: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

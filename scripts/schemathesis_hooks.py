@@ -36,9 +36,24 @@ STATE_CODES = {"LOCKED", "INVALID_STATE", "QUOTA_EXCEEDED"}
 SEMANTIC_FIELDS = {
     # Must be in the future.
     "POST /api/keys": ["api_key.expires_at"],
-    # Names are unique per account; keys must parse; `local` only where enabled.
-    "POST /api/playrooms": ["playroom.name", "playroom.ssh_private_key", "playroom.host_key", "playroom.connection"],
-    "PATCH /api/playrooms/{id}": ["playroom.name", "playroom.ssh_private_key", "playroom.host_key", "playroom.connection"],
+    # Names are unique per account; keys must parse; `local` only where enabled;
+    # the edge's two ports must differ (on update, from the stored other one).
+    "POST /api/playrooms": [
+        "playroom.name",
+        "playroom.ssh_private_key",
+        "playroom.host_key",
+        "playroom.connection",
+        "playroom.edge.http_port",
+        "playroom.edge.https_port",
+    ],
+    "PATCH /api/playrooms/{id}": [
+        "playroom.name",
+        "playroom.ssh_private_key",
+        "playroom.host_key",
+        "playroom.connection",
+        "playroom.edge.http_port",
+        "playroom.edge.https_port",
+    ],
     # Compose must be valid; service overrides must name its services; names unique.
     "POST /api/playspecs": ["playspec.name", "playspec.base_compose_yaml", "playspec.services"],
     "PATCH /api/playspecs/{id}": ["playspec.name", "playspec.base_compose_yaml", "playspec.services"],

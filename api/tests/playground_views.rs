@@ -184,17 +184,69 @@ async fn debug_names_every_field_and_explains_routing() {
     assert_eq!(web["dropped_labels"], json!(["traefik.http.routers.evil.rule"]));
     assert!(web["env_keys"].as_array().unwrap().contains(&json!("MODE")));
     // No domain on a loopback host: a `.localhost` name, plain HTTP.
-    assert_eq!(web["exposure"]["routed"], true, "{}", web["exposure"]);
-    assert_eq!(web["exposure"]["fqdn"], format!("shop-{id}.localhost"));
-    assert_eq!(web["exposure"]["tls"], false);
+    let exposure = &web["exposure"];
+    assert_eq!(
+        keys(exposure),
+        [
+            "fqdn",
+            "held_back",
+            "held_by_playground_id",
+            "live",
+            "path_rule",
+            "port",
+            "reason",
+            "route_id",
+            "routed",
+            "rule",
+            "scheme",
+            "tls",
+            "upstream",
+            "url"
+        ]
+    );
+    assert_eq!(exposure["routed"], true, "{exposure}");
+    assert_eq!(exposure["fqdn"], format!("shop-{id}.localhost"));
+    assert_eq!(exposure["url"], format!("http://shop-{id}.localhost/"));
+    assert_eq!((exposure["scheme"].as_str(), exposure["tls"].as_bool()), (Some("http"), Some(false)));
+    let project = detail["compose_project"].as_str().unwrap();
+    assert_eq!(exposure["route_id"], format!("{project}-web"));
+    assert_eq!(exposure["upstream"], format!("{project}-web-1:8080"));
+    assert_eq!(exposure["path_rule"], "PathPrefix(`/api`) || Path(`/x`)");
+    assert_eq!((exposure["live"].as_bool(), exposure["held_by_playground_id"].clone()), (Some(false), Value::Null));
+    assert_eq!(exposure["reason"], "the service is not running yet");
+    assert_eq!(exposure["held_back"], json!([]));
     assert_eq!(service("db")["exposure"], Value::Null, "not exposed");
 }
 
+/// Writes a route as the edge reconciler decides it.
+async fn decided(f: &Fixture, playground: i64, service: &str, host: &str, live: bool, conflict_with: Option<i64>) {
+    sqlx::query(
+        "INSERT INTO edge_routes (playground_id, service, playroom_id, host, claimed_at, live, conflict_with) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(playground)
+    .bind(service)
+    .bind(f.playroom)
+    .bind(host)
+    .bind(play_core::time::to_db(&play_core::time::now()))
+    .bind(i64::from(live))
+    .bind(conflict_with)
+    .execute(f.app.store().pool())
+    .await
+    .unwrap();
+}
+
 #[tokio::test]
-async fn debug_shows_the_route_and_other_playgrounds_on_the_same_host() {
+async fn debug_shows_the_route_and_the_edges_arbitration_of_its_host() {
     let f = fixture(with_domain()).await;
     let (first, _) = f.playground("pr-4", json!({})).await;
     let (second, _) = f.playground("pr-5", json!({"service_subdomains": {"admin": "other"}})).await;
+    // The edge gave `shop.apps.example.com` to the first Playground, and
+    // serves the second's admin.
+    decided(&f, first, "web", "shop.apps.example.com", true, None).await;
+    decided(&f, second, "web", "shop.apps.example.com", false, Some(first)).await;
+    decided(&f, second, "admin", "other.apps.example.com", true, None).await;
+
     let r = f.get(&format!("/api/playgrounds/{second}/debug")).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     assert!(r.body["edge_network"].as_str().unwrap().ends_with("-edge"));
@@ -203,12 +255,37 @@ async fn debug_shows_the_route_and_other_playgrounds_on_the_same_host() {
     let web = exposure("web");
     assert_eq!(web["routed"], true);
     assert_eq!(web["fqdn"], "shop.apps.example.com");
+    assert_eq!(web["url"], "https://shop.apps.example.com/");
     assert_eq!(web["rule"], "Host(`shop.apps.example.com`) && (PathPrefix(`/api`) || Path(`/x`))");
     assert_eq!((web["port"].as_u64(), web["tls"].as_bool()), (Some(8080), Some(true)));
-    assert_eq!(web["entrypoint"], "https");
-    assert_eq!(web["shared_with"], json!([{"playground_id": first, "service": "web"}]));
-    assert_eq!(exposure("admin")["fqdn"], "other.apps.example.com");
-    assert_eq!(exposure("admin")["shared_with"], json!([]));
+    assert_eq!(web["scheme"], "https");
+    assert_eq!((web["live"].as_bool(), web["held_by_playground_id"].as_i64()), (Some(false), Some(first)));
+    assert!(web["reason"].as_str().unwrap().contains(&format!("held by Playground {first}")), "{web}");
+    let admin = exposure("admin");
+    assert_eq!(admin["fqdn"], "other.apps.example.com");
+    assert_eq!((admin["live"].as_bool(), admin["reason"].clone()), (Some(true), Value::Null), "{admin}");
+    assert_eq!(admin["held_by_playground_id"], Value::Null);
+
+    // The holder sees whose route it holds back.
+    let r = f.get(&format!("/api/playgrounds/{first}/debug")).await;
+    let services = r.body["services_configuration"].as_array().unwrap();
+    let web = services.iter().find(|s| s["name"] == "web").unwrap()["exposure"].clone();
+    assert_eq!((web["live"].as_bool(), web["held_by_playground_id"].clone()), (Some(true), Value::Null));
+    assert_eq!(web["held_back"], json!([{"playground_id": second, "service": "web"}]));
+}
+
+#[tokio::test]
+async fn debug_keeps_the_reason_of_unrouted_services() {
+    let f = fixture(json!({"edge": {"enabled": false}})).await;
+    let (id, _) = f.playground("pr-8", json!({})).await;
+    let r = f.get(&format!("/api/playgrounds/{id}/debug")).await;
+    let services = r.body["services_configuration"].as_array().unwrap();
+    let web = services.iter().find(|s| s["name"] == "web").unwrap()["exposure"].clone();
+    assert_eq!((web["routed"].as_bool(), web["live"].as_bool()), (Some(false), Some(false)));
+    assert!(web["reason"].as_str().unwrap().contains("edge is off"), "{web}");
+    for field in ["route_id", "url", "scheme", "upstream", "fqdn", "held_by_playground_id"] {
+        assert_eq!(web[field], Value::Null, "{field}");
+    }
 }
 
 #[tokio::test]

@@ -84,7 +84,8 @@ async fn create_records_desired_state_and_locks_the_playspec() {
             "playspec_id",
             "playspec_name",
             "service_branches",
-            "status"
+            "status",
+            "urls"
         ]
     );
 

@@ -14,6 +14,7 @@ use axum::http::StatusCode;
 use play_api::ApiConfig;
 use play_api::testing::TestApp;
 use play_core::edge::EdgeSettings;
+use play_core::edge::settings::EdgeChanges;
 use play_core::metrics::Metrics;
 use play_core::store::events::{self, Actor};
 use play_core::store::playrooms::{self, PlayroomFields};
@@ -172,6 +173,12 @@ impl World {
 
     /// Sets the Playroom's edge settings (as an operator's update would).
     pub async fn set_edge(&self, edge: EdgeSettings) {
+        let edge = EdgeChanges {
+            enabled: Some(edge.enabled),
+            http_port: Some(edge.http_port),
+            https_port: Some(edge.https_port),
+            tls: Some(edge.tls),
+        };
         let fields = PlayroomFields { edge: Some(edge), ..Default::default() };
         playrooms::update(
             self.app.store(),

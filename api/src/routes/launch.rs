@@ -5,10 +5,11 @@ use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
 use play_core::playground::launch::{self, ComposeLaunch, Launched};
-use play_core::wake::Kind;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::playground_urls::{self, Urls};
+use super::playgrounds;
 use crate::auth::Principal;
 use crate::error::{ApiResult, ErrorEnvelope};
 use crate::extract::Json;
@@ -44,6 +45,9 @@ pub struct LaunchResponse {
     pub playground_id: Option<i64>,
     /// Playzones auto-created from build services (none until Playzones exist).
     pub playzones_created: Vec<i64>,
+    /// Service name -> URL of each routed service of the new Playground
+    /// (served once it runs); `{}` without a Playground.
+    pub urls: Urls,
 }
 
 /// Create a Playspec from Compose YAML, and optionally a Playground.
@@ -66,12 +70,20 @@ pub async fn launch(
     let Launched { playspec, playground } =
         launch::launch_compose(&state.store, &state.cpu, principal.account_id, request, limits, principal.actor())
             .await?;
-    let playground_id = playground.map(|p| p.id);
-    if let Some(id) = playground_id {
-        state.waker.wake(Kind::Playground, id);
-    }
+    let urls = match &playground {
+        Some(p) => {
+            playgrounds::wake(&state, p);
+            playground_urls::urls(&state, p).await?
+        }
+        None => Urls::new(),
+    };
     Ok((
         StatusCode::CREATED,
-        JsonResponse(LaunchResponse { playspecs_created: playspec.id, playground_id, playzones_created: Vec::new() }),
+        JsonResponse(LaunchResponse {
+            playspecs_created: playspec.id,
+            playground_id: playground.map(|p| p.id),
+            playzones_created: Vec::new(),
+            urls,
+        }),
     ))
 }

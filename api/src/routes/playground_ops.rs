@@ -16,11 +16,10 @@ use axum::Json as JsonResponse;
 use axum::extract::State;
 use play_core::playground::ServiceSettings;
 use play_core::playground::{RolloutChanges, ops};
-use play_core::wake::Kind;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::playgrounds::{PlaygroundDetail, detail};
+use super::playgrounds::{PlaygroundDetail, detail, wake};
 use crate::auth::Principal;
 use crate::error::{ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json};
@@ -66,8 +65,8 @@ pub async fn rollout(
     };
     let playground =
         ops::rollout(&state.store, &state.cpu, principal.account_id, id, changes, principal.actor()).await?;
-    state.waker.wake(Kind::Playground, playground.id);
-    Ok(JsonResponse(detail(playground)))
+    wake(&state, &playground);
+    Ok(JsonResponse(detail(&state, playground).await?))
 }
 
 /// Tear everything down and provision afresh: every container restarts,
@@ -82,8 +81,8 @@ pub async fn hard_restart(
     Id(id): Id,
 ) -> ApiResult<JsonResponse<PlaygroundDetail>> {
     let playground = ops::hard_restart(&state.store, principal.account_id, id, principal.actor()).await?;
-    state.waker.wake(Kind::Playground, playground.id);
-    Ok(JsonResponse(detail(playground)))
+    wake(&state, &playground);
+    Ok(JsonResponse(detail(&state, playground).await?))
 }
 
 /// The other name of [`hard_restart`] (destroy the containers, provision

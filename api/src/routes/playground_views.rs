@@ -5,7 +5,9 @@
 //! the reconciler converges with (`play_core::playground::desired_for`),
 //! from the same rows (Playground, Playspec and its mounted files,
 //! Playroom), so what they show is what the reconciler converges to. None
-//! of them touches the host.
+//! of them touches the host. `/debug` joins each route with what the edge
+//! reconciler last decided for it (`store::edges`: live, the Playground
+//! holding a contested host).
 //!
 //! A Playground whose Compose cannot run on its Playroom answers `/compose`
 //! and `/env_metadata` with `422 INVALID_STATE` (there is nothing it runs);
@@ -15,8 +17,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use axum::Json as JsonResponse;
 use axum::extract::State;
-use play_core::desired::{self, EnvSource, Inputs, Routing, ServiceSpec};
-use play_core::playground::{self, Computed, DesiredState, Playground};
+use play_core::desired::{self, EnvSource, Inputs, Route, Routing, ServiceSpec};
+use play_core::edge::serving::{self, Decided};
+use play_core::playground::{self, Computed, Playground};
+use play_core::store::edges::{self, RouteRow};
 use play_core::store::playgrounds;
 use play_core::store::playrooms::{self, Playroom};
 use play_core::store::playspec_files::{self, MountedFile};
@@ -31,7 +35,7 @@ use crate::state::AppState;
 
 /// A Playground with what its desired objects are computed from.
 #[derive(Clone)]
-struct Loaded {
+pub(super) struct Loaded {
     playground: Playground,
     playspec: Option<Playspec>,
     files: Vec<MountedFile>,
@@ -39,7 +43,7 @@ struct Loaded {
 }
 
 /// The rows the desired objects of `playground` are computed from.
-async fn load_for(state: &AppState, playground: Playground, playroom: Playroom) -> ApiResult<Loaded> {
+pub(super) async fn load_for(state: &AppState, playground: Playground, playroom: Playroom) -> ApiResult<Loaded> {
     let account_id = playground.account_id;
     let (playspec, files) = match playground.playspec_id {
         Some(spec_id) => {
@@ -62,7 +66,7 @@ impl Loaded {
     /// The Compose model and the desired objects, exactly as the reconciler
     /// computes them (on the CPU pool: it parses the Compose text); `Err`
     /// says why the Playground cannot run.
-    async fn desired(&self, state: &AppState) -> ApiResult<Result<Computed, String>> {
+    pub(super) async fn desired(&self, state: &AppState) -> ApiResult<Result<Computed, String>> {
         let loaded = self.clone();
         state
             .cpu
@@ -169,27 +173,106 @@ pub struct Dependency {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ExposureView {
-    /// Whether play generated a route (routing labels, edge network).
+    /// Whether the desired state routes the service through the Playroom's
+    /// edge (and the container joins the edge network).
     pub routed: bool,
+    /// The route's id in the edge's config: `<compose project>-<service>`.
+    pub route_id: Option<String>,
     pub fqdn: Option<String>,
-    /// The complete routing rule.
-    pub rule: Option<String>,
-    pub port: Option<u16>,
-    /// The router's name in the routing labels.
-    pub router: Option<String>,
-    pub entrypoint: Option<String>,
+    /// Where users open the service.
+    pub url: Option<String>,
+    /// `http` or `https`.
+    #[schema(schema_with = scheme)]
+    pub scheme: Option<&'static str>,
     pub tls: bool,
-    /// Why there is no route.
+    /// The complete rule in Traefik's notation, host included.
+    pub rule: Option<String>,
+    /// The `svc/path_rule`, canonical; `null` routes every path.
+    pub path_rule: Option<String>,
+    pub port: Option<u16>,
+    /// Where the edge sends requests: `<container>:<port>` on the edge network.
+    pub upstream: Option<String>,
+    /// Whether the edge serves the route under `fqdn` now.
+    pub live: bool,
+    /// Another Playground on the Playroom holds `fqdn` (it claimed it
+    /// first): this route is held back.
+    pub held_by_playground_id: Option<i64>,
+    /// Other Playgrounds' routes held back because this one holds `fqdn`.
+    pub held_back: Vec<HostClaim>,
+    /// Why there is no route, or why the edge does not serve it now.
     pub reason: Option<String>,
-    /// Other Playgrounds on the Playroom routing the same host (play does
-    /// not arbitrate: see docs/decisions.md).
-    pub shared_with: Vec<HostClaim>,
 }
 
+fn scheme() -> utoipa::openapi::Schema {
+    crate::schemas::one_of_or_null(&["http", "https"])
+}
+
+/// A route of another Playground.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct HostClaim {
     pub playground_id: i64,
     pub service: String,
+}
+
+/// What the edge decided on the Playground's Playroom, for `/debug`.
+struct EdgeState {
+    /// This Playground's routes, by service.
+    own: BTreeMap<String, RouteRow>,
+    /// Other Playgrounds' routes held back by this one, by host.
+    held_back: BTreeMap<String, Vec<HostClaim>>,
+    error: Option<String>,
+    running: BTreeSet<String>,
+}
+
+impl EdgeState {
+    async fn load(state: &AppState, playground: &Playground) -> ApiResult<EdgeState> {
+        let mut conn = state.store.pool().acquire().await.map_err(play_core::Error::from)?;
+        let rows = edges::routes_on(&mut conn, playground.playroom_id).await?;
+        drop(conn);
+        let mut own = BTreeMap::new();
+        let mut held_back: BTreeMap<String, Vec<HostClaim>> = BTreeMap::new();
+        for row in rows {
+            if row.claim.playground_id == playground.id {
+                own.insert(row.claim.service.clone(), row);
+            } else if row.conflict_with == Some(playground.id) {
+                held_back
+                    .entry(row.claim.host)
+                    .or_default()
+                    .push(HostClaim { playground_id: row.claim.playground_id, service: row.claim.service });
+            }
+        }
+        Ok(EdgeState {
+            own,
+            held_back,
+            error: edges::status(&state.store, playground.playroom_id).await?.and_then(|s| s.error),
+            running: playground.services.iter().filter(|s| s.running).map(|s| s.name.clone()).collect(),
+        })
+    }
+
+    fn exposure(&self, service: &str, route: &Route) -> ExposureView {
+        let decided = self.own.get(service).map(|r| Decided {
+            host: &r.claim.host,
+            live: r.live,
+            conflict_with: r.conflict_with,
+        });
+        let serving = serving::serving(&route.fqdn, self.running.contains(service), decided, self.error.as_deref());
+        ExposureView {
+            routed: true,
+            route_id: Some(route.id.clone()),
+            fqdn: Some(route.fqdn.clone()),
+            url: Some(route.url.clone()),
+            scheme: Some(if route.https { "https" } else { "http" }),
+            tls: route.https,
+            rule: Some(route.rule.clone()),
+            path_rule: route.path_rule.clone(),
+            port: Some(route.port),
+            upstream: Some(format!("{}:{}", route.upstream, route.port)),
+            live: serving.live,
+            held_by_playground_id: serving.held_by,
+            held_back: self.held_back.get(&route.fqdn).cloned().unwrap_or_default(),
+            reason: serving.reason,
+        }
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -240,31 +323,26 @@ fn condition(c: play_core::compose::model::DependencyCondition) -> String {
     serde_json::to_value(c).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
 }
 
-fn configuration(s: &ServiceSpec, claims: &BTreeMap<String, Vec<HostClaim>>) -> ServiceConfiguration {
+fn configuration(s: &ServiceSpec, edge: &EdgeState) -> ServiceConfiguration {
     let exposure = match &s.routing {
         Routing::NotExposed => None,
         Routing::Unrouted { reason } => Some(ExposureView {
             routed: false,
+            route_id: None,
             fqdn: None,
-            rule: None,
-            port: None,
-            router: None,
-            entrypoint: None,
+            url: None,
+            scheme: None,
             tls: false,
+            rule: None,
+            path_rule: None,
+            port: None,
+            upstream: None,
+            live: false,
+            held_by_playground_id: None,
+            held_back: Vec::new(),
             reason: Some(reason.clone()),
-            shared_with: Vec::new(),
         }),
-        Routing::Routed(route) => Some(ExposureView {
-            routed: true,
-            fqdn: Some(route.fqdn.clone()),
-            rule: Some(route.rule.clone()),
-            port: Some(route.port),
-            router: Some(route.id.clone()),
-            entrypoint: Some(if route.https { "https" } else { "http" }.to_owned()),
-            tls: route.https,
-            reason: None,
-            shared_with: claims.get(&route.fqdn).cloned().unwrap_or_default(),
-        }),
+        Routing::Routed(route) => Some(edge.exposure(&s.name, route)),
     };
     ServiceConfiguration {
         name: s.name.clone(),
@@ -284,47 +362,10 @@ fn configuration(s: &ServiceSpec, claims: &BTreeMap<String, Vec<HostClaim>>) -> 
     }
 }
 
-/// Hosts routed by the account's other live Playgrounds on the same
-/// Playroom, for the hosts in `wanted`. A Playground whose desired objects
-/// cannot be computed routes nothing.
-async fn host_claims(
-    state: &AppState,
-    this: &Loaded,
-    wanted: &BTreeSet<String>,
-) -> ApiResult<BTreeMap<String, Vec<HostClaim>>> {
-    let mut claims: BTreeMap<String, Vec<HostClaim>> = BTreeMap::new();
-    if wanted.is_empty() {
-        return Ok(claims);
-    }
-    let account = this.playground.account_id;
-    for other in playgrounds::list(&state.store, account).await? {
-        if other.id == this.playground.id
-            || other.playroom_id != this.playground.playroom_id
-            || other.desired_state != DesiredState::Running
-        {
-            continue;
-        }
-        // A Playground whose rows do not read routes nothing, like one
-        // that cannot run.
-        let Ok(loaded) = load_for(state, other, this.playroom.clone()).await else { continue };
-        let Ok(Computed { desired, .. }) = loaded.desired(state).await? else { continue };
-        for s in &desired.services {
-            if let Routing::Routed(route) = &s.routing
-                && wanted.contains(&route.fqdn)
-            {
-                claims
-                    .entry(route.fqdn.clone())
-                    .or_default()
-                    .push(HostClaim { playground_id: loaded.playground.id, service: s.name.clone() });
-            }
-        }
-    }
-    Ok(claims)
-}
-
 /// Diagnostics: the generated Compose, the interpolated Playspec Compose,
 /// and per service its container, config hash, networks, environment keys
-/// and exposure (host, rule, or why it is not routed).
+/// and exposure (the route and whether the edge serves it, or why it is not
+/// routed).
 #[utoipa::path(get, path = "/api/playgrounds/{id}/debug", tag = "Playgrounds", params(("id" = i64, Path)),
     responses((status = 200, body = DebugView), (status = 404, body = ErrorEnvelope)))]
 pub async fn debug(
@@ -339,16 +380,8 @@ pub async fn debug(
         .and_then(|s| desired::interpolated_template(&s.base_compose_yaml, &loaded.playground).ok());
     let (generated_compose_yaml, services_configuration, edge_network, error) = match loaded.desired(&state).await? {
         Ok(Computed { desired, .. }) => {
-            let wanted: BTreeSet<String> = desired
-                .services
-                .iter()
-                .filter_map(|s| match &s.routing {
-                    Routing::Routed(route) => Some(route.fqdn.clone()),
-                    _ => None,
-                })
-                .collect();
-            let claims = host_claims(&state, &loaded, &wanted).await?;
-            let services = desired.services.iter().map(|s| configuration(s, &claims)).collect();
+            let edge = EdgeState::load(&state, &loaded.playground).await?;
+            let services = desired.services.iter().map(|s| configuration(s, &edge)).collect();
             (Some(desired::render_compose(&desired)), services, desired.edge_network.clone(), None)
         }
         Err(message) => (None, Vec::new(), None, Some(message)),

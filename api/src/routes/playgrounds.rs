@@ -3,7 +3,9 @@
 //! Handlers record desired state and return; the Playground reconciler
 //! converges the host and writes status back (`creation_step`, errors,
 //! services). Create answers `201` with the detail view, status
-//! `in_progress`.
+//! `in_progress`. Every change of desired state wakes the Playground's
+//! reconciler and its Playroom's edge ([`wake`]), so routes follow
+//! promptly (a destroyed Playground's are dropped at once).
 
 use std::collections::BTreeMap;
 
@@ -20,6 +22,7 @@ use play_core::wake::Kind;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::playground_urls::{self, RouteView, Urls};
 use crate::auth::Principal;
 use crate::error::{ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json};
@@ -94,6 +97,10 @@ pub struct PlaygroundItem {
     pub service_branches: BTreeMap<String, BranchName>,
     pub expires_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
+    /// Service name -> URL. In the list: the routes the Playroom's edge
+    /// serves now. In the detail view: every route the desired state asks
+    /// for, served or not yet (see `routes`).
+    pub urls: Urls,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -116,6 +123,8 @@ pub struct PlaygroundDetail {
     /// Desired-state generation, and the one the reconciler last converged.
     pub generation: i64,
     pub observed_generation: i64,
+    /// Every routed service, and whether the edge serves it now.
+    pub routes: Vec<RouteView>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -136,7 +145,7 @@ pub struct PlaygroundStatus {
     pub services: Vec<ServiceStatus>,
 }
 
-fn item(p: &Playground) -> PlaygroundItem {
+fn item(p: &Playground, urls: Urls) -> PlaygroundItem {
     let service_branches = p
         .service_settings
         .iter()
@@ -155,6 +164,7 @@ fn item(p: &Playground) -> PlaygroundItem {
         service_branches,
         expires_at: p.expires_at,
         created_at: p.created_at,
+        urls,
     }
 }
 
@@ -173,9 +183,11 @@ fn expiration_percentage(p: &Playground) -> f64 {
     (elapsed / total * 100.0).clamp(0.0, 100.0)
 }
 
-pub fn detail(p: Playground) -> PlaygroundDetail {
-    PlaygroundDetail {
-        item: item(&p),
+/// The detail view of `p`, with its routes.
+pub async fn detail(state: &AppState, p: Playground) -> ApiResult<PlaygroundDetail> {
+    let (urls, routes) = playground_urls::urls_and_routes(state, &p).await?;
+    Ok(PlaygroundDetail {
+        item: item(&p, urls),
         time_remaining: time_remaining(&p),
         expiration_percentage: expiration_percentage(&p),
         playroom_id: p.playroom_id,
@@ -188,7 +200,15 @@ pub fn detail(p: Playground) -> PlaygroundDetail {
         services: p.services,
         generation: p.generation,
         observed_generation: p.observed_generation,
-    }
+        routes,
+    })
+}
+
+/// Wakes the reconcilers that follow `p`'s desired state: its own, and its
+/// Playroom's edge (routes appear and go with it).
+pub fn wake(state: &AppState, p: &Playground) {
+    state.waker.wake(Kind::Playground, p.id);
+    state.waker.wake(Kind::Edge, p.playroom_id);
 }
 
 /// Create a Playground; answers at once with status `in_progress`.
@@ -204,15 +224,16 @@ pub async fn create(
     let playground =
         launch::create_playground(&state.store, &state.cpu, principal.account_id, request, limits, principal.actor())
             .await?;
-    state.waker.wake(Kind::Playground, playground.id);
-    Ok((StatusCode::CREATED, JsonResponse(detail(playground))))
+    wake(&state, &playground);
+    Ok((StatusCode::CREATED, JsonResponse(detail(&state, playground).await?)))
 }
 
 /// List the account's Playgrounds.
 #[utoipa::path(get, path = "/api/playgrounds", tag = "Playgrounds", responses((status = 200, body = [PlaygroundItem])))]
 pub async fn list(State(state): State<AppState>, principal: Principal) -> ApiResult<JsonResponse<Vec<PlaygroundItem>>> {
     let all = playgrounds::list(&state.store, principal.account_id).await?;
-    Ok(JsonResponse(all.iter().map(item).collect()))
+    let mut urls = playground_urls::live_urls(&state, principal.account_id, &all).await?;
+    Ok(JsonResponse(all.iter().map(|p| item(p, urls.remove(&p.id).unwrap_or_default())).collect()))
 }
 
 /// A Playground's detail view.
@@ -223,7 +244,8 @@ pub async fn show(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<JsonResponse<PlaygroundDetail>> {
-    Ok(JsonResponse(detail(playgrounds::get(&state.store, principal.account_id, id).await?)))
+    let playground = playgrounds::get(&state.store, principal.account_id, id).await?;
+    Ok(JsonResponse(detail(&state, playground).await?))
 }
 
 /// Lightweight status for polling.
@@ -259,8 +281,8 @@ pub async fn delete(
     Id(id): Id,
 ) -> ApiResult<(StatusCode, JsonResponse<PlaygroundDetail>)> {
     let playground = ops::request_destroy(&state.store, principal.account_id, id, principal.actor()).await?;
-    state.waker.wake(Kind::Playground, playground.id);
-    Ok((StatusCode::ACCEPTED, JsonResponse(detail(playground))))
+    wake(&state, &playground);
+    Ok((StatusCode::ACCEPTED, JsonResponse(detail(&state, playground).await?)))
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]

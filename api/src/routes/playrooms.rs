@@ -4,7 +4,8 @@
 //! The private key is write-only: accepted on create and update, validated,
 //! sealed at rest, and never returned. `test_connection` goes to the host
 //! through the injected `HostGateway`, and pins the host key on the first
-//! successful contact.
+//! successful contact. Create, update and delete wake the Playroom's edge
+//! (`Kind::Edge`), which follows its settings and routes.
 
 use axum::Json as JsonResponse;
 use axum::extract::State;
@@ -15,12 +16,15 @@ use play_core::error::push_field_error;
 use play_core::host::{ConnectionReport, DEFAULT_DOCKER_SOCKET};
 use play_core::scopes::Scope;
 use play_core::ssh_keys::{self, HostKeyPin};
+use play_core::store::edges;
 use play_core::store::playroom_checks::{self, CheckOutcome};
 use play_core::store::playrooms::{self, Connection, Playroom, PlayroomFields};
 use play_core::validate;
+use play_core::wake::Kind;
 use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::ToSchema;
 
+use super::playroom_edge::{self, EdgeInput, EdgeStatusView, EdgeView};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json};
@@ -79,6 +83,8 @@ pub struct PlayroomInput {
     /// `playrooms:trust` scope; a local Playroom can never be trusted.
     pub trusted: Option<bool>,
     pub tutorial: Option<bool>,
+    /// The edge's settings; each key optional.
+    pub edge: Option<EdgeInput>,
 }
 
 fn connection_or_null() -> utoipa::openapi::Schema {
@@ -143,6 +149,9 @@ pub struct PlayroomDetail {
     pub unreachable_since: Option<DateTime<Utc>>,
     /// Why the last attempt failed (`kind: message`).
     pub unreachable_reason: Option<String>,
+    pub edge: EdgeView,
+    /// What the edge last did; `null` before its first pass.
+    pub edge_status: Option<EdgeStatusView>,
 }
 
 impl From<&Playroom> for PlayroomItem {
@@ -187,8 +196,16 @@ impl From<Playroom> for PlayroomDetail {
             reachable: room.reachable,
             unreachable_since: room.unreachable_since,
             unreachable_reason: room.unreachable_reason,
+            edge: room.edge.into(),
+            edge_status: None,
         }
     }
+}
+
+/// The detail view of `room`, with what its edge last did.
+async fn detail(state: &AppState, room: Playroom) -> ApiResult<PlayroomDetail> {
+    let status = edges::status(&state.store, room.id).await?;
+    Ok(PlayroomDetail { edge_status: status.map(EdgeStatusView::from), ..room.into() })
 }
 
 fn check<T>(errors: &mut FieldErrors, field: &str, value: Option<&T>, rule: impl Fn(&T) -> Result<(), &'static str>) {
@@ -252,6 +269,7 @@ fn fields(input: PlayroomInput, creating: bool, allow_local: bool) -> Result<Pla
         }
         domains = Some(clean);
     }
+    let edge = input.edge.map(|e| playroom_edge::changes(e, creating, &mut errors));
     let ssh_key = match input.ssh_private_key.as_deref() {
         Some(text) => match ssh_keys::parse_private_key(text) {
             Ok(parsed) => Some((parsed.private_openssh, parsed.public_openssh)),
@@ -289,7 +307,7 @@ fn fields(input: PlayroomInput, creating: bool, allow_local: bool) -> Result<Pla
         host_key,
         domains: domains.or_else(|| creating.then(Vec::new)),
         acme_email: input.acme_email,
-        edge: None,
+        edge,
         trusted: input.trusted,
         tutorial: input.tutorial,
     })
@@ -328,7 +346,8 @@ pub async fn show(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<JsonResponse<PlayroomDetail>> {
-    Ok(JsonResponse(playrooms::get(&state.store, principal.account_id, id).await?.into()))
+    let room = playrooms::get(&state.store, principal.account_id, id).await?;
+    Ok(JsonResponse(detail(&state, room).await?))
 }
 
 /// Create a Playroom.
@@ -350,7 +369,8 @@ pub async fn create(
         principal.actor(),
     )
     .await?;
-    Ok((StatusCode::CREATED, JsonResponse(room.into())))
+    state.waker.wake(Kind::Edge, room.id);
+    Ok((StatusCode::CREATED, JsonResponse(detail(&state, room).await?)))
 }
 
 /// Update a Playroom. Changing host, port, user or connection drops the
@@ -375,7 +395,8 @@ pub async fn update(
     let fields = fields(body.playroom, false, state.config.allow_local_playrooms)?;
     let room =
         playrooms::update(&state.store, &state.secrets, principal.account_id, id, fields, principal.actor()).await?;
-    Ok(JsonResponse(room.into()))
+    state.waker.wake(Kind::Edge, room.id);
+    Ok(JsonResponse(detail(&state, room).await?))
 }
 
 /// Delete a Playroom. Refused with 409 while it has active Playgrounds.
@@ -383,6 +404,8 @@ pub async fn update(
     responses((status = 204), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
 pub async fn delete(State(state): State<AppState>, principal: Principal, Id(id): Id) -> ApiResult<StatusCode> {
     playrooms::delete(&state.store, principal.account_id, id, principal.actor()).await?;
+    // The edge removes its container and forgets the Playroom's routes.
+    state.waker.wake(Kind::Edge, id);
     Ok(StatusCode::NO_CONTENT)
 }
 

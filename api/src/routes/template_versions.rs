@@ -16,10 +16,11 @@ use play_core::compose::{self, Issue, svc};
 use play_core::error::push_field_error;
 use play_core::playground::launch::{self, TemplateLaunch};
 use play_core::store::templates::{self, Version};
-use play_core::wake::Kind;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::playground_urls::{self, Urls};
+use super::playgrounds;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json, Query};
@@ -114,6 +115,9 @@ pub struct LaunchResponse {
     pub generated_keys: Vec<String>,
     /// The Playground recorded on the Playroom (status `in_progress`).
     pub playground_id: i64,
+    /// Service name -> URL of each routed service of the Playground
+    /// (served once it runs).
+    pub urls: Urls,
     /// Warnings of the compiled Compose.
     #[schema(value_type = Vec<Object>)]
     pub warnings: Vec<Issue>,
@@ -267,7 +271,8 @@ pub async fn launch(
     let launched =
         launch::launch_template(&state.store, &state.cpu, principal.account_id, id, request, limits, principal.actor())
             .await?;
-    state.waker.wake(Kind::Playground, launched.playground.id);
+    playgrounds::wake(&state, &launched.playground);
+    let urls = playground_urls::urls(&state, &launched.playground).await?;
     Ok((
         StatusCode::CREATED,
         JsonResponse(LaunchResponse {
@@ -277,6 +282,7 @@ pub async fn launch(
             version: launched.version.version,
             generated_keys: launched.generated_keys,
             playground_id: launched.playground.id,
+            urls,
             warnings: launched.warnings,
         }),
     ))

@@ -63,9 +63,26 @@ pub fn url(https: bool, host: &str, settings: &EdgeSettings) -> String {
     if port == default { format!("{scheme}://{host}/") } else { format!("{scheme}://{host}:{port}/") }
 }
 
+/// Whether `host` is `domain` or a name under it.
+fn is_under(host: &str, domain: &str) -> bool {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    let domain = domain.trim_end_matches('.').to_ascii_lowercase();
+    host == domain || host.strip_suffix(&domain).is_some_and(|rest| rest.ends_with('.'))
+}
+
+/// The URL of a route the edge decided for `host`, from the Playroom alone
+/// (no Compose parsing): HTTPS when `host` is under one of the Playroom's
+/// `domains` and the settings serve HTTPS there, as `desired::exposure`
+/// decides it; hosts without a domain are plain HTTP.
+pub fn url_for_host(host: &str, domains: &[String], acme_email: Option<&str>, settings: &EdgeSettings) -> String {
+    let https = settings.https_for_domains(acme_email) && domains.iter().any(|d| is_under(host, d));
+    url(https, host, settings)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::edge::TlsMode;
 
     #[test]
     fn bases_without_a_domain() {
@@ -101,5 +118,28 @@ mod tests {
         let high = EdgeSettings { http_port: 18080, https_port: 18443, ..default };
         assert_eq!(url(false, "web-1.localhost", &high), "http://web-1.localhost:18080/");
         assert_eq!(url(true, "a.example.com", &high), "https://a.example.com:18443/");
+    }
+
+    #[test]
+    fn urls_of_stored_hosts_follow_the_domains_and_the_tls_mode() {
+        let domains = vec!["apps.example.com".to_owned()];
+        let acme = Some("ops@example.com");
+        let auto = EdgeSettings::default();
+        assert_eq!(url_for_host("shop.apps.example.com", &domains, acme, &auto), "https://shop.apps.example.com/");
+        assert_eq!(url_for_host("apps.example.com", &domains, acme, &auto), "https://apps.example.com/");
+        assert_eq!(url_for_host("SHOP.Apps.Example.com", &domains, acme, &auto), "https://SHOP.Apps.Example.com/");
+        // Not under the domain: a name that merely ends like it, a fallback host.
+        assert_eq!(url_for_host("evilapps.example.com", &domains, acme, &auto), "http://evilapps.example.com/");
+        assert_eq!(url_for_host("web-3.localhost", &domains, acme, &auto), "http://web-3.localhost/");
+        // Without an ACME email, auto is plain HTTP; internal is HTTPS anyway; off never.
+        assert_eq!(url_for_host("shop.apps.example.com", &domains, None, &auto), "http://shop.apps.example.com/");
+        let internal = EdgeSettings { tls: TlsMode::Internal, https_port: 8443, ..auto };
+        assert_eq!(
+            url_for_host("shop.apps.example.com", &domains, None, &internal),
+            "https://shop.apps.example.com:8443/"
+        );
+        let off = EdgeSettings { tls: TlsMode::Off, http_port: 8080, ..auto };
+        assert_eq!(url_for_host("shop.apps.example.com", &domains, acme, &off), "http://shop.apps.example.com:8080/");
+        assert_eq!(url_for_host("x.example.org", &[], acme, &auto), "http://x.example.org/");
     }
 }

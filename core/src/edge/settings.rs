@@ -79,9 +79,90 @@ impl EdgeSettings {
     }
 }
 
+/// A change to a Playroom's edge settings: the keys a request gave. An
+/// absent key keeps the value it is applied to (the current settings on an
+/// update, the defaults on a create).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EdgeChanges {
+    pub enabled: Option<bool>,
+    pub http_port: Option<u16>,
+    pub https_port: Option<u16>,
+    pub tls: Option<TlsMode>,
+}
+
+/// Why changed settings break the invariant of [`EdgeSettings`]: the key
+/// to blame and the message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EdgeConflict {
+    /// `http_port` or `https_port`.
+    pub key: &'static str,
+    pub message: String,
+}
+
+impl EdgeChanges {
+    /// `base` with the changes applied, checked against the invariant of
+    /// [`EdgeSettings`]. A collision is blamed on a port the change sets
+    /// (`https_port` when it sets both), so the message points at what the
+    /// caller wrote, even when the other port is the stored one.
+    pub fn apply(&self, base: EdgeSettings) -> Result<EdgeSettings, EdgeConflict> {
+        let merged = EdgeSettings {
+            enabled: self.enabled.unwrap_or(base.enabled),
+            http_port: self.http_port.unwrap_or(base.http_port),
+            https_port: self.https_port.unwrap_or(base.https_port),
+            tls: self.tls.unwrap_or(base.tls),
+        };
+        for (key, port) in [("http_port", merged.http_port), ("https_port", merged.https_port)] {
+            if port == 0 {
+                return Err(EdgeConflict { key, message: "must be from 1 to 65535".into() });
+            }
+        }
+        if merged.http_port == merged.https_port {
+            let (key, other) =
+                if self.https_port.is_some() { ("https_port", "http_port") } else { ("http_port", "https_port") };
+            return Err(EdgeConflict {
+                key,
+                message: format!(
+                    "must differ from {other} ({}): the edge serves HTTP and HTTPS on separate ports",
+                    merged.http_port
+                ),
+            });
+        }
+        Ok(merged)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn changes_keep_what_they_do_not_name() {
+        let base = EdgeSettings { http_port: 8080, tls: TlsMode::Internal, ..EdgeSettings::default() };
+        assert_eq!(EdgeChanges::default().apply(base), Ok(base));
+        let off = EdgeChanges { enabled: Some(false), https_port: Some(8443), ..EdgeChanges::default() };
+        let merged = off.apply(base).unwrap();
+        assert_eq!(merged, EdgeSettings { enabled: false, http_port: 8080, https_port: 8443, tls: TlsMode::Internal });
+        let tls = EdgeChanges { tls: Some(TlsMode::Off), ..EdgeChanges::default() };
+        assert_eq!(tls.apply(merged).unwrap().tls, TlsMode::Off);
+    }
+
+    #[test]
+    fn a_port_collision_is_blamed_on_a_port_the_change_sets() {
+        let base = EdgeSettings::default();
+        let http = EdgeChanges { http_port: Some(443), ..EdgeChanges::default() };
+        assert_eq!(http.apply(base).unwrap_err().key, "http_port");
+        let https = EdgeChanges { https_port: Some(80), ..EdgeChanges::default() };
+        let err = https.apply(base).unwrap_err();
+        assert_eq!(err.key, "https_port");
+        assert!(err.message.contains("http_port (80)"), "{}", err.message);
+        let both = EdgeChanges { http_port: Some(9000), https_port: Some(9000), ..EdgeChanges::default() };
+        assert_eq!(both.apply(base).unwrap_err().key, "https_port");
+        // Swapping both at once is fine.
+        let swap = EdgeChanges { http_port: Some(443), https_port: Some(80), ..EdgeChanges::default() };
+        assert_eq!(swap.apply(base).map(|s| (s.http_port, s.https_port)), Ok((443, 80)));
+        let zero = EdgeChanges { http_port: Some(0), ..EdgeChanges::default() };
+        assert_eq!(zero.apply(base).unwrap_err().key, "http_port");
+    }
 
     #[test]
     fn an_empty_object_reads_as_the_defaults() {

@@ -12,7 +12,7 @@ use sqlx::any::AnyRow;
 use super::events::{self, Actor, NewEvent};
 use super::quotas::{self, QuotaLimits, Resource};
 use super::{OnUnique, Store, flag, is_set};
-use crate::edge::EdgeSettings;
+use crate::edge::{EdgeChanges, EdgeSettings};
 use crate::host::HostTarget;
 use crate::secrets::SecretBox;
 use crate::time::{self, Timestamp};
@@ -101,7 +101,10 @@ pub struct PlayroomFields {
     pub host_key: Option<Option<String>>,
     pub domains: Option<Vec<String>>,
     pub acme_email: Option<Option<String>>,
-    pub edge: Option<EdgeSettings>,
+    /// Applied to the current settings (the defaults on create) inside the
+    /// write, so two updates that each change one port cannot together
+    /// break the settings' invariant.
+    pub edge: Option<EdgeChanges>,
     pub trusted: Option<bool>,
     pub tutorial: Option<bool>,
 }
@@ -156,6 +159,13 @@ fn edge_json(edge: &EdgeSettings) -> Result<String> {
     serde_json::to_string(edge).map_err(|e| Error::Internal(format!("edge settings: {e}")))
 }
 
+/// `changes` applied to `base`; a conflict is a validation error on the
+/// key it blames.
+fn edge_settings(changes: Option<&EdgeChanges>, base: EdgeSettings) -> Result<EdgeSettings> {
+    let Some(changes) = changes else { return Ok(base) };
+    changes.apply(base).map_err(|c| Error::field(format!("playroom.edge.{}", c.key), c.message))
+}
+
 fn key_context(id: i64) -> String {
     format!("playroom:{id}:ssh_private_key")
 }
@@ -182,6 +192,7 @@ pub async fn create(
     let pinned_at = fields.host_key.as_ref().and_then(|k| k.as_ref()).map(|_| now.clone());
     let trusted = fields.trusted.unwrap_or(false);
     check_trust(fields.connection.unwrap_or(Connection::Ssh), trusted)?;
+    let edge = edge_settings(fields.edge.as_ref(), EdgeSettings::default())?;
     let inserted = sqlx::query(
         "INSERT INTO playrooms (account_id, name, connection, host, port, ssh_user, docker_socket, ssh_public_key, \
          host_key, host_key_pinned_at, domains, acme_email, trusted, tutorial, created_at, updated_at, edge) \
@@ -202,7 +213,7 @@ pub async fn create(
     .bind(flag(trusted))
     .bind(flag(fields.tutorial.unwrap_or(false)))
     .bind(&now)
-    .bind(edge_json(&fields.edge.unwrap_or_default())?)
+    .bind(edge_json(&edge)?)
     .fetch_one(&mut *tx)
     .await;
     let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
@@ -294,6 +305,7 @@ pub async fn update(
     };
     let trusted = fields.trusted.unwrap_or(current.trusted);
     check_trust(fields.connection.unwrap_or(current.connection), trusted)?;
+    let edge = edge_settings(fields.edge.as_ref(), current.edge)?;
     let now = time::now();
     let name = fields.name.clone().unwrap_or(current.name.clone());
     let result = sqlx::query(
@@ -316,7 +328,7 @@ pub async fn update(
     .bind(time::to_db(&now))
     .bind(id)
     .bind(account_id)
-    .bind(edge_json(&fields.edge.unwrap_or(current.edge))?)
+    .bind(edge_json(&edge)?)
     .execute(&mut *tx)
     .await;
     result.on_unique(|| name_taken(&name))?;
