@@ -87,6 +87,23 @@ pub fn wait_for_port(port: u16, what: &str, log: &Path) {
     panic!("{what} did not listen on 127.0.0.1:{port} within 10 s; its log:\n{log}");
 }
 
+/// Polls `check` every 50 ms until it holds: how long that took; panics
+/// after `limit`.
+pub async fn wait_until<F: Future<Output = bool>>(
+    what: &str,
+    limit: Duration,
+    mut check: impl FnMut() -> F,
+) -> Duration {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if check().await {
+            return started.elapsed();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{what}: not within {limit:?}");
+}
+
 /// A label value unique to this test process and call, for Docker objects.
 pub fn unique_label(test: &str) -> String {
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);

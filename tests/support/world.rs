@@ -163,7 +163,11 @@ impl World {
 
     /// Sets the Playroom's edge settings (as an operator's update would).
     pub async fn set_edge(&self, edge: EdgeSettings) {
-        let fields = PlayroomFields { edge: Some(edge), ..Default::default() };
+        self.update_playroom(PlayroomFields { edge: Some(edge), ..Default::default() }).await;
+    }
+
+    /// Updates the Playroom (as an operator's update would).
+    pub async fn update_playroom(&self, fields: PlayroomFields) {
         playrooms::update(
             self.app.store(),
             &self.app.state.secrets,
@@ -173,7 +177,26 @@ impl World {
             Actor::System,
         )
         .await
-        .expect("update the Playroom's edge settings");
+        .expect("update the Playroom");
+    }
+
+    /// The edge container's name (`play-<installation>-edge-<playroom>`).
+    pub fn edge_container(&self) -> String {
+        format!("play-{}-edge-{}", &self.installation[..6], self.playroom)
+    }
+
+    /// Creates the installation's edge network before play does, as an
+    /// operator may (play finds it by name): what must join it before the
+    /// edge exists can. Answers its name.
+    pub fn create_edge_network(&self) -> String {
+        let name = play_core::desired::edge_network_name(&self.installation);
+        super::run(Command::new("docker").args(["network", "create", "--label"]).args([
+            &format!("dev.play.installation={}", self.installation),
+            "--label",
+            "dev.play.edge=true",
+            &name,
+        ]));
+        name
     }
 
     /// The detail view (status, body).
