@@ -12,6 +12,7 @@
 
 pub mod caddy;
 pub mod docker;
+pub mod pebble;
 pub mod registry;
 pub mod sshd;
 pub mod world;
