@@ -5,7 +5,7 @@
 //! Nothing here is skipped silently: a missing `sshd`, `docker`,
 //! `docker-registry` or `htpasswd` fails the test with the package to install
 //! (`apt-get install openssh-server docker-registry apache2-utils
-//! busybox-static`). Every process and Docker object a helper creates is
+//! busybox-static caddy pebble openssl curl`). Every process and Docker object a helper creates is
 //! removed on `Drop`.
 #![allow(dead_code, reason = "each test binary uses a different part of the shared harness")]
 #![allow(clippy::expect_used, reason = "test harness: a panic with the reason is the failure report")]
