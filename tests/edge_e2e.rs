@@ -20,7 +20,7 @@ use serde_json::json;
 use support::caddy::{CADDY_IMAGE, ensure_caddy_image};
 use support::docker::BUSYBOX_IMAGE;
 use support::world::{World, docker_lines, inspect};
-use support::{free_port, run};
+use support::{free_port, run, wait_until};
 
 /// Two services serving their own name, one host (`shop`), split by path.
 const COMPOSE: &str = r#"
@@ -52,17 +52,6 @@ async fn get(port: u16, host: &str, path: &str) -> Option<(u16, String)> {
     let answer = client.get(format!("http://{host}:{port}{path}")).send().await.ok()?;
     let status = answer.status().as_u16();
     Some((status, answer.text().await.unwrap_or_default()))
-}
-
-async fn wait_until<F: Future<Output = bool>>(what: &str, limit: Duration, mut check: impl FnMut() -> F) -> Duration {
-    let started = Instant::now();
-    while started.elapsed() < limit {
-        if check().await {
-            return started.elapsed();
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{what}: not within {limit:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -104,7 +93,7 @@ async fn the_edge_routes_by_host_and_path_survives_its_removal_and_keeps_tenants
     assert_eq!(get(http_port, "SHOP-other.localhost", "/").await.unwrap().0, 404);
 
     // The edge container is play's, on the edge network, admin on a unix socket only.
-    let edge_name = format!("play-{}-edge-{}", &world.installation[..6], world.playroom);
+    let edge_name = world.edge_container();
     let edge_network = format!("play-{}-edge", &world.installation[..6]);
     assert_eq!(inspect(&edge_name, "{{.State.Running}}"), "true");
     let socket = admin_dir.path().join(&edge_name).join("admin.sock");

@@ -3,6 +3,7 @@
 
 use std::fs::{self, File};
 use std::os::unix::fs::symlink;
+use std::path::Path;
 use std::process::Command;
 
 use super::{require_binary, run};
@@ -62,6 +63,52 @@ pub fn ensure_busybox_image() {
             .arg(BUSYBOX_IMAGE));
     }
     lock.unlock().expect("unlock the image lock file");
+}
+
+/// Builds `image` once per machine from host `binaries` (dynamically
+/// linked ones with the loader and the libraries `ldd` names), empty
+/// `dirs` and `cmd` (a JSON array), so no test needs a registry. A lock
+/// file keeps parallel test binaries from importing it twice.
+pub fn ensure_binaries_image(image: &str, binaries: &[&str], dirs: &[&str], cmd: &str) {
+    require_docker();
+    let lock_name = format!("play-test-{}.lock", image.replace(['/', ':'], "-"));
+    let lock = File::create(std::env::temp_dir().join(lock_name)).expect("create the image lock file");
+    lock.lock().expect("lock the image lock file");
+    let present =
+        Command::new("docker").args(["image", "inspect", image]).output().map(|o| o.status.success()).unwrap_or(false);
+    if !present {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().join("rootfs");
+        for sub in dirs.iter().chain(&["usr/bin", "tmp", "etc"]) {
+            fs::create_dir_all(root.join(sub)).expect("rootfs dirs");
+        }
+        for binary in binaries {
+            copy_into(&root, Path::new(binary));
+            let ldd = run(Command::new("ldd").arg(binary));
+            for line in String::from_utf8_lossy(&ldd.stdout).lines() {
+                let path = line.split_whitespace().find(|w| w.starts_with('/')).map(Path::new);
+                if let Some(path) = path {
+                    copy_into(&root, path);
+                }
+            }
+        }
+        fs::write(root.join("etc/passwd"), "root:x:0:0:root:/:/bin/sh\n").expect("passwd");
+        fs::write(root.join("etc/group"), "root:x:0:\n").expect("group");
+        let tar = dir.path().join("rootfs.tar");
+        run(Command::new("tar").arg("-C").arg(&root).arg("-cf").arg(&tar).arg("."));
+        run(Command::new("docker")
+            .args(["import", "--change", &format!("CMD {cmd}"), "--change", "ENV PATH=/usr/bin"])
+            .arg(&tar)
+            .arg(image));
+    }
+    lock.unlock().expect("unlock the image lock file");
+}
+
+/// Copies `file` (following links) to the same path under `root`.
+fn copy_into(root: &Path, file: &Path) {
+    let target = root.join(file.strip_prefix("/").expect("absolute path"));
+    fs::create_dir_all(target.parent().expect("a parent")).expect("library dir");
+    fs::copy(file, &target).unwrap_or_else(|e| panic!("copy {}: {e}", file.display()));
 }
 
 /// Removes every container, network and image carrying `label` (a `key` or

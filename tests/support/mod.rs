@@ -5,13 +5,14 @@
 //! Nothing here is skipped silently: a missing `sshd`, `docker`,
 //! `docker-registry` or `htpasswd` fails the test with the package to install
 //! (`apt-get install openssh-server docker-registry apache2-utils
-//! busybox-static`). Every process and Docker object a helper creates is
+//! busybox-static caddy pebble openssl curl`). Every process and Docker object a helper creates is
 //! removed on `Drop`.
 #![allow(dead_code, reason = "each test binary uses a different part of the shared harness")]
 #![allow(clippy::expect_used, reason = "test harness: a panic with the reason is the failure report")]
 
 pub mod caddy;
 pub mod docker;
+pub mod pebble;
 pub mod registry;
 pub mod sshd;
 pub mod world;
@@ -85,6 +86,23 @@ pub fn wait_for_port(port: u16, what: &str, log: &Path) {
     }
     let log = std::fs::read_to_string(log).unwrap_or_default();
     panic!("{what} did not listen on 127.0.0.1:{port} within 10 s; its log:\n{log}");
+}
+
+/// Polls `check` every 50 ms until it holds: how long that took; panics
+/// after `limit`.
+pub async fn wait_until<F: Future<Output = bool>>(
+    what: &str,
+    limit: Duration,
+    mut check: impl FnMut() -> F,
+) -> Duration {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if check().await {
+            return started.elapsed();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{what}: not within {limit:?}");
 }
 
 /// A label value unique to this test process and call, for Docker objects.

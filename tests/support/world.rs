@@ -179,7 +179,11 @@ impl World {
             https_port: Some(edge.https_port),
             tls: Some(edge.tls),
         };
-        let fields = PlayroomFields { edge: Some(edge), ..Default::default() };
+        self.update_playroom(PlayroomFields { edge: Some(edge), ..Default::default() }).await;
+    }
+
+    /// Updates the Playroom (as an operator's update would).
+    pub async fn update_playroom(&self, fields: PlayroomFields) {
         playrooms::update(
             self.app.store(),
             &self.app.state.secrets,
@@ -189,7 +193,26 @@ impl World {
             Actor::System,
         )
         .await
-        .expect("update the Playroom's edge settings");
+        .expect("update the Playroom");
+    }
+
+    /// The edge container's name (`play-<installation>-edge-<playroom>`).
+    pub fn edge_container(&self) -> String {
+        format!("play-{}-edge-{}", &self.installation[..6], self.playroom)
+    }
+
+    /// Creates the installation's edge network before play does, as an
+    /// operator may (play finds it by name): what must join it before the
+    /// edge exists can. Answers its name.
+    pub fn create_edge_network(&self) -> String {
+        let name = play_core::desired::edge_network_name(&self.installation);
+        super::run(Command::new("docker").args(["network", "create", "--label"]).args([
+            &format!("dev.play.installation={}", self.installation),
+            "--label",
+            "dev.play.edge=true",
+            &name,
+        ]));
+        name
     }
 
     /// The detail view (status, body).

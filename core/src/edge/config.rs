@@ -7,7 +7,9 @@
 //! - `https` (only when a route is HTTPS) listens on the HTTPS port with
 //!   the HTTPS routes and the same 404; its certificates come from the
 //!   `tls` app's policy for exactly those hosts (ACME or Caddy's internal
-//!   CA, see [`EdgeSettings::https_for_domains`]).
+//!   CA, see [`EdgeSettings::https_for_domains`]). ACME's HTTP-01
+//!   challenges are answered on the `http` server: Caddy answers them
+//!   before any route, on every server (`docs/edge.md`, "TLS").
 //!
 //! Each route is one matcher set: the host, and beside it the Caddy
 //! translation of the service's path rule, so a rule can only narrow its
@@ -121,6 +123,12 @@ pub fn caddy_config(input: &EdgeConfig<'_>) -> Result<Value, String> {
             }),
         );
         apps.insert("tls".into(), tls_app(&https_hosts, &input.acme));
+        if input.acme.email.is_none() {
+            // Caddy's internal CA otherwise tries to install its root in
+            // the container's trust store at every start, and fails (an
+            // error in the log): the clients trust it, never the edge.
+            apps.insert("pki".into(), json!({"certificate_authorities": {"local": {"install_trust": false}}}));
+        }
     }
     apps.insert(
         "http".into(),

@@ -43,6 +43,7 @@ fn http_routes_proxy_to_the_container_and_end_in_a_404() {
     assert_eq!(route_ids(&c, "http"), ["p-api", "p-web", "play-not-found"]);
     assert!(c["apps"]["http"]["servers"].get("https").is_none());
     assert!(c["apps"].get("tls").is_none());
+    assert!(c["apps"].get("pki").is_none());
     let api = &c["apps"]["http"]["servers"]["http"]["routes"][0];
     assert_eq!(api["match"][0]["host"], json!(["web-1.localhost"]));
     assert!(api["match"][0].get("path_regexp").is_some(), "{api}");
@@ -68,9 +69,45 @@ fn https_routes_get_their_server_a_redirect_and_a_certificate_policy() {
     assert_eq!(policy["issuers"][0]["email"], "ops@example.com");
     assert_eq!(policy["issuers"][0]["ca"], "https://pebble:14000/dir");
     assert_eq!(policy["issuers"][0]["trusted_roots_pem_files"], json!(["/etc/play-edge/acme-root.pem"]));
-    // Without an e-mail: the internal CA.
+    // HTTP-01 only: TLS-ALPN would be validated on port 443 of the host.
+    assert_eq!(policy["issuers"][0]["challenges"], json!({"tls-alpn": {"disabled": true}}));
+    assert!(c["apps"].get("pki").is_none(), "no internal CA with ACME: {c}");
+}
+
+#[test]
+fn the_internal_ca_issues_without_an_email_and_installs_no_trust_in_the_container() {
+    let routes = [route("p-web", "shop.example.com", None, true)];
     let c = config(&routes, Acme::default());
-    assert_eq!(c["apps"]["tls"]["automation"]["policies"][0]["issuers"][0]["module"], "internal");
+    let policy = &c["apps"]["tls"]["automation"]["policies"][0];
+    assert_eq!(policy["subjects"], json!(["shop.example.com"]));
+    assert_eq!(policy["issuers"], json!([{"module": "internal"}]));
+    // Caddy would otherwise try (and fail) to add its root to the
+    // container's trust store at every start.
+    assert_eq!(c["apps"]["pki"], json!({"certificate_authorities": {"local": {"install_trust": false}}}));
+}
+
+#[test]
+fn only_https_hosts_are_certificate_subjects_and_the_http_server_stays_plain() {
+    let routes = [
+        route("p-b", "b.example.com", None, true),
+        route("p-a", "a.example.com", Some("PathPrefix(`/x`)"), true),
+        route("p-a2", "a.example.com", None, true),
+        route("p-x", "x-1.localhost", None, false),
+    ];
+    let c = config(&routes, Acme { email: Some("ops@example.com".into()), ..Acme::default() });
+    let policies = c["apps"]["tls"]["automation"]["policies"].as_array().unwrap();
+    assert_eq!(policies.len(), 1);
+    assert_eq!(policies[0]["subjects"], json!(["a.example.com", "b.example.com"]), "each host once, sorted");
+    assert!(policies[0]["issuers"][0].get("ca").is_none(), "no directory: Caddy's default (Let's Encrypt)");
+    let redirect = &c["apps"]["http"]["servers"]["http"]["routes"][1];
+    assert_eq!(redirect["@id"], "play-https-redirect");
+    assert_eq!(redirect["match"][0]["host"], json!(["a.example.com", "b.example.com"]));
+    // The http server listens on the HTTP port only, which is what keeps
+    // Caddy's automatic HTTPS (certificates, redirects) off its hosts; the
+    // HTTP port Caddy knows is the same, so HTTP-01 is answered there.
+    assert_eq!(c["apps"]["http"]["servers"]["http"]["listen"], json!([":80"]));
+    assert_eq!(c["apps"]["http"]["http_port"], 80);
+    assert_eq!(c["apps"]["http"]["https_port"], 443);
 }
 
 #[test]

@@ -18,7 +18,8 @@
 //! (`<admin_dir>/<container name>`), where play reaches it over SSH; no
 //! TCP port of the admin API exists anywhere (`docs/edge.md`).
 //! The container is recreated when what it is made from changes (image,
-//! ports, mounts): its [`LABEL_EDGE_SPEC`] is a digest of those.
+//! ports, mounts, how play makes it): its [`LABEL_EDGE_SPEC`] is a digest
+//! of those. The HTTPS port is published on TCP and UDP (HTTP/3).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -70,7 +71,9 @@ impl EdgeSpec {
         let name = format!("play-{short}-edge-{playroom_id}");
         let host_admin_dir = format!("{}/{name}", admin_dir.trim_end_matches('/'));
         let network = edge_network_name(installation);
-        let made_of = serde_json::json!([image, settings.http_port, settings.https_port, host_admin_dir, network, 1]);
+        // The last element is the version of how the container is made:
+        // 2 publishes the HTTPS port on UDP (HTTP/3).
+        let made_of = serde_json::json!([image, settings.http_port, settings.https_port, host_admin_dir, network, 2]);
         let digest = format!("{:x}", Sha256::digest(made_of.to_string().as_bytes()));
         EdgeSpec {
             name,
@@ -153,8 +156,11 @@ pub async fn create(
     }
     let mut ports = HashMap::new();
     let mut exposed = HashMap::new();
-    for port in [spec.http_port, spec.https_port] {
-        let key = format!("{port}/tcp");
+    // HTTPS on UDP too: Caddy serves HTTP/3 there and advertises it
+    // (`Alt-Svc: h3=":<https port>"`) on every HTTPS answer.
+    let published = [(spec.http_port, "tcp"), (spec.https_port, "tcp"), (spec.https_port, "udp")];
+    for (port, protocol) in published {
+        let key = format!("{port}/{protocol}");
         exposed.insert(key.clone(), HashMap::new());
         ports.insert(key, Some(vec![PortBinding { host_ip: None, host_port: Some(port.to_string()) }]));
     }
