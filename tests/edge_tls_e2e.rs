@@ -18,8 +18,8 @@ mod support;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use play_core::edge::settings::EdgeChanges;
 use play_core::edge::TlsMode;
+use play_core::edge::settings::EdgeChanges;
 use play_core::store::playrooms::PlayroomFields;
 use play_reconcilers::edge::EdgeConfig;
 use serde_json::{Value, json};
