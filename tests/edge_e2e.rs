@@ -6,7 +6,8 @@
 //! - the edge container removed behind play's back is made again, its
 //!   routes restored, and `playroom.edge.restored` is written;
 //! - a container on the edge network cannot reach Caddy's admin API;
-//! - after DELETE, the URL no longer answers.
+//! - after DELETE, the URL no longer answers; deleting the Playroom
+//!   removes its edge container from the host and then the Playroom's row.
 
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
@@ -143,4 +144,24 @@ async fn the_edge_routes_by_host_and_path_survives_its_removal_and_keeps_tenants
         get(http_port, &host, "/").await.is_some_and(|(s, _)| s == 404)
     })
     .await;
+
+    // Deleting the Playroom: gone from the API at once (its name free
+    // again), and the edge loop removes the container, then the row.
+    wait_until("the Playground's row is gone", Duration::from_secs(30), || async {
+        world.detail(id).await.0.as_u16() == 404
+    })
+    .await;
+    let r = world.app.delete(&format!("/api/playrooms/{}", world.playroom), &world.app.admin).await;
+    assert!(r.status.is_success(), "{}", r.text);
+    let r = world.app.get(&format!("/api/playrooms/{}", world.playroom), &world.app.admin).await;
+    assert_eq!(r.status.as_u16(), 404);
+    wait_until("the edge container removed", Duration::from_secs(15), || async {
+        docker_lines(&["ps", "-a", "--filter", &format!("name=^{edge_name}$"), "--format", "{{.Names}}"]).is_empty()
+    })
+    .await;
+    wait_until("the Playroom's row purged", Duration::from_secs(10), || async {
+        play_core::store::sweep::playroom_account(world.app.store(), world.playroom).await.unwrap().is_none()
+    })
+    .await;
+    assert!(world.event_types().await.iter().any(|t| t == "playroom.destroyed"));
 }

@@ -83,6 +83,10 @@ pub struct Playroom {
     pub unreachable_reason: Option<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// Set when the Playroom was deleted but its edge container may still
+    /// run on the host: hidden from every account view, and purged by the
+    /// edge reconciler once the container is gone (see [`delete`]).
+    pub deleted_at: Option<Timestamp>,
 }
 
 /// The desired fields of a Playroom, validated by the caller. On update,
@@ -112,7 +116,7 @@ pub struct PlayroomFields {
 const COLUMNS: &str = "id, account_id, name, status, connection, host, port, ssh_user, docker_socket, \
     ssh_private_key IS NOT NULL AS has_private_key, ssh_public_key, host_key, host_key_pinned_at, domains, \
     acme_email, edge, trusted, trusted_at, trusted_by_key_id, tutorial, last_checked_at, last_transport, last_error, \
-    reachable, unreachable_since, unreachable_reason, created_at, updated_at";
+    reachable, unreachable_since, unreachable_reason, created_at, updated_at, deleted_at";
 
 fn from_row(row: &AnyRow) -> Result<Playroom> {
     let id: i64 = row.try_get("id")?;
@@ -152,6 +156,7 @@ fn from_row(row: &AnyRow) -> Result<Playroom> {
         unreachable_reason: row.try_get("unreachable_reason")?,
         created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
         updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+        deleted_at: time::opt_from_db(row.try_get("deleted_at")?)?,
     })
 }
 
@@ -237,12 +242,14 @@ pub async fn create(
 }
 
 pub(super) async fn get_in(conn: &mut super::Conn, account_id: i64, id: i64) -> Result<Playroom> {
-    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM playrooms WHERE id = $1 AND account_id = $2"))
-        .bind(id)
-        .bind(account_id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or(Error::NotFound("playroom"))?;
+    let row = sqlx::query(&format!(
+        "SELECT {COLUMNS} FROM playrooms WHERE id = $1 AND account_id = $2 AND deleted_at IS NULL"
+    ))
+    .bind(id)
+    .bind(account_id)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(Error::NotFound("playroom"))?;
     from_row(&row)
 }
 
@@ -252,10 +259,12 @@ pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Playroom> {
 }
 
 pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playroom>> {
-    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM playrooms WHERE account_id = $1 ORDER BY id"))
-        .bind(account_id)
-        .fetch_all(store.pool())
-        .await?;
+    let rows = sqlx::query(&format!(
+        "SELECT {COLUMNS} FROM playrooms WHERE account_id = $1 AND deleted_at IS NULL ORDER BY id"
+    ))
+    .bind(account_id)
+    .fetch_all(store.pool())
+    .await?;
     rows.iter().map(from_row).collect()
 }
 
@@ -429,11 +438,34 @@ pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Re
     }
     // Destroyed Playground rows keep their history elsewhere (events).
     sqlx::query("DELETE FROM playgrounds WHERE playroom_id = $1").bind(id).execute(&mut *tx).await?;
-    sqlx::query("DELETE FROM playrooms WHERE id = $1 AND account_id = $2")
+    // An edge container may still run on the host: only the edge
+    // reconciler, which reaches the host through this row, can remove it.
+    // Hide the row now (its name freed), and let the edge purge it.
+    let edge_ran: Option<String> =
+        sqlx::query("SELECT container_id FROM playroom_edges WHERE playroom_id = $1 AND container_id IS NOT NULL")
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .map(|r| r.try_get("container_id"))
+            .transpose()?;
+    if edge_ran.is_some() {
+        let now = time::to_db(&time::now());
+        sqlx::query(
+            "UPDATE playrooms SET deleted_at = $1, name = name || $2, updated_at = $1 WHERE id = $3 AND account_id = $4",
+        )
+        .bind(&now)
+        .bind(format!("~deleted-{id}"))
         .bind(id)
         .bind(account_id)
         .execute(&mut *tx)
         .await?;
+    } else {
+        sqlx::query("DELETE FROM playrooms WHERE id = $1 AND account_id = $2")
+            .bind(id)
+            .bind(account_id)
+            .execute(&mut *tx)
+            .await?;
+    }
     events::record(&mut tx, NewEvent::new(account_id, "playroom", id, "destroyed").actor(actor)).await?;
     tx.commit().await?;
     Ok(())
@@ -441,7 +473,34 @@ pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Re
 
 /// The connection target of a Playroom, with its private key opened.
 pub async fn target(store: &Store, secrets: &SecretBox, account_id: i64, id: i64) -> Result<(Playroom, HostTarget)> {
-    let room = get(store, account_id, id).await?;
+    target_of(store, secrets, get(store, account_id, id).await?).await
+}
+
+/// [`target`] of Playroom `id` whatever its account, a deleted one still
+/// being purged included (the edge reconciler's cleanup); `None` once the
+/// row is gone.
+pub async fn target_any(store: &Store, secrets: &SecretBox, id: i64) -> Result<Option<(Playroom, HostTarget)>> {
+    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM playrooms WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(store.pool())
+        .await?;
+    match row {
+        Some(row) => Ok(Some(target_of(store, secrets, from_row(&row)?).await?)),
+        None => Ok(None),
+    }
+}
+
+/// Purges Playroom `id` once its edge is gone: only a row [`delete`] hid.
+pub async fn purge(store: &Store, id: i64) -> Result<()> {
+    sqlx::query("DELETE FROM playrooms WHERE id = $1 AND deleted_at IS NOT NULL")
+        .bind(id)
+        .execute(store.pool())
+        .await?;
+    Ok(())
+}
+
+async fn target_of(store: &Store, secrets: &SecretBox, room: Playroom) -> Result<(Playroom, HostTarget)> {
+    let id = room.id;
     let target = match room.connection {
         Connection::Local => HostTarget::local(room.id, room.docker_socket.clone()),
         Connection::Ssh => {

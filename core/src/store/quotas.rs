@@ -51,7 +51,7 @@ impl Resource {
     fn count_sql(self) -> &'static str {
         match self {
             Resource::ApiKeys => "SELECT COUNT(*) AS n FROM api_keys WHERE account_id = $1",
-            Resource::Playrooms => "SELECT COUNT(*) AS n FROM playrooms WHERE account_id = $1",
+            Resource::Playrooms => "SELECT COUNT(*) AS n FROM playrooms WHERE account_id = $1 AND deleted_at IS NULL",
             Resource::Playspecs => "SELECT COUNT(*) AS n FROM playspecs WHERE account_id = $1",
             Resource::Playgrounds => concat!(
                 "SELECT COUNT(*) AS n FROM playgrounds g WHERE g.account_id = $1 AND ",

@@ -23,20 +23,24 @@ use crate::{Error, Result};
 
 pub(super) async fn run(r: &EdgeReconciler, id: i64, ctx: &Ctx) -> Result<Action> {
     let fence = Fence { reconciler: edges::RECONCILER, owner: ctx.owner(), token: ctx.fencing_token() };
-    let Some(account) = sweep::playroom_account(&r.store, id).await? else {
-        // The Playroom is gone; its engine can no longer be reached through
-        // it, so only what play recorded about it is cleared.
-        edges::forget(&r.store, fence, id).await?.held()?;
-        return Ok(Action::await_change());
-    };
-    let found = playrooms::target(&r.store, &r.secrets, account, id).await.map_err(|e| match e {
+    let found = playrooms::target_any(&r.store, &r.secrets, id).await.map_err(|e| match e {
         play_core::Error::InvalidState(message) => Error::InvalidTarget(message),
         other => other.into(),
     });
     let (room, target) = match found {
-        Ok(pair) => pair,
-        Err(e) => return fail(r, fence, account, id, e).await,
+        Ok(Some(pair)) => pair,
+        // The row is gone: nothing reaches its host any more; only what
+        // play recorded about its edge is cleared.
+        Ok(None) => {
+            edges::forget(&r.store, fence, id).await?.held()?;
+            return Ok(Action::await_change());
+        }
+        Err(e) => {
+            let account = sweep::playroom_account(&r.store, id).await?.unwrap_or_default();
+            return fail(r, fence, account, id, e).await;
+        }
     };
+    let account = room.account_id;
     match converge(r, fence, &room, &target).await {
         Ok(action) => Ok(action),
         Err(e @ Error::LeaseLost) => Err(e),
@@ -57,11 +61,15 @@ async fn converge(r: &EdgeReconciler, fence: Fence<'_>, room: &Playroom, target:
     let spec = EdgeSpec::new(&installation, room.id, &room.edge, &r.config.image, &r.config.admin_dir);
     let docker = r.gateway.docker(target).await?;
     let observed = container::observe(&docker, &spec.name).await?;
-    if !room.edge.enabled {
+    if !room.edge.enabled || room.deleted_at.is_some() {
         if observed.is_some() {
             container::remove(&docker, &spec.name).await?;
         }
         edges::forget(&r.store, fence, room.id).await?.held()?;
+        // A deleted Playroom waited for this: its row goes now.
+        if room.deleted_at.is_some() {
+            playrooms::purge(&r.store, room.id).await?;
+        }
         return Ok(Action::await_change());
     }
 
