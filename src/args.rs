@@ -10,6 +10,7 @@ use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 use play_api::ApiConfig;
 use play_reconcilers::edge::EdgeConfig;
 use play_reconcilers::host::HostConfig;
+use play_reconcilers::playground::PlaygroundConfig;
 use play_reconcilers::playroom::events::EventsConfig;
 use play_reconcilers::playroom::sweep::SweepConfig;
 use play_reconcilers::runtime::Config as RuntimeConfig;
@@ -113,6 +114,10 @@ pub struct ServeArgs {
     /// pass whatever this is.
     #[arg(long, env = "PLAY_EVENTS_REFRESH", default_value_t = HumanDuration(EventsConfig::default().refresh))]
     pub events_refresh: HumanDuration,
+    /// How long a zero-downtime rollout keeps the old container running after
+    /// the edge switched to the new one.
+    #[arg(long, env = "PLAY_ROLLOUT_DRAIN", default_value_t = HumanDuration(PlaygroundConfig::default().drain))]
+    pub rollout_drain: HumanDuration,
     /// The edge proxy's image (Caddy 2), run on every Playroom whose edge is on.
     #[arg(long, env = "PLAY_EDGE_IMAGE", default_value_t = EdgeConfig::default().image)]
     pub edge_image: String,

@@ -13,7 +13,7 @@ use play_core::store::{Backend, Store};
 use play_core::wake::ChannelWaker;
 use play_reconcilers::edge::{EdgeConfig, EdgeReconciler};
 use play_reconcilers::host::DockerHostGateway;
-use play_reconcilers::playground::PlaygroundReconciler;
+use play_reconcilers::playground::{PlaygroundConfig, PlaygroundReconciler};
 use play_reconcilers::playroom::events::{EventsConfig, PlaygroundEvents};
 use play_reconcilers::playroom::sweep::{PlayroomSweep, SweepConfig};
 use play_reconcilers::runtime::{self, Config, Reconciler, Runtime};
@@ -43,6 +43,8 @@ pub struct Loops {
     pub events_refresh: std::time::Duration,
     /// The edge reconciler's installation-wide settings.
     pub edge: EdgeConfig,
+    /// The Playground reconciler's settings.
+    pub playground: PlaygroundConfig,
 }
 
 pub fn config(args: &ServeArgs) -> Loops {
@@ -55,6 +57,7 @@ pub fn config(args: &ServeArgs) -> Loops {
         },
         sweep_interval: args.sweep_interval.into(),
         events_refresh: args.events_refresh.into(),
+        playground: PlaygroundConfig { drain: args.rollout_drain.into(), ..PlaygroundConfig::default() },
         edge: EdgeConfig {
             image: args.edge_image.clone(),
             admin_dir: args.edge_admin_dir.clone(),
@@ -113,6 +116,7 @@ pub fn start_all(shared: &Shared, loops: &Loops, replica: &str, shutdown: &Cance
     tasks.spawn(watchers);
     spawner.spawn(
         PlaygroundReconciler::new(s.store.clone(), s.secrets.clone(), s.gateway.clone())
+            .with_config(loops.playground.clone())
             .with_watch(watch)
             .waking_edge(Arc::new(s.waker.clone())),
         loops.runtime.clone(),

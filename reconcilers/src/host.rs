@@ -17,7 +17,10 @@
 //! - [`tunnel`]: byte streams to HTTP to bollard; per-call timeout and metrics.
 //! - [`pool`]: the per-Playroom connection pool and its guarantees.
 //! - [`local`]: the local-socket dialer.
-//! - [`gateway`]: [`DockerHostGateway`], the `HostGateway` implementation.
+//! - [`gateway`]: [`DockerHostGateway`], the `HostGateway` implementation,
+//!   and byte streams to other unix sockets (the edge's admin API) and to
+//!   container ports (health probes) over the same connection.
+//! - [`exchange`]: one HTTP exchange over such a stream.
 //! - [`registry`]: image pulls with registry credentials.
 //! - [`reachability`]: whether each Playroom's engine answers, reported on
 //!   the Playroom.
