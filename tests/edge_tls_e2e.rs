@@ -59,6 +59,7 @@ impl Edge {
                 domains: Some(vec![DOMAIN.to_owned()]),
                 acme_email: Some(acme_email.map(str::to_owned)),
                 edge: Some(EdgeChanges {
+                    enabled: Some(true),
                     http_port: Some(http_port),
                     https_port: Some(https_port),
                     tls: Some(tls),

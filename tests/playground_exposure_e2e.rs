@@ -154,6 +154,8 @@ async fn exposed_services_share_one_edge_network_without_routing_labels() {
     let mut room = sshd.playroom_body("box");
     room["playroom"]["domains"] = json!([DOMAIN]);
     room["playroom"]["acme_email"] = json!("ops@example.test");
+    // Routes exist with the edge on; no edge loop runs here.
+    room["playroom"]["edge"] = json!({"enabled": true});
     let room = app.post("/api/playrooms", &app.admin, room).await;
     assert_eq!(room.status, StatusCode::CREATED, "{}", room.text);
     let spec = app

@@ -74,10 +74,13 @@ impl Sshd {
     }
 
     /// The body of `POST /api/playrooms` for a Playroom on this sshd,
-    /// logging in with the harness's client key.
+    /// logging in with the harness's client key. Its edge is off: a test
+    /// that wants one turns it on with its own free ports (an edge on the
+    /// default ports 80/443 would clash across parallel tests, and
+    /// `play serve` would try to pull `caddy:2` from a registry).
     pub fn playroom_body(&self, name: &str) -> serde_json::Value {
         serde_json::json!({"playroom": {"name": name, "host": "127.0.0.1", "port": self.port, "user": self.user,
-                           "ssh_private_key": self.client_key.private_openssh}})
+                           "ssh_private_key": self.client_key.private_openssh, "edge": {"enabled": false}}})
     }
 
     /// The same target with a different Docker socket path.
