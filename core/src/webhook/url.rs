@@ -98,6 +98,12 @@ impl UrlPolicy {
         if text.trim() != text || text.chars().any(char::is_control) {
             return Err("must not contain spaces around it or control characters".into());
         }
+        // The parser forgives `https:/host` and `https:\\host`; the
+        // document's pattern does not, and neither do we.
+        let lower = text.get(..8).unwrap_or(text).to_ascii_lowercase();
+        if !lower.starts_with("https://") && !lower.starts_with("http://") {
+            return Err("must be an absolute URL starting with https://".into());
+        }
         let url = url::Url::parse(text).map_err(|e| format!("must be an absolute URL ({e})"))?;
         match url.scheme() {
             "https" => {}
@@ -260,6 +266,8 @@ mod tests {
         assert!(policy.check("https://93.184.216.34:8443/hook").is_ok());
         for bad in [
             "hooks.example.com",
+            "https:/hooks.example.com/",
+            "https:\\\\hooks.example.com/",
             "javascript:alert(1)",
             "ftp://hooks.example.com/",
             "http://hooks.example.com/",
