@@ -89,6 +89,10 @@ SEMANTIC_FIELDS = {
     "PATCH /api/import_templates/{id}/toggle_public": ["version_id", "public"],
     # Variables are checked against the version's declarations; names unique.
     "POST /api/import_templates/{id}/launch": ["variables", "name", "compose_yaml"],
+    # Hosts must be public (or allowlisted) and http needs the operator's
+    # flag; filters must name types that are also in events.
+    "POST /api/webhook_endpoints": ["webhook_endpoint.url", "webhook_endpoint.event_filters"],
+    "PATCH /api/webhook_endpoints/{id}": ["webhook_endpoint.url", "webhook_endpoint.event_filters"],
     # Letters or digits to look for.
     "GET /api/import_templates/search": ["query"],
 }

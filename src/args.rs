@@ -88,6 +88,15 @@ pub struct ServeArgs {
     /// (`connection: local`). Tenants' containers then run next to play.
     #[arg(long, env = "PLAY_ALLOW_LOCAL_PLAYROOMS", default_value_t = false)]
     pub allow_local_playrooms: bool,
+    /// Accept `http://` webhook endpoint URLs. Off by default: deliveries
+    /// and their signatures would cross the network in clear.
+    #[arg(long, env = "PLAY_WEBHOOK_ALLOW_HTTP", default_value_t = false)]
+    pub webhook_allow_http: bool,
+    /// Hosts and networks webhook endpoints may name although they are
+    /// loopback, private or link-local, comma-separated
+    /// (`127.0.0.1,10.0.0.0/8,hooks.internal`). Empty by default.
+    #[arg(long, env = "PLAY_WEBHOOK_ALLOWLIST", default_value = "")]
+    pub webhook_allowlist: String,
     /// Lifetime of a new Playground.
     #[arg(long, env = "PLAY_PLAYGROUND_TTL", default_value_t = HumanDuration(ApiConfig::default().playground_ttl))]
     pub playground_ttl: HumanDuration,

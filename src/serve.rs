@@ -13,6 +13,7 @@ use play_api::{ApiConfig, AppState};
 use play_core::metrics::Metrics;
 use play_core::store::quotas::QuotaLimits;
 use play_core::wake::ChannelWaker;
+use play_core::webhook::UrlPolicy;
 use play_reconcilers::host::{DockerHostGateway, HostConfig};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -37,6 +38,11 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         allow_local_playrooms: args.allow_local_playrooms,
         playground_ttl: args.playground_ttl.into(),
         job_ttl: args.job_ttl.into(),
+        webhook_urls: UrlPolicy {
+            allow_http: args.webhook_allow_http,
+            allowlist: UrlPolicy::parse_allowlist(&args.webhook_allowlist)
+                .map_err(|e| anyhow::anyhow!("--webhook-allowlist: {e}"))?,
+        },
     };
     let metrics = Arc::new(Metrics::new());
     let gateway = DockerHostGateway::new(HostConfig::with_timeout(args.host_timeout.into()), metrics.clone())

@@ -237,10 +237,11 @@ fn operations_mut(item: &mut PathItem) -> [(&'static str, Option<&mut Operation>
     ]
 }
 
-/// Ids are positive integers: `extract::Id` answers 404 for anything else.
+/// Ids (`{id}`, `{..._id}`) are positive integers: `extract::Id` and the
+/// handlers answer 404 for anything else.
 fn positive_ids(operation: &mut Operation) {
     for parameter in operation.parameters.iter_mut().flatten() {
-        if parameter.parameter_in == ParameterIn::Path && parameter.name == "id" {
+        if parameter.parameter_in == ParameterIn::Path && (parameter.name == "id" || parameter.name.ends_with("_id")) {
             parameter.schema = Some(RefOr::T(
                 ObjectBuilder::new()
                     .schema_type(Type::Integer)

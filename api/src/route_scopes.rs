@@ -62,6 +62,17 @@ pub const ROUTE_SCOPES: &[(&str, &str, Scope)] = &[
     ("PATCH", "/api/import_templates/{id}/toggle_public", Scope::ImportTemplatesWrite),
     ("POST", "/api/import_templates/{id}/launch", Scope::ImportTemplatesRead),
     ("GET", "/api/template_categories", Scope::ImportTemplatesRead),
+    ("GET", "/api/webhook_endpoints", Scope::WebhooksRead),
+    ("POST", "/api/webhook_endpoints", Scope::WebhooksWrite),
+    ("GET", "/api/webhook_endpoints/{id}", Scope::WebhooksRead),
+    ("PATCH", "/api/webhook_endpoints/{id}", Scope::WebhooksWrite),
+    ("DELETE", "/api/webhook_endpoints/{id}", Scope::WebhooksDelete),
+    ("POST", "/api/webhook_endpoints/{id}/test", Scope::WebhooksWrite),
+    ("GET", "/api/webhook_endpoints/event_types", Scope::WebhooksRead),
+    ("GET", "/api/webhook_endpoints/{id}/deliveries", Scope::WebhooksRead),
+    // Not in the spec's table: making a delivery due again is control of
+    // the endpoint, like `test` (docs/decisions.md).
+    ("POST", "/api/webhook_endpoints/{id}/deliveries/{delivery_id}/redeliver", Scope::WebhooksWrite),
 ];
 
 /// The scope a routed operation needs, if the table names it.

@@ -22,7 +22,7 @@ use crate::error::ApiError;
 use crate::openapi::{self, ApiDoc};
 use crate::routes::{
     job_result, keys, launch, ops, playground_logs, playground_ops, playground_views, playgrounds, playrooms,
-    playspec_files, playspecs, template_versions, templates,
+    playspec_files, playspecs, template_versions, templates, webhooks,
 };
 use crate::state::AppState;
 
@@ -67,6 +67,12 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(template_versions::destroy_version))
         .routes(routes!(template_versions::toggle_public))
         .routes(routes!(template_versions::launch))
+        .routes(routes!(webhooks::list, webhooks::create))
+        .routes(routes!(webhooks::show, webhooks::update, webhooks::delete))
+        .routes(routes!(webhooks::test))
+        .routes(routes!(webhooks::event_types))
+        .routes(routes!(webhooks::deliveries))
+        .routes(routes!(webhooks::redeliver))
         .split_for_parts();
     // Uploads carry their own, larger body limit.
     let (upload, upload_doc) = OpenApiRouter::new().routes(routes!(playspec_files::add)).split_for_parts();

@@ -187,3 +187,72 @@ pub fn one_of_or_null(values: &[&str]) -> Schema {
 pub fn null_only() -> Object {
     ObjectBuilder::new().schema_type(Type::Null).build()
 }
+
+/// `webhook::UrlPolicy::check`, as far as a schema can say it: the rest
+/// (no user name, no private or loopback host, `http` only where the
+/// operator allows it) is stated in the field's description.
+pub fn webhook_url() -> Object {
+    string()
+        .min_length(Some(1))
+        .max_length(Some(play_core::webhook::url::MAX_URL_LEN))
+        .pattern(Some("^[Hh][Tt][Tt][Pp][Ss]?://"))
+        .description(Some(
+            "An absolute https URL (http only where the operator allows it), without user name, password or \
+             fragment, whose host is not a loopback, private, link-local, unique-local or metadata address \
+             (unless the operator allowlists it)",
+        ))
+        .build()
+}
+
+pub fn webhook_url_or_null() -> Schema {
+    or_null(webhook_url())
+}
+
+fn event_type() -> Object {
+    string().enum_values(Some(play_core::webhook::EVENT_TYPES.iter().copied())).build()
+}
+
+/// `webhook::Changes::validate`: known event types, at least one, no repeats.
+pub fn webhook_events() -> Schema {
+    ArrayBuilder::new().items(event_type()).min_items(Some(1)).unique_items(true).into()
+}
+
+pub fn webhook_events_or_null() -> Schema {
+    or_null(webhook_events())
+}
+
+/// Event type -> positive entity ids (at most `MAX_FILTER_IDS`); each type
+/// must also be in `events`.
+pub fn webhook_event_filters_or_null() -> Schema {
+    let ids = ArrayBuilder::new()
+        .items(
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+                .minimum(Some(1)),
+        )
+        .max_items(Some(play_core::webhook::MAX_FILTER_IDS));
+    or_null(
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .property_names(Some(event_type()))
+            .additional_properties(Some(AdditionalProperties::RefOr(RefOr::T(ids.into()))))
+            .description(Some(
+                "Event type (one of `events`) -> entity ids; an absent type or an empty list receives every entity",
+            )),
+    )
+}
+
+pub fn webhook_description_or_null() -> Schema {
+    or_null(string().max_length(Some(play_core::webhook::MAX_DESCRIPTION_CHARS)).pattern(Some("^[^\\x00]*$")))
+}
+
+/// `webhook::check_secret`: printable ASCII without spaces.
+pub fn webhook_secret_or_null() -> Schema {
+    or_null(
+        string()
+            .min_length(Some(play_core::webhook::MIN_SECRET_CHARS))
+            .max_length(Some(play_core::webhook::MAX_SECRET_CHARS))
+            .pattern(Some("^[!-~]+$")),
+    )
+}

@@ -15,6 +15,7 @@ use play_core::store::Store;
 use play_core::store::quotas::QuotaLimits;
 use play_core::token::TokenPepper;
 use play_core::wake::Waker;
+use play_core::webhook::UrlPolicy;
 
 use crate::cpu::CpuPool;
 
@@ -36,6 +37,11 @@ pub struct ApiConfig {
     pub playground_ttl: std::time::Duration,
     /// Lifetime of a new job-mode Playground.
     pub job_ttl: std::time::Duration,
+    /// Which webhook URLs endpoints may name: `https` to public hosts by
+    /// default; `http` and allowlisted private hosts or networks only where
+    /// the operator says so (`PLAY_WEBHOOK_ALLOW_HTTP`,
+    /// `PLAY_WEBHOOK_ALLOWLIST`).
+    pub webhook_urls: UrlPolicy,
 }
 
 impl Default for ApiConfig {
@@ -48,6 +54,7 @@ impl Default for ApiConfig {
             allow_local_playrooms: false,
             playground_ttl: std::time::Duration::from_secs(8 * 3600),
             job_ttl: std::time::Duration::from_secs(3600),
+            webhook_urls: UrlPolicy::default(),
         }
     }
 }

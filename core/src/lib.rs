@@ -22,5 +22,6 @@ pub mod time;
 pub mod token;
 pub mod validate;
 pub mod wake;
+pub mod webhook;
 
 pub use error::{Error, FieldErrors, Result};

@@ -15,3 +15,4 @@ pub mod playspec_files;
 pub mod playspecs;
 pub mod template_versions;
 pub mod templates;
+pub mod webhooks;

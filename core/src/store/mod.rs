@@ -38,6 +38,8 @@ pub mod reachability;
 pub mod rollouts;
 pub mod sweep;
 pub mod templates;
+pub mod webhook_deliveries;
+pub mod webhooks;
 
 use std::str::FromStr;
 use std::time::Duration;

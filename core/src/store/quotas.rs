@@ -24,6 +24,7 @@ pub enum Resource {
     Playspecs,
     Playgrounds,
     ImportTemplates,
+    WebhookEndpoints,
 }
 
 impl Resource {
@@ -33,6 +34,7 @@ impl Resource {
         Resource::Playspecs,
         Resource::Playgrounds,
         Resource::ImportTemplates,
+        Resource::WebhookEndpoints,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -42,6 +44,7 @@ impl Resource {
             Resource::Playspecs => "playspecs",
             Resource::Playgrounds => "playgrounds",
             Resource::ImportTemplates => "import_templates",
+            Resource::WebhookEndpoints => "webhook_endpoints",
         }
     }
 
@@ -58,6 +61,7 @@ impl Resource {
                 super::job_results::holds_host!()
             ),
             Resource::ImportTemplates => "SELECT COUNT(*) AS n FROM import_templates WHERE account_id = $1",
+            Resource::WebhookEndpoints => "SELECT COUNT(*) AS n FROM webhook_endpoints WHERE account_id = $1",
         }
     }
 
@@ -68,6 +72,7 @@ impl Resource {
             Resource::Playspecs => 200,
             Resource::Playgrounds => 20,
             Resource::ImportTemplates => 100,
+            Resource::WebhookEndpoints => 20,
         }
     }
 }

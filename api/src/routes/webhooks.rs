@@ -1,0 +1,346 @@
+//! `/api/webhook_endpoints`: where an account's events are sent, and the
+//! history of what was sent.
+//!
+//! The handlers parse, call `play_core::webhook` for the rules and the
+//! store for the write, and shape the response. Nothing here sends a
+//! request: `test` records a `webhook.test` event for the endpoint and
+//! `redeliver` makes a delivery due again; the delivery dispatcher (its
+//! own loop) does the sending.
+
+use std::collections::BTreeMap;
+
+use axum::Json as JsonResponse;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use chrono::{DateTime, Utc};
+use play_core::store::webhook_deliveries::{self, Delivery, Page};
+use play_core::store::webhooks::{self, Endpoint};
+use play_core::webhook::{self, Changes, Input};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::auth::Principal;
+use crate::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::extract::{Id, Json, Query};
+use crate::state::AppState;
+
+pub const DEFAULT_DELIVERIES: i64 = 50;
+pub const MAX_DELIVERIES: i64 = 500;
+
+/// The create body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewWebhookEndpointRequest {
+    pub webhook_endpoint: NewWebhookEndpoint,
+}
+
+/// Fields of a new endpoint; it starts enabled with `failure_count` 0.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewWebhookEndpoint {
+    /// An absolute `https` URL (`http` only where the operator allows it)
+    /// without user name or password, whose host is not a loopback,
+    /// private, link-local, unique-local or metadata address unless the
+    /// operator allowlists it.
+    #[schema(schema_with = crate::schemas::webhook_url)]
+    pub url: String,
+    /// Event types to receive (`GET /api/webhook_endpoints/event_types`).
+    #[schema(schema_with = crate::schemas::webhook_events)]
+    pub events: Vec<String>,
+    /// Event type (one of `events`) -> entity ids; an absent type or an
+    /// empty list receives every entity of that type.
+    #[serde(default)]
+    #[schema(schema_with = crate::schemas::webhook_event_filters_or_null)]
+    pub event_filters: Option<BTreeMap<String, Vec<i64>>>,
+    #[serde(default)]
+    #[schema(schema_with = crate::schemas::webhook_description_or_null)]
+    pub description: Option<String>,
+    /// The signing secret; 64 hex characters are generated when omitted.
+    #[serde(default)]
+    #[schema(schema_with = crate::schemas::webhook_secret_or_null)]
+    pub secret: Option<String>,
+}
+
+/// The update body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookEndpointUpdateRequest {
+    pub webhook_endpoint: WebhookEndpointUpdate,
+}
+
+/// Any subset of the fields; an absent (or `null`) one is left as it is.
+/// `enabled: true` on a disabled endpoint resets `failure_count` and
+/// `disabled_reason`. Narrowing `events` drops the filters of the types
+/// removed.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookEndpointUpdate {
+    #[schema(schema_with = crate::schemas::webhook_url_or_null)]
+    pub url: Option<String>,
+    #[schema(schema_with = crate::schemas::webhook_events_or_null)]
+    pub events: Option<Vec<String>>,
+    #[schema(schema_with = crate::schemas::webhook_event_filters_or_null)]
+    pub event_filters: Option<BTreeMap<String, Vec<i64>>>,
+    #[schema(schema_with = crate::schemas::webhook_description_or_null)]
+    pub description: Option<String>,
+    /// A new signing secret.
+    #[schema(schema_with = crate::schemas::webhook_secret_or_null)]
+    pub secret: Option<String>,
+    pub enabled: Option<bool>,
+}
+
+/// An endpoint in a list (no secret).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookEndpointItem {
+    pub id: i64,
+    pub url: String,
+    pub events: Vec<String>,
+    /// Event type -> entity ids.
+    pub event_filters: BTreeMap<String, Vec<i64>>,
+    pub description: String,
+    pub enabled: bool,
+    /// Consecutive failed deliveries; 10 disable the endpoint.
+    pub failure_count: i64,
+    /// Why delivery disabled the endpoint (`null` when enabled by hand).
+    pub disabled_reason: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// An endpoint with its signing secret (create, show).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookEndpointDetail {
+    #[serde(flatten)]
+    pub item: WebhookEndpointItem,
+    /// The HMAC-SHA256 key of `X-Webhook-Signature`.
+    pub secret: String,
+}
+
+impl From<Endpoint> for WebhookEndpointItem {
+    fn from(e: Endpoint) -> Self {
+        WebhookEndpointItem {
+            id: e.id,
+            url: e.url,
+            events: e.subscription.events,
+            event_filters: e.subscription.event_filters,
+            description: e.description,
+            enabled: e.enabled,
+            failure_count: e.failure_count,
+            disabled_reason: e.disabled_reason,
+            created_at: e.created_at,
+            updated_at: e.updated_at,
+        }
+    }
+}
+
+/// One delivery of an event to the endpoint.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookDeliveryItem {
+    /// The `X-Webhook-Delivery` id, stable across retries.
+    pub id: i64,
+    pub event_id: i64,
+    pub event_type: String,
+    /// `pending`, `succeeded`, `failed` (retrying) or `abandoned`.
+    #[schema(schema_with = delivery_status)]
+    pub status: &'static str,
+    pub attempts: i64,
+    pub last_status_code: Option<i64>,
+    pub last_error: Option<String>,
+    pub last_duration_ms: Option<i64>,
+    /// When the next attempt is due; `null` once settled.
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    /// The start of the receiver's last response body.
+    pub response_snippet: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+fn delivery_status() -> utoipa::openapi::Object {
+    crate::schemas::one_of(&["pending", "succeeded", "failed", "abandoned"])
+}
+
+impl From<Delivery> for WebhookDeliveryItem {
+    fn from(d: Delivery) -> Self {
+        WebhookDeliveryItem {
+            id: d.id,
+            event_id: d.event_id,
+            event_type: d.event_type,
+            status: d.status.as_str(),
+            attempts: d.attempts,
+            last_status_code: d.last_status_code,
+            last_error: d.last_error,
+            last_duration_ms: d.last_duration_ms,
+            next_attempt_at: d.next_attempt_at,
+            response_snippet: d.response_snippet,
+            created_at: d.created_at,
+        }
+    }
+}
+
+/// The answer to `test`: the event recorded for the dispatcher.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookTestAccepted {
+    /// The outbox event; its delivery appears under `deliveries`.
+    pub event_id: i64,
+    /// `webhook.test`.
+    pub event_type: &'static str,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DeliveriesQuery {
+    /// How many deliveries, newest first (default 50, at most 500).
+    #[param(minimum = 1, maximum = 500)]
+    pub limit: Option<i64>,
+    /// Only deliveries with an id below this one (the next page: the last
+    /// id of the previous one).
+    #[param(minimum = 1)]
+    pub before: Option<i64>,
+}
+
+fn changes(input: Input, creating: bool, state: &AppState) -> ApiResult<Changes> {
+    Changes::validate(input, creating, &state.config.webhook_urls).map_err(ApiError::validation)
+}
+
+/// List the account's webhook endpoints (without their secrets).
+#[utoipa::path(get, path = "/api/webhook_endpoints", tag = "Webhook endpoints",
+    responses((status = 200, body = [WebhookEndpointItem])))]
+pub async fn list(
+    State(state): State<AppState>,
+    principal: Principal,
+) -> ApiResult<JsonResponse<Vec<WebhookEndpointItem>>> {
+    let endpoints = webhooks::list(&state.store, principal.account_id).await?;
+    Ok(JsonResponse(endpoints.into_iter().map(WebhookEndpointItem::from).collect()))
+}
+
+/// Create a webhook endpoint. The response carries the signing secret.
+#[utoipa::path(post, path = "/api/webhook_endpoints", tag = "Webhook endpoints",
+    request_body = NewWebhookEndpointRequest,
+    responses((status = 201, body = WebhookEndpointDetail), (status = 422, body = ErrorEnvelope)))]
+pub async fn create(
+    State(state): State<AppState>,
+    principal: Principal,
+    Json(body): Json<NewWebhookEndpointRequest>,
+) -> ApiResult<(StatusCode, JsonResponse<WebhookEndpointDetail>)> {
+    let b = body.webhook_endpoint;
+    let input = Input {
+        url: Some(b.url),
+        events: Some(b.events),
+        event_filters: b.event_filters,
+        description: b.description,
+        secret: b.secret,
+        enabled: None,
+    };
+    let changes = changes(input, true, &state)?;
+    let (endpoint, secret) =
+        webhooks::create(&state.store, &state.secrets, principal.account_id, changes, &state.config.quotas).await?;
+    Ok((StatusCode::CREATED, JsonResponse(WebhookEndpointDetail { item: endpoint.into(), secret })))
+}
+
+/// A webhook endpoint, with its signing secret.
+#[utoipa::path(get, path = "/api/webhook_endpoints/{id}", tag = "Webhook endpoints", params(("id" = i64, Path)),
+    responses((status = 200, body = WebhookEndpointDetail), (status = 404, body = ErrorEnvelope)))]
+pub async fn show(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<JsonResponse<WebhookEndpointDetail>> {
+    let endpoint = webhooks::get(&state.store, principal.account_id, id).await?;
+    let secret = webhooks::secret(&state.store, &state.secrets, principal.account_id, id).await?;
+    Ok(JsonResponse(WebhookEndpointDetail { item: endpoint.into(), secret }))
+}
+
+/// Update a webhook endpoint: any subset of its fields, `enabled` included.
+#[utoipa::path(patch, path = "/api/webhook_endpoints/{id}", tag = "Webhook endpoints", params(("id" = i64, Path)),
+    request_body = WebhookEndpointUpdateRequest,
+    responses((status = 200, body = WebhookEndpointItem), (status = 404, body = ErrorEnvelope),
+        (status = 422, body = ErrorEnvelope)))]
+pub async fn update(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    Json(body): Json<WebhookEndpointUpdateRequest>,
+) -> ApiResult<JsonResponse<WebhookEndpointItem>> {
+    let b = body.webhook_endpoint;
+    let input = Input {
+        url: b.url,
+        events: b.events,
+        event_filters: b.event_filters,
+        description: b.description,
+        secret: b.secret,
+        enabled: b.enabled,
+    };
+    let changes = changes(input, false, &state)?;
+    let endpoint = webhooks::update(&state.store, &state.secrets, principal.account_id, id, changes).await?;
+    Ok(JsonResponse(endpoint.into()))
+}
+
+/// Delete a webhook endpoint and its delivery history.
+#[utoipa::path(delete, path = "/api/webhook_endpoints/{id}", tag = "Webhook endpoints", params(("id" = i64, Path)),
+    responses((status = 204), (status = 404, body = ErrorEnvelope)))]
+pub async fn delete(State(state): State<AppState>, principal: Principal, Id(id): Id) -> ApiResult<StatusCode> {
+    webhooks::delete(&state.store, principal.account_id, id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Send a `webhook.test` event to this endpoint (only). Answers 202 once
+/// the event is recorded; the delivery dispatcher sends it, and its
+/// outcome appears under `deliveries`.
+#[utoipa::path(post, path = "/api/webhook_endpoints/{id}/test", tag = "Webhook endpoints", params(("id" = i64, Path)),
+    responses((status = 202, body = WebhookTestAccepted), (status = 404, body = ErrorEnvelope)))]
+pub async fn test(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<(StatusCode, JsonResponse<WebhookTestAccepted>)> {
+    let event_id = webhooks::record_test(&state.store, principal.account_id, id, principal.actor()).await?;
+    Ok((StatusCode::ACCEPTED, JsonResponse(WebhookTestAccepted { event_id, event_type: webhook::TEST_EVENT })))
+}
+
+/// The event types an endpoint may subscribe to.
+#[utoipa::path(get, path = "/api/webhook_endpoints/event_types", tag = "Webhook endpoints",
+    responses((status = 200, body = [String])))]
+pub async fn event_types(_principal: Principal) -> JsonResponse<&'static [&'static str]> {
+    JsonResponse(webhook::EVENT_TYPES)
+}
+
+/// The endpoint's deliveries, newest first.
+#[utoipa::path(get, path = "/api/webhook_endpoints/{id}/deliveries", tag = "Webhook endpoints",
+    params(("id" = i64, Path), DeliveriesQuery),
+    responses((status = 200, body = [WebhookDeliveryItem]), (status = 404, body = ErrorEnvelope),
+        (status = 422, body = ErrorEnvelope)))]
+pub async fn deliveries(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    Query(query): Query<DeliveriesQuery>,
+) -> ApiResult<JsonResponse<Vec<WebhookDeliveryItem>>> {
+    let limit = query.limit.unwrap_or(DEFAULT_DELIVERIES);
+    if !(1..=MAX_DELIVERIES).contains(&limit) {
+        return Err(ApiError::field("limit", format!("must be from 1 to {MAX_DELIVERIES}")));
+    }
+    if query.before.is_some_and(|b| b < 1) {
+        return Err(ApiError::field("before", "must be a positive delivery id"));
+    }
+    let page = Page { limit, before: query.before };
+    let list = webhook_deliveries::list(&state.store, principal.account_id, id, page).await?;
+    Ok(JsonResponse(list.into_iter().map(WebhookDeliveryItem::from).collect()))
+}
+
+/// Send a delivery again: it becomes `pending` and due now.
+#[utoipa::path(post, path = "/api/webhook_endpoints/{id}/deliveries/{delivery_id}/redeliver",
+    tag = "Webhook endpoints",
+    params(("id" = i64, Path), ("delivery_id" = i64, Path)),
+    responses((status = 202, body = WebhookDeliveryItem), (status = 404, body = ErrorEnvelope)))]
+pub async fn redeliver(
+    State(state): State<AppState>,
+    principal: Principal,
+    path: Result<Path<(String, String)>, PathRejection>,
+) -> ApiResult<(StatusCode, JsonResponse<WebhookDeliveryItem>)> {
+    let Path((id, delivery_id)) = path.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    let not_found = || ApiError::Core(play_core::Error::NotFound("webhook delivery"));
+    let parse = |s: &str| s.parse::<i64>().ok().filter(|n| *n > 0);
+    let (Some(id), Some(delivery_id)) = (parse(&id), parse(&delivery_id)) else { return Err(not_found()) };
+    let delivery = webhook_deliveries::redeliver(&state.store, principal.account_id, id, delivery_id).await?;
+    Ok((StatusCode::ACCEPTED, JsonResponse(delivery.into())))
+}

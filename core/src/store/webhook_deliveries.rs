@@ -1,0 +1,165 @@
+//! Delivery history of webhook endpoints: one row per (endpoint, outbox
+//! event), written by the dispatcher before its first attempt. The API
+//! reads it and can ask for a delivery to be sent again; it never sends.
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::{Store, webhooks};
+use crate::time::{self, Timestamp};
+use crate::webhook::DeliveryStatus;
+use crate::{Error, Result};
+
+/// One delivery and the outcome of its last attempt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    /// Stable across retries: receivers dedupe on it.
+    pub id: i64,
+    pub endpoint_id: i64,
+    /// The outbox event delivered.
+    pub event_id: i64,
+    pub event_type: String,
+    pub status: DeliveryStatus,
+    pub attempts: i64,
+    pub next_attempt_at: Option<Timestamp>,
+    pub last_status_code: Option<i64>,
+    pub last_error: Option<String>,
+    pub last_duration_ms: Option<i64>,
+    /// The start of the receiver's last response body.
+    pub response_snippet: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// A page of history: newest first, at most `limit` rows, with ids below
+/// `before` when given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Page {
+    pub limit: i64,
+    pub before: Option<i64>,
+}
+
+const COLUMNS: &str = "d.id, d.endpoint_id, d.event_id, e.event_type, d.status, d.attempts, d.next_attempt_at, \
+    d.last_status_code, d.last_error, d.last_duration_ms, d.response_snippet, d.created_at, d.updated_at";
+
+fn from_row(row: &AnyRow) -> Result<Delivery> {
+    let id: i64 = row.try_get("id")?;
+    Ok(Delivery {
+        id,
+        endpoint_id: row.try_get("endpoint_id")?,
+        event_id: row.try_get("event_id")?,
+        event_type: row.try_get("event_type")?,
+        status: super::text_column(row, "webhook_deliveries", id, "status")?,
+        attempts: row.try_get("attempts")?,
+        next_attempt_at: time::opt_from_db(row.try_get("next_attempt_at")?)?,
+        last_status_code: row.try_get("last_status_code")?,
+        last_error: row.try_get("last_error")?,
+        last_duration_ms: row.try_get("last_duration_ms")?,
+        response_snippet: row.try_get("response_snippet")?,
+        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
+        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+    })
+}
+
+/// The deliveries of the account's endpoint `endpoint_id`, newest first.
+pub async fn list(store: &Store, account_id: i64, endpoint_id: i64, page: Page) -> Result<Vec<Delivery>> {
+    let mut conn = store.conn().await?;
+    webhooks::get_in(&mut conn, account_id, endpoint_id).await?;
+    let rows = sqlx::query(&format!(
+        "SELECT {COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id \
+         WHERE d.endpoint_id = $1 AND d.id < $2 ORDER BY d.id DESC LIMIT $3"
+    ))
+    .bind(endpoint_id)
+    .bind(page.before.unwrap_or(i64::MAX))
+    .bind(page.limit)
+    .fetch_all(&mut *conn)
+    .await?;
+    rows.iter().map(from_row).collect()
+}
+
+/// Makes delivery `id` of the account's endpoint `endpoint_id` due now
+/// (status `pending`, `next_attempt_at` now), whatever its outcome so far;
+/// `attempts` and the last outcome stay as history. A delivery of another
+/// endpoint is `NotFound`.
+pub async fn redeliver(store: &Store, account_id: i64, endpoint_id: i64, id: i64) -> Result<Delivery> {
+    let mut tx = store.write().await?;
+    webhooks::get_in(&mut tx, account_id, endpoint_id).await?;
+    let now = time::to_db(&time::now());
+    let changed = sqlx::query(
+        "UPDATE webhook_deliveries SET status = $1, next_attempt_at = $2, updated_at = $2 \
+         WHERE id = $3 AND endpoint_id = $4",
+    )
+    .bind(DeliveryStatus::Pending.as_str())
+    .bind(&now)
+    .bind(id)
+    .bind(endpoint_id)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    if changed == 0 {
+        return Err(Error::NotFound("webhook delivery"));
+    }
+    let row = sqlx::query(&format!(
+        "SELECT {COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = $1"
+    ))
+    .bind(id)
+    .fetch_one(&mut *tx)
+    .await?;
+    let delivery = from_row(&row)?;
+    tx.commit().await?;
+    Ok(delivery)
+}
+
+/// Inserts a pending delivery of `event_id` to `endpoint_id` unless one
+/// exists; returns its id. The dispatcher's first write for a pair, and
+/// the fixture of the API's tests.
+pub async fn ensure(store: &Store, endpoint_id: i64, event_id: i64) -> Result<i64> {
+    let now = time::to_db(&time::now());
+    sqlx::query(
+        "INSERT INTO webhook_deliveries (endpoint_id, event_id, status, attempts, next_attempt_at, created_at, \
+         updated_at) VALUES ($1, $2, $3, 0, $4, $4, $4) ON CONFLICT (endpoint_id, event_id) DO NOTHING",
+    )
+    .bind(endpoint_id)
+    .bind(event_id)
+    .bind(DeliveryStatus::Pending.as_str())
+    .bind(&now)
+    .execute(store.pool())
+    .await?;
+    Ok(sqlx::query("SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 AND event_id = $2")
+        .bind(endpoint_id)
+        .bind(event_id)
+        .fetch_one(store.pool())
+        .await?
+        .try_get("id")?)
+}
+
+/// The outcome of one attempt, as the dispatcher records it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attempt {
+    pub status: DeliveryStatus,
+    pub next_attempt_at: Option<Timestamp>,
+    pub status_code: Option<i64>,
+    pub error: Option<String>,
+    pub duration_ms: i64,
+    pub response_snippet: Option<String>,
+}
+
+/// Records an attempt on delivery `id` (counts it).
+pub async fn record_attempt(store: &Store, id: i64, attempt: Attempt) -> Result<()> {
+    sqlx::query(
+        "UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1, next_attempt_at = $2, \
+         last_status_code = $3, last_error = $4, last_duration_ms = $5, response_snippet = $6, updated_at = $7 \
+         WHERE id = $8",
+    )
+    .bind(attempt.status.as_str())
+    .bind(attempt.next_attempt_at.as_ref().map(time::to_db))
+    .bind(attempt.status_code)
+    .bind(attempt.error)
+    .bind(attempt.duration_ms)
+    .bind(attempt.response_snippet)
+    .bind(time::to_db(&time::now()))
+    .bind(id)
+    .execute(store.pool())
+    .await?;
+    Ok(())
+}

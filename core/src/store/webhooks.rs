@@ -1,0 +1,225 @@
+//! Webhook endpoints: where an account's events are sent.
+//!
+//! The signing secret is stored sealed (`SecretBox`, bound to
+//! `webhook_endpoint:<id>:secret`); [`Endpoint`] has no field for it, and
+//! only [`secret`] opens it (show, and later the dispatcher that signs).
+//! The subscription (`events`, `event_filters`) is merged by
+//! [`Subscription::apply`] inside the write, so its invariant holds
+//! whatever two concurrent updates change.
+
+use std::collections::BTreeMap;
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::events::{self, Actor, NewEvent};
+use super::quotas::{self, QuotaLimits, Resource};
+use super::{Conn, Store, flag, is_set};
+use crate::secrets::SecretBox;
+use crate::time::{self, Timestamp};
+use crate::webhook::{self, Changes, Subscription};
+use crate::{Error, Result};
+
+/// An endpoint as stored, without its secret.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Endpoint {
+    pub id: i64,
+    pub account_id: i64,
+    pub url: String,
+    pub subscription: Subscription,
+    pub description: String,
+    pub enabled: bool,
+    /// Consecutive failed deliveries (reset by a success or re-enabling).
+    pub failure_count: i64,
+    /// Why the dispatcher disabled the endpoint; cleared on re-enabling.
+    pub disabled_reason: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+const COLUMNS: &str = "id, account_id, url, events, event_filters, description, enabled, failure_count, \
+    disabled_reason, created_at, updated_at";
+
+fn from_row(row: &AnyRow) -> Result<Endpoint> {
+    let id: i64 = row.try_get("id")?;
+    let events: Vec<String> = super::json_column(row, "webhook_endpoints", id, "events")?;
+    let event_filters: BTreeMap<String, Vec<i64>> = super::json_column(row, "webhook_endpoints", id, "event_filters")?;
+    Ok(Endpoint {
+        id,
+        account_id: row.try_get("account_id")?,
+        url: row.try_get("url")?,
+        subscription: Subscription { events, event_filters },
+        description: row.try_get("description")?,
+        enabled: is_set(row.try_get("enabled")?),
+        failure_count: row.try_get("failure_count")?,
+        disabled_reason: row.try_get("disabled_reason")?,
+        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
+        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+    })
+}
+
+fn secret_context(id: i64) -> String {
+    format!("webhook_endpoint:{id}:secret")
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
+    serde_json::to_string(value).map_err(|e| Error::Internal(format!("webhook subscription: {e}")))
+}
+
+/// Creates an endpoint (enabled, no failures) from validated changes,
+/// which must carry `url` and `events`. Returns it with its secret: the
+/// caller's, or a generated one.
+pub async fn create(
+    store: &Store,
+    secrets: &SecretBox,
+    account_id: i64,
+    changes: Changes,
+    limits: &QuotaLimits,
+) -> Result<(Endpoint, String)> {
+    let missing = || Error::Internal("webhook endpoint create without url or events".into());
+    let url = changes.url.ok_or_else(missing)?;
+    let subscription = Subscription::default()
+        .apply(Some(changes.events.ok_or_else(missing)?), changes.event_filters)
+        .map_err(Error::Validation)?;
+    let secret = changes.secret.unwrap_or_else(webhook::generate_secret);
+    let mut tx = store.write().await?;
+    quotas::check(&mut tx, store.backend(), account_id, Resource::WebhookEndpoints, limits).await?;
+    let now = time::to_db(&time::now());
+    let id: i64 = sqlx::query(
+        "INSERT INTO webhook_endpoints (account_id, url, events, event_filters, description, enabled, \
+         failure_count, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 1, 0, $6, $6) RETURNING id",
+    )
+    .bind(account_id)
+    .bind(&url)
+    .bind(to_json(&subscription.events)?)
+    .bind(to_json(&subscription.event_filters)?)
+    .bind(changes.description.unwrap_or_default())
+    .bind(&now)
+    .fetch_one(&mut *tx)
+    .await?
+    .try_get("id")?;
+    sqlx::query("UPDATE webhook_endpoints SET secret = $1 WHERE id = $2")
+        .bind(secrets.seal(&secret, &secret_context(id))?)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    let endpoint = get_in(&mut tx, account_id, id).await?;
+    tx.commit().await?;
+    Ok((endpoint, secret))
+}
+
+pub(super) async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Endpoint> {
+    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM webhook_endpoints WHERE id = $1 AND account_id = $2"))
+        .bind(id)
+        .bind(account_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(Error::NotFound("webhook endpoint"))?;
+    from_row(&row)
+}
+
+pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Endpoint> {
+    let mut conn = store.conn().await?;
+    get_in(&mut conn, account_id, id).await
+}
+
+pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Endpoint>> {
+    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM webhook_endpoints WHERE account_id = $1 ORDER BY id"))
+        .bind(account_id)
+        .fetch_all(store.pool())
+        .await?;
+    rows.iter().map(from_row).collect()
+}
+
+/// The endpoint's signing secret, opened.
+pub async fn secret(store: &Store, secrets: &SecretBox, account_id: i64, id: i64) -> Result<String> {
+    let sealed: Option<String> = sqlx::query("SELECT secret FROM webhook_endpoints WHERE id = $1 AND account_id = $2")
+        .bind(id)
+        .bind(account_id)
+        .fetch_optional(store.pool())
+        .await?
+        .ok_or(Error::NotFound("webhook endpoint"))?
+        .try_get("secret")?;
+    let sealed = sealed.ok_or_else(|| Error::Corrupt {
+        table: "webhook_endpoints",
+        id,
+        column: "secret",
+        reason: "no secret stored".into(),
+    })?;
+    secrets.open(&sealed, &secret_context(id))
+}
+
+/// Applies validated changes. Setting `enabled: true` on a disabled
+/// endpoint resets `failure_count` and `disabled_reason`: the operator
+/// says the receiver is back.
+pub async fn update(
+    store: &Store,
+    secrets: &SecretBox,
+    account_id: i64,
+    id: i64,
+    changes: Changes,
+) -> Result<Endpoint> {
+    let mut tx = store.write().await?;
+    let current = get_in(&mut tx, account_id, id).await?;
+    let subscription = current.subscription.apply(changes.events, changes.event_filters).map_err(Error::Validation)?;
+    let enabled = changes.enabled.unwrap_or(current.enabled);
+    let reenabled = enabled && !current.enabled;
+    let (failure_count, disabled_reason) =
+        if reenabled { (0, None) } else { (current.failure_count, current.disabled_reason.clone()) };
+    sqlx::query(
+        "UPDATE webhook_endpoints SET url = $1, events = $2, event_filters = $3, description = $4, enabled = $5, \
+         failure_count = $6, disabled_reason = $7, updated_at = $8 WHERE id = $9 AND account_id = $10",
+    )
+    .bind(changes.url.unwrap_or(current.url))
+    .bind(to_json(&subscription.events)?)
+    .bind(to_json(&subscription.event_filters)?)
+    .bind(changes.description.unwrap_or(current.description))
+    .bind(flag(enabled))
+    .bind(failure_count)
+    .bind(disabled_reason)
+    .bind(time::to_db(&time::now()))
+    .bind(id)
+    .bind(account_id)
+    .execute(&mut *tx)
+    .await?;
+    if let Some(secret) = &changes.secret {
+        sqlx::query("UPDATE webhook_endpoints SET secret = $1 WHERE id = $2")
+            .bind(secrets.seal(secret, &secret_context(id))?)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    let endpoint = get_in(&mut tx, account_id, id).await?;
+    tx.commit().await?;
+    Ok(endpoint)
+}
+
+/// Deletes an endpoint and its delivery history.
+pub async fn delete(store: &Store, account_id: i64, id: i64) -> Result<()> {
+    let mut tx = store.write().await?;
+    get_in(&mut tx, account_id, id).await?;
+    // Explicit, for backends that do not enforce the cascade.
+    sqlx::query("DELETE FROM webhook_deliveries WHERE endpoint_id = $1").bind(id).execute(&mut *tx).await?;
+    sqlx::query("DELETE FROM webhook_endpoints WHERE id = $1 AND account_id = $2")
+        .bind(id)
+        .bind(account_id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Records a `webhook.test` event for endpoint `id` only: its metadata
+/// names the endpoint (`webhook_endpoint_id`), and the dispatcher delivers
+/// a test event to that endpoint alone, subscribed or not. Returns the
+/// event id.
+pub async fn record_test(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<i64> {
+    let mut tx = store.write().await?;
+    get_in(&mut tx, account_id, id).await?;
+    let metadata = serde_json::json!({ "webhook_endpoint_id": id });
+    let event_id =
+        events::record(&mut tx, NewEvent::new(account_id, "webhook", id, "test").actor(actor).metadata(metadata))
+            .await?;
+    tx.commit().await?;
+    Ok(event_id)
+}
