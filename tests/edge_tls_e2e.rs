@@ -63,7 +63,6 @@ impl Edge {
                     http_port: Some(http_port),
                     https_port: Some(https_port),
                     tls: Some(tls),
-                    ..EdgeChanges::default()
                 }),
                 ..PlayroomFields::default()
             })
