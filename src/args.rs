@@ -14,6 +14,7 @@ use play_reconcilers::playground::PlaygroundConfig;
 use play_reconcilers::playroom::events::EventsConfig;
 use play_reconcilers::playroom::sweep::SweepConfig;
 use play_reconcilers::runtime::Config as RuntimeConfig;
+use play_reconcilers::webhooks::WebhooksConfig;
 
 use crate::duration::HumanDuration;
 
@@ -88,6 +89,10 @@ pub struct ServeArgs {
     /// (`connection: local`). Tenants' containers then run next to play.
     #[arg(long, env = "PLAY_ALLOW_LOCAL_PLAYROOMS", default_value_t = false)]
     pub allow_local_playrooms: bool,
+    /// How long `POST /api/webhook_endpoints/:id/test` waits for the first
+    /// attempt's outcome before answering 202.
+    #[arg(long, env = "PLAY_WEBHOOK_TEST_WAIT", default_value_t = HumanDuration(ApiConfig::default().webhook_test_wait))]
+    pub webhook_test_wait: HumanDuration,
     /// Accept `http://` webhook endpoint URLs. Off by default: deliveries
     /// and their signatures would cross the network in clear.
     #[arg(long, env = "PLAY_WEBHOOK_ALLOW_HTTP", default_value_t = false)]
@@ -97,6 +102,24 @@ pub struct ServeArgs {
     /// (`127.0.0.1,10.0.0.0/8,hooks.internal`). Empty by default.
     #[arg(long, env = "PLAY_WEBHOOK_ALLOWLIST", default_value = "")]
     pub webhook_allowlist: String,
+    /// Bound on one webhook delivery attempt (connect, send, read the answer).
+    #[arg(long, env = "PLAY_WEBHOOK_TIMEOUT", default_value_t = HumanDuration(WebhooksConfig::default().timeout))]
+    pub webhook_timeout: HumanDuration,
+    /// How often the webhook dispatcher reads the events outbox and due
+    /// retries without a wake: bounds the delay of a first delivery.
+    #[arg(long, env = "PLAY_WEBHOOK_POLL_INTERVAL", default_value_t = HumanDuration(WebhooksConfig::default().poll_interval))]
+    pub webhook_poll_interval: HumanDuration,
+    /// Webhook delivery attempts in flight at once (per replica).
+    #[arg(long, env = "PLAY_WEBHOOK_CONCURRENCY", default_value_t = WebhooksConfig::default().concurrency)]
+    pub webhook_concurrency: usize,
+    /// Webhook delivery attempts in flight at once per endpoint (per replica).
+    #[arg(long, env = "PLAY_WEBHOOK_PER_ENDPOINT", default_value_t = WebhooksConfig::default().per_endpoint)]
+    pub webhook_per_endpoint: usize,
+    /// Delays before the 2nd, 3rd, ... attempt of a failed webhook
+    /// delivery, comma-separated; when they are spent the delivery is
+    /// abandoned.
+    #[arg(long, env = "PLAY_WEBHOOK_RETRY_SCHEDULE", default_value_t = schedule_text(&WebhooksConfig::default().retry_schedule))]
+    pub webhook_retry_schedule: String,
     /// Lifetime of a new Playground.
     #[arg(long, env = "PLAY_PLAYGROUND_TTL", default_value_t = HumanDuration(ApiConfig::default().playground_ttl))]
     pub playground_ttl: HumanDuration,
@@ -154,6 +177,24 @@ pub struct ServeArgs {
     /// How long in-flight requests may take to finish after SIGINT/SIGTERM.
     #[arg(long, env = "PLAY_SHUTDOWN_TIMEOUT", default_value_t = HumanDuration(std::time::Duration::from_secs(30)))]
     pub shutdown_timeout: HumanDuration,
+}
+
+/// A retry schedule as the flag spells it: `10s,30s,2m`.
+fn schedule_text(schedule: &[std::time::Duration]) -> String {
+    schedule.iter().map(|d| HumanDuration(*d).to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// Parses `--webhook-retry-schedule`.
+pub fn parse_schedule(text: &str) -> anyhow::Result<Vec<std::time::Duration>> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.parse::<HumanDuration>()
+                .map(Into::into)
+                .map_err(|e| anyhow::anyhow!("--webhook-retry-schedule: {s:?}: {e}"))
+        })
+        .collect()
 }
 
 #[derive(Debug, Subcommand)]

@@ -10,13 +10,15 @@ use std::sync::Arc;
 use play_core::metrics::Metrics;
 use play_core::secrets::SecretBox;
 use play_core::store::{Backend, Store};
-use play_core::wake::ChannelWaker;
+use play_core::wake::{ChannelWaker, Kind};
+use play_core::webhook::UrlPolicy;
 use play_reconcilers::edge::{EdgeConfig, EdgeReconciler};
 use play_reconcilers::host::DockerHostGateway;
 use play_reconcilers::playground::{PlaygroundConfig, PlaygroundReconciler};
 use play_reconcilers::playroom::events::{EventsConfig, PlaygroundEvents};
 use play_reconcilers::playroom::sweep::{PlayroomSweep, SweepConfig};
 use play_reconcilers::runtime::{self, Config, Reconciler, Runtime};
+use play_reconcilers::webhooks::{Dispatcher, WebhooksConfig};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -29,6 +31,9 @@ pub struct Shared {
     pub gateway: DockerHostGateway,
     pub metrics: Arc<Metrics>,
     pub waker: ChannelWaker,
+    /// Where webhooks may be sent: the policy the API checks endpoint
+    /// URLs with, so the two never disagree.
+    pub webhook_urls: UrlPolicy,
 }
 
 /// The loops' settings from the command line.
@@ -45,10 +50,12 @@ pub struct Loops {
     pub edge: EdgeConfig,
     /// The Playground reconciler's settings.
     pub playground: PlaygroundConfig,
+    /// The webhook dispatcher's settings.
+    pub webhooks: WebhooksConfig,
 }
 
-pub fn config(args: &ServeArgs) -> Loops {
-    Loops {
+pub fn config(args: &ServeArgs) -> anyhow::Result<Loops> {
+    Ok(Loops {
         runtime: Config {
             concurrency: args.reconcile_concurrency.max(1),
             resync_every: args.resync_interval.into(),
@@ -66,7 +73,15 @@ pub fn config(args: &ServeArgs) -> Loops {
             acme_root: args.edge_acme_root.clone(),
             ..EdgeConfig::default()
         },
-    }
+        webhooks: WebhooksConfig {
+            timeout: args.webhook_timeout.into(),
+            poll_interval: args.webhook_poll_interval.into(),
+            concurrency: args.webhook_concurrency.max(1),
+            per_endpoint: args.webhook_per_endpoint.max(1),
+            retry_schedule: crate::args::parse_schedule(&args.webhook_retry_schedule)?,
+            ..WebhooksConfig::default()
+        },
+    })
 }
 
 /// This process's lease owner. SQLite runs one replica, so a fixed id lets a
@@ -103,7 +118,13 @@ impl Spawner<'_> {
 }
 
 /// Starts every reconciler and what feeds them. Add new ones here.
-pub fn start_all(shared: &Shared, loops: &Loops, replica: &str, shutdown: &CancellationToken, tasks: &TaskTracker) {
+pub fn start_all(
+    shared: &Shared,
+    loops: &Loops,
+    replica: &str,
+    shutdown: &CancellationToken,
+    tasks: &TaskTracker,
+) -> anyhow::Result<()> {
     let spawner = Spawner { shared, replica, shutdown, tasks };
     let s = shared;
 
@@ -138,4 +159,13 @@ pub fn start_all(shared: &Shared, loops: &Loops, replica: &str, shutdown: &Cance
         loops.runtime.clone(),
         |runtime| runtime,
     );
+
+    // Webhook deliveries: not a keyed reconciler but a loop over the
+    // outbox and the due deliveries (play_reconcilers::webhooks).
+    let dispatcher =
+        Dispatcher::new(s.store.clone(), s.secrets.clone(), s.webhook_urls.clone(), loops.webhooks.clone(), replica)?
+            .with_wakes(s.waker.subscribe(Kind::Webhooks));
+    tasks.spawn(dispatcher.run(shutdown.child_token()));
+    tracing::info!(replica, "webhook dispatcher started");
+    Ok(())
 }

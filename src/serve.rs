@@ -30,6 +30,11 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     if let Some(path) = bootstrap::ensure_admin_key(&store, &pepper, &settings.data_dir).await? {
         tracing::info!(path = %path.display(), "no API key existed: created an admin key; its token is in this file");
     }
+    let webhook_urls = UrlPolicy {
+        allow_http: args.webhook_allow_http,
+        allowlist: UrlPolicy::parse_allowlist(&args.webhook_allowlist)
+            .map_err(|e| anyhow::anyhow!("--webhook-allowlist: {e}"))?,
+    };
     let config = ApiConfig {
         body_limit: args.max_body_bytes,
         rate_limit_per_second: args.rate_limit_per_second,
@@ -38,11 +43,8 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         allow_local_playrooms: args.allow_local_playrooms,
         playground_ttl: args.playground_ttl.into(),
         job_ttl: args.job_ttl.into(),
-        webhook_urls: UrlPolicy {
-            allow_http: args.webhook_allow_http,
-            allowlist: UrlPolicy::parse_allowlist(&args.webhook_allowlist)
-                .map_err(|e| anyhow::anyhow!("--webhook-allowlist: {e}"))?,
-        },
+        webhook_urls: webhook_urls.clone(),
+        webhook_test_wait: args.webhook_test_wait.into(),
     };
     let metrics = Arc::new(Metrics::new());
     let gateway = DockerHostGateway::new(HostConfig::with_timeout(args.host_timeout.into()), metrics.clone())
@@ -57,6 +59,7 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         gateway: gateway.clone(),
         metrics: metrics.clone(),
         waker: waker.clone(),
+        webhook_urls,
     };
     let state = AppState::new(
         store.clone(),
@@ -70,9 +73,9 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     let shutdown = CancellationToken::new();
     let background = tokio_util::task::TaskTracker::new();
     background.spawn(prune_rate_limiter(state.clone(), shutdown.clone()));
-    let loops = reconcile::config(&args);
+    let loops = reconcile::config(&args)?;
     let grace = loops.runtime.shutdown_grace;
-    reconcile::start_all(&shared, &loops, &reconcile::replica_id(&args, store.backend()), &shutdown, &background);
+    reconcile::start_all(&shared, &loops, &reconcile::replica_id(&args, store.backend()), &shutdown, &background)?;
 
     let listener =
         TcpListener::bind(&args.listen).await.with_context(|| format!("cannot listen on {}", args.listen))?;

@@ -110,10 +110,47 @@ pub async fn authenticate(
     mut request: Request,
     next: Next,
 ) -> Result<Response, ApiError> {
+    let required = route_scope(&request, &matched)?;
+    let principal = identify(&state, request.headers()).await?;
+    if !principal.scopes.grants(required) {
+        return Err(forbidden(required));
+    }
+    request.extensions_mut().insert(principal);
+    Ok(next.run(request).await)
+}
+
+/// The middleware of `/mcp`: the caller is identified (and rate-limited)
+/// like on every route, but no scope is checked here: each tool call is an
+/// operation of the route table, authorised by [`authorize`] on its own.
+pub async fn authenticate_caller(
+    State(state): State<AppState>,
+    mut request: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    let principal = identify(&state, request.headers()).await?;
+    request.extensions_mut().insert(principal);
+    Ok(next.run(request).await)
+}
+
+/// The middleware of the in-process API that MCP tools call: the request
+/// carries the `Principal` that `/mcp` authenticated, and the route's scope
+/// is checked against it exactly as [`authenticate`] does. A request
+/// without one is refused, so this router can never fall open.
+pub async fn authorize(matched: MatchedPath, request: Request, next: Next) -> Result<Response, ApiError> {
+    let required = route_scope(&request, &matched)?;
+    let principal = request.extensions().get::<Principal>().ok_or(ApiError::Unauthorized(INVALID))?;
+    if !principal.scopes.grants(required) {
+        return Err(forbidden(required));
+    }
+    Ok(next.run(request).await)
+}
+
+/// The scope the route table names for the request's operation.
+fn route_scope(request: &Request, matched: &MatchedPath) -> Result<Scope, ApiError> {
     // axum answers HEAD with the GET handler (without the body), so HEAD
     // needs what GET needs.
     let method = if request.method() == Method::HEAD { Method::GET.as_str() } else { request.method().as_str() };
-    let required = required_scope(method, matched.as_str()).ok_or_else(|| {
+    required_scope(method, matched.as_str()).ok_or_else(|| {
         // A routed operation missing from the table is a bug; refuse rather
         // than fall open. The route-table test keeps this unreachable.
         ApiError::Core(play_core::Error::Internal(format!(
@@ -121,18 +158,18 @@ pub async fn authenticate(
             request.method(),
             matched.as_str()
         )))
-    })?;
-    let credential = Credential::from_headers(request.headers()).ok_or(ApiError::Unauthorized(INVALID))?;
-    let principal = credential.resolve(&state).await?;
+    })
+}
+
+/// The caller's `Principal`, after the per-key rate limit.
+async fn identify(state: &AppState, headers: &HeaderMap) -> Result<Principal, ApiError> {
+    let credential = Credential::from_headers(headers).ok_or(ApiError::Unauthorized(INVALID))?;
+    let principal = credential.resolve(state).await?;
     if let Err(not_until) = state.limiter.check_key(&principal.key_id) {
         let wait = not_until.wait_time_from(DefaultClock::default().now());
         return Err(ApiError::RateLimited(wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max_retry());
     }
-    if !principal.scopes.grants(required) {
-        return Err(forbidden(required));
-    }
-    request.extensions_mut().insert(principal);
-    Ok(next.run(request).await)
+    Ok(principal)
 }
 
 fn forbidden(required: Scope) -> ApiError {

@@ -88,6 +88,13 @@ impl ApiError {
         ApiError::Core(play_core::Error::field(field, message))
     }
 
+    /// The envelope this error is answered with; MCP tool errors carry it
+    /// too.
+    pub fn envelope(&self) -> ErrorEnvelope {
+        let (_, code, message, details) = self.parts();
+        ErrorEnvelope { error: ErrorBody { code, message, details } }
+    }
+
     fn parts(&self) -> (StatusCode, &'static str, String, FieldErrors) {
         use play_core::Error as C;
         let none = FieldErrors::new;

@@ -1,5 +1,6 @@
 //! play's REST API: the axum router, authentication and scopes, the error
-//! envelope and the OpenAPI document.
+//! envelope and the OpenAPI document; and the MCP server at `/mcp`, whose
+//! tools are the same routes.
 //!
 //! Handlers validate input and record desired state in the store (with an
 //! outbox event, in one transaction), then return. They never call Docker or
@@ -11,6 +12,7 @@ pub mod cpu;
 pub mod error;
 pub mod extract;
 pub mod json;
+pub mod mcp;
 pub mod openapi;
 pub mod route_scopes;
 pub mod router;

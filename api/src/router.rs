@@ -19,6 +19,7 @@ use utoipa_axum::routes;
 
 use crate::auth;
 use crate::error::ApiError;
+use crate::mcp;
 use crate::openapi::{self, ApiDoc};
 use crate::routes::{
     job_result, keys, launch, ops, playground_logs, playground_ops, playground_views, playgrounds, playrooms,
@@ -86,6 +87,16 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
 pub fn router(state: AppState) -> Router {
     let (api, doc) = api_routes();
     let api = api.route_layer(middleware::from_fn_with_state(state.clone(), auth::authenticate));
+    // MCP tools call the same routes in-process, authorised by the same
+    // table against the principal `/mcp` authenticated (`mcp` says how).
+    let (in_process, _) = api_routes();
+    let in_process = in_process
+        .route_layer(middleware::from_fn(auth::authorize))
+        .layer(DefaultBodyLimit::max(state.config.body_limit))
+        .with_state(state.clone());
+    let mcp = Router::new()
+        .route_service("/mcp", mcp::service(&state, in_process))
+        .route_layer(middleware::from_fn_with_state(state.clone(), auth::authenticate_caller));
     let doc = Arc::new(doc);
     let public = Router::new()
         .route("/healthz", get(ops::healthz))
@@ -100,6 +111,7 @@ pub fn router(state: AppState) -> Router {
         title: Some("play API"),
     });
     api.merge(public)
+        .merge(mcp)
         .route_layer(middleware::from_fn_with_state(metrics, record_http))
         .layer(DefaultBodyLimit::max(state.config.body_limit))
         .with_state(state)

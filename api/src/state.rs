@@ -42,6 +42,9 @@ pub struct ApiConfig {
     /// the operator says so (`PLAY_WEBHOOK_ALLOW_HTTP`,
     /// `PLAY_WEBHOOK_ALLOWLIST`).
     pub webhook_urls: UrlPolicy,
+    /// How long `POST /api/webhook_endpoints/:id/test` waits for the
+    /// dispatcher's first attempt before answering 202 (still pending).
+    pub webhook_test_wait: std::time::Duration,
 }
 
 impl Default for ApiConfig {
@@ -55,6 +58,7 @@ impl Default for ApiConfig {
             playground_ttl: std::time::Duration::from_secs(8 * 3600),
             job_ttl: std::time::Duration::from_secs(3600),
             webhook_urls: UrlPolicy::default(),
+            webhook_test_wait: std::time::Duration::from_secs(15),
         }
     }
 }

@@ -57,7 +57,14 @@ impl TestApp {
 
     /// Generous rate limits, so tests are never throttled by accident.
     pub fn default_config() -> ApiConfig {
-        ApiConfig { rate_limit_per_second: 10_000, rate_limit_burst: 10_000, ..ApiConfig::default() }
+        // No dispatcher runs beside the router in API tests: `test` answers
+        // at once (202, pending).
+        ApiConfig {
+            rate_limit_per_second: 10_000,
+            rate_limit_burst: 10_000,
+            webhook_test_wait: std::time::Duration::ZERO,
+            ..ApiConfig::default()
+        }
     }
 
     pub async fn with(config: ApiConfig, gateway: Arc<dyn HostGateway>) -> TestApp {

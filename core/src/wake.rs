@@ -30,10 +30,13 @@ pub enum Kind {
     /// A Playroom's routes or edge settings may have changed (the edge
     /// reconciler; the id is the Playroom's).
     Edge,
+    /// The outbox has an event to fan out now (the webhook dispatcher; the
+    /// id is the event's).
+    Webhooks,
 }
 
 impl Kind {
-    pub const ALL: &'static [Kind] = &[Kind::Playground, Kind::Playroom, Kind::Edge];
+    pub const ALL: &'static [Kind] = &[Kind::Playground, Kind::Playroom, Kind::Edge, Kind::Webhooks];
 
     /// A label for logs.
     pub const fn as_str(self) -> &'static str {
@@ -41,6 +44,7 @@ impl Kind {
             Kind::Playground => "playground",
             Kind::Playroom => "playroom",
             Kind::Edge => "edge",
+            Kind::Webhooks => "webhooks",
         }
     }
 }

@@ -59,6 +59,9 @@ pub enum Error {
     /// were refused. The replica that holds the lease carries on.
     #[error("the reconcile lease was lost")]
     LeaseLost,
+    /// The webhook dispatcher cannot run (its HTTP client cannot be built).
+    #[error("webhooks: {0}")]
+    Webhooks(String),
 }
 
 impl From<play_core::store::fence::LeaseLost> for Error {
@@ -110,6 +113,7 @@ impl Error {
             Error::Edge(_) => "edge",
             Error::RolloutFailed(_) => "rollout_failed",
             Error::LeaseLost => "lease_lost",
+            Error::Webhooks(_) => "webhooks",
         }
     }
 
@@ -125,7 +129,8 @@ impl Error {
             | Error::Files(_)
             | Error::Edge(_)
             | Error::RolloutFailed(_)
-            | Error::LeaseLost) => HostError::Protocol(e.to_string()),
+            | Error::LeaseLost
+            | Error::Webhooks(_)) => HostError::Protocol(e.to_string()),
         }
     }
 
@@ -140,7 +145,8 @@ impl Error {
             | Error::Files(_)
             | Error::Edge(_)
             | Error::RolloutFailed(_)
-            | Error::LeaseLost => FailureKind::Protocol,
+            | Error::LeaseLost
+            | Error::Webhooks(_) => FailureKind::Protocol,
         }
     }
 

@@ -9,5 +9,6 @@ pub mod host;
 pub mod playground;
 pub mod playroom;
 pub mod runtime;
+pub mod webhooks;
 
 pub use error::{Error, Result};

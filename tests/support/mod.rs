@@ -15,6 +15,7 @@ pub mod docker;
 pub mod pebble;
 pub mod registry;
 pub mod sshd;
+pub mod webhooks;
 pub mod world;
 
 use std::net::TcpListener;

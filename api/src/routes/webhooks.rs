@@ -16,7 +16,8 @@ use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use play_core::store::webhook_deliveries::{self, Delivery, Page};
 use play_core::store::webhooks::{self, Endpoint};
-use play_core::webhook::{self, Changes, Input};
+use play_core::wake::Kind;
+use play_core::webhook::{self, Changes, DeliveryStatus, Input};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -177,13 +178,19 @@ impl From<Delivery> for WebhookDeliveryItem {
     }
 }
 
-/// The answer to `test`: the event recorded for the dispatcher.
+/// The answer to `test`: the event recorded for the dispatcher and, when
+/// its first attempt finished in time, that attempt's outcome.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct WebhookTestAccepted {
+pub struct WebhookTestOutcome {
     /// The outbox event; its delivery appears under `deliveries`.
     pub event_id: i64,
     /// `webhook.test`.
     pub event_type: &'static str,
+    /// Whether the receiver answered with a 2xx.
+    pub delivered: bool,
+    /// The delivery after its first attempt (200), or as it stands when the
+    /// wait ended (202: `null` before fan-out, or still `pending`).
+    pub delivery: Option<WebhookDeliveryItem>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -283,18 +290,38 @@ pub async fn delete(State(state): State<AppState>, principal: Principal, Id(id):
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// Send a `webhook.test` event to this endpoint (only). Answers 202 once
-/// the event is recorded; the delivery dispatcher sends it, and its
-/// outcome appears under `deliveries`.
+/// Send the `webhook.test` event to this endpoint: answers 200 with the
+/// outcome of the dispatcher's first attempt, or 202 when it has not
+/// finished within the server's wait (the delivery then shows under
+/// `deliveries`).
 #[utoipa::path(post, path = "/api/webhook_endpoints/{id}/test", tag = "Webhook endpoints", params(("id" = i64, Path)),
-    responses((status = 202, body = WebhookTestAccepted), (status = 404, body = ErrorEnvelope)))]
+    responses((status = 200, body = WebhookTestOutcome), (status = 202, body = WebhookTestOutcome),
+        (status = 404, body = ErrorEnvelope)))]
 pub async fn test(
     State(state): State<AppState>,
     principal: Principal,
     Id(id): Id,
-) -> ApiResult<(StatusCode, JsonResponse<WebhookTestAccepted>)> {
+) -> ApiResult<(StatusCode, JsonResponse<WebhookTestOutcome>)> {
     let event_id = webhooks::record_test(&state.store, principal.account_id, id, principal.actor()).await?;
-    Ok((StatusCode::ACCEPTED, JsonResponse(WebhookTestAccepted { event_id, event_type: webhook::TEST_EVENT })))
+    state.waker.wake(Kind::Webhooks, event_id);
+    let deadline = tokio::time::Instant::now() + state.config.webhook_test_wait;
+    let mut delivery = None;
+    loop {
+        delivery = webhook_deliveries::of_event(&state.store, id, event_id).await?.or(delivery);
+        let attempted = delivery.as_ref().is_some_and(|d: &Delivery| d.attempts > 0);
+        if attempted || tokio::time::Instant::now() >= deadline {
+            let status = if attempted { StatusCode::OK } else { StatusCode::ACCEPTED };
+            let delivered = delivery.as_ref().is_some_and(|d| d.status == DeliveryStatus::Succeeded);
+            let outcome = WebhookTestOutcome {
+                event_id,
+                event_type: webhook::TEST_EVENT,
+                delivered,
+                delivery: delivery.map(WebhookDeliveryItem::from),
+            };
+            return Ok((status, JsonResponse(outcome)));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
 
 /// The event types an endpoint may subscribe to.

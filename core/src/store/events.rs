@@ -173,6 +173,16 @@ pub async fn undispatched(store: &Store, limit: i64) -> Result<Vec<Event>> {
     rows.iter().map(from_row).collect()
 }
 
+/// Event `id`, on `conn` (the dispatcher reads the event it delivers).
+pub(super) async fn get_in(conn: &mut Conn, id: i64) -> Result<Event> {
+    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM events WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(crate::Error::NotFound("event"))?;
+    from_row(&row)
+}
+
 pub async fn mark_dispatched(store: &Store, id: i64, at: Timestamp) -> Result<()> {
     sqlx::query("UPDATE events SET dispatched_at = $1 WHERE id = $2")
         .bind(time::to_db(&at))

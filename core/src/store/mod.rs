@@ -39,6 +39,7 @@ pub mod rollouts;
 pub mod sweep;
 pub mod templates;
 pub mod webhook_deliveries;
+pub mod webhook_dispatch;
 pub mod webhooks;
 
 use std::str::FromStr;

@@ -61,6 +61,20 @@ fn from_row(row: &AnyRow) -> Result<Delivery> {
     })
 }
 
+/// The delivery of outbox event `event_id` to endpoint `endpoint_id`, once
+/// the dispatcher fanned the event out.
+pub async fn of_event(store: &Store, endpoint_id: i64, event_id: i64) -> Result<Option<Delivery>> {
+    let row = sqlx::query(&format!(
+        "SELECT {COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id \
+         WHERE d.endpoint_id = $1 AND d.event_id = $2"
+    ))
+    .bind(endpoint_id)
+    .bind(event_id)
+    .fetch_optional(store.pool())
+    .await?;
+    row.as_ref().map(from_row).transpose()
+}
+
 /// The deliveries of the account's endpoint `endpoint_id`, newest first.
 pub async fn list(store: &Store, account_id: i64, endpoint_id: i64, page: Page) -> Result<Vec<Delivery>> {
     let mut conn = store.conn().await?;

@@ -37,7 +37,7 @@ pub struct Endpoint {
     pub updated_at: Timestamp,
 }
 
-const COLUMNS: &str = "id, account_id, url, events, event_filters, description, enabled, failure_count, \
+pub(super) const COLUMNS: &str = "id, account_id, url, events, event_filters, description, enabled, failure_count, \
     disabled_reason, created_at, updated_at";
 
 fn from_row(row: &AnyRow) -> Result<Endpoint> {
@@ -58,7 +58,7 @@ fn from_row(row: &AnyRow) -> Result<Endpoint> {
     })
 }
 
-fn secret_context(id: i64) -> String {
+pub(super) fn secret_context(id: i64) -> String {
     format!("webhook_endpoint:{id}:secret")
 }
 
@@ -106,6 +106,10 @@ pub async fn create(
     let endpoint = get_in(&mut tx, account_id, id).await?;
     tx.commit().await?;
     Ok((endpoint, secret))
+}
+
+pub(super) fn endpoint_from_row(row: &AnyRow) -> Result<Endpoint> {
+    from_row(row)
 }
 
 pub(super) async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Endpoint> {

@@ -5,8 +5,10 @@
 //! request's fields checked one by one ([`Changes::validate`]), and
 //! [`Subscription::apply`] merges them into what is stored, inside the
 //! write, so that `event_filters` always name only subscribed types.
-//! Delivery itself (the dispatcher, signing, retries) is not here.
+//! [`delivery`] holds the pure rules of sending (recipients, signatures,
+//! the retry schedule); the dispatcher loop is `play_reconcilers::webhooks`.
 
+pub mod delivery;
 pub mod url;
 
 use std::collections::BTreeMap;

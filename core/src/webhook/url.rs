@@ -75,7 +75,9 @@ impl UrlPolicy {
         self
     }
 
-    fn host_allowed(&self, host: &str) -> bool {
+    /// Whether the allowlist names `host` (compared without case): every
+    /// address it resolves to is then allowed.
+    pub fn host_allowed(&self, host: &str) -> bool {
         self.allowlist.iter().any(|e| matches!(e, AllowEntry::Host(h) if h.eq_ignore_ascii_case(host)))
     }
 

@@ -1,0 +1,309 @@
+//! The webhook dispatcher's writes: fan-out of outbox events into
+//! deliveries, claims on due deliveries, and the outcome of an attempt.
+//!
+//! # Invariants
+//!
+//! - **Fan-out is atomic per event**: the delivery rows of one event (one
+//!   per matching enabled endpoint) and the event's `dispatched_at` commit
+//!   in one transaction. A crash before the commit leaves the event
+//!   undispatched (it is fanned out again); after it, every delivery
+//!   exists. `UNIQUE (endpoint_id, event_id)` makes a second fan-out of the
+//!   same event (two replicas, a retry) add nothing.
+//! - **A claim is a compare-and-set**: a delivery is claimed only when it
+//!   is due, retrying or pending, its endpoint enabled, and it is unclaimed
+//!   or its claim expired. On PostgreSQL the conditional `UPDATE`
+//!   re-checks the row after waiting on its lock, so two replicas never
+//!   both claim one attempt; SQLite runs one writer at a time.
+//! - **An outcome clears the claim** and is recorded with the endpoint's
+//!   failure count in one transaction; disabling the endpoint and its
+//!   `webhook_endpoint.disabled` event happen once, on the transition.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use sqlx::Row;
+
+use super::events::{self, Event, NewEvent};
+use super::webhook_deliveries::Attempt;
+use super::webhooks::{self, COLUMNS as ENDPOINT_COLUMNS};
+use super::{Store, is_set};
+use crate::secrets::SecretBox;
+use crate::time::{self, Timestamp};
+use crate::webhook::DeliveryStatus;
+use crate::webhook::delivery::{DISABLE_AFTER_FAILURES, delivers_to};
+use crate::{Error, Result};
+
+/// Creates the deliveries of `event` (one per matching enabled endpoint
+/// of its account) and marks it dispatched, in one transaction. Returns
+/// the endpoints it was fanned out to.
+pub async fn fan_out(store: &Store, event: &Event) -> Result<Vec<i64>> {
+    let mut tx = store.write().await?;
+    let rows = sqlx::query(&format!(
+        "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE account_id = $1 AND enabled = 1 ORDER BY id"
+    ))
+    .bind(event.account_id)
+    .fetch_all(&mut *tx)
+    .await?;
+    let now = time::to_db(&time::now());
+    let mut recipients = Vec::new();
+    for row in &rows {
+        let endpoint = webhooks::endpoint_from_row(row)?;
+        if !delivers_to(endpoint.id, &endpoint.subscription, &event.event_type, event.entity_id) {
+            continue;
+        }
+        sqlx::query(
+            "INSERT INTO webhook_deliveries (endpoint_id, event_id, status, attempts, next_attempt_at, created_at, \
+             updated_at) VALUES ($1, $2, $3, 0, $4, $4, $4) ON CONFLICT (endpoint_id, event_id) DO NOTHING",
+        )
+        .bind(endpoint.id)
+        .bind(event.id)
+        .bind(DeliveryStatus::Pending.as_str())
+        .bind(&now)
+        .execute(&mut *tx)
+        .await?;
+        recipients.push(endpoint.id);
+    }
+    sqlx::query("UPDATE events SET dispatched_at = $1 WHERE id = $2 AND dispatched_at IS NULL")
+        .bind(&now)
+        .bind(event.id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(recipients)
+}
+
+/// A delivery this replica claimed, with what its attempt needs.
+#[derive(Clone, Debug)]
+pub struct Claimed {
+    /// The delivery id: `X-Webhook-Delivery` and `webhook-id`.
+    pub id: i64,
+    pub endpoint_id: i64,
+    pub account_id: i64,
+    pub url: String,
+    /// The endpoint's signing secret, opened.
+    pub secret: String,
+    /// Attempts made before this one.
+    pub attempts: i64,
+    pub event: Event,
+}
+
+impl std::fmt::Display for Claimed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "delivery {} of event {} to endpoint {}", self.id, self.event.id, self.endpoint_id)
+    }
+}
+
+/// Limits of one claim.
+#[derive(Clone, Copy, Debug)]
+pub struct ClaimLimits {
+    /// Most deliveries claimed in all.
+    pub total: usize,
+    /// Most deliveries in flight per endpoint on this replica.
+    pub per_endpoint: usize,
+    /// How long the claim holds without an outcome (longer than an
+    /// attempt can take).
+    pub hold: Duration,
+}
+
+/// Claims due deliveries of enabled endpoints for `owner`, oldest due
+/// first, at most `limits.per_endpoint` per endpoint counting the ones
+/// `in_flight` already has, at most `limits.total` in all.
+pub async fn claim_due(
+    store: &Store,
+    secrets: &SecretBox,
+    owner: &str,
+    limits: ClaimLimits,
+    in_flight: &HashMap<i64, usize>,
+) -> Result<Vec<Claimed>> {
+    if limits.total == 0 {
+        return Ok(Vec::new());
+    }
+    let now = time::now();
+    let now_db = time::to_db(&now);
+    let until = time::to_db(&(now + chrono::Duration::from_std(limits.hold).unwrap_or(chrono::Duration::days(365))));
+    let mut tx = store.write().await?;
+    let candidates = sqlx::query(
+        "SELECT id, endpoint_id FROM (SELECT d.id, d.endpoint_id, d.next_attempt_at, ROW_NUMBER() OVER \
+         (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) AS n FROM webhook_deliveries d \
+         JOIN webhook_endpoints w ON w.id = d.endpoint_id WHERE w.enabled = 1 AND d.status IN ($1, $2) \
+         AND d.next_attempt_at <= $3 AND (d.claimed_until IS NULL OR d.claimed_until < $3)) due \
+         WHERE n <= $4 ORDER BY next_attempt_at, id LIMIT $5",
+    )
+    .bind(DeliveryStatus::Pending.as_str())
+    .bind(DeliveryStatus::Failed.as_str())
+    .bind(&now_db)
+    .bind(i64::try_from(limits.per_endpoint).unwrap_or(i64::MAX))
+    .bind(i64::try_from(limits.total.saturating_mul(4)).unwrap_or(i64::MAX))
+    .fetch_all(&mut *tx)
+    .await?;
+    let mut taken: HashMap<i64, usize> = HashMap::new();
+    let mut claimed = Vec::new();
+    for row in &candidates {
+        if claimed.len() >= limits.total {
+            break;
+        }
+        let (id, endpoint_id): (i64, i64) = (row.try_get("id")?, row.try_get("endpoint_id")?);
+        let busy = in_flight.get(&endpoint_id).copied().unwrap_or(0) + taken.get(&endpoint_id).copied().unwrap_or(0);
+        if busy >= limits.per_endpoint {
+            continue;
+        }
+        let won = sqlx::query(
+            "UPDATE webhook_deliveries SET claimed_by = $1, claimed_until = $2 WHERE id = $3 \
+             AND status IN ($4, $5) AND (claimed_until IS NULL OR claimed_until < $6)",
+        )
+        .bind(owner)
+        .bind(&until)
+        .bind(id)
+        .bind(DeliveryStatus::Pending.as_str())
+        .bind(DeliveryStatus::Failed.as_str())
+        .bind(&now_db)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if won == 0 {
+            continue;
+        }
+        *taken.entry(endpoint_id).or_default() += 1;
+        let row = sqlx::query(
+            "SELECT d.attempts, d.event_id, w.account_id, w.url, w.secret FROM webhook_deliveries d \
+             JOIN webhook_endpoints w ON w.id = d.endpoint_id WHERE d.id = $1",
+        )
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await?;
+        let sealed: Option<String> = row.try_get("secret")?;
+        let sealed = sealed.ok_or_else(|| Error::Corrupt {
+            table: "webhook_endpoints",
+            id: endpoint_id,
+            column: "secret",
+            reason: "no secret stored".into(),
+        })?;
+        let event = events::get_in(&mut tx, row.try_get("event_id")?).await?;
+        claimed.push(Claimed {
+            id,
+            endpoint_id,
+            account_id: row.try_get("account_id")?,
+            url: row.try_get("url")?,
+            secret: secrets.open(&sealed, &webhooks::secret_context(endpoint_id))?,
+            attempts: row.try_get("attempts")?,
+            event,
+        });
+    }
+    tx.commit().await?;
+    Ok(claimed)
+}
+
+/// Drops every claim `owner` holds: a restarted replica (SQLite's fixed
+/// `local`) takes its interrupted attempts back at once instead of
+/// waiting for their claims to expire.
+pub async fn release_claims(store: &Store, owner: &str) -> Result<u64> {
+    Ok(sqlx::query("UPDATE webhook_deliveries SET claimed_by = NULL, claimed_until = NULL WHERE claimed_by = $1")
+        .bind(owner)
+        .execute(store.pool())
+        .await?
+        .rows_affected())
+}
+
+/// What an attempt does to its endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndpointEffect {
+    /// A 2xx: the consecutive failure count starts again at 0.
+    Succeeded,
+    /// A failure: counted; the endpoint is disabled at the limit, or at
+    /// once when the receiver answered 410 Gone.
+    Failed { gone: bool },
+}
+
+/// The endpoint after an attempt was recorded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recorded {
+    pub failure_count: i64,
+    /// Set when this attempt disabled the endpoint: the reason.
+    pub disabled: Option<String>,
+}
+
+/// Records the outcome of `claimed`'s attempt and its effect on the
+/// endpoint, in one transaction.
+pub async fn record(store: &Store, claimed: &Claimed, attempt: Attempt, effect: EndpointEffect) -> Result<Recorded> {
+    let mut tx = store.write().await?;
+    let now = time::to_db(&time::now());
+    sqlx::query(
+        "UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1, next_attempt_at = $2, \
+         last_status_code = $3, last_error = $4, last_duration_ms = $5, response_snippet = $6, updated_at = $7, \
+         claimed_by = NULL, claimed_until = NULL WHERE id = $8",
+    )
+    .bind(attempt.status.as_str())
+    .bind(attempt.next_attempt_at.as_ref().map(time::to_db))
+    .bind(attempt.status_code)
+    .bind(attempt.error)
+    .bind(attempt.duration_ms)
+    .bind(attempt.response_snippet)
+    .bind(&now)
+    .bind(claimed.id)
+    .execute(&mut *tx)
+    .await?;
+    let gone = match effect {
+        EndpointEffect::Succeeded => {
+            sqlx::query("UPDATE webhook_endpoints SET failure_count = 0 WHERE id = $1 AND failure_count <> 0")
+                .bind(claimed.endpoint_id)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            return Ok(Recorded { failure_count: 0, disabled: None });
+        }
+        EndpointEffect::Failed { gone } => gone,
+    };
+    sqlx::query("UPDATE webhook_endpoints SET failure_count = failure_count + 1 WHERE id = $1")
+        .bind(claimed.endpoint_id)
+        .execute(&mut *tx)
+        .await?;
+    let Some(row) = sqlx::query("SELECT failure_count, enabled FROM webhook_endpoints WHERE id = $1")
+        .bind(claimed.endpoint_id)
+        .fetch_optional(&mut *tx)
+        .await?
+    else {
+        // Deleted while the attempt ran.
+        tx.commit().await?;
+        return Ok(Recorded { failure_count: 0, disabled: None });
+    };
+    let failure_count: i64 = row.try_get("failure_count")?;
+    let enabled = is_set(row.try_get("enabled")?);
+    let reason = if gone {
+        Some("the receiver answered 410 Gone".to_owned())
+    } else if failure_count >= DISABLE_AFTER_FAILURES {
+        Some(format!("{failure_count} consecutive failed deliveries"))
+    } else {
+        None
+    };
+    let mut disabled = None;
+    if let Some(reason) = reason.filter(|_| enabled) {
+        let changed = sqlx::query(
+            "UPDATE webhook_endpoints SET enabled = 0, disabled_reason = $1, updated_at = $2 WHERE id = $3 \
+             AND enabled = 1",
+        )
+        .bind(&reason)
+        .bind(&now)
+        .bind(claimed.endpoint_id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if changed == 1 {
+            let metadata =
+                serde_json::json!({ "reason": reason, "failure_count": failure_count, "delivery_id": claimed.id });
+            events::record(
+                &mut tx,
+                NewEvent::new(claimed.account_id, "webhook_endpoint", claimed.endpoint_id, "disabled")
+                    .metadata(metadata),
+            )
+            .await?;
+            disabled = Some(reason);
+        }
+    }
+    tx.commit().await?;
+    Ok(Recorded { failure_count, disabled })
+}
+
+/// When a failed attempt's delivery is due again: now plus `delay`.
+pub fn due_after(delay: Duration) -> Timestamp {
+    time::now() + chrono::Duration::from_std(delay).unwrap_or(chrono::Duration::days(365))
+}
