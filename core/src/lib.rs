@@ -1,5 +1,6 @@
 //! play's domain crate: the types every other crate speaks, the Compose and
-//! template engine, the store, secrets and the `HostGateway` seam.
+//! template engine, the store, secrets and the `HostGateway` and
+//! `RepositoryGateway` seams.
 //!
 //! This crate never talks to Docker or SSH and never serves HTTP: it is the
 //! part of play that can be tested with nothing running.
@@ -12,6 +13,7 @@ pub mod host;
 pub mod metrics;
 pub mod offload;
 pub mod playground;
+pub mod repository;
 pub mod scopes;
 pub mod secrets;
 pub mod ssh_keys;

@@ -1,0 +1,143 @@
+//! The `RepositoryGateway` seam: every byte play reads from or writes to a
+//! Playzone's git repository crosses it. Defined here, implemented in
+//! `play-git` (libgit2 through the `git2` crate, with play's own HTTP
+//! transport), injected by the binary into the API (`env_defaults`) and the
+//! reconcilers (sync, builds), so neither depends on libgit2.
+//!
+//! # Invariants
+//!
+//! - The access token travels only inside [`RepositoryAccess`], whose
+//!   `Debug` redacts it; the implementation sends it in an
+//!   `Authorization` header, never in a URL, and never puts it in an error
+//!   message ([`RepositoryError`] texts are safe to store and show).
+//! - Every call is bounded (time, bytes received, refs listed, file size);
+//!   a bound that is hit is an error that names it, never a truncated
+//!   answer taken for a whole one.
+//! - The implementation resolves the repository's host once, checks every
+//!   address against the operator's policy (no loopback, private,
+//!   link-local or metadata address unless allowlisted) and connects to the
+//!   checked address only; it follows no redirect to another host.
+
+use std::fmt;
+
+use async_trait::async_trait;
+use serde::Serialize;
+
+/// A repository as the gateway needs it for one call: the URL and, for a
+/// private repository, the decrypted access token.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RepositoryAccess {
+    /// `https://` (or `http://` where the operator allows it) URL of the
+    /// repository, without userinfo.
+    pub url: String,
+    /// The access token, sent as HTTP basic auth (user `x-access-token`,
+    /// which GitHub, GitLab (`oauth2` also works), Gitea and Bitbucket
+    /// accept with a token as the password).
+    pub token: Option<String>,
+}
+
+impl fmt::Debug for RepositoryAccess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RepositoryAccess")
+            .field("url", &self.url)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
+/// The branches of a remote, as its smart HTTP advertisement lists them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RemoteRefs {
+    /// The branch the remote's `HEAD` points at, when it says.
+    pub default_branch: Option<String>,
+    /// Every `refs/heads/*` branch, sorted by name, at most the gateway's
+    /// branch bound ([`RepositoryError::TooLarge`] beyond it).
+    pub branches: Vec<RemoteBranch>,
+}
+
+/// One branch and the commit it points at.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RemoteBranch {
+    /// Without `refs/heads/`.
+    pub name: String,
+    /// Full hex object id of the commit.
+    pub commit: String,
+}
+
+/// Why a repository call failed. Every message is free of the token and
+/// safe to store on a Playzone or show in an API error.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RepositoryError {
+    /// The URL or an address it resolves to is not allowed by the operator's
+    /// policy: nothing was sent.
+    #[error("refused: {0}")]
+    Refused(String),
+    /// The host could not be reached (DNS, connection refused, TLS).
+    #[error("unreachable: {0}")]
+    Unreachable(String),
+    /// The remote refused the credentials (401/403), or wants some.
+    #[error("access denied: {0}")]
+    Unauthorized(String),
+    /// No such repository, branch, commit or path.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// A bound was hit (bytes fetched, branches listed, file size).
+    #[error("too large: {0}")]
+    TooLarge(String),
+    /// The call took longer than its bound.
+    #[error("timed out: {0}")]
+    Timeout(String),
+    /// The remote answered something play cannot use (or a push was
+    /// rejected); the message says what.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// See the [module documentation](self).
+#[async_trait]
+pub trait RepositoryGateway: Send + Sync + fmt::Debug {
+    /// Lists the remote's branches and its default branch.
+    async fn list_branches(&self, repo: &RepositoryAccess) -> Result<RemoteRefs, RepositoryError>;
+
+    /// Reads files at `commit` (a full hex id the remote advertises, or that
+    /// a branch of it reaches), each at most `max_bytes`: `None` for a path
+    /// that is absent or not a regular file (a link is never followed).
+    /// Fetches the commit shallowly when the gateway's cache lacks it.
+    async fn read_files(
+        &self,
+        repo: &RepositoryAccess,
+        commit: &str,
+        paths: &[String],
+        max_bytes: usize,
+    ) -> Result<Vec<Option<Vec<u8>>>, RepositoryError>;
+
+    /// The tree of `commit` under `subdir` (`""` for the root) as an
+    /// uncompressed tar archive: regular files with their executable bit,
+    /// symbolic links as link entries (never followed), at most
+    /// `max_bytes` in all. The build context and `source_mount` contents.
+    async fn archive(
+        &self,
+        repo: &RepositoryAccess,
+        commit: &str,
+        subdir: &str,
+        max_bytes: u64,
+    ) -> Result<Vec<u8>, RepositoryError>;
+
+    /// Creates `refs/heads/<branch>` on the remote at `commit`. Idempotent:
+    /// `Ok` when the branch already points at `commit`;
+    /// [`RepositoryError::Failed`] when it points elsewhere.
+    async fn create_branch(&self, repo: &RepositoryAccess, branch: &str, commit: &str) -> Result<(), RepositoryError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_never_shows_the_token() {
+        let access = RepositoryAccess { url: "https://git.example/r.git".into(), token: Some("tok-secret-1".into()) };
+        let shown = format!("{access:?} {access:#?}");
+        assert!(!shown.contains("tok-secret-1"), "{shown}");
+        assert!(shown.contains("<redacted>"), "{shown}");
+    }
+}
