@@ -13,6 +13,7 @@ pub mod host;
 pub mod metrics;
 pub mod offload;
 pub mod playground;
+pub mod playzone;
 pub mod repository;
 pub mod scopes;
 pub mod secrets;

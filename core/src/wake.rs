@@ -30,13 +30,15 @@ pub enum Kind {
     /// A Playroom's routes or edge settings may have changed (the edge
     /// reconciler; the id is the Playroom's).
     Edge,
+    /// A Playzone should be synced with its repository (the sync loop).
+    Playzone,
     /// The outbox has an event to fan out now (the webhook dispatcher; the
     /// id is the event's).
     Webhooks,
 }
 
 impl Kind {
-    pub const ALL: &'static [Kind] = &[Kind::Playground, Kind::Playroom, Kind::Edge, Kind::Webhooks];
+    pub const ALL: &'static [Kind] = &[Kind::Playground, Kind::Playroom, Kind::Edge, Kind::Playzone, Kind::Webhooks];
 
     /// A label for logs.
     pub const fn as_str(self) -> &'static str {
@@ -44,6 +46,7 @@ impl Kind {
             Kind::Playground => "playground",
             Kind::Playroom => "playroom",
             Kind::Edge => "edge",
+            Kind::Playzone => "playzone",
             Kind::Webhooks => "webhooks",
         }
     }

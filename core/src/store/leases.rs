@@ -163,6 +163,24 @@ pub async fn still_held(conn: &mut Conn, reconciler: &str, object_id: i64, owner
     Ok(row.is_some())
 }
 
+/// Starts a write transaction fenced by `fence` on `object_id`: the
+/// transaction when the lease still holds (its row locked until the
+/// transaction ends, on PostgreSQL), or [`Fenced::Lost`] with nothing begun.
+/// Every fenced write of a reconciler starts here, so the check cannot be
+/// forgotten or written twice.
+pub async fn begin_fenced(
+    store: &Store,
+    fence: super::fence::Fence<'_>,
+    object_id: i64,
+) -> Result<super::fence::Fenced<super::Tx>> {
+    let mut tx = store.write().await?;
+    if still_held(&mut tx, fence.reconciler, object_id, fence.owner, fence.token).await? {
+        Ok(super::fence::Fenced::Held(tx))
+    } else {
+        Ok(super::fence::Fenced::Lost)
+    }
+}
+
 /// The stored lease row, for diagnostics and tests. A released lease shows
 /// `expires_at` at the epoch.
 pub async fn get(store: &Store, reconciler: &str, object_id: i64) -> Result<Option<Lease>> {

@@ -33,6 +33,7 @@ pub mod playroom_checks;
 pub mod playrooms;
 pub mod playspec_files;
 pub mod playspecs;
+pub mod playzones;
 pub mod quotas;
 pub mod reachability;
 pub mod rollouts;

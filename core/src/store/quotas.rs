@@ -25,6 +25,7 @@ pub enum Resource {
     Playgrounds,
     ImportTemplates,
     WebhookEndpoints,
+    Playzones,
 }
 
 impl Resource {
@@ -35,6 +36,7 @@ impl Resource {
         Resource::Playgrounds,
         Resource::ImportTemplates,
         Resource::WebhookEndpoints,
+        Resource::Playzones,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -45,6 +47,7 @@ impl Resource {
             Resource::Playgrounds => "playgrounds",
             Resource::ImportTemplates => "import_templates",
             Resource::WebhookEndpoints => "webhook_endpoints",
+            Resource::Playzones => "playzones",
         }
     }
 
@@ -62,6 +65,7 @@ impl Resource {
             ),
             Resource::ImportTemplates => "SELECT COUNT(*) AS n FROM import_templates WHERE account_id = $1",
             Resource::WebhookEndpoints => "SELECT COUNT(*) AS n FROM webhook_endpoints WHERE account_id = $1",
+            Resource::Playzones => "SELECT COUNT(*) AS n FROM playzones WHERE account_id = $1",
         }
     }
 
@@ -73,6 +77,7 @@ impl Resource {
             Resource::Playgrounds => 20,
             Resource::ImportTemplates => 100,
             Resource::WebhookEndpoints => 20,
+            Resource::Playzones => 100,
         }
     }
 }

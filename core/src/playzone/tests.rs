@@ -1,0 +1,143 @@
+use super::*;
+
+fn policy() -> RepositoryPolicy {
+    RepositoryPolicy::default()
+}
+
+fn create(url: &str) -> Input {
+    Input { name: Some("app".into()), scm_url: Some(url.into()), ..Input::default() }
+}
+
+fn messages(errors: &FieldErrors, field: &str) -> Vec<String> {
+    errors.get(field).cloned().unwrap_or_default()
+}
+
+#[test]
+fn a_valid_create_is_normalised() {
+    let changes = Changes::validate(create("https://git.example.org/team/app.git/"), None, &policy()).expect("valid");
+    assert_eq!(changes.scm_url.as_deref(), Some("https://git.example.org/team/app.git"));
+    assert!(changes.needs_sync());
+}
+
+#[test]
+fn create_requires_name_and_url_and_reports_every_field() {
+    let errors = Changes::validate(Input::default(), None, &policy()).expect_err("empty");
+    assert_eq!(messages(&errors, "playzone.name"), ["is required"]);
+    assert_eq!(messages(&errors, "playzone.scm_url"), ["is required"]);
+}
+
+#[test]
+fn hostile_urls_are_refused() {
+    for url in [
+        "http://git.example.org/a.git",
+        "https://token@git.example.org/a.git",
+        "https://user:pw@git.example.org/a.git",
+        "https://127.0.0.1/a.git",
+        "https://169.254.169.254/latest",
+        "https://10.0.0.8/a.git",
+        "https://[::1]/a.git",
+        "https://localhost/a.git",
+        "https://internal/a.git",
+        "ssh://git@git.example.org/a.git",
+        "git@github.com:team/app.git",
+        "file:///etc/passwd",
+        "https://git.example.org/a.git?x=1",
+        "https://git.example.org/a.git#frag",
+        " https://git.example.org/a.git",
+    ] {
+        let errors = Changes::validate(create(url), None, &policy()).expect_err(url);
+        assert!(!messages(&errors, "playzone.scm_url").is_empty(), "{url}: {errors:?}");
+    }
+}
+
+#[test]
+fn the_operator_allowlist_and_http_setting_open_loopback() {
+    let open = RepositoryPolicy {
+        urls: UrlPolicy { allow_http: true, ..UrlPolicy::default() }
+            .allow(crate::webhook::AllowEntry::parse("127.0.0.1").expect("entry")),
+    };
+    Changes::validate(create("http://127.0.0.1:9418/a.git"), None, &open).expect("allowlisted");
+    Changes::validate(create("http://127.0.0.2/a.git"), None, &open).expect_err("not allowlisted");
+}
+
+#[test]
+fn a_private_repository_needs_a_token() {
+    let mut input = create("https://git.example.org/a.git");
+    input.private = Some(true);
+    let errors = Changes::validate(input.clone(), None, &policy()).expect_err("no token");
+    assert!(messages(&errors, "playzone.credentials")[0].contains("access token"));
+    input.credentials = Some("ghp_abc123".into());
+    Changes::validate(input, None, &policy()).expect("token given");
+    // On update the stored token counts, and removing it is refused.
+    let stored = Stored { private: true, has_token: true };
+    Changes::validate(Input::default(), Some(stored), &policy()).expect("keeps the token");
+    let remove = Input { credentials: Some(String::new()), ..Input::default() };
+    Changes::validate(remove, Some(stored), &policy()).expect_err("private without a token");
+}
+
+#[test]
+fn tokens_are_bounded_printable_ascii() {
+    for bad in ["has space", "tab\tin", "é", &"x".repeat(MAX_CREDENTIALS_CHARS + 1)] {
+        assert!(check_token(bad).is_err(), "{bad}");
+    }
+    check_token("ghp_0123456789abcdef").expect("token");
+}
+
+#[test]
+fn changes_never_show_the_token() {
+    let mut input = create("https://git.example.org/a.git");
+    input.credentials = Some("tok-very-secret".into());
+    let changes = Changes::validate(input, None, &policy()).expect("valid");
+    let shown = format!("{changes:?}");
+    assert!(!shown.contains("tok-very-secret"), "{shown}");
+}
+
+#[test]
+fn branch_names() {
+    for good in ["main", "feature/login", "release-1.2", "user+fix", "v1.0_rc"] {
+        branch_name(good).expect(good);
+    }
+    for bad in [
+        "",
+        "-x",
+        ".hidden",
+        "a..b",
+        "a//b",
+        "/a",
+        "a/",
+        "a.lock",
+        "a.",
+        "has space",
+        "a~1",
+        "a^",
+        "a:b",
+        "a?",
+        "a*",
+        "a[",
+        "a\\b",
+        "@{u}",
+        "ü",
+        "a\0",
+    ] {
+        assert!(branch_name(bad).is_err(), "{bad:?}");
+    }
+    assert!(branch_name(&"a".repeat(MAX_BRANCH_BYTES + 1)).is_err());
+}
+
+#[test]
+fn repository_paths() {
+    for good in [".env.example", "config/.env", "docker/Dockerfile.dev"] {
+        repo_path(good).expect(good);
+    }
+    for bad in ["", "/etc/passwd", "../x", "a/../b", "./a", "a//b", "a b", "a\\b", "a/"] {
+        assert!(repo_path(bad).is_err(), "{bad:?}");
+    }
+}
+
+#[test]
+fn statuses_round_trip() {
+    for s in Status::ALL {
+        assert_eq!(Status::parse(s.as_str()), Some(s));
+    }
+    assert_eq!(Status::parse("Active"), None);
+}

@@ -1,0 +1,529 @@
+//! Playzones and the branch index their sync records.
+//!
+//! The access token is stored sealed (`SecretBox`, bound to
+//! `playzone:<id>:credentials`); [`Playzone`] has no field for it, and only
+//! [`access`] opens it, to build the one-call
+//! [`RepositoryAccess`](crate::repository::RepositoryAccess) of a gateway
+//! call.
+//!
+//! `generation` counts the changes that ask for a sync (create, a new URL,
+//! token or default branch, `POST sync`); a sync pass records the
+//! generation it started from in `synced_generation`, so a change made
+//! during a pass is synced by the next one. The sync loop's writes are
+//! fenced by its lease ([`record_sync`], [`record_sync_error`]).
+
+use std::collections::BTreeMap;
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::events::{self, Actor, NewEvent};
+use super::fence::{Fence, Fenced};
+use super::quotas::{self, QuotaLimits, Resource};
+use super::{Conn, OnUnique, Store, flag, is_set, leases};
+use crate::playzone::{Changes, Status};
+use crate::repository::{RemoteBranch, RepositoryAccess};
+use crate::secrets::SecretBox;
+use crate::time::{self, Timestamp};
+use crate::{Error, Result};
+
+/// A Playzone as stored, without its token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Playzone {
+    pub id: i64,
+    pub account_id: i64,
+    pub name: String,
+    pub scm_url: String,
+    pub private: bool,
+    /// Whether a token is stored (never the token).
+    pub has_credentials: bool,
+    /// The user's choice when `default_branch_pinned`, else what the last
+    /// sync found as the remote's HEAD (`None` before).
+    pub default_branch: Option<String>,
+    pub default_branch_pinned: bool,
+    /// Created by Launch for a Compose file's build service.
+    pub auto_created: bool,
+    pub status: Status,
+    pub status_message: Option<String>,
+    /// The Compose file found at the default branch's root.
+    pub compose_file: Option<String>,
+    pub compose_commit: Option<String>,
+    pub generation: i64,
+    pub synced_generation: i64,
+    pub last_synced_at: Option<Timestamp>,
+    pub last_sync_attempt_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+const COLUMNS: &str = "id, account_id, name, scm_url, private, credentials IS NOT NULL AS has_credentials, \
+    default_branch, default_branch_pinned, auto_created, status, status_message, compose_file, compose_commit, \
+    generation, synced_generation, last_synced_at, last_sync_attempt_at, created_at, updated_at";
+
+fn from_row(row: &AnyRow) -> Result<Playzone> {
+    let id: i64 = row.try_get("id")?;
+    let status: String = row.try_get("status")?;
+    let status = Status::parse(&status).ok_or_else(|| Error::Corrupt {
+        table: "playzones",
+        id,
+        column: "status",
+        reason: format!("unknown status {status:?}"),
+    })?;
+    Ok(Playzone {
+        id,
+        account_id: row.try_get("account_id")?,
+        name: row.try_get("name")?,
+        scm_url: row.try_get("scm_url")?,
+        private: is_set(row.try_get("private")?),
+        has_credentials: bool_column(row, "has_credentials")?,
+        default_branch: row.try_get("default_branch")?,
+        default_branch_pinned: is_set(row.try_get("default_branch_pinned")?),
+        auto_created: is_set(row.try_get("auto_created")?),
+        status,
+        status_message: row.try_get("status_message")?,
+        compose_file: row.try_get("compose_file")?,
+        compose_commit: row.try_get("compose_commit")?,
+        generation: row.try_get("generation")?,
+        synced_generation: row.try_get("synced_generation")?,
+        last_synced_at: time::opt_from_db(row.try_get("last_synced_at")?)?,
+        last_sync_attempt_at: time::opt_from_db(row.try_get("last_sync_attempt_at")?)?,
+        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
+        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+    })
+}
+
+/// `x IS NOT NULL` is an integer on SQLite and a boolean on PostgreSQL.
+fn bool_column(row: &AnyRow, column: &str) -> Result<bool> {
+    match row.try_get::<bool, _>(column) {
+        Ok(value) => Ok(value),
+        Err(_) => Ok(is_set(row.try_get::<i64, _>(column)?)),
+    }
+}
+
+fn token_context(id: i64) -> String {
+    format!("playzone:{id}:credentials")
+}
+
+fn name_taken(name: &str) -> Error {
+    Error::field("playzone.name", format!("a Playzone named {name:?} already exists"))
+}
+
+/// Creates a Playzone from validated changes, which must carry `name` and
+/// `scm_url`. Records `playzone.created`.
+pub async fn create(
+    store: &Store,
+    secrets: &SecretBox,
+    account_id: i64,
+    changes: Changes,
+    auto_created: bool,
+    limits: &QuotaLimits,
+    actor: Actor,
+) -> Result<Playzone> {
+    let missing = || Error::Internal("playzone create without name or scm_url".into());
+    let name = changes.name.clone().ok_or_else(missing)?;
+    let scm_url = changes.scm_url.clone().ok_or_else(missing)?;
+    let mut tx = store.write().await?;
+    quotas::check(&mut tx, store.backend(), account_id, Resource::Playzones, limits).await?;
+    let now = time::to_db(&time::now());
+    let default_branch = changes.default_branch.clone().flatten();
+    let id: i64 = sqlx::query(
+        "INSERT INTO playzones (account_id, name, scm_url, private, default_branch, default_branch_pinned, \
+         auto_created, status, generation, synced_generation, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 1, 0, $8, $8) RETURNING id",
+    )
+    .bind(account_id)
+    .bind(&name)
+    .bind(&scm_url)
+    .bind(flag(changes.private.unwrap_or(false)))
+    .bind(&default_branch)
+    .bind(flag(default_branch.is_some()))
+    .bind(flag(auto_created))
+    .bind(&now)
+    .fetch_one(&mut *tx)
+    .await
+    .on_unique(|| name_taken(&name))?
+    .try_get("id")?;
+    if let Some(Some(token)) = &changes.credentials {
+        set_token(&mut tx, secrets, id, Some(token)).await?;
+    }
+    let metadata = serde_json::json!({"name": name, "scm_url": scm_url, "auto_created": auto_created});
+    events::record(&mut tx, NewEvent::new(account_id, "playzone", id, "created").actor(actor).metadata(metadata))
+        .await?;
+    let playzone = get_in(&mut tx, account_id, id).await?;
+    tx.commit().await?;
+    Ok(playzone)
+}
+
+async fn set_token(conn: &mut Conn, secrets: &SecretBox, id: i64, token: Option<&str>) -> Result<()> {
+    let sealed = token.map(|t| secrets.seal(t, &token_context(id))).transpose()?;
+    sqlx::query("UPDATE playzones SET credentials = $1 WHERE id = $2")
+        .bind(sealed)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+pub(super) async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playzone> {
+    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM playzones WHERE id = $1 AND account_id = $2"))
+        .bind(id)
+        .bind(account_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(Error::NotFound("playzone"))?;
+    from_row(&row)
+}
+
+pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Playzone> {
+    let mut conn = store.conn().await?;
+    get_in(&mut conn, account_id, id).await
+}
+
+/// A Playzone by id whatever its account (the sync loop); `None` when gone.
+pub async fn find(store: &Store, id: i64) -> Result<Option<Playzone>> {
+    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM playzones WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(store.pool())
+        .await?;
+    row.as_ref().map(from_row).transpose()
+}
+
+/// The account's Playzones by id; with `compose_only`, those whose last
+/// sync found a Compose file.
+pub async fn list(store: &Store, account_id: i64, compose_only: bool) -> Result<Vec<Playzone>> {
+    let filter = if compose_only { " AND compose_file IS NOT NULL" } else { "" };
+    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM playzones WHERE account_id = $1{filter} ORDER BY id"))
+        .bind(account_id)
+        .fetch_all(store.pool())
+        .await?;
+    rows.iter().map(from_row).collect()
+}
+
+/// Every Playzone id (the sync loop's resync).
+pub async fn ids(store: &Store) -> Result<Vec<i64>> {
+    let rows = sqlx::query("SELECT id FROM playzones ORDER BY id").fetch_all(store.pool()).await?;
+    rows.iter().map(|r| Ok(r.try_get("id")?)).collect()
+}
+
+/// The repository and its opened token, for one gateway call.
+pub async fn access(store: &Store, secrets: &SecretBox, id: i64) -> Result<RepositoryAccess> {
+    let row = sqlx::query("SELECT scm_url, credentials FROM playzones WHERE id = $1")
+        .bind(id)
+        .fetch_optional(store.pool())
+        .await?
+        .ok_or(Error::NotFound("playzone"))?;
+    let sealed: Option<String> = row.try_get("credentials")?;
+    let token = sealed.map(|s| secrets.open(&s, &token_context(id))).transpose()?;
+    Ok(RepositoryAccess { url: row.try_get("scm_url")?, token })
+}
+
+/// Applies validated changes; records `playzone.updated` when anything
+/// changed. A new URL forgets the branch index and the Compose file found
+/// (they were another repository's); a change that
+/// [needs a sync](Changes::needs_sync) bumps `generation` and sets the
+/// status back to `pending`.
+pub async fn update(
+    store: &Store,
+    secrets: &SecretBox,
+    account_id: i64,
+    id: i64,
+    changes: Changes,
+    actor: Actor,
+) -> Result<Playzone> {
+    let mut tx = store.write().await?;
+    let current = get_in(&mut tx, account_id, id).await?;
+    let name = changes.name.clone().unwrap_or_else(|| current.name.clone());
+    let url_changed = changes.scm_url.as_ref().is_some_and(|u| *u != current.scm_url);
+    let scm_url = changes.scm_url.clone().unwrap_or_else(|| current.scm_url.clone());
+    let (default_branch, pinned) = match &changes.default_branch {
+        None => (current.default_branch.clone(), current.default_branch_pinned),
+        Some(Some(branch)) => (Some(branch.clone()), true),
+        // Unpinned: the next sync records the remote's HEAD.
+        Some(None) => (if current.default_branch_pinned { None } else { current.default_branch.clone() }, false),
+    };
+    let private = changes.private.unwrap_or(current.private);
+    let sync = changes.needs_sync()
+        && (url_changed
+            || changes.credentials.is_some()
+            || default_branch != current.default_branch
+            || pinned != current.default_branch_pinned);
+    let changed = sync || name != current.name || private != current.private;
+    if !changed {
+        tx.commit().await?;
+        return Ok(current);
+    }
+    let (generation, status) =
+        if sync { (current.generation + 1, Status::Pending) } else { (current.generation, current.status) };
+    sqlx::query(
+        "UPDATE playzones SET name = $1, scm_url = $2, default_branch = $3, default_branch_pinned = $4, private = $5, \
+         generation = $6, status = $7, updated_at = $8 WHERE id = $9 AND account_id = $10",
+    )
+    .bind(&name)
+    .bind(&scm_url)
+    .bind(&default_branch)
+    .bind(flag(pinned))
+    .bind(flag(private))
+    .bind(generation)
+    .bind(status.as_str())
+    .bind(time::to_db(&time::now()))
+    .bind(id)
+    .bind(account_id)
+    .execute(&mut *tx)
+    .await
+    .on_unique(|| name_taken(&name))?;
+    if let Some(token) = &changes.credentials {
+        set_token(&mut tx, secrets, id, token.as_deref()).await?;
+    }
+    if url_changed {
+        sqlx::query("DELETE FROM playzone_branches WHERE playzone_id = $1").bind(id).execute(&mut *tx).await?;
+        sqlx::query(
+            "UPDATE playzones SET compose_file = NULL, compose_commit = NULL, status_message = NULL WHERE id = $1",
+        )
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    }
+    let mut fields: Vec<&str> = Vec::new();
+    for (set, name) in [
+        (name != current.name, "name"),
+        (url_changed, "scm_url"),
+        (default_branch != current.default_branch || pinned != current.default_branch_pinned, "default_branch"),
+        (private != current.private, "private"),
+        (changes.credentials.is_some(), "credentials"),
+    ] {
+        if set {
+            fields.push(name);
+        }
+    }
+    let metadata = serde_json::json!({ "changed": fields });
+    events::record(&mut tx, NewEvent::new(account_id, "playzone", id, "updated").actor(actor).metadata(metadata))
+        .await?;
+    let playzone = get_in(&mut tx, account_id, id).await?;
+    tx.commit().await?;
+    Ok(playzone)
+}
+
+/// Asks for a sync: bumps `generation` (the sync loop, woken by the
+/// caller, starts a pass). The status is left as it is until the pass.
+pub async fn request_sync(store: &Store, account_id: i64, id: i64) -> Result<Playzone> {
+    let mut tx = store.write().await?;
+    get_in(&mut tx, account_id, id).await?;
+    sqlx::query("UPDATE playzones SET generation = generation + 1 WHERE id = $1 AND account_id = $2")
+        .bind(id)
+        .bind(account_id)
+        .execute(&mut *tx)
+        .await?;
+    let playzone = get_in(&mut tx, account_id, id).await?;
+    tx.commit().await?;
+    Ok(playzone)
+}
+
+/// The names of the account's Playspecs with a service built from this
+/// Playzone (a delete is refused while there are any).
+pub async fn playspecs_using(conn: &mut Conn, account_id: i64, id: i64) -> Result<Vec<String>> {
+    let rows = sqlx::query("SELECT id, name, services FROM playspecs WHERE account_id = $1 ORDER BY id")
+        .bind(account_id)
+        .fetch_all(&mut *conn)
+        .await?;
+    let mut names = Vec::new();
+    for row in &rows {
+        let playspec_id: i64 = row.try_get("id")?;
+        let services: Vec<serde_json::Value> = super::json_column(row, "playspecs", playspec_id, "services")?;
+        if services.iter().any(|s| s.get("playzone_id").and_then(serde_json::Value::as_i64) == Some(id)) {
+            names.push(row.try_get("name")?);
+        }
+    }
+    Ok(names)
+}
+
+/// Deletes a Playzone and its branch index; refused with a conflict while
+/// a Playspec builds from it. Records `playzone.destroyed`.
+pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<()> {
+    let mut tx = store.write().await?;
+    let playzone = get_in(&mut tx, account_id, id).await?;
+    let users = playspecs_using(&mut tx, account_id, id).await?;
+    if !users.is_empty() {
+        return Err(Error::Conflict(format!(
+            "the Playzone is used by Playspec(s) {}: delete them or change their services first",
+            users.join(", ")
+        )));
+    }
+    sqlx::query("DELETE FROM playzone_branches WHERE playzone_id = $1").bind(id).execute(&mut *tx).await?;
+    sqlx::query("DELETE FROM playzones WHERE id = $1 AND account_id = $2")
+        .bind(id)
+        .bind(account_id)
+        .execute(&mut *tx)
+        .await?;
+    let metadata = serde_json::json!({"name": playzone.name});
+    events::record(&mut tx, NewEvent::new(account_id, "playzone", id, "destroyed").actor(actor).metadata(metadata))
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// One branch of the index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Branch {
+    pub name: String,
+    pub commit: String,
+    pub updated_at: Timestamp,
+}
+
+/// The branch index, by name; with `query`, only names containing it
+/// (without case); at most `limit`.
+pub async fn branches(store: &Store, id: i64, query: Option<&str>, limit: i64) -> Result<Vec<Branch>> {
+    // The filter runs here, not in SQL: LIKE's wildcards and case rules
+    // differ between the backends, and an index holds at most the
+    // gateway's branch bound.
+    let rows =
+        sqlx::query("SELECT name, commit_sha, updated_at FROM playzone_branches WHERE playzone_id = $1 ORDER BY name")
+            .bind(id)
+            .fetch_all(store.pool())
+            .await?;
+    let needle = query.map(str::to_lowercase);
+    let mut out = Vec::new();
+    for row in &rows {
+        let name: String = row.try_get("name")?;
+        if needle.as_ref().is_some_and(|n| !name.to_lowercase().contains(n.as_str())) {
+            continue;
+        }
+        out.push(Branch {
+            name,
+            commit: row.try_get("commit_sha")?,
+            updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+        });
+        if i64::try_from(out.len()).unwrap_or(i64::MAX) >= limit {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// The commit a branch of the index points at.
+pub async fn branch_commit(store: &Store, id: i64, branch: &str) -> Result<Option<String>> {
+    let row = sqlx::query("SELECT commit_sha FROM playzone_branches WHERE playzone_id = $1 AND name = $2")
+        .bind(id)
+        .bind(branch)
+        .fetch_optional(store.pool())
+        .await?;
+    Ok(row.map(|r| r.try_get("commit_sha")).transpose()?)
+}
+
+/// What one successful sync found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyncResult {
+    /// The generation the pass started from.
+    pub generation: i64,
+    pub default_branch: String,
+    pub branches: Vec<RemoteBranch>,
+    pub compose_file: Option<String>,
+    pub compose_commit: Option<String>,
+}
+
+/// How the branch index moved in a sync.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BranchChanges {
+    pub added: Vec<String>,
+    pub moved: Vec<String>,
+    pub removed: Vec<String>,
+}
+
+/// Records a successful sync, fenced by the sync loop's lease: the branch
+/// index is brought to `result.branches` writing only the rows that
+/// changed, the status becomes `active`. Returns how the index moved.
+pub async fn record_sync(
+    store: &Store,
+    fence: Fence<'_>,
+    id: i64,
+    result: &SyncResult,
+) -> Result<Fenced<BranchChanges>> {
+    let Fenced::Held(mut tx) = leases::begin_fenced(store, fence, id).await? else { return Ok(Fenced::Lost) };
+    let exists = sqlx::query("SELECT id FROM playzones WHERE id = $1").bind(id).fetch_optional(&mut *tx).await?;
+    if exists.is_none() {
+        tx.commit().await?;
+        return Ok(Fenced::Held(BranchChanges::default()));
+    }
+    let now = time::to_db(&time::now());
+    let rows = sqlx::query("SELECT name, commit_sha FROM playzone_branches WHERE playzone_id = $1")
+        .bind(id)
+        .fetch_all(&mut *tx)
+        .await?;
+    let mut stored: BTreeMap<String, String> = BTreeMap::new();
+    for row in &rows {
+        stored.insert(row.try_get("name")?, row.try_get("commit_sha")?);
+    }
+    let mut changes = BranchChanges::default();
+    for branch in &result.branches {
+        match stored.remove(&branch.name) {
+            Some(commit) if commit == branch.commit => {}
+            Some(_) => {
+                sqlx::query("UPDATE playzone_branches SET commit_sha = $1, updated_at = $2 WHERE playzone_id = $3 AND name = $4")
+                    .bind(&branch.commit)
+                    .bind(&now)
+                    .bind(id)
+                    .bind(&branch.name)
+                    .execute(&mut *tx)
+                    .await?;
+                changes.moved.push(branch.name.clone());
+            }
+            None => {
+                sqlx::query(
+                    "INSERT INTO playzone_branches (playzone_id, name, commit_sha, updated_at) VALUES ($1, $2, $3, $4)",
+                )
+                .bind(id)
+                .bind(&branch.name)
+                .bind(&branch.commit)
+                .bind(&now)
+                .execute(&mut *tx)
+                .await?;
+                changes.added.push(branch.name.clone());
+            }
+        }
+    }
+    for name in stored.into_keys() {
+        sqlx::query("DELETE FROM playzone_branches WHERE playzone_id = $1 AND name = $2")
+            .bind(id)
+            .bind(&name)
+            .execute(&mut *tx)
+            .await?;
+        changes.removed.push(name);
+    }
+    sqlx::query(
+        "UPDATE playzones SET status = 'active', status_message = NULL, default_branch = $1, compose_file = $2, \
+         compose_commit = $3, synced_generation = $4, last_synced_at = $5, last_sync_attempt_at = $5 WHERE id = $6",
+    )
+    .bind(&result.default_branch)
+    .bind(&result.compose_file)
+    .bind(&result.compose_commit)
+    .bind(result.generation)
+    .bind(&now)
+    .bind(id)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(Fenced::Held(changes))
+}
+
+/// Records a failed sync, fenced like [`record_sync`]: status `error` with
+/// `message`; the branch index and the Compose file found before stay.
+pub async fn record_sync_error(
+    store: &Store,
+    fence: Fence<'_>,
+    id: i64,
+    generation: i64,
+    message: &str,
+) -> Result<Fenced> {
+    let Fenced::Held(mut tx) = leases::begin_fenced(store, fence, id).await? else { return Ok(Fenced::Lost) };
+    sqlx::query(
+        "UPDATE playzones SET status = 'error', status_message = $1, synced_generation = $2, \
+         last_sync_attempt_at = $3 WHERE id = $4",
+    )
+    .bind(message)
+    .bind(generation)
+    .bind(time::to_db(&time::now()))
+    .bind(id)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(Fenced::Held(()))
+}
