@@ -37,6 +37,10 @@ pub enum ApiError {
     /// A Playroom host did not answer as needed (unreachable, refused, ...).
     #[error("the Playroom host failed: {0}")]
     Host(play_core::host::HostError),
+    /// A Playzone's repository did not answer as needed (unreachable,
+    /// refused credentials, a bound hit); its message carries no token.
+    #[error("the repository failed: {0}")]
+    Repository(play_core::repository::RepositoryError),
 }
 
 /// The error envelope.
@@ -76,6 +80,7 @@ pub enum ErrorCode {
     RateLimited,
     InternalError,
     HostError,
+    RepositoryError,
     ServiceUnavailable,
 }
 
@@ -116,6 +121,21 @@ impl ApiError {
                 let mut details = FieldErrors::new();
                 details.insert("host".into(), vec![e.kind().as_str().to_owned()]);
                 (StatusCode::BAD_GATEWAY, "HOST_ERROR", self.to_string(), details)
+            }
+            ApiError::Repository(e) => {
+                use play_core::repository::RepositoryError as R;
+                let kind = match e {
+                    R::Refused(_) => "refused",
+                    R::Unreachable(_) => "unreachable",
+                    R::Unauthorized(_) => "unauthorized",
+                    R::NotFound(_) => "not_found",
+                    R::TooLarge(_) => "too_large",
+                    R::Timeout(_) => "timeout",
+                    R::Failed(_) => "failed",
+                };
+                let mut details = FieldErrors::new();
+                details.insert("repository".into(), vec![kind.to_owned()]);
+                (StatusCode::BAD_GATEWAY, "REPOSITORY_ERROR", self.to_string(), details)
             }
             ApiError::Core(core) => match core {
                 C::NotFound(_) => (StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND", core.to_string(), none()),
@@ -182,6 +202,7 @@ mod tests {
             ApiError::PayloadTooLarge(1),
             ApiError::RateLimited(1),
             ApiError::Host(play_core::host::HostError::Unreachable("x".into())),
+            ApiError::Repository(play_core::repository::RepositoryError::Timeout("x".into())),
             ApiError::Core(C::NotFound("x")),
             ApiError::Core(C::Validation(FieldErrors::new())),
             ApiError::Core(C::Locked("x".into())),

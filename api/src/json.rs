@@ -202,3 +202,12 @@ mod tests {
         assert!(error.to_string().contains("unknown field `x`"), "{error}");
     }
 }
+
+/// For `#[serde(default, deserialize_with = "crate::json::present")]`:
+/// distinguishes an absent field (`None`) from an explicit `null`
+/// (`Some(None)`).
+pub fn present<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
+    d: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    <Option<T> as serde::Deserialize>::deserialize(d).map(Some)
+}

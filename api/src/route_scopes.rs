@@ -62,6 +62,18 @@ pub const ROUTE_SCOPES: &[(&str, &str, Scope)] = &[
     ("PATCH", "/api/import_templates/{id}/toggle_public", Scope::ImportTemplatesWrite),
     ("POST", "/api/import_templates/{id}/launch", Scope::ImportTemplatesRead),
     ("GET", "/api/template_categories", Scope::ImportTemplatesRead),
+    ("GET", "/api/playzones", Scope::PlayzonesRead),
+    ("GET", "/api/playzones/with_docker_compose", Scope::PlayzonesRead),
+    ("GET", "/api/playzones/{id}", Scope::PlayzonesRead),
+    ("POST", "/api/playzones", Scope::PlayzonesWrite),
+    ("POST", "/api/playzones/attach", Scope::PlayzonesWrite),
+    ("PATCH", "/api/playzones/{id}", Scope::PlayzonesWrite),
+    ("DELETE", "/api/playzones/{id}", Scope::PlayzonesDelete),
+    ("POST", "/api/playzones/{id}/sync", Scope::PlayzonesWrite),
+    ("GET", "/api/playzones/{id}/branches", Scope::PlayzonesRead),
+    // Reads the repository on the reader's request (like the spec says:
+    // playzones:read); bounded in time and bytes.
+    ("GET", "/api/playzones/{id}/env_defaults", Scope::PlayzonesRead),
     ("GET", "/api/webhook_endpoints", Scope::WebhooksRead),
     ("POST", "/api/webhook_endpoints", Scope::WebhooksWrite),
     ("GET", "/api/webhook_endpoints/{id}", Scope::WebhooksRead),

@@ -23,7 +23,7 @@ use crate::mcp;
 use crate::openapi::{self, ApiDoc};
 use crate::routes::{
     job_result, keys, launch, ops, playground_logs, playground_ops, playground_views, playgrounds, playrooms,
-    playspec_files, playspecs, template_versions, templates, webhooks,
+    playspec_files, playspecs, playzones, template_versions, templates, webhooks,
 };
 use crate::state::AppState;
 
@@ -68,6 +68,13 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(template_versions::destroy_version))
         .routes(routes!(template_versions::toggle_public))
         .routes(routes!(template_versions::launch))
+        .routes(routes!(playzones::list, playzones::create))
+        .routes(routes!(playzones::with_docker_compose))
+        .routes(routes!(playzones::attach))
+        .routes(routes!(playzones::show, playzones::update, playzones::delete))
+        .routes(routes!(playzones::sync))
+        .routes(routes!(playzones::branches))
+        .routes(routes!(playzones::env_defaults))
         .routes(routes!(webhooks::list, webhooks::create))
         .routes(routes!(webhooks::show, webhooks::update, webhooks::delete))
         .routes(routes!(webhooks::test))

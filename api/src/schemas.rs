@@ -256,3 +256,65 @@ pub fn webhook_secret_or_null() -> Schema {
             .pattern(Some("^[!-~]+$")),
     )
 }
+
+/// `playzone::RepositoryPolicy::check`, as far as a schema can say it: the
+/// rest (no user name, no private or loopback host, `http` only where the
+/// operator allows it) is stated in the description.
+pub fn repository_url() -> Object {
+    string()
+        .min_length(Some(1))
+        .max_length(Some(play_core::webhook::url::MAX_URL_LEN))
+        .pattern(Some("^[Hh][Tt][Tt][Pp][Ss]?://"))
+        .description(Some(
+            "The repository's https URL (http only where the operator allows it), without user name, password, \
+             query or fragment, whose host is not a loopback, private, link-local or metadata address (unless the \
+             operator allowlists it); ssh URLs are not supported yet",
+        ))
+        .build()
+}
+
+pub fn repository_url_or_null() -> Schema {
+    or_null(repository_url())
+}
+
+/// `playzone::branch_name`, as far as a pattern without look-arounds
+/// can say it (no `..`, no component starting with `.` or `-` or ending
+/// with `.lock` is stated in prose).
+pub fn branch_name() -> Object {
+    string()
+        .min_length(Some(1))
+        .max_length(Some(play_core::playzone::MAX_BRANCH_BYTES))
+        .pattern(Some("^[A-Za-z0-9._+/-]+$"))
+        .description(Some(
+            "A branch name: letters, digits, '.', '_', '-', '+' and '/', without '..', '//', a component starting \
+             with '.' or '-', or a trailing '/', '.' or '.lock'",
+        ))
+        .build()
+}
+
+pub fn branch_name_or_null() -> Schema {
+    or_null(branch_name())
+}
+
+/// `playzone::check_token`: printable ASCII without spaces, 1 to 1024
+/// characters; write-only.
+pub fn repository_token_or_null() -> Schema {
+    or_null(
+        string().max_length(Some(play_core::playzone::MAX_CREDENTIALS_CHARS)).pattern(Some("^[!-~]*$")).description(
+            Some(
+                "An access token for the repository (write-only; never returned). On update an empty string removes it",
+            ),
+        ),
+    )
+}
+
+/// `playzone::repo_path`: a relative path in the repository.
+pub fn repository_path_or_null() -> Schema {
+    or_null(
+        string()
+            .min_length(Some(1))
+            .max_length(Some(play_core::playzone::MAX_PATH_BYTES))
+            .pattern(Some("^[A-Za-z0-9_./-]+$"))
+            .description(Some("A relative path in the repository, without '.' or '..' components")),
+    )
+}

@@ -10,6 +10,8 @@ use governor::{Quota, RateLimiter};
 use play_core::host::HostGateway;
 use play_core::metrics::Metrics;
 use play_core::playground::{Lifetimes, Limits};
+use play_core::playzone::RepositoryPolicy;
+use play_core::repository::RepositoryGateway;
 use play_core::secrets::SecretBox;
 use play_core::store::Store;
 use play_core::store::quotas::QuotaLimits;
@@ -45,6 +47,10 @@ pub struct ApiConfig {
     /// How long `POST /api/webhook_endpoints/:id/test` waits for the
     /// dispatcher's first attempt before answering 202 (still pending).
     pub webhook_test_wait: std::time::Duration,
+    /// Which repository URLs Playzones may name (`PLAY_REPOSITORY_ALLOW_HTTP`,
+    /// `PLAY_REPOSITORY_ALLOWLIST`); the gateway checks resolved addresses
+    /// against the same policy.
+    pub repository_policy: RepositoryPolicy,
 }
 
 impl Default for ApiConfig {
@@ -59,6 +65,7 @@ impl Default for ApiConfig {
             job_ttl: std::time::Duration::from_secs(3600),
             webhook_urls: UrlPolicy::default(),
             webhook_test_wait: std::time::Duration::from_secs(15),
+            repository_policy: RepositoryPolicy::default(),
         }
     }
 }
@@ -83,6 +90,8 @@ pub struct AppState {
     pub limiter: Arc<KeyRateLimiter>,
     /// Live, read-only access to Playroom hosts.
     pub gateway: Arc<dyn HostGateway>,
+    /// Live access to Playzones' repositories (`env_defaults`).
+    pub repositories: Arc<dyn RepositoryGateway>,
     /// Tells reconcilers that desired state changed (after the commit).
     pub waker: Arc<dyn Waker>,
     /// Where Compose parsing and validation run (not on the async threads).
@@ -110,9 +119,18 @@ impl AppState {
             metrics,
             limiter: Arc::new(RateLimiter::keyed(quota)),
             gateway,
+            repositories: Arc::new(play_core::repository::NoRepositories),
             waker,
             cpu: CpuPool::per_core(),
         }
+    }
+
+    /// Gives the API live access to repositories (`play serve` passes the
+    /// git gateway; without it, `env_defaults` answers that repository
+    /// access is not configured).
+    pub fn with_repositories(mut self, repositories: Arc<dyn RepositoryGateway>) -> Self {
+        self.repositories = repositories;
+        self
     }
 }
 

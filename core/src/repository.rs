@@ -129,6 +129,49 @@ pub trait RepositoryGateway: Send + Sync + fmt::Debug {
     async fn create_branch(&self, repo: &RepositoryAccess, branch: &str, commit: &str) -> Result<(), RepositoryError>;
 }
 
+/// A gateway for processes that reach no repository (offline commands,
+/// tests of other parts): every call fails with a message that says so.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoRepositories;
+
+const NOT_CONFIGURED: &str = "repository access is not configured in this process";
+
+#[async_trait]
+impl RepositoryGateway for NoRepositories {
+    async fn list_branches(&self, _repo: &RepositoryAccess) -> Result<RemoteRefs, RepositoryError> {
+        Err(RepositoryError::Failed(NOT_CONFIGURED.into()))
+    }
+
+    async fn read_files(
+        &self,
+        _repo: &RepositoryAccess,
+        _commit: &str,
+        _paths: &[String],
+        _max_bytes: usize,
+    ) -> Result<Vec<Option<Vec<u8>>>, RepositoryError> {
+        Err(RepositoryError::Failed(NOT_CONFIGURED.into()))
+    }
+
+    async fn archive(
+        &self,
+        _repo: &RepositoryAccess,
+        _commit: &str,
+        _subdir: &str,
+        _max_bytes: u64,
+    ) -> Result<Vec<u8>, RepositoryError> {
+        Err(RepositoryError::Failed(NOT_CONFIGURED.into()))
+    }
+
+    async fn create_branch(
+        &self,
+        _repo: &RepositoryAccess,
+        _branch: &str,
+        _commit: &str,
+    ) -> Result<(), RepositoryError> {
+        Err(RepositoryError::Failed(NOT_CONFIGURED.into()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

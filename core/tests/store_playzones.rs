@@ -134,8 +134,10 @@ async fn sync_records_only_what_moved_and_an_error_keeps_the_index() {
     assert_eq!((z1.status, z1.synced_generation), (Status::Active, 1));
     assert_eq!(z1.default_branch.as_deref(), Some("main"));
     assert_eq!(playzones::list(&t.store, a.id, true).await.unwrap().len(), 1);
-    let main_before = playzones::branches(&t.store, z.id, Some("MAI"), 20).await.unwrap();
+    let main_before = playzones::branches(&t.store, z.id, Some("MAI"), None, 20).await.unwrap();
     assert_eq!(main_before.len(), 1);
+    let ordered = playzones::branches(&t.store, z.id, None, Some("main"), 2).await.unwrap();
+    assert_eq!(ordered.iter().map(|b| b.name.as_str()).collect::<Vec<_>>(), ["main", "feature"]);
 
     let second =
         SyncResult { branches: vec![branch("feature", 'd'), branch("main", 'b'), branch("new", 'e')], ..first.clone() };
@@ -145,7 +147,7 @@ async fn sync_records_only_what_moved_and_an_error_keeps_the_index() {
         (vec!["new".to_string()], vec!["feature".to_string()], vec!["old".to_string()])
     );
     // An unchanged branch's row was not rewritten.
-    let main_after = playzones::branches(&t.store, z.id, Some("main"), 20).await.unwrap();
+    let main_after = playzones::branches(&t.store, z.id, Some("main"), None, 20).await.unwrap();
     assert_eq!(main_after[0].updated_at, main_before[0].updated_at);
     assert_eq!(playzones::branch_commit(&t.store, z.id, "feature").await.unwrap(), Some("d".repeat(40)));
 
@@ -158,14 +160,14 @@ async fn sync_records_only_what_moved_and_an_error_keeps_the_index() {
     assert_eq!(z2.status, Status::Error);
     assert_eq!(z2.status_message.as_deref(), Some("unreachable: connection refused"));
     assert_eq!(z2.last_synced_at, z1.last_synced_at.max(z2.last_synced_at));
-    assert_eq!(playzones::branches(&t.store, z.id, None, 50).await.unwrap().len(), 3);
+    assert_eq!(playzones::branches(&t.store, z.id, None, None, 50).await.unwrap().len(), 3);
     assert_eq!(z2.compose_file.as_deref(), Some("compose.yaml"));
 
     // A lost lease writes nothing.
     let stale = fence(token - 1);
     assert_eq!(playzones::record_sync(&t.store, stale, z.id, &first).await.unwrap(), Fenced::Lost);
     assert_eq!(playzones::record_sync_error(&t.store, stale, z.id, 1, "x").await.unwrap(), Fenced::Lost);
-    assert_eq!(playzones::branches(&t.store, z.id, None, 50).await.unwrap().len(), 3);
+    assert_eq!(playzones::branches(&t.store, z.id, None, None, 50).await.unwrap().len(), 3);
 }
 
 #[tokio::test]
@@ -218,7 +220,7 @@ async fn updates_bump_the_generation_only_when_a_sync_is_needed() {
     .await
     .unwrap();
     assert_eq!((z3.generation, z3.status), (2, Status::Pending));
-    assert!(playzones::branches(&t.store, z.id, None, 50).await.unwrap().is_empty());
+    assert!(playzones::branches(&t.store, z.id, None, None, 50).await.unwrap().is_empty());
     let z4 = playzones::request_sync(&t.store, a.id, z.id).await.unwrap();
     assert_eq!(z4.generation, 3);
 }

@@ -21,7 +21,7 @@ use play_core::store::playroom_checks::{self, CheckOutcome};
 use play_core::store::playrooms::{self, Connection, Playroom, PlayroomFields};
 use play_core::validate;
 use play_core::wake::Kind;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::playroom_edge::{self, EdgeInput, EdgeStatusView, EdgeView};
@@ -65,7 +65,7 @@ pub struct PlayroomInput {
     /// The host key to expect: `SHA256:...`, an OpenSSH public key line, or
     /// a `known_hosts` line. `null` removes the pin (the next successful
     /// connection pins again).
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::json::present")]
     #[schema(value_type = Option<String>)]
     pub host_key: Option<Option<String>>,
     /// Path of the Docker socket on the host, default `/var/run/docker.sock`.
@@ -75,7 +75,7 @@ pub struct PlayroomInput {
     #[schema(schema_with = crate::schemas::domains_or_null)]
     pub domains: Option<Vec<String>>,
     /// The ACME account's email; `null` removes it.
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::json::present")]
     #[schema(schema_with = crate::schemas::email_or_null)]
     pub acme_email: Option<Option<String>>,
     /// Lifts the Compose policy (privileged containers, host mounts, ...) for
@@ -89,12 +89,6 @@ pub struct PlayroomInput {
 
 fn connection_or_null() -> utoipa::openapi::Schema {
     crate::schemas::one_of_or_null(&["ssh", "local"])
-}
-
-/// Distinguishes an absent field (`None`) from an explicit `null`
-/// (`Some(None)`).
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(d).map(Some)
 }
 
 /// A Playroom in a list.

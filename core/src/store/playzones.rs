@@ -369,20 +369,33 @@ pub struct Branch {
     pub updated_at: Timestamp,
 }
 
-/// The branch index, by name; with `query`, only names containing it
-/// (without case); at most `limit`.
-pub async fn branches(store: &Store, id: i64, query: Option<&str>, limit: i64) -> Result<Vec<Branch>> {
+/// The branch index: `first` (the default branch) ahead of the others,
+/// then by name; with `query`, only names containing it (without case); at
+/// most `limit`.
+pub async fn branches(
+    store: &Store,
+    id: i64,
+    query: Option<&str>,
+    first: Option<&str>,
+    limit: usize,
+) -> Result<Vec<Branch>> {
     // The filter runs here, not in SQL: LIKE's wildcards and case rules
     // differ between the backends, and an index holds at most the
     // gateway's branch bound.
-    let rows =
-        sqlx::query("SELECT name, commit_sha, updated_at FROM playzone_branches WHERE playzone_id = $1 ORDER BY name")
-            .bind(id)
-            .fetch_all(store.pool())
-            .await?;
+    let rows = sqlx::query(
+        "SELECT name, commit_sha, updated_at FROM playzone_branches WHERE playzone_id = $1 \
+         ORDER BY CASE WHEN name = $2 THEN 0 ELSE 1 END, name",
+    )
+    .bind(id)
+    .bind(first.unwrap_or(""))
+    .fetch_all(store.pool())
+    .await?;
     let needle = query.map(str::to_lowercase);
     let mut out = Vec::new();
     for row in &rows {
+        if out.len() >= limit {
+            break;
+        }
         let name: String = row.try_get("name")?;
         if needle.as_ref().is_some_and(|n| !name.to_lowercase().contains(n.as_str())) {
             continue;
@@ -392,9 +405,6 @@ pub async fn branches(store: &Store, id: i64, query: Option<&str>, limit: i64) -
             commit: row.try_get("commit_sha")?,
             updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
         });
-        if i64::try_from(out.len()).unwrap_or(i64::MAX) >= limit {
-            break;
-        }
     }
     Ok(out)
 }
