@@ -93,6 +93,11 @@ SEMANTIC_FIELDS = {
     # flag; filters must name types that are also in events.
     "POST /api/webhook_endpoints": ["webhook_endpoint.url", "webhook_endpoint.event_filters"],
     "PATCH /api/webhook_endpoints/{id}": ["webhook_endpoint.url", "webhook_endpoint.event_filters"],
+    # Repository hosts must be public (or allowlisted), http needs the
+    # operator's flag; branch names follow git's rules beyond the pattern;
+    # a private repository needs a token; names unique.
+    "POST /api/playzones": ["playzone.name", "playzone.scm_url", "playzone.default_branch", "playzone.credentials"],
+    "PATCH /api/playzones/{id}": ["playzone.name", "playzone.scm_url", "playzone.default_branch", "playzone.credentials"],
     # Letters or digits to look for.
     "GET /api/import_templates/search": ["query"],
 }

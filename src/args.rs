@@ -13,6 +13,7 @@ use play_reconcilers::host::HostConfig;
 use play_reconcilers::playground::PlaygroundConfig;
 use play_reconcilers::playroom::events::EventsConfig;
 use play_reconcilers::playroom::sweep::SweepConfig;
+use play_reconcilers::playzone::SyncConfig;
 use play_reconcilers::runtime::Config as RuntimeConfig;
 use play_reconcilers::webhooks::WebhooksConfig;
 
@@ -102,6 +103,27 @@ pub struct ServeArgs {
     /// (`127.0.0.1,10.0.0.0/8,hooks.internal`). Empty by default.
     #[arg(long, env = "PLAY_WEBHOOK_ALLOWLIST", default_value = "")]
     pub webhook_allowlist: String,
+    /// Accept `http://` repository URLs for Playzones. Off by default:
+    /// access tokens and code would cross the network in clear.
+    #[arg(long, env = "PLAY_REPOSITORY_ALLOW_HTTP", default_value_t = false)]
+    pub repository_allow_http: bool,
+    /// Hosts and networks Playzone repositories may be on although they are
+    /// loopback, private or link-local, comma-separated
+    /// (`git.internal,10.0.0.0/8`). Empty by default; checked again on
+    /// every resolved address at connection time.
+    #[arg(long, env = "PLAY_REPOSITORY_ALLOWLIST", default_value = "")]
+    pub repository_allowlist: String,
+    /// How often each Playzone is synced with its repository without being
+    /// asked.
+    #[arg(long, env = "PLAY_PLAYZONE_SYNC_INTERVAL", default_value_t = HumanDuration(SyncConfig::default().interval))]
+    pub playzone_sync_interval: HumanDuration,
+    /// Bound on one repository operation (list branches, fetch a commit,
+    /// push a branch).
+    #[arg(long, env = "PLAY_REPOSITORY_TIMEOUT", default_value = "60s")]
+    pub repository_timeout: HumanDuration,
+    /// Most bytes one fetch from a repository may receive.
+    #[arg(long, env = "PLAY_REPOSITORY_MAX_FETCH_BYTES", default_value_t = 512 * 1024 * 1024)]
+    pub repository_max_fetch_bytes: u64,
     /// Bound on one webhook delivery attempt (connect, send, read the answer).
     #[arg(long, env = "PLAY_WEBHOOK_TIMEOUT", default_value_t = HumanDuration(WebhooksConfig::default().timeout))]
     pub webhook_timeout: HumanDuration,

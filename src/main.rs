@@ -7,6 +7,7 @@ mod config;
 mod duration;
 mod logging;
 mod reconcile;
+mod repositories;
 mod serve;
 
 use std::process::ExitCode;

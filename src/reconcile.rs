@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use play_core::metrics::Metrics;
+use play_core::repository::RepositoryGateway;
 use play_core::secrets::SecretBox;
 use play_core::store::{Backend, Store};
 use play_core::wake::{ChannelWaker, Kind};
@@ -17,6 +18,7 @@ use play_reconcilers::host::DockerHostGateway;
 use play_reconcilers::playground::{PlaygroundConfig, PlaygroundReconciler};
 use play_reconcilers::playroom::events::{EventsConfig, PlaygroundEvents};
 use play_reconcilers::playroom::sweep::{PlayroomSweep, SweepConfig};
+use play_reconcilers::playzone::{PlayzoneSync, SyncConfig};
 use play_reconcilers::runtime::{self, Config, Reconciler, Runtime};
 use play_reconcilers::webhooks::{Dispatcher, WebhooksConfig};
 use tokio_util::sync::CancellationToken;
@@ -34,6 +36,8 @@ pub struct Shared {
     /// Where webhooks may be sent: the policy the API checks endpoint
     /// URLs with, so the two never disagree.
     pub webhook_urls: UrlPolicy,
+    /// Access to Playzones' repositories (the sync loop, builds).
+    pub repositories: Arc<dyn RepositoryGateway>,
 }
 
 /// The loops' settings from the command line.
@@ -52,6 +56,8 @@ pub struct Loops {
     pub playground: PlaygroundConfig,
     /// The webhook dispatcher's settings.
     pub webhooks: WebhooksConfig,
+    /// The Playzone sync loop's settings.
+    pub playzone_sync: SyncConfig,
 }
 
 pub fn config(args: &ServeArgs) -> anyhow::Result<Loops> {
@@ -73,6 +79,7 @@ pub fn config(args: &ServeArgs) -> anyhow::Result<Loops> {
             acme_root: args.edge_acme_root.clone(),
             ..EdgeConfig::default()
         },
+        playzone_sync: SyncConfig { interval: args.playzone_sync_interval.into(), ..SyncConfig::default() },
         webhooks: WebhooksConfig {
             timeout: args.webhook_timeout.into(),
             poll_interval: args.webhook_poll_interval.into(),
@@ -156,6 +163,16 @@ pub fn start_all(
     // reconciler, and it asks to look again every check interval.
     spawner.spawn(
         EdgeReconciler::new(s.store.clone(), s.secrets.clone(), s.gateway.clone()).with_config(loops.edge.clone()),
+        loops.runtime.clone(),
+        |runtime| runtime,
+    );
+
+    // Playzones: synced when the API asks and on their own schedule (each
+    // pass says when the next is due; the resync only catches missed
+    // wakes, and a pass that is not due returns at once).
+    spawner.spawn(
+        PlayzoneSync::new(s.store.clone(), s.secrets.clone(), s.repositories.clone())
+            .with_config(loops.playzone_sync.clone()),
         loops.runtime.clone(),
         |runtime| runtime,
     );

@@ -11,6 +11,7 @@ use std::time::Duration;
 use anyhow::Context;
 use play_api::{ApiConfig, AppState};
 use play_core::metrics::Metrics;
+use play_core::playzone::RepositoryPolicy;
 use play_core::store::quotas::QuotaLimits;
 use play_core::wake::ChannelWaker;
 use play_core::webhook::UrlPolicy;
@@ -35,6 +36,14 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         allowlist: UrlPolicy::parse_allowlist(&args.webhook_allowlist)
             .map_err(|e| anyhow::anyhow!("--webhook-allowlist: {e}"))?,
     };
+    let repository_policy = RepositoryPolicy {
+        urls: UrlPolicy {
+            allow_http: args.repository_allow_http,
+            allowlist: UrlPolicy::parse_allowlist(&args.repository_allowlist)
+                .map_err(|e| anyhow::anyhow!("--repository-allowlist: {e}"))?,
+        },
+    };
+    let repositories = crate::repositories::gateway(&settings, &args, &repository_policy)?;
     let config = ApiConfig {
         body_limit: args.max_body_bytes,
         rate_limit_per_second: args.rate_limit_per_second,
@@ -45,6 +54,7 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         job_ttl: args.job_ttl.into(),
         webhook_urls: webhook_urls.clone(),
         webhook_test_wait: args.webhook_test_wait.into(),
+        repository_policy,
     };
     let metrics = Arc::new(Metrics::new());
     let gateway = DockerHostGateway::new(HostConfig::with_timeout(args.host_timeout.into()), metrics.clone())
@@ -60,6 +70,7 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         metrics: metrics.clone(),
         waker: waker.clone(),
         webhook_urls,
+        repositories: repositories.clone(),
     };
     let state = AppState::new(
         store.clone(),
@@ -69,7 +80,8 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         metrics,
         Arc::new(gateway),
         Arc::new(waker),
-    );
+    )
+    .with_repositories(repositories);
     let shutdown = CancellationToken::new();
     let background = tokio_util::task::TaskTracker::new();
     background.spawn(prune_rate_limiter(state.clone(), shutdown.clone()));

@@ -140,6 +140,15 @@ impl<'de> MapAccess<'de> for Entries<'de> {
     }
 }
 
+/// For `#[serde(default, deserialize_with = "crate::json::present")]`:
+/// distinguishes an absent field (`None`) from an explicit `null`
+/// (`Some(None)`).
+pub fn present<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
+    d: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    <Option<T> as serde::Deserialize>::deserialize(d).map(Some)
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -201,13 +210,4 @@ mod tests {
         let error = read::<Outer>(&json!({"x": 1})).unwrap_err();
         assert!(error.to_string().contains("unknown field `x`"), "{error}");
     }
-}
-
-/// For `#[serde(default, deserialize_with = "crate::json::present")]`:
-/// distinguishes an absent field (`None`) from an explicit `null`
-/// (`Some(None)`).
-pub fn present<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
-    d: D,
-) -> Result<Option<Option<T>>, D::Error> {
-    <Option<T> as serde::Deserialize>::deserialize(d).map(Some)
 }

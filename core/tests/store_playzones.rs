@@ -1,6 +1,8 @@
 //! Playzone store tests, on SQLite and (with `PLAY_TEST_BACKEND=postgres`)
 //! PostgreSQL.
 
+#![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
+
 use std::time::Duration;
 
 use play_core::Error;

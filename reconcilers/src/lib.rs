@@ -8,6 +8,7 @@ pub mod error;
 pub mod host;
 pub mod playground;
 pub mod playroom;
+pub mod playzone;
 pub mod runtime;
 pub mod webhooks;
 
