@@ -13,8 +13,9 @@ This check runs the built-in one and forgives a 422 only when the server
 blames such a rule:
 - VALIDATION_FAILED whose `details` name only fields listed for the
   operation in SEMANTIC_FIELDS below (or fields under them), or
-- LOCKED, INVALID_STATE or QUOTA_EXCEEDED: the state of the account or the
-  object, not the request (a Playspec in use, a Playground being destroyed).
+- LOCKED, INVALID_STATE, QUOTA_EXCEEDED or SCM_APP_REQUIRED: the state of
+  the account or the object, not the request (a Playspec in use, a
+  Playground being destroyed, no source-hosting app installed).
 Any other refusal of schema-valid input is still a failure, so a schema that
 forgets a constraint the server enforces is caught.
 """
@@ -30,7 +31,7 @@ OWN_KEY_ID = os.environ.get("PLAY_ST_OWN_KEY_ID", "")
 # An id no key has.
 NO_SUCH_KEY = 9223372036854775807
 
-STATE_CODES = {"LOCKED", "INVALID_STATE", "QUOTA_EXCEEDED"}
+STATE_CODES = {"LOCKED", "INVALID_STATE", "QUOTA_EXCEEDED", "SCM_APP_REQUIRED"}
 
 # Operation -> fields whose rules the schema can only describe.
 SEMANTIC_FIELDS = {
@@ -125,13 +126,22 @@ def _explained(case, response):
 
 @schemathesis.hook
 def before_call(context, case, kwargs):
-    """The run never deletes its own key (every later request would be 401):
-    DELETE /api/keys/{id} aimed at it goes to a key that does not exist."""
+    """The run never deletes its own key (every later request would be 401)
+    or the seeded Playzone: a DELETE aimed at either goes to an id that does
+    not exist."""
     parameters = case.path_parameters or {}
     if (
         case.method.upper() == "DELETE"
         and case.operation.path == "/api/keys/{id}"
         and str(parameters.get("id")) == OWN_KEY_ID
+    ):
+        parameters["id"] = NO_SUCH_KEY
+    # Every other operation on a Playzone is pinned to the seeded one (id 1);
+    # a DELETE of it would turn them all into 404s.
+    if (
+        case.method.upper() == "DELETE"
+        and case.operation.path == "/api/playzones/{id}"
+        and str(parameters.get("id")) == "1"
     ):
         parameters["id"] = NO_SUCH_KEY
 
