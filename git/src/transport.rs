@@ -260,6 +260,7 @@ impl SmartSubtransport for Subtransport {
             body: Vec::new(),
             response: None,
             pending: (Vec::new(), 0),
+            started: false,
         }))
     }
 
@@ -281,6 +282,24 @@ struct Stream {
     response: Option<reqwest::Response>,
     /// The current chunk and how much of it was read.
     pending: (Vec<u8>, usize),
+    /// Whether the first chunk of the answer was seen.
+    started: bool,
+}
+
+/// The error a git server sends instead of an answer: a first pkt-line
+/// `ERR <message>` (libgit2 reports it only as an unexpected packet).
+/// "not our ref" is upload-pack's answer to a `want` of a commit it does
+/// not have (or will not serve by id).
+fn server_error(first: &[u8]) -> Option<Error> {
+    let payload = first.get(4..)?.strip_prefix(b"ERR ")?;
+    let len = usize::from_str_radix(std::str::from_utf8(first.get(..4)?).ok()?, 16).ok()?;
+    let payload = &payload[..payload.len().min(len.saturating_sub(8)).min(300)];
+    let message = String::from_utf8_lossy(payload).trim().to_owned();
+    if message.contains("not our ref") {
+        Some(Error::NotFound(format!("the repository does not have that commit ({message})")))
+    } else {
+        Some(Error::Failed(format!("the git server answered: {message}")))
+    }
 }
 
 impl Stream {
@@ -338,6 +357,12 @@ impl Stream {
             match call.handle.block_on(response.chunk()) {
                 Ok(Some(next)) => {
                     call.receive(next.len())?;
+                    if !self.started {
+                        self.started = true;
+                        if let Some(error) = server_error(&next) {
+                            call.fail(error);
+                        }
+                    }
                     self.pending = (next.to_vec(), 0);
                 }
                 Ok(None) => return Ok(0),

@@ -85,7 +85,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         .env("REMOTE_ADDR", "127.0.0.1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::null())
         .kill_on_drop(true);
     for (name, var) in [
         (header::CONTENT_TYPE, "CONTENT_TYPE"),
