@@ -55,6 +55,11 @@ pub(crate) fn read_files(
     let tree = tree_of(repo, commit)?;
     let mut files = Vec::with_capacity(paths.len());
     for path in paths {
+        // Only clean relative paths name something in a tree.
+        if crate::names::subdir_parts(path).map_or(true, |parts| parts.is_empty() || path.ends_with('/')) {
+            files.push(None);
+            continue;
+        }
         let entry = match tree.get_path(Path::new(path)) {
             Ok(entry) => entry,
             Err(e) if e.code() == git2::ErrorCode::NotFound => {

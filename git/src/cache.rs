@@ -11,44 +11,48 @@
 //! - Each fetched commit is kept alive by `refs/play/commits/<id>`, so a
 //!   commit found in the cache stays there.
 //! - Within one process, operations on one cache repository are
-//!   serialised ([`Cache::lock`]): libgit2 locks refs but not the shallow
-//!   file. Several processes sharing a cache directory are not supported.
+//!   serialised ([`Cache::lock`], process-wide, so two gateways on the
+//!   same cache directory are safe too): libgit2 locks refs but not the
+//!   shallow file. Several processes sharing a cache directory are not
+//!   supported.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use git2::{AutotagOption, FetchOptions, Oid, RemoteCallbacks, RemoteRedirect, Repository};
 use sha2::{Digest, Sha256};
 
+use crate::call::Call;
 use crate::error::{Error, Result};
-use crate::transport::Call;
 
 /// See the [module documentation](self).
 #[derive(Debug)]
 pub(crate) struct Cache {
     dir: PathBuf,
-    locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
 }
 
 impl Cache {
     pub(crate) fn new(dir: PathBuf) -> Cache {
-        Cache { dir, locks: Mutex::new(HashMap::new()) }
+        Cache { dir }
     }
 
-    fn key(url: &str) -> String {
-        hex::encode(Sha256::digest(url.as_bytes()))
+    /// Where `url`'s repository lives: named by the URL's SHA-256.
+    fn path(&self, url: &str) -> PathBuf {
+        self.dir.join(format!("{}.git", hex::encode(Sha256::digest(url.as_bytes()))))
     }
 
-    /// The lock of `url`'s cache repository: hold it while using it.
+    /// The lock of `url`'s cache repository: hold it while using it. One
+    /// entry per repository path ever used: a handful per deployment.
     pub(crate) fn lock(&self, url: &str) -> Arc<Mutex<()>> {
-        let mut locks = self.locks.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        locks.entry(Self::key(url)).or_default().clone()
+        static LOCKS: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> = OnceLock::new();
+        let mut locks = LOCKS.get_or_init(Mutex::default).lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        locks.entry(self.path(url)).or_default().clone()
     }
 
     /// Opens `url`'s cache repository, creating it (bare) when missing.
     pub(crate) fn open(&self, url: &str) -> Result<Repository> {
-        let path = self.dir.join(format!("{}.git", Self::key(url)));
+        let path = self.path(url);
         let cannot = |e: git2::Error| Error::Failed(format!("cannot open the repository cache: {}", e.message()));
         if path.join("HEAD").exists() {
             return Repository::open_bare(&path).map_err(cannot);

@@ -20,9 +20,10 @@ use play_core::webhook::UrlPolicy;
 use tokio::runtime::Handle;
 
 use crate::cache::{Cache, ensure_commit};
+use crate::call::{Call, CallGuard, Token};
 use crate::error::{Error, Result};
 use crate::names::{check_branch, check_url, commit_id, subdir_parts};
-use crate::transport::{Call, CallGuard, Token, ensure_registered};
+use crate::transport::ensure_registered;
 
 /// Default of [`GitConfig::timeout`].
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -91,7 +92,31 @@ impl GitGateway {
 
     /// Runs `work` for `repo` in the blocking pool under a call guard;
     /// `work` gets the gateway, the call and the checked URL.
-    async fn run<T, F>(&self, repo: &RepositoryAccess, work: F) -> Result<T, RepositoryError>
+    /// Logs each call's operation, URL, duration and outcome kind (never
+    /// the token: it is only in the call's header).
+    async fn run<T, F>(&self, what: &'static str, repo: &RepositoryAccess, work: F) -> Result<T, RepositoryError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner, &Call, &str) -> Result<T> + Send + 'static,
+    {
+        let started = std::time::Instant::now();
+        let url = crate::names::shown_url(&repo.url);
+        let result = self.run_inner(repo, work).await;
+        let outcome = match &result {
+            Ok(_) => "ok",
+            Err(RepositoryError::Timeout(_)) => "timeout",
+            Err(_) => "error",
+        };
+        match &result {
+            Err(error) => {
+                tracing::info!(operation = what, url, outcome, elapsed = ?started.elapsed(), %error, "git call")
+            }
+            Ok(_) => tracing::debug!(operation = what, url, outcome, elapsed = ?started.elapsed(), "git call"),
+        }
+        result
+    }
+
+    async fn run_inner<T, F>(&self, repo: &RepositoryAccess, work: F) -> Result<T, RepositoryError>
     where
         T: Send + 'static,
         F: FnOnce(&Inner, &Call, &str) -> Result<T> + Send + 'static,
@@ -193,7 +218,7 @@ fn push_branch(repo: &Repository, call: &Call, url: &str, branch: &str, commit: 
 #[async_trait]
 impl RepositoryGateway for GitGateway {
     async fn list_branches(&self, repo: &RepositoryAccess) -> Result<RemoteRefs, RepositoryError> {
-        self.run(repo, |inner, call, url| list_refs(call, url, inner.config.max_branches)).await
+        self.run("list_branches", repo, |inner, call, url| list_refs(call, url, inner.config.max_branches)).await
     }
 
     async fn read_files(
@@ -205,7 +230,7 @@ impl RepositoryGateway for GitGateway {
     ) -> Result<Vec<Option<Vec<u8>>>, RepositoryError> {
         let commit = commit_id(commit)?;
         let paths = paths.to_vec();
-        self.run(repo, move |inner, call, url| {
+        self.run("read_files", repo, move |inner, call, url| {
             with_commit(inner, call, url, commit, |repo| crate::archive::read_files(repo, commit, &paths, max_bytes))
         })
         .await
@@ -220,7 +245,7 @@ impl RepositoryGateway for GitGateway {
     ) -> Result<Vec<u8>, RepositoryError> {
         let commit = commit_id(commit)?;
         let parts: Vec<String> = subdir_parts(subdir)?.into_iter().map(str::to_owned).collect();
-        self.run(repo, move |inner, call, url| {
+        self.run("archive", repo, move |inner, call, url| {
             let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
             with_commit(inner, call, url, commit, |repo| crate::archive::archive(repo, commit, &parts, max_bytes))
         })
@@ -231,7 +256,7 @@ impl RepositoryGateway for GitGateway {
         check_branch(branch)?;
         let commit = commit_id(commit)?;
         let branch = branch.to_owned();
-        self.run(repo, move |inner, call, url| {
+        self.run("create_branch", repo, move |inner, call, url| {
             let refs = list_refs(call, url, inner.config.max_branches)?;
             if let Some(existing) = refs.branches.iter().find(|b| b.name == branch) {
                 return if existing.commit == commit.to_string() {

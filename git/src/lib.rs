@@ -6,8 +6,8 @@
 //! redirect and is bounded in time and bytes.
 //!
 //! - [`gateway`]: [`GitGateway`] and [`GitConfig`], the public API.
-//! - `transport`: the subtransport registered with libgit2, and the
-//!   per-call context that reaches it.
+//! - `transport`: the subtransport registered with libgit2.
+//! - `call`: the per-call context (token, policy, bounds) that reaches it.
 //! - `client`: the HTTP client and its policy-checked resolver.
 //! - `cache`: the commit cache (bare repositories keyed by URL hash).
 //! - `archive`: files and tar archives out of a cached commit.
@@ -19,6 +19,7 @@
 
 mod archive;
 mod cache;
+mod call;
 mod client;
 mod error;
 pub mod gateway;

@@ -14,11 +14,7 @@ pub(crate) const MAX_BRANCH_LEN: usize = 200;
 /// where it stays out of URLs, logs and the cache.
 pub(crate) fn check_url(policy: &UrlPolicy, url: &str) -> Result<String> {
     // Messages must not echo a URL with userinfo: it may hold a secret.
-    let has_userinfo = url
-        .split_once("://")
-        .map(|(_, rest)| rest.split(['/', '?', '#']).next().unwrap_or_default().contains('@'))
-        .unwrap_or(false);
-    if has_userinfo {
+    if has_userinfo(url) {
         return Err(Error::Refused(
             "the repository URL must not contain a user name or password (give the token separately)".into(),
         ));
@@ -28,6 +24,18 @@ pub(crate) fn check_url(policy: &UrlPolicy, url: &str) -> Result<String> {
         return Err(Error::Refused(format!("repository URL {url} must not contain a query")));
     }
     Ok(url.trim_end_matches('/').to_owned())
+}
+
+fn has_userinfo(url: &str) -> bool {
+    url.split_once("://")
+        .map(|(_, rest)| rest.split(['/', '?', '#']).next().unwrap_or_default().contains('@'))
+        .unwrap_or(false)
+}
+
+/// `url` as it may appear in a log line: without userinfo, which may hold
+/// a secret (such a URL is refused anyway).
+pub(crate) fn shown_url(url: &str) -> &str {
+    if has_userinfo(url) { "<a URL with userinfo, not shown>" } else { url }
 }
 
 /// A full hex commit id (SHA-1, lowercase or not), parsed.
@@ -157,5 +165,7 @@ mod tests {
         assert!(matches!(check_url(&policy, "file:///etc"), Err(Error::Refused(_))));
         assert!(matches!(check_url(&policy, "ssh://git.example.com/r.git"), Err(Error::Refused(_))));
         assert_eq!(check_url(&policy, "https://git.example.com/r.git/").unwrap(), "https://git.example.com/r.git");
+        assert!(!shown_url("https://u:s3cret@git.example.com/r.git").contains("s3cret"));
+        assert_eq!(shown_url("https://git.example.com/r.git"), "https://git.example.com/r.git");
     }
 }

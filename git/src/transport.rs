@@ -16,14 +16,11 @@
 //!
 //! # The current call
 //!
-//! The factory is global, but the token, the policy, the deadline and the
-//! byte bound belong to one gateway call. They reach the factory through a
-//! thread-local [`Call`], set by a [`CallGuard`] around each libgit2
-//! operation: libgit2 creates the transport and calls the subtransport on
-//! the thread that called it (connect, fetch, push), so the guard's thread
-//! is the transport's. A transport created outside a guard fails: a
-//! stray `git2` user in this process gets no network at all rather than
-//! one without play's checks.
+//! The factory is global, but the token, policy, deadline and byte bound
+//! belong to one gateway call: they reach it through the thread-local
+//! current call ([`crate::call`]). A transport created outside a gateway
+//! call fails: a stray `git2` user in this process gets no network at all
+//! rather than one without play's checks.
 //!
 //! # Errors
 //!
@@ -41,145 +38,19 @@
 //! created or dropped inside an async context: this way all calls share
 //! one client, one connection pool and the caller's runtime.
 
-use std::cell::RefCell;
 use std::io::{self, Read, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, OnceLock};
 
 use git2::transport::{Service, SmartSubtransport, SmartSubtransportStream, Transport};
-use play_core::webhook::UrlPolicy;
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
-use tokio::runtime::Handle;
 
+use crate::call::{Call, current};
 use crate::error::Error;
 
 /// The HTTP basic-auth user sent with a token (see
 /// [`play_core::repository::RepositoryAccess::token`]).
 const TOKEN_USER: &str = "x-access-token";
-
-/// An access token: shown by `Debug` as `<redacted>`, sent only as the
-/// password of the `Authorization` header.
-#[derive(Clone)]
-pub(crate) struct Token(pub(crate) String);
-
-impl std::fmt::Debug for Token {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
-
-/// One gateway call's settings and outcome, shared by every transport and
-/// stream libgit2 creates during it.
-#[derive(Debug)]
-pub(crate) struct Call {
-    pub(crate) client: reqwest::Client,
-    pub(crate) handle: Handle,
-    pub(crate) policy: Arc<UrlPolicy>,
-    pub(crate) token: Option<Token>,
-    pub(crate) timeout: Duration,
-    pub(crate) deadline: Instant,
-    /// Bound of the bytes received over the whole call (advertisements
-    /// and packs), and of a request body sent.
-    pub(crate) max_bytes: u64,
-    received: AtomicU64,
-    failure: Mutex<Option<Error>>,
-}
-
-impl Call {
-    pub(crate) fn new(
-        client: reqwest::Client,
-        handle: Handle,
-        policy: Arc<UrlPolicy>,
-        token: Option<Token>,
-        timeout: Duration,
-        max_bytes: u64,
-    ) -> Call {
-        Call {
-            client,
-            handle,
-            policy,
-            token,
-            timeout,
-            deadline: Instant::now() + timeout,
-            max_bytes,
-            received: AtomicU64::new(0),
-            failure: Mutex::new(None),
-        }
-    }
-
-    /// Records why the call fails; the first reason wins (a later one is
-    /// usually libgit2 reacting to it).
-    pub(crate) fn fail(&self, error: Error) -> Error {
-        if let Ok(mut slot) = self.failure.lock() {
-            slot.get_or_insert_with(|| error.clone());
-        }
-        error
-    }
-
-    /// The recorded reason, if any, else what libgit2's error means.
-    pub(crate) fn explain(&self, what: &str, error: &git2::Error) -> Error {
-        let recorded = self.failure.lock().ok().and_then(|mut slot| slot.take());
-        recorded.unwrap_or_else(|| Error::from_git(what, error))
-    }
-
-    /// Time left before the deadline, or the timeout error (recorded).
-    pub(crate) fn remaining(&self) -> Result<Duration, Error> {
-        match self.deadline.checked_duration_since(Instant::now()) {
-            Some(left) if !left.is_zero() => Ok(left),
-            _ => Err(self.fail(self.timed_out())),
-        }
-    }
-
-    pub(crate) fn timed_out(&self) -> Error {
-        Error::Timeout(format!("the repository call took longer than {:?}", self.timeout))
-    }
-
-    /// Counts `n` bytes received; the bound error (recorded) past it.
-    pub(crate) fn receive(&self, n: usize) -> Result<(), Error> {
-        let total = self.received.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
-        self.check_received(total)
-    }
-
-    /// Checks a byte count (libgit2's own, from the transfer progress
-    /// callback) against the bound.
-    pub(crate) fn check_received(&self, total: u64) -> Result<(), Error> {
-        if total > self.max_bytes {
-            return Err(self.fail(Error::TooLarge(format!(
-                "the repository sent more than {} bytes (the fetch bound)",
-                self.max_bytes
-            ))));
-        }
-        Ok(())
-    }
-}
-
-thread_local! {
-    static CURRENT: RefCell<Option<Arc<Call>>> = const { RefCell::new(None) };
-}
-
-/// Makes `call` the current call of this thread until dropped (then the
-/// previous one, if any, is current again). Hold it around every libgit2
-/// operation that may reach the network.
-#[derive(Debug)]
-pub(crate) struct CallGuard {
-    previous: Option<Arc<Call>>,
-}
-
-impl CallGuard {
-    pub(crate) fn enter(call: Arc<Call>) -> CallGuard {
-        let previous = CURRENT.with(|current| current.borrow_mut().replace(call));
-        CallGuard { previous }
-    }
-}
-
-impl Drop for CallGuard {
-    fn drop(&mut self) {
-        let previous = self.previous.take();
-        CURRENT.with(|current| *current.borrow_mut() = previous);
-    }
-}
 
 /// Registers [`factory`] for `http` and `https` with libgit2, once per
 /// process. Every gateway call runs this before it creates a remote.
@@ -209,8 +80,7 @@ fn register_transports() -> Result<(), git2::Error> {
 /// libgit2's transport factory for `http(s)://` remotes: a smart
 /// transport over [`Subtransport`], bound to this thread's current call.
 fn factory(remote: &git2::Remote<'_>) -> Result<Transport, git2::Error> {
-    let call = CURRENT
-        .with(|current| current.borrow().clone())
+    let call = current()
         .ok_or_else(|| git2::Error::from_str("play-git: a git network call outside a GitGateway call is refused"))?;
     Transport::smart(remote, true, Subtransport { call })
 }
