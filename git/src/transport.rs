@@ -33,7 +33,7 @@
 //!
 //! libgit2 is blocking, so the gateway runs it in `spawn_blocking`; the
 //! subtransport drives the async reqwest client with the captured
-//! runtime [`Handle`]'s `block_on`. Chosen over `reqwest::blocking`,
+//! runtime [`Handle`](tokio::runtime::Handle)'s `block_on`. Chosen over `reqwest::blocking`,
 //! which runs a runtime thread of its own per client and panics when
 //! created or dropped inside an async context: this way all calls share
 //! one client, one connection pool and the caller's runtime.
