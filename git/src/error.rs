@@ -47,7 +47,7 @@ impl From<Error> for RepositoryError {
 
 impl Error {
     /// A libgit2 error that the transport did not already explain (see
-    /// [`crate::transport::Call::take_failure`]): what it says, with
+    /// [`crate::call::Call::explain`]): what it says, with
     /// "not found" kinds kept apart. `what` names the operation.
     pub(crate) fn from_git(what: &str, error: &git2::Error) -> Error {
         let message = format!("{what}: {}", error.message());

@@ -3,9 +3,9 @@
 //!
 //! Every method checks its arguments (URL and policy, commit id, branch
 //! name, subdirectory) before any network call, then runs its libgit2
-//! work in `spawn_blocking` under a [`CallGuard`] that gives the
+//! work in `spawn_blocking` under a call guard that gives the
 //! transport this call's token, policy, deadline and byte bound (see
-//! [`crate::transport`]). The whole call is bounded by
+//! the `transport` and `call` modules). The whole call is bounded by
 //! [`GitConfig::timeout`]: the transport stops at the deadline, and the
 //! caller stops waiting shortly after it whatever libgit2 does.
 
