@@ -1,0 +1,166 @@
+//! Reading a commit's contents out of the cache repository: single files
+//! ([`read_files`]) and a tar archive of a subtree ([`archive`]).
+//!
+//! # Invariants
+//!
+//! - A symbolic link is never followed: [`read_files`] answers `None` for
+//!   it, [`archive`] writes it as a link entry holding its target.
+//! - A bound is checked before a blob is loaded (from the object header),
+//!   so an oversized file costs no memory; an archive never exceeds its
+//!   bound, not even by the closing blocks.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use git2::{ObjectType, Oid, Repository, Tree};
+use tar::{EntryType, Header};
+
+use crate::error::{Error, Result};
+
+/// Git's file modes, as tree entries store them.
+const MODE_DIR: i32 = 0o040000;
+const MODE_FILE: i32 = 0o100644;
+const MODE_FILE_GROUP_WRITABLE: i32 = 0o100664;
+const MODE_EXEC: i32 = 0o100755;
+const MODE_LINK: i32 = 0o120000;
+
+/// The tar archive's fixed overhead: two closing zero blocks.
+const TAR_END: u64 = 1024;
+
+fn failed(what: &str, e: &git2::Error) -> Error {
+    Error::Failed(format!("{what}: {}", e.message()))
+}
+
+fn tree_of(repo: &Repository, commit: Oid) -> Result<Tree<'_>> {
+    let commit = repo.find_commit(commit).map_err(|e| failed("reading the commit", &e))?;
+    commit.tree().map_err(|e| failed("reading the commit's tree", &e))
+}
+
+/// The size of a blob, from its header.
+fn blob_size(repo: &Repository, oid: Oid) -> Result<u64> {
+    let odb = repo.odb().map_err(|e| failed("opening the object database", &e))?;
+    let (size, _) = odb.read_header(oid).map_err(|e| failed("reading an object header", &e))?;
+    Ok(size as u64)
+}
+
+/// Each path's contents at `commit`: `None` when absent or not a regular
+/// file; [`Error::TooLarge`] when one is bigger than `max_bytes`.
+pub(crate) fn read_files(
+    repo: &Repository,
+    commit: Oid,
+    paths: &[String],
+    max_bytes: usize,
+) -> Result<Vec<Option<Vec<u8>>>> {
+    let tree = tree_of(repo, commit)?;
+    let mut files = Vec::with_capacity(paths.len());
+    for path in paths {
+        // Only clean relative paths name something in a tree.
+        if crate::names::subdir_parts(path).map_or(true, |parts| parts.is_empty() || path.ends_with('/')) {
+            files.push(None);
+            continue;
+        }
+        let entry = match tree.get_path(Path::new(path)) {
+            Ok(entry) => entry,
+            Err(e) if e.code() == git2::ErrorCode::NotFound => {
+                files.push(None);
+                continue;
+            }
+            Err(e) => return Err(failed(&format!("looking up {path}"), &e)),
+        };
+        let regular = matches!(entry.filemode(), MODE_FILE | MODE_FILE_GROUP_WRITABLE | MODE_EXEC);
+        if !regular || entry.kind() != Some(ObjectType::Blob) {
+            files.push(None);
+            continue;
+        }
+        let size = blob_size(repo, entry.id())?;
+        if size > max_bytes as u64 {
+            return Err(Error::TooLarge(format!("{path} is {size} bytes, more than the bound of {max_bytes}")));
+        }
+        let blob = repo.find_blob(entry.id()).map_err(|e| failed(&format!("reading {path}"), &e))?;
+        files.push(Some(blob.content().to_vec()));
+    }
+    Ok(files)
+}
+
+/// An uncompressed tar archive of the tree of `commit` under `subdir`
+/// (already split into components, see [`crate::names::subdir_parts`]):
+/// directories (0755), regular files (0644, or 0755 when executable),
+/// symbolic links as link entries; submodules are left out (their
+/// contents are not in this repository). Paths are relative to `subdir`;
+/// times are the commit's, owners root.
+pub(crate) fn archive(repo: &Repository, commit: Oid, subdir: &[&str], max_bytes: u64) -> Result<Vec<u8>> {
+    let found = repo.find_commit(commit).map_err(|e| failed("reading the commit", &e))?;
+    let mtime = u64::try_from(found.time().seconds()).unwrap_or(0);
+    let mut tree = tree_of(repo, commit)?;
+    if !subdir.is_empty() {
+        let shown = subdir.join("/");
+        let entry = tree
+            .get_path(Path::new(&shown))
+            .map_err(|_| Error::NotFound(format!("{shown} is not in commit {commit}")))?;
+        if entry.kind() != Some(ObjectType::Tree) {
+            return Err(Error::NotFound(format!("{shown} is not a directory in commit {commit}")));
+        }
+        tree = repo.find_tree(entry.id()).map_err(|e| failed(&format!("reading {shown}"), &e))?;
+    }
+    let mut out = tar::Builder::new(Vec::new());
+    let too_large = || Error::TooLarge(format!("the archive would exceed its bound of {max_bytes} bytes"));
+    let written = |out: &tar::Builder<Vec<u8>>| out.get_ref().len() as u64;
+    let io = |e: std::io::Error| Error::Failed(format!("writing the archive: {e}"));
+    // Depth-first without recursion: a hostile repository may nest deeply.
+    let mut pending: Vec<(Tree<'_>, PathBuf)> = vec![(tree, PathBuf::new())];
+    while let Some((tree, prefix)) = pending.pop() {
+        for entry in tree.iter() {
+            let path = prefix.join(OsStr::from_bytes(entry.name_bytes()));
+            let mode = entry.filemode();
+            let mut header = Header::new_gnu();
+            header.set_mtime(mtime);
+            header.set_uid(0);
+            header.set_gid(0);
+            match mode {
+                MODE_DIR => {
+                    if written(&out) + 512 + TAR_END > max_bytes {
+                        return Err(too_large());
+                    }
+                    header.set_entry_type(EntryType::Directory);
+                    header.set_mode(0o755);
+                    header.set_size(0);
+                    out.append_data(&mut header, &path, std::io::empty()).map_err(io)?;
+                    let subtree = repo.find_tree(entry.id()).map_err(|e| failed("reading a tree", &e))?;
+                    pending.push((subtree, path));
+                }
+                MODE_FILE | MODE_FILE_GROUP_WRITABLE | MODE_EXEC | MODE_LINK => {
+                    let size = blob_size(repo, entry.id())?;
+                    // At least a header and the padded data (long names
+                    // add blocks: the check after the append sees them).
+                    if written(&out) + 512 + size.div_ceil(512) * 512 + TAR_END > max_bytes {
+                        return Err(too_large());
+                    }
+                    let blob = repo.find_blob(entry.id()).map_err(|e| failed("reading a file", &e))?;
+                    if mode == MODE_LINK {
+                        header.set_entry_type(EntryType::Symlink);
+                        header.set_mode(0o777);
+                        header.set_size(0);
+                        let target = Path::new(OsStr::from_bytes(blob.content()));
+                        out.append_link(&mut header, &path, target).map_err(io)?;
+                    } else {
+                        header.set_entry_type(EntryType::Regular);
+                        header.set_mode(if mode == MODE_EXEC { 0o755 } else { 0o644 });
+                        header.set_size(size);
+                        out.append_data(&mut header, &path, blob.content()).map_err(io)?;
+                    }
+                }
+                // Submodules (0o160000) and anything unknown.
+                _ => {}
+            }
+            if written(&out) + TAR_END > max_bytes {
+                return Err(too_large());
+            }
+        }
+    }
+    let bytes = out.into_inner().map_err(io)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}

@@ -1,0 +1,275 @@
+//! [`GitGateway`]: the [`RepositoryGateway`] over libgit2 and play's
+//! transport.
+//!
+//! Every method checks its arguments (URL and policy, commit id, branch
+//! name, subdirectory) before any network call, then runs its libgit2
+//! work in `spawn_blocking` under a call guard that gives the
+//! transport this call's token, policy, deadline and byte bound (see
+//! the `transport` and `call` modules). The whole call is bounded by
+//! [`GitConfig::timeout`]: the transport stops at the deadline, and the
+//! caller stops waiting shortly after it whatever libgit2 does.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use git2::{Direction, Oid, PushOptions, RemoteCallbacks, RemoteRedirect, Repository};
+use play_core::repository::{RemoteBranch, RemoteRefs, RepositoryAccess, RepositoryError, RepositoryGateway};
+use play_core::webhook::UrlPolicy;
+use tokio::runtime::Handle;
+
+use crate::cache::{Cache, ensure_commit};
+use crate::call::{Call, CallGuard, Token};
+use crate::error::{Error, Result};
+use crate::names::{check_branch, check_url, commit_id, subdir_parts};
+use crate::transport::ensure_registered;
+
+/// Default of [`GitConfig::timeout`].
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// Default of [`GitConfig::max_fetch_bytes`]: 512 MiB.
+pub const DEFAULT_MAX_FETCH_BYTES: u64 = 512 * 1024 * 1024;
+/// Default of [`GitConfig::max_branches`].
+pub const DEFAULT_MAX_BRANCHES: usize = 10_000;
+
+/// How long the caller waits past the deadline for libgit2 to notice it.
+const GRACE: Duration = Duration::from_secs(2);
+
+/// The operator's settings of a [`GitGateway`].
+#[derive(Clone, Debug)]
+pub struct GitConfig {
+    /// Where the commit cache lives (one bare repository per URL).
+    pub cache_dir: PathBuf,
+    /// Which repository hosts may be reached (scheme, addresses): the
+    /// same policy type as webhooks, usually its own settings.
+    pub policy: UrlPolicy,
+    /// Bound of one whole gateway call.
+    pub timeout: Duration,
+    /// Bound of the bytes received in one call (advertisement and pack).
+    pub max_fetch_bytes: u64,
+    /// Bound of the branches a remote may list.
+    pub max_branches: usize,
+}
+
+impl GitConfig {
+    /// The defaults with `cache_dir` and `policy`.
+    pub fn new(cache_dir: impl Into<PathBuf>, policy: UrlPolicy) -> GitConfig {
+        GitConfig {
+            cache_dir: cache_dir.into(),
+            policy,
+            timeout: DEFAULT_TIMEOUT,
+            max_fetch_bytes: DEFAULT_MAX_FETCH_BYTES,
+            max_branches: DEFAULT_MAX_BRANCHES,
+        }
+    }
+}
+
+/// See the [module documentation](self). Cheap to clone; `Debug` shows
+/// the settings (there are no secrets in them: tokens come per call).
+#[derive(Clone, Debug)]
+pub struct GitGateway {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    config: GitConfig,
+    policy: Arc<UrlPolicy>,
+    client: reqwest::Client,
+    cache: Cache,
+}
+
+impl GitGateway {
+    /// Builds the gateway (its HTTP client) and registers play's transport
+    /// with libgit2. Creates nothing on disk until a call needs the cache.
+    pub fn new(config: GitConfig) -> Result<GitGateway, RepositoryError> {
+        ensure_registered()?;
+        let policy = Arc::new(config.policy.clone());
+        let client = crate::client::build(policy.clone(), config.timeout).map_err(RepositoryError::Failed)?;
+        let cache = Cache::new(config.cache_dir.clone());
+        Ok(GitGateway { inner: Arc::new(Inner { config, policy, client, cache }) })
+    }
+
+    /// Runs `work` for `repo` in the blocking pool under a call guard;
+    /// `work` gets the gateway, the call and the checked URL.
+    /// Logs each call's operation, URL, duration and outcome kind (never
+    /// the token: it is only in the call's header).
+    async fn run<T, F>(&self, what: &'static str, repo: &RepositoryAccess, work: F) -> Result<T, RepositoryError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner, &Call, &str) -> Result<T> + Send + 'static,
+    {
+        let started = std::time::Instant::now();
+        let url = crate::names::shown_url(&repo.url);
+        let result = self.run_inner(repo, work).await;
+        let outcome = match &result {
+            Ok(_) => "ok",
+            Err(RepositoryError::Timeout(_)) => "timeout",
+            Err(_) => "error",
+        };
+        match &result {
+            Err(error) => {
+                tracing::info!(operation = what, url, outcome, elapsed = ?started.elapsed(), %error, "git call")
+            }
+            Ok(_) => tracing::debug!(operation = what, url, outcome, elapsed = ?started.elapsed(), "git call"),
+        }
+        result
+    }
+
+    async fn run_inner<T, F>(&self, repo: &RepositoryAccess, work: F) -> Result<T, RepositoryError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner, &Call, &str) -> Result<T> + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        let url = check_url(&inner.policy, &repo.url)?;
+        let config = &inner.config;
+        let call = Arc::new(Call::new(
+            inner.client.clone(),
+            Handle::current(),
+            inner.policy.clone(),
+            repo.token.clone().map(Token),
+            config.timeout,
+            config.max_fetch_bytes,
+        ));
+        let timeout = config.timeout;
+        let timed_out = call.timed_out();
+        let task = tokio::task::spawn_blocking(move || {
+            let _current = CallGuard::enter(call.clone());
+            work(&inner, &call, &url)
+        });
+        match tokio::time::timeout(timeout + GRACE, task).await {
+            Ok(Ok(result)) => result.map_err(RepositoryError::from),
+            Ok(Err(join)) => Err(RepositoryError::Failed(format!("the repository call failed: {join}"))),
+            Err(_) => Err(timed_out.into()),
+        }
+    }
+}
+
+/// The remote's advertisement: branches sorted, default branch from
+/// `HEAD`'s symref target.
+fn list_refs(call: &Call, url: &str, max_branches: usize) -> Result<RemoteRefs> {
+    let what = "listing the branches";
+    let mut remote = git2::Remote::create_detached(url).map_err(|e| call.explain(what, &e))?;
+    let connection = remote.connect_auth(Direction::Fetch, None, None).map_err(|e| call.explain(what, &e))?;
+    let heads = connection.list().map_err(|e| call.explain(what, &e))?;
+    let mut refs = RemoteRefs::default();
+    for head in heads {
+        if head.name() == "HEAD" {
+            refs.default_branch = head.symref_target().and_then(|t| t.strip_prefix("refs/heads/")).map(str::to_owned);
+        } else if let Some(name) = head.name().strip_prefix("refs/heads/") {
+            if refs.branches.len() == max_branches {
+                return Err(Error::TooLarge(format!("{url} has more than {max_branches} branches")));
+            }
+            refs.branches.push(RemoteBranch { name: name.to_owned(), commit: head.oid().to_string() });
+        }
+    }
+    refs.branches.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(refs)
+}
+
+/// Opens the cache repository of `url` (locked) and makes sure `commit`
+/// is in it; then runs `then` on it.
+fn with_commit<T>(
+    inner: &Inner,
+    call: &Call,
+    url: &str,
+    commit: Oid,
+    then: impl FnOnce(&Repository) -> Result<T>,
+) -> Result<T> {
+    let lock = inner.cache.lock(url);
+    let _held = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let repo = inner.cache.open(url)?;
+    ensure_commit(&repo, call, url, commit)?;
+    then(&repo)
+}
+
+/// Pushes `commit` (in `repo`) to `refs/heads/<branch>` of `url`; the
+/// remote's reason when it rejects the update.
+fn push_branch(repo: &Repository, call: &Call, url: &str, branch: &str, commit: Oid) -> Result<()> {
+    let what = "pushing the branch";
+    let local = format!("refs/play/push/{branch}");
+    repo.reference(&local, commit, true, "play: create a branch")
+        .map_err(|e| Error::Failed(format!("creating a local ref: {}", e.message())))?;
+    let mut rejected: Option<String> = None;
+    let result = (|| {
+        let mut remote = repo.remote_anonymous(url).map_err(|e| call.explain(what, &e))?;
+        let mut callbacks = RemoteCallbacks::new();
+        callbacks.push_update_reference(|_, status| {
+            if let Some(reason) = status {
+                rejected = Some(reason.to_owned());
+            }
+            Ok(())
+        });
+        let mut options = PushOptions::new();
+        options.remote_callbacks(callbacks).follow_redirects(RemoteRedirect::None);
+        remote.push(&[format!("{local}:refs/heads/{branch}")], Some(&mut options)).map_err(|e| call.explain(what, &e))
+    })();
+    if let Ok(mut reference) = repo.find_reference(&local) {
+        let _ = reference.delete();
+    }
+    result?;
+    match rejected {
+        Some(reason) => Err(Error::Failed(format!("the remote rejected branch {branch}: {reason}"))),
+        None => Ok(()),
+    }
+}
+
+#[async_trait]
+impl RepositoryGateway for GitGateway {
+    async fn list_branches(&self, repo: &RepositoryAccess) -> Result<RemoteRefs, RepositoryError> {
+        self.run("list_branches", repo, |inner, call, url| list_refs(call, url, inner.config.max_branches)).await
+    }
+
+    async fn read_files(
+        &self,
+        repo: &RepositoryAccess,
+        commit: &str,
+        paths: &[String],
+        max_bytes: usize,
+    ) -> Result<Vec<Option<Vec<u8>>>, RepositoryError> {
+        let commit = commit_id(commit)?;
+        let paths = paths.to_vec();
+        self.run("read_files", repo, move |inner, call, url| {
+            with_commit(inner, call, url, commit, |repo| crate::archive::read_files(repo, commit, &paths, max_bytes))
+        })
+        .await
+    }
+
+    async fn archive(
+        &self,
+        repo: &RepositoryAccess,
+        commit: &str,
+        subdir: &str,
+        max_bytes: u64,
+    ) -> Result<Vec<u8>, RepositoryError> {
+        let commit = commit_id(commit)?;
+        let parts: Vec<String> = subdir_parts(subdir)?.into_iter().map(str::to_owned).collect();
+        self.run("archive", repo, move |inner, call, url| {
+            let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+            with_commit(inner, call, url, commit, |repo| crate::archive::archive(repo, commit, &parts, max_bytes))
+        })
+        .await
+    }
+
+    async fn create_branch(&self, repo: &RepositoryAccess, branch: &str, commit: &str) -> Result<(), RepositoryError> {
+        check_branch(branch)?;
+        let commit = commit_id(commit)?;
+        let branch = branch.to_owned();
+        self.run("create_branch", repo, move |inner, call, url| {
+            let refs = list_refs(call, url, inner.config.max_branches)?;
+            if let Some(existing) = refs.branches.iter().find(|b| b.name == branch) {
+                return if existing.commit == commit.to_string() {
+                    Ok(())
+                } else {
+                    Err(Error::Failed(format!(
+                        "branch {branch} already exists at {}, not at {commit}",
+                        existing.commit
+                    )))
+                };
+            }
+            with_commit(inner, call, url, commit, |repo| push_branch(repo, call, url, &branch, commit))
+        })
+        .await
+    }
+}

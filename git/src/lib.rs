@@ -1,0 +1,32 @@
+//! play's [`RepositoryGateway`](play_core::repository::RepositoryGateway):
+//! libgit2 (the `git2` crate, vendored, built without its own network
+//! stacks) speaking git's smart HTTP protocol through play's own
+//! subtransport, so every request obeys the operator's address policy,
+//! carries the token only in an `Authorization` header, follows no
+//! redirect and is bounded in time and bytes.
+//!
+//! - [`gateway`]: [`GitGateway`] and [`GitConfig`], the public API.
+//! - `transport`: the subtransport registered with libgit2.
+//! - `call`: the per-call context (token, policy, bounds) that reaches it.
+//! - `client`: the HTTP client and its policy-checked resolver.
+//! - `cache`: the commit cache (bare repositories keyed by URL hash).
+//! - `archive`: files and tar archives out of a cached commit.
+//! - `names`: argument checks done before any network call.
+//!
+//! The `testing` feature adds [`testing::GitServer`], a real git
+//! smart-HTTP server on loopback (`git http-backend` from the Debian
+//! package `git`), for this crate's and other crates' tests.
+
+mod archive;
+mod cache;
+mod call;
+mod client;
+mod error;
+pub mod gateway;
+mod names;
+mod transport;
+
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use gateway::{GitConfig, GitGateway};

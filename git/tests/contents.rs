@@ -1,0 +1,191 @@
+//! Reading files, archiving trees and creating branches against a real
+//! git smart-HTTP server on loopback (`git http-backend`: apt-get install
+//! git), with the commit cache, the bounds and token hygiene.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::Read as _;
+
+use common::{World, any_file_contains, noise};
+use play_core::repository::{RepositoryError, RepositoryGateway};
+use play_git::testing::{Access, Entry, executable, file, symlink};
+
+fn tree() -> Vec<(&'static str, Entry)> {
+    vec![
+        ("compose.yaml", file("services: {}\n")),
+        ("bin/run.sh", executable("#!/bin/sh\necho hi\n")),
+        ("app/src/main.rs", file("fn main() {}\n")),
+        ("app/Dockerfile", file("FROM scratch\n")),
+        ("app/link", symlink("../compose.yaml")),
+        ("escape", symlink("/etc/passwd")),
+    ]
+}
+
+/// path -> (kind, mode, contents or link target).
+#[expect(clippy::unwrap_used, reason = "test helper: a panic is the failure report")]
+fn entries(archive: &[u8]) -> BTreeMap<String, (char, u32, Vec<u8>)> {
+    let mut out = BTreeMap::new();
+    for entry in tar::Archive::new(archive).entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let path = entry.path().unwrap().to_string_lossy().into_owned();
+        let header = entry.header().clone();
+        let kind = match header.entry_type() {
+            tar::EntryType::Regular => 'f',
+            tar::EntryType::Directory => 'd',
+            tar::EntryType::Symlink => 'l',
+            other => panic!("unexpected entry {other:?}"),
+        };
+        let mut data = Vec::new();
+        if kind == 'l' {
+            data = entry.link_name().unwrap().unwrap().to_string_lossy().into_owned().into_bytes();
+        } else {
+            entry.read_to_end(&mut data).unwrap();
+        }
+        out.insert(path, (kind, header.mode().unwrap(), data));
+    }
+    out
+}
+
+#[tokio::test]
+async fn reads_files_at_a_commit_and_reuses_the_cache() {
+    let world = World::new();
+    let commits = world.server.create_repo("app", Access::Public, &[("main", &tree())]);
+    let paths: Vec<String> =
+        ["compose.yaml", "missing.txt", "app/link", "app", "bin/run.sh", "../x", "/compose.yaml", ""]
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
+    let files = world.gateway.read_files(&world.public("app"), &commits[0], &paths, 1024).await.unwrap();
+    let mut expected = vec![None; paths.len()];
+    expected[0] = Some(b"services: {}\n".to_vec());
+    expected[4] = Some(b"#!/bin/sh\necho hi\n".to_vec());
+    assert_eq!(files, expected);
+    let requests = world.server.request_count();
+    let again = world.gateway.read_files(&world.public("app"), &commits[0], &paths[..1], 1024).await.unwrap();
+    assert_eq!(again, vec![Some(b"services: {}\n".to_vec())]);
+    assert_eq!(world.server.request_count(), requests, "the cached commit was fetched again");
+    let error = world.gateway.read_files(&world.public("app"), &commits[0], &paths[..1], 5).await.unwrap_err();
+    assert!(matches!(error, RepositoryError::TooLarge(_)), "{error:?}");
+}
+
+#[tokio::test]
+async fn an_older_commit_is_fetched_by_id_and_an_unknown_one_is_not_found() {
+    let world = World::new();
+    let first = world.server.create_repo("app", Access::Public, &[("main", &[("v", file("1"))])]).remove(0);
+    let second = world.server.commit("app", "main", &[("v", file("2"))]);
+    let access = world.public("app");
+    let read = |commit: String| {
+        let (gateway, access) = (&world.gateway, &access);
+        async move { gateway.read_files(access, &commit, &["v".to_string()], 10).await }
+    };
+    assert_eq!(read(second).await.unwrap(), vec![Some(b"2".to_vec())]);
+    assert_eq!(read(first).await.unwrap(), vec![Some(b"1".to_vec())]);
+    let error = read("0123456789abcdef0123456789abcdef01234567".into()).await.unwrap_err();
+    assert!(matches!(error, RepositoryError::NotFound(_)), "{error:?}");
+    let error = read("main".into()).await.unwrap_err();
+    assert!(matches!(error, RepositoryError::Failed(_)), "{error:?}");
+}
+
+#[tokio::test]
+async fn archives_a_tree_with_modes_and_links_never_followed() {
+    let world = World::new();
+    let commit = world.server.create_repo("app", Access::Public, &[("main", &tree())]).remove(0);
+    let access = world.public("app");
+    let whole = entries(&world.gateway.archive(&access, &commit, "", 1 << 20).await.unwrap());
+    assert_eq!(whole["compose.yaml"], ('f', 0o644, b"services: {}\n".to_vec()));
+    assert_eq!(whole["bin/run.sh"], ('f', 0o755, b"#!/bin/sh\necho hi\n".to_vec()));
+    assert_eq!(whole["app/link"], ('l', 0o777, b"../compose.yaml".to_vec()));
+    assert_eq!(whole["escape"], ('l', 0o777, b"/etc/passwd".to_vec()));
+    assert_eq!(whole["bin"].0, 'd');
+    assert_eq!(whole["app/src"].0, 'd');
+    let sub = entries(&world.gateway.archive(&access, &commit, "app/", 1 << 20).await.unwrap());
+    let names: Vec<&str> = sub.keys().map(String::as_str).collect();
+    assert_eq!(names, vec!["Dockerfile", "link", "src", "src/main.rs"]);
+    for (subdir, refused) in
+        [("../app", true), ("/app", true), ("app/../..", true), ("nope", false), ("compose.yaml", false)]
+    {
+        let error = world.gateway.archive(&access, &commit, subdir, 1 << 20).await.unwrap_err();
+        let ok = if refused {
+            matches!(error, RepositoryError::Refused(_))
+        } else {
+            matches!(error, RepositoryError::NotFound(_))
+        };
+        assert!(ok, "{subdir}: {error:?}");
+    }
+    let whole_len = world.gateway.archive(&access, &commit, "", 1 << 20).await.unwrap().len() as u64;
+    assert!(world.gateway.archive(&access, &commit, "", whole_len).await.is_ok());
+    let error = world.gateway.archive(&access, &commit, "", whole_len - 1).await.unwrap_err();
+    assert!(matches!(error, RepositoryError::TooLarge(_)), "{error:?}");
+}
+
+#[tokio::test]
+async fn a_fetch_bigger_than_its_bound_is_too_large() {
+    let world = World::with(|config| config.max_fetch_bytes = 64 * 1024);
+    let big = noise(512 * 1024);
+    let commit = world.server.create_repo("big", Access::Public, &[("main", &[("blob", file(big))])]).remove(0);
+    let access = world.public("big");
+    assert!(world.gateway.list_branches(&access).await.is_ok(), "the advertisement fits the bound");
+    let error = world.gateway.read_files(&access, &commit, &["blob".to_string()], usize::MAX).await.unwrap_err();
+    assert!(matches!(error, RepositoryError::TooLarge(_)), "{error:?}");
+}
+
+#[tokio::test]
+async fn creates_a_branch_idempotently_and_refuses_one_elsewhere() {
+    let world = World::new();
+    let token = "tok-push-777";
+    let commits = world.server.create_repo(
+        "app",
+        Access::Private { token: token.into() },
+        &[("main", &[("a", file("1"))]), ("other", &[("a", file("2"))])],
+    );
+    let older = commits[0].clone();
+    let main = world.server.commit("app", "main", &[("a", file("3"))]);
+    let access = world.private("app", token);
+    world.gateway.create_branch(&access, "play/pr-1", &older).await.unwrap();
+    assert_eq!(world.server.branch_commit("app", "play/pr-1").as_deref(), Some(older.as_str()));
+    world.gateway.create_branch(&access, "play/pr-1", &older).await.unwrap();
+    world.gateway.create_branch(&access, "play/pr-2", &main).await.unwrap();
+    assert_eq!(world.server.branch_commit("app", "play/pr-2").as_deref(), Some(main.as_str()));
+    let error = world.gateway.create_branch(&access, "other", &main).await.unwrap_err();
+    assert!(matches!(&error, RepositoryError::Failed(m) if m.contains("already exists")), "{error:?}");
+    assert_eq!(world.server.branch_commit("app", "other").as_deref(), Some(commits[1].as_str()));
+    let before = world.server.request_count();
+    for bad in ["../x", "a..b", "-x", "HEAD", "a b", "x.lock"] {
+        let error = world.gateway.create_branch(&access, bad, &main).await.unwrap_err();
+        assert!(matches!(error, RepositoryError::Failed(_)), "{bad}: {error:?}");
+    }
+    assert_eq!(world.server.request_count(), before, "an invalid name is refused before any request");
+    let error = world.gateway.create_branch(&world.private("app", "tok-bad"), "x", &main).await.unwrap_err();
+    assert!(matches!(error, RepositoryError::Unauthorized(_)), "{error:?}");
+    world.server.reject_pushes("app", "branch creation is frozen");
+    let error = world.gateway.create_branch(&access, "play/pr-3", &main).await.unwrap_err();
+    assert!(matches!(&error, RepositoryError::Failed(m) if m.contains("rejected")), "{error:?}");
+    assert_eq!(world.server.branch_commit("app", "play/pr-3"), None);
+}
+
+#[tokio::test]
+async fn the_token_never_reaches_a_url_an_error_or_the_cache() {
+    let world = World::with(|config| config.max_fetch_bytes = 1 << 20);
+    let token = "tok-never-seen-31337";
+    let commit =
+        world.server.create_repo("app", Access::Private { token: token.into() }, &[("main", &tree())]).remove(0);
+    let access = world.private("app", token);
+    world.gateway.list_branches(&access).await.unwrap();
+    world.gateway.read_files(&access, &commit, &["compose.yaml".to_string()], 1024).await.unwrap();
+    world.gateway.archive(&access, &commit, "", 1 << 20).await.unwrap();
+    world.gateway.create_branch(&access, "play/t", &commit).await.unwrap();
+    let mut errors = Vec::new();
+    errors.push(world.gateway.read_files(&access, &commit, &["compose.yaml".to_string()], 1).await.unwrap_err());
+    errors.push(world.gateway.archive(&access, &commit, "", 10).await.unwrap_err());
+    errors.push(world.gateway.create_branch(&access, "main", &"0".repeat(40)).await.unwrap_err());
+    let unknown = "0123456789abcdef0123456789abcdef01234567";
+    errors.push(world.gateway.read_files(&access, unknown, &[], 1).await.unwrap_err());
+    for error in &errors {
+        assert!(!format!("{error} {error:?}").contains(token), "{error:?}");
+    }
+    let requests = world.server.requests();
+    assert!(requests.iter().all(|r| r.authorization && !r.uri.contains(token)), "{requests:?}");
+    assert_eq!(any_file_contains(world.cache.path(), token.as_bytes()), None, "the token is in the cache");
+    assert!(!format!("{:?}", world.gateway).contains(token));
+}
