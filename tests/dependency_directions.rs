@@ -3,7 +3,11 @@
 //! - play-api never depends on play-reconcilers, bollard or russh;
 //! - play-reconcilers never depends on axum or play-api;
 //! - play-core depends on none of axum, bollard, russh, play-api,
-//!   play-reconcilers.
+//!   play-reconcilers, play-git, git2;
+//! - libgit2 (play-git, git2) is reached only by the binary: the API and
+//!   the reconcilers use the `RepositoryGateway` seam;
+//! - play-git depends on none of axum (outside its `testing` feature),
+//!   bollard, russh, play-api, play-reconcilers.
 
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
@@ -57,12 +61,17 @@ fn assert_none_of(meta: &Value, krate: &str, forbidden: &[&str]) {
 #[test]
 fn crate_dependencies_point_the_allowed_way() {
     let meta = metadata();
-    assert_none_of(&meta, "play-api", &["play-reconcilers", "bollard", "russh"]);
-    assert_none_of(&meta, "play-reconcilers", &["axum", "play-api"]);
-    assert_none_of(&meta, "play-core", &["axum", "bollard", "russh", "play-api", "play-reconcilers"]);
+    assert_none_of(&meta, "play-api", &["play-reconcilers", "bollard", "russh", "play-git", "git2"]);
+    assert_none_of(&meta, "play-reconcilers", &["axum", "play-api", "play-git", "git2"]);
+    assert_none_of(
+        &meta,
+        "play-core",
+        &["axum", "bollard", "russh", "play-api", "play-reconcilers", "play-git", "git2"],
+    );
+    assert_none_of(&meta, "play-git", &["axum", "bollard", "russh", "play-api", "play-reconcilers"]);
     // The check can fail: the binary does reach all of them.
     let play = reachable(&meta, "play");
-    for name in ["play-api", "play-reconcilers", "bollard", "russh", "axum"] {
+    for name in ["play-api", "play-reconcilers", "play-git", "git2", "bollard", "russh", "axum"] {
         assert!(play.contains(name), "play should reach {name}");
     }
 }
