@@ -6,7 +6,7 @@
 //! unreachable and unauthorised repositories end in a clear error status;
 //! the token appears nowhere but in its sealed column.
 
-#![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
 
 mod support;
 
