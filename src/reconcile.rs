@@ -146,6 +146,7 @@ pub fn start_all(
         PlaygroundReconciler::new(s.store.clone(), s.secrets.clone(), s.gateway.clone())
             .with_config(loops.playground.clone())
             .with_watch(watch)
+            .with_repositories(s.repositories.clone())
             .waking_edge(Arc::new(s.waker.clone())),
         loops.runtime.clone(),
         |runtime| runtime.trigger(playground_events),

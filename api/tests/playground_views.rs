@@ -386,7 +386,9 @@ async fn debug_config_hashes_include_the_mounted_files() {
     assert_eq!(shown("web"), hash("web"), "the mounted file is part of web's container");
     assert_eq!(shown("db"), hash("db"));
     // ... which is what the one builder the reconciler calls answers.
-    let computed = play_core::playground::desired_for(&playground, Some(&playspec), &files, &playroom).unwrap();
+    let computed =
+        play_core::playground::desired_for(&playground, Some(&playspec), &files, &playroom, &Default::default())
+            .unwrap();
     assert_eq!(computed.desired, converged);
     let without_files = play_core::desired::desired(&inputs.with_files(&[])).unwrap();
     let bare = without_files.services.iter().find(|s| s.name == "web").unwrap();

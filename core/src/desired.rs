@@ -14,6 +14,7 @@
 //! network included. It deliberately leaves out the labels that change
 //! without the container changing (`dev.play.generation`).
 
+use crate::build::BuildSpec;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::compose::model::{ComposeFile, DependencyCondition, Service};
@@ -122,10 +123,13 @@ pub struct ServiceSpec {
     pub name: String,
     /// `<project>-<service>-1`, as Docker Compose names it.
     pub container_name: String,
-    /// The service is built from source (not available yet).
+    /// The service is built from source (a Playzone).
     pub build: bool,
     /// The build context, for services with `build`.
     pub build_context: Option<String>,
+    /// What its image is built from, once its commit is pinned; the
+    /// container's image is then the build's `play-build:<key>`.
+    pub built: Option<BuildSpec>,
     pub depends_on: Vec<(String, DependencyCondition)>,
     pub container: ContainerSpec,
     pub config_hash: String,
@@ -213,11 +217,14 @@ pub struct Inputs<'a> {
     pub edge: Option<EdgeInputs<'a>>,
     /// The Playspec's service definitions (their `exposure`).
     pub definitions: &'a [ServiceDefinition],
+    /// The builds of the services built from Playzones, by service: their
+    /// image is the build's (see `crate::build`).
+    pub builds: Option<&'a BTreeMap<String, BuildSpec>>,
 }
 
 impl<'a> Inputs<'a> {
     pub fn new(playground: &'a Playground, file: &'a ComposeFile) -> Self {
-        Inputs { playground, file, persist_volumes: false, files: &[], edge: None, definitions: &[] }
+        Inputs { playground, file, persist_volumes: false, files: &[], edge: None, definitions: &[], builds: None }
     }
 
     pub fn with_files(mut self, files: &'a [MountedFile]) -> Self {
@@ -238,6 +245,11 @@ impl<'a> Inputs<'a> {
     /// The Playspec's service definitions.
     pub fn with_definitions(self, definitions: &'a [ServiceDefinition]) -> Self {
         Inputs { definitions, ..self }
+    }
+
+    /// The builds of the services built from Playzones.
+    pub fn with_builds(self, builds: &'a BTreeMap<String, BuildSpec>) -> Self {
+        Inputs { builds: Some(builds), ..self }
     }
 }
 
@@ -287,6 +299,10 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
     for (name, service) in &active {
         let mut container = container::container_spec(playground, name, service, &network_name, &volume_name)?;
         container.files = files::mounts_for(files, name);
+        let built = inputs.builds.and_then(|b| b.get(name.as_str())).cloned();
+        if let Some(build) = &built {
+            container.image = build.image.clone();
+        }
         let dropped_labels = exposure::drop_user_routing_labels(&mut container.labels);
         let routing = exposure::routing(inputs, name, service, &container)?;
         if matches!(routing, Routing::Routed(_)) {
@@ -300,8 +316,9 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
         services.push(ServiceSpec {
             name: (*name).clone(),
             container_name: container_name(&project, name),
-            build: service.build.is_some(),
+            build: crate::compose::classify::is_dynamic(service),
             build_context: service.build.as_ref().map(|b| b.context.clone()),
+            built,
             depends_on: service
                 .depends_on
                 .iter()

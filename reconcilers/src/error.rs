@@ -62,6 +62,17 @@ pub enum Error {
     /// The webhook dispatcher cannot run (its HTTP client cannot be built).
     #[error("webhooks: {0}")]
     Webhooks(String),
+    /// A Playzone's repository failed while a service was built from it
+    /// (its message names the repository, never the token). Refused
+    /// credentials, a missing repository or commit and a bound that was hit
+    /// are terminal; an unreachable or slow repository is retried.
+    #[error("repository: {0}")]
+    Repository(play_core::repository::RepositoryError),
+    /// A service's image failed to build (the engine refused the
+    /// Dockerfile, a step failed, the build timed out): terminal until the
+    /// Playground changes. The message ends with the build log's tail.
+    #[error("{0}")]
+    BuildFailed(String),
 }
 
 impl From<play_core::store::fence::LeaseLost> for Error {
@@ -114,6 +125,8 @@ impl Error {
             Error::RolloutFailed(_) => "rollout_failed",
             Error::LeaseLost => "lease_lost",
             Error::Webhooks(_) => "webhooks",
+            Error::Repository(_) => "repository",
+            Error::BuildFailed(_) => "build_failed",
         }
     }
 
@@ -130,7 +143,9 @@ impl Error {
             | Error::Edge(_)
             | Error::RolloutFailed(_)
             | Error::LeaseLost
-            | Error::Webhooks(_)) => HostError::Protocol(e.to_string()),
+            | Error::Webhooks(_)
+            | Error::Repository(_)
+            | Error::BuildFailed(_)) => HostError::Protocol(e.to_string()),
         }
     }
 
@@ -146,7 +161,9 @@ impl Error {
             | Error::Edge(_)
             | Error::RolloutFailed(_)
             | Error::LeaseLost
-            | Error::Webhooks(_) => FailureKind::Protocol,
+            | Error::Webhooks(_)
+            | Error::Repository(_)
+            | Error::BuildFailed(_) => FailureKind::Protocol,
         }
     }
 
@@ -154,7 +171,15 @@ impl Error {
     /// changes. A corrupt stored row is terminal: the next read is just as
     /// corrupt, and nothing must act on a default in its place.
     pub fn is_terminal(&self) -> bool {
-        matches!(self, Error::InvalidSpec(_) | Error::RolloutFailed(_) | Error::Store(play_core::Error::Corrupt { .. }))
+        use play_core::repository::RepositoryError as R;
+        matches!(
+            self,
+            Error::InvalidSpec(_)
+                | Error::RolloutFailed(_)
+                | Error::BuildFailed(_)
+                | Error::Store(play_core::Error::Corrupt { .. })
+                | Error::Repository(R::Refused(_) | R::Unauthorized(_) | R::NotFound(_) | R::TooLarge(_))
+        )
     }
 }
 

@@ -126,6 +126,40 @@ impl World {
         Running { handle, shutdown, task: Some(task) }
     }
 
+    /// Starts the Playground reconciler and the Playzone sync loop, both
+    /// reaching repositories through `repositories` (as `play serve` wires
+    /// them): services built from Playzones.
+    pub fn runtimes_with_repositories(
+        &self,
+        repositories: Arc<dyn play_core::repository::RepositoryGateway>,
+    ) -> (Running, Running) {
+        let store = self.app.store().clone();
+        let secrets = self.app.state.secrets.clone();
+        let config = Config {
+            resync_every: Duration::from_secs(5),
+            lease_duration: Duration::from_secs(10),
+            lease_busy_retry: Duration::from_millis(500),
+            backoff: Backoff { initial: Duration::from_millis(200), max: Duration::from_secs(2) },
+            ..Config::default()
+        };
+        let playgrounds = PlaygroundReconciler::new(store.clone(), secrets.clone(), self.gateway.clone())
+            .with_config(PlaygroundConfig { poll_interval: Duration::from_millis(500), ..Default::default() })
+            .with_repositories(repositories.clone());
+        let playgrounds = Runtime::new(playgrounds, store.clone(), Arc::new(Metrics::new()))
+            .with_replica_id("local")
+            .with_config(config.clone());
+        let sync = play_reconcilers::playzone::PlayzoneSync::new(store.clone(), secrets, repositories);
+        let sync = Runtime::new(sync, store, Arc::new(Metrics::new())).with_replica_id("local").with_config(config);
+        let start = |handle: Handle, run: std::pin::Pin<Box<dyn Future<Output = ()> + Send>>, shutdown| Running {
+            handle,
+            shutdown,
+            task: Some(tokio::spawn(run)),
+        };
+        let (a, b) = (CancellationToken::new(), CancellationToken::new());
+        let (ha, hb) = (playgrounds.handle(), sync.handle());
+        (start(ha, Box::pin(playgrounds.run(a.clone())), a), start(hb, Box::pin(sync.run(b.clone())), b))
+    }
+
     /// Starts the Playground reconciler and the edge reconciler (with
     /// `edge`), wired as `play serve` wires them: a Playground pass that
     /// changes what runs wakes its Playroom's edge.

@@ -43,7 +43,8 @@ pub struct LaunchResponse {
     pub playspecs_created: i64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub playground_id: Option<i64>,
-    /// Playzones auto-created from build services (none until Playzones exist).
+    /// Playzones created for build services that name their repository
+    /// (`svc/repo_url`); a Playzone of the account with that URL is reused.
     pub playzones_created: Vec<i64>,
     /// Service name -> URL of each routed service of the new Playground
     /// (served once it runs); `{}` without a Playground.
@@ -67,9 +68,17 @@ pub async fn launch(
         agent: body.agent,
     };
     let limits = state.config.limits();
-    let Launched { playspec, playground } =
-        launch::launch_compose(&state.store, &state.cpu, principal.account_id, request, limits, principal.actor())
-            .await?;
+    let policy = &state.config.repository_policy;
+    let Launched { playspec, playground, playzones_created } = launch::launch_compose(
+        &state.store,
+        &state.cpu,
+        principal.account_id,
+        request,
+        limits,
+        policy,
+        principal.actor(),
+    )
+    .await?;
     let urls = match &playground {
         Some(p) => {
             playgrounds::wake(&state, p);
@@ -82,7 +91,7 @@ pub async fn launch(
         JsonResponse(LaunchResponse {
             playspecs_created: playspec.id,
             playground_id: playground.map(|p| p.id),
-            playzones_created: Vec::new(),
+            playzones_created,
             urls,
         }),
     ))

@@ -40,6 +40,7 @@ pub(super) struct Loaded {
     playspec: Option<Playspec>,
     files: Vec<MountedFile>,
     playroom: Playroom,
+    sources: play_core::build::Sources,
 }
 
 /// The rows the desired objects of `playground` are computed from.
@@ -53,7 +54,8 @@ pub(super) async fn load_for(state: &AppState, playground: Playground, playroom:
         }
         None => (None, Vec::new()),
     };
-    Ok(Loaded { playground, playspec, files, playroom })
+    let sources = play_core::store::builds::sources(&state.store, account_id, playground.id).await?;
+    Ok(Loaded { playground, playspec, files, playroom, sources })
 }
 
 async fn load(state: &AppState, account_id: i64, id: i64) -> ApiResult<Loaded> {
@@ -71,8 +73,14 @@ impl Loaded {
         state
             .cpu
             .run(move || {
-                playground::desired_for(&loaded.playground, loaded.playspec.as_ref(), &loaded.files, &loaded.playroom)
-                    .map_err(|e| e.to_string())
+                playground::desired_for(
+                    &loaded.playground,
+                    loaded.playspec.as_ref(),
+                    &loaded.files,
+                    &loaded.playroom,
+                    &loaded.sources,
+                )
+                .map_err(|e| e.to_string())
             })
             .await
     }
@@ -303,20 +311,50 @@ pub struct DebugView {
     /// overrides, before play's additions.
     pub augmented_compose_template: Option<String>,
     pub services_configuration: Vec<ServiceConfiguration>,
-    /// Per-service build settings: empty until services are built from
-    /// Playzones.
-    #[schema(value_type = Object)]
-    pub build_overrides: BTreeMap<String, serde_json::Value>,
-    /// Image builds: none until services are built from Playzones.
-    #[schema(value_type = Vec<Object>)]
-    pub build_records: Vec<serde_json::Value>,
-    /// Branch checkouts: none until Playzones exist.
+    /// Per-service builds of services built from Playzones, once their
+    /// commit is pinned: what the image is built from and its name.
+    pub build_overrides: BTreeMap<String, BuildOverride>,
+    /// Every image a service needed, oldest first: built (with the
+    /// duration and the log's tail) or found on the Playroom (cache hit).
+    pub build_records: Vec<BuildRecordView>,
+    /// Branch checkouts into Playground volumes (`svc/source_mount`): none
+    /// yet, source mounts are not supported.
     #[schema(value_type = Vec<Object>)]
     pub branch_clones: Vec<serde_json::Value>,
     /// The shared edge network routed services join.
     pub edge_network: Option<String>,
     /// Why the desired objects cannot be computed (`null` when they can).
     pub error: Option<String>,
+}
+
+/// What one service's image is built from.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BuildOverride {
+    pub playzone_id: i64,
+    pub branch: String,
+    pub commit: String,
+    /// The context directory in the repository (`""`: its root).
+    pub context: String,
+    pub dockerfile: String,
+    pub target: Option<String>,
+    pub args: BTreeMap<String, String>,
+    /// `play-build:<key>`: the same inputs reuse it on the Playroom.
+    pub image: String,
+}
+
+/// One image a service needed.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BuildRecordView {
+    pub service: String,
+    pub commit: String,
+    pub image: String,
+    /// The image was on the Playroom: nothing was built.
+    pub cache_hit: bool,
+    pub succeeded: bool,
+    pub duration_ms: i64,
+    /// The end of the build's output.
+    pub log_tail: String,
+    pub created_at: chrono::DateTime<chrono::Utc>,
 }
 
 fn condition(c: play_core::compose::model::DependencyCondition) -> String {
@@ -378,22 +416,52 @@ pub async fn debug(
         .playspec
         .as_ref()
         .and_then(|s| desired::interpolated_template(&s.base_compose_yaml, &loaded.playground).ok());
+    let mut build_overrides = BTreeMap::new();
     let (generated_compose_yaml, services_configuration, edge_network, error) = match loaded.desired(&state).await? {
         Ok(Computed { desired, .. }) => {
             let edge = EdgeState::load(&state, &loaded.playground).await?;
             let services = desired.services.iter().map(|s| configuration(s, &edge)).collect();
+            for service in &desired.services {
+                if let Some(b) = &service.built {
+                    let view = BuildOverride {
+                        playzone_id: b.playzone_id,
+                        branch: b.branch.clone(),
+                        commit: b.commit.clone(),
+                        context: b.context.clone(),
+                        dockerfile: b.dockerfile.clone(),
+                        target: b.target.clone(),
+                        args: b.args.clone(),
+                        image: b.image.clone(),
+                    };
+                    build_overrides.insert(service.name.clone(), view);
+                }
+            }
             (Some(desired::render_compose(&desired)), services, desired.edge_network.clone(), None)
         }
         Err(message) => (None, Vec::new(), None, Some(message)),
     };
+    let build_records = play_core::store::builds::records(&state.store, loaded.playground.id)
+        .await?
+        .into_iter()
+        .map(|r| BuildRecordView {
+            service: r.service,
+            commit: r.commit,
+            image: r.image,
+            cache_hit: r.cache_hit,
+            succeeded: r.succeeded,
+            duration_ms: r.duration_ms,
+            log_tail: r.log_tail,
+            created_at: r.created_at,
+        })
+        .collect();
     Ok(JsonResponse(DebugView {
         id: loaded.playground.id,
         compose_project: loaded.playground.compose_project.clone(),
         generated_compose_yaml,
         augmented_compose_template,
         services_configuration,
-        build_overrides: BTreeMap::new(),
-        build_records: Vec::new(),
+        build_overrides,
+        build_records,
         branch_clones: Vec::new(),
         edge_network,
         error,

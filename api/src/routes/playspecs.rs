@@ -10,6 +10,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use play_core::FieldErrors;
+use play_core::compose::classify::ServiceType;
 use play_core::compose::{self, Issue, Policy, ServiceDefinition, ValidationReport};
 use play_core::error::push_field_error;
 use play_core::store::playrooms;
@@ -60,8 +61,9 @@ pub struct ServiceInput {
     #[serde(rename = "type")]
     #[schema(schema_with = service_type_or_null)]
     pub service_type: Option<String>,
-    /// Not supported until Playzones exist: must be absent or null.
-    #[schema(schema_with = crate::schemas::null_only)]
+    /// The Playzone a dynamic service is built from (one of the account's);
+    /// without it, a `svc/repo_url` label links or creates one.
+    #[schema(minimum = 1)]
     pub playzone_id: Option<i64>,
     #[schema(schema_with = crate::schemas::relative_path_or_null)]
     pub dockerfile_path: Option<String>,
@@ -202,8 +204,14 @@ fn apply_overrides(defs: &mut [ServiceDefinition], overrides: Vec<ServiceInput>,
                 );
             }
         }
-        if input.playzone_id.is_some() {
-            push_field_error(errors, field("playzone_id"), "Playzones are not available on this server yet");
+        if let Some(id) = input.playzone_id {
+            if def.service_type != ServiceType::Dynamic {
+                push_field_error(errors, field("playzone_id"), "only services built from source have a Playzone");
+            } else if id < 1 {
+                push_field_error(errors, field("playzone_id"), "must be a Playzone id");
+            } else {
+                def.playzone_id = Some(id);
+            }
         }
         for (name, value, slot) in [
             ("dockerfile_path", input.dockerfile_path, &mut def.dockerfile_path),
@@ -287,6 +295,25 @@ fn fields(input: PlayspecInput, creating: bool, current_yaml: Option<String>) ->
     })
 }
 
+/// Links the dynamic services to Playzones (`playzone::link`).
+async fn link(
+    state: &AppState,
+    principal: &Principal,
+    fields: &mut PlayspecFields,
+    previous: &[ServiceDefinition],
+) -> ApiResult<()> {
+    let Some(services) = fields.services.as_mut() else { return Ok(()) };
+    let linker = play_core::playzone::link::Linker {
+        store: &state.store,
+        account_id: principal.account_id,
+        policy: &state.config.repository_policy,
+        limits: &state.config.quotas,
+        actor: principal.actor(),
+    };
+    play_core::playzone::link::link(linker, services, previous, |d| format!("playspec.services.{}", d.name)).await?;
+    Ok(())
+}
+
 /// List the account's Playspecs.
 #[utoipa::path(get, path = "/api/playspecs", tag = "Playspecs", responses((status = 200, body = [PlayspecItem])))]
 pub async fn list(State(state): State<AppState>, principal: Principal) -> ApiResult<JsonResponse<Vec<PlayspecItem>>> {
@@ -325,7 +352,8 @@ pub async fn create(
     principal: Principal,
     Json(body): Json<PlayspecRequest>,
 ) -> ApiResult<(StatusCode, JsonResponse<PlayspecDetail>)> {
-    let fields = state.cpu.run(move || fields(body.playspec, true, None)).await??;
+    let mut fields = state.cpu.run(move || fields(body.playspec, true, None)).await??;
+    link(&state, &principal, &mut fields, &[]).await?;
     let playspec =
         playspecs::create(&state.store, principal.account_id, fields, &state.config.quotas, principal.actor()).await?;
     Ok((StatusCode::CREATED, JsonResponse(detail(&state, playspec).await?)))
@@ -342,8 +370,10 @@ pub async fn update(
     Json(body): Json<PlayspecRequest>,
 ) -> ApiResult<JsonResponse<PlayspecDetail>> {
     let current = playspecs::get(&state.store, principal.account_id, id).await?;
+    let previous = current.definitions()?;
     let current_yaml = current.base_compose_yaml;
-    let fields = state.cpu.run(move || fields(body.playspec, false, Some(current_yaml))).await??;
+    let mut fields = state.cpu.run(move || fields(body.playspec, false, Some(current_yaml))).await??;
+    link(&state, &principal, &mut fields, &previous).await?;
     let playspec = playspecs::update(&state.store, principal.account_id, id, fields, principal.actor()).await?;
     Ok(JsonResponse(detail(&state, playspec).await?))
 }

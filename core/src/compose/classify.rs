@@ -1,8 +1,9 @@
 //! Playspec service definitions from a Compose model (spec: Playspec,
 //! "Service definition").
 //!
-//! - `type` is `dynamic` when the service has `build` (play builds it from a
-//!   Playzone), `static` otherwise (a ready image).
+//! - `type` is `dynamic` when the service has `build` or a `svc/repo_url`
+//!   or `svc/branch` label (play builds it from a Playzone), `static`
+//!   otherwise (a ready image).
 //! - `dockerfile_path`: `svc/dockerfile`, else `build.dockerfile`, else
 //!   `Dockerfile` (dynamic only).
 //! - `env_file_path`: `svc/env_file`, else the first `env_file` entry
@@ -53,6 +54,10 @@ pub struct ServiceDefinition {
     pub workdir: Option<String>,
     pub image: Option<String>,
     pub exposure: Exposure,
+    /// The repository a dynamic service names (`svc/repo_url`): Launch and
+    /// Playspec creation link (or create) its Playzone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo_url: Option<String>,
 }
 
 fn label<'a>(service: &'a Service, key: &str) -> Option<&'a str> {
@@ -85,12 +90,19 @@ fn exposure(name: &str, service: &Service) -> Exposure {
     Exposure { enabled: true, port: Some(port), subdomain: Some(subdomain), visibility: Some(visibility.to_owned()) }
 }
 
+/// Whether play builds the service from a Playzone: it has a `build`
+/// section, or names its repository or branch (`svc/repo_url`,
+/// `svc/branch`).
+pub fn is_dynamic(service: &Service) -> bool {
+    service.build.is_some() || label(service, "svc/repo_url").is_some() || label(service, "svc/branch").is_some()
+}
+
 /// One definition per service, in document order.
 pub fn classify(file: &ComposeFile) -> Vec<ServiceDefinition> {
     file.services
         .iter()
         .map(|(name, service)| {
-            let dynamic = service.build.is_some();
+            let dynamic = is_dynamic(service);
             let build = service.build.as_ref();
             ServiceDefinition {
                 name: name.clone(),
@@ -109,9 +121,10 @@ pub fn classify(file: &ComposeFile) -> Vec<ServiceDefinition> {
                 } else {
                     None
                 },
-                workdir: build.map(|b| b.context.clone()),
+                workdir: if dynamic { Some(build.map_or_else(|| ".".to_owned(), |b| b.context.clone())) } else { None },
                 image: service.image.clone(),
                 exposure: exposure(name, service),
+                repo_url: if dynamic { label(service, "svc/repo_url").map(str::to_owned) } else { None },
             }
         })
         .collect()

@@ -17,7 +17,10 @@
 //! - an explicit `name:` of a network or volume never starts with
 //!   [`RESERVED_PREFIX`], the prefix of every object play names;
 //! - labels under [`RESERVED_LABEL_PREFIX`] are play's alone: play finds,
-//!   sweeps and routes its objects by them.
+//!   sweeps and routes its objects by them;
+//! - a service's `image` never names `play-build`, the repository of the
+//!   images play builds from Playzones (one account's code must not run
+//!   under another account's static service).
 
 use super::ctx::Ctx;
 use super::model::ComposeFile;
@@ -66,6 +69,18 @@ pub(crate) fn check(file: &ComposeFile, ctx: &mut Ctx<'_>) {
         }
     }
     for (service_name, service) in &file.services {
+        if let Some(image) = &service.image
+            && crate::build::is_reserved_image(image)
+        {
+            let at = Path::root().key("services").key(service_name.clone()).key("image");
+            ctx.error(
+                &at,
+                format!(
+                    "`{image}`: the `{}` image repository is reserved for images play builds from Playzones",
+                    crate::build::BUILD_IMAGE_REPO
+                ),
+            );
+        }
         for key in service.labels.keys() {
             if key.to_ascii_lowercase().starts_with(RESERVED_LABEL_PREFIX) {
                 let at = Path::root().key("services").key(service_name.clone()).key("labels").key(key.clone());

@@ -93,6 +93,7 @@ pub(super) fn container_spec(
     let image = match (&service.image, &service.build) {
         (Some(image), _) => image.clone(),
         (None, Some(_)) => String::new(),
+        (None, None) if crate::compose::classify::is_dynamic(service) => String::new(),
         (None, None) => return Err(format!("service `{name}` has neither `image` nor `build`")),
     };
     let mut env: BTreeMap<String, String> =

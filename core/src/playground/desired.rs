@@ -14,6 +14,7 @@
 //! rows.
 
 use super::model::Playground;
+use crate::build::Sources;
 use crate::compose::Policy;
 use crate::compose::model::ComposeFile;
 use crate::desired::{self, Desired, EdgeInputs, Inputs};
@@ -50,17 +51,23 @@ pub enum DesiredError {
 /// The desired objects of `playground` (see the [module documentation](self)).
 /// `files` are the Playspec's mounted files; a caller that only needs names
 /// that do not depend on them (the volumes of a destroy) may pass none.
+/// `sources` are the Playground's pinned commits and their Playzones' URLs
+/// (empty when no service is built from a Playzone, or for a caller that
+/// needs nothing of the images, like the volumes of a destroy).
 pub fn desired_for(
     playground: &Playground,
     playspec: Option<&Playspec>,
     files: &[MountedFile],
     playroom: &Playroom,
+    sources: &Sources,
 ) -> Result<Computed, DesiredError> {
     let playspec = playspec.ok_or(DesiredError::NoPlayspec)?;
     let policy = Policy { trusted: playroom.trusted };
     let model =
         desired::model_for(&playspec.base_compose_yaml, &policy, playground).map_err(DesiredError::CannotRun)?;
     let definitions = playspec.definitions()?;
+    let builds =
+        crate::build::specs(playground.account_id, &model, &definitions, sources).map_err(DesiredError::CannotRun)?;
     let inputs = Inputs::new(playground, &model)
         .with_persist_volumes(playspec.persist_volumes)
         .with_files(files)
@@ -71,7 +78,8 @@ pub fn desired_for(
             local: playroom.connection == Connection::Local,
             host: &playroom.host,
         })
-        .with_definitions(&definitions);
+        .with_definitions(&definitions)
+        .with_builds(&builds);
     let desired = desired::desired(&inputs).map_err(DesiredError::CannotRun)?;
     Ok(Computed { model, desired })
 }

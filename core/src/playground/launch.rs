@@ -166,6 +166,8 @@ pub struct ComposeLaunch {
 pub struct Launched {
     pub playspec: Playspec,
     pub playground: Option<Playground>,
+    /// Playzones created for the Compose file's build services.
+    pub playzones_created: Vec<i64>,
 }
 
 /// `POST /api/launch`: Compose in, a Playspec (and optionally a Playground)
@@ -177,6 +179,7 @@ pub async fn launch_compose(
     account_id: i64,
     request: ComposeLaunch,
     limits: Limits<'_>,
+    repositories: &crate::playzone::RepositoryPolicy,
     actor: Actor,
 ) -> Result<Launched> {
     let mut errors = FieldErrors::new();
@@ -206,9 +209,16 @@ pub async fn launch_compose(
             if issue.path.is_empty() { "compose_yaml".to_owned() } else { format!("compose_yaml.{}", issue.path) };
         push_field_error(&mut errors, key, issue.message.clone());
     }
-    let (Some(services), true) = (services, errors.is_empty()) else {
+    let (Some(mut services), true) = (services, errors.is_empty()) else {
         return Err(Error::Validation(errors));
     };
+    // Build services naming their repository get its Playzone (found or
+    // created) before anything else is written.
+    let linker =
+        crate::playzone::link::Linker { store, account_id, policy: repositories, limits: limits.quotas, actor };
+    let playzones_created =
+        crate::playzone::link::link(linker, &mut services, &[], |d| format!("compose_yaml.services.{}", d.name))
+            .await?;
     let playspec = PlayspecFields {
         name: None,
         description: Some(String::new()),
@@ -225,7 +235,7 @@ pub async fn launch_compose(
     };
     let launch = Launch { name: LaunchName::Given(request.name.trim().to_owned()), playspec, playground };
     let (playspec, playground) = record_launch(store, account_id, launch, limits.quotas, actor).await?;
-    Ok(Launched { playspec, playground })
+    Ok(Launched { playspec, playground, playzones_created })
 }
 
 /// `POST /api/import_templates/{id}/launch` as parsed.

@@ -139,6 +139,9 @@ pub async fn record_rollout(
     )
     .await?;
     restart_progress(&mut tx, &current, 0, actor).await?;
+    // Services built from Playzones are built again from their branches'
+    // current commits (or found in the cache): the next pass pins them.
+    crate::store::builds::clear_pins(&mut tx, id).await?;
     rows::updated_in(&mut tx, &current, actor, serde_json::json!({"operation": "rollout", "changed": fields})).await?;
     let playground = rows::get_in(&mut tx, account_id, id).await?;
     tx.commit().await?;
@@ -151,6 +154,7 @@ pub async fn hard_restart(store: &Store, account_id: i64, id: i64, actor: Actor)
     let current = rows::get_in(&mut tx, account_id, id).await?;
     current.check_live()?;
     restart_progress(&mut tx, &current, 1, actor).await?;
+    crate::store::builds::clear_pins(&mut tx, id).await?;
     rows::updated_in(
         &mut tx,
         &current,

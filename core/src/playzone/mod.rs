@@ -15,6 +15,7 @@
 //! for one gateway call. No type here that is serialised or shown holds it.
 
 pub mod env_file;
+pub mod link;
 
 use serde::Serialize;
 

@@ -21,6 +21,7 @@
 //! when a deferred transaction tries to upgrade its lock.
 
 pub mod accounts;
+pub mod builds;
 pub mod edges;
 pub mod events;
 pub mod fence;

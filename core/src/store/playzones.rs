@@ -119,6 +119,31 @@ pub async fn create(
     limits: &QuotaLimits,
     actor: Actor,
 ) -> Result<Playzone> {
+    insert(store, Some(secrets), account_id, changes, auto_created, limits, actor).await
+}
+
+/// Creates an `auto_created` Playzone for a Compose file's repository
+/// (Launch, Playspecs): public, without a token.
+pub async fn create_auto(
+    store: &Store,
+    account_id: i64,
+    changes: Changes,
+    limits: &QuotaLimits,
+    actor: Actor,
+) -> Result<Playzone> {
+    let changes = Changes { credentials: None, private: Some(false), ..changes };
+    insert(store, None, account_id, changes, true, limits, actor).await
+}
+
+async fn insert(
+    store: &Store,
+    secrets: Option<&SecretBox>,
+    account_id: i64,
+    changes: Changes,
+    auto_created: bool,
+    limits: &QuotaLimits,
+    actor: Actor,
+) -> Result<Playzone> {
     let missing = || Error::Internal("playzone create without name or scm_url".into());
     let name = changes.name.clone().ok_or_else(missing)?;
     let scm_url = changes.scm_url.clone().ok_or_else(missing)?;
@@ -143,7 +168,7 @@ pub async fn create(
     .await
     .on_unique(|| name_taken(&name))?
     .try_get("id")?;
-    if let Some(Some(token)) = &changes.credentials {
+    if let (Some(Some(token)), Some(secrets)) = (&changes.credentials, secrets) {
         set_token(&mut tx, secrets, id, Some(token)).await?;
     }
     let metadata = serde_json::json!({"name": name, "scm_url": scm_url, "auto_created": auto_created});

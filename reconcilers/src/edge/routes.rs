@@ -48,7 +48,7 @@ pub async fn wanted(store: &Store, room: &Playroom) -> Result<Vec<Wanted>> {
             Err(play_core::Error::NotFound(_)) => continue,
             Err(e) => return Err(e.into()),
         };
-        let computed = match playground::desired_for(&p, Some(&spec), &[], room) {
+        let computed = match playground::desired_for(&p, Some(&spec), &[], room, &Default::default()) {
             Ok(computed) => computed,
             Err(error) => {
                 tracing::debug!(playground = id, %error, "no routes: its desired objects cannot be computed");

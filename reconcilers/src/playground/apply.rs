@@ -49,6 +49,9 @@ pub struct Apply<'a> {
     /// Mounted file contents by file id (only those the pass may write).
     pub files: &'a std::collections::BTreeMap<i64, Vec<u8>>,
     pub pull_timeout: Duration,
+    /// Builds images of services built from Playzones (`None` where no
+    /// build can be asked for: a destroy).
+    pub builder: Option<&'a super::build::Builder<'a>>,
 }
 
 /// The order groups of steps run in; steps within a group are independent.
@@ -58,7 +61,7 @@ fn rank(step: &Step) -> u8 {
         Step::CreateNetwork(_) | Step::CreateSharedNetwork(_) | Step::RemoveSharedNetwork { .. } => 1,
         Step::CreateVolume(_) => 2,
         Step::PullImage(_) => 3,
-        Step::BuildUnavailable(_) => 4,
+        Step::BuildImage(_) | Step::BuildUnavailable(_) => 4,
         Step::RunContainer(_) | Step::RunBeside { .. } | Step::StartContainer { .. } => 5,
         Step::SwitchOver { .. } => 9,
         Step::RemoveNetwork(_) => 6,
@@ -122,8 +125,13 @@ impl Apply<'_> {
                     other => other,
                 }
             }
+            Step::BuildImage(service) => {
+                let (_, spec) = self.service(service)?;
+                let builder = self.builder.ok_or_else(|| Error::InvalidSpec("no builder for this pass".into()))?;
+                builder.build(docker, spec).await
+            }
             Step::BuildUnavailable(service) => Err(Error::InvalidSpec(format!(
-                "service `{service}` is built from source: building from a Playzone is not available yet"
+                "service `{service}` is built from source but has no pinned commit to build"
             ))),
             Step::RunContainer(service) => {
                 let (_, spec) = self.service(service)?;

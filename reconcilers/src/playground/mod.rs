@@ -64,11 +64,13 @@
 //! event stream (`crate::playroom::events` wakes it).
 
 pub mod apply;
+mod build;
 pub mod edge;
 pub mod files;
 pub mod job;
 pub mod observe;
 mod pass;
+mod pins;
 pub mod plan;
 mod rollout;
 pub use play_core::desired as spec;
@@ -77,6 +79,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pass::Pass;
+use play_core::repository::RepositoryGateway;
 use play_core::secrets::SecretBox;
 use play_core::store::Store;
 use play_core::store::playground_status::{self as status_store, Fence, Fenced};
@@ -109,6 +112,8 @@ pub struct PlaygroundConfig {
     /// How long a zero-downtime rollout waits for the edge to serve the
     /// new container before draining anyway.
     pub edge_switch_timeout: Duration,
+    /// Bound on one image build (fetching the context included).
+    pub build_timeout: Duration,
 }
 
 impl Default for PlaygroundConfig {
@@ -120,6 +125,7 @@ impl Default for PlaygroundConfig {
             job_poll_interval: Duration::from_secs(5),
             job_retention: Duration::from_secs(24 * 3600),
             drain: Duration::from_secs(10),
+            build_timeout: Duration::from_secs(1800),
             edge_switch_timeout: Duration::from_secs(30),
         }
     }
@@ -135,11 +141,28 @@ pub struct PlaygroundReconciler {
     watch: Option<WatchHandle>,
     /// Wakes the edge of a Playroom whose routes may have changed.
     edge: Option<Arc<dyn Waker>>,
+    /// Where services built from Playzones get their code.
+    repositories: Arc<dyn RepositoryGateway>,
 }
 
 impl PlaygroundReconciler {
     pub fn new(store: Store, secrets: SecretBox, gateway: DockerHostGateway) -> Self {
-        PlaygroundReconciler { store, secrets, gateway, config: PlaygroundConfig::default(), watch: None, edge: None }
+        PlaygroundReconciler {
+            store,
+            secrets,
+            gateway,
+            config: PlaygroundConfig::default(),
+            watch: None,
+            edge: None,
+            repositories: Arc::new(play_core::repository::NoRepositories),
+        }
+    }
+
+    /// Services built from Playzones read their repositories through
+    /// `repositories` (without it, such a service cannot be built).
+    pub fn with_repositories(mut self, repositories: Arc<dyn RepositoryGateway>) -> Self {
+        self.repositories = repositories;
+        self
     }
 
     /// A pass that changed what the edge routes (services started or

@@ -18,7 +18,8 @@ use play_core::store::playground_status::{self as status_store, Fence};
 use play_core::store::{playrooms, playspec_files, playspecs};
 use play_core::time;
 
-use super::{PlaygroundReconciler, apply, job, observe, plan, rollout, spec};
+use super::build::Builder;
+use super::{PlaygroundReconciler, apply, job, observe, pins, plan, rollout, spec};
 use crate::host::RegistryCredentials;
 use crate::runtime::Action;
 use crate::{Error, Result};
@@ -88,7 +89,11 @@ impl<'a> Pass<'a> {
         if p.desired_state == DesiredState::Running {
             let playspec = playspec.as_ref().ok_or(playground::DesiredError::NoPlayspec)?;
             let files = playspec_files::list_files(store, playspec.id).await?;
-            let desired = playground::desired_for(&p, Some(playspec), &files, &room)?.desired;
+            // Pinning a built service's commit is part of `image_build`.
+            let at = std::mem::replace(&mut self.step, CreationStep::ImageBuild);
+            let sources = pins::ensure(self.r, self.fence, &p, playspec, &room).await?;
+            self.step = at;
+            let desired = playground::desired_for(&p, Some(playspec), &files, &room, &sources)?.desired;
             let watched = if p.job_mode { Some(job::watched(&p, &desired).map_err(Error::InvalidSpec)?) } else { None };
             match self.converge(&docker, &target, &p, &desired, watched.as_ref(), playspec.id).await? {
                 Converged::Wait(action) => return Ok(action),
@@ -110,7 +115,7 @@ impl<'a> Pass<'a> {
         // found by label only. The files volume carries its label, so the
         // mounted files are not read for this.
         let persist = playspec.as_ref().is_some_and(|s| s.persist_volumes);
-        let volumes = playground::desired_for(&p, playspec.as_ref(), &[], &room)
+        let volumes = playground::desired_for(&p, playspec.as_ref(), &[], &room, &Default::default())
             .map(|c| c.desired.volumes.into_iter().map(|v| v.name).collect::<Vec<_>>())
             .unwrap_or_default();
         if !self.clean_host(&docker, &p.installation, persist, &volumes).await? {
@@ -170,7 +175,7 @@ impl<'a> Pass<'a> {
         let images: Vec<String> = desired
             .services
             .iter()
-            .filter(|s| !s.build)
+            .filter(|s| !s.build || s.built.is_some())
             .map(|s| s.container.image.clone())
             .collect::<BTreeSet<_>>()
             .into_iter()
@@ -214,6 +219,10 @@ impl<'a> Pass<'a> {
                 contents = Some(self.file_contents(&desired, playspec_id).await?);
             }
             let no_files = BTreeMap::new();
+            let builder = self.builder(&desired);
+            if rounds == 1 {
+                self.note_cache_hits(&builder, &desired, &observed).await?;
+            }
             let apply = apply::Apply {
                 docker,
                 desired: Some(&desired),
@@ -222,6 +231,7 @@ impl<'a> Pass<'a> {
                 credentials: credentials.as_deref().unwrap_or_default(),
                 files: contents.as_ref().unwrap_or(&no_files),
                 pull_timeout: self.r.config.pull_timeout,
+                builder: Some(&builder),
             };
             let mut pulled = false;
             for group in &groups {
@@ -320,6 +330,47 @@ impl<'a> Pass<'a> {
         Ok(out)
     }
 
+    /// The builder of this pass's `image_build` steps (borrowing the
+    /// reconciler, not the pass, which moves its step meanwhile).
+    fn builder<'b>(&self, desired: &'b spec::Desired) -> Builder<'b>
+    where
+        'a: 'b,
+    {
+        let r: &'a PlaygroundReconciler = self.r;
+        Builder {
+            store: &r.store,
+            secrets: &r.secrets,
+            repositories: r.repositories.as_ref(),
+            fence: self.fence,
+            playground_id: self.id,
+            installation: &desired.installation,
+            timeout: r.config.build_timeout,
+        }
+    }
+
+    /// Records a cache hit for each built service whose image the Playroom
+    /// already had (once per image).
+    async fn note_cache_hits(
+        &self,
+        builder: &Builder<'_>,
+        desired: &spec::Desired,
+        observed: &plan::Observed,
+    ) -> Result<()> {
+        let present: Vec<&spec::ServiceSpec> = desired
+            .services
+            .iter()
+            .filter(|s| s.built.as_ref().is_some_and(|b| observed.images.contains(&b.image)))
+            .collect();
+        if present.is_empty() {
+            return Ok(());
+        }
+        let recorded = play_core::store::builds::records(&self.r.store, self.id).await?;
+        for service in present {
+            builder.note_cache_hit(service, &recorded).await?;
+        }
+        Ok(())
+    }
+
     async fn credentials(&self, playspec_id: i64) -> Result<Vec<RegistryCredentials>> {
         let store = &self.r.store;
         let mut out = Vec::new();
@@ -347,6 +398,7 @@ impl<'a> Pass<'a> {
             credentials: &[],
             files: &BTreeMap::new(),
             pull_timeout: self.r.config.pull_timeout,
+            builder: None,
         };
         let observed = observe::observe(docker, installation, self.id, &[], volumes, None).await?;
         let steps = plan::destroy_plan(&observed, persist_volumes);

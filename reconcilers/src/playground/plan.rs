@@ -102,7 +102,10 @@ pub enum Step {
     },
     CreateVolume(String),
     PullImage(String),
-    /// The service must be built: not available yet (terminal).
+    /// Build the service's image from its pinned commit (its
+    /// `play-build:<key>` image is not on the host).
+    BuildImage(String),
+    /// The service is built from source but has no pinned build (terminal).
     BuildUnavailable(String),
     RemoveContainer {
         id: String,
@@ -149,7 +152,7 @@ impl Step {
             | Step::RemoveSharedNetwork { .. } => CreationStep::Network,
             Step::CreateVolume(_) | Step::RemoveVolume(_) => CreationStep::Volumes,
             Step::PullImage(_) => CreationStep::ImagePull,
-            Step::BuildUnavailable(_) => CreationStep::ImageBuild,
+            Step::BuildImage(_) | Step::BuildUnavailable(_) => CreationStep::ImageBuild,
             Step::Wait { condition: DependencyCondition::ServiceHealthy, .. } => CreationStep::Healthcheck,
             Step::RemoveContainer { .. }
             | Step::RunContainer(_)
@@ -167,6 +170,7 @@ impl Step {
             Step::RemoveSharedNetwork { name, .. } => format!("remove a duplicate of network {name}"),
             Step::CreateVolume(v) => format!("create volume {v}"),
             Step::PullImage(i) => format!("pull {i}"),
+            Step::BuildImage(s) => format!("build the image of {s}"),
             Step::BuildUnavailable(s) => format!("build {s}"),
             Step::RemoveContainer { service: Some(s), .. } => format!("remove a container of {s}"),
             Step::RemoveContainer { id, service: None } => format!("remove container {id}"),
@@ -341,7 +345,13 @@ pub fn plan_keeping(desired: &Desired, observed: &Observed, keep_exited: &BTreeS
         }
     }
     for service in desired.services.iter().filter(|s| s.build) {
-        steps.push(Step::BuildUnavailable(service.name.clone()));
+        match &service.built {
+            // Present: built before, by this Playground or another of the
+            // account with the same inputs (a cache hit).
+            Some(built) if observed.images.contains(&built.image) => {}
+            Some(_) => steps.push(Step::BuildImage(service.name.clone())),
+            None => steps.push(Step::BuildUnavailable(service.name.clone())),
+        }
     }
 
     let containers = by_service(desired, observed);

@@ -1,0 +1,201 @@
+//! Images built from Playzones: what a dynamic service's build is made of
+//! ([`BuildSpec`]), the content key that names its image, and the build
+//! context's `.dockerignore` rules ([`dockerignore`]).
+//!
+//! # The cache key
+//!
+//! A built image is tagged `play-build:<key>` on the Playroom, where the key
+//! is a SHA-256 over everything the image is made of: the account, the
+//! repository URL, the commit, the context directory, the Dockerfile path,
+//! the target and the build arguments. The same inputs on the same Playroom
+//! find the image present and build nothing (a cache hit); any change, a
+//! new commit above all, names another image, so the service's config hash
+//! changes and a rollout recreates that service only.
+//!
+//! The account is part of the key so that one tenant never runs an image
+//! another tenant's code was built into, and `play-build` is a reserved
+//! image name in tenant Compose files
+//! ([`crate::compose`] refuses it), so no static service can name one.
+
+pub mod dockerignore;
+
+use std::collections::BTreeMap;
+
+use sha2::{Digest, Sha256};
+
+use crate::compose::classify::{ServiceDefinition, ServiceType};
+use crate::compose::model::Service;
+
+/// The repository of every image play builds.
+pub const BUILD_IMAGE_REPO: &str = "play-build";
+/// The largest build context (the archive of the commit's tree under the
+/// context directory) play sends to a Playroom.
+pub const MAX_CONTEXT_BYTES: u64 = 512 * 1024 * 1024;
+/// How much of a build's log is kept (its tail), in bytes.
+pub const MAX_LOG_TAIL_BYTES: usize = 16 * 1024;
+
+/// The commit a dynamic service of a Playground is built from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pin {
+    pub service: String,
+    pub playzone_id: i64,
+    pub branch: String,
+    /// Full hex id.
+    pub commit: String,
+    /// Play created the branch on the remote (`git_config.create_branch`).
+    pub created_branch: bool,
+}
+
+/// Everything one dynamic service's image is built from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildSpec {
+    pub playzone_id: i64,
+    pub branch: String,
+    pub commit: String,
+    /// The context directory in the repository (`""` for its root), without
+    /// `./` or a trailing `/`.
+    pub context: String,
+    /// The Dockerfile's path inside the context.
+    pub dockerfile: String,
+    pub target: Option<String>,
+    pub args: BTreeMap<String, String>,
+    /// See the [module documentation](self).
+    pub key: String,
+    /// `play-build:<key>`.
+    pub image: String,
+}
+
+/// The context directory of a `build.context` (or a definition's
+/// `workdir`): `.`, `./app/`, `app` become `""`, `app`, `app`. Absolute
+/// paths, `..` and URLs are refused (a URL names the repository itself,
+/// which the Playzone already does).
+pub fn context_dir(context: &str) -> Result<String, String> {
+    if context.contains("://") || context.starts_with("git@") {
+        return Err(format!("build context `{context}` is a URL: the Playzone names the repository"));
+    }
+    if context.starts_with('/') {
+        return Err(format!("build context `{context}` must be relative to the repository"));
+    }
+    let parts: Vec<&str> = context.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+    if parts.contains(&"..") {
+        return Err(format!("build context `{context}` must not leave the repository"));
+    }
+    Ok(parts.join("/"))
+}
+
+/// `K=v,K2=v2` (the `svc/build_args` label) as pairs; a pair without `=`
+/// is refused.
+pub fn parse_build_args(text: &str) -> Result<BTreeMap<String, String>, String> {
+    let mut out = BTreeMap::new();
+    for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').ok_or_else(|| format!("build argument `{pair}` is not KEY=value"))?;
+        out.insert(k.trim().to_owned(), v.to_owned());
+    }
+    Ok(out)
+}
+
+fn label<'a>(service: &'a Service, key: &str) -> Option<&'a str> {
+    service.labels.get(key).map(String::as_str).filter(|v| !v.is_empty())
+}
+
+/// The branch a dynamic service is built from when the Playground does not
+/// name one: its `svc/branch` label (else the Playzone's default branch,
+/// which the caller knows).
+pub fn label_branch(service: &Service) -> Option<&str> {
+    label(service, "svc/branch")
+}
+
+/// The build of `definition` (a dynamic service of the Playspec) from
+/// `pin`, for an account's repository at `scm_url`.
+pub fn spec_for(
+    account_id: i64,
+    scm_url: &str,
+    definition: &ServiceDefinition,
+    service: &Service,
+    pin: &Pin,
+) -> Result<BuildSpec, String> {
+    if definition.service_type != ServiceType::Dynamic {
+        return Err(format!("service `{}` is not built from source", definition.name));
+    }
+    let build = service.build.as_ref();
+    let context = context_dir(definition.workdir.as_deref().or(build.map(|b| b.context.as_str())).unwrap_or("."))?;
+    let dockerfile = definition.dockerfile_path.clone().unwrap_or_else(|| "Dockerfile".to_owned());
+    let target = label(service, "svc/build_target").map(str::to_owned).or_else(|| build.and_then(|b| b.target.clone()));
+    let mut args: BTreeMap<String, String> = build
+        .map(|b| b.args.iter().filter_map(|(k, v)| v.as_ref().map(|v| (k.clone(), v.clone()))).collect())
+        .unwrap_or_default();
+    if let Some(text) = label(service, "svc/build_args") {
+        args.extend(parse_build_args(text)?);
+    }
+    let mut hash = Sha256::new();
+    for part in
+        [account_id.to_string().as_str(), scm_url, &pin.commit, &context, &dockerfile, target.as_deref().unwrap_or("")]
+    {
+        hash.update(part.as_bytes());
+        hash.update([0]);
+    }
+    for (k, v) in &args {
+        hash.update(k.as_bytes());
+        hash.update([1]);
+        hash.update(v.as_bytes());
+        hash.update([0]);
+    }
+    let key = hex::encode(hash.finalize());
+    let image = format!("{BUILD_IMAGE_REPO}:{}", &key[..40]);
+    Ok(BuildSpec {
+        playzone_id: pin.playzone_id,
+        branch: pin.branch.clone(),
+        commit: pin.commit.clone(),
+        context,
+        dockerfile,
+        target,
+        args,
+        key,
+        image,
+    })
+}
+
+/// What a Playground's builds are made from: its pins and the URLs of the
+/// Playzones they name. Loaded by the callers of
+/// [`desired_for`](crate::playground::desired_for) (which is pure).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sources {
+    pub pins: Vec<Pin>,
+    /// Playzone id -> `scm_url`.
+    pub urls: BTreeMap<i64, String>,
+}
+
+/// The builds of the pinned dynamic services of `file`, by service.
+/// Services not pinned yet are left out.
+pub fn specs(
+    account_id: i64,
+    file: &crate::compose::model::ComposeFile,
+    definitions: &[ServiceDefinition],
+    sources: &Sources,
+) -> Result<BTreeMap<String, BuildSpec>, String> {
+    let mut out = BTreeMap::new();
+    for pin in &sources.pins {
+        let (Some(definition), Some(service)) =
+            (definitions.iter().find(|d| d.name == pin.service), file.services.get(&pin.service))
+        else {
+            continue;
+        };
+        let url = sources.urls.get(&pin.playzone_id).ok_or_else(|| {
+            format!("the Playzone (id {}) of service `{}` no longer exists", pin.playzone_id, pin.service)
+        })?;
+        out.insert(pin.service.clone(), spec_for(account_id, url, definition, service, pin)?);
+    }
+    Ok(out)
+}
+
+/// Whether `image` names play's own build repository (refused in tenant
+/// Compose files).
+pub fn is_reserved_image(image: &str) -> bool {
+    let name = image.split(['@']).next().unwrap_or(image);
+    let repo = name.rsplit_once(':').filter(|(_, tag)| !tag.contains('/')).map_or(name, |(repo, _)| repo);
+    let repo = repo.strip_prefix("docker.io/").unwrap_or(repo).strip_prefix("library/").unwrap_or(repo);
+    repo.eq_ignore_ascii_case(BUILD_IMAGE_REPO)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,86 @@
+use super::*;
+use crate::compose::Policy;
+use crate::compose::classify::classify;
+
+fn service_and_definition(yaml: &str) -> (Service, ServiceDefinition) {
+    let playground = crate::testing::playground();
+    let file = crate::desired::model_for(yaml, &Policy::UNTRUSTED, &playground).expect("valid compose");
+    let definition = classify(&file).remove(0);
+    let service = file.services.values().next().expect("a service").clone();
+    (service, definition)
+}
+
+fn pin(commit: char) -> Pin {
+    Pin {
+        service: "web".into(),
+        playzone_id: 7,
+        branch: "main".into(),
+        commit: commit.to_string().repeat(40),
+        created_branch: false,
+    }
+}
+
+#[test]
+fn context_dirs_are_normalised_and_stay_inside() {
+    assert_eq!(context_dir(".").unwrap(), "");
+    assert_eq!(context_dir("./app/").unwrap(), "app");
+    assert_eq!(context_dir("services//api").unwrap(), "services/api");
+    for bad in ["/srv/app", "../x", "app/../../x", "https://github.com/a/b.git", "git@github.com:a/b.git"] {
+        assert!(context_dir(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn build_args_from_the_label() {
+    assert_eq!(
+        parse_build_args("A=1, B=x=y").unwrap(),
+        BTreeMap::from([("A".into(), "1".into()), ("B".into(), "x=y".into())])
+    );
+    assert!(parse_build_args("A").is_err());
+}
+
+#[test]
+fn the_key_names_everything_the_image_is_made_of() {
+    let yaml = "services:\n  web:\n    build:\n      context: ./app\n      dockerfile: Dockerfile.dev\n      target: prod\n      args:\n        MODE: fast\n";
+    let (service, definition) = service_and_definition(yaml);
+    let spec = spec_for(1, "https://git.example.org/a.git", &definition, &service, &pin('a')).unwrap();
+    assert_eq!(
+        (spec.context.as_str(), spec.dockerfile.as_str(), spec.target.as_deref()),
+        ("app", "Dockerfile.dev", Some("prod"))
+    );
+    assert_eq!(spec.args, BTreeMap::from([("MODE".into(), "fast".into())]));
+    assert!(spec.image.starts_with("play-build:") && spec.image.len() == "play-build:".len() + 40, "{}", spec.image);
+    // Stable for the same inputs; another commit, account, URL or argument
+    // names another image.
+    let again = spec_for(1, "https://git.example.org/a.git", &definition, &service, &pin('a')).unwrap();
+    assert_eq!(again.key, spec.key);
+    for other in [
+        spec_for(1, "https://git.example.org/a.git", &definition, &service, &pin('b')).unwrap(),
+        spec_for(2, "https://git.example.org/a.git", &definition, &service, &pin('a')).unwrap(),
+        spec_for(1, "https://git.example.org/b.git", &definition, &service, &pin('a')).unwrap(),
+    ] {
+        assert_ne!(other.key, spec.key);
+    }
+    let (labelled, def2) = service_and_definition(
+        "services:\n  web:\n    build: ./app\n    labels:\n      svc/build_args: MODE=slow\n      svc/build_target: dev\n      svc/dockerfile: Dockerfile.dev\n",
+    );
+    let by_label = spec_for(1, "https://git.example.org/a.git", &def2, &labelled, &pin('a')).unwrap();
+    assert_eq!((by_label.target.as_deref(), by_label.args["MODE"].as_str()), (Some("dev"), "slow"));
+    assert_ne!(by_label.key, spec.key);
+}
+
+#[test]
+fn static_services_have_no_build() {
+    let (service, definition) = service_and_definition("services:\n  db:\n    image: postgres:16\n");
+    assert!(spec_for(1, "https://x.example/a.git", &definition, &service, &pin('a')).is_err());
+}
+
+#[test]
+fn play_build_images_are_reserved() {
+    for image in ["play-build:abc", "PLAY-BUILD", "docker.io/library/play-build:x", "play-build@sha256:00"] {
+        assert!(is_reserved_image(image), "{image}");
+    }
+    for image in ["play-builder:1", "registry.example.org/play-build:1", "nginx:alpine", "localhost:5000/app:1"] {
+        assert!(!is_reserved_image(image), "{image}");
+    }
+}

@@ -1,0 +1,172 @@
+//! What a Playground's dynamic services are built from (pins) and how each
+//! image came to be (build records).
+//!
+//! Pins are written by the Playground reconciler, fenced by its lease, on
+//! the pass that first needs them; a rollout deletes them
+//! ([`clear_pins`], in the rollout's own transaction) so the next pass
+//! pins the branches' current commits. Build records are append-only,
+//! written fenced after a build or a cache hit.
+
+use sqlx::Row;
+
+use super::fence::{Fence, Fenced};
+use super::{Conn, Store, flag, is_set, leases};
+use crate::Result;
+use crate::build::Pin;
+use crate::time::{self, Timestamp};
+
+/// The Playground's pins, by service.
+pub async fn pins(store: &Store, playground_id: i64) -> Result<Vec<Pin>> {
+    let rows = sqlx::query(
+        "SELECT service, playzone_id, branch, commit_sha, created_branch FROM playground_sources \
+         WHERE playground_id = $1 ORDER BY service",
+    )
+    .bind(playground_id)
+    .fetch_all(store.pool())
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(Pin {
+                service: r.try_get("service")?,
+                playzone_id: r.try_get("playzone_id")?,
+                branch: r.try_get("branch")?,
+                commit: r.try_get("commit_sha")?,
+                created_branch: is_set(r.try_get("created_branch")?),
+            })
+        })
+        .collect()
+}
+
+/// Records `pins` (services not pinned yet; an existing pin is kept).
+pub async fn pin(store: &Store, fence: Fence<'_>, playground_id: i64, pins: &[Pin]) -> Result<Fenced> {
+    let Fenced::Held(mut tx) = leases::begin_fenced(store, fence, playground_id).await? else {
+        return Ok(Fenced::Lost);
+    };
+    let now = time::to_db(&time::now());
+    for p in pins {
+        sqlx::query(
+            "INSERT INTO playground_sources (playground_id, service, playzone_id, branch, commit_sha, created_branch, \
+             pinned_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (playground_id, service) DO NOTHING",
+        )
+        .bind(playground_id)
+        .bind(&p.service)
+        .bind(p.playzone_id)
+        .bind(&p.branch)
+        .bind(&p.commit)
+        .bind(flag(p.created_branch))
+        .bind(&now)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(Fenced::Held(()))
+}
+
+/// Forgets the Playground's pins (a rollout: build from the branches'
+/// current commits). Runs in the caller's transaction.
+pub async fn clear_pins(conn: &mut Conn, playground_id: i64) -> Result<()> {
+    sqlx::query("DELETE FROM playground_sources WHERE playground_id = $1")
+        .bind(playground_id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// How one image of a service came to be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildRecord {
+    pub id: i64,
+    pub service: String,
+    pub commit: String,
+    pub image: String,
+    /// The image was on the Playroom already: nothing was built.
+    pub cache_hit: bool,
+    pub succeeded: bool,
+    pub duration_ms: i64,
+    /// The end of the build's output (bounded).
+    pub log_tail: String,
+    pub created_at: Timestamp,
+}
+
+/// A record to write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewRecord {
+    pub service: String,
+    pub commit: String,
+    pub image: String,
+    pub cache_hit: bool,
+    pub succeeded: bool,
+    pub duration_ms: i64,
+    pub log_tail: String,
+}
+
+/// Appends a record, fenced by the Playground reconciler's lease.
+pub async fn record(store: &Store, fence: Fence<'_>, playground_id: i64, record: &NewRecord) -> Result<Fenced> {
+    let Fenced::Held(mut tx) = leases::begin_fenced(store, fence, playground_id).await? else {
+        return Ok(Fenced::Lost);
+    };
+    sqlx::query(
+        "INSERT INTO build_records (playground_id, service, commit_sha, image, cache_hit, succeeded, duration_ms, \
+         log_tail, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(playground_id)
+    .bind(&record.service)
+    .bind(&record.commit)
+    .bind(&record.image)
+    .bind(flag(record.cache_hit))
+    .bind(flag(record.succeeded))
+    .bind(record.duration_ms)
+    .bind(&record.log_tail)
+    .bind(time::to_db(&time::now()))
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(Fenced::Held(()))
+}
+
+/// The Playground's build records, oldest first.
+pub async fn records(store: &Store, playground_id: i64) -> Result<Vec<BuildRecord>> {
+    let rows = sqlx::query(
+        "SELECT id, service, commit_sha, image, cache_hit, succeeded, duration_ms, log_tail, created_at \
+         FROM build_records WHERE playground_id = $1 ORDER BY id",
+    )
+    .bind(playground_id)
+    .fetch_all(store.pool())
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(BuildRecord {
+                id: r.try_get("id")?,
+                service: r.try_get("service")?,
+                commit: r.try_get("commit_sha")?,
+                image: r.try_get("image")?,
+                cache_hit: is_set(r.try_get("cache_hit")?),
+                succeeded: is_set(r.try_get("succeeded")?),
+                duration_ms: r.try_get("duration_ms")?,
+                log_tail: r.try_get("log_tail")?,
+                created_at: time::from_db(&r.try_get::<String, _>("created_at")?)?,
+            })
+        })
+        .collect()
+}
+
+/// The Playground's pins and the URLs of the Playzones they name (of the
+/// Playground's account): what its builds are made from.
+pub async fn sources(store: &Store, account_id: i64, playground_id: i64) -> Result<crate::build::Sources> {
+    let pins = pins(store, playground_id).await?;
+    let mut urls = std::collections::BTreeMap::new();
+    for pin in &pins {
+        if urls.contains_key(&pin.playzone_id) {
+            continue;
+        }
+        let row = sqlx::query("SELECT scm_url FROM playzones WHERE id = $1 AND account_id = $2")
+            .bind(pin.playzone_id)
+            .bind(account_id)
+            .fetch_optional(store.pool())
+            .await?;
+        if let Some(row) = row {
+            urls.insert(pin.playzone_id, row.try_get("scm_url")?);
+        }
+    }
+    Ok(crate::build::Sources { pins, urls })
+}

@@ -1,0 +1,288 @@
+//! Building a service's image from its pinned commit: the `image_build`
+//! step.
+//!
+//! 1. The commit's tree under the service's context directory comes from
+//!    the Playzone's repository as a tar archive (the `RepositoryGateway`,
+//!    bounded by [`MAX_CONTEXT_BYTES`]; links stay links, nothing is
+//!    checked out on a host path).
+//! 2. The context's `.dockerignore` is applied as the `docker` CLI does
+//!    (the engine's build API does not read it).
+//! 3. The engine builds it over the Playroom's connection (`POST /build`,
+//!    no pull: images come from the Playroom or its registries as the
+//!    Dockerfile's `FROM` says), tagged `play-build:<key>` and labelled
+//!    with the installation, the Playground and the key.
+//! 4. A build record keeps the outcome, the duration and the log's tail
+//!    (at most [`MAX_LOG_TAIL_BYTES`]); a failed build fails the
+//!    Playground at `image_build` with that tail in its `error_message`.
+//!
+//! The access token never reaches the engine: the archive is the
+//! repository's files only, and build arguments are the Compose file's.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::io::Read;
+use std::time::{Duration, Instant};
+
+use bollard::Docker;
+use bollard::query_parameters::BuildImageOptions;
+use futures::StreamExt;
+use play_core::build::dockerignore::Rules;
+use play_core::build::{BuildSpec, MAX_CONTEXT_BYTES, MAX_LOG_TAIL_BYTES};
+use play_core::repository::RepositoryGateway;
+use play_core::secrets::SecretBox;
+use play_core::store::builds::{self, NewRecord};
+use play_core::store::playground_status::Fence;
+use play_core::store::{Store, playzones};
+
+use super::spec::{LABEL_INSTALLATION, LABEL_PLAYGROUND, ServiceSpec};
+use crate::{Error, Result};
+
+/// The label carrying a built image's content key.
+pub const LABEL_BUILD_KEY: &str = "dev.play.build-key";
+
+/// What a build needs besides the service.
+#[derive(Debug)]
+pub struct Builder<'a> {
+    pub store: &'a Store,
+    pub secrets: &'a SecretBox,
+    pub repositories: &'a dyn RepositoryGateway,
+    pub fence: Fence<'a>,
+    pub playground_id: i64,
+    pub installation: &'a str,
+    pub timeout: Duration,
+}
+
+impl Builder<'_> {
+    /// Builds `service`'s image and records the outcome; an `Err` for a
+    /// failed build is [`Error::BuildFailed`] with the log's tail.
+    pub async fn build(&self, docker: &Docker, service: &ServiceSpec) -> Result<()> {
+        let spec = service
+            .built
+            .as_ref()
+            .ok_or_else(|| Error::InvalidSpec(format!("service `{}` has no pinned build", service.name)))?;
+        let started = Instant::now();
+        let outcome = match tokio::time::timeout(self.timeout, self.run(docker, spec)).await {
+            Ok(outcome) => outcome,
+            Err(_) => Err(Failure::Build(format!("timed out after {:?}", self.timeout), String::new())),
+        };
+        let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        let (succeeded, log_tail) = match &outcome {
+            Ok(tail) => (true, tail.clone()),
+            Err(Failure::Build(_, tail)) => (false, tail.clone()),
+            Err(Failure::Other(_)) => return outcome.map(|_| ()).map_err(|f| f.into_error(&service.name)),
+        };
+        let record = NewRecord {
+            service: service.name.clone(),
+            commit: spec.commit.clone(),
+            image: spec.image.clone(),
+            cache_hit: false,
+            succeeded,
+            duration_ms,
+            log_tail,
+        };
+        builds::record(self.store, self.fence, self.playground_id, &record).await?.held()?;
+        tracing::info!(playground = self.playground_id, service = %service.name, image = %spec.image, succeeded, duration_ms, "image build");
+        outcome.map(|_| ()).map_err(|f| f.into_error(&service.name))
+    }
+
+    /// Records a cache hit: the service's image was on the Playroom. Once
+    /// per Playground, service and image.
+    pub async fn note_cache_hit(&self, service: &ServiceSpec, recorded: &[builds::BuildRecord]) -> Result<()> {
+        let Some(spec) = &service.built else { return Ok(()) };
+        if recorded.iter().any(|r| r.service == service.name && r.image == spec.image && r.succeeded) {
+            return Ok(());
+        }
+        let record = NewRecord {
+            service: service.name.clone(),
+            commit: spec.commit.clone(),
+            image: spec.image.clone(),
+            cache_hit: true,
+            succeeded: true,
+            duration_ms: 0,
+            log_tail: String::new(),
+        };
+        builds::record(self.store, self.fence, self.playground_id, &record).await?.held()?;
+        tracing::info!(playground = self.playground_id, service = %service.name, image = %spec.image, "image build cache hit");
+        Ok(())
+    }
+
+    /// Fetches, filters and builds; the log's tail, or why it failed.
+    async fn run(&self, docker: &Docker, spec: &BuildSpec) -> std::result::Result<String, Failure> {
+        let access = playzones::access(self.store, self.secrets, spec.playzone_id)
+            .await
+            .map_err(|e| Failure::Other(Error::Store(e)))?;
+        let archive = self
+            .repositories
+            .archive(&access, &spec.commit, &spec.context, MAX_CONTEXT_BYTES)
+            .await
+            .map_err(|e| Failure::Other(Error::Repository(e)))?;
+        let context = apply_dockerignore(&archive, &spec.dockerfile).map_err(|e| Failure::Build(e, String::new()))?;
+        let labels = HashMap::from([
+            (LABEL_INSTALLATION.to_owned(), self.installation.to_owned()),
+            (LABEL_PLAYGROUND.to_owned(), self.playground_id.to_string()),
+            (LABEL_BUILD_KEY.to_owned(), spec.key.clone()),
+        ]);
+        let options = BuildImageOptions {
+            dockerfile: spec.dockerfile.clone(),
+            t: Some(spec.image.clone()),
+            target: spec.target.clone().unwrap_or_default(),
+            buildargs: Some(spec.args.clone().into_iter().collect()),
+            labels: Some(labels),
+            rm: true,
+            forcerm: true,
+            ..Default::default()
+        };
+        let mut tail = Tail::default();
+        let mut stream = docker.build_image(options, None, Some(bollard::body_full(context.into())));
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(info) => {
+                    if let Some(text) = &info.stream {
+                        tail.push(text);
+                    }
+                    if let Some(error) = info.error_detail.and_then(|d| d.message).or(info.error) {
+                        tail.push(&error);
+                        return Err(Failure::Build(error, tail.text()));
+                    }
+                }
+                Err(bollard::errors::Error::DockerStreamError { error }) => {
+                    tail.push(&error);
+                    return Err(Failure::Build(error, tail.text()));
+                }
+                Err(e) => return Err(Failure::Other(Error::docker("build image", e))),
+            }
+        }
+        Ok(tail.text())
+    }
+}
+
+/// Why a build did not produce its image.
+enum Failure {
+    /// The build itself failed (recorded): its reason and the log's tail.
+    Build(String, String),
+    /// Something around it failed (the repository, the store, the
+    /// connection): not a build outcome, nothing recorded.
+    Other(Error),
+}
+
+impl Failure {
+    fn into_error(self, service: &str) -> Error {
+        match self {
+            Failure::Build(reason, tail) => {
+                let tail = tail.trim_end();
+                let tail = if tail.is_empty() { String::new() } else { format!("\n--- build log (tail) ---\n{tail}") };
+                Error::BuildFailed(format!("the image of service `{service}` failed to build: {}{tail}", reason.trim()))
+            }
+            Failure::Other(e) => e,
+        }
+    }
+}
+
+/// The last lines of a build's output, at most [`MAX_LOG_TAIL_BYTES`].
+#[derive(Default)]
+struct Tail {
+    lines: VecDeque<String>,
+    bytes: usize,
+}
+
+impl Tail {
+    fn push(&mut self, text: &str) {
+        for line in text.lines().map(str::trim_end).filter(|l| !l.is_empty()) {
+            let line: String = line.chars().take(1024).collect();
+            self.bytes += line.len() + 1;
+            self.lines.push_back(line);
+            while self.bytes > MAX_LOG_TAIL_BYTES {
+                match self.lines.pop_front() {
+                    Some(old) => self.bytes -= old.len() + 1,
+                    None => break,
+                }
+            }
+        }
+    }
+
+    fn text(&self) -> String {
+        self.lines.iter().map(String::as_str).collect::<Vec<_>>().join("\n")
+    }
+}
+
+/// `archive` without what its `.dockerignore` excludes (the Dockerfile is
+/// always kept). Entries are copied as they are: links stay links.
+pub fn apply_dockerignore(archive: &[u8], dockerfile: &str) -> std::result::Result<Vec<u8>, String> {
+    let mut reader = tar::Archive::new(archive);
+    let mut entries: BTreeMap<String, (tar::Header, Vec<u8>)> = BTreeMap::new();
+    let mut ignore = None;
+    for entry in reader.entries().map_err(|e| format!("reading the build context: {e}"))? {
+        let mut entry = entry.map_err(|e| format!("reading the build context: {e}"))?;
+        let path = entry.path().map_err(|e| format!("reading the build context: {e}"))?.to_string_lossy().into_owned();
+        let path = path.trim_start_matches("./").trim_end_matches('/').to_owned();
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data).map_err(|e| format!("reading the build context: {e}"))?;
+        if path == ".dockerignore" {
+            ignore = Some(String::from_utf8_lossy(&data).into_owned());
+        }
+        entries.insert(path, (entry.header().clone(), data));
+    }
+    let rules = match ignore {
+        Some(text) => Rules::parse(&text)?,
+        None => Rules::default(),
+    };
+    let dockerfile = dockerfile.trim_start_matches("./");
+    let mut out = tar::Builder::new(Vec::new());
+    for (path, (header, data)) in &entries {
+        if path.is_empty() || (path != dockerfile && rules.excludes(path)) {
+            continue;
+        }
+        let mut header = header.clone();
+        out.append_data(&mut header, path, data.as_slice()).map_err(|e| format!("writing the build context: {e}"))?;
+    }
+    out.into_inner().map_err(|e| format!("writing the build context: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn archive(files: &[(&str, &str)]) -> Vec<u8> {
+        let mut b = tar::Builder::new(Vec::new());
+        for (path, data) in files {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(data.len() as u64);
+            header.set_mode(0o644);
+            header.set_cksum();
+            b.append_data(&mut header, path, data.as_bytes()).unwrap();
+        }
+        b.into_inner().unwrap()
+    }
+
+    fn names(archive: &[u8]) -> Vec<String> {
+        let mut r = tar::Archive::new(archive);
+        r.entries().unwrap().map(|e| e.unwrap().path().unwrap().to_string_lossy().into_owned()).collect()
+    }
+
+    #[test]
+    fn dockerignore_leaves_out_what_it_names_but_the_dockerfile() {
+        let input = archive(&[
+            (".dockerignore", "*.md\nsecrets/\nDockerfile\n"),
+            ("Dockerfile", "FROM x"),
+            ("README.md", "r"),
+            ("app/main.sh", "echo"),
+            ("secrets/key", "k"),
+        ]);
+        assert_eq!(
+            names(&apply_dockerignore(&input, "Dockerfile").unwrap()),
+            [".dockerignore", "Dockerfile", "app/main.sh"]
+        );
+        let untouched = archive(&[("Dockerfile", "FROM x"), ("README.md", "r")]);
+        assert_eq!(names(&apply_dockerignore(&untouched, "./Dockerfile").unwrap()), ["Dockerfile", "README.md"]);
+    }
+
+    #[test]
+    fn the_tail_keeps_the_last_lines_within_its_bound() {
+        let mut tail = Tail::default();
+        for i in 0..10_000 {
+            tail.push(&format!("Step {i}\n"));
+        }
+        let text = tail.text();
+        assert!(text.len() <= MAX_LOG_TAIL_BYTES);
+        assert!(text.ends_with("Step 9999"));
+    }
+}

@@ -1,0 +1,146 @@
+//! Pinning the commit each service built from a Playzone is built from:
+//! the first part of the `image_build` step.
+//!
+//! A service's branch is the Playground's `git_config.branch_name`, else
+//! the service's `svc/branch` label, else the Playzone's default branch.
+//! Its commit is the one the Playzone's branch index holds; a branch the
+//! index does not have (a Playzone not synced yet, a branch pushed since)
+//! is looked up on the remote. With `git_config.create_branch`, a branch
+//! the remote lacks is created there from `base_branch_name` first.
+//!
+//! Pins are written once (fenced) and kept until a rollout or hard restart
+//! clears them, so every later pass builds, and the API shows, the same
+//! commit: the reconciler converges to a commit, not to a moving branch.
+//! A branch that moved since shows as `needs_rollout` (the API compares the
+//! pins with the index).
+
+use play_core::build::{self, Pin, Sources};
+use play_core::compose::classify::ServiceType;
+use play_core::compose::{Policy, ServiceDefinition};
+use play_core::desired;
+use play_core::playground::Playground;
+use play_core::repository::{RemoteRefs, RepositoryAccess};
+use play_core::store::builds;
+use play_core::store::playground_status::Fence;
+use play_core::store::playrooms::Playroom;
+use play_core::store::playspecs::Playspec;
+use play_core::store::playzones::{self, Playzone};
+
+use super::PlaygroundReconciler;
+use crate::{Error, Result};
+
+/// The Playground's build sources, pinning every dynamic service that has
+/// no pin yet. Nothing is read or written for a Playspec without dynamic
+/// services.
+pub(super) async fn ensure(
+    r: &PlaygroundReconciler,
+    fence: Fence<'_>,
+    p: &Playground,
+    playspec: &Playspec,
+    room: &Playroom,
+) -> Result<Sources> {
+    let definitions = playspec.definitions()?;
+    let dynamic: Vec<&ServiceDefinition> =
+        definitions.iter().filter(|d| d.service_type == ServiceType::Dynamic).collect();
+    if dynamic.is_empty() {
+        return Ok(Sources::default());
+    }
+    let pinned = builds::pins(&r.store, p.id).await?;
+    let missing: Vec<&&ServiceDefinition> =
+        dynamic.iter().filter(|d| !pinned.iter().any(|pin| pin.service == d.name)).collect();
+    if !missing.is_empty() {
+        let model = desired::model_for(&playspec.base_compose_yaml, &Policy { trusted: room.trusted }, p)
+            .map_err(Error::InvalidSpec)?;
+        let mut pins = Vec::new();
+        for definition in missing {
+            let service = model.services.get(&definition.name).ok_or_else(|| {
+                Error::InvalidSpec(format!("service `{}` is not in the Compose file", definition.name))
+            })?;
+            pins.push(pin(r, p, definition, build::label_branch(service)).await?);
+        }
+        builds::pin(&r.store, fence, p.id, &pins).await?.held()?;
+    }
+    Ok(builds::sources(&r.store, p.account_id, p.id).await?)
+}
+
+/// Resolves one service's branch to a commit (creating the branch when
+/// asked).
+async fn pin(
+    r: &PlaygroundReconciler,
+    p: &Playground,
+    definition: &ServiceDefinition,
+    label: Option<&str>,
+) -> Result<Pin> {
+    let name = &definition.name;
+    let playzone_id = definition.playzone_id.ok_or_else(|| {
+        Error::InvalidSpec(format!(
+            "service `{name}` is built from source, but its Playspec links no Playzone: give it a `svc/repo_url` \
+             label, or a playzone_id in the Playspec's services"
+        ))
+    })?;
+    let zone = playzones::get(&r.store, p.account_id, playzone_id).await.map_err(|e| match e {
+        play_core::Error::NotFound(_) => {
+            Error::InvalidSpec(format!("the Playzone (id {playzone_id}) of service `{name}` no longer exists"))
+        }
+        other => other.into(),
+    })?;
+    let access = playzones::access(&r.store, &r.secrets, playzone_id).await?;
+    let git = p.service_settings.get(name).and_then(|s| s.git_config.clone());
+    let mut remote: Option<RemoteRefs> = None;
+    let branch = match git.as_ref().and_then(|g| g.branch_name.clone()).or_else(|| label.map(str::to_owned)) {
+        Some(branch) => branch,
+        None => match zone.default_branch.clone() {
+            Some(branch) => branch,
+            None => {
+                let refs = list(r, &access).await?;
+                let branch = refs.default_branch.clone().ok_or_else(|| {
+                    Error::InvalidSpec(format!("the repository of Playzone `{}` names no default branch", zone.name))
+                })?;
+                remote = Some(refs);
+                branch
+            }
+        },
+    };
+    if let Some(commit) = commit_of(r, &zone, &access, &branch, &mut remote).await? {
+        return Ok(Pin { service: name.clone(), playzone_id, branch, commit, created_branch: false });
+    }
+    let Some(git) = git.filter(|g| g.create_branch) else {
+        return Err(Error::InvalidSpec(format!(
+            "branch `{branch}` of service `{name}` does not exist in Playzone `{}` (push it, or create the \
+             Playground with git_config.create_branch and a base_branch_name)",
+            zone.name
+        )));
+    };
+    let base = git.base_branch_name.clone().unwrap_or_default();
+    let Some(base_commit) = commit_of(r, &zone, &access, &base, &mut remote).await? else {
+        return Err(Error::InvalidSpec(format!(
+            "base branch `{base}` of service `{name}` does not exist in Playzone `{}`",
+            zone.name
+        )));
+    };
+    r.repositories.create_branch(&access, &branch, &base_commit).await.map_err(Error::Repository)?;
+    tracing::info!(playground = p.id, service = %name, branch, base, "branch created on the remote");
+    Ok(Pin { service: name.clone(), playzone_id, branch, commit: base_commit, created_branch: true })
+}
+
+/// The commit of `branch`: from the index, else from the remote (listed
+/// once per pin).
+async fn commit_of(
+    r: &PlaygroundReconciler,
+    zone: &Playzone,
+    access: &RepositoryAccess,
+    branch: &str,
+    remote: &mut Option<RemoteRefs>,
+) -> Result<Option<String>> {
+    if let Some(commit) = playzones::branch_commit(&r.store, zone.id, branch).await? {
+        return Ok(Some(commit));
+    }
+    if remote.is_none() {
+        *remote = Some(list(r, access).await?);
+    }
+    Ok(remote.as_ref().and_then(|refs| refs.branches.iter().find(|b| b.name == branch)).map(|b| b.commit.clone()))
+}
+
+async fn list(r: &PlaygroundReconciler, access: &RepositoryAccess) -> Result<RemoteRefs> {
+    r.repositories.list_branches(access).await.map_err(Error::Repository)
+}

@@ -1,0 +1,245 @@
+//! Services built from Playzones, end to end: a private repository on a
+//! real git smart-HTTP server (loopback, basic auth), a Playroom over the
+//! harness's sshd, the machine's Docker engine building through the
+//! tunnel. A branch's code runs; the same commit is a cache hit; a pushed
+//! commit is built after sync and rollout, recreating only the built
+//! service; `create_branch` creates the branch on the remote; a broken
+//! Dockerfile fails the Playground at `image_build` with the log's tail;
+//! job mode watches the built service; the token is nowhere to be found.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
+
+mod support;
+
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use play_api::testing::TestApp;
+use play_core::store::events;
+use play_git::testing::{Access, GitServer, file};
+use play_git::{GitConfig, GitGateway};
+use serde_json::{Value, json};
+use support::docker::BUSYBOX_IMAGE;
+use support::world::World;
+
+const TOKEN: &str = "glpat-build-e2e-93ad1c";
+
+fn dockerfile() -> String {
+    format!(
+        "FROM {BUSYBOX_IMAGE}\nARG GREETING=hello\nCOPY index.html /www/index.html\nRUN echo \"$GREETING\" > /www/greeting\n\
+         CMD [\"httpd\", \"-f\", \"-p\", \"8080\", \"-h\", \"/www\"]\n"
+    )
+}
+
+const COMPOSE: &str = "services:\n  web:\n    build:\n      context: .\n      args:\n        GREETING: built-by-play\n\
+                       \n  db:\n    image: play-test/busybox:1\n    command: [\"sleep\", \"3600\"]\n";
+
+fn exec(container: &str, args: &[&str]) -> String {
+    let out = Command::new("docker").arg("exec").arg(container).args(args).output().expect("docker exec");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// What the built app answers on its port, from inside its container.
+fn answer(project: &str) -> String {
+    exec(&format!("{project}-web-1"), &["wget", "-qO-", "http://127.0.0.1:8080/index.html"])
+}
+
+fn container_id(name: &str) -> String {
+    let out = Command::new("docker").args(["inspect", "--format", "{{.Id}}", name]).output().expect("inspect");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+struct Setup {
+    git: GitServer,
+    world: World,
+    _cache: tempfile::TempDir,
+    runtimes: (support::world::Running, support::world::Running),
+    playzone: i64,
+    playspec: i64,
+}
+
+async fn setup() -> Setup {
+    let git = GitServer::start();
+    let broken = format!("FROM {BUSYBOX_IMAGE}\nRUN echo compiling && echo 'error: this step fails' && false\n");
+    git.create_repo(
+        "app",
+        Access::Private { token: TOKEN.into() },
+        &[
+            (
+                "main",
+                &[
+                    ("Dockerfile", file(dockerfile())),
+                    ("index.html", file("main")),
+                    (".dockerignore", file("secret.txt\n")),
+                    ("secret.txt", file("must not reach the image")),
+                ],
+            ),
+            ("feature", &[("Dockerfile", file(dockerfile())), ("index.html", file("feature"))]),
+            ("broken", &[("Dockerfile", file(broken)), ("index.html", file("broken"))]),
+        ],
+    );
+    let mut config = TestApp::default_config();
+    config.repository_policy.urls.allow_http = true;
+    config.repository_policy.urls.allowlist = play_core::webhook::UrlPolicy::parse_allowlist("127.0.0.1").unwrap();
+    let world = World::start_with(config.clone()).await;
+    let cache = tempfile::tempdir().unwrap();
+    let gateway = GitGateway::new(GitConfig::new(cache.path(), config.repository_policy.urls.clone())).unwrap();
+    let runtimes = world.runtimes_with_repositories(Arc::new(gateway));
+    let app = &world.app;
+    let body = json!({"playzone": {"name": "app", "scm_url": git.url("app"), "private": true, "credentials": TOKEN}});
+    let r = app.post("/api/playzones", &app.admin, body).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let playzone = r.body["id"].as_i64().unwrap();
+    runtimes.1.handle.wake(playzone);
+    support::wait_until("the Playzone's first sync", Duration::from_secs(30), || async {
+        app.get(&format!("/api/playzones/{playzone}"), &app.admin).await.body["status"] == "active"
+    })
+    .await;
+    let body = json!({"playspec": {"name": "built", "base_compose_yaml": COMPOSE,
+                                   "services": [{"name": "web", "playzone_id": playzone}]}});
+    let r = app.post("/api/playspecs", &app.admin, body).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let playspec = r.body["id"].as_i64().unwrap();
+    Setup { git, world, _cache: cache, runtimes, playzone, playspec }
+}
+
+impl Setup {
+    async fn playground(&self, name: &str, services: Value, job_mode: bool) -> (i64, String) {
+        let body =
+            self.world.playground(name, self.playspec, json!({"services": services, "job_mode": job_mode})).await;
+        let id = body["id"].as_i64().unwrap();
+        self.runtimes.0.handle.wake(id);
+        (id, body["compose_project"].as_str().unwrap().to_owned())
+    }
+
+    async fn debug(&self, id: i64) -> Value {
+        self.world.app.get(&format!("/api/playgrounds/{id}/debug"), &self.world.app.admin).await.body
+    }
+}
+
+fn built_images() -> Vec<String> {
+    let out = Command::new("docker")
+        .args(["images", "--format", "{{.Repository}}:{{.Tag}}", "play-build"])
+        .output()
+        .expect("docker images");
+    String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect()
+}
+
+#[tokio::test]
+async fn a_branch_is_built_cached_rebuilt_after_a_push_and_created_on_demand() {
+    let s = setup().await;
+    let feature = json!({"web": {"git_config": {"branch_name": "feature"}}});
+
+    // The feature branch's code runs, built from exactly its commit.
+    let (first, project) = s.playground("first", feature.clone(), false).await;
+    s.world.wait_converged(first, "the built Playground").await;
+    assert_eq!(answer(&project), "feature");
+    assert_eq!(
+        exec(&format!("{project}-web-1"), &["cat", "/www/greeting"]),
+        "built-by-play",
+        "build args reach the build"
+    );
+    let debug = s.debug(first).await;
+    let records = debug["build_records"].as_array().unwrap();
+    assert_eq!(records.len(), 1, "{debug:#}");
+    assert_eq!((records[0]["cache_hit"].as_bool(), records[0]["succeeded"].as_bool()), (Some(false), Some(true)));
+    let commit = s.git.branch_commit("app", "feature").unwrap();
+    assert_eq!(records[0]["commit"], commit.as_str());
+    assert_eq!(debug["build_overrides"]["web"]["branch"], "feature");
+    let image = debug["build_overrides"]["web"]["image"].as_str().unwrap().to_owned();
+    assert!(built_images().contains(&image), "{image} not on the Playroom");
+
+    // The same commit again: a cache hit, nothing built.
+    let (second, second_project) = s.playground("second", feature.clone(), false).await;
+    s.world.wait_converged(second, "the cached Playground").await;
+    assert_eq!(answer(&second_project), "feature");
+    let records = s.debug(second).await["build_records"].clone();
+    assert_eq!(records.as_array().unwrap().len(), 1, "{records:#}");
+    assert_eq!((records[0]["cache_hit"].as_bool(), records[0]["image"].as_str()), (Some(true), Some(image.as_str())));
+
+    // A pushed commit: sync, then a rollout rebuilds the built service only.
+    let db_before = container_id(&format!("{project}-db-1"));
+    let web_before = container_id(&format!("{project}-web-1"));
+    let moved = s.git.commit("app", "feature", &[("index.html", file("feature v2"))]);
+    let app = &s.world.app;
+    let r = app.post(&format!("/api/playzones/{}/sync", s.playzone), &app.admin, json!({})).await;
+    assert_eq!(r.status, StatusCode::ACCEPTED);
+    s.runtimes.1.handle.wake(s.playzone);
+    support::wait_until("the sync of the pushed commit", Duration::from_secs(30), || async {
+        let b = app.get(&format!("/api/playzones/{}/branches?query=feature", s.playzone), &app.admin).await;
+        b.body["branches"][0]["commit"] == moved.as_str()
+    })
+    .await;
+    let r = app.post(&format!("/api/playgrounds/{first}/rollout"), &app.admin, json!({})).await;
+    assert!(r.status.is_success(), "{}", r.text);
+    s.runtimes.0.handle.wake(first);
+    support::wait_until("the rebuilt service", Duration::from_secs(90), || async { answer(&project) == "feature v2" })
+        .await;
+    s.world.wait_converged(first, "the rolled-out Playground").await;
+    assert_eq!(container_id(&format!("{project}-db-1")), db_before, "the unchanged service was recreated");
+    assert_ne!(container_id(&format!("{project}-web-1")), web_before);
+    let records = s.debug(first).await["build_records"].clone();
+    assert_eq!(records.as_array().unwrap().last().unwrap()["commit"], moved.as_str());
+
+    // create_branch: the branch is made on the remote from its base.
+    let pr = json!({"web": {"git_config": {"branch_name": "pr-1", "create_branch": true, "base_branch_name": "main"}}});
+    let (third, third_project) = s.playground("third", pr, false).await;
+    s.world.wait_converged(third, "the Playground on a new branch").await;
+    assert_eq!(s.git.branch_commit("app", "pr-1"), s.git.branch_commit("app", "main"));
+    assert_eq!(answer(&third_project), "main");
+    // .dockerignore kept the secret file out of the context.
+    let listed = exec(&format!("{third_project}-web-1"), &["ls", "/www"]);
+    assert!(!listed.contains("secret"), "{listed}");
+
+    // The token is in no image layer, build log, debug view or event.
+    for image in built_images() {
+        let out = Command::new("docker").args(["history", "--no-trunc", &image]).output().unwrap();
+        assert!(!String::from_utf8_lossy(&out.stdout).contains(TOKEN), "{image}'s history holds the token");
+        let out = Command::new("docker").args(["image", "inspect", &image]).output().unwrap();
+        assert!(!String::from_utf8_lossy(&out.stdout).contains(TOKEN), "{image}'s config holds the token");
+    }
+    for id in [first, second, third] {
+        assert!(!s.debug(id).await.to_string().contains(TOKEN));
+    }
+    let all = format!("{:?}", events::list_for_account(app.store(), app.account_id).await.unwrap());
+    assert!(!all.contains(TOKEN));
+    assert!(s.git.requests().iter().all(|r| !r.uri.contains(TOKEN)));
+}
+
+#[tokio::test]
+async fn a_broken_build_and_a_missing_branch_fail_at_image_build_with_the_reason() {
+    let s = setup().await;
+    let (broken, _) = s.playground("broken", json!({"web": {"git_config": {"branch_name": "broken"}}}), false).await;
+    let body = s.world.wait_for(broken, "the failed build", |_, b| b["status"] == "failed").await;
+    assert_eq!(body["error_step"], "image_build", "{body:#}");
+    let message = body["error_message"].as_str().unwrap();
+    assert!(message.contains("failed to build") && message.contains("error: this step fails"), "{message}");
+    let records = s.debug(broken).await["build_records"].clone();
+    assert_eq!(records[0]["succeeded"], false, "{records:#}");
+
+    let (missing, _) = s.playground("missing", json!({"web": {"git_config": {"branch_name": "nope"}}}), false).await;
+    let body = s.world.wait_for(missing, "the missing branch", |_, b| b["status"] == "failed").await;
+    assert_eq!(body["error_step"], "image_build", "{body:#}");
+    assert!(body["error_message"].as_str().unwrap().contains("branch `nope`"), "{body:#}");
+}
+
+#[tokio::test]
+async fn job_mode_watches_the_built_service() {
+    let s = setup().await;
+    // The built service's command exits; the static `db` sleeps.
+    let (job, _) = s.playground("job", json!({}), true).await;
+    // `web` of branch main runs httpd in the foreground: stop it, and the
+    // job (watching only the built service) completes with its exit code.
+    s.world.wait_for(job, "the job running", |_, b| b["status"] == "running").await;
+    let body = s.world.wait_for(job, "the job's project", |_, b| b["compose_project"].is_string()).await;
+    let project = body["compose_project"].as_str().unwrap().to_owned();
+    let status = Command::new("docker").args(["stop", "-t", "1", &format!("{project}-web-1")]).status().unwrap();
+    assert!(status.success());
+    s.runtimes.0.handle.wake(job);
+    let body = s.world.wait_for(job, "the completed job", |_, b| b["status"] == "completed").await;
+    assert_eq!(body["job_mode"], true);
+    let r = s.world.app.get(&format!("/api/playgrounds/{job}/job_result"), &s.world.app.admin).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+}
