@@ -121,6 +121,10 @@ pub struct ServeArgs {
     /// push a branch).
     #[arg(long, env = "PLAY_REPOSITORY_TIMEOUT", default_value = "60s")]
     pub repository_timeout: HumanDuration,
+    /// Bound on one image build of a service built from a Playzone
+    /// (fetching its context included).
+    #[arg(long, env = "PLAY_BUILD_TIMEOUT", default_value_t = HumanDuration(PlaygroundConfig::default().build_timeout))]
+    pub build_timeout: HumanDuration,
     /// Most bytes one fetch from a repository may receive.
     #[arg(long, env = "PLAY_REPOSITORY_MAX_FETCH_BYTES", default_value_t = 512 * 1024 * 1024)]
     pub repository_max_fetch_bytes: u64,

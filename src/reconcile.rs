@@ -70,7 +70,11 @@ pub fn config(args: &ServeArgs) -> anyhow::Result<Loops> {
         },
         sweep_interval: args.sweep_interval.into(),
         events_refresh: args.events_refresh.into(),
-        playground: PlaygroundConfig { drain: args.rollout_drain.into(), ..PlaygroundConfig::default() },
+        playground: PlaygroundConfig {
+            drain: args.rollout_drain.into(),
+            build_timeout: args.build_timeout.into(),
+            ..PlaygroundConfig::default()
+        },
         edge: EdgeConfig {
             image: args.edge_image.clone(),
             admin_dir: args.edge_admin_dir.clone(),
