@@ -41,9 +41,12 @@ fn exec(container: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
-/// What the built app answers on its port, from inside its container.
+/// What the built app answers on its port (the body of `GET
+/// /index.html`), asked from inside its container with busybox's `nc`.
 fn answer(project: &str) -> String {
-    exec(&format!("{project}-web-1"), &["wget", "-qO-", "http://127.0.0.1:8080/index.html"])
+    let request = "printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc 127.0.0.1 8080";
+    let response = exec(&format!("{project}-web-1"), &["sh", "-c", request]);
+    response.rsplit("\r\n\r\n").next().unwrap_or_default().trim().to_owned()
 }
 
 fn container_id(name: &str) -> String {
@@ -112,6 +115,10 @@ impl Setup {
         let id = body["id"].as_i64().unwrap();
         self.runtimes.0.handle.wake(id);
         (id, body["compose_project"].as_str().unwrap().to_owned())
+    }
+
+    async fn status(&self, id: i64) -> Value {
+        self.world.app.get(&format!("/api/playgrounds/{id}/status"), &self.world.app.admin).await.body
     }
 
     async fn debug(&self, id: i64) -> Value {
@@ -220,7 +227,8 @@ async fn a_broken_build_and_a_missing_branch_fail_at_image_build_with_the_reason
     assert_eq!(records[0]["succeeded"], false, "{records:#}");
 
     let (missing, _) = s.playground("missing", json!({"web": {"git_config": {"branch_name": "nope"}}}), false).await;
-    let body = s.world.wait_for(missing, "the missing branch", |_, b| b["status"] == "failed").await;
+    s.world.wait_for(missing, "the missing branch", |_, b| b["status"] == "failed").await;
+    let body = s.status(missing).await;
     assert_eq!(body["error_step"], "image_build", "{body:#}");
     assert!(body["error_message"].as_str().unwrap().contains("branch `nope`"), "{body:#}");
 }

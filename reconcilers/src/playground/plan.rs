@@ -371,7 +371,7 @@ pub fn plan_keeping(desired: &Desired, observed: &Observed, keep_exited: &BTreeS
         for extra in observed_here.iter().skip(1) {
             steps.push(Step::RemoveContainer { id: extra.id.clone(), service: Some(service.name.clone()) });
         }
-        if service.build {
+        if unbuilt(service) {
             continue;
         }
         let keep = current(service, &containers);
@@ -388,7 +388,7 @@ pub fn plan_keeping(desired: &Desired, observed: &Observed, keep_exited: &BTreeS
         }
         let waiting = service.depends_on.iter().find(|(dep, condition)| {
             desired.services.iter().find(|s| &s.name == dep).is_some_and(|dep_spec| {
-                dep_spec.build || !satisfied(desired, dep_spec, current(dep_spec, &containers), *condition)
+                unbuilt(dep_spec) || !satisfied(desired, dep_spec, current(dep_spec, &containers), *condition)
             })
         });
         if let Some((on, condition)) = waiting {
@@ -447,7 +447,7 @@ fn zero_downtime_steps(
         None => {
             let waiting = service.depends_on.iter().find(|(dep, condition)| {
                 desired.services.iter().find(|s| &s.name == dep).is_some_and(|dep_spec| {
-                    dep_spec.build || !satisfied(desired, dep_spec, current(dep_spec, containers), *condition)
+                    unbuilt(dep_spec) || !satisfied(desired, dep_spec, current(dep_spec, containers), *condition)
                 })
             });
             match waiting {
@@ -546,6 +546,12 @@ pub fn services_status(desired: &Desired, observed: &Observed) -> Vec<ServiceSta
             }
         })
         .collect()
+}
+
+/// A service built from source without a pinned build: nothing of it can
+/// run (its `BuildUnavailable` step fails the pass).
+fn unbuilt(service: &ServiceSpec) -> bool {
+    service.build && service.built.is_none()
 }
 
 #[cfg(test)]

@@ -319,6 +319,55 @@ fn build_services_fail_at_image_build() {
     assert!(!steps.iter().any(|s| matches!(s, Step::RunContainer(n) if n == "api")));
 }
 
+/// A Compose with a built `api` (pinned to commit `c`) that `web` needs.
+fn built_desired(commit: char) -> Desired {
+    let compose =
+        "services:\n  api:\n    build: ./api\n  web:\n    image: play-test/busybox:1\n    depends_on: [api]\n";
+    let p = playground(&[], &[]);
+    let (report, model) = parse_compose(compose, &Policy::UNTRUSTED);
+    assert!(report.valid, "{:?}", report.errors);
+    let model = model.unwrap();
+    let definitions = play_core::compose::classify(&model);
+    let pin = play_core::build::Pin {
+        service: "api".into(),
+        playzone_id: 1,
+        branch: "main".into(),
+        commit: commit.to_string().repeat(40),
+        created_branch: false,
+    };
+    let sources =
+        play_core::build::Sources { pins: vec![pin], urls: [(1, "https://git.example.org/a.git".to_owned())].into() };
+    let builds = play_core::build::specs(p.account_id, &model, &definitions, &sources).unwrap();
+    spec::desired(&spec::Inputs::new(&p, &model).with_definitions(&definitions).with_builds(&builds)).unwrap()
+}
+
+#[test]
+fn a_pinned_build_is_built_when_its_image_is_missing_then_run() {
+    let d = built_desired('a');
+    let api = d.services.iter().find(|s| s.name == "api").unwrap();
+    let image = api.built.as_ref().unwrap().image.clone();
+    assert_eq!(api.container.image, image, "the container runs the built image");
+    let steps = plan(&d, &Observed::default());
+    assert!(steps.contains(&Step::BuildImage("api".into())), "{steps:?}");
+    assert_eq!(Step::BuildImage("api".into()).creation_step(), CreationStep::ImageBuild);
+    assert!(steps.contains(&Step::RunContainer("api".into())), "a built service runs: {steps:?}");
+    assert!(!steps.iter().any(|s| matches!(s, Step::PullImage(i) if i == &image)), "a built image is never pulled");
+    // The image on the host: a cache hit, nothing to build.
+    let o = Observed { images: [image, "play-test/busybox:1".to_owned()].into(), ..Observed::default() };
+    let steps = plan(&d, &o);
+    assert!(!steps.iter().any(|s| matches!(s, Step::BuildImage(_))), "{steps:?}");
+    assert!(steps.contains(&Step::RunContainer("api".into())));
+}
+
+#[test]
+fn a_new_commit_recreates_only_the_built_service() {
+    let before = built_desired('a');
+    let after = built_desired('b');
+    let hash = |d: &Desired, name: &str| d.services.iter().find(|s| s.name == name).unwrap().config_hash.clone();
+    assert_ne!(hash(&before, "api"), hash(&after, "api"));
+    assert_eq!(hash(&before, "web"), hash(&after, "web"));
+}
+
 #[test]
 fn destroy_removes_everything_labelled_containers_first() {
     let d = desired();
