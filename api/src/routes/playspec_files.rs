@@ -81,6 +81,13 @@ pub struct MountedFileUpload {
     /// file, not under /proc, /sys or /dev, at most 1024 bytes.
     #[schema(schema_with = mount_path)]
     pub mount_path: String,
+    /// The file's path in the Compose project (`nginx/nginx.conf`, or as
+    /// the Compose file writes it, `./nginx/nginx.conf`): a relative bind
+    /// source, or a secret's or config's relative `file:`, that names it
+    /// (or a folder above it) gets this file. Relative, without `..`.
+    #[serde(default)]
+    #[schema(max_length = 1024)]
+    pub path: Option<String>,
     /// Services of the Playspec that get the file (repeat the part); all
     /// when none.
     #[serde(rename = "target_services[]", default)]
@@ -99,7 +106,7 @@ fn mount_path() -> utoipa::openapi::Schema {
     utoipa::openapi::schema::AllOfBuilder::new().item(path).item(file).into()
 }
 
-/// Add a mounted file (multipart: file, mount_path, target_services[], readonly).
+/// Add a mounted file (multipart: file, mount_path, path, target_services[], readonly).
 #[utoipa::path(post, path = "/api/playspecs/{id}/add_mounted_file", tag = "Playspecs", params(("id" = i64, Path)),
     request_body(content = MountedFileUpload, content_type = "multipart/form-data"),
     responses((status = 201, description = "The mounted file"), (status = 413, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
@@ -112,6 +119,7 @@ pub async fn add(
     let known = service_names(&state, principal.account_id, id).await?;
     let mut errors = FieldErrors::new();
     let (mut content, mut name, mut mount_path, mut targets, mut readonly) = (None, None, None, Vec::new(), true);
+    let mut path = None;
     let multipart_error = |e: axum::extract::multipart::MultipartError| {
         if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::PayloadTooLarge(MAX_MOUNTED_FILE_BYTES)
@@ -133,6 +141,13 @@ pub async fn add(
                 content = Some(bytes.to_vec());
             }
             "mount_path" => mount_path = Some(field.text().await.map_err(multipart_error)?),
+            "path" => {
+                let text = field.text().await.map_err(multipart_error)?;
+                match compose::project_files::normalise_file_path(&text) {
+                    Ok(normal) => path = Some(normal),
+                    Err(e) => push_field_error(&mut errors, "path", e.to_string()),
+                }
+            }
             "target_services[]" | "target_services" => {
                 let text = field.text().await.map_err(multipart_error)?;
                 if !text.is_empty() {
@@ -167,6 +182,7 @@ pub async fn add(
     let file = NewMountedFile {
         name: name.unwrap_or_default(),
         mount_path: mount_path.unwrap_or_default(),
+        path,
         target_services: targets,
         readonly,
         content: content.unwrap_or_default(),

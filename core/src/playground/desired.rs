@@ -48,8 +48,9 @@ pub enum DesiredError {
 }
 
 /// The desired objects of `playground` (see the [module documentation](self)).
-/// `files` are the Playspec's mounted files; a caller that only needs names
-/// that do not depend on them (the volumes of a destroy) may pass none.
+/// `files` are the Playspec's mounted files. Every caller passes them:
+/// relative sources of the Compose resolve against them, so on an
+/// untrusted Playroom the Compose cannot run without them.
 pub fn desired_for(
     playground: &Playground,
     playspec: Option<&Playspec>,
@@ -57,7 +58,7 @@ pub fn desired_for(
     playroom: &Playroom,
 ) -> Result<Computed, DesiredError> {
     let playspec = playspec.ok_or(DesiredError::NoPlayspec)?;
-    let policy = Policy { trusted: playroom.trusted };
+    let policy = Policy::of_room(playroom.trusted).with_project_files(files.iter().map(|f| f.path.as_deref()));
     let model =
         desired::model_for(&playspec.base_compose_yaml, &policy, playground).map_err(DesiredError::CannotRun)?;
     let definitions = playspec.definitions()?;

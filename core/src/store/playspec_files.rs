@@ -10,6 +10,7 @@ use sqlx::any::AnyRow;
 use super::events::Actor;
 use super::playspecs::{ensure_unlocked, touch_in};
 use super::{Conn, OnUnique, Store, flag, is_set};
+use crate::compose::project_files;
 use crate::secrets::SecretBox;
 use crate::time::{self, Timestamp};
 use crate::{Error, Result};
@@ -21,6 +22,10 @@ pub struct MountedFile {
     pub id: i64,
     pub name: String,
     pub mount_path: String,
+    /// The file's path in the Compose project, normalised
+    /// (`compose::project_files`): relative sources of the Playspec's
+    /// Compose that name it get this file. `None`: only at `mount_path`.
+    pub path: Option<String>,
     /// Services that get the file; empty means every service.
     pub target_services: Vec<String>,
     pub readonly: bool,
@@ -34,6 +39,8 @@ pub struct MountedFile {
 pub struct NewMountedFile {
     pub name: String,
     pub mount_path: String,
+    /// Normalised by the caller (`project_files::normalise_file_path`).
+    pub path: Option<String>,
     pub target_services: Vec<String>,
     pub readonly: bool,
     pub content: Vec<u8>,
@@ -57,7 +64,8 @@ pub struct RegistryCredential {
     pub created_at: Timestamp,
 }
 
-const FILE_COLUMNS: &str = "id, name, mount_path, target_services, readonly, size, sha256, created_at, updated_at";
+const FILE_COLUMNS: &str =
+    "id, name, mount_path, path, target_services, readonly, size, sha256, created_at, updated_at";
 
 fn file_from_row(row: &AnyRow) -> Result<MountedFile> {
     let id: i64 = row.try_get("id")?;
@@ -65,6 +73,7 @@ fn file_from_row(row: &AnyRow) -> Result<MountedFile> {
         id,
         name: row.try_get("name")?,
         mount_path: row.try_get("mount_path")?,
+        path: row.try_get("path")?,
         target_services: super::json_column(row, "playspec_mounted_files", id, "target_services")?,
         readonly: is_set(row.try_get("readonly")?),
         size: row.try_get("size")?,
@@ -138,16 +147,33 @@ pub async fn add_file(
             format!("a Playspec holds at most {MAX_FILES_PER_PLAYSPEC} mounted files; remove one first"),
         ));
     }
+    if let Some(path) = &file.path {
+        let rows = sqlx::query("SELECT path FROM playspec_mounted_files WHERE playspec_id = $1 AND path IS NOT NULL")
+            .bind(playspec_id)
+            .fetch_all(&mut *tx)
+            .await?;
+        for row in rows {
+            let other: String = row.try_get("path")?;
+            if project_files::paths_conflict(path, &other) {
+                return Err(Error::field(
+                    "path",
+                    format!("another mounted file already provides `{other}`; a path names one file or one folder"),
+                ));
+            }
+        }
+    }
     let now = time::to_db(&time::now());
     let size = i64::try_from(file.content.len()).map_err(|_| Error::field("file", "is too large"))?;
     let sha256 = hex::encode(Sha256::digest(&file.content));
     let inserted = sqlx::query(
-        "INSERT INTO playspec_mounted_files (playspec_id, name, mount_path, target_services, readonly, content, \
-         size, sha256, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING id",
+        "INSERT INTO playspec_mounted_files (playspec_id, name, mount_path, path, target_services, readonly, \
+         content, size, sha256, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) \
+         RETURNING id",
     )
     .bind(playspec_id)
     .bind(&file.name)
     .bind(&file.mount_path)
+    .bind(&file.path)
     .bind(serde_json::to_string(&file.target_services).unwrap_or_else(|_| "[]".into()))
     .bind(flag(file.readonly))
     .bind(file.content)
