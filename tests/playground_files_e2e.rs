@@ -145,3 +145,62 @@ async fn an_image_cannot_plant_links_in_the_files_volume() {
     w.wait_for(id, "the Playground to be gone", |status, _| status == StatusCode::NOT_FOUND).await;
     let _ = Command::new("docker").args(["rmi", "-f", &image]).output();
 }
+
+/// Issue #13, item 10: a Compose file as users bring it, with a relative
+/// bind and a secret read from a relative `file:`, runs on an untrusted
+/// Playroom once the Playspec's mounted files provide both paths. The
+/// files are mounted at their `mount_path` elsewhere, so what appears at
+/// the Compose targets comes from the resolution of the relative paths.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn relative_compose_paths_are_served_from_mounted_files() {
+    const PROJECT: &str = r#"
+services:
+  web:
+    image: play-test/busybox:1
+    command: ["sleep", "3600"]
+    stop_grace_period: 1s
+    volumes:
+      - ./nginx.conf:/etc/app/app.conf:ro
+    secrets: [db_password]
+secrets:
+  db_password:
+    file: ./db_password.txt
+"#;
+    let w = World::start().await;
+    let spec = w.playspec("project", PROJECT).await;
+    let path = format!("/api/playspecs/{spec}/add_mounted_file");
+    for (name, project_path, content) in [
+        ("nginx.conf", "./nginx.conf", b"server { listen 80; }\n".as_slice()),
+        ("db_password.txt", "db_password.txt", b"s3cret\n".as_slice()),
+    ] {
+        let mount = format!("/uploaded/{name}");
+        let parts: Vec<(&str, Option<&str>, &[u8])> = vec![
+            ("file", Some(name), content),
+            ("mount_path", None, mount.as_bytes()),
+            ("path", None, project_path.as_bytes()),
+        ];
+        let r = w.app.post_multipart(&path, &parts).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    }
+
+    let p = w.playground("project", spec, json!({})).await;
+    let id = p["id"].as_i64().unwrap();
+    let web = format!("{}-web-1", p["compose_project"].as_str().unwrap());
+    let _running = w.runtime("replica-a", Duration::from_secs(2));
+    w.wait_converged(id, "running with its project files").await;
+
+    assert_eq!(exec(&web, "cat /etc/app/app.conf"), (true, "server { listen 80; }\n".to_owned()));
+    assert_eq!(exec(&web, "cat /run/secrets/db_password"), (true, "s3cret\n".to_owned()));
+    assert!(!exec(&web, "echo x >> /etc/app/app.conf").0, "`:ro` holds");
+    assert!(!exec(&web, "echo x >> /run/secrets/db_password").0, "a secret is read-only");
+    // Every bind comes from play's files volume: no host path of the project.
+    let mounts = docker_lines(&["inspect", "--format", "{{range .Mounts}}{{.Source}}\n{{end}}", &web]);
+    let volume = format!("{}__play_files", p["compose_project"].as_str().unwrap());
+    let sources: Vec<&String> = mounts.iter().filter(|m| !m.is_empty()).collect();
+    assert_eq!(sources.len(), 4, "{sources:?}");
+    assert!(sources.iter().all(|s| s.contains(&volume)), "{sources:?}");
+
+    let r = w.app.delete(&format!("/api/playgrounds/{id}"), &w.app.admin).await;
+    assert_eq!(r.status, StatusCode::ACCEPTED);
+    w.wait_for(id, "the Playground to be gone", |status, _| status == StatusCode::NOT_FOUND).await;
+}
