@@ -281,12 +281,18 @@ pub fn unresolved_message(written: &str, normalised: &str, expect: Expect) -> St
 /// gets this way are bounded by [`MAX_MOUNTS`].
 pub(crate) fn check(file: &ComposeFile, project_files: &[String], trusted: bool, ctx: &mut Ctx<'_>) {
     let mut per_service: Vec<(&str, usize)> = Vec::new();
+    let mut reported: Vec<Path> = Vec::new();
     for source in relative_sources(file) {
         let at = source.at.clone();
+        // A secret or config used by several services is one entry.
+        if reported.contains(&at) {
+            continue;
+        }
         let normalised = match normalise(source.written) {
             Ok(path) => path,
             Err(e) if !trusted => {
                 ctx.error(&at, format!("`{}` {e}; it is not allowed on an untrusted Playroom", source.written));
+                reported.push(at);
                 continue;
             }
             Err(_) => continue,
@@ -298,6 +304,7 @@ pub(crate) fn check(file: &ComposeFile, project_files: &[String], trusted: bool,
             },
             Resolution::Unresolved(path) if !trusted => {
                 ctx.error(&at, unresolved_message(source.written, &path, source.expect));
+                reported.push(at);
             }
             Resolution::Unresolved(_) => {}
         }

@@ -168,6 +168,8 @@ fn climbing_absolute_and_socket_sources_stay_refused() {
     }
     let yaml = "services:\n  web:\n    image: busybox\n    secrets: [s]\nsecrets:\n  s:\n    file: ../s.txt\n";
     assert!(errors(yaml, &untrusted_with(&["s.txt"])).iter().any(|(p, m)| p == "secrets.s.file" && m.contains("..")));
+    let shared = "services:\n  a:\n    image: x\n    secrets: [s]\n  b:\n    image: x\n    secrets: [s]\nsecrets:\n  s:\n    file: ./s.txt\n";
+    assert_eq!(errors(shared, &Policy::UNTRUSTED).len(), 1, "one entry, one error, however many services use it");
     let yaml = "services:\n  web:\n    image: busybox\n    secrets: [s]\nsecrets:\n  s:\n    file: /etc/shadow\n";
     assert!(errors(yaml, &untrusted_with(&["etc/shadow"])).iter().any(|(p, _)| p == "secrets.s.file"));
 }
