@@ -59,6 +59,12 @@ async fn create_playground(app: &TestApp, spec: i64, room: i64, name: &str) -> (
     (r.status, r.body)
 }
 
+async fn update(app: &TestApp, spec: i64, body: Value) -> (StatusCode, Value) {
+    let path = format!("/api/playspecs/{spec}/update_mounted_file");
+    let r = app.request(axum::http::Method::PATCH, &path, Some(&app.admin), Some(body)).await;
+    (r.status, r.body)
+}
+
 fn messages(body: &Value, field: &str) -> String {
     body["error"]["details"][field].to_string()
 }
@@ -85,8 +91,12 @@ async fn a_relative_bind_and_secret_run_once_mounted_files_provide_them() {
     let (status, file) = upload(&app, spec, "./nginx.conf", "/etc/app/app.conf").await;
     assert_eq!(status, StatusCode::CREATED, "{file}");
     assert_eq!(file["path"], "nginx.conf", "stored normalised");
-    let (status, file) = upload(&app, spec, "db_password.txt", "/run/secrets/db_password").await;
+    let (status, file) = upload(&app, spec, "password.txt", "/run/secrets/db_password").await;
     assert_eq!(status, StatusCode::CREATED, "{file}");
+    assert_eq!(validate(Some(spec)).await, false, "`password.txt` is not `db_password.txt`");
+    // A file's project path can be corrected in place.
+    let r = update(&app, spec, json!({"mounted_file_id": file["id"], "path": "./db_password.txt"})).await;
+    assert_eq!((r.0, &r.1["path"]), (StatusCode::OK, &json!("db_password.txt")), "{}", r.1);
 
     assert_eq!(validate(Some(spec)).await, true, "the Playspec's files provide both paths");
     assert_eq!(validate(None).await, false, "without a Playspec no path resolves");
@@ -116,6 +126,14 @@ async fn attack_forms_stay_refused_whatever_files_the_playspec_holds() {
     let (status, body) = upload(&app, spec, "etc/passwd/x", "/q").await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert!(messages(&body, "path").contains("already provides `etc/passwd`"), "{body}");
+    let (_, other) = upload(&app, spec, "other.txt", "/o").await;
+    for (path, fragment) in [("../../etc/passwd", "`..`"), ("etc", "already provides `etc/passwd`")] {
+        let (status, body) = update(&app, spec, json!({"mounted_file_id": other["id"], "path": path})).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{path}: {body}");
+        assert!(messages(&body, "path").contains(fragment), "{path}: {body}");
+    }
+    let (status, body) = update(&app, spec, json!({"mounted_file_id": other["id"], "path": ""})).await;
+    assert_eq!((status, &body["path"]), (StatusCode::OK, &Value::Null), "`\"\"` removes the path: {body}");
 
     for (i, (volume, fragment)) in [
         ("../../etc/passwd:/x", "`..` segment"),

@@ -22,7 +22,7 @@
 //!   seam for the later repository-backed resolution (a service built from
 //!   a Playzone gets the path from the repository at the Playground's
 //!   commit); until then an unresolved path is refused on an untrusted
-//!   Playroom ([`check`]) and passed through unchanged on a trusted one.
+//!   Playroom (`check`) and passed through unchanged on a trusted one.
 //!
 //! Resolution is pure and generic over the file type, so the validator
 //! (which only knows the paths) and the desired state (which needs the

@@ -50,6 +50,8 @@ pub struct NewMountedFile {
 #[derive(Clone, Debug, Default)]
 pub struct MountedFileChange {
     pub mount_path: Option<String>,
+    /// `Some(None)` removes the project path; normalised by the caller.
+    pub path: Option<Option<String>>,
     pub target_services: Option<Vec<String>>,
     pub readonly: Option<bool>,
 }
@@ -123,6 +125,26 @@ async fn file_in(conn: &mut Conn, playspec_id: i64, file_id: i64) -> Result<Moun
 /// collection the desired state expands (`compose::limits`).
 pub const MAX_FILES_PER_PLAYSPEC: i64 = 50;
 
+/// Refuses `path` when another file of the Playspec (not `except`) has the
+/// same project path or one that is a folder of the other: a relative
+/// source must name exactly one file or one folder.
+async fn ensure_path_free(conn: &mut Conn, playspec_id: i64, path: &str, except: Option<i64>) -> Result<()> {
+    let rows = sqlx::query("SELECT id, path FROM playspec_mounted_files WHERE playspec_id = $1 AND path IS NOT NULL")
+        .bind(playspec_id)
+        .fetch_all(&mut *conn)
+        .await?;
+    for row in rows {
+        let (id, other): (i64, String) = (row.try_get("id")?, row.try_get("path")?);
+        if Some(id) != except && project_files::paths_conflict(path, &other) {
+            return Err(Error::field(
+                "path",
+                format!("another mounted file already provides `{other}`; a path names one file or one folder"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub async fn add_file(
     store: &Store,
     account_id: i64,
@@ -148,19 +170,7 @@ pub async fn add_file(
         ));
     }
     if let Some(path) = &file.path {
-        let rows = sqlx::query("SELECT path FROM playspec_mounted_files WHERE playspec_id = $1 AND path IS NOT NULL")
-            .bind(playspec_id)
-            .fetch_all(&mut *tx)
-            .await?;
-        for row in rows {
-            let other: String = row.try_get("path")?;
-            if project_files::paths_conflict(path, &other) {
-                return Err(Error::field(
-                    "path",
-                    format!("another mounted file already provides `{other}`; a path names one file or one folder"),
-                ));
-            }
-        }
+        ensure_path_free(&mut tx, playspec_id, path, None).await?;
     }
     let now = time::to_db(&time::now());
     let size = i64::try_from(file.content.len()).map_err(|_| Error::field("file", "is too large"))?;
@@ -201,9 +211,13 @@ pub async fn update_file(
     ensure_unlocked(&mut tx, account_id, playspec_id).await?;
     let current = file_in(&mut tx, playspec_id, file_id).await?;
     let mount_path = change.mount_path.unwrap_or(current.mount_path);
+    let path = change.path.unwrap_or(current.path);
+    if let Some(path) = &path {
+        ensure_path_free(&mut tx, playspec_id, path, Some(file_id)).await?;
+    }
     let result = sqlx::query(
-        "UPDATE playspec_mounted_files SET mount_path = $1, target_services = $2, readonly = $3, updated_at = $4 \
-         WHERE id = $5 AND playspec_id = $6",
+        "UPDATE playspec_mounted_files SET mount_path = $1, target_services = $2, readonly = $3, updated_at = $4, \
+         path = $7 WHERE id = $5 AND playspec_id = $6",
     )
     .bind(&mount_path)
     .bind(serde_json::to_string(&change.target_services.unwrap_or(current.target_services)).unwrap_or_default())
@@ -211,6 +225,7 @@ pub async fn update_file(
     .bind(time::to_db(&time::now()))
     .bind(file_id)
     .bind(playspec_id)
+    .bind(&path)
     .execute(&mut *tx)
     .await;
     result.on_unique(|| path_taken(&mount_path))?;
