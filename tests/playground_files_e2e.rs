@@ -161,21 +161,8 @@ async fn an_image_cannot_plant_links_in_the_files_volume() {
 /// the Compose targets comes from the resolution of the relative paths.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn relative_compose_paths_are_served_from_mounted_files() {
-    const PROJECT: &str = r#"
-services:
-  web:
-    image: play-test/busybox:1
-    command: ["sleep", "3600"]
-    stop_grace_period: 1s
-    volumes:
-      - ./nginx.conf:/etc/app/app.conf:ro
-    secrets: [db_password]
-secrets:
-  db_password:
-    file: ./db_password.txt
-"#;
     let w = World::start().await;
-    let spec = w.playspec("project", PROJECT).await;
+    let spec = w.playspec("project", play_core::testing::PROJECT_COMPOSE).await;
     let path = format!("/api/playspecs/{spec}/add_mounted_file");
     for (name, project_path, content) in [
         ("nginx.conf", "./nginx.conf", b"server { listen 80; }\n".as_slice()),

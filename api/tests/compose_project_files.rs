@@ -13,19 +13,8 @@
 
 use axum::http::StatusCode;
 use play_api::testing::TestApp;
+use play_core::testing::PROJECT_COMPOSE;
 use serde_json::{Value, json};
-
-const COMPOSE: &str = r#"
-services:
-  web:
-    image: nginx
-    volumes:
-      - ./nginx.conf:/etc/app/app.conf:ro
-    secrets: [db_password]
-secrets:
-  db_password:
-    file: ./db_password.txt
-"#;
 
 async fn untrusted_room(app: &TestApp) -> i64 {
     let room = app.post("/api/playrooms", &app.admin, json!({"playroom": {"name": "shared", "host": "h"}})).await;
@@ -73,7 +62,7 @@ fn messages(body: &Value, field: &str) -> String {
 async fn a_relative_bind_and_secret_run_once_mounted_files_provide_them() {
     let app = TestApp::new().await;
     let room = untrusted_room(&app).await;
-    let spec = playspec(&app, "project", COMPOSE).await;
+    let spec = playspec(&app, "project", PROJECT_COMPOSE).await;
 
     let (status, body) = create_playground(&app, spec, room, "early").await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
@@ -82,7 +71,7 @@ async fn a_relative_bind_and_secret_run_once_mounted_files_provide_them() {
     let secret = messages(&body, "playspec.base_compose_yaml.secrets.db_password.file");
     assert!(secret.contains("add_mounted_file with path `db_password.txt`"), "{body}");
     let validate = |playspec_id: Option<i64>| {
-        let body = json!({"compose_yaml": COMPOSE, "playroom_id": room, "playspec_id": playspec_id});
+        let body = json!({"compose_yaml": PROJECT_COMPOSE, "playroom_id": room, "playspec_id": playspec_id});
         let app = &app;
         async move { app.post("/api/playspecs/validate_compose", &app.admin, body).await.body["valid"].clone() }
     };
