@@ -219,7 +219,8 @@ async fn a_branch_is_built_cached_rebuilt_after_a_push_and_created_on_demand() {
 async fn a_broken_build_and_a_missing_branch_fail_at_image_build_with_the_reason() {
     let s = setup().await;
     let (broken, _) = s.playground("broken", json!({"web": {"git_config": {"branch_name": "broken"}}}), false).await;
-    let body = s.world.wait_for(broken, "the failed build", |_, b| b["status"] == "failed").await;
+    s.world.wait_for(broken, "the failed build", |_, b| b["status"] == "failed").await;
+    let body = s.status(broken).await;
     assert_eq!(body["error_step"], "image_build", "{body:#}");
     let message = body["error_message"].as_str().unwrap();
     assert!(message.contains("failed to build") && message.contains("error: this step fails"), "{message}");
@@ -246,7 +247,7 @@ async fn job_mode_watches_the_built_service() {
     let status = Command::new("docker").args(["stop", "-t", "1", &format!("{project}-web-1")]).status().unwrap();
     assert!(status.success());
     s.runtimes.0.handle.wake(job);
-    let body = s.world.wait_for(job, "the completed job", |_, b| b["status"] == "completed").await;
+    let body = s.world.wait_for(job, "the completed job", |_, b| b["status"] == "complete").await;
     assert_eq!(body["job_mode"], true);
     let r = s.world.app.get(&format!("/api/playgrounds/{job}/job_result"), &s.world.app.admin).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);

@@ -367,7 +367,7 @@ async fn debug_config_hashes_include_the_mounted_files() {
     let playroom = play_core::store::playrooms::get(store, account, f.playroom).await.unwrap();
     let files = play_core::store::playspec_files::list_files(store, f.playspec).await.unwrap();
     assert_eq!(files.len(), 1);
-    let policy = play_core::compose::Policy { trusted: playroom.trusted };
+    let policy = play_core::compose::Policy::of_room(playroom.trusted);
     let model = play_core::desired::model_for(&playspec.base_compose_yaml, &policy, &playground).unwrap();
     let definitions = playspec.definitions().unwrap();
     let inputs = play_core::desired::Inputs::new(&playground, &model)

@@ -22,6 +22,7 @@ pub mod model;
 mod path;
 pub mod path_rule;
 pub mod policy;
+pub mod project_files;
 pub mod reserved;
 pub mod rule;
 pub mod svc;

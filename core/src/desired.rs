@@ -297,8 +297,11 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
     let mut used_volumes = BTreeSet::new();
     let mut routed = false;
     for (name, service) in &active {
-        let mut container = container::container_spec(playground, name, service, &network_name, &volume_name)?;
-        container.files = files::mounts_for(files, name);
+        let compose_files = files::from_compose(file, files, name);
+        let replaced = &compose_files.replaced_volumes;
+        let mut container =
+            container::container_spec(playground, name, service, replaced, &network_name, &volume_name)?;
+        container.files = files::mounts_for(files, name, compose_files.mounts);
         let built = inputs.builds.and_then(|b| b.get(name.as_str())).cloned();
         if let Some(build) = &built {
             container.image = build.image.clone();

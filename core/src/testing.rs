@@ -96,3 +96,21 @@ pub fn playground() -> crate::playground::model::Playground {
         updated_at: now,
     }
 }
+
+/// A Compose file as users bring it (issue #13, item 10): a relative bind
+/// and a secret read from a relative `file:`, for the tests of relative
+/// paths through the API and on a real host. Its image is the e2e
+/// harness's busybox (API tests never pull it).
+pub const PROJECT_COMPOSE: &str = r#"
+services:
+  web:
+    image: play-test/busybox:1
+    command: ["sleep", "3600"]
+    stop_grace_period: 1s
+    volumes:
+      - ./nginx.conf:/etc/app/app.conf:ro
+    secrets: [db_password]
+secrets:
+  db_password:
+    file: ./db_password.txt
+"#;

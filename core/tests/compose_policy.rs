@@ -13,10 +13,16 @@ const REFUSALS: &[(&str, &str, &str, &str)] = &[
         "privileged",
     ),
     (
-        "bind mount",
+        "relative bind mount no mounted file provides",
         "services:\n  web:\n    image: x\n    volumes: [\"./src:/app\"]\n",
         "services.web.volumes[0]",
-        "bind-mounting",
+        "add_mounted_file with path `src`",
+    ),
+    (
+        "bind mount climbing out of the project",
+        "services:\n  web:\n    image: x\n    volumes: [\"../../etc/passwd:/x\"]\n",
+        "services.web.volumes[0]",
+        "`..` segment",
     ),
     (
         "absolute bind mount",
@@ -219,9 +225,15 @@ const REFUSALS: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "config from host file",
-        "services:\n  web:\n    image: x\nconfigs:\n  app:\n    file: ./app.conf\n",
+        "services:\n  web:\n    image: x\nconfigs:\n  app:\n    file: /etc/app.conf\n",
         "configs.app.file",
         "host file",
+    ),
+    (
+        "config from a relative file no mounted file provides",
+        "services:\n  web:\n    image: x\n    configs: [app]\nconfigs:\n  app:\n    file: ./app.conf\n",
+        "configs.app.file",
+        "add_mounted_file with path `app.conf`",
     ),
     (
         "absolute env_file",

@@ -59,6 +59,12 @@ fn parse_bool(text: &str) -> Option<bool> {
     }
 }
 
+/// A project path from a request, normalised; `None` (with an error) when
+/// it is not one.
+fn project_path(text: &str, errors: &mut FieldErrors) -> Option<String> {
+    compose::project_files::normalise_file_path(text).map_err(|e| push_field_error(errors, "path", e.to_string())).ok()
+}
+
 /// A file name from an upload: its last path segment, if that is usable.
 fn file_name(raw: Option<&str>) -> Result<String, &'static str> {
     let name = raw.unwrap_or("").rsplit(['/', '\\']).next().unwrap_or("").trim();
@@ -81,6 +87,13 @@ pub struct MountedFileUpload {
     /// file, not under /proc, /sys or /dev, at most 1024 bytes.
     #[schema(schema_with = mount_path)]
     pub mount_path: String,
+    /// The file's path in the Compose project (`nginx/nginx.conf`, or as
+    /// the Compose file writes it, `./nginx/nginx.conf`): a relative bind
+    /// source, or a secret's or config's relative `file:`, that names it
+    /// (or a folder above it) gets this file. Relative, without `..`.
+    #[serde(default)]
+    #[schema(max_length = 1024)]
+    pub path: Option<String>,
     /// Services of the Playspec that get the file (repeat the part); all
     /// when none.
     #[serde(rename = "target_services[]", default)]
@@ -99,7 +112,7 @@ fn mount_path() -> utoipa::openapi::Schema {
     utoipa::openapi::schema::AllOfBuilder::new().item(path).item(file).into()
 }
 
-/// Add a mounted file (multipart: file, mount_path, target_services[], readonly).
+/// Add a mounted file (multipart: file, mount_path, path, target_services[], readonly).
 #[utoipa::path(post, path = "/api/playspecs/{id}/add_mounted_file", tag = "Playspecs", params(("id" = i64, Path)),
     request_body(content = MountedFileUpload, content_type = "multipart/form-data"),
     responses((status = 201, description = "The mounted file"), (status = 413, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
@@ -112,6 +125,7 @@ pub async fn add(
     let known = service_names(&state, principal.account_id, id).await?;
     let mut errors = FieldErrors::new();
     let (mut content, mut name, mut mount_path, mut targets, mut readonly) = (None, None, None, Vec::new(), true);
+    let mut path = None;
     let multipart_error = |e: axum::extract::multipart::MultipartError| {
         if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::PayloadTooLarge(MAX_MOUNTED_FILE_BYTES)
@@ -133,6 +147,7 @@ pub async fn add(
                 content = Some(bytes.to_vec());
             }
             "mount_path" => mount_path = Some(field.text().await.map_err(multipart_error)?),
+            "path" => path = project_path(&field.text().await.map_err(multipart_error)?, &mut errors),
             "target_services[]" | "target_services" => {
                 let text = field.text().await.map_err(multipart_error)?;
                 if !text.is_empty() {
@@ -167,6 +182,7 @@ pub async fn add(
     let file = NewMountedFile {
         name: name.unwrap_or_default(),
         mount_path: mount_path.unwrap_or_default(),
+        path,
         target_services: targets,
         readonly,
         content: content.unwrap_or_default(),
@@ -184,6 +200,9 @@ pub struct UpdateMountedFile {
     pub mount_path: Option<String>,
     pub target_services: Option<Vec<String>>,
     pub readonly: Option<bool>,
+    /// As in add_mounted_file; `""` removes the file's project path.
+    #[schema(max_length = 1024)]
+    pub path: Option<String>,
 }
 
 fn mount_path_or_null() -> utoipa::openapi::Schema {
@@ -193,7 +212,7 @@ fn mount_path_or_null() -> utoipa::openapi::Schema {
         .into()
 }
 
-/// Change a mounted file's path, target services or readonly flag.
+/// Change a mounted file's mount path, project path, target services or readonly flag.
 #[utoipa::path(patch, path = "/api/playspecs/{id}/update_mounted_file", tag = "Playspecs", params(("id" = i64, Path)),
     request_body = UpdateMountedFile,
     responses((status = 200, description = "The mounted file"), (status = 404, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
@@ -209,11 +228,17 @@ pub async fn update(
         push_field_error(&mut errors, "mount_path", m);
     }
     check_targets(body.target_services.as_deref().unwrap_or_default(), &known, &mut errors);
+    let path = match body.path.as_deref() {
+        None => None,
+        Some("") => Some(None),
+        Some(text) => project_path(text, &mut errors).map(Some),
+    };
     if !errors.is_empty() {
         return Err(ApiError::validation(errors));
     }
     let change = MountedFileChange {
         mount_path: body.mount_path,
+        path,
         target_services: body.target_services,
         readonly: body.readonly,
     };

@@ -142,10 +142,12 @@ impl From<&Playspec> for PlayspecItem {
     }
 }
 
-/// Compose warnings plus the untrusted policy's refusals, as warnings.
-fn warnings(yaml: &str) -> Vec<Issue> {
+/// Compose warnings plus the untrusted policy's refusals (with the
+/// Playspec's mounted files as its project files), as warnings.
+fn warnings(yaml: &str, files: &[MountedFile]) -> Vec<Issue> {
     let trusted = compose::validate_blueprint(yaml, &Policy::TRUSTED);
-    let untrusted = compose::validate_blueprint(yaml, &Policy::UNTRUSTED);
+    let project = Policy::UNTRUSTED.with_project_files(files.iter().map(|f| f.path.as_deref()));
+    let untrusted = compose::validate_blueprint(yaml, &project);
     let mut out = trusted.warnings;
     out.extend(untrusted.errors.into_iter().filter(|e| !trusted.errors.contains(e)).map(|mut issue| {
         issue.message = format!("refused on untrusted Playrooms: {}", issue.message);
@@ -156,10 +158,12 @@ fn warnings(yaml: &str) -> Vec<Issue> {
 
 async fn detail(state: &AppState, playspec: Playspec) -> ApiResult<PlayspecDetail> {
     let yaml = playspec.base_compose_yaml.clone();
-    let warnings = state.cpu.run(move || warnings(&yaml)).await?;
+    let mounted_files = playspec_files::list_files(&state.store, playspec.id).await?;
+    let files = mounted_files.clone();
+    let warnings = state.cpu.run(move || warnings(&yaml, &files)).await?;
     Ok(PlayspecDetail {
         item: PlayspecItem::from(&playspec),
-        mounted_files: playspec_files::list_files(&state.store, playspec.id).await?,
+        mounted_files,
         credentials: playspec_files::list_credentials(&state.store, playspec.id).await?,
         warnings,
         base_compose_yaml: playspec.base_compose_yaml,
@@ -394,20 +398,29 @@ pub struct ValidateRequest {
     /// Validate under this Playroom's policy (trusted or not); default
     /// untrusted. An unknown id is 404.
     pub playroom_id: Option<i64>,
+    /// Resolve relative paths (`./nginx.conf:/etc/nginx/nginx.conf`,
+    /// `secrets.x.file: ./x.txt`) against this Playspec's mounted files;
+    /// without it none resolves. An unknown id is 404.
+    pub playspec_id: Option<i64>,
 }
 
 /// Validate Compose YAML; creates nothing.
 #[utoipa::path(post, path = "/api/playspecs/validate_compose", tag = "Playspecs", request_body = ValidateRequest,
     responses((status = 200, description = "{valid, services: [{name, ports}], errors, warnings}"),
-        (status = 404, description = "No such Playroom (`playroom_id`)", body = ErrorEnvelope)))]
+        (status = 404, description = "No such Playroom (`playroom_id`) or Playspec (`playspec_id`)", body = ErrorEnvelope)))]
 pub async fn validate_compose(
     State(state): State<AppState>,
     principal: Principal,
     Json(body): Json<ValidateRequest>,
 ) -> ApiResult<JsonResponse<ValidationReport>> {
-    let policy = match body.playroom_id {
-        Some(id) => Policy { trusted: playrooms::get(&state.store, principal.account_id, id).await?.trusted },
+    let mut policy = match body.playroom_id {
+        Some(id) => Policy::of_room(playrooms::get(&state.store, principal.account_id, id).await?.trusted),
         None => Policy::UNTRUSTED,
     };
+    if let Some(id) = body.playspec_id {
+        let playspec = playspecs::get(&state.store, principal.account_id, id).await?;
+        let files = playspec_files::list_files(&state.store, playspec.id).await?;
+        policy = policy.with_project_files(files.iter().map(|f| f.path.as_deref()));
+    }
     Ok(JsonResponse(state.cpu.run(move || compose::validate_compose(&body.compose_yaml, &policy)).await?))
 }

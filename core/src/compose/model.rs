@@ -74,9 +74,9 @@ pub struct Service {
     pub devices: Vec<String>,
     pub security_opt: Vec<String>,
     pub volumes_from: Vec<String>,
-    /// Names of top-level secrets and configs the service uses.
-    pub secrets: Vec<String>,
-    pub configs: Vec<String>,
+    /// The top-level secrets and configs the service uses.
+    pub secrets: Vec<ObjectRef>,
+    pub configs: Vec<ObjectRef>,
     pub extends: Option<Value>,
     /// Service-level `x-` keys.
     pub extensions: IndexMap<String, Value>,
@@ -177,6 +177,17 @@ pub struct TopNetwork {
     pub internal: bool,
     pub name: Option<String>,
     pub other: IndexMap<String, Value>,
+}
+
+/// A service's use of a top-level secret or config: `- name` or
+/// `{source, target, mode, ...}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ObjectRef {
+    /// The top-level name.
+    pub source: String,
+    /// Where the service sees it, as written: an absolute path, or for a
+    /// secret a name under `/run/secrets`.
+    pub target: Option<String>,
 }
 
 /// A top-level secret or config.

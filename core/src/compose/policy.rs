@@ -6,9 +6,10 @@
 //! Refused (each names the service and key):
 //!
 //! - `privileged: true`, `use_api_socket: true`;
-//! - bind mounts of any host path (mounted files are added by play itself,
-//!   never by user Compose), named pipes, and with a specific message the
-//!   Docker socket;
+//! - bind mounts of an absolute host path, named pipes, and with a
+//!   specific message the Docker socket (under any path); a relative bind
+//!   source is a path of the Compose project, provided only by the
+//!   Playspec's mounted files ([`super::project_files`]);
 //! - `network_mode` other than `bridge`, `none` or `service:<a service of
 //!   this file>` (an allowlist: `host`, `container:...` and the name of any
 //!   network on the host are refused); `pid`, `ipc`, `uts`, `userns_mode`,
@@ -31,13 +32,15 @@
 //!   tmpfs`, `o` from [`TMPFS_OPTION_ALLOW_LIST`]): a bind (`o: bind`) or a
 //!   `device` mounts a host path, and `nfs`/`cifs` make the host's kernel
 //!   connect to any address;
-//! - top-level secrets and configs read from a host `file:`;
+//! - top-level secrets and configs read from an absolute host `file:` (a
+//!   relative one is a project path, as for binds);
 //! - `env_file` and local `build` contexts that are absolute or climb out of
 //!   the project with `..`.
 
 use super::ctx::Ctx;
 use super::model::{ComposeFile, Service, VolumeType};
 use super::path::Path;
+use super::project_files::is_absolute;
 
 /// Capabilities an untrusted service may add: Docker's default set, which
 /// a container already holds unless it dropped them, plus nothing else.
@@ -70,15 +73,35 @@ pub const NETWORK_OPT_ALLOW_LIST: &[&str] = &["com.docker.network.driver.mtu", "
 pub const TMPFS_OPTION_ALLOW_LIST: &[&str] =
     &["size", "mode", "uid", "gid", "nr_inodes", "noexec", "nosuid", "nodev", "ro", "rw"];
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// What a Compose file may do on a Playroom, and what its project
+/// provides there.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Policy {
     /// Set on Playrooms whose hosts run only trusted Compose.
     pub trusted: bool,
+    /// The project paths of the Playspec's mounted files, normalised
+    /// ([`super::project_files::normalise`]): the only files a relative
+    /// source may name on an untrusted Playroom. Empty where no Playspec
+    /// exists yet (launch, `validate_compose` without one).
+    pub project_files: Vec<String>,
 }
 
 impl Policy {
-    pub const UNTRUSTED: Policy = Policy { trusted: false };
-    pub const TRUSTED: Policy = Policy { trusted: true };
+    pub const UNTRUSTED: Policy = Policy { trusted: false, project_files: Vec::new() };
+    pub const TRUSTED: Policy = Policy { trusted: true, project_files: Vec::new() };
+
+    /// The policy of a Playroom (`trusted` or not), with no project files.
+    pub fn of_room(trusted: bool) -> Policy {
+        Policy { trusted, project_files: Vec::new() }
+    }
+
+    /// With the project paths the Playspec's mounted files provide (any
+    /// order; files without a path are left out).
+    #[must_use]
+    pub fn with_project_files<'a>(mut self, paths: impl IntoIterator<Item = Option<&'a str>>) -> Policy {
+        self.project_files = paths.into_iter().flatten().map(str::to_owned).collect();
+        self
+    }
 }
 
 const DOCKER_SOCKETS: &[&str] = &["/var/run/docker.sock", "/run/docker.sock"];
@@ -150,6 +173,7 @@ fn tmpfs_only(opts: &indexmap::IndexMap<String, String>) -> Result<(), String> {
 
 /// Applies `policy` to a parsed model, recording refusals as errors.
 pub(crate) fn apply(policy: &Policy, file: &ComposeFile, ctx: &mut Ctx<'_>) {
+    super::project_files::check(file, &policy.project_files, policy.trusted, ctx);
     if policy.trusted {
         return;
     }
@@ -208,11 +232,12 @@ pub(crate) fn apply(policy: &Policy, file: &ComposeFile, ctx: &mut Ctx<'_>) {
     }
     for (kind, objects) in [("secrets", &file.secrets), ("configs", &file.configs)] {
         for (name, object) in objects {
-            if object.file.is_some() {
+            if object.file.as_deref().is_some_and(is_absolute) {
                 let at = Path::root().key(kind).key(name.clone()).key("file");
                 ctx.error(
                     &at,
-                    "reading a host file is not allowed on an untrusted Playroom; use `environment` or `content`",
+                    "reading a host file is not allowed on an untrusted Playroom; use `environment`, `content`, or a \
+                     relative path provided by a mounted file of the Playspec",
                 );
             }
         }
@@ -239,9 +264,12 @@ fn check_service(service: &Service, at: &Path, ctx: &mut Ctx<'_>) {
             VolumeType::Bind if volume.source.as_deref().is_some_and(is_docker_socket) => {
                 ctx.error(&v_at, "mounting the Docker socket is not allowed on an untrusted Playroom");
             }
+            // A relative source is a project path: `project_files::check`.
+            VolumeType::Bind if volume.source.as_deref().is_some_and(|s| !is_absolute(s)) => {}
             VolumeType::Bind => ctx.error(
                 &v_at,
-                "bind-mounting a host path is not allowed on an untrusted Playroom; use a named volume or a mounted file",
+                "bind-mounting a host path is not allowed on an untrusted Playroom; use a named volume, or a \
+                 relative path provided by a mounted file of the Playspec",
             ),
             VolumeType::Npipe => ctx.error(&v_at, "mounting a host named pipe is not allowed on an untrusted Playroom"),
             VolumeType::Volume | VolumeType::Tmpfs | VolumeType::Image | VolumeType::Cluster => {}

@@ -136,7 +136,7 @@ pub fn validate_template(body: &str) -> Result<TemplateInfo, FieldErrors> {
     let analyzed = analyze(body)?;
     let Analyzed { root, namespace, errors, mut warnings, .. } = analyzed;
     let options =
-        Options { policy: Policy::TRUSTED, lookup: &no_variables, template: true, blueprint: false, reserved: true };
+        Options { policy: &Policy::TRUSTED, lookup: &no_variables, template: true, blueprint: false, reserved: true };
     let checked = check_value(body, Value::Mapping(root), options);
     let mut all_errors = errors;
     all_errors.extend(checked.errors);

@@ -34,7 +34,7 @@ pub(crate) struct Checked {
 
 #[derive(Clone, Copy)]
 pub(crate) struct Options<'a> {
-    pub(crate) policy: Policy,
+    pub(crate) policy: &'a Policy,
     pub(crate) lookup: &'a dyn Fn(&str) -> Option<String>,
     /// Template mode: see `Ctx::is_deferred`.
     pub(crate) template: bool,
@@ -124,7 +124,7 @@ pub(crate) fn check_value(text: &str, mut value: Value, options: Options<'_>) ->
         );
         check_service_labels(&mut ctx, &at.key("labels"), &service.labels, list_form, service.is_exposed());
     }
-    policy::apply(&options.policy, &model, &mut ctx);
+    policy::apply(options.policy, &model, &mut ctx);
     Checked { model: Some(model), errors: ctx.errors, warnings: ctx.warnings }
 }
 
@@ -237,8 +237,9 @@ fn cross_check(ctx: &mut Ctx<'_>, file: &ComposeFile) {
         for (kind, names, defined) in
             [("secrets", &service.secrets, &file.secrets), ("configs", &service.configs, &file.configs)]
         {
-            for (i, secret) in names.iter().enumerate() {
-                if !defined.contains_key(secret) {
+            for (i, used) in names.iter().enumerate() {
+                if !defined.contains_key(&used.source) {
+                    let secret = &used.source;
                     ctx.error(&at.key(kind).index(i), format!("`{secret}` is not defined under top-level `{kind}`"));
                 }
             }
@@ -305,7 +306,7 @@ pub fn validate_compose(yaml: &str, policy: &Policy) -> ValidationReport {
 /// Validates a Compose document, reading interpolation variables through
 /// `lookup` (a Playground's env overrides, for example).
 pub fn validate_compose_with(yaml: &str, policy: &Policy, lookup: &dyn Fn(&str) -> Option<String>) -> ValidationReport {
-    report(check_text(yaml, Options { policy: *policy, lookup, template: false, blueprint: false, reserved: true }))
+    report(check_text(yaml, Options { policy, lookup, template: false, blueprint: false, reserved: true }))
 }
 
 /// Validates a Playspec's Compose (a blueprint): like [`validate_compose`],
@@ -314,17 +315,15 @@ pub fn validate_compose_with(yaml: &str, policy: &Policy, lookup: &dyn Fn(&str) 
 pub fn validate_blueprint(yaml: &str, policy: &Policy) -> ValidationReport {
     report(check_text(
         yaml,
-        Options { policy: *policy, lookup: &no_variables, template: false, blueprint: true, reserved: true },
+        Options { policy, lookup: &no_variables, template: false, blueprint: true, reserved: true },
     ))
 }
 
 /// [`validate_blueprint`] returning the typed model when the document is
 /// valid (an unset required reference is kept as written).
 pub fn parse_blueprint(yaml: &str, policy: &Policy) -> (ValidationReport, Option<ComposeFile>) {
-    let checked = check_text(
-        yaml,
-        Options { policy: *policy, lookup: &no_variables, template: false, blueprint: true, reserved: true },
-    );
+    let checked =
+        check_text(yaml, Options { policy, lookup: &no_variables, template: false, blueprint: true, reserved: true });
     let model = if checked.errors.is_empty() { checked.model.clone() } else { None };
     (report(checked), model)
 }
@@ -340,8 +339,7 @@ pub fn parse_compose_with(
     policy: &Policy,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> (ValidationReport, Option<ComposeFile>) {
-    let checked =
-        check_text(yaml, Options { policy: *policy, lookup, template: false, blueprint: false, reserved: true });
+    let checked = check_text(yaml, Options { policy, lookup, template: false, blueprint: false, reserved: true });
     let model = if checked.errors.is_empty() { checked.model.clone() } else { None };
     (report(checked), model)
 }
@@ -351,7 +349,7 @@ pub fn parse_compose_with(
 /// trusted policy, reserved names allowed. Never for tenant input.
 pub fn parse_rendered(yaml: &str) -> (ValidationReport, Option<ComposeFile>) {
     let options =
-        Options { policy: Policy::TRUSTED, lookup: &no_variables, template: false, blueprint: false, reserved: false };
+        Options { policy: &Policy::TRUSTED, lookup: &no_variables, template: false, blueprint: false, reserved: false };
     let checked = check_text(yaml, options);
     let model = if checked.errors.is_empty() { checked.model.clone() } else { None };
     (report(checked), model)

@@ -83,10 +83,13 @@ pub struct HealthSpec {
     pub start_interval: Option<i64>,
 }
 
+/// `replaced_volumes`: indices of `service.volumes` that mounted files
+/// provide instead (`files::from_compose`), left out of `mounts`.
 pub(super) fn container_spec(
     playground: &Playground,
     name: &str,
     service: &Service,
+    replaced_volumes: &[usize],
     network_name: &NameOf<'_>,
     volume_name: &dyn Fn(&str) -> Result<String, String>,
 ) -> Result<ContainerSpec, String> {
@@ -122,7 +125,13 @@ pub(super) fn container_spec(
         }
     }
 
-    let mounts = service.volumes.iter().map(|v| mount(v, volume_name)).collect::<Result<Vec<_>, _>>()?;
+    let mounts = service
+        .volumes
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !replaced_volumes.contains(i))
+        .map(|(_, v)| mount(v, volume_name))
+        .collect::<Result<Vec<_>, _>>()?;
 
     let mut networks = BTreeMap::new();
     if service.network_mode.is_none() {

@@ -13,9 +13,19 @@
 //!   are replaced, the others are not;
 //! - the volume goes with the Playground like its other volumes (and with a
 //!   hard restart unless volumes persist).
+//!
+//! A file with a project path is also where the Compose file names it: a
+//! relative bind source, or a used secret's or config's relative `file:`,
+//! that resolves to it ([`crate::compose::project_files`]) becomes the
+//! same kind of bind at the Compose target, read-only unless both the
+//! Compose entry and the file allow writing (secrets and configs always
+//! read-only). These follow the Compose file, not `target_services`. When
+//! a file would be bound twice at one target, the Compose entry wins.
 
 use serde::Serialize;
 
+use crate::compose::model::ComposeFile;
+use crate::compose::project_files::{self, Resolution};
 use crate::store::playspec_files::MountedFile;
 
 /// The volume key of the mounted-files volume.
@@ -38,10 +48,45 @@ pub fn rel_path(file: &MountedFile) -> String {
     format!("{}-{short}/file", file.id)
 }
 
-/// The files `service` gets (a file with no target services goes to every
-/// service), in mount-path order.
-pub fn mounts_for(files: &[MountedFile], service: &str) -> Vec<FileMountSpec> {
-    let mut mounts: Vec<FileMountSpec> = files
+/// What a service gets from its Compose file's relative sources.
+#[derive(Debug, Default)]
+pub(super) struct FromCompose {
+    pub(super) mounts: Vec<FileMountSpec>,
+    /// Indices in the service's `volumes` that mounted files replace: the
+    /// container does not get them as host binds.
+    pub(super) replaced_volumes: Vec<usize>,
+}
+
+/// The mounted files `service` gets from the relative sources of `file`
+/// that resolve to them. A source that does not resolve is left alone:
+/// validation refused it on an untrusted Playroom, and a trusted one binds
+/// it as written, as before.
+pub(super) fn from_compose(file: &ComposeFile, files: &[MountedFile], service: &str) -> FromCompose {
+    let mut out = FromCompose::default();
+    for source in project_files::relative_sources(file).into_iter().filter(|s| s.service == service) {
+        let Ok(path) = project_files::normalise(source.written) else { continue };
+        let Resolution::MountedFiles(placed) =
+            project_files::resolve(&path, &source.target, source.expect, files, |f| f.path.as_deref())
+        else {
+            continue;
+        };
+        out.replaced_volumes.extend(source.volume);
+        out.mounts.extend(placed.into_iter().map(|p| FileMountSpec {
+            file_id: p.file.id,
+            rel_path: rel_path(p.file),
+            target: p.target,
+            read_only: source.read_only || p.file.readonly,
+        }));
+    }
+    out
+}
+
+/// The files `service` gets: `from_compose` first, then each file at its
+/// `mount_path` (a file with no target services goes to every service)
+/// unless something already binds that target; in target order.
+pub fn mounts_for(files: &[MountedFile], service: &str, from_compose: Vec<FileMountSpec>) -> Vec<FileMountSpec> {
+    let mut mounts = from_compose;
+    let by_path: Vec<FileMountSpec> = files
         .iter()
         .filter(|f| f.target_services.is_empty() || f.target_services.iter().any(|t| t == service))
         .map(|f| FileMountSpec {
@@ -51,6 +96,12 @@ pub fn mounts_for(files: &[MountedFile], service: &str) -> Vec<FileMountSpec> {
             read_only: f.readonly,
         })
         .collect();
+    for mount in by_path {
+        if !mounts.iter().any(|m| m.target == mount.target) {
+            mounts.push(mount);
+        }
+    }
     mounts.sort_by(|a, b| a.target.cmp(&b.target));
+    mounts.dedup_by(|a, b| a.target == b.target);
     mounts
 }

@@ -58,6 +58,7 @@ fn mounted_files_go_to_their_services_and_their_content_is_in_the_hash() {
         id,
         name: "f".into(),
         mount_path: path.into(),
+        path: None,
         target_services: targets.iter().map(|t| (*t).to_owned()).collect(),
         readonly: true,
         size: 1,
@@ -87,6 +88,85 @@ fn mounted_files_go_to_their_services_and_their_content_is_in_the_hash() {
 
     // No files: no files volume.
     assert!(desired(&Inputs::new(&p, &model)).unwrap().volumes.is_empty());
+}
+
+/// A mounted file with a project path, for the web service only.
+fn project_file(id: i64, path: &str, readonly: bool) -> crate::store::playspec_files::MountedFile {
+    let now = crate::time::now();
+    crate::store::playspec_files::MountedFile {
+        id,
+        name: "f".into(),
+        mount_path: format!("/uploaded/{id}"),
+        path: Some(path.into()),
+        target_services: vec!["web".into()],
+        readonly,
+        size: 1,
+        sha256: format!("{id:016}"),
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+#[test]
+fn relative_sources_become_mounted_files_at_their_compose_targets() {
+    let yaml = r#"
+services:
+  web:
+    image: x
+    volumes:
+      - ./nginx.conf:/etc/app/app.conf
+      - ./site:/srv/site:ro
+      - data:/data
+    secrets: [db_password]
+    configs:
+      - source: app
+        target: /etc/app.ini
+  db:
+    image: y
+    secrets: [db_password]
+volumes:
+  data:
+secrets:
+  db_password:
+    file: ./db_password.txt
+configs:
+  app:
+    file: app.ini
+"#;
+    let files = [
+        project_file(1, "nginx.conf", false),
+        project_file(2, "site/index.html", false),
+        project_file(3, "db_password.txt", false),
+        project_file(4, "app.ini", true),
+    ];
+    let p = playground(&[]);
+    let policy = Policy::UNTRUSTED.with_project_files(files.iter().map(|f| f.path.as_deref()));
+    let model = model_for(yaml, &policy, &p).unwrap();
+    let d = desired(&Inputs::new(&p, &model).with_files(&files)).unwrap();
+    let service = |n: &str| d.services.iter().find(|s| s.name == n).unwrap();
+    let files_of = |n: &str| {
+        service(n).container.files.iter().map(|f| (f.file_id, f.target.clone(), f.read_only)).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        files_of("web"),
+        [
+            (4, "/etc/app.ini".to_owned(), true),
+            (1, "/etc/app/app.conf".to_owned(), false),
+            (3, "/run/secrets/db_password".to_owned(), true),
+            (2, "/srv/site/index.html".to_owned(), true),
+            (1, "/uploaded/1".to_owned(), false),
+            (2, "/uploaded/2".to_owned(), false),
+            (3, "/uploaded/3".to_owned(), false),
+            (4, "/uploaded/4".to_owned(), true),
+        ]
+    );
+    // The Compose file, not `target_services`, decides who gets a file it names.
+    assert_eq!(files_of("db"), [(3, "/run/secrets/db_password".to_owned(), true)]);
+    // Resolved binds are no host binds; the named volume stays.
+    let mounts: Vec<_> = service("web").container.mounts.iter().map(|m| (m.kind, m.target.as_str())).collect();
+    assert_eq!(mounts, [("volume", "/data")]);
+    // Without its files the Compose cannot run on an untrusted Playroom.
+    assert!(model_for(yaml, &Policy::UNTRUSTED, &p).unwrap_err().contains("add_mounted_file"));
 }
 
 const ENV_COMPOSE: &str = r#"

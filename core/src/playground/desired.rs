@@ -49,11 +49,12 @@ pub enum DesiredError {
 }
 
 /// The desired objects of `playground` (see the [module documentation](self)).
-/// `files` are the Playspec's mounted files; a caller that only needs names
-/// that do not depend on them (the volumes of a destroy) may pass none.
+/// `files` are the Playspec's mounted files. Every caller passes them:
+/// relative sources of the Compose resolve against them, so on an
+/// untrusted Playroom the Compose cannot run without them.
 /// `sources` are the Playground's pinned commits and their Playzones' URLs
 /// (empty when no service is built from a Playzone, or for a caller that
-/// needs nothing of the images, like the volumes of a destroy).
+/// needs nothing of the images, like the volumes of a destroy or routes).
 pub fn desired_for(
     playground: &Playground,
     playspec: Option<&Playspec>,
@@ -62,7 +63,7 @@ pub fn desired_for(
     sources: &Sources,
 ) -> Result<Computed, DesiredError> {
     let playspec = playspec.ok_or(DesiredError::NoPlayspec)?;
-    let policy = Policy { trusted: playroom.trusted };
+    let policy = Policy::of_room(playroom.trusted).with_project_files(files.iter().map(|f| f.path.as_deref()));
     let model =
         desired::model_for(&playspec.base_compose_yaml, &policy, playground).map_err(DesiredError::CannotRun)?;
     let definitions = playspec.definitions()?;

@@ -194,7 +194,7 @@ pub async fn launch_compose(
     }
     // Validate under the target Playroom's policy when there is one.
     let policy = match request.playroom_id {
-        Some(id) => Policy { trusted: playrooms::get(store, account_id, id).await?.trusted },
+        Some(id) => Policy::of_room(playrooms::get(store, account_id, id).await?.trusted),
         None => Policy::TRUSTED,
     };
     let yaml = request.compose_yaml.clone();
@@ -297,13 +297,14 @@ pub async fn launch_template(
     };
     let (template, version) = templates::version_for_launch(store, account_id, template_id, request.version).await?;
     let playroom = playrooms::get(store, account_id, playroom_id).await?;
-    let policy = Policy { trusted: playroom.trusted };
+    let policy = Policy::of_room(playroom.trusted);
     let mut errors = FieldErrors::new();
     if let Some(Err(m)) = request.name.as_deref().map(crate::validate::display_name) {
         push_field_error(&mut errors, "name", m);
     }
     let (text, variables) = (version.template_body.clone(), request.variables);
-    let compiled = cpu.run(move || templates::compile_for_launch(&text, &variables, &policy)).await?;
+    let compile_policy = policy.clone();
+    let compiled = cpu.run(move || templates::compile_for_launch(&text, &variables, &compile_policy)).await?;
     let compiled = match compiled {
         Ok(compiled) => Some(compiled),
         Err(compile_errors) => {

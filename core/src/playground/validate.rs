@@ -13,7 +13,9 @@ use super::model::{Lifetimes, NewPlayground, Playground, RolloutChanges, Service
 use crate::compose::{self, Policy, ServiceDefinition, ServiceType};
 use crate::error::push_field_error;
 use crate::offload::Offload;
-use crate::store::{Store, playrooms, playspecs};
+use crate::store::playrooms::{self, Playroom};
+use crate::store::playspecs::{self, Playspec};
+use crate::store::{Store, playspec_files};
 use crate::{Error, FieldErrors, Result, validate};
 
 /// The largest value of one variable.
@@ -41,11 +43,12 @@ fn check_env(errors: &mut FieldErrors, prefix: &str, vars: &BTreeMap<String, Str
 }
 
 /// The Playspec's Compose as a Playground with `env_overrides` runs it
-/// (`${V}` reads the overrides) must pass the Playroom's policy: its
-/// refusals, keyed under `playspec.base_compose_yaml`. CPU-heavy.
-pub fn compose_errors(yaml: &str, trusted: bool, env_overrides: &BTreeMap<String, String>) -> FieldErrors {
+/// (`${V}` reads the overrides) must pass the Playroom's policy, with the
+/// Playspec's mounted files as its project files: its refusals, keyed
+/// under `playspec.base_compose_yaml`. CPU-heavy.
+pub fn compose_errors(yaml: &str, policy: &Policy, env_overrides: &BTreeMap<String, String>) -> FieldErrors {
     let lookup = |var: &str| env_overrides.get(var).cloned();
-    let report = compose::validate_compose_with(yaml, &Policy { trusted }, &lookup);
+    let report = compose::validate_compose_with(yaml, policy, &lookup);
     let mut errors = FieldErrors::new();
     for issue in &report.errors {
         push_field_error(&mut errors, format!("playspec.base_compose_yaml.{}", issue.path), issue.message.clone());
@@ -53,15 +56,18 @@ pub fn compose_errors(yaml: &str, trusted: bool, env_overrides: &BTreeMap<String
     errors
 }
 
-/// [`compose_errors`] through `cpu`.
+/// [`compose_errors`] of `playspec` on `playroom` through `cpu`.
 async fn compose_errors_on(
+    store: &Store,
     cpu: &impl Offload,
-    yaml: &str,
-    trusted: bool,
+    playspec: &Playspec,
+    playroom: &Playroom,
     env_overrides: &BTreeMap<String, String>,
 ) -> Result<FieldErrors> {
-    let (yaml, overrides) = (yaml.to_owned(), env_overrides.clone());
-    cpu.run(move || compose_errors(&yaml, trusted, &overrides)).await
+    let files = playspec_files::list_files(store, playspec.id).await?;
+    let policy = Policy::of_room(playroom.trusted).with_project_files(files.iter().map(|f| f.path.as_deref()));
+    let (yaml, overrides) = (playspec.base_compose_yaml.clone(), env_overrides.clone());
+    cpu.run(move || compose_errors(&yaml, &policy, &overrides)).await
 }
 
 /// A Playground's settings fit its Playspec's `services`: variable names and
@@ -154,7 +160,7 @@ pub async fn check_create(
     };
     let playspec = playspecs::get(store, account_id, playspec_id).await?;
     let playroom = playrooms::get(store, account_id, playroom_id).await?;
-    errors.extend(compose_errors_on(cpu, &playspec.base_compose_yaml, playroom.trusted, &request.env_overrides).await?);
+    errors.extend(compose_errors_on(store, cpu, &playspec, &playroom, &request.env_overrides).await?);
     let services: Vec<ServiceDefinition> = playspec.definitions()?;
     let find = |name: &str| services.iter().find(|s| s.name == name);
     if !request.job_mode && !request.watched_services.is_empty() {
@@ -204,7 +210,7 @@ pub async fn check_rollout(
     let playroom = playrooms::get(store, account_id, current.playroom_id).await?;
     let services: Vec<ServiceDefinition> = playspec.definitions()?;
     let env = changes.env_overrides.as_ref().unwrap_or(&current.env_overrides);
-    let mut errors = compose_errors_on(cpu, &playspec.base_compose_yaml, playroom.trusted, env).await?;
+    let mut errors = compose_errors_on(store, cpu, &playspec, &playroom, env).await?;
     check_settings(
         &mut errors,
         &services,

@@ -46,10 +46,16 @@ pub async fn link(
     let Linker { store, account_id, policy, limits, actor } = linker;
     let mut errors = FieldErrors::new();
     for def in definitions.iter().filter(|d| d.service_type == ServiceType::Dynamic) {
-        if let Some(id) = def.playzone_id
-            && !matches!(playzones::get(store, account_id, id).await, Ok(_))
-        {
-            push_field_error(&mut errors, format!("{}.playzone_id", field(def)), format!("no Playzone with id {id}"));
+        if let Some(id) = def.playzone_id {
+            match playzones::get(store, account_id, id).await {
+                Ok(_) => {}
+                Err(Error::NotFound(_)) => push_field_error(
+                    &mut errors,
+                    format!("{}.playzone_id", field(def)),
+                    format!("no Playzone with id {id}"),
+                ),
+                Err(other) => return Err(other),
+            }
         }
         if def.playzone_id.is_none()
             && let Some(url) = &def.repo_url

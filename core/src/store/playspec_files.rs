@@ -10,6 +10,7 @@ use sqlx::any::AnyRow;
 use super::events::Actor;
 use super::playspecs::{ensure_unlocked, touch_in};
 use super::{Conn, OnUnique, Store, flag, is_set};
+use crate::compose::project_files;
 use crate::secrets::SecretBox;
 use crate::time::{self, Timestamp};
 use crate::{Error, Result};
@@ -21,6 +22,10 @@ pub struct MountedFile {
     pub id: i64,
     pub name: String,
     pub mount_path: String,
+    /// The file's path in the Compose project, normalised
+    /// (`compose::project_files`): relative sources of the Playspec's
+    /// Compose that name it get this file. `None`: only at `mount_path`.
+    pub path: Option<String>,
     /// Services that get the file; empty means every service.
     pub target_services: Vec<String>,
     pub readonly: bool,
@@ -34,6 +39,8 @@ pub struct MountedFile {
 pub struct NewMountedFile {
     pub name: String,
     pub mount_path: String,
+    /// Normalised by the caller (`project_files::normalise_file_path`).
+    pub path: Option<String>,
     pub target_services: Vec<String>,
     pub readonly: bool,
     pub content: Vec<u8>,
@@ -43,6 +50,8 @@ pub struct NewMountedFile {
 #[derive(Clone, Debug, Default)]
 pub struct MountedFileChange {
     pub mount_path: Option<String>,
+    /// `Some(None)` removes the project path; normalised by the caller.
+    pub path: Option<Option<String>>,
     pub target_services: Option<Vec<String>>,
     pub readonly: Option<bool>,
 }
@@ -57,7 +66,8 @@ pub struct RegistryCredential {
     pub created_at: Timestamp,
 }
 
-const FILE_COLUMNS: &str = "id, name, mount_path, target_services, readonly, size, sha256, created_at, updated_at";
+const FILE_COLUMNS: &str =
+    "id, name, mount_path, path, target_services, readonly, size, sha256, created_at, updated_at";
 
 fn file_from_row(row: &AnyRow) -> Result<MountedFile> {
     let id: i64 = row.try_get("id")?;
@@ -65,6 +75,7 @@ fn file_from_row(row: &AnyRow) -> Result<MountedFile> {
         id,
         name: row.try_get("name")?,
         mount_path: row.try_get("mount_path")?,
+        path: row.try_get("path")?,
         target_services: super::json_column(row, "playspec_mounted_files", id, "target_services")?,
         readonly: is_set(row.try_get("readonly")?),
         size: row.try_get("size")?,
@@ -114,6 +125,26 @@ async fn file_in(conn: &mut Conn, playspec_id: i64, file_id: i64) -> Result<Moun
 /// collection the desired state expands (`compose::limits`).
 pub const MAX_FILES_PER_PLAYSPEC: i64 = 50;
 
+/// Refuses `path` when another file of the Playspec (not `except`) has the
+/// same project path or one that is a folder of the other: a relative
+/// source must name exactly one file or one folder.
+async fn ensure_path_free(conn: &mut Conn, playspec_id: i64, path: &str, except: Option<i64>) -> Result<()> {
+    let rows = sqlx::query("SELECT id, path FROM playspec_mounted_files WHERE playspec_id = $1 AND path IS NOT NULL")
+        .bind(playspec_id)
+        .fetch_all(&mut *conn)
+        .await?;
+    for row in rows {
+        let (id, other): (i64, String) = (row.try_get("id")?, row.try_get("path")?);
+        if Some(id) != except && project_files::paths_conflict(path, &other) {
+            return Err(Error::field(
+                "path",
+                format!("another mounted file already provides `{other}`; a path names one file or one folder"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub async fn add_file(
     store: &Store,
     account_id: i64,
@@ -138,16 +169,21 @@ pub async fn add_file(
             format!("a Playspec holds at most {MAX_FILES_PER_PLAYSPEC} mounted files; remove one first"),
         ));
     }
+    if let Some(path) = &file.path {
+        ensure_path_free(&mut tx, playspec_id, path, None).await?;
+    }
     let now = time::to_db(&time::now());
     let size = i64::try_from(file.content.len()).map_err(|_| Error::field("file", "is too large"))?;
     let sha256 = hex::encode(Sha256::digest(&file.content));
     let inserted = sqlx::query(
-        "INSERT INTO playspec_mounted_files (playspec_id, name, mount_path, target_services, readonly, content, \
-         size, sha256, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING id",
+        "INSERT INTO playspec_mounted_files (playspec_id, name, mount_path, path, target_services, readonly, \
+         content, size, sha256, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) \
+         RETURNING id",
     )
     .bind(playspec_id)
     .bind(&file.name)
     .bind(&file.mount_path)
+    .bind(&file.path)
     .bind(serde_json::to_string(&file.target_services).unwrap_or_else(|_| "[]".into()))
     .bind(flag(file.readonly))
     .bind(file.content)
@@ -175,9 +211,13 @@ pub async fn update_file(
     ensure_unlocked(&mut tx, account_id, playspec_id).await?;
     let current = file_in(&mut tx, playspec_id, file_id).await?;
     let mount_path = change.mount_path.unwrap_or(current.mount_path);
+    let path = change.path.unwrap_or(current.path);
+    if let Some(path) = &path {
+        ensure_path_free(&mut tx, playspec_id, path, Some(file_id)).await?;
+    }
     let result = sqlx::query(
-        "UPDATE playspec_mounted_files SET mount_path = $1, target_services = $2, readonly = $3, updated_at = $4 \
-         WHERE id = $5 AND playspec_id = $6",
+        "UPDATE playspec_mounted_files SET mount_path = $1, target_services = $2, readonly = $3, updated_at = $4, \
+         path = $7 WHERE id = $5 AND playspec_id = $6",
     )
     .bind(&mount_path)
     .bind(serde_json::to_string(&change.target_services.unwrap_or(current.target_services)).unwrap_or_default())
@@ -185,6 +225,7 @@ pub async fn update_file(
     .bind(time::to_db(&time::now()))
     .bind(file_id)
     .bind(playspec_id)
+    .bind(&path)
     .execute(&mut *tx)
     .await;
     result.on_unique(|| path_taken(&mount_path))?;

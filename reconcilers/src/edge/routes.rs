@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use play_core::desired::{Route, Routing};
 use play_core::playground::{self, DesiredState};
 use play_core::store::playrooms::Playroom;
-use play_core::store::{Store, playground_status, playspecs, sweep};
+use play_core::store::{Store, playground_status, playspec_files, playspecs, sweep};
 
 use crate::Result;
 
@@ -48,7 +48,10 @@ pub async fn wanted(store: &Store, room: &Playroom) -> Result<Vec<Wanted>> {
             Err(play_core::Error::NotFound(_)) => continue,
             Err(e) => return Err(e.into()),
         };
-        let computed = match playground::desired_for(&p, Some(&spec), &[], room, &Default::default()) {
+        // The mounted files decide whether relative sources resolve, so
+        // whether the Compose can run at all.
+        let files = playspec_files::list_files(store, spec.id).await?;
+        let computed = match playground::desired_for(&p, Some(&spec), &files, room, &Default::default()) {
             Ok(computed) => computed,
             Err(error) => {
                 tracing::debug!(playground = id, %error, "no routes: its desired objects cannot be computed");

@@ -91,7 +91,7 @@ impl<'a> Pass<'a> {
             let files = playspec_files::list_files(store, playspec.id).await?;
             // Pinning a built service's commit is part of `image_build`.
             let at = std::mem::replace(&mut self.step, CreationStep::ImageBuild);
-            let sources = pins::ensure(self.r, self.fence, &p, playspec, &room).await?;
+            let sources = pins::ensure(self.r, self.fence, &p, playspec, &files, &room).await?;
             self.step = at;
             let desired = playground::desired_for(&p, Some(playspec), &files, &room, &sources)?.desired;
             let watched = if p.job_mode { Some(job::watched(&p, &desired).map_err(Error::InvalidSpec)?) } else { None };
@@ -112,10 +112,14 @@ impl<'a> Pass<'a> {
         // created unlabelled (a mount racing its creation) is still this
         // Playground's. A Compose that can no longer run (the Playroom's
         // policy changed) must still be destroyed: its volumes are then
-        // found by label only. The files volume carries its label, so the
-        // mounted files are not read for this.
+        // found by label only. The mounted files are read because relative
+        // sources need them to resolve, so for the Compose to run at all.
         let persist = playspec.as_ref().is_some_and(|s| s.persist_volumes);
-        let volumes = playground::desired_for(&p, playspec.as_ref(), &[], &room, &Default::default())
+        let files = match &playspec {
+            Some(spec) => playspec_files::list_files(store, spec.id).await?,
+            None => Vec::new(),
+        };
+        let volumes = playground::desired_for(&p, playspec.as_ref(), &files, &room, &Default::default())
             .map(|c| c.desired.volumes.into_iter().map(|v| v.name).collect::<Vec<_>>())
             .unwrap_or_default();
         if !self.clean_host(&docker, &p.installation, persist, &volumes).await? {

@@ -23,6 +23,7 @@ use play_core::repository::{RemoteRefs, RepositoryAccess};
 use play_core::store::builds;
 use play_core::store::playground_status::Fence;
 use play_core::store::playrooms::Playroom;
+use play_core::store::playspec_files::MountedFile;
 use play_core::store::playspecs::Playspec;
 use play_core::store::playzones::{self, Playzone};
 
@@ -37,6 +38,7 @@ pub(super) async fn ensure(
     fence: Fence<'_>,
     p: &Playground,
     playspec: &Playspec,
+    files: &[MountedFile],
     room: &Playroom,
 ) -> Result<Sources> {
     let definitions = playspec.definitions()?;
@@ -49,8 +51,8 @@ pub(super) async fn ensure(
     let missing: Vec<&&ServiceDefinition> =
         dynamic.iter().filter(|d| !pinned.iter().any(|pin| pin.service == d.name)).collect();
     if !missing.is_empty() {
-        let model = desired::model_for(&playspec.base_compose_yaml, &Policy { trusted: room.trusted }, p)
-            .map_err(Error::InvalidSpec)?;
+        let policy = Policy::of_room(room.trusted).with_project_files(files.iter().map(|f| f.path.as_deref()));
+        let model = desired::model_for(&playspec.base_compose_yaml, &policy, p).map_err(Error::InvalidSpec)?;
         let mut pins = Vec::new();
         for definition in missing {
             let service = model.services.get(&definition.name).ok_or_else(|| {

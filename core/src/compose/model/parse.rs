@@ -7,7 +7,7 @@ use serde_yaml::{Mapping, Value};
 use super::ports::parse_port;
 use super::service_parts::{parse_depends_on, parse_deploy, parse_healthcheck, parse_restart, parse_service_networks};
 use super::volumes::parse_volume;
-use super::{Build, Command, ComposeFile, EnvFile, FileObject, Service, TopNetwork, TopVolume};
+use super::{Build, Command, ComposeFile, EnvFile, FileObject, ObjectRef, Service, TopNetwork, TopVolume};
 use crate::compose::ctx::{Ctx, untag};
 use crate::compose::path::Path;
 
@@ -363,29 +363,38 @@ fn parse_devices(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> Vec<String> {
     }
 }
 
-/// Service-level `secrets:` / `configs:`: names or `{source: name, ...}`.
-fn object_refs(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> Vec<String> {
+/// Service-level `secrets:` / `configs:`: names or `{source, target, ...}`.
+/// `uid`, `gid` and `mode` are read and not kept: a file-backed secret or
+/// config is a read-only bind of the file, and Docker Compose does not
+/// apply them to binds either.
+fn object_refs(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> Vec<ObjectRef> {
     let Value::Sequence(items) = untag(value) else {
         if !matches!(untag(value), Value::Null) {
             ctx.error(path, "must be a list");
         }
         return Vec::new();
     };
-    items
-        .iter()
-        .enumerate()
-        .filter_map(|(i, item)| {
-            let at = path.index(i);
-            match untag(item) {
-                Value::Mapping(m) => match m.get("source") {
-                    Some(source) => ctx.string(source, &at.key("source")),
-                    None => {
-                        ctx.error(&at, "needs `source`");
-                        None
-                    }
-                },
-                other => ctx.string(other, &at),
-            }
-        })
-        .collect()
+    items.iter().enumerate().filter_map(|(i, item)| object_ref(ctx, item, &path.index(i))).collect()
+}
+
+fn object_ref(ctx: &mut Ctx<'_>, item: &Value, at: &Path) -> Option<ObjectRef> {
+    let Value::Mapping(m) = untag(item) else {
+        return ctx.string(item, at).map(|source| ObjectRef { source, target: None });
+    };
+    let mut object = ObjectRef::default();
+    for (key, v) in ctx.entries(m, at) {
+        let k_at = at.key(key.clone());
+        match key.as_str() {
+            "source" => object.source = ctx.string(v, &k_at).unwrap_or_default(),
+            "target" => object.target = ctx.string(v, &k_at),
+            "uid" | "gid" | "mode" => {}
+            k if k.starts_with("x-") => {}
+            k => ctx.warn(&k_at, format!("unknown key `{k}` is ignored")),
+        }
+    }
+    if object.source.is_empty() {
+        ctx.error(at, "needs `source`");
+        return None;
+    }
+    Some(object)
 }
