@@ -309,3 +309,78 @@ async fn a_playzone_a_playspec_builds_from_is_not_deleted() {
     assert!(r.text.contains("spec"), "{}", r.text);
     assert_eq!(app.count("playzones").await, 1);
 }
+
+const BUILT: &str = "services:\n  web:\n    build: .\n    labels:\n      svc/repo_url: https://git.example.org/team/shop.git\n  db:\n    image: postgres:16\n";
+
+#[tokio::test]
+async fn launch_finds_or_creates_the_playzone_of_a_build_service() {
+    let app = TestApp::new().await;
+    let r = app.post("/api/launch", &app.admin, json!({"name": "shop", "compose_yaml": BUILT})).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let created = r.body["playzones_created"].as_array().unwrap().clone();
+    assert_eq!(created.len(), 1, "{}", r.text);
+    let id = created[0].as_i64().unwrap();
+    let zone = app.get(&format!("/api/playzones/{id}"), &app.admin).await.body;
+    assert_eq!((zone["name"].as_str(), zone["auto_created"].as_bool()), (Some("shop"), Some(true)));
+    assert_eq!(zone["scm_url"], "https://git.example.org/team/shop.git");
+    let spec = app.get(&format!("/api/playspecs/{}", r.body["playspecs_created"]), &app.admin).await.body;
+    let web = spec["services"].as_array().unwrap().iter().find(|s| s["name"] == "web").unwrap().clone();
+    assert_eq!((web["type"].as_str(), web["playzone_id"].as_i64()), (Some("dynamic"), Some(id)));
+    // The same repository again: the Playzone is reused.
+    let r = app.post("/api/launch", &app.admin, json!({"name": "shop-2", "compose_yaml": BUILT})).await;
+    assert_eq!(r.body["playzones_created"], json!([]), "{}", r.text);
+    assert_eq!(app.count("playzones").await, 1);
+    // A hostile repository URL in the label is refused, and nothing is written.
+    let before = (app.count("playzones").await, app.count("playspecs").await);
+    let hostile = BUILT.replace("https://git.example.org/team/shop.git", "http://169.254.169.254/latest/meta-data");
+    let r = app.post("/api/launch", &app.admin, json!({"name": "evil", "compose_yaml": hostile})).await;
+    let details = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    assert!(details.as_object().unwrap().keys().any(|k| k.contains("svc/repo_url")), "{details}");
+    assert_eq!((app.count("playzones").await, app.count("playspecs").await), before);
+}
+
+#[tokio::test]
+async fn a_playspec_links_its_build_service_to_a_playzone_of_the_account() {
+    let app = TestApp::new().await;
+    let zone = create(&app, json!({"name": "app", "scm_url": URL})).await["id"].as_i64().unwrap();
+    let compose = "services:\n  web:\n    build: ./web\n  db:\n    image: postgres:16\n";
+    let body = |services: Value| json!({"playspec": {"name": "s", "base_compose_yaml": compose, "services": services}});
+    let r = app.post("/api/playspecs", &app.admin, body(json!([{"name": "db", "playzone_id": zone}]))).await;
+    let details = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    assert!(details["playspec.services[0].playzone_id"][0].as_str().unwrap().contains("only services built"));
+    let other = app.new_account("other").await;
+    let stranger = app.key_for(other, play_core::scopes::ScopeSet::all(), None).await;
+    let r = app.post("/api/playspecs", &stranger, body(json!([{"name": "web", "playzone_id": zone}]))).await;
+    let details = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    assert!(details["playspec.services.web.playzone_id"][0].as_str().unwrap().contains("no Playzone"), "{details}");
+    let r = app.post("/api/playspecs", &app.admin, body(json!([{"name": "web", "playzone_id": zone}]))).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let web = r.body["services"].as_array().unwrap().iter().find(|s| s["name"] == "web").unwrap().clone();
+    assert_eq!(web["playzone_id"], zone);
+    // The link survives an update of the Compose text, and blocks a delete.
+    let spec = r.body["id"].as_i64().unwrap();
+    let updated = compose.replace("./web", "./app");
+    let r = app
+        .request(
+            Method::PATCH,
+            &format!("/api/playspecs/{spec}"),
+            Some(&app.admin),
+            Some(json!({"playspec": {"base_compose_yaml": updated}})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let web = r.body["services"].as_array().unwrap().iter().find(|s| s["name"] == "web").unwrap().clone();
+    assert_eq!((web["playzone_id"].as_i64(), web["workdir"].as_str()), (Some(zone), Some("./app")));
+    app.delete(&format!("/api/playzones/{zone}"), &app.admin).await.assert_error(StatusCode::CONFLICT, "CONFLICT");
+}
+
+#[tokio::test]
+async fn a_tenant_cannot_name_a_play_build_image() {
+    let app = TestApp::new().await;
+    let compose = "services:\n  peek:\n    image: play-build:0123456789abcdef0123456789abcdef01234567\n";
+    let r = app
+        .post("/api/playspecs", &app.admin, json!({"playspec": {"name": "peek", "base_compose_yaml": compose}}))
+        .await;
+    let details = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    assert!(details.to_string().contains("reserved"), "{details}");
+}
