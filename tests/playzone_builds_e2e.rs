@@ -179,12 +179,15 @@ async fn a_branch_is_built_cached_rebuilt_after_a_push_and_created_on_demand() {
         b.body["branches"][0]["commit"] == moved.as_str()
     })
     .await;
+    let detail = s.world.detail(first).await.1;
+    assert_eq!((detail["needs_rollout"].as_bool(), detail["outdated_services"].clone()), (Some(true), json!(["web"])));
     let r = app.post(&format!("/api/playgrounds/{first}/rollout"), &app.admin, json!({})).await;
     assert!(r.status.is_success(), "{}", r.text);
     s.runtimes.0.handle.wake(first);
     support::wait_until("the rebuilt service", Duration::from_secs(90), || async { answer(&project) == "feature v2" })
         .await;
-    s.world.wait_converged(first, "the rolled-out Playground").await;
+    let detail = s.world.wait_converged(first, "the rolled-out Playground").await;
+    assert_eq!(detail["needs_rollout"], false, "{detail:#}");
     assert_eq!(container_id(&format!("{project}-db-1")), db_before, "the unchanged service was recreated");
     assert_ne!(container_id(&format!("{project}-web-1")), web_before);
     let records = s.debug(first).await["build_records"].clone();

@@ -125,6 +125,11 @@ pub struct PlaygroundDetail {
     pub observed_generation: i64,
     /// Every routed service, and whether the edge serves it now.
     pub routes: Vec<RouteView>,
+    /// A branch a built service was pinned to has moved since (the
+    /// Playzone's last sync saw a newer commit): a rollout builds it.
+    pub needs_rollout: bool,
+    /// The services `needs_rollout` is about.
+    pub outdated_services: Vec<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -186,7 +191,10 @@ fn expiration_percentage(p: &Playground) -> f64 {
 /// The detail view of `p`, with its routes.
 pub async fn detail(state: &AppState, p: Playground) -> ApiResult<PlaygroundDetail> {
     let (urls, routes) = playground_urls::urls_and_routes(state, &p).await?;
+    let outdated_services = play_core::store::builds::outdated(&state.store, p.id).await?;
     Ok(PlaygroundDetail {
+        needs_rollout: !outdated_services.is_empty(),
+        outdated_services,
         item: item(&p, urls),
         time_remaining: time_remaining(&p),
         expiration_percentage: expiration_percentage(&p),

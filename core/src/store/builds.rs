@@ -170,3 +170,18 @@ pub async fn sources(store: &Store, account_id: i64, playground_id: i64) -> Resu
     }
     Ok(crate::build::Sources { pins, urls })
 }
+
+/// The Playground's built services whose branch the Playzone's index now
+/// holds at another commit than the pinned one (what `needs_rollout`
+/// says), by name.
+pub async fn outdated(store: &Store, playground_id: i64) -> Result<Vec<String>> {
+    let rows = sqlx::query(
+        "SELECT s.service FROM playground_sources s \
+         JOIN playzone_branches b ON b.playzone_id = s.playzone_id AND b.name = s.branch \
+         WHERE s.playground_id = $1 AND b.commit_sha <> s.commit_sha ORDER BY s.service",
+    )
+    .bind(playground_id)
+    .fetch_all(store.pool())
+    .await?;
+    rows.iter().map(|r| Ok(r.try_get("service")?)).collect()
+}

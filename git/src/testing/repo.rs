@@ -117,6 +117,16 @@ impl GitServer {
         commit
     }
 
+    /// Creates (or moves) many branches of `name` at existing commits in
+    /// one `git update-ref --stdin`: repositories with thousands of
+    /// branches for benchmarks.
+    pub fn set_branches(&self, name: &str, branches: &[(String, String)]) {
+        let dir = self.repo_dir(name);
+        let script: String =
+            branches.iter().map(|(branch, commit)| format!("update refs/heads/{branch} {commit}\n")).collect();
+        self.git(Some(&dir), &["update-ref", "--stdin"], script.as_bytes(), None);
+    }
+
     /// The commit `branch` of `name` points at on the server, if any.
     pub fn branch_commit(&self, name: &str, branch: &str) -> Option<String> {
         let output = Command::new("git")

@@ -1,0 +1,174 @@
+//! Benchmarks of Playzones (issue #13), run by hand; results in
+//! BENCHMARKS.md. They print figures and assert nothing about time:
+//!
+//! ```sh
+//! cargo test --release --test playzone_bench -- --ignored --nocapture --test-threads 1
+//! ```
+//!
+//! - `bench_sync_of_1000_branches`: one sync pass of a Playzone whose
+//!   repository (real git smart HTTP on loopback) has 1,000 branches, from
+//!   the wake to `sync_pending: false`: the first (1,000 rows written), an
+//!   unchanged one, and one where every branch moved.
+//! - `bench_cached_build_vs_static`: create-to-running of a Playground
+//!   whose service is built from a Playzone and found in the build cache,
+//!   against the same Compose with a static image, over the harness's sshd
+//!   and Docker engine.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "benchmark code: a panic is the failure report")]
+
+mod support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::http::StatusCode;
+use play_api::testing::TestApp;
+use play_core::metrics::Metrics;
+use play_core::playzone::{Changes, Input, RepositoryPolicy};
+use play_core::store::accounts;
+use play_core::store::events::Actor;
+use play_core::store::playzones;
+use play_core::store::quotas::QuotaLimits;
+use play_core::webhook::UrlPolicy;
+use play_git::testing::{Access, GitServer, file};
+use play_git::{GitConfig, GitGateway};
+use play_reconcilers::playzone::PlayzoneSync;
+use play_reconcilers::runtime::{Config, Runtime};
+use serde_json::json;
+use support::docker::BUSYBOX_IMAGE;
+use support::world::World;
+use tokio_util::sync::CancellationToken;
+
+fn loopback_policy() -> UrlPolicy {
+    UrlPolicy { allow_http: true, allowlist: UrlPolicy::parse_allowlist("127.0.0.1").unwrap() }
+}
+
+async fn until_synced(store: &play_core::store::Store, id: i64) -> Duration {
+    let started = Instant::now();
+    loop {
+        let z = playzones::find(store, id).await.unwrap().unwrap();
+        if z.synced_generation == z.generation {
+            assert_eq!(z.status, play_core::playzone::Status::Active, "{:?}", z.status_message);
+            return started.elapsed();
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "benchmark: run by hand, results in BENCHMARKS.md"]
+async fn bench_sync_of_1000_branches() {
+    const BRANCHES: usize = 1000;
+    let git = GitServer::start();
+    let commits = git.create_repo(
+        "big",
+        Access::Public,
+        &[("main", &[("compose.yaml", file("services: {}\n"))]), ("other", &[("README", file("x"))])],
+    );
+    let names: Vec<String> = (0..BRANCHES - 2).map(|i| format!("feature/branch-{i:04}")).collect();
+    git.set_branches("big", &names.iter().map(|n| (n.clone(), commits[0].clone())).collect::<Vec<_>>());
+    let t = play_core::testing::store().await;
+    let store = t.store.clone();
+    let secrets = play_core::secrets::MasterKey::generate().secret_box();
+    let (account, _) = accounts::create_account(&store, "bench").await.unwrap();
+    let policy = RepositoryPolicy { urls: loopback_policy() };
+    let input = Input { name: Some("big".into()), scm_url: Some(git.url("big")), ..Input::default() };
+    let changes = Changes::validate(input, None, &policy).unwrap();
+    let zone = playzones::create(&store, &secrets, account.id, changes, false, &QuotaLimits::default(), Actor::System)
+        .await
+        .unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let gateway = GitGateway::new(GitConfig::new(cache.path(), loopback_policy())).unwrap();
+    let sync = PlayzoneSync::new(store.clone(), secrets, Arc::new(gateway));
+    let runtime = Runtime::new(sync, store.clone(), Arc::new(Metrics::new()))
+        .with_replica_id("bench")
+        .with_config(Config { resync_every: Duration::from_secs(3600), ..Config::default() });
+    let handle = runtime.handle().clone();
+    let shutdown = CancellationToken::new();
+    let task = tokio::spawn(runtime.run(shutdown.clone()));
+
+    handle.wake(zone.id);
+    let first = until_synced(&store, zone.id).await;
+    let indexed = playzones::branches(&store, zone.id, None, None, usize::MAX).await.unwrap().len();
+    assert_eq!(indexed, BRANCHES);
+
+    playzones::request_sync(&store, account.id, zone.id).await.unwrap();
+    handle.wake(zone.id);
+    let unchanged = until_synced(&store, zone.id).await;
+
+    let moved = git.commit("big", "other", &[("README", file("y"))]);
+    let all: Vec<(String, String)> = names.iter().map(|n| (n.clone(), moved.clone())).collect();
+    git.set_branches("big", &all);
+    playzones::request_sync(&store, account.id, zone.id).await.unwrap();
+    handle.wake(zone.id);
+    let all_moved = until_synced(&store, zone.id).await;
+
+    println!(
+        "sync of {BRANCHES} branches ({}): first {} ms, unchanged {} ms, {} moved {} ms",
+        play_core::testing::backend().as_str(),
+        first.as_millis(),
+        unchanged.as_millis(),
+        BRANCHES - 2,
+        all_moved.as_millis()
+    );
+    shutdown.cancel();
+    let _ = task.await;
+}
+
+const STATIC: &str = "services:\n  web:\n    image: play-test/busybox:1\n    command: [\"sleep\", \"3600\"]\n";
+const BUILT: &str = "services:\n  web:\n    build: .\n    command: [\"sleep\", \"3600\"]\n";
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "benchmark: run by hand, results in BENCHMARKS.md"]
+async fn bench_cached_build_vs_static() {
+    const ROUNDS: usize = 5;
+    let git = GitServer::start();
+    git.create_repo("app", Access::Public, &[("main", &[("Dockerfile", file(format!("FROM {BUSYBOX_IMAGE}\n")))])]);
+    let mut config = TestApp::default_config();
+    config.repository_policy.urls = loopback_policy();
+    let world = World::start_with(config.clone()).await;
+    let cache = tempfile::tempdir().unwrap();
+    let gateway = GitGateway::new(GitConfig::new(cache.path(), loopback_policy())).unwrap();
+    let runtimes = world.runtimes_with_repositories(Arc::new(gateway));
+    let app = &world.app;
+    let body = json!({"playzone": {"name": "app", "scm_url": git.url("app")}});
+    let zone = app.post("/api/playzones", &app.admin, body).await.body["id"].as_i64().unwrap();
+    runtimes.1.handle.wake(zone);
+    support::wait_until("the first sync", Duration::from_secs(30), || async {
+        app.get(&format!("/api/playzones/{zone}"), &app.admin).await.body["status"] == "active"
+    })
+    .await;
+    let static_spec = world.playspec("static", STATIC).await;
+    let body = json!({"playspec": {"name": "built", "base_compose_yaml": BUILT,
+                                   "services": [{"name": "web", "playzone_id": zone}]}});
+    let r = app.post("/api/playspecs", &app.admin, body).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let built_spec = r.body["id"].as_i64().unwrap();
+
+    let run = |name: String, spec: i64| {
+        let world = &world;
+        let handle = runtimes.0.handle.clone();
+        async move {
+            let started = Instant::now();
+            let id = world.playground(&name, spec, json!({})).await["id"].as_i64().unwrap();
+            handle.wake(id);
+            world.wait_converged(id, &name).await;
+            started.elapsed()
+        }
+    };
+    // Warm-up: the build itself, and the static image's first use.
+    run("warm-built".into(), built_spec).await;
+    run("warm-static".into(), static_spec).await;
+    let (mut static_total, mut built_total) = (Duration::ZERO, Duration::ZERO);
+    for round in 0..ROUNDS {
+        static_total += run(format!("static-{round}"), static_spec).await;
+        built_total += run(format!("built-{round}"), built_spec).await;
+    }
+    let (s, b) = (static_total / ROUNDS as u32, built_total / ROUNDS as u32);
+    println!(
+        "create-to-running over {ROUNDS} rounds: static image {} ms, cached build {} ms, ratio {:.2}",
+        s.as_millis(),
+        b.as_millis(),
+        b.as_secs_f64() / s.as_secs_f64()
+    );
+}
