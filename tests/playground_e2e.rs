@@ -355,7 +355,7 @@ async fn three_services_converge_survive_a_crash_and_drift_and_are_destroyed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_service_to_build_fails_terminally_at_image_build() {
+async fn a_service_to_build_without_a_playzone_fails_terminally_at_image_build() {
     let w = world(None).await;
     let compose = "services:\n  api:\n    build: ./api\n  web:\n    image: play-test/busybox:1\n    command: [\"sleep\", \"60\"]\n";
     let (id, _) = w.playground("built", compose).await;
@@ -365,7 +365,9 @@ async fn a_service_to_build_fails_terminally_at_image_build() {
     let body = w.wait_for(id, "failed", |_, b| b["status"] == "failed").await;
     let status = w.app.get(&format!("/api/playgrounds/{id}/status"), &w.app.admin).await;
     assert_eq!(status.body["error_step"], "image_build", "{}", status.text);
-    assert!(status.body["error_message"].as_str().unwrap().contains("not available yet"), "{}", status.text);
+    // It names what is missing and how to give it.
+    let message = status.body["error_message"].as_str().unwrap();
+    assert!(message.contains("links no Playzone") && message.contains("svc/repo_url"), "{}", status.text);
     assert!(containers(&w, id).is_empty(), "{body:#}");
     assert!(w.event_types().await.iter().any(|e| e == "playground.error"));
     shutdown.cancel();

@@ -14,8 +14,8 @@
 //!
 //! The account is part of the key so that one tenant never runs an image
 //! another tenant's code was built into, and `play-build` is a reserved
-//! image name in tenant Compose files
-//! ([`crate::compose`] refuses it), so no static service can name one.
+//! image name in tenant Compose files (`compose::reserved` refuses it), so
+//! no static service can name one.
 
 pub mod dockerignore;
 
@@ -26,8 +26,7 @@ use sha2::{Digest, Sha256};
 use crate::compose::classify::{ServiceDefinition, ServiceType};
 use crate::compose::model::Service;
 
-/// The repository of every image play builds.
-pub const BUILD_IMAGE_REPO: &str = "play-build";
+pub use crate::compose::reserved::{BUILD_IMAGE_REPO, is_reserved_image};
 /// The largest build context (the archive of the commit's tree under the
 /// context directory) play sends to a Playroom.
 pub const MAX_CONTEXT_BYTES: u64 = 512 * 1024 * 1024;
@@ -186,15 +185,6 @@ pub fn specs(
         out.insert(pin.service.clone(), spec_for(account_id, url, definition, service, pin)?);
     }
     Ok(out)
-}
-
-/// Whether `image` names play's own build repository (refused in tenant
-/// Compose files).
-pub fn is_reserved_image(image: &str) -> bool {
-    let name = image.split(['@']).next().unwrap_or(image);
-    let repo = name.rsplit_once(':').filter(|(_, tag)| !tag.contains('/')).map_or(name, |(repo, _)| repo);
-    let repo = repo.strip_prefix("docker.io/").unwrap_or(repo).strip_prefix("library/").unwrap_or(repo);
-    repo.eq_ignore_ascii_case(BUILD_IMAGE_REPO)
 }
 
 #[cfg(test)]

@@ -32,6 +32,19 @@ pub const RESERVED_PREFIX: &str = "play-";
 /// The prefix of the labels play sets on its host objects.
 pub const RESERVED_LABEL_PREFIX: &str = "dev.play.";
 
+/// The repository of every image play builds from a Playzone
+/// (`crate::build`).
+pub const BUILD_IMAGE_REPO: &str = "play-build";
+
+/// Whether `image` names play's own build repository (refused in tenant
+/// Compose files).
+pub fn is_reserved_image(image: &str) -> bool {
+    let name = image.split(['@']).next().unwrap_or(image);
+    let repo = name.rsplit_once(':').filter(|(_, tag)| !tag.contains('/')).map_or(name, |(repo, _)| repo);
+    let repo = repo.strip_prefix("docker.io/").unwrap_or(repo).strip_prefix("library/").unwrap_or(repo);
+    repo.eq_ignore_ascii_case(BUILD_IMAGE_REPO)
+}
+
 /// Compose's rule for service, network and volume keys.
 pub(crate) fn valid_key(name: &str) -> bool {
     let mut bytes = name.bytes();
@@ -70,14 +83,14 @@ pub(crate) fn check(file: &ComposeFile, ctx: &mut Ctx<'_>) {
     }
     for (service_name, service) in &file.services {
         if let Some(image) = &service.image
-            && crate::build::is_reserved_image(image)
+            && is_reserved_image(image)
         {
             let at = Path::root().key("services").key(service_name.clone()).key("image");
             ctx.error(
                 &at,
                 format!(
                     "`{image}`: the `{}` image repository is reserved for images play builds from Playzones",
-                    crate::build::BUILD_IMAGE_REPO
+                    BUILD_IMAGE_REPO
                 ),
             );
         }
