@@ -154,7 +154,7 @@ async fn insert(
     let id: i64 = sqlx::query(
         "INSERT INTO playzones (account_id, name, scm_url, private, default_branch, default_branch_pinned, \
          auto_created, status, generation, synced_generation, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 1, 0, $8, $8) RETURNING id",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $9, 1, 0, $8, $8) RETURNING id",
     )
     .bind(account_id)
     .bind(&name)
@@ -164,6 +164,7 @@ async fn insert(
     .bind(flag(default_branch.is_some()))
     .bind(flag(auto_created))
     .bind(&now)
+    .bind(Status::Pending.as_str())
     .fetch_one(&mut *tx)
     .await
     .on_unique(|| name_taken(&name))?
@@ -524,7 +525,7 @@ pub async fn record_sync(
         changes.removed.push(name);
     }
     sqlx::query(
-        "UPDATE playzones SET status = 'active', status_message = NULL, default_branch = $1, compose_file = $2, \
+        "UPDATE playzones SET status = $7, status_message = NULL, default_branch = $1, compose_file = $2, \
          compose_commit = $3, synced_generation = $4, last_synced_at = $5, last_sync_attempt_at = $5 WHERE id = $6",
     )
     .bind(&result.default_branch)
@@ -533,6 +534,7 @@ pub async fn record_sync(
     .bind(result.generation)
     .bind(&now)
     .bind(id)
+    .bind(Status::Active.as_str())
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
@@ -550,13 +552,14 @@ pub async fn record_sync_error(
 ) -> Result<Fenced> {
     let Fenced::Held(mut tx) = leases::begin_fenced(store, fence, id).await? else { return Ok(Fenced::Lost) };
     sqlx::query(
-        "UPDATE playzones SET status = 'error', status_message = $1, synced_generation = $2, \
+        "UPDATE playzones SET status = $5, status_message = $1, synced_generation = $2, \
          last_sync_attempt_at = $3 WHERE id = $4",
     )
     .bind(message)
     .bind(generation)
     .bind(time::to_db(&time::now()))
     .bind(id)
+    .bind(Status::Error.as_str())
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
