@@ -3,7 +3,7 @@
 //!
 //! - A host name is resolved by [`CheckedResolver`], which refuses the
 //!   name when **any** of its addresses is not allowed by the operator's
-//!   [`UrlPolicy`] ([`check_resolved`]); the connection is made to the
+//!   [`UrlPolicy`] ([`UrlPolicy::check_resolved`]); the connection is made to the
 //!   addresses it returned, so nothing resolves the name a second time
 //!   (no DNS rebinding between check and connect). An IP literal is never
 //!   resolved: [`UrlPolicy::check`] judges it before the request is made.
@@ -20,7 +20,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use play_core::webhook::UrlPolicy;
-use play_core::webhook::url::non_public;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 use crate::error::Error;
@@ -34,29 +33,8 @@ const USER_AGENT: &str = concat!("play-git/", env!("CARGO_PKG_VERSION"));
 #[error("{0}")]
 pub(crate) struct Refused(pub String);
 
-/// Checks every address `host` resolved to: the addresses to connect to,
-/// or why the name is refused. A name the operator allowlisted is allowed
-/// whatever it resolves to.
-pub(crate) fn check_resolved(
-    policy: &UrlPolicy,
-    host: &str,
-    addrs: Vec<SocketAddr>,
-) -> Result<Vec<SocketAddr>, String> {
-    if addrs.is_empty() {
-        return Err(format!("{host} resolves to no address"));
-    }
-    if policy.host_allowed(host.trim_end_matches('.')) {
-        return Ok(addrs);
-    }
-    if let Some(bad) = addrs.iter().find(|a| !policy.address_allowed(a.ip())) {
-        let what = non_public(bad.ip()).unwrap_or("refused");
-        return Err(format!("{host} resolves to {} ({what}, not allowlisted by the operator)", bad.ip()));
-    }
-    Ok(addrs)
-}
-
 /// The system resolver (`getaddrinfo`, as tokio does it), then
-/// [`check_resolved`].
+/// [`UrlPolicy::check_resolved`].
 #[derive(Debug)]
 pub(crate) struct CheckedResolver {
     pub(crate) policy: Arc<UrlPolicy>,
@@ -68,7 +46,7 @@ impl Resolve for CheckedResolver {
         Box::pin(async move {
             let host = name.as_str().to_owned();
             let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            match check_resolved(&policy, &host, addrs) {
+            match policy.check_resolved(&host, addrs) {
                 Ok(addrs) => Ok(Box::new(addrs.into_iter()) as Addrs),
                 Err(message) => Err(Box::new(Refused(message)) as Box<dyn std::error::Error + Send + Sync>),
             }
@@ -123,36 +101,6 @@ pub(crate) fn classify(error: &reqwest::Error, timeout: Duration) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn addrs(list: &[&str]) -> Vec<SocketAddr> {
-        list.iter().map(|a| SocketAddr::new(a.parse().unwrap(), 0)).collect()
-    }
-
-    #[test]
-    fn every_resolved_address_must_be_allowed() {
-        let policy = UrlPolicy { allow_http: true, allowlist: UrlPolicy::parse_allowlist("127.0.0.1").unwrap() };
-        assert_eq!(check_resolved(&policy, "ok.example", addrs(&["93.184.216.34"])).unwrap().len(), 1);
-        assert_eq!(check_resolved(&policy, "lo.example", addrs(&["127.0.0.1"])).unwrap().len(), 1);
-        // One bad address among good ones refuses the name: a rebinding
-        // resolver cannot smuggle a private address in.
-        for bad in [
-            &["93.184.216.34", "10.0.0.1"][..],
-            &["127.0.0.2"],
-            &["169.254.169.254"],
-            &["::ffff:127.0.0.2"],
-            &["::1"],
-            &["fd00::1"],
-            &["fe80::1"],
-        ] {
-            let error = check_resolved(&policy, "evil.example", addrs(bad)).unwrap_err();
-            assert!(error.contains("not allowlisted"), "{bad:?}: {error}");
-        }
-        assert!(check_resolved(&policy, "none.example", vec![]).is_err());
-        let named = UrlPolicy { allow_http: true, allowlist: UrlPolicy::parse_allowlist("git.internal").unwrap() };
-        assert!(check_resolved(&named, "git.internal", addrs(&["10.1.2.3"])).is_ok());
-        assert!(check_resolved(&named, "git.internal.", addrs(&["10.1.2.3"])).is_ok());
-        assert!(check_resolved(&named, "other.internal", addrs(&["10.1.2.3"])).is_err());
-    }
 
     #[tokio::test]
     async fn the_resolver_refuses_localhost_unless_allowlisted() {

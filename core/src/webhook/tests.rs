@@ -135,3 +135,33 @@ fn filters_must_name_subscribed_types_and_follow_unsubscribes() {
     let refiltered = stored.apply(None, Some(BTreeMap::new())).unwrap();
     assert_eq!((refiltered.events.len(), refiltered.event_filters.len()), (2, 0));
 }
+
+fn addrs(list: &[&str]) -> Vec<std::net::SocketAddr> {
+    list.iter().map(|a| std::net::SocketAddr::new(a.parse().unwrap(), 0)).collect()
+}
+
+#[test]
+fn every_resolved_address_must_be_allowed() {
+    let policy = UrlPolicy { allow_http: true, allowlist: UrlPolicy::parse_allowlist("127.0.0.1").unwrap() };
+    assert_eq!(policy.check_resolved("ok.example", addrs(&["93.184.216.34"])).unwrap().len(), 1);
+    assert_eq!(policy.check_resolved("lo.example", addrs(&["127.0.0.1"])).unwrap().len(), 1);
+    // One bad address among good ones refuses the name: a rebinding
+    // resolver cannot smuggle a private address in.
+    for bad in [
+        &["93.184.216.34", "10.0.0.1"][..],
+        &["127.0.0.2"],
+        &["169.254.169.254"],
+        &["::ffff:127.0.0.2"],
+        &["::1"],
+        &["fd00::1"],
+        &["fe80::1"],
+    ] {
+        let error = policy.check_resolved("evil.example", addrs(bad)).unwrap_err();
+        assert!(error.contains("not allowlisted"), "{bad:?}: {error}");
+    }
+    assert!(policy.check_resolved("none.example", vec![]).is_err());
+    let named = UrlPolicy { allow_http: true, allowlist: UrlPolicy::parse_allowlist("hooks.internal").unwrap() };
+    assert!(named.check_resolved("hooks.internal", addrs(&["10.1.2.3"])).is_ok());
+    assert!(named.check_resolved("hooks.internal.", addrs(&["10.1.2.3"])).is_ok());
+    assert!(named.check_resolved("other.internal", addrs(&["10.1.2.3"])).is_err());
+}

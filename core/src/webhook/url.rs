@@ -92,6 +92,31 @@ impl UrlPolicy {
             })
     }
 
+    /// Checks every address `host` resolved to, before play connects: the
+    /// addresses to connect to, or why the name is refused. One address
+    /// that is not allowed refuses the name (a rebinding resolver cannot
+    /// smuggle a private address in among public ones); a name the
+    /// operator allowlisted is allowed whatever it resolves to. The one
+    /// rule of every outbound client play has (webhook deliveries,
+    /// repositories).
+    pub fn check_resolved(
+        &self,
+        host: &str,
+        addrs: Vec<std::net::SocketAddr>,
+    ) -> Result<Vec<std::net::SocketAddr>, String> {
+        if addrs.is_empty() {
+            return Err(format!("{host} resolves to no address"));
+        }
+        if self.host_allowed(host.trim_end_matches('.')) {
+            return Ok(addrs);
+        }
+        if let Some(bad) = addrs.iter().find(|a| !self.address_allowed(a.ip())) {
+            let what = non_public(bad.ip()).unwrap_or("refused");
+            return Err(format!("{host} resolves to {} ({what}, not allowlisted by the operator)", bad.ip()));
+        }
+        Ok(addrs)
+    }
+
     /// Checks an endpoint URL; the message says what is wrong.
     pub fn check(&self, text: &str) -> Result<url::Url, String> {
         if text.len() > MAX_URL_LEN {

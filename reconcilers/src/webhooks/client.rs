@@ -7,7 +7,7 @@
 //!   since the endpoint was saved.
 //! - A host name is resolved by [`CheckedResolver`], which refuses the
 //!   name when **any** of its addresses is not allowed
-//!   ([`check_resolved`]); the connection is made to the addresses it
+//!   ([`UrlPolicy::check_resolved`]); the connection is made to the addresses it
 //!   returned, so nothing resolves the name a second time (no DNS
 //!   rebinding between check and connect). An IP literal is not resolved
 //!   at all: `check` has already judged it.
@@ -28,25 +28,8 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 #[error("{0}")]
 pub struct Refused(pub String);
 
-/// Checks every address `host` resolved to; the addresses to connect to,
-/// or why the name is refused. A name the operator allowlisted is allowed
-/// whatever it resolves to.
-pub fn check_resolved(policy: &UrlPolicy, host: &str, addrs: Vec<SocketAddr>) -> Result<Vec<SocketAddr>, String> {
-    if addrs.is_empty() {
-        return Err(format!("{host} resolves to no address"));
-    }
-    if policy.host_allowed(host.trim_end_matches('.')) {
-        return Ok(addrs);
-    }
-    if let Some(bad) = addrs.iter().find(|a| !policy.address_allowed(a.ip())) {
-        let what = play_core::webhook::url::non_public(bad.ip()).unwrap_or("refused");
-        return Err(format!("{host} resolves to {} ({what}, not allowlisted by the operator)", bad.ip()));
-    }
-    Ok(addrs)
-}
-
 /// The resolver of [`DeliveryClient`]: the system's (`getaddrinfo`, as
-/// tokio does it), then [`check_resolved`].
+/// tokio does it), then [`UrlPolicy::check_resolved`].
 #[derive(Debug)]
 pub struct CheckedResolver {
     policy: Arc<UrlPolicy>,
@@ -58,7 +41,7 @@ impl Resolve for CheckedResolver {
         Box::pin(async move {
             let host = name.as_str().to_owned();
             let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            match check_resolved(&policy, &host, addrs) {
+            match policy.check_resolved(&host, addrs) {
                 Ok(addrs) => Ok(Box::new(addrs.into_iter()) as Addrs),
                 Err(message) => Err(Box::new(Refused(message)) as Box<dyn std::error::Error + Send + Sync>),
             }
@@ -172,34 +155,6 @@ impl DeliveryClient {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn addrs(list: &[&str]) -> Vec<SocketAddr> {
-        list.iter().map(|a| SocketAddr::new(a.parse().unwrap(), 0)).collect()
-    }
-
-    #[test]
-    fn every_resolved_address_must_be_allowed() {
-        let policy = UrlPolicy { allow_http: true, allowlist: UrlPolicy::parse_allowlist("127.0.0.1").unwrap() };
-        assert_eq!(check_resolved(&policy, "ok.example", addrs(&["93.184.216.34"])).unwrap().len(), 1);
-        assert_eq!(check_resolved(&policy, "lo.example", addrs(&["127.0.0.1"])).unwrap().len(), 1);
-        // One bad address among good ones refuses the name: a rebinding
-        // resolver cannot smuggle a private address in.
-        for bad in [
-            &["93.184.216.34", "10.0.0.1"][..],
-            &["127.0.0.2"],
-            &["169.254.169.254"],
-            &["::ffff:127.0.0.2"],
-            &["fd00::1"],
-            &["fe80::1"],
-        ] {
-            let error = check_resolved(&policy, "evil.example", addrs(bad)).unwrap_err();
-            assert!(error.contains("not allowlisted"), "{bad:?}: {error}");
-        }
-        assert!(check_resolved(&policy, "none.example", vec![]).is_err());
-        let named = UrlPolicy { allow_http: true, allowlist: UrlPolicy::parse_allowlist("hooks.internal").unwrap() };
-        assert!(check_resolved(&named, "hooks.internal", addrs(&["10.1.2.3"])).is_ok());
-        assert!(check_resolved(&named, "other.internal", addrs(&["10.1.2.3"])).is_err());
-    }
 
     #[tokio::test]
     async fn the_resolver_refuses_a_name_of_a_loopback_address_not_allowlisted() {

@@ -63,7 +63,7 @@ use tokio::sync::{Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-pub use client::{Answer, ClientLimits, DeliveryClient, SendError, check_resolved};
+pub use client::{Answer, ClientLimits, DeliveryClient, SendError};
 pub use send::{headers, outcome};
 
 use crate::{Error, Result};
