@@ -190,6 +190,49 @@ pub const TOOLS: &[ToolSpec] = &[
         Flat,
         "Launch Compose YAML: create a Playspec named `name` from `compose_yaml` and, with `create_playground: true` and a `playroom_id`, start a Playground from it at once. Answers the new ids and the URLs of routed services.",
     ),
+    // --- Playzones: the repositories built services come from ----------------
+    tool(
+        "list_playzones",
+        "GET",
+        "/api/playzones",
+        NoBody,
+        "List the account's Playzones (git repositories that supply code to services built from a Dockerfile), with their sync status.",
+    ),
+    tool(
+        "get_playzone",
+        "GET",
+        "/api/playzones/{id}",
+        NoBody,
+        "A Playzone with its sync state (status, status_message, default branch, the Compose file found); never its access token.",
+    ),
+    tool(
+        "create_playzone",
+        "POST",
+        "/api/playzones",
+        Wrapped("playzone"),
+        "Create a Playzone from a repository's https URL (credentials: an access token for a private repository); its first sync starts at once.",
+    ),
+    tool(
+        "sync_playzone",
+        "POST",
+        "/api/playzones/{id}/sync",
+        NoBody,
+        "Ask for a sync of a Playzone's branches and Compose file; it runs in the background (watch sync_pending).",
+    ),
+    tool(
+        "list_playzone_branches",
+        "GET",
+        "/api/playzones/{id}/branches",
+        NoBody,
+        "The branches the last sync found (default branch first); query filters by name, limit up to 50.",
+    ),
+    tool(
+        "get_playzone_env_defaults",
+        "GET",
+        "/api/playzones/{id}/env_defaults",
+        NoBody,
+        "The default environment variables of a branch's env file (.env.example unless env_file_path names another), with the keys that are secrets.",
+    ),
     // --- Playspecs: Compose definitions ---------------------------------------
     tool(
         "list_playspecs",
