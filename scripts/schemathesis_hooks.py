@@ -60,8 +60,10 @@ SEMANTIC_FIELDS = {
     "PATCH /api/playspecs/{id}": ["playspec.name", "playspec.base_compose_yaml", "playspec.services"],
     # Mount paths unique per Playspec and not under /proc, /sys, /dev; target
     # services must exist; the file part needs a file name.
-    "POST /api/playspecs/{id}/add_mounted_file": ["mount_path", "target_services", "file"],
-    "PATCH /api/playspecs/{id}/update_mounted_file": ["mount_path", "target_services"],
+    # A project path is relative, normalised, without `..`, `~`, `\` or
+    # control characters, and no other file's path may contain it.
+    "POST /api/playspecs/{id}/add_mounted_file": ["mount_path", "target_services", "file", "path"],
+    "PATCH /api/playspecs/{id}/update_mounted_file": ["mount_path", "target_services", "path"],
     # A registry address, one credential per registry.
     "POST /api/playspecs/{id}/add_registry_credential": ["registry_url"],
     # Settings must fit the Playspec's services and the Playroom's policy.
@@ -127,8 +129,8 @@ def _explained(case, response):
 @schemathesis.hook
 def before_call(context, case, kwargs):
     """The run never deletes its own key (every later request would be 401)
-    or the seeded Playzone: a DELETE aimed at either goes to an id that does
-    not exist."""
+    or the seeded Playzone and webhook endpoint: a DELETE aimed at one goes
+    to an id that does not exist."""
     parameters = case.path_parameters or {}
     if (
         case.method.upper() == "DELETE"
@@ -136,11 +138,11 @@ def before_call(context, case, kwargs):
         and str(parameters.get("id")) == OWN_KEY_ID
     ):
         parameters["id"] = NO_SUCH_KEY
-    # Every other operation on a Playzone is pinned to the seeded one (id 1);
-    # a DELETE of it would turn them all into 404s.
+    # Every other operation on a Playzone or a webhook endpoint is pinned to
+    # the seeded one (id 1); a DELETE of it would turn them all into 404s.
     if (
         case.method.upper() == "DELETE"
-        and case.operation.path == "/api/playzones/{id}"
+        and case.operation.path in ("/api/playzones/{id}", "/api/webhook_endpoints/{id}")
         and str(parameters.get("id")) == "1"
     ):
         parameters["id"] = NO_SUCH_KEY
