@@ -1,36 +1,14 @@
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
-use std::collections::BTreeMap;
-
-use crate::build::{Pin, Sources, specs};
-use crate::compose::Policy;
-use crate::compose::classify::classify;
-use crate::desired::{Desired, Inputs, desired, model_for};
+use crate::desired::Desired;
 
 const WITH_LABEL: &str =
     "services:\n  web:\n    build: .\n    labels:\n      svc/source_mount: /app/\n  db:\n    image: postgres:16\n";
 
-fn pin(commit: char) -> Pin {
-    Pin {
-        service: "web".into(),
-        playzone_id: 7,
-        branch: "main".into(),
-        commit: commit.to_string().repeat(40),
-        created_branch: false,
-    }
-}
-
 /// The desired state of `yaml` with `web` pinned to `commit` (or unpinned).
 fn desired_of(yaml: &str, commit: Option<char>) -> Result<Desired, String> {
-    let p = crate::testing::playground();
-    let model = model_for(yaml, &Policy::UNTRUSTED, &p)?;
-    let definitions = classify(&model);
-    let sources = Sources {
-        pins: commit.map(pin).into_iter().collect(),
-        urls: BTreeMap::from([(7, "https://git.example/app.git".to_owned())]),
-    };
-    let builds = specs(p.account_id, &model, &definitions, &sources)?;
-    desired(&Inputs::new(&p, &model).with_definitions(&definitions).with_builds(&builds))
+    let pins = commit.map(|c| crate::testing::pin("web", c)).into_iter().collect();
+    crate::testing::pinned_desired(&crate::testing::playground(), yaml, pins)
 }
 
 #[test]

@@ -165,6 +165,7 @@ fn check_entries(archive: &[u8], dir: &str, name: &str, expected: u64) -> std::r
 mod tests {
     #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
+    use super::super::helper::tar_of;
     use super::*;
 
     #[test]
@@ -188,21 +189,6 @@ mod tests {
             .collect();
         assert_eq!(entries, [("3-abcdef012345/file".to_owned(), 12)]);
         assert!(archive(&files, &BTreeMap::new()).is_err(), "a missing content is an error, not an empty file");
-    }
-
-    fn tar_of(entries: &[(&str, tar::EntryType, &[u8], Option<&str>)]) -> Vec<u8> {
-        let mut builder = tar::Builder::new(Vec::new());
-        for (path, kind, data, link) in entries {
-            let mut header = tar::Header::new_gnu();
-            header.set_entry_type(*kind);
-            header.set_size(data.len() as u64);
-            header.set_mode(0o755);
-            if let Some(link) = link {
-                header.set_link_name(link).unwrap();
-            }
-            builder.append_data(&mut header, path, *data).unwrap();
-        }
-        builder.into_inner().unwrap()
     }
 
     #[test]

@@ -119,3 +119,22 @@ impl<'a> Helper<'a> {
             .map_err(|e| Error::docker("remove a volume helper", e))
     }
 }
+
+/// A tar archive of `(path, kind, data, link target)` entries, for tests
+/// of what is uploaded and read back.
+#[cfg(test)]
+pub(super) fn tar_of(entries: &[(&str, tar::EntryType, &[u8], Option<&str>)]) -> Vec<u8> {
+    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
+    let mut builder = tar::Builder::new(Vec::new());
+    for (path, kind, data, link) in entries {
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(*kind);
+        header.set_size(data.len() as u64);
+        header.set_mode(0o644);
+        match link {
+            Some(link) => builder.append_link(&mut header, path, link).unwrap(),
+            None => builder.append_data(&mut header, path, *data).unwrap(),
+        }
+    }
+    builder.into_inner().unwrap()
+}

@@ -4,10 +4,9 @@
 
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
-use play_core::compose::{Policy, parse_compose};
 use play_core::playground::CreationStep;
 
-use super::super::spec::{self, Desired};
+use super::super::spec::Desired;
 use super::tests::{container, playground};
 use super::*;
 
@@ -21,22 +20,8 @@ services:
 "#;
 
 fn desired_at(commit: char) -> Desired {
-    let p = playground(&[], &[]);
-    let (report, model) = parse_compose(COMPOSE, &Policy::UNTRUSTED);
-    assert!(report.valid, "{:?}", report.errors);
-    let model = model.unwrap();
-    let definitions = play_core::compose::classify(&model);
-    let pin = play_core::build::Pin {
-        service: "app".into(),
-        playzone_id: 1,
-        branch: "main".into(),
-        commit: commit.to_string().repeat(40),
-        created_branch: false,
-    };
-    let sources =
-        play_core::build::Sources { pins: vec![pin], urls: [(1, "https://git.example.org/a.git".to_owned())].into() };
-    let builds = play_core::build::specs(p.account_id, &model, &definitions, &sources).unwrap();
-    spec::desired(&spec::Inputs::new(&p, &model).with_definitions(&definitions).with_builds(&builds)).unwrap()
+    let pins = vec![play_core::testing::pin("app", commit)];
+    play_core::testing::pinned_desired(&playground(&[], &[]), COMPOSE, pins).unwrap()
 }
 
 fn volume(d: &Desired) -> String {

@@ -146,22 +146,8 @@ fn marks(archive: &[u8], commit: &str) -> bool {
 mod tests {
     #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
+    use super::super::helper::tar_of;
     use super::*;
-
-    fn tar_of(entries: &[(&str, tar::EntryType, &[u8], Option<&str>)]) -> Vec<u8> {
-        let mut builder = tar::Builder::new(Vec::new());
-        for (path, kind, data, link) in entries {
-            let mut header = tar::Header::new_gnu();
-            header.set_entry_type(*kind);
-            header.set_size(data.len() as u64);
-            header.set_mode(0o644);
-            match link {
-                Some(link) => builder.append_link(&mut header, path, link).unwrap(),
-                None => builder.append_data(&mut header, path, *data).unwrap(),
-            }
-        }
-        builder.into_inner().unwrap()
-    }
 
     fn listing(archive: &[u8]) -> Vec<(String, tar::EntryType, String)> {
         let mut reader = tar::Archive::new(archive);
