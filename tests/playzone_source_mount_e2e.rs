@@ -10,16 +10,12 @@
 mod support;
 
 use std::process::Command;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::StatusCode;
-use play_api::testing::TestApp;
 use play_git::testing::{Access, GitServer, file, symlink};
-use play_git::{GitConfig, GitGateway};
 use serde_json::json;
 use support::docker::BUSYBOX_IMAGE;
-use support::world::World;
 
 const TOKEN: &str = "glpat-source-e2e-5c1f0a";
 
@@ -61,23 +57,9 @@ async fn the_branch_files_are_mounted_and_follow_a_rollout_to_a_new_volume() {
             ],
         )],
     );
-    let mut config = TestApp::default_config();
-    config.repository_policy.urls.allow_http = true;
-    config.repository_policy.urls.allowlist = play_core::webhook::UrlPolicy::parse_allowlist("127.0.0.1").unwrap();
-    let world = World::start_with(config.clone()).await;
-    let cache = tempfile::tempdir().unwrap();
-    let gateway = GitGateway::new(GitConfig::new(cache.path(), config.repository_policy.urls.clone())).unwrap();
-    let runtimes = world.runtimes_with_repositories(Arc::new(gateway));
+    let support::playzones::PlayzoneWorld { world, runtimes, playzone, cache: _cache } =
+        support::playzones::start(&git, "app", TOKEN).await;
     let app = &world.app;
-    let body = json!({"playzone": {"name": "app", "scm_url": git.url("app"), "private": true, "credentials": TOKEN}});
-    let r = app.post("/api/playzones", &app.admin, body).await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    let playzone = r.body["id"].as_i64().unwrap();
-    runtimes.1.handle.wake(playzone);
-    support::wait_until("the Playzone's first sync", Duration::from_secs(30), || async {
-        app.get(&format!("/api/playzones/{playzone}"), &app.admin).await.body["status"] == "active"
-    })
-    .await;
     let body = json!({"playspec": {"name": "sourced", "base_compose_yaml": COMPOSE,
                                    "services": [{"name": "app", "playzone_id": playzone}]}});
     let r = app.post("/api/playspecs", &app.admin, body).await;
@@ -110,14 +92,7 @@ async fn the_branch_files_are_mounted_and_follow_a_rollout_to_a_new_volume() {
 
     // A pushed commit, a sync and a rollout: the new files in a new volume.
     let moved = git.commit("app", "main", &[("index.html", file("source v2"))]);
-    let r = app.post(&format!("/api/playzones/{playzone}/sync"), &app.admin, json!({})).await;
-    assert_eq!(r.status, StatusCode::ACCEPTED);
-    runtimes.1.handle.wake(playzone);
-    support::wait_until("the sync of the pushed commit", Duration::from_secs(30), || async {
-        let b = app.get(&format!("/api/playzones/{playzone}/branches?query=main"), &app.admin).await;
-        b.body["branches"][0]["commit"] == moved.as_str()
-    })
-    .await;
+    support::playzones::sync_to(&world, &runtimes.1, playzone, "main", &moved).await;
     let r = app.post(&format!("/api/playgrounds/{id}/rollout"), &app.admin, json!({})).await;
     assert!(r.status.is_success(), "{}", r.text);
     runtimes.0.handle.wake(id);
