@@ -3,7 +3,8 @@
 //! Docker engine. The branch's files at the pinned commit are in the
 //! service's container at the label's path (a link stays a link); after a
 //! pushed commit, a sync and a rollout the new files are there, in a new
-//! volume, and the old commit's volume is gone.
+//! volume, and the old commit's volume is gone; destroy removes it even
+//! when the Playspec persists volumes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
 
@@ -60,7 +61,8 @@ async fn the_branch_files_are_mounted_and_follow_a_rollout_to_a_new_volume() {
     let support::playzones::PlayzoneWorld { world, runtimes, playzone, cache: _cache } =
         support::playzones::start(&git, "app", TOKEN).await;
     let app = &world.app;
-    let body = json!({"playspec": {"name": "sourced", "base_compose_yaml": COMPOSE,
+    // `persist_volumes` keeps Compose volumes, never source volumes.
+    let body = json!({"playspec": {"name": "sourced", "base_compose_yaml": COMPOSE, "persist_volumes": true,
                                    "services": [{"name": "app", "playzone_id": playzone}]}});
     let r = app.post("/api/playspecs", &app.admin, body).await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
@@ -110,4 +112,11 @@ async fn the_branch_files_are_mounted_and_follow_a_rollout_to_a_new_volume() {
     })
     .await;
     assert_eq!(link_of(&container, "/src/link"), "index.html");
+
+    // Destroyed: the source volume goes too, although volumes persist.
+    let r = app.delete(&format!("/api/playgrounds/{id}"), &app.admin).await;
+    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+    runtimes.0.handle.wake(id);
+    world.wait_for(id, "the row to be deleted", |status, _| status == StatusCode::NOT_FOUND).await;
+    assert!(!volume_exists(&new_volume), "{new_volume} kept by persist_volumes");
 }
