@@ -312,15 +312,7 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
             container.image = build.image.clone();
         }
         let source = source::source_for(&project, name, service, built.as_ref())?;
-        if let Some(src) = &source {
-            let target = src.mount_path.clone();
-            container.mounts.push(MountSpec {
-                kind: "volume",
-                source: Some(src.volume.clone()),
-                target,
-                read_only: false,
-            });
-        }
+        container.mounts.extend(source.as_ref().map(SourceMount::mount));
         let dropped_labels = exposure::drop_user_routing_labels(&mut container.labels);
         let routing = exposure::routing(inputs, name, service, &container)?;
         if matches!(routing, Routing::Routed(_)) {
@@ -395,14 +387,7 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
             driver_opts: BTreeMap::new(),
         });
     }
-    // Source volumes: never in `file.volumes` (their keys cannot be
-    // Compose keys), one per service and commit.
-    volumes.extend(services.iter().filter_map(|s| s.source.as_ref()).map(|src| VolumeSpec {
-        name: src.volume.clone(),
-        key: src.key.clone(),
-        driver: None,
-        driver_opts: BTreeMap::new(),
-    }));
+    volumes.extend(services.iter().filter_map(|s| s.source.as_ref()).map(SourceMount::volume));
 
     let mut external_volumes = Vec::new();
     for (key, _) in file.volumes.iter().filter(|(_, v)| v.external) {

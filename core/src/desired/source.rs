@@ -19,7 +19,11 @@
 //! reconciler's (`play_reconcilers::playground::source`); this module is
 //! pure.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
+
+use super::{MountSpec, VolumeSpec};
 
 use crate::build::BuildSpec;
 use crate::compose::model::Service;
@@ -43,6 +47,25 @@ pub struct SourceMount {
     pub volume: String,
     /// The path inside the container.
     pub mount_path: String,
+}
+
+impl SourceMount {
+    /// The container's mount of the volume (read-write: what the service
+    /// does in it is its own; play reads back only the fill's marker).
+    pub fn mount(&self) -> MountSpec {
+        MountSpec {
+            kind: "volume",
+            source: Some(self.volume.clone()),
+            target: self.mount_path.clone(),
+            read_only: false,
+        }
+    }
+
+    /// The volume play creates: never in the Compose file's `volumes`
+    /// (its key cannot be a Compose key), one per service and commit.
+    pub fn volume(&self) -> VolumeSpec {
+        VolumeSpec { name: self.volume.clone(), key: self.key.clone(), driver: None, driver_opts: BTreeMap::new() }
+    }
 }
 
 /// The volume key of `service`'s source at `commit`.
