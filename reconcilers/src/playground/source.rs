@@ -97,9 +97,10 @@ pub async fn complete(docker: &Docker, desired: &Desired, observed: &Observed) -
     Ok(out)
 }
 
-/// `tree` (the repository's archive) with any entry at [`MARKER`] and any
-/// global header dropped and the marker, holding `commit`, appended last.
-/// Entries are copied as they are: a link stays a link.
+/// `tree` (the repository's archive) with any entry at (or under)
+/// [`MARKER`] and any global header dropped and the marker, holding
+/// `commit`, appended last. Entries are copied as they are: a link stays
+/// a link.
 fn with_marker(tree: &[u8], commit: &str) -> std::result::Result<Vec<u8>, String> {
     let err = |e: std::io::Error| format!("cannot repack the repository's files: {e}");
     let mut reader = tar::Archive::new(tree);
@@ -108,7 +109,9 @@ fn with_marker(tree: &[u8], commit: &str) -> std::result::Result<Vec<u8>, String
         let mut entry = entry.map_err(err)?;
         let path = entry.path().map_err(err)?.into_owned();
         let kind = entry.header().entry_type();
-        if path.as_os_str() == MARKER || path.strip_prefix("./").is_ok_and(|p| p.as_os_str() == MARKER) {
+        // The marker's path, and anything under it (a directory there).
+        let first = path.components().find(|c| !matches!(c, std::path::Component::CurDir));
+        if first.is_some_and(|c| c.as_os_str() == MARKER) {
             continue;
         }
         let mut header = entry.header().clone();
@@ -172,6 +175,7 @@ mod tests {
         let long = format!("deep/{}/file.txt", "d".repeat(120));
         let tree = tar_of(&[
             (MARKER, Regular, b"forged", None),
+            ("./.play-source-complete/inside", Regular, b"forged", None),
             ("index.html", Regular, b"<h1>hi</h1>", None),
             ("latest", Symlink, b"", Some("index.html")),
             (&long, Regular, b"x", None),
