@@ -92,6 +92,16 @@ async fn the_branch_files_are_mounted_and_follow_a_rollout_to_a_new_volume() {
     assert_eq!(old_volume, format!("{project}__src-app-{}", &commit[..12]));
     assert!(volume_exists(&old_volume));
 
+    // An incomplete fill (as a crash mid-upload leaves it: no marker) is
+    // filled again by the next pass, in the same volume.
+    exec(&container, &["rm", "/src/.play-source-complete", "/src/index.html"]);
+    runtimes.0.handle.wake(id);
+    support::wait_until("the source filled again", Duration::from_secs(30), || async {
+        exec(&container, &["cat", "/src/index.html"]) == "source v1"
+    })
+    .await;
+    assert_eq!(exec(&container, &["cat", "/src/.play-source-complete"]), commit);
+
     // A pushed commit, a sync and a rollout: the new files in a new volume.
     let moved = git.commit("app", "main", &[("index.html", file("source v2"))]);
     support::playzones::sync_to(&world, &runtimes.1, playzone, "main", &moved).await;
