@@ -12,14 +12,11 @@
 mod support;
 
 use std::process::Command;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::StatusCode;
-use play_api::testing::TestApp;
 use play_core::store::events;
 use play_git::testing::{Access, GitServer, file};
-use play_git::{GitConfig, GitGateway};
 use serde_json::{Value, json};
 use support::docker::BUSYBOX_IMAGE;
 use support::world::World;
@@ -83,23 +80,9 @@ async fn setup() -> Setup {
             ("broken", &[("Dockerfile", file(broken)), ("index.html", file("broken"))]),
         ],
     );
-    let mut config = TestApp::default_config();
-    config.repository_policy.urls.allow_http = true;
-    config.repository_policy.urls.allowlist = play_core::webhook::UrlPolicy::parse_allowlist("127.0.0.1").unwrap();
-    let world = World::start_with(config.clone()).await;
-    let cache = tempfile::tempdir().unwrap();
-    let gateway = GitGateway::new(GitConfig::new(cache.path(), config.repository_policy.urls.clone())).unwrap();
-    let runtimes = world.runtimes_with_repositories(Arc::new(gateway));
+    let support::playzones::PlayzoneWorld { world, runtimes, playzone, cache } =
+        support::playzones::start(&git, "app", TOKEN).await;
     let app = &world.app;
-    let body = json!({"playzone": {"name": "app", "scm_url": git.url("app"), "private": true, "credentials": TOKEN}});
-    let r = app.post("/api/playzones", &app.admin, body).await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    let playzone = r.body["id"].as_i64().unwrap();
-    runtimes.1.handle.wake(playzone);
-    support::wait_until("the Playzone's first sync", Duration::from_secs(30), || async {
-        app.get(&format!("/api/playzones/{playzone}"), &app.admin).await.body["status"] == "active"
-    })
-    .await;
     let body = json!({"playspec": {"name": "built", "base_compose_yaml": COMPOSE,
                                    "services": [{"name": "web", "playzone_id": playzone}]}});
     let r = app.post("/api/playspecs", &app.admin, body).await;
@@ -171,14 +154,7 @@ async fn a_branch_is_built_cached_rebuilt_after_a_push_and_created_on_demand() {
     let web_before = container_id(&format!("{project}-web-1"));
     let moved = s.git.commit("app", "feature", &[("index.html", file("feature v2"))]);
     let app = &s.world.app;
-    let r = app.post(&format!("/api/playzones/{}/sync", s.playzone), &app.admin, json!({})).await;
-    assert_eq!(r.status, StatusCode::ACCEPTED);
-    s.runtimes.1.handle.wake(s.playzone);
-    support::wait_until("the sync of the pushed commit", Duration::from_secs(30), || async {
-        let b = app.get(&format!("/api/playzones/{}/branches?query=feature", s.playzone), &app.admin).await;
-        b.body["branches"][0]["commit"] == moved.as_str()
-    })
-    .await;
+    support::playzones::sync_to(&s.world, &s.runtimes.1, s.playzone, "feature", &moved).await;
     let detail = s.world.detail(first).await.1;
     assert_eq!((detail["needs_rollout"].as_bool(), detail["outdated_services"].clone()), (Some(true), json!(["web"])));
     let r = app.post(&format!("/api/playgrounds/{first}/rollout"), &app.admin, json!({})).await;

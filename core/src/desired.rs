@@ -28,6 +28,7 @@ mod exposure;
 mod files;
 mod render;
 mod rollout;
+mod source;
 mod template;
 mod words;
 pub use container::{ContainerSpec, HealthSpec, MountSpec, PortSpec};
@@ -36,6 +37,7 @@ pub use exposure::{EdgeInputs, Route, Routing, edge_network_name};
 pub use files::{FILES_VOLUME_KEY, FileMountSpec};
 pub use render::render_compose;
 pub use rollout::{ZeroDowntime, beside_name};
+pub use source::{SOURCE_KEY_PREFIX, SOURCE_MOUNT_LABEL, SourceMount, is_source_key, source_key};
 pub use template::interpolated_template;
 pub use words::split_words;
 
@@ -130,6 +132,9 @@ pub struct ServiceSpec {
     /// What its image is built from, once its commit is pinned; the
     /// container's image is then the build's `play-build:<key>`.
     pub built: Option<BuildSpec>,
+    /// The branch files it mounts (`svc/source_mount`), once its build is
+    /// pinned: see [`source`].
+    pub source: Option<SourceMount>,
     pub depends_on: Vec<(String, DependencyCondition)>,
     pub container: ContainerSpec,
     pub config_hash: String,
@@ -306,6 +311,8 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
         if let Some(build) = &built {
             container.image = build.image.clone();
         }
+        let source = source::source_for(&project, name, service, built.as_ref())?;
+        container.mounts.extend(source.as_ref().map(SourceMount::mount));
         let dropped_labels = exposure::drop_user_routing_labels(&mut container.labels);
         let routing = exposure::routing(inputs, name, service, &container)?;
         if matches!(routing, Routing::Routed(_)) {
@@ -322,6 +329,7 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
             build: crate::compose::classify::is_dynamic(service),
             build_context: service.build.as_ref().map(|b| b.context.clone()),
             built,
+            source,
             depends_on: service
                 .depends_on
                 .iter()
@@ -379,6 +387,7 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
             driver_opts: BTreeMap::new(),
         });
     }
+    volumes.extend(services.iter().filter_map(|s| s.source.as_ref()).map(SourceMount::volume));
 
     let mut external_volumes = Vec::new();
     for (key, _) in file.volumes.iter().filter(|(_, v)| v.external) {

@@ -114,3 +114,31 @@ secrets:
   db_password:
     file: ./db_password.txt
 "#;
+
+/// A pin of `service` to the commit `commit` x 40 on branch `main` of
+/// Playzone 7 (whose URL [`pinned_desired`] knows).
+pub fn pin(service: &str, commit: char) -> crate::build::Pin {
+    crate::build::Pin {
+        service: service.into(),
+        playzone_id: 7,
+        branch: "main".into(),
+        commit: commit.to_string().repeat(40),
+        created_branch: false,
+    }
+}
+
+/// The desired state of `compose` (validated for an untrusted Playroom) for
+/// `playground`, with its dynamic services built from `pins` (see [`pin`]).
+pub fn pinned_desired(
+    playground: &crate::playground::model::Playground,
+    compose: &str,
+    pins: Vec<crate::build::Pin>,
+) -> Result<crate::desired::Desired, String> {
+    use crate::desired::{Inputs, desired, model_for};
+    let model = model_for(compose, &crate::compose::Policy::UNTRUSTED, playground)?;
+    let definitions = crate::compose::classify(&model);
+    let urls = [(7, "https://git.example.org/app.git".to_owned())].into();
+    let builds =
+        crate::build::specs(playground.account_id, &model, &definitions, &crate::build::Sources { pins, urls })?;
+    desired(&Inputs::new(playground, &model).with_definitions(&definitions).with_builds(&builds))
+}

@@ -13,6 +13,7 @@
 pub mod caddy;
 pub mod docker;
 pub mod pebble;
+pub mod playzones;
 pub mod registry;
 pub mod sshd;
 pub mod webhooks;

@@ -317,10 +317,10 @@ pub struct DebugView {
     /// Every image a service needed, oldest first: built (with the
     /// duration and the log's tail) or found on the Playroom (cache hit).
     pub build_records: Vec<BuildRecordView>,
-    /// Branch checkouts into Playground volumes (`svc/source_mount`): none
-    /// yet, source mounts are not supported.
-    #[schema(value_type = Vec<Object>)]
-    pub branch_clones: Vec<serde_json::Value>,
+    /// One per service with `svc/source_mount` and a pinned commit: the
+    /// branch's files at that commit, in a volume the Playground owns,
+    /// mounted at `mount_path`.
+    pub branch_clones: Vec<BranchClone>,
     /// The shared edge network routed services join.
     pub edge_network: Option<String>,
     /// Why the desired objects cannot be computed (`null` when they can).
@@ -340,6 +340,19 @@ pub struct BuildOverride {
     pub args: BTreeMap<String, String>,
     /// `play-build:<key>`: the same inputs reuse it on the Playroom.
     pub image: String,
+}
+
+/// A service's branch files in a Playground volume (`svc/source_mount`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BranchClone {
+    pub service: String,
+    pub branch: String,
+    /// The pinned commit (full hex id): the volume's files are its tree.
+    pub commit: String,
+    /// The volume's name on the Playroom; it changes with the commit.
+    pub volume: String,
+    /// Where the service's container mounts it.
+    pub mount_path: String,
 }
 
 /// One image a service needed.
@@ -417,6 +430,7 @@ pub async fn debug(
         .as_ref()
         .and_then(|s| desired::interpolated_template(&s.base_compose_yaml, &loaded.playground).ok());
     let mut build_overrides = BTreeMap::new();
+    let mut branch_clones = Vec::new();
     let (generated_compose_yaml, services_configuration, edge_network, error) = match loaded.desired(&state).await? {
         Ok(Computed { desired, .. }) => {
             let edge = EdgeState::load(&state, &loaded.playground).await?;
@@ -434,6 +448,15 @@ pub async fn debug(
                         image: b.image.clone(),
                     };
                     build_overrides.insert(service.name.clone(), view);
+                }
+                if let Some(src) = &service.source {
+                    branch_clones.push(BranchClone {
+                        service: service.name.clone(),
+                        branch: src.branch.clone(),
+                        commit: src.commit.clone(),
+                        volume: src.volume.clone(),
+                        mount_path: src.mount_path.clone(),
+                    });
                 }
             }
             (Some(desired::render_compose(&desired)), services, desired.edge_network.clone(), None)
@@ -462,7 +485,7 @@ pub async fn debug(
         services_configuration,
         build_overrides,
         build_records,
-        branch_clones: Vec::new(),
+        branch_clones,
         edge_network,
         error,
     }))

@@ -11,13 +11,7 @@ fn service_and_definition(yaml: &str) -> (Service, ServiceDefinition) {
 }
 
 fn pin(commit: char) -> Pin {
-    Pin {
-        service: "web".into(),
-        playzone_id: 7,
-        branch: "main".into(),
-        commit: commit.to_string().repeat(40),
-        created_branch: false,
-    }
+    crate::testing::pin("web", commit)
 }
 
 #[test]

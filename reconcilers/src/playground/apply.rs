@@ -62,11 +62,13 @@ fn rank(step: &Step) -> u8 {
         Step::CreateVolume(_) => 2,
         Step::PullImage(_) => 3,
         Step::BuildImage(_) | Step::BuildUnavailable(_) => 4,
-        Step::RunContainer(_) | Step::RunBeside { .. } | Step::StartContainer { .. } => 5,
-        Step::SwitchOver { .. } => 9,
-        Step::RemoveNetwork(_) => 6,
-        Step::RemoveVolume(_) => 7,
-        Step::Wait { .. } => 8,
+        // After the build: the helper that fills it is made from the image.
+        Step::FillSource(_) => 5,
+        Step::RunContainer(_) | Step::RunBeside { .. } | Step::StartContainer { .. } => 6,
+        Step::SwitchOver { .. } => 10,
+        Step::RemoveNetwork(_) => 7,
+        Step::RemoveVolume(_) => 8,
+        Step::Wait { .. } => 9,
     }
 }
 
@@ -129,6 +131,11 @@ impl Apply<'_> {
                 let (_, spec) = self.service(service)?;
                 let builder = self.builder.ok_or_else(|| Error::InvalidSpec("no builder for this pass".into()))?;
                 builder.build(docker, spec).await
+            }
+            Step::FillSource(service) => {
+                let (_, spec) = self.service(service)?;
+                let builder = self.builder.ok_or_else(|| Error::InvalidSpec("no builder for this pass".into()))?;
+                super::source::fill(docker, builder, spec).await
             }
             Step::BuildUnavailable(service) => Err(Error::InvalidSpec(format!(
                 "service `{service}` is built from source but has no pinned commit to build"
@@ -197,7 +204,7 @@ impl Apply<'_> {
         let mut body = create_body(desired, service);
         // Not a service label: a helper left by a crash is a container of no
         // service, which the next plan removes.
-        let labels = self.object_labels("dev.play.role", "mounted-files-helper");
+        let labels = self.object_labels(super::helper::LABEL_ROLE, "mounted-files-helper");
         let file_mounts = super::files::mounts(self.docker, desired, service, self.files, labels).await?;
         if let Some(host) = body.host_config.as_mut() {
             host.mounts.get_or_insert_with(Vec::new).extend(file_mounts);

@@ -1,10 +1,10 @@
 //! Mounted files on the host: written into the Playground's files volume
 //! (see `play_core::desired` `files`), then bind-mounted into containers.
 //!
-//! Writing goes through the engine only (no shell on the host): a helper
-//! container is *created, never started* from the service's own image (it
-//! is on the host by then) with the files volume mounted, the files are
-//! uploaded into it as a tar archive, and the helper is removed. Writing
+//! Writing goes through the engine only (no shell on the host): a
+//! [`Helper`] container is *created, never started* from the service's own
+//! image (it is on the host by then) with the files volume mounted, the
+//! files are uploaded into it as a tar archive, and the helper is removed. Writing
 //! again is harmless (same path, same content), so every container creation
 //! writes its files first and nothing has to remember what was written.
 //!
@@ -32,12 +32,10 @@
 use std::collections::{BTreeMap, HashMap};
 
 use bollard::Docker;
-use bollard::models::{ContainerCreateBody, HostConfig, Mount, MountTypeEnum, MountVolumeOptions};
-use bollard::query_parameters::{
-    CreateContainerOptions, DownloadFromContainerOptions, RemoveContainerOptions, UploadToContainerOptions,
-};
-use futures::TryStreamExt as _;
+use bollard::models::{Mount, MountTypeEnum};
 use play_core::desired::{Desired, FileMountSpec, ServiceSpec, files_volume};
+
+use super::helper::Helper;
 
 use crate::{Error, Result};
 
@@ -108,62 +106,26 @@ async fn write(
     files: &[FileMountSpec],
     sizes: &BTreeMap<i64, usize>,
 ) -> Result<()> {
-    let body = ContainerCreateBody {
-        image: Some(image.to_owned()),
-        // Never started: any command makes the create valid.
-        entrypoint: Some(vec!["/play-files-helper".to_owned()]),
-        labels: Some(labels),
-        network_disabled: Some(true),
-        host_config: Some(HostConfig {
-            mounts: Some(vec![Mount {
-                typ: Some(MountTypeEnum::VOLUME),
-                source: Some(volume.to_owned()),
-                target: Some(HELPER_DIR.to_owned()),
-                volume_options: Some(MountVolumeOptions { no_copy: Some(true), ..Default::default() }),
-                ..Default::default()
-            }]),
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
-    let helper = docker
-        .create_container(None::<CreateContainerOptions>, body)
-        .await
-        .map_err(|e| Error::docker("create the mounted-files helper", e))?;
-    let options = UploadToContainerOptions { path: HELPER_DIR.to_owned(), ..Default::default() };
-    let uploaded = docker
-        .upload_to_container(&helper.id, Some(options), bollard::body_full(archive.into()))
-        .await
-        .map_err(|e| Error::docker("upload mounted files", e));
-    let verified = match uploaded {
-        Ok(()) => verify(docker, &helper.id, files, sizes).await,
+    let helper = Helper::create(docker, "mounted-files", image, volume, HELPER_DIR, labels).await?;
+    let verified = match helper.upload(HELPER_DIR, archive).await {
+        Ok(()) => verify(&helper, files, sizes).await,
         Err(e) => Err(e),
     };
-    let removed = docker
-        // `v`: an image that declares a VOLUME gave the helper an anonymous
-        // volume, which would otherwise be left behind on every write.
-        .remove_container(&helper.id, Some(RemoveContainerOptions { force: true, v: true, ..Default::default() }))
-        .await
-        .map_err(|e| Error::docker("remove the mounted-files helper", e));
-    verified.and(removed)
+    verified.and(helper.remove().await)
 }
 
 /// Reads each file's directory back from the volume without following
 /// links and checks it holds exactly the directory and one regular file of
 /// the expected size: the bind that follows would otherwise follow a link
 /// on the host.
-async fn verify(docker: &Docker, helper: &str, files: &[FileMountSpec], sizes: &BTreeMap<i64, usize>) -> Result<()> {
+async fn verify(helper: &Helper<'_>, files: &[FileMountSpec], sizes: &BTreeMap<i64, usize>) -> Result<()> {
     for file in files {
         let Some((dir, name)) = file.rel_path.split_once('/') else {
             return Err(Error::Files(format!("mounted file {} has no directory in the files volume", file.file_id)));
         };
-        let options = DownloadFromContainerOptions { path: format!("{HELPER_DIR}/{dir}") };
-        let bytes: Vec<u8> = docker
-            .download_from_container(helper, Some(options))
-            .map_ok(|chunk| chunk.to_vec())
-            .try_concat()
-            .await
-            .map_err(|e| Error::docker("read back mounted files", e))?;
+        let bytes = helper.download(&format!("{HELPER_DIR}/{dir}")).await?.ok_or_else(|| {
+            Error::Files(format!("mounted file {} is missing from the files volume after its upload", file.file_id))
+        })?;
         let size = sizes.get(&file.file_id).copied().unwrap_or_default() as u64;
         check_entries(&bytes, dir, name, size).map_err(|reason| {
             Error::Files(format!("mounted file {} is not safe to bind ({reason}); refusing to mount it", file.file_id))
@@ -203,6 +165,7 @@ fn check_entries(archive: &[u8], dir: &str, name: &str, expected: u64) -> std::r
 mod tests {
     #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
+    use super::super::helper::tar_of;
     use super::*;
 
     #[test]
@@ -226,21 +189,6 @@ mod tests {
             .collect();
         assert_eq!(entries, [("3-abcdef012345/file".to_owned(), 12)]);
         assert!(archive(&files, &BTreeMap::new()).is_err(), "a missing content is an error, not an empty file");
-    }
-
-    fn tar_of(entries: &[(&str, tar::EntryType, &[u8], Option<&str>)]) -> Vec<u8> {
-        let mut builder = tar::Builder::new(Vec::new());
-        for (path, kind, data, link) in entries {
-            let mut header = tar::Header::new_gnu();
-            header.set_entry_type(*kind);
-            header.set_size(data.len() as u64);
-            header.set_mode(0o755);
-            if let Some(link) = link {
-                header.set_link_name(link).unwrap();
-            }
-            builder.append_data(&mut header, path, *data).unwrap();
-        }
-        builder.into_inner().unwrap()
     }
 
     #[test]

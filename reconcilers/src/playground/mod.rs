@@ -55,8 +55,9 @@
 //! - [`apply`]: the plan's steps as engine calls, in dependency order;
 //! - [`job`]: job mode (watched services, completion, the result), handed
 //!   what the pass observed and returning what the pass records;
-//! - [`files`] (mounted files) and [`edge`] (the shared edge network):
-//!   host helpers of [`apply`] and [`observe`].
+//! - [`files`] (mounted files), [`source`] (`svc/source_mount` volumes,
+//!   both through [`helper`] containers) and [`edge`] (the shared edge
+//!   network): host helpers of [`apply`] and [`observe`].
 //!
 //! Owns converging one Playground on its host. It must not touch objects
 //! of Playgrounds without a row (the Playroom sweep's, `crate::playroom`),
@@ -67,12 +68,14 @@ pub mod apply;
 mod build;
 pub mod edge;
 pub mod files;
+pub mod helper;
 pub mod job;
 pub mod observe;
 mod pass;
 mod pins;
 pub mod plan;
 mod rollout;
+pub mod source;
 pub use play_core::desired as spec;
 
 use std::sync::Arc;

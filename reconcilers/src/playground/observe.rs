@@ -15,7 +15,7 @@ use futures::future::try_join_all;
 
 use super::edge;
 use super::plan::{Observed, ObservedContainer};
-use super::spec::{LABEL_CONFIG_HASH, LABEL_EPOCH, LABEL_SERVICE};
+use super::spec::{LABEL_CONFIG_HASH, LABEL_EPOCH, LABEL_SERVICE, LABEL_VOLUME, is_source_key};
 use crate::docker::{inspect, labels, status_of};
 use crate::{Error, Result};
 
@@ -57,8 +57,14 @@ pub async fn observe(
         })
         .collect();
     let networks = labels::networks(docker, &filters).await?.into_iter().filter_map(|n| n.name).collect();
+    let labelled = labels::volumes(docker, &filters).await?;
+    let source_volumes = labelled
+        .iter()
+        .filter(|v| v.labels.get(LABEL_VOLUME).is_some_and(|key| is_source_key(key)))
+        .map(|v| v.name.clone())
+        .collect();
     let mut found: std::collections::BTreeMap<String, i64> =
-        labels::volumes(docker, &filters).await?.into_iter().map(|v| (v.name, epoch_of(&v.labels))).collect();
+        labelled.into_iter().map(|v| (v.name, epoch_of(&v.labels))).collect();
     let unlabelled: Vec<&String> = volumes.iter().filter(|v| !found.contains_key(*v)).collect();
     for name in unlabelled {
         match docker.inspect_volume(name).await {
@@ -87,6 +93,10 @@ pub async fn observe(
         networks,
         volumes: found.keys().cloned().collect(),
         volume_epochs: found,
+        source_volumes,
+        // Checked by the pass (`super::source::complete`), which knows the
+        // desired sources.
+        complete_sources: Default::default(),
         images: present,
         containers,
         shared_networks,

@@ -19,7 +19,7 @@ use play_core::store::{playrooms, playspec_files, playspecs};
 use play_core::time;
 
 use super::build::Builder;
-use super::{PlaygroundReconciler, apply, job, observe, pins, plan, rollout, spec};
+use super::{PlaygroundReconciler, apply, job, observe, pins, plan, rollout, source, spec};
 use crate::host::RegistryCredentials;
 use crate::runtime::Action;
 use crate::{Error, Result};
@@ -190,7 +190,9 @@ impl<'a> Pass<'a> {
         let mut rounds = 0;
         let (observed, waits) = loop {
             let edge = desired.edge_network.as_deref();
-            let observed = observe::observe(docker, &desired.installation, self.id, &images, &volumes, edge).await?;
+            let mut observed =
+                observe::observe(docker, &desired.installation, self.id, &images, &volumes, edge).await?;
+            observed.complete_sources = source::complete(docker, &desired, &observed).await?;
             if let Some(watched) = watched
                 && let Some(exits) = job::finished(&desired, &observed, watched)
             {

@@ -31,6 +31,13 @@
 //!   "extras". A rollout whose config hash failed before
 //!   (`Desired::failed_rollouts`) is not tried again: the old container
 //!   keeps serving, and a leftover new one is removed;
+//! - a service's source volume (`svc/source_mount`) that is not known
+//!   complete ([`Observed::complete_sources`]) is filled
+//!   ([`Step::FillSource`]) before the service's container runs; a source
+//!   volume no longer desired (an older commit) is removed once no
+//!   outdated container is left to use it, and neither a hard restart nor
+//!   destroy keeps one for `persist_volumes`: it is a cache of the
+//!   repository;
 //! - the shared edge network is created when missing and never removed by
 //!   a Playground's destroy; if a race between replicas left several
 //!   networks of its name (the engine allows that, and containers cannot
@@ -39,7 +46,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use play_core::compose::model::DependencyCondition;
-use play_core::playground::{CreationStep, ServiceState, ServiceStatus};
+use play_core::playground::{ServiceState, ServiceStatus};
 use play_core::time::Timestamp;
 
 use super::spec::{Desired, ServiceSpec};
@@ -51,6 +58,12 @@ pub struct Observed {
     pub volumes: BTreeSet<String>,
     /// The restart epoch of each observed volume (0 when unlabelled).
     pub volume_epochs: BTreeMap<String, i64>,
+    /// The observed volumes play made for services' sources (their key
+    /// label is a source key: `play_core::desired::is_source_key`).
+    pub source_volumes: BTreeSet<String>,
+    /// The desired source volumes whose fill completed (see
+    /// `super::source`).
+    pub complete_sources: BTreeSet<String>,
     /// The desired images already present on the host.
     pub images: BTreeSet<String>,
     pub containers: Vec<ObservedContainer>,
@@ -89,105 +102,9 @@ pub struct ObservedContainer {
 // `crate::docker::inspect` (the one place that reads them).
 pub use crate::docker::inspect::{Health, State};
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Step {
-    CreateNetwork(String),
-    /// Create the shared edge network (labelled for the installation, not
-    /// for a Playground) unless it exists.
-    CreateSharedNetwork(String),
-    /// Remove a duplicate of a shared network by id.
-    RemoveSharedNetwork {
-        name: String,
-        id: String,
-    },
-    CreateVolume(String),
-    PullImage(String),
-    /// Build the service's image from its pinned commit (its
-    /// `play-build:<key>` image is not on the host).
-    BuildImage(String),
-    /// The service is built from source but has no pinned build (terminal).
-    BuildUnavailable(String),
-    RemoveContainer {
-        id: String,
-        service: Option<String>,
-    },
-    /// Create and start the service's container.
-    RunContainer(String),
-    /// Zero-downtime rollout: create and start the service's new container
-    /// as `name`, beside the one serving.
-    RunBeside {
-        service: String,
-        name: String,
-    },
-    /// Zero-downtime rollout: once the new container `new` answers its
-    /// health path, make it the one the edge serves, drain and remove the
-    /// `old` ones.
-    SwitchOver {
-        service: String,
-        new: String,
-        new_name: String,
-        old: Vec<String>,
-    },
-    StartContainer {
-        service: String,
-        id: String,
-    },
-    /// `service` waits for `on` to satisfy `condition`.
-    Wait {
-        service: String,
-        on: String,
-        condition: DependencyCondition,
-    },
-    RemoveNetwork(String),
-    RemoveVolume(String),
-}
-
-impl Step {
-    /// The creation step this step belongs to.
-    pub fn creation_step(&self) -> CreationStep {
-        match self {
-            Step::CreateNetwork(_)
-            | Step::RemoveNetwork(_)
-            | Step::CreateSharedNetwork(_)
-            | Step::RemoveSharedNetwork { .. } => CreationStep::Network,
-            Step::CreateVolume(_) | Step::RemoveVolume(_) => CreationStep::Volumes,
-            Step::PullImage(_) => CreationStep::ImagePull,
-            Step::BuildImage(_) | Step::BuildUnavailable(_) => CreationStep::ImageBuild,
-            Step::Wait { condition: DependencyCondition::ServiceHealthy, .. } => CreationStep::Healthcheck,
-            Step::RemoveContainer { .. }
-            | Step::RunContainer(_)
-            | Step::RunBeside { .. }
-            | Step::StartContainer { .. }
-            | Step::Wait { .. } => CreationStep::Containers,
-            Step::SwitchOver { .. } => CreationStep::Healthcheck,
-        }
-    }
-
-    /// A short description for events and logs (`run web`, `start db`).
-    pub fn describe(&self) -> String {
-        match self {
-            Step::CreateNetwork(n) | Step::CreateSharedNetwork(n) => format!("create network {n}"),
-            Step::RemoveSharedNetwork { name, .. } => format!("remove a duplicate of network {name}"),
-            Step::CreateVolume(v) => format!("create volume {v}"),
-            Step::PullImage(i) => format!("pull {i}"),
-            Step::BuildImage(s) => format!("build the image of {s}"),
-            Step::BuildUnavailable(s) => format!("build {s}"),
-            Step::RemoveContainer { service: Some(s), .. } => format!("remove a container of {s}"),
-            Step::RemoveContainer { id, service: None } => format!("remove container {id}"),
-            Step::RunContainer(s) => format!("run {s}"),
-            Step::RunBeside { service, name } => format!("run {service} beside the serving one, as {name}"),
-            Step::SwitchOver { service, new_name, .. } => format!("switch {service} over to {new_name}"),
-            Step::StartContainer { service, .. } => format!("start {service}"),
-            Step::Wait { service, on, .. } => format!("{service} waits for {on}"),
-            Step::RemoveNetwork(n) => format!("remove network {n}"),
-            Step::RemoveVolume(v) => format!("remove volume {v}"),
-        }
-    }
-
-    pub fn is_wait(&self) -> bool {
-        matches!(self, Step::Wait { .. })
-    }
-}
+#[path = "plan_step.rs"]
+mod step;
+pub use step::Step;
 
 /// The observed containers of each service; the one to keep first.
 fn by_service<'a>(desired: &Desired, observed: &'a Observed) -> BTreeMap<&'a str, Vec<&'a ObservedContainer>> {
@@ -279,13 +196,15 @@ fn teardown(desired: &Desired, observed: &Observed) -> Vec<Step> {
         .filter(|c| c.epoch < desired.epoch)
         .map(|c| Step::RemoveContainer { id: c.id.clone(), service: c.service.clone() })
         .collect();
-    if !old.is_empty() || desired.persist_volumes {
+    if !old.is_empty() {
         return old;
     }
     observed
         .volume_epochs
         .iter()
-        .filter(|(_, epoch)| **epoch < desired.epoch)
+        .filter(|(name, epoch)| {
+            **epoch < desired.epoch && (!desired.persist_volumes || observed.source_volumes.contains(*name))
+        })
         .map(|(name, _)| Step::RemoveVolume(name.clone()))
         .collect()
 }
@@ -353,6 +272,11 @@ pub fn plan_keeping(desired: &Desired, observed: &Observed, keep_exited: &BTreeS
             None => steps.push(Step::BuildUnavailable(service.name.clone())),
         }
     }
+    for service in &desired.services {
+        if service.source.as_ref().is_some_and(|src| !observed.complete_sources.contains(&src.volume)) {
+            steps.push(Step::FillSource(service.name.clone()));
+        }
+    }
 
     let containers = by_service(desired, observed);
     let wanted: BTreeSet<&str> = desired.services.iter().map(|s| s.name.as_str()).collect();
@@ -405,7 +329,30 @@ pub fn plan_keeping(desired: &Desired, observed: &Observed, keep_exited: &BTreeS
             }
         }
     }
+    steps.extend(stale_sources(desired, observed));
     steps
+}
+
+/// Source volumes no longer desired (their service moved to another
+/// commit, or lost its label), once every observed container has its
+/// service's desired hash: an outdated container may still mount one, and
+/// the engine refuses to remove a volume in use.
+fn stale_sources(desired: &Desired, observed: &Observed) -> Vec<Step> {
+    let outdated = observed.containers.iter().any(|c| {
+        !desired
+            .services
+            .iter()
+            .any(|s| Some(&s.name) == c.service.as_ref() && c.config_hash.as_ref() == Some(&s.config_hash))
+    });
+    if outdated {
+        return Vec::new();
+    }
+    observed
+        .source_volumes
+        .iter()
+        .filter(|v| !desired.volumes.iter().any(|d| &d.name == *v))
+        .map(|v| Step::RemoveVolume(v.clone()))
+        .collect()
 }
 
 /// The outdated container of a zero-downtime service that still serves it,
@@ -491,9 +438,13 @@ pub fn destroy_plan(observed: &Observed, persist_volumes: bool) -> Vec<Step> {
         .map(|c| Step::RemoveContainer { id: c.id.clone(), service: c.service.clone() })
         .collect();
     steps.extend(observed.networks.iter().map(|n| Step::RemoveNetwork(n.clone())));
-    if !persist_volumes {
-        steps.extend(observed.volumes.iter().map(|v| Step::RemoveVolume(v.clone())));
-    }
+    steps.extend(
+        observed
+            .volumes
+            .iter()
+            .filter(|v| !persist_volumes || observed.source_volumes.contains(*v))
+            .map(|v| Step::RemoveVolume(v.clone())),
+    );
     steps
 }
 
@@ -516,6 +467,11 @@ pub fn converged_keeping(desired: &Desired, observed: &Observed, keep_exited: &B
         && desired.networks.iter().all(|n| observed.networks.contains(&n.name))
         && desired.edge_network.as_ref().is_none_or(|edge| shared(observed, edge).len() == 1)
         && desired.volumes.iter().all(|v| observed.volumes.contains(&v.name))
+        && desired
+            .services
+            .iter()
+            .filter_map(|s| s.source.as_ref())
+            .all(|src| observed.complete_sources.contains(&src.volume))
 }
 
 /// `services_status` as the API shows it, in dependency order.
@@ -569,3 +525,7 @@ mod exit_tests;
 #[cfg(test)]
 #[path = "plan_rollout_tests.rs"]
 mod rollout_tests;
+
+#[cfg(test)]
+#[path = "plan_source_tests.rs"]
+mod source_tests;

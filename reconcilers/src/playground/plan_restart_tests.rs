@@ -43,6 +43,8 @@ fn host_of(d: &Desired, epoch: i64) -> Observed {
         networks: d.networks.iter().map(|n| n.name.clone()).collect(),
         volumes: d.volumes.iter().map(|v| v.name.clone()).collect(),
         volume_epochs: d.volumes.iter().map(|v| (v.name.clone(), epoch)).collect(),
+        source_volumes: Default::default(),
+        complete_sources: Default::default(),
         images: d.services.iter().map(|s| s.container.image.clone()).collect(),
         containers: d
             .services

@@ -77,6 +77,8 @@ pub(crate) fn converged_observed(d: &Desired) -> Observed {
         networks: d.networks.iter().map(|n| n.name.clone()).collect(),
         volumes: d.volumes.iter().map(|v| v.name.clone()).collect(),
         volume_epochs: d.volumes.iter().map(|v| (v.name.clone(), d.epoch)).collect(),
+        source_volumes: d.services.iter().filter_map(|s| s.source.as_ref()).map(|s| s.volume.clone()).collect(),
+        complete_sources: d.services.iter().filter_map(|s| s.source.as_ref()).map(|s| s.volume.clone()).collect(),
         images: d.services.iter().map(|s| s.container.image.clone()).collect(),
         containers: vec![
             container(d, "db", State::Running, Some(Health::Healthy)),
@@ -323,22 +325,8 @@ fn build_services_fail_at_image_build() {
 fn built_desired(commit: char) -> Desired {
     let compose =
         "services:\n  api:\n    build: ./api\n  web:\n    image: play-test/busybox:1\n    depends_on: [api]\n";
-    let p = playground(&[], &[]);
-    let (report, model) = parse_compose(compose, &Policy::UNTRUSTED);
-    assert!(report.valid, "{:?}", report.errors);
-    let model = model.unwrap();
-    let definitions = play_core::compose::classify(&model);
-    let pin = play_core::build::Pin {
-        service: "api".into(),
-        playzone_id: 1,
-        branch: "main".into(),
-        commit: commit.to_string().repeat(40),
-        created_branch: false,
-    };
-    let sources =
-        play_core::build::Sources { pins: vec![pin], urls: [(1, "https://git.example.org/a.git".to_owned())].into() };
-    let builds = play_core::build::specs(p.account_id, &model, &definitions, &sources).unwrap();
-    spec::desired(&spec::Inputs::new(&p, &model).with_definitions(&definitions).with_builds(&builds)).unwrap()
+    let pins = vec![play_core::testing::pin("api", commit)];
+    play_core::testing::pinned_desired(&playground(&[], &[]), compose, pins).unwrap()
 }
 
 #[test]

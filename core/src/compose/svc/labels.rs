@@ -29,6 +29,9 @@ pub enum LabelKind {
     PathRule,
     /// Starts with `/`.
     HealthcheckPath,
+    /// An absolute container path of [`LabelKind::Path`] characters, not
+    /// `/` itself, without `.` or `..` components: where a volume mounts.
+    MountPath,
     /// Digits followed by `ms`, `s` or `m`.
     Duration,
     /// An integer >= 1.
@@ -43,7 +46,7 @@ pub enum LabelKind {
 pub const LABELS: &[(&str, LabelKind)] = &[
     ("dockerfile", LabelKind::Path),
     ("repo_url", LabelKind::Free),
-    ("source_mount", LabelKind::Path),
+    ("source_mount", LabelKind::MountPath),
     ("branch", LabelKind::Free),
     ("subdomain", LabelKind::Subdomain),
     ("path_rule", LabelKind::PathRule),
@@ -108,6 +111,13 @@ pub fn check_label_value(kind: LabelKind, value: &str) -> Result<(), String> {
         }
         LabelKind::PathRule => return check_path_rule(value).map(|_| ()),
         LabelKind::HealthcheckPath => value.starts_with('/'),
+        LabelKind::MountPath => {
+            let parts: Vec<&str> = value.split('/').skip(1).filter(|p| !p.is_empty()).collect();
+            value.starts_with('/')
+                && !parts.is_empty()
+                && parts.iter().all(|p| *p != "." && *p != "..")
+                && check_label_value(LabelKind::Path, value).is_ok()
+        }
         LabelKind::Duration => {
             let digits = value.bytes().take_while(u8::is_ascii_digit).count();
             digits > 0 && matches!(&value[digits..], "ms" | "s" | "m")
@@ -136,6 +146,10 @@ pub fn check_label_value(kind: LabelKind, value: &str) -> Result<(), String> {
             "must be `@` or lowercase letters, digits and `-` that start and end with a letter or digit (at most {MAX_SUBDOMAIN})"
         ),
         LabelKind::HealthcheckPath => "must start with `/`".to_owned(),
+        LabelKind::MountPath => {
+            "must be an absolute container path (not `/`, no `.` or `..`) of letters, digits, `_`, `.`, `/` and `-`"
+                .to_owned()
+        }
         LabelKind::Duration => "must be digits followed by `ms`, `s` or `m` (like `10s`)".to_owned(),
         LabelKind::PositiveInt => "must be an integer of at least 1".to_owned(),
         LabelKind::BuildArgs => "must be comma-separated `KEY=value` pairs".to_owned(),

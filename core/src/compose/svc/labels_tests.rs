@@ -3,7 +3,11 @@ use super::*;
 /// (label, valid values, invalid values) for every label of the spec.
 const TABLE: &[(&str, &[&str], &[&str])] = &[
     ("dockerfile", &["", "Dockerfile", "docker/Dockerfile.prod", "./a_b-c/D.f"], &["Docker file", "a:b", "x$y", "é"]),
-    ("source_mount", &["", "/app", "src/app"], &["/app dir", "/app;rm"]),
+    (
+        "source_mount",
+        &["", "/app", "/src/app/", "/srv/my_app-1.0"],
+        &["src/app", "/", "//", "/app/../etc", "/./app", "/app dir", "/app;rm"],
+    ),
     ("env_file", &["", ".env", "config/.env.example"], &[".env local", "a,b"]),
     ("repo_url", &["", "https://github.com/a/b.git", "anything at all"], &[]),
     ("branch", &["", "main", "feature/x y"], &[]),
