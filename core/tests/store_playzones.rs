@@ -40,6 +40,12 @@ async fn lease(store: &Store, id: i64) -> i64 {
     leases::claim(store, SYNC, id, "me", time::now(), Duration::from_secs(60)).await.unwrap().unwrap().token
 }
 
+/// A public Playzone `app` of the account.
+async fn public_zone(store: &Store, secrets: &play_core::secrets::SecretBox, account_id: i64) -> playzones::Playzone {
+    let changes = changes("app", "https://git.example.org/app.git", None);
+    playzones::create(store, secrets, account_id, changes, false, &QuotaLimits::default(), Actor::System).await.unwrap()
+}
+
 fn fence(token: i64) -> Fence<'static> {
     Fence { reconciler: SYNC, owner: "me", token }
 }
@@ -111,17 +117,7 @@ async fn sync_records_only_what_moved_and_an_error_keeps_the_index() {
     let t = testing::store().await;
     let secrets = MasterKey::generate().secret_box();
     let (a, _) = accounts::create_account(&t.store, "a").await.unwrap();
-    let z = playzones::create(
-        &t.store,
-        &secrets,
-        a.id,
-        changes("app", "https://git.example.org/app.git", None),
-        false,
-        &QuotaLimits::default(),
-        Actor::System,
-    )
-    .await
-    .unwrap();
+    let z = public_zone(&t.store, &secrets, a.id).await;
     let token = lease(&t.store, z.id).await;
     let first = SyncResult {
         generation: 1,
@@ -177,17 +173,7 @@ async fn updates_bump_the_generation_only_when_a_sync_is_needed() {
     let t = testing::store().await;
     let secrets = MasterKey::generate().secret_box();
     let (a, _) = accounts::create_account(&t.store, "a").await.unwrap();
-    let z = playzones::create(
-        &t.store,
-        &secrets,
-        a.id,
-        changes("app", "https://git.example.org/app.git", None),
-        false,
-        &QuotaLimits::default(),
-        Actor::System,
-    )
-    .await
-    .unwrap();
+    let z = public_zone(&t.store, &secrets, a.id).await;
     let token = lease(&t.store, z.id).await;
     let result = SyncResult {
         generation: 1,
@@ -232,17 +218,7 @@ async fn a_playzone_used_by_a_playspec_cannot_be_deleted() {
     let t = testing::store().await;
     let secrets = MasterKey::generate().secret_box();
     let (a, _) = accounts::create_account(&t.store, "a").await.unwrap();
-    let z = playzones::create(
-        &t.store,
-        &secrets,
-        a.id,
-        changes("app", "https://git.example.org/app.git", None),
-        false,
-        &QuotaLimits::default(),
-        Actor::System,
-    )
-    .await
-    .unwrap();
+    let z = public_zone(&t.store, &secrets, a.id).await;
     let services = serde_json::json!([{"name": "web", "type": "dynamic", "playzone_id": z.id}]).to_string();
     sqlx::query(
         "INSERT INTO playspecs (account_id, name, description, base_compose_yaml, services, created_at, updated_at) \
