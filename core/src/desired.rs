@@ -37,7 +37,10 @@ pub use exposure::{EdgeInputs, Route, Routing, edge_network_name};
 pub use files::{FILES_VOLUME_KEY, FileMountSpec};
 pub use render::render_compose;
 pub use rollout::{ZeroDowntime, beside_name};
-pub use source::{SOURCE_KEY_PREFIX, SOURCE_MOUNT_LABEL, SourceMount, is_source_key, source_key};
+pub use source::{
+    CONTENT, SOURCE_KEY_PREFIX, SOURCE_MOUNT_LABEL, SourceBind, SourceLayout, SourceMount, entry_key, is_source_key,
+    source_key,
+};
 pub use template::interpolated_template;
 pub use words::split_words;
 
@@ -132,9 +135,10 @@ pub struct ServiceSpec {
     /// What its image is built from, once its commit is pinned; the
     /// container's image is then the build's `play-build:<key>`.
     pub built: Option<BuildSpec>,
-    /// The branch files it mounts (`svc/source_mount`), once its build is
-    /// pinned: see [`source`].
-    pub source: Option<SourceMount>,
+    /// The repository files it mounts (`svc/source_mount`, relative
+    /// sources of the Compose file), once a build is pinned: see
+    /// [`source`].
+    pub sources: Vec<SourceMount>,
     pub depends_on: Vec<(String, DependencyCondition)>,
     pub container: ContainerSpec,
     pub config_hash: String,
@@ -301,18 +305,30 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
     let mut used_networks = BTreeSet::new();
     let mut used_volumes = BTreeSet::new();
     let mut routed = false;
+    let project_pin = source::project_pin(file, inputs.builds);
     for (name, service) in &active {
-        let compose_files = files::from_compose(file, files, name);
+        let built = inputs.builds.and_then(|b| b.get(name.as_str())).cloned();
+        let mut compose_files = files::from_compose(file, files, name);
+        let mut sources: Vec<SourceMount> =
+            source::source_for(&project, name, service, built.as_ref())?.into_iter().collect();
+        // A service built from a Playzone reads its Compose paths from its
+        // own repository; any other from the project's.
+        if let Some(pin) = built.as_ref().or(project_pin) {
+            for entry in std::mem::take(&mut compose_files.unresolved) {
+                compose_files.replaced_volumes.extend(entry.volume);
+                let read_only = entry.read_only;
+                sources.push(source::entry_for(&project, pin, &entry.path, entry.expect, &entry.target, read_only));
+            }
+        }
         let replaced = &compose_files.replaced_volumes;
         let mut container =
             container::container_spec(playground, name, service, replaced, &network_name, &volume_name)?;
         container.files = files::mounts_for(files, name, compose_files.mounts);
-        let built = inputs.builds.and_then(|b| b.get(name.as_str())).cloned();
         if let Some(build) = &built {
             container.image = build.image.clone();
         }
-        let source = source::source_for(&project, name, service, built.as_ref())?;
-        container.mounts.extend(source.as_ref().map(SourceMount::mount));
+        container.mounts.extend(sources.iter().filter_map(SourceMount::mount));
+        container.source_binds = sources.iter().filter_map(SourceMount::bind).collect();
         let dropped_labels = exposure::drop_user_routing_labels(&mut container.labels);
         let routing = exposure::routing(inputs, name, service, &container)?;
         if matches!(routing, Routing::Routed(_)) {
@@ -329,7 +345,7 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
             build: crate::compose::classify::is_dynamic(service),
             build_context: service.build.as_ref().map(|b| b.context.clone()),
             built,
-            source,
+            sources,
             depends_on: service
                 .depends_on
                 .iter()
@@ -387,7 +403,11 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
             driver_opts: BTreeMap::new(),
         });
     }
-    volumes.extend(services.iter().filter_map(|s| s.source.as_ref()).map(SourceMount::volume));
+    for source in services.iter().flat_map(|s| &s.sources) {
+        if !volumes.iter().any(|v| v.name == source.volume) {
+            volumes.push(source.volume());
+        }
+    }
 
     let mut external_volumes = Vec::new();
     for (key, _) in file.volumes.iter().filter(|(_, v)| v.external) {

@@ -64,6 +64,21 @@ pub struct RemoteBranch {
     pub commit: String,
 }
 
+/// What a path names at a commit ([`RepositoryGateway::entry`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TreeEntry {
+    /// Nothing: no entry, or a file or submodule where a folder on the way
+    /// was expected.
+    Missing,
+    /// The path, or the folder on the way to it named here, is a symbolic
+    /// link: never followed, so the caller decides what to say.
+    Link(String),
+    /// A regular file.
+    File { contents: Vec<u8>, executable: bool },
+    /// A folder: its tree as [`RepositoryGateway::archive`] makes it.
+    Directory(Vec<u8>),
+}
+
 /// Why a repository call failed. Every message is free of the token and
 /// safe to store on a Playzone or show in an API error.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -123,6 +138,19 @@ pub trait RepositoryGateway: Send + Sync + fmt::Debug {
         max_bytes: u64,
     ) -> Result<Vec<u8>, RepositoryError>;
 
+    /// What the clean relative `path` names at `commit`, with its contents
+    /// (a file's bytes, a folder's archive), at most `max_bytes`. A link
+    /// at the path or on the way to it is [`TreeEntry::Link`], never
+    /// followed. The relative sources of a Compose file (`./conf:/etc/app`)
+    /// that a Playzone's repository provides.
+    async fn entry(
+        &self,
+        repo: &RepositoryAccess,
+        commit: &str,
+        path: &str,
+        max_bytes: u64,
+    ) -> Result<TreeEntry, RepositoryError>;
+
     /// Creates `refs/heads/<branch>` on the remote at `commit`. Idempotent:
     /// `Ok` when the branch already points at `commit`;
     /// [`RepositoryError::Failed`] when it points elsewhere.
@@ -159,6 +187,16 @@ impl RepositoryGateway for NoRepositories {
         _subdir: &str,
         _max_bytes: u64,
     ) -> Result<Vec<u8>, RepositoryError> {
+        Err(RepositoryError::Failed(NOT_CONFIGURED.into()))
+    }
+
+    async fn entry(
+        &self,
+        _repo: &RepositoryAccess,
+        _commit: &str,
+        _path: &str,
+        _max_bytes: u64,
+    ) -> Result<TreeEntry, RepositoryError> {
         Err(RepositoryError::Failed(NOT_CONFIGURED.into()))
     }
 

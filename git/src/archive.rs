@@ -1,5 +1,6 @@
 //! Reading a commit's contents out of the cache repository: single files
-//! ([`read_files`]) and a tar archive of a subtree ([`archive`]).
+//! ([`read_files`]), a tar archive of a subtree ([`archive`]) and whatever
+//! a path names ([`entry`]).
 //!
 //! # Invariants
 //!
@@ -14,6 +15,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use git2::{ObjectType, Oid, Repository, Tree};
+use play_core::repository::TreeEntry;
 use tar::{EntryType, Header};
 
 use crate::error::{Error, Result};
@@ -163,4 +165,39 @@ pub(crate) fn archive(repo: &Repository, commit: Oid, subdir: &[&str], max_bytes
         return Err(too_large());
     }
     Ok(bytes)
+}
+
+/// What `parts` (a clean relative path, split) names at `commit`: walked
+/// one folder at a time so that a link on the way is reported, not
+/// followed; a folder comes as [`archive`] makes it, a file whole (bounded
+/// by `max_bytes` before it is loaded).
+pub(crate) fn entry(repo: &Repository, commit: Oid, parts: &[&str], max_bytes: u64) -> Result<TreeEntry> {
+    let mut tree = tree_of(repo, commit)?;
+    for (i, part) in parts.iter().enumerate() {
+        let last = i + 1 == parts.len();
+        let Some((mode, id)) = tree.get_name(part).map(|found| (found.filemode(), found.id())) else {
+            return Ok(TreeEntry::Missing);
+        };
+        match mode {
+            MODE_LINK => return Ok(TreeEntry::Link(parts[..=i].join("/"))),
+            MODE_DIR if last => return archive(repo, commit, parts, max_bytes).map(TreeEntry::Directory),
+            MODE_DIR => tree = repo.find_tree(id).map_err(|e| failed("reading a tree", &e))?,
+            MODE_FILE | MODE_FILE_GROUP_WRITABLE | MODE_EXEC if last => {
+                let size = blob_size(repo, id)?;
+                if size > max_bytes {
+                    let shown = parts.join("/");
+                    return Err(Error::TooLarge(format!(
+                        "{shown} is {size} bytes, more than the bound of {max_bytes}"
+                    )));
+                }
+                let blob = repo.find_blob(id).map_err(|e| failed("reading a file", &e))?;
+                return Ok(TreeEntry::File { contents: blob.content().to_vec(), executable: mode == MODE_EXEC });
+            }
+            // A file on the way to a deeper path, a submodule, anything
+            // unknown: nothing this repository holds at the path.
+            _ => return Ok(TreeEntry::Missing),
+        }
+    }
+    // No parts: the root, a folder.
+    archive(repo, commit, parts, max_bytes).map(TreeEntry::Directory)
 }

@@ -15,7 +15,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use git2::{Direction, Oid, PushOptions, RemoteCallbacks, RemoteRedirect, Repository};
-use play_core::repository::{RemoteBranch, RemoteRefs, RepositoryAccess, RepositoryError, RepositoryGateway};
+use play_core::repository::{
+    RemoteBranch, RemoteRefs, RepositoryAccess, RepositoryError, RepositoryGateway, TreeEntry,
+};
 use play_core::webhook::UrlPolicy;
 use tokio::runtime::Handle;
 
@@ -248,6 +250,22 @@ impl RepositoryGateway for GitGateway {
         self.run("archive", repo, move |inner, call, url| {
             let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
             with_commit(inner, call, url, commit, |repo| crate::archive::archive(repo, commit, &parts, max_bytes))
+        })
+        .await
+    }
+
+    async fn entry(
+        &self,
+        repo: &RepositoryAccess,
+        commit: &str,
+        path: &str,
+        max_bytes: u64,
+    ) -> Result<TreeEntry, RepositoryError> {
+        let commit = commit_id(commit)?;
+        let parts: Vec<String> = subdir_parts(path)?.into_iter().map(str::to_owned).collect();
+        self.run("entry", repo, move |inner, call, url| {
+            let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+            with_commit(inner, call, url, commit, |repo| crate::archive::entry(repo, commit, &parts, max_bytes))
         })
         .await
     }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::io::Read as _;
 
 use common::{World, any_file_contains, noise};
-use play_core::repository::{RepositoryError, RepositoryGateway};
+use play_core::repository::{RepositoryError, RepositoryGateway, TreeEntry};
 use play_git::testing::{Access, Entry, executable, file, symlink};
 
 fn tree() -> Vec<(&'static str, Entry)> {
@@ -117,6 +117,39 @@ async fn archives_a_tree_with_modes_and_links_never_followed() {
     assert!(world.gateway.archive(&access, &commit, "", whole_len).await.is_ok());
     let error = world.gateway.archive(&access, &commit, "", whole_len - 1).await.unwrap_err();
     assert!(matches!(error, RepositoryError::TooLarge(_)), "{error:?}");
+}
+
+#[tokio::test]
+async fn an_entry_is_a_file_a_folder_a_link_or_missing_and_links_on_the_way_are_reported() {
+    let world = World::new();
+    let commit = world.server.create_repo("app", Access::Public, &[("main", &tree())]).remove(0);
+    let access = world.public("app");
+    let entry = |path: &'static str, max: u64| {
+        let (gateway, access, commit) = (&world.gateway, &access, &commit);
+        async move { gateway.entry(access, commit, path, max).await }
+    };
+    assert_eq!(
+        entry("bin/run.sh", 1024).await.unwrap(),
+        TreeEntry::File { contents: b"#!/bin/sh\necho hi\n".to_vec(), executable: true }
+    );
+    assert_eq!(
+        entry("compose.yaml", 1024).await.unwrap(),
+        TreeEntry::File { contents: b"services: {}\n".to_vec(), executable: false }
+    );
+    let TreeEntry::Directory(archive) = entry("app", 1 << 20).await.unwrap() else { panic!("app is a folder") };
+    let names: Vec<String> = entries(&archive).into_keys().collect();
+    assert_eq!(names, ["Dockerfile", "link", "src", "src/main.rs"]);
+    assert!(matches!(entry("", 1 << 20).await.unwrap(), TreeEntry::Directory(_)), "the root is a folder");
+    assert_eq!(entry("escape", 1024).await.unwrap(), TreeEntry::Link("escape".into()));
+    assert_eq!(entry("app/link", 1024).await.unwrap(), TreeEntry::Link("app/link".into()));
+    // A link on the way is reported, not followed (`escape` -> /etc).
+    assert_eq!(entry("escape/shadow", 1024).await.unwrap(), TreeEntry::Link("escape".into()));
+    assert_eq!(entry("missing/file", 1024).await.unwrap(), TreeEntry::Missing);
+    assert_eq!(entry("compose.yaml/inside", 1024).await.unwrap(), TreeEntry::Missing, "a file is no folder");
+    let error = entry("bin/run.sh", 4).await.unwrap_err();
+    assert!(matches!(error, RepositoryError::TooLarge(_)), "{error:?}");
+    let error = entry("../etc/passwd", 1024).await.unwrap_err();
+    assert!(matches!(error, RepositoryError::Refused(_)), "{error:?}");
 }
 
 #[tokio::test]

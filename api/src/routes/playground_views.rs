@@ -342,17 +342,22 @@ pub struct BuildOverride {
     pub image: String,
 }
 
-/// A service's branch files in a Playground volume (`svc/source_mount`).
+/// A service's repository files in a Playground volume: the whole
+/// repository (`svc/source_mount`) or one path of it that the Compose
+/// file names relatively (`./nginx.conf:/etc/nginx/nginx.conf`).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct BranchClone {
     pub service: String,
     pub branch: String,
     /// The pinned commit (full hex id): the volume's files are its tree.
     pub commit: String,
+    /// The path in the repository: `.` for the whole repository.
+    pub path: String,
     /// The volume's name on the Playroom; it changes with the commit.
     pub volume: String,
     /// Where the service's container mounts it.
     pub mount_path: String,
+    pub read_only: bool,
 }
 
 /// One image a service needed.
@@ -449,15 +454,15 @@ pub async fn debug(
                     };
                     build_overrides.insert(service.name.clone(), view);
                 }
-                if let Some(src) = &service.source {
-                    branch_clones.push(BranchClone {
-                        service: service.name.clone(),
-                        branch: src.branch.clone(),
-                        commit: src.commit.clone(),
-                        volume: src.volume.clone(),
-                        mount_path: src.mount_path.clone(),
-                    });
-                }
+                branch_clones.extend(service.sources.iter().map(|src| BranchClone {
+                    service: service.name.clone(),
+                    branch: src.branch.clone(),
+                    commit: src.commit.clone(),
+                    path: if src.path.is_empty() { ".".to_owned() } else { src.path.clone() },
+                    volume: src.volume.clone(),
+                    mount_path: src.mount_path.clone(),
+                    read_only: src.read_only,
+                }));
             }
             (Some(desired::render_compose(&desired)), services, desired.edge_network.clone(), None)
         }

@@ -18,11 +18,11 @@
 //!   folder (`conf/` for `./conf`, every file for `.`) provides itself at
 //!   the same place under the target (`conf/a/b.ini` at `<target>/a/b.ini`);
 //!   an exact file wins over a folder of the same name;
-//! - otherwise the path is [`Resolution::Unresolved`]. That variant is the
-//!   seam for the later repository-backed resolution (a service built from
-//!   a Playzone gets the path from the repository at the Playground's
-//!   commit); until then an unresolved path is refused on an untrusted
-//!   Playroom (`check`) and passed through unchanged on a trusted one.
+//! - otherwise the path is [`Resolution::Unresolved`]: when the Compose
+//!   file builds a service from a Playzone, the repository provides it at
+//!   the Playground's commit (`crate::desired::source`); without one it
+//!   is refused on an untrusted Playroom (`check`) and passed through
+//!   unchanged on a trusted one.
 //!
 //! Resolution is pure and generic over the file type, so the validator
 //! (which only knows the paths) and the desired state (which needs the
@@ -104,7 +104,8 @@ pub fn paths_conflict(a: &str, b: &str) -> bool {
 
 /// Whether a path may name a folder (a bind) or only a file (a secret or
 /// config).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Expect {
     File,
     FileOrFolder,
@@ -123,9 +124,8 @@ pub struct Placed<'f, F> {
 pub enum Resolution<'f, F> {
     /// Mounted files of the Playspec (at least one).
     MountedFiles(Vec<Placed<'f, F>>),
-    /// Nothing provides it; holds the normalised path. A later resolver
-    /// (the repository of a service built from a Playzone) goes beside
-    /// [`Resolution::MountedFiles`].
+    /// No mounted file provides it; holds the normalised path (which a
+    /// Playzone's repository may provide: see [`check`]).
     Unresolved(String),
 }
 
@@ -269,17 +269,24 @@ pub fn unresolved_message(written: &str, normalised: &str, expect: Expect) -> St
     };
     format!(
         "`{written}` is a path in the Compose project, which play does not have on the Playroom: upload it as a \
-         mounted file of the Playspec (POST /api/playspecs/:id/add_mounted_file {how})"
+         mounted file of the Playspec (POST /api/playspecs/:id/add_mounted_file {how}), or build a service of \
+         this Compose file from a Playzone (`build:`): its repository then provides the path at the \
+         Playground's commit"
     )
 }
 
 /// Checks every relative source of `file` against the project paths of
 /// the Playspec's mounted files (normalised). On an untrusted Playroom a
-/// path that is not a project path, or that nothing provides, is refused
-/// (the untrusted policy refuses every other host path); on a trusted one
-/// both pass through as before. Under every policy the files one service
-/// gets this way are bounded by [`MAX_MOUNTS`].
+/// path that is not a project path is refused (the untrusted policy
+/// refuses every other host path), and so is one that nothing provides
+/// unless a service is built from a Playzone: then the repository
+/// provides it at the Playground's commit, which only the reconciler
+/// reads (a missing secret or config file fails the Playground there,
+/// naming the path). On a trusted Playroom both pass through as before.
+/// Under every policy the files one service gets from mounted files are
+/// bounded by [`MAX_MOUNTS`].
 pub(crate) fn check(file: &ComposeFile, project_files: &[String], trusted: bool, ctx: &mut Ctx<'_>) {
+    let repository = file.services.values().any(super::classify::is_dynamic);
     let mut per_service: Vec<(&str, usize)> = Vec::new();
     let mut reported: Vec<Path> = Vec::new();
     for source in relative_sources(file) {
@@ -302,7 +309,7 @@ pub(crate) fn check(file: &ComposeFile, project_files: &[String], trusted: bool,
                 Some((_, n)) => *n += placed.len(),
                 None => per_service.push((source.service, placed.len())),
             },
-            Resolution::Unresolved(path) if !trusted => {
+            Resolution::Unresolved(path) if !trusted && !repository => {
                 ctx.error(&at, unresolved_message(source.written, &path, source.expect));
                 reported.push(at);
             }

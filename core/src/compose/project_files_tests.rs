@@ -175,6 +175,32 @@ fn climbing_absolute_and_socket_sources_stay_refused() {
 }
 
 #[test]
+fn a_compose_file_that_builds_from_a_playzone_leaves_project_paths_to_the_repository() {
+    let built = "services:\n  web:\n    build: .\n    volumes:\n      - ./conf:/etc/app\n    secrets: [s]\n  \
+                 db:\n    image: postgres\n    volumes:\n      - ./db/init:/init\nsecrets:\n  s:\n    file: ./s.txt\n";
+    assert_eq!(errors(built, &Policy::UNTRUSTED), [], "the repository provides them at the Playground's commit");
+    let labelled = built
+        .replace("    build: .\n", "    image: app\n    labels:\n      svc/repo_url: https://git.example/app.git\n");
+    assert_eq!(errors(&labelled, &Policy::UNTRUSTED), []);
+    // Without a built service there is no repository: the paths are refused.
+    let static_only = built.replace("    build: .\n", "    image: app\n");
+    assert_eq!(errors(&static_only, &Policy::UNTRUSTED).len(), 3);
+    // What is not a project path stays refused, repository or not.
+    for (volume, wanted) in [
+        ("../../etc/passwd:/x", "`..` segment"),
+        ("/etc/passwd:/x", "bind-mounting a host path"),
+        ("/var/run/docker.sock:/var/run/docker.sock", "Docker socket"),
+        ("./docker.sock:/var/run/docker.sock", "Docker socket"),
+    ] {
+        let yaml = format!("services:\n  web:\n    build: .\n    volumes:\n      - {volume}\n");
+        let errors = errors(&yaml, &Policy::UNTRUSTED);
+        assert!(errors.iter().any(|(_, m)| m.contains(wanted)), "{volume}: {errors:?}");
+    }
+    let climbing = "services:\n  web:\n    build: .\n    secrets: [s]\nsecrets:\n  s:\n    file: ../s.txt\n";
+    assert!(errors(climbing, &Policy::UNTRUSTED).iter().any(|(p, m)| p == "secrets.s.file" && m.contains("..")));
+}
+
+#[test]
 fn a_folder_expanding_past_the_mount_bound_is_refused() {
     let many: Vec<String> = (0..=MAX_MOUNTS).map(|i| format!("data/{i}.txt")).collect();
     let policy = Policy::UNTRUSTED.with_project_files(many.iter().map(|p| Some(p.as_str())));

@@ -42,6 +42,10 @@ pub struct ContainerSpec {
     /// Mounted files (see `files`), bind-mounted from the files volume.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileMountSpec>,
+    /// Relative sources from a repository (see `source`), each bound from
+    /// its source volume's `content`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub source_binds: Vec<super::SourceBind>,
     /// The restart epoch, so a hard restart changes every hash (left out
     /// at 0, so hashes made before hard restarts existed stay valid).
     #[serde(skip_serializing_if = "is_zero")]
@@ -175,6 +179,7 @@ pub(super) fn container_spec(
         security_opt: service.security_opt.clone(),
         stop_timeout: service.stop_grace_period.and_then(|d| i64::try_from(d.as_secs()).ok()),
         files: Vec::new(),
+        source_binds: Vec::new(),
         epoch: playground.restart_epoch,
     })
 }

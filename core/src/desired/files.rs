@@ -55,12 +55,28 @@ pub(super) struct FromCompose {
     /// Indices in the service's `volumes` that mounted files replace: the
     /// container does not get them as host binds.
     pub(super) replaced_volumes: Vec<usize>,
+    /// The relative sources no mounted file provides (project paths only:
+    /// a path that is not one stays a host path, for a trusted Playroom).
+    pub(super) unresolved: Vec<Unresolved>,
+}
+
+/// A relative source of a service that no mounted file provides.
+#[derive(Debug)]
+pub(super) struct Unresolved {
+    /// Normalised.
+    pub(super) path: String,
+    pub(super) expect: project_files::Expect,
+    pub(super) target: String,
+    pub(super) read_only: bool,
+    /// The index in the service's `volumes` for a bind.
+    pub(super) volume: Option<usize>,
 }
 
 /// The mounted files `service` gets from the relative sources of `file`
-/// that resolve to them. A source that does not resolve is left alone:
-/// validation refused it on an untrusted Playroom, and a trusted one binds
-/// it as written, as before.
+/// that resolve to them, and the sources that do not: the repository of a
+/// Playzone provides those when the Playground builds from one
+/// (`super::source`); otherwise validation refused them on an untrusted
+/// Playroom, and a trusted one binds them as written.
 pub(super) fn from_compose(file: &ComposeFile, files: &[MountedFile], service: &str) -> FromCompose {
     let mut out = FromCompose::default();
     for source in project_files::relative_sources(file).into_iter().filter(|s| s.service == service) {
@@ -68,6 +84,13 @@ pub(super) fn from_compose(file: &ComposeFile, files: &[MountedFile], service: &
         let Resolution::MountedFiles(placed) =
             project_files::resolve(&path, &source.target, source.expect, files, |f| f.path.as_deref())
         else {
+            out.unresolved.push(Unresolved {
+                path,
+                expect: source.expect,
+                target: source.target,
+                read_only: source.read_only,
+                volume: source.volume,
+            });
             continue;
         };
         out.replaced_volumes.extend(source.volume);

@@ -1,21 +1,33 @@
-//! `svc/source_mount`: a built service's branch files, at its pinned
-//! commit, in a volume the Playground owns, mounted at the label's path.
+//! Repository files in volumes the Playground owns, at a service's pinned
+//! commit: `svc/source_mount` (the whole repository, mounted at the
+//! label's path) and the relative sources of the Compose file that the
+//! repository provides (`./nginx.conf:/etc/nginx/nginx.conf`,
+//! `./backend:/code`, `secrets.db.file: ./db/password.txt`).
 //!
 //! Invariants:
-//! - the volume's name carries the commit
-//!   (`<project>__src-<service>-<first 12 hex of the commit>`), so a new
-//!   pin names another volume: the container's mounts, hence its config
-//!   hash, change and the service is recreated; the old volume is no
-//!   longer desired and the plan removes it;
+//! - a volume's name carries the commit (`<project>__src-<service>-<first
+//!   12 hex of the commit>` for a source mount, `<project>__src-_<16 hex of
+//!   the SHA-256 of commit and path>` for a relative source), so a new pin
+//!   names another volume: the container's mounts, hence its config hash,
+//!   change and the service is recreated; the old volume is no longer
+//!   desired and the plan removes it;
 //! - its key starts with `_` ([`SOURCE_KEY_PREFIX`]), which no Compose
 //!   volume key can, so a tenant's Compose can neither name nor mount it
 //!   and the name of one of its volumes never collides with it;
 //! - it is a cache of the repository, always safe to make again: it is
 //!   never kept by `persist_volumes`;
-//! - only a service with a pinned build gets one (the commit comes from
-//!   the pin); a service without the label, or not built yet, has none.
+//! - a relative source's volume holds the entry at its path as
+//!   [`CONTENT`] (a file or a folder) beside the fill's marker, and the
+//!   container gets a bind of exactly `<volume>/content`, never of a path
+//!   below it: the volume's root is only ever mounted by play's helper, so
+//!   nothing a tenant writes can turn the bound path into a link the
+//!   engine would follow on the host (a folder bound read-write may gain
+//!   links *inside* it; those resolve in the container, and no other bind
+//!   goes through them, since every relative source has its own copy);
+//! - only a pinned build provides a commit: a service without one (and a
+//!   Playground whose built services are not pinned yet) gets no source.
 //!
-//! What fills it (and how a complete fill is recognised) is the
+//! What fills a volume (and how a complete fill is recognised) is the
 //! reconciler's (`play_reconcilers::playground::source`); this module is
 //! pure.
 
@@ -23,42 +35,86 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use sha2::{Digest as _, Sha256};
+
 use super::{MountSpec, VolumeSpec};
 
 use crate::build::BuildSpec;
-use crate::compose::model::Service;
+use crate::compose::model::{ComposeFile, Service};
+use crate::compose::project_files::Expect;
 use crate::compose::svc::labels::{LabelKind, check_label_value};
 
 /// The label naming the container path of a service's source files.
 pub const SOURCE_MOUNT_LABEL: &str = "svc/source_mount";
 /// How every source volume's key starts (see the module invariants).
 pub const SOURCE_KEY_PREFIX: &str = "_src-";
+/// The name of a relative source's entry inside its volume.
+pub const CONTENT: &str = "content";
 
-/// The branch files one service mounts.
+/// How a source volume holds its files and reaches the container.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceLayout {
+    /// `svc/source_mount`: the repository's root is the volume's root,
+    /// and the volume is mounted at `mount_path`.
+    Root,
+    /// A relative source: the entry at `path` is [`CONTENT`] in the
+    /// volume, bound from the host at `mount_path`. A bind source may be
+    /// missing from the repository (an empty folder, as Docker Compose
+    /// makes one); a secret's or config's file may not.
+    Entry { expect: Expect },
+}
+
+/// Repository files one service mounts from one volume.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SourceMount {
     pub playzone_id: i64,
     pub branch: String,
     /// Full hex id of the pinned commit.
     pub commit: String,
-    /// The volume's key: `_src-<service>-<commit, 12 hex>`.
+    /// The path in the repository, normalised (`""` for its root).
+    pub path: String,
+    pub layout: SourceLayout,
+    /// The volume's key (see the module invariants).
     pub key: String,
     /// The volume's host name: `<project>_<key>`.
     pub volume: String,
     /// The path inside the container.
     pub mount_path: String,
+    pub read_only: bool,
+}
+
+/// A bind of a relative source's [`CONTENT`]: the reconciler finds the
+/// volume's host path when it creates the container.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SourceBind {
+    /// The volume's host name.
+    pub volume: String,
+    pub target: String,
+    pub read_only: bool,
 }
 
 impl SourceMount {
-    /// The container's mount of the volume (read-write: what the service
-    /// does in it is its own; play reads back only the fill's marker).
-    pub fn mount(&self) -> MountSpec {
-        MountSpec {
+    /// The container's mount of a [`SourceLayout::Root`] volume
+    /// (read-write: what the service does in it is its own; play reads
+    /// back only the fill's marker); `None` for an entry, which is a
+    /// [`SourceBind`].
+    pub fn mount(&self) -> Option<MountSpec> {
+        (self.layout == SourceLayout::Root).then(|| MountSpec {
             kind: "volume",
             source: Some(self.volume.clone()),
             target: self.mount_path.clone(),
-            read_only: false,
-        }
+            read_only: self.read_only,
+        })
+    }
+
+    /// The bind of an entry's [`CONTENT`]; `None` for a root volume.
+    pub fn bind(&self) -> Option<SourceBind> {
+        matches!(self.layout, SourceLayout::Entry { .. }).then(|| SourceBind {
+            volume: self.volume.clone(),
+            target: self.mount_path.clone(),
+            read_only: self.read_only,
+        })
     }
 
     /// The volume play creates: never in the Compose file's `volumes`
@@ -72,6 +128,50 @@ impl SourceMount {
 pub fn source_key(service: &str, commit: &str) -> String {
     let short: String = commit.chars().take(12).collect();
     format!("{SOURCE_KEY_PREFIX}{service}-{short}")
+}
+
+/// The volume key of the repository entry at `path` (normalised) at
+/// `commit`: the same for every service that uses it.
+pub fn entry_key(commit: &str, path: &str) -> String {
+    let digest = Sha256::new().chain_update(commit).chain_update([0]).chain_update(path).finalize();
+    let short: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("{SOURCE_KEY_PREFIX}_{short}")
+}
+
+/// The source of a relative `path` (normalised) of `name`'s Compose entry,
+/// from the repository of `pin` at its commit, at `target`.
+pub(super) fn entry_for(
+    project: &str,
+    pin: &BuildSpec,
+    path: &str,
+    expect: Expect,
+    target: &str,
+    read_only: bool,
+) -> SourceMount {
+    let key = entry_key(&pin.commit, path);
+    SourceMount {
+        playzone_id: pin.playzone_id,
+        branch: pin.branch.clone(),
+        commit: pin.commit.clone(),
+        path: path.to_owned(),
+        layout: SourceLayout::Entry { expect },
+        volume: format!("{project}_{key}"),
+        key,
+        mount_path: target.to_owned(),
+        read_only,
+    }
+}
+
+/// The pin whose repository provides the relative sources of services
+/// that are not built themselves: the first built service's, in the
+/// Compose file's order (the Compose file sits at the root of the
+/// repository its services build from). `None` without a pinned build.
+pub(super) fn project_pin<'b>(
+    file: &ComposeFile,
+    builds: Option<&'b BTreeMap<String, BuildSpec>>,
+) -> Option<&'b BuildSpec> {
+    let builds = builds?;
+    file.services.keys().find_map(|name| builds.get(name))
 }
 
 /// Whether a volume key names a source volume.
@@ -100,9 +200,12 @@ pub(super) fn source_for(
         playzone_id: built.playzone_id,
         branch: built.branch.clone(),
         commit: built.commit.clone(),
+        path: String::new(),
+        layout: SourceLayout::Root,
         volume: format!("{project}_{key}"),
         key,
         mount_path: path.trim_end_matches('/').to_owned(),
+        read_only: false,
     }))
 }
 

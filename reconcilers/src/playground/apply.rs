@@ -206,8 +206,9 @@ impl Apply<'_> {
         // service, which the next plan removes.
         let labels = self.object_labels(super::helper::LABEL_ROLE, "mounted-files-helper");
         let file_mounts = super::files::mounts(self.docker, desired, service, self.files, labels).await?;
+        let source_binds = super::source::binds(self.docker, service).await?;
         if let Some(host) = body.host_config.as_mut() {
-            host.mounts.get_or_insert_with(Vec::new).extend(file_mounts);
+            host.mounts.get_or_insert_with(Vec::new).extend(file_mounts.into_iter().chain(source_binds));
         }
         let options = CreateContainerOptions { name: Some(container_name.to_owned()), ..Default::default() };
         let id = match self.docker.create_container(Some(options), body).await {

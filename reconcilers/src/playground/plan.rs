@@ -31,7 +31,8 @@
 //!   "extras". A rollout whose config hash failed before
 //!   (`Desired::failed_rollouts`) is not tried again: the old container
 //!   keeps serving, and a leftover new one is removed;
-//! - a service's source volume (`svc/source_mount`) that is not known
+//! - a service's source volume (`svc/source_mount`, a relative source of
+//!   the Compose file from the repository) that is not known
 //!   complete ([`Observed::complete_sources`]) is filled
 //!   ([`Step::FillSource`]) before the service's container runs; a source
 //!   volume no longer desired (an older commit) is removed once no
@@ -273,7 +274,7 @@ pub fn plan_keeping(desired: &Desired, observed: &Observed, keep_exited: &BTreeS
         }
     }
     for service in &desired.services {
-        if service.source.as_ref().is_some_and(|src| !observed.complete_sources.contains(&src.volume)) {
+        if service.sources.iter().any(|src| !observed.complete_sources.contains(&src.volume)) {
             steps.push(Step::FillSource(service.name.clone()));
         }
     }
@@ -467,11 +468,7 @@ pub fn converged_keeping(desired: &Desired, observed: &Observed, keep_exited: &B
         && desired.networks.iter().all(|n| observed.networks.contains(&n.name))
         && desired.edge_network.as_ref().is_none_or(|edge| shared(observed, edge).len() == 1)
         && desired.volumes.iter().all(|v| observed.volumes.contains(&v.name))
-        && desired
-            .services
-            .iter()
-            .filter_map(|s| s.source.as_ref())
-            .all(|src| observed.complete_sources.contains(&src.volume))
+        && desired.services.iter().flat_map(|s| &s.sources).all(|src| observed.complete_sources.contains(&src.volume))
 }
 
 /// `services_status` as the API shows it, in dependency order.

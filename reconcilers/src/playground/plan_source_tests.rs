@@ -25,7 +25,7 @@ fn desired_at(commit: char) -> Desired {
 }
 
 fn volume(d: &Desired) -> String {
-    d.services[0].source.as_ref().unwrap().volume.clone()
+    d.services[0].sources[0].volume.clone()
 }
 
 /// The image present, the network and volumes there; the source volume

@@ -77,8 +77,8 @@ pub(crate) fn converged_observed(d: &Desired) -> Observed {
         networks: d.networks.iter().map(|n| n.name.clone()).collect(),
         volumes: d.volumes.iter().map(|v| v.name.clone()).collect(),
         volume_epochs: d.volumes.iter().map(|v| (v.name.clone(), d.epoch)).collect(),
-        source_volumes: d.services.iter().filter_map(|s| s.source.as_ref()).map(|s| s.volume.clone()).collect(),
-        complete_sources: d.services.iter().filter_map(|s| s.source.as_ref()).map(|s| s.volume.clone()).collect(),
+        source_volumes: d.services.iter().flat_map(|s| &s.sources).map(|s| s.volume.clone()).collect(),
+        complete_sources: d.services.iter().flat_map(|s| &s.sources).map(|s| s.volume.clone()).collect(),
         images: d.services.iter().map(|s| s.container.image.clone()).collect(),
         containers: vec![
             container(d, "db", State::Running, Some(Health::Healthy)),

@@ -34,7 +34,11 @@ use std::collections::BTreeSet;
 use std::io::Read as _;
 
 use bollard::Docker;
+use bollard::models::{Mount, MountTypeEnum};
 use play_core::build::MAX_CONTEXT_BYTES;
+use play_core::compose::project_files::Expect;
+use play_core::desired::{CONTENT, SourceLayout, SourceMount};
+use play_core::repository::TreeEntry;
 use play_core::store::playzones;
 
 use super::build::Builder;
@@ -49,38 +53,60 @@ pub const MARKER: &str = ".play-source-complete";
 const HELPER_DIR: &str = "/play-source";
 const ROLE: &str = "source-helper";
 
-/// Fills `service`'s source volume with its commit's files and, last, the
-/// marker. The volume exists (the plan creates it first) and the
-/// service's image is on the host (the helper is made from it).
+/// Fills every source volume of `service` with its commit's files and,
+/// last, the marker. The volumes exist (the plan creates them first) and
+/// the service's image is on the host (the helper is made from it).
 pub async fn fill(docker: &Docker, builder: &Builder<'_>, service: &ServiceSpec) -> Result<()> {
-    let source = service
-        .source
-        .as_ref()
-        .ok_or_else(|| Error::InvalidSpec(format!("service `{}` mounts no source", service.name)))?;
-    let access = playzones::access(builder.store, builder.secrets, source.playzone_id).await?;
-    let tree = builder
-        .repositories
-        .archive(&access, &source.commit, "", MAX_CONTEXT_BYTES)
-        .await
-        .map_err(Error::Repository)?;
-    let archive = with_marker(&tree, &source.commit).map_err(Error::Files)?;
-    let labels = helper::labels(builder.installation, builder.playground_id, ROLE);
-    let helper = Helper::create(docker, "source", &service.container.image, &source.volume, HELPER_DIR, labels).await?;
-    let uploaded = helper.upload(HELPER_DIR, archive).await;
-    uploaded.and(helper.remove().await)?;
-    tracing::info!(playground = builder.playground_id, service = %service.name, volume = %source.volume, "source volume filled");
+    if service.sources.is_empty() {
+        return Err(Error::InvalidSpec(format!("service `{}` mounts no repository files", service.name)));
+    }
+    for source in &service.sources {
+        let access = playzones::access(builder.store, builder.secrets, source.playzone_id).await?;
+        let archive = match source.layout {
+            SourceLayout::Root => {
+                let tree = builder
+                    .repositories
+                    .archive(&access, &source.commit, "", MAX_CONTEXT_BYTES)
+                    .await
+                    .map_err(Error::Repository)?;
+                with_marker(&tree, &source.commit).map_err(Error::Files)?
+            }
+            SourceLayout::Entry { expect } => {
+                let found = builder
+                    .repositories
+                    .entry(&access, &source.commit, &source.path, MAX_CONTEXT_BYTES)
+                    .await
+                    .map_err(Error::Repository)?;
+                entry_archive(found, expect, source)
+                    .map_err(|why| Error::InvalidSpec(format!("service `{}`: {why}", service.name)))??
+            }
+        };
+        let labels = helper::labels(builder.installation, builder.playground_id, ROLE);
+        let helper =
+            Helper::create(docker, "source", &service.container.image, &source.volume, HELPER_DIR, labels).await?;
+        let uploaded = helper.upload(HELPER_DIR, archive).await;
+        uploaded.and(helper.remove().await)?;
+        tracing::info!(
+            playground = builder.playground_id, service = %service.name, volume = %source.volume, path = %source.path,
+            "source volume filled"
+        );
+    }
     Ok(())
 }
 
 /// The desired source volumes of `desired` whose fill completed. Only a
 /// volume that exists and whose service's image is present can be
 /// checked (the helper is made from that image); any other is not
-/// complete.
+/// complete. A volume several services use is checked once.
 pub async fn complete(docker: &Docker, desired: &Desired, observed: &Observed) -> Result<BTreeSet<String>> {
     let mut out = BTreeSet::new();
-    for service in &desired.services {
-        let Some(source) = &service.source else { continue };
-        if !observed.volumes.contains(&source.volume) || !observed.images.contains(&service.container.image) {
+    let pairs: Vec<(&ServiceSpec, &SourceMount)> =
+        desired.services.iter().flat_map(|s| s.sources.iter().map(move |src| (s, src))).collect();
+    for (service, source) in pairs {
+        if out.contains(&source.volume)
+            || !observed.volumes.contains(&source.volume)
+            || !observed.images.contains(&service.container.image)
+        {
             continue;
         }
         let labels = helper::labels(&desired.installation, desired.playground_id, ROLE);
@@ -97,23 +123,107 @@ pub async fn complete(docker: &Docker, desired: &Desired, observed: &Observed) -
     Ok(out)
 }
 
+/// The binds of `service`'s relative sources: each source volume's
+/// [`CONTENT`] at its host path (see `play_core::desired::source` for why
+/// that path cannot be a link: only the helper ever mounts the volume's
+/// root, and the fill writes `content` itself as a file or a folder).
+pub async fn binds(docker: &Docker, service: &ServiceSpec) -> Result<Vec<Mount>> {
+    let mut out = Vec::with_capacity(service.container.source_binds.len());
+    for bind in &service.container.source_binds {
+        let mountpoint = docker
+            .inspect_volume(&bind.volume)
+            .await
+            .map_err(|e| Error::docker("inspect a source volume", e))?
+            .mountpoint;
+        out.push(Mount {
+            typ: Some(MountTypeEnum::BIND),
+            source: Some(format!("{}/{CONTENT}", mountpoint.trim_end_matches('/'))),
+            target: Some(bind.target.clone()),
+            read_only: Some(bind.read_only),
+            ..Default::default()
+        });
+    }
+    Ok(out)
+}
+
+/// The upload of a relative source's volume: the repository's entry at
+/// its path as [`CONTENT`], then the marker. A bind source the repository
+/// lacks is an empty folder, as Docker Compose makes one for a missing
+/// host path. The outer `Err` is terminal (what the Compose file asks
+/// cannot be delivered); the inner one a packing failure.
+fn entry_archive(
+    found: TreeEntry,
+    expect: Expect,
+    source: &SourceMount,
+) -> std::result::Result<Result<Vec<u8>>, String> {
+    let short: String = source.commit.chars().take(12).collect();
+    let at = format!("`./{}` (branch {}, commit {short})", source.path, source.branch);
+    let err = |e: std::io::Error| Error::Files(format!("cannot pack the repository's files: {e}"));
+    let mut out = tar::Builder::new(Vec::new());
+    let dir = |out: &mut tar::Builder<Vec<u8>>| {
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(tar::EntryType::Directory);
+        header.set_mode(0o755);
+        header.set_size(0);
+        out.append_data(&mut header, format!("{CONTENT}/"), std::io::empty())
+    };
+    let packed = match found {
+        TreeEntry::Link(link) => {
+            return Err(format!(
+                "{at} is a symbolic link in the repository (at `{link}`); play never follows links out of a \
+                 checkout: name the link's target in the Compose file instead"
+            ));
+        }
+        TreeEntry::Missing if expect == Expect::File => {
+            return Err(format!("{at} is not a file in the repository: commit it, or change the Compose file's path"));
+        }
+        TreeEntry::Missing => dir(&mut out).map_err(err),
+        TreeEntry::File { contents, executable } => {
+            let mut header = tar::Header::new_gnu();
+            header.set_entry_type(tar::EntryType::Regular);
+            header.set_mode(if executable { 0o755 } else { 0o644 });
+            header.set_size(contents.len() as u64);
+            out.append_data(&mut header, CONTENT, contents.as_slice()).map_err(err)
+        }
+        TreeEntry::Directory(_) if expect == Expect::File => {
+            return Err(format!("{at} is a folder in the repository; a secret or config is one file"));
+        }
+        TreeEntry::Directory(tree) => {
+            dir(&mut out).map_err(err).and_then(|()| repack(&tree, CONTENT, &mut out).map_err(Error::Files))
+        }
+    };
+    Ok(packed
+        .and_then(|()| append_marker(&mut out, &source.commit).map_err(Error::Files))
+        .and_then(|()| out.into_inner().map_err(err)))
+}
+
 /// `tree` (the repository's archive) with any entry at (or under)
 /// [`MARKER`] and any global header dropped and the marker, holding
 /// `commit`, appended last. Entries are copied as they are: a link stays
 /// a link.
 fn with_marker(tree: &[u8], commit: &str) -> std::result::Result<Vec<u8>, String> {
+    let mut out = tar::Builder::new(Vec::new());
+    repack(tree, "", &mut out)?;
+    append_marker(&mut out, commit)?;
+    out.into_inner().map_err(|e| format!("cannot repack the repository's files: {e}"))
+}
+
+/// Copies the entries of `tree` into `out` under `prefix` (`""` for the
+/// root), as they are (a link stays a link), dropping global headers and,
+/// at the root, anything at or under [`MARKER`].
+fn repack(tree: &[u8], prefix: &str, out: &mut tar::Builder<Vec<u8>>) -> std::result::Result<(), String> {
     let err = |e: std::io::Error| format!("cannot repack the repository's files: {e}");
     let mut reader = tar::Archive::new(tree);
-    let mut out = tar::Builder::new(Vec::new());
     for entry in reader.entries().map_err(err)? {
         let mut entry = entry.map_err(err)?;
         let path = entry.path().map_err(err)?.into_owned();
         let kind = entry.header().entry_type();
         // The marker's path, and anything under it (a directory there).
         let first = path.components().find(|c| !matches!(c, std::path::Component::CurDir));
-        if first.is_some_and(|c| c.as_os_str() == MARKER) {
+        if prefix.is_empty() && first.is_some_and(|c| c.as_os_str() == MARKER) {
             continue;
         }
+        let path = std::path::Path::new(prefix).join(path);
         let mut header = entry.header().clone();
         match kind {
             tar::EntryType::XGlobalHeader | tar::EntryType::XHeader => continue,
@@ -124,12 +234,16 @@ fn with_marker(tree: &[u8], commit: &str) -> std::result::Result<Vec<u8>, String
             _ => out.append_data(&mut header, &path, &mut entry).map_err(err)?,
         }
     }
+    Ok(())
+}
+
+/// Appends the marker holding `commit`: the archive's last entry.
+fn append_marker(out: &mut tar::Builder<Vec<u8>>, commit: &str) -> std::result::Result<(), String> {
     let mut header = tar::Header::new_gnu();
     header.set_entry_type(tar::EntryType::Regular);
     header.set_size(commit.len() as u64);
     header.set_mode(0o444);
-    out.append_data(&mut header, MARKER, commit.as_bytes()).map_err(err)?;
-    out.into_inner().map_err(err)
+    out.append_data(&mut header, MARKER, commit.as_bytes()).map_err(|e| format!("cannot write the marker: {e}"))
 }
 
 /// Whether the engine's archive of the marker's path holds the marker: one
@@ -199,5 +313,65 @@ mod tests {
         assert!(!marks(&tar_of(&[(MARKER, Regular, b"abc124", None)]), "abc123"), "another commit's");
         assert!(!marks(&tar_of(&[(MARKER, Symlink, b"", Some("/etc/x"))]), "abc123"));
         assert!(!marks(b"not a tar", "abc123"));
+    }
+
+    fn entry_source(path: &str, expect: Expect) -> SourceMount {
+        SourceMount {
+            playzone_id: 1,
+            branch: "main".into(),
+            commit: "abc123".repeat(7)[..40].to_owned(),
+            path: path.into(),
+            layout: SourceLayout::Entry { expect },
+            key: "_src-_k".into(),
+            volume: "p__src-_k".into(),
+            mount_path: "/x".into(),
+            read_only: true,
+        }
+    }
+
+    fn packed(found: TreeEntry, expect: Expect) -> std::result::Result<Vec<(String, tar::EntryType, String)>, String> {
+        let source = entry_source("conf/app.ini", expect);
+        entry_archive(found, expect, &source).map(|r| listing(&r.unwrap()))
+    }
+
+    #[test]
+    fn an_entry_is_packed_as_content_with_the_marker_last() {
+        use tar::EntryType::{Directory, Regular, Symlink};
+        let commit = entry_source("", Expect::File).commit;
+        let file = TreeEntry::File { contents: b"k=v".to_vec(), executable: false };
+        assert_eq!(
+            packed(file, Expect::File).unwrap(),
+            [(CONTENT.to_owned(), Regular, "k=v".to_owned()), (MARKER.to_owned(), Regular, commit.clone())]
+        );
+        let tree = tar_of(&[("a.ini", Regular, b"1", None), ("up", Symlink, b"", Some("../../etc"))]);
+        assert_eq!(
+            packed(TreeEntry::Directory(tree), Expect::FileOrFolder).unwrap(),
+            [
+                ("content/".to_owned(), Directory, String::new()),
+                ("content/a.ini".to_owned(), Regular, "1".to_owned()),
+                ("content/up".to_owned(), Symlink, "../../etc".to_owned()),
+                (MARKER.to_owned(), Regular, commit.clone()),
+            ],
+            "a link inside stays a link, resolved in the container only"
+        );
+        // A bind source the repository lacks is an empty folder, as Compose
+        // makes one.
+        assert_eq!(
+            packed(TreeEntry::Missing, Expect::FileOrFolder).unwrap(),
+            [("content/".to_owned(), Directory, String::new()), (MARKER.to_owned(), Regular, commit)]
+        );
+    }
+
+    #[test]
+    fn a_link_a_missing_secret_and_a_folder_for_a_file_are_refused_with_the_path() {
+        let err = packed(TreeEntry::Link("conf".into()), Expect::FileOrFolder).unwrap_err();
+        assert!(err.contains("`./conf/app.ini`") && err.contains("symbolic link") && err.contains("`conf`"), "{err}");
+        let err = packed(TreeEntry::Missing, Expect::File).unwrap_err();
+        assert!(
+            err.contains("`./conf/app.ini`") && err.contains("not a file") && err.contains("abc123abc123"),
+            "{err}"
+        );
+        let err = packed(TreeEntry::Directory(tar_of(&[])), Expect::File).unwrap_err();
+        assert!(err.contains("is a folder"), "{err}");
     }
 }
