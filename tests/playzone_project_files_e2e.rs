@@ -26,6 +26,9 @@ fn compose() -> String {
         "services:
   web:
     build: .
+    env_file: .env.example
+    environment:
+      APP_MODE: from-compose
     volumes:
       - ./nginx/default.conf:/etc/app/default.conf:ro
       - ./app:/code
@@ -49,6 +52,12 @@ secrets:
 fn exec(container: &str, args: &[&str]) -> (bool, String) {
     let out = Command::new("docker").arg("exec").arg(container).args(args).output().expect("docker exec");
     (out.status.success(), String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// The value of `name` in `container`'s environment (the image has no
+/// `printenv`).
+fn env_of(container: &str, name: &str) -> String {
+    exec(container, &["sh", "-c", &format!("printf '%s' \"${name}\"")]).1
 }
 
 fn cat(container: &str, path: &str) -> String {
@@ -97,6 +106,7 @@ async fn relative_binds_and_secret_files_come_from_the_repository_at_the_commit(
                 ("app/latest", symlink("/etc/passwd")),
                 ("db/password.txt", file("s3cret-pw")),
                 ("db/init/01.sql", file("create table t();")),
+                (".env.example", file("DB_PASSWORD=$$secret(32)\nAPP_MODE=preview\nexport GREETING=\"hello world\"\n")),
             ],
         )],
     );
@@ -152,6 +162,23 @@ async fn relative_binds_and_secret_files_come_from_the_repository_at_the_commit(
     assert!(clones.contains(&("web".into(), "app".into(), "/code".into())), "{clones:?}");
     assert!(clones.contains(&("db".into(), "db/password.txt".into(), "/run/secrets/db_password".into())), "{clones:?}");
 
+    // The env file at the commit, under Compose's `environment:`; its
+    // `$$secret(32)` generated for this Playground, listed as generated,
+    // sealed at rest.
+    let password = env_of(&web, "DB_PASSWORD");
+    assert!(password.len() == 32 && password.chars().all(|c| c.is_ascii_alphanumeric()), "{password}");
+    assert_eq!(env_of(&web, "GREETING"), "hello world");
+    assert_eq!(env_of(&web, "APP_MODE"), "from-compose");
+    let env = app.get(&format!("/api/playgrounds/{id}/env_metadata?service=web"), &app.admin).await.body;
+    assert_eq!(env["generated_keys"], json!(["DB_PASSWORD"]), "{env:#}");
+    assert_eq!(env["metadata"]["DB_PASSWORD"]["source"], "default");
+    let sealed: Vec<String> = sqlx::query_scalar("SELECT sealed_value FROM playground_generated_env")
+        .fetch_all(app.store().pool())
+        .await
+        .unwrap();
+    assert_eq!(sealed.len(), 1);
+    assert!(!sealed[0].contains(&password));
+
     // A new commit, a sync and a rollout: the new file is there.
     let moved = git.commit("shop", "main", &[("nginx/default.conf", file("listen 80; # v2"))]);
     support::playzones::sync_to(&world, &runtimes.1, playzone, "main", &moved).await;
@@ -163,6 +190,7 @@ async fn relative_binds_and_secret_files_come_from_the_repository_at_the_commit(
     })
     .await;
     world.wait_converged(id, "the rolled-out Playground").await;
+    assert_eq!(env_of(&web, "DB_PASSWORD"), password, "a generated value survives a rollout");
 
     // A repository whose path is a link (to the host's /etc): refused with
     // the path named, the container never made.
@@ -182,4 +210,21 @@ async fn relative_binds_and_secret_files_come_from_the_repository_at_the_commit(
     assert_eq!(failed["error_step"], "image_build", "{failed:#}");
     let exists = Command::new("docker").args(["inspect", &evil_web]).output().expect("docker inspect");
     assert!(!exists.status.success(), "a container was made for the refused Compose file");
+
+    // An env file the repository lacks fails the Playground naming it;
+    // `required: false` (Compose's own opt-out) runs without it.
+    let missing = "services:\n  web:\n    build: .\n    env_file: ops/nope.env\n";
+    let spec = create_playspec(&world, "noenv", missing, playzone).await;
+    let noenv = world.playground("noenv", spec, json!({})).await["id"].as_i64().unwrap();
+    runtimes.0.handle.wake(noenv);
+    world.wait_for(noenv, "the missing env file", |_, body| body["status"] == "failed").await;
+    let failed: Value = app.get(&format!("/api/playgrounds/{noenv}/status"), &app.admin).await.body;
+    let message = failed["error_message"].as_str().unwrap_or_default();
+    assert!(message.contains("`ops/nope.env`") && message.contains("not a file in the repository"), "{failed:#}");
+    let optional =
+        "services:\n  web:\n    build: .\n    env_file:\n      - path: ops/nope.env\n        required: false\n";
+    let spec = create_playspec(&world, "optenv", optional, playzone).await;
+    let optenv = world.playground("optenv", spec, json!({})).await["id"].as_i64().unwrap();
+    runtimes.0.handle.wake(optenv);
+    world.wait_converged(optenv, "the Playground without its optional env file").await;
 }

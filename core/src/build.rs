@@ -43,6 +43,10 @@ pub struct Pin {
     pub commit: String,
     /// Play created the branch on the remote (`git_config.create_branch`).
     pub created_branch: bool,
+    /// The service's env file (its definition's `env_file_path`) at the
+    /// commit: key -> value, `$$secret(N)` placeholders as written; empty
+    /// without one.
+    pub env_file: BTreeMap<String, String>,
 }
 
 /// Everything one dynamic service's image is built from.
@@ -162,6 +166,58 @@ pub struct Sources {
     pub pins: Vec<Pin>,
     /// Playzone id -> `scm_url`.
     pub urls: BTreeMap<i64, String>,
+    /// The values play generated for the Playground's `$$secret(N)`
+    /// placeholders, by variable name (opened: never log them).
+    pub generated: BTreeMap<String, String>,
+}
+
+/// A built service's env file as its container gets it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EnvFileValues {
+    /// Key -> value, placeholders replaced by the generated values.
+    pub values: BTreeMap<String, String>,
+    /// The keys whose value play generated, sorted.
+    pub generated: Vec<String>,
+}
+
+/// The env files of the pinned services, by service, with every
+/// `$$secret(N)` placeholder replaced by the Playground's generated value
+/// for its key. A placeholder without one (the reconciler generates them
+/// before it computes the desired state) is an error: a container must
+/// never get the placeholder as a password.
+pub fn env_files(sources: &Sources) -> Result<BTreeMap<String, EnvFileValues>, String> {
+    let mut out = BTreeMap::new();
+    for pin in sources.pins.iter().filter(|p| !p.env_file.is_empty()) {
+        let mut file = EnvFileValues::default();
+        for (key, value) in &pin.env_file {
+            let value =
+                match crate::playzone::env_file::secret_placeholder(value) {
+                    Some(_) => {
+                        file.generated.push(key.clone());
+                        sources.generated.get(key).cloned().ok_or_else(|| {
+                            format!("service `{}`: no value was generated for `{key}` yet", pin.service)
+                        })?
+                    }
+                    None => value.clone(),
+                };
+            file.values.insert(key.clone(), value);
+        }
+        out.insert(pin.service.clone(), file);
+    }
+    Ok(out)
+}
+
+/// The `$$secret(N)` placeholders of `pins`' env files: key -> length (the
+/// longest where two files ask for one key differently).
+pub fn secret_lengths(pins: &[Pin]) -> BTreeMap<String, usize> {
+    let mut out: BTreeMap<String, usize> = BTreeMap::new();
+    for (key, value) in pins.iter().flat_map(|p| &p.env_file) {
+        if let Some(length) = crate::playzone::env_file::secret_placeholder(value) {
+            let entry = out.entry(key.clone()).or_default();
+            *entry = (*entry).max(length);
+        }
+    }
+    out
 }
 
 /// The builds of the pinned dynamic services of `file`, by service.

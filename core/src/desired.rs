@@ -14,7 +14,7 @@
 //! network included. It deliberately leaves out the labels that change
 //! without the container changing (`dev.play.generation`).
 
-use crate::build::BuildSpec;
+use crate::build::{BuildSpec, EnvFileValues};
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::compose::model::{ComposeFile, DependencyCondition, Service};
@@ -229,11 +229,23 @@ pub struct Inputs<'a> {
     /// The builds of the services built from Playzones, by service: their
     /// image is the build's (see `crate::build`).
     pub builds: Option<&'a BTreeMap<String, BuildSpec>>,
+    /// The env files of built services, by service, placeholders replaced
+    /// (`crate::build::env_files`): the lowest layer of their environment.
+    pub env_files: Option<&'a BTreeMap<String, EnvFileValues>>,
 }
 
 impl<'a> Inputs<'a> {
     pub fn new(playground: &'a Playground, file: &'a ComposeFile) -> Self {
-        Inputs { playground, file, persist_volumes: false, files: &[], edge: None, definitions: &[], builds: None }
+        Inputs {
+            playground,
+            file,
+            persist_volumes: false,
+            files: &[],
+            edge: None,
+            definitions: &[],
+            builds: None,
+            env_files: None,
+        }
     }
 
     pub fn with_files(mut self, files: &'a [MountedFile]) -> Self {
@@ -259,6 +271,16 @@ impl<'a> Inputs<'a> {
     /// The builds of the services built from Playzones.
     pub fn with_builds(self, builds: &'a BTreeMap<String, BuildSpec>) -> Self {
         Inputs { builds: Some(builds), ..self }
+    }
+
+    /// The env files of the services built from Playzones.
+    pub fn with_env_files(self, env_files: &'a BTreeMap<String, EnvFileValues>) -> Self {
+        Inputs { env_files: Some(env_files), ..self }
+    }
+
+    /// The env file of `service`, if it has one.
+    pub fn env_file(&self, service: &str) -> Option<&'a EnvFileValues> {
+        self.env_files.and_then(|files| files.get(service))
     }
 }
 
@@ -328,6 +350,10 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
             container.image = build.image.clone();
         }
         container.mounts.extend(sources.iter().filter_map(SourceMount::mount));
+        // The env file is the lowest layer: every other one is in already.
+        for (key, value) in inputs.env_file(name).map(|f| &f.values).into_iter().flatten() {
+            container.env.entry(key.clone()).or_insert_with(|| value.clone());
+        }
         container.source_binds = sources.iter().filter_map(SourceMount::bind).collect();
         let dropped_labels = exposure::drop_user_routing_labels(&mut container.labels);
         let routing = exposure::routing(inputs, name, service, &container)?;

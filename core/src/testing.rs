@@ -124,6 +124,7 @@ pub fn pin(service: &str, commit: char) -> crate::build::Pin {
         branch: "main".into(),
         commit: commit.to_string().repeat(40),
         created_branch: false,
+        env_file: Default::default(),
     }
 }
 
@@ -138,7 +139,51 @@ pub fn pinned_desired(
     let model = model_for(compose, &crate::compose::Policy::UNTRUSTED, playground)?;
     let definitions = crate::compose::classify(&model);
     let urls = [(7, "https://git.example.org/app.git".to_owned())].into();
-    let builds =
-        crate::build::specs(playground.account_id, &model, &definitions, &crate::build::Sources { pins, urls })?;
+    let builds = crate::build::specs(
+        playground.account_id,
+        &model,
+        &definitions,
+        &crate::build::Sources { pins, urls, ..Default::default() },
+    )?;
     desired(&Inputs::new(playground, &model).with_definitions(&definitions).with_builds(&builds))
+}
+
+/// A new account (`acme`) with a Playroom row (`box`), as store tests
+/// need for foreign keys: (account id, Playroom id).
+pub async fn playroom_row(store: &Store) -> (i64, i64) {
+    use sqlx::Row as _;
+    let (account, _) = crate::store::accounts::create_account(store, "acme").await.expect("an account");
+    let now = crate::time::to_db(&crate::time::now());
+    let room: i64 = sqlx::query(
+        "INSERT INTO playrooms (account_id, name, host, port, ssh_user, docker_socket, created_at, updated_at) \
+         VALUES ($1, 'box', 'h', 22, 'u', '/s', $2, $2) RETURNING id",
+    )
+    .bind(account.id)
+    .bind(&now)
+    .fetch_one(store.pool())
+    .await
+    .and_then(|r| r.try_get("id"))
+    .expect("a Playroom row");
+    (account.id, room)
+}
+
+/// [`playroom_row`] and an `in_progress` Playground row on it: (account
+/// id, Playground id).
+pub async fn playground_row(store: &Store) -> (i64, i64) {
+    use sqlx::Row as _;
+    let (account, room) = playroom_row(store).await;
+    let now = crate::time::to_db(&crate::time::now());
+    let id: i64 = sqlx::query(
+        "INSERT INTO playgrounds (account_id, playroom_id, name, status, expires_at, created_at, updated_at) \
+         VALUES ($1, $2, 'pg', $3, $4, $4, $4) RETURNING id",
+    )
+    .bind(account)
+    .bind(room)
+    .bind(crate::playground::state::PlaygroundStatus::InProgress.as_str())
+    .bind(&now)
+    .fetch_one(store.pool())
+    .await
+    .and_then(|r| r.try_get("id"))
+    .expect("a Playground row");
+    (account, id)
 }

@@ -54,7 +54,7 @@ pub(super) async fn load_for(state: &AppState, playground: Playground, playroom:
         }
         None => (None, Vec::new()),
     };
-    let sources = play_core::store::builds::sources(&state.store, account_id, playground.id).await?;
+    let sources = play_core::store::builds::sources(&state.store, &state.secrets, account_id, playground.id).await?;
     Ok(Loaded { playground, playspec, files, playroom, sources })
 }
 
@@ -137,7 +137,8 @@ pub struct EnvMetadataView {
     pub merged: BTreeMap<String, String>,
     pub metadata: BTreeMap<String, EnvEntryView>,
     pub system_keys: Vec<String>,
-    /// Variables whose values play generated (none today).
+    /// Variables whose values play generated: the `$$secret(N)`
+    /// placeholders of built services' env files.
     pub generated_keys: Vec<String>,
 }
 
@@ -158,8 +159,8 @@ pub async fn env_metadata(
     Query(query): Query<EnvQuery>,
 ) -> ApiResult<JsonResponse<EnvMetadataView>> {
     let loaded = load(&state, principal.account_id, id).await?;
-    let Computed { model, .. } = loaded.desired(&state).await?.map_err(cannot_run)?;
-    let inputs = Inputs::new(&loaded.playground, &model);
+    let Computed { model, env_files, .. } = loaded.desired(&state).await?.map_err(cannot_run)?;
+    let inputs = Inputs::new(&loaded.playground, &model).with_env_files(&env_files);
     let env = desired::env_metadata(&inputs, query.service.as_deref()).map_err(|m| ApiError::field("service", m))?;
     Ok(JsonResponse(EnvMetadataView {
         merged: env.merged,

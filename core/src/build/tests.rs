@@ -78,3 +78,32 @@ fn play_build_images_are_reserved() {
         assert!(!is_reserved_image(image), "{image}");
     }
 }
+
+fn with_env(service: &str, entries: &[(&str, &str)]) -> Pin {
+    let mut pin = crate::testing::pin(service, 'a');
+    pin.env_file = entries.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    pin
+}
+
+#[test]
+fn env_files_get_the_generated_values_and_never_a_placeholder() {
+    let pins = vec![
+        with_env("web", &[("DB_PASSWORD", "$$secret(32)"), ("MODE", "preview"), ("ODD", "$$secret(3)")]),
+        with_env("worker", &[("DB_PASSWORD", "$$secret(40)")]),
+        crate::testing::pin("plain", 'a'),
+    ];
+    // One name, one value: the longest length asked for; `$$secret(3)` is
+    // out of bounds, so a literal value.
+    assert_eq!(secret_lengths(&pins), BTreeMap::from([("DB_PASSWORD".to_owned(), 40)]));
+    let mut sources = Sources { pins, ..Default::default() };
+    let err = env_files(&sources).unwrap_err();
+    assert!(err.contains("DB_PASSWORD") && err.contains("no value"), "{err}");
+    sources.generated.insert("DB_PASSWORD".into(), "g".repeat(40));
+    let files = env_files(&sources).unwrap();
+    assert_eq!(files.len(), 2, "a service without an env file has none");
+    assert_eq!(files["web"].values["DB_PASSWORD"], "g".repeat(40));
+    assert_eq!(files["web"].values["MODE"], "preview");
+    assert_eq!(files["web"].values["ODD"], "$$secret(3)");
+    assert_eq!(files["web"].generated, ["DB_PASSWORD"]);
+    assert_eq!(files["worker"].values["DB_PASSWORD"], "g".repeat(40));
+}

@@ -1,18 +1,21 @@
 //! `GET /api/playgrounds/{id}/env_metadata`: a Playground's environment
 //! variables, each with the layer its value comes from.
 //!
-//! A container's environment is layered (later wins): the service's Compose
+//! A container's environment is layered (later wins): a built service's
+//! env file from its repository (`default`), the service's Compose
 //! `environment:` (`default`), the Playground's `env_overrides` and the
 //! service's `services.<name>.env_vars` (`override`), then play's
 //! [`SYSTEM_KEYS`] (`system`). For one service the answer is exactly that
 //! container's environment; for the whole Playground the `default` layer is
-//! the union of the running services' Compose environments, the first
-//! service in document order winning where two disagree, and per-service
-//! `env_vars` are left out (they belong to one service).
+//! the union of the running services' env files and Compose environments,
+//! the first service in document order winning where two disagree, and
+//! per-service `env_vars` are left out (they belong to one service).
 //!
-//! `generated_keys` lists variables whose values play generated. play
-//! generates none today: template randoms are fixed in the Playspec's YAML
-//! when a template is compiled, so they are `default`s here.
+//! `generated_keys` lists variables whose values play generated: the
+//! `$$secret(N)` placeholders of env files (one value per Playground and
+//! name, kept across rollouts), as long as no higher layer replaced them.
+//! Template randoms are fixed in the Playspec's YAML when a template is
+//! compiled, so they are `default`s here.
 
 use std::collections::BTreeMap;
 
@@ -61,22 +64,32 @@ impl EnvMetadata {
 /// the Compose, or only under a profile.
 pub fn env_metadata(inputs: &Inputs<'_>, service: Option<&str>) -> Result<EnvMetadata, String> {
     let Inputs { playground, file, .. } = *inputs;
-    let services: Vec<&Service> = match service {
-        None => file.services.values().filter(|s| s.profiles.is_empty()).collect(),
+    let services: Vec<(&str, &Service)> = match service {
+        None => file.services.iter().filter(|(_, s)| s.profiles.is_empty()).map(|(n, s)| (n.as_str(), s)).collect(),
         Some(name) => match file.services.get(name) {
             None => return Err(format!("no service {name:?} in the Playspec")),
             Some(s) if !s.profiles.is_empty() => {
                 return Err(format!("the service {name:?} does not run: it is under a profile"));
             }
-            Some(s) => vec![s],
+            Some(s) => vec![(name, s)],
         },
     };
     let mut env = EnvMetadata::default();
-    // Document order, first definition winning.
-    for s in services.iter().rev() {
-        for (name, value) in &s.environment {
+    let mut generated = std::collections::BTreeSet::new();
+    // Document order, first definition winning; in each service its
+    // Compose environment over its env file.
+    for (name, s) in services.iter().rev() {
+        if let Some(env_file) = inputs.env_file(name) {
+            for (key, value) in &env_file.values {
+                env.set(key, value, EnvSource::Default);
+                generated.remove(key);
+            }
+            generated.extend(env_file.generated.iter().cloned());
+        }
+        for (key, value) in &s.environment {
             if let Some(value) = value {
-                env.set(name, value, EnvSource::Default);
+                env.set(key, value, EnvSource::Default);
+                generated.remove(key);
             }
         }
     }
@@ -92,5 +105,13 @@ pub fn env_metadata(inputs: &Inputs<'_>, service: Option<&str>) -> Result<EnvMet
         env.set(&name, &value, EnvSource::System);
     }
     env.system_keys = SYSTEM_KEYS.iter().map(|k| (*k).to_owned()).collect();
+    // A generated value some higher layer replaced is not what runs.
+    env.generated_keys = generated
+        .into_iter()
+        .filter(|k| {
+            env.metadata.get(k).is_some_and(|e| e.source == EnvSource::Default)
+                && !playground.env_overrides.contains_key(k)
+        })
+        .collect();
     Ok(env)
 }

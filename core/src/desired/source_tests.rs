@@ -142,7 +142,9 @@ fn a_mounted_file_with_the_path_wins_over_the_repository() {
     let definitions = crate::compose::classify(&model);
     let urls = [(7, "https://git.example.org/app.git".to_owned())].into();
     let pins = vec![crate::testing::pin("web", 'a')];
-    let builds = crate::build::specs(1, &model, &definitions, &crate::build::Sources { pins, urls }).unwrap();
+    let builds =
+        crate::build::specs(1, &model, &definitions, &crate::build::Sources { pins, urls, ..Default::default() })
+            .unwrap();
     let now = crate::time::now();
     let files = [MountedFile {
         id: 3,

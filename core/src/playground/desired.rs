@@ -17,6 +17,9 @@ use super::model::Playground;
 use crate::build::Sources;
 use crate::compose::Policy;
 use crate::compose::model::ComposeFile;
+use std::collections::BTreeMap;
+
+use crate::build::EnvFileValues;
 use crate::desired::{self, Desired, EdgeInputs, Inputs};
 use crate::store::playrooms::{Connection, Playroom};
 use crate::store::playspec_files::MountedFile;
@@ -28,6 +31,9 @@ use crate::store::playspecs::Playspec;
 pub struct Computed {
     pub model: ComposeFile,
     pub desired: Desired,
+    /// The built services' env files, placeholders replaced (what
+    /// `/env_metadata` shows beside the model).
+    pub env_files: BTreeMap<String, EnvFileValues>,
 }
 
 /// Why no desired objects could be computed.
@@ -69,6 +75,7 @@ pub fn desired_for(
     let definitions = playspec.definitions()?;
     let builds =
         crate::build::specs(playground.account_id, &model, &definitions, sources).map_err(DesiredError::CannotRun)?;
+    let env_files = crate::build::env_files(sources).map_err(DesiredError::CannotRun)?;
     let inputs = Inputs::new(playground, &model)
         .with_persist_volumes(playspec.persist_volumes)
         .with_files(files)
@@ -80,7 +87,8 @@ pub fn desired_for(
             host: &playroom.host,
         })
         .with_definitions(&definitions)
-        .with_builds(&builds);
+        .with_builds(&builds)
+        .with_env_files(&env_files);
     let desired = desired::desired(&inputs).map_err(DesiredError::CannotRun)?;
-    Ok(Computed { model, desired })
+    Ok(Computed { model, desired, env_files })
 }

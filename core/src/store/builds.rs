@@ -13,12 +13,13 @@ use super::fence::{Fence, Fenced};
 use super::{Conn, Store, flag, is_set, leases};
 use crate::Result;
 use crate::build::Pin;
+use crate::secrets::SecretBox;
 use crate::time::{self, Timestamp};
 
 /// The Playground's pins, by service.
 pub async fn pins(store: &Store, playground_id: i64) -> Result<Vec<Pin>> {
     let rows = sqlx::query(
-        "SELECT service, playzone_id, branch, commit_sha, created_branch FROM playground_sources \
+        "SELECT service, playzone_id, branch, commit_sha, created_branch, env_file FROM playground_sources \
          WHERE playground_id = $1 ORDER BY service",
     )
     .bind(playground_id)
@@ -32,6 +33,8 @@ pub async fn pins(store: &Store, playground_id: i64) -> Result<Vec<Pin>> {
                 branch: r.try_get("branch")?,
                 commit: r.try_get("commit_sha")?,
                 created_branch: is_set(r.try_get("created_branch")?),
+                env_file: serde_json::from_str(&r.try_get::<String, _>("env_file")?)
+                    .map_err(|e| crate::Error::Internal(format!("a pin's env file is not JSON: {e}")))?,
             })
         })
         .collect()
@@ -46,7 +49,7 @@ pub async fn pin(store: &Store, fence: Fence<'_>, playground_id: i64, pins: &[Pi
     for p in pins {
         sqlx::query(
             "INSERT INTO playground_sources (playground_id, service, playzone_id, branch, commit_sha, created_branch, \
-             pinned_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (playground_id, service) DO NOTHING",
+             pinned_at, env_file) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (playground_id, service) DO NOTHING",
         )
         .bind(playground_id)
         .bind(&p.service)
@@ -55,6 +58,7 @@ pub async fn pin(store: &Store, fence: Fence<'_>, playground_id: i64, pins: &[Pi
         .bind(&p.commit)
         .bind(flag(p.created_branch))
         .bind(&now)
+        .bind(serde_json::to_string(&p.env_file).map_err(|e| crate::Error::Internal(e.to_string()))?)
         .execute(&mut *tx)
         .await?;
     }
@@ -150,9 +154,16 @@ pub async fn records(store: &Store, playground_id: i64) -> Result<Vec<BuildRecor
         .collect()
 }
 
-/// The Playground's pins and the URLs of the Playzones they name (of the
-/// Playground's account): what its builds are made from.
-pub async fn sources(store: &Store, account_id: i64, playground_id: i64) -> Result<crate::build::Sources> {
+/// The Playground's pins, the URLs of the Playzones they name (of the
+/// Playground's account) and, when an env file asks for any, its
+/// generated values (opened with `secrets`): what its builds and their
+/// environments are made from.
+pub async fn sources(
+    store: &Store,
+    secrets: &SecretBox,
+    account_id: i64,
+    playground_id: i64,
+) -> Result<crate::build::Sources> {
     let pins = pins(store, playground_id).await?;
     let mut urls = std::collections::BTreeMap::new();
     for pin in &pins {
@@ -168,7 +179,12 @@ pub async fn sources(store: &Store, account_id: i64, playground_id: i64) -> Resu
             urls.insert(pin.playzone_id, row.try_get("scm_url")?);
         }
     }
-    Ok(crate::build::Sources { pins, urls })
+    let generated = if crate::build::secret_lengths(&pins).is_empty() {
+        Default::default()
+    } else {
+        super::generated_env::values(store, secrets, playground_id).await?
+    };
+    Ok(crate::build::Sources { pins, urls, generated })
 }
 
 /// The Playground's built services whose branch the Playzone's index now

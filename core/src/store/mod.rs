@@ -25,6 +25,7 @@ pub mod builds;
 pub mod edges;
 pub mod events;
 pub mod fence;
+pub mod generated_env;
 pub mod job_results;
 pub mod keys;
 pub mod leases;

@@ -4,7 +4,6 @@ use std::time::Duration;
 
 use super::*;
 use crate::playground::state::ServiceState;
-use crate::store::accounts;
 
 const OWNER: &str = "replica-a";
 
@@ -13,31 +12,7 @@ const OWNER: &str = "replica-a";
 async fn fixture() -> (crate::testing::TestStore, i64, i64) {
     let db = crate::testing::store().await;
     let store = &db.store;
-    let (account, _) = accounts::create_account(store, "acme").await.unwrap();
-    let now = time::to_db(&time::now());
-    let room: i64 = sqlx::query(
-        "INSERT INTO playrooms (account_id, name, host, port, ssh_user, docker_socket, created_at, updated_at) \
-         VALUES ($1, 'box', 'h', 22, 'u', '/s', $2, $2) RETURNING id",
-    )
-    .bind(account.id)
-    .bind(&now)
-    .fetch_one(store.pool())
-    .await
-    .unwrap()
-    .try_get("id")
-    .unwrap();
-    let id: i64 = sqlx::query(
-        "INSERT INTO playgrounds (account_id, playroom_id, name, status, expires_at, created_at, updated_at) \
-         VALUES ($1, $2, 'pg', 'in_progress', $3, $3, $3) RETURNING id",
-    )
-    .bind(account.id)
-    .bind(room)
-    .bind(&now)
-    .fetch_one(store.pool())
-    .await
-    .unwrap()
-    .try_get("id")
-    .unwrap();
+    let (_, id) = crate::testing::playground_row(store).await;
     let lease = leases::claim(store, "playground", id, OWNER, time::now(), Duration::from_secs(60)).await.unwrap();
     (db, id, lease.unwrap().token)
 }

@@ -51,29 +51,15 @@ mod tests {
     #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::*;
-    use crate::store::{accounts, events, playrooms};
+    use crate::store::{events, playrooms};
 
     #[tokio::test]
     async fn since_is_the_first_failure_and_clears_when_reached_again() {
         let db = crate::testing::store().await;
         let store = &db.store;
-        let (account, _) = accounts::create_account(store, "acme").await.unwrap();
-        let now = time::to_db(&time::now());
-        let id: i64 = sqlx::Row::try_get(
-            &sqlx::query(
-                "INSERT INTO playrooms (account_id, name, host, port, ssh_user, docker_socket, created_at, updated_at) \
-                 VALUES ($1, 'box', 'h', 22, 'u', '/s', $2, $2) RETURNING id",
-            )
-            .bind(account.id)
-            .bind(&now)
-            .fetch_one(store.pool())
-            .await
-            .unwrap(),
-            "id",
-        )
-        .unwrap();
-        let room = playrooms::get(store, account.id, id).await.unwrap();
-        let get = async || playrooms::get(store, account.id, room.id).await.unwrap();
+        let (account, id) = crate::testing::playroom_row(store).await;
+        let room = playrooms::get(store, account, id).await.unwrap();
+        let get = async || playrooms::get(store, account, room.id).await.unwrap();
         assert_eq!((room.reachable, room.unreachable_since), (None, None), "not tried yet");
 
         let first = time::now() - chrono::Duration::seconds(30);
@@ -91,6 +77,6 @@ mod tests {
         let again = time::now();
         record_unreachable(store, room.id, "unreachable", again).await.unwrap();
         assert_eq!(get().await.unreachable_since.map(|t| time::to_db(&t)), Some(time::to_db(&again)), "a new outage");
-        assert!(events::list_for_account(store, account.id).await.unwrap().is_empty(), "no events");
+        assert!(events::list_for_account(store, account).await.unwrap().is_empty(), "no events");
     }
 }

@@ -16,16 +16,19 @@
 
 use play_core::build::{self, Pin, Sources};
 use play_core::compose::classify::ServiceType;
+use play_core::compose::model::Service;
+use play_core::compose::project_files;
 use play_core::compose::{Policy, ServiceDefinition};
 use play_core::desired;
 use play_core::playground::Playground;
+use play_core::playzone::{self, env_file};
 use play_core::repository::{RemoteRefs, RepositoryAccess};
-use play_core::store::builds;
 use play_core::store::playground_status::Fence;
 use play_core::store::playrooms::Playroom;
 use play_core::store::playspec_files::MountedFile;
 use play_core::store::playspecs::Playspec;
 use play_core::store::playzones::{self, Playzone};
+use play_core::store::{builds, generated_env};
 
 use super::PlaygroundReconciler;
 use crate::{Error, Result};
@@ -47,7 +50,7 @@ pub(super) async fn ensure(
     if dynamic.is_empty() {
         return Ok(Sources::default());
     }
-    let pinned = builds::pins(&r.store, p.id).await?;
+    let mut pinned = builds::pins(&r.store, p.id).await?;
     let missing: Vec<&&ServiceDefinition> =
         dynamic.iter().filter(|d| !pinned.iter().any(|pin| pin.service == d.name)).collect();
     if !missing.is_empty() {
@@ -58,11 +61,58 @@ pub(super) async fn ensure(
             let service = model.services.get(&definition.name).ok_or_else(|| {
                 Error::InvalidSpec(format!("service `{}` is not in the Compose file", definition.name))
             })?;
-            pins.push(pin(r, p, definition, build::label_branch(service)).await?);
+            let mut pin = pin(r, p, definition, build::label_branch(service)).await?;
+            pin.env_file = env_file(r, definition, service, &pin).await?;
+            pins.push(pin);
         }
         builds::pin(&r.store, fence, p.id, &pins).await?.held()?;
+        pinned.extend(pins);
     }
-    Ok(builds::sources(&r.store, p.account_id, p.id).await?)
+    // Before the desired state: a container never gets a placeholder.
+    generated_env::ensure(&r.store, &r.secrets, p.id, &build::secret_lengths(&pinned)).await?;
+    Ok(builds::sources(&r.store, &r.secrets, p.account_id, p.id).await?)
+}
+
+/// The service's env file (its definition's `env_file_path`, from the
+/// repository's root as Compose reads it) at the pinned commit, parsed;
+/// empty without one. A file the repository lacks is an error unless the
+/// Compose file's `env_file` entry says `required: false`.
+async fn env_file(
+    r: &PlaygroundReconciler,
+    definition: &ServiceDefinition,
+    service: &Service,
+    pin: &Pin,
+) -> Result<std::collections::BTreeMap<String, String>> {
+    let Some(written) = definition.env_file_path.as_deref().filter(|p| !p.is_empty()) else {
+        return Ok(Default::default());
+    };
+    let name = &definition.name;
+    let short: String = pin.commit.chars().take(12).collect();
+    let path = project_files::normalise_file_path(written)
+        .map_err(|e| Error::InvalidSpec(format!("service `{name}`: env file `{written}` {e}")))?;
+    let access = playzones::access(&r.store, &r.secrets, pin.playzone_id).await?;
+    let mut read = r
+        .repositories
+        .read_files(&access, &pin.commit, std::slice::from_ref(&path), playzone::MAX_ENV_FILE_BYTES)
+        .await
+        .map_err(Error::Repository)?;
+    let Some(bytes) = read.pop().flatten() else {
+        let optional =
+            service.env_file.iter().any(|e| !e.required && project_files::normalise(&e.path).as_ref() == Ok(&path));
+        if optional {
+            return Ok(Default::default());
+        }
+        return Err(Error::InvalidSpec(format!(
+            "service `{name}`: env file `{written}` is not a file in the repository (branch {}, commit {short}): \
+             commit it, or change the service's env_file",
+            pin.branch
+        )));
+    };
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::InvalidSpec(format!("service `{name}`: env file `{written}` is not UTF-8 text")))?;
+    let parsed = env_file::parse(&text)
+        .map_err(|e| Error::InvalidSpec(format!("service `{name}`: env file `{written}` (commit {short}): {e}")))?;
+    Ok(parsed.defaults)
 }
 
 /// Resolves one service's branch to a commit (creating the branch when
@@ -104,7 +154,14 @@ async fn pin(
         },
     };
     if let Some(commit) = commit_of(r, &zone, &access, &branch, &mut remote).await? {
-        return Ok(Pin { service: name.clone(), playzone_id, branch, commit, created_branch: false });
+        return Ok(Pin {
+            service: name.clone(),
+            playzone_id,
+            branch,
+            commit,
+            created_branch: false,
+            env_file: Default::default(),
+        });
     }
     let Some(git) = git.filter(|g| g.create_branch) else {
         return Err(Error::InvalidSpec(format!(
@@ -122,7 +179,14 @@ async fn pin(
     };
     r.repositories.create_branch(&access, &branch, &base_commit).await.map_err(Error::Repository)?;
     tracing::info!(playground = p.id, service = %name, branch, base, "branch created on the remote");
-    Ok(Pin { service: name.clone(), playzone_id, branch, commit: base_commit, created_branch: true })
+    Ok(Pin {
+        service: name.clone(),
+        playzone_id,
+        branch,
+        commit: base_commit,
+        created_branch: true,
+        env_file: Default::default(),
+    })
 }
 
 /// The commit of `branch`: from the index, else from the remote (listed
