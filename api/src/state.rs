@@ -71,10 +71,14 @@ impl Default for ApiConfig {
 }
 
 impl ApiConfig {
-    /// What bounds the creation of Playgrounds (quotas, lifetimes), for
-    /// the domain's flows.
+    /// What bounds the creation of Playgrounds (quotas, lifetimes,
+    /// repositories), for the domain's flows.
     pub fn limits(&self) -> Limits<'_> {
-        Limits { quotas: &self.quotas, lifetimes: Lifetimes { playground: self.playground_ttl, job: self.job_ttl } }
+        Limits {
+            quotas: &self.quotas,
+            lifetimes: Lifetimes { playground: self.playground_ttl, job: self.job_ttl },
+            repositories: &self.repository_policy,
+        }
     }
 }
 

@@ -624,3 +624,43 @@ async fn the_template_quota_is_enforced() {
         .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "QUOTA_EXCEEDED");
     assert_eq!(app.count("import_templates").await, 1);
 }
+
+#[tokio::test]
+async fn launch_links_a_build_service_to_the_playzone_of_its_repository() {
+    let app = TestApp::new().await;
+    let room = playroom(&app, &app.admin).await;
+    let id = create_template(&app, &app.admin, "shop", "").await;
+    let body = "services:\n  web:\n    build: .\n    labels:\n      svc/repo_url: https://git.example.org/team/shop.git\n  db:\n    image: postgres:16\n";
+    let r = create_version(&app, &app.admin, id, body, false).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let launch = |name: &'static str| {
+        let app = &app;
+        async move {
+            let path = format!("/api/import_templates/{id}/launch");
+            app.post(&path, &app.admin, json!({"playroom_id": room, "name": name})).await
+        }
+    };
+    let r = launch("shop-1").await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let created = r.body["playzones_created"].as_array().unwrap().clone();
+    assert_eq!(created.len(), 1, "{}", r.text);
+    let zone = created[0].as_i64().unwrap();
+    let spec = app.get(&format!("/api/playspecs/{}", r.body["playspec_id"]), &app.admin).await.body;
+    let web = spec["services"].as_array().unwrap().iter().find(|s| s["name"] == "web").unwrap().clone();
+    assert_eq!((web["type"].as_str(), web["playzone_id"].as_i64()), (Some("dynamic"), Some(zone)));
+    // Launched again: the same Playzone.
+    let r = launch("shop-2").await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert_eq!(r.body["playzones_created"], json!([]));
+    assert_eq!(app.count("playzones").await, 1);
+    // A template naming a metadata address as its repository: refused,
+    // nothing written.
+    let hostile = body.replace("https://git.example.org/team/shop.git", "http://169.254.169.254/latest/meta-data");
+    create_version(&app, &app.admin, id, &hostile, false).await;
+    let before = (app.count("playzones").await, app.count("playspecs").await, app.count("playgrounds").await);
+    let r = launch("evil").await;
+    let details = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    assert!(details.as_object().unwrap().keys().any(|k| k.contains("svc/repo_url")), "{details}");
+    let after = (app.count("playzones").await, app.count("playspecs").await, app.count("playgrounds").await);
+    assert_eq!(after, before);
+}

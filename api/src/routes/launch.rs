@@ -68,17 +68,9 @@ pub async fn launch(
         agent: body.agent,
     };
     let limits = state.config.limits();
-    let policy = &state.config.repository_policy;
-    let Launched { playspec, playground, playzones_created } = launch::launch_compose(
-        &state.store,
-        &state.cpu,
-        principal.account_id,
-        request,
-        limits,
-        policy,
-        principal.actor(),
-    )
-    .await?;
+    let Launched { playspec, playground, playzones_created } =
+        launch::launch_compose(&state.store, &state.cpu, principal.account_id, request, limits, principal.actor())
+            .await?;
     let urls = match &playground {
         Some(p) => {
             playgrounds::wake(&state, p);

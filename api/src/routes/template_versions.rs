@@ -121,6 +121,9 @@ pub struct LaunchResponse {
     /// Warnings of the compiled Compose.
     #[schema(value_type = Vec<Object>)]
     pub warnings: Vec<Issue>,
+    /// Ids of the Playzones created for the template's build services
+    /// (`svc/repo_url` of a repository the account had none for).
+    pub playzones_created: Vec<i64>,
 }
 
 /// The JSON body destroy_version reads (documentation: the handler reads
@@ -284,6 +287,7 @@ pub async fn launch(
             playground_id: launched.playground.id,
             urls,
             warnings: launched.warnings,
+            playzones_created: launched.playzones_created,
         }),
     ))
 }

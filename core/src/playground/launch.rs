@@ -28,12 +28,14 @@ use crate::store::templates::{self, Template, Version};
 use crate::store::{Backend, Conn, Store, playgrounds, playrooms};
 use crate::{Error, FieldErrors, Result};
 
-/// What configuration bounds a create: the account quotas and the
-/// lifetimes of new Playgrounds.
+/// What configuration bounds a create: the account quotas, the lifetimes
+/// of new Playgrounds and which repositories a launch may link (the
+/// Playzones it creates for build services).
 #[derive(Clone, Copy, Debug)]
 pub struct Limits<'a> {
     pub quotas: &'a QuotaLimits,
     pub lifetimes: Lifetimes,
+    pub repositories: &'a crate::playzone::RepositoryPolicy,
 }
 
 /// `POST /api/playgrounds`: checks the request ([`validate::check_create`])
@@ -179,7 +181,6 @@ pub async fn launch_compose(
     account_id: i64,
     request: ComposeLaunch,
     limits: Limits<'_>,
-    repositories: &crate::playzone::RepositoryPolicy,
     actor: Actor,
 ) -> Result<Launched> {
     let mut errors = FieldErrors::new();
@@ -215,7 +216,7 @@ pub async fn launch_compose(
     // Build services naming their repository get its Playzone (found or
     // created) before anything else is written.
     let linker =
-        crate::playzone::link::Linker { store, account_id, policy: repositories, limits: limits.quotas, actor };
+        crate::playzone::link::Linker { store, account_id, policy: limits.repositories, limits: limits.quotas, actor };
     let playzones_created =
         crate::playzone::link::link(linker, &mut services, &[], |d| format!("compose_yaml.services.{}", d.name))
             .await?;
@@ -263,6 +264,8 @@ pub struct TemplateLaunched {
     pub generated_keys: Vec<String>,
     /// Warnings of the compiled Compose.
     pub warnings: Vec<Issue>,
+    /// Playzones created for the template's build services.
+    pub playzones_created: Vec<i64>,
 }
 
 /// `playspec.name` errors of the Playspec store are a template launch's
@@ -327,9 +330,16 @@ pub async fn launch_template(
             (report, services, job_mode)
         })
         .await?;
-    let Some(services) = services else {
+    let Some(mut services) = services else {
         return Err(Error::Internal(format!("compiled template does not parse: {:?}", report.errors)));
     };
+    // Build services naming their repository get its Playzone, as in a
+    // Compose launch; a refused URL is the template body's error.
+    let linker =
+        crate::playzone::link::Linker { store, account_id, policy: limits.repositories, limits: limits.quotas, actor };
+    let playzones_created =
+        crate::playzone::link::link(linker, &mut services, &[], |d| format!("template_body.services.{}", d.name))
+            .await?;
     let name = match request.name {
         Some(name) => LaunchName::Given(name.trim().to_owned()),
         None => LaunchName::FromTemplate(template.name.clone()),
@@ -354,5 +364,6 @@ pub async fn launch_template(
         playground,
         generated_keys: compiled.generated.into_keys().collect(),
         warnings: compiled.warnings,
+        playzones_created,
     })
 }
