@@ -32,7 +32,7 @@ use super::spec::{
     Desired, LABEL_EPOCH, LABEL_INSTALLATION, LABEL_NETWORK, LABEL_PLAYGROUND, LABEL_PROJECT, LABEL_VOLUME, ServiceSpec,
 };
 pub use create_body::create_body;
-pub use credentials::{credentials_for, registry_of};
+pub use credentials::{build_auth, credentials_for, registry_of};
 
 use crate::docker::{ownership, remove, status_of};
 use crate::host::{RegistryCredentials, pull_image};
@@ -130,7 +130,7 @@ impl Apply<'_> {
             Step::BuildImage(service) => {
                 let (_, spec) = self.service(service)?;
                 let builder = self.builder.ok_or_else(|| Error::InvalidSpec("no builder for this pass".into()))?;
-                builder.build(docker, spec).await
+                builder.build(docker, spec, self.credentials).await
             }
             Step::FillSource(service) => {
                 let (_, spec) = self.service(service)?;

@@ -34,6 +34,7 @@ use play_core::store::playground_status::Fence;
 use play_core::store::{Store, playzones};
 
 use super::spec::{LABEL_INSTALLATION, LABEL_PLAYGROUND, ServiceSpec};
+use crate::host::RegistryCredentials;
 use crate::{Error, Result};
 
 /// The label carrying a built image's content key.
@@ -54,13 +55,20 @@ pub struct Builder<'a> {
 impl Builder<'_> {
     /// Builds `service`'s image and records the outcome; an `Err` for a
     /// failed build is [`Error::BuildFailed`] with the log's tail.
-    pub async fn build(&self, docker: &Docker, service: &ServiceSpec) -> Result<()> {
+    /// `credentials` are the Playspec's registry credentials, for the
+    /// images the Dockerfile pulls (`FROM` a private registry).
+    pub async fn build(
+        &self,
+        docker: &Docker,
+        service: &ServiceSpec,
+        credentials: &[RegistryCredentials],
+    ) -> Result<()> {
         let spec = service
             .built
             .as_ref()
             .ok_or_else(|| Error::InvalidSpec(format!("service `{}` has no pinned build", service.name)))?;
         let started = Instant::now();
-        let outcome = match tokio::time::timeout(self.timeout, self.run(docker, spec)).await {
+        let outcome = match tokio::time::timeout(self.timeout, self.run(docker, spec, credentials)).await {
             Ok(outcome) => outcome,
             Err(_) => Err(Failure::Build(format!("timed out after {:?}", self.timeout), String::new())),
         };
@@ -106,7 +114,12 @@ impl Builder<'_> {
     }
 
     /// Fetches, filters and builds; the log's tail, or why it failed.
-    async fn run(&self, docker: &Docker, spec: &BuildSpec) -> std::result::Result<String, Failure> {
+    async fn run(
+        &self,
+        docker: &Docker,
+        spec: &BuildSpec,
+        credentials: &[RegistryCredentials],
+    ) -> std::result::Result<String, Failure> {
         let access = playzones::access(self.store, self.secrets, spec.playzone_id)
             .await
             .map_err(|e| Failure::Other(Error::Store(e)))?;
@@ -132,7 +145,8 @@ impl Builder<'_> {
             ..Default::default()
         };
         let mut tail = Tail::default();
-        let mut stream = docker.build_image(options, None, Some(bollard::body_full(context.into())));
+        let auth = Some(super::apply::build_auth(credentials)).filter(|a| !a.is_empty());
+        let mut stream = docker.build_image(options, auth, Some(bollard::body_full(context.into())));
         while let Some(item) = stream.next().await {
             match item {
                 Ok(info) => {

@@ -218,7 +218,8 @@ impl<'a> Pass<'a> {
                 status_store::record_drift(&self.r.store, self.fence, self.id, &repairs).await?.held()?;
             }
             rounds += 1;
-            if credentials.is_none() && groups.iter().flatten().any(|s| matches!(s, plan::Step::PullImage(_))) {
+            let pulls = |s: &plan::Step| matches!(s, plan::Step::PullImage(_) | plan::Step::BuildImage(_));
+            if credentials.is_none() && groups.iter().flatten().any(pulls) {
                 credentials = Some(self.credentials(playspec_id).await?);
             }
             if contents.is_none() && groups.iter().flatten().any(|s| matches!(s, plan::Step::RunContainer(_))) {

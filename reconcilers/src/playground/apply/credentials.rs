@@ -1,5 +1,10 @@
-//! Which of a Playspec's registry credentials an image pull uses: the ones
-//! whose registry host is the image's, as Docker reads the reference.
+//! Which of a Playspec's registry credentials an image pull uses (the ones
+//! whose registry host is the image's, as Docker reads the reference), and
+//! the credentials a build gets for the images its Dockerfile pulls.
+
+use std::collections::HashMap;
+
+use bollard::auth::DockerCredentials;
 
 use crate::host::RegistryCredentials;
 
@@ -18,6 +23,28 @@ fn normalise_registry(url: &str) -> &str {
         "index.docker.io" | "registry-1.docker.io" | "registry.hub.docker.com" => "docker.io",
         other => other,
     }
+}
+
+/// Every credential for a build, keyed by registry as the engine looks
+/// them up for a `FROM` (`X-Registry-Config`): the host (`127.0.0.1:5000`,
+/// `ghcr.io`), or Docker Hub's index address. The engine sends each only
+/// to its registry; none reaches the build's layers or log.
+pub fn build_auth(all: &[RegistryCredentials]) -> HashMap<String, DockerCredentials> {
+    all.iter()
+        .map(|c| {
+            let key = match normalise_registry(&c.server) {
+                "docker.io" => "https://index.docker.io/v1/".to_owned(),
+                host => host.to_owned(),
+            };
+            let auth = DockerCredentials {
+                username: Some(c.username.clone()),
+                password: Some(c.password.clone()),
+                serveraddress: Some(key.clone()),
+                ..DockerCredentials::default()
+            };
+            (key, auth)
+        })
+        .collect()
 }
 
 /// The credentials whose registry is the image's.
@@ -41,6 +68,10 @@ mod tests {
             RegistryCredentials { username: "h".into(), password: "p".into(), server: "index.docker.io".into() },
         ];
         assert_eq!(credentials_for(&creds, "127.0.0.1:5000/app:1").map(|c| c.username.as_str()), Some("u"));
+        let auth = build_auth(&creds);
+        let keys: std::collections::BTreeSet<&str> = auth.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["127.0.0.1:5000", "https://index.docker.io/v1/"].into());
+        assert_eq!(auth["127.0.0.1:5000"].username.as_deref(), Some("u"));
         assert_eq!(credentials_for(&creds, "library/redis").map(|c| c.username.as_str()), Some("h"));
         assert_eq!(credentials_for(&creds, "redis:7").map(|c| c.username.as_str()), Some("h"));
         assert!(credentials_for(&creds, "ghcr.io/x/y").is_none());
