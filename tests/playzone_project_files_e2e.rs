@@ -192,6 +192,25 @@ async fn relative_binds_and_secret_files_come_from_the_repository_at_the_commit(
     world.wait_converged(id, "the rolled-out Playground").await;
     assert_eq!(env_of(&web, "DB_PASSWORD"), password, "a generated value survives a rollout");
 
+    // A Compose file of prebuilt images only, from the same repository: the
+    // Playspec names its Playzone, and the repository (its default branch)
+    // provides the relative path.
+    let static_only = format!(
+        "services:\n  db:\n    image: {BUSYBOX_IMAGE}\n    command: [\"sleep\", \"3600\"]\n    volumes:\n      \
+         - ./db/init:/docker-entrypoint-initdb.d:ro\n"
+    );
+    let body = json!({"playspec": {"name": "db-only", "base_compose_yaml": static_only, "playzone_id": playzone}});
+    let r = app.post("/api/playspecs", &app.admin, body).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let created = world.playground("db-only", r.body["id"].as_i64().unwrap(), json!({})).await;
+    let db_only = created["id"].as_i64().unwrap();
+    runtimes.0.handle.wake(db_only);
+    world.wait_converged(db_only, "the Compose file of prebuilt images").await;
+    let db_container = format!("{}-db-1", created["compose_project"].as_str().unwrap());
+    assert_eq!(cat(&db_container, "/docker-entrypoint-initdb.d/01.sql"), "create table t();");
+    let debug = app.get(&format!("/api/playgrounds/{db_only}/debug"), &app.admin).await.body;
+    assert_eq!(debug["branch_clones"][0]["commit"], moved.as_str(), "{debug:#}");
+
     // A repository whose path is a link (to the host's /etc): refused with
     // the path named, the container never made.
     let evil = "services:\n  web:\n    build: .\n    volumes:\n      - ./conf/passwd:/leak/passwd:ro\n";

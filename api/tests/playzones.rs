@@ -384,3 +384,49 @@ async fn a_tenant_cannot_name_a_play_build_image() {
     let details = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
     assert!(details.to_string().contains("reserved"), "{details}");
 }
+
+#[tokio::test]
+async fn a_playspec_names_the_playzone_its_compose_file_belongs_to() {
+    let app = TestApp::new().await;
+    let zone = create(&app, json!({"name": "monitoring", "scm_url": URL})).await["id"].as_i64().unwrap();
+    let yaml =
+        "services:\n  prometheus:\n    image: prom/prometheus\n    volumes:\n      - ./prometheus:/etc/prometheus\n";
+    let body =
+        |playzone: Value| json!({"playspec": {"name": "mon", "base_compose_yaml": yaml, "playzone_id": playzone}});
+
+    // Another account's Playzone, an unknown one and a bad id: refused
+    // field by field, nothing written.
+    let theirs = app.key_for(app.new_account("them").await, ScopeSet::all(), None).await;
+    let foreign = app.post("/api/playzones", &theirs, json!({"playzone": {"name": "x", "scm_url": URL}})).await;
+    let foreign = foreign.body["id"].as_i64().unwrap();
+    for bad in [json!(foreign), json!(99_999), json!(0)] {
+        let r = app.post("/api/playspecs", &app.admin, body(bad.clone())).await;
+        let details = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+        assert!(details.get("playspec.playzone_id").is_some(), "{bad}: {details}");
+    }
+    assert_eq!(app.count("playspecs").await, 0);
+
+    // Without a repository the relative path is refused on untrusted
+    // Playrooms (a warning on the Playspec); with one it is the
+    // repository's.
+    let r = app.post("/api/playspecs", &app.admin, body(Value::Null)).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert!(r.body["warnings"].to_string().contains("./prometheus"), "{}", r.text);
+    let plain = r.body["id"].as_i64().unwrap();
+    let to = |playzone: Value| json!({"playspec": {"playzone_id": playzone}});
+    let path = format!("/api/playspecs/{plain}");
+    let r = app.request(Method::PATCH, &path, Some(&app.admin), Some(to(json!(zone)))).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["playzone_id"], zone);
+    assert!(!r.body["warnings"].to_string().contains("./prometheus"), "{}", r.text);
+    let listed = app.get("/api/playspecs", &app.admin).await.body;
+    assert_eq!(listed[0]["playzone_id"], zone);
+
+    // The Playzone cannot go while the Playspec names it; `null` unlinks.
+    let r = app.delete(&format!("/api/playzones/{zone}"), &app.admin).await;
+    r.assert_error(StatusCode::CONFLICT, "CONFLICT");
+    let r = app.request(Method::PATCH, &path, Some(&app.admin), Some(to(Value::Null))).await;
+    assert_eq!(r.body["playzone_id"], Value::Null, "{}", r.text);
+    let r = app.delete(&format!("/api/playzones/{zone}"), &app.admin).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+}

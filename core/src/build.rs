@@ -33,7 +33,13 @@ pub const MAX_CONTEXT_BYTES: u64 = 512 * 1024 * 1024;
 /// How much of a build's log is kept (its tail), in bytes.
 pub const MAX_LOG_TAIL_BYTES: usize = 16 * 1024;
 
-/// The commit a dynamic service of a Playground is built from.
+/// The pin of a Playspec's own repository (its `playzone_id`), beside the
+/// pins of its built services: not a service name (Compose names cannot
+/// start with `_`), never built, only read for relative paths.
+pub const PROJECT_PIN: &str = "_project";
+
+/// The commit a dynamic service of a Playground is built from (or, as
+/// [`PROJECT_PIN`], the commit of the Playspec's own repository).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pin {
     pub service: String,

@@ -14,7 +14,7 @@
 //! network included. It deliberately leaves out the labels that change
 //! without the container changing (`dev.play.generation`).
 
-use crate::build::{BuildSpec, EnvFileValues};
+use crate::build::{BuildSpec, EnvFileValues, Pin};
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::compose::model::{ComposeFile, DependencyCondition, Service};
@@ -232,6 +232,9 @@ pub struct Inputs<'a> {
     /// The env files of built services, by service, placeholders replaced
     /// (`crate::build::env_files`): the lowest layer of their environment.
     pub env_files: Option<&'a BTreeMap<String, EnvFileValues>>,
+    /// The pin of the Playspec's own repository
+    /// ([`crate::build::PROJECT_PIN`]), when it names one.
+    pub project: Option<&'a Pin>,
 }
 
 impl<'a> Inputs<'a> {
@@ -245,6 +248,7 @@ impl<'a> Inputs<'a> {
             definitions: &[],
             builds: None,
             env_files: None,
+            project: None,
         }
     }
 
@@ -276,6 +280,11 @@ impl<'a> Inputs<'a> {
     /// The env files of the services built from Playzones.
     pub fn with_env_files(self, env_files: &'a BTreeMap<String, EnvFileValues>) -> Self {
         Inputs { env_files: Some(env_files), ..self }
+    }
+
+    /// The pin of the Playspec's own repository.
+    pub fn with_project(self, project: Option<&'a Pin>) -> Self {
+        Inputs { project, ..self }
     }
 
     /// The env file of `service`, if it has one.
@@ -327,7 +336,7 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
     let mut used_networks = BTreeSet::new();
     let mut used_volumes = BTreeSet::new();
     let mut routed = false;
-    let project_pin = source::project_pin(file, inputs.builds);
+    let project_repo = source::project_repo(file, inputs.builds, inputs.project);
     for (name, service) in &active {
         let built = inputs.builds.and_then(|b| b.get(name.as_str())).cloned();
         let mut compose_files = files::from_compose(file, files, name);
@@ -335,11 +344,11 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
             source::source_for(&project, name, service, built.as_ref())?.into_iter().collect();
         // A service built from a Playzone reads its Compose paths from its
         // own repository; any other from the project's.
-        if let Some(pin) = built.as_ref().or(project_pin) {
+        if let Some(repo) = built.as_ref().map(source::RepoAt::from).or(project_repo) {
             for entry in std::mem::take(&mut compose_files.unresolved) {
                 compose_files.replaced_volumes.extend(entry.volume);
                 let read_only = entry.read_only;
-                sources.push(source::entry_for(&project, pin, &entry.path, entry.expect, &entry.target, read_only));
+                sources.push(source::entry_for(&project, repo, &entry.path, entry.expect, &entry.target, read_only));
             }
         }
         let replaced = &compose_files.replaced_volumes;

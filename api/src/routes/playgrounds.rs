@@ -191,10 +191,12 @@ fn expiration_percentage(p: &Playground) -> f64 {
 /// The detail view of `p`, with its routes.
 pub async fn detail(state: &AppState, p: Playground) -> ApiResult<PlaygroundDetail> {
     let (urls, routes) = playground_urls::urls_and_routes(state, &p).await?;
-    let outdated_services = play_core::store::builds::outdated(&state.store, p.id).await?;
+    let outdated = play_core::store::builds::outdated(&state.store, p.id).await?;
     Ok(PlaygroundDetail {
-        needs_rollout: !outdated_services.is_empty(),
-        outdated_services,
+        // The Playspec's own repository moving needs a rollout too, but
+        // is no service.
+        needs_rollout: !outdated.is_empty(),
+        outdated_services: outdated.into_iter().filter(|s| s != play_core::build::PROJECT_PIN).collect(),
         item: item(&p, urls),
         time_remaining: time_remaining(&p),
         expiration_percentage: expiration_percentage(&p),

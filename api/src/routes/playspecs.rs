@@ -48,6 +48,13 @@ pub struct PlayspecInput {
     pub persist_volumes: Option<bool>,
     /// Overrides of the classified service definitions, matched by name.
     pub services: Option<Vec<ServiceInput>>,
+    /// The Playzone (one of the account's) whose repository the Compose
+    /// file belongs to: its relative paths (`./nginx.conf`, `./db/init`,
+    /// `secrets.x.file`) are read from it at the Playground's commit, even
+    /// when no service is built. `null` removes it.
+    #[serde(default, deserialize_with = "crate::json::present")]
+    #[schema(minimum = 1)]
+    pub playzone_id: Option<Option<i64>>,
 }
 
 /// What a client may say about a service; everything else is derived from
@@ -104,6 +111,8 @@ pub struct PlayspecItem {
     pub description: String,
     pub locked: bool,
     pub persist_volumes: bool,
+    /// The Playzone the Compose file belongs to (see the request).
+    pub playzone_id: Option<i64>,
     pub playground_count: i64,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -135,6 +144,7 @@ impl From<&Playspec> for PlayspecItem {
             description: p.description.clone(),
             locked: p.locked(),
             persist_volumes: p.persist_volumes,
+            playzone_id: p.playzone_id,
             playground_count: p.playground_count,
             created_at: p.created_at,
             updated_at: p.updated_at,
@@ -143,10 +153,11 @@ impl From<&Playspec> for PlayspecItem {
 }
 
 /// Compose warnings plus the untrusted policy's refusals (with the
-/// Playspec's mounted files as its project files), as warnings.
-fn warnings(yaml: &str, files: &[MountedFile]) -> Vec<Issue> {
+/// Playspec's mounted files and repository as its project), as warnings.
+fn warnings(playspec: &Playspec, files: &[MountedFile]) -> Vec<Issue> {
+    let yaml = &playspec.base_compose_yaml;
     let trusted = compose::validate_blueprint(yaml, &Policy::TRUSTED);
-    let project = Policy::UNTRUSTED.with_project_files(files.iter().map(|f| f.path.as_deref()));
+    let project = play_core::playground::policy_for(false, playspec, files);
     let untrusted = compose::validate_blueprint(yaml, &project);
     let mut out = trusted.warnings;
     out.extend(untrusted.errors.into_iter().filter(|e| !trusted.errors.contains(e)).map(|mut issue| {
@@ -157,10 +168,9 @@ fn warnings(yaml: &str, files: &[MountedFile]) -> Vec<Issue> {
 }
 
 async fn detail(state: &AppState, playspec: Playspec) -> ApiResult<PlayspecDetail> {
-    let yaml = playspec.base_compose_yaml.clone();
     let mounted_files = playspec_files::list_files(&state.store, playspec.id).await?;
-    let files = mounted_files.clone();
-    let warnings = state.cpu.run(move || warnings(&yaml, &files)).await?;
+    let (spec, files) = (playspec.clone(), mounted_files.clone());
+    let warnings = state.cpu.run(move || warnings(&spec, &files)).await?;
     Ok(PlayspecDetail {
         item: PlayspecItem::from(&playspec),
         mounted_files,
@@ -287,6 +297,9 @@ fn fields(input: PlayspecInput, creating: bool, current_yaml: Option<String>) ->
         apply_overrides(&mut defs, input.services.unwrap_or_default(), &mut errors);
         services = Some(defs);
     }
+    if input.playzone_id.flatten().is_some_and(|id| id < 1) {
+        push_field_error(&mut errors, "playspec.playzone_id", "must be a Playzone id");
+    }
     if !errors.is_empty() {
         return Err(ApiError::validation(errors));
     }
@@ -296,16 +309,28 @@ fn fields(input: PlayspecInput, creating: bool, current_yaml: Option<String>) ->
         base_compose_yaml: input.base_compose_yaml,
         services,
         persist_volumes: input.persist_volumes,
+        playzone_id: input.playzone_id,
     })
 }
 
-/// Links the dynamic services to Playzones (`playzone::link`).
+/// Links the dynamic services to Playzones (`playzone::link`), and checks
+/// the Playspec's own Playzone is one of the account's.
 async fn link(
     state: &AppState,
     principal: &Principal,
     fields: &mut PlayspecFields,
     previous: &[ServiceDefinition],
 ) -> ApiResult<()> {
+    if let Some(Some(id)) = fields.playzone_id {
+        match play_core::store::playzones::get(&state.store, principal.account_id, id).await {
+            Err(play_core::Error::NotFound(_)) => {
+                return Err(ApiError::field("playspec.playzone_id", format!("no Playzone with id {id}")));
+            }
+            other => {
+                other?;
+            }
+        }
+    }
     let Some(services) = fields.services.as_mut() else { return Ok(()) };
     let linker = play_core::playzone::link::Linker {
         store: &state.store,
@@ -420,7 +445,7 @@ pub async fn validate_compose(
     if let Some(id) = body.playspec_id {
         let playspec = playspecs::get(&state.store, principal.account_id, id).await?;
         let files = playspec_files::list_files(&state.store, playspec.id).await?;
-        policy = policy.with_project_files(files.iter().map(|f| f.path.as_deref()));
+        policy = play_core::playground::policy_for(policy.trusted, &playspec, &files);
     }
     Ok(JsonResponse(state.cpu.run(move || compose::validate_compose(&body.compose_yaml, &policy)).await?))
 }

@@ -84,15 +84,28 @@ pub struct Policy {
     /// source may name on an untrusted Playroom. Empty where no Playspec
     /// exists yet (launch, `validate_compose` without one).
     pub project_files: Vec<String>,
+    /// The Compose file belongs to a repository (its Playspec names a
+    /// Playzone): a relative path no mounted file provides is the
+    /// repository's, checked when the Playground's commit is pinned.
+    /// (A Compose file that builds a service from a Playzone has one
+    /// without this.)
+    pub repository: bool,
 }
 
 impl Policy {
-    pub const UNTRUSTED: Policy = Policy { trusted: false, project_files: Vec::new() };
-    pub const TRUSTED: Policy = Policy { trusted: true, project_files: Vec::new() };
+    pub const UNTRUSTED: Policy = Policy { trusted: false, project_files: Vec::new(), repository: false };
+    pub const TRUSTED: Policy = Policy { trusted: true, project_files: Vec::new(), repository: false };
 
     /// The policy of a Playroom (`trusted` or not), with no project files.
     pub fn of_room(trusted: bool) -> Policy {
-        Policy { trusted, project_files: Vec::new() }
+        Policy { trusted, ..Policy::default() }
+    }
+
+    /// With (or without) a repository behind the Compose file.
+    #[must_use]
+    pub fn with_repository(mut self, repository: bool) -> Policy {
+        self.repository = repository;
+        self
     }
 
     /// With the project paths the Playspec's mounted files provide (any
@@ -173,7 +186,7 @@ fn tmpfs_only(opts: &indexmap::IndexMap<String, String>) -> Result<(), String> {
 
 /// Applies `policy` to a parsed model, recording refusals as errors.
 pub(crate) fn apply(policy: &Policy, file: &ComposeFile, ctx: &mut Ctx<'_>) {
-    super::project_files::check(file, &policy.project_files, policy.trusted, ctx);
+    super::project_files::check(file, policy, ctx);
     if policy.trusted {
         return;
     }

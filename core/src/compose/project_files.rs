@@ -279,14 +279,16 @@ pub fn unresolved_message(written: &str, normalised: &str, expect: Expect) -> St
 /// the Playspec's mounted files (normalised). On an untrusted Playroom a
 /// path that is not a project path is refused (the untrusted policy
 /// refuses every other host path), and so is one that nothing provides
-/// unless a service is built from a Playzone: then the repository
+/// unless the file has a repository (its Playspec names a Playzone, or a
+/// service is built from one): then the repository
 /// provides it at the Playground's commit, which only the reconciler
 /// reads (a missing secret or config file fails the Playground there,
 /// naming the path). On a trusted Playroom both pass through as before.
 /// Under every policy the files one service gets from mounted files are
 /// bounded by [`MAX_MOUNTS`].
-pub(crate) fn check(file: &ComposeFile, project_files: &[String], trusted: bool, ctx: &mut Ctx<'_>) {
-    let repository = file.services.values().any(super::classify::is_dynamic);
+pub(crate) fn check(file: &ComposeFile, policy: &super::Policy, ctx: &mut Ctx<'_>) {
+    let (project_files, trusted) = (policy.project_files.as_slice(), policy.trusted);
+    let repository = policy.repository || file.services.values().any(super::classify::is_dynamic);
     let mut per_service: Vec<(&str, usize)> = Vec::new();
     let mut reported: Vec<Path> = Vec::new();
     for source in relative_sources(file) {

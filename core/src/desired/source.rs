@@ -39,7 +39,7 @@ use sha2::{Digest as _, Sha256};
 
 use super::{MountSpec, VolumeSpec};
 
-use crate::build::BuildSpec;
+use crate::build::{BuildSpec, Pin};
 use crate::compose::model::{ComposeFile, Service};
 use crate::compose::project_files::Expect;
 use crate::compose::svc::labels::{LabelKind, check_label_value};
@@ -138,21 +138,41 @@ pub fn entry_key(commit: &str, path: &str) -> String {
     format!("{SOURCE_KEY_PREFIX}_{short}")
 }
 
-/// The source of a relative `path` (normalised) of `name`'s Compose entry,
-/// from the repository of `pin` at its commit, at `target`.
+/// A repository at a commit: where relative paths are read.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RepoAt<'a> {
+    playzone_id: i64,
+    branch: &'a str,
+    commit: &'a str,
+}
+
+impl<'a> From<&'a BuildSpec> for RepoAt<'a> {
+    fn from(b: &'a BuildSpec) -> Self {
+        RepoAt { playzone_id: b.playzone_id, branch: &b.branch, commit: &b.commit }
+    }
+}
+
+impl<'a> From<&'a Pin> for RepoAt<'a> {
+    fn from(p: &'a Pin) -> Self {
+        RepoAt { playzone_id: p.playzone_id, branch: &p.branch, commit: &p.commit }
+    }
+}
+
+/// The source of a relative `path` (normalised) of a Compose entry, from
+/// `repo`, at `target`.
 pub(super) fn entry_for(
     project: &str,
-    pin: &BuildSpec,
+    repo: RepoAt<'_>,
     path: &str,
     expect: Expect,
     target: &str,
     read_only: bool,
 ) -> SourceMount {
-    let key = entry_key(&pin.commit, path);
+    let key = entry_key(repo.commit, path);
     SourceMount {
-        playzone_id: pin.playzone_id,
-        branch: pin.branch.clone(),
-        commit: pin.commit.clone(),
+        playzone_id: repo.playzone_id,
+        branch: repo.branch.to_owned(),
+        commit: repo.commit.to_owned(),
         path: path.to_owned(),
         layout: SourceLayout::Entry { expect },
         volume: format!("{project}_{key}"),
@@ -162,16 +182,18 @@ pub(super) fn entry_for(
     }
 }
 
-/// The pin whose repository provides the relative sources of services
-/// that are not built themselves: the first built service's, in the
-/// Compose file's order (the Compose file sits at the root of the
-/// repository its services build from). `None` without a pinned build.
-pub(super) fn project_pin<'b>(
+/// The repository that provides the relative sources of services that are
+/// not built themselves: the first built service's, in the Compose file's
+/// order (the Compose file sits at the root of the repository its
+/// services build from), else the Playspec's own Playzone at its pin
+/// ([`crate::build::PROJECT_PIN`]). `None` without either.
+pub(super) fn project_repo<'b>(
     file: &ComposeFile,
     builds: Option<&'b BTreeMap<String, BuildSpec>>,
-) -> Option<&'b BuildSpec> {
-    let builds = builds?;
-    file.services.keys().find_map(|name| builds.get(name))
+    project: Option<&'b Pin>,
+) -> Option<RepoAt<'b>> {
+    let built = builds.and_then(|builds| file.services.keys().find_map(|name| builds.get(name)));
+    built.map(RepoAt::from).or(project.map(RepoAt::from))
 }
 
 /// Whether a volume key names a source volume.

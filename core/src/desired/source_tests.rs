@@ -173,3 +173,40 @@ fn an_unpinned_playground_gets_no_repository_files_yet() {
     let d = desired_of(PROJECT, None).unwrap();
     assert!(d.services.iter().all(|s| s.sources.is_empty() && s.container.source_binds.is_empty()));
 }
+
+#[test]
+fn a_playspecs_own_repository_serves_a_compose_file_without_built_services() {
+    let yaml =
+        "services:\n  prometheus:\n    image: prom/prometheus\n    volumes:\n      - ./prometheus:/etc/prometheus\n";
+    let playground = crate::testing::playground();
+    // Validation: refused without a repository, deferred with one.
+    let untrusted = crate::compose::Policy::UNTRUSTED;
+    assert!(crate::desired::model_for(yaml, &untrusted, &playground).is_err());
+    let policy = crate::compose::Policy::UNTRUSTED.with_repository(true);
+    let model = crate::desired::model_for(yaml, &policy, &playground).unwrap();
+    let mut project = crate::testing::pin(crate::build::PROJECT_PIN, 'c');
+    project.branch = "trunk".into();
+    let inputs = crate::desired::Inputs::new(&playground, &model).with_project(Some(&project));
+    let d = crate::desired::desired(&inputs).unwrap();
+    let prometheus = service(&d, "prometheus");
+    assert_eq!(prometheus.sources.len(), 1);
+    let source = &prometheus.sources[0];
+    assert_eq!((source.path.as_str(), source.branch.as_str()), ("prometheus", "trunk"));
+    assert_eq!(source.commit, "c".repeat(40));
+    assert!(prometheus.container.mounts.iter().all(|m| m.kind != "bind"));
+    // A built service's repository wins over the Playspec's for the others.
+    let both = format!("{yaml}  app:\n    build: .\n");
+    let model = crate::desired::model_for(&both, &policy, &playground).unwrap();
+    let definitions = crate::compose::classify(&model);
+    let urls = [(7, "https://git.example.org/app.git".to_owned())].into();
+    let pins = vec![crate::testing::pin("app", 'a')];
+    let builds =
+        crate::build::specs(1, &model, &definitions, &crate::build::Sources { pins, urls, ..Default::default() })
+            .unwrap();
+    let inputs = crate::desired::Inputs::new(&playground, &model)
+        .with_definitions(&definitions)
+        .with_builds(&builds)
+        .with_project(Some(&project));
+    let d = crate::desired::desired(&inputs).unwrap();
+    assert_eq!(service(&d, "prometheus").sources[0].commit, "a".repeat(40));
+}

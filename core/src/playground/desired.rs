@@ -54,6 +54,16 @@ pub enum DesiredError {
     Store(#[from] crate::Error),
 }
 
+/// The policy `playspec`'s Compose runs under on a Playroom (`trusted` or
+/// not): its mounted files' project paths, and whether a repository (its
+/// own Playzone) provides the relative paths they do not. Every place that
+/// checks a Playspec's Compose for a Playroom uses this, so they agree.
+pub fn policy_for(trusted: bool, playspec: &Playspec, files: &[MountedFile]) -> Policy {
+    Policy::of_room(trusted)
+        .with_project_files(files.iter().map(|f| f.path.as_deref()))
+        .with_repository(playspec.playzone_id.is_some())
+}
+
 /// The desired objects of `playground` (see the [module documentation](self)).
 /// `files` are the Playspec's mounted files. Every caller passes them:
 /// relative sources of the Compose resolve against them, so on an
@@ -69,7 +79,7 @@ pub fn desired_for(
     sources: &Sources,
 ) -> Result<Computed, DesiredError> {
     let playspec = playspec.ok_or(DesiredError::NoPlayspec)?;
-    let policy = Policy::of_room(playroom.trusted).with_project_files(files.iter().map(|f| f.path.as_deref()));
+    let policy = policy_for(playroom.trusted, playspec, files);
     let model =
         desired::model_for(&playspec.base_compose_yaml, &policy, playground).map_err(DesiredError::CannotRun)?;
     let definitions = playspec.definitions()?;
@@ -88,7 +98,8 @@ pub fn desired_for(
         })
         .with_definitions(&definitions)
         .with_builds(&builds)
-        .with_env_files(&env_files);
+        .with_env_files(&env_files)
+        .with_project(sources.pins.iter().find(|p| p.service == crate::build::PROJECT_PIN));
     let desired = desired::desired(&inputs).map_err(DesiredError::CannotRun)?;
     Ok(Computed { model, desired, env_files })
 }

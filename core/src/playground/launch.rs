@@ -226,6 +226,7 @@ pub async fn launch_compose(
         base_compose_yaml: Some(request.compose_yaml),
         services: Some(services),
         persist_volumes: Some(request.persist_volumes),
+        playzone_id: None,
     };
     // The Playroom was checked above and the Compose passed its policy.
     let playground = match (request.create_playground, request.playroom_id) {
@@ -350,6 +351,7 @@ pub async fn launch_template(
         base_compose_yaml: Some(compiled.compose_yaml),
         services: Some(services),
         persist_volumes: Some(false),
+        playzone_id: None,
     };
     // The Playground runs the new Playspec on the Playroom checked above.
     let launched = LaunchedPlayground { playroom_id: playroom.id, job_mode, ttl: limits.lifetimes.ttl(job_mode) };

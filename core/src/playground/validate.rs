@@ -65,7 +65,7 @@ async fn compose_errors_on(
     env_overrides: &BTreeMap<String, String>,
 ) -> Result<FieldErrors> {
     let files = playspec_files::list_files(store, playspec.id).await?;
-    let policy = Policy::of_room(playroom.trusted).with_project_files(files.iter().map(|f| f.path.as_deref()));
+    let policy = super::desired::policy_for(playroom.trusted, playspec, &files);
     let (yaml, overrides) = (playspec.base_compose_yaml.clone(), env_overrides.clone());
     cpu.run(move || compose_errors(&yaml, &policy, &overrides)).await
 }

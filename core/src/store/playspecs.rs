@@ -26,6 +26,9 @@ pub struct Playspec {
     /// Stored as JSON; the API renders it as the spec's service definitions.
     pub services: serde_json::Value,
     pub persist_volumes: bool,
+    /// The Playzone whose repository the Compose file belongs to: its
+    /// relative paths are read from it (`crate::desired::source`).
+    pub playzone_id: Option<i64>,
     pub playground_count: i64,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
@@ -57,6 +60,9 @@ pub struct PlayspecFields {
     pub base_compose_yaml: Option<String>,
     pub services: Option<Vec<ServiceDefinition>>,
     pub persist_volumes: Option<bool>,
+    /// `Some(None)` clears it; checked by the caller (a Playzone of the
+    /// account).
+    pub playzone_id: Option<Option<i64>>,
 }
 
 /// `playground_count` counts the Playgrounds that hold the Playspec: not
@@ -65,7 +71,7 @@ pub struct PlayspecFields {
 /// is `PlaygroundStatus::Destroyed`.)
 const COLUMNS: &str = concat!(
     "p.id, p.account_id, p.name, p.description, p.base_compose_yaml, p.services, \
-     p.persist_volumes, p.created_at, p.updated_at, \
+     p.persist_volumes, p.playzone_id, p.created_at, p.updated_at, \
      (SELECT COUNT(*) FROM playgrounds g WHERE g.playspec_id = p.id AND g.status <> 'destroyed' AND ",
     super::job_results::holds_host!(),
     ") AS playground_count"
@@ -82,6 +88,7 @@ fn from_row(row: &AnyRow) -> Result<Playspec> {
         base_compose_yaml: row.try_get("base_compose_yaml")?,
         services,
         persist_volumes: is_set(row.try_get("persist_volumes")?),
+        playzone_id: row.try_get("playzone_id")?,
         playground_count: row.try_get("playground_count")?,
         created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
         updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
@@ -129,7 +136,7 @@ pub async fn create_in(
     let now = time::to_db(&time::now());
     let inserted = sqlx::query(
         "INSERT INTO playspecs (account_id, name, description, base_compose_yaml, services, persist_volumes, \
-         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING id",
+         created_at, updated_at, playzone_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) RETURNING id",
     )
     .bind(account_id)
     .bind(&name)
@@ -138,6 +145,7 @@ pub async fn create_in(
     .bind(services_json(&fields.services.unwrap_or_default())?)
     .bind(flag(fields.persist_volumes.unwrap_or(false)))
     .bind(&now)
+    .bind(fields.playzone_id.flatten())
     .fetch_one(&mut *conn)
     .await;
     let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
@@ -203,7 +211,7 @@ pub async fn update(store: &Store, account_id: i64, id: i64, fields: PlayspecFie
     };
     let result = sqlx::query(
         "UPDATE playspecs SET name = $1, description = $2, base_compose_yaml = $3, services = $4, \
-         persist_volumes = $5, updated_at = $6 WHERE id = $7 AND account_id = $8",
+         persist_volumes = $5, updated_at = $6, playzone_id = $9 WHERE id = $7 AND account_id = $8",
     )
     .bind(&name)
     .bind(fields.description.unwrap_or(current.description))
@@ -213,6 +221,7 @@ pub async fn update(store: &Store, account_id: i64, id: i64, fields: PlayspecFie
     .bind(time::to_db(&time::now()))
     .bind(id)
     .bind(account_id)
+    .bind(fields.playzone_id.unwrap_or(current.playzone_id))
     .execute(&mut *tx)
     .await;
     result.on_unique(|| name_taken(&name))?;

@@ -345,9 +345,10 @@ pub async fn request_sync(store: &Store, account_id: i64, id: i64) -> Result<Pla
 }
 
 /// The names of the account's Playspecs with a service built from this
-/// Playzone (a delete is refused while there are any).
+/// Playzone, or whose Compose file belongs to it (a delete is refused
+/// while there are any).
 pub async fn playspecs_using(conn: &mut Conn, account_id: i64, id: i64) -> Result<Vec<String>> {
-    let rows = sqlx::query("SELECT id, name, services FROM playspecs WHERE account_id = $1 ORDER BY id")
+    let rows = sqlx::query("SELECT id, name, services, playzone_id FROM playspecs WHERE account_id = $1 ORDER BY id")
         .bind(account_id)
         .fetch_all(&mut *conn)
         .await?;
@@ -355,7 +356,8 @@ pub async fn playspecs_using(conn: &mut Conn, account_id: i64, id: i64) -> Resul
     for row in &rows {
         let playspec_id: i64 = row.try_get("id")?;
         let services: Vec<serde_json::Value> = super::json_column(row, "playspecs", playspec_id, "services")?;
-        if services.iter().any(|s| s.get("playzone_id").and_then(serde_json::Value::as_i64) == Some(id)) {
+        let project = row.try_get::<Option<i64>, _>("playzone_id")? == Some(id);
+        if project || services.iter().any(|s| s.get("playzone_id").and_then(serde_json::Value::as_i64) == Some(id)) {
             names.push(row.try_get("name")?);
         }
     }

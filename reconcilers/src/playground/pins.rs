@@ -15,10 +15,10 @@
 //! pins with the index).
 
 use play_core::build::{self, Pin, Sources};
+use play_core::compose::ServiceDefinition;
 use play_core::compose::classify::ServiceType;
 use play_core::compose::model::Service;
 use play_core::compose::project_files;
-use play_core::compose::{Policy, ServiceDefinition};
 use play_core::desired;
 use play_core::playground::Playground;
 use play_core::playzone::{self, env_file};
@@ -45,8 +45,12 @@ pub(super) async fn ensure(
     room: &Playroom,
 ) -> Result<Sources> {
     let definitions = playspec.definitions()?;
-    let dynamic: Vec<&ServiceDefinition> =
+    let mut dynamic: Vec<&ServiceDefinition> =
         definitions.iter().filter(|d| d.service_type == ServiceType::Dynamic).collect();
+    // The Playspec's own repository is pinned like a service that is never
+    // built (at its default branch: no `git_config` names it).
+    let project = playspec.playzone_id.map(project_definition);
+    dynamic.extend(project.as_ref());
     if dynamic.is_empty() {
         return Ok(Sources::default());
     }
@@ -54,10 +58,14 @@ pub(super) async fn ensure(
     let missing: Vec<&&ServiceDefinition> =
         dynamic.iter().filter(|d| !pinned.iter().any(|pin| pin.service == d.name)).collect();
     if !missing.is_empty() {
-        let policy = Policy::of_room(room.trusted).with_project_files(files.iter().map(|f| f.path.as_deref()));
+        let policy = play_core::playground::policy_for(room.trusted, playspec, files);
         let model = desired::model_for(&playspec.base_compose_yaml, &policy, p).map_err(Error::InvalidSpec)?;
         let mut pins = Vec::new();
         for definition in missing {
+            if definition.name == build::PROJECT_PIN {
+                pins.push(pin(r, p, definition, None).await?);
+                continue;
+            }
             let service = model.services.get(&definition.name).ok_or_else(|| {
                 Error::InvalidSpec(format!("service `{}` is not in the Compose file", definition.name))
             })?;
@@ -71,6 +79,27 @@ pub(super) async fn ensure(
     // Before the desired state: a container never gets a placeholder.
     generated_env::ensure(&r.store, &r.secrets, p.id, &build::secret_lengths(&pinned)).await?;
     Ok(builds::sources(&r.store, &r.secrets, p.account_id, p.id).await?)
+}
+
+/// The definition [`pin`] pins the Playspec's own Playzone with: named
+/// [`build::PROJECT_PIN`], no label, no `git_config`, never built.
+fn project_definition(playzone_id: i64) -> ServiceDefinition {
+    ServiceDefinition {
+        name: build::PROJECT_PIN.to_owned(),
+        service_type: ServiceType::Dynamic,
+        playzone_id: Some(playzone_id),
+        dockerfile_path: None,
+        env_file_path: None,
+        workdir: None,
+        image: None,
+        exposure: play_core::compose::classify::Exposure {
+            enabled: false,
+            port: None,
+            subdomain: None,
+            visibility: None,
+        },
+        repo_url: None,
+    }
 }
 
 /// The service's env file (its definition's `env_file_path`, from the
