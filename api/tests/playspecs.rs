@@ -86,7 +86,17 @@ async fn create_classifies_services_and_shows_the_detail() {
     keys.sort();
     assert_eq!(
         keys,
-        ["created_at", "description", "id", "locked", "name", "persist_volumes", "playground_count", "updated_at"]
+        [
+            "created_at",
+            "description",
+            "id",
+            "locked",
+            "name",
+            "persist_volumes",
+            "playground_count",
+            "playzone_id",
+            "updated_at"
+        ]
     );
 }
 

@@ -90,11 +90,10 @@ fn exposure(name: &str, service: &Service) -> Exposure {
     Exposure { enabled: true, port: Some(port), subdomain: Some(subdomain), visibility: Some(visibility.to_owned()) }
 }
 
-/// Whether play builds the service from a Playzone: it has a `build`
-/// section, or names its repository or branch (`svc/repo_url`,
-/// `svc/branch`).
+/// Whether play builds the service from a Playzone
+/// ([`Service::is_built_from_source`]).
 pub fn is_dynamic(service: &Service) -> bool {
-    service.build.is_some() || label(service, "svc/repo_url").is_some() || label(service, "svc/branch").is_some()
+    service.is_built_from_source()
 }
 
 /// One definition per service, in document order.

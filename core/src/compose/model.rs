@@ -207,4 +207,12 @@ impl Service {
     pub fn is_exposed(&self) -> bool {
         !self.ports.is_empty() || self.labels.get("svc/expose").is_some_and(|v| !v.is_empty())
     }
+
+    /// Whether play builds the service from a Playzone: it has a `build`
+    /// section, or names its repository or branch (`svc/repo_url`,
+    /// `svc/branch`, non-empty).
+    pub fn is_built_from_source(&self) -> bool {
+        let labelled = |key: &str| self.labels.get(key).is_some_and(|v| !v.is_empty());
+        self.build.is_some() || labelled("svc/repo_url") || labelled("svc/branch")
+    }
 }

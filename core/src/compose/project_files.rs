@@ -288,7 +288,7 @@ pub fn unresolved_message(written: &str, normalised: &str, expect: Expect) -> St
 /// bounded by [`MAX_MOUNTS`].
 pub(crate) fn check(file: &ComposeFile, policy: &super::Policy, ctx: &mut Ctx<'_>) {
     let (project_files, trusted) = (policy.project_files.as_slice(), policy.trusted);
-    let repository = policy.repository || file.services.values().any(super::classify::is_dynamic);
+    let repository = policy.repository || file.services.values().any(|s| s.is_built_from_source());
     let mut per_service: Vec<(&str, usize)> = Vec::new();
     let mut reported: Vec<Path> = Vec::new();
     for source in relative_sources(file) {

@@ -130,7 +130,7 @@ impl Apply<'_> {
             Step::BuildImage(service) => {
                 let (_, spec) = self.service(service)?;
                 let builder = self.builder.ok_or_else(|| Error::InvalidSpec("no builder for this pass".into()))?;
-                builder.build(docker, spec, self.credentials).await
+                builder.build(docker, spec, &build_auth(self.credentials)).await
             }
             Step::FillSource(service) => {
                 let (_, spec) = self.service(service)?;

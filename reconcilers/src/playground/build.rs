@@ -34,8 +34,10 @@ use play_core::store::playground_status::Fence;
 use play_core::store::{Store, playzones};
 
 use super::spec::{LABEL_INSTALLATION, LABEL_PLAYGROUND, ServiceSpec};
-use crate::host::RegistryCredentials;
 use crate::{Error, Result};
+
+/// Registry credentials for a build, by registry (`X-Registry-Config`).
+pub type BuildAuth = HashMap<String, bollard::auth::DockerCredentials>;
 
 /// The label carrying a built image's content key.
 pub const LABEL_BUILD_KEY: &str = "dev.play.build-key";
@@ -55,20 +57,16 @@ pub struct Builder<'a> {
 impl Builder<'_> {
     /// Builds `service`'s image and records the outcome; an `Err` for a
     /// failed build is [`Error::BuildFailed`] with the log's tail.
-    /// `credentials` are the Playspec's registry credentials, for the
-    /// images the Dockerfile pulls (`FROM` a private registry).
-    pub async fn build(
-        &self,
-        docker: &Docker,
-        service: &ServiceSpec,
-        credentials: &[RegistryCredentials],
-    ) -> Result<()> {
+    /// `auth` holds the Playspec's registry credentials by registry
+    /// (`super::apply::build_auth`), for the images the Dockerfile pulls
+    /// (`FROM` a private registry).
+    pub async fn build(&self, docker: &Docker, service: &ServiceSpec, auth: &BuildAuth) -> Result<()> {
         let spec = service
             .built
             .as_ref()
             .ok_or_else(|| Error::InvalidSpec(format!("service `{}` has no pinned build", service.name)))?;
         let started = Instant::now();
-        let outcome = match tokio::time::timeout(self.timeout, self.run(docker, spec, credentials)).await {
+        let outcome = match tokio::time::timeout(self.timeout, self.run(docker, spec, auth)).await {
             Ok(outcome) => outcome,
             Err(_) => Err(Failure::Build(format!("timed out after {:?}", self.timeout), String::new())),
         };
@@ -114,12 +112,7 @@ impl Builder<'_> {
     }
 
     /// Fetches, filters and builds; the log's tail, or why it failed.
-    async fn run(
-        &self,
-        docker: &Docker,
-        spec: &BuildSpec,
-        credentials: &[RegistryCredentials],
-    ) -> std::result::Result<String, Failure> {
+    async fn run(&self, docker: &Docker, spec: &BuildSpec, auth: &BuildAuth) -> std::result::Result<String, Failure> {
         let access = playzones::access(self.store, self.secrets, spec.playzone_id)
             .await
             .map_err(|e| Failure::Other(Error::Store(e)))?;
@@ -145,7 +138,7 @@ impl Builder<'_> {
             ..Default::default()
         };
         let mut tail = Tail::default();
-        let auth = Some(super::apply::build_auth(credentials)).filter(|a| !a.is_empty());
+        let auth = Some(auth.clone()).filter(|a| !a.is_empty());
         let mut stream = docker.build_image(options, auth, Some(bollard::body_full(context.into())));
         while let Some(item) = stream.next().await {
             match item {
