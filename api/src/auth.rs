@@ -10,6 +10,10 @@
 //! FORBIDDEN naming the scope; over the key's rate -> 429 RATE_LIMITED with
 //! Retry-After.
 //!
+//! Verified keys are cached in memory ([`crate::key_cache`]): a revoked
+//! key is refused on the next request on the replica that revoked it and
+//! within a second on the others; expiry is checked on every request.
+//!
 //! Credentials come from `Credential::from_headers`; a browser session
 //! cookie (the dashboard) is a second variant there, resolved to the same
 //! `Principal`, and nothing downstream changes.
@@ -74,33 +78,36 @@ async fn resolve_token(state: &AppState, presented: &str) -> Result<Principal, A
         return Err(ApiError::Unauthorized(INVALID));
     }
     let digest = state.pepper.digest(presented);
-    let Some((key, stored)) = keys::find_by_digest(&state.store, &digest).await? else {
-        return Err(ApiError::Unauthorized(INVALID));
-    };
-    if !token::digests_match(&digest, &stored) {
-        return Err(ApiError::Unauthorized(INVALID));
-    }
-    let now = time::now();
-    if key.expires_at.is_some_and(|at| at <= now) {
-        return Err(ApiError::Unauthorized(INVALID));
-    }
-    // Keep authentication a read: record use at most once a minute per key.
-    if key.last_used_at.is_none_or(|at| now - at >= chrono::Duration::seconds(60)) {
-        let store = state.store.clone();
-        let id = key.id;
-        tokio::spawn(async move {
-            if let Err(e) = keys::touch(&store, id, now).await {
-                tracing::warn!(key_id = id, error = %e, "could not record key use");
+    state.keys.refresh(&state.store).await;
+    let principal = match state.keys.get(&digest) {
+        Some(principal) => principal,
+        None => {
+            let Some((key, stored)) = keys::find_by_digest(&state.store, &digest).await? else {
+                return Err(ApiError::Unauthorized(INVALID));
+            };
+            if !token::digests_match(&digest, &stored) {
+                return Err(ApiError::Unauthorized(INVALID));
             }
-        });
+            let principal = Principal {
+                account_id: key.account_id,
+                user_id: key.user_id,
+                key_id: key.id,
+                scopes: key.scopes,
+                expires_at: key.expires_at,
+            };
+            state.keys.insert(digest, principal.clone(), key.last_used_at);
+            principal
+        }
+    };
+    let now = time::now();
+    if principal.expires_at.is_some_and(|at| at <= now) {
+        return Err(ApiError::Unauthorized(INVALID));
     }
-    Ok(Principal {
-        account_id: key.account_id,
-        user_id: key.user_id,
-        key_id: key.id,
-        scopes: key.scopes,
-        expires_at: key.expires_at,
-    })
+    // Authentication stays a read: uses are written in batches.
+    if let Some(uses) = state.keys.note_use(principal.key_id, now) {
+        crate::key_cache::flush(&state.store, uses);
+    }
+    Ok(principal)
 }
 
 /// The middleware on every authenticated route.

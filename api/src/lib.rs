@@ -12,6 +12,7 @@ pub mod cpu;
 pub mod error;
 pub mod extract;
 pub mod json;
+pub mod key_cache;
 pub mod mcp;
 pub mod openapi;
 pub mod route_scopes;

@@ -92,6 +92,8 @@ pub struct AppState {
     pub secrets: SecretBox,
     pub metrics: Arc<Metrics>,
     pub limiter: Arc<KeyRateLimiter>,
+    /// Verified API keys (see `crate::key_cache`).
+    pub keys: Arc<crate::key_cache::KeyCache>,
     /// Live, read-only access to Playroom hosts.
     pub gateway: Arc<dyn HostGateway>,
     /// Live access to Playzones' repositories (`env_defaults`).
@@ -122,6 +124,7 @@ impl AppState {
             secrets,
             metrics,
             limiter: Arc::new(RateLimiter::keyed(quota)),
+            keys: Arc::default(),
             gateway,
             repositories: Arc::new(play_core::repository::NoRepositories),
             waker,

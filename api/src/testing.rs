@@ -30,7 +30,8 @@ use tower::ServiceExt;
 pub struct TestApp {
     pub router: Router,
     pub state: AppState,
-    db: TestStore,
+    /// Shared with [`TestApp::replica`]s; dropped with the last.
+    db: Arc<TestStore>,
     /// A key of the default account holding every scope.
     pub admin: String,
     pub account_id: i64,
@@ -88,14 +89,33 @@ impl TestApp {
             waker,
         );
         let (account, _) = accounts::create_account(&db.store, "default").await.unwrap();
-        let mut app =
-            TestApp { router: crate::router(state.clone()), state, db, admin: String::new(), account_id: account.id };
+        let mut app = TestApp {
+            router: crate::router(state.clone()),
+            state,
+            db: Arc::new(db),
+            admin: String::new(),
+            account_id: account.id,
+        };
         app.admin = app.key_for(account.id, ScopeSet::all(), None).await;
         app
     }
 
     pub fn store(&self) -> &Store {
         &self.db.store
+    }
+
+    /// A second API replica, as a second `play serve` on the same store and
+    /// master key: its own in-memory state (the key cache), the same keys.
+    pub fn replica(&self) -> TestApp {
+        let mut state = self.state.clone();
+        state.keys = Arc::default();
+        TestApp {
+            router: crate::router(state.clone()),
+            state,
+            db: Arc::clone(&self.db),
+            admin: self.admin.clone(),
+            account_id: self.account_id,
+        }
     }
 
     /// Mints a key straight in the store (bypassing the API's checks, so

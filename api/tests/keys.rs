@@ -178,3 +178,60 @@ async fn a_key_cannot_mint_a_key_that_outlives_it() {
     let r = app.post("/api/keys", &short, body(json!(limit.to_rfc3339()))).await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
 }
+
+/// Issue #16: verified keys are cached per replica; a revocation reaches
+/// every replica through the store's revocation generation.
+#[tokio::test]
+async fn a_key_revoked_on_one_replica_is_refused_by_another_within_a_second() {
+    let a = TestApp::new().await;
+    let b = a.replica();
+    let created = a.post("/api/keys", &a.admin, json!({"api_key": {"label": "ci", "scopes": ["keys:manage"]}})).await;
+    let (token, id) = (created.body["token"].as_str().unwrap().to_owned(), created.body["id"].as_i64().unwrap());
+    assert_eq!(b.get("/api/keys", &token).await.status, StatusCode::OK);
+
+    // B serves the key from memory: a row removed behind play's back (no
+    // revocation recorded) is still accepted there.
+    let row: (i64, i64, i64, String, String, String, String, String) = sqlx::query_as(
+        "SELECT account_id, user_id, id, label, client_id, token_digest, scopes, created_at FROM api_keys WHERE id = $1",
+    )
+    .bind(id)
+    .fetch_one(a.store().pool())
+    .await
+    .unwrap();
+    sqlx::query("DELETE FROM api_keys WHERE id = $1").bind(id).execute(a.store().pool()).await.unwrap();
+    assert_eq!(b.get("/api/keys", &token).await.status, StatusCode::OK, "not cached");
+    sqlx::query(
+        "INSERT INTO api_keys (account_id, user_id, id, label, client_id, token_digest, scopes, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(row.0)
+    .bind(row.1)
+    .bind(row.2)
+    .bind(&row.3)
+    .bind(&row.4)
+    .bind(&row.5)
+    .bind(&row.6)
+    .bind(&row.7)
+    .execute(a.store().pool())
+    .await
+    .unwrap();
+
+    // Revoked through A: refused by A at once, and by B within a second
+    // (it reads the generation at most every 250 ms).
+    assert_eq!(a.delete(&format!("/api/keys/{id}"), &a.admin).await.status, StatusCode::NO_CONTENT);
+    a.get("/api/keys", &token).await.assert_error(StatusCode::UNAUTHORIZED, "UNAUTHORIZED");
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    b.get("/api/keys", &token).await.assert_error(StatusCode::UNAUTHORIZED, "UNAUTHORIZED");
+    // Other keys keep working on B.
+    assert_eq!(b.get("/api/keys", &b.admin).await.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_cached_key_still_expires_on_time() {
+    let app = TestApp::new().await;
+    let soon = play_core::time::now() + chrono::Duration::milliseconds(600);
+    let token = app.key_for(app.account_id, [Scope::KeysManage].into_iter().collect(), Some(soon)).await;
+    assert_eq!(app.get("/api/keys", &token).await.status, StatusCode::OK);
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    app.get("/api/keys", &token).await.assert_error(StatusCode::UNAUTHORIZED, "UNAUTHORIZED");
+}

@@ -64,7 +64,7 @@ async fn keys_round_trip_and_are_scoped_by_account() {
     assert!(keys::find_by_digest(&t.store, "0".repeat(64).as_str()).await.unwrap().is_none());
 
     let used = time::now();
-    keys::touch(&t.store, key.id, used).await.unwrap();
+    keys::touch_many(&t.store, &[(key.id, used)]).await.unwrap();
     assert_eq!(keys::list(&t.store, a.id).await.unwrap()[0].last_used_at, Some(used));
 
     // Another account cannot delete it; its owner can, once.

@@ -167,6 +167,9 @@ pub async fn create(
 #[utoipa::path(get, path = "/api/keys", tag = "API keys",
     responses((status = 200, description = "The account's keys", body = [ApiKeyView])))]
 pub async fn list(State(state): State<AppState>, principal: Principal) -> ApiResult<JsonResponse<Vec<ApiKeyView>>> {
+    // Uses noted on this replica but not written yet, so `last_used_at`
+    // is current here.
+    keys::touch_many(&state.store, &state.keys.take_pending()).await?;
     let keys = keys::list(&state.store, principal.account_id).await?;
     Ok(JsonResponse(keys.into_iter().map(ApiKeyView::from).collect()))
 }
@@ -180,5 +183,8 @@ pub async fn list(State(state): State<AppState>, principal: Principal) -> ApiRes
     ))]
 pub async fn delete(State(state): State<AppState>, principal: Principal, Id(id): Id) -> ApiResult<StatusCode> {
     keys::delete(&state.store, principal.account_id, id, principal.actor()).await?;
+    // Refused on this replica's next request; others see the store's
+    // revocation generation move.
+    state.keys.forget(id);
     Ok(StatusCode::NO_CONTENT)
 }

@@ -118,6 +118,8 @@ pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Re
     if result.rows_affected() == 0 {
         return Err(Error::NotFound("api key"));
     }
+    // Replicas that cached the key drop their caches when they see this.
+    sqlx::query("UPDATE api_key_revocations SET generation = generation + 1 WHERE id = 1").execute(&mut *tx).await?;
     events::record(&mut tx, NewEvent::new(account_id, "api_key", id, "destroyed").actor(actor)).await?;
     tx.commit().await?;
     Ok(())
@@ -144,14 +146,29 @@ pub async fn find_by_digest(store: &Store, digest: &str) -> Result<Option<(ApiKe
     row.map(|row| Ok((from_row(&row)?, row.try_get("token_digest")?))).transpose()
 }
 
-/// Records use of a key. Called at most once a minute per key (the caller
-/// checks `last_used_at`), so authentication stays a read on the hot path.
-pub async fn touch(store: &Store, id: i64, at: Timestamp) -> Result<()> {
-    sqlx::query("UPDATE api_keys SET last_used_at = $1 WHERE id = $2")
-        .bind(time::to_db(&at))
-        .bind(id)
-        .execute(store.pool())
-        .await?;
+/// The revocation generation: bumped by every key deletion (see the
+/// migration `0022_key_revocations`). Replicas that cache keys compare it.
+pub async fn revocation_generation(store: &Store) -> Result<i64> {
+    let row = sqlx::query("SELECT generation FROM api_key_revocations WHERE id = 1").fetch_one(store.pool()).await?;
+    Ok(row.try_get("generation")?)
+}
+
+/// Records the use of keys, in one transaction: the API batches them (at
+/// most one per key a minute), so authentication stays a read on the hot
+/// path. A key deleted meanwhile is simply not updated.
+pub async fn touch_many(store: &Store, uses: &[(i64, Timestamp)]) -> Result<()> {
+    if uses.is_empty() {
+        return Ok(());
+    }
+    let mut tx = store.write().await?;
+    for (id, at) in uses {
+        sqlx::query("UPDATE api_keys SET last_used_at = $1 WHERE id = $2")
+            .bind(time::to_db(at))
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
     Ok(())
 }
 
