@@ -430,3 +430,30 @@ async fn a_playspec_names_the_playzone_its_compose_file_belongs_to() {
     let r = app.delete(&format!("/api/playzones/{zone}"), &app.admin).await;
     assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
 }
+
+#[tokio::test]
+async fn create_branch_refuses_a_branch_that_exists_at_another_commit() {
+    let app = TestApp::new().await;
+    let zone = create(&app, json!({"name": "app", "scm_url": URL})).await["id"].as_i64().unwrap();
+    synced(&app, zone, &[("main", 'a'), ("taken", 'c'), ("same", 'a')], None).await;
+    let body = json!({"playspec": {"name": "spec", "base_compose_yaml": "services:\n  web:\n    build: .\n",
+                                   "services": [{"name": "web", "playzone_id": zone}]}});
+    let spec = app.post("/api/playspecs", &app.admin, body).await.body["id"].as_i64().unwrap();
+    let r = app.post("/api/playrooms", &app.admin, json!({"playroom": {"name": "room", "host": "h"}})).await;
+    let room = r.body["id"].as_i64().unwrap();
+    let create = |name: &'static str, branch: &'static str| {
+        let git = json!({"branch_name": branch, "create_branch": true, "base_branch_name": "main"});
+        json!({"playground": {"name": name, "playspec_id": spec, "playroom_id": room,
+                              "services": {"web": {"git_config": git}}}})
+    };
+    let r = app.post("/api/playgrounds", &app.admin, create("one", "taken")).await;
+    let details = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    let message = details["playground.services.web.git_config.branch_name"][0].as_str().unwrap();
+    assert!(message.contains("already exists") && message.contains("cccccccccccc"), "{message}");
+    assert_eq!(app.count("playgrounds").await, 0);
+    // The same commit as the base (created before), or a new name: fine.
+    for (name, branch) in [("two", "same"), ("three", "fresh")] {
+        let r = app.post("/api/playgrounds", &app.admin, create(name, branch)).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{branch}: {}", r.text);
+    }
+}

@@ -120,6 +120,46 @@ pub fn check_settings(
     }
 }
 
+/// `git_config.create_branch` makes `branch_name` from `base_branch_name`:
+/// a branch of that name the Playzone's index already holds at another
+/// commit than the base is not what was asked for, so the create is
+/// refused (the same commit is fine: creating is idempotent). Read from
+/// the index, not the remote: the reconciler checks the remote again when
+/// it creates the branch.
+async fn check_branches_to_create(
+    store: &Store,
+    errors: &mut FieldErrors,
+    services: &[ServiceDefinition],
+    settings: &BTreeMap<String, ServiceSettings>,
+) -> Result<()> {
+    for (service, settings) in settings {
+        let Some(git) = settings.git_config.as_ref().filter(|g| g.create_branch) else { continue };
+        let (Some(branch), Some(base)) = (git.branch_name.as_deref(), git.base_branch_name.as_deref()) else {
+            continue;
+        };
+        let Some(playzone) = services.iter().find(|d| &d.name == service).and_then(|d| d.playzone_id) else {
+            continue;
+        };
+        let existing = crate::store::playzones::branch_commit(store, playzone, branch).await?;
+        let base_commit = crate::store::playzones::branch_commit(store, playzone, base).await?;
+        if let (Some(existing), Some(base_commit)) = (existing, base_commit)
+            && existing != base_commit
+        {
+            push_field_error(
+                errors,
+                format!("playground.services.{service}.git_config.branch_name"),
+                format!(
+                    "branch `{branch}` already exists at commit {}, not at `{base}` ({}): choose another name, or \
+                     leave out create_branch to build the existing branch",
+                    &existing[..existing.len().min(12)],
+                    &base_commit[..base_commit.len().min(12)]
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
 /// A create request as parsed, before any check (`POST /api/playgrounds`).
 #[derive(Clone, Debug, Default)]
 pub struct CreateRequest {
@@ -176,6 +216,7 @@ pub async fn check_create(
         }
     }
     check_settings(&mut errors, &services, &request.env_overrides, &request.service_subdomains, &request.services);
+    check_branches_to_create(store, &mut errors, &services, &request.services).await?;
     if !errors.is_empty() {
         return Err(Error::Validation(errors));
     }
