@@ -142,7 +142,10 @@ async fn offline_key_commands_work_against_a_running_server() {
     assert!(listed.contains("cli") && listed.contains("keys:manage"), "{listed}");
     assert!(!listed.contains(&token));
 
+    // Deleted by another process: the server sees the store's revocation
+    // generation move within a second (it caches verified keys).
     play.run(&["keys", "delete", &id.to_string()]);
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     assert_eq!(get(&server.base, "/api/keys", Some(&token)).await.0, 401);
 }
 

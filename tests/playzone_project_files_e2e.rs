@@ -38,6 +38,7 @@ fn compose() -> String {
   db:
     image: {BUSYBOX_IMAGE}
     command: [\"sleep\", \"3600\"]
+    env_file: ./db/db.env
     volumes:
       - ./db/init:/docker-entrypoint-initdb.d
     secrets:
@@ -106,6 +107,7 @@ async fn relative_binds_and_secret_files_come_from_the_repository_at_the_commit(
                 ("app/latest", symlink("/etc/passwd")),
                 ("db/password.txt", file("s3cret-pw")),
                 ("db/init/01.sql", file("create table t();")),
+                ("db/db.env", file("DB_PASSWORD=$$secret(32)\nDB_NAME=shop\n")),
                 (".env.example", file("DB_PASSWORD=$$secret(32)\nAPP_MODE=preview\nexport GREETING=\"hello world\"\n")),
             ],
         )],
@@ -169,6 +171,10 @@ async fn relative_binds_and_secret_files_come_from_the_repository_at_the_commit(
     assert!(password.len() == 32 && password.chars().all(|c| c.is_ascii_alphanumeric()), "{password}");
     assert_eq!(env_of(&web, "GREETING"), "hello world");
     assert_eq!(env_of(&web, "APP_MODE"), "from-compose");
+    // A prebuilt service's env_file is the repository's too, and a key both
+    // files generate has one value per Playground.
+    assert_eq!(env_of(&db, "DB_NAME"), "shop");
+    assert_eq!(env_of(&db, "DB_PASSWORD"), password);
     let env = app.get(&format!("/api/playgrounds/{id}/env_metadata?service=web"), &app.admin).await.body;
     assert_eq!(env["generated_keys"], json!(["DB_PASSWORD"]), "{env:#}");
     assert_eq!(env["metadata"]["DB_PASSWORD"]["source"], "default");

@@ -236,11 +236,16 @@ pub fn specs(
 ) -> Result<BTreeMap<String, BuildSpec>, String> {
     let mut out = BTreeMap::new();
     for pin in &sources.pins {
+        // A prebuilt service's pin is for its env files only; the
+        // project's pin is no service.
         let (Some(definition), Some(service)) =
             (definitions.iter().find(|d| d.name == pin.service), file.services.get(&pin.service))
         else {
             continue;
         };
+        if definition.service_type != ServiceType::Dynamic {
+            continue;
+        }
         let url = sources.urls.get(&pin.playzone_id).ok_or_else(|| {
             format!("the Playzone (id {}) of service `{}` no longer exists", pin.playzone_id, pin.service)
         })?;

@@ -107,3 +107,17 @@ fn env_files_get_the_generated_values_and_never_a_placeholder() {
     assert_eq!(files["web"].generated, ["DB_PASSWORD"]);
     assert_eq!(files["worker"].values["DB_PASSWORD"], "g".repeat(40));
 }
+
+#[test]
+fn a_prebuilt_service_pinned_for_its_env_files_is_not_built() {
+    let yaml = "services:\n  web:\n    build: .\n  db:\n    image: postgres:16\n    env_file: db.env\n";
+    let playground = crate::testing::playground();
+    let file = crate::desired::model_for(yaml, &Policy::UNTRUSTED, &playground).unwrap();
+    let definitions = classify(&file);
+    let urls = [(7, "https://git.example.org/app.git".to_owned())].into();
+    let pins = vec![crate::testing::pin("web", 'a'), with_env("db", &[("DB_NAME", "shop")])];
+    let sources = Sources { pins, urls, ..Default::default() };
+    let builds = specs(1, &file, &definitions, &sources).unwrap();
+    assert_eq!(builds.keys().collect::<Vec<_>>(), ["web"]);
+    assert_eq!(env_files(&sources).unwrap()["db"].values["DB_NAME"], "shop");
+}

@@ -57,7 +57,9 @@
 //!   what the pass observed and returning what the pass records;
 //! - [`files`] (mounted files), [`source`] (`svc/source_mount` volumes,
 //!   both through [`helper`] containers) and [`edge`] (the shared edge
-//!   network): host helpers of [`apply`] and [`observe`].
+//!   network): host helpers of [`apply`] and [`observe`];
+//! - `pins` and `env_files`: the commits read from Playzones, and the
+//!   services' env files at them.
 //!
 //! Owns converging one Playground on its host. It must not touch objects
 //! of Playgrounds without a row (the Playroom sweep's, `crate::playroom`),
@@ -67,6 +69,7 @@
 pub mod apply;
 mod build;
 pub mod edge;
+mod env_files;
 pub mod files;
 pub mod helper;
 pub mod job;

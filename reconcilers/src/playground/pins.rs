@@ -17,11 +17,8 @@
 use play_core::build::{self, Pin, Sources};
 use play_core::compose::ServiceDefinition;
 use play_core::compose::classify::ServiceType;
-use play_core::compose::model::Service;
-use play_core::compose::project_files;
 use play_core::desired;
 use play_core::playground::Playground;
-use play_core::playzone::{self, env_file};
 use play_core::repository::{RemoteRefs, RepositoryAccess};
 use play_core::store::playground_status::Fence;
 use play_core::store::playrooms::Playroom;
@@ -30,12 +27,14 @@ use play_core::store::playspecs::Playspec;
 use play_core::store::playzones::{self, Playzone};
 use play_core::store::{builds, generated_env};
 
-use super::PlaygroundReconciler;
+use super::{PlaygroundReconciler, env_files};
 use crate::{Error, Result};
 
 /// The Playground's build sources, pinning every dynamic service that has
-/// no pin yet. Nothing is read or written for a Playspec without dynamic
-/// services.
+/// no pin yet, the Playspec's own repository ([`build::PROJECT_PIN`]) and
+/// every prebuilt service with an `env_file:` (to the project repository's
+/// commit, for its env files). Nothing is read or written for a Playspec
+/// without a repository.
 pub(super) async fn ensure(
     r: &PlaygroundReconciler,
     fence: Fence<'_>,
@@ -55,25 +54,51 @@ pub(super) async fn ensure(
         return Ok(Sources::default());
     }
     let mut pinned = builds::pins(&r.store, p.id).await?;
-    let missing: Vec<&&ServiceDefinition> =
-        dynamic.iter().filter(|d| !pinned.iter().any(|pin| pin.service == d.name)).collect();
-    if !missing.is_empty() {
+    let unpinned = |name: &str, pinned: &[Pin]| !pinned.iter().any(|pin| pin.service == name);
+    let missing: Vec<&&ServiceDefinition> = dynamic.iter().filter(|d| unpinned(&d.name, &pinned)).collect();
+    let statics: Vec<&ServiceDefinition> =
+        definitions.iter().filter(|d| d.service_type == ServiceType::Static && unpinned(&d.name, &pinned)).collect();
+    if !missing.is_empty() || !statics.is_empty() {
         let policy = play_core::playground::policy_for(room.trusted, playspec, files);
         let model = desired::model_for(&playspec.base_compose_yaml, &policy, p).map_err(Error::InvalidSpec)?;
+        let in_compose = |name: &str| {
+            model
+                .services
+                .get(name)
+                .ok_or_else(|| Error::InvalidSpec(format!("service `{name}` is not in the Compose file")))
+        };
         let mut pins = Vec::new();
         for definition in missing {
             if definition.name == build::PROJECT_PIN {
                 pins.push(pin(r, p, definition, None).await?);
                 continue;
             }
-            let service = model.services.get(&definition.name).ok_or_else(|| {
-                Error::InvalidSpec(format!("service `{}` is not in the Compose file", definition.name))
-            })?;
+            let service = in_compose(&definition.name)?;
             let mut pin = pin(r, p, definition, build::label_branch(service)).await?;
-            pin.env_file = env_file(r, definition, service, &pin).await?;
+            pin.env_file = env_files::read(r, &definition.name, service, &pin).await?;
             pins.push(pin);
         }
-        builds::pin(&r.store, fence, p.id, &pins).await?.held()?;
+        // A prebuilt service's `env_file:` is the project repository's (the
+        // first built service's, else the Playspec's own), at its commit.
+        let all: Vec<&Pin> = pinned.iter().chain(&pins).collect();
+        let project = model
+            .services
+            .keys()
+            .find_map(|name| all.iter().find(|pin| &pin.service == name && pin.service != build::PROJECT_PIN))
+            .or_else(|| all.iter().find(|pin| pin.service == build::PROJECT_PIN))
+            .map(|pin| (*pin).clone());
+        for definition in statics {
+            let (Some(project), service) = (&project, in_compose(&definition.name)?) else { break };
+            if service.env_file.is_empty() {
+                continue;
+            }
+            let mut pin = Pin { service: definition.name.clone(), created_branch: false, ..project.clone() };
+            pin.env_file = env_files::read(r, &definition.name, service, &pin).await?;
+            pins.push(pin);
+        }
+        if !pins.is_empty() {
+            builds::pin(&r.store, fence, p.id, &pins).await?.held()?;
+        }
         pinned.extend(pins);
     }
     // Before the desired state: a container never gets a placeholder.
@@ -100,48 +125,6 @@ fn project_definition(playzone_id: i64) -> ServiceDefinition {
         },
         repo_url: None,
     }
-}
-
-/// The service's env file (its definition's `env_file_path`, from the
-/// repository's root as Compose reads it) at the pinned commit, parsed;
-/// empty without one. A file the repository lacks is an error unless the
-/// Compose file's `env_file` entry says `required: false`.
-async fn env_file(
-    r: &PlaygroundReconciler,
-    definition: &ServiceDefinition,
-    service: &Service,
-    pin: &Pin,
-) -> Result<std::collections::BTreeMap<String, String>> {
-    let Some(written) = definition.env_file_path.as_deref().filter(|p| !p.is_empty()) else {
-        return Ok(Default::default());
-    };
-    let name = &definition.name;
-    let short: String = pin.commit.chars().take(12).collect();
-    let path = project_files::normalise_file_path(written)
-        .map_err(|e| Error::InvalidSpec(format!("service `{name}`: env file `{written}` {e}")))?;
-    let access = playzones::access(&r.store, &r.secrets, pin.playzone_id).await?;
-    let mut read = r
-        .repositories
-        .read_files(&access, &pin.commit, std::slice::from_ref(&path), playzone::MAX_ENV_FILE_BYTES)
-        .await
-        .map_err(Error::Repository)?;
-    let Some(bytes) = read.pop().flatten() else {
-        let optional =
-            service.env_file.iter().any(|e| !e.required && project_files::normalise(&e.path).as_ref() == Ok(&path));
-        if optional {
-            return Ok(Default::default());
-        }
-        return Err(Error::InvalidSpec(format!(
-            "service `{name}`: env file `{written}` is not a file in the repository (branch {}, commit {short}): \
-             commit it, or change the service's env_file",
-            pin.branch
-        )));
-    };
-    let text = String::from_utf8(bytes)
-        .map_err(|_| Error::InvalidSpec(format!("service `{name}`: env file `{written}` is not UTF-8 text")))?;
-    let parsed = env_file::parse(&text)
-        .map_err(|e| Error::InvalidSpec(format!("service `{name}`: env file `{written}` (commit {short}): {e}")))?;
-    Ok(parsed.defaults)
 }
 
 /// Resolves one service's branch to a commit (creating the branch when
