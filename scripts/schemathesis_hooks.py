@@ -55,9 +55,15 @@ SEMANTIC_FIELDS = {
         "playroom.edge.http_port",
         "playroom.edge.https_port",
     ],
-    # Compose must be valid; service overrides must name its services; names unique.
-    "POST /api/playspecs": ["playspec.name", "playspec.base_compose_yaml", "playspec.services"],
-    "PATCH /api/playspecs/{id}": ["playspec.name", "playspec.base_compose_yaml", "playspec.services"],
+    # Compose must be valid; service overrides must name its services; names
+    # unique; the Playspec's Playzone must be one of the account's.
+    "POST /api/playspecs": ["playspec.name", "playspec.base_compose_yaml", "playspec.services", "playspec.playzone_id"],
+    "PATCH /api/playspecs/{id}": [
+        "playspec.name",
+        "playspec.base_compose_yaml",
+        "playspec.services",
+        "playspec.playzone_id",
+    ],
     # Mount paths unique per Playspec and not under /proc, /sys, /dev; target
     # services must exist; the file part needs a file name.
     # A project path is relative, normalised, without `..`, `~`, `\` or
