@@ -109,6 +109,12 @@ SEMANTIC_FIELDS = {
     "PATCH /api/playzones/{id}": ["playzone.name", "playzone.scm_url", "playzone.default_branch", "playzone.credentials"],
     # Letters or digits to look for.
     "GET /api/import_templates/search": ["query"],
+    # Each manifest object's spec is a kind's create body (checked by that
+    # kind's rules), its references must resolve, names unique in the set;
+    # a prune needs an apply set.
+    "POST /api/apply": ["objects", "apply_set"],
+    # A kind must be one apply knows.
+    "GET /api/apply/objects": ["kind"],
 }
 
 

@@ -30,7 +30,7 @@ use play_core::store::keys;
 use play_core::{time, token};
 
 use crate::error::ApiError;
-use crate::route_scopes::required_scope;
+use crate::route_scopes::{checks_per_object, required_scope};
 use crate::state::AppState;
 
 const INVALID: &str = "missing, invalid or expired credential";
@@ -119,7 +119,9 @@ pub async fn authenticate(
 ) -> Result<Response, ApiError> {
     let required = route_scope(&request, &matched)?;
     let principal = identify(&state, request.headers()).await?;
-    if !principal.scopes.grants(required) {
+    if let Some(required) = required
+        && !principal.scopes.grants(required)
+    {
         return Err(forbidden(required));
     }
     request.extensions_mut().insert(principal);
@@ -146,18 +148,25 @@ pub async fn authenticate_caller(
 pub async fn authorize(matched: MatchedPath, request: Request, next: Next) -> Result<Response, ApiError> {
     let required = route_scope(&request, &matched)?;
     let principal = request.extensions().get::<Principal>().ok_or(ApiError::Unauthorized(INVALID))?;
-    if !principal.scopes.grants(required) {
+    if let Some(required) = required
+        && !principal.scopes.grants(required)
+    {
         return Err(forbidden(required));
     }
     Ok(next.run(request).await)
 }
 
-/// The scope the route table names for the request's operation.
-fn route_scope(request: &Request, matched: &MatchedPath) -> Result<Scope, ApiError> {
+/// The scope the route table names for the request's operation; `None`
+/// for a route whose handler checks scopes per object
+/// (`route_scopes::PER_OBJECT_ROUTES`).
+fn route_scope(request: &Request, matched: &MatchedPath) -> Result<Option<Scope>, ApiError> {
     // axum answers HEAD with the GET handler (without the body), so HEAD
     // needs what GET needs.
     let method = if request.method() == Method::HEAD { Method::GET.as_str() } else { request.method().as_str() };
-    required_scope(method, matched.as_str()).ok_or_else(|| {
+    if checks_per_object(method, matched.as_str()) {
+        return Ok(None);
+    }
+    required_scope(method, matched.as_str()).map(Some).ok_or_else(|| {
         // A routed operation missing from the table is a bug; refuse rather
         // than fall open. The route-table test keeps this unreachable.
         ApiError::Core(play_core::Error::Internal(format!(
@@ -179,7 +188,7 @@ async fn identify(state: &AppState, headers: &HeaderMap) -> Result<Principal, Ap
     Ok(principal)
 }
 
-fn forbidden(required: Scope) -> ApiError {
+pub(crate) fn forbidden(required: Scope) -> ApiError {
     let mut details = play_core::FieldErrors::new();
     details.insert("scope".into(), vec![format!("this key lacks the scope {required}")]);
     ApiError::Forbidden { message: format!("the scope {required} is required"), details }

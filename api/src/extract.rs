@@ -42,6 +42,19 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     })
 }
 
+/// `json` read as `T` the way a request body is ([`parse_json`]), its
+/// field errors keyed under `prefix` (`objects[2].spec.host`): server-side
+/// apply reads each manifest object's `spec` with the create body's type.
+pub fn parse_value<T: DeserializeOwned>(json: &serde_json::Value, prefix: &str) -> Result<T, FieldErrors> {
+    serde_path_to_error::deserialize(crate::json::Strict(json)).map_err(|error| {
+        let path = error.path().to_string();
+        let field = if path.is_empty() || path == "." { prefix.to_owned() } else { format!("{prefix}.{path}") };
+        let mut details = FieldErrors::new();
+        details.insert(field, vec![strip_position(&error.into_inner().to_string())]);
+        details
+    })
+}
+
 fn classify(error: serde_json::Error, path: String) -> ApiError {
     match error.classify() {
         serde_json::error::Category::Data => {

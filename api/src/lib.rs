@@ -7,6 +7,7 @@
 //! SSH: reconcilers converge the hosts, and live host reads go through the
 //! `HostGateway` trait from `play-core`.
 
+pub mod apply;
 pub mod auth;
 pub mod cpu;
 pub mod error;

@@ -169,6 +169,9 @@ pub fn complete(openapi: &mut OpenApiDoc) {
             let Some(operation) = operation else { continue };
             if let Some(scope) = required_scope(method, path) {
                 operation.security = Some(vec![SecurityRequirement::new("bearer", [scope.as_str()])]);
+            } else if crate::route_scopes::checks_per_object(method, path) {
+                // Any valid key; the handler checks a scope per object kind.
+                operation.security = Some(vec![SecurityRequirement::new("bearer", Vec::<String>::new())]);
             }
             positive_ids(operation);
             add_shared_errors(operation);

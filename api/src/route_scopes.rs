@@ -87,6 +87,18 @@ pub const ROUTE_SCOPES: &[(&str, &str, Scope)] = &[
     ("POST", "/api/webhook_endpoints/{id}/deliveries/{delivery_id}/redeliver", Scope::WebhooksWrite),
 ];
 
+/// Routes whose scopes depend on the body: the middleware only
+/// authenticates, and the handler checks a scope per object kind it
+/// touches (`POST /api/apply` needs `playspecs:write` for a Playspec,
+/// `playgrounds:delete` to prune a Playground, ...). Tested by the apply
+/// tests, kind by kind.
+pub const PER_OBJECT_ROUTES: &[(&str, &str)] = &[("POST", "/api/apply"), ("GET", "/api/apply/objects")];
+
+/// Whether the route's handler checks scopes per object ([`PER_OBJECT_ROUTES`]).
+pub fn checks_per_object(method: &str, path: &str) -> bool {
+    PER_OBJECT_ROUTES.iter().any(|(m, p)| *m == method && *p == path)
+}
+
 /// The scope a routed operation needs, if the table names it.
 pub fn required_scope(method: &str, path: &str) -> Option<Scope> {
     ROUTE_SCOPES.iter().find(|(m, p, _)| *m == method && *p == path).map(|(_, _, scope)| *scope)

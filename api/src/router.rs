@@ -22,7 +22,7 @@ use crate::error::ApiError;
 use crate::mcp;
 use crate::openapi::{self, ApiDoc};
 use crate::routes::{
-    job_result, keys, launch, ops, playground_logs, playground_ops, playground_views, playgrounds, playrooms,
+    apply, job_result, keys, launch, ops, playground_logs, playground_ops, playground_views, playgrounds, playrooms,
     playspec_files, playspecs, playzones, template_versions, templates, webhooks,
 };
 use crate::state::AppState;
@@ -85,9 +85,14 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
     // Uploads carry their own, larger body limit.
     let (upload, upload_doc) = OpenApiRouter::new().routes(routes!(playspec_files::add)).split_for_parts();
     doc.merge(upload_doc);
+    // A set of manifests is larger than one request of the API.
+    let (applies, apply_doc) =
+        OpenApiRouter::new().routes(routes!(apply::apply)).routes(routes!(apply::objects)).split_for_parts();
+    doc.merge(apply_doc);
     openapi::complete(&mut doc);
     let upload = upload.layer(DefaultBodyLimit::max(playspec_files::MAX_MOUNTED_FILE_BYTES + 64 * 1024));
-    (router.merge(upload), doc)
+    let applies = applies.layer(DefaultBodyLimit::max(apply::MAX_APPLY_BYTES));
+    (router.merge(upload).merge(applies), doc)
 }
 
 /// The complete application.

@@ -5,6 +5,7 @@
 //! This crate never talks to Docker or SSH and never serves HTTP: it is the
 //! part of play that can be tested with nothing running.
 
+pub mod apply;
 pub mod build;
 pub mod compose;
 pub mod desired;

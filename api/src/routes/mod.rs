@@ -1,5 +1,6 @@
 //! One module per resource.
 
+pub mod apply;
 pub mod job_result;
 pub mod keys;
 pub mod launch;

@@ -62,6 +62,7 @@ pub async fn rollout(
         env_overrides: input.env_overrides,
         service_subdomains: input.service_subdomains,
         service_settings: input.services,
+        playspec_id: None,
     };
     let playground =
         ops::rollout(&state.store, &state.cpu, principal.account_id, id, changes, principal.actor()).await?;

@@ -210,7 +210,7 @@ fn check<T>(errors: &mut FieldErrors, field: &str, value: Option<&T>, rule: impl
 
 /// Validates the input field by field and turns it into store fields.
 /// `creating` makes name and (for SSH) host required.
-fn fields(input: PlayroomInput, creating: bool, allow_local: bool) -> Result<PlayroomFields, ApiError> {
+pub(crate) fn fields(input: PlayroomInput, creating: bool, allow_local: bool) -> Result<PlayroomFields, ApiError> {
     let mut errors = FieldErrors::new();
     let connection = match input.connection.as_deref() {
         None => None,
@@ -309,7 +309,7 @@ fn fields(input: PlayroomInput, creating: bool, allow_local: bool) -> Result<Pla
 
 /// Marking a Playroom trusted is the operator's act: 403 without
 /// `playrooms:trust`. Lifting trust (`false`) is open to any writer.
-fn authorise_trust(principal: &Principal, input: &PlayroomInput) -> Result<(), ApiError> {
+pub(crate) fn authorise_trust(principal: &Principal, input: &PlayroomInput) -> Result<(), ApiError> {
     if input.trusted == Some(true) && !principal.scopes.grants(Scope::PlayroomsTrust) {
         let mut details = FieldErrors::new();
         details.insert(

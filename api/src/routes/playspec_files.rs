@@ -22,9 +22,9 @@ use crate::state::AppState;
 pub const MAX_MOUNTED_FILE_BYTES: usize = 1024 * 1024;
 /// Container paths a mounted file may not cover.
 const RESERVED_PREFIXES: &[&str] = &["/proc", "/sys", "/dev"];
-const REGISTRY_TYPES: &[&str] = &["docker_hub", "ghcr", "gitlab", "generic"];
+pub(crate) const REGISTRY_TYPES: &[&str] = &["docker_hub", "ghcr", "gitlab", "generic"];
 
-fn check_mount_path(path: &str) -> Result<(), &'static str> {
+pub(crate) fn check_mount_path(path: &str) -> Result<(), &'static str> {
     validate::absolute_path(path)?;
     if path == "/" || path.ends_with('/') || path.len() > 1024 {
         return Err("must name a file: an absolute path not ending in '/'");
@@ -61,12 +61,12 @@ fn parse_bool(text: &str) -> Option<bool> {
 
 /// A project path from a request, normalised; `None` (with an error) when
 /// it is not one.
-fn project_path(text: &str, errors: &mut FieldErrors) -> Option<String> {
+pub(crate) fn project_path(text: &str, errors: &mut FieldErrors) -> Option<String> {
     compose::project_files::normalise_file_path(text).map_err(|e| push_field_error(errors, "path", e.to_string())).ok()
 }
 
 /// A file name from an upload: its last path segment, if that is usable.
-fn file_name(raw: Option<&str>) -> Result<String, &'static str> {
+pub(crate) fn file_name(raw: Option<&str>) -> Result<String, &'static str> {
     let name = raw.unwrap_or("").rsplit(['/', '\\']).next().unwrap_or("").trim();
     if name.is_empty() || name == "." || name == ".." || name.chars().any(char::is_control) || name.len() > 255 {
         Err("the file part needs a file name")
@@ -299,7 +299,7 @@ fn username() -> utoipa::openapi::schema::Object {
 }
 
 /// `https://host:port/` -> `host:port`; `None` when not a registry address.
-fn registry_host(url: &str) -> Option<String> {
+pub(crate) fn registry_host(url: &str) -> Option<String> {
     let bare = url.trim().trim_start_matches("https://").trim_start_matches("http://").trim_end_matches('/');
     let (host, port) = match bare.rsplit_once(':') {
         Some((h, p)) if !h.contains(']') || bare.starts_with('[') => (h, Some(p)),

@@ -270,7 +270,7 @@ fn apply_overrides(defs: &mut [ServiceDefinition], overrides: Vec<ServiceInput>,
 
 /// Validates a create or update body; `creating` requires name and Compose.
 /// Runs on the CPU pool: it parses and classifies the Compose text.
-fn fields(input: PlayspecInput, creating: bool, current_yaml: Option<String>) -> ApiResult<PlayspecFields> {
+pub(crate) fn fields(input: PlayspecInput, creating: bool, current_yaml: Option<String>) -> ApiResult<PlayspecFields> {
     let mut errors = FieldErrors::new();
     if creating && input.name.is_none() {
         push_field_error(&mut errors, "playspec.name", "is required");

@@ -141,12 +141,19 @@ pub struct RolloutChanges {
     pub env_overrides: Option<BTreeMap<String, String>>,
     pub service_subdomains: Option<BTreeMap<String, String>>,
     pub service_settings: Option<BTreeMap<String, ServiceSettings>>,
+    /// Another Playspec to run (server-side apply moves a Playground to a
+    /// new revision of its Playspec); the caller checked it is the
+    /// account's and that the settings fit it.
+    pub playspec_id: Option<i64>,
 }
 
 impl RolloutChanges {
     /// Whether the rollout changes any setting (else it only re-applies).
     pub fn is_empty(&self) -> bool {
-        self.env_overrides.is_none() && self.service_subdomains.is_none() && self.service_settings.is_none()
+        self.env_overrides.is_none()
+            && self.service_subdomains.is_none()
+            && self.service_settings.is_none()
+            && self.playspec_id.is_none()
     }
 
     /// The settings that differ from `current`, as the event names them.
@@ -160,6 +167,9 @@ impl RolloutChanges {
         }
         if self.service_settings.as_ref().is_some_and(|v| *v != current.service_settings) {
             fields.push("services");
+        }
+        if self.playspec_id.is_some_and(|id| Some(id) != current.playspec_id) {
+            fields.push("playspec_id");
         }
         fields
     }

@@ -42,13 +42,20 @@ use crate::{Error, Result};
 /// Records the wish to destroy (see the [module documentation](self)).
 pub async fn request_destroy(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<Playground> {
     let mut tx = store.write().await?;
-    let current = rows::get_in(&mut tx, account_id, id).await?;
-    if current.desired_state != DesiredState::Destroyed {
-        rows::mark_destroying_in(&mut tx, id).await?;
-        rows::status_changed_in(&mut tx, &current, PlaygroundStatus::Destroying, actor).await?;
-    }
-    let playground = rows::get_in(&mut tx, account_id, id).await?;
+    let out = request_destroy_in(&mut tx, account_id, id, actor).await?;
     tx.commit().await?;
+    Ok(out)
+}
+
+/// [`request_destroy`] inside the caller's transaction (server-side apply writes a
+/// whole set in one).
+pub async fn request_destroy_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) -> Result<Playground> {
+    let current = rows::get_in(conn, account_id, id).await?;
+    if current.desired_state != DesiredState::Destroyed {
+        rows::mark_destroying_in(conn, id).await?;
+        rows::status_changed_in(conn, &current, PlaygroundStatus::Destroying, actor).await?;
+    }
+    let playground = rows::get_in(conn, account_id, id).await?;
     Ok(playground)
 }
 
@@ -127,24 +134,40 @@ pub async fn record_rollout(
     actor: Actor,
 ) -> Result<Playground> {
     let mut tx = store.write().await?;
-    let current = rows::get_in(&mut tx, account_id, id).await?;
+    let out = record_rollout_in(&mut tx, account_id, id, changes, actor).await?;
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// [`record_rollout`] inside the caller's transaction (server-side apply writes a
+/// whole set in one).
+pub async fn record_rollout_in(
+    conn: &mut Conn,
+    account_id: i64,
+    id: i64,
+    changes: RolloutChanges,
+    actor: Actor,
+) -> Result<Playground> {
+    let current = rows::get_in(conn, account_id, id).await?;
     current.check_live()?;
     let fields = changes.changed_fields(&current);
+    if let Some(playspec_id) = changes.playspec_id {
+        rows::set_playspec_in(conn, id, playspec_id).await?;
+    }
     rows::set_settings_in(
-        &mut tx,
+        conn,
         id,
         changes.env_overrides.as_ref().unwrap_or(&current.env_overrides),
         changes.service_subdomains.as_ref().unwrap_or(&current.service_subdomains),
         changes.service_settings.as_ref().unwrap_or(&current.service_settings),
     )
     .await?;
-    restart_progress(&mut tx, &current, 0, actor).await?;
+    restart_progress(conn, &current, 0, actor).await?;
     // Services built from Playzones are built again from their branches'
     // current commits (or found in the cache): the next pass pins them.
-    crate::store::builds::clear_pins(&mut tx, id).await?;
-    rows::updated_in(&mut tx, &current, actor, serde_json::json!({"operation": "rollout", "changed": fields})).await?;
-    let playground = rows::get_in(&mut tx, account_id, id).await?;
-    tx.commit().await?;
+    crate::store::builds::clear_pins(conn, id).await?;
+    rows::updated_in(conn, &current, actor, serde_json::json!({"operation": "rollout", "changed": fields})).await?;
+    let playground = rows::get_in(conn, account_id, id).await?;
     Ok(playground)
 }
 

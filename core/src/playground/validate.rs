@@ -15,7 +15,7 @@ use crate::error::push_field_error;
 use crate::offload::Offload;
 use crate::store::playrooms::{self, Playroom};
 use crate::store::playspecs::{self, Playspec};
-use crate::store::{Store, playspec_files};
+use crate::store::{Conn, Store, playspec_files};
 use crate::{Error, FieldErrors, Result, validate};
 
 /// The largest value of one variable.
@@ -58,13 +58,13 @@ pub fn compose_errors(yaml: &str, policy: &Policy, env_overrides: &BTreeMap<Stri
 
 /// [`compose_errors`] of `playspec` on `playroom` through `cpu`.
 async fn compose_errors_on(
-    store: &Store,
+    conn: &mut Conn,
     cpu: &impl Offload,
     playspec: &Playspec,
     playroom: &Playroom,
     env_overrides: &BTreeMap<String, String>,
 ) -> Result<FieldErrors> {
-    let files = playspec_files::list_files(store, playspec.id).await?;
+    let files = playspec_files::list_files_in(conn, playspec.id).await?;
     let policy = super::desired::policy_for(playroom.trusted, playspec, &files);
     let (yaml, overrides) = (playspec.base_compose_yaml.clone(), env_overrides.clone());
     cpu.run(move || compose_errors(&yaml, &policy, &overrides)).await
@@ -127,7 +127,7 @@ pub fn check_settings(
 /// the index, not the remote: the reconciler checks the remote again when
 /// it creates the branch.
 async fn check_branches_to_create(
-    store: &Store,
+    conn: &mut Conn,
     errors: &mut FieldErrors,
     services: &[ServiceDefinition],
     settings: &BTreeMap<String, ServiceSettings>,
@@ -140,8 +140,8 @@ async fn check_branches_to_create(
         let Some(playzone) = services.iter().find(|d| &d.name == service).and_then(|d| d.playzone_id) else {
             continue;
         };
-        let existing = crate::store::playzones::branch_commit(store, playzone, branch).await?;
-        let base_commit = crate::store::playzones::branch_commit(store, playzone, base).await?;
+        let existing = crate::store::playzones::branch_commit_in(conn, playzone, branch).await?;
+        let base_commit = crate::store::playzones::branch_commit_in(conn, playzone, base).await?;
         if let (Some(existing), Some(base_commit)) = (existing, base_commit)
             && existing != base_commit
         {
@@ -184,6 +184,20 @@ pub async fn check_create(
     request: CreateRequest,
     lifetimes: Lifetimes,
 ) -> Result<NewPlayground> {
+    let mut conn = store.conn().await?;
+    check_create_in(&mut conn, cpu, account_id, request, lifetimes).await
+}
+
+/// [`check_create`] on the caller's connection: inside a transaction it
+/// sees the Playspec and Playroom that transaction wrote (server-side
+/// apply checks a Playground against objects of the same set).
+pub async fn check_create_in(
+    conn: &mut Conn,
+    cpu: &impl Offload,
+    account_id: i64,
+    request: CreateRequest,
+    lifetimes: Lifetimes,
+) -> Result<NewPlayground> {
     let mut errors = FieldErrors::new();
     let name = request.name.unwrap_or_default();
     if let Err(m) = validate::display_name(&name) {
@@ -198,9 +212,9 @@ pub async fn check_create(
         }
         return Err(Error::Validation(errors));
     };
-    let playspec = playspecs::get(store, account_id, playspec_id).await?;
-    let playroom = playrooms::get(store, account_id, playroom_id).await?;
-    errors.extend(compose_errors_on(store, cpu, &playspec, &playroom, &request.env_overrides).await?);
+    let playspec = playspecs::get_in(conn, account_id, playspec_id).await?;
+    let playroom = playrooms::get_in(conn, account_id, playroom_id).await?;
+    errors.extend(compose_errors_on(conn, cpu, &playspec, &playroom, &request.env_overrides).await?);
     let services: Vec<ServiceDefinition> = playspec.definitions()?;
     let find = |name: &str| services.iter().find(|s| s.name == name);
     if !request.job_mode && !request.watched_services.is_empty() {
@@ -216,7 +230,7 @@ pub async fn check_create(
         }
     }
     check_settings(&mut errors, &services, &request.env_overrides, &request.service_subdomains, &request.services);
-    check_branches_to_create(store, &mut errors, &services, &request.services).await?;
+    check_branches_to_create(conn, &mut errors, &services, &request.services).await?;
     if !errors.is_empty() {
         return Err(Error::Validation(errors));
     }
@@ -242,16 +256,31 @@ pub async fn check_rollout(
     current: &Playground,
     changes: &RolloutChanges,
 ) -> Result<()> {
+    let mut conn = store.conn().await?;
+    check_rollout_in(&mut conn, cpu, current, changes).await
+}
+
+/// [`check_rollout`] on the caller's connection (see [`check_create_in`]);
+/// a change of Playspec is checked against the new one.
+pub async fn check_rollout_in(
+    conn: &mut Conn,
+    cpu: &impl Offload,
+    current: &Playground,
+    changes: &RolloutChanges,
+) -> Result<()> {
     if changes.is_empty() {
         return Ok(());
     }
     let account_id = current.account_id;
-    let spec_id = current.playspec_id.ok_or_else(|| Error::InvalidState("the Playspec no longer exists".into()))?;
-    let playspec = playspecs::get(store, account_id, spec_id).await?;
-    let playroom = playrooms::get(store, account_id, current.playroom_id).await?;
+    let spec_id = changes
+        .playspec_id
+        .or(current.playspec_id)
+        .ok_or_else(|| Error::InvalidState("the Playspec no longer exists".into()))?;
+    let playspec = playspecs::get_in(conn, account_id, spec_id).await?;
+    let playroom = playrooms::get_in(conn, account_id, current.playroom_id).await?;
     let services: Vec<ServiceDefinition> = playspec.definitions()?;
     let env = changes.env_overrides.as_ref().unwrap_or(&current.env_overrides);
-    let mut errors = compose_errors_on(store, cpu, &playspec, &playroom, env).await?;
+    let mut errors = compose_errors_on(conn, cpu, &playspec, &playroom, env).await?;
     check_settings(
         &mut errors,
         &services,

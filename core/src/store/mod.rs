@@ -21,6 +21,7 @@
 //! when a deferred transaction tries to upgrade its lock.
 
 pub mod accounts;
+pub mod applied;
 pub mod builds;
 pub mod edges;
 pub mod events;

@@ -196,6 +196,16 @@ pub async fn set_expiry_in(conn: &mut Conn, id: i64, expires_at: Timestamp) -> R
     Ok(())
 }
 
+/// Moves the Playground to another Playspec (a new revision of its own).
+pub async fn set_playspec_in(conn: &mut Conn, id: i64, playspec_id: i64) -> Result<()> {
+    sqlx::query("UPDATE playgrounds SET playspec_id = $1 WHERE id = $2")
+        .bind(playspec_id)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
 /// Replaces the per-Playground settings a rollout may change.
 pub async fn set_settings_in(
     conn: &mut Conn,

@@ -189,10 +189,26 @@ pub async fn create(
     limits: &QuotaLimits,
     actor: Actor,
 ) -> Result<Playroom> {
+    let mut tx = store.write().await?;
+    let out = create_in(&mut tx, store.backend(), secrets, account_id, fields, limits, actor).await?;
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// [`create`] inside the caller's transaction (server-side apply writes a
+/// whole set in one).
+pub async fn create_in(
+    conn: &mut super::Conn,
+    backend: super::Backend,
+    secrets: &SecretBox,
+    account_id: i64,
+    fields: PlayroomFields,
+    limits: &QuotaLimits,
+    actor: Actor,
+) -> Result<Playroom> {
     let missing = || Error::Internal("playroom create without a required field".into());
     let name = fields.name.clone().ok_or_else(missing)?;
-    let mut tx = store.write().await?;
-    quotas::check(&mut tx, store.backend(), account_id, Resource::Playrooms, limits).await?;
+    quotas::check(conn, backend, account_id, Resource::Playrooms, limits).await?;
     let now = time::to_db(&time::now());
     let pinned_at = fields.host_key.as_ref().and_then(|k| k.as_ref()).map(|_| now.clone());
     let trusted = fields.trusted.unwrap_or(false);
@@ -219,7 +235,7 @@ pub async fn create(
     .bind(flag(fields.tutorial.unwrap_or(false)))
     .bind(&now)
     .bind(edge_json(&edge)?)
-    .fetch_one(&mut *tx)
+    .fetch_one(&mut *conn)
     .await;
     let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
     if let Some((private, _)) = &fields.ssh_key {
@@ -227,21 +243,19 @@ pub async fn create(
         sqlx::query("UPDATE playrooms SET ssh_private_key = $1 WHERE id = $2")
             .bind(sealed)
             .bind(id)
-            .execute(&mut *tx)
+            .execute(&mut *conn)
             .await?;
     }
     if trusted {
-        record_trust(&mut tx, id, true, actor).await?;
+        record_trust(conn, id, true, actor).await?;
     }
     let metadata = serde_json::json!({ "trusted": trusted });
-    events::record(&mut tx, NewEvent::new(account_id, "playroom", id, "created").actor(actor).metadata(metadata))
-        .await?;
-    let room = get_in(&mut tx, account_id, id).await?;
-    tx.commit().await?;
+    events::record(conn, NewEvent::new(account_id, "playroom", id, "created").actor(actor).metadata(metadata)).await?;
+    let room = get_in(conn, account_id, id).await?;
     Ok(room)
 }
 
-pub(super) async fn get_in(conn: &mut super::Conn, account_id: i64, id: i64) -> Result<Playroom> {
+pub async fn get_in(conn: &mut super::Conn, account_id: i64, id: i64) -> Result<Playroom> {
     let row = sqlx::query(&format!(
         "SELECT {COLUMNS} FROM playrooms WHERE id = $1 AND account_id = $2 AND deleted_at IS NULL"
     ))
@@ -282,7 +296,22 @@ pub async fn update(
     actor: Actor,
 ) -> Result<Playroom> {
     let mut tx = store.write().await?;
-    let current = get_in(&mut tx, account_id, id).await?;
+    let out = update_in(&mut tx, secrets, account_id, id, fields, actor).await?;
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// [`update`] inside the caller's transaction (server-side apply writes a
+/// whole set in one).
+pub async fn update_in(
+    conn: &mut super::Conn,
+    secrets: &SecretBox,
+    account_id: i64,
+    id: i64,
+    fields: PlayroomFields,
+    actor: Actor,
+) -> Result<Playroom> {
+    let current = get_in(conn, account_id, id).await?;
     let moved = fields.host.as_ref().is_some_and(|h| *h != current.host)
         || fields.port.is_some_and(|p| p != current.port)
         || fields.user.as_ref().is_some_and(|u| *u != current.user)
@@ -291,7 +320,7 @@ pub async fn update(
     // keeps that pin, so only the same machine (same host key) is reached
     // at the new address and nothing is orphaned; a move that would drop
     // or change the pin is refused while they exist.
-    let occupied = moved && active_playgrounds(&mut tx, id).await? > 0;
+    let occupied = moved && active_playgrounds(conn, id).await? > 0;
     if occupied && (current.host_key.is_none() || fields.host_key.as_ref().is_some_and(|k| *k != current.host_key)) {
         return Err(Error::Conflict(
             "the Playroom has Playgrounds on its current host: a new host, port, user or connection must keep \
@@ -338,21 +367,19 @@ pub async fn update(
     .bind(id)
     .bind(account_id)
     .bind(edge_json(&edge)?)
-    .execute(&mut *tx)
+    .execute(&mut *conn)
     .await;
     result.on_unique(|| name_taken(&name))?;
     if let Some((private, public)) = &fields.ssh_key {
-        set_key_in(&mut tx, secrets, id, private, public).await?;
+        set_key_in(conn, secrets, id, private, public).await?;
     }
     let mut metadata = serde_json::json!({});
     if trusted != current.trusted {
-        record_trust(&mut tx, id, trusted, actor).await?;
+        record_trust(conn, id, trusted, actor).await?;
         metadata = serde_json::json!({ "trusted": { "from": current.trusted, "to": trusted } });
     }
-    events::record(&mut tx, NewEvent::new(account_id, "playroom", id, "updated").actor(actor).metadata(metadata))
-        .await?;
-    let room = get_in(&mut tx, account_id, id).await?;
-    tx.commit().await?;
+    events::record(conn, NewEvent::new(account_id, "playroom", id, "updated").actor(actor).metadata(metadata)).await?;
+    let room = get_in(conn, account_id, id).await?;
     Ok(room)
 }
 
@@ -429,22 +456,30 @@ pub async fn active_playgrounds(conn: &mut super::Conn, playroom_id: i64) -> Res
 /// Deletes a Playroom; refused with `Conflict` while Playgrounds are active.
 pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<()> {
     let mut tx = store.write().await?;
-    get_in(&mut tx, account_id, id).await?;
-    let active = active_playgrounds(&mut tx, id).await?;
+    delete_in(&mut tx, account_id, id, actor).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// [`delete`] inside the caller's transaction (server-side apply writes a
+/// whole set in one).
+pub async fn delete_in(conn: &mut super::Conn, account_id: i64, id: i64, actor: Actor) -> Result<()> {
+    get_in(conn, account_id, id).await?;
+    let active = active_playgrounds(conn, id).await?;
     if active > 0 {
         return Err(Error::Conflict(format!(
             "the Playroom has {active} active Playground(s); destroy them before deleting it"
         )));
     }
     // Destroyed Playground rows keep their history elsewhere (events).
-    sqlx::query("DELETE FROM playgrounds WHERE playroom_id = $1").bind(id).execute(&mut *tx).await?;
+    sqlx::query("DELETE FROM playgrounds WHERE playroom_id = $1").bind(id).execute(&mut *conn).await?;
     // An edge container may still run on the host: only the edge
     // reconciler, which reaches the host through this row, can remove it.
     // Hide the row now (its name freed), and let the edge purge it.
     let edge_ran: Option<String> =
         sqlx::query("SELECT container_id FROM playroom_edges WHERE playroom_id = $1 AND container_id IS NOT NULL")
             .bind(id)
-            .fetch_optional(&mut *tx)
+            .fetch_optional(&mut *conn)
             .await?
             .map(|r| r.try_get("container_id"))
             .transpose()?;
@@ -457,17 +492,16 @@ pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Re
         .bind(format!("~deleted-{id}"))
         .bind(id)
         .bind(account_id)
-        .execute(&mut *tx)
+        .execute(&mut *conn)
         .await?;
     } else {
         sqlx::query("DELETE FROM playrooms WHERE id = $1 AND account_id = $2")
             .bind(id)
             .bind(account_id)
-            .execute(&mut *tx)
+            .execute(&mut *conn)
             .await?;
     }
-    events::record(&mut tx, NewEvent::new(account_id, "playroom", id, "destroyed").actor(actor)).await?;
-    tx.commit().await?;
+    events::record(conn, NewEvent::new(account_id, "playroom", id, "destroyed").actor(actor)).await?;
     Ok(())
 }
 

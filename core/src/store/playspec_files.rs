@@ -90,10 +90,16 @@ fn path_taken(path: &str) -> Error {
 }
 
 pub async fn list_files(store: &Store, playspec_id: i64) -> Result<Vec<MountedFile>> {
+    let mut conn = store.conn().await?;
+    list_files_in(&mut conn, playspec_id).await
+}
+
+/// [`list_files`] on the caller's connection.
+pub async fn list_files_in(conn: &mut Conn, playspec_id: i64) -> Result<Vec<MountedFile>> {
     let rows =
         sqlx::query(&format!("SELECT {FILE_COLUMNS} FROM playspec_mounted_files WHERE playspec_id = $1 ORDER BY id"))
             .bind(playspec_id)
-            .fetch_all(store.pool())
+            .fetch_all(&mut *conn)
             .await?;
     rows.iter().map(file_from_row).collect()
 }
@@ -153,14 +159,29 @@ pub async fn add_file(
     actor: Actor,
 ) -> Result<MountedFile> {
     let mut tx = store.write().await?;
-    ensure_unlocked(&mut tx, account_id, playspec_id).await?;
-    if store.backend() == super::Backend::Postgres {
+    let out = add_file_in(&mut tx, store.backend(), account_id, playspec_id, file, actor).await?;
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// [`add_file`] inside the caller's transaction (server-side apply writes a
+/// whole set in one).
+pub async fn add_file_in(
+    conn: &mut Conn,
+    backend: super::Backend,
+    account_id: i64,
+    playspec_id: i64,
+    file: NewMountedFile,
+    actor: Actor,
+) -> Result<MountedFile> {
+    ensure_unlocked(conn, account_id, playspec_id).await?;
+    if backend == super::Backend::Postgres {
         // Serialise adds to one Playspec, so the count below cannot race.
-        sqlx::query("SELECT id FROM playspecs WHERE id = $1 FOR UPDATE").bind(playspec_id).execute(&mut *tx).await?;
+        sqlx::query("SELECT id FROM playspecs WHERE id = $1 FOR UPDATE").bind(playspec_id).execute(&mut *conn).await?;
     }
     let count: i64 = sqlx::query("SELECT COUNT(*) AS n FROM playspec_mounted_files WHERE playspec_id = $1")
         .bind(playspec_id)
-        .fetch_one(&mut *tx)
+        .fetch_one(&mut *conn)
         .await?
         .try_get("n")?;
     if count >= MAX_FILES_PER_PLAYSPEC {
@@ -170,7 +191,7 @@ pub async fn add_file(
         ));
     }
     if let Some(path) = &file.path {
-        ensure_path_free(&mut tx, playspec_id, path, None).await?;
+        ensure_path_free(conn, playspec_id, path, None).await?;
     }
     let now = time::to_db(&time::now());
     let size = i64::try_from(file.content.len()).map_err(|_| Error::field("file", "is too large"))?;
@@ -190,12 +211,11 @@ pub async fn add_file(
     .bind(size)
     .bind(sha256)
     .bind(&now)
-    .fetch_one(&mut *tx)
+    .fetch_one(&mut *conn)
     .await;
     let id: i64 = inserted.on_unique(|| path_taken(&file.mount_path))?.try_get("id")?;
-    touch_in(&mut tx, account_id, playspec_id, actor).await?;
-    let added = file_in(&mut tx, playspec_id, id).await?;
-    tx.commit().await?;
+    touch_in(conn, account_id, playspec_id, actor).await?;
+    let added = file_in(conn, playspec_id, id).await?;
     Ok(added)
 }
 
@@ -303,7 +323,37 @@ pub async fn add_credential(
     actor: Actor,
 ) -> Result<RegistryCredential> {
     let mut tx = store.write().await?;
-    ensure_unlocked(&mut tx, account_id, playspec_id).await?;
+    let out = add_credential_in(
+        &mut tx,
+        secrets,
+        account_id,
+        playspec_id,
+        registry_type,
+        registry_url,
+        username,
+        secret,
+        actor,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// [`add_credential`] inside the caller's transaction (server-side apply writes a
+/// whole set in one).
+#[expect(clippy::too_many_arguments, reason = "the fields of one credential, as the request gives them")]
+pub async fn add_credential_in(
+    conn: &mut Conn,
+    secrets: &SecretBox,
+    account_id: i64,
+    playspec_id: i64,
+    registry_type: &str,
+    registry_url: &str,
+    username: &str,
+    secret: &str,
+    actor: Actor,
+) -> Result<RegistryCredential> {
+    ensure_unlocked(conn, account_id, playspec_id).await?;
     let now = time::now();
     let inserted = sqlx::query(
         "INSERT INTO playspec_registry_credentials (playspec_id, registry_type, registry_url, username, secret, \
@@ -315,13 +365,12 @@ pub async fn add_credential(
     .bind(username)
     .bind(secrets.seal(secret, &credential_context(playspec_id, registry_url))?)
     .bind(time::to_db(&now))
-    .fetch_one(&mut *tx)
+    .fetch_one(&mut *conn)
     .await;
     let id: i64 = inserted
         .on_unique(|| Error::field("registry_url", format!("a credential for {registry_url} already exists")))?
         .try_get("id")?;
-    touch_in(&mut tx, account_id, playspec_id, actor).await?;
-    tx.commit().await?;
+    touch_in(conn, account_id, playspec_id, actor).await?;
     Ok(RegistryCredential {
         id,
         registry_type: registry_type.to_owned(),

@@ -203,7 +203,21 @@ pub async fn touch_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) -
 
 pub async fn update(store: &Store, account_id: i64, id: i64, fields: PlayspecFields, actor: Actor) -> Result<Playspec> {
     let mut tx = store.write().await?;
-    let current = ensure_unlocked(&mut tx, account_id, id).await?;
+    let out = update_in(&mut tx, account_id, id, fields, actor).await?;
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// [`update`] inside the caller's transaction (server-side apply writes a
+/// whole set in one).
+pub async fn update_in(
+    conn: &mut Conn,
+    account_id: i64,
+    id: i64,
+    fields: PlayspecFields,
+    actor: Actor,
+) -> Result<Playspec> {
+    let current = ensure_unlocked(conn, account_id, id).await?;
     let name = fields.name.unwrap_or(current.name);
     let services = match fields.services {
         Some(services) => services_json(&services)?,
@@ -222,12 +236,11 @@ pub async fn update(store: &Store, account_id: i64, id: i64, fields: PlayspecFie
     .bind(id)
     .bind(account_id)
     .bind(fields.playzone_id.unwrap_or(current.playzone_id))
-    .execute(&mut *tx)
+    .execute(&mut *conn)
     .await;
     result.on_unique(|| name_taken(&name))?;
-    events::record(&mut tx, NewEvent::new(account_id, "playspec", id, "updated").actor(actor)).await?;
-    let playspec = get_in(&mut tx, account_id, id).await?;
-    tx.commit().await?;
+    events::record(conn, NewEvent::new(account_id, "playspec", id, "updated").actor(actor)).await?;
+    let playspec = get_in(conn, account_id, id).await?;
     Ok(playspec)
 }
 
@@ -235,15 +248,25 @@ pub async fn update(store: &Store, account_id: i64, id: i64, fields: PlayspecFie
 /// Destroyed Playgrounds that referenced it keep their rows, unlinked.
 pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<()> {
     let mut tx = store.write().await?;
-    ensure_unlocked(&mut tx, account_id, id).await?;
-    sqlx::query("UPDATE playgrounds SET playspec_id = NULL WHERE playspec_id = $1").bind(id).execute(&mut *tx).await?;
+    delete_in(&mut tx, account_id, id, actor).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// [`delete`] inside the caller's transaction (server-side apply writes a
+/// whole set in one).
+pub async fn delete_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) -> Result<()> {
+    ensure_unlocked(conn, account_id, id).await?;
+    sqlx::query("UPDATE playgrounds SET playspec_id = NULL WHERE playspec_id = $1")
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
     sqlx::query("DELETE FROM playspecs WHERE id = $1 AND account_id = $2")
         .bind(id)
         .bind(account_id)
-        .execute(&mut *tx)
+        .execute(&mut *conn)
         .await?;
-    events::record(&mut tx, NewEvent::new(account_id, "playspec", id, "destroyed").actor(actor)).await?;
-    tx.commit().await?;
+    events::record(conn, NewEvent::new(account_id, "playspec", id, "destroyed").actor(actor)).await?;
     Ok(())
 }
 

@@ -439,10 +439,16 @@ pub async fn branches(
 
 /// The commit a branch of the index points at.
 pub async fn branch_commit(store: &Store, id: i64, branch: &str) -> Result<Option<String>> {
+    let mut conn = store.conn().await?;
+    branch_commit_in(&mut conn, id, branch).await
+}
+
+/// [`branch_commit`] on the caller's connection.
+pub async fn branch_commit_in(conn: &mut Conn, id: i64, branch: &str) -> Result<Option<String>> {
     let row = sqlx::query("SELECT commit_sha FROM playzone_branches WHERE playzone_id = $1 AND name = $2")
         .bind(id)
         .bind(branch)
-        .fetch_optional(store.pool())
+        .fetch_optional(&mut *conn)
         .await?;
     Ok(row.map(|r| r.try_get("commit_sha")).transpose()?)
 }

@@ -76,14 +76,29 @@ pub async fn create(
     changes: Changes,
     limits: &QuotaLimits,
 ) -> Result<(Endpoint, String)> {
+    let mut tx = store.write().await?;
+    let out = create_in(&mut tx, store.backend(), secrets, account_id, changes, limits).await?;
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// [`create`] inside the caller's transaction (server-side apply writes a
+/// whole set in one).
+pub async fn create_in(
+    conn: &mut Conn,
+    backend: super::Backend,
+    secrets: &SecretBox,
+    account_id: i64,
+    changes: Changes,
+    limits: &QuotaLimits,
+) -> Result<(Endpoint, String)> {
     let missing = || Error::Internal("webhook endpoint create without url or events".into());
     let url = changes.url.ok_or_else(missing)?;
     let subscription = Subscription::default()
         .apply(Some(changes.events.ok_or_else(missing)?), changes.event_filters)
         .map_err(Error::Validation)?;
     let secret = changes.secret.unwrap_or_else(webhook::generate_secret);
-    let mut tx = store.write().await?;
-    quotas::check(&mut tx, store.backend(), account_id, Resource::WebhookEndpoints, limits).await?;
+    quotas::check(conn, backend, account_id, Resource::WebhookEndpoints, limits).await?;
     let now = time::to_db(&time::now());
     let id: i64 = sqlx::query(
         "INSERT INTO webhook_endpoints (account_id, url, events, event_filters, description, enabled, \
@@ -95,16 +110,15 @@ pub async fn create(
     .bind(to_json(&subscription.event_filters)?)
     .bind(changes.description.unwrap_or_default())
     .bind(&now)
-    .fetch_one(&mut *tx)
+    .fetch_one(&mut *conn)
     .await?
     .try_get("id")?;
     sqlx::query("UPDATE webhook_endpoints SET secret = $1 WHERE id = $2")
         .bind(secrets.seal(&secret, &secret_context(id))?)
         .bind(id)
-        .execute(&mut *tx)
+        .execute(&mut *conn)
         .await?;
-    let endpoint = get_in(&mut tx, account_id, id).await?;
-    tx.commit().await?;
+    let endpoint = get_in(conn, account_id, id).await?;
     Ok((endpoint, secret))
 }
 
@@ -112,7 +126,7 @@ pub(super) fn endpoint_from_row(row: &AnyRow) -> Result<Endpoint> {
     from_row(row)
 }
 
-pub(super) async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Endpoint> {
+pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Endpoint> {
     let row = sqlx::query(&format!("SELECT {COLUMNS} FROM webhook_endpoints WHERE id = $1 AND account_id = $2"))
         .bind(id)
         .bind(account_id)
@@ -164,7 +178,21 @@ pub async fn update(
     changes: Changes,
 ) -> Result<Endpoint> {
     let mut tx = store.write().await?;
-    let current = get_in(&mut tx, account_id, id).await?;
+    let out = update_in(&mut tx, secrets, account_id, id, changes).await?;
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// [`update`] inside the caller's transaction (server-side apply writes a
+/// whole set in one).
+pub async fn update_in(
+    conn: &mut Conn,
+    secrets: &SecretBox,
+    account_id: i64,
+    id: i64,
+    changes: Changes,
+) -> Result<Endpoint> {
+    let current = get_in(conn, account_id, id).await?;
     let subscription = current.subscription.apply(changes.events, changes.event_filters).map_err(Error::Validation)?;
     let enabled = changes.enabled.unwrap_or(current.enabled);
     let reenabled = enabled && !current.enabled;
@@ -184,32 +212,38 @@ pub async fn update(
     .bind(time::to_db(&time::now()))
     .bind(id)
     .bind(account_id)
-    .execute(&mut *tx)
+    .execute(&mut *conn)
     .await?;
     if let Some(secret) = &changes.secret {
         sqlx::query("UPDATE webhook_endpoints SET secret = $1 WHERE id = $2")
             .bind(secrets.seal(secret, &secret_context(id))?)
             .bind(id)
-            .execute(&mut *tx)
+            .execute(&mut *conn)
             .await?;
     }
-    let endpoint = get_in(&mut tx, account_id, id).await?;
-    tx.commit().await?;
+    let endpoint = get_in(conn, account_id, id).await?;
     Ok(endpoint)
 }
 
 /// Deletes an endpoint and its delivery history.
 pub async fn delete(store: &Store, account_id: i64, id: i64) -> Result<()> {
     let mut tx = store.write().await?;
-    get_in(&mut tx, account_id, id).await?;
+    delete_in(&mut tx, account_id, id).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// [`delete`] inside the caller's transaction (server-side apply writes a
+/// whole set in one).
+pub async fn delete_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<()> {
+    get_in(conn, account_id, id).await?;
     // Explicit, for backends that do not enforce the cascade.
-    sqlx::query("DELETE FROM webhook_deliveries WHERE endpoint_id = $1").bind(id).execute(&mut *tx).await?;
+    sqlx::query("DELETE FROM webhook_deliveries WHERE endpoint_id = $1").bind(id).execute(&mut *conn).await?;
     sqlx::query("DELETE FROM webhook_endpoints WHERE id = $1 AND account_id = $2")
         .bind(id)
         .bind(account_id)
-        .execute(&mut *tx)
+        .execute(&mut *conn)
         .await?;
-    tx.commit().await?;
     Ok(())
 }
 

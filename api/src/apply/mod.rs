@@ -1,0 +1,305 @@
+//! Server-side apply (`POST /api/apply`, `docs/manifests.md`): a set of
+//! manifest objects in, each `created`, `configured`, `unchanged` or
+//! `pruned`.
+//!
+//! Guarantees:
+//! - **All or nothing.** The whole set runs in one write transaction:
+//!   every object is validated (its spec with the create body's rules, its
+//!   references, its Compose against the Playroom's policy) and written in
+//!   it, and any validation error anywhere rolls everything back; the
+//!   answer then lists every error, keyed `objects[i].…`.
+//! - **Dry run is the same run, rolled back**, so it answers exactly what
+//!   the apply would do, and writes nothing.
+//! - **Unchanged writes nothing**: an object whose spec and live fields
+//!   match the last apply (`play_core::apply::Decision`) gets no row update,
+//!   no event and no wake.
+//! - **Concurrent applies of one object**: the second to commit fails with
+//!   409 `CONFLICT` (`store::applied` checks row versions); never a
+//!   half-applied set.
+//! - **Scopes per kind**: `<kind>:read` and `<kind>:write` for each kind in
+//!   the set (read only for a dry run), `<kind>:delete` for each kind
+//!   pruned; operator-only settings keep their own checks (`trusted`).
+//!
+//! Kinds are handled in `play_core::apply::Kind` order (references point
+//! backwards); pruning runs in reverse after them, then Playspec revisions
+//! no Playground uses any more are deleted ([`prune`]).
+
+mod context;
+mod playground;
+mod playroom;
+mod playspec;
+mod prune;
+mod webhook;
+
+use std::collections::BTreeMap;
+
+use play_core::apply::{self as rules, Action, DiffEntry, Kind};
+use play_core::error::push_field_error;
+use play_core::store::applied;
+use play_core::{Error, FieldErrors};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use context::Outcome;
+pub use context::{Cx, read_scope};
+
+use crate::auth::Principal;
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+
+/// The body of `POST /api/apply`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApplyRequest {
+    /// The apply set the objects belong to (the CLI sends one per
+    /// repository path); required with `prune`.
+    #[serde(default)]
+    #[schema(max_length = 200, pattern = "^[A-Za-z0-9._:/@-]+$")]
+    pub apply_set: Option<String>,
+    /// Delete the objects this apply set created that `objects` no longer
+    /// lists.
+    #[serde(default)]
+    pub prune: bool,
+    /// At most 500 objects.
+    #[schema(max_items = 500)]
+    pub objects: Vec<ManifestObject>,
+}
+
+/// One manifest document, with files and `valueFrom` already resolved by
+/// the client.
+#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ManifestObject {
+    /// `play/v1`.
+    #[serde(rename = "apiVersion")]
+    pub api_version: String,
+    /// Playroom, Playspec, Playground or WebhookEndpoint (Playzone and
+    /// ImportTemplate are refused for now, naming the reason).
+    pub kind: String,
+    pub metadata: Metadata,
+    /// The kind's create body, references by name (`playroomRef`,
+    /// `playspecRef`, `playzoneRef`).
+    #[schema(value_type = Object)]
+    pub spec: serde_json::Value,
+}
+
+#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Metadata {
+    /// Unique per kind in the account: lowercase letters, digits, `-`, `.`.
+    #[schema(max_length = 63)]
+    pub name: String,
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+}
+
+/// What apply did with one object.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApplyResult {
+    pub kind: String,
+    pub name: String,
+    /// The API object's id (for a Playspec, its current revision's);
+    /// `null` in a dry run of a create.
+    pub id: Option<i64>,
+    /// `created`, `configured`, `unchanged` or `pruned`.
+    #[schema(value_type = String)]
+    pub action: Action,
+    /// The spec's changes since the last apply (secret values as digests).
+    #[schema(value_type = Vec<Object>)]
+    pub diff: Vec<DiffEntry>,
+    /// What changed on the live object outside apply (apply undoes it),
+    /// and what the reconcilers report (a failed Playground, a service not
+    /// running).
+    pub drift: Vec<String>,
+    /// A Playspec's revision: the API Playspec that holds this content.
+    pub revision: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApplyAnswer {
+    pub dry_run: bool,
+    pub apply_set: Option<String>,
+    pub results: Vec<ApplyResult>,
+}
+
+/// A checked object of the request.
+#[derive(Clone, Debug)]
+pub struct Object {
+    pub index: usize,
+    pub kind: Kind,
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    pub spec: serde_json::Value,
+}
+
+impl Object {
+    /// The prefix of this object's error keys.
+    pub fn field(&self, path: &str) -> String {
+        if path.is_empty() { format!("objects[{}]", self.index) } else { format!("objects[{}].{path}", self.index) }
+    }
+}
+
+/// Checks the envelope of every object (version, kind, name, labels,
+/// duplicates) before anything else.
+fn check_objects(request: &ApplyRequest) -> Result<Vec<Object>, ApiError> {
+    let mut errors = FieldErrors::new();
+    if request.objects.len() > rules::MAX_OBJECTS {
+        push_field_error(&mut errors, "objects", format!("at most {} objects per apply", rules::MAX_OBJECTS));
+        return Err(ApiError::validation(errors));
+    }
+    match &request.apply_set {
+        Some(set) => {
+            if let Err(m) = rules::check_apply_set(set) {
+                push_field_error(&mut errors, "apply_set", m);
+            }
+        }
+        None if request.prune => push_field_error(&mut errors, "apply_set", "is required with prune"),
+        None => {}
+    }
+    let mut seen: BTreeMap<(Kind, String), usize> = BTreeMap::new();
+    let mut objects = Vec::new();
+    for (index, raw) in request.objects.iter().enumerate() {
+        let field = |p: &str| format!("objects[{index}].{p}");
+        if raw.api_version != rules::API_VERSION {
+            push_field_error(&mut errors, field("apiVersion"), format!("must be {}", rules::API_VERSION));
+        }
+        if let Err(m) = rules::check_name(&raw.metadata.name) {
+            push_field_error(&mut errors, field("metadata.name"), m);
+        }
+        if raw.metadata.labels.len() > 64
+            || raw.metadata.labels.iter().any(|(k, v)| rules::check_name(k).is_err() || v.chars().count() > 253)
+        {
+            push_field_error(
+                &mut errors,
+                field("metadata.labels"),
+                "at most 64 labels; keys are names (lowercase letters, digits, '-', '.'), values at most 253 characters",
+            );
+        }
+        if !raw.spec.is_object() {
+            push_field_error(&mut errors, field("spec"), "must be an object");
+        }
+        let kind = match raw.kind.parse::<Kind>() {
+            Ok(Kind::Playzone | Kind::ImportTemplate) => {
+                push_field_error(
+                    &mut errors,
+                    field("kind"),
+                    format!(
+                        "{} objects cannot be applied yet; create them with the API and reference them by name",
+                        raw.kind
+                    ),
+                );
+                continue;
+            }
+            Ok(kind) => kind,
+            Err(m) => {
+                push_field_error(&mut errors, field("kind"), m);
+                continue;
+            }
+        };
+        if let Some(first) = seen.insert((kind, raw.metadata.name.clone()), index) {
+            push_field_error(
+                &mut errors,
+                field("metadata.name"),
+                format!("objects[{first}] is already the {kind} {:?}", raw.metadata.name),
+            );
+        }
+        objects.push(Object {
+            index,
+            kind,
+            name: raw.metadata.name.clone(),
+            labels: raw.metadata.labels.clone(),
+            spec: raw.spec.clone(),
+        });
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors));
+    }
+    Ok(objects)
+}
+
+/// Runs an apply (see the [module documentation](self)).
+pub async fn run(
+    state: &AppState,
+    principal: &Principal,
+    request: ApplyRequest,
+    dry_run: bool,
+) -> ApiResult<ApplyAnswer> {
+    let mut objects = check_objects(&request)?;
+    objects.sort_by_key(|o| (o.kind, o.index));
+    let mut tx = state.store.write().await?;
+    let rows = applied::list_in(&mut tx, principal.account_id).await?;
+    let to_prune: Vec<applied::Applied> = match (&request.apply_set, request.prune) {
+        (Some(set), true) => rows
+            .iter()
+            .filter(|r| r.apply_set.as_deref() == Some(set.as_str()))
+            .filter(|r| !objects.iter().any(|o| o.kind == r.kind && o.name == r.name))
+            .cloned()
+            .collect(),
+        _ => Vec::new(),
+    };
+    context::authorise(principal, &objects, &to_prune, dry_run)?;
+    let mut cx = Cx::new(state, principal, &mut tx, rows, request.apply_set.clone());
+    let mut results: BTreeMap<usize, ApplyResult> = BTreeMap::new();
+    let mut errors = FieldErrors::new();
+    for object in &objects {
+        let outcome = match object.kind {
+            Kind::Playroom => playroom::apply(&mut cx, object).await,
+            Kind::Playspec => playspec::apply(&mut cx, object).await,
+            Kind::WebhookEndpoint => webhook::apply(&mut cx, object).await,
+            Kind::Playground => playground::apply(&mut cx, object).await,
+            Kind::Playzone | Kind::ImportTemplate => {
+                Err(ApiError::Core(Error::Internal("refused by check_objects".into())))
+            }
+        };
+        match outcome {
+            Ok(outcome) => {
+                cx.resolved(object, outcome.id);
+                results.insert(object.index, outcome.result(object));
+            }
+            Err(ApiError::Core(Error::Validation(found))) => {
+                cx.failed(object);
+                errors.extend(found);
+            }
+            Err(other) => return Err(context::name_error(object, other)),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors));
+    }
+    let mut pruned = Vec::new();
+    for row in prune::order(to_prune) {
+        pruned.push(prune::prune(&mut cx, &row).await?);
+    }
+    prune::collect_revisions(&mut cx).await?;
+    let wakes = cx.finish();
+    if dry_run {
+        tx.rollback().await.map_err(Error::from)?;
+    } else {
+        tx.commit().await.map_err(Error::from)?;
+        for (kind, id) in wakes {
+            state.waker.wake(kind, id);
+        }
+    }
+    let mut results: Vec<ApplyResult> = results.into_values().collect();
+    results.extend(pruned);
+    if dry_run {
+        for r in results.iter_mut().filter(|r| r.action == Action::Created) {
+            r.id = None;
+        }
+    }
+    Ok(ApplyAnswer { dry_run, apply_set: request.apply_set, results })
+}
+
+impl Outcome {
+    fn result(self, object: &Object) -> ApplyResult {
+        ApplyResult {
+            kind: object.kind.as_str().to_owned(),
+            name: object.name.clone(),
+            id: Some(self.id),
+            action: self.action,
+            diff: self.diff,
+            drift: self.drift,
+            revision: self.revision,
+        }
+    }
+}

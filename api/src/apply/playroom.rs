@@ -1,0 +1,103 @@
+//! Applying a Playroom: its spec is the create body of `POST
+//! /api/playrooms` without `name` (that is `metadata.name`).
+//!
+//! A spec lists the Playroom whole: on `configured` every field it leaves
+//! out goes back to its default, except what play learns or the operator
+//! sets outside manifests: the pinned host key (kept unless the spec gives
+//! one), trust (kept unless the spec says), and a key pair made with
+//! `generate_ssh_key` (kept unless the spec gives `ssh_private_key`).
+
+use play_core::apply::Action;
+use play_core::store::playrooms::{self, Playroom};
+use play_core::wake::Kind as Wake;
+use serde_json::{Value, json};
+
+use super::Object;
+use super::context::{Cx, Outcome, decide, drift_lines, found, rekeyed};
+use crate::error::ApiError;
+use crate::extract::parse_value;
+use crate::routes::playrooms::{PlayroomInput, authorise_trust, fields};
+
+/// The fields apply sets, as they are on the Playroom: a change made
+/// outside apply shows here.
+fn live(room: &Playroom, spec: &Value) -> Value {
+    let mut view = json!({
+        "connection": room.connection.as_str(),
+        "host": room.host,
+        "port": room.port,
+        "user": room.user,
+        "docker_socket": room.docker_socket,
+        "domains": room.domains,
+        "acme_email": room.acme_email,
+        "tutorial": room.tutorial,
+        "edge": serde_json::to_value(room.edge).unwrap_or(Value::Null),
+    });
+    if spec.get("trusted").is_some() {
+        view["trusted"] = json!(room.trusted);
+    }
+    if spec.get("ssh_private_key").is_some() {
+        view["ssh_public_key"] = json!(room.ssh_public_key);
+    }
+    if spec.get("host_key").is_some() {
+        view["host_key"] = json!(room.host_key);
+    }
+    view
+}
+
+pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError> {
+    if object.spec.get("name").is_some() {
+        return Err(ApiError::field(object.field("spec.name"), "the name is metadata.name"));
+    }
+    let mut input: PlayroomInput = parse_value(&object.spec, &object.field("spec")).map_err(ApiError::validation)?;
+    input.name = Some(object.name.clone());
+    if input.acme_email.is_none() {
+        input.acme_email = Some(None);
+    }
+    authorise_trust(cx.principal, &input)?;
+    let allow_local = cx.state.config.allow_local_playrooms;
+    let fields = fields(input, true, allow_local).map_err(|e| rekeyed(e, "playroom", object))?;
+    let spec = cx.redact(&object.spec, &["ssh_private_key".to_owned()]);
+    let account = cx.account();
+    let current = match cx.last(object).map(|row| row.object_id) {
+        Some(id) => found(playrooms::get_in(cx.conn, account, id).await)?,
+        None => None,
+    };
+    let before = current.as_ref().map(|room| live(room, &object.spec));
+    let decision = decide(cx, object, &spec, before.as_ref());
+    let id = match (decision.action, &current) {
+        (Action::Unchanged, Some(room)) => room.id,
+        (Action::Configured, Some(room)) => {
+            let updated =
+                playrooms::update_in(cx.conn, &cx.state.secrets, account, room.id, fields, cx.principal.actor())
+                    .await
+                    .map_err(|e| rekeyed(e.into(), "playroom", object))?;
+            updated.id
+        }
+        _ => {
+            let created = playrooms::create_in(
+                cx.conn,
+                cx.state.store.backend(),
+                &cx.state.secrets,
+                account,
+                fields,
+                &cx.state.config.quotas,
+                cx.principal.actor(),
+            )
+            .await
+            .map_err(|e| rekeyed(e.into(), "playroom", object))?;
+            created.id
+        }
+    };
+    if decision.action != Action::Unchanged {
+        let room = playrooms::get_in(cx.conn, account, id).await?;
+        cx.record(object, spec, live(&room, &object.spec), id, None).await?;
+        cx.wake(Wake::Edge, id);
+    }
+    Ok(Outcome {
+        id,
+        action: decision.action,
+        diff: decision.diff,
+        drift: drift_lines(&decision.drift),
+        revision: None,
+    })
+}

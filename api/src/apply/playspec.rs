@@ -1,0 +1,394 @@
+//! Applying a Playspec: immutable revisions named by content.
+//!
+//! A Playspec in use is locked (`store::playspecs`), yet editing the
+//! Compose file in Git and applying again must roll the running
+//! Playgrounds to it. So a manifest Playspec `web` is a series of API
+//! Playspecs, each named `web-<first 8 hex digits of its spec's digest>`
+//! and never changed: a changed spec creates the next revision, the
+//! Playgrounds of the set move to it (their apply sees a new
+//! `playspec_id` and rolls them out, recreating only the services whose
+//! config changed), and the old revision is retired, deleted by the end
+//! of this or a later apply once no Playground holds it ([`super::prune`]).
+//!
+//! Dynamic services name their Playzone (`playzoneRef`): apply never
+//! creates Playzones on the side.
+
+use base64::Engine;
+use play_core::apply::{Action, Kind, revision_name};
+use play_core::compose::ServiceType;
+use play_core::error::push_field_error;
+use play_core::store::applied as rows;
+use play_core::store::playspec_files::{self, MAX_FILES_PER_PLAYSPEC, NewMountedFile};
+use play_core::store::playspecs::{self, Playspec};
+use play_core::{FieldErrors, Result as CoreResult};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use sqlx::Row;
+
+use super::Object;
+use super::context::{Cx, Outcome, decide, digest, drift_lines, found, rekeyed, resolve};
+use crate::error::ApiError;
+use crate::extract::parse_value;
+use crate::routes::playspec_files::{
+    MAX_MOUNTED_FILE_BYTES, REGISTRY_TYPES, check_mount_path, file_name, project_path, registry_host,
+};
+use crate::routes::playspecs::{ExposureInput, PlayspecInput, ServiceInput, fields};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Spec {
+    description: Option<String>,
+    base_compose_yaml: Option<String>,
+    persist_volumes: Option<bool>,
+    #[serde(default)]
+    services: Vec<ServiceSpec>,
+    #[serde(rename = "playzoneRef")]
+    playzone_ref: Option<String>,
+    #[serde(default)]
+    mounted_files: Vec<FileSpec>,
+    #[serde(default)]
+    registry_credentials: Vec<CredentialSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ServiceSpec {
+    name: String,
+    #[serde(rename = "type")]
+    service_type: Option<String>,
+    #[serde(rename = "playzoneRef")]
+    playzone_ref: Option<String>,
+    dockerfile_path: Option<String>,
+    env_file_path: Option<String>,
+    workdir: Option<String>,
+    exposure: Option<ExposureInput>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSpec {
+    name: String,
+    mount_path: String,
+    path: Option<String>,
+    #[serde(default)]
+    target_services: Vec<String>,
+    readonly: Option<bool>,
+    content: Option<String>,
+    content_base64: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CredentialSpec {
+    registry_type: Option<String>,
+    registry_url: String,
+    username: String,
+    secret: String,
+}
+
+/// The revision as stored: what a change outside apply would alter.
+async fn live(cx: &mut Cx<'_>, playspec: &Playspec) -> CoreResult<Value> {
+    let files = playspec_files::list_files_in(cx.conn, playspec.id).await?;
+    let credentials = sqlx::query(
+        "SELECT registry_type, registry_url, username FROM playspec_registry_credentials WHERE playspec_id = $1 \
+         ORDER BY registry_url",
+    )
+    .bind(playspec.id)
+    .fetch_all(&mut *cx.conn)
+    .await?;
+    let credentials: Vec<Value> = credentials
+        .iter()
+        .map(|r| {
+            Ok(json!({
+                "registry_type": r.try_get::<String, _>("registry_type")?,
+                "registry_url": r.try_get::<String, _>("registry_url")?,
+                "username": r.try_get::<String, _>("username")?,
+            }))
+        })
+        .collect::<Result<_, sqlx::Error>>()?;
+    let files: Vec<Value> = files
+        .iter()
+        .map(|f| {
+            json!({"name": f.name, "mount_path": f.mount_path, "path": f.path, "target_services": f.target_services,
+                   "readonly": f.readonly, "sha256": f.sha256})
+        })
+        .collect();
+    Ok(json!({
+        "name": playspec.name,
+        "description": playspec.description,
+        "base_compose_yaml": playspec.base_compose_yaml,
+        "persist_volumes": playspec.persist_volumes,
+        "playzone_id": playspec.playzone_id,
+        "services": playspec.services,
+        "mounted_files": files,
+        "registry_credentials": credentials,
+    }))
+}
+
+/// The mounted files of the spec, checked (`objects[i].spec.mounted_files[j].…`).
+fn files(object: &Object, specs: Vec<FileSpec>, services: &[String], errors: &mut FieldErrors) -> Vec<NewMountedFile> {
+    let mut out = Vec::new();
+    if specs.len() > usize::try_from(MAX_FILES_PER_PLAYSPEC).unwrap_or(usize::MAX) {
+        push_field_error(errors, object.field("spec.mounted_files"), format!("at most {MAX_FILES_PER_PLAYSPEC}"));
+        return out;
+    }
+    for (j, file) in specs.into_iter().enumerate() {
+        let field = |p: &str| object.field(&format!("spec.mounted_files[{j}].{p}"));
+        let content = match (file.content, file.content_base64) {
+            (Some(text), None) => Some(text.into_bytes()),
+            (None, Some(b64)) => base64::engine::general_purpose::STANDARD
+                .decode(b64.as_bytes())
+                .map_err(|e| push_field_error(errors, field("content_base64"), format!("is not base64: {e}")))
+                .ok(),
+            _ => {
+                push_field_error(errors, field("content"), "give exactly one of content, content_base64 (or file)");
+                None
+            }
+        };
+        if content.as_ref().is_some_and(|c| c.len() > MAX_MOUNTED_FILE_BYTES) {
+            push_field_error(errors, field("content"), format!("is larger than {MAX_MOUNTED_FILE_BYTES} bytes"));
+        }
+        let name = file_name(Some(&file.name)).map_err(|m| push_field_error(errors, field("name"), m)).ok();
+        if let Err(m) = check_mount_path(&file.mount_path) {
+            push_field_error(errors, field("mount_path"), m);
+        }
+        let mut path_errors = FieldErrors::new();
+        let path = file.path.as_deref().and_then(|p| project_path(p, &mut path_errors));
+        for (_, messages) in path_errors {
+            for m in messages {
+                push_field_error(errors, field("path"), m);
+            }
+        }
+        for (k, t) in file.target_services.iter().enumerate() {
+            if !services.contains(t) {
+                push_field_error(errors, field(&format!("target_services[{k}]")), format!("no service {t:?}"));
+            }
+        }
+        if let (Some(name), Some(content)) = (name, content) {
+            out.push(NewMountedFile {
+                name,
+                mount_path: file.mount_path,
+                path,
+                target_services: file.target_services,
+                readonly: file.readonly.unwrap_or(true),
+                content,
+            });
+        }
+    }
+    out
+}
+
+/// The credentials of the spec, checked: `(type, host, username, secret)`.
+fn credentials(
+    object: &Object,
+    specs: Vec<CredentialSpec>,
+    errors: &mut FieldErrors,
+) -> Vec<(String, String, String, String)> {
+    let mut out = Vec::new();
+    for (j, c) in specs.into_iter().enumerate() {
+        let field = |p: &str| object.field(&format!("spec.registry_credentials[{j}].{p}"));
+        let kind = c.registry_type.unwrap_or_else(|| "generic".to_owned());
+        if !REGISTRY_TYPES.contains(&kind.as_str()) {
+            push_field_error(errors, field("registry_type"), format!("must be one of {}", REGISTRY_TYPES.join(", ")));
+        }
+        let host = registry_host(&c.registry_url);
+        if host.is_none() {
+            push_field_error(errors, field("registry_url"), "must be a registry host with an optional port");
+        }
+        if c.username.trim().is_empty() || c.username.len() > 255 {
+            push_field_error(errors, field("username"), "must be 1-255 characters");
+        }
+        if c.secret.is_empty() || c.secret.len() > 8192 {
+            push_field_error(errors, field("secret"), "must be 1-8192 characters");
+        }
+        if let Some(host) = host {
+            out.push((kind, host, c.username.trim().to_owned(), c.secret));
+        }
+    }
+    out
+}
+
+pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError> {
+    let spec: Spec = parse_value(&object.spec, &object.field("spec")).map_err(ApiError::validation)?;
+    let redacted = cx.redact(&object.spec, &["registry_credentials.*.secret".to_owned()]);
+    let revision = revision_name(&object.name, &digest(&redacted));
+    let mut errors = FieldErrors::new();
+    let playzone_id = match &spec.playzone_ref {
+        Some(name) => resolve(cx, Kind::Playzone, name, object.field("spec.playzoneRef"), &mut errors).await?,
+        None => None,
+    };
+    let mut overrides = Vec::new();
+    for (j, s) in spec.services.into_iter().enumerate() {
+        let zone = match &s.playzone_ref {
+            Some(name) => {
+                let field = object.field(&format!("spec.services[{j}].playzoneRef"));
+                resolve(cx, Kind::Playzone, name, field, &mut errors).await?
+            }
+            None => None,
+        };
+        overrides.push(ServiceInput {
+            name: s.name,
+            service_type: s.service_type,
+            playzone_id: zone,
+            dockerfile_path: s.dockerfile_path,
+            env_file_path: s.env_file_path,
+            workdir: s.workdir,
+            exposure: s.exposure,
+        });
+    }
+    let input = PlayspecInput {
+        name: Some(revision.clone()),
+        description: spec.description,
+        base_compose_yaml: spec.base_compose_yaml,
+        persist_volumes: spec.persist_volumes,
+        services: Some(overrides),
+        playzone_id: Some(playzone_id),
+    };
+    let checked = cx.state.cpu.run(move || fields(input, true, None)).await?;
+    let fields = match checked {
+        Ok(fields) => Some(fields),
+        Err(e) => match rekeyed(e, "playspec", object) {
+            ApiError::Core(play_core::Error::Validation(found)) => {
+                errors.extend(found);
+                None
+            }
+            other => return Err(other),
+        },
+    };
+    let names: Vec<String> = fields
+        .as_ref()
+        .and_then(|f| f.services.as_ref())
+        .map(|s| s.iter().map(|d| d.name.clone()).collect())
+        .unwrap_or_default();
+    for def in fields.as_ref().and_then(|f| f.services.as_ref()).into_iter().flatten() {
+        if def.service_type == ServiceType::Dynamic && def.playzone_id.is_none() {
+            push_field_error(
+                &mut errors,
+                object.field("spec.services"),
+                format!(
+                    "service {:?} is built from source: name its Playzone with services: [{{name: {}, playzoneRef: \
+                     NAME}}] (apply does not create Playzones)",
+                    def.name, def.name
+                ),
+            );
+        }
+    }
+    let new_files = files(object, spec.mounted_files, &names, &mut errors);
+    let new_credentials = credentials(object, spec.registry_credentials, &mut errors);
+    let (Some(fields), true) = (fields, errors.is_empty()) else {
+        return Err(ApiError::validation(errors));
+    };
+
+    let account = cx.account();
+    let current = match cx.last(object).map(|row| row.object_id) {
+        Some(id) => found(playspecs::get_in(cx.conn, account, id).await)?,
+        None => None,
+    };
+    let before = match &current {
+        Some(p) => Some(live(cx, p).await?),
+        None => None,
+    };
+    let decision = decide(cx, object, &redacted, before.as_ref());
+    let id = match (&decision.action, &current) {
+        (Action::Unchanged, Some(p)) => p.id,
+        (Action::Configured, Some(p))
+            if p.name == revision && decision.diff.is_empty() && decision.drift.is_empty() =>
+        {
+            p.id
+        }
+        _ => {
+            let actor = cx.principal.actor();
+            if let Some(p) = current.as_ref().filter(|p| p.name == revision) {
+                // The same content, changed outside apply (only possible
+                // while unused): made again as the spec says.
+                playspecs::delete_in(cx.conn, account, p.id, actor)
+                    .await
+                    .map_err(|e| rekeyed(e.into(), "playspec", object))?;
+            }
+            let id = create_revision(cx, object, fields, new_files, new_credentials).await?;
+            if let Some(old) = current.as_ref().filter(|p| p.id != id && p.name != revision) {
+                rows::retire_in(cx.conn, account, old.id).await?;
+            }
+            id
+        }
+    };
+    if decision.action != Action::Unchanged {
+        let playspec = playspecs::get_in(cx.conn, account, id).await?;
+        let after = live(cx, &playspec).await?;
+        cx.record(object, redacted, after, id, Some(revision.clone())).await?;
+    }
+    Ok(Outcome {
+        id,
+        action: decision.action,
+        diff: decision.diff,
+        drift: drift_lines(&decision.drift),
+        revision: Some(revision),
+    })
+}
+
+/// Creates the revision, or takes back a retired one with the same
+/// content (its name is its digest).
+async fn create_revision(
+    cx: &mut Cx<'_>,
+    object: &Object,
+    fields: playspecs::PlayspecFields,
+    new_files: Vec<NewMountedFile>,
+    new_credentials: Vec<(String, String, String, String)>,
+) -> Result<i64, ApiError> {
+    let account = cx.account();
+    let name = fields.name.clone().unwrap_or_default();
+    let existing = sqlx::query("SELECT id FROM playspecs WHERE account_id = $1 AND name = $2")
+        .bind(account)
+        .bind(&name)
+        .fetch_optional(&mut *cx.conn)
+        .await
+        .map_err(play_core::Error::from)?;
+    if let Some(row) = existing {
+        let id: i64 = row.try_get("id").map_err(play_core::Error::from)?;
+        if rows::retired_in(cx.conn, account).await?.contains(&id) {
+            rows::forget_retired_in(cx.conn, id).await?;
+            return Ok(id);
+        }
+        return Err(ApiError::field(
+            object.field("metadata.name"),
+            format!("a Playspec named {name:?} exists and was not made by apply; rename or delete it"),
+        ));
+    }
+    let actor = cx.principal.actor();
+    let backend = cx.state.store.backend();
+    let created = playspecs::create_in(cx.conn, backend, account, fields, &cx.state.config.quotas, actor)
+        .await
+        .map_err(|e| rekeyed(e.into(), "playspec", object))?;
+    for (j, file) in new_files.into_iter().enumerate() {
+        playspec_files::add_file_in(cx.conn, backend, account, created.id, file, actor)
+            .await
+            .map_err(|e| under(object, &format!("spec.mounted_files[{j}]"), e))?;
+    }
+    for (j, (kind, host, username, secret)) in new_credentials.into_iter().enumerate() {
+        playspec_files::add_credential_in(
+            cx.conn,
+            &cx.state.secrets,
+            account,
+            created.id,
+            &kind,
+            &host,
+            &username,
+            &secret,
+            actor,
+        )
+        .await
+        .map_err(|e| under(object, &format!("spec.registry_credentials[{j}]"), e))?;
+    }
+    Ok(created.id)
+}
+
+/// A store error about one item of the spec: its field errors under
+/// `objects[i].<prefix>.`.
+fn under(object: &Object, prefix: &str, error: play_core::Error) -> ApiError {
+    match error {
+        play_core::Error::Validation(found) => ApiError::validation(
+            found.into_iter().map(|(k, m)| (object.field(&format!("{prefix}.{k}")), m)).collect::<FieldErrors>(),
+        ),
+        other => other.into(),
+    }
+}

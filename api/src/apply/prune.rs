@@ -1,0 +1,92 @@
+//! `--prune`: deleting what an apply set created and no longer lists, and
+//! the Playspec revisions no Playground holds any more.
+//!
+//! Pruning runs in reverse reference order (Playgrounds first). A pruned
+//! Playground is destroyed the way `DELETE /api/playgrounds/{id}` does it
+//! (the reconciler tears it down); its Playspec revision stays locked
+//! until that is done, so a pruned or replaced revision is *retired* and
+//! deleted by the first apply of the account that finds it unused.
+
+use play_core::apply::Action;
+use play_core::playground::{DesiredState, ops};
+use play_core::store::applied::{self, Applied};
+use play_core::store::{playrooms, playspecs, webhooks};
+use play_core::wake::Kind as Wake;
+
+use super::ApplyResult;
+use super::context::Cx;
+use crate::error::ApiError;
+
+/// The rows to prune, dependants first.
+pub fn order(mut rows: Vec<Applied>) -> Vec<Applied> {
+    rows.sort_by(|a, b| b.kind.cmp(&a.kind).then_with(|| a.name.cmp(&b.name)));
+    rows
+}
+
+fn gone(error: &play_core::Error) -> bool {
+    matches!(error, play_core::Error::NotFound(_))
+}
+
+/// Deletes the object of `row` (if it still exists) and forgets the row.
+pub async fn prune(cx: &mut Cx<'_>, row: &Applied) -> Result<ApplyResult, ApiError> {
+    use play_core::apply::Kind;
+    let account = cx.account();
+    let actor = cx.principal.actor();
+    let named = |e: play_core::Error| {
+        let message = format!("cannot prune {} {:?}: {e}", row.kind, row.name);
+        match e {
+            play_core::Error::Conflict(_) => play_core::Error::Conflict(message),
+            play_core::Error::Locked(_) => play_core::Error::Locked(message),
+            other => other,
+        }
+    };
+    match row.kind {
+        Kind::Playground => match play_core::store::playgrounds::get_in(cx.conn, account, row.object_id).await {
+            Ok(p) if p.desired_state != DesiredState::Destroyed => {
+                let p = ops::request_destroy_in(cx.conn, account, p.id, actor).await?;
+                cx.wake(Wake::Playground, p.id);
+                cx.wake(Wake::Edge, p.playroom_id);
+            }
+            Ok(_) => {}
+            Err(e) if gone(&e) => {}
+            Err(e) => return Err(e.into()),
+        },
+        Kind::Playspec => applied::retire_in(cx.conn, account, row.object_id).await?,
+        Kind::WebhookEndpoint => match webhooks::delete_in(cx.conn, account, row.object_id).await {
+            Err(e) if !gone(&e) => return Err(e.into()),
+            _ => {}
+        },
+        Kind::Playroom => match playrooms::delete_in(cx.conn, account, row.object_id, actor).await {
+            Ok(()) => cx.wake(Wake::Edge, row.object_id),
+            Err(e) if gone(&e) => {}
+            Err(e) => return Err(named(e).into()),
+        },
+        Kind::Playzone | Kind::ImportTemplate => {}
+    }
+    applied::delete_in(cx.conn, row).await?;
+    Ok(ApplyResult {
+        kind: row.kind.as_str().to_owned(),
+        name: row.name.clone(),
+        id: Some(row.object_id),
+        action: Action::Pruned,
+        diff: play_core::apply::diff("spec", Some(&row.spec), None),
+        drift: Vec::new(),
+        revision: row.revision.clone(),
+    })
+}
+
+/// Deletes the account's retired Playspec revisions that no Playground
+/// holds; the others wait for a later apply.
+pub async fn collect_revisions(cx: &mut Cx<'_>) -> Result<(), ApiError> {
+    let account = cx.account();
+    for id in applied::retired_in(cx.conn, account).await? {
+        match playspecs::get_in(cx.conn, account, id).await {
+            Ok(p) if p.locked() => continue,
+            Ok(p) => playspecs::delete_in(cx.conn, account, p.id, cx.principal.actor()).await?,
+            Err(e) if gone(&e) => {}
+            Err(e) => return Err(e.into()),
+        }
+        applied::forget_retired_in(cx.conn, id).await?;
+    }
+    Ok(())
+}

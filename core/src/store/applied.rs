@@ -1,0 +1,195 @@
+//! Rows of `applied_objects`: which API object each manifest object of an
+//! account stands for, and what the last apply of it left (migration
+//! 0023 explains the columns).
+//!
+//! Invariant: every write checks the row's `version` (an insert its
+//! unique `(account, kind, name)`): a concurrent apply that planned from
+//! an older version fails with [`Error::Conflict`] and its whole
+//! transaction rolls back, so two applies of one object never interleave.
+
+use std::collections::BTreeMap;
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::{Conn, OnUnique, Store};
+use crate::apply::Kind;
+use crate::time::{self, Timestamp};
+use crate::{Error, Result};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Applied {
+    pub id: i64,
+    pub account_id: i64,
+    pub kind: Kind,
+    pub name: String,
+    pub apply_set: Option<String>,
+    pub object_id: i64,
+    pub labels: BTreeMap<String, String>,
+    /// The last applied spec, redacted canonical JSON.
+    pub spec: serde_json::Value,
+    pub digest: String,
+    /// The object's settable fields as the last apply left them.
+    pub live: serde_json::Value,
+    /// A Playspec's current revision name.
+    pub revision: Option<String>,
+    pub version: i64,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// What an apply writes for one object.
+#[derive(Clone, Debug)]
+pub struct AppliedFields {
+    pub apply_set: Option<String>,
+    pub object_id: i64,
+    pub labels: BTreeMap<String, String>,
+    pub spec: serde_json::Value,
+    pub digest: String,
+    pub live: serde_json::Value,
+    pub revision: Option<String>,
+}
+
+const COLUMNS: &str = "id, account_id, kind, name, apply_set, object_id, labels, spec, digest, live, revision, \
+                       version, created_at, updated_at";
+
+fn from_row(row: &AnyRow) -> Result<Applied> {
+    let id: i64 = row.try_get("id")?;
+    let kind: String = row.try_get("kind")?;
+    let kind = kind.parse::<Kind>().map_err(|reason| Error::Corrupt {
+        table: "applied_objects",
+        id,
+        column: "kind",
+        reason,
+    })?;
+    Ok(Applied {
+        id,
+        account_id: row.try_get("account_id")?,
+        kind,
+        name: row.try_get("name")?,
+        apply_set: row.try_get("apply_set")?,
+        object_id: row.try_get("object_id")?,
+        labels: super::json_column(row, "applied_objects", id, "labels")?,
+        spec: super::json_column(row, "applied_objects", id, "spec")?,
+        digest: row.try_get("digest")?,
+        live: super::json_column(row, "applied_objects", id, "live")?,
+        revision: row.try_get("revision")?,
+        version: row.try_get("version")?,
+        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
+        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+    })
+}
+
+fn json<T: serde::Serialize>(value: &T) -> Result<String> {
+    serde_json::to_string(value).map_err(|e| Error::Internal(format!("applied object: {e}")))
+}
+
+fn conflict(kind: Kind, name: &str) -> Error {
+    Error::Conflict(format!(
+        "{kind} {name:?} was changed by another apply at the same time; nothing of this apply was written, apply again"
+    ))
+}
+
+/// Every applied object of the account, by kind and name.
+pub async fn list_in(conn: &mut Conn, account_id: i64) -> Result<Vec<Applied>> {
+    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM applied_objects WHERE account_id = $1 ORDER BY kind, name"))
+        .bind(account_id)
+        .fetch_all(&mut *conn)
+        .await?;
+    rows.iter().map(from_row).collect()
+}
+
+/// [`list_in`] on a connection of its own.
+pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Applied>> {
+    let mut conn = store.conn().await?;
+    list_in(&mut conn, account_id).await
+}
+
+/// Records a newly applied object; another apply that recorded it first
+/// is a [`Error::Conflict`].
+pub async fn insert_in(conn: &mut Conn, account_id: i64, kind: Kind, name: &str, fields: &AppliedFields) -> Result<()> {
+    let now = time::to_db(&time::now());
+    let inserted = sqlx::query(
+        "INSERT INTO applied_objects (account_id, kind, name, apply_set, object_id, labels, spec, digest, live, \
+         revision, version, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $11, $11)",
+    )
+    .bind(account_id)
+    .bind(kind.as_str())
+    .bind(name)
+    .bind(fields.apply_set.clone())
+    .bind(fields.object_id)
+    .bind(json(&fields.labels)?)
+    .bind(json(&fields.spec)?)
+    .bind(&fields.digest)
+    .bind(json(&fields.live)?)
+    .bind(fields.revision.clone())
+    .bind(&now)
+    .execute(&mut *conn)
+    .await;
+    inserted.on_unique(|| conflict(kind, name))?;
+    Ok(())
+}
+
+/// Replaces what the last apply left, if the row is still at `version`.
+pub async fn update_in(conn: &mut Conn, current: &Applied, fields: &AppliedFields) -> Result<()> {
+    let result = sqlx::query(
+        "UPDATE applied_objects SET apply_set = $1, object_id = $2, labels = $3, spec = $4, digest = $5, live = $6, \
+         revision = $7, version = version + 1, updated_at = $8 WHERE id = $9 AND version = $10",
+    )
+    .bind(fields.apply_set.clone())
+    .bind(fields.object_id)
+    .bind(json(&fields.labels)?)
+    .bind(json(&fields.spec)?)
+    .bind(&fields.digest)
+    .bind(json(&fields.live)?)
+    .bind(fields.revision.clone())
+    .bind(time::to_db(&time::now()))
+    .bind(current.id)
+    .bind(current.version)
+    .execute(&mut *conn)
+    .await?;
+    if result.rows_affected() == 0 {
+        return Err(conflict(current.kind, &current.name));
+    }
+    Ok(())
+}
+
+/// Forgets a pruned object, if the row is still at its version.
+pub async fn delete_in(conn: &mut Conn, current: &Applied) -> Result<()> {
+    let result = sqlx::query("DELETE FROM applied_objects WHERE id = $1 AND version = $2")
+        .bind(current.id)
+        .bind(current.version)
+        .execute(&mut *conn)
+        .await?;
+    if result.rows_affected() == 0 {
+        return Err(conflict(current.kind, &current.name));
+    }
+    Ok(())
+}
+
+/// Remembers a Playspec revision to delete once no Playground holds it.
+pub async fn retire_in(conn: &mut Conn, account_id: i64, playspec_id: i64) -> Result<()> {
+    sqlx::query("DELETE FROM applied_retired WHERE playspec_id = $1").bind(playspec_id).execute(&mut *conn).await?;
+    sqlx::query("INSERT INTO applied_retired (playspec_id, account_id) VALUES ($1, $2)")
+        .bind(playspec_id)
+        .bind(account_id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// The account's retired revisions.
+pub async fn retired_in(conn: &mut Conn, account_id: i64) -> Result<Vec<i64>> {
+    let rows = sqlx::query("SELECT playspec_id FROM applied_retired WHERE account_id = $1 ORDER BY playspec_id")
+        .bind(account_id)
+        .fetch_all(&mut *conn)
+        .await?;
+    rows.iter().map(|r| Ok(r.try_get("playspec_id")?)).collect()
+}
+
+/// Forgets a retired revision (deleted, or gone).
+pub async fn forget_retired_in(conn: &mut Conn, playspec_id: i64) -> Result<()> {
+    sqlx::query("DELETE FROM applied_retired WHERE playspec_id = $1").bind(playspec_id).execute(&mut *conn).await?;
+    Ok(())
+}
