@@ -137,3 +137,37 @@ async fn a_log_read_is_bounded_in_bytes() {
     assert!(lines.iter().all(|l| l.len() <= 4096), "each line clipped");
     assert!(lines.len() > 200 && lines.len() < 1000, "{} lines: bounded by bytes, not by count", lines.len());
 }
+
+#[tokio::test]
+async fn follow_streams_lines_written_after_it_started_then_ends_at_its_bound() {
+    let sshd = Sshd::start();
+    let script = "i=0; while true; do echo tick-$i; i=$((i+1)); sleep 1; done";
+    let (app, _room, id, _cleanup) = with_web_running(&sshd, script).await;
+    let path = format!("/api/playgrounds/{id}/logs/web");
+    for _ in 0..100 {
+        let r = app.get(&format!("{path}?tail=1"), &app.admin).await;
+        if r.status == StatusCode::OK && !r.body["lines"].as_array().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let r = app.get(&format!("{path}?tail=1&follow=true&max_seconds=4"), &app.admin).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let ticks: Vec<u64> =
+        r.text.lines().filter_map(|l| l.strip_prefix("data: tick-")).map(|n| n.trim().parse().unwrap()).collect();
+    assert!(ticks.len() >= 3, "the tail line, then lines written while following: {}", r.text);
+    assert!(ticks.windows(2).all(|w| w[1] == w[0] + 1), "in order, none lost: {ticks:?}");
+    assert!(r.text.contains("event: end"), "the stream says it ended: {}", r.text);
+
+    app.get(&format!("{path}?follow=maybe"), &app.admin)
+        .await
+        .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    app.get(&format!("{path}?follow=true&max_seconds=0"), &app.admin)
+        .await
+        .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    app.get(&format!("{path}?max_seconds=5"), &app.admin)
+        .await
+        .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    let missing = app.get(&format!("/api/playgrounds/{id}/logs/db?follow=true"), &app.admin).await;
+    missing.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "INVALID_STATE");
+}

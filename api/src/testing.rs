@@ -268,4 +268,14 @@ impl HostGateway for NoHosts {
     ) -> Result<Vec<String>, HostError> {
         Err(HostError::Unreachable("this test app reaches no hosts".into()))
     }
+
+    async fn follow_logs(
+        &self,
+        _target: &HostTarget,
+        _container: &str,
+        _tail: usize,
+        _bound: std::time::Duration,
+    ) -> Result<play_core::host::LogLines, HostError> {
+        Err(HostError::Unreachable("this test app reaches no hosts".into()))
+    }
 }

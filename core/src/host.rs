@@ -325,7 +325,28 @@ pub trait HostGateway: Send + Sync + fmt::Debug {
     /// The last `tail` lines (stdout and stderr interleaved, without
     /// timestamps) of a container's log.
     async fn service_logs(&self, target: &HostTarget, container: &str, tail: usize) -> Result<Vec<String>, HostError>;
+
+    /// Follows a container's log: its last `tail` lines, then every line as
+    /// the container writes it. The receiver ends when `bound` has passed,
+    /// [`FOLLOW_MAX_BYTES`] were sent, the container's log ends, or the
+    /// caller drops it (which stops the read on the host). A missing
+    /// container is `HostError::NotFound`, before anything is sent.
+    async fn follow_logs(
+        &self,
+        target: &HostTarget,
+        container: &str,
+        tail: usize,
+        bound: std::time::Duration,
+    ) -> Result<LogLines, HostError>;
 }
+
+/// Lines of a followed log ([`HostGateway::follow_logs`]), each clipped
+/// like [`HostGateway::service_logs`]'s; an error ends the stream.
+pub type LogLines = tokio::sync::mpsc::Receiver<Result<String, HostError>>;
+
+/// The most log bytes one follow sends: a client that follows a chatty
+/// service for long reconnects for more.
+pub const FOLLOW_MAX_BYTES: usize = 16 * 1024 * 1024;
 
 #[cfg(test)]
 mod tests {

@@ -3,10 +3,15 @@
 //! completed job-mode Playground (whose containers are gone), from the last
 //! 1000 lines of each service stored when the job completed.
 
+use std::convert::Infallible;
+use std::time::Duration;
+
 use axum::Json as JsonResponse;
 use axum::extract::{Path, State};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
 use play_core::compose::ServiceDefinition;
-use play_core::host::HostError;
+use play_core::host::{HostError, LogLines};
 use play_core::playground::{Playground, container_name};
 use play_core::store::playgrounds;
 use play_core::store::{job_results, playrooms, playspecs};
@@ -21,10 +26,66 @@ use crate::state::AppState;
 pub const DEFAULT_TAIL: usize = 100;
 pub const MAX_TAIL: usize = 1000;
 
+/// How long one follow lasts when the request does not say, and at most.
+pub const DEFAULT_FOLLOW_SECONDS: u64 = 600;
+pub const MAX_FOLLOW_SECONDS: u64 = 3600;
+
 #[derive(Debug, Deserialize)]
 pub struct LogsQuery {
     /// Kept as text so a bad value gets a message of ours, not serde's.
     pub tail: Option<String>,
+    /// `true`: answer `text/event-stream`, one `data:` event per line as the
+    /// service writes it, then an `end` event.
+    pub follow: Option<String>,
+    /// How long a follow lasts, 1-3600 seconds, default 600.
+    pub max_seconds: Option<String>,
+}
+
+/// `Some(bound)` when the request asks to follow.
+fn follow(query: &LogsQuery) -> ApiResult<Option<Duration>> {
+    match query.follow.as_deref() {
+        None | Some("false") => {
+            if query.max_seconds.is_some() {
+                return Err(ApiError::field("max_seconds", "is for follow=true only"));
+            }
+            Ok(None)
+        }
+        Some("true") => match query.max_seconds.as_deref() {
+            None => Ok(Some(Duration::from_secs(DEFAULT_FOLLOW_SECONDS))),
+            Some(text) => match text.parse::<u64>() {
+                Ok(n) if (1..=MAX_FOLLOW_SECONDS).contains(&n) => Ok(Some(Duration::from_secs(n))),
+                _ => Err(ApiError::field(
+                    "max_seconds",
+                    format!("must be a whole number from 1 to {MAX_FOLLOW_SECONDS}"),
+                )),
+            },
+        },
+        Some(_) => Err(ApiError::field("follow", "must be true or false")),
+    }
+}
+
+/// An event stream of `lines`, then `end` (with why it ended).
+fn events(lines: LogLines) -> Response {
+    let stream = futures::stream::unfold(Some(lines), |state| async move {
+        let mut lines = state?;
+        let event = match lines.recv().await {
+            Some(Ok(line)) => return Some((Ok::<_, Infallible>(Event::default().data(line)), Some(lines))),
+            Some(Err(e)) => Event::default().event("end").data(format!("the host failed: {e}")),
+            None => Event::default().event("end").data("the follow ended (bound reached, or the log closed)"),
+        };
+        Some((Ok(event), None))
+    });
+    Sse::new(stream).keep_alive(KeepAlive::default()).into_response()
+}
+
+/// Cached lines as an event stream that ends at once.
+fn cached_events(lines: Vec<String>) -> Response {
+    let (tx, rx) = tokio::sync::mpsc::channel(lines.len().max(1));
+    for line in lines {
+        let _ = tx.try_send(Ok(line));
+    }
+    drop(tx);
+    events(rx)
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -65,11 +126,17 @@ async fn cached(state: &AppState, p: &Playground, service: String, tail: usize) 
     Ok(Logs { service, lines, source: "cached" })
 }
 
-/// A service's logs: live from the host, or cached for a completed job.
+/// A service's logs: live from the host, or cached for a completed job;
+/// with `follow=true`, a `text/event-stream` of lines as they are written.
 #[utoipa::path(get, path = "/api/playgrounds/{id}/logs/{service}", tag = "Playgrounds",
-    params(("id" = i64, Path), ("service" = String, Path), ("tail" = Option<usize>, Query, description = "Lines, 1-1000, default 100")),
+    params(("id" = i64, Path), ("service" = String, Path),
+        ("tail" = Option<usize>, Query, description = "Lines, 1-1000, default 100"),
+        ("follow" = Option<bool>, Query, description = "Stream lines as Server-Sent Events (`data:` per line, then an `end` event)"),
+        ("max_seconds" = Option<u64>, Query, description = "How long a follow lasts, 1-3600, default 600"),
+    ),
     responses(
-        (status = 200, body = Logs),
+        (status = 200, description = "The lines (JSON), or with follow=true an event stream",
+            content((Logs = "application/json"), (String = "text/event-stream"))),
         (status = 404, description = "No such Playground or service", body = ErrorEnvelope),
         (status = 422, description = "Bad tail, or the service has no container yet (live logs)", body = ErrorEnvelope),
         (status = 502, description = "HOST_ERROR: the Playroom host failed", body = ErrorEnvelope),
@@ -79,13 +146,18 @@ pub async fn logs(
     principal: Principal,
     Path((id, service)): Path<(String, String)>,
     Query(query): Query<LogsQuery>,
-) -> ApiResult<JsonResponse<Logs>> {
+) -> ApiResult<Response> {
     let not_found = || ApiError::Core(play_core::Error::NotFound("playground"));
     let id: i64 = id.parse().ok().filter(|id| *id > 0).ok_or_else(not_found)?;
     let tail = tail(&query)?;
+    let follow = follow(&query)?;
     let playground = playgrounds::get(&state.store, principal.account_id, id).await?;
     if playground.job_mode && job_results::get(&state.store, id).await?.is_some() {
-        return Ok(JsonResponse(cached(&state, &playground, service, tail).await?));
+        let logs = cached(&state, &playground, service, tail).await?;
+        return Ok(match follow {
+            Some(_) => cached_events(logs.lines),
+            None => JsonResponse(logs).into_response(),
+        });
     }
     if playground.playspec_id.is_none() {
         return Err(not_found());
@@ -96,12 +168,22 @@ pub async fn logs(
     let (_, target) =
         playrooms::target(&state.store, &state.secrets, principal.account_id, playground.playroom_id).await?;
     let container = container_name(&playground.compose_project, &service);
-    match state.gateway.service_logs(&target, &container, tail).await {
-        Ok(lines) => Ok(JsonResponse(Logs { service, lines, source: "live" })),
-        Err(HostError::NotFound(_)) => Err(ApiError::Core(play_core::Error::InvalidState(format!(
+    let no_container = || {
+        ApiError::Core(play_core::Error::InvalidState(format!(
             "the service {service:?} has no container yet (status {})",
             playground.status
-        )))),
+        )))
+    };
+    if let Some(bound) = follow {
+        return match state.gateway.follow_logs(&target, &container, tail, bound).await {
+            Ok(lines) => Ok(events(lines)),
+            Err(HostError::NotFound(_)) => Err(no_container()),
+            Err(e) => Err(ApiError::Host(e)),
+        };
+    }
+    match state.gateway.service_logs(&target, &container, tail).await {
+        Ok(lines) => Ok(JsonResponse(Logs { service, lines, source: "live" }).into_response()),
+        Err(HostError::NotFound(_)) => Err(no_container()),
         Err(e) => Err(ApiError::Host(e)),
     }
 }

@@ -44,6 +44,61 @@ pub async fn tail(docker: &Docker, container: &str, lines: usize, bound: Duratio
         .map_err(|_| HostError::Timeout(format!("reading the logs of {container} took over {bound:?}")))?
 }
 
+/// Follows `container`'s log (see `HostGateway::follow_logs`): a task
+/// reads the engine's stream and sends line by line into a small channel,
+/// so a slow client slows the read instead of growing memory, and a
+/// client that goes away (the receiver dropped) ends the read at once.
+/// The container is looked up first (within `call_timeout`), so a
+/// missing one is an error, not an empty stream.
+pub async fn follow(
+    docker: Docker,
+    container: &str,
+    lines: usize,
+    bound: Duration,
+    call_timeout: Duration,
+) -> Result<play_core::host::LogLines> {
+    tokio::time::timeout(
+        call_timeout,
+        docker.inspect_container(container, None::<bollard::query_parameters::InspectContainerOptions>),
+    )
+    .await
+    .map_err(|_| HostError::Timeout(format!("looking up {container} took over {call_timeout:?}")))?
+    .map_err(|e| Error::docker("inspect", e))?;
+    let (tx, rx) = tokio::sync::mpsc::channel(256);
+    let container = container.to_owned();
+    tokio::spawn(async move {
+        let options =
+            LogsOptions { follow: true, stdout: true, stderr: true, tail: lines.to_string(), ..LogsOptions::default() };
+        let mut stream = docker.logs(&container, Some(options));
+        let deadline = tokio::time::sleep(bound);
+        tokio::pin!(deadline);
+        let mut sent = 0usize;
+        loop {
+            let chunk = tokio::select! {
+                () = &mut deadline => return,
+                () = tx.closed() => return,
+                chunk = stream.next() => chunk,
+            };
+            let bytes = match chunk {
+                None => return,
+                Some(Err(e)) => {
+                    let _ = tx.send(Err(Error::docker("logs", e).into_host_error())).await;
+                    return;
+                }
+                Some(Ok(chunk)) => chunk.into_bytes(),
+            };
+            for line in String::from_utf8_lossy(&bytes).lines() {
+                let line = clip(line);
+                sent += line.len() + 1;
+                if sent > play_core::host::FOLLOW_MAX_BYTES || tx.send(Ok(line)).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    Ok(rx)
+}
+
 /// `line` cut to at most [`MAX_LINE_BYTES`] bytes on a character boundary.
 pub fn clip(line: &str) -> String {
     let mut end = line.len().min(MAX_LINE_BYTES);

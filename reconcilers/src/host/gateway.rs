@@ -256,4 +256,17 @@ impl HostGateway for DockerHostGateway {
     ) -> std::result::Result<Vec<String>, HostError> {
         self.logs(target, container, tail).await.map_err(Error::into_host_error)
     }
+
+    async fn follow_logs(
+        &self,
+        target: &HostTarget,
+        container: &str,
+        tail: usize,
+        bound: std::time::Duration,
+    ) -> std::result::Result<play_core::host::LogLines, HostError> {
+        let docker = self.docker(target).await.map_err(Error::into_host_error)?;
+        crate::docker::logs::follow(docker, container, tail, bound, self.config().call_timeout)
+            .await
+            .map_err(Error::into_host_error)
+    }
 }
