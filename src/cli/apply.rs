@@ -55,10 +55,44 @@ pub struct Change {
     pub new: Option<Value>,
 }
 
+/// What apply did to an object, as `results[].action` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Created,
+    Configured,
+    Unchanged,
+    Pruned,
+    /// A word of a newer server: shown as it is, counted as a change.
+    Other,
+}
+
+impl Action {
+    const WORDS: &[(&str, Action)] = &[
+        ("created", Action::Created),
+        ("configured", Action::Configured),
+        ("unchanged", Action::Unchanged),
+        ("pruned", Action::Pruned),
+    ];
+
+    fn of(word: &str) -> Action {
+        Self::WORDS.iter().find(|(w, _)| *w == word).map_or(Action::Other, |(_, a)| *a)
+    }
+}
+
 impl ApplyResult {
+    pub fn action(&self) -> Action {
+        Action::of(&self.action)
+    }
+
     /// Whether `diff` counts it as a difference.
     pub fn differs(&self) -> bool {
-        self.action != "unchanged" || !self.drift.is_empty()
+        self.action() != Action::Unchanged || !self.drift.is_empty()
+    }
+
+    /// A Playground `--wait` waits for: applied, not pruned.
+    fn awaited(&self) -> Option<i64> {
+        let playground = Kind::from_manifest(&self.kind) == Some(Kind::Playground);
+        if playground && self.action() != Action::Pruned { self.id } else { None }
     }
 
     fn label(&self) -> String {
@@ -190,8 +224,8 @@ pub async fn apply(client: &Client, args: ApplyArgs) -> anyhow::Result<()> {
     print(&raw, &answer, args.output)?;
     if args.wait && !answer.dry_run {
         let deadline = started + args.timeout.0;
-        for result in answer.results.iter().filter(|r| r.kind == "Playground" && r.action != "pruned") {
-            if let Some(id) = result.id {
+        for result in &answer.results {
+            if let Some(id) = result.awaited() {
                 wait::playground_ready(client, id, &result.label(), deadline, args.timeout).await?;
             }
         }
@@ -238,6 +272,12 @@ mod tests {
              1 configured, 1 pruned, 1 unchanged"
         );
         assert!(a.results[0].differs() && a.results[1].differs() && a.results[2].differs());
+        assert_eq!(
+            a.results.iter().map(ApplyResult::action).collect::<Vec<_>>(),
+            [Action::Configured, Action::Unchanged, Action::Pruned]
+        );
+        // Only applied Playgrounds are waited for.
+        assert_eq!(a.results.iter().map(ApplyResult::awaited).collect::<Vec<_>>(), [None, Some(9), None]);
     }
 
     #[test]

@@ -108,9 +108,10 @@ async fn progress(
     });
     let mut last_step = String::new();
     let result = loop {
-        let status = client.get(&format!("/api/playgrounds/{id}/status")).await?;
-        let now = status.get("status").and_then(Value::as_str).unwrap_or("-").to_owned();
-        let step = status.get("creation_step_label").and_then(Value::as_str).unwrap_or(&now).to_owned();
+        let view = client.get(&format!("/api/playgrounds/{id}/status")).await?;
+        let verdict = wait::judge(&view, None);
+        let word = view.get("status").and_then(Value::as_str).unwrap_or("-");
+        let step = view.get("creation_step_label").and_then(Value::as_str).unwrap_or(word).to_owned();
         if step != last_step {
             match &spinner {
                 Some(bar) => bar.set_message(format!("{label}: {step}")),
@@ -118,20 +119,15 @@ async fn progress(
             }
             last_step = step;
         }
-        let job = status.get("job_mode").and_then(Value::as_bool).unwrap_or(false);
-        if now == "running" || (job && now == "complete") {
-            break Ok(now);
+        match verdict {
+            wait::Verdict::Reached(status) => break Ok(status),
+            wait::Verdict::Failed(why) => break Err(anyhow::anyhow!("{label} failed at {why}")),
+            wait::Verdict::Pending(_) if Instant::now() >= deadline => {
+                let message = format!("timed out after {timeout} waiting for {label} to run (step {last_step})");
+                break Err(super::exit::Timeout(message).into());
+            }
+            wait::Verdict::Pending(_) => tokio::time::sleep(wait::POLL).await,
         }
-        if now == "failed" {
-            break Err(anyhow::anyhow!("{label} failed at {}", wait::failure(&status)));
-        }
-        if Instant::now() >= deadline {
-            break Err(super::exit::Timeout(format!(
-                "timed out after {timeout} waiting for {label} to run (step {last_step})"
-            ))
-            .into());
-        }
-        tokio::time::sleep(wait::POLL).await;
     };
     if let Some(bar) = spinner {
         bar.finish_and_clear();

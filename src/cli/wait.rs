@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
+use play_core::playground::PlaygroundStatus;
 use serde_json::Value;
 
 use super::args::WaitArgs;
@@ -74,6 +75,47 @@ pub fn failure(status: &Value) -> String {
     }
 }
 
+/// What a Playground's status view says about a wait.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The awaited status.
+    Reached(PlaygroundStatus),
+    /// Failed while something else was awaited: step and message.
+    Failed(String),
+    /// Not yet: the status word (a word this client does not know, from a
+    /// newer server, is waited past too).
+    Pending(String),
+}
+
+/// Judges the status view `view` of a wait for `want`; without one, for
+/// `running` (or `complete`, for a job).
+pub fn judge(view: &Value, want: Option<PlaygroundStatus>) -> Verdict {
+    let word = field(view, "status");
+    let Ok(status) = word.parse::<PlaygroundStatus>() else { return Verdict::Pending(word.to_owned()) };
+    let job = view.get("job_mode").and_then(Value::as_bool).unwrap_or(false);
+    let reached = match want {
+        Some(want) => status == want,
+        None => status == PlaygroundStatus::Running || (job && status == PlaygroundStatus::Complete),
+    };
+    if reached {
+        Verdict::Reached(status)
+    } else if status == PlaygroundStatus::Failed {
+        Verdict::Failed(failure(view))
+    } else {
+        Verdict::Pending(word.to_owned())
+    }
+}
+
+/// The status a wait without `--for` awaits, as words for messages.
+pub fn goal(view: &Value, want: Option<PlaygroundStatus>) -> &'static str {
+    let job = view.get("job_mode").and_then(Value::as_bool).unwrap_or(false);
+    match want {
+        Some(want) => want.as_str(),
+        None if job => PlaygroundStatus::Complete.as_str(),
+        None => PlaygroundStatus::Running.as_str(),
+    }
+}
+
 /// Waits until the Playground runs (or, in job mode, is complete); a
 /// failed one is an error with its message.
 pub async fn playground_ready(
@@ -91,29 +133,23 @@ async fn playground_status_is(
     client: &Client,
     id: i64,
     label: &str,
-    want: Option<&str>,
+    want: Option<PlaygroundStatus>,
     deadline: Instant,
     timeout: HumanDuration,
 ) -> anyhow::Result<()> {
     loop {
-        let Some(status) = playground_status(client, id).await? else {
+        let Some(view) = playground_status(client, id).await? else {
             bail!("{label} is gone");
         };
-        let now = field(&status, "status");
-        let job = status.get("job_mode").and_then(Value::as_bool).unwrap_or(false);
-        let reached = match want {
-            Some(want) => now == want,
-            None => now == "running" || (job && now == "complete"),
-        };
-        if reached {
-            return Ok(());
+        match judge(&view, want) {
+            Verdict::Reached(_) => return Ok(()),
+            Verdict::Failed(why) => bail!("{label} failed at {why}"),
+            Verdict::Pending(now) => {
+                let goal = goal(&view, want);
+                let step = field(&view, "creation_step_label").to_owned();
+                tick(deadline, timeout, || format!("{label} to be {goal} (status {now}, step {step})")).await?;
+            }
         }
-        if now == "failed" {
-            bail!("{label} failed at {}", failure(&status));
-        }
-        let goal = want.unwrap_or(if job { "complete" } else { "running" }).to_owned();
-        let step = field(&status, "creation_step_label").to_owned();
-        tick(deadline, timeout, || format!("{label} to be {goal} (status {now}, step {step})")).await?;
     }
 }
 
@@ -149,7 +185,8 @@ pub async fn wait(client: &Client, args: WaitArgs) -> anyhow::Result<()> {
     match condition {
         Condition::Deleted => gone(client, &kind.path(id), &label, deadline, args.timeout).await,
         Condition::Status(want) if kind == Kind::Playground => {
-            playground_status_is(client, id, &label, Some(&want), deadline, args.timeout).await
+            let want: PlaygroundStatus = want.parse().map_err(|e| anyhow::anyhow!("--for: {e}"))?;
+            playground_status_is(client, id, &label, Some(want), deadline, args.timeout).await
         }
         Condition::Status(want) => loop {
             let object = client.get(&kind.path(id)).await?;
@@ -182,6 +219,26 @@ mod tests {
             json!({"status": "failed", "error_step_label": "Pulling Images", "error_message": "no such image"});
         assert_eq!(failure(&status), "Pulling Images: no such image");
         assert_eq!(failure(&json!({"status": "failed"})), "no error message");
+    }
+
+    #[test]
+    fn verdicts_follow_the_typed_status_and_job_mode() {
+        let view = |status: &str, job: bool| json!({"status": status, "job_mode": job, "error_message": "boom"});
+        assert_eq!(judge(&view("running", false), None), Verdict::Reached(PlaygroundStatus::Running));
+        assert_eq!(judge(&view("complete", true), None), Verdict::Reached(PlaygroundStatus::Complete));
+        assert_eq!(judge(&view("running", true), None), Verdict::Reached(PlaygroundStatus::Running));
+        assert_eq!(judge(&view("in_progress", false), None), Verdict::Pending("in_progress".into()));
+        assert_eq!(judge(&view("failed", false), None), Verdict::Failed("boom".into()));
+        assert_eq!(
+            judge(&view("failed", false), Some(PlaygroundStatus::Failed)),
+            Verdict::Reached(PlaygroundStatus::Failed)
+        );
+        assert_eq!(
+            judge(&view("running", false), Some(PlaygroundStatus::Destroying)),
+            Verdict::Pending("running".into())
+        );
+        assert_eq!(judge(&view("hibernating", false), None), Verdict::Pending("hibernating".into()));
+        assert_eq!(goal(&view("x", true), None), "complete");
     }
 
     #[tokio::test]
