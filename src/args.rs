@@ -19,13 +19,15 @@ use play_reconcilers::webhooks::WebhooksConfig;
 
 use crate::duration::HumanDuration;
 
-use crate::{admin, config, logging, serve};
+use crate::{admin, cli, config, logging, serve};
 
 #[derive(Debug, Parser)]
 #[command(name = "play", version, about = "Self-hosted environments from Docker Compose")]
 pub struct Args {
     #[command(flatten)]
     pub common: Common,
+    #[command(flatten)]
+    pub client: cli::ClientOpts,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -67,6 +69,11 @@ pub enum Command {
     /// Manage API keys (offline, against the configured database).
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Client commands: they talk to a server over its HTTP API only.
+    #[command(flatten)]
+    Client(cli::ClientCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions { shell: clap_complete::Shell },
 }
 
 #[derive(Debug, Clone, ClapArgs)]
@@ -262,7 +269,17 @@ impl Args {
     /// exit code. The only place that builds the runtime.
     pub fn parse_and_run() -> ExitCode {
         let args = <Args as Parser>::parse();
-        logging::init(&args.common.log_filter, args.common.log_format);
+        if let Command::Completions { shell } = args.command {
+            let mut command = <Args as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut command, "play", &mut std::io::stdout());
+            return ExitCode::SUCCESS;
+        }
+        // Client commands print for people and scripts; the server's logs
+        // would only be noise there.
+        let client = matches!(args.command, Command::Client(_));
+        if !client {
+            logging::init(&args.common.log_filter, args.common.log_format);
+        }
         let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
             Ok(runtime) => runtime,
             Err(e) => {
@@ -270,6 +287,9 @@ impl Args {
                 return ExitCode::FAILURE;
             }
         };
+        if let Command::Client(command) = args.command {
+            return runtime.block_on(cli::run(args.client, command));
+        }
         match runtime.block_on(args.run()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -280,7 +300,7 @@ impl Args {
     }
 
     async fn run(self) -> anyhow::Result<()> {
-        let Args { common, command } = self;
+        let Args { common, command, client: _ } = self;
         let settings = config::Settings::resolve(&common)?;
         match command {
             Command::Serve(serve_args) => serve::run(settings, *serve_args).await,
@@ -292,6 +312,8 @@ impl Args {
             }
             Command::Accounts(cmd) => admin::accounts(settings, cmd).await,
             Command::Keys(cmd) => admin::keys(settings, cmd).await,
+            // Handled before the runtime starts (`parse_and_run`).
+            Command::Client(_) | Command::Completions { .. } => Ok(()),
         }
     }
 }

@@ -3,6 +3,7 @@
 mod admin;
 mod args;
 mod bootstrap;
+mod cli;
 mod config;
 mod duration;
 mod logging;

@@ -1,0 +1,92 @@
+//! `delete KIND NAME` and `delete -f`. Playgrounds are destroyed in the
+//! background (the API answers 202 `destroying`); `--wait` waits until
+//! they are gone.
+
+use std::time::Instant;
+
+use reqwest::Method;
+
+use super::args::DeleteArgs;
+use super::client::Client;
+use super::exit::{self, Coded, NotFound};
+use super::kinds::Kind;
+use super::{lookup, manifest, wait};
+
+/// The order `delete -f` deletes in: what references others first.
+const ORDER: &[Kind] =
+    &[Kind::Playground, Kind::WebhookEndpoint, Kind::ImportTemplate, Kind::Playspec, Kind::Playzone, Kind::Playroom];
+
+fn rank(kind: Kind) -> usize {
+    ORDER.iter().position(|k| *k == kind).unwrap_or(ORDER.len())
+}
+
+/// Deletes one object; `Ok(false)` when the name matched nothing and that
+/// is allowed.
+async fn delete_one(
+    client: &Client,
+    kind: Kind,
+    name: &str,
+    args: &DeleteArgs,
+    deadline: Instant,
+) -> anyhow::Result<bool> {
+    let label = format!("{kind}/{name}");
+    let id = match lookup::resolve(client, kind, name).await {
+        Ok(id) => id,
+        Err(e) if args.ignore_not_found && e.is::<NotFound>() => {
+            println!("{label} not found");
+            return Ok(false);
+        }
+        Err(e) => return Err(e),
+    };
+    let path = kind.path(id);
+    client.call(Method::DELETE, &path, None).await?;
+    if kind == Kind::Playground {
+        if args.wait {
+            println!("{label} destroying");
+            wait::gone(client, &path, &label, deadline, args.timeout).await?;
+            println!("{label} deleted");
+        } else {
+            println!("{label} destroying (in the background; `play wait {label} --for=delete`)");
+        }
+    } else {
+        println!("{label} deleted");
+    }
+    Ok(true)
+}
+
+pub async fn delete(client: &Client, args: DeleteArgs) -> anyhow::Result<()> {
+    let deadline = Instant::now() + args.timeout.0;
+    if let (Some(kind), Some(name)) = (args.kind, args.name.as_deref()) {
+        delete_one(client, kind, name, &args, deadline).await?;
+        return Ok(());
+    }
+    let docs = manifest::load_checked(&args.files, args.recursive)?;
+    let mut targets: Vec<(Kind, String)> =
+        docs.iter().filter_map(|d| Some((Kind::from_manifest(d.kind())?, d.name().to_owned()))).collect();
+    targets.sort_by_key(|(kind, _)| rank(*kind));
+    let total = targets.len();
+    let mut failed = Vec::new();
+    for (kind, name) in targets {
+        if let Err(e) = delete_one(client, kind, &name, &args, deadline).await {
+            eprintln!("play: {kind}/{name}: {e:#}");
+            failed.push(exit::code(&e));
+        }
+    }
+    match failed.iter().max() {
+        Some(code) => Err(Coded(*code, format!("{} of {total} objects were not deleted", failed.len())).into()),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn referencing_kinds_go_first() {
+        assert!(rank(Kind::Playground) < rank(Kind::Playspec));
+        assert!(rank(Kind::Playspec) < rank(Kind::Playzone));
+        assert!(rank(Kind::Playspec) < rank(Kind::Playroom));
+        assert_eq!(ORDER.len(), super::super::kinds::KINDS.len());
+    }
+}
