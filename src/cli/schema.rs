@@ -103,7 +103,7 @@ mod tests {
             playspec(json!({"composeFile": "./compose.yaml", "playzoneRef": "app",
                             "services": [{"name": "web", "playzoneRef": "app", "exposure": {"enabled": true, "port": 80}}],
                             "mounted_files": [{"name": "conf", "mount_path": "/etc/x", "file": "./x"}],
-                            "registry_credentials": [{"registry_url": "r.io", "username": "u", "password": {"valueFrom": {"env": "P"}}}]})),
+                            "registry_credentials": [{"registry_url": "r.io", "username": "u", "secret": {"valueFrom": {"env": "P"}}}]})),
             json!({"apiVersion": "play/v1", "kind": "Playground", "metadata": {"name": "demo"},
                    "spec": {"playspecRef": "web", "playroomRef": "r1", "ttl": "8h",
                             "env_overrides": {"A": "1", "B": {"valueFrom": {"env": "B"}}},

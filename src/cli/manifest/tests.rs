@@ -51,7 +51,7 @@ spec:
 #[test]
 fn multi_document_files_resolve_compose_files_and_mounts() {
     let manifest = format!(
-        "# the app\n---\n{PLAYSPEC}---\n# nothing here\n---\napiVersion: play/v1\nkind: Playground\nmetadata:\n  name: demo\nspec:\n  playspecRef: web\n"
+        "# the app\n---\n{PLAYSPEC}---\n# nothing here\n---\napiVersion: play/v1\nkind: Playground\nmetadata:\n  name: demo\nspec:\n  playroomRef: box\n  playspecRef: web\n"
     );
     let tree = Tree::new(&[
         ("env/app.yaml", manifest.as_bytes()),
@@ -82,6 +82,7 @@ kind: Playground
 metadata:
   name: demo
 spec:
+  playroomRef: box
   playspecRef: web
   env_overrides:
     TOKEN:
@@ -217,10 +218,10 @@ fn yaml_syntax_errors_carry_the_files_line() {
 
 #[test]
 fn a_bad_ttl_is_refused() {
-    let doc = "apiVersion: play/v1\nkind: Playground\nmetadata:\n  name: d\nspec:\n  playspecRef: web\n  ttl: soon\n";
+    let doc = "apiVersion: play/v1\nkind: Playground\nmetadata:\n  name: d\nspec:\n  playroomRef: box\n  playspecRef: web\n  ttl: soon\n";
     let tree = Tree::new(&[("m.yaml", doc.as_bytes())]);
     let found = errors(load(&[tree.path("m.yaml")], false, &no_env));
-    assert!(found[0].contains("spec.ttl (line 7): \"soon\" is not a duration"), "{found:?}");
+    assert!(found[0].contains("spec.ttl (line 8): \"soon\" is not a duration"), "{found:?}");
 }
 
 #[test]
