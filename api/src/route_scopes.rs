@@ -43,6 +43,8 @@ pub const ROUTE_SCOPES: &[(&str, &str, Scope)] = &[
     ("POST", "/api/playgrounds/{id}/hard_restart", Scope::PlaygroundsWrite),
     ("POST", "/api/playgrounds/{id}/recreate", Scope::PlaygroundsWrite),
     ("GET", "/api/playgrounds/{id}/logs/{service}", Scope::PlaygroundsRead),
+    // play's addition: a Playground's recent events (`play describe`).
+    ("GET", "/api/playgrounds/{id}/events", Scope::PlaygroundsRead),
     // The spec leaves the scope open ("see note"): reading a result is
     // viewing the Playground, like its logs.
     ("GET", "/api/playgrounds/{id}/job_result", Scope::PlaygroundsRead),

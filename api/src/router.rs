@@ -22,8 +22,8 @@ use crate::error::ApiError;
 use crate::mcp;
 use crate::openapi::{self, ApiDoc};
 use crate::routes::{
-    apply, job_result, keys, launch, ops, playground_logs, playground_ops, playground_views, playgrounds, playrooms,
-    playspec_files, playspecs, playzones, template_versions, templates, webhooks,
+    apply, job_result, keys, launch, ops, playground_events, playground_logs, playground_ops, playground_views,
+    playgrounds, playrooms, playspec_files, playspecs, playzones, template_versions, templates, webhooks,
 };
 use crate::state::AppState;
 
@@ -54,6 +54,7 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(playground_ops::hard_restart))
         .routes(routes!(playground_ops::recreate))
         .routes(routes!(playground_logs::logs))
+        .routes(routes!(playground_events::events))
         .routes(routes!(job_result::job_result))
         .routes(routes!(playground_views::compose))
         .routes(routes!(playground_views::env_metadata))

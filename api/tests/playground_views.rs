@@ -430,3 +430,39 @@ async fn the_openapi_document_describes_the_views() {
         assert!(debug[field].is_object(), "{field}");
     }
 }
+
+#[tokio::test]
+async fn a_playgrounds_events_come_newest_first_and_are_bounded() {
+    let app = TestApp::new().await;
+    let spec = app
+        .post("/api/playspecs", &app.admin, json!({"playspec": {"name": "ev", "base_compose_yaml": "services:\n  web:\n    image: play-test/busybox:1\n"}}))
+        .await;
+    let room = app.post("/api/playrooms", &app.admin, json!({"playroom": {"name": "ev", "host": "127.0.0.1"}})).await;
+    let pg = app
+        .post(
+            "/api/playgrounds",
+            &app.admin,
+            json!({"playground": {"name": "ev", "playspec_id": spec.body["id"], "playroom_id": room.body["id"]}}),
+        )
+        .await;
+    let id = pg.body["id"].as_i64().unwrap();
+    app.post(&format!("/api/playgrounds/{id}/extend_expiration"), &app.admin, json!({})).await;
+    let r = app.get(&format!("/api/playgrounds/{id}/events"), &app.admin).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let types: Vec<&str> = r.body.as_array().unwrap().iter().map(|e| e["event_type"].as_str().unwrap()).collect();
+    assert_eq!(types.last(), Some(&"playground.created"), "{types:?}");
+    assert!(types.len() >= 2, "{types:?}");
+    let one = app.get(&format!("/api/playgrounds/{id}/events?limit=1"), &app.admin).await;
+    assert_eq!(one.body.as_array().unwrap().len(), 1);
+    app.get(&format!("/api/playgrounds/{id}/events?limit=0"), &app.admin)
+        .await
+        .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    app.get("/api/playgrounds/999999/events", &app.admin)
+        .await
+        .assert_error(StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND");
+    let other = app.new_account("other").await;
+    let theirs = app.key_for(other, play_core::scopes::ScopeSet::all(), None).await;
+    app.get(&format!("/api/playgrounds/{id}/events"), &theirs)
+        .await
+        .assert_error(StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND");
+}

@@ -1,7 +1,7 @@
 //! `describe KIND NAME`: the detail view for a person. A Playground shows
-//! its status view too (creation step, error, services) and its routes;
-//! the API has no events endpoint, so there are no events to show. Other
-//! kinds show their detail view's fields, nested ones indented.
+//! its status view too (creation step, error, services), its routes and
+//! its recent events (`GET /api/playgrounds/{id}/events`). Other kinds
+//! show their detail view's fields, nested ones indented.
 
 use chrono::Utc;
 use serde_json::Value;
@@ -57,7 +57,7 @@ fn scalar(value: &Value) -> String {
 }
 
 /// A Playground's description: summary first, then services and routes.
-pub fn playground(detail: &Value, status: &Value) -> String {
+pub fn playground(detail: &Value, status: &Value, events: &Value) -> String {
     let now = Utc::now();
     let get = |v: &Value, k: &str| cell(v.get(k).unwrap_or(&Value::Null));
     let mut out = vec![
@@ -110,6 +110,25 @@ pub fn playground(detail: &Value, status: &Value) -> String {
             out.extend(map.iter().map(|(k, v)| format!("  {k}: {}", cell(v))));
         }
     }
+    out.push("Events (newest first):".to_owned());
+    let rows: Vec<Vec<String>> = events
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            let actor = match (e.get("actor_type").and_then(Value::as_str), e.get("actor_id").and_then(Value::as_i64)) {
+                (Some(kind), Some(id)) => format!("{kind} {id}"),
+                (Some(kind), None) => kind.to_owned(),
+                _ => String::new(),
+            };
+            vec![output::age(&e["timestamp"], now), get(e, "event_type"), actor]
+        })
+        .collect();
+    if rows.is_empty() {
+        out.push("  <none>".to_owned());
+    } else {
+        out.extend(output::table(&["AGE", "EVENT", "BY"], &rows).lines().map(|l| format!("  {l}")));
+    }
     out.join("\n")
 }
 
@@ -118,7 +137,8 @@ pub async fn describe(client: &Client, args: DescribeArgs) -> anyhow::Result<()>
     let detail = client.get(&args.kind.path(id)).await?;
     if args.kind == Kind::Playground {
         let status = client.get(&format!("/api/playgrounds/{id}/status")).await?;
-        println!("{}", playground(&detail, &status));
+        let events = client.get(&format!("/api/playgrounds/{id}/events")).await?;
+        println!("{}", playground(&detail, &status, &events));
     } else {
         let mut out = vec![format!("Kind: {}", args.kind.names().manifest)];
         fields(&detail, 0, &mut out);
@@ -162,7 +182,12 @@ mod tests {
         let status = json!({"status": "failed", "creation_step_label": "Pulling Images",
             "error_step_label": "Pulling Images", "error_message": "manifest unknown",
             "services": [{"name": "web", "status": "stopped", "health": null, "running": false}]});
-        let text = playground(&detail, &status);
+        let events = json!([{"id": 9, "event_type": "playground.error", "timestamp": "2026-01-01T00:00:00Z",
+            "actor_type": "system"}, {"id": 3, "event_type": "playground.created", "timestamp": "2026-01-01T00:00:00Z",
+            "actor_type": "api_key", "actor_id": 7}]);
+        let text = playground(&detail, &status, &events);
+        assert!(text.contains("playground.error") && text.contains("api_key 7"), "{text}");
+        assert!(text.find("playground.error") < text.find("playground.created"), "newest first: {text}");
         assert!(text.contains("Status:      failed\n"), "{text}");
         assert!(text.contains("Error:       Pulling Images: manifest unknown\n"), "{text}");
         assert!(text.contains("  NAME   STATUS    HEALTH   RUNNING\n  web    stopped   -        false"), "{text}");

@@ -356,9 +356,18 @@ async fn create_revision(
     }
     let actor = cx.principal.actor();
     let backend = cx.state.store.backend();
-    let created = playspecs::create_in(cx.conn, backend, account, fields, &cx.state.config.quotas, actor)
-        .await
-        .map_err(|e| rekeyed(e.into(), "playspec", object))?;
+    let created = match playspecs::create_in(cx.conn, backend, account, fields, &cx.state.config.quotas, actor).await {
+        Ok(created) => created,
+        // The name was free when looked up above: another apply made the
+        // same revision meanwhile.
+        Err(play_core::Error::Validation(e)) if e.contains_key("playspec.name") => {
+            return Err(ApiError::Core(play_core::Error::Conflict(format!(
+                "the revision {name} was made by another apply at the same time; nothing of this apply was written, \
+                 apply again"
+            ))));
+        }
+        Err(e) => return Err(rekeyed(e.into(), "playspec", object)),
+    };
     for (j, file) in new_files.into_iter().enumerate() {
         playspec_files::add_file_in(cx.conn, backend, account, created.id, file, actor)
             .await

@@ -5,6 +5,7 @@ pub mod job_result;
 pub mod keys;
 pub mod launch;
 pub mod ops;
+pub mod playground_events;
 pub mod playground_logs;
 pub mod playground_ops;
 pub mod playground_urls;

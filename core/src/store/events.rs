@@ -164,6 +164,28 @@ pub async fn list_for_account(store: &Store, account_id: i64) -> Result<Vec<Even
     rows.iter().map(from_row).collect()
 }
 
+/// The newest `limit` events about one entity of the account, newest
+/// first (`GET /api/playgrounds/{id}/events`).
+pub async fn recent_for(
+    store: &Store,
+    account_id: i64,
+    entity_type: &str,
+    entity_id: i64,
+    limit: i64,
+) -> Result<Vec<Event>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {COLUMNS} FROM events WHERE account_id = $1 AND entity_type = $2 AND entity_id = $3 \
+         ORDER BY id DESC LIMIT $4"
+    ))
+    .bind(account_id)
+    .bind(entity_type)
+    .bind(entity_id)
+    .bind(limit)
+    .fetch_all(store.pool())
+    .await?;
+    rows.iter().map(from_row).collect()
+}
+
 /// Up to `limit` events not yet dispatched, oldest first.
 pub async fn undispatched(store: &Store, limit: i64) -> Result<Vec<Event>> {
     let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM events WHERE dispatched_at IS NULL ORDER BY id LIMIT $1"))
