@@ -360,3 +360,44 @@ async fn a_write_from_a_stale_version_is_a_conflict() {
     let insert = applied::insert_in(&mut tx, app.account_id, stale.kind, &stale.name, &fields).await;
     assert!(matches!(insert, Err(play_core::Error::Conflict(_))), "{insert:?}");
 }
+
+/// A Playzone and a Playspec whose built service names it, applied
+/// together; the token never comes back; pruning both removes both.
+#[tokio::test]
+async fn a_playzone_is_applied_and_referenced_by_name() {
+    let app = TestApp::new().await;
+    let compose = "services:\n  api:\n    build: .\n  db:\n    image: play-test/busybox:1\n";
+    let objects = json!([
+        object(
+            "Playzone",
+            "shop",
+            json!({"scm_url": "https://git.example.com/shop.git", "private": true, "credentials": "tok-123456"})
+        ),
+        object(
+            "Playspec",
+            "shop",
+            json!({"base_compose_yaml": compose, "services": [{"name": "api", "playzoneRef": "shop"}]})
+        ),
+    ]);
+    let r = apply(&app, &app.admin, json!({"apply_set": "z", "objects": objects.clone()}), false).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert!(!r.text.contains("tok-123456"), "{}", r.text);
+    let zone = r.body["results"][0]["id"].as_i64().unwrap();
+    let spec = app.get(&format!("/api/playspecs/{}", r.body["results"][1]["id"]), &app.admin).await;
+    let api = spec.body["services"].as_array().unwrap().iter().find(|s| s["name"] == "api").unwrap().clone();
+    assert_eq!(api["playzone_id"], zone);
+    let detail = app.get(&format!("/api/playzones/{zone}"), &app.admin).await;
+    assert_eq!(detail.body["private"], true);
+    let again = apply(&app, &app.admin, json!({"apply_set": "z", "objects": objects}), false).await;
+    assert!(actions(&again).iter().all(|(_, a)| a == "unchanged"), "{}", again.text);
+    // A built service without its Playzone is refused, naming the fix.
+    let bare = json!([object("Playspec", "bare", json!({"base_compose_yaml": compose}))]);
+    let r = apply(&app, &app.admin, json!({"objects": bare}), false).await;
+    let details = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    assert!(details["objects[0].spec.services"][0].as_str().unwrap().contains("playzoneRef"), "{details}");
+    // Pruning both: the revision goes first, then the Playzone.
+    let r = apply(&app, &app.admin, json!({"apply_set": "z", "prune": true, "objects": []}), false).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(app.count("playzones").await, 0);
+    assert_eq!(app.count("playspecs").await, 0);
+}

@@ -28,6 +28,7 @@ mod context;
 mod playground;
 mod playroom;
 mod playspec;
+mod playzone;
 mod prune;
 mod webhook;
 
@@ -73,8 +74,8 @@ pub struct ManifestObject {
     /// `play/v1`.
     #[serde(rename = "apiVersion")]
     pub api_version: String,
-    /// Playroom, Playspec, Playground or WebhookEndpoint (Playzone and
-    /// ImportTemplate are refused for now, naming the reason).
+    /// Playroom, Playzone, Playspec, Playground or WebhookEndpoint
+    /// (ImportTemplate is refused for now, naming the reason).
     pub kind: String,
     pub metadata: Metadata,
     /// The kind's create body, references by name (`playroomRef`,
@@ -179,7 +180,7 @@ fn check_objects(request: &ApplyRequest) -> Result<Vec<Object>, ApiError> {
             push_field_error(&mut errors, field("spec"), "must be an object");
         }
         let kind = match raw.kind.parse::<Kind>() {
-            Ok(Kind::Playzone | Kind::ImportTemplate) => {
+            Ok(Kind::ImportTemplate) => {
                 push_field_error(
                     &mut errors,
                     field("kind"),
@@ -244,12 +245,11 @@ pub async fn run(
     for object in &objects {
         let outcome = match object.kind {
             Kind::Playroom => playroom::apply(&mut cx, object).await,
+            Kind::Playzone => playzone::apply(&mut cx, object).await,
             Kind::Playspec => playspec::apply(&mut cx, object).await,
             Kind::WebhookEndpoint => webhook::apply(&mut cx, object).await,
             Kind::Playground => playground::apply(&mut cx, object).await,
-            Kind::Playzone | Kind::ImportTemplate => {
-                Err(ApiError::Core(Error::Internal("refused by check_objects".into())))
-            }
+            Kind::ImportTemplate => Err(ApiError::Core(Error::Internal("refused by check_objects".into()))),
         };
         match outcome {
             Ok(outcome) => {

@@ -10,7 +10,7 @@
 use play_core::apply::Action;
 use play_core::playground::{DesiredState, ops};
 use play_core::store::applied::{self, Applied};
-use play_core::store::{playrooms, playspecs, webhooks};
+use play_core::store::{playrooms, playspecs, playzones, webhooks};
 use play_core::wake::Kind as Wake;
 
 use super::ApplyResult;
@@ -61,7 +61,15 @@ pub async fn prune(cx: &mut Cx<'_>, row: &Applied) -> Result<ApplyResult, ApiErr
             Err(e) if gone(&e) => {}
             Err(e) => return Err(named(e).into()),
         },
-        Kind::Playzone | Kind::ImportTemplate => {}
+        Kind::Playzone => {
+            // Revisions this apply retired may still name it: gone first.
+            collect_revisions(cx).await?;
+            match playzones::delete_in(cx.conn, account, row.object_id, actor).await {
+                Err(e) if !gone(&e) => return Err(named(e).into()),
+                _ => {}
+            }
+        }
+        Kind::ImportTemplate => {}
     }
     applied::delete_in(cx.conn, row).await?;
     Ok(ApplyResult {

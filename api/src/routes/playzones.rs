@@ -247,7 +247,7 @@ pub struct AttachRequest {
     pub repo_full_name: String,
 }
 
-fn changes(input: Input, stored: Option<Stored>, state: &AppState) -> ApiResult<Changes> {
+pub(crate) fn changes(input: Input, stored: Option<Stored>, state: &AppState) -> ApiResult<Changes> {
     Changes::validate(input, stored, &state.config.repository_policy).map_err(ApiError::validation)
 }
 

@@ -144,11 +144,29 @@ async fn insert(
     limits: &QuotaLimits,
     actor: Actor,
 ) -> Result<Playzone> {
+    let mut tx = store.write().await?;
+    let out = insert_in(&mut tx, store.backend(), secrets, account_id, changes, auto_created, limits, actor).await?;
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// Creates a Playzone inside the caller's transaction (server-side apply
+/// writes a whole set in one); `secrets` seals the token, if any.
+#[expect(clippy::too_many_arguments, reason = "the create's fields, and where it is recorded")]
+pub async fn insert_in(
+    conn: &mut Conn,
+    backend: super::Backend,
+    secrets: Option<&SecretBox>,
+    account_id: i64,
+    changes: Changes,
+    auto_created: bool,
+    limits: &QuotaLimits,
+    actor: Actor,
+) -> Result<Playzone> {
     let missing = || Error::Internal("playzone create without name or scm_url".into());
     let name = changes.name.clone().ok_or_else(missing)?;
     let scm_url = changes.scm_url.clone().ok_or_else(missing)?;
-    let mut tx = store.write().await?;
-    quotas::check(&mut tx, store.backend(), account_id, Resource::Playzones, limits).await?;
+    quotas::check(conn, backend, account_id, Resource::Playzones, limits).await?;
     let now = time::to_db(&time::now());
     let default_branch = changes.default_branch.clone().flatten();
     let id: i64 = sqlx::query(
@@ -165,18 +183,16 @@ async fn insert(
     .bind(flag(auto_created))
     .bind(&now)
     .bind(Status::Pending.as_str())
-    .fetch_one(&mut *tx)
+    .fetch_one(&mut *conn)
     .await
     .on_unique(|| name_taken(&name))?
     .try_get("id")?;
     if let (Some(Some(token)), Some(secrets)) = (&changes.credentials, secrets) {
-        set_token(&mut tx, secrets, id, Some(token)).await?;
+        set_token(conn, secrets, id, Some(token)).await?;
     }
     let metadata = serde_json::json!({"name": name, "scm_url": scm_url, "auto_created": auto_created});
-    events::record(&mut tx, NewEvent::new(account_id, "playzone", id, "created").actor(actor).metadata(metadata))
-        .await?;
-    let playzone = get_in(&mut tx, account_id, id).await?;
-    tx.commit().await?;
+    events::record(conn, NewEvent::new(account_id, "playzone", id, "created").actor(actor).metadata(metadata)).await?;
+    let playzone = get_in(conn, account_id, id).await?;
     Ok(playzone)
 }
 
@@ -190,7 +206,7 @@ async fn set_token(conn: &mut Conn, secrets: &SecretBox, id: i64, token: Option<
     Ok(())
 }
 
-pub(super) async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playzone> {
+pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playzone> {
     let row = sqlx::query(&format!("SELECT {COLUMNS} FROM playzones WHERE id = $1 AND account_id = $2"))
         .bind(id)
         .bind(account_id)
@@ -257,7 +273,22 @@ pub async fn update(
     actor: Actor,
 ) -> Result<Playzone> {
     let mut tx = store.write().await?;
-    let current = get_in(&mut tx, account_id, id).await?;
+    let out = update_in(&mut tx, secrets, account_id, id, changes, actor).await?;
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// [`update`] inside the caller's transaction (server-side apply writes a
+/// whole set in one).
+pub async fn update_in(
+    conn: &mut Conn,
+    secrets: &SecretBox,
+    account_id: i64,
+    id: i64,
+    changes: Changes,
+    actor: Actor,
+) -> Result<Playzone> {
+    let current = get_in(conn, account_id, id).await?;
     let name = changes.name.clone().unwrap_or_else(|| current.name.clone());
     let url_changed = changes.scm_url.as_ref().is_some_and(|u| *u != current.scm_url);
     let scm_url = changes.scm_url.clone().unwrap_or_else(|| current.scm_url.clone());
@@ -275,7 +306,6 @@ pub async fn update(
             || pinned != current.default_branch_pinned);
     let changed = sync || name != current.name || private != current.private;
     if !changed {
-        tx.commit().await?;
         return Ok(current);
     }
     let (generation, status) =
@@ -294,19 +324,19 @@ pub async fn update(
     .bind(time::to_db(&time::now()))
     .bind(id)
     .bind(account_id)
-    .execute(&mut *tx)
+    .execute(&mut *conn)
     .await
     .on_unique(|| name_taken(&name))?;
     if let Some(token) = &changes.credentials {
-        set_token(&mut tx, secrets, id, token.as_deref()).await?;
+        set_token(conn, secrets, id, token.as_deref()).await?;
     }
     if url_changed {
-        sqlx::query("DELETE FROM playzone_branches WHERE playzone_id = $1").bind(id).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM playzone_branches WHERE playzone_id = $1").bind(id).execute(&mut *conn).await?;
         sqlx::query(
             "UPDATE playzones SET compose_file = NULL, compose_commit = NULL, status_message = NULL WHERE id = $1",
         )
         .bind(id)
-        .execute(&mut *tx)
+        .execute(&mut *conn)
         .await?;
     }
     let mut fields: Vec<&str> = Vec::new();
@@ -322,10 +352,8 @@ pub async fn update(
         }
     }
     let metadata = serde_json::json!({ "changed": fields });
-    events::record(&mut tx, NewEvent::new(account_id, "playzone", id, "updated").actor(actor).metadata(metadata))
-        .await?;
-    let playzone = get_in(&mut tx, account_id, id).await?;
-    tx.commit().await?;
+    events::record(conn, NewEvent::new(account_id, "playzone", id, "updated").actor(actor).metadata(metadata)).await?;
+    let playzone = get_in(conn, account_id, id).await?;
     Ok(playzone)
 }
 
@@ -368,24 +396,31 @@ pub async fn playspecs_using(conn: &mut Conn, account_id: i64, id: i64) -> Resul
 /// a Playspec builds from it. Records `playzone.destroyed`.
 pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<()> {
     let mut tx = store.write().await?;
-    let playzone = get_in(&mut tx, account_id, id).await?;
-    let users = playspecs_using(&mut tx, account_id, id).await?;
+    delete_in(&mut tx, account_id, id, actor).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// [`delete`] inside the caller's transaction (server-side apply writes a
+/// whole set in one).
+pub async fn delete_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) -> Result<()> {
+    let playzone = get_in(conn, account_id, id).await?;
+    let users = playspecs_using(conn, account_id, id).await?;
     if !users.is_empty() {
         return Err(Error::Conflict(format!(
             "the Playzone is used by Playspec(s) {}: delete them or change their services first",
             users.join(", ")
         )));
     }
-    sqlx::query("DELETE FROM playzone_branches WHERE playzone_id = $1").bind(id).execute(&mut *tx).await?;
+    sqlx::query("DELETE FROM playzone_branches WHERE playzone_id = $1").bind(id).execute(&mut *conn).await?;
     sqlx::query("DELETE FROM playzones WHERE id = $1 AND account_id = $2")
         .bind(id)
         .bind(account_id)
-        .execute(&mut *tx)
+        .execute(&mut *conn)
         .await?;
     let metadata = serde_json::json!({"name": playzone.name});
-    events::record(&mut tx, NewEvent::new(account_id, "playzone", id, "destroyed").actor(actor).metadata(metadata))
+    events::record(conn, NewEvent::new(account_id, "playzone", id, "destroyed").actor(actor).metadata(metadata))
         .await?;
-    tx.commit().await?;
     Ok(())
 }
 

@@ -1,0 +1,90 @@
+//! Applying a Playzone: the create body of `POST /api/playzones` without
+//! `name` (that is `metadata.name`). Dynamic services of Playspecs in the
+//! same set name it with `playzoneRef`.
+//!
+//! The access token (`credentials`, from `valueFrom`) is kept when the
+//! spec leaves it out, like a Playroom's key; `default_branch` left out
+//! follows the remote's default branch. A created or changed Playzone is
+//! synced by its loop (woken after the commit).
+
+use play_core::apply::Action;
+use play_core::playzone::{Input, Stored};
+use play_core::store::playzones::{self, Playzone};
+use play_core::wake::Kind as Wake;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::Object;
+use super::context::{Cx, Outcome, decide, drift_lines, found, rekeyed};
+use crate::error::ApiError;
+use crate::extract::parse_value;
+use crate::routes::playzones::changes;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Spec {
+    scm_url: String,
+    default_branch: Option<String>,
+    private: Option<bool>,
+    credentials: Option<String>,
+}
+
+fn live(zone: &Playzone) -> Value {
+    json!({
+        "scm_url": zone.scm_url,
+        "default_branch": if zone.default_branch_pinned { zone.default_branch.clone() } else { None },
+        "private": zone.private,
+        "has_credentials": zone.has_credentials,
+    })
+}
+
+pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError> {
+    let spec: Spec = parse_value(&object.spec, &object.field("spec")).map_err(ApiError::validation)?;
+    let redacted = cx.redact(&object.spec, &["credentials".to_owned()]);
+    let account = cx.account();
+    let current = match cx.last(object).map(|row| row.object_id) {
+        Some(id) => found(playzones::get_in(cx.conn, account, id).await)?,
+        None => None,
+    };
+    let input = Input {
+        name: Some(object.name.clone()),
+        scm_url: Some(spec.scm_url.clone()),
+        default_branch: Some(spec.default_branch.clone()),
+        private: Some(spec.private.unwrap_or(false)),
+        credentials: spec.credentials.clone(),
+    };
+    let stored = current.as_ref().map(|z| Stored { private: z.private, has_token: z.has_credentials });
+    let checked = changes(input, stored, cx.state).map_err(|e| rekeyed(e, "playzone", object))?;
+    let before = current.as_ref().map(live);
+    let decision = decide(cx, object, &redacted, before.as_ref());
+    let actor = cx.principal.actor();
+    let id = match (decision.action, &current) {
+        (Action::Unchanged, Some(z)) => z.id,
+        (Action::Configured, Some(z)) => {
+            playzones::update_in(cx.conn, &cx.state.secrets, account, z.id, checked, actor)
+                .await
+                .map_err(|e| rekeyed(e.into(), "playzone", object))?
+                .id
+        }
+        _ => {
+            let backend = cx.state.store.backend();
+            let quotas = &cx.state.config.quotas;
+            playzones::insert_in(cx.conn, backend, Some(&cx.state.secrets), account, checked, false, quotas, actor)
+                .await
+                .map_err(|e| rekeyed(e.into(), "playzone", object))?
+                .id
+        }
+    };
+    if decision.action != Action::Unchanged {
+        let zone = playzones::get_in(cx.conn, account, id).await?;
+        cx.record(object, redacted, live(&zone), id, None).await?;
+        cx.wake(Wake::Playzone, id);
+    }
+    Ok(Outcome {
+        id,
+        action: decision.action,
+        diff: decision.diff,
+        drift: drift_lines(&decision.drift),
+        revision: None,
+    })
+}
