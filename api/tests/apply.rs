@@ -401,3 +401,17 @@ async fn a_playzone_is_applied_and_referenced_by_name() {
     assert_eq!(app.count("playzones").await, 0);
     assert_eq!(app.count("playspecs").await, 0);
 }
+
+#[tokio::test]
+async fn the_applied_objects_index_checks_its_filters() {
+    let app = TestApp::new().await;
+    let long = "a".repeat(201);
+    app.get(&format!("/api/apply/objects?apply_set={long}"), &app.admin)
+        .await
+        .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    app.get("/api/apply/objects?kind=Deployment", &app.admin)
+        .await
+        .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    let ok = app.get("/api/apply/objects?kind=Playground&apply_set=git:x/y", &app.admin).await;
+    assert_eq!(ok.status, StatusCode::OK, "{}", ok.text);
+}

@@ -52,11 +52,17 @@ pub async fn apply(
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ObjectsQuery {
-    /// Only this kind (`Playground`, ...).
+    /// Only this kind.
+    #[param(schema_with = kind_schema)]
     pub kind: Option<String>,
     /// Only objects of this apply set.
-    #[param(max_length = 200)]
+    #[param(min_length = 1, max_length = 200, pattern = "^[A-Za-z0-9._:/@-]+$")]
     pub apply_set: Option<String>,
+}
+
+fn kind_schema() -> utoipa::openapi::Object {
+    let kinds: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
+    crate::schemas::one_of(&kinds)
 }
 
 /// An object apply created.
@@ -87,6 +93,9 @@ pub async fn objects(
         Some(k) => Some(k.parse::<Kind>().map_err(|m| ApiError::field("kind", m))?),
         None => None,
     };
+    if let Some(Err(m)) = query.apply_set.as_deref().map(play_core::apply::check_apply_set) {
+        return Err(ApiError::field("apply_set", m));
+    }
     let rows = applied::list(&state.store, principal.account_id).await?;
     let visible = rows
         .into_iter()
