@@ -415,3 +415,36 @@ async fn the_applied_objects_index_checks_its_filters() {
     let ok = app.get("/api/apply/objects?kind=Playground&apply_set=git:x/y", &app.admin).await;
     assert_eq!(ok.status, StatusCode::OK, "{}", ok.text);
 }
+
+/// An import template's versions are its revisions: a new body is the
+/// next version, `public` alone flips the latest, pruning deletes it.
+#[tokio::test]
+async fn an_import_template_gets_a_version_per_body() {
+    let app = TestApp::new().await;
+    let body = "svc:\n  variables:\n    NAME: {name: \"Name\", default: \"app\"}\nservices:\n  web:\n    image: play-test/busybox:1\n    environment:\n      APP: $$var__NAME\n";
+    let doc = |body: &str, public: bool| json!({"apply_set": "t", "objects": [object("ImportTemplate", "starter", json!({"description": "a starter", "category_id": 2, "template_body": body, "public": public}))]});
+    let r = apply(&app, &app.admin, doc(body, false), false).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let id = r.body["results"][0]["id"].as_i64().unwrap();
+    let again = apply(&app, &app.admin, doc(body, false), false).await;
+    assert_eq!(actions(&again), [("ImportTemplate/starter".into(), "unchanged".into())]);
+    let edited = body.replace("default: \"app\"", "default: \"shop\"");
+    let r = apply(&app, &app.admin, doc(&edited, false), false).await;
+    assert_eq!(actions(&r), [("ImportTemplate/starter".into(), "configured".into())]);
+    let versions = app.get(&format!("/api/import_templates/{id}/versions"), &app.admin).await;
+    let list = versions.body.as_array().unwrap();
+    assert_eq!(list.len(), 2, "{}", versions.text);
+    assert_eq!(list[1]["template_body"], edited.as_str());
+    apply(&app, &app.admin, doc(&edited, true), false).await;
+    let versions = app.get(&format!("/api/import_templates/{id}/versions"), &app.admin).await;
+    assert_eq!(versions.body.as_array().unwrap().len(), 2, "public alone makes no version");
+    assert_eq!(versions.body[1]["public"], true);
+    let bad = apply(&app, &app.admin, doc("services: [", false), false).await;
+    let details = bad.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    assert!(details.as_object().unwrap().keys().any(|k| k.starts_with("objects[0].spec.template_body")), "{details}");
+    let pruned = apply(&app, &app.admin, json!({"apply_set": "t", "prune": true, "objects": []}), false).await;
+    assert_eq!(actions(&pruned), [("ImportTemplate/starter".into(), "pruned".into())]);
+    app.get(&format!("/api/import_templates/{id}"), &app.admin)
+        .await
+        .assert_error(StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND");
+}

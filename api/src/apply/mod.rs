@@ -30,6 +30,7 @@ mod playroom;
 mod playspec;
 mod playzone;
 mod prune;
+mod template;
 mod webhook;
 
 use std::collections::BTreeMap;
@@ -74,8 +75,8 @@ pub struct ManifestObject {
     /// `play/v1`.
     #[serde(rename = "apiVersion")]
     pub api_version: String,
-    /// Playroom, Playzone, Playspec, Playground or WebhookEndpoint
-    /// (ImportTemplate is refused for now, naming the reason).
+    /// Playroom, Playzone, Playspec, ImportTemplate, WebhookEndpoint or
+    /// Playground.
     pub kind: String,
     pub metadata: Metadata,
     /// The kind's create body, references by name (`playroomRef`,
@@ -180,17 +181,6 @@ fn check_objects(request: &ApplyRequest) -> Result<Vec<Object>, ApiError> {
             push_field_error(&mut errors, field("spec"), "must be an object");
         }
         let kind = match raw.kind.parse::<Kind>() {
-            Ok(Kind::ImportTemplate) => {
-                push_field_error(
-                    &mut errors,
-                    field("kind"),
-                    format!(
-                        "{} objects cannot be applied yet; create them with the API and reference them by name",
-                        raw.kind
-                    ),
-                );
-                continue;
-            }
             Ok(kind) => kind,
             Err(m) => {
                 push_field_error(&mut errors, field("kind"), m);
@@ -249,7 +239,7 @@ pub async fn run(
             Kind::Playspec => playspec::apply(&mut cx, object).await,
             Kind::WebhookEndpoint => webhook::apply(&mut cx, object).await,
             Kind::Playground => playground::apply(&mut cx, object).await,
-            Kind::ImportTemplate => Err(ApiError::Core(Error::Internal("refused by check_objects".into()))),
+            Kind::ImportTemplate => template::apply(&mut cx, object).await,
         };
         match outcome {
             Ok(outcome) => {

@@ -10,7 +10,7 @@
 use play_core::apply::Action;
 use play_core::playground::{DesiredState, ops};
 use play_core::store::applied::{self, Applied};
-use play_core::store::{playrooms, playspecs, playzones, webhooks};
+use play_core::store::{playrooms, playspecs, playzones, templates, webhooks};
 use play_core::wake::Kind as Wake;
 
 use super::ApplyResult;
@@ -69,7 +69,10 @@ pub async fn prune(cx: &mut Cx<'_>, row: &Applied) -> Result<ApplyResult, ApiErr
                 _ => {}
             }
         }
-        Kind::ImportTemplate => {}
+        Kind::ImportTemplate => match templates::delete_in(cx.conn, account, row.object_id, actor).await {
+            Err(e) if !gone(&e) => return Err(e.into()),
+            _ => {}
+        },
     }
     applied::delete_in(cx.conn, row).await?;
     Ok(ApplyResult {

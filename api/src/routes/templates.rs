@@ -104,7 +104,7 @@ pub struct SearchQuery {
 }
 
 /// Validates a create or update body; `creating` requires name and category.
-fn fields(input: TemplateInput, creating: bool) -> ApiResult<TemplateFields> {
+pub(crate) fn fields(input: TemplateInput, creating: bool) -> ApiResult<TemplateFields> {
     let mut errors = FieldErrors::new();
     if creating && input.name.is_none() {
         push_field_error(&mut errors, "import_template.name", "is required");

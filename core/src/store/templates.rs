@@ -203,12 +203,27 @@ pub async fn create(
     limits: &QuotaLimits,
     actor: Actor,
 ) -> Result<Template> {
+    let mut tx = store.write().await?;
+    let out = create_in(&mut tx, store.backend(), account_id, fields, limits, actor).await?;
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// [`create`] inside the caller's transaction (server-side apply writes a
+/// whole set in one).
+pub async fn create_in(
+    conn: &mut Conn,
+    backend: super::Backend,
+    account_id: i64,
+    fields: TemplateFields,
+    limits: &QuotaLimits,
+    actor: Actor,
+) -> Result<Template> {
     let missing = || Error::Internal("import template create without a required field".into());
     let name = fields.name.ok_or_else(missing)?;
     let category_id = fields.category_id.ok_or_else(missing)?;
-    let mut tx = store.write().await?;
-    ensure_category(&mut tx, category_id).await?;
-    quotas::check(&mut tx, store.backend(), account_id, Resource::ImportTemplates, limits).await?;
+    ensure_category(conn, category_id).await?;
+    quotas::check(conn, backend, account_id, Resource::ImportTemplates, limits).await?;
     let inserted = sqlx::query(
         "INSERT INTO import_templates (account_id, name, description, category_id, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $5) RETURNING id",
@@ -218,12 +233,11 @@ pub async fn create(
     .bind(fields.description.unwrap_or_default())
     .bind(category_id)
     .bind(time::to_db(&time::now()))
-    .fetch_one(&mut *tx)
+    .fetch_one(&mut *conn)
     .await;
     let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
-    events::record(&mut tx, NewEvent::new(account_id, "template", id, "created").actor(actor)).await?;
-    let template = get_in(&mut tx, account_id, id).await?;
-    tx.commit().await?;
+    events::record(conn, NewEvent::new(account_id, "template", id, "created").actor(actor)).await?;
+    let template = get_in(conn, account_id, id).await?;
     Ok(template)
 }
 
@@ -242,9 +256,23 @@ async fn touch_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor, metad
 
 pub async fn update(store: &Store, account_id: i64, id: i64, fields: TemplateFields, actor: Actor) -> Result<Template> {
     let mut tx = store.write().await?;
-    let current = owned_in(&mut tx, account_id, id).await?;
+    let out = update_in(&mut tx, account_id, id, fields, actor).await?;
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// [`update`] inside the caller's transaction (server-side apply writes a
+/// whole set in one).
+pub async fn update_in(
+    conn: &mut Conn,
+    account_id: i64,
+    id: i64,
+    fields: TemplateFields,
+    actor: Actor,
+) -> Result<Template> {
+    let current = owned_in(conn, account_id, id).await?;
     if let Some(category_id) = fields.category_id {
-        ensure_category(&mut tx, category_id).await?;
+        ensure_category(conn, category_id).await?;
     }
     let name = fields.name.unwrap_or(current.name);
     let result = sqlx::query(
@@ -257,12 +285,11 @@ pub async fn update(store: &Store, account_id: i64, id: i64, fields: TemplateFie
     .bind(time::to_db(&time::now()))
     .bind(id)
     .bind(account_id)
-    .execute(&mut *tx)
+    .execute(&mut *conn)
     .await;
     result.on_unique(|| name_taken(&name))?;
-    events::record(&mut tx, NewEvent::new(account_id, "template", id, "updated").actor(actor)).await?;
-    let template = get_in(&mut tx, account_id, id).await?;
-    tx.commit().await?;
+    events::record(conn, NewEvent::new(account_id, "template", id, "updated").actor(actor)).await?;
+    let template = get_in(conn, account_id, id).await?;
     Ok(template)
 }
 
@@ -270,19 +297,26 @@ pub async fn update(store: &Store, account_id: i64, id: i64, fields: TemplateFie
 /// their compiled Compose text.
 pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<()> {
     let mut tx = store.write().await?;
-    owned_in(&mut tx, account_id, id).await?;
+    delete_in(&mut tx, account_id, id, actor).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// [`delete`] inside the caller's transaction (server-side apply writes a
+/// whole set in one).
+pub async fn delete_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) -> Result<()> {
+    owned_in(conn, account_id, id).await?;
     sqlx::query("DELETE FROM import_template_versions WHERE template_id = $1 AND account_id = $2")
         .bind(id)
         .bind(account_id)
-        .execute(&mut *tx)
+        .execute(&mut *conn)
         .await?;
     sqlx::query("DELETE FROM import_templates WHERE id = $1 AND account_id = $2")
         .bind(id)
         .bind(account_id)
-        .execute(&mut *tx)
+        .execute(&mut *conn)
         .await?;
-    events::record(&mut tx, NewEvent::new(account_id, "template", id, "destroyed").actor(actor)).await?;
-    tx.commit().await?;
+    events::record(conn, NewEvent::new(account_id, "template", id, "destroyed").actor(actor)).await?;
     Ok(())
 }
 
@@ -340,7 +374,23 @@ pub async fn create_version(
     actor: Actor,
 ) -> Result<Version> {
     let mut tx = store.write().await?;
-    owned_in(&mut tx, account_id, id).await?;
+    let out = create_version_in(&mut tx, account_id, id, template_body, public, variables, actor).await?;
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// [`create_version`] inside the caller's transaction (server-side apply writes a
+/// whole set in one).
+pub async fn create_version_in(
+    conn: &mut Conn,
+    account_id: i64,
+    id: i64,
+    template_body: &str,
+    public: bool,
+    variables: &serde_json::Value,
+    actor: Actor,
+) -> Result<Version> {
+    owned_in(conn, account_id, id).await?;
     // Takes the template's row lock on PostgreSQL: concurrent writers queue
     // here and each reads the number the previous one left.
     let number: i64 = sqlx::query(
@@ -349,7 +399,7 @@ pub async fn create_version(
     )
     .bind(id)
     .bind(account_id)
-    .fetch_one(&mut *tx)
+    .fetch_one(&mut *conn)
     .await?
     .try_get::<i64, _>("next_version")?
         - 1;
@@ -364,13 +414,11 @@ pub async fn create_version(
     .bind(variables.to_string())
     .bind(flag(public))
     .bind(time::to_db(&time::now()))
-    .fetch_one(&mut *tx)
+    .fetch_one(&mut *conn)
     .await?;
     let version_id: i64 = row.try_get("id")?;
-    touch_in(&mut tx, account_id, id, actor, serde_json::json!({"version": number, "change": "version_created"}))
-        .await?;
-    let version = owned_version_in(&mut tx, account_id, id, version_id).await?;
-    tx.commit().await?;
+    touch_in(conn, account_id, id, actor, serde_json::json!({"version": number, "change": "version_created"})).await?;
+    let version = owned_version_in(conn, account_id, id, version_id).await?;
     Ok(version)
 }
 
@@ -404,6 +452,19 @@ pub async fn destroy_version(store: &Store, account_id: i64, id: i64, version_id
     Ok(())
 }
 
+/// The newest version of the account's own template `id`, if any.
+pub async fn latest_version_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Option<Version>> {
+    let row = sqlx::query(&format!(
+        "SELECT {VERSION_COLUMNS} FROM import_template_versions v \
+         WHERE v.template_id = $1 AND v.account_id = $2 ORDER BY v.version DESC LIMIT 1"
+    ))
+    .bind(id)
+    .bind(account_id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    row.as_ref().map(version_from_row).transpose()
+}
+
 /// Sets a version's public flag: to `public` when given, else to the
 /// opposite of what it is.
 pub async fn set_public(
@@ -415,19 +476,33 @@ pub async fn set_public(
     actor: Actor,
 ) -> Result<Version> {
     let mut tx = store.write().await?;
-    owned_in(&mut tx, account_id, id).await?;
-    let current = owned_version_in(&mut tx, account_id, id, version_id).await?;
+    let out = set_public_in(&mut tx, account_id, id, version_id, public, actor).await?;
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// [`set_public`] inside the caller's transaction (server-side apply writes a
+/// whole set in one).
+pub async fn set_public_in(
+    conn: &mut Conn,
+    account_id: i64,
+    id: i64,
+    version_id: i64,
+    public: Option<bool>,
+    actor: Actor,
+) -> Result<Version> {
+    owned_in(conn, account_id, id).await?;
+    let current = owned_version_in(conn, account_id, id, version_id).await?;
     let public = public.unwrap_or(!current.public);
     sqlx::query("UPDATE import_template_versions SET public = $1 WHERE id = $2 AND account_id = $3")
         .bind(flag(public))
         .bind(version_id)
         .bind(account_id)
-        .execute(&mut *tx)
+        .execute(&mut *conn)
         .await?;
     let metadata = serde_json::json!({"version": current.version, "change": "public", "public": public});
-    touch_in(&mut tx, account_id, id, actor, metadata).await?;
-    let version = owned_version_in(&mut tx, account_id, id, version_id).await?;
-    tx.commit().await?;
+    touch_in(conn, account_id, id, actor, metadata).await?;
+    let version = owned_version_in(conn, account_id, id, version_id).await?;
     Ok(version)
 }
 

@@ -18,7 +18,7 @@ pub enum Segment {
 /// the first is on the line of the second.
 const ALIASES: &[(&str, &str)] = &[
     ("base_compose_yaml", "composeFile"),
-    ("compose", "composeFile"),
+    ("template_body", "composeFile"),
     ("content", "file"),
     ("content_base64", "file"),
 ];

@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use super::{Document, FieldPath, MAX_FILE_BYTES, Problems};
 
 /// `composeFile` -> the field it fills, per kind: the one table.
-pub const COMPOSE_FIELDS: &[(&str, &str)] = &[("Playspec", "base_compose_yaml"), ("ImportTemplate", "compose")];
+pub const COMPOSE_FIELDS: &[(&str, &str)] = &[("Playspec", "base_compose_yaml"), ("ImportTemplate", "template_body")];
 
 /// Reads a referenced file, bounded.
 fn read_file(dir: &Path, relative: &str) -> Result<Vec<u8>, String> {

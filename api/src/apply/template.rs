@@ -1,0 +1,113 @@
+//! Applying an import template: `POST /api/import_templates` (without
+//! `name`, which is `metadata.name`) plus its body. Versions are
+//! append-only, so they are the template's revisions: a changed
+//! `template_body` creates the next version (public as `public` says); a
+//! change of `public` alone sets the latest version's flag; description
+//! and category are updated in place. Earlier versions stay (Playspecs
+//! launched from them name them).
+
+use play_core::apply::Action;
+use play_core::compose::svc;
+use play_core::store::templates::{self, Template};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::Object;
+use super::context::{Cx, Outcome, decide, drift_lines, found, rekeyed};
+use crate::error::ApiError;
+use crate::extract::parse_value;
+use crate::routes::templates::{TemplateInput, fields};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Spec {
+    description: Option<String>,
+    category_id: i64,
+    template_body: String,
+    public: Option<bool>,
+}
+
+async fn live(cx: &mut Cx<'_>, template: &Template) -> Result<Value, ApiError> {
+    let latest = templates::latest_version_in(cx.conn, cx.account(), template.id).await?;
+    Ok(json!({
+        "description": template.description,
+        "category_id": template.category_id,
+        "template_body": latest.as_ref().map(|v| v.template_body.clone()),
+        "public": latest.as_ref().map(|v| v.public),
+    }))
+}
+
+pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError> {
+    let spec: Spec = parse_value(&object.spec, &object.field("spec")).map_err(ApiError::validation)?;
+    let input = TemplateInput {
+        name: Some(object.name.clone()),
+        description: Some(spec.description.clone().unwrap_or_default()),
+        category_id: Some(spec.category_id),
+    };
+    let fields = fields(input, true).map_err(|e| rekeyed(e, "import_template", object))?;
+    if spec.template_body.len() > play_core::compose::MAX_COMPOSE_BYTES {
+        let limit = play_core::compose::MAX_COMPOSE_BYTES;
+        return Err(ApiError::field(object.field("spec.template_body"), format!("must be at most {limit} bytes")));
+    }
+    let body = spec.template_body.clone();
+    let info = cx.state.cpu.run(move || svc::validate_template(&body)).await?.map_err(|errors| {
+        ApiError::validation(errors.into_iter().map(|(k, m)| (object.field(&format!("spec.{k}")), m)).collect())
+    })?;
+    let variables = serde_json::to_value(&info.variables)
+        .map_err(|e| play_core::Error::Internal(format!("variables do not serialise: {e}")))?;
+    let public = spec.public.unwrap_or(false);
+    let account = cx.account();
+    let current = match cx.last(object).map(|row| row.object_id) {
+        Some(id) => found(templates::owned_in(cx.conn, account, id).await)?,
+        None => None,
+    };
+    let before = match &current {
+        Some(t) => Some(live(cx, t).await?),
+        None => None,
+    };
+    let decision = decide(cx, object, &object.spec, before.as_ref());
+    let actor = cx.principal.actor();
+    let id = match (decision.action, &current) {
+        (Action::Unchanged, Some(t)) => t.id,
+        (Action::Configured, Some(t)) => {
+            let changed = |key: &str| before.as_ref().map(|b| &b[key]);
+            if changed("description") != Some(&json!(fields.description))
+                || changed("category_id") != Some(&json!(fields.category_id))
+            {
+                templates::update_in(cx.conn, account, t.id, fields, actor)
+                    .await
+                    .map_err(|e| rekeyed(e.into(), "import_template", object))?;
+            }
+            if changed("template_body") != Some(&json!(spec.template_body)) {
+                templates::create_version_in(cx.conn, account, t.id, &spec.template_body, public, &variables, actor)
+                    .await?;
+            } else if changed("public") != Some(&json!(public))
+                && let Some(latest) = templates::latest_version_in(cx.conn, account, t.id).await?
+            {
+                templates::set_public_in(cx.conn, account, t.id, latest.id, Some(public), actor).await?;
+            }
+            t.id
+        }
+        _ => {
+            let backend = cx.state.store.backend();
+            let created = templates::create_in(cx.conn, backend, account, fields, &cx.state.config.quotas, actor)
+                .await
+                .map_err(|e| rekeyed(e.into(), "import_template", object))?;
+            templates::create_version_in(cx.conn, account, created.id, &spec.template_body, public, &variables, actor)
+                .await?;
+            created.id
+        }
+    };
+    if decision.action != Action::Unchanged {
+        let template = templates::owned_in(cx.conn, account, id).await?;
+        let after = live(cx, &template).await?;
+        cx.record(object, object.spec.clone(), after, id, None).await?;
+    }
+    Ok(Outcome {
+        id,
+        action: decision.action,
+        diff: decision.diff,
+        drift: drift_lines(&decision.drift),
+        revision: None,
+    })
+}
