@@ -26,6 +26,13 @@ pub struct Outcome {
     pub revision: Option<String>,
 }
 
+impl Outcome {
+    /// The outcome of `decision` for the object now at `id`.
+    pub fn of(id: i64, decision: Decision, revision: Option<String>) -> Self {
+        Outcome { id, action: decision.action, drift: drift_lines(&decision.drift), diff: decision.diff, revision }
+    }
+}
+
 /// The apply in progress.
 pub struct Cx<'a> {
     pub state: &'a AppState,

@@ -13,7 +13,7 @@ use play_core::wake::Kind as Wake;
 use serde_json::{Value, json};
 
 use super::Object;
-use super::context::{Cx, Outcome, decide, drift_lines, found, rekeyed};
+use super::context::{Cx, Outcome, decide, found, rekeyed};
 use crate::error::ApiError;
 use crate::extract::parse_value;
 use crate::routes::playrooms::{PlayroomInput, authorise_trust, fields};
@@ -93,11 +93,5 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         cx.record(object, spec, live(&room, &object.spec), id, None).await?;
         cx.wake(Wake::Edge, id);
     }
-    Ok(Outcome {
-        id,
-        action: decision.action,
-        diff: decision.diff,
-        drift: drift_lines(&decision.drift),
-        revision: None,
-    })
+    Ok(Outcome::of(id, decision, None))
 }

@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 use sqlx::Row;
 
 use super::Object;
-use super::context::{Cx, Outcome, decide, digest, drift_lines, found, rekeyed, resolve};
+use super::context::{Cx, Outcome, decide, digest, found, rekeyed, resolve};
 use crate::error::ApiError;
 use crate::extract::parse_value;
 use crate::routes::playspec_files::{
@@ -317,13 +317,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         let after = live(cx, &playspec).await?;
         cx.record(object, redacted, after, id, Some(revision.clone())).await?;
     }
-    Ok(Outcome {
-        id,
-        action: decision.action,
-        diff: decision.diff,
-        drift: drift_lines(&decision.drift),
-        revision: Some(revision),
-    })
+    Ok(Outcome::of(id, decision, Some(revision)))
 }
 
 /// Creates the revision, or takes back a retired one with the same

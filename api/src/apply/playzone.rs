@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Object;
-use super::context::{Cx, Outcome, decide, drift_lines, found, rekeyed};
+use super::context::{Cx, Outcome, decide, found, rekeyed};
 use crate::error::ApiError;
 use crate::extract::parse_value;
 use crate::routes::playzones::changes;
@@ -80,11 +80,5 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         cx.record(object, redacted, live(&zone), id, None).await?;
         cx.wake(Wake::Playzone, id);
     }
-    Ok(Outcome {
-        id,
-        action: decision.action,
-        diff: decision.diff,
-        drift: drift_lines(&decision.drift),
-        revision: None,
-    })
+    Ok(Outcome::of(id, decision, None))
 }

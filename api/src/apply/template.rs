@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Object;
-use super::context::{Cx, Outcome, decide, drift_lines, found, rekeyed};
+use super::context::{Cx, Outcome, decide, found, rekeyed};
 use crate::error::ApiError;
 use crate::extract::parse_value;
 use crate::routes::templates::{TemplateInput, fields};
@@ -103,11 +103,5 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         let after = live(cx, &template).await?;
         cx.record(object, object.spec.clone(), after, id, None).await?;
     }
-    Ok(Outcome {
-        id,
-        action: decision.action,
-        diff: decision.diff,
-        drift: drift_lines(&decision.drift),
-        revision: None,
-    })
+    Ok(Outcome::of(id, decision, None))
 }

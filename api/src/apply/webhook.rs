@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Object;
-use super::context::{Cx, Outcome, decide, drift_lines, found, rekeyed};
+use super::context::{Cx, Outcome, decide, found, rekeyed};
 use crate::error::ApiError;
 use crate::extract::parse_value;
 
@@ -83,11 +83,5 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         let endpoint = webhooks::get_in(cx.conn, account, id).await?;
         cx.record(object, redacted, live(&endpoint, &spec), id, None).await?;
     }
-    Ok(Outcome {
-        id,
-        action: decision.action,
-        diff: decision.diff,
-        drift: drift_lines(&decision.drift),
-        revision: None,
-    })
+    Ok(Outcome::of(id, decision, None))
 }
