@@ -111,13 +111,23 @@ async fn send(
     dry_run: bool,
 ) -> anyhow::Result<(Value, Answer)> {
     let env = |name: &str| std::env::var(name).ok();
-    let loaded = manifest::load(&manifests.files, manifests.recursive, &env)?;
+    let mut loaded = manifest::load(&manifests.files, manifests.recursive, &env)?;
+    let selector = manifests.selector.as_deref().map(apply_set::parse_selector).transpose()?;
+    if let Some(pairs) = &selector {
+        loaded.retain(|(doc, _)| apply_set::selects(pairs, &doc.value));
+    }
     let set = match apply_set {
         Some(set) => {
             apply_set::check(&set)?;
             set
         }
-        None => apply_set::derive(&manifests.files)?,
+        None => {
+            let derived = apply_set::derive(&manifests.files)?;
+            match &selector {
+                Some(pairs) => apply_set::with_selector(&derived, pairs)?,
+                None => derived,
+            }
+        }
     };
     let objects: Vec<&Value> = loaded.iter().map(|(_, object)| object).collect();
     let body = json!({"apply_set": set, "prune": prune, "objects": objects});

@@ -17,16 +17,53 @@ use anyhow::{Context as _, bail};
 /// The server's bound on an apply set's length.
 pub const MAX_CHARS: usize = 200;
 
+/// The characters of an apply set besides letters and digits.
+const PUNCTUATION: &str = "._:/@-=,";
+
 /// Whether `set` is one the server accepts: 1 to 200 of letters, digits
-/// and `. _ : / @ -`.
+/// and `. _ : / @ - = ,`.
 pub fn check(set: &str) -> anyhow::Result<()> {
     let valid = !set.is_empty()
         && set.chars().count() <= MAX_CHARS
-        && set.chars().all(|c| c.is_ascii_alphanumeric() || "._:/@-".contains(c));
+        && set.chars().all(|c| c.is_ascii_alphanumeric() || PUNCTUATION.contains(c));
     if !valid {
-        bail!("apply set {set:?} must be 1 to {MAX_CHARS} letters, digits or any of . _ : / @ -");
+        bail!("apply set {set:?} must be 1 to {MAX_CHARS} letters, digits or any of . _ : / @ - = ,");
     }
     Ok(())
+}
+
+/// `KEY=VALUE,...` as pairs, sorted (so the apply set does not depend on
+/// the order they were written in).
+pub fn parse_selector(text: &str) -> anyhow::Result<Vec<(String, String)>> {
+    let mut pairs = Vec::new();
+    for part in text.split(',') {
+        let Some((key, value)) = part.split_once('=') else {
+            bail!("selector {text:?}: {part:?} is not KEY=VALUE");
+        };
+        let (key, value) = (key.trim(), value.trim());
+        if key.is_empty() || !(key.chars().chain(value.chars())).all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+        {
+            bail!("selector {text:?}: keys and values are letters, digits, '.', '_' or '-'");
+        }
+        pairs.push((key.to_owned(), value.to_owned()));
+    }
+    pairs.sort();
+    pairs.dedup();
+    Ok(pairs)
+}
+
+/// Whether a document's `metadata.labels` hold every pair.
+pub fn selects(pairs: &[(String, String)], document: &serde_json::Value) -> bool {
+    let labels = &document["metadata"]["labels"];
+    pairs.iter().all(|(k, v)| labels.get(k).and_then(serde_json::Value::as_str) == Some(v.as_str()))
+}
+
+/// The derived apply set of a selection: `<set>@k=v,k2=v2`.
+pub fn with_selector(set: &str, pairs: &[(String, String)]) -> anyhow::Result<String> {
+    let selector: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let full = format!("{set}@{}", selector.join(","));
+    check(&full)?;
+    Ok(full)
 }
 
 /// The deepest path that holds every one of `paths` (all absolute).
@@ -113,5 +150,19 @@ mod tests {
         assert!(check("").is_err());
         assert!(check("a b").is_err());
         assert!(check(&"a".repeat(201)).is_err());
+    }
+
+    #[test]
+    fn a_selector_picks_documents_by_labels_and_names_its_own_set() {
+        let pairs = parse_selector("tier=web, env=staging,tier=web").unwrap();
+        assert_eq!(pairs, [("env".to_owned(), "staging".to_owned()), ("tier".to_owned(), "web".to_owned())]);
+        let doc = |labels: serde_json::Value| serde_json::json!({"metadata": {"name": "x", "labels": labels}});
+        assert!(selects(&pairs, &doc(serde_json::json!({"tier": "web", "env": "staging", "team": "a"}))));
+        assert!(!selects(&pairs, &doc(serde_json::json!({"tier": "web"}))));
+        assert!(!selects(&pairs, &serde_json::json!({"metadata": {"name": "x"}})));
+        assert_eq!(with_selector("git:infra/envs", &pairs).unwrap(), "git:infra/envs@env=staging,tier=web");
+        for bad in ["tier", "=web", "a=b c", "a=b;rm"] {
+            assert!(parse_selector(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -76,6 +76,11 @@ pub struct ManifestArgs {
     /// Read the directories' subdirectories too.
     #[arg(short = 'R', long)]
     pub recursive: bool,
+    /// Only the documents whose `metadata.labels` hold every `KEY=VALUE`
+    /// (comma-separated); the default apply set gets `@KEY=VALUE,...`, so
+    /// `--prune` stays within the selection.
+    #[arg(short = 'l', long, value_name = "KEY=VALUE,...")]
+    pub selector: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -56,7 +56,7 @@ pub struct ApplyRequest {
     /// The apply set the objects belong to (the CLI sends one per
     /// repository path); required with `prune`.
     #[serde(default)]
-    #[schema(max_length = 200, pattern = "^[A-Za-z0-9._:/@-]+$")]
+    #[schema(max_length = 200, pattern = "^[A-Za-z0-9._:/@=,-]+$")]
     pub apply_set: Option<String>,
     /// Delete the objects this apply set created that `objects` no longer
     /// lists.

@@ -56,7 +56,7 @@ pub struct ObjectsQuery {
     #[param(schema_with = kind_schema)]
     pub kind: Option<String>,
     /// Only objects of this apply set.
-    #[param(min_length = 1, max_length = 200, pattern = "^[A-Za-z0-9._:/@-]+$")]
+    #[param(min_length = 1, max_length = 200, pattern = "^[A-Za-z0-9._:/@=,-]+$")]
     pub apply_set: Option<String>,
 }
 

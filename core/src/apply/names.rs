@@ -27,15 +27,16 @@ pub fn check_name(name: &str) -> Result<(), String> {
 }
 
 /// An apply set: 1 to [`MAX_APPLY_SET_CHARS`] of letters, digits and
-/// `. _ : / @ -` (a repository path such as `git:infra/envs/staging`).
+/// `. _ : / @ - = ,` (a repository path such as `git:infra/envs/staging`,
+/// with a label selection such as `@tier=web,env=staging`).
 pub fn check_apply_set(set: &str) -> Result<(), String> {
     let valid = !set.is_empty()
         && set.chars().count() <= MAX_APPLY_SET_CHARS
-        && set.chars().all(|c| c.is_ascii_alphanumeric() || "._:/@-".contains(c));
+        && set.chars().all(|c| c.is_ascii_alphanumeric() || "._:/@-=,".contains(c));
     if valid {
         Ok(())
     } else {
-        Err(format!("must be 1 to {MAX_APPLY_SET_CHARS} letters, digits or any of . _ : / @ -"))
+        Err(format!("must be 1 to {MAX_APPLY_SET_CHARS} letters, digits or any of . _ : / @ - = ,"))
     }
 }
 
