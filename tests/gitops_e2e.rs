@@ -403,6 +403,31 @@ async fn apply_twice_edit_prune_diff_wait_and_follow_logs() {
     let _ = follow.wait();
     assert!(seen, "logs -f printed the request made after it started");
 
+    // launch: one call from a Compose file to a running Playground, its
+    // creation steps printed one per line when not on a terminal.
+    let compose = work.path().join("launch.yaml");
+    std::fs::write(&compose, "services:\n  app:\n    image: busybox:1.36\n    command: [\"sleep\", \"3600\"]\n")
+        .unwrap();
+    let launched = server.run(
+        &[
+            "launch",
+            "-f",
+            compose.to_str().unwrap(),
+            "--playroom",
+            "local",
+            "--name",
+            "quick",
+            "--wait",
+            "--timeout",
+            "3m",
+        ],
+        &[],
+    );
+    let launched = ok(&launched, "launch --wait", &server);
+    assert!(launched.contains("playground/quick created"), "{launched}");
+    assert!(launched.lines().any(|l| l.contains("running")), "the steps end in running: {launched}");
+    ok(&server.run(&["delete", "playground", "quick", "--wait", "--timeout", "3m"], &[]), "delete launched", &server);
+
     // wait times out with its own exit code.
     let wait = server.run(&["wait", "playground/example", "--for=delete", "--timeout", "2s"], &[]);
     assert_eq!(wait.status.code(), Some(5), "{}", text(&wait.stderr));
