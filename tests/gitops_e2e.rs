@@ -141,8 +141,8 @@ impl Server {
         let mut out = String::new();
         for query in [
             "SELECT COUNT(*) AS n, COALESCE(MAX(id), 0) AS m FROM events WHERE actor_type = 'api_key'",
-            "SELECT COUNT(*) AS n, COALESCE(SUM(version), 0) AS m FROM applied_objects",
-            "SELECT COUNT(*) AS n, COALESCE(SUM(generation), 0) AS m FROM playgrounds",
+            "SELECT COUNT(*) AS n, CAST(COALESCE(SUM(version), 0) AS BIGINT) AS m FROM applied_objects",
+            "SELECT COUNT(*) AS n, CAST(COALESCE(SUM(generation), 0) AS BIGINT) AS m FROM playgrounds",
             "SELECT COUNT(*) AS n, COALESCE(MAX(id), 0) AS m FROM playspecs",
         ] {
             let row = sqlx::query(query).fetch_one(&pool).await.unwrap();
