@@ -102,6 +102,8 @@ pub struct AppState {
     pub waker: Arc<dyn Waker>,
     /// Where Compose parsing and validation run (not on the async threads).
     pub cpu: CpuPool,
+    /// Desired routes of running Playgrounds (see `crate::route_cache`).
+    pub routes: Arc<crate::route_cache::RouteCache>,
 }
 
 impl AppState {
@@ -129,6 +131,7 @@ impl AppState {
             repositories: Arc::new(play_core::repository::NoRepositories),
             waker,
             cpu: CpuPool::per_core(),
+            routes: Arc::default(),
         }
     }
 

@@ -310,3 +310,36 @@ async fn changes_of_desired_state_wake_the_playrooms_edge() {
         .await;
     assert_eq!(wakes.try_recv(), Some(f.playroom), "launch");
 }
+
+/// The detail's routes are cached per replica (`route_cache`): a change of
+/// the Playroom's domains or of the Playground's subdomains is seen at
+/// once, never a stale URL.
+#[tokio::test]
+async fn cached_routes_follow_domain_and_subdomain_changes() {
+    let f = fixture(with_domain()).await;
+    let id = f.playground("pr-9", json!({})).await.body["id"].as_i64().unwrap();
+    let path = format!("/api/playgrounds/{id}");
+    assert_eq!(f.get(&path).await.body["urls"]["web"], "https://shop.apps.example.com/");
+    assert_eq!(f.get(&path).await.body["urls"]["web"], "https://shop.apps.example.com/", "served from the cache");
+    let r = f
+        .app
+        .request(
+            Method::PATCH,
+            &format!("/api/playrooms/{}", f.playroom),
+            Some(&f.app.admin),
+            Some(json!({"playroom": {"domains": ["preview.example.org"]}})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(f.get(&path).await.body["urls"]["web"], "https://shop.preview.example.org/");
+    let r = f
+        .app
+        .post(
+            &format!("/api/playgrounds/{id}/rollout"),
+            &f.app.admin,
+            json!({"playground": {"service_subdomains": {"web": "store"}}}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(f.get(&path).await.body["urls"]["web"], "https://store.preview.example.org/");
+}

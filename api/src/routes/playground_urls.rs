@@ -26,6 +26,7 @@ use utoipa::ToSchema;
 
 use super::playground_views::load_for;
 use crate::error::ApiResult;
+use crate::route_cache::RouteKey;
 use crate::state::AppState;
 
 /// Service name -> URL.
@@ -59,6 +60,16 @@ pub async fn desired_routes(
     if playground.desired_state != DesiredState::Running {
         return Ok(BTreeMap::new());
     }
+    let key = RouteKey {
+        playground: playground.id,
+        generation: playground.generation,
+        playspec: playground.playspec_id,
+        playroom: playroom.id,
+        playroom_routing: RouteKey::playroom_routing(&playroom),
+    };
+    if let Some(routes) = state.routes.get(&key) {
+        return Ok((*routes).clone());
+    }
     let loaded = match load_for(state, playground.clone(), playroom).await {
         Ok(loaded) => loaded,
         // The Playspec is gone: nothing can be computed, nothing is routed.
@@ -66,14 +77,16 @@ pub async fn desired_routes(
         Err(e) => return Err(e),
     };
     let Ok(Computed { desired, .. }) = loaded.desired(state).await? else { return Ok(BTreeMap::new()) };
-    Ok(desired
+    let routes: BTreeMap<String, Route> = desired
         .services
         .into_iter()
         .filter_map(|s| match s.routing {
             Routing::Routed(route) => Some((s.name, route)),
             _ => None,
         })
-        .collect())
+        .collect();
+    state.routes.insert(key, std::sync::Arc::new(routes.clone()));
+    Ok(routes)
 }
 
 /// The URLs the desired state of `playground` asks for (launch).
