@@ -13,6 +13,13 @@ mod serve;
 
 use std::process::ExitCode;
 
+/// mimalloc instead of the system allocator: the Compose engine and the API
+/// allocate many small, short-lived objects (YAML trees, JSON bodies), and
+/// glibc's malloc was a third of the engine's time (issue #16; the figures
+/// are in BENCHMARKS.md, "Compose and template engine").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     args::Args::parse_and_run()
 }

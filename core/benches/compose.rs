@@ -1,4 +1,9 @@
-//! validate_template + compile on a realistic 10-service template.
+//! The Compose and template engine, stage by stage, on a realistic
+//! 10-service template: YAML parse (the bounded loader), template
+//! validation, compile (parse, substitute, write, validate the result),
+//! validate + compile (what creating a version and launching it cost
+//! together), Compose validation of the compiled file, and the desired-state
+//! render a reconciler pass makes from a Playspec (model + desired objects).
 //!
 //! Run: `cargo bench -p play-core --bench compose`
 //! (quick: `cargo bench -p play-core --bench compose -- --quick`).
@@ -8,9 +13,15 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use play_core::compose::svc::validate_template;
-use play_core::compose::{Policy, compile, validate_compose};
+use play_core::compose::{Policy, compile, parse_yaml, validate_compose};
+use play_core::desired::{Inputs, desired, model_for};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
+
+/// The allocator `play` itself runs with (src/main.rs), so that the figures
+/// are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const TEMPLATE: &str = r#"
 x-app: &app
@@ -152,15 +163,45 @@ fn provided() -> BTreeMap<String, serde_json::Value> {
     BTreeMap::from([("REPO".to_owned(), serde_json::json!("https://github.com/example/shop.git"))])
 }
 
+/// The compiled template with its `build:` sections swapped for images, as a
+/// Playspec holds it when its services are prebuilt (builds need pins, which
+/// the render of a Playspec without Playzones does not have).
+fn prebuilt(compiled: &str) -> String {
+    compiled
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("target:") && !line.trim_start().starts_with("dockerfile:"))
+        .map(|line| {
+            let trimmed = line.trim_start();
+            if trimmed.starts_with("build:") {
+                format!("{}image: example/app:1", &line[..line.len() - trimmed.len()])
+            } else {
+                line.to_owned()
+            }
+        })
+        .filter(|line| {
+            let t = line.trim_start();
+            !(t.starts_with("context:") || t.starts_with("args:") || t.starts_with("NODE_VERSION:"))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn bench(c: &mut Criterion) {
     let vars = provided();
     let mut rng = StdRng::seed_from_u64(1);
     let compiled = compile(TEMPLATE, &vars, &mut rng, &Policy::UNTRUSTED);
     assert!(compiled.is_ok(), "{compiled:?}");
     let compiled_yaml = compiled.map(|c| c.compose_yaml).unwrap_or_default();
+    let playspec = prebuilt(&compiled_yaml);
+    let playground = play_core::testing::playground();
+    let model = model_for(&playspec, &Policy::UNTRUSTED, &playground);
+    assert!(model.is_ok(), "{model:?}\n{playspec}");
+    let rendered = model.as_ref().map(|m| desired(&Inputs::new(&playground, m)));
+    assert!(matches!(rendered, Ok(Ok(_))), "{rendered:?}");
 
     let mut group = c.benchmark_group("compose");
     group.throughput(Throughput::Bytes(TEMPLATE.len() as u64));
+    group.bench_function("parse", |b| b.iter(|| parse_yaml(black_box(TEMPLATE))));
     group.bench_function("validate_template", |b| b.iter(|| validate_template(black_box(TEMPLATE))));
     group.bench_function("compile", |b| b.iter(|| compile(black_box(TEMPLATE), &vars, &mut rng, &Policy::UNTRUSTED)));
     group.bench_function("validate_template+compile", |b| {
@@ -174,6 +215,18 @@ fn bench(c: &mut Criterion) {
     group.bench_function("validate_compose(compiled)", |b| {
         b.iter(|| validate_compose(black_box(&compiled_yaml), &Policy::UNTRUSTED))
     });
+    group.throughput(Throughput::Bytes(playspec.len() as u64));
+    group.bench_function("render(model+desired)", |b| {
+        b.iter(|| {
+            let model = model_for(black_box(&playspec), &Policy::UNTRUSTED, &playground);
+            model.map(|m| desired(&Inputs::new(&playground, &m)).map(|d| d.services.len()))
+        })
+    });
+    if let Ok(model) = &model {
+        group.bench_function("render(desired only)", |b| {
+            b.iter(|| desired(&Inputs::new(&playground, black_box(model))).map(|d| d.services.len()))
+        });
+    }
     group.finish();
 }
 

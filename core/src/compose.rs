@@ -23,6 +23,7 @@ mod path;
 pub mod path_rule;
 pub mod policy;
 pub mod project_files;
+mod regex_cache;
 pub mod reserved;
 pub mod rule;
 pub mod svc;
@@ -33,6 +34,7 @@ pub use classify::{Exposure, ServiceDefinition, ServiceType, classify};
 pub use load::{MAX_DEPTH, MAX_EXPANDED_BYTES, MAX_NODES};
 pub use policy::Policy;
 pub use template::{Compiled, compile};
+pub use validate::load_text as parse_yaml;
 pub use validate::{
     parse_blueprint, parse_compose, parse_compose_with, parse_rendered, validate_blueprint, validate_compose,
     validate_compose_with,

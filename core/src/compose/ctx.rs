@@ -16,7 +16,7 @@ use super::path::Path;
 pub(crate) struct Ctx<'a> {
     pub(crate) errors: Vec<Issue>,
     pub(crate) warnings: Vec<Issue>,
-    locator: &'a Locator,
+    locator: &'a Locator<'a>,
     /// Template mode: a string holding a template reference (`$var__X`
     /// after Compose interpolation of `$$var__X`) cannot be checked until
     /// compile, so typed checks skip it. Compile checks the real value.
@@ -40,7 +40,7 @@ fn has_interpolated_reference(text: &str) -> bool {
 }
 
 impl<'a> Ctx<'a> {
-    pub(crate) fn new(locator: &'a Locator, deferred: bool) -> Self {
+    pub(crate) fn new(locator: &'a Locator<'a>, deferred: bool) -> Self {
         Ctx { errors: Vec::new(), warnings: Vec::new(), locator, deferred }
     }
 

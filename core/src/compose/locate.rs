@@ -14,7 +14,7 @@
 //! through, each scanned once: linear in the text times its depth (bounded
 //! by the loader), not in the text times the number of issues.
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -52,9 +52,13 @@ struct Children {
     items: Vec<usize>,
 }
 
+/// Built for every validation, used only when an issue needs its line: the
+/// text's lines are scanned on the first [`find`](Locator::find), so a valid
+/// document never pays for it.
 #[derive(Debug)]
-pub(crate) struct Locator {
-    lines: Vec<Line>,
+pub(crate) struct Locator<'t> {
+    text: &'t str,
+    scanned_lines: OnceCell<Vec<Line>>,
     /// Children of each scope a walk entered, and the end of each block.
     children: RefCell<HashMap<Scope, Rc<Children>>>,
     block_ends: RefCell<HashMap<(usize, usize, bool), usize>>,
@@ -62,15 +66,20 @@ pub(crate) struct Locator {
     scanned: Cell<usize>,
 }
 
-impl Locator {
-    pub(crate) fn new(text: &str) -> Self {
-        let lines = text.lines().enumerate().filter_map(|(i, raw)| scan_line(i + 1, raw)).collect();
+impl<'t> Locator<'t> {
+    pub(crate) fn new(text: &'t str) -> Self {
         Locator {
-            lines,
+            text,
+            scanned_lines: OnceCell::new(),
             children: RefCell::new(HashMap::new()),
             block_ends: RefCell::new(HashMap::new()),
             scanned: Cell::new(0),
         }
+    }
+
+    fn lines(&self) -> &[Line] {
+        self.scanned_lines
+            .get_or_init(|| self.text.lines().enumerate().filter_map(|(i, raw)| scan_line(i + 1, raw)).collect())
     }
 
     pub(crate) fn find(&self, path: &Path) -> Option<usize> {
@@ -78,19 +87,19 @@ impl Locator {
         // `parent`; `item` is the current sequence item's own line, whose
         // inline key (`- key: v`) is the item's first child; `under_key` allows
         // compact sequences (`key:` then `- item` at the key's column).
-        let (mut start, mut end) = (0, self.lines.len());
+        let (mut start, mut end) = (0, self.lines().len());
         let mut parent: Option<usize> = None;
         let mut item: Option<usize> = None;
         let mut under_key = false;
         let mut found = None;
-        for seg in &path.0 {
+        for seg in path.segments() {
             let children = self.children(Scope { start, end, parent, item, under_key });
             let hit = match seg {
                 Seg::Key(key) => children.keys.get(key).copied(),
                 Seg::Index(n) => children.items.get(*n).copied(),
             };
             let Some(i) = hit else { break };
-            let line = &self.lines[i];
+            let line = &self.lines()[i];
             found = Some(line.number);
             match seg {
                 Seg::Key(_) => {
@@ -124,7 +133,7 @@ impl Locator {
         let mut out = Vec::new();
         self.scanned.set(self.scanned.get() + (end - start));
         for i in start..end {
-            let line = &self.lines[i];
+            let line = &self.lines()[i];
             let col = if Some(i) == item {
                 match &line.key {
                     Some((c, _)) => *c,
@@ -152,7 +161,7 @@ impl Locator {
         }
         let mut children = Children::default();
         for i in out {
-            let line = &self.lines[i];
+            let line = &self.lines()[i];
             if let Some((_, key)) = &line.key {
                 children.keys.entry(key.clone()).or_insert(i);
             }
@@ -173,14 +182,14 @@ impl Locator {
         if let Some(end) = self.block_ends.borrow().get(&(i, column, key)) {
             return *end;
         }
-        let rest = &self.lines[i + 1..];
+        let rest = &self.lines()[i + 1..];
         let found = if key {
             rest.iter().position(|l| l.indent < column || (l.indent == column && !l.dash))
         } else {
             rest.iter().position(|l| l.indent <= column)
         };
         self.scanned.set(self.scanned.get() + found.map_or(rest.len(), |p| p + 1));
-        let end = found.map_or(self.lines.len(), |p| i + 1 + p);
+        let end = found.map_or(self.lines().len(), |p| i + 1 + p);
         self.block_ends.borrow_mut().insert((i, column, key), end);
         end
     }

@@ -18,7 +18,7 @@
 //!   `$$var__OTHER` is not expanded again), and writes each `$` of a value
 //!   as `$$` so Compose interpolation gives the value back unchanged.
 //! - The `svc` namespace is removed, and the output must pass
-//!   [`validate_compose`] under the caller's policy; its errors come back
+//!   [`validate_compose`](super::validate_compose) under the caller's policy; its errors come back
 //!   field-addressed (without lines, which would point into the compiled
 //!   text, not the template).
 
@@ -28,7 +28,8 @@ use rand::Rng;
 use serde_yaml::{Mapping, Value};
 
 use super::svc::{self, Analyzed, BODY_KEY, RefKind, refs};
-use super::{Issue, Policy, issues_to_field_errors, validate_compose};
+use super::validate::validate_loaded;
+use super::{Issue, Policy, issues_to_field_errors};
 use crate::FieldErrors;
 use crate::error::push_field_error;
 
@@ -125,13 +126,17 @@ pub fn compile<R: Rng + ?Sized>(
         value.map(|v| escape(v)).unwrap_or_default()
     };
     substitute_mapping(&mut root, &lookup);
-    let compose_yaml = serde_yaml::to_string(&Value::Mapping(root)).map_err(|e| {
+    let tree = Value::Mapping(root);
+    let compose_yaml = serde_yaml::to_string(&tree).map_err(|e| {
         issues_to_field_errors(
             &[Issue { path: String::new(), message: format!("cannot write YAML: {e}"), line: None }],
             BODY_KEY,
         )
     })?;
-    let report = validate_compose(&compose_yaml, policy);
+    // The tree is what `compose_yaml` reads back as (serde_yaml writes what
+    // it reads; `the_compiled_tree_validates_as_its_text` holds it to that),
+    // so it is validated as is instead of parsing the text again.
+    let report = validate_loaded(&compose_yaml, tree, policy);
     if !report.valid {
         let errors: Vec<Issue> = report.errors.into_iter().map(|i| Issue { line: None, ..i }).collect();
         return Err(issues_to_field_errors(&errors, BODY_KEY));

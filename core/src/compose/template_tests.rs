@@ -148,3 +148,64 @@ fn invalid_templates_do_not_compile() {
     let errors = run("svc:\n  variables:\n    A: {}\nservices:\n  web:\n    image: x\n", &[]).unwrap_err();
     assert!(errors.contains_key("svc.variables.A"), "{errors:?}");
 }
+
+/// `compile` validates the substituted tree instead of parsing the text it
+/// writes; that is only right if the text reads back as the same tree. A
+/// value of every shape YAML could read differently (booleans, numbers,
+/// nulls, comments, flow syntax, multi-line, anchors) must survive the
+/// write: the text is a fixpoint of read-then-write, the value comes back
+/// as given, and the warnings are those of the text's own validation.
+#[test]
+fn the_compiled_tree_validates_as_its_text() {
+    let body = r#"
+x-base: &base
+  restart: unless-stopped
+  labels: {tier: "$$var__NOTE"}
+svc:
+  variables:
+    NOTE: {}
+services:
+  web:
+    <<: *base
+    image: busybox:1
+    command: ["echo", "$$var__NOTE", "${UNSET}"]
+    environment:
+      NOTE: "$$var__NOTE"
+"#;
+    let tricky = [
+        "true",
+        "no",
+        "~",
+        "null",
+        "0x1F",
+        "1e3",
+        "010",
+        "-",
+        "? a",
+        "a: b",
+        "# c",
+        "[1, 2]",
+        "{a: 1}",
+        "&x *x",
+        "line 1\nline 2\n",
+        " padded ",
+        "\"quoted\"",
+        "'single'",
+        "tab\there",
+        "é ✓",
+        "%TAG",
+        "@at",
+        "`tick`",
+    ];
+    for value in tricky {
+        let compiled = run(body, &[("NOTE", json!(value))]).unwrap_or_else(|e| panic!("{value:?}: {e:?}"));
+        let yaml = &compiled.compose_yaml;
+        let reread = crate::compose::parse_yaml(yaml).unwrap_or_else(|e| panic!("{value:?}: {e:?}"));
+        let rewritten = serde_yaml::to_string(&reread).unwrap_or_default();
+        assert_eq!(&rewritten, yaml, "{value:?} does not read back as written");
+        assert_eq!(service_env(&compiled, "web", "NOTE").as_deref(), Some(value), "{value:?}");
+        let report = crate::compose::validate_compose(yaml, &Policy::UNTRUSTED);
+        assert!(report.valid, "{value:?}: {:?}", report.errors);
+        assert_eq!(compiled.warnings, report.warnings, "{value:?}");
+    }
+}

@@ -60,8 +60,9 @@ fn failed(issue: Issue) -> Checked {
     Checked { model: None, errors: vec![issue], warnings: Vec::new() }
 }
 
-/// Size, emptiness and YAML loading.
-pub(crate) fn load_text(text: &str) -> Result<Value, Issue> {
+/// Size, emptiness and YAML loading: the bounded loader every entry point
+/// starts with (exported as `compose::parse_yaml`, for the engine's benchmark).
+pub fn load_text(text: &str) -> Result<Value, Issue> {
     if text.len() > MAX_COMPOSE_BYTES {
         return Err(whole(format!("document is {} bytes; the limit is {MAX_COMPOSE_BYTES} bytes", text.len()), None));
     }
@@ -307,6 +308,22 @@ pub fn validate_compose(yaml: &str, policy: &Policy) -> ValidationReport {
 /// `lookup` (a Playground's env overrides, for example).
 pub fn validate_compose_with(yaml: &str, policy: &Policy, lookup: &dyn Fn(&str) -> Option<String>) -> ValidationReport {
     report(check_text(yaml, Options { policy, lookup, template: false, blueprint: false, reserved: true }))
+}
+
+/// [`validate_compose`] of a document already loaded as `value`, which
+/// `text` is the YAML of (it is measured against [`MAX_COMPOSE_BYTES`] and
+/// used to locate lines): what a compiled template is checked with, so that
+/// the text written from the tree is not parsed again.
+pub(crate) fn validate_loaded(text: &str, value: Value, policy: &Policy) -> ValidationReport {
+    if text.len() > MAX_COMPOSE_BYTES {
+        let issue = whole(format!("document is {} bytes; the limit is {MAX_COMPOSE_BYTES} bytes", text.len()), None);
+        return report(failed(issue));
+    }
+    report(check_value(
+        text,
+        value,
+        Options { policy, lookup: &no_variables, template: false, blueprint: false, reserved: true },
+    ))
 }
 
 /// Validates a Playspec's Compose (a blueprint): like [`validate_compose`],

@@ -34,9 +34,6 @@ const NEST_LIMIT: u32 = 100;
 /// Go's largest repeat count (`a{1000}`).
 const MAX_REPEAT: u32 = 1000;
 
-/// Compiled program size limit, the one `check_path_rule` uses for PathRegexp.
-const SIZE_LIMIT: usize = 1 << 20;
-
 /// Go's `unicode.Categories` names (and `Any`), exactly as Go spells them.
 const CATEGORIES: &[&str] = &[
     "Any", "C", "Cc", "Cf", "Co", "Cs", "L", "Ll", "Lm", "Lo", "Lt", "Lu", "M", "Mc", "Me", "Mn", "N", "Nd", "Nl",
@@ -91,9 +88,7 @@ pub(super) fn check(pattern: &str) -> Result<usize, String> {
         .map_err(|e| format!("`{pattern}` is not a valid regular expression: {}", e.kind()))?;
     let mut walk = Walk { pattern, captures: 0 };
     walk.ast(&ast).map_err(|why| format!("`{pattern}` {why}"))?;
-    regex::RegexBuilder::new(pattern)
-        .size_limit(SIZE_LIMIT)
-        .build()
+    crate::compose::regex_cache::compiled(pattern)
         .map_err(|e| format!("`{pattern}` is not a valid regular expression: {e}"))?;
     Ok(walk.captures)
 }

@@ -238,12 +238,10 @@ fn parse_variable(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> VariableDef 
                 };
                 if !text.is_empty() {
                     match text.strip_prefix('/').and_then(|t| t.strip_suffix('/')) {
-                        Some(pattern) if text.len() >= 2 => {
-                            match regex::RegexBuilder::new(pattern).size_limit(1 << 20).build() {
-                                Ok(regex) => def.regex = Some(regex),
-                                Err(e) => ctx.error(&at, format!("is not a valid regular expression: {e}")),
-                            }
-                        }
+                        Some(pattern) if text.len() >= 2 => match crate::compose::regex_cache::compiled(pattern) {
+                            Ok(regex) => def.regex = Some(regex),
+                            Err(e) => ctx.error(&at, format!("is not a valid regular expression: {e}")),
+                        },
                         _ => ctx
                             .error(&at, "must be empty or a regular expression enclosed in slashes, like `/^[a-z]+$/`"),
                     }
