@@ -190,8 +190,17 @@ fn expiration_percentage(p: &Playground) -> f64 {
 
 /// The detail view of `p`, with its routes.
 pub async fn detail(state: &AppState, p: Playground) -> ApiResult<PlaygroundDetail> {
+    detail_known(state, p, true).await
+}
+
+/// [`detail`], where `maybe_outdated: false` says the caller read that no
+/// built service is outdated (`playgrounds::get_for_detail`).
+async fn detail_known(state: &AppState, p: Playground, maybe_outdated: bool) -> ApiResult<PlaygroundDetail> {
     let (urls, routes) = playground_urls::urls_and_routes(state, &p).await?;
-    let outdated = play_core::store::builds::outdated(&state.store, p.id).await?;
+    let outdated = match maybe_outdated {
+        true => play_core::store::builds::outdated(&state.store, p.id).await?,
+        false => Vec::new(),
+    };
     Ok(PlaygroundDetail {
         // The Playspec's own repository moving needs a rollout too, but
         // is no service.
@@ -254,8 +263,8 @@ pub async fn show(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<JsonResponse<PlaygroundDetail>> {
-    let playground = playgrounds::get(&state.store, principal.account_id, id).await?;
-    Ok(JsonResponse(detail(&state, playground).await?))
+    let (playground, outdated) = playgrounds::get_for_detail(&state.store, principal.account_id, id).await?;
+    Ok(JsonResponse(detail_known(&state, playground, outdated).await?))
 }
 
 /// Lightweight status for polling.

@@ -187,17 +187,21 @@ pub async fn sources(
     Ok(crate::build::Sources { pins, urls, generated })
 }
 
+/// The pinned sources (`ps`) whose branch (`pb`) the Playzone's index now
+/// holds at another commit: the one definition of "outdated", shared with
+/// the Playground detail's single read (`playgrounds::get_for_detail`).
+pub(crate) const OUTDATED_SOURCES: &str = "FROM playground_sources ps \
+     JOIN playzone_branches pb ON pb.playzone_id = ps.playzone_id AND pb.name = ps.branch \
+     WHERE pb.commit_sha <> ps.commit_sha";
+
 /// The Playground's built services whose branch the Playzone's index now
 /// holds at another commit than the pinned one (what `needs_rollout`
 /// says), by name.
 pub async fn outdated(store: &Store, playground_id: i64) -> Result<Vec<String>> {
-    let rows = sqlx::query(
-        "SELECT s.service FROM playground_sources s \
-         JOIN playzone_branches b ON b.playzone_id = s.playzone_id AND b.name = s.branch \
-         WHERE s.playground_id = $1 AND b.commit_sha <> s.commit_sha ORDER BY s.service",
-    )
-    .bind(playground_id)
-    .fetch_all(store.pool())
-    .await?;
+    let rows =
+        sqlx::query(&format!("SELECT ps.service {OUTDATED_SOURCES} AND ps.playground_id = $1 ORDER BY ps.service"))
+            .bind(playground_id)
+            .fetch_all(store.pool())
+            .await?;
     rows.iter().map(|r| Ok(r.try_get("service")?)).collect()
 }

@@ -123,6 +123,25 @@ pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Playground> 
     get_in(&mut conn, account_id, id).await
 }
 
+/// [`get`], and whether any of its built services is outdated (see
+/// [`super::builds::outdated`]), in one read: the detail view asks for the
+/// list only when there is one, so a Playground without builds costs one
+/// query instead of two (each query is a hand-off to the store's worker
+/// thread or a network round trip; issue #16).
+pub async fn get_for_detail(store: &Store, account_id: i64, id: i64) -> Result<(Playground, bool)> {
+    let outdated = super::builds::OUTDATED_SOURCES;
+    let row = sqlx::query(&format!(
+        "SELECT {COLUMNS}, CAST(CASE WHEN EXISTS (SELECT 1 {outdated} AND ps.playground_id = g.id) THEN 1 ELSE 0 END \
+         AS BIGINT) AS any_outdated FROM {FROM} WHERE g.id = $1 AND g.account_id = $2"
+    ))
+    .bind(id)
+    .bind(account_id)
+    .fetch_optional(store.pool())
+    .await?
+    .ok_or(Error::NotFound("playground"))?;
+    Ok((from_row(&row)?, row.try_get::<i64, _>("any_outdated")? != 0))
+}
+
 /// The account's Playgrounds that are not yet destroyed.
 pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playground>> {
     let rows =
