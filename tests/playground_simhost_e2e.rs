@@ -12,7 +12,10 @@
 //! - rollout: a change to one service replaces that service's container
 //!   only;
 //! - destroy: no container, network or volume of the Playground is left,
-//!   and the row goes.
+//!   and the row goes;
+//! - mounted files: play writes a Playspec's file into the Playground's
+//!   files volume through its helper, reads it back, and binds it into its
+//!   target service only.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
 
@@ -22,6 +25,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
+use play_simhost::engine::archives::Entry;
 use play_simhost::filters::Filters;
 use play_simhost::{Container, RunState};
 use serde_json::{Value, json};
@@ -111,7 +115,10 @@ async fn a_two_service_playground_converges_on_the_simulated_host() {
     }
     let env = found[&format!("{project}-web-1")].config.env.clone().unwrap_or_default();
     assert!(env.contains(&format!("PLAY_PLAYGROUND_ID={id}")), "{env:?}");
-    assert!(found[&format!("{project}-db-1")].volumes.iter().any(|v| v.ends_with("data")), "db mounts the volume");
+    assert!(
+        found[&format!("{project}-db-1")].volumes.iter().any(|v| v.name.ends_with("data") && v.target == "/data"),
+        "db mounts the volume"
+    );
     assert!(!w.sim().list_networks(&of_playground(&w, id)).is_empty(), "the project's network is labelled");
     assert!(!w.sim().list_volumes(&of_playground(&w, id)).is_empty(), "the volume is labelled");
 }
@@ -212,4 +219,42 @@ async fn destroy_leaves_nothing_of_the_playground_on_the_simulated_host() {
         .collect();
     assert!(left.is_empty(), "objects named for the project are left: {left:?}");
     assert_eq!(w.sim().counts().containers, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_file_is_written_verified_and_bound_on_the_simulated_host() {
+    let w = World::start_simulated().await;
+    let spec = w.playspec("files", COMPOSE).await;
+    let parts: [(&str, Option<&str>, &[u8]); 3] = [
+        ("file", Some("app.conf"), b"mode = web\n"),
+        ("mount_path", None, b"/etc/play/app.conf"),
+        ("target_services[]", None, b"web"),
+    ];
+    let r = w.app.post_multipart(&format!("/api/playspecs/{spec}/add_mounted_file"), &parts).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let pg = w.playground("files", spec, json!({})).await;
+    let id = pg["id"].as_i64().unwrap();
+    let project = pg["compose_project"].as_str().unwrap().to_owned();
+    let running = w.runtime("replica-sim", Duration::from_secs(1));
+    running.handle.wake(id);
+    w.wait_converged(id, "running with its file").await;
+
+    let files_volume = format!("{project}__play_files");
+    let files = w.sim().volume_files(&files_volume).expect("the files volume");
+    let written: Vec<&Vec<u8>> =
+        files.values().filter_map(|e| if let Entry::File(d) = e { Some(d) } else { None }).collect();
+    assert_eq!(written, [&b"mode = web\n".to_vec()], "{files:?}");
+    let found = containers(&w, id);
+    assert_eq!(found.len(), 2, "the helper is gone: {:?}", found.keys());
+    let binds_file = |c: &Container| {
+        c.host_config.mounts.iter().flatten().any(|m| m.target.as_deref() == Some("/etc/play/app.conf"))
+    };
+    assert!(binds_file(&found[&format!("{project}-web-1")]), "web gets its file");
+    assert!(!binds_file(&found[&format!("{project}-db-1")]), "db is not a target service");
+
+    let r = w.app.delete(&format!("/api/playgrounds/{id}"), &w.app.admin).await;
+    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+    running.handle.wake(id);
+    w.wait_for(id, "the row removed", |status, _: &Value| status == StatusCode::NOT_FOUND).await;
+    assert!(w.sim().volume_files(&files_volume).is_none(), "the files volume goes with the Playground");
 }

@@ -15,6 +15,7 @@
 //!   with 0 and 1 (so one-shot services complete). A container with a
 //!   healthcheck is healthy once started.
 
+pub mod archives;
 mod container;
 mod containers;
 mod images;
@@ -27,7 +28,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use bollard::models::{EventActor, EventMessage, EventMessageScopeEnum, EventMessageTypeEnum};
 use tokio::sync::broadcast;
 
-pub use container::{Container, RunState};
+pub use container::{Container, RunState, VolumeMount};
 pub use images::normalise as normalise_image;
 use networks::Net;
 use volumes::Vol;

@@ -23,7 +23,7 @@ pub mod filters;
 mod routes;
 mod server;
 
-pub use engine::{Container, Counts, RunState, SimConfig, SimEngine};
+pub use engine::{Container, Counts, RunState, SimConfig, SimEngine, VolumeMount};
 pub use error::{Error, Result};
 pub use routes::API_VERSION;
 pub use server::{Latency, MAX_BODY, bind, serve, serve_at};

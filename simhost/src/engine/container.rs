@@ -20,6 +20,13 @@ pub enum RunState {
     Exited(i64),
 }
 
+/// A named volume mounted at `target` in a container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VolumeMount {
+    pub name: String,
+    pub target: String,
+}
+
 #[derive(Debug, Clone)]
 pub struct Container {
     pub id: String,
@@ -31,8 +38,8 @@ pub struct Container {
     pub host_config: HostConfig,
     /// Network name -> endpoint (aliases as asked for).
     pub networks: HashMap<String, EndpointSettings>,
-    /// Named volumes it mounts.
-    pub volumes: Vec<String>,
+    /// Named volumes it mounts, and where.
+    pub volumes: Vec<VolumeMount>,
     pub state: RunState,
     pub created: i64,
     pub started_at: String,
@@ -78,10 +85,11 @@ impl Container {
     fn mount_points(&self) -> Vec<MountPoint> {
         self.volumes
             .iter()
-            .map(|name| MountPoint {
+            .map(|mount| MountPoint {
                 typ: Some(MountPointTypeEnum::VOLUME),
-                name: Some(name.clone()),
-                source: Some(super::volumes::mountpoint(name)),
+                name: Some(mount.name.clone()),
+                source: Some(super::volumes::mountpoint(&mount.name)),
+                destination: Some(mount.target.clone()),
                 driver: Some("local".to_owned()),
                 rw: Some(true),
                 ..Default::default()

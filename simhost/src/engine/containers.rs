@@ -9,7 +9,7 @@ use bollard::models::{
     EventMessageTypeEnum, MountTypeEnum,
 };
 
-use super::container::{Container, RunState, ZERO_TIME};
+use super::container::{Container, RunState, VolumeMount, ZERO_TIME};
 use super::{SimEngine, State, find, new_id, now_text};
 use crate::filters::Filters;
 use crate::{Error, Result};
@@ -29,17 +29,25 @@ impl State {
     }
 }
 
-/// The named volumes a create body mounts: `Mounts` of type volume and
-/// `Binds` whose source is a name, not a path.
-fn named_volumes(body: &ContainerCreateBody) -> Vec<String> {
+/// The named volumes a create body mounts, with where: `Mounts` of type
+/// volume and `Binds` whose source is a name, not a host path.
+fn named_volumes(body: &ContainerCreateBody) -> Vec<VolumeMount> {
     let Some(host) = body.host_config.as_ref() else { return Vec::new() };
     let mounts = host.mounts.iter().flatten().filter(|m| m.typ == Some(MountTypeEnum::VOLUME));
-    let from_mounts = mounts.filter_map(|m| m.source.clone()).filter(|s| !s.is_empty());
-    let from_binds = host.binds.iter().flatten().filter_map(|b| b.split(':').next()).filter(|s| !s.starts_with('/'));
-    let mut names: Vec<String> = from_mounts.chain(from_binds.map(str::to_owned)).collect();
-    names.sort();
-    names.dedup();
-    names
+    let from_mounts = mounts.filter_map(|m| Some((m.source.clone()?, m.target.clone().unwrap_or_default())));
+    let from_binds = host.binds.iter().flatten().filter_map(|b| {
+        let mut parts = b.split(':');
+        let (name, target) = (parts.next()?, parts.next()?);
+        (!name.starts_with('/')).then(|| (name.to_owned(), target.to_owned()))
+    });
+    let mut mounts: Vec<VolumeMount> = from_mounts
+        .chain(from_binds)
+        .filter(|(name, _)| !name.is_empty())
+        .map(|(name, target)| VolumeMount { name, target })
+        .collect();
+    mounts.sort_by(|a, b| (&a.name, &a.target).cmp(&(&b.name, &b.target)));
+    mounts.dedup();
+    mounts
 }
 
 /// The networks a create body joins, with their endpoint settings.
@@ -96,9 +104,9 @@ impl SimEngine {
         }
         let volumes = named_volumes(&body);
         for volume in &volumes {
-            if !state.volumes.contains_key(volume) {
-                let created = self.make_volume(volume, HashMap::new());
-                state.volumes.insert(volume.clone(), created);
+            if !state.volumes.contains_key(&volume.name) {
+                let created = self.make_volume(&volume.name, HashMap::new());
+                state.volumes.insert(volume.name.clone(), created);
             }
         }
         let host_config = body.host_config.clone().unwrap_or_default();
@@ -271,6 +279,8 @@ mod tests {
                                       {"Type": "tmpfs", "Target": "/tmp"}]}
         }))
         .unwrap_or_default();
-        assert_eq!(named_volumes(&body), ["data", "files"]);
+        let mounts = named_volumes(&body);
+        let found: Vec<(&str, &str)> = mounts.iter().map(|m| (m.name.as_str(), m.target.as_str())).collect();
+        assert_eq!(found, [("data", "/data"), ("files", "/f")]);
     }
 }

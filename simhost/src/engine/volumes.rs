@@ -1,7 +1,9 @@
 //! Volumes: create (idempotent, as the engine's), inspect, list, remove
 //! (409 while a container mounts it).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+
+use super::archives::Entry;
 
 use bollard::models::{EventMessageTypeEnum, Volume, VolumeCreateOptions, VolumeScopeEnum};
 
@@ -14,6 +16,8 @@ pub struct Vol {
     pub name: String,
     pub labels: HashMap<String, String>,
     pub options: HashMap<String, String>,
+    /// What was written into it through a container's archive endpoint.
+    pub files: BTreeMap<String, Entry>,
 }
 
 /// Where the engine would keep the volume's data (shown, never used).
@@ -43,7 +47,7 @@ impl SimEngine {
     /// A new volume record, its `create` event sent (the caller holds the
     /// lock and inserts it).
     pub(super) fn make_volume(&self, name: &str, labels: HashMap<String, String>) -> Vol {
-        let vol = Vol { name: name.to_owned(), labels, options: HashMap::new() };
+        let vol = Vol { name: name.to_owned(), labels, options: HashMap::new(), files: BTreeMap::new() };
         let attributes = HashMap::from([("driver".to_owned(), "local".to_owned())]);
         self.emit(EventMessageTypeEnum::VOLUME, "create", name, attributes);
         vol
@@ -83,13 +87,25 @@ impl SimEngine {
         if !state.volumes.contains_key(name) {
             return Err(no_such_volume(name));
         }
-        let users: Vec<&str> =
-            state.containers.values().filter(|c| c.volumes.iter().any(|v| v == name)).map(|c| c.id.as_str()).collect();
+        let users: Vec<&str> = state
+            .containers
+            .values()
+            .filter(|c| c.volumes.iter().any(|v| v.name == name))
+            .map(|c| c.id.as_str())
+            .collect();
         if !users.is_empty() {
             return Err(Error::Conflict(format!("remove {name}: volume is in use - [{}]", users.join(", "))));
         }
         state.volumes.remove(name);
         self.emit(EventMessageTypeEnum::VOLUME, "destroy", name, HashMap::new());
         Ok(())
+    }
+}
+
+impl SimEngine {
+    /// What was written into volume `name` (path relative to its root ->
+    /// entry), for tests; `None` when there is no such volume.
+    pub fn volume_files(&self, name: &str) -> Option<BTreeMap<String, Entry>> {
+        self.lock().volumes.get(name).map(|v| v.files.clone())
     }
 }

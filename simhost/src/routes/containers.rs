@@ -14,7 +14,7 @@ use bollard::models::{ContainerCreateBody, ContainerCreateResponse, ContainerIns
 
 use super::{flag, json_body};
 use crate::filters::Filters;
-use crate::{Error, Result, SimEngine};
+use crate::{Result, SimEngine};
 
 type Params = Query<HashMap<String, String>>;
 
@@ -85,23 +85,25 @@ pub async fn logs(State(engine): State<Arc<SimEngine>>, Path(id): Path<String>) 
     Ok(([(CONTENT_TYPE, kind)], body).into_response())
 }
 
-/// `PUT /containers/{id}/archive`: accepted and dropped (no filesystem).
+/// `PUT /containers/{id}/archive?path=`: kept when `path` is in a named
+/// volume, dropped elsewhere (see `engine::archives`).
 pub async fn put_archive(
     State(engine): State<Arc<SimEngine>>,
     Path(id): Path<String>,
-    _body: Bytes,
+    Query(q): Params,
+    body: Bytes,
 ) -> Result<StatusCode> {
-    engine.inspect_container(&id).map(|_| StatusCode::OK)
+    let path = q.get("path").cloned().unwrap_or_default();
+    engine.put_archive(&id, &path, &body).map(|()| StatusCode::OK)
 }
 
-/// `GET /containers/{id}/archive`: the simulator keeps no files, so every
-/// path is missing (404, as the engine answers for a missing path).
+/// `GET /containers/{id}/archive?path=`: a tar archive of `path`.
 pub async fn get_archive(
     State(engine): State<Arc<SimEngine>>,
     Path(id): Path<String>,
     Query(q): Params,
 ) -> Result<Response> {
-    engine.inspect_container(&id)?;
     let path = q.get("path").cloned().unwrap_or_default();
-    Err(Error::NotFound(format!("Could not find the file {path} in container {id}")))
+    let archive = engine.get_archive(&id, &path)?;
+    Ok(([(CONTENT_TYPE, "application/x-tar")], archive).into_response())
 }
