@@ -219,7 +219,7 @@ async fn a_host_outage_is_reported_on_the_playroom_and_leaves_no_stale_error() {
     // bind it, and such a socket keeps no other SO_REUSEADDR server off.
     // `free_port` hands ports out per process, so nothing else takes it.
     let cut = chrono::Utc::now();
-    w.sshd.stop();
+    w.sshd().stop();
     eventually("the Playroom reported unreachable", Duration::from_secs(60), async || {
         playroom(&w).await["reachable"] == false
     })
@@ -241,7 +241,7 @@ async fn a_host_outage_is_reported_on_the_playroom_and_leaves_no_stale_error() {
     assert_eq!(playroom(&w).await["unreachable_since"], room["unreachable_since"]);
 
     // The host comes back, on the same port with the same keys.
-    w.sshd.restart();
+    w.sshd().restart();
     eventually("the Playroom reachable again", Duration::from_secs(60), async || {
         playroom(&w).await["reachable"] == true
     })

@@ -15,6 +15,7 @@ pub mod docker;
 pub mod pebble;
 pub mod playzones;
 pub mod registry;
+pub mod simhost;
 pub mod sshd;
 pub mod webhooks;
 pub mod world;

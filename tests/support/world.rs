@@ -1,5 +1,7 @@
 //! A Playroom over the harness's sshd with the API and a Playground
 //! reconciler runtime around it: the set-up every Playground e2e test needs.
+//! [`World::start_simulated`] makes the same world on a simulated host
+//! (`play-simhost`, a local Playroom at its socket) instead.
 //!
 //! Each `World` has its own store, hence its own installation id; every
 //! Docker object play makes for it carries `dev.play.installation=<that id>`,
@@ -27,6 +29,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::simhost::SimHost;
 use super::sshd::Sshd;
 
 pub struct World {
@@ -34,7 +37,14 @@ pub struct World {
     pub gateway: DockerHostGateway,
     pub playroom: i64,
     pub installation: String,
-    pub sshd: Sshd,
+    host: Host,
+}
+
+/// What the Playroom is: the machine's engine over the harness's sshd, or
+/// a simulated engine on a socket of its own.
+enum Host {
+    Ssh(Sshd),
+    Simulated(SimHost),
 }
 
 /// A running reconciler runtime; stopped on drop.
@@ -62,27 +72,66 @@ impl World {
     pub async fn start_with(config: ApiConfig) -> World {
         super::docker::ensure_busybox_image();
         let sshd = Sshd::start();
-        let gateway =
-            DockerHostGateway::new(HostConfig::with_timeout(Duration::from_secs(10)), Arc::new(Metrics::new()));
-        let app = TestApp::with(config, Arc::new(gateway.clone())).await;
-        let gateway = gateway.with_pins(app.store().clone());
-        let r = app.post("/api/playrooms", &app.admin, sshd.playroom_body("box")).await;
-        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-        let playroom = r.body["id"].as_i64().expect("playroom id");
+        let body = sshd.playroom_body("box");
+        let (app, gateway, playroom) = World::playroom(config, body).await;
         let key = app.post(&format!("/api/playrooms/{playroom}/generate_ssh_key"), &app.admin, json!({})).await;
         let public = key.body["ssh_public_key"].as_str().expect("public key").to_owned();
         let authorized = sshd.dir().join("authorized_keys");
         let mut keys = std::fs::read_to_string(&authorized).expect("authorized_keys");
         keys.push_str(&format!("\n{public}\n"));
         std::fs::write(&authorized, keys).expect("write authorized_keys");
+        World::connected(app, gateway, playroom, Host::Ssh(sshd)).await
+    }
+
+    /// A world whose Playroom is a simulated host: a local Playroom (as
+    /// `PLAY_ALLOW_LOCAL_PLAYROOMS` allows) at the socket of a
+    /// `play-simhost` engine that has the test image.
+    pub async fn start_simulated() -> World {
+        let sim = SimHost::start();
+        let config = ApiConfig { allow_local_playrooms: true, ..TestApp::default_config() };
+        let (app, gateway, playroom) = World::playroom(config, sim.playroom_body("sim")).await;
+        World::connected(app, gateway, playroom, Host::Simulated(sim)).await
+    }
+
+    /// The API over a host gateway, and the Playroom `body` created in it.
+    async fn playroom(config: ApiConfig, body: Value) -> (TestApp, DockerHostGateway, i64) {
+        let gateway =
+            DockerHostGateway::new(HostConfig::with_timeout(Duration::from_secs(10)), Arc::new(Metrics::new()));
+        let app = TestApp::with(config, Arc::new(gateway.clone())).await;
+        let gateway = gateway.with_pins(app.store().clone());
+        let r = app.post("/api/playrooms", &app.admin, body).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        let playroom = r.body["id"].as_i64().expect("playroom id");
+        (app, gateway, playroom)
+    }
+
+    /// Checks the connection and completes the world.
+    async fn connected(app: TestApp, gateway: DockerHostGateway, playroom: i64, host: Host) -> World {
         let report = app.post(&format!("/api/playrooms/{playroom}/test_connection"), &app.admin, json!({})).await;
         assert_eq!(report.body["ok"], true, "{}", report.text);
         let installation = app.store().installation().await.expect("installation id");
         // As `play serve` wires it: the reconcilers report reachability.
         let gateway = gateway.reporting_reachability(app.store().clone());
-        let world = World { app, gateway, playroom, installation, sshd };
+        let world = World { app, gateway, playroom, installation, host };
         world.remove_host_objects();
         world
+    }
+
+    /// The harness's sshd the Playroom is reached over (panics for a
+    /// simulated world).
+    pub fn sshd(&mut self) -> &mut Sshd {
+        match &mut self.host {
+            Host::Ssh(sshd) => sshd,
+            Host::Simulated(_) => panic!("a simulated world has no sshd"),
+        }
+    }
+
+    /// The simulated engine (panics for a world on the real engine).
+    pub fn sim(&self) -> &play_simhost::SimEngine {
+        match &self.host {
+            Host::Simulated(sim) => &sim.engine,
+            Host::Ssh(_) => panic!("this world runs on the machine's engine, not a simulated one"),
+        }
     }
 
     /// A Playspec named `name` with `compose`: its id.
@@ -295,7 +344,12 @@ impl World {
         format!("label=dev.play.installation={}", self.installation)
     }
 
+    /// Removes what play made for this world on the machine's engine (a
+    /// simulated engine goes with the world).
     fn remove_host_objects(&self) {
+        if matches!(self.host, Host::Simulated(_)) {
+            return;
+        }
         let filter = self.installation_filter();
         let ids = |args: &[&str]| -> Vec<String> {
             let out = Command::new("docker").args(args).arg("--filter").arg(&filter).output();
