@@ -169,6 +169,13 @@ pub struct ServeArgs {
     /// safety net for missed events); at most 60 s is sensible.
     #[arg(long, env = "PLAY_RESYNC_INTERVAL", default_value_t = HumanDuration(RuntimeConfig::default().resync_every))]
     pub resync_interval: HumanDuration,
+    /// Resync visits per second at most, per reconciler: with more objects
+    /// than fit in the interval at this rate, the interval stretches.
+    #[arg(long, env = "PLAY_RESYNC_RATE", default_value_t = RuntimeConfig::default().resync_rate)]
+    pub resync_rate: u32,
+    /// Visits per second of the first resync after start-up.
+    #[arg(long, env = "PLAY_STARTUP_RESYNC_RATE", default_value_t = RuntimeConfig::default().startup_rate)]
+    pub startup_resync_rate: u32,
     /// How often each Playroom is swept for host objects of Playgrounds
     /// that no longer exist.
     #[arg(long, env = "PLAY_SWEEP_INTERVAL", default_value_t = HumanDuration(SweepConfig::default().interval))]

@@ -65,6 +65,8 @@ pub fn config(args: &ServeArgs) -> anyhow::Result<Loops> {
         runtime: Config {
             concurrency: args.reconcile_concurrency.max(1),
             resync_every: args.resync_interval.into(),
+            resync_rate: args.resync_rate.max(1),
+            startup_rate: args.startup_resync_rate.max(1),
             lease_duration: args.lease_duration.into(),
             ..Config::default()
         },

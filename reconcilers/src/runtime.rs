@@ -35,13 +35,18 @@
 //! - **A change is never missed by a running pass**: a request that arrives
 //!   during a pass re-runs the object right after it, once, however many
 //!   requests arrived.
-//! - **Eventual visit**: every id [`Reconciler::list`] returns is queued at
-//!   least once per resync period (when `list` succeeds within the period),
-//!   except ids currently failing (they follow their backoff) and ids parked
-//!   after a terminal error (they wait for a wake). The first resync runs at
-//!   start-up, so a restarted process revisits everything and rebuilds its
-//!   timers.
-//! - **Bounded work**: at most `Config::concurrency` passes run at once.
+//! - **Eventual visit**: every id [`Reconciler::list`] returns is queued
+//!   once per resync period (when `list` succeeds within the period), at a
+//!   fixed offset of its own within the period, except ids currently failing
+//!   (they follow their backoff) and ids parked after a terminal error (they
+//!   wait for a wake). The period is `Config::resync_every`, stretched when
+//!   more ids are listed than `Config::resync_rate` visits a second allow.
+//!   The first resync runs at start-up, spread at `Config::startup_rate`, so
+//!   a restarted process revisits everything and rebuilds its timers.
+//! - **Changes first**: of the ids due, woken ones (the API, host events)
+//!   start before routine ones (resync visits, timers, retries).
+//! - **Bounded work**: at most `Config::concurrency` passes run at once; the
+//!   queue holds at most one entry per object.
 //! - **Backoff**: consecutive failures of an object are retried after a
 //!   jittered delay whose ceiling doubles from `Backoff::initial` to
 //!   `Backoff::max`; one successful pass resets it.
@@ -244,8 +249,8 @@ impl Ctx {
 }
 
 pub(crate) enum Request {
-    /// Run at this instant, or earlier if already due earlier.
-    At(i64, Instant),
+    /// Run at this instant, or earlier if already due earlier, in this lane.
+    At(i64, Instant, queue::Lane),
     /// The ids a resync's `list()` returned (`None`: it failed, logged).
     Resync(Option<Vec<i64>>),
 }
@@ -260,7 +265,7 @@ pub struct Handle {
 impl std::fmt::Debug for Request {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Request::At(id, at) => f.debug_tuple("At").field(id).field(at).finish(),
+            Request::At(id, at, lane) => f.debug_tuple("At").field(id).field(at).field(lane).finish(),
             Request::Resync(ids) => f.debug_tuple("Resync").field(&ids.as_ref().map(Vec::len)).finish(),
         }
     }
@@ -281,17 +286,18 @@ pub(crate) fn instant_at(at: Timestamp) -> Instant {
 
 impl Handle {
     /// Runs `id` as soon as possible: something about it changed.
+    /// It runs ahead of resync visits and timers that are due.
     pub fn wake(&self, id: i64) {
-        let _ = self.tx.send(Request::At(id, Instant::now()));
+        let _ = self.tx.send(Request::At(id, Instant::now(), queue::Lane::Urgent));
     }
 
     /// Runs `id` after `delay`, unless it is due sooner.
     pub fn wake_after(&self, id: i64, delay: Duration) {
-        let _ = self.tx.send(Request::At(id, instant_after(delay)));
+        let _ = self.tx.send(Request::At(id, instant_after(delay), queue::Lane::Routine));
     }
 
     /// Runs `id` at the wall-clock instant `at`, unless it is due sooner.
     pub fn wake_at(&self, id: i64, at: Timestamp) {
-        let _ = self.tx.send(Request::At(id, instant_at(at)));
+        let _ = self.tx.send(Request::At(id, instant_at(at), queue::Lane::Routine));
     }
 }

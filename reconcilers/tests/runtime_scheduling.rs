@@ -186,11 +186,19 @@ async fn resync_visits_every_listed_object_and_skips_failing_ones() {
             .terminal();
     probe.set_listed(&[1, 2, 3]);
     let (rt, metrics) = runtime(&probe, MemoryLeases::new(), Config { resync_every: 10 * SEC, ..quiet_config() });
+    let t0 = Instant::now();
     let running = Running::start(rt, metrics);
-    sleep(25 * SEC).await;
+    // Start-up (at once: 3 objects at 200/s), then once in each 10 s period
+    // (each object at its own offset in it): [10, 20) and [20, 30).
+    sleep(30 * SEC).await;
     running.stop().await;
-    assert_eq!(probe.runs_of(1).len(), 3, "at start-up, 10 s and 20 s");
-    assert_eq!(probe.runs_of(2).len(), 3);
+    for id in [1, 2] {
+        let starts: Vec<Duration> = probe.runs_of(id).iter().map(|r| r.started - t0).collect();
+        assert_eq!(starts.len(), 3, "{id}: {starts:?}");
+        assert!(starts[0] < SEC / 10, "{id}: {starts:?}");
+        assert!(starts[1] >= 10 * SEC && starts[1] < 20 * SEC + SEC / 10, "{id}: {starts:?}");
+        assert!(starts[2] >= 20 * SEC && starts[2] < 30 * SEC, "{id}: {starts:?}");
+    }
     assert_eq!(probe.runs_of(3).len(), 1, "parked by its terminal error");
     assert!(probe.runs_of(4).is_empty());
 }
@@ -350,4 +358,59 @@ async fn queue_depth_counts_due_objects_waiting_for_a_worker() {
     sleep(60 * SEC).await;
     assert_eq!(depth(&metrics).as_deref(), Some("0"));
     running.stop().await;
+}
+
+/// Issue #16: resync visits are spread over the period at a bounded rate,
+/// the period stretches to fit the rate, and the first resync after start
+/// revisits everything at the start-up rate.
+#[tokio::test(start_paused = true)]
+async fn resync_visits_are_spread_at_a_bounded_rate() {
+    let probe = Probe::ok(Duration::ZERO);
+    let ids: Vec<i64> = (1..=200).collect();
+    probe.set_listed(&ids);
+    // 200 objects at 5/s: a 40 s period (not 10 s); start-up at 100/s: 2 s.
+    let config = Config { resync_every: 10 * SEC, resync_rate: 5, startup_rate: 100, concurrency: 8, ..quiet_config() };
+    let (rt, metrics) = runtime(&probe, MemoryLeases::new(), config);
+    let t0 = Instant::now();
+    let running = Running::start(rt, metrics);
+    sleep(82 * SEC).await;
+    running.stop().await;
+    let starts: Vec<Duration> = probe.runs().iter().map(|r| r.started - t0).collect();
+    let within = |from: Duration, to: Duration| starts.iter().filter(|s| **s >= from && **s < to).count();
+    assert_eq!(within(Duration::ZERO, 2 * SEC + SEC / 10), 200, "every object revisited within 2 s of start");
+    for id in &ids {
+        let runs: Vec<Duration> = probe.runs_of(*id).iter().map(|r| r.started - t0).collect();
+        // Start-up, once in [40 s, 80 s), then exactly a period later.
+        assert!(runs.len() == 2 || runs.len() == 3, "{id}: {runs:?}");
+        assert!(runs[1] >= 40 * SEC && runs[1] < 80 * SEC, "{id}: {runs:?}");
+        if let Some(third) = runs.get(2) {
+            let gap = *third - runs[1];
+            assert!(gap >= 40 * SEC && gap < 40 * SEC + SEC / 10, "{id}: {runs:?}");
+        }
+    }
+    // Steady state: no second holds much more than the rate's share.
+    let busiest = (3..80).map(|s| within(s * SEC, (s + 1) * SEC)).max().unwrap_or(0);
+    assert!(busiest <= 15, "{busiest} visits in one second at a rate of 5/s");
+}
+
+/// Issue #16: a change (a wake) runs before a due backlog of resync visits.
+#[tokio::test(start_paused = true)]
+async fn a_wake_runs_ahead_of_the_resync_backlog() {
+    let probe = Probe::ok(Duration::from_millis(100));
+    let ids: Vec<i64> = (1..=1000).collect();
+    probe.set_listed(&ids);
+    // One slot, 100 ms a pass, 1,000 objects due at once: a 100 s backlog.
+    let config = Config { concurrency: 1, startup_rate: 1_000_000, ..quiet_config() };
+    let (rt, metrics) = runtime(&probe, MemoryLeases::new(), config);
+    let handle = rt.handle();
+    let running = Running::start(rt, metrics);
+    sleep(5 * SEC).await;
+    let woken = Instant::now();
+    handle.wake(5000);
+    sleep(2 * SEC).await;
+    running.stop().await;
+    let runs = probe.runs_of(5000);
+    assert_eq!(runs.len(), 1, "the woken object ran");
+    assert!(runs[0].started - woken <= Duration::from_millis(200), "{:?} after the wake", runs[0].started - woken);
+    assert!(probe.runs().len() < 100, "the backlog was still there: {}", probe.runs().len());
 }

@@ -4,75 +4,112 @@
 //! `now` in. Invariants:
 //! - an id is in at most one of `scheduled` or `running`;
 //! - a scheduled id has exactly one run-at, the earliest ever requested
-//!   since it was last started;
-//! - a request for a running id is remembered (the earliest one) and turned
-//!   into a schedule when the run finishes, so a change that lands during a
-//!   pass is always seen by a later pass.
+//!   since it was last started, and one [`Lane`], the most urgent ever
+//!   requested since then;
+//! - a request for a running id is remembered (the earliest one, the most
+//!   urgent lane) and turned into a schedule when the run finishes, so a
+//!   change that lands during a pass is always seen by a later pass;
+//! - of the ids due, an [`Lane::Urgent`] one always starts before a
+//!   [`Lane::Routine`] one, so a change is never stuck behind a resync of
+//!   thousands of objects that changed nothing (issue #16: with 10,000
+//!   Playgrounds one rollout waited 13-21 s behind the resync backlog).
 
 use std::collections::{BTreeSet, HashMap};
 
 use tokio::time::Instant;
 
+/// Why an object is asked to run, which decides its turn among the due.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Lane {
+    /// Periodic visits and the passes' own timers (resync, requeue, backoff,
+    /// a busy lease's retry).
+    Routine,
+    /// Something changed: a wake from the API, a host event.
+    Urgent,
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct Queue {
-    /// Scheduled ids ordered by run-at (ties by id).
-    order: BTreeSet<(Instant, i64)>,
-    /// Run-at of each scheduled id.
-    at: HashMap<i64, Instant>,
-    /// Running ids, each with the earliest run-at requested during its run.
-    running: HashMap<i64, Option<Instant>>,
+    /// Scheduled ids of each lane ordered by run-at (ties by id).
+    routine: BTreeSet<(Instant, i64)>,
+    urgent: BTreeSet<(Instant, i64)>,
+    /// Run-at and lane of each scheduled id.
+    at: HashMap<i64, (Instant, Lane)>,
+    /// Running ids, each with the earliest run-at (and most urgent lane)
+    /// requested during its run.
+    running: HashMap<i64, Option<(Instant, Lane)>>,
 }
 
 impl Queue {
-    /// Asks for `id` to run at `at`. An earlier request wins over a later
-    /// one; a request for a running id marks it dirty.
-    pub(crate) fn schedule(&mut self, id: i64, at: Instant) {
-        if let Some(dirty) = self.running.get_mut(&id) {
-            *dirty = Some(dirty.map_or(at, |d| d.min(at)));
-            return;
-        }
-        match self.at.get(&id).copied() {
-            Some(current) if current <= at => {}
-            Some(current) => {
-                self.order.remove(&(current, id));
-                self.order.insert((at, id));
-                self.at.insert(id, at);
-            }
-            None => {
-                self.order.insert((at, id));
-                self.at.insert(id, at);
-            }
+    fn lane_mut(&mut self, lane: Lane) -> &mut BTreeSet<(Instant, i64)> {
+        match lane {
+            Lane::Routine => &mut self.routine,
+            Lane::Urgent => &mut self.urgent,
         }
     }
 
-    /// Takes the earliest id due at `now` and marks it running.
-    pub(crate) fn pop_due(&mut self, now: Instant) -> Option<i64> {
-        let &(at, id) = self.order.first()?;
-        if at > now {
-            return None;
+    /// Asks for `id` to run at `at` in `lane`. An earlier request wins over
+    /// a later one and an urgent lane over a routine one; a request for a
+    /// running id marks it dirty.
+    pub(crate) fn schedule(&mut self, id: i64, at: Instant, lane: Lane) {
+        if let Some(dirty) = self.running.get_mut(&id) {
+            *dirty = Some(dirty.map_or((at, lane), |(a, l)| (a.min(at), l.max(lane))));
+            return;
         }
-        self.order.remove(&(at, id));
+        let wanted = match self.at.get(&id).copied() {
+            Some((current, current_lane)) => {
+                let wanted = (current.min(at), current_lane.max(lane));
+                if wanted == (current, current_lane) {
+                    return;
+                }
+                self.lane_mut(current_lane).remove(&(current, id));
+                wanted
+            }
+            None => (at, lane),
+        };
+        self.lane_mut(wanted.1).insert((wanted.0, id));
+        self.at.insert(id, wanted);
+    }
+
+    /// Takes the earliest due id of the most urgent lane that has one and
+    /// marks it running.
+    pub(crate) fn pop_due(&mut self, now: Instant) -> Option<i64> {
+        let lane = [Lane::Urgent, Lane::Routine]
+            .into_iter()
+            .find(|&lane| self.lane(lane).first().is_some_and(|&(at, _)| at <= now))?;
+        let (_, id) = self.lane_mut(lane).pop_first()?;
         self.at.remove(&id);
         self.running.insert(id, None);
         Some(id)
     }
 
+    fn lane(&self, lane: Lane) -> &BTreeSet<(Instant, i64)> {
+        match lane {
+            Lane::Routine => &self.routine,
+            Lane::Urgent => &self.urgent,
+        }
+    }
+
     /// Ends the run of `id`. It runs again at the earlier of `next` (what the
-    /// pass asked for) and any request that arrived during the run.
+    /// pass asked for, routine) and any request that arrived during the run
+    /// (in the lane that request asked for).
     pub(crate) fn finish(&mut self, id: i64, next: Option<Instant>) {
         let dirty = self.running.remove(&id).flatten();
-        let next = match (dirty, next) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
         if let Some(at) = next {
-            self.schedule(id, at);
+            self.schedule(id, at, Lane::Routine);
+        }
+        if let Some((at, lane)) = dirty {
+            self.schedule(id, at, lane);
         }
     }
 
     /// The earliest run-at of any scheduled id.
     pub(crate) fn next_at(&self) -> Option<Instant> {
-        self.order.first().map(|&(at, _)| at)
+        let first = |set: &BTreeSet<(Instant, i64)>| set.first().map(|&(at, _)| at);
+        match (first(&self.urgent), first(&self.routine)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     pub(crate) fn is_running(&self, id: i64) -> bool {
@@ -89,7 +126,15 @@ impl Queue {
 
     /// Scheduled ids already due: waiting for a worker.
     pub(crate) fn due(&self, now: Instant) -> usize {
-        self.order.iter().take_while(|&&(at, _)| at <= now).count()
+        let due = |set: &BTreeSet<(Instant, i64)>| set.iter().take_while(|&&(at, _)| at <= now).count();
+        due(&self.urgent) + due(&self.routine)
+    }
+
+    /// Scheduled ids, due or not: one entry per object at most, so the
+    /// queue's memory is bounded by the number of objects.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.at.len()
     }
 }
 
@@ -107,9 +152,9 @@ mod tests {
     fn one_entry_per_id_and_the_earliest_run_at_wins() {
         let t0 = Instant::now();
         let mut q = Queue::default();
-        q.schedule(1, t0 + secs(10));
-        q.schedule(1, t0 + secs(5));
-        q.schedule(1, t0 + secs(20));
+        q.schedule(1, t0 + secs(10), Lane::Routine);
+        q.schedule(1, t0 + secs(5), Lane::Routine);
+        q.schedule(1, t0 + secs(20), Lane::Routine);
         assert_eq!(q.next_at(), Some(t0 + secs(5)));
         assert_eq!(q.pop_due(t0 + secs(4)), None);
         assert_eq!(q.pop_due(t0 + secs(5)), Some(1));
@@ -120,10 +165,10 @@ mod tests {
     fn a_request_during_a_run_reruns_once_after_it() {
         let t0 = Instant::now();
         let mut q = Queue::default();
-        q.schedule(1, t0);
+        q.schedule(1, t0, Lane::Routine);
         assert_eq!(q.pop_due(t0), Some(1));
-        q.schedule(1, t0 + secs(1));
-        q.schedule(1, t0 + secs(2));
+        q.schedule(1, t0 + secs(1), Lane::Routine);
+        q.schedule(1, t0 + secs(2), Lane::Routine);
         assert!(!q.is_scheduled(1), "not startable while running");
         assert_eq!(q.pop_due(t0 + secs(9)), None);
         q.finish(1, Some(t0 + secs(60)));
@@ -137,13 +182,53 @@ mod tests {
     fn due_counts_only_entries_whose_time_has_come() {
         let t0 = Instant::now();
         let mut q = Queue::default();
-        q.schedule(1, t0);
-        q.schedule(2, t0 + secs(1));
-        q.schedule(3, t0 + secs(100));
+        q.schedule(1, t0, Lane::Routine);
+        q.schedule(2, t0 + secs(1), Lane::Routine);
+        q.schedule(3, t0 + secs(100), Lane::Routine);
         assert_eq!(q.due(t0 + secs(1)), 2);
         assert_eq!(q.pop_due(t0 + secs(1)), Some(1));
         assert_eq!(q.pop_due(t0 + secs(1)), Some(2));
         assert_eq!(q.running(), 2);
         assert!(q.is_running(1));
+    }
+
+    #[test]
+    fn a_change_starts_before_a_backlog_of_routine_visits() {
+        let t0 = Instant::now();
+        let mut q = Queue::default();
+        for id in 1..=10_000 {
+            q.schedule(id, t0, Lane::Routine);
+        }
+        q.schedule(20_000, t0 + secs(1), Lane::Urgent);
+        assert_eq!(q.pop_due(t0), Some(1), "not due yet: the backlog runs meanwhile");
+        assert_eq!(q.pop_due(t0 + secs(1)), Some(20_000), "due: ahead of 9,999 routine visits");
+        assert_eq!(q.pop_due(t0 + secs(1)), Some(2));
+        assert_eq!(q.due(t0 + secs(1)), 9_998);
+    }
+
+    #[test]
+    fn a_wake_makes_a_scheduled_visit_urgent_and_never_later() {
+        let t0 = Instant::now();
+        let mut q = Queue::default();
+        q.schedule(1, t0, Lane::Routine);
+        q.schedule(2, t0 + secs(30), Lane::Routine);
+        q.schedule(2, t0 + secs(5), Lane::Urgent);
+        q.schedule(2, t0 + secs(60), Lane::Routine);
+        assert_eq!(q.len(), 2);
+        assert_eq!(q.pop_due(t0 + secs(5)), Some(2), "urgent, at the earlier time");
+        assert_eq!(q.pop_due(t0 + secs(5)), Some(1));
+    }
+
+    #[test]
+    fn a_wake_during_a_run_stays_urgent_after_it() {
+        let t0 = Instant::now();
+        let mut q = Queue::default();
+        q.schedule(1, t0, Lane::Routine);
+        q.schedule(2, t0, Lane::Routine);
+        assert_eq!(q.pop_due(t0), Some(1));
+        q.schedule(1, t0, Lane::Urgent);
+        q.finish(1, Some(t0 + secs(60)));
+        assert_eq!(q.pop_due(t0), Some(1), "the wake during the run beats the waiting routine visit");
+        assert_eq!(q.pop_due(t0), Some(2));
     }
 }
