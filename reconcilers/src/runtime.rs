@@ -43,8 +43,9 @@
 //!   more ids are listed than `Config::resync_rate` visits a second allow.
 //!   The first resync runs at start-up, spread at `Config::startup_rate`, so
 //!   a restarted process revisits everything and rebuilds its timers.
-//! - **Changes first**: of the ids due, woken ones (the API, host events)
-//!   start before routine ones (resync visits, timers, retries).
+//! - **Changes first**: of the ids due, ones woken through the API start
+//!   first, then ones a host event named, then routine ones (resync
+//!   visits, timers, retries).
 //! - **Bounded work**: at most `Config::concurrency` passes run at once; the
 //!   queue holds at most one entry per object.
 //! - **Backoff**: consecutive failures of an object are retried after a

@@ -83,7 +83,7 @@ pub struct Runtime<R: Reconciler> {
     metrics: Arc<Metrics>,
     config: Config,
     owner: Arc<str>,
-    triggers: Vec<BoxStream<'static, i64>>,
+    triggers: Vec<BoxStream<'static, (i64, Lane)>>,
     tx: mpsc::UnboundedSender<Request>,
     rx: mpsc::UnboundedReceiver<Request>,
 }
@@ -131,14 +131,19 @@ impl<R: Reconciler> Runtime<R> {
 
     /// Runs every id woken through the waker this receiver subscribed to
     /// (by convention under `R::NAME`).
-    pub fn wake_from(self, mut wakes: WakeReceiver) -> Self {
-        self.trigger(stream::poll_fn(move |cx| wakes.poll_recv(cx)))
+    /// These are changes someone asked for: they start before anything
+    /// else that is due.
+    pub fn wake_from(mut self, mut wakes: WakeReceiver) -> Self {
+        let ids = stream::poll_fn(move |cx| wakes.poll_recv(cx)).map(|id| (id, Lane::Urgent));
+        self.triggers.push(ids.boxed());
+        self
     }
 
     /// Runs every id the stream yields, as soon as possible (e.g. objects
-    /// named by a Playroom's Docker events). A stream that ends is dropped.
+    /// named by a Playroom's Docker events), after due wakes and before due
+    /// routine visits. A stream that ends is dropped.
     pub fn trigger(mut self, ids: impl Stream<Item = i64> + Send + 'static) -> Self {
-        self.triggers.push(ids.boxed());
+        self.triggers.push(ids.map(|id| (id, Lane::Observed)).boxed());
         self
     }
 
@@ -196,7 +201,7 @@ impl<R: Reconciler> Runtime<R> {
                     }
                 },
                 id = triggers.next(), if triggers_open => match id {
-                    Some(id) => state.queue.schedule(id, Instant::now(), Lane::Urgent),
+                    Some((id, lane)) => state.queue.schedule(id, Instant::now(), lane),
                     None => triggers_open = false,
                 },
                 () = tokio::time::sleep_until(next_resync.unwrap_or_else(Instant::now)), if next_resync.is_some() => {

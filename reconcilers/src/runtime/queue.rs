@@ -9,10 +9,11 @@
 //! - a request for a running id is remembered (the earliest one, the most
 //!   urgent lane) and turned into a schedule when the run finishes, so a
 //!   change that lands during a pass is always seen by a later pass;
-//! - of the ids due, an [`Lane::Urgent`] one always starts before a
-//!   [`Lane::Routine`] one, so a change is never stuck behind a resync of
-//!   thousands of objects that changed nothing (issue #16: with 10,000
-//!   Playgrounds one rollout waited 13-21 s behind the resync backlog).
+//! - of the ids due, an [`Lane::Urgent`] one always starts before an
+//!   [`Lane::Observed`] one, and that before a [`Lane::Routine`] one, so a
+//!   change someone asked for is never stuck behind thousands of host
+//!   events or resync visits (issue #16: with 10,000 Playgrounds one
+//!   rollout waited 13-21 s behind them).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -24,14 +25,22 @@ pub(crate) enum Lane {
     /// Periodic visits and the passes' own timers (resync, requeue, backoff,
     /// a busy lease's retry).
     Routine,
-    /// Something changed: a wake from the API, a host event.
+    /// The host reported a change (a Playroom's Docker events), which
+    /// play's own passes cause too: thousands at once when many Playgrounds
+    /// start or a Playroom's event stream reconnects.
+    Observed,
+    /// Someone asked for a change: a wake from the API.
     Urgent,
 }
+
+/// Most urgent first.
+const LANES: [Lane; 3] = [Lane::Urgent, Lane::Observed, Lane::Routine];
 
 #[derive(Debug, Default)]
 pub(crate) struct Queue {
     /// Scheduled ids of each lane ordered by run-at (ties by id).
     routine: BTreeSet<(Instant, i64)>,
+    observed: BTreeSet<(Instant, i64)>,
     urgent: BTreeSet<(Instant, i64)>,
     /// Run-at and lane of each scheduled id.
     at: HashMap<i64, (Instant, Lane)>,
@@ -44,6 +53,7 @@ impl Queue {
     fn lane_mut(&mut self, lane: Lane) -> &mut BTreeSet<(Instant, i64)> {
         match lane {
             Lane::Routine => &mut self.routine,
+            Lane::Observed => &mut self.observed,
             Lane::Urgent => &mut self.urgent,
         }
     }
@@ -74,7 +84,7 @@ impl Queue {
     /// Takes the earliest due id of the most urgent lane that has one and
     /// marks it running.
     pub(crate) fn pop_due(&mut self, now: Instant) -> Option<i64> {
-        let lane = [Lane::Urgent, Lane::Routine]
+        let lane = LANES
             .into_iter()
             .find(|&lane| self.lane(lane).first().is_some_and(|&(at, _)| at <= now))?;
         let (_, id) = self.lane_mut(lane).pop_first()?;
@@ -86,6 +96,7 @@ impl Queue {
     fn lane(&self, lane: Lane) -> &BTreeSet<(Instant, i64)> {
         match lane {
             Lane::Routine => &self.routine,
+            Lane::Observed => &self.observed,
             Lane::Urgent => &self.urgent,
         }
     }
@@ -105,11 +116,7 @@ impl Queue {
 
     /// The earliest run-at of any scheduled id.
     pub(crate) fn next_at(&self) -> Option<Instant> {
-        let first = |set: &BTreeSet<(Instant, i64)>| set.first().map(|&(at, _)| at);
-        match (first(&self.urgent), first(&self.routine)) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        LANES.into_iter().filter_map(|lane| self.lane(lane).first().map(|&(at, _)| at)).min()
     }
 
     pub(crate) fn is_running(&self, id: i64) -> bool {
@@ -126,8 +133,7 @@ impl Queue {
 
     /// Scheduled ids already due: waiting for a worker.
     pub(crate) fn due(&self, now: Instant) -> usize {
-        let due = |set: &BTreeSet<(Instant, i64)>| set.iter().take_while(|&&(at, _)| at <= now).count();
-        due(&self.urgent) + due(&self.routine)
+        LANES.into_iter().map(|lane| self.lane(lane).iter().take_while(|&&(at, _)| at <= now).count()).sum()
     }
 
     /// Scheduled ids, due or not: one entry per object at most, so the
@@ -230,5 +236,19 @@ mod tests {
         q.finish(1, Some(t0 + secs(60)));
         assert_eq!(q.pop_due(t0), Some(1), "the wake during the run beats the waiting routine visit");
         assert_eq!(q.pop_due(t0), Some(2));
+    }
+
+    #[test]
+    fn api_wakes_before_host_events_before_routine_visits() {
+        let t0 = Instant::now();
+        let mut q = Queue::default();
+        q.schedule(1, t0, Lane::Routine);
+        q.schedule(2, t0, Lane::Observed);
+        q.schedule(3, t0 + secs(1), Lane::Urgent);
+        q.schedule(4, t0 + secs(1), Lane::Observed);
+        assert_eq!(q.pop_due(t0), Some(2));
+        assert_eq!(q.pop_due(t0 + secs(1)), Some(3));
+        assert_eq!(q.pop_due(t0 + secs(1)), Some(4));
+        assert_eq!(q.pop_due(t0 + secs(1)), Some(1));
     }
 }
