@@ -16,6 +16,11 @@ pub const ADMIN_TOKEN_FILE: &str = "admin.token";
 
 /// Creates the admin key if no key exists. Returns the token file's path
 /// when it did.
+///
+/// Replicas starting at once on one empty database make one key between
+/// them (`keys::create_first`); each writes the token to a file of its own
+/// first and moves it to `admin.token` only when its key was the one made,
+/// so a replica that lost the race leaves no token naming no key.
 pub async fn ensure_admin_key(store: &Store, pepper: &TokenPepper, data_dir: &Path) -> anyhow::Result<Option<PathBuf>> {
     if keys::count_all(store).await? > 0 {
         return Ok(None);
@@ -23,15 +28,10 @@ pub async fn ensure_admin_key(store: &Store, pepper: &TokenPepper, data_dir: &Pa
     let (account, user) = accounts::ensure_account(store, accounts::DEFAULT_ACCOUNT).await?;
     let minted = token::generate();
     let path = data_dir.join(ADMIN_TOKEN_FILE);
-    // A token file left from an earlier database names a key that no longer
-    // exists: replace it.
-    match std::fs::remove_file(&path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(anyhow::anyhow!("cannot replace {}: {e}", path.display())),
-    }
-    write_private_file(&path, format!("{}\n", minted.token).as_bytes())?;
-    keys::create(
+    let pending = data_dir.join(format!("{ADMIN_TOKEN_FILE}.{}", std::process::id()));
+    remove_if_present(&pending)?;
+    write_private_file(&pending, format!("{}\n", minted.token).as_bytes())?;
+    let created = keys::create_first(
         store,
         keys::NewApiKey {
             account_id: account.id,
@@ -45,6 +45,57 @@ pub async fn ensure_admin_key(store: &Store, pepper: &TokenPepper, data_dir: &Pa
         &QuotaLimits::default(),
         Actor::System,
     )
-    .await?;
-    Ok(Some(path))
+    .await;
+    match created {
+        Ok(Some(_)) => {
+            // Replaces a token file left from an earlier database, which
+            // names a key that no longer exists.
+            std::fs::rename(&pending, &path)
+                .map_err(|e| anyhow::anyhow!("cannot move the admin token to {}: {e}", path.display()))?;
+            Ok(Some(path))
+        }
+        Ok(None) => {
+            remove_if_present(&pending)?;
+            Ok(None)
+        }
+        Err(e) => {
+            remove_if_present(&pending)?;
+            Err(e.into())
+        }
+    }
+}
+
+fn remove_if_present(path: &Path) -> anyhow::Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(anyhow::anyhow!("cannot remove {}: {e}", path.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found with two replicas on PostgreSQL (issue #16): both saw no key
+    /// and both made one.
+    #[tokio::test]
+    async fn replicas_starting_at_once_make_one_admin_key() {
+        let test = play_core::testing::store().await;
+        let pepper = TokenPepper::new([7; 32]);
+        let dirs: Vec<tempfile::TempDir> = (0..4).map(|_| tempfile::tempdir().unwrap()).collect();
+        let made =
+            futures::future::join_all(dirs.iter().map(|dir| ensure_admin_key(&test.store, &pepper, dir.path()))).await;
+        let made: Vec<PathBuf> = made.into_iter().map(|r| r.unwrap()).flatten().collect();
+        assert_eq!(made.len(), 1, "{made:?}");
+        assert_eq!(keys::count_all(&test.store).await.unwrap(), 1);
+        let token = std::fs::read_to_string(&made[0]).unwrap();
+        let found = keys::find_by_digest(&test.store, &pepper.digest(token.trim())).await.unwrap();
+        assert!(found.is_some(), "the file holds the token of the key that was made");
+        for dir in &dirs {
+            let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+            assert!(left.len() <= 1 && left.iter().all(|n| n == ADMIN_TOKEN_FILE), "{left:?}");
+        }
+        assert!(ensure_admin_key(&test.store, &pepper, dirs[0].path()).await.unwrap().is_none());
+    }
 }

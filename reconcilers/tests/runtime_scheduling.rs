@@ -313,6 +313,13 @@ impl LeaseStore for Stolen {
     async fn release(&self, lease: &play_core::store::leases::Lease) -> play_core::Result<()> {
         self.inner.release(lease).await
     }
+    async fn expires_at(
+        &self,
+        reconciler: &'static str,
+        id: i64,
+    ) -> play_core::Result<Option<play_core::time::Timestamp>> {
+        self.inner.expires_at(reconciler, id).await
+    }
 }
 
 #[tokio::test(start_paused = true)]
@@ -413,4 +420,29 @@ async fn a_wake_runs_ahead_of_the_resync_backlog() {
     assert_eq!(runs.len(), 1, "the woken object ran");
     assert!(runs[0].started - woken <= Duration::from_millis(200), "{:?} after the wake", runs[0].started - woken);
     assert!(probe.runs().len() < 100, "the backlog was still there: {}", probe.runs().len());
+}
+
+/// Issue #16: a replica that finds an object's lease held by one that
+/// crashed (it never renews nor releases) takes the object over when the
+/// lease ends, not up to a retry delay after.
+#[tokio::test(start_paused = true)]
+async fn a_crashed_holders_object_is_taken_over_when_its_lease_ends() {
+    let probe = Probe::ok(Duration::ZERO);
+    let leases = MemoryLeases::new();
+    let t0 = Instant::now();
+    // The crashed replica's lease: claimed, never renewed, never released.
+    assert!(leases.claim("probe", 1, "crashed", 60 * SEC).await.unwrap().is_some());
+    let config = Config { lease_duration: 60 * SEC, lease_busy_retry: 5 * SEC, ..quiet_config() };
+    let (rt, metrics) = runtime(&probe, leases.clone(), config);
+    let rt = rt.with_replica_id("survivor");
+    let handle = rt.handle();
+    let running = Running::start(rt, metrics);
+    handle.wake(1);
+    sleep(90 * SEC).await;
+    let metrics = running.stop().await;
+    let runs = probe.runs_of(1);
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let after = runs[0].started - t0;
+    assert!(after >= 60 * SEC && after < 60 * SEC + SEC / 2, "taken over {after:?} after the crash");
+    assert!(reconciles(&metrics, "skipped_lease") >= 1);
 }

@@ -7,7 +7,7 @@ use sqlx::any::AnyRow;
 
 use super::events::{self, Actor, NewEvent};
 use super::quotas::{self, QuotaLimits, Resource};
-use super::{OnUnique, Store};
+use super::{Conn, OnUnique, Store};
 use crate::scopes::ScopeSet;
 use crate::time::{self, Timestamp};
 use crate::{Error, Result};
@@ -62,6 +62,28 @@ fn from_row(row: &AnyRow) -> Result<ApiKey> {
 pub async fn create(store: &Store, key: NewApiKey, limits: &QuotaLimits, actor: Actor) -> Result<ApiKey> {
     let mut tx = store.write().await?;
     quotas::check(&mut tx, store.backend(), key.account_id, Resource::ApiKeys, limits).await?;
+    let created = insert_in(&mut tx, key, actor).await?;
+    tx.commit().await?;
+    Ok(created)
+}
+
+/// [`create`], but only when the store holds no key at all: the first
+/// start's admin key. `None` when a key exists. Replicas starting at once on
+/// one empty database make exactly one: the check and the insert share a
+/// transaction that holds the account's lock (SQLite: the write lock).
+pub async fn create_first(store: &Store, key: NewApiKey, limits: &QuotaLimits, actor: Actor) -> Result<Option<ApiKey>> {
+    let mut tx = store.write().await?;
+    quotas::check(&mut tx, store.backend(), key.account_id, Resource::ApiKeys, limits).await?;
+    let existing: i64 = sqlx::query("SELECT COUNT(*) AS n FROM api_keys").fetch_one(&mut *tx).await?.try_get("n")?;
+    if existing > 0 {
+        return Ok(None);
+    }
+    let created = insert_in(&mut tx, key, actor).await?;
+    tx.commit().await?;
+    Ok(Some(created))
+}
+
+async fn insert_in(conn: &mut Conn, key: NewApiKey, actor: Actor) -> Result<ApiKey> {
     let now = time::now();
     let row = sqlx::query(
         "INSERT INTO api_keys (account_id, user_id, label, client_id, token_digest, scopes, expires_at, created_at) \
@@ -75,11 +97,10 @@ pub async fn create(store: &Store, key: NewApiKey, limits: &QuotaLimits, actor: 
     .bind(key.scopes.to_db())
     .bind(key.expires_at.as_ref().map(time::to_db))
     .bind(time::to_db(&now))
-    .fetch_one(&mut *tx)
+    .fetch_one(&mut *conn)
     .await;
     let id: i64 = row.on_unique(|| Error::Internal("token collision; retry".into()))?.try_get("id")?;
-    events::record(&mut tx, NewEvent::new(key.account_id, "api_key", id, "created").actor(actor)).await?;
-    tx.commit().await?;
+    events::record(conn, NewEvent::new(key.account_id, "api_key", id, "created").actor(actor)).await?;
     Ok(ApiKey {
         id,
         account_id: key.account_id,

@@ -108,6 +108,19 @@ pub async fn claim(
     }))
 }
 
+/// When the lease of `object_id` expires, as stored (`None`: no row). A
+/// claimant that found it busy retries at this instant rather than a fixed
+/// delay later, so a crashed holder's objects are taken over when its lease
+/// ends, not up to a retry interval after (issue #16).
+pub async fn expires_at(store: &Store, reconciler: &str, object_id: i64) -> Result<Option<Timestamp>> {
+    let row = sqlx::query("SELECT expires_at FROM reconcile_leases WHERE reconciler = $1 AND object_id = $2")
+        .bind(reconciler)
+        .bind(object_id)
+        .fetch_optional(store.pool())
+        .await?;
+    row.map(|r| time::from_db(&r.try_get::<String, _>("expires_at")?)).transpose()
+}
+
 /// Extends a held, unexpired lease to `now + duration`. `None` when the lease
 /// was lost (expired, released or taken over): the holder must stop.
 pub async fn renew(store: &Store, lease: &Lease, now: Timestamp, duration: Duration) -> Result<Option<Lease>> {

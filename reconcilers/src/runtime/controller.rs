@@ -68,6 +68,9 @@ impl Default for Config {
     }
 }
 
+/// After a busy lease's expiry, how long a claimant waits before it claims.
+const BUSY_MARGIN: Duration = Duration::from_millis(50);
+
 /// This process's replica id: random, chosen once, the default owner of
 /// every lease this process claims.
 pub fn replica_id() -> &'static str {
@@ -262,8 +265,9 @@ impl<R> Shared<R> {
 
 /// How one started pass ended.
 enum Outcome {
-    /// Another replica holds the lease: nothing ran.
-    Busy,
+    /// Another replica holds the lease (until the instant, when known):
+    /// nothing ran.
+    Busy(Option<Instant>),
     /// The lease could not be claimed (the store failed): nothing ran.
     ClaimFailed(play_core::Error),
     /// The pass was dropped because its lease was lost.
@@ -327,9 +331,16 @@ impl<R: Reconciler> State<R> {
     /// Counts the outcome and decides the object's next run.
     fn settle(&mut self, id: i64, outcome: Outcome) -> Option<Instant> {
         let (result, next) = match outcome {
-            Outcome::Busy => {
+            Outcome::Busy(until) => {
                 let retry = self.shared.config.lease_busy_retry;
-                ("skipped_lease", Some(instant_after(retry.mul_f64(rand::thread_rng().gen_range(0.5..1.5)))))
+                let mut at = instant_after(retry.mul_f64(rand::thread_rng().gen_range(0.5..1.5)));
+                // A holder that stopped renewing (crashed) is taken over when
+                // its lease ends, not up to a retry delay later; never sooner
+                // than a moment from now, so a clock disagreement cannot spin.
+                if let Some(until) = until {
+                    at = at.min((until + BUSY_MARGIN).max(Instant::now() + BUSY_MARGIN));
+                }
+                ("skipped_lease", Some(at))
             }
             Outcome::ClaimFailed(error) => {
                 tracing::warn!(reconciler = R::NAME, id, %error, "claiming the lease failed");
@@ -464,7 +475,11 @@ async fn run_pass<R: Reconciler>(shared: &Shared<R>, id: i64, attempt: u32) -> O
     let asked = Instant::now();
     let lease = match shared.leases.claim(R::NAME, id, &shared.owner, duration).await {
         Ok(Some(lease)) => lease,
-        Ok(None) => return Outcome::Busy,
+        Ok(None) => {
+            // Best effort: without it, the plain retry delay applies.
+            let until = shared.leases.expires_at(R::NAME, id).await.ok().flatten();
+            return Outcome::Busy(until.map(instant_at));
+        }
         Err(error) => return Outcome::ClaimFailed(error),
     };
     shared.held().insert(id, lease.clone());

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use play_core::store::Store;
 use play_core::store::leases::{self, Lease};
-use play_core::time;
+use play_core::time::{self, Timestamp};
 use tokio::time::Instant;
 
 /// Claim, renew and release of per-object leases, with the semantics of
@@ -29,6 +29,10 @@ pub trait LeaseStore: Send + Sync + Debug + 'static {
     async fn renew(&self, lease: &Lease, duration: Duration) -> play_core::Result<bool>;
 
     async fn release(&self, lease: &Lease) -> play_core::Result<()>;
+
+    /// When the current lease of `object_id` expires, if there is one: a
+    /// claimant that found it busy retries then at the latest.
+    async fn expires_at(&self, reconciler: &'static str, object_id: i64) -> play_core::Result<Option<Timestamp>>;
 }
 
 /// Leases in the `reconcile_leases` table, shared by every replica on the
@@ -51,6 +55,10 @@ impl LeaseStore for Store {
 
     async fn release(&self, lease: &Lease) -> play_core::Result<()> {
         leases::release(self, lease).await.map(drop)
+    }
+
+    async fn expires_at(&self, reconciler: &'static str, object_id: i64) -> play_core::Result<Option<Timestamp>> {
+        leases::expires_at(self, reconciler, object_id).await
     }
 }
 
@@ -135,6 +143,15 @@ impl LeaseStore for MemoryLeases {
             row.expires = None;
         }
         Ok(())
+    }
+
+    async fn expires_at(&self, reconciler: &'static str, object_id: i64) -> play_core::Result<Option<Timestamp>> {
+        let rows = self.rows();
+        let Some(expires) = rows.get(&(reconciler.to_owned(), object_id)).and_then(|row| row.expires) else {
+            return Ok(None);
+        };
+        let left = expires.saturating_duration_since(Instant::now());
+        Ok(Some(time::now() + chrono::Duration::from_std(left).unwrap_or(chrono::Duration::zero())))
     }
 }
 

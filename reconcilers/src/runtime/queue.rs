@@ -84,9 +84,7 @@ impl Queue {
     /// Takes the earliest due id of the most urgent lane that has one and
     /// marks it running.
     pub(crate) fn pop_due(&mut self, now: Instant) -> Option<i64> {
-        let lane = LANES
-            .into_iter()
-            .find(|&lane| self.lane(lane).first().is_some_and(|&(at, _)| at <= now))?;
+        let lane = LANES.into_iter().find(|&lane| self.lane(lane).first().is_some_and(|&(at, _)| at <= now))?;
         let (_, id) = self.lane_mut(lane).pop_first()?;
         self.at.remove(&id);
         self.running.insert(id, None);
