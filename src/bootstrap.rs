@@ -86,7 +86,7 @@ mod tests {
         let dirs: Vec<tempfile::TempDir> = (0..4).map(|_| tempfile::tempdir().unwrap()).collect();
         let made =
             futures::future::join_all(dirs.iter().map(|dir| ensure_admin_key(&test.store, &pepper, dir.path()))).await;
-        let made: Vec<PathBuf> = made.into_iter().map(|r| r.unwrap()).flatten().collect();
+        let made: Vec<PathBuf> = made.into_iter().filter_map(|r| r.unwrap()).collect();
         assert_eq!(made.len(), 1, "{made:?}");
         assert_eq!(keys::count_all(&test.store).await.unwrap(), 1);
         let token = std::fs::read_to_string(&made[0]).unwrap();
