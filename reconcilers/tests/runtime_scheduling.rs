@@ -188,7 +188,7 @@ async fn resync_visits_every_listed_object_and_skips_failing_ones() {
     let (rt, metrics) = runtime(&probe, MemoryLeases::new(), Config { resync_every: 10 * SEC, ..quiet_config() });
     let t0 = Instant::now();
     let running = Running::start(rt, metrics);
-    // Start-up (at once: 3 objects at 200/s), then once in each 10 s period
+    // Start-up (at once: 3 objects at 250/s), then once in each 10 s period
     // (each object at its own offset in it): [10, 20) and [20, 30).
     sleep(30 * SEC).await;
     running.stop().await;

@@ -39,7 +39,7 @@ pub struct Config {
     pub resync_rate: u32,
     /// The most visits per second of the first resync after start-up: a
     /// restarted process revisits everything quickly (10,000 objects within
-    /// 50 s at 200/s) but not all at once.
+    /// 40 s at 250/s) but not all at once.
     pub startup_rate: u32,
     /// How long a claimed lease lasts; renewed every third of it while the
     /// pass runs. A crashed replica's objects are free again after this.
@@ -59,7 +59,7 @@ impl Default for Config {
             concurrency: 4,
             resync_every: Duration::from_secs(30),
             resync_rate: 20,
-            startup_rate: 200,
+            startup_rate: 250,
             lease_duration: Duration::from_secs(60),
             lease_busy_retry: Duration::from_secs(5),
             backoff: Backoff::default(),
