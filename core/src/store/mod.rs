@@ -169,12 +169,27 @@ impl Store {
 
     /// Starts a write transaction (see the module doc for why SQLite takes
     /// its write lock up front).
+    ///
+    /// The `BEGIN` runs in a task of its own, so it completes even when the
+    /// caller goes away mid-way (a client disconnecting, a timeout): sqlx's
+    /// `begin` is not cancel-safe (launchbadge/sqlx#3932, #3875), and a
+    /// begin dropped after `BEGIN` ran but before its `Transaction` existed
+    /// returned the connection to the pool inside a transaction nothing
+    /// would end (on SQLite holding the write lock: every later write
+    /// failed). Run to the end, an unwanted transaction is dropped, which
+    /// rolls it back.
     pub async fn write(&self) -> Result<Tx> {
-        let tx = match self.backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
-            Backend::Postgres => self.pool.begin().await?,
-        };
-        Ok(tx)
+        let (pool, backend) = (self.pool.clone(), self.backend);
+        let begin = tokio::spawn(async move {
+            match backend {
+                Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await,
+                Backend::Postgres => pool.begin().await,
+            }
+        });
+        match begin.await {
+            Ok(tx) => Ok(tx?),
+            Err(e) => Err(Error::Internal(format!("starting a transaction: {e}"))),
+        }
     }
 
     /// A pooled connection for reads.
