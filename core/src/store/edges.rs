@@ -54,9 +54,14 @@ pub struct RouteRow {
 }
 
 /// The edge of Playroom `playroom_id`, `None` before its first pass.
+/// Concurrent calls share a query that started after each of them
+/// ([`super::coalesce`]).
 pub async fn status(store: &Store, playroom_id: i64) -> Result<Option<EdgeStatus>> {
-    let mut conn = store.pool().acquire().await?;
-    edge_row(&mut conn, playroom_id).await
+    let read = || async {
+        let mut conn = store.pool().acquire().await?;
+        edge_row(&mut conn, playroom_id).await
+    };
+    store.reads().edge_status.read(playroom_id, read).await
 }
 
 const ROUTE_COLUMNS: &str = "playground_id, service, playroom_id, host, claimed_at, live, conflict_with, upstream";
@@ -87,8 +92,14 @@ pub async fn routes_on(conn: &mut Conn, playroom_id: i64) -> Result<Vec<RouteRow
     rows.iter().map(route_row).collect()
 }
 
-/// The routes decided for Playground `playground_id`, by service.
+/// The routes decided for Playground `playground_id`, by service;
+/// concurrent calls share a query that started after each of them
+/// ([`super::coalesce`]).
 pub async fn routes_of(store: &Store, playground_id: i64) -> Result<BTreeMap<String, RouteRow>> {
+    store.reads().edge_routes.read(playground_id, || read_routes_of(store, playground_id)).await
+}
+
+async fn read_routes_of(store: &Store, playground_id: i64) -> Result<BTreeMap<String, RouteRow>> {
     let rows = sqlx::query(&format!("SELECT {ROUTE_COLUMNS} FROM edge_routes WHERE playground_id = $1"))
         .bind(playground_id)
         .fetch_all(store.pool())

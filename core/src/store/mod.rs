@@ -23,6 +23,7 @@
 pub mod accounts;
 pub mod applied;
 pub mod builds;
+pub mod coalesce;
 pub mod edges;
 pub mod events;
 pub mod fence;
@@ -47,6 +48,7 @@ pub mod webhook_dispatch;
 pub mod webhooks;
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
@@ -82,6 +84,20 @@ pub type Conn = sqlx::AnyConnection;
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
+    reads: Arc<Reads>,
+}
+
+/// Hot reads shared by concurrent callers ([`coalesce`]): keyed by
+/// (account, id), as the queries are scoped.
+#[derive(Debug, Default)]
+pub(crate) struct Reads {
+    pub playground: coalesce::Coalescer<(i64, i64), crate::playground::model::Playground>,
+    pub playground_detail: coalesce::Coalescer<(i64, i64), (crate::playground::model::Playground, bool)>,
+    pub playroom: coalesce::Coalescer<(i64, i64), playrooms::Playroom>,
+    /// Keyed by Playground id.
+    pub edge_routes: coalesce::Coalescer<i64, std::collections::BTreeMap<String, edges::RouteRow>>,
+    /// Keyed by Playroom id.
+    pub edge_status: coalesce::Coalescer<i64, Option<edges::EdgeStatus>>,
 }
 
 /// The integer form of a flag.
@@ -134,7 +150,7 @@ impl Store {
             }
             Backend::Postgres => pool_options.max_connections(16).connect_with(options).await?,
         };
-        Ok(Store { pool, backend })
+        Ok(Store { pool, backend, reads: Arc::default() })
     }
 
     pub fn backend(&self) -> Backend {
@@ -143,6 +159,10 @@ impl Store {
 
     pub fn pool(&self) -> &AnyPool {
         &self.pool
+    }
+
+    pub(crate) fn reads(&self) -> &Reads {
+        &self.reads
     }
 
     /// This installation's random id (migration 0007): host objects carry

@@ -118,9 +118,18 @@ pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playgro
     from_row(&row)
 }
 
+/// The Playground `id` of `account_id`. Concurrent calls for one
+/// Playground share a query that started after each of them
+/// ([`super::coalesce`]): as fresh as a query of one's own.
 pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Playground> {
-    let mut conn = store.conn().await?;
-    get_in(&mut conn, account_id, id).await
+    store
+        .reads()
+        .playground
+        .read((account_id, id), || async {
+            let mut conn = store.conn().await?;
+            get_in(&mut conn, account_id, id).await
+        })
+        .await
 }
 
 /// [`get`], and whether any of its built services is outdated (see
@@ -129,6 +138,10 @@ pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Playground> 
 /// query instead of two (each query is a hand-off to the store's worker
 /// thread or a network round trip; issue #16).
 pub async fn get_for_detail(store: &Store, account_id: i64, id: i64) -> Result<(Playground, bool)> {
+    store.reads().playground_detail.read((account_id, id), || read_for_detail(store, account_id, id)).await
+}
+
+async fn read_for_detail(store: &Store, account_id: i64, id: i64) -> Result<(Playground, bool)> {
     let outdated = super::builds::OUTDATED_SOURCES;
     let row = sqlx::query(&format!(
         "SELECT {COLUMNS}, CAST(CASE WHEN EXISTS (SELECT 1 {outdated} AND ps.playground_id = g.id) THEN 1 ELSE 0 END \

@@ -267,9 +267,14 @@ pub async fn get_in(conn: &mut super::Conn, account_id: i64, id: i64) -> Result<
     from_row(&row)
 }
 
+/// The Playroom `id` of `account_id`; concurrent calls share a query that
+/// started after each of them ([`super::coalesce`]).
 pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Playroom> {
-    let mut conn = store.conn().await?;
-    get_in(&mut conn, account_id, id).await
+    let read = || async {
+        let mut conn = store.conn().await?;
+        get_in(&mut conn, account_id, id).await
+    };
+    store.reads().playroom.read((account_id, id), read).await
 }
 
 pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playroom>> {

@@ -1,0 +1,51 @@
+//! Reads shared by concurrent callers (`store::coalesce`) are as fresh as
+//! a read of one's own: a write committed before a read starts is seen,
+//! however many other reads of the same row are in flight.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use play_core::store::playgrounds;
+use play_core::testing;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_after_a_write_sees_it_while_other_reads_are_in_flight() {
+    let t = testing::store().await;
+    let store = t.store.clone();
+    let (account, id) = testing::playground_row(&store).await;
+    // Eight readers keep queries of the same Playground in flight.
+    let stop = Arc::new(AtomicBool::new(false));
+    let readers: Vec<_> = (0..8)
+        .map(|_| {
+            let (store, stop) = (store.clone(), stop.clone());
+            tokio::spawn(async move {
+                let mut reads = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    playgrounds::get(&store, account, id).await.expect("read");
+                    reads += 1;
+                }
+                reads
+            })
+        })
+        .collect();
+    for n in 0..300 {
+        let message = format!("write {n}");
+        sqlx::query("UPDATE playgrounds SET error_message = $1 WHERE id = $2")
+            .bind(&message)
+            .bind(id)
+            .execute(store.pool())
+            .await
+            .expect("write");
+        let read = playgrounds::get(&store, account, id).await.expect("read");
+        assert_eq!(read.error_message.as_deref(), Some(message.as_str()), "a read after write {n} missed it");
+        let (detail, _) = playgrounds::get_for_detail(&store, account, id).await.expect("read");
+        assert_eq!(detail.error_message.as_deref(), Some(message.as_str()));
+    }
+    stop.store(true, Ordering::Relaxed);
+    for r in readers {
+        assert!(r.await.expect("join") > 0);
+    }
+    // Another account's id is not found, shared or not.
+    let other = playgrounds::get(&store, account + 1, id).await.expect_err("another account's");
+    assert!(matches!(other, play_core::Error::NotFound("playground")), "{other:?}");
+}
