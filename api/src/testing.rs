@@ -108,7 +108,7 @@ impl TestApp {
     /// master key: its own in-memory state (the key cache), the same keys.
     pub fn replica(&self) -> TestApp {
         let mut state = self.state.clone();
-        state.keys = Arc::default();
+        state.shared_mut().keys = Arc::default();
         TestApp {
             router: crate::router(state.clone()),
             state,
