@@ -75,6 +75,10 @@ impl Backend {
     }
 }
 
+/// A pooled PostgreSQL connection idle this long is tested before use
+/// (see `Store::connect`).
+pub const TEST_IDLE_AFTER: Duration = Duration::from_secs(1);
+
 /// A transaction over either backend.
 pub type Tx = Transaction<'static, Any>;
 /// A connection (or a transaction, through `&mut *tx`) over either backend.
@@ -130,7 +134,14 @@ impl Store {
             _ => url.to_owned(),
         };
         let options = AnyConnectOptions::from_str(&url)?;
-        let pool_options = AnyPoolOptions::new().acquire_timeout(Duration::from_secs(10));
+        // sqlx tests a connection on every acquire by default (a round trip
+        // to SQLite's worker thread or to PostgreSQL) and again on every
+        // release, so a query cost three round trips (issue #16). A
+        // connection is tested on release anyway; on acquire only one that
+        // sat idle long enough to have been cut (a PostgreSQL restart, a
+        // firewall dropping idle flows) is tested again. SQLite's
+        // connections are files in this process: nothing cuts them.
+        let pool_options = AnyPoolOptions::new().acquire_timeout(Duration::from_secs(10)).test_before_acquire(false);
         let pool = match backend {
             Backend::Sqlite => {
                 pool_options
@@ -148,7 +159,20 @@ impl Store {
                     .connect_with(options)
                     .await?
             }
-            Backend::Postgres => pool_options.max_connections(16).connect_with(options).await?,
+            Backend::Postgres => {
+                pool_options
+                    .max_connections(16)
+                    .before_acquire(|conn, meta| {
+                        Box::pin(async move {
+                            if meta.idle_for >= TEST_IDLE_AFTER {
+                                sqlx::Connection::ping(conn).await?;
+                            }
+                            Ok(true)
+                        })
+                    })
+                    .connect_with(options)
+                    .await?
+            }
         };
         Ok(Store { pool, backend, reads: Arc::default() })
     }

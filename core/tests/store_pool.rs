@@ -1,0 +1,41 @@
+//! The store's pool skips sqlx's test of every acquired connection (a round
+//! trip each, issue #16) but still tests one that sat idle: a PostgreSQL
+//! connection cut while idle (a restart, a firewall) is replaced, never
+//! handed to a query.
+
+use std::time::Duration;
+
+use play_core::store::{Backend, TEST_IDLE_AFTER};
+use play_core::testing;
+use sqlx::Connection as _;
+
+#[tokio::test]
+async fn connections_cut_while_idle_are_replaced_before_use() {
+    let t = testing::store().await;
+    if t.store.backend() != Backend::Postgres {
+        // SQLite's connections are files in this process: nothing cuts them.
+        return;
+    }
+    // Four connections in the pool, all idle.
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(t.store.conn().await.expect("a connection"));
+    }
+    drop(held);
+    // Cut every pooled session from the server's side, as a restart would.
+    let mut admin = sqlx::PgConnection::connect(&t.url).await.expect("connect");
+    let cut: Vec<bool> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    )
+    .fetch_all(&mut admin)
+    .await
+    .expect("terminate");
+    assert!(cut.len() >= 4, "the pool's sessions were cut: {cut:?}");
+    tokio::time::sleep(TEST_IDLE_AFTER + Duration::from_millis(200)).await;
+    for n in 0..8 {
+        sqlx::query("SELECT 1")
+            .execute(t.store.pool())
+            .await
+            .unwrap_or_else(|e| panic!("query {n} got a cut connection: {e}"));
+    }
+}
