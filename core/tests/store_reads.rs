@@ -38,8 +38,8 @@ async fn a_read_after_a_write_sees_it_while_other_reads_are_in_flight() {
             .expect("write");
         let read = playgrounds::get(&store, account, id).await.expect("read");
         assert_eq!(read.error_message.as_deref(), Some(message.as_str()), "a read after write {n} missed it");
-        let (detail, _) = playgrounds::get_for_detail(&store, account, id).await.expect("read");
-        assert_eq!(detail.error_message.as_deref(), Some(message.as_str()));
+        let detail = playgrounds::get_for_detail(&store, account, id).await.expect("read");
+        assert_eq!(detail.playground.error_message.as_deref(), Some(message.as_str()));
     }
     stop.store(true, Ordering::Relaxed);
     for r in readers {
@@ -48,4 +48,28 @@ async fn a_read_after_a_write_sees_it_while_other_reads_are_in_flight() {
     // Another account's id is not found, shared or not.
     let other = playgrounds::get(&store, account + 1, id).await.expect_err("another account's");
     assert!(matches!(other, play_core::Error::NotFound("playground")), "{other:?}");
+}
+
+#[tokio::test]
+async fn the_detail_read_holds_the_playground_and_its_playroom_as_their_own_reads_do() {
+    let t = testing::store().await;
+    let store = &t.store;
+    let (account, id) = testing::playground_row(store).await;
+    let own = playgrounds::get(store, account, id).await.expect("the Playground");
+    let room = play_core::store::playrooms::get(store, account, own.playroom_id).await.expect("its Playroom");
+    let detail = playgrounds::get_for_detail(store, account, id).await.expect("the detail read");
+    assert_eq!(detail.playroom.as_ref(), Some(&room));
+    assert_eq!(detail.playground.updated_at, own.updated_at);
+    assert_eq!(detail.playground.playroom_id, room.id);
+    assert!(!detail.any_outdated);
+    // A deleted Playroom is none, as its own read finds none.
+    sqlx::query("UPDATE playrooms SET deleted_at = created_at WHERE id = $1")
+        .bind(room.id)
+        .execute(store.pool())
+        .await
+        .expect("delete");
+    let gone = play_core::store::playrooms::get(store, account, room.id).await.expect_err("deleted");
+    assert!(matches!(gone, play_core::Error::NotFound("playroom")), "{gone:?}");
+    let detail = playgrounds::get_for_detail(store, account, id).await.expect("the detail read");
+    assert_eq!(detail.playroom, None);
 }

@@ -99,6 +99,16 @@ pub async fn urls(state: &AppState, playground: &Playground) -> ApiResult<Urls> 
 /// The detail view's `urls` and `routes`.
 pub async fn urls_and_routes(state: &AppState, playground: &Playground) -> ApiResult<(Urls, Vec<RouteView>)> {
     let playroom = playrooms::get(&state.store, playground.account_id, playground.playroom_id).await?;
+    urls_and_routes_on(state, playground, playroom).await
+}
+
+/// [`urls_and_routes`] of `playground` on `playroom`, its Playroom as just
+/// read.
+pub async fn urls_and_routes_on(
+    state: &AppState,
+    playground: &Playground,
+    playroom: Playroom,
+) -> ApiResult<(Urls, Vec<RouteView>)> {
     let routes = desired_routes(state, playground, playroom).await?;
     if routes.is_empty() {
         return Ok((Urls::new(), Vec::new()));

@@ -190,13 +190,29 @@ fn expiration_percentage(p: &Playground) -> f64 {
 
 /// The detail view of `p`, with its routes.
 pub async fn detail(state: &AppState, p: Playground) -> ApiResult<PlaygroundDetail> {
-    detail_known(state, p, true).await
+    let (urls, routes) = playground_urls::urls_and_routes(state, &p).await?;
+    detail_known(state, p, true, urls, routes).await
 }
 
-/// [`detail`], where `maybe_outdated: false` says the caller read that no
-/// built service is outdated (`playgrounds::get_for_detail`).
-async fn detail_known(state: &AppState, p: Playground, maybe_outdated: bool) -> ApiResult<PlaygroundDetail> {
-    let (urls, routes) = playground_urls::urls_and_routes(state, &p).await?;
+/// [`detail`] from one read ([`playgrounds::get_for_detail`]).
+async fn detail_read(state: &AppState, read: playgrounds::ForDetail) -> ApiResult<PlaygroundDetail> {
+    let p = read.playground;
+    // A deleted Playroom: not found, as `playrooms::get` answers.
+    let playroom = read.playroom.ok_or(play_core::Error::NotFound("playroom"))?;
+    let (urls, routes) = playground_urls::urls_and_routes_on(state, &p, playroom).await?;
+    detail_known(state, p, read.any_outdated, urls, routes).await
+}
+
+/// The detail view of `p`, its URLs and routes known, where
+/// `maybe_outdated: false` says the caller read that no built service is
+/// outdated.
+async fn detail_known(
+    state: &AppState,
+    p: Playground,
+    maybe_outdated: bool,
+    urls: playground_urls::Urls,
+    routes: Vec<playground_urls::RouteView>,
+) -> ApiResult<PlaygroundDetail> {
     let outdated = match maybe_outdated {
         true => play_core::store::builds::outdated(&state.store, p.id).await?,
         false => Vec::new(),
@@ -263,8 +279,8 @@ pub async fn show(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<JsonResponse<PlaygroundDetail>> {
-    let (playground, outdated) = playgrounds::get_for_detail(&state.store, principal.account_id, id).await?;
-    Ok(JsonResponse(detail_known(&state, playground, outdated).await?))
+    let read = playgrounds::get_for_detail(&state.store, principal.account_id, id).await?;
+    Ok(JsonResponse(detail_read(&state, read).await?))
 }
 
 /// Lightweight status for polling.

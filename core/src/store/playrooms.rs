@@ -119,44 +119,69 @@ const COLUMNS: &str = "id, account_id, name, status, connection, host, port, ssh
     reachable, unreachable_since, unreachable_reason, created_at, updated_at, deleted_at";
 
 fn from_row(row: &AnyRow) -> Result<Playroom> {
-    let id: i64 = row.try_get("id")?;
+    from_row_as(row, "")
+}
+
+/// The columns of [`COLUMNS`] read from table alias `alias` and named with
+/// `prefix` (`r.host AS room_host`), for a query that joins the Playroom to
+/// another row; [`from_row_as`] reads them back.
+pub(super) fn columns_as(alias: &str, prefix: &str) -> String {
+    COLUMNS
+        .split(',')
+        .map(str::trim)
+        .map(|column| match column.rsplit_once(" AS ") {
+            Some((expression, name)) => format!("{alias}.{expression} AS {prefix}{name}"),
+            None => format!("{alias}.{column} AS {prefix}{column}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A Playroom from columns named with `prefix` (see [`columns_as`]).
+pub(super) fn from_row_as(row: &AnyRow, prefix: &str) -> Result<Playroom> {
+    let name = |column: &'static str| -> std::borrow::Cow<'static, str> {
+        if prefix.is_empty() { column.into() } else { format!("{prefix}{column}").into() }
+    };
+    let json = |column: &'static str| -> Result<String> { Ok(row.try_get(name(column).as_ref())?) };
+    let id: i64 = row.try_get(name("id").as_ref())?;
     let corrupt = |column, reason: String| Error::Corrupt { table: "playrooms", id, column, reason };
-    let has_key: i64 = match row.try_get::<i64, _>("has_private_key") {
+    let has_key: i64 = match row.try_get::<i64, _>(name("has_private_key").as_ref()) {
         Ok(v) => v,
         // PostgreSQL answers `IS NOT NULL` with a boolean.
-        Err(_) => i64::from(row.try_get::<bool, _>("has_private_key")?),
+        Err(_) => i64::from(row.try_get::<bool, _>(name("has_private_key").as_ref())?),
     };
     Ok(Playroom {
         id,
-        account_id: row.try_get("account_id")?,
-        name: row.try_get("name")?,
-        status: row.try_get("status")?,
-        connection: Connection::from_db(&row.try_get::<String, _>("connection")?)
+        account_id: row.try_get(name("account_id").as_ref())?,
+        name: row.try_get(name("name").as_ref())?,
+        status: row.try_get(name("status").as_ref())?,
+        connection: Connection::from_db(&row.try_get::<String, _>(name("connection").as_ref())?)
             .ok_or_else(|| corrupt("connection", "neither ssh nor local".into()))?,
-        host: row.try_get("host")?,
-        port: u16::try_from(row.try_get::<i64, _>("port")?).map_err(|e| corrupt("port", e.to_string()))?,
-        user: row.try_get("ssh_user")?,
-        docker_socket: row.try_get("docker_socket")?,
+        host: row.try_get(name("host").as_ref())?,
+        port: u16::try_from(row.try_get::<i64, _>(name("port").as_ref())?)
+            .map_err(|e| corrupt("port", e.to_string()))?,
+        user: row.try_get(name("ssh_user").as_ref())?,
+        docker_socket: row.try_get(name("docker_socket").as_ref())?,
         has_private_key: is_set(has_key),
-        ssh_public_key: row.try_get("ssh_public_key")?,
-        host_key: row.try_get("host_key")?,
-        host_key_pinned_at: time::opt_from_db(row.try_get("host_key_pinned_at")?)?,
-        domains: super::json_column(row, "playrooms", id, "domains")?,
-        acme_email: row.try_get("acme_email")?,
-        edge: super::json_column(row, "playrooms", id, "edge")?,
-        trusted: is_set(row.try_get("trusted")?),
-        trusted_at: time::opt_from_db(row.try_get("trusted_at")?)?,
-        trusted_by_key_id: row.try_get("trusted_by_key_id")?,
-        tutorial: is_set(row.try_get("tutorial")?),
-        last_checked_at: time::opt_from_db(row.try_get("last_checked_at")?)?,
-        last_transport: row.try_get("last_transport")?,
-        last_error: row.try_get("last_error")?,
-        reachable: row.try_get::<Option<i64>, _>("reachable")?.map(is_set),
-        unreachable_since: time::opt_from_db(row.try_get("unreachable_since")?)?,
-        unreachable_reason: row.try_get("unreachable_reason")?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
-        deleted_at: time::opt_from_db(row.try_get("deleted_at")?)?,
+        ssh_public_key: row.try_get(name("ssh_public_key").as_ref())?,
+        host_key: row.try_get(name("host_key").as_ref())?,
+        host_key_pinned_at: time::opt_from_db(row.try_get(name("host_key_pinned_at").as_ref())?)?,
+        domains: super::parse_json(&json("domains")?, "playrooms", id, "domains")?,
+        acme_email: row.try_get(name("acme_email").as_ref())?,
+        edge: super::parse_json(&json("edge")?, "playrooms", id, "edge")?,
+        trusted: is_set(row.try_get(name("trusted").as_ref())?),
+        trusted_at: time::opt_from_db(row.try_get(name("trusted_at").as_ref())?)?,
+        trusted_by_key_id: row.try_get(name("trusted_by_key_id").as_ref())?,
+        tutorial: is_set(row.try_get(name("tutorial").as_ref())?),
+        last_checked_at: time::opt_from_db(row.try_get(name("last_checked_at").as_ref())?)?,
+        last_transport: row.try_get(name("last_transport").as_ref())?,
+        last_error: row.try_get(name("last_error").as_ref())?,
+        reachable: row.try_get::<Option<i64>, _>(name("reachable").as_ref())?.map(is_set),
+        unreachable_since: time::opt_from_db(row.try_get(name("unreachable_since").as_ref())?)?,
+        unreachable_reason: row.try_get(name("unreachable_reason").as_ref())?,
+        created_at: time::from_db(&row.try_get::<String, _>(name("created_at").as_ref())?)?,
+        updated_at: time::from_db(&row.try_get::<String, _>(name("updated_at").as_ref())?)?,
+        deleted_at: time::opt_from_db(row.try_get(name("deleted_at").as_ref())?)?,
     })
 }
 
