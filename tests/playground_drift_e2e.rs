@@ -1,6 +1,9 @@
 //! Drift correctness against the machine's Docker engine over the harness's
 //! sshd (issue #10, findings 9, 11 and 12):
 //!
+//! - the shared drift scenario (`support::scenarios`, which the simulated
+//!   host runs too): a container removed, one killed and one stopped behind
+//!   play's back are recreated or started again, and the drift is reported;
 //! - a service container stopped with `docker stop`, whose process exits 0
 //!   on SIGTERM and which has no restart policy, is started again and the
 //!   drift is reported, while a `service_completed_successfully` one-shot
@@ -23,6 +26,7 @@ use std::time::{Duration, Instant};
 use play_core::store::events;
 use serde_json::{Value, json};
 use sqlx::Row;
+use support::scenarios;
 use support::world::{World, docker_lines, inspect};
 
 /// `web` exits 0 on SIGTERM (what `docker stop` sends), after the one-shot
@@ -51,20 +55,6 @@ async fn eventually(what: &str, limit: Duration, mut ok: impl AsyncFnMut() -> bo
     }
 }
 
-/// The `repairs` of every `playground.drift.detected` of Playground `id`.
-async fn drift_repairs(w: &World, id: i64) -> Vec<Vec<String>> {
-    events::list_for_account(w.app.store(), w.app.account_id)
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|e| e.entity_id == id && e.action == "drift.detected")
-        .map(|e| {
-            let repairs = e.metadata.unwrap_or(Value::Null)["repairs"].clone();
-            serde_json::from_value(repairs).unwrap()
-        })
-        .collect()
-}
-
 /// The Playground's row as stored, read without the store's parsing (a
 /// corrupt row cannot be read through the API).
 async fn stored(w: &World, id: i64) -> (String, Option<String>, Option<String>) {
@@ -82,6 +72,11 @@ async fn status_view(w: &World, id: i64) -> Value {
 
 async fn playroom(w: &World) -> Value {
     w.app.get(&format!("/api/playrooms/{}", w.playroom), &w.app.admin).await.body
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_drift_on_the_real_engine() {
+    scenarios::shared_drift(&World::start().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -126,7 +121,7 @@ async fn a_cleanly_stopped_service_is_started_again_and_a_finished_one_shot_is_l
     })
     .await;
     eventually("the drift reported", Duration::from_secs(10), async || {
-        drift_repairs(&w, id).await.iter().any(|r| r.contains(&"start web".to_owned()))
+        w.drift_repairs(id).await.iter().any(|r| r.contains(&"start web".to_owned()))
     })
     .await;
     w.wait_converged(id, "running again").await;
@@ -134,7 +129,7 @@ async fn a_cleanly_stopped_service_is_started_again_and_a_finished_one_shot_is_l
     // A few more passes: the one-shot dependency stays as it finished.
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(inspect(&migrate, state), migrate_before, "the finished one-shot was left alone");
-    let repairs = drift_repairs(&w, id).await;
+    let repairs = w.drift_repairs(id).await;
     assert!(repairs.iter().flatten().all(|r| !r.contains("migrate")), "{repairs:?}");
     assert_eq!(inspect(&web, "{{.State.Running}}"), "true");
 }

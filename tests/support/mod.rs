@@ -12,9 +12,11 @@
 
 pub mod caddy;
 pub mod docker;
+pub mod host_view;
 pub mod pebble;
 pub mod playzones;
 pub mod registry;
+pub mod scenarios;
 pub mod simhost;
 pub mod sshd;
 pub mod webhooks;

@@ -29,6 +29,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::host_view::{HostView, RealEngine, SimulatedEngine};
 use super::simhost::SimHost;
 use super::sshd::Sshd;
 
@@ -52,6 +53,18 @@ pub struct Running {
     pub handle: Handle,
     shutdown: CancellationToken,
     task: Option<JoinHandle<()>>,
+}
+
+impl Running {
+    /// Kills the runtime as a crash would: aborted wherever it is, its
+    /// shutdown never signalled, so the leases it holds stay until they
+    /// expire.
+    pub async fn crash(mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+            let _ = task.await;
+        }
+    }
 }
 
 impl Drop for Running {
@@ -131,6 +144,15 @@ impl World {
         match &self.host {
             Host::Simulated(sim) => &sim.engine,
             Host::Ssh(_) => panic!("this world runs on the machine's engine, not a simulated one"),
+        }
+    }
+
+    /// What the test sees of the Playroom's host, and how it changes the
+    /// host behind play's back: the same questions on either kind of host.
+    pub fn host(&self) -> Box<dyn HostView> {
+        match &self.host {
+            Host::Ssh(_) => Box::new(RealEngine::new(&self.installation)),
+            Host::Simulated(sim) => Box::new(SimulatedEngine::new(Arc::clone(&sim.engine), &self.installation)),
         }
     }
 
@@ -336,6 +358,21 @@ impl World {
             .expect("events")
             .iter()
             .map(|e| format!("{}.{}", e.entity_type, e.action))
+            .collect()
+    }
+
+    /// The `repairs` of every `playground.drift.detected` of Playground
+    /// `id`, oldest first.
+    pub async fn drift_repairs(&self, id: i64) -> Vec<Vec<String>> {
+        events::list_for_account(self.app.store(), self.app.account_id)
+            .await
+            .expect("events")
+            .into_iter()
+            .filter(|e| e.entity_type == "playground" && e.entity_id == id && e.action == "drift.detected")
+            .map(|e| {
+                let repairs = e.metadata.unwrap_or(Value::Null)["repairs"].clone();
+                serde_json::from_value(repairs).expect("a drift event lists its repairs")
+            })
             .collect()
     }
 
