@@ -3,7 +3,9 @@
 //! - the shared rollout scenario (`support::scenarios`, which the simulated
 //!   host runs too): a change to one service's variables replaces only that
 //!   service's container; the others and the volume's data stay;
-//! - a hard restart replaces every container, pulls the registry image
+//! - with a registry image pulled with the Playspec's credential: a
+//!   rollout of another service leaves it running as it was, and a hard
+//!   restart replaces every container, pulls the registry image
 //!   again (the tag moved to a new image meanwhile) and, as the Playspec
 //!   does not persist volumes, starts from an empty volume.
 
@@ -45,7 +47,7 @@ async fn shared_rollout_on_the_real_engine() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hard_restart_pulls_the_image_again_and_starts_from_scratch() {
+async fn a_rollout_leaves_a_registry_service_and_a_hard_restart_pulls_it_again() {
     let mut registry = Registry::start();
     let image = registry.push_test_image("play-e2e/ops");
     let w = World::start().await;
@@ -66,6 +68,23 @@ async fn a_hard_restart_pulls_the_image_again_and_starts_from_scratch() {
     host.touch(&db, "/data/marker");
     assert!(host.exists(&db, "/data/marker"));
 
+    // A rollout of web alone leaves the registry image's service (pulled
+    // with the Playspec's credential) running as it was.
+    let r = w
+        .app
+        .request(
+            Method::POST,
+            &format!("/api/playgrounds/{id}/rollout"),
+            Some(&w.app.admin),
+            Some(json!({"playground": {"services": {"web": {"env_vars": {"MODE": "b"}}}}})),
+        )
+        .await;
+    assert_eq!(r.body["generation"], 2, "{}", r.text);
+    w.wait_converged(id, "the rollout").await;
+    assert_eq!(inspect(&db, "{{.Id}}"), db_1, "db did not change and keeps running");
+    assert_ne!(inspect(&web, "{{.Id}}"), web_1, "web was replaced");
+    let web_2 = inspect(&web, "{{.Id}}");
+
     // The registry's tag moves to a new image; the engine's copy of the tag
     // still names the old one, so only a real pull can bring the new one.
     let scratch = docker_lines(&["create", &image, "true"]).join("");
@@ -78,14 +97,14 @@ async fn a_hard_restart_pulls_the_image_again_and_starts_from_scratch() {
     assert_ne!(v1, v2);
 
     let r = w.app.request(Method::POST, &format!("/api/playgrounds/{id}/hard_restart"), Some(&w.app.admin), None).await;
-    assert_eq!((r.body["generation"].as_i64(), r.body["status"].as_str()), (Some(2), Some("in_progress")));
+    assert_eq!((r.body["generation"].as_i64(), r.body["status"].as_str()), (Some(3), Some("in_progress")));
     w.wait_converged(id, "the hard restart").await;
     assert_ne!(inspect(&db, "{{.Id}}"), db_1, "db was replaced");
-    assert_ne!(inspect(&web, "{{.Id}}"), web_1, "web was replaced");
+    assert_ne!(inspect(&web, "{{.Id}}"), web_2, "web was replaced");
     assert_eq!(inspect(&db, "{{.Image}}"), v2, "the image was pulled again");
     assert_eq!(inspect(&db, "{{index .Config.Labels \"dev.play.epoch\"}}"), "1");
     assert!(!host.exists(&db, "/data/marker"), "the volume was recreated (the Playspec does not persist volumes)");
-    assert!(w.event_types().await.iter().any(|t| t == "playground.updated"));
+    assert!(w.event_types().await.iter().filter(|t| *t == "playground.updated").count() >= 2);
 
     let _ = Command::new("docker").args(["rmi", "-f", &v2_local]).output();
 }
