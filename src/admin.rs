@@ -48,7 +48,7 @@ pub async fn keys(settings: Settings, command: KeysCommand) -> anyhow::Result<()
                 .await
                 .with_context(|| format!("no account named {account:?} (play accounts create NAME)"))?;
             let user = accounts::admin_user(&store, account.id).await?;
-            let pepper = settings.master_key()?.token_pepper();
+            let pepper = settings.checked_master_key(&store).await?.token_pepper();
             let minted = token::generate();
             let key = keys::create(
                 &store,

@@ -26,7 +26,7 @@ use crate::{bootstrap, reconcile};
 pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     let quotas = QuotaLimits::parse(&args.quotas).map_err(|e| anyhow::anyhow!("--quotas: {e}"))?;
     let store = settings.open_store().await?;
-    let master_key = settings.master_key()?;
+    let master_key = settings.checked_master_key(&store).await?;
     let pepper = master_key.token_pepper();
     if let Some(path) = bootstrap::ensure_admin_key(&store, &pepper, &settings.data_dir).await? {
         tracing::info!(path = %path.display(), "no API key existed: created an admin key; its token is in this file");

@@ -123,6 +123,47 @@ async fn first_start_writes_an_admin_token_that_works_and_only_once() {
     assert_eq!(get(&server.base, "/api/keys", Some(&token)).await.0, 200);
 }
 
+/// A second replica on the same database with another master key file (or
+/// none) would mint tokens no other replica accepts and open no stored
+/// secret: it is refused at start, saying what to do (issue #16).
+#[tokio::test]
+async fn a_replica_with_another_master_key_or_none_is_refused_at_start() {
+    let play = Play::new().await;
+    drop(play.serve().await);
+    let key_file = play.path("master.key");
+    let original = std::fs::read_to_string(&key_file).unwrap();
+    let start = |play: &Play| {
+        play.command()
+            .args(["serve", "--listen", &format!("127.0.0.1:{}", free_port())])
+            .stdout(Stdio::null())
+            .output()
+            .unwrap()
+    };
+
+    std::fs::write(&key_file, "ab".repeat(32)).unwrap();
+    let other = start(&play);
+    let stderr = String::from_utf8_lossy(&other.stderr);
+    assert!(!other.status.success());
+    assert!(stderr.contains("is not the one this database was set up with"), "{stderr}");
+    assert!(stderr.contains("use the master key file of the first play process"), "{stderr}");
+    // The offline key commands refuse it too: their tokens would not work.
+    let created = play.run(&["keys", "create", "--label", "x", "--scopes", "all"]);
+    assert!(!created.status.success());
+    assert!(String::from_utf8_lossy(&created.stderr).contains("is not the one"), "{created:?}");
+
+    std::fs::remove_file(&key_file).unwrap();
+    let none = start(&play);
+    let stderr = String::from_utf8_lossy(&none.stderr);
+    assert!(!none.status.success());
+    assert!(stderr.contains("no master key at"), "{stderr}");
+    assert!(!key_file.exists(), "no new key is made for a database that has one");
+
+    std::fs::write(&key_file, &original).unwrap();
+    let server = play.serve().await;
+    let token = std::fs::read_to_string(play.path("admin.token")).unwrap();
+    assert_eq!(get(&server.base, "/api/keys", Some(token.trim())).await.0, 200);
+}
+
 #[tokio::test]
 async fn offline_key_commands_work_against_a_running_server() {
     let play = Play::new().await;

@@ -76,6 +76,13 @@ impl MasterKey {
         mac.finalize().into_bytes().into()
     }
 
+    /// Names this key without revealing it (a one-way derivation under its
+    /// own label): the store records it so that replicas started with
+    /// different key files are caught at start (`store::master_key`).
+    pub fn fingerprint(&self) -> String {
+        hex::encode(&self.derive("play/master-key-fingerprint/v1")[..8])
+    }
+
     pub fn token_pepper(&self) -> TokenPepper {
         TokenPepper::new(self.derive("play/api-token-pepper/v1"))
     }

@@ -31,6 +31,7 @@ pub mod generated_env;
 pub mod job_results;
 pub mod keys;
 pub mod leases;
+pub mod master_key;
 pub mod playground_status;
 pub mod playgrounds;
 pub mod playroom_checks;
