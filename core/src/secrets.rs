@@ -50,13 +50,28 @@ impl MasterKey {
 
     /// Reads the key file (64 hex characters), or creates it with mode 0600
     /// when it does not exist. Returns whether it was created.
+    ///
+    /// Processes starting at once with one key file (replicas on one host)
+    /// must end up with one key: the new key is written to a file of its
+    /// own (a random name) and linked into place, which fails if another process
+    /// linked its key first; that key is then read. The file is never seen
+    /// half written.
     pub fn load_or_create(path: &Path) -> Result<(Self, bool)> {
         match std::fs::read_to_string(path) {
             Ok(text) => Self::parse(text.trim()).map(|k| (k, false)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let key = Self::generate();
-                write_private_file(path, hex::encode(key.0).as_bytes())?;
-                Ok((key, true))
+                let mut own = path.as_os_str().to_owned();
+                own.push(format!(".{:016x}.new", OsRng.next_u64()));
+                let own = std::path::PathBuf::from(own);
+                write_private_file(&own, hex::encode(key.0).as_bytes())?;
+                let linked = std::fs::hard_link(&own, path);
+                let _ = std::fs::remove_file(&own);
+                match linked {
+                    Ok(()) => Ok((key, true)),
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Self::load_or_create(path),
+                    Err(e) => Err(Error::Crypto(format!("cannot create master key {}: {e}", path.display()))),
+                }
             }
             Err(e) => Err(Error::Crypto(format!("cannot read master key {}: {e}", path.display()))),
         }
@@ -183,6 +198,32 @@ mod tests {
         assert!(!created);
         assert_eq!(a.0, b.0);
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+
+    /// Replicas on one host starting at once with one key file: before,
+    /// the losers failed (the file existed) or read it half written.
+    #[test]
+    fn processes_creating_the_key_at_once_end_up_with_one() {
+        for _ in 0..20 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("master.key");
+            let barrier = std::sync::Barrier::new(8);
+            let results: Vec<(MasterKey, bool)> = std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..8)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            barrier.wait();
+                            MasterKey::load_or_create(&path).unwrap()
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            assert_eq!(results.iter().filter(|(_, created)| *created).count(), 1);
+            assert!(results.iter().all(|(k, _)| k.0 == results[0].0.0));
+            let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+            assert_eq!(left, ["master.key"], "no key file of a loser is left");
+        }
     }
 
     #[test]
