@@ -73,3 +73,33 @@ async fn the_detail_read_holds_the_playground_and_its_playroom_as_their_own_read
     let detail = playgrounds::get_for_detail(store, account, id).await.expect("the detail read");
     assert_eq!(detail.playroom, None);
 }
+
+/// Hot reads run on a connection of their own; one dropped mid-read (its
+/// caller went away) is never reused half-way through, and reads after it
+/// answer right.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_cancelled_at_any_point_leave_later_reads_right() {
+    let t = testing::store().await;
+    let store = &t.store;
+    let (account, id) = testing::playground_row(store).await;
+    for round in 0..300u64 {
+        let _ = tokio::time::timeout(
+            std::time::Duration::from_micros(round * 2),
+            playgrounds::get_for_detail(store, account, id),
+        )
+        .await;
+        if round % 10 == 0 {
+            let message = format!("round {round}");
+            sqlx::query("UPDATE playgrounds SET error_message = $1 WHERE id = $2")
+                .bind(&message)
+                .bind(id)
+                .execute(store.pool())
+                .await
+                .expect("write");
+            let read = playgrounds::get(store, account, id).await.expect("a read after cancelled ones");
+            assert_eq!(read.error_message.as_deref(), Some(message.as_str()));
+            let detail = playgrounds::get_for_detail(store, account, id).await.expect("a detail read");
+            assert_eq!(detail.playground.error_message.as_deref(), Some(message.as_str()));
+        }
+    }
+}

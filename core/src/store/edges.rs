@@ -57,10 +57,7 @@ pub struct RouteRow {
 /// Concurrent calls share a query that started after each of them
 /// ([`super::coalesce`]).
 pub async fn status(store: &Store, playroom_id: i64) -> Result<Option<EdgeStatus>> {
-    let read = || async {
-        let mut conn = store.pool().acquire().await?;
-        edge_row(&mut conn, playroom_id).await
-    };
+    let read = || store.hot_read(|conn| Box::pin(edge_row(conn, playroom_id)));
     store.reads().edge_status.read(playroom_id, read).await
 }
 
@@ -96,13 +93,14 @@ pub async fn routes_on(conn: &mut Conn, playroom_id: i64) -> Result<Vec<RouteRow
 /// concurrent calls share a query that started after each of them
 /// ([`super::coalesce`]).
 pub async fn routes_of(store: &Store, playground_id: i64) -> Result<BTreeMap<String, RouteRow>> {
-    store.reads().edge_routes.read(playground_id, || read_routes_of(store, playground_id)).await
+    let read = || store.hot_read(|conn| Box::pin(read_routes_of(conn, playground_id)));
+    store.reads().edge_routes.read(playground_id, read).await
 }
 
-async fn read_routes_of(store: &Store, playground_id: i64) -> Result<BTreeMap<String, RouteRow>> {
+async fn read_routes_of(conn: &mut Conn, playground_id: i64) -> Result<BTreeMap<String, RouteRow>> {
     let rows = sqlx::query(&format!("SELECT {ROUTE_COLUMNS} FROM edge_routes WHERE playground_id = $1"))
         .bind(playground_id)
-        .fetch_all(store.pool())
+        .fetch_all(&mut *conn)
         .await?;
     rows.iter().map(|r| route_row(r).map(|r| (r.claim.service.clone(), r))).collect()
 }

@@ -28,6 +28,7 @@ pub mod edges;
 pub mod events;
 pub mod fence;
 pub mod generated_env;
+mod hot_conn;
 pub mod job_results;
 pub mod keys;
 pub mod leases;
@@ -90,6 +91,7 @@ pub struct Store {
     pool: AnyPool,
     backend: Backend,
     reads: Arc<Reads>,
+    hot: Arc<hot_conn::HotConnection>,
 }
 
 /// Hot reads shared by concurrent callers ([`coalesce`]): keyed by
@@ -149,15 +151,11 @@ impl Store {
                     .max_connections(8)
                     .after_connect(|conn, _meta| {
                         Box::pin(async move {
-                            conn.execute(
-                                "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; \
-                                 PRAGMA busy_timeout = 10000; PRAGMA synchronous = NORMAL;",
-                            )
-                            .await?;
+                            conn.execute(hot_conn::SQLITE_PRAGMAS).await?;
                             Ok(())
                         })
                     })
-                    .connect_with(options)
+                    .connect_with(options.clone())
                     .await?
             }
             Backend::Postgres => {
@@ -171,11 +169,12 @@ impl Store {
                             Ok(true)
                         })
                     })
-                    .connect_with(options)
+                    .connect_with(options.clone())
                     .await?
             }
         };
-        Ok(Store { pool, backend, reads: Arc::default() })
+        let hot = Arc::new(hot_conn::HotConnection::new(options, backend));
+        Ok(Store { pool, backend, reads: Arc::default(), hot })
     }
 
     pub fn backend(&self) -> Backend {
@@ -188,6 +187,15 @@ impl Store {
 
     pub(crate) fn reads(&self) -> &Reads {
         &self.reads
+    }
+
+    /// Runs a hot read (one statement) on the connection kept for them, or
+    /// a pooled one when it is busy ([`hot_conn`]).
+    pub(crate) async fn hot_read<T, F>(&self, read: F) -> Result<T>
+    where
+        F: for<'c> Fn(&'c mut Conn) -> hot_conn::ReadFuture<'c, T>,
+    {
+        self.hot.read(&self.pool, read).await
     }
 
     /// This installation's random id (migration 0007): host objects carry

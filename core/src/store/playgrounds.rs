@@ -125,10 +125,7 @@ pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Playground> 
     store
         .reads()
         .playground
-        .read((account_id, id), || async {
-            let mut conn = store.conn().await?;
-            get_in(&mut conn, account_id, id).await
-        })
+        .read((account_id, id), || store.hot_read(|conn| Box::pin(get_in(conn, account_id, id))))
         .await
 }
 
@@ -162,14 +159,15 @@ static DETAIL_QUERY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
 /// thread or a network round trip (issue #16), and the view needs all
 /// three. Concurrent calls share a query ([`super::coalesce`]).
 pub async fn get_for_detail(store: &Store, account_id: i64, id: i64) -> Result<ForDetail> {
-    store.reads().playground_detail.read((account_id, id), || read_for_detail(store, account_id, id)).await
+    let read = || store.hot_read(|conn| Box::pin(read_for_detail(conn, account_id, id)));
+    store.reads().playground_detail.read((account_id, id), read).await
 }
 
-async fn read_for_detail(store: &Store, account_id: i64, id: i64) -> Result<ForDetail> {
+async fn read_for_detail(conn: &mut Conn, account_id: i64, id: i64) -> Result<ForDetail> {
     let row = sqlx::query(DETAIL_QUERY.as_str())
         .bind(id)
         .bind(account_id)
-        .fetch_optional(store.pool())
+        .fetch_optional(&mut *conn)
         .await?
         .ok_or(Error::NotFound("playground"))?;
     let playroom = match row.try_get::<Option<i64>, _>("room_id")? {

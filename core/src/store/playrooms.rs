@@ -295,10 +295,7 @@ pub async fn get_in(conn: &mut super::Conn, account_id: i64, id: i64) -> Result<
 /// The Playroom `id` of `account_id`; concurrent calls share a query that
 /// started after each of them ([`super::coalesce`]).
 pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Playroom> {
-    let read = || async {
-        let mut conn = store.conn().await?;
-        get_in(&mut conn, account_id, id).await
-    };
+    let read = || store.hot_read(|conn| Box::pin(get_in(conn, account_id, id)));
     store.reads().playroom.read((account_id, id), read).await
 }
 
