@@ -212,8 +212,10 @@ impl<'a> Pass<'a> {
             }
             // The host moved away from a state this generation had reached:
             // drift (a container removed, stopped or changed behind play's
-            // back). Reported once per pass, before it is repaired.
-            if rounds == 0 && p.status == PlaygroundStatus::Running && p.observed_generation == p.generation {
+            // back). Each round's repairs are reported before they are
+            // made: a later round repairs what waited on a dependency the
+            // first one started, or what was disturbed while the pass ran.
+            if p.status == PlaygroundStatus::Running && p.observed_generation == p.generation {
                 let repairs: Vec<String> = groups.iter().flatten().map(plan::Step::describe).collect();
                 status_store::record_drift(&self.r.store, self.fence, self.id, &repairs).await?.held()?;
             }
