@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use play_core::store::playgrounds;
+use play_core::store::{playground_detail, playgrounds};
 use play_core::testing;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -38,7 +38,7 @@ async fn a_read_after_a_write_sees_it_while_other_reads_are_in_flight() {
             .expect("write");
         let read = playgrounds::get(&store, account, id).await.expect("read");
         assert_eq!(read.error_message.as_deref(), Some(message.as_str()), "a read after write {n} missed it");
-        let detail = playgrounds::get_for_detail(&store, account, id).await.expect("read");
+        let detail = playground_detail::get_for_detail(&store, account, id).await.expect("read");
         assert_eq!(detail.playground.error_message.as_deref(), Some(message.as_str()));
     }
     stop.store(true, Ordering::Relaxed);
@@ -57,7 +57,7 @@ async fn the_detail_read_holds_the_playground_and_its_playroom_as_their_own_read
     let (account, id) = testing::playground_row(store).await;
     let own = playgrounds::get(store, account, id).await.expect("the Playground");
     let room = play_core::store::playrooms::get(store, account, own.playroom_id).await.expect("its Playroom");
-    let detail = playgrounds::get_for_detail(store, account, id).await.expect("the detail read");
+    let detail = playground_detail::get_for_detail(store, account, id).await.expect("the detail read");
     assert_eq!(detail.playroom.as_ref(), Some(&room));
     assert_eq!(detail.playground.updated_at, own.updated_at);
     assert_eq!(detail.playground.playroom_id, room.id);
@@ -70,7 +70,7 @@ async fn the_detail_read_holds_the_playground_and_its_playroom_as_their_own_read
         .expect("delete");
     let gone = play_core::store::playrooms::get(store, account, room.id).await.expect_err("deleted");
     assert!(matches!(gone, play_core::Error::NotFound("playroom")), "{gone:?}");
-    let detail = playgrounds::get_for_detail(store, account, id).await.expect("the detail read");
+    let detail = playground_detail::get_for_detail(store, account, id).await.expect("the detail read");
     assert_eq!(detail.playroom, None);
 }
 
@@ -85,7 +85,7 @@ async fn reads_cancelled_at_any_point_leave_later_reads_right() {
     for round in 0..300u64 {
         let _ = tokio::time::timeout(
             std::time::Duration::from_micros(round * 2),
-            playgrounds::get_for_detail(store, account, id),
+            playground_detail::get_for_detail(store, account, id),
         )
         .await;
         if round % 10 == 0 {
@@ -98,7 +98,7 @@ async fn reads_cancelled_at_any_point_leave_later_reads_right() {
                 .expect("write");
             let read = playgrounds::get(store, account, id).await.expect("a read after cancelled ones");
             assert_eq!(read.error_message.as_deref(), Some(message.as_str()));
-            let detail = playgrounds::get_for_detail(store, account, id).await.expect("a detail read");
+            let detail = playground_detail::get_for_detail(store, account, id).await.expect("a detail read");
             assert_eq!(detail.playground.error_message.as_deref(), Some(message.as_str()));
         }
     }

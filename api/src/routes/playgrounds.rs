@@ -16,7 +16,7 @@ use chrono::{DateTime, Utc};
 use play_core::playground::{
     CreateRequest, CreationStep, Playground, PlaygroundStatus as Status, ServiceSettings, ServiceStatus, launch, ops,
 };
-use play_core::store::playgrounds;
+use play_core::store::{playground_detail, playgrounds};
 use play_core::time;
 use play_core::wake::Kind;
 use serde::{Deserialize, Serialize};
@@ -194,8 +194,8 @@ pub async fn detail(state: &AppState, p: Playground) -> ApiResult<PlaygroundDeta
     detail_known(state, p, true, urls, routes).await
 }
 
-/// [`detail`] from one read ([`playgrounds::get_for_detail`]).
-async fn detail_read(state: &AppState, read: playgrounds::ForDetail) -> ApiResult<PlaygroundDetail> {
+/// [`detail`] from one read ([`playground_detail::get_for_detail`]).
+async fn detail_read(state: &AppState, read: playground_detail::ForDetail) -> ApiResult<PlaygroundDetail> {
     let p = read.playground;
     // A deleted Playroom: not found, as `playrooms::get` answers.
     let playroom = read.playroom.ok_or(play_core::Error::NotFound("playroom"))?;
@@ -279,7 +279,7 @@ pub async fn show(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<JsonResponse<PlaygroundDetail>> {
-    let read = playgrounds::get_for_detail(&state.store, principal.account_id, id).await?;
+    let read = playground_detail::get_for_detail(&state.store, principal.account_id, id).await?;
     Ok(JsonResponse(detail_read(&state, read).await?))
 }
 

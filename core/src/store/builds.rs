@@ -189,7 +189,7 @@ pub async fn sources(
 
 /// The pinned sources (`ps`) whose branch (`pb`) the Playzone's index now
 /// holds at another commit: the one definition of "outdated", shared with
-/// the Playground detail's single read (`playgrounds::get_for_detail`).
+/// the Playground detail's single read (`playground_detail::get_for_detail`).
 pub(crate) const OUTDATED_SOURCES: &str = "FROM playground_sources ps \
      JOIN playzone_branches pb ON pb.playzone_id = ps.playzone_id AND pb.name = ps.branch \
      WHERE pb.commit_sha <> ps.commit_sha";

@@ -33,6 +33,7 @@ pub mod job_results;
 pub mod keys;
 pub mod leases;
 pub mod master_key;
+pub mod playground_detail;
 pub mod playground_status;
 pub mod playgrounds;
 pub mod playroom_checks;
@@ -99,7 +100,7 @@ pub struct Store {
 #[derive(Debug, Default)]
 pub(crate) struct Reads {
     pub playground: coalesce::Coalescer<(i64, i64), crate::playground::model::Playground>,
-    pub playground_detail: coalesce::Coalescer<(i64, i64), playgrounds::ForDetail>,
+    pub playground_detail: coalesce::Coalescer<(i64, i64), playground_detail::ForDetail>,
     pub playroom: coalesce::Coalescer<(i64, i64), playrooms::Playroom>,
     /// Keyed by Playground id.
     pub edge_routes: coalesce::Coalescer<i64, std::collections::BTreeMap<String, edges::RouteRow>>,

@@ -1,0 +1,61 @@
+//! The read behind a Playground's detail view: the Playground, whether any
+//! of its built services is outdated, and its Playroom, in one query (each
+//! query is a hand-off to the store's worker thread or a network round
+//! trip, issue #16). A module of its own so that `playgrounds` need not
+//! import `playrooms` (which imports, through quotas, back into it).
+
+use sqlx::Row;
+
+use super::playgrounds::{COLUMNS, FROM, from_row};
+use super::playrooms::{self, Playroom};
+use super::{Conn, Store};
+use crate::playground::model::Playground;
+use crate::{Error, Result};
+
+/// What a Playground's detail view reads of the store, in one query
+/// ([`get_for_detail`]).
+#[derive(Clone, Debug)]
+pub struct ForDetail {
+    pub playground: Playground,
+    /// Whether any of its built services is outdated (see
+    /// [`super::builds::outdated`]): the view asks for the list only then.
+    pub any_outdated: bool,
+    /// Its Playroom, `None` if deleted (as `playrooms::get` finds none).
+    pub playroom: Option<Playroom>,
+}
+
+/// The query of [`get_for_detail`], built once from the columns of both
+/// tables.
+static DETAIL_QUERY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let outdated = super::builds::OUTDATED_SOURCES;
+    let room = playrooms::columns_as("r", "room_");
+    format!(
+        "SELECT {COLUMNS}, CAST(CASE WHEN EXISTS (SELECT 1 {outdated} AND ps.playground_id = g.id) THEN 1 ELSE 0 END \
+         AS BIGINT) AS any_outdated, {room} FROM {FROM} \
+         LEFT JOIN playrooms r ON r.id = g.playroom_id AND r.account_id = g.account_id AND r.deleted_at IS NULL \
+         WHERE g.id = $1 AND g.account_id = $2"
+    )
+});
+
+/// [`super::playgrounds::get`], whether any of its built services is outdated and its
+/// Playroom, in one read: each query is a hand-off to the store's worker
+/// thread or a network round trip (issue #16), and the view needs all
+/// three. Concurrent calls share a query ([`super::coalesce`]).
+pub async fn get_for_detail(store: &Store, account_id: i64, id: i64) -> Result<ForDetail> {
+    let read = || store.hot_read(|conn| Box::pin(read_for_detail(conn, account_id, id)));
+    store.reads().playground_detail.read((account_id, id), read).await
+}
+
+async fn read_for_detail(conn: &mut Conn, account_id: i64, id: i64) -> Result<ForDetail> {
+    let row = sqlx::query(DETAIL_QUERY.as_str())
+        .bind(id)
+        .bind(account_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(Error::NotFound("playground"))?;
+    let playroom = match row.try_get::<Option<i64>, _>("room_id")? {
+        Some(_) => Some(playrooms::from_row_as(&row, "room_")?),
+        None => None,
+    };
+    Ok(ForDetail { playground: from_row(&row)?, any_outdated: row.try_get::<i64, _>("any_outdated")? != 0, playroom })
+}
