@@ -15,8 +15,6 @@ use std::sync::Arc;
 use play_core::offload::Offload;
 use tokio::sync::Semaphore;
 
-use crate::error::ApiResult;
-
 /// See the [module documentation](self).
 #[derive(Clone, Debug)]
 pub struct CpuPool {
@@ -35,8 +33,8 @@ impl CpuPool {
     }
 
     /// Runs `job` on a blocking thread once a permit is free.
-    pub async fn run<T: Send + 'static>(&self, job: impl FnOnce() -> T + Send + 'static) -> ApiResult<T> {
-        Ok(self.spawn(job).await?)
+    pub async fn run<T: Send + 'static>(&self, job: impl FnOnce() -> T + Send + 'static) -> play_core::Result<T> {
+        self.spawn(job).await
     }
 
     async fn spawn<T: Send + 'static>(&self, job: impl FnOnce() -> T + Send + 'static) -> play_core::Result<T> {

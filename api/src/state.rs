@@ -120,6 +120,9 @@ pub struct Shared {
     pub cpu: CpuPool,
     /// Desired routes of running Playgrounds (see `crate::route_cache`).
     pub routes: Arc<crate::route_cache::RouteCache>,
+    /// Hot responses rendered once per group of waiting callers (see
+    /// `crate::rendered`).
+    pub renders: Arc<crate::rendered::Renders>,
 }
 
 impl AppState {
@@ -148,6 +151,7 @@ impl AppState {
             waker,
             cpu: CpuPool::per_core(),
             routes: Arc::default(),
+            renders: Arc::default(),
         }))
     }
 

@@ -56,7 +56,7 @@ pub async fn desired_routes(
     state: &AppState,
     playground: &Playground,
     playroom: Playroom,
-) -> ApiResult<BTreeMap<String, Route>> {
+) -> play_core::Result<BTreeMap<String, Route>> {
     if playground.desired_state != DesiredState::Running {
         return Ok(BTreeMap::new());
     }
@@ -73,7 +73,7 @@ pub async fn desired_routes(
     let loaded = match load_for(state, playground.clone(), playroom).await {
         Ok(loaded) => loaded,
         // The Playspec is gone: nothing can be computed, nothing is routed.
-        Err(crate::error::ApiError::Core(play_core::Error::NotFound(_))) => return Ok(BTreeMap::new()),
+        Err(play_core::Error::NotFound(_)) => return Ok(BTreeMap::new()),
         Err(e) => return Err(e),
     };
     let Ok(Computed { desired, .. }) = loaded.desired(state).await? else { return Ok(BTreeMap::new()) };
@@ -97,7 +97,7 @@ pub async fn urls(state: &AppState, playground: &Playground) -> ApiResult<Urls> 
 }
 
 /// The detail view's `urls` and `routes`.
-pub async fn urls_and_routes(state: &AppState, playground: &Playground) -> ApiResult<(Urls, Vec<RouteView>)> {
+pub async fn urls_and_routes(state: &AppState, playground: &Playground) -> play_core::Result<(Urls, Vec<RouteView>)> {
     let playroom = playrooms::get(&state.store, playground.account_id, playground.playroom_id).await?;
     urls_and_routes_on(state, playground, playroom).await
 }
@@ -108,7 +108,7 @@ pub async fn urls_and_routes_on(
     state: &AppState,
     playground: &Playground,
     playroom: Playroom,
-) -> ApiResult<(Urls, Vec<RouteView>)> {
+) -> play_core::Result<(Urls, Vec<RouteView>)> {
     let routes = desired_routes(state, playground, playroom).await?;
     if routes.is_empty() {
         return Ok((Urls::new(), Vec::new()));

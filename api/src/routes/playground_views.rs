@@ -44,7 +44,11 @@ pub(super) struct Loaded {
 }
 
 /// The rows the desired objects of `playground` are computed from.
-pub(super) async fn load_for(state: &AppState, playground: Playground, playroom: Playroom) -> ApiResult<Loaded> {
+pub(super) async fn load_for(
+    state: &AppState,
+    playground: Playground,
+    playroom: Playroom,
+) -> play_core::Result<Loaded> {
     let account_id = playground.account_id;
     let (playspec, files) = match playground.playspec_id {
         Some(spec_id) => {
@@ -61,14 +65,14 @@ pub(super) async fn load_for(state: &AppState, playground: Playground, playroom:
 async fn load(state: &AppState, account_id: i64, id: i64) -> ApiResult<Loaded> {
     let playground = playgrounds::get(&state.store, account_id, id).await?;
     let playroom = playrooms::get(&state.store, account_id, playground.playroom_id).await?;
-    load_for(state, playground, playroom).await
+    Ok(load_for(state, playground, playroom).await?)
 }
 
 impl Loaded {
     /// The Compose model and the desired objects, exactly as the reconciler
     /// computes them (on the CPU pool: it parses the Compose text); `Err`
     /// says why the Playground cannot run.
-    pub(super) async fn desired(&self, state: &AppState) -> ApiResult<Result<Computed, String>> {
+    pub(super) async fn desired(&self, state: &AppState) -> play_core::Result<Result<Computed, String>> {
         let loaded = self.clone();
         state
             .cpu

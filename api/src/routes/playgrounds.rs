@@ -26,6 +26,7 @@ use super::playground_urls::{self, RouteView, Urls};
 use crate::auth::Principal;
 use crate::error::{ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json};
+use crate::rendered::{self, JsonBody};
 use crate::state::AppState;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -189,13 +190,13 @@ fn expiration_percentage(p: &Playground) -> f64 {
 }
 
 /// The detail view of `p`, with its routes.
-pub async fn detail(state: &AppState, p: Playground) -> ApiResult<PlaygroundDetail> {
+pub async fn detail(state: &AppState, p: Playground) -> play_core::Result<PlaygroundDetail> {
     let (urls, routes) = playground_urls::urls_and_routes(state, &p).await?;
     detail_known(state, p, true, urls, routes).await
 }
 
 /// [`detail`] from one read ([`playground_detail::get_for_detail`]).
-async fn detail_read(state: &AppState, read: playground_detail::ForDetail) -> ApiResult<PlaygroundDetail> {
+async fn detail_read(state: &AppState, read: playground_detail::ForDetail) -> play_core::Result<PlaygroundDetail> {
     let p = read.playground;
     // A deleted Playroom: not found, as `playrooms::get` answers.
     let playroom = read.playroom.ok_or(play_core::Error::NotFound("playroom"))?;
@@ -212,7 +213,7 @@ async fn detail_known(
     maybe_outdated: bool,
     urls: playground_urls::Urls,
     routes: Vec<playground_urls::RouteView>,
-) -> ApiResult<PlaygroundDetail> {
+) -> play_core::Result<PlaygroundDetail> {
     let outdated = match maybe_outdated {
         true => play_core::store::builds::outdated(&state.store, p.id).await?,
         false => Vec::new(),
@@ -274,26 +275,28 @@ pub async fn list(State(state): State<AppState>, principal: Principal) -> ApiRes
 /// A Playground's detail view.
 #[utoipa::path(get, path = "/api/playgrounds/{id}", tag = "Playgrounds", params(("id" = i64, Path)),
     responses((status = 200, body = PlaygroundDetail), (status = 404, body = ErrorEnvelope)))]
-pub async fn show(
-    State(state): State<AppState>,
-    principal: Principal,
-    Id(id): Id,
-) -> ApiResult<JsonResponse<PlaygroundDetail>> {
-    let read = playground_detail::get_for_detail(&state.store, principal.account_id, id).await?;
-    Ok(JsonResponse(detail_read(&state, read).await?))
+pub async fn show(State(state): State<AppState>, principal: Principal, Id(id): Id) -> ApiResult<JsonBody> {
+    let account_id = principal.account_id;
+    let render = || async {
+        let read = playground_detail::get_for_detail(&state.store, account_id, id).await?;
+        rendered::to_json(&detail_read(&state, read).await?)
+    };
+    Ok(JsonBody(state.renders.playground_detail.read((account_id, id), render).await?))
 }
 
 /// Lightweight status for polling.
 #[utoipa::path(get, path = "/api/playgrounds/{id}/status", tag = "Playgrounds", params(("id" = i64, Path)),
     responses((status = 200, body = PlaygroundStatus), (status = 404, body = ErrorEnvelope)))]
-pub async fn status(
-    State(state): State<AppState>,
-    principal: Principal,
-    Id(id): Id,
-) -> ApiResult<JsonResponse<PlaygroundStatus>> {
-    let p = playgrounds::get(&state.store, principal.account_id, id).await?;
+pub async fn status(State(state): State<AppState>, principal: Principal, Id(id): Id) -> ApiResult<JsonBody> {
+    let account_id = principal.account_id;
+    let render = || async { rendered::to_json(&status_of(playgrounds::get(&state.store, account_id, id).await?)) };
+    Ok(JsonBody(state.renders.playground_status.read((account_id, id), render).await?))
+}
+
+/// The status view of `p`.
+fn status_of(p: Playground) -> PlaygroundStatus {
     let label = |step: Option<CreationStep>| step.map(|s| s.label().to_owned());
-    Ok(JsonResponse(PlaygroundStatus {
+    PlaygroundStatus {
         id: p.id,
         creation_step_label: label(p.creation_step),
         error_step_label: label(p.error_step),
@@ -304,7 +307,7 @@ pub async fn status(
         error_step: p.error_step,
         needs_recreation: p.needs_recreation,
         services: p.services,
-    }))
+    }
 }
 
 /// Destroy a Playground: answers 202 with status `destroying`.
