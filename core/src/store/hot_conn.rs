@@ -107,18 +107,18 @@ impl HotConnection {
     where
         F: for<'c> Fn(&'c mut AnyConnection) -> ReadFuture<'c, T>,
     {
-        if let Ok(mut slot) = self.slot.try_lock() {
-            if let Some(mut conn) = self.take_or_connect(&mut slot).await {
-                match read(&mut conn).await {
-                    // The database failed: the connection is dropped and
-                    // the read runs again on the pool, whose error (if
-                    // any) is the caller's.
-                    Err(Error::Database(_)) => {}
-                    // An answer, "not found" included.
-                    answer => {
-                        slot.conn = Some(conn);
-                        return answer;
-                    }
+        if let Ok(mut slot) = self.slot.try_lock()
+            && let Some(mut conn) = self.take_or_connect(&mut slot).await
+        {
+            match read(&mut conn).await {
+                // The database failed: the connection is dropped and the
+                // read runs again on the pool, whose error (if any) is the
+                // caller's.
+                Err(Error::Database(_)) => {}
+                // An answer, "not found" included.
+                answer => {
+                    slot.conn = Some(conn);
+                    return answer;
                 }
             }
         }
