@@ -70,17 +70,7 @@ async fn a_rollout_leaves_a_registry_service_and_a_hard_restart_pulls_it_again()
 
     // A rollout of web alone leaves the registry image's service (pulled
     // with the Playspec's credential) running as it was.
-    let r = w
-        .app
-        .request(
-            Method::POST,
-            &format!("/api/playgrounds/{id}/rollout"),
-            Some(&w.app.admin),
-            Some(json!({"playground": {"services": {"web": {"env_vars": {"MODE": "b"}}}}})),
-        )
-        .await;
-    assert_eq!(r.body["generation"], 2, "{}", r.text);
-    w.wait_converged(id, "the rollout").await;
+    w.rollout_web_and_converge(id).await;
     assert_eq!(inspect(&db, "{{.Id}}"), db_1, "db did not change and keeps running");
     assert_ne!(inspect(&web, "{{.Id}}"), web_1, "web was replaced");
     let web_2 = inspect(&web, "{{.Id}}");

@@ -15,7 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use serde_json::{Value, json};
 
 use super::host_view::Seen;
@@ -184,17 +184,7 @@ pub async fn shared_rollout(w: &World) -> Scenario {
     host.touch(&db, "/data/marker");
     let before = host.containers(id);
 
-    let r = w
-        .app
-        .request(
-            Method::POST,
-            &format!("/api/playgrounds/{id}/rollout"),
-            Some(&w.app.admin),
-            Some(json!({"playground": {"services": {"web": {"env_vars": {"MODE": "b"}}}}})),
-        )
-        .await;
-    assert_eq!(r.body["generation"], 2, "{}", r.text);
-    w.wait_converged(id, "the rollout").await;
+    w.rollout_web_and_converge(id).await;
 
     let after = host.containers(id);
     assert_eq!(after.keys().cloned().collect::<Vec<_>>(), scenario.expected(), "one container per service");

@@ -343,6 +343,22 @@ impl World {
         }
     }
 
+    /// Rolls out web with `MODE=b` (the rollout the scenarios share),
+    /// requires generation 2 and waits until it has converged.
+    pub async fn rollout_web_and_converge(&self, id: i64) {
+        let r = self
+            .app
+            .request(
+                axum::http::Method::POST,
+                &format!("/api/playgrounds/{id}/rollout"),
+                Some(&self.app.admin),
+                Some(json!({"playground": {"services": {"web": {"env_vars": {"MODE": "b"}}}}})),
+            )
+            .await;
+        assert_eq!(r.body["generation"], 2, "{}", r.text);
+        self.wait_converged(id, "the rollout").await;
+    }
+
     /// Waits until the Playground runs its current generation.
     pub async fn wait_converged(&self, id: i64, what: &str) -> Value {
         self.wait_for(id, what, |status, body| {
