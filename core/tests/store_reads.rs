@@ -2,11 +2,28 @@
 //! a read of one's own: a write committed before a read starts is seen,
 //! however many other reads of the same row are in flight.
 
+#![allow(clippy::expect_used, reason = "test code: a panic is the failure report")]
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use play_core::store::{playground_detail, playgrounds};
+use play_core::store::{Store, playground_detail, playgrounds};
 use play_core::testing;
+
+/// Writes `message` as the Playground's error message, then requires the
+/// Playground's read and its detail read to see it.
+async fn write_then_read(store: &Store, account: i64, id: i64, message: &str) {
+    sqlx::query("UPDATE playgrounds SET error_message = $1 WHERE id = $2")
+        .bind(message)
+        .bind(id)
+        .execute(store.pool())
+        .await
+        .expect("write");
+    let read = playgrounds::get(store, account, id).await.expect("a read after the write");
+    assert_eq!(read.error_message.as_deref(), Some(message), "a read after the write missed it");
+    let detail = playground_detail::get_for_detail(store, account, id).await.expect("a detail read after the write");
+    assert_eq!(detail.playground.error_message.as_deref(), Some(message), "a detail read after the write missed it");
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_after_a_write_sees_it_while_other_reads_are_in_flight() {
@@ -29,17 +46,7 @@ async fn a_read_after_a_write_sees_it_while_other_reads_are_in_flight() {
         })
         .collect();
     for n in 0..300 {
-        let message = format!("write {n}");
-        sqlx::query("UPDATE playgrounds SET error_message = $1 WHERE id = $2")
-            .bind(&message)
-            .bind(id)
-            .execute(store.pool())
-            .await
-            .expect("write");
-        let read = playgrounds::get(&store, account, id).await.expect("read");
-        assert_eq!(read.error_message.as_deref(), Some(message.as_str()), "a read after write {n} missed it");
-        let detail = playground_detail::get_for_detail(&store, account, id).await.expect("read");
-        assert_eq!(detail.playground.error_message.as_deref(), Some(message.as_str()));
+        write_then_read(&store, account, id, &format!("write {n}")).await;
     }
     stop.store(true, Ordering::Relaxed);
     for r in readers {
@@ -89,17 +96,7 @@ async fn reads_cancelled_at_any_point_leave_later_reads_right() {
         )
         .await;
         if round % 10 == 0 {
-            let message = format!("round {round}");
-            sqlx::query("UPDATE playgrounds SET error_message = $1 WHERE id = $2")
-                .bind(&message)
-                .bind(id)
-                .execute(store.pool())
-                .await
-                .expect("write");
-            let read = playgrounds::get(store, account, id).await.expect("a read after cancelled ones");
-            assert_eq!(read.error_message.as_deref(), Some(message.as_str()));
-            let detail = playground_detail::get_for_detail(store, account, id).await.expect("a detail read");
-            assert_eq!(detail.playground.error_message.as_deref(), Some(message.as_str()));
+            write_then_read(store, account, id, &format!("round {round}")).await;
         }
     }
 }
