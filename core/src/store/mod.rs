@@ -100,7 +100,6 @@ pub struct Store {
 #[derive(Debug, Default)]
 pub(crate) struct Reads {
     pub playground: coalesce::Coalescer<(i64, i64), crate::playground::model::Playground>,
-    pub playground_detail: coalesce::Coalescer<(i64, i64), playground_detail::ForDetail>,
     pub playroom: coalesce::Coalescer<(i64, i64), playrooms::Playroom>,
     /// Keyed by Playground id.
     pub edge_routes: coalesce::Coalescer<i64, std::collections::BTreeMap<String, edges::RouteRow>>,

@@ -40,10 +40,10 @@ static DETAIL_QUERY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
 /// [`super::playgrounds::get`], whether any of its built services is outdated and its
 /// Playroom, in one read: each query is a hand-off to the store's worker
 /// thread or a network round trip (issue #16), and the view needs all
-/// three. Concurrent calls share a query ([`super::coalesce`]).
+/// three. Not coalesced here: the detail view coalesces its whole render
+/// (`play_api::rendered`), this read included.
 pub async fn get_for_detail(store: &Store, account_id: i64, id: i64) -> Result<ForDetail> {
-    let read = || store.hot_read(|conn| Box::pin(read_for_detail(conn, account_id, id)));
-    store.reads().playground_detail.read((account_id, id), read).await
+    store.hot_read(|conn| Box::pin(read_for_detail(conn, account_id, id))).await
 }
 
 async fn read_for_detail(conn: &mut Conn, account_id: i64, id: i64) -> Result<ForDetail> {
