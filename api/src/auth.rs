@@ -55,33 +55,38 @@ impl Principal {
 }
 
 /// A credential as presented, before it is checked.
-enum Credential {
-    Bearer(String),
+enum Credential<'a> {
+    Bearer(&'a str),
 }
 
-impl Credential {
-    fn from_headers(headers: &HeaderMap) -> Option<Credential> {
+impl<'a> Credential<'a> {
+    fn from_headers(headers: &'a HeaderMap) -> Option<Credential<'a>> {
         let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
         let (scheme, token) = value.split_once(' ')?;
-        scheme.eq_ignore_ascii_case("bearer").then(|| Credential::Bearer(token.trim().to_owned()))
+        scheme.eq_ignore_ascii_case("bearer").then(|| Credential::Bearer(token.trim()))
     }
 
     async fn resolve(self, state: &AppState) -> Result<Principal, ApiError> {
         match self {
-            Credential::Bearer(token) => resolve_token(state, &token).await,
+            Credential::Bearer(token) => resolve_token(state, token).await,
         }
     }
 }
 
 async fn resolve_token(state: &AppState, presented: &str) -> Result<Principal, ApiError> {
-    if !token::is_well_formed(presented) {
+    if !token::has_token_shape(presented) {
         return Err(ApiError::Unauthorized(INVALID));
     }
-    let digest = state.pepper.digest(presented);
+    let mac = state.pepper.mac(presented);
     state.keys.refresh(&state.store).await;
-    let principal = match state.keys.get(&digest) {
+    let principal = match state.keys.get(&mac) {
         Some(principal) => principal,
         None => {
+            // Only a verified token is cached, so only a miss can be a typo.
+            if !token::checksum_matches(presented) {
+                return Err(ApiError::Unauthorized(INVALID));
+            }
+            let digest = token::digest_text(&mac);
             let Some((key, stored)) = keys::find_by_digest(&state.store, &digest).await? else {
                 return Err(ApiError::Unauthorized(INVALID));
             };
@@ -95,7 +100,7 @@ async fn resolve_token(state: &AppState, presented: &str) -> Result<Principal, A
                 scopes: key.scopes,
                 expires_at: key.expires_at,
             };
-            state.keys.insert(digest, principal.clone(), key.last_used_at);
+            state.keys.insert(mac, principal.clone(), key.last_used_at);
             principal
         }
     };

@@ -2,7 +2,7 @@
 //! store on every request (issue #16).
 //!
 //! Invariants:
-//! - an entry is keyed by the token's peppered digest (never the token),
+//! - an entry is keyed by the token's peppered MAC (never the token),
 //!   holds what the store said about the key, and lives at most [`TTL`];
 //!   expiry (`expires_at`) is checked on every use, cached or not;
 //! - a key deleted through this replica is forgotten before the delete
@@ -46,7 +46,7 @@ struct Entry {
 
 #[derive(Debug)]
 struct Inner {
-    entries: HashMap<String, Entry>,
+    entries: HashMap<[u8; 32], Entry>,
     /// The revocation generation the entries were verified under.
     generation: Option<i64>,
     checked_at: Option<Instant>,
@@ -113,8 +113,9 @@ impl KeyCache {
         }
     }
 
-    /// The cached principal of `digest`, if fresh.
-    pub fn get(&self, digest: &str) -> Option<Principal> {
+    /// The cached principal of the token whose MAC
+    /// (`TokenPepper::mac`) is `digest`, if fresh.
+    pub fn get(&self, digest: &[u8; 32]) -> Option<Principal> {
         let mut inner = self.inner();
         let fresh = inner.entries.get(digest).is_some_and(|e| e.cached_at.elapsed() < TTL);
         if !fresh {
@@ -127,7 +128,7 @@ impl KeyCache {
     /// Caches a key the store just verified, with its recorded last use.
     /// Only under a known generation: an entry made while the generation
     /// is unknown could outlive a revocation it never saw.
-    pub fn insert(&self, digest: String, principal: Principal, last_used_at: Option<Timestamp>) {
+    pub fn insert(&self, digest: [u8; 32], principal: Principal, last_used_at: Option<Timestamp>) {
         let mut inner = self.inner();
         if let Some(at) = last_used_at {
             let recorded = inner.recorded.entry(principal.key_id).or_insert(at);
@@ -209,23 +210,23 @@ mod tests {
     #[test]
     fn a_key_is_cached_under_a_known_generation_and_forgotten_on_delete() {
         let unknown = KeyCache::default();
-        unknown.insert("d1".into(), principal(1), None);
-        assert!(unknown.get("d1").is_none(), "cached before the generation was read");
+        unknown.insert([1; 32], principal(1), None);
+        assert!(unknown.get(&[1; 32]).is_none(), "cached before the generation was read");
         let cache = with_generation(3);
-        cache.insert("d1".into(), principal(1), None);
-        cache.insert("d2".into(), principal(2), None);
-        assert_eq!(cache.get("d1").unwrap().key_id, 1);
+        cache.insert([1; 32], principal(1), None);
+        cache.insert([2; 32], principal(2), None);
+        assert_eq!(cache.get(&[1; 32]).unwrap().key_id, 1);
         cache.forget(1);
-        assert!(cache.get("d1").is_none());
-        assert_eq!(cache.get("d2").unwrap().key_id, 2);
+        assert!(cache.get(&[1; 32]).is_none());
+        assert_eq!(cache.get(&[2; 32]).unwrap().key_id, 2);
     }
 
     #[test]
     fn an_old_entry_is_not_served() {
         let cache = with_generation(0);
-        cache.insert("d".into(), principal(1), None);
-        cache.inner().entries.get_mut("d").unwrap().cached_at = Instant::now() - TTL;
-        assert!(cache.get("d").is_none());
+        cache.insert([0; 32], principal(1), None);
+        cache.inner().entries.get_mut(&[0; 32]).unwrap().cached_at = Instant::now() - TTL;
+        assert!(cache.get(&[0; 32]).is_none());
         assert!(cache.inner().entries.is_empty(), "the stale entry is dropped");
     }
 
@@ -233,7 +234,7 @@ mod tests {
     fn uses_are_recorded_once_a_minute_and_flushed_in_batches() {
         let cache = with_generation(0);
         let t0 = time::now();
-        cache.insert("d".into(), principal(1), Some(t0 - chrono::Duration::seconds(10)));
+        cache.insert([0; 32], principal(1), Some(t0 - chrono::Duration::seconds(10)));
         // Used 10 s ago: not again yet.
         assert!(cache.note_use(1, t0).is_none());
         assert!(cache.take_pending().is_empty());
@@ -249,16 +250,16 @@ mod tests {
         let db = play_core::testing::store().await;
         let cache = KeyCache::default();
         cache.refresh(&db.store).await;
-        cache.insert("d".into(), principal(1), None);
-        assert!(cache.get("d").is_some());
+        cache.insert([0; 32], principal(1), None);
+        assert!(cache.get(&[0; 32]).is_some());
         sqlx::query("UPDATE api_key_revocations SET generation = generation + 1")
             .execute(db.store.pool())
             .await
             .unwrap();
         cache.refresh(&db.store).await;
-        assert!(cache.get("d").is_some(), "not due yet: read at most every interval");
+        assert!(cache.get(&[0; 32]).is_some(), "not due yet: read at most every interval");
         cache.inner().checked_at = Some(Instant::now() - GENERATION_INTERVAL);
         cache.refresh(&db.store).await;
-        assert!(cache.get("d").is_none());
+        assert!(cache.get(&[0; 32]).is_none());
     }
 }

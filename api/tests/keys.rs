@@ -83,6 +83,27 @@ async fn malformed_unknown_and_wrong_scheme_credentials_are_401() {
     app.send(request).await.assert_error(StatusCode::UNAUTHORIZED, "UNAUTHORIZED");
 }
 
+/// A verified key is cached; a token that differs from it only in a
+/// checksum character (or in a character of its random part) is another
+/// token and is refused, before and after the real one is cached.
+#[tokio::test]
+async fn near_copies_of_a_cached_token_are_401() {
+    let app = TestApp::new().await;
+    let token = app.admin.clone();
+    let swap = |at: usize| {
+        let mut bytes = token.clone().into_bytes();
+        bytes[at] = if bytes[at] == b'a' { b'b' } else { b'a' };
+        String::from_utf8(bytes).unwrap()
+    };
+    let (bad_checksum, bad_random) = (swap(token.len() - 1), swap(play_core::token::TOKEN_PREFIX.len()));
+    for _ in 0..2 {
+        assert_eq!(app.get("/api/keys", &token).await.status, StatusCode::OK);
+        for near in [&bad_checksum, &bad_random] {
+            app.get("/api/keys", near).await.assert_error(StatusCode::UNAUTHORIZED, "UNAUTHORIZED");
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_key_cannot_grant_scopes_its_creator_lacks() {
     let app = TestApp::new().await;

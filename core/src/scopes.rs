@@ -10,7 +10,6 @@
 //! not include it; the first-start admin credential holds it
 //! ([`ScopeSet::all`]), and a key gets it only when it is named.
 
-use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
 
@@ -108,84 +107,119 @@ impl fmt::Display for UnknownScope {
 
 impl std::error::Error for UnknownScope {}
 
-/// The scopes a key holds.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct ScopeSet(BTreeSet<Scope>);
+/// The scopes a key holds: one bit per [`Scope`] (by its place in
+/// [`Scope::ALL`]), so that a set is copied with the key on every
+/// authenticated request without an allocation (issue #16). Iterates,
+/// stores and serializes in the spec's order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScopeSet(u32);
+
+// Every scope has a bit.
+const _: () = assert!(Scope::ALL.len() <= u32::BITS as usize);
+
+impl Scope {
+    fn bit(self) -> u32 {
+        1 << (self as u32)
+    }
+}
 
 impl ScopeSet {
     /// Every scope, the operator's included: the first-start admin
     /// credential.
     pub fn all() -> Self {
-        ScopeSet(Scope::ALL.iter().copied().collect())
+        Scope::ALL.iter().copied().collect()
     }
 
     /// Every scope a tenant's key may hold: what `all` means in a list.
     pub fn tenant() -> Self {
-        ScopeSet(Scope::ALL.iter().copied().filter(|s| !s.is_operator()).collect())
+        Scope::ALL.iter().copied().filter(|s| !s.is_operator()).collect()
+    }
+
+    fn contains(&self, scope: Scope) -> bool {
+        self.0 & scope.bit() != 0
+    }
+
+    fn insert(&mut self, scope: Scope) {
+        self.0 |= scope.bit();
     }
 
     /// Whether holding this set permits an action that needs `required`.
     pub fn grants(&self, required: Scope) -> bool {
-        self.0.contains(&required)
-            || (self.0.contains(&Scope::PlayroomsManage)
+        self.contains(required)
+            || (self.contains(Scope::PlayroomsManage)
                 && matches!(required, Scope::PlayroomsRead | Scope::PlayroomsWrite | Scope::PlayroomsDelete))
     }
 
     /// Whether every scope of `other` is granted by this set: a key may only
     /// hand out what its creator holds.
     pub fn covers(&self, other: &ScopeSet) -> bool {
-        other.0.iter().all(|s| self.grants(*s))
+        other.iter().all(|s| self.grants(s))
     }
 
     /// The scopes of `other` this set does not grant.
     pub fn missing_from(&self, other: &ScopeSet) -> Vec<Scope> {
-        other.0.iter().copied().filter(|s| !self.grants(*s)).collect()
+        other.iter().filter(|s| !self.grants(*s)).collect()
     }
 
     pub fn iter(&self) -> impl Iterator<Item = Scope> + '_ {
-        self.0.iter().copied()
+        Scope::ALL.iter().copied().filter(|s| self.contains(*s))
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0 == 0
     }
 
     /// The stored form: names separated by single spaces, sorted.
     pub fn to_db(&self) -> String {
-        self.0.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ")
+        self.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ")
     }
 
     /// Parses the stored form. Unknown names (from a newer version) are
     /// skipped rather than failing the key: deny by default.
     pub fn from_db(text: &str) -> Self {
-        ScopeSet(text.split_whitespace().filter_map(|s| s.parse().ok()).collect())
+        text.split_whitespace().filter_map(|s| s.parse().ok()).collect()
     }
 
     /// Parses a user list, comma or whitespace separated; `all` means every
     /// scope. Returns the unknown names as errors.
     pub fn parse_list(text: &str) -> Result<Self, Vec<UnknownScope>> {
-        let mut set = BTreeSet::new();
+        let mut set = ScopeSet::default();
         let mut unknown = Vec::new();
         for name in text.split([',', ' ']).map(str::trim).filter(|s| !s.is_empty()) {
             if name == "all" {
-                set.extend(ScopeSet::tenant().iter());
+                set.0 |= ScopeSet::tenant().0;
                 continue;
             }
             match name.parse() {
-                Ok(scope) => {
-                    set.insert(scope);
-                }
+                Ok(scope) => set.insert(scope),
                 Err(e) => unknown.push(e),
             }
         }
-        if unknown.is_empty() { Ok(ScopeSet(set)) } else { Err(unknown) }
+        if unknown.is_empty() { Ok(set) } else { Err(unknown) }
     }
 }
 
 impl FromIterator<Scope> for ScopeSet {
     fn from_iter<I: IntoIterator<Item = Scope>>(iter: I) -> Self {
-        ScopeSet(iter.into_iter().collect())
+        let mut set = ScopeSet::default();
+        for scope in iter {
+            set.insert(scope);
+        }
+        set
+    }
+}
+
+/// A list of names, in the spec's order.
+impl Serialize for ScopeSet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
+/// A list of names; an unknown one is an error (unlike [`ScopeSet::from_db`]).
+impl<'de> Deserialize<'de> for ScopeSet {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Vec::<Scope>::deserialize(d)?.into_iter().collect())
     }
 }
 
@@ -230,6 +264,16 @@ mod tests {
         assert!(creator.covers(&wanted));
         let more: ScopeSet = [Scope::PlayroomsRead, Scope::KeysManage].into_iter().collect();
         assert_eq!(creator.missing_from(&more), vec![Scope::KeysManage]);
+    }
+
+    #[test]
+    fn json_is_the_list_of_names_in_the_specs_order() {
+        let set: ScopeSet = [Scope::WebhooksDelete, Scope::PlayroomsRead, Scope::KeysManage].into_iter().collect();
+        let json = serde_json::to_string(&set).unwrap();
+        assert_eq!(json, r#"["playrooms:read","keys:manage","webhooks:delete"]"#);
+        assert_eq!(serde_json::from_str::<ScopeSet>(&json).unwrap(), set);
+        assert!(serde_json::from_str::<ScopeSet>(r#"["keys:manage","nope"]"#).is_err());
+        assert_eq!(serde_json::to_string(&ScopeSet::all()).unwrap().matches(':').count(), Scope::ALL.len());
     }
 
     #[test]

@@ -63,10 +63,25 @@ pub fn generate() -> NewToken {
 /// Whether `token` has play's shape and a correct checksum. A `false` here is
 /// answered 401 without a store lookup.
 pub fn is_well_formed(token: &str) -> bool {
+    has_token_shape(token) && checksum_matches(token)
+}
+
+/// Whether `token` has play's shape (prefix, length, alphabet), its
+/// checksum unchecked: enough to look it up among tokens already verified,
+/// which only a token with the same MAC, so the same token, can match.
+pub fn has_token_shape(token: &str) -> bool {
+    token
+        .strip_prefix(TOKEN_PREFIX)
+        .is_some_and(|rest| rest.len() == RANDOM_LEN + CHECKSUM_LEN && rest.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
+/// Whether a token of play's shape ([`has_token_shape`]) carries the
+/// checksum of its random part.
+pub fn checksum_matches(token: &str) -> bool {
     let Some(rest) = token.strip_prefix(TOKEN_PREFIX) else {
         return false;
     };
-    if rest.len() != RANDOM_LEN + CHECKSUM_LEN || !rest.bytes().all(|b| b.is_ascii_alphanumeric()) {
+    if rest.len() != RANDOM_LEN + CHECKSUM_LEN || !rest.is_char_boundary(RANDOM_LEN) {
         return false;
     }
     let (random, check) = rest.split_at(RANDOM_LEN);
@@ -90,12 +105,22 @@ impl TokenPepper {
 
     /// The stored digest of a token: lowercase hex HMAC-SHA256.
     pub fn digest(&self, token: &str) -> String {
+        digest_text(&self.mac(token))
+    }
+
+    /// HMAC-SHA256 of a token: [`Self::digest`] before it is written out.
+    pub fn mac(&self, token: &str) -> [u8; 32] {
         // HMAC accepts keys of any length: this cannot fail.
         let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0)
             .unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
         mac.update(token.as_bytes());
-        hex::encode(mac.finalize().into_bytes())
+        mac.finalize().into_bytes().into()
     }
+}
+
+/// The stored form of a token's MAC ([`TokenPepper::mac`]): lowercase hex.
+pub fn digest_text(mac: &[u8; 32]) -> String {
+    hex::encode(mac)
 }
 
 /// Constant-time equality of two digests, used after the indexed lookup so
