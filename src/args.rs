@@ -101,6 +101,12 @@ pub struct ServeArgs {
     /// attempt's outcome before answering 202.
     #[arg(long, env = "PLAY_WEBHOOK_TEST_WAIT", default_value_t = HumanDuration(ApiConfig::default().webhook_test_wait))]
     pub webhook_test_wait: HumanDuration,
+    /// How long a Playground's detail or status, once rendered, may be
+    /// served again to its account. Writes made through this replica are
+    /// seen at once whatever the value; others (reconcilers, other
+    /// replicas) within it. `0s`: every read goes to the store.
+    #[arg(long, env = "PLAY_READ_STALENESS", default_value_t = HumanDuration(ApiConfig::default().read_staleness), value_parser = parse_read_staleness)]
+    pub read_staleness: HumanDuration,
     /// Accept `http://` webhook endpoint URLs. Off by default: deliveries
     /// and their signatures would cross the network in clear.
     #[arg(long, env = "PLAY_WEBHOOK_ALLOW_HTTP", default_value_t = false)]
@@ -237,6 +243,21 @@ pub fn parse_schedule(text: &str) -> anyhow::Result<Vec<std::time::Duration>> {
         .collect()
 }
 
+/// The longest `--read-staleness` accepted: a longer one would have replicas
+/// disagree for longer than a client polling a Playground would notice.
+pub const MAX_READ_STALENESS: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Parses `--read-staleness` (at most [`MAX_READ_STALENESS`]).
+fn parse_read_staleness(text: &str) -> anyhow::Result<HumanDuration> {
+    let value: HumanDuration = text.parse()?;
+    anyhow::ensure!(
+        value.0 <= MAX_READ_STALENESS,
+        "at most {} (0s: every read goes to the store)",
+        HumanDuration(MAX_READ_STALENESS)
+    );
+    Ok(value)
+}
+
 #[derive(Debug, Subcommand)]
 pub enum AccountsCommand {
     /// Create an account (with its admin user).
@@ -322,5 +343,19 @@ impl Args {
             // Handled before the runtime starts (`parse_and_run`).
             Command::Client(_) | Command::Completions { .. } => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_staleness_is_bounded() {
+        assert_eq!(parse_read_staleness("0s").map(|d| d.0).ok(), Some(std::time::Duration::ZERO));
+        assert_eq!(parse_read_staleness("5s").map(|d| d.0).ok(), Some(MAX_READ_STALENESS));
+        let refused = parse_read_staleness("5s 1ms").map(|d| d.0);
+        assert!(refused.as_ref().is_err_and(|e| e.to_string().contains("at most 5s")), "{refused:?}");
+        assert!(parse_read_staleness("soon").is_err());
     }
 }

@@ -13,6 +13,15 @@
 //!   the caller's key;
 //! - only a body or "not found" is shared; on any other error each caller
 //!   renders for itself and gets its own error.
+//!
+//! A body may then be served again for a moment, within the bounds that
+//! `crate::recent` states: a client's own writes through this replica are
+//! seen at once, every other write within `ApiConfig::read_staleness`, and
+//! a request with `Cache-Control: no-cache` always gets a read of its own.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::http::{HeaderValue, header};
@@ -20,13 +29,70 @@ use axum::response::{IntoResponse, Response};
 use play_core::store::coalesce::Coalescer;
 use serde::Serialize;
 
+use crate::recent::{Freshness, ReadStart, Recent, Writes};
+
 /// The shared renders, by `(account id, object id)`.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Renders {
     /// `GET /api/playgrounds/{id}`.
-    pub playground_detail: Coalescer<(i64, i64), Bytes>,
+    pub playground_detail: View,
     /// `GET /api/playgrounds/{id}/status`.
-    pub playground_status: Coalescer<(i64, i64), Bytes>,
+    pub playground_status: View,
+    writes: Arc<Writes>,
+    fresh_for: Duration,
+}
+
+/// One view's renders in flight and recent bodies.
+#[derive(Debug, Default)]
+pub struct View {
+    group: Coalescer<(i64, i64), Bytes>,
+    recent: Recent,
+}
+
+impl Renders {
+    /// Renders whose bodies may be served again for `fresh_for` (zero: never).
+    pub fn new(fresh_for: Duration) -> Self {
+        Renders {
+            playground_detail: View::default(),
+            playground_status: View::default(),
+            writes: Arc::default(),
+            fresh_for,
+        }
+    }
+
+    /// The count of write requests, for `crate::recent::count_writes`.
+    pub fn writes(&self) -> Arc<Writes> {
+        self.writes.clone()
+    }
+
+    /// `view`'s body for `key`: a recent one if `freshness` allows and one
+    /// is kept, else `render()`'s, shared with the callers waiting for it.
+    pub async fn serve<F, Fut>(
+        &self,
+        view: &View,
+        key: (i64, i64),
+        freshness: Freshness,
+        render: F,
+    ) -> play_core::Result<Bytes>
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = play_core::Result<Bytes>>,
+    {
+        if freshness == Freshness::Recent
+            && let Some(body) = view.recent.get(key, &self.writes, self.fresh_for)
+        {
+            return Ok(body);
+        }
+        let render_and_keep = || async {
+            let start = ReadStart::now(&self.writes);
+            let body = render().await?;
+            if !self.fresh_for.is_zero() {
+                view.recent.keep(key, body.clone(), start);
+            }
+            Ok(body)
+        };
+        view.group.read(key, render_and_keep).await
+    }
 }
 
 /// A JSON body serialized once ([`to_json`]), answered as `axum::Json`

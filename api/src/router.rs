@@ -5,12 +5,12 @@ use std::time::Instant;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
-use axum::http::{HeaderName, Method, Uri};
+use axum::http::{HeaderName, HeaderValue, Method, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use play_core::metrics::{HttpLabels, Metrics};
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use utoipa::OpenApi;
 use utoipa::openapi::OpenApi as OpenApiDoc;
@@ -21,6 +21,7 @@ use crate::auth;
 use crate::error::ApiError;
 use crate::mcp;
 use crate::openapi::{self, ApiDoc};
+use crate::recent;
 use crate::routes::{
     apply, job_result, keys, launch, ops, playground_events, playground_logs, playground_ops, playground_views,
     playgrounds, playrooms, playspec_files, playspecs, playzones, template_versions, templates, webhooks,
@@ -105,6 +106,7 @@ pub fn router(state: AppState) -> Router {
     let (in_process, _) = api_routes();
     let in_process = in_process
         .route_layer(middleware::from_fn(auth::authorize))
+        .layer(middleware::from_fn_with_state(state.renders.writes(), recent::count_writes))
         .layer(DefaultBodyLimit::max(state.config.body_limit))
         .with_state(state.clone());
     let mcp = Router::new()
@@ -127,13 +129,13 @@ pub fn router(state: AppState) -> Router {
         .merge(mcp)
         .route_layer(middleware::from_fn_with_state(metrics, record_http))
         .layer(DefaultBodyLimit::max(state.config.body_limit))
-        .with_state(state)
+        .with_state(state.clone())
         .merge(docs)
         .fallback(move |method: Method, uri: Uri| not_found(unmatched_metrics.clone(), method, uri))
         .method_not_allowed_fallback(method_not_allowed)
         .layer(
             tower::ServiceBuilder::new()
-                .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+                .layer(SetRequestIdLayer::new(REQUEST_ID, RequestUuid))
                 .layer(
                     TraceLayer::new_for_http()
                         .make_span_with(|request: &Request| {
@@ -142,8 +144,25 @@ pub fn router(state: AppState) -> Router {
                         })
                         .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
                 )
-                .layer(PropagateRequestIdLayer::new(REQUEST_ID)),
+                .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+                // In the same stack as the layers above, so that it adds no
+                // boxed service of its own to every request.
+                .layer(middleware::from_fn_with_state(state.renders.writes(), recent::count_writes)),
         )
+}
+
+/// A random (v4) UUID for each request without an `x-request-id`, written
+/// straight into the header value (tower-http's `MakeRequestUuid` formats
+/// a `String` and parses it again).
+#[derive(Clone, Copy, Debug)]
+struct RequestUuid;
+
+impl MakeRequestId for RequestUuid {
+    fn make_request_id<B>(&mut self, _request: &axum::http::Request<B>) -> Option<RequestId> {
+        let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
+        let text = uuid::Uuid::new_v4().hyphenated().encode_lower(&mut text);
+        HeaderValue::from_str(text).ok().map(RequestId::new)
+    }
 }
 
 async fn openapi_json(doc: Arc<OpenApiDoc>) -> Response {

@@ -51,6 +51,9 @@ pub struct ApiConfig {
     /// `PLAY_REPOSITORY_ALLOWLIST`); the gateway checks resolved addresses
     /// against the same policy.
     pub repository_policy: RepositoryPolicy,
+    /// How long a rendered Playground detail or status may be served again
+    /// (`crate::recent`); zero: every read goes to the store.
+    pub read_staleness: std::time::Duration,
 }
 
 impl Default for ApiConfig {
@@ -66,6 +69,7 @@ impl Default for ApiConfig {
             webhook_urls: UrlPolicy::default(),
             webhook_test_wait: std::time::Duration::from_secs(15),
             repository_policy: RepositoryPolicy::default(),
+            read_staleness: std::time::Duration::from_millis(250),
         }
     }
 }
@@ -138,6 +142,7 @@ impl AppState {
         let per_second = NonZeroU32::new(config.rate_limit_per_second).unwrap_or(NonZeroU32::MIN);
         let burst = NonZeroU32::new(config.rate_limit_burst).unwrap_or(NonZeroU32::MIN);
         let quota = Quota::per_second(per_second).allow_burst(burst);
+        let renders = Arc::new(crate::rendered::Renders::new(config.read_staleness));
         AppState(Arc::new(Shared {
             store,
             config: Arc::new(config),
@@ -151,7 +156,7 @@ impl AppState {
             waker,
             cpu: CpuPool::per_core(),
             routes: Arc::default(),
-            renders: Arc::default(),
+            renders,
         }))
     }
 

@@ -109,6 +109,7 @@ impl TestApp {
     pub fn replica(&self) -> TestApp {
         let mut state = self.state.clone();
         state.shared_mut().keys = Arc::default();
+        state.shared_mut().renders = Arc::new(crate::rendered::Renders::new(self.state.config.read_staleness));
         TestApp {
             router: crate::router(state.clone()),
             state,
@@ -140,6 +141,22 @@ impl TestApp {
         .await
         .unwrap();
         minted.token
+    }
+
+    /// A Playground of one busybox service (a Playspec "shop" on a Playroom
+    /// "box" at 127.0.0.1, both made here), created by the admin: its id.
+    pub async fn new_playground(&self) -> i64 {
+        let compose = "services:\n  web:\n    image: play-test/busybox:1\n";
+        let body = serde_json::json!({"playspec": {"name": "shop", "base_compose_yaml": compose}});
+        let spec = self.post("/api/playspecs", &self.admin, body).await;
+        assert_eq!(spec.status, StatusCode::CREATED, "{}", spec.text);
+        let body = serde_json::json!({"playroom": {"name": "box", "host": "127.0.0.1"}});
+        let room = self.post("/api/playrooms", &self.admin, body).await;
+        assert_eq!(room.status, StatusCode::CREATED, "{}", room.text);
+        let body = serde_json::json!({"playground": {"name": "pg", "playspec_id": spec.body["id"], "playroom_id": room.body["id"]}});
+        let created = self.post("/api/playgrounds", &self.admin, body).await;
+        assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
+        created.body["id"].as_i64().unwrap()
     }
 
     pub async fn new_account(&self, name: &str) -> i64 {
@@ -202,6 +219,35 @@ impl TestApp {
 
     pub async fn get(&self, path: &str, token: &str) -> Response {
         self.request(Method::GET, path, Some(token), None).await
+    }
+
+    /// GETs `path` with `Cache-Control: no-cache`: a read that starts after
+    /// the request (`crate::recent`).
+    pub async fn get_fresh(&self, path: &str, token: &str) -> Response {
+        let request = Request::builder()
+            .uri(path)
+            .header(header::AUTHORIZATION, format!("Bearer {token}"))
+            .header(header::CACHE_CONTROL, "no-cache")
+            .body(Body::empty())
+            .unwrap();
+        self.send(request).await
+    }
+
+    /// One JSON-RPC call to `/mcp` (`method`, `params`), as an MCP client
+    /// makes it.
+    pub async fn mcp(&self, token: Option<&str>, method: &str, params: Value) -> Response {
+        let mut builder = Request::builder()
+            .method(Method::POST)
+            .uri("/mcp")
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ACCEPT, "application/json, text/event-stream")
+            .header(header::HOST, "play.example.com")
+            .header("mcp-protocol-version", "2025-06-18");
+        if let Some(token) = token {
+            builder = builder.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        self.send(builder.body(Body::from(body.to_string())).unwrap()).await
     }
 
     pub async fn post(&self, path: &str, token: &str, body: Value) -> Response {

@@ -119,8 +119,22 @@ async fn exceeding_the_rate_limit_is_429_with_retry_after() {
 #[tokio::test]
 async fn responses_carry_a_request_id() {
     let app = TestApp::new().await;
-    let r = app.get("/api/keys", &app.admin).await;
-    assert!(!r.headers["x-request-id"].to_str().unwrap().is_empty());
+    let id = async || {
+        let r = app.get("/api/keys", &app.admin).await;
+        let text = r.headers["x-request-id"].to_str().unwrap().to_owned();
+        let id = uuid::Uuid::parse_str(&text).unwrap();
+        assert_eq!(id.get_version_num(), 4, "{text}");
+        assert_eq!(text, id.hyphenated().to_string(), "lowercase, hyphenated");
+        id
+    };
+    assert_ne!(id().await, id().await);
+    // A caller's own id is kept.
+    let request = axum::http::Request::builder()
+        .uri("/healthz")
+        .header("x-request-id", "trace-7")
+        .body(axum::body::Body::empty())
+        .unwrap();
+    assert_eq!(app.send(request).await.headers["x-request-id"], "trace-7");
 }
 
 /// HEAD is answered like GET without the body: 401 without a credential,

@@ -13,18 +13,7 @@ use play_core::webhook::{AllowEntry, UrlPolicy};
 use serde_json::{Value, json};
 
 async fn rpc(app: &TestApp, token: Option<&str>, method: &str, params: Value) -> Response {
-    let mut builder = Request::builder()
-        .method(Method::POST)
-        .uri("/mcp")
-        .header(header::CONTENT_TYPE, "application/json")
-        .header(header::ACCEPT, "application/json, text/event-stream")
-        .header(header::HOST, "play.example.com")
-        .header("mcp-protocol-version", "2025-06-18");
-    if let Some(token) = token {
-        builder = builder.header(header::AUTHORIZATION, format!("Bearer {token}"));
-    }
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    app.send(builder.body(Body::from(body.to_string())).unwrap()).await
+    app.mcp(token, method, params).await
 }
 
 /// A tool call's result (the JSON-RPC `result`).

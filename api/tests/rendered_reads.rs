@@ -1,7 +1,10 @@
 //! A Playground's detail and status are rendered once for all the callers
 //! waiting at the same time (`play_api::rendered`); each still sees every
 //! write committed before it asked, and only callers of the same account
-//! share a body.
+//! share a body. The writes here are made around the API (as a reconciler
+//! or another replica makes them), so the reads ask for a read of their own
+//! (`Cache-Control: no-cache`); `recent_reads.rs` covers reads that accept
+//! a recent body.
 
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
@@ -11,27 +14,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use axum::http::{StatusCode, header};
 use play_api::testing::TestApp;
 use play_core::scopes::{Scope, ScopeSet};
-use serde_json::json;
-
-const COMPOSE: &str = "services:\n  web:\n    image: play-test/busybox:1\n";
-
-async fn playground(app: &TestApp) -> i64 {
-    let spec = app
-        .post("/api/playspecs", &app.admin, json!({"playspec": {"name": "shop", "base_compose_yaml": COMPOSE}}))
-        .await;
-    assert_eq!(spec.status, StatusCode::CREATED, "{}", spec.text);
-    let room = app.post("/api/playrooms", &app.admin, json!({"playroom": {"name": "box", "host": "127.0.0.1"}})).await;
-    assert_eq!(room.status, StatusCode::CREATED, "{}", room.text);
-    let created = app
-        .post(
-            "/api/playgrounds",
-            &app.admin,
-            json!({"playground": {"name": "pg", "playspec_id": spec.body["id"], "playroom_id": room.body["id"]}}),
-        )
-        .await;
-    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
-    created.body["id"].as_i64().unwrap()
-}
 
 /// Readers keep renders of the same Playground in flight while the test
 /// writes and reads: a caller that was handed a render already in flight
@@ -39,7 +21,7 @@ async fn playground(app: &TestApp) -> i64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_after_a_write_sees_it_while_other_renders_are_in_flight() {
     let app = Arc::new(TestApp::new().await);
-    let id = playground(&app).await;
+    let id = app.new_playground().await;
     let detail = format!("/api/playgrounds/{id}");
     let status = format!("/api/playgrounds/{id}/status");
     let stop = Arc::new(AtomicBool::new(false));
@@ -50,7 +32,7 @@ async fn a_read_after_a_write_sees_it_while_other_renders_are_in_flight() {
             tokio::spawn(async move {
                 let mut reads = 0u64;
                 while !stop.load(Ordering::Relaxed) {
-                    assert_eq!(app.get(&path, &app.admin).await.status, StatusCode::OK);
+                    assert_eq!(app.get_fresh(&path, &app.admin).await.status, StatusCode::OK);
                     reads += 1;
                 }
                 reads
@@ -67,9 +49,9 @@ async fn a_read_after_a_write_sees_it_while_other_renders_are_in_flight() {
             .execute(app.store().pool())
             .await
             .unwrap();
-        let seen = app.get(&status, &app.admin).await;
+        let seen = app.get_fresh(&status, &app.admin).await;
         assert_eq!(seen.body["error_message"], message.as_str(), "a status read after write {n} missed it");
-        let seen = app.get(&detail, &app.admin).await;
+        let seen = app.get_fresh(&detail, &app.admin).await;
         assert_eq!(seen.body["name"], name.as_str(), "a detail read after write {n} missed it");
         assert_eq!(seen.headers[header::CONTENT_TYPE], "application/json");
     }
@@ -85,7 +67,7 @@ async fn a_read_after_a_write_sees_it_while_other_renders_are_in_flight() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn renders_are_shared_only_within_the_account_and_after_the_scope_check() {
     let app = Arc::new(TestApp::new().await);
-    let id = playground(&app).await;
+    let id = app.new_playground().await;
     let other_account = app.new_account("other").await;
     let stranger = app.key_for(other_account, ScopeSet::all(), None).await;
     let no_scope = app.key_for(app.account_id, [Scope::PlayspecsRead].into_iter().collect::<ScopeSet>(), None).await;
@@ -97,7 +79,7 @@ async fn renders_are_shared_only_within_the_account_and_after_the_scope_check() 
                 if n % 2 == 0 { format!("/api/playgrounds/{id}") } else { format!("/api/playgrounds/{id}/status") };
             tokio::spawn(async move {
                 while !stop.load(Ordering::Relaxed) {
-                    assert_eq!(app.get(&path, &app.admin).await.status, StatusCode::OK);
+                    assert_eq!(app.get_fresh(&path, &app.admin).await.status, StatusCode::OK);
                 }
             })
         })

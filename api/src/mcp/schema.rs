@@ -38,6 +38,12 @@ pub fn compile(doc: &Value, spec: &ToolSpec) -> Result<Compiled, String> {
     for parameter in operation["parameters"].as_array().into_iter().flatten() {
         let parameter = resolve(doc, parameter)?;
         let name = parameter["name"].as_str().ok_or("a parameter without a name")?;
+        // An optional header tunes how HTTP answers (`Cache-Control` on the
+        // Playground reads); a tool call goes without it, as a plain
+        // request does.
+        if parameter["in"] == "header" && parameter["required"] != true {
+            continue;
+        }
         let mut schema = parameter["schema"].clone();
         if let (Some(object), Some(description)) = (schema.as_object_mut(), parameter["description"].as_str()) {
             object.entry("description").or_insert_with(|| description.into());

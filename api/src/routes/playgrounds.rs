@@ -26,6 +26,7 @@ use super::playground_urls::{self, RouteView, Urls};
 use crate::auth::Principal;
 use crate::error::{ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json};
+use crate::recent::Freshness;
 use crate::rendered::{self, JsonBody};
 use crate::state::AppState;
 
@@ -273,24 +274,44 @@ pub async fn list(State(state): State<AppState>, principal: Principal) -> ApiRes
 }
 
 /// A Playground's detail view.
-#[utoipa::path(get, path = "/api/playgrounds/{id}", tag = "Playgrounds", params(("id" = i64, Path)),
+///
+/// Reflects every write made through this replica before the request, and
+/// every other write within the read staleness bound (see `Cache-Control`).
+#[utoipa::path(get, path = "/api/playgrounds/{id}", tag = "Playgrounds", params(("id" = i64, Path),
+        ("Cache-Control" = Option<String>, Header, description = "`no-cache` (or `max-age=0`): a read that starts after this request. Without it the body may be one rendered up to 250 ms earlier (`PLAY_READ_STALENESS`), never older than a write request this replica answered.")),
     responses((status = 200, body = PlaygroundDetail), (status = 404, body = ErrorEnvelope)))]
-pub async fn show(State(state): State<AppState>, principal: Principal, Id(id): Id) -> ApiResult<JsonBody> {
+pub async fn show(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    freshness: Freshness,
+) -> ApiResult<JsonBody> {
     let account_id = principal.account_id;
     let render = || async {
         let read = playground_detail::get_for_detail(&state.store, account_id, id).await?;
         rendered::to_json(&detail_read(&state, read).await?)
     };
-    Ok(JsonBody(state.renders.playground_detail.read((account_id, id), render).await?))
+    let renders = &state.renders;
+    Ok(JsonBody(renders.serve(&renders.playground_detail, (account_id, id), freshness, render).await?))
 }
 
 /// Lightweight status for polling.
-#[utoipa::path(get, path = "/api/playgrounds/{id}/status", tag = "Playgrounds", params(("id" = i64, Path)),
+///
+/// Reflects every write made through this replica before the request, and
+/// every other write within the read staleness bound (see `Cache-Control`).
+#[utoipa::path(get, path = "/api/playgrounds/{id}/status", tag = "Playgrounds", params(("id" = i64, Path),
+        ("Cache-Control" = Option<String>, Header, description = "`no-cache` (or `max-age=0`): a read that starts after this request. Without it the body may be one rendered up to 250 ms earlier (`PLAY_READ_STALENESS`), never older than a write request this replica answered.")),
     responses((status = 200, body = PlaygroundStatus), (status = 404, body = ErrorEnvelope)))]
-pub async fn status(State(state): State<AppState>, principal: Principal, Id(id): Id) -> ApiResult<JsonBody> {
+pub async fn status(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    freshness: Freshness,
+) -> ApiResult<JsonBody> {
     let account_id = principal.account_id;
     let render = || async { rendered::to_json(&status_of(playgrounds::get(&state.store, account_id, id).await?)) };
-    Ok(JsonBody(state.renders.playground_status.read((account_id, id), render).await?))
+    let renders = &state.renders;
+    Ok(JsonBody(renders.serve(&renders.playground_status, (account_id, id), freshness, render).await?))
 }
 
 /// The status view of `p`.
