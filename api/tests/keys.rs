@@ -38,7 +38,7 @@ async fn an_expired_key_is_refused_and_an_unexpired_one_accepted() {
     let app = TestApp::new().await;
     let scopes: ScopeSet = [Scope::KeysManage].into_iter().collect();
     let past = play_core::time::now() - chrono::Duration::seconds(1);
-    let expired = app.key_for(app.account_id, scopes.clone(), Some(past)).await;
+    let expired = app.key_for(app.account_id, scopes, Some(past)).await;
     app.get("/api/keys", &expired).await.assert_error(StatusCode::UNAUTHORIZED, "UNAUTHORIZED");
     let future = play_core::time::now() + chrono::Duration::hours(1);
     let valid = app.key_for(app.account_id, scopes, Some(future)).await;

@@ -4,8 +4,7 @@
 
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
-use axum::body::Body;
-use axum::http::{Method, Request, StatusCode, header};
+use axum::http::StatusCode;
 use play_api::ApiConfig;
 use play_api::testing::{Response, TestApp};
 use play_core::scopes::{Scope, ScopeSet};
