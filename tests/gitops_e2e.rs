@@ -342,7 +342,10 @@ async fn apply_twice_edit_prune_diff_wait_and_follow_logs() {
 
     // An edit: diff says so (exit 1), a dry run writes nothing.
     let compose = std::fs::read_to_string(dir.join("compose.yaml")).unwrap();
-    let edited = compose.replace("      MODE: ${MODE:-demo}\n", "      MODE: ${MODE:-demo}\n      GREETING: hello\n");
+    let edited = compose.replace(
+        "    volumes:\n      - db-data:/data\n",
+        "    environment:\n      GREETING: hello\n    volumes:\n      - db-data:/data\n",
+    );
     assert_ne!(edited, compose);
     std::fs::write(dir.join("compose.yaml"), &edited).unwrap();
     let diff = server.run(&["diff", "-f", &d, "-R"], &env);
@@ -353,7 +356,8 @@ async fn apply_twice_edit_prune_diff_wait_and_follow_logs() {
     assert_eq!(server.written().await, before, "a dry run writes nothing");
 
     // Applying the edit rolls the Playground to the new revision: only
-    // web is recreated.
+    // db is recreated. web keeps its container: its mounted file is a new
+    // row in the new revision, but the same file.
     let rolled = ok(
         &server.run(&["apply", "-f", &d, "-R", "--wait", "--timeout", "5m", "-o", "json"], &env),
         "apply edit",
@@ -361,16 +365,16 @@ async fn apply_twice_edit_prune_diff_wait_and_follow_logs() {
     );
     let rolled = results(&rolled);
     assert!(rolled.contains(&("Playground/example".into(), "configured".into())), "{rolled:?}");
-    let mut new_web = String::new();
+    let mut new_db = String::new();
     for _ in 0..600 {
-        new_web = container_id(&project, "web");
-        if !new_web.is_empty() && new_web != web {
+        new_db = container_id(&project, "db");
+        if !new_db.is_empty() && new_db != db {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert_ne!(new_web, web, "web's config changed: recreated");
-    assert_eq!(container_id(&project, "db"), db, "db's config did not change: the same container");
+    assert_ne!(new_db, db, "db's config changed: recreated");
+    assert_eq!(container_id(&project, "web"), web, "web's config did not change: the same container");
     let diff = server.run(&["diff", "-f", &d, "-R"], &env);
     assert_eq!(diff.status.code(), Some(0), "applied: {}{}", text(&diff.stdout), text(&diff.stderr));
 

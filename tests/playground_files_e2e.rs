@@ -104,7 +104,7 @@ async fn mounted_files_reach_their_services_read_only_where_asked() {
 }
 
 /// The attack of finding 1: an image that plants a symbolic link where the
-/// files volume will hold a mounted file (`/play-files/<id>-<sha12>`,
+/// files volume will hold a mounted file (`/play-files/<key>`,
 /// pointing at the host's `/etc`). Were the image's content copied into the
 /// volume (a volume's first mount copies it up unless `nocopy`), play's
 /// bind of the file by host path would follow the link onto the host. The
@@ -116,8 +116,10 @@ async fn an_image_cannot_plant_links_in_the_files_volume() {
 
     let w = World::start().await;
     let content = b"from play\n".to_vec();
-    let short: String = format!("{:x}", Sha256::digest(&content)).chars().take(12).collect();
-    // The file id is only known after upload: make the image afterwards.
+    // Where play will write the file: `<key>/file`, the link at `<key>`.
+    let planted =
+        play_core::desired::mounted_file_path(&format!("{:x}", Sha256::digest(&content)), "/etc/app.conf", None);
+    let planted = planted.trim_end_matches("/file").to_owned();
     let image = format!("play-test/links:{}", &w.installation[..8]);
     let compose = format!(
         "services:\n  web:\n    image: {image}\n    command: [\"sleep\", \"3600\"]\n    stop_grace_period: 1s\n"
@@ -128,12 +130,11 @@ async fn an_image_cannot_plant_links_in_the_files_volume() {
         vec![("file", Some("app.conf"), content.as_slice()), ("mount_path", None, b"/etc/app.conf")];
     let r = w.app.post_multipart(&path, &parts).await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    let file_id = r.body["id"].as_i64().expect("file id");
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("Dockerfile"),
         format!(
-            "FROM play-test/busybox:1\nRUN mkdir -p /play-files && ln -s /etc /play-files/{file_id}-{short}\n\
+            "FROM play-test/busybox:1\nRUN mkdir -p /play-files && ln -s /etc /play-files/{planted}\n\
              VOLUME /scratch\n"
         ),
     )
@@ -145,6 +146,9 @@ async fn an_image_cannot_plant_links_in_the_files_volume() {
         run_playground(&w, "links", spec, "running with its file despite the planted link").await;
     let web = format!("{project}-web-1");
     assert_eq!(exec(&web, "cat /etc/app.conf"), (true, "from play\n".to_owned()));
+    // The link was where play put the file: the attack was aimed right.
+    let sources = docker_lines(&["inspect", "--format", "{{range .Mounts}}{{.Source}}\n{{end}}", &web]);
+    assert!(sources.iter().any(|s| s.ends_with(&format!("/{planted}/file"))), "{sources:?}");
     // The image declares a VOLUME: the files helper got an anonymous one,
     // which goes with it.
     let left: Vec<String> =

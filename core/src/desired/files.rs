@@ -3,7 +3,9 @@
 //!
 //! The files of a Playground live in one named volume play creates,
 //! `<project>__play_files` (a key Compose cannot declare: Compose volume
-//! names start with a letter or digit), each at `<id>-<sha256, 12>/file`.
+//! names start with a letter or digit), each at `<key>/file`, where the key
+//! is a digest of the file's content, `mount_path` and project path, never
+//! of its row id ([`rel_path`]).
 //! A service container gets each of its files as a bind mount of that path
 //! under the volume's mount point, at the file's `mount_path`, read-only
 //! when the file is `readonly`. So:
@@ -11,6 +13,9 @@
 //!   enforced by the kernel, not by file modes;
 //! - a changed file has a new path, hence a new config hash: its containers
 //!   are replaced, the others are not;
+//! - the same file in another Playspec revision (a new row, `play apply`'s
+//!   copy) has the same path and leaves the config hash alone, so a
+//!   rollout to that revision does not replace its containers;
 //! - the volume goes with the Playground like its other volumes (and with a
 //!   hard restart unless volumes persist).
 //!
@@ -23,6 +28,7 @@
 //! a file would be bound twice at one target, the Compose entry wins.
 
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 
 use crate::compose::model::ComposeFile;
 use crate::compose::project_files::{self, Resolution};
@@ -34,18 +40,37 @@ pub const FILES_VOLUME_KEY: &str = "_play_files";
 /// One mounted file of one container.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FileMountSpec {
+    /// The row whose content the reconciler writes. Not serialized, so not
+    /// in the config hash: [`rel_path`] says everything a container sees.
+    #[serde(skip)]
     pub file_id: i64,
-    /// Where the file lives in the files volume: `<id>-<sha12>/file`.
+    /// Where the file lives in the files volume ([`rel_path`]).
     pub rel_path: String,
     /// The path inside the container.
     pub target: String,
     pub read_only: bool,
 }
 
-/// The path of `file` inside the files volume; changes with its content.
+/// The path of `file` inside the files volume: `<key>/file`, the key the
+/// first 24 hex digits of SHA-256 over its content's digest, `mount_path`
+/// and project path. It changes with any of them and with nothing else
+/// (not the row id, which another revision of the Playspec changes). Two
+/// files share a path only if they hold the same content at the same
+/// places, so a writable file is never shared with another one.
 pub fn rel_path(file: &MountedFile) -> String {
-    let short: String = file.sha256.chars().take(12).collect();
-    format!("{}-{short}/file", file.id)
+    rel_path_of(&file.sha256, &file.mount_path, file.path.as_deref())
+}
+
+/// [`rel_path`] of a file with content digest `sha256` (hex), mounted at
+/// `mount_path`, with project path `path`.
+pub fn rel_path_of(sha256: &str, mount_path: &str, path: Option<&str>) -> String {
+    let mut key = Sha256::new();
+    for part in [sha256, mount_path, path.unwrap_or("")] {
+        key.update(part.len().to_le_bytes());
+        key.update(part.as_bytes());
+    }
+    let key = format!("{:x}", key.finalize());
+    format!("{}/file", &key[..24])
 }
 
 /// What a service gets from its Compose file's relative sources.

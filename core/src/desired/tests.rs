@@ -76,7 +76,8 @@ fn mounted_files_go_to_their_services_and_their_content_is_in_the_hash() {
     let targets = |s: &ServiceSpec| s.container.files.iter().map(|f| f.target.clone()).collect::<Vec<_>>();
     assert_eq!(targets(web), ["/etc/all.conf", "/etc/web.conf"]);
     assert_eq!(targets(db), ["/etc/all.conf"]);
-    assert_eq!(web.container.files[1].rel_path, "1-aaaaaaaaaaaa/file");
+    let rel = &web.container.files[1].rel_path;
+    assert!(rel.len() == 29 && rel.ends_with("/file") && !rel.contains("1-"), "{rel}");
     assert!(d.volumes.iter().any(|v| v.name == files_volume(&p.compose_project)));
 
     // New content for web's file: web's hash changes, db's does not.
@@ -85,6 +86,27 @@ fn mounted_files_go_to_their_services_and_their_content_is_in_the_hash() {
     let hash = |d: &Desired, n: &str| d.services.iter().find(|s| s.name == n).unwrap().config_hash.clone();
     assert_ne!(hash(&d, "web"), hash(&d2, "web"));
     assert_eq!(hash(&d, "db"), hash(&d2, "db"));
+
+    // The same files as new rows (another revision of the Playspec, as
+    // `play apply` makes it): same paths, same hashes, nothing replaced.
+    let copies =
+        [file(11, "/etc/web.conf", &["web"], "aaaaaaaaaaaaaaaa"), file(12, "/etc/all.conf", &[], "bbbbbbbbbbbbbbbb")];
+    let d3 = desired(&Inputs::new(&p, &model).with_files(&copies)).unwrap();
+    for name in ["web", "db"] {
+        assert_eq!(hash(&d, name), hash(&d3, name), "{name}");
+    }
+    let paths = |d: &Desired| {
+        d.services.iter().flat_map(|s| s.container.files.iter().map(|f| f.rel_path.clone())).collect::<Vec<_>>()
+    };
+    assert_eq!(paths(&d), paths(&d3));
+    assert_eq!(web.container.files[1].file_id, 1, "the reconciler still knows which row to write");
+
+    // The same content at two places: two files, so a writable one is
+    // never shared.
+    let twins = [file(1, "/etc/a.conf", &[], "aaaaaaaaaaaaaaaa"), file(2, "/etc/b.conf", &[], "aaaaaaaaaaaaaaaa")];
+    let d4 = desired(&Inputs::new(&p, &model).with_files(&twins)).unwrap();
+    let files = &d4.services[0].container.files;
+    assert_ne!(files[0].rel_path, files[1].rel_path);
 
     // No files: no files volume.
     assert!(desired(&Inputs::new(&p, &model)).unwrap().volumes.is_empty());
