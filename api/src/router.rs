@@ -128,7 +128,6 @@ pub fn router(state: AppState) -> Router {
     api.merge(public)
         .merge(mcp)
         .route_layer(middleware::from_fn_with_state(metrics, record_http))
-        .layer(DefaultBodyLimit::max(state.config.body_limit))
         .with_state(state.clone())
         .merge(docs)
         .fallback(move |method: Method, uri: Uri| not_found(unmatched_metrics.clone(), method, uri))
@@ -145,9 +144,12 @@ pub fn router(state: AppState) -> Router {
                         .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
                 )
                 .layer(PropagateRequestIdLayer::new(REQUEST_ID))
-                // In the same stack as the layers above, so that it adds no
-                // boxed service of its own to every request.
-                .layer(middleware::from_fn_with_state(state.renders.writes(), recent::count_writes)),
+                // In the same stack as the layers above, so that neither adds
+                // a boxed service of its own to every request. The body
+                // limit set here is the default: the routes that take larger
+                // bodies set their own, closer to the handler, which wins.
+                .layer(middleware::from_fn_with_state(state.renders.writes(), recent::count_writes))
+                .layer(DefaultBodyLimit::max(state.config.body_limit)),
         )
 }
 

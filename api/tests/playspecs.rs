@@ -327,6 +327,11 @@ async fn bad_uploads_are_refused_field_by_field() {
     let r = upload(&app, id, &[("file", Some("big"), &big), ("mount_path", None, b"/big")]).await;
     r.assert_error(StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE");
     assert_eq!(app.count("playspec_mounted_files").await, 0);
+    // The largest file is accepted, although its request is over the API's
+    // default body limit (1 MiB): the upload route's own limit wins.
+    let max = vec![b'y'; 1024 * 1024];
+    let r = upload(&app, id, &[("file", Some("max"), &max), ("mount_path", None, b"/max")]).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
 }
 
 #[tokio::test]
