@@ -99,3 +99,86 @@ async fn a_local_playroom_can_never_be_trusted() {
         .await
         .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
 }
+
+/// Issue #27, item 3: trust is a statement about one Docker host. A
+/// tenant key that moves a trusted Playroom (to a host it controls, or to
+/// another socket on the same host) must not carry the operator's trust
+/// with it; the operator's own move keeps it.
+#[tokio::test]
+async fn moving_a_trusted_playroom_clears_trust_without_the_operator_scope() {
+    let app = TestApp::new().await;
+    let operator_scopes: ScopeSet =
+        [Scope::PlayroomsWrite, Scope::PlayroomsRead, Scope::PlayroomsTrust].into_iter().collect();
+    let operator = app.key_for(app.account_id, operator_scopes, None).await;
+    let tenant = app.key_for(app.account_id, ScopeSet::parse_list("all").unwrap(), None).await;
+    let moves = [
+        json!({"host": "attacker.example"}),
+        json!({"port": 2200}),
+        json!({"user": "other"}),
+        json!({"docker_socket": "/run/user/1000/docker.sock"}),
+    ];
+    for (n, change) in moves.iter().enumerate() {
+        let body = json!({"playroom": {"name": format!("room{n}"), "host": "h", "trusted": true}});
+        let r = app.post("/api/playrooms", &operator, body).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        let id = r.body["id"].as_i64().unwrap();
+
+        // A change that keeps the host keeps trust, whoever makes it.
+        let r = patch(&app, id, &tenant, json!({"tutorial": true})).await;
+        assert_eq!(r.body["trusted"], true, "{}", r.text);
+
+        let r = patch(&app, id, &tenant, change.clone()).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["trusted"], false, "{change}: {}", r.text);
+        assert!(r.body["trusted_at"].is_null() && r.body["trusted_by_key_id"].is_null(), "{}", r.text);
+        let metadata = last_update_metadata(&app, id).await;
+        assert_eq!(metadata["trusted"], json!({"from": true, "to": false}), "{metadata}");
+        assert!(metadata["trust_cleared"].as_str().unwrap().contains("playrooms:trust"), "{metadata}");
+    }
+
+    // The operator may move a trusted Playroom and keep it trusted.
+    let r =
+        app.post("/api/playrooms", &operator, json!({"playroom": {"name": "op", "host": "h", "trusted": true}})).await;
+    let id = r.body["id"].as_i64().unwrap();
+    let r = patch(&app, id, &operator, json!({"host": "h2"})).await;
+    assert_eq!((r.status, r.body["trusted"].as_bool()), (StatusCode::OK, Some(true)), "{}", r.text);
+}
+
+/// The same attack through server-side apply: a tenant's manifest that
+/// re-targets a trusted Playroom gets it untrusted.
+#[tokio::test]
+async fn apply_moving_a_trusted_playroom_clears_trust_without_the_operator_scope() {
+    let app = TestApp::new().await;
+    let room = |host: &str, trusted: bool| {
+        let mut spec = json!({"host": host, "port": 2222});
+        if trusted {
+            spec["trusted"] = json!(true);
+        }
+        json!({"objects": [{"apiVersion": "play/v1", "kind": "Playroom", "metadata": {"name": "box"}, "spec": spec}]})
+    };
+    let r = app.post("/api/apply", &app.admin, room("127.0.0.1", true)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let tenant = app.key_for(app.account_id, ScopeSet::parse_list("all").unwrap(), None).await;
+    let r = app.post("/api/apply", &tenant, room("attacker.example", false)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let list = app.get("/api/playrooms", &app.admin).await;
+    let room = list.body.as_array().unwrap().iter().find(|p| p["name"] == "box").unwrap().clone();
+    let detail = app.get(&format!("/api/playrooms/{}", room["id"]), &app.admin).await;
+    assert_eq!(
+        (detail.body["host"].as_str(), detail.body["trusted"].as_bool()),
+        (Some("attacker.example"), Some(false))
+    );
+}
+
+async fn last_update_metadata(app: &TestApp, id: i64) -> serde_json::Value {
+    use sqlx::Row as _;
+    let row = sqlx::query(
+        "SELECT metadata FROM events WHERE entity_type = 'playroom' AND entity_id = $1 AND action = 'updated' \
+         ORDER BY id DESC LIMIT 1",
+    )
+    .bind(id)
+    .fetch_one(app.store().pool())
+    .await
+    .unwrap();
+    serde_json::from_str(&row.try_get::<String, _>("metadata").unwrap()).unwrap()
+}

@@ -8,6 +8,7 @@
 //! `generate_ssh_key` (kept unless the spec gives `ssh_private_key`).
 
 use play_core::apply::Action;
+use play_core::scopes::Scope;
 use play_core::store::playrooms::{self, Playroom};
 use play_core::wake::Kind as Wake;
 use serde_json::{Value, json};
@@ -55,7 +56,8 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     }
     authorise_trust(cx.principal, &input)?;
     let allow_local = cx.state.config.allow_local_playrooms;
-    let fields = fields(input, true, allow_local).map_err(|e| rekeyed(e, "playroom", object))?;
+    let mut fields = fields(input, true, allow_local).map_err(|e| rekeyed(e, "playroom", object))?;
+    fields.caller_may_trust = cx.principal.scopes.grants(Scope::PlayroomsTrust);
     let spec = cx.redact(&object.spec, &["ssh_private_key".to_owned()]);
     let account = cx.account();
     let current = match cx.last(object).map(|row| row.object_id) {

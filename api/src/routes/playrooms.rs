@@ -304,6 +304,8 @@ pub(crate) fn fields(input: PlayroomInput, creating: bool, allow_local: bool) ->
         edge,
         trusted: input.trusted,
         tutorial: input.tutorial,
+        // Set by the caller, which knows the principal.
+        caller_may_trust: false,
     })
 }
 
@@ -368,7 +370,9 @@ pub async fn create(
 }
 
 /// Update a Playroom. Changing host, port, user or connection drops the
-/// pinned host key unless the same request sets `host_key`.
+/// pinned host key unless the same request sets `host_key`. Changing any of
+/// them or `docker_socket` also clears `trusted` unless the caller holds
+/// `playrooms:trust` (the event's `trust_cleared` says so).
 #[utoipa::path(patch, path = "/api/playrooms/{id}", tag = "Playrooms", params(("id" = i64, Path)),
     request_body = PlayroomRequest,
     responses(
@@ -386,7 +390,8 @@ pub async fn update(
     Json(body): Json<PlayroomRequest>,
 ) -> ApiResult<JsonResponse<PlayroomDetail>> {
     authorise_trust(&principal, &body.playroom)?;
-    let fields = fields(body.playroom, false, state.config.allow_local_playrooms)?;
+    let mut fields = fields(body.playroom, false, state.config.allow_local_playrooms)?;
+    fields.caller_may_trust = principal.scopes.grants(Scope::PlayroomsTrust);
     let room =
         playrooms::update(&state.store, &state.secrets, principal.account_id, id, fields, principal.actor()).await?;
     state.waker.wake(Kind::Edge, room.id);

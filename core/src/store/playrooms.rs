@@ -111,6 +111,11 @@ pub struct PlayroomFields {
     pub edge: Option<EdgeChanges>,
     pub trusted: Option<bool>,
     pub tutorial: Option<bool>,
+    /// Whether the caller holds the operator's `playrooms:trust`. Trust is
+    /// a statement about one host: an update that moves a trusted Playroom
+    /// (host, port, user, connection or Docker socket) clears it unless the
+    /// caller could have granted it anew.
+    pub caller_may_trust: bool,
 }
 
 const COLUMNS: &str = "id, account_id, name, status, connection, host, port, ssh_user, docker_socket, \
@@ -368,7 +373,9 @@ pub async fn update_in(
         None if keep_pin => current.host_key_pinned_at,
         None => None,
     };
-    let trusted = fields.trusted.unwrap_or(current.trusted);
+    let retargeted = moved || fields.docker_socket.as_ref().is_some_and(|s| *s != current.docker_socket);
+    let trust_lost = current.trusted && retargeted && !fields.caller_may_trust;
+    let trusted = if trust_lost { false } else { fields.trusted.unwrap_or(current.trusted) };
     check_trust(fields.connection.unwrap_or(current.connection), trusted)?;
     let edge = edge_settings(fields.edge.as_ref(), current.edge)?;
     let now = time::now();
@@ -404,6 +411,12 @@ pub async fn update_in(
     if trusted != current.trusted {
         record_trust(conn, id, trusted, actor).await?;
         metadata = serde_json::json!({ "trusted": { "from": current.trusted, "to": trusted } });
+        if trust_lost {
+            metadata["trust_cleared"] = serde_json::json!(
+                "the Playroom now names another Docker host (host, port, user, connection or docker_socket changed) \
+                 and the change was made without playrooms:trust: an operator must mark it trusted again"
+            );
+        }
     }
     events::record(conn, NewEvent::new(account_id, "playroom", id, "updated").actor(actor).metadata(metadata)).await?;
     let room = get_in(conn, account_id, id).await?;
