@@ -117,8 +117,13 @@ async fn an_image_cannot_plant_links_in_the_files_volume() {
     let w = World::start().await;
     let content = b"from play\n".to_vec();
     // Where play will write the file: `<key>/file`, the link at `<key>`.
-    let planted =
-        play_core::desired::mounted_file_path(&format!("{:x}", Sha256::digest(&content)), "/etc/app.conf", None);
+    let planted = play_core::desired::mounted_file_path(
+        &format!("{:x}", Sha256::digest(&content)),
+        "/etc/app.conf",
+        None,
+        true,
+        &[],
+    );
     let planted = planted.trim_end_matches("/file").to_owned();
     let image = format!("play-test/links:{}", &w.installation[..8]);
     let compose = format!(

@@ -4,8 +4,8 @@
 //! The files of a Playground live in one named volume play creates,
 //! `<project>__play_files` (a key Compose cannot declare: Compose volume
 //! names start with a letter or digit), each at `<key>/file`, where the key
-//! is a digest of the file's content, `mount_path` and project path, never
-//! of its row id ([`rel_path`]).
+//! is a digest of the file's content, `mount_path`, project path, `readonly`
+//! and target services, never of its row id ([`rel_path`]).
 //! A service container gets each of its files as a bind mount of that path
 //! under the volume's mount point, at the file's `mount_path`, read-only
 //! when the file is `readonly`. So:
@@ -52,20 +52,30 @@ pub struct FileMountSpec {
 }
 
 /// The path of `file` inside the files volume: `<key>/file`, the key the
-/// first 24 hex digits of SHA-256 over its content's digest, `mount_path`
-/// and project path. It changes with any of them and with nothing else
-/// (not the row id, which another revision of the Playspec changes). Two
-/// files share a path only if they hold the same content at the same
-/// places, so a writable file is never shared with another one.
+/// first 24 hex digits of SHA-256 over its content's digest, `mount_path`,
+/// project path, `readonly` and target services. It changes with any of
+/// them and with nothing else (not the row id, which another revision of
+/// the Playspec changes). Two files share a path only if they hold the same
+/// content at the same places with the same access for the same services,
+/// so a file one service may write is never the one another service reads
+/// as read-only (issue #27, item 9: across revisions, an old container's
+/// read-only file and a new revision's writable twin would otherwise be one
+/// file on the host).
 pub fn rel_path(file: &MountedFile) -> String {
-    rel_path_of(&file.sha256, &file.mount_path, file.path.as_deref())
+    rel_path_of(&file.sha256, &file.mount_path, file.path.as_deref(), file.readonly, &file.target_services)
 }
 
 /// [`rel_path`] of a file with content digest `sha256` (hex), mounted at
-/// `mount_path`, with project path `path`.
-pub fn rel_path_of(sha256: &str, mount_path: &str, path: Option<&str>) -> String {
+/// `mount_path`, with project path `path`, `readonly`, for `targets` (in
+/// any order; empty means every service).
+pub fn rel_path_of(sha256: &str, mount_path: &str, path: Option<&str>, readonly: bool, targets: &[String]) -> String {
     let mut key = Sha256::new();
-    for part in [sha256, mount_path, path.unwrap_or("")] {
+    let mut targets: Vec<&str> = targets.iter().map(String::as_str).collect();
+    targets.sort_unstable();
+    targets.dedup();
+    let access = if readonly { "ro" } else { "rw" };
+    let count = targets.len().to_string();
+    for part in [sha256, mount_path, path.unwrap_or(""), access, &count].into_iter().chain(targets) {
         key.update(part.len().to_le_bytes());
         key.update(part.as_bytes());
     }

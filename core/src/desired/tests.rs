@@ -108,6 +108,21 @@ fn mounted_files_go_to_their_services_and_their_content_is_in_the_hash() {
     let files = &d4.services[0].container.files;
     assert_ne!(files[0].rel_path, files[1].rel_path);
 
+    // Issue #27, item 9: the same content at the same place, once
+    // read-only and once writable, or for other services, is two files:
+    // a service that may write its copy never changes what another
+    // service (or an old container of another revision) reads.
+    let base = file(1, "/etc/a.conf", &["web"], "aaaaaaaaaaaaaaaa");
+    let mut writable = base.clone();
+    writable.readonly = !base.readonly;
+    let mut elsewhere = base.clone();
+    elsewhere.target_services = vec!["web".into(), "db".into()];
+    assert_ne!(super::files::rel_path(&base), super::files::rel_path(&writable));
+    assert_ne!(super::files::rel_path(&base), super::files::rel_path(&elsewhere));
+    let mut reordered = elsewhere.clone();
+    reordered.target_services.reverse();
+    assert_eq!(super::files::rel_path(&elsewhere), super::files::rel_path(&reordered), "the order says nothing");
+
     // No files: no files volume.
     assert!(desired(&Inputs::new(&p, &model)).unwrap().volumes.is_empty());
 }
