@@ -159,6 +159,9 @@ async fn a_failing_receiver_is_retried_with_growing_gaps_then_disabled_at_10() {
     let s = setup(WebhooksConfig { retry_schedule: schedule.clone(), ..config() }).await;
     let r = Receiver::start("127.0.0.1", Mode::Status(500)).await;
     let e = s.endpoint(&r.url(), &["playspec.created"], &[]).await;
+    // Issue #27, item 11: another endpoint learns of the disable.
+    let watcher = Receiver::start("127.0.0.1", Mode::Status(200)).await;
+    s.endpoint(&watcher.url(), &["webhook_endpoint.disabled"], &[]).await;
     s.event("playspec", 1, "created").await;
 
     let hits = r.wait_for(10, Duration::from_secs(20)).await;
@@ -179,8 +182,66 @@ async fn a_failing_receiver_is_retried_with_growing_gaps_then_disabled_at_10() {
     let disabled: Vec<_> = recorded.iter().filter(|ev| ev.event_type == "webhook_endpoint.disabled").collect();
     assert_eq!(disabled.len(), 1, "one event says the endpoint was disabled");
     assert_eq!(disabled[0].entity_id, e.id);
+    let told = watcher.wait_for(1, Duration::from_secs(10)).await;
+    assert_eq!(told[0].header("x-webhook-event"), "webhook_endpoint.disabled");
+    assert_eq!(told[0].json()["entity_id"].as_i64(), Some(e.id), "{}", told[0].json());
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(r.hits().len(), 10, "nothing more is sent");
+    assert_eq!(watcher.hits().len(), 1, "the watcher is told once");
+}
+
+/// Issue #27, item 11: with two attempts of one endpoint in flight, the
+/// one answered after the tenth failure disabled the endpoint used to
+/// count an eleventh. Both attempts are claimed while the endpoint is
+/// enabled and recorded one after the other, as the dispatcher does.
+#[tokio::test]
+async fn an_attempt_answered_after_the_disable_is_not_counted() {
+    use play_core::store::webhook_deliveries::Attempt;
+    use play_core::store::webhook_dispatch::{self, ClaimLimits, EndpointEffect};
+
+    let test_store = play_core::testing::store().await;
+    let store = test_store.store.clone();
+    let secrets = MasterKey::generate().secret_box();
+    let (account, _) = accounts::create_account(&store, "race").await.unwrap();
+    let changes = Changes {
+        url: Some("http://127.0.0.1:9/hook".to_owned()),
+        events: Some(vec!["template.created".to_owned()]),
+        secret: Some(SECRET.to_owned()),
+        ..Changes::default()
+    };
+    let (e, _) = webhooks::create(&store, &secrets, account.id, changes, &QuotaLimits::default()).await.unwrap();
+    let mut tx = store.write().await.unwrap();
+    for id in [1, 2] {
+        events::record(&mut tx, events::NewEvent::new(account.id, "template", id, "created")).await.unwrap();
+    }
+    tx.commit().await.unwrap();
+    for event in events::undispatched(&store, 10).await.unwrap() {
+        webhook_dispatch::fan_out(&store, &event).await.unwrap();
+    }
+    let limits = ClaimLimits { total: 10, per_endpoint: 2, hold: Duration::from_secs(60) };
+    let claimed = webhook_dispatch::claim_due(&store, &secrets, "r1", limits, &Default::default()).await.unwrap();
+    assert_eq!(claimed.len(), 2, "both attempts in flight");
+    sqlx::query("UPDATE webhook_endpoints SET failure_count = 9 WHERE id = $1")
+        .bind(e.id)
+        .execute(store.pool())
+        .await
+        .unwrap();
+    let failed = || Attempt {
+        status: DeliveryStatus::Failed,
+        next_attempt_at: Some(play_core::time::now()),
+        status_code: Some(500),
+        error: None,
+        duration_ms: 1,
+        response_snippet: None,
+    };
+    let effect = EndpointEffect::Failed { gone: false };
+    let tenth = webhook_dispatch::record(&store, &claimed[0], failed(), effect).await.unwrap();
+    assert_eq!(tenth.failure_count, 10);
+    assert!(tenth.disabled.is_some(), "the tenth failure disables");
+    webhook_dispatch::record(&store, &claimed[1], failed(), effect).await.unwrap();
+    let endpoint = webhooks::get(&store, account.id, e.id).await.unwrap();
+    assert_eq!((endpoint.enabled, endpoint.failure_count), (false, 10), "{endpoint:?}");
+    assert_eq!(endpoint.disabled_reason.as_deref(), Some("10 consecutive failed deliveries"));
 }
 
 #[tokio::test]

@@ -244,16 +244,25 @@ pub async fn record(store: &Store, claimed: &Claimed, attempt: Attempt, effect: 
     .await?;
     let gone = match effect {
         EndpointEffect::Succeeded => {
-            sqlx::query("UPDATE webhook_endpoints SET failure_count = 0 WHERE id = $1 AND failure_count <> 0")
-                .bind(claimed.endpoint_id)
-                .execute(&mut *tx)
-                .await?;
+            // A disabled endpoint keeps the count that disabled it: an
+            // attempt claimed before the disable and answered after it
+            // changes nothing on the endpoint.
+            sqlx::query(
+                "UPDATE webhook_endpoints SET failure_count = 0 WHERE id = $1 AND failure_count <> 0 AND enabled = 1",
+            )
+            .bind(claimed.endpoint_id)
+            .execute(&mut *tx)
+            .await?;
             tx.commit().await?;
             return Ok(Recorded { failure_count: 0, disabled: None });
         }
         EndpointEffect::Failed { gone } => gone,
     };
-    sqlx::query("UPDATE webhook_endpoints SET failure_count = failure_count + 1 WHERE id = $1")
+    // Only an enabled endpoint counts failures: with several attempts in
+    // flight per endpoint, the ones answered after the tenth failure
+    // disabled it would otherwise count on (issue #27, item 11: it was
+    // disabled "after 11").
+    sqlx::query("UPDATE webhook_endpoints SET failure_count = failure_count + 1 WHERE id = $1 AND enabled = 1")
         .bind(claimed.endpoint_id)
         .execute(&mut *tx)
         .await?;

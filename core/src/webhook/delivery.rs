@@ -18,9 +18,8 @@ pub const USER_AGENT: &str = "Service-Webhook/1.0";
 /// spec's limit).
 pub const DISABLE_AFTER_FAILURES: i64 = 10;
 
-/// The event recorded when the dispatcher disables an endpoint. Recorded in
-/// the outbox (and visible in the account's events) but not subscribable:
-/// the spec's event table does not name it.
+/// The event recorded when the dispatcher disables an endpoint, offered to
+/// the account's other endpoints (the disabled one gets nothing more).
 pub const DISABLED_EVENT: &str = "webhook_endpoint.disabled";
 
 /// Whether endpoint `endpoint_id` with `subscription` receives an event of
@@ -140,6 +139,8 @@ mod tests {
         assert!(!delivers_to(3, &sub, "playspec.created", 7));
         assert!(delivers_to(3, &Subscription::default(), TEST_EVENT, 3), "unsubscribed, still tested");
         assert!(!delivers_to(4, &sub, TEST_EVENT, 3));
-        assert!(!delivers_to(3, &sub, DISABLED_EVENT, 3), "not subscribable");
+        assert!(!delivers_to(3, &sub, DISABLED_EVENT, 3), "not subscribed");
+        let watcher = Subscription { events: vec![DISABLED_EVENT.into()], event_filters: BTreeMap::new() };
+        assert!(delivers_to(4, &watcher, DISABLED_EVENT, 3), "subscribed: another endpoint's disable");
     }
 }

@@ -28,9 +28,11 @@ pub const TEST_EVENT: &str = "webhook.test";
 /// Every event type an endpoint may subscribe to: the types play records
 /// (every `NewEvent` across the code, checked by a test below) that the
 /// spec's event table names, its "further" Playground types, and
-/// `webhook.test`. Playroom edge events (`playroom.edge.failed`,
-/// `playroom.edge.restored`) are recorded but not offered: the spec's
-/// Playroom row lists only created, updated and destroyed.
+/// `webhook.test`, and `webhook_endpoint.disabled` (so a user learns of an
+/// endpoint the dispatcher disabled through another one, without polling).
+/// Playroom edge events (`playroom.edge.failed`, `playroom.edge.restored`)
+/// are recorded but not offered: the spec's Playroom row lists only
+/// created, updated and destroyed.
 pub const EVENT_TYPES: &[&str] = &[
     "playground.created",
     "playground.updated",
@@ -55,6 +57,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "template.destroyed",
     "api_key.created",
     "api_key.destroyed",
+    delivery::DISABLED_EVENT,
     TEST_EVENT,
 ];
 

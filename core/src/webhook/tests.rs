@@ -18,7 +18,7 @@ fn fields(errors: FieldErrors) -> Vec<String> {
 }
 
 /// Recorded types that the spec's event table does not name.
-const RECORDED_NOT_OFFERED: &[&str] = &["playroom.edge.failed", "playroom.edge.restored", delivery::DISABLED_EVENT];
+const RECORDED_NOT_OFFERED: &[&str] = &["playroom.edge.failed", "playroom.edge.restored"];
 
 fn sources(dir: &Path, out: &mut Vec<String>) {
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
