@@ -153,6 +153,30 @@ async fn the_edge_routes_by_host_and_path_survives_its_removal_and_keeps_tenants
         world.detail(id).await.0.as_u16() == 404
     })
     .await;
+    // Issue #27, item 12: a crash may leave an edge container in
+    // `Created`, under another name; the delete removes it too.
+    let labels = [
+        format!("label=dev.play.installation={}", world.installation),
+        format!("label=dev.play.edge-playroom={}", world.playroom),
+    ];
+    let stale = format!("{edge_name}-stale");
+    let mut create = std::process::Command::new("docker");
+    create.args(["create", "--name", &stale]);
+    for l in &labels {
+        create.args(["--label", l.trim_start_matches("label=")]);
+    }
+    run(create.args([BUSYBOX_IMAGE, "true"]));
+    let labelled = |what: &str| {
+        let mut args = vec![what, "ls", "-q"];
+        if what == "container" {
+            args.push("-a");
+        }
+        for l in &labels {
+            args.extend(["--filter", l.as_str()]);
+        }
+        docker_lines(&args)
+    };
+    assert!(!labelled("volume").is_empty(), "the edge's volumes exist before the delete");
     let r = world.app.delete(&format!("/api/playrooms/{}", world.playroom), &world.app.admin).await;
     assert!(r.status.is_success(), "{}", r.text);
     let r = world.app.get(&format!("/api/playrooms/{}", world.playroom), &world.app.admin).await;
@@ -165,5 +189,11 @@ async fn the_edge_routes_by_host_and_path_survives_its_removal_and_keeps_tenants
         play_core::store::sweep::playroom_account(world.app.store(), world.playroom).await.unwrap().is_none()
     })
     .await;
+    assert_eq!(labelled("container"), Vec::<String>::new(), "no container labelled with the deleted Playroom's edge");
+    assert_eq!(labelled("volume"), Vec::<String>::new(), "no volume (certificates, ACME keys) left behind");
+    assert!(
+        !docker_lines(&["network", "ls", "--format", "{{.Name}}"]).contains(&edge_network),
+        "the installation's edge network goes with its last user on the engine"
+    );
     assert!(world.event_types().await.iter().any(|t| t == "playroom.destroyed"));
 }

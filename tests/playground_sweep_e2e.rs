@@ -285,6 +285,24 @@ async fn a_sweep_removes_objects_of_playgrounds_without_a_row_and_nothing_else()
     create("network", &name("edge"), &[test_label.as_str(), &ours]);
     run_container(&name("plain"), "bridge", &[test_label.as_str()]);
 
+    // Issue #27, item 12: the edge of a Playroom that has no row any more
+    // (a container a crash left `Created`, and its data volume), beside
+    // the edge of the live Playroom and another installation's edge of
+    // the same id.
+    let gone_edge = format!("dev.play.edge-playroom={}", w.playroom + 1000);
+    let live_edge = format!("dev.play.edge-playroom={}", w.playroom);
+    let gone_edge_labels = [test_label.as_str(), &ours, &gone_edge];
+    docker(
+        &[&["create", "--name", &name("gone-edge")][..], &labels(&gone_edge_labels), &["play-test/busybox:1"]].concat(),
+    );
+    create("volume", &name("gone-edge-data"), &gone_edge_labels);
+    create("volume", &name("live-edge-data"), &[test_label.as_str(), &ours, &live_edge]);
+    create(
+        "volume",
+        &name("other-edge-data"),
+        &[test_label.as_str(), "dev.play.installation=someone-else", &gone_edge],
+    );
+
     let live_before = project_containers(&live_project);
     let leaving_before = project_containers(&leaving_project);
     assert_eq!(live_before.len(), 1);
@@ -298,6 +316,13 @@ async fn a_sweep_removes_objects_of_playgrounds_without_a_row_and_nothing_else()
         assert!(Instant::now() < deadline, "the orphaned container and network are still there");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+
+    while exists("container", &name("gone-edge")) || exists("volume", &name("gone-edge-data")) {
+        assert!(Instant::now() < deadline, "the edge of a Playroom without a row is still there");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(exists("volume", &name("live-edge-data")), "the live Playroom's edge was touched");
+    assert!(exists("volume", &name("other-edge-data")), "another installation's edge was touched");
 
     assert!(exists("volume", &name("orphan-vol")), "named volumes are never swept");
     assert!(running(&name("other")), "another installation's container was touched");

@@ -40,10 +40,23 @@ pub async fn playroom_account(store: &Store, id: i64) -> Result<Option<i64>> {
 /// Which of `ids` have a Playground row, whatever its account, Playroom or
 /// status (a Playground being destroyed still has its row).
 pub async fn existing_playgrounds(store: &Store, ids: &[i64]) -> Result<BTreeSet<i64>> {
+    ids_matching(store, "SELECT id FROM playgrounds WHERE", ids).await
+}
+
+/// Which of `ids` are Playrooms that exist and are not being deleted: an
+/// edge object labelled with any other id is left over (its Playroom's
+/// delete pass was cut short, or the row was purged meanwhile).
+pub async fn live_playrooms(store: &Store, ids: &[i64]) -> Result<BTreeSet<i64>> {
+    ids_matching(store, "SELECT id FROM playrooms WHERE deleted_at IS NULL AND", ids).await
+}
+
+/// The ids among `ids` that `select` (`SELECT id FROM ... WHERE [...
+/// AND]`, completed with `id IN (...)`) returns, in chunks.
+async fn ids_matching(store: &Store, select: &str, ids: &[i64]) -> Result<BTreeSet<i64>> {
     let mut found = BTreeSet::new();
     for chunk in ids.chunks(CHUNK) {
         let placeholders: Vec<String> = (1..=chunk.len()).map(|n| format!("${n}")).collect();
-        let sql = format!("SELECT id FROM playgrounds WHERE id IN ({})", placeholders.join(", "));
+        let sql = format!("{select} id IN ({})", placeholders.join(", "));
         let mut query = sqlx::query(&sql);
         for id in chunk {
             query = query.bind(*id);

@@ -18,6 +18,9 @@ use play_core::desired::{LABEL_INSTALLATION, LABEL_PLAYGROUND};
 
 use crate::{Error, Result};
 
+/// The Playroom an edge container (and its volumes) serves: its id.
+pub const LABEL_EDGE_PLAYROOM: &str = "dev.play.edge-playroom";
+
 /// The engine's `filters` parameter: a filter name and the values it takes.
 pub type Filters = HashMap<String, Vec<String>>;
 
@@ -36,6 +39,17 @@ pub fn of_any_playground(installation: &str) -> Filters {
 /// Objects of Playground `playground_id` of `installation`.
 pub fn of_playground(installation: &str, playground_id: i64) -> Filters {
     by_labels(vec![format!("{LABEL_PLAYGROUND}={playground_id}"), installation_term(installation)])
+}
+
+/// Edge objects (containers, volumes) of `installation`, for any Playroom
+/// (the sweep, which then asks the store which Playrooms still live).
+pub fn of_any_edge(installation: &str) -> Filters {
+    by_labels(vec![installation_term(installation), LABEL_EDGE_PLAYROOM.to_owned()])
+}
+
+/// Edge objects of Playroom `playroom_id` of `installation`.
+pub fn of_edge(installation: &str, playroom_id: i64) -> Filters {
+    by_labels(vec![installation_term(installation), format!("{LABEL_EDGE_PLAYROOM}={playroom_id}")])
 }
 
 /// Every container matching `filters`, running or not.
@@ -76,5 +90,7 @@ mod tests {
         assert_eq!(label(of_any_playground("abc")), ["dev.play.installation=abc", "dev.play.playground"]);
         assert_eq!(label(of_playground("abc", 7)), ["dev.play.playground=7", "dev.play.installation=abc"]);
         assert_eq!(of_playground("abc", 7).len(), 1, "label filters only");
+        assert_eq!(label(of_any_edge("abc")), ["dev.play.installation=abc", "dev.play.edge-playroom"]);
+        assert_eq!(label(of_edge("abc", 7)), ["dev.play.installation=abc", "dev.play.edge-playroom=7"]);
     }
 }

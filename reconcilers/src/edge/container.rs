@@ -3,8 +3,10 @@
 //!
 //! One container per Playroom and installation, `play-<installation, 6
 //! characters>-edge-<playroom id>`, labelled with the installation and
-//! [`LABEL_EDGE_PLAYROOM`] (never with a Playground, so neither a
-//! Playground's destroy nor the sweep removes it). It runs
+//! [`LABEL_EDGE_PLAYROOM`] (never with a Playground, so no Playground's
+//! destroy removes it), and so are its volumes. A deleted Playroom's pass
+//! removes all of them ([`remove_everything`]); the sweep removes those of
+//! Playrooms that no longer live. It runs
 //! `caddy run --config <bootstrap> --resume`:
 //! - the bootstrap (the whole config at creation time) is written into the
 //!   created container before it starts, so the admin endpoint is on the
@@ -28,19 +30,19 @@ use bollard::Docker;
 use bollard::models::{ContainerCreateBody, HostConfig, PortBinding, RestartPolicy, RestartPolicyNameEnum};
 use bollard::models::{EndpointSettings, NetworkingConfig, VolumeCreateOptions};
 use bollard::query_parameters::{
-    CreateContainerOptions, InspectContainerOptions, StartContainerOptions, UploadToContainerOptions,
+    CreateContainerOptions, InspectContainerOptions, InspectNetworkOptions, StartContainerOptions,
+    UploadToContainerOptions,
 };
 use play_core::desired::{LABEL_INSTALLATION, edge_network_name};
 use play_core::edge::EdgeSettings;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::docker::{remove, status_of};
+use crate::docker::{labels, remove, status_of};
 use crate::host::pull_image;
 use crate::{Error, Result};
 
-/// The Playroom an edge container serves (its id).
-pub const LABEL_EDGE_PLAYROOM: &str = "dev.play.edge-playroom";
+pub use crate::docker::labels::LABEL_EDGE_PLAYROOM;
 /// Digest of what the container is made from.
 pub const LABEL_EDGE_SPEC: &str = "dev.play.edge-spec";
 /// Where the bootstrap config is written in the container.
@@ -130,6 +132,47 @@ pub async fn observe(docker: &Docker, name: &str) -> Result<Option<Observed>> {
 /// Removes the edge container (and keeps its volumes: certificates).
 pub async fn remove(docker: &Docker, name: &str) -> Result<()> {
     remove::container(docker, name, "remove the edge container").await
+}
+
+/// Removes every object labelled with Playroom `playroom_id`'s edge of
+/// `installation` on the engine, whatever its name or state (a container
+/// a crash left `Created`, one of an older naming), then its volumes
+/// (Caddy's certificates and ACME account keys: the Playroom is gone, and
+/// nothing else may read them), then the shared edge network `network`
+/// when nothing is attached to it any more. For a deleted Playroom, and
+/// for the sweep's left-over edges; idempotent.
+pub async fn remove_everything(docker: &Docker, installation: &str, playroom_id: i64, network: &str) -> Result<()> {
+    let filters = labels::of_edge(installation, playroom_id);
+    for c in labels::containers(docker, &filters).await? {
+        if let Some(id) = c.id {
+            remove::container(docker, &id, "remove the edge container").await?;
+        }
+    }
+    for v in labels::volumes(docker, &filters).await? {
+        remove::volume(docker, &v.name).await?;
+    }
+    remove_network_if_unused(docker, network).await
+}
+
+/// Removes the shared edge network `network` unless a container is
+/// attached to it (another Playroom's edge on the same engine, a routed
+/// service). The engine refuses to remove a network in use, so a container
+/// that joins between the look and the removal keeps it; a Playground pass
+/// that needs it again creates it (`crate::playground::edge::create`).
+pub async fn remove_network_if_unused(docker: &Docker, network: &str) -> Result<()> {
+    let inspected = match docker.inspect_network(network, None::<InspectNetworkOptions>).await {
+        Ok(n) => n,
+        Err(e) if status_of(&e) == Some(404) => return Ok(()),
+        Err(e) => return Err(Error::docker("inspect the edge network", e)),
+    };
+    if inspected.containers.is_some_and(|c| !c.is_empty()) {
+        return Ok(());
+    }
+    match docker.remove_network(network).await {
+        // Gone, or in use after all ("has active endpoints").
+        Err(e) if matches!(status_of(&e), Some(403 | 404 | 409)) => Ok(()),
+        other => other.map_err(|e| Error::docker("remove the edge network", e)),
+    }
 }
 
 /// Creates and starts the edge container with `bootstrap` as its first

@@ -61,15 +61,22 @@ async fn converge(r: &EdgeReconciler, fence: Fence<'_>, room: &Playroom, target:
     let spec = EdgeSpec::new(&installation, room.id, &room.edge, &r.config.image, &r.config.admin_dir);
     let docker = r.gateway.docker(target).await?;
     let observed = container::observe(&docker, &spec.name).await?;
-    if !room.edge.enabled || room.deleted_at.is_some() {
+    if room.deleted_at.is_some() {
+        // A deleted Playroom leaves nothing of its edge behind: container
+        // in any state, volumes (certificates, ACME keys), and the shared
+        // network once unused. Its row waited for this and goes now.
+        container::remove_everything(&docker, &installation, room.id, &spec.network).await?;
+        edges::forget(&r.store, fence, room.id).await?.held()?;
+        playrooms::purge(&r.store, room.id).await?;
+        return Ok(Action::await_change());
+    }
+    if !room.edge.enabled {
+        // Disabled, not deleted: the volumes keep the certificates for
+        // when it is enabled again.
         if observed.is_some() {
             container::remove(&docker, &spec.name).await?;
         }
         edges::forget(&r.store, fence, room.id).await?.held()?;
-        // A deleted Playroom waited for this: its row goes now.
-        if room.deleted_at.is_some() {
-            playrooms::purge(&r.store, room.id).await?;
-        }
         return Ok(Action::await_change());
     }
 

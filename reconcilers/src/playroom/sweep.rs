@@ -45,6 +45,14 @@
 //! each pass also asks to be run again after it. Passes write nothing to the
 //! store, so they need no fencing: removing an orphan twice is harmless.
 //!
+//! # Edges of Playrooms that are gone
+//!
+//! The same pass removes edge objects (labelled `dev.play.edge-playroom`)
+//! of this installation whose Playroom has no live row: the container in
+//! any state, its volumes, and the shared edge network once nothing is
+//! attached. A deleted Playroom's own edge pass does this before its row
+//! is purged; the sweep covers a pass cut short.
+//!
 //! This module owns the sweep's decision ([`plan`]); the label filters,
 //! the ownership check and the removals are `crate::docker`'s, shared with
 //! the Playground reconciler, and are not written again here.
@@ -56,8 +64,11 @@ use bollard::Docker;
 use play_core::secrets::SecretBox;
 use play_core::store::{Store, playrooms, sweep};
 
+use play_core::desired::edge_network_name;
+
 use crate::docker::ownership::playground_of;
 use crate::docker::{labels, remove};
+use crate::edge::container::remove_everything;
 use crate::host::DockerHostGateway;
 use crate::runtime::{Action, Ctx, Reconciler};
 use crate::{Error, Result};
@@ -212,6 +223,47 @@ impl PlayroomSweep {
     }
 }
 
+impl PlayroomSweep {
+    /// Removes the edge objects (containers in any state, volumes, then the
+    /// shared edge network once unused) of Playrooms of this installation
+    /// that no longer live on this engine's rows: a delete pass cut short,
+    /// or a row purged meanwhile. Host first, rows second, as above: an
+    /// edge is only ever made for a committed, live Playroom.
+    async fn sweep_edges(&self, room: i64, docker: &Docker, installation: &str) -> Result<()> {
+        let filters = labels::of_any_edge(installation);
+        let edge_of = |labels: Option<&std::collections::HashMap<String, String>>| {
+            labels?.get(labels::LABEL_EDGE_PLAYROOM)?.parse::<i64>().ok()
+        };
+        let mut ids = BTreeSet::new();
+        for c in labels::containers(docker, &filters).await? {
+            ids.extend(edge_of(c.labels.as_ref()));
+        }
+        for v in labels::volumes(docker, &filters).await? {
+            ids.extend(edge_of(Some(&v.labels)));
+        }
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let listed: Vec<i64> = ids.iter().copied().collect();
+        let live = sweep::live_playrooms(&self.store, &listed).await?;
+        let network = edge_network_name(installation);
+        for gone in ids.difference(&live) {
+            match remove_everything(docker, installation, *gone, &network).await {
+                Ok(()) => tracing::info!(
+                    playroom = room,
+                    edge_of = gone,
+                    "sweep: removed the edge of a Playroom that no longer exists"
+                ),
+                Err(e @ Error::Host(_)) => return Err(e),
+                Err(e) => {
+                    tracing::warn!(playroom = room, edge_of = gone, error = %e, "sweep: could not remove a left-over edge; trying again next sweep")
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Reconciler for PlayroomSweep {
     const NAME: &'static str = "playroom_sweep";
     const KIND: play_core::wake::Kind = play_core::wake::Kind::Playroom;
@@ -235,6 +287,7 @@ impl Reconciler for PlayroomSweep {
             });
         tracing::debug!(playroom = id, found = found.len(), orphans = ?per_playground, "sweep pass");
         self.apply(id, &docker, &plan).await?;
+        self.sweep_edges(id, &docker, &installation).await?;
         Ok(Action::requeue_after(self.config.interval))
     }
 
