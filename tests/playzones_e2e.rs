@@ -255,3 +255,53 @@ async fn a_loopback_repository_the_operator_did_not_allowlist_is_refused_before_
     assert_eq!(list, json!([]), "nothing half-created");
     assert_eq!(git.request_count(), 0, "the git server was reached");
 }
+
+/// Issue #27, item 1: a key that may edit a Playzone points it at a git
+/// server it controls (another origin on loopback). The stored token must
+/// never reach that server: the change drops it (public Playzone) or is
+/// refused until the token is sent again (private one). A new path on the
+/// same origin keeps it.
+#[tokio::test]
+async fn a_stored_token_never_follows_the_url_to_another_origin() {
+    let git = GitServer::start();
+    git.create_repo("app", Access::Private { token: TOKEN.into() }, &[("main", &[("README", file("x"))])]);
+    git.create_repo("other", Access::Private { token: TOKEN.into() }, &[("main", &[("README", file("y"))])]);
+    let attacker = GitServer::start();
+    attacker.create_repo("app", Access::Public, &[("main", &[("README", file("bait"))])]);
+    let serve = Serve::start("127.0.0.1").await;
+
+    // A private Playzone: moving it elsewhere without the token is refused
+    // and changes nothing.
+    let private = serve
+        .create(json!({"name": "private", "scm_url": git.url("app"), "private": true, "credentials": TOKEN}))
+        .await;
+    assert_eq!(serve.synced(private).await["status"], "active");
+    let path = format!("/api/playzones/{private}");
+    let moved = json!({"playzone": {"scm_url": attacker.url("app")}});
+    let (status, r) = serve.call(reqwest::Method::PATCH, &path, Some(moved)).await;
+    assert_eq!(status, 422, "{r}");
+    assert!(r["error"]["details"]["playzone.credentials"][0].as_str().unwrap().contains("another origin"), "{r}");
+    let (_, z) = serve.get(&path).await;
+    assert_eq!((z["scm_url"].as_str(), z["has_credentials"].as_bool()), (Some(git.url("app").as_str()), Some(true)));
+
+    // Another path on the same origin keeps the token.
+    let (status, r) =
+        serve.call(reqwest::Method::PATCH, &path, Some(json!({"playzone": {"scm_url": git.url("other")}}))).await;
+    assert_eq!(status, 200, "{r}");
+    let z = serve.synced(private).await;
+    assert_eq!((z["status"].as_str(), z["has_credentials"].as_bool()), (Some("active"), Some(true)), "{z}");
+
+    // A public Playzone with a token: the move drops the token.
+    let public = serve.create(json!({"name": "public", "scm_url": git.url("app"), "credentials": TOKEN})).await;
+    assert_eq!(serve.synced(public).await["status"], "active");
+    let path = format!("/api/playzones/{public}");
+    let moved = json!({"playzone": {"scm_url": attacker.url("app")}});
+    let (status, r) = serve.call(reqwest::Method::PATCH, &path, Some(moved)).await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["has_credentials"], false, "{r}");
+    let z = serve.synced(public).await;
+    assert_eq!(z["status"], "active", "{z}");
+    let seen = attacker.requests();
+    assert!(!seen.is_empty(), "the sync reached the new origin");
+    assert!(seen.iter().all(|r| !r.authorization), "the new origin saw a token: {seen:?}");
+}

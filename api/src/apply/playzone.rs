@@ -53,7 +53,8 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         private: Some(spec.private.unwrap_or(false)),
         credentials: spec.credentials.clone(),
     };
-    let stored = current.as_ref().map(|z| Stored { private: z.private, has_token: z.has_credentials });
+    let stored =
+        current.as_ref().map(|z| Stored { private: z.private, has_token: z.has_credentials, scm_url: &z.scm_url });
     let checked = changes(input, stored, cx.state).map_err(|e| rekeyed(e, "playzone", object))?;
     let before = current.as_ref().map(live);
     let decision = decide(cx, object, &redacted, before.as_ref());

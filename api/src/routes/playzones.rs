@@ -351,7 +351,7 @@ pub async fn update(
         private: b.private,
         credentials: b.credentials,
     };
-    let stored = Stored { private: current.private, has_token: current.has_credentials };
+    let stored = Stored { private: current.private, has_token: current.has_credentials, scm_url: &current.scm_url };
     let changes = changes(input, Some(stored), &state)?;
     let sync = changes.needs_sync();
     let playzone =

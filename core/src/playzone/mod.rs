@@ -149,9 +149,26 @@ impl Changes {
 
 /// What [`Changes::validate`] needs to know of a stored Playzone.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Stored {
+pub struct Stored<'a> {
     pub private: bool,
     pub has_token: bool,
+    /// The stored URL: a token is only ever sent to the origin it was
+    /// given for (see [`Changes::validate`]).
+    pub scm_url: &'a str,
+}
+
+/// Whether two repository URLs name the same origin (scheme, host and
+/// port, as the transport connects): a stored token may follow a change of
+/// path, never of origin. Text that does not parse has no origin, so it
+/// never matches.
+pub fn same_origin(a: &str, b: &str) -> bool {
+    match (url::Url::parse(a), url::Url::parse(b)) {
+        (Ok(a), Ok(b)) => {
+            let origin = a.origin();
+            origin.is_tuple() && origin == b.origin()
+        }
+        _ => false,
+    }
 }
 
 fn field(name: &str) -> String {
@@ -164,6 +181,13 @@ impl Changes {
     /// updated (`None` on create): a private Playzone needs a token, the
     /// request's or the stored one, as long as no source-hosting app
     /// installation can stand in for it.
+    ///
+    /// A new `scm_url` on another origin (scheme, host, port) than the
+    /// stored one drops the stored token unless the request carries
+    /// `credentials` again: otherwise a key that may only edit the
+    /// Playzone could point it at a host it controls and have the next
+    /// sync send it the token (issue #27, item 1). A private Playzone then
+    /// needs the token in the same request (422 naming why).
     pub fn validate(input: Input, stored: Option<Stored>, policy: &RepositoryPolicy) -> Result<Changes, FieldErrors> {
         let creating = stored.is_none();
         let mut errors = FieldErrors::new();
@@ -201,17 +225,24 @@ impl Changes {
             }
         };
         let stored = stored.unwrap_or_default();
+        let moved_origin = stored.has_token && scm_url.as_deref().is_some_and(|url| !same_origin(url, stored.scm_url));
+        let credentials = match credentials {
+            None if moved_origin => Some(None),
+            other => other,
+        };
         let private = input.private.unwrap_or(stored.private);
         let has_token = match &credentials {
             Some(token) => token.is_some(),
             None => stored.has_token,
         };
         if private && !has_token {
-            push_field_error(
-                &mut errors,
-                field("credentials"),
-                "a private repository needs an access token here (no source-hosting app is installed on the account)",
-            );
+            let message = if moved_origin {
+                "the new scm_url is on another origin (scheme, host or port) than the stored access token was given \
+                 for: send the token again in credentials (a stored token never follows the URL to another host)"
+            } else {
+                "a private repository needs an access token here (no source-hosting app is installed on the account)"
+            };
+            push_field_error(&mut errors, field("credentials"), message);
         }
         if !errors.is_empty() {
             return Err(errors);

@@ -69,10 +69,38 @@ fn a_private_repository_needs_a_token() {
     input.credentials = Some("ghp_abc123".into());
     Changes::validate(input, None, &policy()).expect("token given");
     // On update the stored token counts, and removing it is refused.
-    let stored = Stored { private: true, has_token: true };
+    let stored = Stored { private: true, has_token: true, scm_url: "https://git.example.com/team/app" };
     Changes::validate(Input::default(), Some(stored), &policy()).expect("keeps the token");
     let remove = Input { credentials: Some(String::new()), ..Input::default() };
     Changes::validate(remove, Some(stored), &policy()).expect_err("private without a token");
+}
+
+/// Issue #27, item 1: a stored token follows a new path on its origin,
+/// never a new origin.
+#[test]
+fn a_stored_token_never_follows_the_url_to_another_origin() {
+    let url = |u: &str| Input { scm_url: Some(u.into()), ..Input::default() };
+    let public = Stored { private: false, has_token: true, scm_url: "https://git.example.com/team/app" };
+    let same = Changes::validate(url("https://git.example.com/team/other.git"), Some(public), &policy()).unwrap();
+    assert_eq!(same.credentials, None, "same origin: the token stays");
+    for elsewhere in [
+        "https://attacker.example/team/app",
+        "https://git.example.com:8443/team/app",
+        "https://git.example.com.attacker.example/team/app",
+    ] {
+        let moved = Changes::validate(url(elsewhere), Some(public), &policy()).unwrap();
+        assert_eq!(moved.credentials, Some(None), "{elsewhere}: the stored token is dropped");
+    }
+    let mut with_token = url("https://attacker.example/team/app");
+    with_token.credentials = Some("tok-given-again".into());
+    let given = Changes::validate(with_token, Some(public), &policy()).unwrap();
+    assert_eq!(given.credentials, Some(Some("tok-given-again".into())), "a token sent again is kept");
+
+    let private = Stored { private: true, ..public };
+    let errors = Changes::validate(url("https://attacker.example/app"), Some(private), &policy()).unwrap_err();
+    assert!(messages(&errors, "playzone.credentials")[0].contains("another origin"), "{errors:?}");
+    assert!(same_origin("https://h.example/a", "https://H.example:443/b"), "default port, case");
+    assert!(!same_origin("https://h.example/a", "not a url"));
 }
 
 #[test]
