@@ -17,9 +17,11 @@ use base64::Engine;
 use play_core::apply::{Action, Kind, revision_name};
 use play_core::compose::ServiceType;
 use play_core::error::push_field_error;
+use play_core::scopes::Scope;
 use play_core::store::applied as rows;
 use play_core::store::playspec_files::{self, MAX_FILES_PER_PLAYSPEC, NewMountedFile};
 use play_core::store::playspecs::{self, Playspec};
+use play_core::store::playzones;
 use play_core::{FieldErrors, Result as CoreResult};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -236,6 +238,16 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
             exposure: s.exposure,
         });
     }
+    let linked: Vec<(String, i64)> = std::iter::once((object.field("spec.playzoneRef"), playzone_id))
+        .chain(
+            overrides
+                .iter()
+                .enumerate()
+                .map(|(j, o)| (object.field(&format!("spec.services[{j}].playzoneRef")), o.playzone_id)),
+        )
+        .filter_map(|(field, id)| Some((field, id?)))
+        .collect();
+    check_token_links(cx, &linked, &mut errors).await?;
     let input = PlayspecInput {
         name: Some(revision.clone()),
         description: spec.description,
@@ -394,4 +406,30 @@ fn under(object: &Object, prefix: &str, error: play_core::Error) -> ApiError {
         ),
         other => other.into(),
     }
+}
+
+/// A Playzone that holds an access token is linked only by a key that may
+/// read Playzones (`play_core::playzone::link`, issue #27 item 2): a
+/// `playzoneRef` to one, from a key without `playzones:read`, is refused.
+async fn check_token_links(
+    cx: &mut Cx<'_>,
+    linked: &[(String, i64)],
+    errors: &mut FieldErrors,
+) -> Result<(), ApiError> {
+    if cx.principal.scopes.grants(Scope::PlayzonesRead) {
+        return Ok(());
+    }
+    for (field, id) in linked {
+        // A Playzone of this set not written yet (dry run) holds no token
+        // of the store's; one written by this set is the caller's own.
+        let Some(zone) = found(playzones::get_in(cx.conn, cx.account(), *id).await)? else { continue };
+        if zone.has_credentials {
+            push_field_error(
+                errors,
+                field.clone(),
+                format!("Playzone {:?} holds an access token: linking it needs a key with playzones:read", zone.name),
+            );
+        }
+    }
+    Ok(())
 }

@@ -13,6 +13,7 @@ use play_core::FieldErrors;
 use play_core::compose::classify::ServiceType;
 use play_core::compose::{self, Issue, Policy, ServiceDefinition, ValidationReport};
 use play_core::error::push_field_error;
+use play_core::scopes::Scope;
 use play_core::store::playrooms;
 use play_core::store::playspec_files::{self, MountedFile, RegistryCredential};
 use play_core::store::playspecs::{self, Playspec, PlayspecFields};
@@ -321,10 +322,17 @@ async fn link(
     fields: &mut PlayspecFields,
     previous: &[ServiceDefinition],
 ) -> ApiResult<()> {
+    let may_read_playzones = principal.scopes.grants(Scope::PlayzonesRead);
     if let Some(Some(id)) = fields.playzone_id {
         match play_core::store::playzones::get(&state.store, principal.account_id, id).await {
             Err(play_core::Error::NotFound(_)) => {
                 return Err(ApiError::field("playspec.playzone_id", format!("no Playzone with id {id}")));
+            }
+            Ok(zone) if zone.has_credentials && !may_read_playzones => {
+                return Err(ApiError::field(
+                    "playspec.playzone_id",
+                    format!("Playzone {id} holds an access token: linking it needs a key with playzones:read"),
+                ));
             }
             other => {
                 other?;
@@ -338,6 +346,7 @@ async fn link(
         policy: &state.config.repository_policy,
         limits: &state.config.quotas,
         actor: principal.actor(),
+        may_read_playzones,
     };
     play_core::playzone::link::link(linker, services, previous, |d| format!("playspec.services.{}", d.name)).await?;
     Ok(())

@@ -215,8 +215,15 @@ pub async fn launch_compose(
     };
     // Build services naming their repository get its Playzone (found or
     // created) before anything else is written.
-    let linker =
-        crate::playzone::link::Linker { store, account_id, policy: limits.repositories, limits: limits.quotas, actor };
+    let linker = crate::playzone::link::Linker {
+        store,
+        account_id,
+        policy: limits.repositories,
+        limits: limits.quotas,
+        actor,
+        // A launch names repositories by URL only, never by id.
+        may_read_playzones: false,
+    };
     let playzones_created =
         crate::playzone::link::link(linker, &mut services, &[], |d| format!("compose_yaml.services.{}", d.name))
             .await?;
@@ -336,8 +343,15 @@ pub async fn launch_template(
     };
     // Build services naming their repository get its Playzone, as in a
     // Compose launch; a refused URL is the template body's error.
-    let linker =
-        crate::playzone::link::Linker { store, account_id, policy: limits.repositories, limits: limits.quotas, actor };
+    let linker = crate::playzone::link::Linker {
+        store,
+        account_id,
+        policy: limits.repositories,
+        limits: limits.quotas,
+        actor,
+        // A launch names repositories by URL only, never by id.
+        may_read_playzones: false,
+    };
     let playzones_created =
         crate::playzone::link::link(linker, &mut services, &[], |d| format!("template_body.services.{}", d.name))
             .await?;

@@ -6,10 +6,21 @@
 //!    Playzones;
 //! 2. else the Playzone it was linked to before (an update keeps links);
 //! 3. else its `svc/repo_url` names the repository: the account's oldest
-//!    Playzone with that URL is reused, or one is created (`auto_created`,
-//!    public, no token: a private repository needs its token set on the
-//!    Playzone, whose sync then says so). The URL passes the same
-//!    [`RepositoryPolicy`] as a Playzone created by hand.
+//!    Playzone with that URL **and no access token** is reused, or one is
+//!    created (`auto_created`, public, no token: a private repository
+//!    needs its token set on the Playzone, whose sync then says so). The
+//!    URL passes the same [`RepositoryPolicy`] as a Playzone created by
+//!    hand.
+//!
+//! A Playzone that holds an access token is linked only by an explicit
+//! `playzone_id` from a caller whose key may read Playzones
+//! (`playzones:read`, [`Linker::may_read_playzones`]); never by URL. A
+//! URL is text anyone can write into a Compose file, a template of another
+//! account, or a Launch under `launch:write` alone, and a linked
+//! repository's whole tree can be bound into any image the same Compose
+//! file chooses (`./:/src`): linking by URL would hand a private
+//! repository to whoever can name it (issue #27, item 2). A URL whose only
+//! Playzones hold tokens is refused, saying how to link one.
 //!
 //! A dynamic service left without a Playzone is allowed in the Playspec
 //! (it may be linked later); a Playground of it fails at `image_build`
@@ -32,6 +43,9 @@ pub struct Linker<'a> {
     pub policy: &'a RepositoryPolicy,
     pub limits: &'a QuotaLimits,
     pub actor: Actor,
+    /// Whether the caller's key holds `playzones:read`: only then may an
+    /// explicit `playzone_id` name a Playzone that holds a token.
+    pub may_read_playzones: bool,
 }
 
 /// Links `definitions` (see the [module documentation](self)); the ids of
@@ -43,55 +57,85 @@ pub async fn link(
     previous: &[ServiceDefinition],
     field: impl Fn(&ServiceDefinition) -> String,
 ) -> Result<Vec<i64>> {
-    let Linker { store, account_id, policy, limits, actor } = linker;
+    let Linker { store, account_id, policy, limits, actor, may_read_playzones } = linker;
+    let zones = playzones::list(store, account_id, false).await?;
+    // Every refusal is found before anything is created.
     let mut errors = FieldErrors::new();
     for def in definitions.iter().filter(|d| d.service_type == ServiceType::Dynamic) {
         if let Some(id) = def.playzone_id {
-            match playzones::get(store, account_id, id).await {
-                Ok(_) => {}
-                Err(Error::NotFound(_)) => push_field_error(
+            match zones.iter().find(|z| z.id == id) {
+                None => push_field_error(
                     &mut errors,
                     format!("{}.playzone_id", field(def)),
                     format!("no Playzone with id {id}"),
                 ),
-                Err(other) => return Err(other),
+                Some(zone) if zone.has_credentials && !may_read_playzones => push_field_error(
+                    &mut errors,
+                    format!("{}.playzone_id", field(def)),
+                    format!("Playzone {id} holds an access token: linking it needs a key with playzones:read"),
+                ),
+                Some(_) => {}
             }
+            continue;
         }
-        if def.playzone_id.is_none()
-            && let Some(url) = &def.repo_url
-            && let Err(message) = policy.check(url)
-        {
+        if previous_link(def, previous, &zones).is_some() {
+            continue;
+        }
+        let Some(url) = &def.repo_url else { continue };
+        if let Err(message) = policy.check(url) {
             push_field_error(&mut errors, format!("{}.labels.svc/repo_url", field(def)), message);
+            continue;
+        }
+        let url = url.trim_end_matches('/');
+        let same_url = || zones.iter().filter(|z| z.scm_url == url);
+        if same_url().next().is_some() && same_url().all(|z| z.has_credentials) {
+            push_field_error(
+                &mut errors,
+                format!("{}.labels.svc/repo_url", field(def)),
+                "the account's Playzone for this repository holds an access token, so it is never linked by URL \
+                 (a Compose file or template could otherwise bind a private repository into any image): link it \
+                 by its id (a Playspec's services[].playzone_id, with a key that has playzones:read)",
+            );
         }
     }
     if !errors.is_empty() {
         return Err(Error::Validation(errors));
     }
-    let mut created = Vec::new();
+    let mut created: Vec<playzones::Playzone> = Vec::new();
     for def in definitions.iter_mut().filter(|d| d.service_type == ServiceType::Dynamic) {
         if def.playzone_id.is_some() {
             continue;
         }
-        if let Some(before) = previous.iter().find(|p| p.name == def.name).and_then(|p| p.playzone_id)
-            && playzones::get(store, account_id, before).await.is_ok()
-        {
+        if let Some(before) = previous_link(def, previous, &zones) {
             def.playzone_id = Some(before);
             continue;
         }
         let Some(url) = def.repo_url.clone() else { continue };
         let url = url.trim_end_matches('/').to_owned();
-        let existing = playzones::list(store, account_id, false).await?.into_iter().find(|z| z.scm_url == url);
-        let zone = match existing {
-            Some(zone) => zone,
+        let tokenless = zones.iter().chain(&created).find(|z| z.scm_url == url && !z.has_credentials);
+        let id = match tokenless {
+            Some(zone) => zone.id,
             None => {
                 let zone = create_for(store, account_id, &url, limits, actor).await?;
-                created.push(zone.id);
-                zone
+                let id = zone.id;
+                created.push(zone);
+                id
             }
         };
-        def.playzone_id = Some(zone.id);
+        def.playzone_id = Some(id);
     }
-    Ok(created)
+    Ok(created.into_iter().map(|z| z.id).collect())
+}
+
+/// The Playzone `def`'s service was linked to in `previous` (an update
+/// keeps links), while it is still one of the account's `zones`.
+fn previous_link(
+    def: &ServiceDefinition,
+    previous: &[ServiceDefinition],
+    zones: &[playzones::Playzone],
+) -> Option<i64> {
+    let before = previous.iter().find(|p| p.name == def.name)?.playzone_id?;
+    zones.iter().any(|z| z.id == before).then_some(before)
 }
 
 /// A Playzone for `url`, named after its last path segment (made unique in
