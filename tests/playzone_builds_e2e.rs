@@ -33,6 +33,10 @@ fn dockerfile() -> String {
 const COMPOSE: &str = "services:\n  web:\n    build:\n      context: .\n      args:\n        GREETING: built-by-play\n\
                        \n  db:\n    image: play-test/busybox:1\n    command: [\"sleep\", \"3600\"]\n";
 
+const FROM_BUILD: &str =
+    "ARG BASE=index.docker.io/library/play-build\nFROM busybox AS tools\n# a comment\nFROM ${BASE}:0123456789abcdef\n";
+const REMOTE_ADD: &str = "FROM play-test/busybox:1\nRUN true\nADD http://169.254.169.254/latest/meta-data/ /meta\n";
+
 fn exec(container: &str, args: &[&str]) -> String {
     let out = Command::new("docker").arg("exec").arg(container).args(args).output().expect("docker exec");
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
@@ -78,6 +82,11 @@ async fn setup() -> Setup {
             ),
             ("feature", &[("Dockerfile", file(dockerfile())), ("index.html", file("feature"))]),
             ("broken", &[("Dockerfile", file(broken)), ("index.html", file("broken"))]),
+            // Issue #27, items 5 and 7: a Dockerfile that starts from play's
+            // built images (spelled as the engine normalises it, through a
+            // build argument), and one that fetches the metadata service.
+            ("from-build", &[("Dockerfile", file(FROM_BUILD)), ("index.html", file("x"))]),
+            ("remote-add", &[("Dockerfile", file(REMOTE_ADD)), ("index.html", file("x"))]),
         ],
     );
     let support::playzones::PlayzoneWorld { world, runtimes, playzone, cache } =
@@ -230,4 +239,50 @@ async fn job_mode_watches_the_built_service() {
     assert_eq!(body["job_mode"], true);
     let r = s.world.app.get(&format!("/api/playgrounds/{job}/job_result"), &s.world.app.admin).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+}
+
+/// Issue #27, items 5 and 7: a Dockerfile that starts from a `play-build`
+/// image, or (on an untrusted Playroom) `ADD`s a URL, fails at
+/// `image_build` before the engine sees it, naming the line.
+#[tokio::test]
+async fn hostile_dockerfiles_fail_at_image_build_naming_the_line() {
+    let s = setup().await;
+    let cases = [
+        ("from-build", "Dockerfile, line 4", "play's built images"),
+        ("remote-add", "Dockerfile, line 3", "ADD http://169.254.169.254/latest/meta-data/"),
+    ];
+    for (branch, line, says) in cases {
+        let (id, _) = s.playground(branch, json!({"web": {"git_config": {"branch_name": branch}}}), false).await;
+        s.world.wait_for(id, "the refused build", |_, b| b["status"] == "failed").await;
+        let body = s.status(id).await;
+        assert_eq!(body["error_step"], "image_build", "{body:#}");
+        let message = body["error_message"].as_str().unwrap();
+        assert!(message.contains(line) && message.contains(says), "{branch}: {message}");
+    }
+}
+
+/// Issue #27, item 7: an image tagged with the name of a built image, but
+/// not built by play for this account (planted on the Playroom), is never
+/// run: the reconciler checks the built image's labels first.
+#[tokio::test]
+async fn a_planted_play_build_image_is_not_run() {
+    let s = setup().await;
+    let feature = json!({"web": {"git_config": {"branch_name": "feature"}}});
+    let (first, _) = s.playground("first", feature.clone(), false).await;
+    s.world.wait_converged(first, "the built Playground").await;
+    let image = s.debug(first).await["build_overrides"]["web"]["image"].as_str().unwrap().to_owned();
+    let labels = Command::new("docker")
+        .args(["image", "inspect", "--format", "{{index .Config.Labels \"dev.play.account\"}}", &image])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&labels.stdout).trim(), s.world.app.account_id.to_string());
+
+    // Plant: the same name on an image play did not build.
+    support::run(Command::new("docker").args(["rmi", "-f", &image]));
+    support::run(Command::new("docker").args(["tag", BUSYBOX_IMAGE, &image]));
+    let (second, _) = s.playground("second", feature, false).await;
+    s.world.wait_for(second, "the refused image", |_, b| b["status"] == "failed").await;
+    let message = s.status(second).await["error_message"].as_str().unwrap().to_owned();
+    assert!(message.contains("was not built by play for this Playground's account"), "{message}");
+    let _ = Command::new("docker").args(["rmi", "-f", &image]).output();
 }

@@ -377,12 +377,20 @@ async fn a_playspec_links_its_build_service_to_a_playzone_of_the_account() {
 #[tokio::test]
 async fn a_tenant_cannot_name_a_play_build_image() {
     let app = TestApp::new().await;
-    let compose = "services:\n  peek:\n    image: play-build:0123456789abcdef0123456789abcdef01234567\n";
-    let r = app
-        .post("/api/playspecs", &app.admin, json!({"playspec": {"name": "peek", "base_compose_yaml": compose}}))
-        .await;
-    let details = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
-    assert!(details.to_string().contains("reserved"), "{details}");
+    // Issue #27, item 7: every spelling the engine normalises to it.
+    for image in [
+        "play-build:0123456789abcdef0123456789abcdef01234567",
+        "index.docker.io/play-build:0123456789abcdef0123456789abcdef01234567",
+        "index.docker.io/library/play-build:k",
+        "docker.io/play-build:k",
+    ] {
+        let compose = format!("services:\n  peek:\n    image: {image}\n");
+        let r = app
+            .post("/api/playspecs", &app.admin, json!({"playspec": {"name": "peek", "base_compose_yaml": compose}}))
+            .await;
+        let details = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+        assert!(details.to_string().contains("reserved"), "{image}: {details}");
+    }
 }
 
 #[tokio::test]

@@ -5,26 +5,31 @@
 //! # The cache key
 //!
 //! A built image is tagged `play-build:<key>` on the Playroom, where the key
-//! is a SHA-256 over everything the image is made of: the account, the
-//! repository URL, the commit, the context directory, the Dockerfile path,
-//! the target and the build arguments. The same inputs on the same Playroom
+//! is an HMAC-SHA256, under the installation's [`ImageKey`], over everything
+//! the image is made of: the account, the repository URL, the commit, the
+//! context directory, the Dockerfile path, the target and the build
+//! arguments. Keyed, so that no tenant can compute another's image name
+//! from a public repository and commit (issue #27, item 7). The same inputs on the same Playroom
 //! find the image present and build nothing (a cache hit); any change, a
 //! new commit above all, names another image, so the service's config hash
 //! changes and a rollout recreates that service only.
 //!
 //! The account is part of the key so that one tenant never runs an image
 //! another tenant's code was built into, and `play-build` is a reserved
-//! image name in tenant Compose files (`compose::reserved` refuses it), so
-//! no static service can name one.
+//! image name in tenant Compose files and Dockerfiles (`compose::reserved`
+//! refuses every spelling the engine normalises to it), so no static
+//! service or `FROM` can name one. The built image is labelled with its
+//! account, and the reconciler checks that label before it creates a
+//! container from a `play-build` image.
 
+pub mod dockerfile;
 pub mod dockerignore;
 
 use std::collections::BTreeMap;
 
-use sha2::{Digest, Sha256};
-
 use crate::compose::classify::{ServiceDefinition, ServiceType};
 use crate::compose::model::Service;
+pub use crate::secrets::ImageKey;
 
 pub use crate::compose::reserved::{BUILD_IMAGE_REPO, is_reserved_image};
 /// The largest build context (the archive of the commit's tree under the
@@ -117,6 +122,7 @@ pub fn label_branch(service: &Service) -> Option<&str> {
 /// The build of `definition` (a dynamic service of the Playspec) from
 /// `pin`, for an account's repository at `scm_url`.
 pub fn spec_for(
+    image_key: &ImageKey,
     account_id: i64,
     scm_url: &str,
     definition: &ServiceDefinition,
@@ -136,20 +142,15 @@ pub fn spec_for(
     if let Some(text) = label(service, "svc/build_args") {
         args.extend(parse_build_args(text)?);
     }
-    let mut hash = Sha256::new();
-    for part in
-        [account_id.to_string().as_str(), scm_url, &pin.commit, &context, &dockerfile, target.as_deref().unwrap_or("")]
-    {
-        hash.update(part.as_bytes());
-        hash.update([0]);
-    }
-    for (k, v) in &args {
-        hash.update(k.as_bytes());
-        hash.update([1]);
-        hash.update(v.as_bytes());
-        hash.update([0]);
-    }
-    let key = hex::encode(hash.finalize());
+    let account = account_id.to_string();
+    let fixed = [account.as_str(), scm_url, &pin.commit, &context, &dockerfile, target.as_deref().unwrap_or("")];
+    let count = args.len().to_string();
+    let parts = fixed
+        .into_iter()
+        .chain([count.as_str()])
+        .chain(args.iter().flat_map(|(k, v)| [k.as_str(), v.as_str()]))
+        .map(str::as_bytes);
+    let key = image_key.mac_hex(parts);
     let image = format!("{BUILD_IMAGE_REPO}:{}", &key[..40]);
     Ok(BuildSpec {
         playzone_id: pin.playzone_id,
@@ -175,6 +176,9 @@ pub struct Sources {
     /// The values play generated for the Playground's `$$secret(N)`
     /// placeholders, by variable name (opened: never log them).
     pub generated: BTreeMap<String, String>,
+    /// Names the built images ([`ImageKey`]; the installation's, from
+    /// `SecretBox::image_key`; the default all-zero key is for tests).
+    pub image_key: ImageKey,
 }
 
 /// A built service's env file as its container gets it.
@@ -249,7 +253,7 @@ pub fn specs(
         let url = sources.urls.get(&pin.playzone_id).ok_or_else(|| {
             format!("the Playzone (id {}) of service `{}` no longer exists", pin.playzone_id, pin.service)
         })?;
-        out.insert(pin.service.clone(), spec_for(account_id, url, definition, service, pin)?);
+        out.insert(pin.service.clone(), spec_for(&sources.image_key, account_id, url, definition, service, pin)?);
     }
     Ok(out)
 }

@@ -14,6 +14,7 @@
 pub mod caddy_matcher;
 pub mod classify;
 mod ctx;
+pub mod image_ref;
 pub mod interpolate;
 pub mod limits;
 mod load;

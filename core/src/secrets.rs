@@ -103,7 +103,36 @@ impl MasterKey {
     }
 
     pub fn secret_box(&self) -> SecretBox {
-        SecretBox { cipher: XChaCha20Poly1305::new(&self.derive("play/secret-box/v1").into()) }
+        SecretBox {
+            cipher: XChaCha20Poly1305::new(&self.derive("play/secret-box/v1").into()),
+            image_key: ImageKey(self.derive("play/build-image-key/v1")),
+        }
+    }
+}
+
+/// The key that names built images (`crate::build`): the tag of
+/// `play-build:<key>` is an HMAC under it, so nobody without the
+/// installation's master key can compute the name of an image built from a
+/// repository, even a public one. Never printed.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct ImageKey([u8; 32]);
+
+impl std::fmt::Debug for ImageKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ImageKey(..)")
+    }
+}
+
+impl ImageKey {
+    /// HMAC-SHA256 of `parts`, each followed by its length, as hex.
+    pub fn mac_hex<'a>(&self, parts: impl IntoIterator<Item = &'a [u8]>) -> String {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0)
+            .unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
+        for part in parts {
+            mac.update(part);
+            mac.update(&(part.len() as u64).to_le_bytes());
+        }
+        hex::encode(mac.finalize().into_bytes())
     }
 }
 
@@ -128,6 +157,7 @@ pub fn write_private_file(path: &Path, contents: &[u8]) -> Result<()> {
 #[derive(Clone)]
 pub struct SecretBox {
     cipher: XChaCha20Poly1305,
+    image_key: ImageKey,
 }
 
 impl std::fmt::Debug for SecretBox {
@@ -137,6 +167,11 @@ impl std::fmt::Debug for SecretBox {
 }
 
 impl SecretBox {
+    /// The key that names built images ([`ImageKey`]).
+    pub fn image_key(&self) -> ImageKey {
+        self.image_key.clone()
+    }
+
     /// Seals `plaintext`, bound to `context` (e.g. `"playroom:12:ssh_private_key"`).
     pub fn seal(&self, plaintext: &str, context: &str) -> Result<String> {
         let mut nonce = [0u8; 24];

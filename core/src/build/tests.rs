@@ -37,7 +37,8 @@ fn build_args_from_the_label() {
 fn the_key_names_everything_the_image_is_made_of() {
     let yaml = "services:\n  web:\n    build:\n      context: ./app\n      dockerfile: Dockerfile.dev\n      target: prod\n      args:\n        MODE: fast\n";
     let (service, definition) = service_and_definition(yaml);
-    let spec = spec_for(1, "https://git.example.org/a.git", &definition, &service, &pin('a')).unwrap();
+    let spec =
+        spec_for(&ImageKey::default(), 1, "https://git.example.org/a.git", &definition, &service, &pin('a')).unwrap();
     assert_eq!(
         (spec.context.as_str(), spec.dockerfile.as_str(), spec.target.as_deref()),
         ("app", "Dockerfile.dev", Some("prod"))
@@ -46,19 +47,26 @@ fn the_key_names_everything_the_image_is_made_of() {
     assert!(spec.image.starts_with("play-build:") && spec.image.len() == "play-build:".len() + 40, "{}", spec.image);
     // Stable for the same inputs; another commit, account, URL or argument
     // names another image.
-    let again = spec_for(1, "https://git.example.org/a.git", &definition, &service, &pin('a')).unwrap();
+    let again =
+        spec_for(&ImageKey::default(), 1, "https://git.example.org/a.git", &definition, &service, &pin('a')).unwrap();
     assert_eq!(again.key, spec.key);
+    // Issue #27, item 7: the name is keyed by the installation's secret:
+    // without it, nobody computes the image of a public repository.
+    let installation = crate::secrets::MasterKey::generate().secret_box().image_key();
+    let keyed = spec_for(&installation, 1, "https://git.example.org/a.git", &definition, &service, &pin('a')).unwrap();
+    assert_ne!(keyed.key, spec.key, "another installation's key, another name");
     for other in [
-        spec_for(1, "https://git.example.org/a.git", &definition, &service, &pin('b')).unwrap(),
-        spec_for(2, "https://git.example.org/a.git", &definition, &service, &pin('a')).unwrap(),
-        spec_for(1, "https://git.example.org/b.git", &definition, &service, &pin('a')).unwrap(),
+        spec_for(&ImageKey::default(), 1, "https://git.example.org/a.git", &definition, &service, &pin('b')).unwrap(),
+        spec_for(&ImageKey::default(), 2, "https://git.example.org/a.git", &definition, &service, &pin('a')).unwrap(),
+        spec_for(&ImageKey::default(), 1, "https://git.example.org/b.git", &definition, &service, &pin('a')).unwrap(),
     ] {
         assert_ne!(other.key, spec.key);
     }
     let (labelled, def2) = service_and_definition(
         "services:\n  web:\n    build: ./app\n    labels:\n      svc/build_args: MODE=slow\n      svc/build_target: dev\n      svc/dockerfile: Dockerfile.dev\n",
     );
-    let by_label = spec_for(1, "https://git.example.org/a.git", &def2, &labelled, &pin('a')).unwrap();
+    let by_label =
+        spec_for(&ImageKey::default(), 1, "https://git.example.org/a.git", &def2, &labelled, &pin('a')).unwrap();
     assert_eq!((by_label.target.as_deref(), by_label.args["MODE"].as_str()), (Some("dev"), "slow"));
     assert_ne!(by_label.key, spec.key);
 }
@@ -66,15 +74,34 @@ fn the_key_names_everything_the_image_is_made_of() {
 #[test]
 fn static_services_have_no_build() {
     let (service, definition) = service_and_definition("services:\n  db:\n    image: postgres:16\n");
-    assert!(spec_for(1, "https://x.example/a.git", &definition, &service, &pin('a')).is_err());
+    assert!(spec_for(&ImageKey::default(), 1, "https://x.example/a.git", &definition, &service, &pin('a')).is_err());
 }
 
 #[test]
 fn play_build_images_are_reserved() {
-    for image in ["play-build:abc", "PLAY-BUILD", "docker.io/library/play-build:x", "play-build@sha256:00"] {
+    // Every spelling the engine normalises to `docker.io/library/play-build`
+    // (issue #27, item 7: `index.docker.io/...` used to pass).
+    for image in [
+        "play-build:abc",
+        "PLAY-BUILD",
+        "docker.io/library/play-build:x",
+        "play-build@sha256:00",
+        "index.docker.io/play-build:k",
+        "index.docker.io/library/play-build:k",
+        "docker.io/play-build",
+        "INDEX.DOCKER.IO/library/play-build:k",
+        "play-build:k@sha256:00",
+    ] {
         assert!(is_reserved_image(image), "{image}");
     }
-    for image in ["play-builder:1", "registry.example.org/play-build:1", "nginx:alpine", "localhost:5000/app:1"] {
+    for image in [
+        "play-builder:1",
+        "registry.example.org/play-build:1",
+        "nginx:alpine",
+        "localhost:5000/app:1",
+        "localhost/play-build:1",
+        "team/play-build:1",
+    ] {
         assert!(!is_reserved_image(image), "{image}");
     }
 }

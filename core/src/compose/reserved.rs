@@ -23,6 +23,7 @@
 //!   under another account's static service).
 
 use super::ctx::Ctx;
+use super::image_ref::ImageRef;
 use super::model::ComposeFile;
 use super::path::Path;
 
@@ -37,12 +38,10 @@ pub const RESERVED_LABEL_PREFIX: &str = "dev.play.";
 pub const BUILD_IMAGE_REPO: &str = "play-build";
 
 /// Whether `image` names play's own build repository (refused in tenant
-/// Compose files).
+/// Compose files and Dockerfiles), in any spelling the engine normalises to
+/// it ([`ImageRef`]).
 pub fn is_reserved_image(image: &str) -> bool {
-    let name = image.split(['@']).next().unwrap_or(image);
-    let repo = name.rsplit_once(':').filter(|(_, tag)| !tag.contains('/')).map_or(name, |(repo, _)| repo);
-    let repo = repo.strip_prefix("docker.io/").unwrap_or(repo).strip_prefix("library/").unwrap_or(repo);
-    repo.eq_ignore_ascii_case(BUILD_IMAGE_REPO)
+    ImageRef::parse(image).is_official(BUILD_IMAGE_REPO)
 }
 
 /// Compose's rule for service, network and volume keys.

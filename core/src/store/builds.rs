@@ -184,7 +184,7 @@ pub async fn sources(
     } else {
         super::generated_env::values(store, secrets, playground_id).await?
     };
-    Ok(crate::build::Sources { pins, urls, generated })
+    Ok(crate::build::Sources { pins, urls, generated, image_key: secrets.image_key() })
 }
 
 /// The pinned sources (`ps`) whose branch (`pb`) the Playzone's index now

@@ -26,6 +26,8 @@ use bollard::models::{EndpointSettings, NetworkConnectRequest, NetworkCreateRequ
 use bollard::query_parameters::{CreateContainerOptions, InspectContainerOptions, StartContainerOptions};
 use futures::future::try_join_all;
 
+use play_core::build::is_reserved_image;
+
 use super::edge;
 use super::plan::Step;
 use super::spec::{
@@ -45,6 +47,9 @@ pub struct Apply<'a> {
     pub desired: Option<&'a Desired>,
     pub installation: &'a str,
     pub playground_id: i64,
+    /// The Playground's account: a `play-build` image runs only in a
+    /// container of the account it was built for.
+    pub account_id: i64,
     pub credentials: &'a [RegistryCredentials],
     /// Mounted file contents by file id (only those the pass may write).
     pub files: &'a std::collections::BTreeMap<i64, Vec<u8>>,
@@ -201,6 +206,10 @@ impl Apply<'_> {
     /// rollout).
     async fn run_container(&self, name: &str, container_name: &str) -> Result<()> {
         let (desired, service) = self.service(name)?;
+        if is_reserved_image(&service.container.image) {
+            super::build::check_built_for(self.docker, &service.container.image, self.installation, self.account_id)
+                .await?;
+        }
         let mut body = create_body(desired, service);
         // Not a service label: a helper left by a crash is a container of no
         // service, which the next plan removes.

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use bollard::Docker;
 use bollard::query_parameters::BuildImageOptions;
 use futures::StreamExt;
+use play_core::build::dockerfile;
 use play_core::build::dockerignore::Rules;
 use play_core::build::{BuildSpec, MAX_CONTEXT_BYTES, MAX_LOG_TAIL_BYTES};
 use play_core::repository::RepositoryGateway;
@@ -41,6 +42,8 @@ pub type BuildAuth = HashMap<String, bollard::auth::DockerCredentials>;
 
 /// The label carrying a built image's content key.
 pub const LABEL_BUILD_KEY: &str = "dev.play.build-key";
+/// The label carrying the account a built image was built for.
+pub const LABEL_BUILD_ACCOUNT: &str = "dev.play.account";
 
 /// What a build needs besides the service.
 #[derive(Debug)]
@@ -50,8 +53,12 @@ pub struct Builder<'a> {
     pub repositories: &'a dyn RepositoryGateway,
     pub fence: Fence<'a>,
     pub playground_id: i64,
+    /// The account the images are built for (their label).
+    pub account_id: i64,
     pub installation: &'a str,
     pub timeout: Duration,
+    /// The Playroom is trusted: its builds may fetch remote `ADD` sources.
+    pub trusted: bool,
 }
 
 impl Builder<'_> {
@@ -121,11 +128,16 @@ impl Builder<'_> {
             .archive(&access, &spec.commit, &spec.context, MAX_CONTEXT_BYTES)
             .await
             .map_err(|e| Failure::Other(Error::Repository(e)))?;
-        let context = apply_dockerignore(&archive, &spec.dockerfile).map_err(|e| Failure::Build(e, String::new()))?;
+        let (context, dockerfile) =
+            apply_dockerignore(&archive, &spec.dockerfile).map_err(|e| Failure::Build(e, String::new()))?;
+        if let Some(text) = dockerfile {
+            check_dockerfile(&text, spec, self.trusted).map_err(|e| Failure::Build(e, String::new()))?;
+        }
         let labels = HashMap::from([
             (LABEL_INSTALLATION.to_owned(), self.installation.to_owned()),
             (LABEL_PLAYGROUND.to_owned(), self.playground_id.to_string()),
             (LABEL_BUILD_KEY.to_owned(), spec.key.clone()),
+            (LABEL_BUILD_ACCOUNT.to_owned(), self.account_id.to_string()),
         ]);
         let options = BuildImageOptions {
             dockerfile: spec.dockerfile.clone(),
@@ -211,9 +223,53 @@ impl Tail {
     }
 }
 
+/// Refuses a Dockerfile that names play's own built images (every
+/// Playroom: they hold other accounts' code), or, on an untrusted Playroom,
+/// fetches a remote source with `ADD` (the engine's host would fetch any
+/// address, the metadata service included). Each refusal names its line.
+fn check_dockerfile(text: &str, spec: &BuildSpec, trusted: bool) -> std::result::Result<(), String> {
+    let uses = dockerfile::uses(text, &spec.args);
+    let path = &spec.dockerfile;
+    if let Some(named) = uses.images.iter().find(|n| n.image.is_official(play_core::build::BUILD_IMAGE_REPO)) {
+        return Err(format!(
+            "{path}, line {}: `{}` is one of play's built images, which hold other builds' code: start from a \
+             public or registry image instead",
+            named.line, named.written
+        ));
+    }
+    if !trusted && let Some((line, source)) = uses.remote_adds.first() {
+        return Err(format!(
+            "{path}, line {line}: `ADD {source}` fetches a remote source on the Playroom's host, which is refused \
+             on an untrusted Playroom: download it in a `RUN` step (curl/wget, on the build network) or commit the \
+             file to the repository"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that the `play-build` image `image` on the engine was built by
+/// this installation for `account_id` (its labels): the name alone proves
+/// nothing, since a Dockerfile or an older play could have tagged it.
+pub async fn check_built_for(docker: &Docker, image: &str, installation: &str, account_id: i64) -> Result<()> {
+    let inspected = docker.inspect_image(image).await.map_err(|e| Error::docker("inspect image", e))?;
+    let labels = inspected.config.and_then(|c| c.labels).unwrap_or_default();
+    let ours = labels.get(LABEL_INSTALLATION).is_some_and(|i| i == installation)
+        && labels.get(LABEL_BUILD_ACCOUNT).is_some_and(|a| *a == account_id.to_string());
+    if ours {
+        Ok(())
+    } else {
+        Err(Error::InvalidSpec(format!(
+            "the image {image} was not built by play for this Playground's account; it is not run (remove it from \
+             the Playroom, and play builds the service again)"
+        )))
+    }
+}
+
 /// `archive` without what its `.dockerignore` excludes (the Dockerfile is
-/// always kept). Entries are copied as they are: links stay links.
-pub fn apply_dockerignore(archive: &[u8], dockerfile: &str) -> std::result::Result<Vec<u8>, String> {
+/// always kept), and the Dockerfile's text when the context holds it (at
+/// most [`dockerfile::MAX_DOCKERFILE_BYTES`]). Entries are copied as they
+/// are: links stay links.
+pub fn apply_dockerignore(archive: &[u8], dockerfile: &str) -> std::result::Result<(Vec<u8>, Option<String>), String> {
     let mut reader = tar::Archive::new(archive);
     let mut entries: BTreeMap<String, (tar::Header, Vec<u8>)> = BTreeMap::new();
     let mut ignore = None;
@@ -233,6 +289,13 @@ pub fn apply_dockerignore(archive: &[u8], dockerfile: &str) -> std::result::Resu
         None => Rules::default(),
     };
     let dockerfile = dockerfile.trim_start_matches("./");
+    let text = match entries.get(dockerfile) {
+        Some((_, data)) if data.len() > dockerfile::MAX_DOCKERFILE_BYTES => {
+            return Err(format!("{dockerfile} is larger than {} bytes", dockerfile::MAX_DOCKERFILE_BYTES));
+        }
+        Some((header, data)) if header.entry_type().is_file() => Some(String::from_utf8_lossy(data).into_owned()),
+        _ => None,
+    };
     let mut out = tar::Builder::new(Vec::new());
     for (path, (header, data)) in &entries {
         if path.is_empty() || (path != dockerfile && rules.excludes(path)) {
@@ -241,7 +304,8 @@ pub fn apply_dockerignore(archive: &[u8], dockerfile: &str) -> std::result::Resu
         let mut header = header.clone();
         out.append_data(&mut header, path, data.as_slice()).map_err(|e| format!("writing the build context: {e}"))?;
     }
-    out.into_inner().map_err(|e| format!("writing the build context: {e}"))
+    let out = out.into_inner().map_err(|e| format!("writing the build context: {e}"))?;
+    Ok((out, text))
 }
 
 #[cfg(test)]
@@ -275,11 +339,11 @@ mod tests {
             ("secrets/key", "k"),
         ]);
         assert_eq!(
-            names(&apply_dockerignore(&input, "Dockerfile").unwrap()),
+            names(&apply_dockerignore(&input, "Dockerfile").unwrap().0),
             [".dockerignore", "Dockerfile", "app/main.sh"]
         );
         let untouched = archive(&[("Dockerfile", "FROM x"), ("README.md", "r")]);
-        assert_eq!(names(&apply_dockerignore(&untouched, "./Dockerfile").unwrap()), ["Dockerfile", "README.md"]);
+        assert_eq!(names(&apply_dockerignore(&untouched, "./Dockerfile").unwrap().0), ["Dockerfile", "README.md"]);
     }
 
     #[test]

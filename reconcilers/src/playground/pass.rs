@@ -39,11 +39,14 @@ pub(super) struct Pass<'a> {
     fence: Fence<'a>,
     id: i64,
     step: CreationStep,
+    /// Whether the Playground's Playroom is trusted (its builds may fetch
+    /// remote sources and use any registry), once the pass loaded it.
+    trusted: bool,
 }
 
 impl<'a> Pass<'a> {
     pub(super) fn new(r: &'a PlaygroundReconciler, fence: Fence<'a>, id: i64) -> Self {
-        Pass { r, fence, id, step: CreationStep::Queued }
+        Pass { r, fence, id, step: CreationStep::Queued, trusted: false }
     }
 
     /// Where the pass is, for an error report.
@@ -93,6 +96,7 @@ impl<'a> Pass<'a> {
             let at = std::mem::replace(&mut self.step, CreationStep::ImageBuild);
             let sources = pins::ensure(self.r, self.fence, &p, playspec, &files, &room).await?;
             self.step = at;
+            self.trusted = room.trusted;
             let desired = playground::desired_for(&p, Some(playspec), &files, &room, &sources)?.desired;
             let watched = if p.job_mode { Some(job::watched(&p, &desired).map_err(Error::InvalidSpec)?) } else { None };
             match self.converge(&docker, &target, &p, &desired, watched.as_ref(), playspec.id).await? {
@@ -228,7 +232,7 @@ impl<'a> Pass<'a> {
                 contents = Some(self.file_contents(&desired, playspec_id).await?);
             }
             let no_files = BTreeMap::new();
-            let builder = self.builder(&desired);
+            let builder = self.builder(&desired, p.account_id);
             if rounds == 1 {
                 self.note_cache_hits(&builder, &desired, &observed).await?;
             }
@@ -237,6 +241,7 @@ impl<'a> Pass<'a> {
                 desired: Some(&desired),
                 installation: &desired.installation,
                 playground_id: self.id,
+                account_id: p.account_id,
                 credentials: credentials.as_deref().unwrap_or_default(),
                 files: contents.as_ref().unwrap_or(&no_files),
                 pull_timeout: self.r.config.pull_timeout,
@@ -341,7 +346,7 @@ impl<'a> Pass<'a> {
 
     /// The builder of this pass's `image_build` steps (borrowing the
     /// reconciler, not the pass, which moves its step meanwhile).
-    fn builder<'b>(&self, desired: &'b spec::Desired) -> Builder<'b>
+    fn builder<'b>(&self, desired: &'b spec::Desired, account_id: i64) -> Builder<'b>
     where
         'a: 'b,
     {
@@ -352,8 +357,10 @@ impl<'a> Pass<'a> {
             repositories: r.repositories.as_ref(),
             fence: self.fence,
             playground_id: self.id,
+            account_id,
             installation: &desired.installation,
             timeout: r.config.build_timeout,
+            trusted: self.trusted,
         }
     }
 
@@ -404,6 +411,8 @@ impl<'a> Pass<'a> {
             desired: None,
             installation,
             playground_id: self.id,
+            // A destroy runs no container, so no image is checked for it.
+            account_id: 0,
             credentials: &[],
             files: &BTreeMap::new(),
             pull_timeout: self.r.config.pull_timeout,
