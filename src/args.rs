@@ -134,6 +134,17 @@ pub struct ServeArgs {
     /// push a branch).
     #[arg(long, env = "PLAY_REPOSITORY_TIMEOUT", default_value = "60s")]
     pub repository_timeout: HumanDuration,
+    /// Registries an untrusted Playroom may pull from (`image:` and a
+    /// Dockerfile's `FROM`) although they are on loopback, private,
+    /// link-local or metadata addresses: hosts and networks
+    /// (`registry.internal,10.0.0.0/8`). Empty by default.
+    #[arg(long, env = "PLAY_REGISTRY_ALLOWLIST", default_value = "")]
+    pub registry_allowlist: String,
+    /// The Docker network the `RUN` steps of builds join on every Playroom
+    /// (it must exist there); empty: the engine's default bridge. Point it
+    /// at a network whose egress the host's firewall limits (docs/hosts.md).
+    #[arg(long, env = "PLAY_BUILD_NETWORK", default_value = "")]
+    pub build_network: String,
     /// Bound on one image build of a service built from a Playzone
     /// (fetching its context included).
     #[arg(long, env = "PLAY_BUILD_TIMEOUT", default_value_t = HumanDuration(PlaygroundConfig::default().build_timeout))]

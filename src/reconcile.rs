@@ -75,6 +75,12 @@ pub fn config(args: &ServeArgs) -> anyhow::Result<Loops> {
         playground: PlaygroundConfig {
             drain: args.rollout_drain.into(),
             build_timeout: args.build_timeout.into(),
+            registry_policy: UrlPolicy {
+                allow_http: true,
+                allowlist: UrlPolicy::parse_allowlist(&args.registry_allowlist)
+                    .map_err(|e| anyhow::anyhow!("--registry-allowlist: {e}"))?,
+            },
+            build_network: Some(args.build_network.trim().to_owned()).filter(|n| !n.is_empty()),
             ..PlaygroundConfig::default()
         },
         edge: EdgeConfig {

@@ -98,3 +98,29 @@ async fn a_rollout_leaves_a_registry_service_and_a_hard_restart_pulls_it_again()
 
     let _ = Command::new("docker").args(["rmi", "-f", &v2_local]).output();
 }
+
+/// Issue #27, item 5: an image on a registry bound to the host's loopback
+/// (the engine trusts such registries without TLS) is refused on an
+/// untrusted Playroom unless the operator allowlists the address.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registry_on_the_hosts_loopback_is_refused_unless_allowlisted() {
+    let mut registry = Registry::start();
+    let image = registry.push_test_image("play-e2e/loopback");
+    // Absent on the engine: only a pull could bring it.
+    support::run(Command::new("docker").args(["rmi", "-f", &image]));
+    let w = World::start().await;
+    let spec = w.playspec("loopback", &compose(&image)).await;
+    let p = w.playground("loopback", spec, json!({})).await;
+    let id = p["id"].as_i64().unwrap();
+    let strict = play_reconcilers::playground::PlaygroundConfig {
+        registry_policy: play_core::webhook::UrlPolicy::default(),
+        ..support::world::playground_config()
+    };
+    let running = w.runtime_with("replica-a", Duration::from_secs(2), strict);
+    w.wait_for(id, "the refused pull", |_, b| b["status"] == "failed").await;
+    let body = w.app.get(&format!("/api/playgrounds/{id}/status"), &w.app.admin).await.body;
+    let message = body["error_message"].as_str().unwrap_or_default().to_owned();
+    assert!(message.contains(&image) && message.contains("PLAY_REGISTRY_ALLOWLIST"), "{body:#}");
+    drop(running);
+    let _ = Command::new("docker").args(["rmi", "-f", &image]).output();
+}

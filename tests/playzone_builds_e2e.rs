@@ -37,6 +37,9 @@ const FROM_BUILD: &str =
     "ARG BASE=index.docker.io/library/play-build\nFROM busybox AS tools\n# a comment\nFROM ${BASE}:0123456789abcdef\n";
 const REMOTE_ADD: &str = "FROM play-test/busybox:1\nRUN true\nADD http://169.254.169.254/latest/meta-data/ /meta\n";
 
+const ON_NETWORK: &str = "FROM play-test/busybox:1\nRUN mkdir -p /www && ip -o -4 addr show eth0 > /www/build-address\n\
+                          CMD [\"sleep\", \"3600\"]\n";
+
 fn exec(container: &str, args: &[&str]) -> String {
     let out = Command::new("docker").arg("exec").arg(container).args(args).output().expect("docker exec");
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
@@ -65,6 +68,10 @@ struct Setup {
 }
 
 async fn setup() -> Setup {
+    setup_with(support::world::playground_config()).await
+}
+
+async fn setup_with(playground: play_reconcilers::playground::PlaygroundConfig) -> Setup {
     let git = GitServer::start();
     let broken = format!("FROM {BUSYBOX_IMAGE}\nRUN echo compiling && echo 'error: this step fails' && false\n");
     git.create_repo(
@@ -87,10 +94,11 @@ async fn setup() -> Setup {
             // build argument), and one that fetches the metadata service.
             ("from-build", &[("Dockerfile", file(FROM_BUILD)), ("index.html", file("x"))]),
             ("remote-add", &[("Dockerfile", file(REMOTE_ADD)), ("index.html", file("x"))]),
+            ("network", &[("Dockerfile", file(ON_NETWORK)), ("index.html", file("x"))]),
         ],
     );
     let support::playzones::PlayzoneWorld { world, runtimes, playzone, cache } =
-        support::playzones::start(&git, "app", TOKEN).await;
+        support::playzones::start_with(&git, "app", TOKEN, playground).await;
     let app = &world.app;
     let body = json!({"playspec": {"name": "built", "base_compose_yaml": COMPOSE,
                                    "services": [{"name": "web", "playzone_id": playzone}]}});
@@ -285,4 +293,32 @@ async fn a_planted_play_build_image_is_not_run() {
     let message = s.status(second).await["error_message"].as_str().unwrap().to_owned();
     assert!(message.contains("was not built by play for this Playground's account"), "{message}");
     let _ = Command::new("docker").args(["rmi", "-f", &image]).output();
+}
+
+/// Issue #27, item 5: the `RUN` steps of builds join the network the
+/// operator names (`PLAY_BUILD_NETWORK`), where the host's firewall can
+/// keep the metadata address out.
+#[tokio::test]
+async fn builds_run_on_the_network_the_operator_names() {
+    let network = format!("play-test-build-{}", std::process::id());
+    support::run(Command::new("docker").args(["network", "create", "--label", "play-test=build-network", &network]));
+    let subnet = support::world::docker_lines(&[
+        "network",
+        "inspect",
+        "--format",
+        "{{range .IPAM.Config}}{{.Subnet}}{{end}}",
+        &network,
+    ])
+    .join("");
+    let prefix = subnet.rsplit_once('.').map(|(p, _)| p.to_owned()).unwrap();
+    let config = play_reconcilers::playground::PlaygroundConfig {
+        build_network: Some(network.clone()),
+        ..support::world::playground_config()
+    };
+    let s = setup_with(config).await;
+    let (id, project) = s.playground("net", json!({"web": {"git_config": {"branch_name": "network"}}}), false).await;
+    s.world.wait_converged(id, "the Playground built on the network").await;
+    let address = exec(&format!("{project}-web-1"), &["cat", "/www/build-address"]);
+    let _ = Command::new("docker").args(["network", "rm", &network]).output();
+    assert!(address.contains(&format!("inet {prefix}.")), "the build ran on {address:?}, not on {network} ({subnet})");
 }

@@ -37,7 +37,7 @@ pub mod ssh;
 pub mod tunnel;
 
 pub use gateway::{DockerHostGateway, HostConnection};
-pub use registry::{RegistryCredentials, pull_image};
+pub use registry::{RegistryCredentials, check_registry, pull_image};
 
 /// Time bounds and liveness settings of host access. One value is shared by
 /// every connection of a gateway.

@@ -26,6 +26,16 @@ pub struct PlayzoneWorld {
 /// creates the Playzone `name` of its private repository `repo`, waiting
 /// for its first sync.
 pub async fn start(git: &GitServer, repo: &str, token: &str) -> PlayzoneWorld {
+    start_with(git, repo, token, super::world::playground_config()).await
+}
+
+/// [`start`] with the Playground reconciler's own settings.
+pub async fn start_with(
+    git: &GitServer,
+    repo: &str,
+    token: &str,
+    playground: play_reconcilers::playground::PlaygroundConfig,
+) -> PlayzoneWorld {
     let mut config = TestApp::default_config();
     config.repository_policy.urls.allow_http = true;
     config.repository_policy.urls.allowlist =
@@ -34,7 +44,7 @@ pub async fn start(git: &GitServer, repo: &str, token: &str) -> PlayzoneWorld {
     let cache = tempfile::tempdir().expect("a cache directory");
     let gateway =
         GitGateway::new(GitConfig::new(cache.path(), config.repository_policy.urls.clone())).expect("a git gateway");
-    let runtimes = world.runtimes_with_repositories(Arc::new(gateway));
+    let runtimes = world.runtimes_with_repositories_and(Arc::new(gateway), playground);
     let app = &world.app;
     let body = json!({"playzone": {"name": repo, "scm_url": git.url(repo), "private": true, "credentials": token}});
     let r = app.post("/api/playzones", &app.admin, body).await;

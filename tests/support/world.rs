@@ -180,9 +180,14 @@ impl World {
 
     /// Starts the Playground reconciler under a runtime as `replica`.
     pub fn runtime(&self, replica: &str, resync_every: Duration) -> Running {
+        self.runtime_with(replica, resync_every, playground_config())
+    }
+
+    /// [`World::runtime`] with the Playground reconciler's own settings.
+    pub fn runtime_with(&self, replica: &str, resync_every: Duration, playground: PlaygroundConfig) -> Running {
         let store = self.app.store().clone();
         let reconciler = PlaygroundReconciler::new(store.clone(), self.app.state.secrets.clone(), self.gateway.clone())
-            .with_config(PlaygroundConfig { poll_interval: Duration::from_millis(500), ..Default::default() });
+            .with_config(playground);
         let runtime =
             Runtime::new(reconciler, store, Arc::new(Metrics::new())).with_replica_id(replica).with_config(Config {
                 resync_every,
@@ -204,6 +209,16 @@ impl World {
         &self,
         repositories: Arc<dyn play_core::repository::RepositoryGateway>,
     ) -> (Running, Running) {
+        self.runtimes_with_repositories_and(repositories, playground_config())
+    }
+
+    /// [`World::runtimes_with_repositories`] with the Playground
+    /// reconciler's own settings.
+    pub fn runtimes_with_repositories_and(
+        &self,
+        repositories: Arc<dyn play_core::repository::RepositoryGateway>,
+        playground: PlaygroundConfig,
+    ) -> (Running, Running) {
         let store = self.app.store().clone();
         let secrets = self.app.state.secrets.clone();
         let config = Config {
@@ -214,7 +229,7 @@ impl World {
             ..Config::default()
         };
         let playgrounds = PlaygroundReconciler::new(store.clone(), secrets.clone(), self.gateway.clone())
-            .with_config(PlaygroundConfig { poll_interval: Duration::from_millis(500), ..Default::default() })
+            .with_config(playground)
             .with_repositories(repositories.clone());
         let playgrounds = Runtime::new(playgrounds, store.clone(), Arc::new(Metrics::new()))
             .with_replica_id("local")
@@ -235,10 +250,7 @@ impl World {
     /// `edge`), wired as `play serve` wires them: a Playground pass that
     /// changes what runs wakes its Playroom's edge.
     pub fn runtimes_with_edge(&self, edge: EdgeConfig) -> (Running, Running) {
-        self.runtimes_with_edge_and(
-            edge,
-            PlaygroundConfig { poll_interval: Duration::from_millis(500), ..Default::default() },
-        )
+        self.runtimes_with_edge_and(edge, playground_config())
     }
 
     /// [`World::runtimes_with_edge`] with the Playground reconciler's own
@@ -423,6 +435,18 @@ impl World {
 impl Drop for World {
     fn drop(&mut self) {
         self.remove_host_objects();
+    }
+}
+
+/// The Playground reconciler's settings in the tests: a short poll, and
+/// the harness's registries (on loopback, as an operator's internal
+/// registry would be) allowlisted, as `PLAY_REGISTRY_ALLOWLIST=127.0.0.1`.
+pub fn playground_config() -> PlaygroundConfig {
+    let allowlist = play_core::webhook::UrlPolicy::parse_allowlist("127.0.0.1").expect("an address");
+    PlaygroundConfig {
+        poll_interval: Duration::from_millis(500),
+        registry_policy: play_core::webhook::UrlPolicy { allowlist, ..Default::default() },
+        ..Default::default()
     }
 }
 

@@ -131,3 +131,72 @@ mod tests {
         assert!(!format!("{creds:?}").contains("hunter2"));
     }
 }
+
+/// Checks the registry an image would be pulled from against the
+/// operator's address policy (`PLAY_REGISTRY_ALLOWLIST`), for an untrusted
+/// Playroom: the engine trusts registries on loopback without TLS, and
+/// pulls from whatever address a name resolves to, so `127.0.0.1:5000/x`
+/// or a name that resolves to the metadata service would reach the
+/// Playroom's host network (issue #27, item 5). Docker Hub is not
+/// resolved (it is the public default). An address literal is judged as
+/// written; a name by every address it resolves to from play's side (the
+/// same rule as webhook targets and repositories). A name play cannot
+/// resolve is let through: the engine resolves it itself, and a name
+/// that resolves differently there is outside what play can see.
+pub async fn check_registry(policy: &play_core::webhook::UrlPolicy, image: &str) -> std::result::Result<(), String> {
+    use play_core::compose::image_ref::{DEFAULT_REGISTRY, ImageRef};
+
+    let reference = ImageRef::parse(image);
+    if reference.registry == DEFAULT_REGISTRY {
+        return Ok(());
+    }
+    let host = reference.registry_host().to_owned();
+    let refuse = |why: String| {
+        format!(
+            "the image {image} is pulled from the registry {}, and {why}: registries on loopback, private, \
+             link-local or metadata addresses are refused on an untrusted Playroom unless the operator allowlists \
+             them (PLAY_REGISTRY_ALLOWLIST)",
+            reference.registry
+        )
+    };
+    if policy.host_allowed(&host) {
+        return Ok(());
+    }
+    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+        if policy.address_allowed(ip) {
+            return Ok(());
+        }
+        let what = play_core::webhook::url::non_public(ip).unwrap_or("refused");
+        return Err(refuse(format!("{ip} is {what}")));
+    }
+    let resolved = match tokio::net::lookup_host((host.as_str(), 443)).await {
+        Ok(addrs) => addrs.collect::<Vec<_>>(),
+        Err(_) => return Ok(()),
+    };
+    policy.check_resolved(&host, resolved).map(|_| ()).map_err(refuse)
+}
+
+#[cfg(test)]
+mod address_tests {
+    use play_core::webhook::UrlPolicy;
+
+    use super::check_registry;
+
+    #[tokio::test]
+    async fn registries_on_non_public_addresses_are_refused_unless_allowlisted() {
+        let strict = UrlPolicy::default();
+        for image in ["127.0.0.1:5000/x", "localhost:5000/app:1", "[::1]:5000/x", "169.254.169.254/x", "10.1.2.3:443/a"]
+        {
+            let refused = check_registry(&strict, image).await.expect_err(image);
+            assert!(refused.contains("PLAY_REGISTRY_ALLOWLIST") && refused.contains(image), "{refused}");
+        }
+        for image in ["nginx", "index.docker.io/library/nginx:1", "team/app"] {
+            check_registry(&strict, image).await.expect(image);
+        }
+        let open =
+            UrlPolicy { allowlist: UrlPolicy::parse_allowlist("127.0.0.1,localhost").unwrap(), ..UrlPolicy::default() };
+        check_registry(&open, "127.0.0.1:5000/x").await.expect("allowlisted address");
+        check_registry(&open, "localhost:5000/x").await.expect("allowlisted name");
+        check_registry(&open, "[::1]:5000/x").await.expect_err("not allowlisted");
+    }
+}

@@ -37,7 +37,7 @@ pub use create_body::create_body;
 pub use credentials::{build_auth, credentials_for, registry_of};
 
 use crate::docker::{ownership, remove, status_of};
-use crate::host::{RegistryCredentials, pull_image};
+use crate::host::{RegistryCredentials, check_registry, pull_image};
 use crate::{Error, Result};
 
 /// What applying needs besides the steps.
@@ -50,6 +50,9 @@ pub struct Apply<'a> {
     /// The Playground's account: a `play-build` image runs only in a
     /// container of the account it was built for.
     pub account_id: i64,
+    /// The Playroom is trusted: pulls skip the registry address policy.
+    pub trusted: bool,
+    pub registry_policy: &'a play_core::webhook::UrlPolicy,
     pub credentials: &'a [RegistryCredentials],
     /// Mounted file contents by file id (only those the pass may write).
     pub files: &'a std::collections::BTreeMap<i64, Vec<u8>>,
@@ -120,6 +123,9 @@ impl Apply<'_> {
             Step::RemoveSharedNetwork { id, .. } => remove::network(docker, id, "remove duplicate network").await,
             Step::CreateVolume(name) => self.create_volume(name).await,
             Step::PullImage(image) => {
+                if !self.trusted {
+                    check_registry(self.registry_policy, image).await.map_err(Error::InvalidSpec)?;
+                }
                 let credentials = credentials_for(self.credentials, image);
                 match pull_image(docker, image, credentials, self.pull_timeout).await {
                     // A hard restart pulls images that are present; one that

@@ -35,6 +35,7 @@ use play_core::store::playground_status::Fence;
 use play_core::store::{Store, playzones};
 
 use super::spec::{LABEL_INSTALLATION, LABEL_PLAYGROUND, ServiceSpec};
+use crate::host::check_registry;
 use crate::{Error, Result};
 
 /// Registry credentials for a build, by registry (`X-Registry-Config`).
@@ -57,8 +58,12 @@ pub struct Builder<'a> {
     pub account_id: i64,
     pub installation: &'a str,
     pub timeout: Duration,
-    /// The Playroom is trusted: its builds may fetch remote `ADD` sources.
+    /// The Playroom is trusted: its builds may fetch remote `ADD` sources
+    /// and pull from any registry.
     pub trusted: bool,
+    pub registry_policy: &'a play_core::webhook::UrlPolicy,
+    /// The network `RUN` steps join (`PLAY_BUILD_NETWORK`).
+    pub network: Option<&'a str>,
 }
 
 impl Builder<'_> {
@@ -131,7 +136,10 @@ impl Builder<'_> {
         let (context, dockerfile) =
             apply_dockerignore(&archive, &spec.dockerfile).map_err(|e| Failure::Build(e, String::new()))?;
         if let Some(text) = dockerfile {
-            check_dockerfile(&text, spec, self.trusted).map_err(|e| Failure::Build(e, String::new()))?;
+            let uses = check_dockerfile(&text, spec, self.trusted).map_err(|e| Failure::Build(e, String::new()))?;
+            if !self.trusted {
+                self.check_registries(docker, &uses, &spec.dockerfile).await?;
+            }
         }
         let labels = HashMap::from([
             (LABEL_INSTALLATION.to_owned(), self.installation.to_owned()),
@@ -147,6 +155,7 @@ impl Builder<'_> {
             labels: Some(labels),
             rm: true,
             forcerm: true,
+            networkmode: self.network.map(str::to_owned),
             ..Default::default()
         };
         let mut tail = Tail::default();
@@ -171,6 +180,30 @@ impl Builder<'_> {
             }
         }
         Ok(tail.text())
+    }
+}
+
+impl Builder<'_> {
+    /// The registries of the images the Dockerfile reads that the engine
+    /// would pull (absent on it), against the operator's address policy
+    /// (`crate::host::check_registry`); a refusal names the line.
+    async fn check_registries(
+        &self,
+        docker: &Docker,
+        uses: &dockerfile::Uses,
+        path: &str,
+    ) -> std::result::Result<(), Failure> {
+        for named in &uses.images {
+            match docker.inspect_image(&named.written).await {
+                Ok(_) => continue,
+                Err(e) if crate::docker::status_of(&e) == Some(404) => {}
+                Err(e) => return Err(Failure::Other(Error::docker("inspect image", e))),
+            }
+            if let Err(why) = check_registry(self.registry_policy, &named.written).await {
+                return Err(Failure::Build(format!("{path}, line {}: {why}", named.line), String::new()));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -227,7 +260,8 @@ impl Tail {
 /// Playroom: they hold other accounts' code), or, on an untrusted Playroom,
 /// fetches a remote source with `ADD` (the engine's host would fetch any
 /// address, the metadata service included). Each refusal names its line.
-fn check_dockerfile(text: &str, spec: &BuildSpec, trusted: bool) -> std::result::Result<(), String> {
+/// Answers what it uses, for the registry check.
+fn check_dockerfile(text: &str, spec: &BuildSpec, trusted: bool) -> std::result::Result<dockerfile::Uses, String> {
     let uses = dockerfile::uses(text, &spec.args);
     let path = &spec.dockerfile;
     if let Some(named) = uses.images.iter().find(|n| n.image.is_official(play_core::build::BUILD_IMAGE_REPO)) {
@@ -244,7 +278,7 @@ fn check_dockerfile(text: &str, spec: &BuildSpec, trusted: bool) -> std::result:
              file to the repository"
         ));
     }
-    Ok(())
+    Ok(uses)
 }
 
 /// Checks that the `play-build` image `image` on the engine was built by

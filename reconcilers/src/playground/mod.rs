@@ -120,6 +120,14 @@ pub struct PlaygroundConfig {
     pub edge_switch_timeout: Duration,
     /// Bound on one image build (fetching the context included).
     pub build_timeout: Duration,
+    /// Registries an untrusted Playroom may pull from although they are on
+    /// loopback, private, link-local or metadata addresses
+    /// (`PLAY_REGISTRY_ALLOWLIST`; `host::check_registry`).
+    pub registry_policy: play_core::webhook::UrlPolicy,
+    /// The network the `RUN` steps of builds join (`PLAY_BUILD_NETWORK`;
+    /// `None`: the engine's default bridge). An operator points it at a
+    /// network whose egress the host's firewall limits (docs/hosts.md).
+    pub build_network: Option<String>,
 }
 
 impl Default for PlaygroundConfig {
@@ -133,6 +141,8 @@ impl Default for PlaygroundConfig {
             drain: Duration::from_secs(10),
             build_timeout: Duration::from_secs(1800),
             edge_switch_timeout: Duration::from_secs(30),
+            registry_policy: play_core::webhook::UrlPolicy::default(),
+            build_network: None,
         }
     }
 }

@@ -242,6 +242,8 @@ impl<'a> Pass<'a> {
                 installation: &desired.installation,
                 playground_id: self.id,
                 account_id: p.account_id,
+                trusted: self.trusted,
+                registry_policy: &self.r.config.registry_policy,
                 credentials: credentials.as_deref().unwrap_or_default(),
                 files: contents.as_ref().unwrap_or(&no_files),
                 pull_timeout: self.r.config.pull_timeout,
@@ -361,6 +363,8 @@ impl<'a> Pass<'a> {
             installation: &desired.installation,
             timeout: r.config.build_timeout,
             trusted: self.trusted,
+            registry_policy: &r.config.registry_policy,
+            network: r.config.build_network.as_deref(),
         }
     }
 
@@ -413,6 +417,8 @@ impl<'a> Pass<'a> {
             playground_id: self.id,
             // A destroy runs no container, so no image is checked for it.
             account_id: 0,
+            trusted: false,
+            registry_policy: &self.r.config.registry_policy,
             credentials: &[],
             files: &BTreeMap::new(),
             pull_timeout: self.r.config.pull_timeout,
