@@ -84,10 +84,16 @@ impl UrlPolicy {
     /// Whether play may connect to `ip`: a public address, or one the
     /// allowlist names. The dispatcher calls this on every resolved
     /// address before it connects.
+    ///
+    /// An IPv4-mapped address (`::ffff:10.0.0.1`) is what a connection to
+    /// it reaches: its IPv4 address, judged as that address. An IPv6 entry
+    /// covers it only when the entry is itself a mapped range
+    /// (`::ffff:10.0.0.0/104`), so `::/0` or `::/8` allow no IPv4 address.
     pub fn address_allowed(&self, ip: IpAddr) -> bool {
+        let ip = canonical(ip).unwrap_or(ip);
         non_public(ip).is_none()
             || self.allowlist.iter().any(|e| match e {
-                AllowEntry::Net(net) => net.contains(&ip) || canonical(ip).is_some_and(|c| net.contains(&c)),
+                AllowEntry::Net(net) => covers(net, ip),
                 AllowEntry::Host(_) => false,
             })
     }
@@ -174,12 +180,22 @@ impl UrlPolicy {
     }
 }
 
-/// The IPv4 address an IPv6 address carries (IPv4-mapped or
-/// IPv4-compatible), which is what a connection to it reaches.
+/// The IPv4 address an IPv4-mapped IPv6 address carries, which is what a
+/// connection to it reaches.
 fn canonical(ip: IpAddr) -> Option<IpAddr> {
     match ip {
         IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4),
         IpAddr::V4(_) => None,
+    }
+}
+
+/// Whether allowlist entry `net` names `ip` (an IPv4 address also through
+/// a mapped range: an IPv6 network of at least 96 bits within
+/// `::ffff:0:0/96`).
+fn covers(net: &IpNet, ip: IpAddr) -> bool {
+    match (net, ip) {
+        (IpNet::V6(v6), IpAddr::V4(v4)) => v6.prefix_len() >= 96 && v6.contains(&v4.to_ipv6_mapped()),
+        _ => net.contains(&ip),
     }
 }
 
@@ -333,5 +349,32 @@ mod tests {
         assert!(policy.address_allowed(ip("::ffff:127.0.0.1")));
         assert!(!policy.address_allowed(ip("127.0.0.2")));
         assert!(UrlPolicy::parse_allowlist("not a host!").is_err());
+    }
+
+    /// Found by fuzzing (`fuzz/fuzz_targets/url_policy.rs`): an IPv6
+    /// network such as `::/8` or `::/0` contains every IPv4-mapped
+    /// address, so it allowed `::ffff:10.0.0.1` (a connection to
+    /// 10.0.0.1) while 10.0.0.1 itself stayed refused. A mapped address is
+    /// judged as its IPv4 address; an IPv6 entry covers it only when the
+    /// entry is itself a mapped range (`::ffff:10.0.0.0/104`).
+    #[test]
+    fn a_mapped_address_is_allowed_exactly_when_its_ipv4_address_is() {
+        for list in ["::/8", "::/0", "::ffff:0:0/95", "fd00::/8, 2000::/3"] {
+            let policy = UrlPolicy { allow_http: false, allowlist: UrlPolicy::parse_allowlist(list).unwrap() };
+            for v4 in ["10.0.0.1", "127.0.0.1", "169.254.169.254", "192.168.1.1"] {
+                let mapped = IpAddr::V6(v4.parse::<Ipv4Addr>().unwrap().to_ipv6_mapped());
+                assert!(!policy.address_allowed(ip(v4)), "{list}: {v4}");
+                assert!(!policy.address_allowed(mapped), "{list}: {mapped}");
+                assert!(policy.check(&format!("https://[{mapped}]/")).is_err(), "{list}: {mapped}");
+            }
+        }
+        let policy =
+            UrlPolicy { allow_http: false, allowlist: UrlPolicy::parse_allowlist("::ffff:10.0.0.0/104").unwrap() };
+        for allowed in ["10.1.2.3", "::ffff:10.1.2.3"] {
+            assert!(policy.address_allowed(ip(allowed)), "{allowed}");
+        }
+        for refused in ["192.168.0.1", "::ffff:192.168.0.1", "127.0.0.1"] {
+            assert!(!policy.address_allowed(ip(refused)), "{refused}");
+        }
     }
 }
