@@ -19,12 +19,20 @@ use tokio::sync::Semaphore;
 #[derive(Clone, Debug)]
 pub struct CpuPool {
     permits: Arc<Semaphore>,
+    /// Jobs waiting for a permit (tests wait on it to know that a request
+    /// reached its CPU work).
+    #[cfg(feature = "testing")]
+    waiting: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl CpuPool {
     /// At most `concurrency` jobs at a time (at least one).
     pub fn new(concurrency: usize) -> Self {
-        CpuPool { permits: Arc::new(Semaphore::new(concurrency.max(1))) }
+        CpuPool {
+            permits: Arc::new(Semaphore::new(concurrency.max(1))),
+            #[cfg(feature = "testing")]
+            waiting: Arc::default(),
+        }
     }
 
     /// One job per available core.
@@ -38,13 +46,35 @@ impl CpuPool {
     }
 
     async fn spawn<T: Send + 'static>(&self, job: impl FnOnce() -> T + Send + 'static) -> play_core::Result<T> {
-        let permit = Arc::clone(&self.permits).acquire_owned().await.map_err(|_| internal("the CPU pool is closed"))?;
+        #[cfg(feature = "testing")]
+        self.waiting.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let permit = Arc::clone(&self.permits).acquire_owned().await;
+        #[cfg(feature = "testing")]
+        self.waiting.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        let permit = permit.map_err(|_| internal("the CPU pool is closed"))?;
         let joined = tokio::task::spawn_blocking(move || {
             let _permit = permit;
             job()
         })
         .await;
         joined.map_err(|e| internal(&format!("a CPU job failed: {e}")))
+    }
+}
+
+#[cfg(feature = "testing")]
+impl CpuPool {
+    /// Takes every permit: CPU jobs wait until the guard is dropped.
+    pub async fn hold_all(&self) -> tokio::sync::OwnedSemaphorePermit {
+        let all = u32::try_from(self.permits.available_permits()).unwrap_or(u32::MAX);
+        match Arc::clone(&self.permits).acquire_many_owned(all).await {
+            Ok(permit) => permit,
+            Err(_) => unreachable!("the pool's semaphore is never closed"),
+        }
+    }
+
+    /// How many jobs wait for a permit.
+    pub fn waiting(&self) -> usize {
+        self.waiting.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
 

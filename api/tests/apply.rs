@@ -448,3 +448,39 @@ async fn an_import_template_gets_a_version_per_body() {
         .await
         .assert_error(StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND");
 }
+
+/// Issue #27, item 8: a dry run needs read scopes only, yet it used to
+/// validate every object inside the write transaction, holding SQLite's
+/// only write lock through the whole set. Here the dry run's CPU work is
+/// kept waiting (every permit of the CPU pool held) while another tenant
+/// writes: the write must go through at once. Before the fix the dry run
+/// waited inside its transaction, and the write failed after the store's
+/// busy timeout.
+#[tokio::test]
+async fn a_dry_run_holds_no_write_lock_while_it_validates() {
+    let app = TestApp::new().await;
+    let reader = app.key_for(app.account_id, [Scope::PlayspecsRead].into_iter().collect(), None).await;
+    let objects: Vec<Value> =
+        (0..20).map(|n| object("Playspec", &format!("web-{n}"), json!({"base_compose_yaml": COMPOSE}))).collect();
+    let other = app.new_account("other").await;
+    let writer = app.key_for(other, ScopeSet::all(), None).await;
+
+    let held = app.state.cpu.hold_all().await;
+    let dry_run = apply(&app, &reader, json!({"objects": objects}), true);
+    let other_tenant = async {
+        let started = std::time::Instant::now();
+        while app.state.cpu.waiting() == 0 {
+            assert!(started.elapsed() < std::time::Duration::from_secs(10), "the dry run never reached its CPU work");
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        // A write with no CPU work of its own (the pool is held).
+        let body = json!({"playroom": {"name": "mine", "host": "h"}});
+        let r = app.request(axum::http::Method::POST, "/api/playrooms", Some(&writer), Some(body)).await;
+        drop(held);
+        r
+    };
+    let (dry, written) = tokio::join!(dry_run, other_tenant);
+    assert_eq!(written.status, StatusCode::CREATED, "another tenant's write waited on a dry run: {}", written.text);
+    assert_eq!(dry.status, StatusCode::OK, "{}", dry.text);
+    assert_eq!(dry.body["results"].as_array().unwrap().len(), 20);
+}

@@ -43,6 +43,8 @@ pub struct Cx<'a> {
     resolved: BTreeMap<(Kind, String), i64>,
     failed: BTreeSet<(Kind, String)>,
     wakes: BTreeSet<(wake::Kind, i64)>,
+    /// The pure checks, made before the transaction ([`super::prepare`]).
+    pub prepared: super::prepare::Prepared,
 }
 
 impl std::fmt::Debug for Cx<'_> {
@@ -58,6 +60,7 @@ impl<'a> Cx<'a> {
         tx: &'a mut Tx,
         rows: Vec<Applied>,
         apply_set: Option<String>,
+        prepared: super::prepare::Prepared,
     ) -> Self {
         let applied = rows.into_iter().map(|r| ((r.kind, r.name.clone()), r)).collect();
         Cx {
@@ -69,6 +72,7 @@ impl<'a> Cx<'a> {
             resolved: BTreeMap::new(),
             failed: BTreeSet::new(),
             wakes: BTreeSet::new(),
+            prepared,
         }
     }
 

@@ -29,6 +29,7 @@ mod playground;
 mod playroom;
 mod playspec;
 mod playzone;
+pub(crate) mod prepare;
 mod prune;
 mod template;
 mod webhook;
@@ -217,6 +218,8 @@ pub async fn run(
 ) -> ApiResult<ApplyAnswer> {
     let mut objects = check_objects(&request)?;
     objects.sort_by_key(|o| (o.kind, o.index));
+    // The pure checks first, with no transaction open (see `prepare`).
+    let prepared = prepare::prepare(state, &objects).await?;
     let mut tx = state.store.write().await?;
     let rows = applied::list_in(&mut tx, principal.account_id).await?;
     let to_prune: Vec<applied::Applied> = match (&request.apply_set, request.prune) {
@@ -229,7 +232,7 @@ pub async fn run(
         _ => Vec::new(),
     };
     context::authorise(principal, &objects, &to_prune, dry_run)?;
-    let mut cx = Cx::new(state, principal, &mut tx, rows, request.apply_set.clone());
+    let mut cx = Cx::new(state, principal, &mut tx, rows, request.apply_set.clone(), prepared);
     let mut results: BTreeMap<usize, ApplyResult> = BTreeMap::new();
     let mut errors = FieldErrors::new();
     for object in &objects {

@@ -34,7 +34,7 @@ use crate::extract::parse_value;
 use crate::routes::playspec_files::{
     MAX_MOUNTED_FILE_BYTES, REGISTRY_TYPES, check_mount_path, file_name, project_path, registry_host,
 };
-use crate::routes::playspecs::{ExposureInput, PlayspecInput, ServiceInput, fields};
+use crate::routes::playspecs::{ExposureInput, PlayspecInput, ServiceInput, fields, fields_classified};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -256,7 +256,12 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         services: Some(overrides),
         playzone_id: Some(playzone_id),
     };
-    let checked = cx.state.cpu.run(move || fields(input, true, None)).await?;
+    // Classified before the transaction opened (`super::prepare`).
+    let classified = input.base_compose_yaml.as_deref().and_then(|yaml| cx.prepared.compose(yaml));
+    let checked = match classified {
+        Some(classified) => fields_classified(input, true, None, Some(classified)),
+        None => cx.state.cpu.run(move || fields(input, true, None)).await?,
+    };
     let fields = match checked {
         Ok(fields) => Some(fields),
         Err(e) => match rekeyed(e, "playspec", object) {

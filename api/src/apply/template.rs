@@ -50,7 +50,12 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         return Err(ApiError::field(object.field("spec.template_body"), format!("must be at most {limit} bytes")));
     }
     let body = spec.template_body.clone();
-    let info = cx.state.cpu.run(move || svc::validate_template(&body)).await?.map_err(|errors| {
+    // Validated before the transaction opened (`super::prepare`).
+    let checked = match cx.prepared.template(&body) {
+        Some(checked) => checked,
+        None => cx.state.cpu.run(move || svc::validate_template(&body)).await?,
+    };
+    let info = checked.map_err(|errors| {
         ApiError::validation(errors.into_iter().map(|(k, m)| (object.field(&format!("spec.{k}")), m)).collect())
     })?;
     let variables = serde_json::to_value(&info.variables)

@@ -184,7 +184,7 @@ async fn detail(state: &AppState, playspec: Playspec) -> ApiResult<PlayspecDetai
 
 /// Validates the Compose text under the trusted policy and classifies its
 /// services; errors are keyed under `playspec.base_compose_yaml`.
-fn classify(yaml: &str, errors: &mut FieldErrors) -> Option<Vec<ServiceDefinition>> {
+pub(crate) fn classify(yaml: &str, errors: &mut FieldErrors) -> Option<Vec<ServiceDefinition>> {
     let (report, model) = compose::parse_blueprint(yaml, &Policy::TRUSTED);
     for issue in &report.errors {
         let key = if issue.path.is_empty() {
@@ -272,6 +272,17 @@ fn apply_overrides(defs: &mut [ServiceDefinition], overrides: Vec<ServiceInput>,
 /// Validates a create or update body; `creating` requires name and Compose.
 /// Runs on the CPU pool: it parses and classifies the Compose text.
 pub(crate) fn fields(input: PlayspecInput, creating: bool, current_yaml: Option<String>) -> ApiResult<PlayspecFields> {
+    fields_classified(input, creating, current_yaml, None)
+}
+
+/// [`fields`] with the Compose text's classification already made (server-
+/// side apply makes it before its transaction: `crate::apply::prepare`).
+pub(crate) fn fields_classified(
+    input: PlayspecInput,
+    creating: bool,
+    current_yaml: Option<String>,
+    classified: Option<crate::apply::prepare::Classified>,
+) -> ApiResult<PlayspecFields> {
     let mut errors = FieldErrors::new();
     if creating && input.name.is_none() {
         push_field_error(&mut errors, "playspec.name", "is required");
@@ -292,8 +303,15 @@ pub(crate) fn fields(input: PlayspecInput, creating: bool, current_yaml: Option<
     // Services are re-derived whenever the Compose text or the overrides change.
     let yaml = input.base_compose_yaml.as_deref().or(current_yaml.as_deref());
     let mut services = None;
+    let classify_here = |y: &str, errors: &mut FieldErrors| match classified {
+        Some((found, defs)) => {
+            errors.extend(found);
+            defs
+        }
+        None => classify(y, errors),
+    };
     if (input.base_compose_yaml.is_some() || input.services.is_some())
-        && let Some(mut defs) = yaml.and_then(|y| classify(y, &mut errors))
+        && let Some(mut defs) = yaml.and_then(|y| classify_here(y, &mut errors))
     {
         apply_overrides(&mut defs, input.services.unwrap_or_default(), &mut errors);
         services = Some(defs);
