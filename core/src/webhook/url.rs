@@ -153,20 +153,22 @@ impl UrlPolicy {
             return Err("must not contain a fragment (#...)".into());
         }
         let refused = |what: &str| format!("must not point at a {what} address (not allowlisted by the operator)");
+        let address = |ip: IpAddr| match non_public(ip).filter(|_| !self.address_allowed(ip)) {
+            Some(what) => Err(refused(what)),
+            None => Ok(()),
+        };
         match url.host() {
             None => return Err("must name a host".into()),
-            Some(url::Host::Ipv4(ip)) => {
-                if let Some(what) = non_public(IpAddr::V4(ip)).filter(|_| !self.address_allowed(IpAddr::V4(ip))) {
-                    return Err(refused(what));
-                }
-            }
-            Some(url::Host::Ipv6(ip)) => {
-                if let Some(what) = non_public(IpAddr::V6(ip)).filter(|_| !self.address_allowed(IpAddr::V6(ip))) {
-                    return Err(refused(what));
-                }
-            }
+            Some(url::Host::Ipv4(ip)) => address(IpAddr::V4(ip))?,
+            Some(url::Host::Ipv6(ip)) => address(IpAddr::V6(ip))?,
             Some(url::Host::Domain(name)) => {
                 let name = name.trim_end_matches('.').to_ascii_lowercase();
+                // The parser reads a host as an address after dropping one
+                // trailing dot, so `127.0.0.1..` stays a name: without its
+                // dots it is the address, and judged as one.
+                if let Ok(url::Host::Ipv4(ip)) = url::Host::parse(&name) {
+                    address(IpAddr::V4(ip))?;
+                }
                 let local = name == "localhost" || name.ends_with(".localhost");
                 if local && !self.host_allowed(&name) {
                     return Err(refused("loopback"));
@@ -349,6 +351,28 @@ mod tests {
         assert!(policy.address_allowed(ip("::ffff:127.0.0.1")));
         assert!(!policy.address_allowed(ip("127.0.0.2")));
         assert!(UrlPolicy::parse_allowlist("not a host!").is_err());
+    }
+
+    /// Found by fuzzing (`fuzz/fuzz_targets/url_policy.rs`): the URL
+    /// parser drops one trailing dot before it reads a host as an address,
+    /// so `127.0.0.1..` stayed a name, which the policy then read without
+    /// its dots, as an address with a dot in it, and accepted.
+    #[test]
+    fn an_address_with_trailing_dots_is_judged_as_the_address() {
+        let policy = UrlPolicy::default();
+        for bad in [
+            "https://127.0.0.1../",
+            "https://127.0.0.1.../hook",
+            "https://0.254..%2e/latest",
+            "https://169.254.169.254../latest/meta-data",
+            "https://0x7f.1../",
+            "https://10.0.0.1%2e%2e/",
+        ] {
+            assert!(policy.check(bad).is_err(), "{bad:?} was accepted");
+        }
+        assert!(policy.check("https://93.184.216.34../hook").is_ok());
+        let allowed = UrlPolicy { allow_http: false, allowlist: UrlPolicy::parse_allowlist("127.0.0.1").unwrap() };
+        assert!(allowed.check("https://127.0.0.1../").is_ok());
     }
 
     /// Found by fuzzing (`fuzz/fuzz_targets/url_policy.rs`): an IPv6
