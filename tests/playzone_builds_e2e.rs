@@ -37,8 +37,16 @@ const FROM_BUILD: &str =
     "ARG BASE=index.docker.io/library/play-build\nFROM busybox AS tools\n# a comment\nFROM ${BASE}:0123456789abcdef\n";
 const REMOTE_ADD: &str = "FROM play-test/busybox:1\nRUN true\nADD http://169.254.169.254/latest/meta-data/ /meta\n";
 
-const ON_NETWORK: &str = "FROM play-test/busybox:1\nRUN mkdir -p /www && ip -o -4 addr show eth0 > /www/build-address\n\
-                          CMD [\"sleep\", \"3600\"]\n";
+/// Its `RUN` step is unique per run, so that neither an image nor a layer
+/// of an earlier run (the engine's build cache), built on another
+/// network, is used.
+fn on_network() -> String {
+    let nonce = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    format!(
+        "FROM play-test/busybox:1\nRUN echo {nonce} && mkdir -p /www && ip -o -4 addr show eth0 > /www/build-address\n\
+         CMD [\"sleep\", \"3600\"]\n"
+    )
+}
 
 fn exec(container: &str, args: &[&str]) -> String {
     let out = Command::new("docker").arg("exec").arg(container).args(args).output().expect("docker exec");
@@ -94,7 +102,7 @@ async fn setup_with(playground: play_reconcilers::playground::PlaygroundConfig) 
             // build argument), and one that fetches the metadata service.
             ("from-build", &[("Dockerfile", file(FROM_BUILD)), ("index.html", file("x"))]),
             ("remote-add", &[("Dockerfile", file(REMOTE_ADD)), ("index.html", file("x"))]),
-            ("network", &[("Dockerfile", file(ON_NETWORK)), ("index.html", file("x"))]),
+            ("network", &[("Dockerfile", file(on_network())), ("index.html", file("x"))]),
         ],
     );
     let support::playzones::PlayzoneWorld { world, runtimes, playzone, cache } =
@@ -321,4 +329,26 @@ async fn builds_run_on_the_network_the_operator_names() {
     let address = exec(&format!("{project}-web-1"), &["cat", "/www/build-address"]);
     let _ = Command::new("docker").args(["network", "rm", &network]).output();
     assert!(address.contains(&format!("inet {prefix}.")), "the build ran on {address:?}, not on {network} ({subnet})");
+}
+
+/// Issue #27, item 10: `create_branch` for a branch that already exists on
+/// the remote at another commit than its base, pushed after the last sync
+/// (the index does not know it, so the API could not refuse it), fails at
+/// `image_build` naming the branch and both commits, and the remote branch
+/// is left as it was. It used to run that other commit silently.
+#[tokio::test]
+async fn create_branch_over_an_existing_branch_fails_and_leaves_it() {
+    let s = setup().await;
+    let theirs = s.git.commit("app", "taken", &[("Dockerfile", file(dockerfile())), ("index.html", file("theirs"))]);
+    let main = s.git.branch_commit("app", "main").unwrap();
+    let pr =
+        json!({"web": {"git_config": {"branch_name": "taken", "create_branch": true, "base_branch_name": "main"}}});
+    let (id, _) = s.playground("taken", pr, false).await;
+    s.world.wait_for(id, "the refused branch", |_, b| b["status"] == "failed").await;
+    let body = s.status(id).await;
+    assert_eq!(body["error_step"], "image_build", "{body:#}");
+    let message = body["error_message"].as_str().unwrap();
+    assert!(message.contains("`taken`") && message.contains(&theirs) && message.contains(&main), "{message}");
+    assert_eq!(s.git.branch_commit("app", "taken").as_deref(), Some(theirs.as_str()), "the remote branch moved");
+    assert!(s.debug(id).await["build_records"].as_array().is_none_or(|r| r.is_empty()), "nothing was built");
 }

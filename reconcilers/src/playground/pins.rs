@@ -166,6 +166,9 @@ async fn pin(
         },
     };
     if let Some(commit) = commit_of(r, &zone, &access, &branch, &mut remote).await? {
+        if let Some(git) = git.as_ref().filter(|g| g.create_branch) {
+            check_existing_branch(r, p, &zone, &access, &mut remote, (name, &branch, &commit), git).await?;
+        }
         return Ok(Pin {
             service: name.clone(),
             playzone_id,
@@ -199,6 +202,40 @@ async fn pin(
         created_branch: true,
         env_file: Default::default(),
     })
+}
+
+/// `create_branch` asked for `branch`, and it exists already (the index,
+/// or the remote when the index does not know it yet). On the service's
+/// first pin (no image was ever built or found for it), it must be at the
+/// base branch's commit: otherwise the Playground would silently run
+/// whatever someone else's branch holds. It fails at `image_build` naming
+/// the branch and both commits, and the remote branch is left as it is.
+/// After that first pin the branch is the Playground's own (it created it,
+/// and pushes move it): rollouts follow it.
+async fn check_existing_branch(
+    r: &PlaygroundReconciler,
+    p: &Playground,
+    zone: &Playzone,
+    access: &RepositoryAccess,
+    remote: &mut Option<RemoteRefs>,
+    (service, branch, commit): (&str, &str, &str),
+    git: &play_core::playground::GitConfig,
+) -> Result<()> {
+    if builds::records(&r.store, p.id).await?.iter().any(|b| b.service == service) {
+        return Ok(());
+    }
+    let base = git.base_branch_name.clone().unwrap_or_default();
+    let base_commit = commit_of(r, zone, access, &base, remote).await?;
+    if base_commit.as_deref() == Some(commit) {
+        return Ok(());
+    }
+    Err(Error::InvalidSpec(format!(
+        "service `{service}`: create_branch asked for branch `{branch}` from `{base}` ({}), but `{branch}` already \
+         exists in Playzone `{}` at {commit}, another commit; it is left as it is: choose a new branch name, or \
+         leave out create_branch to build the existing branch",
+        base_commit.as_deref().unwrap_or("missing"),
+        zone.name
+    )))
 }
 
 /// The commit of `branch`: from the index, else from the remote (listed
