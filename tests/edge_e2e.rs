@@ -95,7 +95,7 @@ async fn the_edge_routes_by_host_and_path_survives_its_removal_and_keeps_tenants
 
     // The edge container is play's, on the edge network, admin on a unix socket only.
     let edge_name = world.edge_container();
-    let edge_network = format!("play-{}-edge", &world.installation[..6]);
+    let edge_network = play_core::desired::edge_network_name(&world.installation, world.playroom);
     assert_eq!(inspect(&edge_name, "{{.State.Running}}"), "true");
     let socket = admin_dir.path().join(&edge_name).join("admin.sock");
     assert!(socket.exists(), "the admin socket is on the host: {}", socket.display());
@@ -196,4 +196,82 @@ async fn the_edge_routes_by_host_and_path_survives_its_removal_and_keeps_tenants
         "the installation's edge network goes with its last user on the engine"
     );
     assert!(world.event_types().await.iter().any(|t| t == "playroom.destroyed"));
+}
+
+/// Issue #27, item 4: two accounts route services on one engine, each
+/// through its own Playroom's edge. A routed container of account A
+/// cannot open a TCP connection to account B's routed service (on any of
+/// its addresses), while each edge still routes its own account's URL.
+/// With one edge network per installation it could, on every port.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_accounts_routed_container_cannot_reach_anothers() {
+    ensure_caddy_image();
+    let world = World::start().await;
+    let (a_http, a_https, b_http, b_https) = (free_port(), free_port(), free_port(), free_port());
+    world.set_edge(EdgeSettings { http_port: a_http, https_port: a_https, ..EdgeSettings::default() }).await;
+    let b_edge = EdgeSettings { http_port: b_http, https_port: b_https, ..EdgeSettings::default() };
+    let (b_key, b_room) = world.other_account_on_this_host("tenant-b", b_edge).await;
+    let admin_dir = tempfile::tempdir().unwrap();
+    let config = EdgeConfig {
+        image: CADDY_IMAGE.to_owned(),
+        admin_dir: admin_dir.path().display().to_string(),
+        check_interval: Duration::from_millis(500),
+        ..EdgeConfig::default()
+    };
+    let _runtimes = world.runtimes_with_edge(config);
+    let app = &world.app;
+
+    let spec = world.playspec("shop", COMPOSE).await;
+    let a = world.playground("a", spec, json!({})).await["id"].as_i64().unwrap();
+    let r =
+        app.post("/api/playspecs", &b_key, json!({"playspec": {"name": "shop", "base_compose_yaml": COMPOSE}})).await;
+    assert!(r.status.is_success(), "{}", r.text);
+    let body = json!({"playground": {"name": "b", "playspec_id": r.body["id"], "playroom_id": b_room}});
+    let r = app.post("/api/playgrounds", &b_key, body).await;
+    assert!(r.status.is_success(), "{}", r.text);
+    let (b, b_project) = (r.body["id"].as_i64().unwrap(), r.body["compose_project"].as_str().unwrap().to_owned());
+    world.wait_for(a, "A running", |s, body| s.is_success() && body["status"] == "running").await;
+    wait_until("B running", Duration::from_secs(90), || async {
+        app.get(&format!("/api/playgrounds/{b}"), &b_key).await.body["status"] == "running"
+    })
+    .await;
+
+    // Each edge routes its own account's URL.
+    for (port, id) in [(a_http, a), (b_http, b)] {
+        wait_until("the URL answers", Duration::from_secs(20), || async {
+            get(port, &format!("shop-{id}.localhost"), "/api/")
+                .await
+                .is_some_and(|(s, body)| s == 200 && body.trim() == "api")
+        })
+        .await;
+    }
+
+    // A's routed container tries every address of B's routed service.
+    let a_project = world.detail(a).await.1["compose_project"].as_str().unwrap().to_owned();
+    let b_api = format!("{b_project}-api-1");
+    let addresses =
+        docker_lines(&["inspect", "--format", "{{range .NetworkSettings.Networks}}{{.IPAddress}}\n{{end}}", &b_api]);
+    assert!(!addresses.is_empty());
+    let a_web = format!("{a_project}-web-1");
+    // busybox's `nc` with a plain request: the answer's body is `api`.
+    let probe = |address: &str| format!("printf 'GET /api/ HTTP/1.0\\r\\n\\r\\n' | nc -w 2 {address} 9000; echo DONE");
+    for address in &addresses {
+        let seen = docker_lines(&["exec", &a_web, "sh", "-c", &probe(address)]).join("\n");
+        assert!(seen.ends_with("DONE") && !seen.contains("api"), "A reached B at {address}: {seen}");
+    }
+    // Positive control: the same probe from B's own routed container
+    // reaches it on every address it shares with it.
+    let b_web = format!("{b_project}-web-1");
+    let seen = docker_lines(&["exec", &b_web, "sh", "-c", &probe(&addresses[0])]).join("\n");
+    assert!(seen.contains("api"), "the probe itself works: {seen}");
+    // Each edge container is on its own Playroom's network only.
+    let b_edge_container = format!("play-{}-edge-{b_room}", &world.installation[..6]);
+    let nets = |c: &str| {
+        docker_lines(&["inspect", "--format", "{{range $k, $v := .NetworkSettings.Networks}}{{$k}}\n{{end}}", c])
+    };
+    assert_eq!(
+        nets(&world.edge_container()),
+        [play_core::desired::edge_network_name(&world.installation, world.playroom)]
+    );
+    assert_eq!(nets(&b_edge_container), [play_core::desired::edge_network_name(&world.installation, b_room)]);
 }

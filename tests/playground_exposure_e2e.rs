@@ -178,7 +178,7 @@ async fn exposed_services_share_one_edge_network_without_routing_labels() {
     let installation =
         play_core::store::playgrounds::get(app.store(), app.account_id, ids[0].0).await.unwrap().installation;
     let mut cleanup = Cleanup { installation: installation.clone(), runtime: None };
-    let edge = format!("play-{}-edge", &installation[..6]);
+    let edge = play_core::desired::edge_network_name(&installation, room.body["id"].as_i64().unwrap());
 
     // Two networks of the edge network's name, as a race between replicas
     // leaves them (the engine's API only refuses a duplicate name when

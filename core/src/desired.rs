@@ -33,7 +33,7 @@ mod template;
 mod words;
 pub use container::{ContainerSpec, HealthSpec, MountSpec, PortSpec};
 pub use env::{EnvEntry, EnvMetadata, EnvSource, env_metadata};
-pub use exposure::{EdgeInputs, Route, Routing, edge_network_name};
+pub use exposure::{EdgeInputs, Route, Routing, edge_network_name, legacy_edge_network_name};
 pub use files::{FILES_VOLUME_KEY, FileMountSpec, rel_path_of as mounted_file_path};
 pub use render::render_compose;
 pub use rollout::{ZeroDowntime, beside_name};
@@ -300,10 +300,20 @@ impl<'a> Inputs<'a> {
 pub fn model_for(yaml: &str, policy: &Policy, playground: &Playground) -> Result<ComposeFile, String> {
     let lookup = |name: &str| playground.env_overrides.get(name).cloned();
     let (report, model) = crate::compose::parse_compose_with(yaml, policy, &lookup);
-    model.ok_or_else(|| {
+    let mut model = model.ok_or_else(|| {
         let first = report.errors.first().map(|i| format!("{}: {}", i.path, i.message)).unwrap_or_default();
         format!("the Playspec's Compose cannot run on this Playroom: {first}")
-    })
+    })?;
+    // The engine's default bridge is shared by every bridge-mode container
+    // of every tenant (and classic build containers): on an untrusted
+    // Playroom `bridge` means the project's default network (issue #27,
+    // item 4; validation warns).
+    if !policy.trusted {
+        for service in model.services.values_mut().filter(|s| s.network_mode.as_deref() == Some("bridge")) {
+            service.network_mode = None;
+        }
+    }
+    Ok(model)
 }
 
 /// The desired objects of a Playground from its Playspec's Compose.
@@ -331,7 +341,7 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
     if active.is_empty() {
         return Err("no service runs without a profile".into());
     }
-    let edge = edge_network_name(&playground.installation);
+    let edge = edge_network_name(&playground.installation, playground.playroom_id);
     let mut services = Vec::new();
     let mut used_networks = BTreeSet::new();
     let mut used_volumes = BTreeSet::new();

@@ -299,6 +299,24 @@ impl World {
         self.update_playroom(PlayroomFields { edge: Some(edge), ..Default::default() }).await;
     }
 
+    /// Another account with a Playroom of its own on this world's host (the
+    /// same engine), its edge on `edge`'s ports: the account's key (every
+    /// tenant scope) and the Playroom's id. Real hosts only.
+    pub async fn other_account_on_this_host(&self, name: &str, edge: EdgeSettings) -> (String, i64) {
+        let Host::Ssh(sshd) = &self.host else { panic!("a simulated host has no second account") };
+        let account = self.app.new_account(name).await;
+        let key = self.app.key_for(account, play_core::scopes::ScopeSet::all(), None).await;
+        let mut body = sshd.playroom_body(name);
+        body["playroom"]["edge"] =
+            json!({"enabled": edge.enabled, "http_port": edge.http_port, "https_port": edge.https_port});
+        let r = self.app.post("/api/playrooms", &key, body).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        let playroom = r.body["id"].as_i64().expect("playroom id");
+        let report = self.app.post(&format!("/api/playrooms/{playroom}/test_connection"), &key, json!({})).await;
+        assert_eq!(report.body["ok"], true, "{}", report.text);
+        (key, playroom)
+    }
+
     /// Updates the Playroom (as an operator's update would).
     pub async fn update_playroom(&self, fields: PlayroomFields) {
         playrooms::update(
@@ -318,11 +336,11 @@ impl World {
         format!("play-{}-edge-{}", &self.installation[..6], self.playroom)
     }
 
-    /// Creates the installation's edge network before play does, as an
+    /// Creates the Playroom's edge network before play does, as an
     /// operator may (play finds it by name): what must join it before the
     /// edge exists can. Answers its name.
     pub fn create_edge_network(&self) -> String {
-        let name = play_core::desired::edge_network_name(&self.installation);
+        let name = play_core::desired::edge_network_name(&self.installation, self.playroom);
         super::run(Command::new("docker").args(["network", "create", "--label"]).args([
             &format!("dev.play.installation={}", self.installation),
             "--label",

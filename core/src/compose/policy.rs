@@ -288,6 +288,13 @@ fn check_service(service: &Service, at: &Path, ctx: &mut Ctx<'_>) {
             VolumeType::Volume | VolumeType::Tmpfs | VolumeType::Image | VolumeType::Cluster => {}
         }
     }
+    if service.network_mode.as_deref() == Some("bridge") {
+        ctx.warn(
+            &at.key("network_mode"),
+            "`network_mode: bridge` would put the container on the engine's default bridge, beside other tenants' \
+             containers: on an untrusted Playroom it runs on the project's default network instead",
+        );
+    }
     if let Some(mode) = service.network_mode.as_deref()
         && !matches!(mode, "bridge" | "none")
         && !mode.starts_with("service:")

@@ -43,11 +43,22 @@ use crate::playground::model::container_name;
 /// Label keys under this prefix are dropped from users' services.
 const ROUTING_PREFIX: &str = "traefik.";
 
-/// The shared edge network of an installation on a Playroom's engine:
-/// `play-<first 6 characters of the installation>-edge`. One per engine
-/// and installation (two Playrooms of one installation on the same engine
-/// share it); the installation keeps installations sharing an engine apart.
-pub fn edge_network_name(installation: &str) -> String {
+/// The edge network of a Playroom on its engine:
+/// `play-<first 6 characters of the installation>-room<playroom id>-edge`.
+/// One per Playroom (a Playroom is one account's), joined by that
+/// Playroom's routed containers and its edge container only: a routed
+/// container reaches its own account's routed services and the edge,
+/// never another account's on the same engine (issue #27, item 4: one
+/// network per installation let it reach them all on every port). The
+/// installation keeps installations sharing an engine apart.
+pub fn edge_network_name(installation: &str, playroom_id: i64) -> String {
+    let short: String = installation.chars().take(6).collect();
+    format!("play-{short}-room{playroom_id}-edge")
+}
+
+/// The one edge network per installation of versions before issue #27:
+/// removed by the sweep once nothing is attached to it.
+pub fn legacy_edge_network_name(installation: &str) -> String {
     let short: String = installation.chars().take(6).collect();
     format!("play-{short}-edge")
 }

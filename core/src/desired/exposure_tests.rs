@@ -79,9 +79,9 @@ fn an_exposed_service_gets_a_route_and_the_edge_network_but_no_routing_labels() 
     assert!(!r.https);
     assert_eq!(r.url, "http://shop.apps.example.com/");
     assert!(traefik_labels(web).is_empty(), "the edge is configured through its API, not labels");
-    assert_eq!(d.edge_network.as_deref(), Some("play-3fa91c-edge"));
+    assert_eq!(d.edge_network.as_deref(), Some("play-3fa91c-room1-edge"));
     // On the edge network without aliases; still on its project network.
-    assert_eq!(web.container.networks["play-3fa91c-edge"], Vec::<String>::new());
+    assert_eq!(web.container.networks["play-3fa91c-room1-edge"], Vec::<String>::new());
     assert_eq!(web.container.networks["play-3fa91c-7-pr-7_default"], ["web"]);
     // The user's own routing labels are dropped, and reported.
     assert_eq!(web.dropped_labels, ["traefik.enable", "traefik.http.routers.evil.rule"]);
@@ -126,7 +126,7 @@ fn internal_and_unexposed_services_get_no_route() {
     for name in ["db", "worker"] {
         let s = service(&d, name);
         assert!(traefik_labels(s).is_empty(), "{name}");
-        assert!(!s.container.networks.contains_key("play-3fa91c-edge"), "{name}");
+        assert!(!s.container.networks.contains_key("play-3fa91c-room1-edge"), "{name}");
     }
     assert!(matches!(&service(&d, "db").routing, Routing::Unrouted { reason } if reason.contains("internal")));
     assert_eq!(service(&d, "worker").routing, Routing::NotExposed);
@@ -211,5 +211,5 @@ fn router_names_are_unique_and_label_safe() {
     assert!(dotted.starts_with("p-my-api-") && dotted.len() == "p-my-api-".len() + 8, "{dotted}");
     assert_ne!(dotted, dashed);
     assert!(!dotted.contains('.'));
-    assert_eq!(edge_network_name("3fa91c0d4e5f"), "play-3fa91c-edge");
+    assert_eq!(edge_network_name("3fa91c0d4e5f", 1), "play-3fa91c-room1-edge");
 }

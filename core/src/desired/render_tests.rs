@@ -100,7 +100,7 @@ fn the_document_parses_back_as_valid_compose_with_every_label() {
     assert_eq!(net("back").name.as_deref(), Some("play-3fa91c-7-pr-7_back"));
     assert!(!net("back").external);
     assert_eq!((net("outside").name.as_deref(), net("outside").external), (Some("corp-net"), true));
-    assert_eq!((net("play-edge").name.as_deref(), net("play-edge").external), (Some("play-3fa91c-edge"), true));
+    assert_eq!((net("play-edge").name.as_deref(), net("play-edge").external), (Some("play-3fa91c-room1-edge"), true));
     assert_eq!(web.networks["back"].aliases, ["web", "www"]);
     assert!(web.networks["play-edge"].aliases.is_empty());
     assert_eq!(model.volumes["data"].name.as_deref(), Some("play-3fa91c-7-pr-7_data"));

@@ -313,3 +313,25 @@ fn an_env_file_is_the_lowest_layer_and_its_generated_keys_are_listed() {
     let plain = desired(&Inputs::new(&p, &model)).unwrap();
     assert_ne!(plain.services[0].config_hash, d.services[0].config_hash);
 }
+
+/// Issue #27, item 4: `network_mode: bridge` put a tenant's container on
+/// the engine's default bridge, beside every other tenant's bridge-mode
+/// containers and the classic builder's. On an untrusted Playroom it runs
+/// on the project's default network; a trusted one keeps the bridge.
+#[test]
+fn bridge_mode_is_the_project_network_on_an_untrusted_playroom() {
+    let p = playground(&[]);
+    let yaml = "services:\n  web:\n    image: x\n    network_mode: bridge\n";
+    let report = crate::compose::validate_compose(yaml, &Policy::UNTRUSTED);
+    assert!(report.valid && report.warnings.iter().any(|w| w.path == "services.web.network_mode"), "{report:?}");
+    let model = model_for(yaml, &Policy::UNTRUSTED, &p).unwrap();
+    let d = desired(&Inputs::new(&p, &model)).unwrap();
+    let web = &d.services[0].container;
+    assert_eq!(web.network_mode, None);
+    assert_eq!(web.networks.keys().cloned().collect::<Vec<_>>(), [format!("{}_default", p.compose_project)]);
+    assert!(d.networks.iter().any(|n| n.name == format!("{}_default", p.compose_project)));
+
+    let model = model_for(yaml, &Policy::TRUSTED, &p).unwrap();
+    let d = desired(&Inputs::new(&p, &model)).unwrap();
+    assert_eq!(d.services[0].container.network_mode.as_deref(), Some("bridge"), "trusted: as written");
+}

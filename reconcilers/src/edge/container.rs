@@ -72,7 +72,7 @@ impl EdgeSpec {
         let short: String = installation.chars().take(6).collect();
         let name = format!("play-{short}-edge-{playroom_id}");
         let host_admin_dir = format!("{}/{name}", admin_dir.trim_end_matches('/'));
-        let network = edge_network_name(installation);
+        let network = edge_network_name(installation, playroom_id);
         // The last element is the version of how the container is made:
         // 2 publishes the HTTPS port on UDP (HTTP/3).
         let made_of = serde_json::json!([image, settings.http_port, settings.https_port, host_admin_dir, network, 2]);

@@ -388,27 +388,27 @@ fn dependency_cycles_and_missing_images_are_invalid_specs() {
 #[test]
 fn the_edge_network_is_created_when_missing_then_nothing() {
     let d = routed();
-    assert_eq!(d.edge_network.as_deref(), Some("play-3fa91c-edge"));
+    assert_eq!(d.edge_network.as_deref(), Some("play-3fa91c-room1-edge"));
     let o = converged_observed(&d);
     assert_eq!(plan(&d, &o), vec![], "an empty plan once it exists");
     assert!(converged(&d, &o));
 
     let mut missing = o.clone();
     missing.shared_networks.clear();
-    assert_eq!(plan(&d, &missing), vec![Step::CreateSharedNetwork("play-3fa91c-edge".into())]);
+    assert_eq!(plan(&d, &missing), vec![Step::CreateSharedNetwork("play-3fa91c-room1-edge".into())]);
     assert!(!converged(&d, &missing));
     assert_eq!(Step::CreateSharedNetwork("x".into()).creation_step(), CreationStep::Network);
 
     // On an empty host it is created with the project networks, before
     // any container runs.
     let groups = super::super::apply::groups(plan(&d, &Observed::default()));
-    assert!(groups[0].contains(&Step::CreateSharedNetwork("play-3fa91c-edge".into())), "{groups:?}");
+    assert!(groups[0].contains(&Step::CreateSharedNetwork("play-3fa91c-room1-edge".into())), "{groups:?}");
     assert!(groups[0].contains(&Step::CreateNetwork("play-7-pr-7_default".into())), "{groups:?}");
 
     // Another network whose name merely contains it does not count.
     let mut other = missing.clone();
-    other.shared_networks.push(edge("play-3fa91c-edge-old", "x", 1, 0));
-    assert_eq!(plan(&d, &other), vec![Step::CreateSharedNetwork("play-3fa91c-edge".into())]);
+    other.shared_networks.push(edge("play-3fa91c-room1-edge-old", "x", 1, 0));
+    assert_eq!(plan(&d, &other), vec![Step::CreateSharedNetwork("play-3fa91c-room1-edge".into())]);
 }
 
 #[test]
@@ -416,9 +416,9 @@ fn duplicate_edge_networks_are_removed_keeping_the_attached_then_oldest() {
     let d = routed();
     let mut o = converged_observed(&d);
     o.shared_networks = vec![
-        edge("play-3fa91c-edge", "newer", 30, 0),
-        edge("play-3fa91c-edge", "attached", 20, 2),
-        edge("play-3fa91c-edge", "oldest", 10, 0),
+        edge("play-3fa91c-room1-edge", "newer", 30, 0),
+        edge("play-3fa91c-room1-edge", "attached", 20, 2),
+        edge("play-3fa91c-room1-edge", "oldest", 10, 0),
     ];
     let removed = |o: &Observed| -> Vec<String> {
         let mut ids: Vec<String> = plan(&d, o)
@@ -444,7 +444,7 @@ fn unrouted_playgrounds_leave_shared_networks_alone_and_destroy_never_removes_th
     let d = desired();
     assert_eq!(d.edge_network, None);
     let mut o = converged_observed(&d);
-    o.shared_networks.push(edge("play-3fa91c-edge", "e", 1, 3));
+    o.shared_networks.push(edge("play-3fa91c-room1-edge", "e", 1, 3));
     assert_eq!(plan(&d, &o), vec![]);
     assert!(converged(&d, &o));
 
@@ -464,6 +464,6 @@ fn a_routed_service_joins_the_edge_network_and_changes_only_its_hash() {
         assert_eq!(a.config_hash == b.config_hash, a.name != "web", "{}", a.name);
     }
     let web = d.services.iter().find(|s| s.name == "web").unwrap();
-    assert!(web.container.networks.contains_key("play-3fa91c-edge"));
+    assert!(web.container.networks.contains_key("play-3fa91c-room1-edge"));
     assert!(!web.container.labels.keys().any(|k| k.starts_with("traefik.")), "routes are the edge's config");
 }

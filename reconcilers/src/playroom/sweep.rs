@@ -64,11 +64,11 @@ use bollard::Docker;
 use play_core::secrets::SecretBox;
 use play_core::store::{Store, playrooms, sweep};
 
-use play_core::desired::edge_network_name;
+use play_core::desired::{edge_network_name, legacy_edge_network_name};
 
 use crate::docker::ownership::playground_of;
 use crate::docker::{labels, remove};
-use crate::edge::container::remove_everything;
+use crate::edge::container::{remove_everything, remove_network_if_unused};
 use crate::host::DockerHostGateway;
 use crate::runtime::{Action, Ctx, Reconciler};
 use crate::{Error, Result};
@@ -241,13 +241,16 @@ impl PlayroomSweep {
         for v in labels::volumes(docker, &filters).await? {
             ids.extend(edge_of(Some(&v.labels)));
         }
+        // The installation-wide edge network of older versions goes once
+        // unused (every Playroom's edge moved to a network of its own).
+        remove_network_if_unused(docker, &legacy_edge_network_name(installation)).await?;
         if ids.is_empty() {
             return Ok(());
         }
         let listed: Vec<i64> = ids.iter().copied().collect();
         let live = sweep::live_playrooms(&self.store, &listed).await?;
-        let network = edge_network_name(installation);
         for gone in ids.difference(&live) {
+            let network = edge_network_name(installation, *gone);
             match remove_everything(docker, installation, *gone, &network).await {
                 Ok(()) => tracing::info!(
                     playroom = room,
