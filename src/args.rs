@@ -149,6 +149,13 @@ pub struct ServeArgs {
     /// (fetching its context included).
     #[arg(long, env = "PLAY_BUILD_TIMEOUT", default_value_t = HumanDuration(PlaygroundConfig::default().build_timeout))]
     pub build_timeout: HumanDuration,
+    /// Builds and source fills that may hold repository files in memory at
+    /// once in this replica, over all Playrooms.
+    #[arg(long, env = "PLAY_BUILD_CONCURRENCY", default_value_t = PlaygroundConfig::default().slots.per_replica)]
+    pub build_concurrency: usize,
+    /// Builds and source fills at once for one Playroom.
+    #[arg(long, env = "PLAY_BUILDS_PER_PLAYROOM", default_value_t = PlaygroundConfig::default().slots.per_playroom)]
+    pub builds_per_playroom: usize,
     /// Most bytes one fetch from a repository may receive.
     #[arg(long, env = "PLAY_REPOSITORY_MAX_FETCH_BYTES", default_value_t = 512 * 1024 * 1024)]
     pub repository_max_fetch_bytes: u64,

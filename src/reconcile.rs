@@ -75,6 +75,10 @@ pub fn config(args: &ServeArgs) -> anyhow::Result<Loops> {
         playground: PlaygroundConfig {
             drain: args.rollout_drain.into(),
             build_timeout: args.build_timeout.into(),
+            slots: play_reconcilers::playground::SlotsConfig {
+                per_replica: args.build_concurrency.max(1),
+                per_playroom: args.builds_per_playroom.max(1),
+            },
             registry_policy: UrlPolicy {
                 allow_http: true,
                 allowlist: UrlPolicy::parse_allowlist(&args.registry_allowlist)

@@ -18,7 +18,7 @@
 //! The access token never reaches the engine: the archive is the
 //! repository's files only, and build arguments are the Compose file's.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::io::Read;
 use std::time::{Duration, Instant};
 
@@ -64,6 +64,9 @@ pub struct Builder<'a> {
     pub registry_policy: &'a play_core::webhook::UrlPolicy,
     /// The network `RUN` steps join (`PLAY_BUILD_NETWORK`).
     pub network: Option<&'a str>,
+    /// Bounds builds and source fills (`super::slots`), by Playroom.
+    pub slots: &'a super::slots::Slots,
+    pub playroom_id: i64,
 }
 
 impl Builder<'_> {
@@ -77,6 +80,8 @@ impl Builder<'_> {
             .built
             .as_ref()
             .ok_or_else(|| Error::InvalidSpec(format!("service `{}` has no pinned build", service.name)))?;
+        // The timeout counts from when the build holds its slots.
+        let _slot = self.slots.acquire(self.playroom_id).await;
         let started = Instant::now();
         let outcome = match tokio::time::timeout(self.timeout, self.run(docker, spec, auth)).await {
             Ok(outcome) => outcome,
@@ -133,8 +138,13 @@ impl Builder<'_> {
             .archive(&access, &spec.commit, &spec.context, MAX_CONTEXT_BYTES)
             .await
             .map_err(|e| Failure::Other(Error::Repository(e)))?;
-        let (context, dockerfile) =
-            apply_dockerignore(&archive, &spec.dockerfile).map_err(|e| Failure::Build(e, String::new()))?;
+        // CPU and memory work on the blocking pool; the fetched archive is
+        // dropped there once filtered.
+        let path = spec.dockerfile.clone();
+        let filtered = tokio::task::spawn_blocking(move || apply_dockerignore(&archive, &path))
+            .await
+            .map_err(|e| Failure::Other(Error::Files(format!("filtering the build context: {e}"))))?;
+        let (context, dockerfile) = filtered.map_err(|e| Failure::Build(e, String::new()))?;
         if let Some(text) = dockerfile {
             let uses = check_dockerfile(&text, spec, self.trusted).map_err(|e| Failure::Build(e, String::new()))?;
             if !self.trusted {
@@ -304,41 +314,57 @@ pub async fn check_built_for(docker: &Docker, image: &str, installation: &str, a
 /// most [`dockerfile::MAX_DOCKERFILE_BYTES`]). Entries are copied as they
 /// are: links stay links.
 pub fn apply_dockerignore(archive: &[u8], dockerfile: &str) -> std::result::Result<(Vec<u8>, Option<String>), String> {
-    let mut reader = tar::Archive::new(archive);
-    let mut entries: BTreeMap<String, (tar::Header, Vec<u8>)> = BTreeMap::new();
-    let mut ignore = None;
-    for entry in reader.entries().map_err(|e| format!("reading the build context: {e}"))? {
-        let mut entry = entry.map_err(|e| format!("reading the build context: {e}"))?;
-        let path = entry.path().map_err(|e| format!("reading the build context: {e}"))?.to_string_lossy().into_owned();
-        let path = path.trim_start_matches("./").trim_end_matches('/').to_owned();
-        let mut data = Vec::new();
-        entry.read_to_end(&mut data).map_err(|e| format!("reading the build context: {e}"))?;
-        if path == ".dockerignore" {
-            ignore = Some(String::from_utf8_lossy(&data).into_owned());
+    let read = |e: std::io::Error| format!("reading the build context: {e}");
+    let dockerfile = dockerfile.trim_start_matches("./");
+    let clean = |entry: &tar::Entry<'_, &[u8]>| -> std::result::Result<String, String> {
+        let path = entry.path().map_err(read)?.to_string_lossy().into_owned();
+        Ok(path.trim_start_matches("./").trim_end_matches('/').to_owned())
+    };
+    // First pass: the rules and the Dockerfile, both small (bounded).
+    let (mut ignore, mut text) = (None, None);
+    for entry in tar::Archive::new(archive).entries().map_err(read)? {
+        let mut entry = entry.map_err(read)?;
+        let path = clean(&entry)?;
+        let wanted = path == ".dockerignore" || path == dockerfile;
+        if !wanted || !entry.header().entry_type().is_file() {
+            continue;
         }
-        entries.insert(path, (entry.header().clone(), data));
+        if entry.size() > dockerfile::MAX_DOCKERFILE_BYTES as u64 {
+            return Err(format!("{path} is larger than {} bytes", dockerfile::MAX_DOCKERFILE_BYTES));
+        }
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data).map_err(read)?;
+        let data = String::from_utf8_lossy(&data).into_owned();
+        if path == dockerfile {
+            text = Some(data);
+        } else {
+            ignore = Some(data);
+        }
     }
     let rules = match ignore {
         Some(text) => Rules::parse(&text)?,
         None => Rules::default(),
     };
-    let dockerfile = dockerfile.trim_start_matches("./");
-    let text = match entries.get(dockerfile) {
-        Some((_, data)) if data.len() > dockerfile::MAX_DOCKERFILE_BYTES => {
-            return Err(format!("{dockerfile} is larger than {} bytes", dockerfile::MAX_DOCKERFILE_BYTES));
-        }
-        Some((header, data)) if header.entry_type().is_file() => Some(String::from_utf8_lossy(data).into_owned()),
-        _ => None,
-    };
-    let mut out = tar::Builder::new(Vec::new());
-    for (path, (header, data)) in &entries {
-        if path.is_empty() || (path != dockerfile && rules.excludes(path)) {
+    // Second pass: each entry the rules keep, copied straight from the
+    // fetched archive into the new one (no third copy of the context).
+    let write = |e: std::io::Error| format!("writing the build context: {e}");
+    let mut out = tar::Builder::new(Vec::with_capacity(archive.len()));
+    for entry in tar::Archive::new(archive).entries().map_err(read)? {
+        let mut entry = entry.map_err(read)?;
+        let path = clean(&entry)?;
+        if path.is_empty() || (path != dockerfile && rules.excludes(&path)) {
             continue;
         }
-        let mut header = header.clone();
-        out.append_data(&mut header, path, data.as_slice()).map_err(|e| format!("writing the build context: {e}"))?;
+        let mut header = entry.header().clone();
+        if header.entry_type().is_symlink() {
+            // The target as read (a long one comes in an extension entry).
+            let target = entry.link_name().map_err(read)?.map(|t| t.into_owned()).unwrap_or_default();
+            out.append_link(&mut header, &path, &target).map_err(write)?;
+        } else {
+            out.append_data(&mut header, &path, &mut entry).map_err(write)?;
+        }
     }
-    let out = out.into_inner().map_err(|e| format!("writing the build context: {e}"))?;
+    let out = out.into_inner().map_err(write)?;
     Ok((out, text))
 }
 
@@ -378,6 +404,31 @@ mod tests {
         );
         let untouched = archive(&[("Dockerfile", "FROM x"), ("README.md", "r")]);
         assert_eq!(names(&apply_dockerignore(&untouched, "./Dockerfile").unwrap().0), ["Dockerfile", "README.md"]);
+    }
+
+    #[test]
+    fn links_keep_their_targets_long_ones_too() {
+        let long = format!("../{}/target", "d".repeat(150));
+        let mut b = tar::Builder::new(Vec::new());
+        for (path, target) in [("short", "a/b"), ("long", long.as_str())] {
+            let mut header = tar::Header::new_gnu();
+            header.set_entry_type(tar::EntryType::Symlink);
+            header.set_size(0);
+            header.set_mode(0o777);
+            b.append_link(&mut header, path, target).unwrap();
+        }
+        let (out, _) = apply_dockerignore(&b.into_inner().unwrap(), "Dockerfile").unwrap();
+        let mut r = tar::Archive::new(out.as_slice());
+        let links: Vec<(String, String)> = r
+            .entries()
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                let target = e.link_name().unwrap().unwrap().to_string_lossy().into_owned();
+                (e.path().unwrap().to_string_lossy().into_owned(), target)
+            })
+            .collect();
+        assert_eq!(links, [("short".to_owned(), "a/b".to_owned()), ("long".to_owned(), long)]);
     }
 
     #[test]

@@ -78,8 +78,11 @@ mod pass;
 mod pins;
 pub mod plan;
 mod rollout;
+mod slots;
 pub mod source;
+
 pub use play_core::desired as spec;
+pub use slots::SlotsConfig;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -128,6 +131,9 @@ pub struct PlaygroundConfig {
     /// `None`: the engine's default bridge). An operator points it at a
     /// network whose egress the host's firewall limits (docs/hosts.md).
     pub build_network: Option<String>,
+    /// How many builds and source fills may hold repository files at
+    /// once, per replica and per Playroom (`slots`).
+    pub slots: SlotsConfig,
 }
 
 impl Default for PlaygroundConfig {
@@ -143,6 +149,7 @@ impl Default for PlaygroundConfig {
             edge_switch_timeout: Duration::from_secs(30),
             registry_policy: play_core::webhook::UrlPolicy::default(),
             build_network: None,
+            slots: SlotsConfig::default(),
         }
     }
 }
@@ -159,6 +166,8 @@ pub struct PlaygroundReconciler {
     edge: Option<Arc<dyn Waker>>,
     /// Where services built from Playzones get their code.
     repositories: Arc<dyn RepositoryGateway>,
+    /// Bounds builds and source fills (made from `config.slots`).
+    slots: Arc<slots::Slots>,
 }
 
 impl PlaygroundReconciler {
@@ -171,6 +180,7 @@ impl PlaygroundReconciler {
             watch: None,
             edge: None,
             repositories: Arc::new(play_core::repository::NoRepositories),
+            slots: Arc::new(slots::Slots::new(SlotsConfig::default())),
         }
     }
 
@@ -197,6 +207,7 @@ impl PlaygroundReconciler {
     }
 
     pub fn with_config(mut self, config: PlaygroundConfig) -> Self {
+        self.slots = Arc::new(slots::Slots::new(config.slots));
         self.config = config;
         self
     }

@@ -232,7 +232,7 @@ impl<'a> Pass<'a> {
                 contents = Some(self.file_contents(&desired, playspec_id).await?);
             }
             let no_files = BTreeMap::new();
-            let builder = self.builder(&desired, p.account_id);
+            let builder = self.builder(&desired, p.account_id, p.playroom_id);
             if rounds == 1 {
                 self.note_cache_hits(&builder, &desired, &observed).await?;
             }
@@ -348,7 +348,7 @@ impl<'a> Pass<'a> {
 
     /// The builder of this pass's `image_build` steps (borrowing the
     /// reconciler, not the pass, which moves its step meanwhile).
-    fn builder<'b>(&self, desired: &'b spec::Desired, account_id: i64) -> Builder<'b>
+    fn builder<'b>(&self, desired: &'b spec::Desired, account_id: i64, playroom_id: i64) -> Builder<'b>
     where
         'a: 'b,
     {
@@ -365,6 +365,8 @@ impl<'a> Pass<'a> {
             trusted: self.trusted,
             registry_policy: &r.config.registry_policy,
             network: r.config.build_network.as_deref(),
+            slots: &r.slots,
+            playroom_id,
         }
     }
 

@@ -61,6 +61,8 @@ pub async fn fill(docker: &Docker, builder: &Builder<'_>, service: &ServiceSpec)
         return Err(Error::InvalidSpec(format!("service `{}` mounts no repository files", service.name)));
     }
     for source in &service.sources {
+        // Held while the tree is in memory and sent (`super::slots`).
+        let _slot = builder.slots.acquire(builder.playroom_id).await;
         let access = playzones::access(builder.store, builder.secrets, source.playzone_id).await?;
         let archive = match source.layout {
             SourceLayout::Root => {
