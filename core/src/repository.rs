@@ -108,6 +108,22 @@ pub enum RepositoryError {
     Failed(String),
 }
 
+/// What a build context leaves out: what its `.dockerignore` excludes,
+/// never the Dockerfile (as the `docker` CLI sends it).
+#[derive(Clone, Debug, Default)]
+pub struct ContextFilter {
+    pub rules: crate::build::dockerignore::Rules,
+    /// The Dockerfile's path, relative to the context.
+    pub dockerfile: String,
+}
+
+impl ContextFilter {
+    /// Whether the entry at `path` (relative to the context) is left out.
+    pub fn excludes(&self, path: &str) -> bool {
+        path != self.dockerfile && self.rules.excludes(path)
+    }
+}
+
 /// See the [module documentation](self).
 #[async_trait]
 pub trait RepositoryGateway: Send + Sync + fmt::Debug {
@@ -137,6 +153,21 @@ pub trait RepositoryGateway: Send + Sync + fmt::Debug {
         subdir: &str,
         max_bytes: u64,
     ) -> Result<Vec<u8>, RepositoryError>;
+
+    /// [`archive`](Self::archive) written to the file `to` (created or
+    /// truncated) as it is made, leaving out what `filter` excludes:
+    /// memory holds one file of the tree at a time, and the build sends
+    /// the context to the engine from disk (issue #27, item 6). Answers
+    /// the bytes written.
+    async fn archive_to_file(
+        &self,
+        repo: &RepositoryAccess,
+        commit: &str,
+        subdir: &str,
+        max_bytes: u64,
+        filter: ContextFilter,
+        to: std::path::PathBuf,
+    ) -> Result<u64, RepositoryError>;
 
     /// What the clean relative `path` names at `commit`, with its contents
     /// (a file's bytes, a folder's archive), at most `max_bytes`. A link
@@ -187,6 +218,18 @@ impl RepositoryGateway for NoRepositories {
         _subdir: &str,
         _max_bytes: u64,
     ) -> Result<Vec<u8>, RepositoryError> {
+        Err(RepositoryError::Failed(NOT_CONFIGURED.into()))
+    }
+
+    async fn archive_to_file(
+        &self,
+        _repo: &RepositoryAccess,
+        _commit: &str,
+        _subdir: &str,
+        _max_bytes: u64,
+        _filter: ContextFilter,
+        _to: std::path::PathBuf,
+    ) -> Result<u64, RepositoryError> {
         Err(RepositoryError::Failed(NOT_CONFIGURED.into()))
     }
 

@@ -11,6 +11,7 @@
 //!   bound, not even by the closing blocks.
 
 use std::ffi::OsStr;
+use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -92,6 +93,42 @@ pub(crate) fn read_files(
 /// contents are not in this repository). Paths are relative to `subdir`;
 /// times are the commit's, owners root.
 pub(crate) fn archive(repo: &Repository, commit: Oid, subdir: &[&str], max_bytes: u64) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    write_archive(repo, commit, subdir, max_bytes, &|_| false, &mut out)?;
+    Ok(out)
+}
+
+/// Counts what passes through it: the archive's size without keeping it.
+struct Counting<W> {
+    inner: W,
+    written: u64,
+}
+
+impl<W: Write> Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// [`archive`] written to `out` as it is made (a file: one blob of the tree
+/// in memory at a time), leaving out every entry whose path (relative to
+/// `subdir`) `exclude` names; a folder left out is still walked, as a
+/// `.dockerignore` exception may bring files of it back. Answers the
+/// bytes written.
+pub(crate) fn write_archive(
+    repo: &Repository,
+    commit: Oid,
+    subdir: &[&str],
+    max_bytes: u64,
+    exclude: &dyn Fn(&str) -> bool,
+    out: impl Write,
+) -> Result<u64> {
     let found = repo.find_commit(commit).map_err(|e| failed("reading the commit", &e))?;
     let mtime = u64::try_from(found.time().seconds()).unwrap_or(0);
     let mut tree = tree_of(repo, commit)?;
@@ -105,15 +142,16 @@ pub(crate) fn archive(repo: &Repository, commit: Oid, subdir: &[&str], max_bytes
         }
         tree = repo.find_tree(entry.id()).map_err(|e| failed(&format!("reading {shown}"), &e))?;
     }
-    let mut out = tar::Builder::new(Vec::new());
+    let mut out = tar::Builder::new(Counting { inner: out, written: 0 });
     let too_large = || Error::TooLarge(format!("the archive would exceed its bound of {max_bytes} bytes"));
-    let written = |out: &tar::Builder<Vec<u8>>| out.get_ref().len() as u64;
+    let written = |out: &tar::Builder<Counting<_>>| out.get_ref().written;
     let io = |e: std::io::Error| Error::Failed(format!("writing the archive: {e}"));
     // Depth-first without recursion: a hostile repository may nest deeply.
     let mut pending: Vec<(Tree<'_>, PathBuf)> = vec![(tree, PathBuf::new())];
     while let Some((tree, prefix)) = pending.pop() {
         for entry in tree.iter() {
             let path = prefix.join(OsStr::from_bytes(entry.name_bytes()));
+            let left_out = exclude(&path.to_string_lossy());
             let mode = entry.filemode();
             let mut header = Header::new_gnu();
             header.set_mtime(mtime);
@@ -121,17 +159,19 @@ pub(crate) fn archive(repo: &Repository, commit: Oid, subdir: &[&str], max_bytes
             header.set_gid(0);
             match mode {
                 MODE_DIR => {
-                    if written(&out) + 512 + TAR_END > max_bytes {
-                        return Err(too_large());
+                    if !left_out {
+                        if written(&out) + 512 + TAR_END > max_bytes {
+                            return Err(too_large());
+                        }
+                        header.set_entry_type(EntryType::Directory);
+                        header.set_mode(0o755);
+                        header.set_size(0);
+                        out.append_data(&mut header, &path, std::io::empty()).map_err(io)?;
                     }
-                    header.set_entry_type(EntryType::Directory);
-                    header.set_mode(0o755);
-                    header.set_size(0);
-                    out.append_data(&mut header, &path, std::io::empty()).map_err(io)?;
                     let subtree = repo.find_tree(entry.id()).map_err(|e| failed("reading a tree", &e))?;
                     pending.push((subtree, path));
                 }
-                MODE_FILE | MODE_FILE_GROUP_WRITABLE | MODE_EXEC | MODE_LINK => {
+                MODE_FILE | MODE_FILE_GROUP_WRITABLE | MODE_EXEC | MODE_LINK if !left_out => {
                     let size = blob_size(repo, entry.id())?;
                     // At least a header and the padded data (long names
                     // add blocks: the check after the append sees them).
@@ -152,7 +192,7 @@ pub(crate) fn archive(repo: &Repository, commit: Oid, subdir: &[&str], max_bytes
                         out.append_data(&mut header, &path, blob.content()).map_err(io)?;
                     }
                 }
-                // Submodules (0o160000) and anything unknown.
+                // Left out, submodules (0o160000) and anything unknown.
                 _ => {}
             }
             if written(&out) + TAR_END > max_bytes {
@@ -160,11 +200,12 @@ pub(crate) fn archive(repo: &Repository, commit: Oid, subdir: &[&str], max_bytes
             }
         }
     }
-    let bytes = out.into_inner().map_err(io)?;
-    if bytes.len() as u64 > max_bytes {
+    let mut counting = out.into_inner().map_err(io)?;
+    counting.flush().map_err(io)?;
+    if counting.written > max_bytes {
         return Err(too_large());
     }
-    Ok(bytes)
+    Ok(counting.written)
 }
 
 /// What `parts` (a clean relative path, split) names at `commit`: walked

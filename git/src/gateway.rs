@@ -16,7 +16,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use git2::{Direction, Oid, PushOptions, RemoteCallbacks, RemoteRedirect, Repository};
 use play_core::repository::{
-    RemoteBranch, RemoteRefs, RepositoryAccess, RepositoryError, RepositoryGateway, TreeEntry,
+    ContextFilter, RemoteBranch, RemoteRefs, RepositoryAccess, RepositoryError, RepositoryGateway, TreeEntry,
 };
 use play_core::webhook::UrlPolicy;
 use tokio::runtime::Handle;
@@ -250,6 +250,29 @@ impl RepositoryGateway for GitGateway {
         self.run("archive", repo, move |inner, call, url| {
             let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
             with_commit(inner, call, url, commit, |repo| crate::archive::archive(repo, commit, &parts, max_bytes))
+        })
+        .await
+    }
+
+    async fn archive_to_file(
+        &self,
+        repo: &RepositoryAccess,
+        commit: &str,
+        subdir: &str,
+        max_bytes: u64,
+        filter: ContextFilter,
+        to: std::path::PathBuf,
+    ) -> Result<u64, RepositoryError> {
+        let commit = commit_id(commit)?;
+        let parts: Vec<String> = subdir_parts(subdir)?.into_iter().map(str::to_owned).collect();
+        self.run("archive", repo, move |inner, call, url| {
+            let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+            with_commit(inner, call, url, commit, |repo| {
+                let file =
+                    std::fs::File::create(&to).map_err(|e| Error::Failed(format!("creating {}: {e}", to.display())))?;
+                let out = std::io::BufWriter::with_capacity(256 * 1024, file);
+                crate::archive::write_archive(repo, commit, &parts, max_bytes, &|path| filter.excludes(path), out)
+            })
         })
         .await
     }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::io::Read as _;
 
 use common::{World, any_file_contains, noise};
-use play_core::repository::{RepositoryError, RepositoryGateway, TreeEntry};
+use play_core::repository::{ContextFilter, RepositoryError, RepositoryGateway, TreeEntry};
 use play_git::testing::{Access, Entry, executable, file, symlink};
 
 fn tree() -> Vec<(&'static str, Entry)> {
@@ -117,6 +117,39 @@ async fn archives_a_tree_with_modes_and_links_never_followed() {
     assert!(world.gateway.archive(&access, &commit, "", whole_len).await.is_ok());
     let error = world.gateway.archive(&access, &commit, "", whole_len - 1).await.unwrap_err();
     assert!(matches!(error, RepositoryError::TooLarge(_)), "{error:?}");
+}
+
+/// Issue #27, item 6: a build context written to a file as it is made,
+/// left out what `.dockerignore` excludes but the Dockerfile, the same
+/// entries as the archive in memory otherwise, and the same bound.
+#[tokio::test]
+async fn a_context_is_written_to_a_file_without_what_dockerignore_excludes() {
+    let world = World::new();
+    let mut files = tree();
+    files.push(("app/secrets/key", file("k")));
+    files.push(("app/secrets/keep.txt", file("kept")));
+    files.push(("app/README.md", file("r")));
+    let commit = world.server.create_repo("app", Access::Public, &[("main", &files)]).remove(0);
+    let access = world.public("app");
+    let dir = tempfile::tempdir().unwrap();
+    let to = dir.path().join("context.tar");
+    let rules = play_core::build::dockerignore::Rules::parse("*.md\nsecrets\n!secrets/keep.txt\nDockerfile\n").unwrap();
+    let filter = ContextFilter { rules, dockerfile: "Dockerfile".into() };
+    let bytes = world.gateway.archive_to_file(&access, &commit, "app", 1 << 20, filter, to.clone()).await.unwrap();
+    let written = std::fs::read(&to).unwrap();
+    assert_eq!(bytes, written.len() as u64);
+    let got = entries(&written);
+    let names: Vec<&str> = got.keys().map(String::as_str).collect();
+    assert_eq!(names, ["Dockerfile", "link", "secrets/keep.txt", "src", "src/main.rs"], "the Dockerfile always goes");
+    assert_eq!(got["link"], ('l', 0o777, b"../compose.yaml".to_vec()));
+
+    // Without rules: the same archive as in memory; the bound holds.
+    let unfiltered = world.gateway.archive_to_file(&access, &commit, "", 1 << 20, ContextFilter::default(), to.clone());
+    unfiltered.await.unwrap();
+    let in_memory = world.gateway.archive(&access, &commit, "", 1 << 20).await.unwrap();
+    assert_eq!(std::fs::read(&to).unwrap(), in_memory);
+    let small = world.gateway.archive_to_file(&access, &commit, "", 1024, ContextFilter::default(), to).await;
+    assert!(matches!(small, Err(RepositoryError::TooLarge(_))), "{small:?}");
 }
 
 #[tokio::test]

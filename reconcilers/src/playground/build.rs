@@ -1,13 +1,17 @@
 //! Building a service's image from its pinned commit: the `image_build`
 //! step.
 //!
-//! 1. The commit's tree under the service's context directory comes from
-//!    the Playzone's repository as a tar archive (the `RepositoryGateway`,
-//!    bounded by [`MAX_CONTEXT_BYTES`]; links stay links, nothing is
-//!    checked out on a host path).
-//! 2. The context's `.dockerignore` is applied as the `docker` CLI does
-//!    (the engine's build API does not read it).
+//! 1. The Dockerfile and the context's `.dockerignore` are read from the
+//!    commit, and the Dockerfile is checked (`check_dockerfile`); then the
+//!    commit's tree under the context directory is written to a spool file
+//!    as a tar archive, what `.dockerignore` excludes left out as the
+//!    `docker` CLI leaves it out (bounded by `MAX_CONTEXT_BYTES`; links
+//!    stay links, nothing is checked out on a host path; see
+//!    [`super::context`]: never whole in memory).
+//! 2. A slot is held meanwhile ([`super::slots`]): a bounded number of
+//!    builds and fills per replica and per Playroom.
 //! 3. The engine builds it over the Playroom's connection (`POST /build`,
+//!    the spool file streamed as the request's body,
 //!    no pull: images come from the Playroom or its registries as the
 //!    Dockerfile's `FROM` says), tagged `play-build:<key>` and labelled
 //!    with the installation, the Playground and the key.
@@ -19,21 +23,20 @@
 //! repository's files only, and build arguments are the Compose file's.
 
 use std::collections::{HashMap, VecDeque};
-use std::io::Read;
 use std::time::{Duration, Instant};
 
 use bollard::Docker;
 use bollard::query_parameters::BuildImageOptions;
 use futures::StreamExt;
 use play_core::build::dockerfile;
-use play_core::build::dockerignore::Rules;
-use play_core::build::{BuildSpec, MAX_CONTEXT_BYTES, MAX_LOG_TAIL_BYTES};
+use play_core::build::{BuildSpec, MAX_LOG_TAIL_BYTES};
 use play_core::repository::RepositoryGateway;
 use play_core::secrets::SecretBox;
 use play_core::store::builds::{self, NewRecord};
 use play_core::store::playground_status::Fence;
 use play_core::store::{Store, playzones};
 
+use super::context;
 use super::spec::{LABEL_INSTALLATION, LABEL_PLAYGROUND, ServiceSpec};
 use crate::host::check_registry;
 use crate::{Error, Result};
@@ -133,20 +136,13 @@ impl Builder<'_> {
         let access = playzones::access(self.store, self.secrets, spec.playzone_id)
             .await
             .map_err(|e| Failure::Other(Error::Store(e)))?;
-        let archive = self
-            .repositories
-            .archive(&access, &spec.commit, &spec.context, MAX_CONTEXT_BYTES)
-            .await
-            .map_err(|e| Failure::Other(Error::Repository(e)))?;
-        // CPU and memory work on the blocking pool; the fetched archive is
-        // dropped there once filtered.
-        let path = spec.dockerfile.clone();
-        let filtered = tokio::task::spawn_blocking(move || apply_dockerignore(&archive, &path))
-            .await
-            .map_err(|e| Failure::Other(Error::Files(format!("filtering the build context: {e}"))))?;
-        let (context, dockerfile) = filtered.map_err(|e| Failure::Build(e, String::new()))?;
-        if let Some(text) = dockerfile {
-            let uses = check_dockerfile(&text, spec, self.trusted).map_err(|e| Failure::Build(e, String::new()))?;
+        let fetched =
+            context::fetch(self.repositories, &access, spec, self.playground_id).await.map_err(|e| match e {
+                context::FetchError::Repository(e) => Failure::Other(Error::Repository(e)),
+                context::FetchError::Refused(why) => Failure::Build(why, String::new()),
+            })?;
+        if let Some(text) = &fetched.dockerfile {
+            let uses = check_dockerfile(text, spec, self.trusted).map_err(|e| Failure::Build(e, String::new()))?;
             if !self.trusted {
                 self.check_registries(docker, &uses, &spec.dockerfile).await?;
             }
@@ -170,7 +166,13 @@ impl Builder<'_> {
         };
         let mut tail = Tail::default();
         let auth = Some(auth.clone()).filter(|a| !a.is_empty());
-        let mut stream = docker.build_image(options, auth, Some(bollard::body_full(context.into())));
+        let chunks = fetched
+            .spool
+            .chunks()
+            .await
+            .map_err(|e| Failure::Other(Error::Files(format!("reading the spooled build context: {e}"))))?;
+        tracing::debug!(playground = self.playground_id, bytes = fetched.bytes, "sending the build context");
+        let mut stream = docker.build_image(options, auth, Some(bollard::body_try_stream(chunks)));
         while let Some(item) = stream.next().await {
             match item {
                 Ok(info) => {
@@ -309,127 +311,9 @@ pub async fn check_built_for(docker: &Docker, image: &str, installation: &str, a
     }
 }
 
-/// `archive` without what its `.dockerignore` excludes (the Dockerfile is
-/// always kept), and the Dockerfile's text when the context holds it (at
-/// most [`dockerfile::MAX_DOCKERFILE_BYTES`]). Entries are copied as they
-/// are: links stay links.
-pub fn apply_dockerignore(archive: &[u8], dockerfile: &str) -> std::result::Result<(Vec<u8>, Option<String>), String> {
-    let read = |e: std::io::Error| format!("reading the build context: {e}");
-    let dockerfile = dockerfile.trim_start_matches("./");
-    let clean = |entry: &tar::Entry<'_, &[u8]>| -> std::result::Result<String, String> {
-        let path = entry.path().map_err(read)?.to_string_lossy().into_owned();
-        Ok(path.trim_start_matches("./").trim_end_matches('/').to_owned())
-    };
-    // First pass: the rules and the Dockerfile, both small (bounded).
-    let (mut ignore, mut text) = (None, None);
-    for entry in tar::Archive::new(archive).entries().map_err(read)? {
-        let mut entry = entry.map_err(read)?;
-        let path = clean(&entry)?;
-        let wanted = path == ".dockerignore" || path == dockerfile;
-        if !wanted || !entry.header().entry_type().is_file() {
-            continue;
-        }
-        if entry.size() > dockerfile::MAX_DOCKERFILE_BYTES as u64 {
-            return Err(format!("{path} is larger than {} bytes", dockerfile::MAX_DOCKERFILE_BYTES));
-        }
-        let mut data = Vec::new();
-        entry.read_to_end(&mut data).map_err(read)?;
-        let data = String::from_utf8_lossy(&data).into_owned();
-        if path == dockerfile {
-            text = Some(data);
-        } else {
-            ignore = Some(data);
-        }
-    }
-    let rules = match ignore {
-        Some(text) => Rules::parse(&text)?,
-        None => Rules::default(),
-    };
-    // Second pass: each entry the rules keep, copied straight from the
-    // fetched archive into the new one (no third copy of the context).
-    let write = |e: std::io::Error| format!("writing the build context: {e}");
-    let mut out = tar::Builder::new(Vec::with_capacity(archive.len()));
-    for entry in tar::Archive::new(archive).entries().map_err(read)? {
-        let mut entry = entry.map_err(read)?;
-        let path = clean(&entry)?;
-        if path.is_empty() || (path != dockerfile && rules.excludes(&path)) {
-            continue;
-        }
-        let mut header = entry.header().clone();
-        if header.entry_type().is_symlink() {
-            // The target as read (a long one comes in an extension entry).
-            let target = entry.link_name().map_err(read)?.map(|t| t.into_owned()).unwrap_or_default();
-            out.append_link(&mut header, &path, &target).map_err(write)?;
-        } else {
-            out.append_data(&mut header, &path, &mut entry).map_err(write)?;
-        }
-    }
-    let out = out.into_inner().map_err(write)?;
-    Ok((out, text))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn archive(files: &[(&str, &str)]) -> Vec<u8> {
-        let mut b = tar::Builder::new(Vec::new());
-        for (path, data) in files {
-            let mut header = tar::Header::new_gnu();
-            header.set_size(data.len() as u64);
-            header.set_mode(0o644);
-            header.set_cksum();
-            b.append_data(&mut header, path, data.as_bytes()).unwrap();
-        }
-        b.into_inner().unwrap()
-    }
-
-    fn names(archive: &[u8]) -> Vec<String> {
-        let mut r = tar::Archive::new(archive);
-        r.entries().unwrap().map(|e| e.unwrap().path().unwrap().to_string_lossy().into_owned()).collect()
-    }
-
-    #[test]
-    fn dockerignore_leaves_out_what_it_names_but_the_dockerfile() {
-        let input = archive(&[
-            (".dockerignore", "*.md\nsecrets/\nDockerfile\n"),
-            ("Dockerfile", "FROM x"),
-            ("README.md", "r"),
-            ("app/main.sh", "echo"),
-            ("secrets/key", "k"),
-        ]);
-        assert_eq!(
-            names(&apply_dockerignore(&input, "Dockerfile").unwrap().0),
-            [".dockerignore", "Dockerfile", "app/main.sh"]
-        );
-        let untouched = archive(&[("Dockerfile", "FROM x"), ("README.md", "r")]);
-        assert_eq!(names(&apply_dockerignore(&untouched, "./Dockerfile").unwrap().0), ["Dockerfile", "README.md"]);
-    }
-
-    #[test]
-    fn links_keep_their_targets_long_ones_too() {
-        let long = format!("../{}/target", "d".repeat(150));
-        let mut b = tar::Builder::new(Vec::new());
-        for (path, target) in [("short", "a/b"), ("long", long.as_str())] {
-            let mut header = tar::Header::new_gnu();
-            header.set_entry_type(tar::EntryType::Symlink);
-            header.set_size(0);
-            header.set_mode(0o777);
-            b.append_link(&mut header, path, target).unwrap();
-        }
-        let (out, _) = apply_dockerignore(&b.into_inner().unwrap(), "Dockerfile").unwrap();
-        let mut r = tar::Archive::new(out.as_slice());
-        let links: Vec<(String, String)> = r
-            .entries()
-            .unwrap()
-            .map(|e| {
-                let e = e.unwrap();
-                let target = e.link_name().unwrap().unwrap().to_string_lossy().into_owned();
-                (e.path().unwrap().to_string_lossy().into_owned(), target)
-            })
-            .collect();
-        assert_eq!(links, [("short".to_owned(), "a/b".to_owned()), ("long".to_owned(), long)]);
-    }
 
     #[test]
     fn the_tail_keeps_the_last_lines_within_its_bound() {

@@ -68,6 +68,7 @@
 
 pub mod apply;
 mod build;
+mod context;
 pub mod edge;
 mod env_files;
 pub mod files;

@@ -1,0 +1,111 @@
+//! A build's context on its way from the repository to the engine
+//! (issue #27, item 6): never whole in play's memory.
+//!
+//! 1. The Dockerfile and the context's `.dockerignore` are read on their
+//!    own (small, bounded), so the Dockerfile is checked before anything
+//!    is sent and the rules are known before the context is written.
+//! 2. The repository gateway writes the context's tar archive, what the
+//!    rules exclude left out (never the Dockerfile), to a spool file: one
+//!    file of the tree is in memory at a time.
+//! 3. The build request's body streams that file to the engine in chunks.
+//!
+//! The spool file is removed when its [`Spool`] drops: after the build,
+//! on an error, and when the pass is cancelled mid-way.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use play_core::build::dockerfile::MAX_DOCKERFILE_BYTES;
+use play_core::build::dockerignore::Rules;
+use play_core::build::{BuildSpec, MAX_CONTEXT_BYTES};
+use play_core::repository::{ContextFilter, RepositoryAccess, RepositoryError, RepositoryGateway, TreeEntry};
+
+/// A file the context is written to; removed on drop.
+#[derive(Debug)]
+pub struct Spool {
+    pub path: PathBuf,
+}
+
+impl Spool {
+    /// A new name in the system's temporary directory, unique in this
+    /// process and across processes (the pid).
+    fn new(playground_id: i64) -> Spool {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let name = format!("play-build-{}-{playground_id}-{n}.tar", std::process::id());
+        Spool { path: std::env::temp_dir().join(name) }
+    }
+
+    /// The file as a stream of chunks, for a request body
+    /// (`bollard::body_try_stream`).
+    pub async fn chunks(&self) -> std::io::Result<tokio_util::io::ReaderStream<tokio::fs::File>> {
+        let file = tokio::fs::File::open(&self.path).await?;
+        Ok(tokio_util::io::ReaderStream::with_capacity(file, 256 * 1024))
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// The context of `spec`, fetched: the Dockerfile's text (when the
+/// context holds it as a regular file) and the spooled archive.
+#[derive(Debug)]
+pub struct Fetched {
+    pub dockerfile: Option<String>,
+    pub spool: Spool,
+    pub bytes: u64,
+}
+
+/// Why fetching failed: the repository, or a refusal to show in the build
+/// record (a `.dockerignore` that does not parse).
+#[derive(Debug)]
+pub enum FetchError {
+    Repository(RepositoryError),
+    Refused(String),
+}
+
+/// Fetches the context of `spec` (see the [module documentation](self)).
+pub async fn fetch(
+    repositories: &dyn RepositoryGateway,
+    access: &RepositoryAccess,
+    spec: &BuildSpec,
+    playground_id: i64,
+) -> Result<Fetched, FetchError> {
+    let within =
+        |name: &str| if spec.context.is_empty() { name.to_owned() } else { format!("{}/{name}", spec.context) };
+    let dockerfile_path = spec.dockerfile.trim_start_matches("./").to_owned();
+    let dockerfile = small_file(repositories, access, &spec.commit, &within(&dockerfile_path)).await?;
+    let rules = match small_file(repositories, access, &spec.commit, &within(".dockerignore")).await? {
+        Some(text) => Rules::parse(&text).map_err(FetchError::Refused)?,
+        None => Rules::default(),
+    };
+    let spool = Spool::new(playground_id);
+    let filter = ContextFilter { rules, dockerfile: dockerfile_path };
+    let bytes = repositories
+        .archive_to_file(access, &spec.commit, &spec.context, MAX_CONTEXT_BYTES, filter, spool.path.clone())
+        .await
+        .map_err(FetchError::Repository)?;
+    Ok(Fetched { dockerfile, spool, bytes })
+}
+
+/// The text of the regular file at `path` of `commit`, if there is one (a
+/// link or a folder there is none); larger than the Dockerfile bound is a
+/// refusal.
+async fn small_file(
+    repositories: &dyn RepositoryGateway,
+    access: &RepositoryAccess,
+    commit: &str,
+    path: &str,
+) -> Result<Option<String>, FetchError> {
+    match repositories.entry(access, commit, path, MAX_DOCKERFILE_BYTES as u64).await {
+        Ok(TreeEntry::File { contents, .. }) => Ok(Some(String::from_utf8_lossy(&contents).into_owned())),
+        Ok(_) | Err(RepositoryError::NotFound(_)) => Ok(None),
+        Err(RepositoryError::TooLarge(_)) => {
+            Err(FetchError::Refused(format!("{path} is larger than {MAX_DOCKERFILE_BYTES} bytes")))
+        }
+        Err(e) => Err(FetchError::Repository(e)),
+    }
+}
