@@ -86,7 +86,13 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     let shutdown = CancellationToken::new();
     let background = tokio_util::task::TaskTracker::new();
     background.spawn(prune_rate_limiter(state.clone(), shutdown.clone()));
-    let loops = reconcile::config(&args)?;
+    let mut loops = reconcile::config(&args)?;
+    // Build contexts are spooled on the data directory's disk, not in a
+    // temporary directory that may be memory (tmpfs).
+    let spool = settings.data_dir.join("spool");
+    std::fs::create_dir_all(&spool).with_context(|| format!("cannot create {}", spool.display()))?;
+    play_reconcilers::playground::remove_dead_spools(&spool);
+    loops.playground.spool_dir = spool;
     let grace = loops.runtime.shutdown_grace;
     reconcile::start_all(&shared, &loops, &reconcile::replica_id(&args, store.backend()), &shutdown, &background)?;
 

@@ -172,3 +172,50 @@ async fn bench_cached_build_vs_static() {
         b.as_secs_f64() / s.as_secs_f64()
     );
 }
+
+/// Peak memory while 10 builds of a 200 MiB context run (issue #27, item
+/// 6): one Compose file of 10 services, each `build: .` of the same
+/// repository (a 200 MiB file of zeros: a few hundred KiB in git) with its
+/// own build argument, so 10 images are built. Prints the process's peak
+/// RSS (`VmHWM`, reset once the repository is made) for the default slots
+/// (one build per Playroom at a time) and with 10 at once. The reconcilers
+/// run in this process, as in `play serve`; git and the engine are other
+/// processes.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "benchmark: run by hand, results in BENCHMARKS.md"]
+async fn bench_peak_memory_of_10_builds_of_a_200_mib_context() {
+    const MIB: usize = 1024 * 1024;
+    let nonce = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let dockerfile = format!("FROM {BUSYBOX_IMAGE}\nARG N\nRUN echo {nonce}-$N\nCMD [\"sleep\", \"3600\"]\n");
+    let services: String =
+        (0..10).map(|n| format!("  s{n}:\n    build:\n      context: .\n      args:\n        N: \"{n}\"\n")).collect();
+    let compose = format!("services:\n{services}");
+    for (label, slots) in [
+        ("default slots (2 per replica, 1 per Playroom)", play_reconcilers::playground::SlotsConfig::default()),
+        ("10 at once", play_reconcilers::playground::SlotsConfig { per_replica: 10, per_playroom: 10 }),
+    ] {
+        let git = GitServer::start();
+        git.create_repo(
+            "big",
+            Access::Private { token: "bench-token".into() },
+            &[("main", &[("Dockerfile", file(dockerfile.clone())), ("zeros.bin", file(vec![0u8; 200 * MIB]))])],
+        );
+        let config = play_reconcilers::playground::PlaygroundConfig { slots, ..support::world::playground_config() };
+        let support::playzones::PlayzoneWorld { world, runtimes, playzone, cache: _cache } =
+            support::playzones::start_with(&git, "big", "bench-token", config).await;
+        let app = &world.app;
+        let defs: Vec<_> = (0..10).map(|n| json!({"name": format!("s{n}"), "playzone_id": playzone})).collect();
+        let body = json!({"playspec": {"name": "big", "base_compose_yaml": compose, "services": defs}});
+        let r = app.post("/api/playspecs", &app.admin, body).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        // The peak from here on: not the repository this test made.
+        std::fs::write("/proc/self/clear_refs", "5").unwrap();
+        let started = Instant::now();
+        let id = world.playground("big", r.body["id"].as_i64().unwrap(), json!({})).await["id"].as_i64().unwrap();
+        runtimes.0.handle.wake(id);
+        world.wait_converged(id, "10 builds").await;
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let peak = status.lines().find(|l| l.starts_with("VmHWM")).unwrap_or_default().to_owned();
+        println!("{label}: 10 builds of a 200 MiB context in {:.1} s, peak {peak}", started.elapsed().as_secs_f64());
+    }
+}

@@ -154,8 +154,9 @@ pub trait RepositoryGateway: Send + Sync + fmt::Debug {
         max_bytes: u64,
     ) -> Result<Vec<u8>, RepositoryError>;
 
-    /// [`archive`](Self::archive) written to the file `to` (created or
-    /// truncated) as it is made, leaving out what `filter` excludes:
+    /// [`archive`](Self::archive) written to the existing file `to`
+    /// (truncated, never created) as it is made, leaving out what `filter`
+    /// excludes:
     /// memory holds one file of the tree at a time, and the build sends
     /// the context to the engine from disk (issue #27, item 6). Answers
     /// the bytes written.

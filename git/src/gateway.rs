@@ -268,8 +268,13 @@ impl RepositoryGateway for GitGateway {
         self.run("archive", repo, move |inner, call, url| {
             let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
             with_commit(inner, call, url, commit, |repo| {
-                let file =
-                    std::fs::File::create(&to).map_err(|e| Error::Failed(format!("creating {}: {e}", to.display())))?;
+                // Opened, never created: the caller made it and removes it when it
+                // goes away (a late open must not leave a file behind).
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .truncate(true)
+                    .open(&to)
+                    .map_err(|e| Error::Failed(format!("opening {}: {e}", to.display())))?;
                 let out = std::io::BufWriter::with_capacity(256 * 1024, file);
                 crate::archive::write_archive(repo, commit, &parts, max_bytes, &|path| filter.excludes(path), out)
             })

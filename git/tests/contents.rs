@@ -133,6 +133,7 @@ async fn a_context_is_written_to_a_file_without_what_dockerignore_excludes() {
     let access = world.public("app");
     let dir = tempfile::tempdir().unwrap();
     let to = dir.path().join("context.tar");
+    std::fs::write(&to, b"").unwrap();
     let rules = play_core::build::dockerignore::Rules::parse("*.md\nsecrets\n!secrets/keep.txt\nDockerfile\n").unwrap();
     let filter = ContextFilter { rules, dockerfile: "Dockerfile".into() };
     let bytes = world.gateway.archive_to_file(&access, &commit, "app", 1 << 20, filter, to.clone()).await.unwrap();

@@ -69,6 +69,8 @@ pub struct Builder<'a> {
     pub network: Option<&'a str>,
     /// Bounds builds and source fills (`super::slots`), by Playroom.
     pub slots: &'a super::slots::Slots,
+    /// Where contexts are spooled (`super::context`).
+    pub spool_dir: &'a std::path::Path,
     pub playroom_id: i64,
 }
 
@@ -136,8 +138,9 @@ impl Builder<'_> {
         let access = playzones::access(self.store, self.secrets, spec.playzone_id)
             .await
             .map_err(|e| Failure::Other(Error::Store(e)))?;
-        let fetched =
-            context::fetch(self.repositories, &access, spec, self.playground_id).await.map_err(|e| match e {
+        let fetched = context::fetch(self.repositories, &access, spec, self.spool_dir, self.playground_id)
+            .await
+            .map_err(|e| match e {
                 context::FetchError::Repository(e) => Failure::Other(Error::Repository(e)),
                 context::FetchError::Refused(why) => Failure::Build(why, String::new()),
             })?;

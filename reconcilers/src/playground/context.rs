@@ -5,14 +5,15 @@
 //!    own (small, bounded), so the Dockerfile is checked before anything
 //!    is sent and the rules are known before the context is written.
 //! 2. The repository gateway writes the context's tar archive, what the
-//!    rules exclude left out (never the Dockerfile), to a spool file: one
-//!    file of the tree is in memory at a time.
+//!    rules exclude left out (never the Dockerfile), to a spool file in
+//!    the spool directory (`<data dir>/spool` under `play serve`: disk,
+//!    not a tmpfs): one file of the tree is in memory at a time.
 //! 3. The build request's body streams that file to the engine in chunks.
 //!
 //! The spool file is removed when its [`Spool`] drops: after the build,
 //! on an error, and when the pass is cancelled mid-way.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use play_core::build::dockerfile::MAX_DOCKERFILE_BYTES;
@@ -27,13 +28,18 @@ pub struct Spool {
 }
 
 impl Spool {
-    /// A new name in the system's temporary directory, unique in this
-    /// process and across processes (the pid).
-    fn new(playground_id: i64) -> Spool {
+    /// A new, empty file in `dir`, its name unique in this process and
+    /// across processes (the pid). Created here, before the guard exists,
+    /// and only ever opened (never created) by the gateway: a pass
+    /// cancelled while the gateway's blocking thread has not opened it yet
+    /// removes it, and the late open then fails instead of leaving a file.
+    async fn new(dir: &Path, playground_id: i64) -> std::io::Result<Spool> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let name = format!("play-build-{}-{playground_id}-{n}.tar", std::process::id());
-        Spool { path: std::env::temp_dir().join(name) }
+        let spool = Spool { path: dir.join(name) };
+        tokio::fs::File::create(&spool.path).await?;
+        Ok(spool)
     }
 
     /// The file as a stream of chunks, for a request body
@@ -47,6 +53,22 @@ impl Spool {
 impl Drop for Spool {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Removes the spool files in `dir` of processes that no longer run (a
+/// killed `play serve` leaves its files: nothing dropped their guards).
+/// A file names its process (`play-build-<pid>-...`); one of a live
+/// process, another replica's on a shared directory, is left alone.
+pub fn remove_dead_spools(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix("play-build-").and_then(|rest| rest.split('-').next()) else { continue };
+        let alive = pid.parse::<u32>().is_ok_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
+        if !alive {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
 }
 
@@ -72,6 +94,7 @@ pub async fn fetch(
     repositories: &dyn RepositoryGateway,
     access: &RepositoryAccess,
     spec: &BuildSpec,
+    spool_dir: &Path,
     playground_id: i64,
 ) -> Result<Fetched, FetchError> {
     let within =
@@ -82,7 +105,9 @@ pub async fn fetch(
         Some(text) => Rules::parse(&text).map_err(FetchError::Refused)?,
         None => Rules::default(),
     };
-    let spool = Spool::new(playground_id);
+    let spool = Spool::new(spool_dir, playground_id)
+        .await
+        .map_err(|e| FetchError::Refused(format!("creating a spool file in {}: {e}", spool_dir.display())))?;
     let filter = ContextFilter { rules, dockerfile: dockerfile_path };
     let bytes = repositories
         .archive_to_file(access, &spec.commit, &spec.context, MAX_CONTEXT_BYTES, filter, spool.path.clone())

@@ -82,6 +82,7 @@ mod rollout;
 mod slots;
 pub mod source;
 
+pub use context::remove_dead_spools;
 pub use play_core::desired as spec;
 pub use slots::SlotsConfig;
 
@@ -135,6 +136,9 @@ pub struct PlaygroundConfig {
     /// How many builds and source fills may hold repository files at
     /// once, per replica and per Playroom (`slots`).
     pub slots: SlotsConfig,
+    /// Where build contexts are spooled on their way to the engine
+    /// (`context`); `play serve` uses `<data dir>/spool`.
+    pub spool_dir: std::path::PathBuf,
 }
 
 impl Default for PlaygroundConfig {
@@ -151,6 +155,7 @@ impl Default for PlaygroundConfig {
             registry_policy: play_core::webhook::UrlPolicy::default(),
             build_network: None,
             slots: SlotsConfig::default(),
+            spool_dir: std::env::temp_dir(),
         }
     }
 }

@@ -366,6 +366,7 @@ impl<'a> Pass<'a> {
             registry_policy: &r.config.registry_policy,
             network: r.config.build_network.as_deref(),
             slots: &r.slots,
+            spool_dir: &r.config.spool_dir,
             playroom_id,
         }
     }
