@@ -215,15 +215,7 @@ pub async fn launch_compose(
     };
     // Build services naming their repository get its Playzone (found or
     // created) before anything else is written.
-    let linker = crate::playzone::link::Linker {
-        store,
-        account_id,
-        policy: limits.repositories,
-        limits: limits.quotas,
-        actor,
-        // A launch names repositories by URL only, never by id.
-        may_read_playzones: false,
-    };
+    let linker = url_linker(store, account_id, &limits, actor);
     let playzones_created =
         crate::playzone::link::link(linker, &mut services, &[], |d| format!("compose_yaml.services.{}", d.name))
             .await?;
@@ -343,15 +335,7 @@ pub async fn launch_template(
     };
     // Build services naming their repository get its Playzone, as in a
     // Compose launch; a refused URL is the template body's error.
-    let linker = crate::playzone::link::Linker {
-        store,
-        account_id,
-        policy: limits.repositories,
-        limits: limits.quotas,
-        actor,
-        // A launch names repositories by URL only, never by id.
-        may_read_playzones: false,
-    };
+    let linker = url_linker(store, account_id, &limits, actor);
     let playzones_created =
         crate::playzone::link::link(linker, &mut services, &[], |d| format!("template_body.services.{}", d.name))
             .await?;
@@ -382,4 +366,22 @@ pub async fn launch_template(
         warnings: compiled.warnings,
         playzones_created,
     })
+}
+
+/// The linker of a launch: it names repositories by URL only, never by id
+/// (so a Playzone holding a token is never linked; `playzone::link`).
+fn url_linker<'a>(
+    store: &'a Store,
+    account_id: i64,
+    limits: &Limits<'a>,
+    actor: Actor,
+) -> crate::playzone::link::Linker<'a> {
+    crate::playzone::link::Linker {
+        store,
+        account_id,
+        policy: limits.repositories,
+        limits: limits.quotas,
+        actor,
+        may_read_playzones: false,
+    }
 }
