@@ -55,6 +55,17 @@ async fn get(port: u16, host: &str, path: &str) -> Option<(u16, String)> {
     Some((status, answer.text().await.unwrap_or_default()))
 }
 
+/// The edge loop's settings in these tests: the test Caddy image, admin
+/// sockets under `admin_dir`, a quick look again.
+fn edge_config(admin_dir: &tempfile::TempDir) -> EdgeConfig {
+    EdgeConfig {
+        image: CADDY_IMAGE.to_owned(),
+        admin_dir: admin_dir.path().display().to_string(),
+        check_interval: Duration::from_millis(500),
+        ..EdgeConfig::default()
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_edge_routes_by_host_and_path_survives_its_removal_and_keeps_tenants_off_its_admin_api() {
     ensure_caddy_image();
@@ -62,13 +73,7 @@ async fn the_edge_routes_by_host_and_path_survives_its_removal_and_keeps_tenants
     let (http_port, https_port) = (free_port(), free_port());
     world.set_edge(EdgeSettings { http_port, https_port, ..EdgeSettings::default() }).await;
     let admin_dir = tempfile::tempdir().unwrap();
-    let config = EdgeConfig {
-        image: CADDY_IMAGE.to_owned(),
-        admin_dir: admin_dir.path().display().to_string(),
-        check_interval: Duration::from_millis(500),
-        ..EdgeConfig::default()
-    };
-    let _runtimes = world.runtimes_with_edge(config);
+    let _runtimes = world.runtimes_with_edge(edge_config(&admin_dir));
     let spec = world.playspec("shop", COMPOSE).await;
     let created = world.playground("pr-1", spec, json!({})).await;
     let id = created["id"].as_i64().unwrap();
@@ -212,13 +217,7 @@ async fn one_accounts_routed_container_cannot_reach_anothers() {
     let b_edge = EdgeSettings { http_port: b_http, https_port: b_https, ..EdgeSettings::default() };
     let (b_key, b_room) = world.other_account_on_this_host("tenant-b", b_edge).await;
     let admin_dir = tempfile::tempdir().unwrap();
-    let config = EdgeConfig {
-        image: CADDY_IMAGE.to_owned(),
-        admin_dir: admin_dir.path().display().to_string(),
-        check_interval: Duration::from_millis(500),
-        ..EdgeConfig::default()
-    };
-    let _runtimes = world.runtimes_with_edge(config);
+    let _runtimes = world.runtimes_with_edge(edge_config(&admin_dir));
     let app = &world.app;
 
     let spec = world.playspec("shop", COMPOSE).await;
