@@ -156,6 +156,11 @@ pub struct ServeArgs {
     /// Builds and source fills at once for one Playroom.
     #[arg(long, env = "PLAY_BUILDS_PER_PLAYROOM", default_value_t = PlaygroundConfig::default().slots.per_playroom)]
     pub builds_per_playroom: usize,
+    /// Bytes of build contexts and source trees one account's builds and
+    /// fills may hold at once in this replica (at least 512 MiB, one whole
+    /// context); past it the next one waits for the others.
+    #[arg(long, env = "PLAY_BUILD_BYTES_PER_ACCOUNT", default_value_t = PlaygroundConfig::default().slots.bytes_per_account)]
+    pub build_bytes_per_account: u64,
     /// Most bytes one fetch from a repository may receive.
     #[arg(long, env = "PLAY_REPOSITORY_MAX_FETCH_BYTES", default_value_t = 512 * 1024 * 1024)]
     pub repository_max_fetch_bytes: u64,

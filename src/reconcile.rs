@@ -78,6 +78,7 @@ pub fn config(args: &ServeArgs) -> anyhow::Result<Loops> {
             slots: play_reconcilers::playground::SlotsConfig {
                 per_replica: args.build_concurrency.max(1),
                 per_playroom: args.builds_per_playroom.max(1),
+                bytes_per_account: args.build_bytes_per_account,
             },
             registry_policy: UrlPolicy {
                 allow_http: true,

@@ -192,7 +192,14 @@ async fn bench_peak_memory_of_10_builds_of_a_200_mib_context() {
     let compose = format!("services:\n{services}");
     for (label, slots) in [
         ("default slots (2 per replica, 1 per Playroom)", play_reconcilers::playground::SlotsConfig::default()),
-        ("10 at once", play_reconcilers::playground::SlotsConfig { per_replica: 10, per_playroom: 10 }),
+        (
+            "10 at once",
+            play_reconcilers::playground::SlotsConfig {
+                per_replica: 10,
+                per_playroom: 10,
+                bytes_per_account: 10 << 30,
+            },
+        ),
     ] {
         let git = GitServer::start();
         git.create_repo(

@@ -252,4 +252,15 @@ async fn relative_binds_and_secret_files_come_from_the_repository_at_the_commit(
     let optenv = world.playground("optenv", spec, json!({})).await["id"].as_i64().unwrap();
     runtimes.0.handle.wake(optenv);
     world.wait_converged(optenv, "the Playground without its optional env file").await;
+
+    // A secret whose file is a folder of the repository: the folder is
+    // spooled to find out (never held in memory), then refused, naming it.
+    let folder = "services:\n  web:\n    build: .\n    secrets: [s]\nsecrets:\n  s:\n    file: ./db/init\n";
+    let spec = create_playspec(&world, "foldersecret", folder, playzone).await;
+    let folder_id = world.playground("foldersecret", spec, json!({})).await["id"].as_i64().unwrap();
+    runtimes.0.handle.wake(folder_id);
+    world.wait_for(folder_id, "the folder refused", |_, body| body["status"] == "failed").await;
+    let failed: Value = app.get(&format!("/api/playgrounds/{folder_id}/status"), &app.admin).await.body;
+    let message = failed["error_message"].as_str().unwrap_or_default();
+    assert!(message.contains("`./db/init`") && message.contains("is a folder"), "{failed:#}");
 }

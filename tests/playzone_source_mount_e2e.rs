@@ -55,6 +55,8 @@ async fn the_branch_files_are_mounted_and_follow_a_rollout_to_a_new_volume() {
                 ("index.html", file("source v1")),
                 ("link", symlink("index.html")),
                 ("outside", symlink("/etc/passwd")),
+                // A forged marker: left out, the real one written last.
+                (".play-source-complete", file("forged")),
             ],
         )],
     );

@@ -131,6 +131,7 @@ impl ApiError {
                     R::NotFound(_) => "not_found",
                     R::TooLarge(_) => "too_large",
                     R::Timeout(_) => "timeout",
+                    R::Busy(_) => "busy",
                     R::Failed(_) => "failed",
                 };
                 let mut details = FieldErrors::new();

@@ -99,6 +99,11 @@ pub enum RepositoryError {
     /// A bound was hit (bytes fetched, branches listed, file size).
     #[error("too large: {0}")]
     TooLarge(String),
+    /// A bound shared with other work was reached (the bytes an account
+    /// has in flight, [`ByteBudget`]): nothing is wrong with this call,
+    /// and it can succeed once that other work is done.
+    #[error("busy: {0}")]
+    Busy(String),
     /// The call took longer than its bound.
     #[error("timed out: {0}")]
     Timeout(String),
@@ -108,16 +113,38 @@ pub enum RepositoryError {
     Failed(String),
 }
 
-/// What a build context leaves out: what its `.dockerignore` excludes,
-/// never the Dockerfile (as the `docker` CLI sends it).
-#[derive(Clone, Debug, Default)]
-pub struct ContextFilter {
-    pub rules: crate::build::dockerignore::Rules,
-    /// The Dockerfile's path, relative to the context.
-    pub dockerfile: String,
+/// Bytes that several archives share: the ones an account has in flight
+/// (issue #27, item 6). An archive takes each entry's bytes before it
+/// writes it and fails with [`RepositoryError::Busy`] when refused; what
+/// was taken is given back by the budget's owner once the work that used
+/// the archive is done.
+pub trait ByteBudget: Send + Sync + fmt::Debug {
+    /// Takes `bytes` more; `false`, taking nothing, when that would pass
+    /// the bound.
+    fn take(&self, bytes: u64) -> bool;
 }
 
-impl ContextFilter {
+/// How [`RepositoryGateway::archive_to_file`] shapes its archive: what it
+/// leaves out (a build context's `.dockerignore`, never the Dockerfile, as
+/// the `docker` CLI sends it), where entries go, what comes last, and the
+/// budget it is charged to.
+#[derive(Clone, Debug, Default)]
+pub struct ArchiveOptions {
+    pub rules: crate::build::dockerignore::Rules,
+    /// The Dockerfile's path, relative to the context: never left out.
+    pub dockerfile: String,
+    /// A folder every entry is put under, itself written first as a
+    /// folder entry; `""` puts entries at the archive's root.
+    pub prefix: String,
+    /// A regular file (path, contents) written as the archive's last
+    /// entry: a source fill's completeness marker, which exists in the
+    /// extracted tree only if everything before it was written.
+    pub last: Option<(String, Vec<u8>)>,
+    /// Charged with every entry's bytes before it is written.
+    pub budget: Option<std::sync::Arc<dyn ByteBudget>>,
+}
+
+impl ArchiveOptions {
     /// Whether the entry at `path` (relative to the context) is left out.
     pub fn excludes(&self, path: &str) -> bool {
         path != self.dockerfile && self.rules.excludes(path)
@@ -155,18 +182,18 @@ pub trait RepositoryGateway: Send + Sync + fmt::Debug {
     ) -> Result<Vec<u8>, RepositoryError>;
 
     /// [`archive`](Self::archive) written to the existing file `to`
-    /// (truncated, never created) as it is made, leaving out what `filter`
-    /// excludes:
-    /// memory holds one file of the tree at a time, and the build sends
-    /// the context to the engine from disk (issue #27, item 6). Answers
-    /// the bytes written.
+    /// (truncated, never created) as it is made, shaped by `options`:
+    /// memory holds one file of the tree at a time, and the build or the
+    /// source fill sends it to the engine from disk (issue #27, item 6).
+    /// `max_bytes` bounds the whole archive, `last` included. Answers the
+    /// bytes written.
     async fn archive_to_file(
         &self,
         repo: &RepositoryAccess,
         commit: &str,
         subdir: &str,
         max_bytes: u64,
-        filter: ContextFilter,
+        options: ArchiveOptions,
         to: std::path::PathBuf,
     ) -> Result<u64, RepositoryError>;
 
@@ -228,7 +255,7 @@ impl RepositoryGateway for NoRepositories {
         _commit: &str,
         _subdir: &str,
         _max_bytes: u64,
-        _filter: ContextFilter,
+        _options: ArchiveOptions,
         _to: std::path::PathBuf,
     ) -> Result<u64, RepositoryError> {
         Err(RepositoryError::Failed(NOT_CONFIGURED.into()))

@@ -16,7 +16,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use git2::{ObjectType, Oid, Repository, Tree};
-use play_core::repository::TreeEntry;
+use play_core::repository::{ArchiveOptions, TreeEntry};
 use tar::{EntryType, Header};
 
 use crate::error::{Error, Result};
@@ -94,7 +94,7 @@ pub(crate) fn read_files(
 /// times are the commit's, owners root.
 pub(crate) fn archive(repo: &Repository, commit: Oid, subdir: &[&str], max_bytes: u64) -> Result<Vec<u8>> {
     let mut out = Vec::new();
-    write_archive(repo, commit, subdir, max_bytes, &|_| false, &mut out)?;
+    write_archive(repo, commit, subdir, max_bytes, &ArchiveOptions::default(), &mut out)?;
     Ok(out)
 }
 
@@ -117,16 +117,18 @@ impl<W: Write> Write for Counting<W> {
 }
 
 /// [`archive`] written to `out` as it is made (a file: one blob of the tree
-/// in memory at a time), leaving out every entry whose path (relative to
-/// `subdir`) `exclude` names; a folder left out is still walked, as a
-/// `.dockerignore` exception may bring files of it back. Answers the
-/// bytes written.
+/// in memory at a time), shaped by `options`: every entry whose path
+/// (relative to `subdir`) its rules exclude is left out (a folder left
+/// out is still walked, as a `.dockerignore` exception may bring files of
+/// it back), entries go under its prefix, its last file comes last, and
+/// each entry's bytes are taken from its budget before they are written.
+/// Answers the bytes written.
 pub(crate) fn write_archive(
     repo: &Repository,
     commit: Oid,
     subdir: &[&str],
     max_bytes: u64,
-    exclude: &dyn Fn(&str) -> bool,
+    options: &ArchiveOptions,
     out: impl Write,
 ) -> Result<u64> {
     let found = repo.find_commit(commit).map_err(|e| failed("reading the commit", &e))?;
@@ -142,70 +144,141 @@ pub(crate) fn write_archive(
         }
         tree = repo.find_tree(entry.id()).map_err(|e| failed(&format!("reading {shown}"), &e))?;
     }
-    let mut out = tar::Builder::new(Counting { inner: out, written: 0 });
-    let too_large = || Error::TooLarge(format!("the archive would exceed its bound of {max_bytes} bytes"));
-    let written = |out: &tar::Builder<Counting<_>>| out.get_ref().written;
-    let io = |e: std::io::Error| Error::Failed(format!("writing the archive: {e}"));
+    let mut out = Writer { tar: tar::Builder::new(Counting { inner: out, written: 0 }), max_bytes, options };
+    let root = PathBuf::from(&options.prefix);
+    if !options.prefix.is_empty() {
+        out.append(&mut header(mtime, EntryType::Directory, 0o755, 0), &root, Item::Data(&[]))?;
+    }
     // Depth-first without recursion: a hostile repository may nest deeply.
     let mut pending: Vec<(Tree<'_>, PathBuf)> = vec![(tree, PathBuf::new())];
-    while let Some((tree, prefix)) = pending.pop() {
+    while let Some((tree, relative)) = pending.pop() {
         for entry in tree.iter() {
-            let path = prefix.join(OsStr::from_bytes(entry.name_bytes()));
-            let left_out = exclude(&path.to_string_lossy());
+            let path = relative.join(OsStr::from_bytes(entry.name_bytes()));
+            let left_out = options.excludes(&path.to_string_lossy());
             let mode = entry.filemode();
-            let mut header = Header::new_gnu();
-            header.set_mtime(mtime);
-            header.set_uid(0);
-            header.set_gid(0);
             match mode {
                 MODE_DIR => {
                     if !left_out {
-                        if written(&out) + 512 + TAR_END > max_bytes {
-                            return Err(too_large());
-                        }
-                        header.set_entry_type(EntryType::Directory);
-                        header.set_mode(0o755);
-                        header.set_size(0);
-                        out.append_data(&mut header, &path, std::io::empty()).map_err(io)?;
+                        let mut header = header(mtime, EntryType::Directory, 0o755, 0);
+                        out.append(&mut header, &root.join(&path), Item::Data(&[]))?;
                     }
                     let subtree = repo.find_tree(entry.id()).map_err(|e| failed("reading a tree", &e))?;
                     pending.push((subtree, path));
                 }
                 MODE_FILE | MODE_FILE_GROUP_WRITABLE | MODE_EXEC | MODE_LINK if !left_out => {
                     let size = blob_size(repo, entry.id())?;
-                    // At least a header and the padded data (long names
-                    // add blocks: the check after the append sees them).
-                    if written(&out) + 512 + size.div_ceil(512) * 512 + TAR_END > max_bytes {
-                        return Err(too_large());
-                    }
+                    // Checked before the blob is loaded.
+                    out.admit(size)?;
                     let blob = repo.find_blob(entry.id()).map_err(|e| failed("reading a file", &e))?;
+                    let path = root.join(&path);
                     if mode == MODE_LINK {
-                        header.set_entry_type(EntryType::Symlink);
-                        header.set_mode(0o777);
-                        header.set_size(0);
-                        let target = Path::new(OsStr::from_bytes(blob.content()));
-                        out.append_link(&mut header, &path, target).map_err(io)?;
+                        let mut header = header(mtime, EntryType::Symlink, 0o777, 0);
+                        out.append(&mut header, &path, Item::Link(Path::new(OsStr::from_bytes(blob.content()))))?;
                     } else {
-                        header.set_entry_type(EntryType::Regular);
-                        header.set_mode(if mode == MODE_EXEC { 0o755 } else { 0o644 });
-                        header.set_size(size);
-                        out.append_data(&mut header, &path, blob.content()).map_err(io)?;
+                        let perms = if mode == MODE_EXEC { 0o755 } else { 0o644 };
+                        let mut header = header(mtime, EntryType::Regular, perms, size);
+                        out.append(&mut header, &path, Item::Data(blob.content()))?;
                     }
                 }
                 // Left out, submodules (0o160000) and anything unknown.
                 _ => {}
             }
-            if written(&out) + TAR_END > max_bytes {
-                return Err(too_large());
-            }
         }
     }
-    let mut counting = out.into_inner().map_err(io)?;
+    if let Some((name, contents)) = &options.last {
+        let mut header = header(mtime, EntryType::Regular, 0o444, contents.len() as u64);
+        out.admit(contents.len() as u64)?;
+        out.append(&mut header, Path::new(name), Item::Data(contents))?;
+    }
+    let max_bytes = out.max_bytes;
+    let mut counting = out.tar.into_inner().map_err(io)?;
     counting.flush().map_err(io)?;
     if counting.written > max_bytes {
-        return Err(too_large());
+        return Err(too_large(max_bytes));
     }
     Ok(counting.written)
+}
+
+fn io(e: std::io::Error) -> Error {
+    Error::Failed(format!("writing the archive: {e}"))
+}
+
+fn too_large(max_bytes: u64) -> Error {
+    Error::TooLarge(format!("the archive would exceed its bound of {max_bytes} bytes"))
+}
+
+/// What an entry holds.
+enum Item<'a> {
+    Data(&'a [u8]),
+    Link(&'a Path),
+}
+
+/// The archive being written, with its bound and budget.
+struct Writer<'o, W: Write> {
+    tar: tar::Builder<Counting<W>>,
+    max_bytes: u64,
+    options: &'o ArchiveOptions,
+}
+
+/// An entry's header: owned by root, dated at the commit.
+fn header(mtime: u64, kind: EntryType, mode: u32, size: u64) -> Header {
+    let mut header = Header::new_gnu();
+    header.set_mtime(mtime);
+    header.set_uid(0);
+    header.set_gid(0);
+    header.set_entry_type(kind);
+    header.set_mode(mode);
+    header.set_size(size);
+    header
+}
+
+impl<W: Write> Writer<'_, W> {
+    fn written(&self) -> u64 {
+        self.tar.get_ref().written
+    }
+
+    /// Whether an entry of `size` bytes fits: at least a header and the
+    /// padded data (long names add blocks: the check after the append
+    /// sees them), and the closing blocks.
+    fn admit(&self, size: u64) -> Result<()> {
+        if self.written() + 512 + size.div_ceil(512) * 512 + TAR_END > self.max_bytes {
+            return Err(too_large(self.max_bytes));
+        }
+        Ok(())
+    }
+
+    /// Appends one entry, its bytes taken from the budget first.
+    fn append(&mut self, header: &mut Header, path: &Path, item: Item<'_>) -> Result<()> {
+        let size = match item {
+            Item::Data(data) => data.len() as u64,
+            Item::Link(_) => 0,
+        };
+        self.admit(size)?;
+        let before = self.written();
+        let estimate = 512 + size.div_ceil(512) * 512;
+        self.charge(estimate)?;
+        match item {
+            Item::Data(data) => self.tar.append_data(header, path, data).map_err(io)?,
+            Item::Link(target) => self.tar.append_link(header, path, target).map_err(io)?,
+        }
+        // Long names and link targets took extra blocks.
+        self.charge((self.written() - before).saturating_sub(estimate))?;
+        if self.written() + TAR_END > self.max_bytes {
+            return Err(too_large(self.max_bytes));
+        }
+        Ok(())
+    }
+
+    fn charge(&self, bytes: u64) -> Result<()> {
+        match &self.options.budget {
+            Some(budget) if bytes > 0 && !budget.take(bytes) => Err(Error::Busy(
+                "the account's build contexts and source fills in flight are at their bound; this one waits \
+                 for them"
+                    .into(),
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// What `parts` (a clean relative path, split) names at `commit`: walked

@@ -24,6 +24,8 @@ pub(crate) enum Error {
     #[error("{0}")]
     TooLarge(String),
     #[error("{0}")]
+    Busy(String),
+    #[error("{0}")]
     Timeout(String),
     #[error("{0}")]
     Failed(String),
@@ -40,6 +42,7 @@ impl From<Error> for RepositoryError {
             Error::NotFound(m) => RepositoryError::NotFound(m),
             Error::TooLarge(m) => RepositoryError::TooLarge(m),
             Error::Timeout(m) => RepositoryError::Timeout(m),
+            Error::Busy(m) => RepositoryError::Busy(m),
             Error::Failed(m) => RepositoryError::Failed(m),
         }
     }

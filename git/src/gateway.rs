@@ -16,7 +16,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use git2::{Direction, Oid, PushOptions, RemoteCallbacks, RemoteRedirect, Repository};
 use play_core::repository::{
-    ContextFilter, RemoteBranch, RemoteRefs, RepositoryAccess, RepositoryError, RepositoryGateway, TreeEntry,
+    ArchiveOptions, RemoteBranch, RemoteRefs, RepositoryAccess, RepositoryError, RepositoryGateway, TreeEntry,
 };
 use play_core::webhook::UrlPolicy;
 use tokio::runtime::Handle;
@@ -260,7 +260,7 @@ impl RepositoryGateway for GitGateway {
         commit: &str,
         subdir: &str,
         max_bytes: u64,
-        filter: ContextFilter,
+        options: ArchiveOptions,
         to: std::path::PathBuf,
     ) -> Result<u64, RepositoryError> {
         let commit = commit_id(commit)?;
@@ -276,7 +276,7 @@ impl RepositoryGateway for GitGateway {
                     .open(&to)
                     .map_err(|e| Error::Failed(format!("opening {}: {e}", to.display())))?;
                 let out = std::io::BufWriter::with_capacity(256 * 1024, file);
-                crate::archive::write_archive(repo, commit, &parts, max_bytes, &|path| filter.excludes(path), out)
+                crate::archive::write_archive(repo, commit, &parts, max_bytes, &options, out)
             })
         })
         .await

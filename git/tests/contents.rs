@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::io::Read as _;
 
 use common::{World, any_file_contains, noise};
-use play_core::repository::{ContextFilter, RepositoryError, RepositoryGateway, TreeEntry};
+use play_core::repository::{ArchiveOptions, ByteBudget, RepositoryError, RepositoryGateway, TreeEntry};
 use play_git::testing::{Access, Entry, executable, file, symlink};
 
 fn tree() -> Vec<(&'static str, Entry)> {
@@ -135,8 +135,8 @@ async fn a_context_is_written_to_a_file_without_what_dockerignore_excludes() {
     let to = dir.path().join("context.tar");
     std::fs::write(&to, b"").unwrap();
     let rules = play_core::build::dockerignore::Rules::parse("*.md\nsecrets\n!secrets/keep.txt\nDockerfile\n").unwrap();
-    let filter = ContextFilter { rules, dockerfile: "Dockerfile".into() };
-    let bytes = world.gateway.archive_to_file(&access, &commit, "app", 1 << 20, filter, to.clone()).await.unwrap();
+    let options = ArchiveOptions { rules, dockerfile: "Dockerfile".into(), ..ArchiveOptions::default() };
+    let bytes = world.gateway.archive_to_file(&access, &commit, "app", 1 << 20, options, to.clone()).await.unwrap();
     let written = std::fs::read(&to).unwrap();
     assert_eq!(bytes, written.len() as u64);
     let got = entries(&written);
@@ -145,12 +145,69 @@ async fn a_context_is_written_to_a_file_without_what_dockerignore_excludes() {
     assert_eq!(got["link"], ('l', 0o777, b"../compose.yaml".to_vec()));
 
     // Without rules: the same archive as in memory; the bound holds.
-    let unfiltered = world.gateway.archive_to_file(&access, &commit, "", 1 << 20, ContextFilter::default(), to.clone());
+    let unfiltered =
+        world.gateway.archive_to_file(&access, &commit, "", 1 << 20, ArchiveOptions::default(), to.clone());
     unfiltered.await.unwrap();
     let in_memory = world.gateway.archive(&access, &commit, "", 1 << 20).await.unwrap();
     assert_eq!(std::fs::read(&to).unwrap(), in_memory);
-    let small = world.gateway.archive_to_file(&access, &commit, "", 1024, ContextFilter::default(), to).await;
+    let small = world.gateway.archive_to_file(&access, &commit, "", 1024, ArchiveOptions::default(), to).await;
     assert!(matches!(small, Err(RepositoryError::TooLarge(_))), "{small:?}");
+}
+
+/// Takes bytes up to a bound, as an account's ledger does.
+#[derive(Debug)]
+struct Budget {
+    left: std::sync::Mutex<u64>,
+}
+
+impl ByteBudget for Budget {
+    fn take(&self, bytes: u64) -> bool {
+        let mut left = self.left.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let ok = bytes <= *left;
+        if ok {
+            *left -= bytes;
+        }
+        ok
+    }
+}
+
+/// Issue #27, item 6, for source fills: a folder spooled under a prefix
+/// with a last file after everything else, and every byte written taken
+/// from the budget first; a budget too small is `Busy`, not `TooLarge`.
+#[tokio::test]
+async fn an_archive_goes_under_its_prefix_ends_with_its_last_file_and_is_charged() {
+    let world = World::new();
+    let commit = world.server.create_repo("app", Access::Public, &[("main", &tree())]).remove(0);
+    let access = world.public("app");
+    let dir = tempfile::tempdir().unwrap();
+    let to = dir.path().join("fill.tar");
+    std::fs::write(&to, b"").unwrap();
+    let budget = std::sync::Arc::new(Budget { left: std::sync::Mutex::new(1 << 20) });
+    let options = ArchiveOptions {
+        prefix: "content".into(),
+        last: Some((".marker".into(), b"abc".to_vec())),
+        budget: Some(budget.clone()),
+        ..ArchiveOptions::default()
+    };
+    let bytes =
+        world.gateway.archive_to_file(&access, &commit, "app", 1 << 20, options.clone(), to.clone()).await.unwrap();
+    let written = std::fs::read(&to).unwrap();
+    let mut order = Vec::new();
+    for entry in tar::Archive::new(written.as_slice()).entries().unwrap() {
+        order.push(entry.unwrap().path().unwrap().to_string_lossy().into_owned());
+    }
+    assert_eq!(order.first().map(String::as_str), Some("content"), "{order:?}");
+    assert_eq!(order.last().map(String::as_str), Some(".marker"), "{order:?}");
+    assert!(order[1..order.len() - 1].iter().all(|p| p.starts_with("content/")), "{order:?}");
+    assert_eq!(entries(&written)[".marker"], ('f', 0o444, b"abc".to_vec()));
+    // Everything but the closing blocks was charged.
+    let charged = (1 << 20) - *budget.left.lock().unwrap();
+    assert_eq!(charged, bytes - 1024);
+
+    let starved =
+        ArchiveOptions { budget: Some(std::sync::Arc::new(Budget { left: std::sync::Mutex::new(600) })), ..options };
+    let error = world.gateway.archive_to_file(&access, &commit, "app", 1 << 20, starved, to).await.unwrap_err();
+    assert!(matches!(error, RepositoryError::Busy(_)), "{error:?}");
 }
 
 #[tokio::test]

@@ -86,9 +86,9 @@ impl Builder<'_> {
             .as_ref()
             .ok_or_else(|| Error::InvalidSpec(format!("service `{}` has no pinned build", service.name)))?;
         // The timeout counts from when the build holds its slots.
-        let _slot = self.slots.acquire(self.playroom_id).await;
+        let slot = self.slots.acquire(self.playroom_id, self.account_id).await;
         let started = Instant::now();
-        let outcome = match tokio::time::timeout(self.timeout, self.run(docker, spec, auth)).await {
+        let outcome = match tokio::time::timeout(self.timeout, self.run(docker, spec, auth, &slot)).await {
             Ok(outcome) => outcome,
             Err(_) => Err(Failure::Build(format!("timed out after {:?}", self.timeout), String::new())),
         };
@@ -134,13 +134,20 @@ impl Builder<'_> {
     }
 
     /// Fetches, filters and builds; the log's tail, or why it failed.
-    async fn run(&self, docker: &Docker, spec: &BuildSpec, auth: &BuildAuth) -> std::result::Result<String, Failure> {
+    async fn run(
+        &self,
+        docker: &Docker,
+        spec: &BuildSpec,
+        auth: &BuildAuth,
+        slot: &super::slots::Slot,
+    ) -> std::result::Result<String, Failure> {
         let access = playzones::access(self.store, self.secrets, spec.playzone_id)
             .await
             .map_err(|e| Failure::Other(Error::Store(e)))?;
-        let fetched = context::fetch(self.repositories, &access, spec, self.spool_dir, self.playground_id)
-            .await
-            .map_err(|e| match e {
+        let fetched =
+            context::fetch(self.repositories, &access, spec, self.spool_dir, self.playground_id, slot.budget())
+                .await
+                .map_err(|e| match e {
                 context::FetchError::Repository(e) => Failure::Other(Error::Repository(e)),
                 context::FetchError::Refused(why) => Failure::Build(why, String::new()),
             })?;

@@ -11,15 +11,19 @@
 //! 3. The build request's body streams that file to the engine in chunks.
 //!
 //! The spool file is removed when its [`Spool`] drops: after the build,
-//! on an error, and when the pass is cancelled mid-way.
+//! on an error, and when the pass is cancelled mid-way. Source fills
+//! (`super::source`) spool their trees the same way.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use play_core::build::dockerfile::MAX_DOCKERFILE_BYTES;
 use play_core::build::dockerignore::Rules;
 use play_core::build::{BuildSpec, MAX_CONTEXT_BYTES};
-use play_core::repository::{ContextFilter, RepositoryAccess, RepositoryError, RepositoryGateway, TreeEntry};
+use play_core::repository::{
+    ArchiveOptions, ByteBudget, RepositoryAccess, RepositoryError, RepositoryGateway, TreeEntry,
+};
 
 /// A file the context is written to; removed on drop.
 #[derive(Debug)]
@@ -33,7 +37,7 @@ impl Spool {
     /// and only ever opened (never created) by the gateway: a pass
     /// cancelled while the gateway's blocking thread has not opened it yet
     /// removes it, and the late open then fails instead of leaving a file.
-    async fn new(dir: &Path, playground_id: i64) -> std::io::Result<Spool> {
+    pub async fn new(dir: &Path, playground_id: i64) -> std::io::Result<Spool> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let name = format!("play-build-{}-{playground_id}-{n}.tar", std::process::id());
@@ -96,6 +100,7 @@ pub async fn fetch(
     spec: &BuildSpec,
     spool_dir: &Path,
     playground_id: i64,
+    budget: Arc<dyn ByteBudget>,
 ) -> Result<Fetched, FetchError> {
     let within =
         |name: &str| if spec.context.is_empty() { name.to_owned() } else { format!("{}/{name}", spec.context) };
@@ -108,9 +113,10 @@ pub async fn fetch(
     let spool = Spool::new(spool_dir, playground_id)
         .await
         .map_err(|e| FetchError::Refused(format!("creating a spool file in {}: {e}", spool_dir.display())))?;
-    let filter = ContextFilter { rules, dockerfile: dockerfile_path };
+    let options =
+        ArchiveOptions { rules, dockerfile: dockerfile_path, budget: Some(budget), ..ArchiveOptions::default() };
     let bytes = repositories
-        .archive_to_file(access, &spec.commit, &spec.context, MAX_CONTEXT_BYTES, filter, spool.path.clone())
+        .archive_to_file(access, &spec.commit, &spec.context, MAX_CONTEXT_BYTES, options, spool.path.clone())
         .await
         .map_err(FetchError::Repository)?;
     Ok(Fetched { dockerfile, spool, bytes })

@@ -93,6 +93,16 @@ impl<'a> Helper<'a> {
             .map_err(|e| Error::docker("upload into a volume helper", e))
     }
 
+    /// Extracts the spooled archive into `dir`, streamed from disk.
+    pub async fn upload_spool(&self, dir: &str, spool: &super::context::Spool) -> Result<()> {
+        let chunks = spool.chunks().await.map_err(|e| Error::Files(format!("reading a spooled archive: {e}")))?;
+        let options = UploadToContainerOptions { path: dir.to_owned(), ..Default::default() };
+        self.docker
+            .upload_to_container(&self.id, Some(options), bollard::body_try_stream(chunks))
+            .await
+            .map_err(|e| Error::docker("upload into a volume helper", e))
+    }
+
     /// The archive of `path` as the engine makes it (from `lstat`: a link
     /// is an entry, never followed); `None` when the path does not exist.
     pub async fn download(&self, path: &str) -> Result<Option<Vec<u8>>> {

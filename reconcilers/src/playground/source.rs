@@ -4,11 +4,16 @@
 //!
 //! # Where the files come from
 //!
-//! The repository's root at the pinned commit, as a tar archive from the
-//! `RepositoryGateway` (bounded by [`MAX_CONTEXT_BYTES`]), never a host
-//! path: a checkout a tenant container could write is nothing play may
-//! read later. Play never reads the volume back (but for its marker) and
-//! never follows a link inside it: the engine extracts links as links.
+//! The repository's root (or the folder a relative bind names) at the
+//! pinned commit, as a tar archive the `RepositoryGateway` writes to a
+//! spool file (`super::context::Spool`, bounded by [`MAX_CONTEXT_BYTES`],
+//! charged to the account's bytes in flight) and the upload streams from
+//! disk: one file of the tree is in play's memory at a time (issue #27,
+//! item 6). A single file a bind names is read whole, bounded the same.
+//! Never a host path: a checkout a tenant container could write is
+//! nothing play may read later. Play never reads the volume back (but for
+//! its marker) and never follows a link inside it: the engine extracts
+//! links as links.
 //!
 //! # How a complete fill is known
 //!
@@ -21,8 +26,8 @@
 //! that one path ([`complete`]); a missing or different marker (a crash
 //! mid-upload, a volume the engine made empty for a mount) means: fill
 //! again. Filling again is harmless (the same commit's files over the
-//! same files). A repository entry at the marker's path is dropped, so a
-//! repository cannot forge completeness.
+//! same files). A repository entry at (or under) the marker's path is
+//! left out, so a repository cannot forge completeness.
 //!
 //! The volume is written only through the helper, which mounts it with
 //! `nocopy` and never runs (see [`super::helper`]); the service's own
@@ -36,12 +41,14 @@ use std::io::Read as _;
 use bollard::Docker;
 use bollard::models::{Mount, MountTypeEnum};
 use play_core::build::MAX_CONTEXT_BYTES;
+use play_core::build::dockerignore::Rules;
 use play_core::compose::project_files::Expect;
 use play_core::desired::{CONTENT, SourceLayout, SourceMount};
-use play_core::repository::TreeEntry;
+use play_core::repository::{ArchiveOptions, RepositoryError, TreeEntry};
 use play_core::store::playzones;
 
 use super::build::Builder;
+use super::context::Spool;
 use super::helper::{self, Helper};
 use super::plan::Observed;
 use super::spec::{Desired, ServiceSpec};
@@ -61,32 +68,69 @@ pub async fn fill(docker: &Docker, builder: &Builder<'_>, service: &ServiceSpec)
         return Err(Error::InvalidSpec(format!("service `{}` mounts no repository files", service.name)));
     }
     for source in &service.sources {
-        // Held while the tree is in memory and sent (`super::slots`).
-        let _slot = builder.slots.acquire(builder.playroom_id).await;
+        // Held while the tree is spooled and sent (`super::slots`).
+        let slot = builder.slots.acquire(builder.playroom_id, builder.account_id).await;
         let access = playzones::access(builder.store, builder.secrets, source.playzone_id).await?;
-        let archive = match source.layout {
+        let spool = Spool::new(builder.spool_dir, builder.playground_id)
+            .await
+            .map_err(|e| Error::Files(format!("creating a spool file in {}: {e}", builder.spool_dir.display())))?;
+        let mut options = ArchiveOptions {
+            last: Some((MARKER.to_owned(), source.commit.clone().into_bytes())),
+            budget: Some(slot.budget()),
+            ..ArchiveOptions::default()
+        };
+        let spooled = match source.layout {
             SourceLayout::Root => {
-                let tree = builder
+                options.rules = marker_rules()?;
+                builder
                     .repositories
-                    .archive(&access, &source.commit, "", MAX_CONTEXT_BYTES)
+                    .archive_to_file(&access, &source.commit, "", MAX_CONTEXT_BYTES, options, spool.path.clone())
                     .await
-                    .map_err(Error::Repository)?;
-                with_marker(&tree, &source.commit).map_err(Error::Files)?
             }
-            SourceLayout::Entry { expect } => {
+            SourceLayout::Entry { .. } => {
+                options.prefix = CONTENT.to_owned();
+                builder
+                    .repositories
+                    .archive_to_file(
+                        &access,
+                        &source.commit,
+                        &source.path,
+                        MAX_CONTEXT_BYTES,
+                        options,
+                        spool.path.clone(),
+                    )
+                    .await
+            }
+        };
+        let refused = |why: String| Error::InvalidSpec(format!("service `{}`: {why}", service.name));
+        let upload = match (spooled, source.layout) {
+            (Ok(_), SourceLayout::Entry { expect: Expect::File }) => return Err(refused(folder_for_a_file(source))),
+            (Ok(_), _) => Upload::Spooled(spool),
+            // Not a folder: a file, a link, or nothing, read as they are.
+            (Err(RepositoryError::NotFound(_)), SourceLayout::Entry { expect }) => {
                 let found = builder
                     .repositories
                     .entry(&access, &source.commit, &source.path, MAX_CONTEXT_BYTES)
                     .await
                     .map_err(Error::Repository)?;
-                entry_archive(found, expect, source)
-                    .map_err(|why| Error::InvalidSpec(format!("service `{}`: {why}", service.name)))??
+                if let TreeEntry::File { contents, .. } = &found
+                    && !slot.budget().take(contents.len() as u64)
+                {
+                    return Err(Error::Repository(RepositoryError::Busy(
+                        "the account's build contexts and source fills in flight are at their bound".into(),
+                    )));
+                }
+                Upload::Memory(entry_archive(found, expect, source).map_err(refused)??)
             }
+            (Err(e), _) => return Err(Error::Repository(e)),
         };
         let labels = helper::labels(builder.installation, builder.playground_id, ROLE);
         let helper =
             Helper::create(docker, "source", &service.container.image, &source.volume, HELPER_DIR, labels).await?;
-        let uploaded = helper.upload(HELPER_DIR, archive).await;
+        let uploaded = match &upload {
+            Upload::Spooled(spool) => helper.upload_spool(HELPER_DIR, spool).await,
+            Upload::Memory(archive) => helper.upload(HELPER_DIR, archive.clone()).await,
+        };
         uploaded.and(helper.remove().await)?;
         tracing::info!(
             playground = builder.playground_id, service = %service.name, volume = %source.volume, path = %source.path,
@@ -94,6 +138,26 @@ pub async fn fill(docker: &Docker, builder: &Builder<'_>, service: &ServiceSpec)
         );
     }
     Ok(())
+}
+
+/// A fill's archive: spooled (a folder), or a single file's, in memory.
+enum Upload {
+    Spooled(Spool),
+    Memory(Vec<u8>),
+}
+
+/// Leaves out whatever a repository holds at (or under) the marker's path.
+fn marker_rules() -> Result<Rules> {
+    Rules::parse(MARKER).map_err(|e| Error::InvalidSpec(format!("the marker's rule: {e}")))
+}
+
+fn shown(source: &SourceMount) -> String {
+    let short: String = source.commit.chars().take(12).collect();
+    format!("`./{}` (branch {}, commit {short})", source.path, source.branch)
+}
+
+fn folder_for_a_file(source: &SourceMount) -> String {
+    format!("{} is a folder in the repository; a secret or config is one file", shown(source))
 }
 
 /// The desired source volumes of `desired` whose fill completed. Only a
@@ -158,8 +222,7 @@ fn entry_archive(
     expect: Expect,
     source: &SourceMount,
 ) -> std::result::Result<Result<Vec<u8>>, String> {
-    let short: String = source.commit.chars().take(12).collect();
-    let at = format!("`./{}` (branch {}, commit {short})", source.path, source.branch);
+    let at = shown(source);
     let err = |e: std::io::Error| Error::Files(format!("cannot pack the repository's files: {e}"));
     let mut out = tar::Builder::new(Vec::new());
     let dir = |out: &mut tar::Builder<Vec<u8>>| {
@@ -187,9 +250,7 @@ fn entry_archive(
             header.set_size(contents.len() as u64);
             out.append_data(&mut header, CONTENT, contents.as_slice()).map_err(err)
         }
-        TreeEntry::Directory(_) if expect == Expect::File => {
-            return Err(format!("{at} is a folder in the repository; a secret or config is one file"));
-        }
+        TreeEntry::Directory(_) if expect == Expect::File => return Err(folder_for_a_file(source)),
         TreeEntry::Directory(tree) => {
             dir(&mut out).map_err(err).and_then(|()| repack(&tree, CONTENT, &mut out).map_err(Error::Files))
         }
@@ -199,20 +260,8 @@ fn entry_archive(
         .and_then(|()| out.into_inner().map_err(err)))
 }
 
-/// `tree` (the repository's archive) with any entry at (or under)
-/// [`MARKER`] and any global header dropped and the marker, holding
-/// `commit`, appended last. Entries are copied as they are: a link stays
-/// a link.
-fn with_marker(tree: &[u8], commit: &str) -> std::result::Result<Vec<u8>, String> {
-    let mut out = tar::Builder::new(Vec::new());
-    repack(tree, "", &mut out)?;
-    append_marker(&mut out, commit)?;
-    out.into_inner().map_err(|e| format!("cannot repack the repository's files: {e}"))
-}
-
-/// Copies the entries of `tree` into `out` under `prefix` (`""` for the
-/// root), as they are (a link stays a link), dropping global headers and,
-/// at the root, anything at or under [`MARKER`].
+/// Copies the entries of `tree` into `out` under `prefix`, as they are (a
+/// link stays a link), dropping global headers.
 fn repack(tree: &[u8], prefix: &str, out: &mut tar::Builder<Vec<u8>>) -> std::result::Result<(), String> {
     let err = |e: std::io::Error| format!("cannot repack the repository's files: {e}");
     let mut reader = tar::Archive::new(tree);
@@ -220,11 +269,6 @@ fn repack(tree: &[u8], prefix: &str, out: &mut tar::Builder<Vec<u8>>) -> std::re
         let mut entry = entry.map_err(err)?;
         let path = entry.path().map_err(err)?.into_owned();
         let kind = entry.header().entry_type();
-        // The marker's path, and anything under it (a directory there).
-        let first = path.components().find(|c| !matches!(c, std::path::Component::CurDir));
-        if prefix.is_empty() && first.is_some_and(|c| c.as_os_str() == MARKER) {
-            continue;
-        }
         let path = std::path::Path::new(prefix).join(path);
         let mut header = entry.header().clone();
         match kind {
@@ -286,26 +330,13 @@ mod tests {
     }
 
     #[test]
-    fn the_marker_comes_last_links_stay_links_and_a_forged_marker_is_dropped() {
-        use tar::EntryType::{Regular, Symlink};
-        let long = format!("deep/{}/file.txt", "d".repeat(120));
-        let tree = tar_of(&[
-            (MARKER, Regular, b"forged", None),
-            ("./.play-source-complete/inside", Regular, b"forged", None),
-            ("index.html", Regular, b"<h1>hi</h1>", None),
-            ("latest", Symlink, b"", Some("index.html")),
-            (&long, Regular, b"x", None),
-        ]);
-        let out = listing(&with_marker(&tree, "abc123").unwrap());
-        assert_eq!(
-            out,
-            [
-                ("index.html".to_owned(), Regular, "<h1>hi</h1>".to_owned()),
-                ("latest".to_owned(), Symlink, "index.html".to_owned()),
-                (long.clone(), Regular, "x".to_owned()),
-                (MARKER.to_owned(), Regular, "abc123".to_owned()),
-            ]
-        );
+    fn a_repositorys_own_marker_is_left_out_of_a_root_fill() {
+        let rules = marker_rules().unwrap();
+        assert!(rules.excludes(MARKER));
+        assert!(rules.excludes(&format!("{MARKER}/inside")), "a folder at the marker's path, with what it holds");
+        for kept in ["index.html", "deep/.play-source-complete", ".play-source-completely"] {
+            assert!(!rules.excludes(kept), "{kept}");
+        }
     }
 
     #[test]
