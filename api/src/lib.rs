@@ -12,6 +12,7 @@ pub mod auth;
 pub mod cpu;
 pub mod error;
 pub mod extract;
+pub mod input;
 pub mod json;
 pub mod key_cache;
 pub mod mcp;
@@ -26,6 +27,7 @@ pub mod schemas;
 pub mod state;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod views;
 
 pub use error::{ApiError, ApiResult};
 pub use router::router;

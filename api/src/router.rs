@@ -92,7 +92,7 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
         OpenApiRouter::new().routes(routes!(apply::apply)).routes(routes!(apply::objects)).split_for_parts();
     doc.merge(apply_doc);
     openapi::complete(&mut doc);
-    let upload = upload.layer(DefaultBodyLimit::max(playspec_files::MAX_MOUNTED_FILE_BYTES + 64 * 1024));
+    let upload = upload.layer(DefaultBodyLimit::max(crate::input::playspec_files::MAX_MOUNTED_FILE_BYTES + 64 * 1024));
     let applies = applies.layer(DefaultBodyLimit::max(apply::MAX_APPLY_BYTES));
     (router.merge(upload).merge(applies), doc)
 }

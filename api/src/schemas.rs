@@ -103,7 +103,7 @@ pub fn not_blank(max_chars: usize) -> Object {
 
 /// An API key's label.
 pub fn label() -> Object {
-    not_blank(crate::routes::keys::MAX_LABEL_LEN)
+    not_blank(crate::input::keys::MAX_LABEL_LEN)
 }
 
 /// The names of the scopes, at least one.

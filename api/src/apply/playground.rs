@@ -18,7 +18,8 @@ use std::time::Duration;
 
 use play_core::apply::{Action, Kind};
 use play_core::playground::{
-    CreateRequest, DesiredState, Playground, PlaygroundStatus, RolloutChanges, ServiceSettings, launch, ops, validate,
+    CreateRequest, DesiredState, Playground, PlaygroundStatus, RolloutChanges, ServiceSettings, launch, ops, ttl,
+    validate,
 };
 use play_core::playzone::env_file::is_sensitive;
 use play_core::store::playgrounds as rows;
@@ -31,10 +32,6 @@ use super::Object;
 use super::context::{Cx, Outcome, decide, drift_lines, rekeyed, resolve};
 use crate::error::ApiError;
 use crate::extract::parse_value;
-
-/// The shortest and longest `ttl`.
-const MIN_TTL: Duration = Duration::from_secs(60);
-const MAX_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -118,8 +115,8 @@ fn parse_ttl(object: &Object, text: Option<&str>) -> Result<Option<Duration>, Ap
     let Some(text) = text else { return Ok(None) };
     let field = object.field("spec.ttl");
     let ttl = humantime::parse_duration(text).map_err(|e| ApiError::field(field.clone(), e.to_string()))?;
-    if !(MIN_TTL..=MAX_TTL).contains(&ttl) {
-        return Err(ApiError::field(field, "must be from 1m to 30d"));
+    if let Some(why) = ttl::check(ttl) {
+        return Err(ApiError::field(field, why));
     }
     Ok(Some(ttl))
 }
@@ -195,8 +192,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
             if let Some(ttl) = ttl
                 && decision.diff.iter().any(|d| d.path == "spec.ttl")
             {
-                let by = chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::hours(8));
-                rows::set_expiry_in(cx.conn, p.id, p.created_at + by).await?;
+                ops::set_ttl_in(cx.conn, p, ttl).await?;
             }
             p.id
         }

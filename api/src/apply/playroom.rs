@@ -17,7 +17,7 @@ use super::Object;
 use super::context::{Cx, Outcome, decide, found, rekeyed};
 use crate::error::ApiError;
 use crate::extract::parse_value;
-use crate::routes::playrooms::{PlayroomInput, authorise_trust, fields};
+use crate::input::playrooms::{PlayroomInput, authorise_trust, fields};
 
 /// The fields apply sets, as they are on the Playroom: a change made
 /// outside apply shows here.

@@ -31,10 +31,10 @@ use super::Object;
 use super::context::{Cx, Outcome, decide, digest, found, rekeyed, resolve};
 use crate::error::ApiError;
 use crate::extract::parse_value;
-use crate::routes::playspec_files::{
+use crate::input::playspec_files::{
     MAX_MOUNTED_FILE_BYTES, REGISTRY_TYPES, check_mount_path, file_name, project_path, registry_host,
 };
-use crate::routes::playspecs::{ExposureInput, PlayspecInput, ServiceInput, fields, fields_classified};
+use crate::input::playspecs::{ExposureInput, PlayspecInput, ServiceInput, fields, fields_classified};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

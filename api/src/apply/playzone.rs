@@ -18,7 +18,7 @@ use super::Object;
 use super::context::{Cx, Outcome, decide, found, rekeyed};
 use crate::error::ApiError;
 use crate::extract::parse_value;
-use crate::routes::playzones::changes;
+use crate::input::playzones::changes;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -76,7 +76,7 @@ pub async fn prepare(state: &AppState, objects: &[Object]) -> ApiResult<Prepared
                 .into_iter()
                 .map(|yaml| {
                     let mut errors = FieldErrors::new();
-                    let services = crate::routes::playspecs::classify(&yaml, &mut errors);
+                    let services = crate::input::playspecs::classify(&yaml, &mut errors);
                     (yaml, (errors, services))
                 })
                 .collect(),

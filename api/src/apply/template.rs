@@ -16,7 +16,7 @@ use super::Object;
 use super::context::{Cx, Outcome, decide, found, rekeyed};
 use crate::error::ApiError;
 use crate::extract::parse_value;
-use crate::routes::templates::{TemplateInput, fields};
+use crate::input::templates::{TemplateInput, fields};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -10,40 +10,17 @@
 //!   unless the Playspec persists volumes), pulls every image again and
 //!   provisions from scratch.
 
-use std::collections::BTreeMap;
-
 use axum::Json as JsonResponse;
 use axum::extract::State;
-use play_core::playground::ServiceSettings;
 use play_core::playground::{RolloutChanges, ops};
-use serde::Deserialize;
-use utoipa::ToSchema;
 
-use super::playgrounds::{PlaygroundDetail, detail, wake};
+use super::playgrounds::wake;
 use crate::auth::Principal;
 use crate::error::{ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json};
+use crate::input::playground_ops::RolloutRequest;
 use crate::state::AppState;
-
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RolloutRequest {
-    #[serde(default)]
-    pub playground: RolloutInput,
-}
-
-/// The settings a rollout may change; an absent field keeps its value, a
-/// given one replaces it whole.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RolloutInput {
-    #[schema(schema_with = crate::schemas::env_vars_or_null)]
-    pub env_overrides: Option<BTreeMap<String, String>>,
-    #[schema(schema_with = crate::schemas::subdomains_or_null)]
-    pub service_subdomains: Option<BTreeMap<String, String>>,
-    #[schema(schema_with = crate::schemas::service_settings_or_null)]
-    pub services: Option<BTreeMap<String, ServiceSettings>>,
-}
+use crate::views::playgrounds::{PlaygroundDetail, detail};
 
 /// Apply the Playground's settings again, incrementally; the body may
 /// change `env_overrides`, `service_subdomains` and `services`.

@@ -6,250 +6,23 @@
 //! the `RepositoryGateway` seam); `sync` records the wish and returns, and
 //! `branches` answers from the index the last sync recorded.
 
-use std::collections::BTreeMap;
-
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
-use chrono::{DateTime, Utc};
-use play_core::playzone::{self, Changes, Input, Status, Stored, env_file};
-use play_core::store::playzones::{self, Playzone};
+use play_core::playzone::{self, Input, Stored, env_file};
+use play_core::store::playzones::{self};
 use play_core::wake::Kind;
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json, Query};
+use crate::input::playzones::{
+    AttachRequest, BranchesQuery, EnvDefaultsQuery, NewPlayzoneRequest, PlayzoneUpdateRequest, changes,
+};
 use crate::state::AppState;
-
-/// The create body.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewPlayzoneRequest {
-    pub playzone: NewPlayzone,
-}
-
-/// Fields of a new Playzone. It starts `pending`; the sync loop lists its
-/// branches and finds its Compose file.
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewPlayzone {
-    #[schema(schema_with = crate::schemas::display_name)]
-    pub name: String,
-    #[schema(schema_with = crate::schemas::repository_url)]
-    pub scm_url: String,
-    /// The branch environments build from by default; when omitted (or
-    /// `null`), the remote's default branch as sync finds it.
-    #[serde(default)]
-    #[schema(schema_with = crate::schemas::branch_name_or_null)]
-    pub default_branch: Option<String>,
-    /// A private repository needs `credentials`.
-    #[serde(default)]
-    pub private: Option<bool>,
-    #[serde(default)]
-    #[schema(schema_with = crate::schemas::repository_token_or_null)]
-    pub credentials: Option<String>,
-}
-
-impl std::fmt::Debug for NewPlayzone {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NewPlayzone").field("name", &self.name).field("scm_url", &self.scm_url).finish_non_exhaustive()
-    }
-}
-
-/// The update body.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PlayzoneUpdateRequest {
-    pub playzone: PlayzoneUpdate,
-}
-
-/// Any subset of the fields; an absent one is left as it is.
-/// `default_branch: null` follows the remote's default branch again;
-/// `credentials: ""` removes the token. A new URL, token or default branch
-/// starts a sync.
-#[derive(Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PlayzoneUpdate {
-    #[serde(default)]
-    #[schema(schema_with = crate::schemas::display_name_or_null)]
-    pub name: Option<String>,
-    #[serde(default)]
-    #[schema(schema_with = crate::schemas::repository_url_or_null)]
-    pub scm_url: Option<String>,
-    #[serde(default, deserialize_with = "crate::json::present")]
-    #[schema(schema_with = crate::schemas::branch_name_or_null)]
-    pub default_branch: Option<Option<String>>,
-    #[serde(default)]
-    pub private: Option<bool>,
-    #[serde(default)]
-    #[schema(schema_with = crate::schemas::repository_token_or_null)]
-    pub credentials: Option<String>,
-}
-
-impl std::fmt::Debug for PlayzoneUpdate {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PlayzoneUpdate")
-            .field("name", &self.name)
-            .field("scm_url", &self.scm_url)
-            .finish_non_exhaustive()
-    }
-}
-
-/// A Playzone in a list.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct PlayzoneItem {
-    pub id: i64,
-    pub name: String,
-    pub scm_url: String,
-    pub private: bool,
-    /// The chosen default branch, or the remote's as the last sync found
-    /// it (`null` before the first sync).
-    pub default_branch: Option<String>,
-    /// `pending` (not synced since created or changed), `active`, `error`.
-    #[schema(schema_with = status_schema)]
-    pub status: &'static str,
-    pub last_synced_at: Option<DateTime<Utc>>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-fn status_schema() -> utoipa::openapi::Object {
-    crate::schemas::one_of(&Status::ALL.map(Status::as_str))
-}
-
-/// A Playzone with its sync state (never its token).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct PlayzoneDetail {
-    #[serde(flatten)]
-    pub item: PlayzoneItem,
-    /// Why the last sync failed (with `status: error`).
-    pub status_message: Option<String>,
-    /// Whether an access token is stored.
-    pub has_credentials: bool,
-    /// Whether `default_branch` was chosen (else it follows the remote).
-    pub default_branch_pinned: bool,
-    /// Created by Launch for a Compose file's build service.
-    pub auto_created: bool,
-    /// The Compose file found at the default branch's root.
-    pub compose_file: Option<String>,
-    /// The commit it was found at.
-    pub compose_commit: Option<String>,
-    /// When a sync was last tried, successful or not.
-    pub last_sync_attempt_at: Option<DateTime<Utc>>,
-    /// Whether a sync is asked for and not done yet.
-    pub sync_pending: bool,
-}
-
-impl From<&Playzone> for PlayzoneItem {
-    fn from(z: &Playzone) -> Self {
-        PlayzoneItem {
-            id: z.id,
-            name: z.name.clone(),
-            scm_url: z.scm_url.clone(),
-            private: z.private,
-            default_branch: z.default_branch.clone(),
-            status: z.status.as_str(),
-            last_synced_at: z.last_synced_at,
-            created_at: z.created_at,
-            updated_at: z.updated_at,
-        }
-    }
-}
-
-impl From<&Playzone> for PlayzoneDetail {
-    fn from(z: &Playzone) -> Self {
-        PlayzoneDetail {
-            item: z.into(),
-            status_message: z.status_message.clone(),
-            has_credentials: z.has_credentials,
-            default_branch_pinned: z.default_branch_pinned,
-            auto_created: z.auto_created,
-            compose_file: z.compose_file.clone(),
-            compose_commit: z.compose_commit.clone(),
-            last_sync_attempt_at: z.last_sync_attempt_at,
-            sync_pending: z.synced_generation < z.generation,
-        }
-    }
-}
-
-/// A Playzone with a detected Compose file.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct PlayzoneWithCompose {
-    #[serde(flatten)]
-    pub item: PlayzoneItem,
-    pub compose_file: String,
-    pub compose_commit: Option<String>,
-}
-
-/// The answer to `sync`.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SyncAccepted {
-    pub message: String,
-}
-
-/// The answer to `branches`.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct BranchList {
-    pub branches: Vec<BranchItem>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct BranchItem {
-    pub name: String,
-    /// Whether it is the Playzone's default branch.
-    pub default: bool,
-    /// The commit the last sync found it at.
-    pub commit: String,
-}
-
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct BranchesQuery {
-    /// Case-insensitive substring of the branch name.
-    #[param(max_length = 255)]
-    pub query: Option<String>,
-    /// How many branches (default 20, at most 50); the default branch
-    /// comes first, then by name.
-    #[param(minimum = 1, maximum = 50)]
-    pub limit: Option<i64>,
-}
-
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct EnvDefaultsQuery {
-    /// The branch whose env file is read (as the last sync recorded it).
-    #[param(min_length = 1, max_length = 255, pattern = "^[A-Za-z0-9._+/-]+$")]
-    pub branch: String,
-    /// The env file's path in the repository (default `.env.example`).
-    #[param(min_length = 1, max_length = 255, pattern = "^[A-Za-z0-9_./-]+$")]
-    pub env_file_path: Option<String>,
-}
-
-/// The answer to `env_defaults`.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct EnvDefaults {
-    /// Name -> default value; `$$secret(N)` placeholders are generated per
-    /// Playground.
-    pub defaults: BTreeMap<String, String>,
-    /// Keys whose values are secrets (see docs/playzones.md for the rule).
-    pub sensitive_keys: Vec<String>,
-}
-
-/// The attach body (answered with `SCM_APP_REQUIRED` until a source-hosting
-/// app can be installed).
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AttachRequest {
-    /// `owner/name`.
-    #[schema(min_length = 3, max_length = 200)]
-    pub repo_full_name: String,
-}
-
-pub(crate) fn changes(input: Input, stored: Option<Stored>, state: &AppState) -> ApiResult<Changes> {
-    Changes::validate(input, stored, &state.config.repository_policy).map_err(ApiError::validation)
-}
+use crate::views::playzones::{
+    BranchItem, BranchList, EnvDefaults, PlayzoneDetail, PlayzoneItem, PlayzoneWithCompose, SyncAccepted, short,
+};
 
 /// List the account's Playzones.
 #[utoipa::path(get, path = "/api/playzones", tag = "Playzones", responses((status = 200, body = [PlayzoneItem])))]
@@ -472,8 +245,4 @@ pub async fn env_defaults(
     let text = String::from_utf8(bytes).map_err(|_| ApiError::field("env_file_path", "is not UTF-8 text"))?;
     let parsed = env_file::parse(&text).map_err(|message| ApiError::field("env_file_path", message))?;
     Ok(JsonResponse(EnvDefaults { defaults: parsed.defaults, sensitive_keys: parsed.sensitive_keys }))
-}
-
-fn short(commit: &str) -> &str {
-    commit.get(..12).unwrap_or(commit)
 }

@@ -5,170 +5,22 @@
 //! string or from a JSON body (either; both must agree). toggle_public flips
 //! the flag, or sets it when the body or query says `public`.
 
-use std::collections::BTreeMap;
-
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
-use chrono::{DateTime, Utc};
-use play_core::FieldErrors;
-use play_core::compose::{self, Issue, svc};
-use play_core::error::push_field_error;
+use play_core::compose::{self, svc};
 use play_core::playground::launch::{self, TemplateLaunch};
-use play_core::store::templates::{self, Version};
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use play_core::store::templates::{self};
 
-use super::playground_urls::{self, Urls};
-use super::playgrounds;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json, Query};
+use crate::input::template_versions::{
+    CreateVersionRequest, DestroyVersionParams, LaunchRequest, VersionParams, version_params,
+};
 use crate::state::AppState;
-
-/// A version. Immutable but for `public`.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct VersionRecord {
-    pub id: i64,
-    pub template_id: i64,
-    /// 1, 2, 3... per template; a deleted version's number is not reused.
-    pub version: i64,
-    pub public: bool,
-    pub template_body: String,
-    /// The declared variables: name -> {name, required, random, default,
-    /// validation, path, paths}.
-    #[schema(value_type = Object)]
-    pub variables: serde_json::Value,
-    pub created_at: DateTime<Utc>,
-}
-
-impl From<Version> for VersionRecord {
-    fn from(v: Version) -> Self {
-        VersionRecord {
-            id: v.id,
-            template_id: v.template_id,
-            version: v.version,
-            public: v.public,
-            template_body: v.template_body,
-            variables: v.variables,
-            created_at: v.created_at,
-        }
-    }
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct CreatedVersion {
-    #[serde(flatten)]
-    pub version: VersionRecord,
-    /// Template warnings (unknown Compose keys, list-form unknown labels).
-    #[schema(value_type = Vec<Object>)]
-    pub warnings: Vec<Issue>,
-}
-
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateVersionRequest {
-    /// Compose YAML with the `svc` extension; it must pass template
-    /// validation (errors are keyed under `template_body`).
-    #[schema(example = "services:\n  web:\n    image: nginx:alpine\n")]
-    pub template_body: String,
-    /// Default false.
-    pub public: Option<bool>,
-}
-
-/// `version_id` (and, for toggle_public, `public`) from the query or body.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct VersionParams {
-    pub version_id: Option<i64>,
-    /// toggle_public only: set to this instead of flipping.
-    pub public: Option<bool>,
-}
-
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[schema(as = TemplateLaunchRequest)]
-pub struct LaunchRequest {
-    /// An unknown id is 404.
-    #[schema(value_type = i64, required = true)]
-    pub playroom_id: Option<i64>,
-    /// Default: the latest version the caller can see.
-    pub version: Option<i64>,
-    /// Variable name -> value (string, number or boolean).
-    #[schema(value_type = Object)]
-    pub variables: Option<BTreeMap<String, serde_json::Value>>,
-    /// The Playspec's name; default: the template's name and a random suffix.
-    #[schema(schema_with = crate::schemas::display_name_or_null)]
-    pub name: Option<String>,
-}
-
-/// What launch created.
-#[derive(Debug, Serialize, ToSchema)]
-#[schema(as = TemplateLaunchResponse)]
-pub struct LaunchResponse {
-    pub playspec_id: i64,
-    pub playspec_name: String,
-    pub template_id: i64,
-    pub version: i64,
-    /// Names of the values generated for `$$random__` references and
-    /// `random: true` variables (the values are in the Playspec's Compose).
-    pub generated_keys: Vec<String>,
-    /// The Playground recorded on the Playroom (status `in_progress`).
-    pub playground_id: i64,
-    /// Service name -> URL of each routed service of the Playground
-    /// (served once it runs).
-    pub urls: Urls,
-    /// Warnings of the compiled Compose.
-    #[schema(value_type = Vec<Object>)]
-    pub warnings: Vec<Issue>,
-    /// Ids of the Playzones created for the template's build services
-    /// (`svc/repo_url` of a repository the account had none for).
-    pub playzones_created: Vec<i64>,
-}
-
-/// The JSON body destroy_version reads (documentation: the handler reads
-/// [`VersionParams`] and refuses `public`).
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DestroyVersionParams {
-    pub version_id: Option<i64>,
-}
-
-/// Merges the query's and the body's parameters; `allow_public` says whether
-/// `public` is meaningful.
-fn version_params(
-    query: VersionParams,
-    body: Option<Json<VersionParams>>,
-    allow_public: bool,
-) -> ApiResult<(i64, Option<bool>)> {
-    let from_body = body.map(|Json(b)| b).unwrap_or_default();
-    let mut errors = FieldErrors::new();
-    let mut pick = |name: &str, q: Option<i64>, b: Option<i64>| match (q, b) {
-        (Some(q), Some(b)) if q != b => {
-            push_field_error(&mut errors, name, "differs between the query and the body");
-            None
-        }
-        (q, b) => q.or(b),
-    };
-    let version_id = pick("version_id", query.version_id, from_body.version_id);
-    let public = match (query.public, from_body.public) {
-        (Some(q), Some(b)) if q != b => {
-            push_field_error(&mut errors, "public", "differs between the query and the body");
-            None
-        }
-        (q, b) => q.or(b),
-    };
-    if version_id.is_none() && !errors.contains_key("version_id") {
-        push_field_error(&mut errors, "version_id", "is required");
-    }
-    if public.is_some() && !allow_public {
-        push_field_error(&mut errors, "public", "is not a parameter of destroy_version");
-    }
-    match version_id {
-        Some(id) if errors.is_empty() => Ok((id, public)),
-        _ => Err(ApiError::validation(errors)),
-    }
-}
+use crate::views::playground_urls::{self};
+use crate::views::template_versions::{CreatedVersion, LaunchResponse, VersionRecord};
 
 /// The versions the caller can see: all for the owner, public ones for
 /// others; oldest first, with their bodies.
@@ -274,7 +126,7 @@ pub async fn launch(
     let launched =
         launch::launch_template(&state.store, &state.cpu, principal.account_id, id, request, limits, principal.actor())
             .await?;
-    playgrounds::wake(&state, &launched.playground);
+    super::playgrounds::wake(&state, &launched.playground);
     let urls = playground_urls::urls(&state, &launched.playground).await?;
     Ok((
         StatusCode::CREATED,

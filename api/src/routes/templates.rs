@@ -9,132 +9,14 @@
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
-use chrono::{DateTime, Utc};
-use play_core::FieldErrors;
-use play_core::error::push_field_error;
-use play_core::store::templates::{self, Category, ListFilter, Template, TemplateFields};
-use play_core::validate;
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use play_core::store::templates::{self, ListFilter};
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json, Query};
+use crate::input::templates::{ListQuery, MAX_QUERY_CHARS, SearchQuery, TemplateRequest, fields};
 use crate::state::AppState;
-
-const MAX_DESCRIPTION_CHARS: usize = 2000;
-const MAX_QUERY_CHARS: usize = 200;
-
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TemplateRequest {
-    pub import_template: TemplateInput,
-}
-
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TemplateInput {
-    /// Required on create.
-    #[schema(schema_with = crate::schemas::display_name_or_null)]
-    pub name: Option<String>,
-    #[schema(max_length = 2000)]
-    pub description: Option<String>,
-    /// An id from `GET /api/template_categories` (required on create).
-    pub category_id: Option<i64>,
-}
-
-/// A template as the caller sees it.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TemplateRecord {
-    pub id: i64,
-    pub name: String,
-    pub description: String,
-    pub category_id: i64,
-    /// Whether the caller owns it (and may change it).
-    pub owner: bool,
-    /// The highest version number the caller can see (all versions for the
-    /// owner, public ones for others); null without versions.
-    pub latest_version: Option<i64>,
-    /// Whether any version is public, that is, in the catalog.
-    pub public: bool,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-impl TemplateRecord {
-    pub fn new(template: Template, viewer: i64) -> Self {
-        TemplateRecord {
-            owner: template.account_id == viewer,
-            id: template.id,
-            name: template.name,
-            description: template.description,
-            category_id: template.category_id,
-            latest_version: template.latest_version,
-            public: template.public,
-            created_at: template.created_at,
-            updated_at: template.updated_at,
-        }
-    }
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct CategoryRecord {
-    pub id: i64,
-    pub name: String,
-    pub slug: String,
-}
-
-impl From<Category> for CategoryRecord {
-    fn from(c: Category) -> Self {
-        CategoryRecord { id: c.id, name: c.name, slug: c.slug }
-    }
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ListQuery {
-    pub category_id: Option<i64>,
-    pub mine: Option<bool>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SearchQuery {
-    pub query: Option<String>,
-}
-
-/// Validates a create or update body; `creating` requires name and category.
-pub(crate) fn fields(input: TemplateInput, creating: bool) -> ApiResult<TemplateFields> {
-    let mut errors = FieldErrors::new();
-    if creating && input.name.is_none() {
-        push_field_error(&mut errors, "import_template.name", "is required");
-    }
-    if creating && input.category_id.is_none() {
-        push_field_error(&mut errors, "import_template.category_id", "is required");
-    }
-    if let Some(Err(m)) = input.name.as_deref().map(validate::display_name) {
-        push_field_error(&mut errors, "import_template.name", m);
-    }
-    if input.description.as_ref().is_some_and(|d| d.chars().count() > MAX_DESCRIPTION_CHARS) {
-        push_field_error(
-            &mut errors,
-            "import_template.description",
-            format!("must be at most {MAX_DESCRIPTION_CHARS} characters"),
-        );
-    }
-    if !errors.is_empty() {
-        return Err(ApiError::validation(errors));
-    }
-    Ok(TemplateFields {
-        name: input.name.map(|n| n.trim().to_owned()),
-        description: input.description,
-        category_id: input.category_id,
-    })
-}
-
-fn records(all: Vec<Template>, viewer: i64) -> Vec<TemplateRecord> {
-    all.into_iter().map(|t| TemplateRecord::new(t, viewer)).collect()
-}
+use crate::views::templates::{CategoryRecord, TemplateRecord, records};
 
 /// The caller's templates and the public catalog.
 #[utoipa::path(get, path = "/api/import_templates", tag = "Import templates",

@@ -7,207 +7,24 @@
 //! `redeliver` makes a delivery due again; the delivery dispatcher (its
 //! own loop) does the sending.
 
-use std::collections::BTreeMap;
-
 use axum::Json as JsonResponse;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use chrono::{DateTime, Utc};
 use play_core::store::webhook_deliveries::{self, Delivery, Page};
-use play_core::store::webhooks::{self, Endpoint};
+use play_core::store::webhooks::{self};
 use play_core::wake::Kind;
-use play_core::webhook::{self, Changes, DeliveryStatus, Input};
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use play_core::webhook::{self, DeliveryStatus, Input};
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json, Query};
+use crate::input::webhooks::{
+    DEFAULT_DELIVERIES, DeliveriesQuery, MAX_DELIVERIES, NewWebhookEndpointRequest, WebhookEndpointUpdateRequest,
+    changes,
+};
 use crate::state::AppState;
-
-pub const DEFAULT_DELIVERIES: i64 = 50;
-pub const MAX_DELIVERIES: i64 = 500;
-
-/// The create body.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewWebhookEndpointRequest {
-    pub webhook_endpoint: NewWebhookEndpoint,
-}
-
-/// Fields of a new endpoint; it starts enabled with `failure_count` 0.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewWebhookEndpoint {
-    /// An absolute `https` URL (`http` only where the operator allows it)
-    /// without user name or password, whose host is not a loopback,
-    /// private, link-local, unique-local or metadata address unless the
-    /// operator allowlists it.
-    #[schema(schema_with = crate::schemas::webhook_url)]
-    pub url: String,
-    /// Event types to receive (`GET /api/webhook_endpoints/event_types`).
-    #[schema(schema_with = crate::schemas::webhook_events)]
-    pub events: Vec<String>,
-    /// Event type (one of `events`) -> entity ids; an absent type or an
-    /// empty list receives every entity of that type.
-    #[serde(default)]
-    #[schema(schema_with = crate::schemas::webhook_event_filters_or_null)]
-    pub event_filters: Option<BTreeMap<String, Vec<i64>>>,
-    #[serde(default)]
-    #[schema(schema_with = crate::schemas::webhook_description_or_null)]
-    pub description: Option<String>,
-    /// The signing secret; 64 hex characters are generated when omitted.
-    #[serde(default)]
-    #[schema(schema_with = crate::schemas::webhook_secret_or_null)]
-    pub secret: Option<String>,
-}
-
-/// The update body.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WebhookEndpointUpdateRequest {
-    pub webhook_endpoint: WebhookEndpointUpdate,
-}
-
-/// Any subset of the fields; an absent (or `null`) one is left as it is.
-/// `enabled: true` on a disabled endpoint resets `failure_count` and
-/// `disabled_reason`. Narrowing `events` drops the filters of the types
-/// removed.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WebhookEndpointUpdate {
-    #[schema(schema_with = crate::schemas::webhook_url_or_null)]
-    pub url: Option<String>,
-    #[schema(schema_with = crate::schemas::webhook_events_or_null)]
-    pub events: Option<Vec<String>>,
-    #[schema(schema_with = crate::schemas::webhook_event_filters_or_null)]
-    pub event_filters: Option<BTreeMap<String, Vec<i64>>>,
-    #[schema(schema_with = crate::schemas::webhook_description_or_null)]
-    pub description: Option<String>,
-    /// A new signing secret.
-    #[schema(schema_with = crate::schemas::webhook_secret_or_null)]
-    pub secret: Option<String>,
-    pub enabled: Option<bool>,
-}
-
-/// An endpoint in a list (no secret).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct WebhookEndpointItem {
-    pub id: i64,
-    pub url: String,
-    pub events: Vec<String>,
-    /// Event type -> entity ids.
-    pub event_filters: BTreeMap<String, Vec<i64>>,
-    pub description: String,
-    pub enabled: bool,
-    /// Consecutive failed deliveries; 10 disable the endpoint.
-    pub failure_count: i64,
-    /// Why delivery disabled the endpoint (`null` when enabled by hand).
-    pub disabled_reason: Option<String>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-/// An endpoint with its signing secret (create, show).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct WebhookEndpointDetail {
-    #[serde(flatten)]
-    pub item: WebhookEndpointItem,
-    /// The HMAC-SHA256 key of `X-Webhook-Signature`.
-    pub secret: String,
-}
-
-impl From<Endpoint> for WebhookEndpointItem {
-    fn from(e: Endpoint) -> Self {
-        WebhookEndpointItem {
-            id: e.id,
-            url: e.url,
-            events: e.subscription.events,
-            event_filters: e.subscription.event_filters,
-            description: e.description,
-            enabled: e.enabled,
-            failure_count: e.failure_count,
-            disabled_reason: e.disabled_reason,
-            created_at: e.created_at,
-            updated_at: e.updated_at,
-        }
-    }
-}
-
-/// One delivery of an event to the endpoint.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct WebhookDeliveryItem {
-    /// The `X-Webhook-Delivery` id, stable across retries.
-    pub id: i64,
-    pub event_id: i64,
-    pub event_type: String,
-    /// `pending`, `succeeded`, `failed` (retrying) or `abandoned`.
-    #[schema(schema_with = delivery_status)]
-    pub status: &'static str,
-    pub attempts: i64,
-    pub last_status_code: Option<i64>,
-    pub last_error: Option<String>,
-    pub last_duration_ms: Option<i64>,
-    /// When the next attempt is due; `null` once settled.
-    pub next_attempt_at: Option<DateTime<Utc>>,
-    /// The start of the receiver's last response body.
-    pub response_snippet: Option<String>,
-    pub created_at: DateTime<Utc>,
-}
-
-fn delivery_status() -> utoipa::openapi::Object {
-    crate::schemas::one_of(&["pending", "succeeded", "failed", "abandoned"])
-}
-
-impl From<Delivery> for WebhookDeliveryItem {
-    fn from(d: Delivery) -> Self {
-        WebhookDeliveryItem {
-            id: d.id,
-            event_id: d.event_id,
-            event_type: d.event_type,
-            status: d.status.as_str(),
-            attempts: d.attempts,
-            last_status_code: d.last_status_code,
-            last_error: d.last_error,
-            last_duration_ms: d.last_duration_ms,
-            next_attempt_at: d.next_attempt_at,
-            response_snippet: d.response_snippet,
-            created_at: d.created_at,
-        }
-    }
-}
-
-/// The answer to `test`: the event recorded for the dispatcher and, when
-/// its first attempt finished in time, that attempt's outcome.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct WebhookTestOutcome {
-    /// The outbox event; its delivery appears under `deliveries`.
-    pub event_id: i64,
-    /// `webhook.test`.
-    pub event_type: &'static str,
-    /// Whether the receiver answered with a 2xx.
-    pub delivered: bool,
-    /// The delivery after its first attempt (200), or as it stands when the
-    /// wait ended (202: `null` before fan-out, or still `pending`).
-    pub delivery: Option<WebhookDeliveryItem>,
-}
-
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct DeliveriesQuery {
-    /// How many deliveries, newest first (default 50, at most 500).
-    #[param(minimum = 1, maximum = 500)]
-    pub limit: Option<i64>,
-    /// Only deliveries with an id below this one (the next page: the last
-    /// id of the previous one).
-    #[param(minimum = 1)]
-    pub before: Option<i64>,
-}
-
-fn changes(input: Input, creating: bool, state: &AppState) -> ApiResult<Changes> {
-    Changes::validate(input, creating, &state.config.webhook_urls).map_err(ApiError::validation)
-}
+use crate::views::webhooks::{WebhookDeliveryItem, WebhookEndpointDetail, WebhookEndpointItem, WebhookTestOutcome};
 
 /// List the account's webhook endpoints (without their secrets).
 #[utoipa::path(get, path = "/api/webhook_endpoints", tag = "Webhook endpoints",

@@ -16,6 +16,7 @@ pub mod launch;
 pub mod model;
 pub mod ops;
 pub mod state;
+pub mod ttl;
 pub mod validate;
 
 pub use desired::{Computed, DesiredError, desired_for, policy_for};

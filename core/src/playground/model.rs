@@ -186,10 +186,10 @@ pub struct Lifetimes {
 
 impl Lifetimes {
     /// The lifetime of a new Playground: the configured TTL, the job TTL
-    /// for a job. A TTL too large for a date is eight hours.
+    /// for a job. A TTL too large for a date is the default
+    /// ([`super::ttl::offset`]).
     pub fn ttl(&self, job_mode: bool) -> chrono::Duration {
-        let ttl = if job_mode { self.job } else { self.playground };
-        chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::hours(8))
+        super::ttl::offset(if job_mode { self.job } else { self.playground })
     }
 }
 

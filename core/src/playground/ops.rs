@@ -31,6 +31,7 @@
 
 use super::model::{Playground, RolloutChanges};
 use super::state::{DesiredState, PlaygroundStatus};
+use super::ttl;
 use super::validate;
 use crate::offload::Offload;
 use crate::store::events::Actor;
@@ -59,10 +60,7 @@ pub async fn request_destroy_in(conn: &mut Conn, account_id: i64, id: i64, actor
     Ok(playground)
 }
 
-/// The longest single extension, in hours (30 days).
-pub const MAX_EXTEND_HOURS: i64 = 720;
-/// An extension without a duration.
-pub const DEFAULT_EXTEND_HOURS: i64 = 8;
+pub use super::ttl::{DEFAULT_EXTEND_HOURS, MAX_EXTEND_HOURS};
 
 /// Extends the Playground's lifetime by `hours` (1 to
 /// [`MAX_EXTEND_HOURS`], [`DEFAULT_EXTEND_HOURS`] when `None`): `expires_at`
@@ -88,14 +86,18 @@ pub async fn extend_by(
     if current.desired_state == DesiredState::Destroyed {
         return Err(Error::InvalidState("the Playground is being destroyed".into()));
     }
-    let now = time::now();
-    let base = current.expires_at.filter(|at| *at > now).unwrap_or(now);
-    let expires_at = base + by;
+    let expires_at = ttl::extended(current.expires_at, time::now(), by);
     rows::set_expiry_in(&mut tx, id, expires_at).await?;
     rows::updated_in(&mut tx, &current, actor, serde_json::json!({"expires_at": time::to_db(&expires_at)})).await?;
     let playground = rows::get_in(&mut tx, account_id, id).await?;
     tx.commit().await?;
     Ok(playground)
+}
+
+/// Sets `current`'s lifetime to `ttl` from its creation (a server-side
+/// apply that changed `spec.ttl`), inside the caller's transaction.
+pub async fn set_ttl_in(conn: &mut Conn, current: &Playground, ttl: std::time::Duration) -> Result<()> {
+    rows::set_expiry_in(conn, current.id, ttl::expires_at(current.created_at, ttl::offset(ttl))).await
 }
 
 /// Bumps the generation and puts the Playground back to `in_progress`.

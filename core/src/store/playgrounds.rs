@@ -86,7 +86,7 @@ pub async fn insert_in(conn: &mut Conn, account_id: i64, new: &NewPlayground, ac
     .bind(to_json(&new.service_subdomains)?)
     .bind(to_json(&new.service_settings)?)
     .bind(CreationStep::Queued.as_str())
-    .bind(time::to_db(&(now + new.ttl)))
+    .bind(time::to_db(&crate::playground::ttl::expires_at(now, new.ttl)))
     .bind(time::to_db(&now))
     .fetch_one(&mut *conn)
     .await?;

@@ -1,21 +1,18 @@
-//! `playroom.edge`: a Playroom's edge settings in the API, and what its edge
-//! last did (`edge_status`).
+//! `playroom.edge`: a Playroom's edge settings as the API accepts them.
 //!
 //! Each key is optional: an absent one keeps the current value on update
 //! and takes its default on create (`play_core::edge::settings`). The keys
 //! are checked one by one here; that the two ports differ is checked again
 //! against the stored settings inside the store's write
-//! ([`EdgeChanges::apply`]), since an update may set only one of them.
+//! (`EdgeChanges::apply`), since an update may set only one of them.
 
-use chrono::{DateTime, Utc};
 use play_core::FieldErrors;
 use play_core::edge::{EdgeChanges, EdgeSettings, TlsMode};
 use play_core::error::push_field_error;
-use play_core::store::edges::EdgeStatus;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa::ToSchema;
 
-const TLS_MODES: &[&str] = &["auto", "internal", "off"];
+pub(crate) const TLS_MODES: &[&str] = &["auto", "internal", "off"];
 
 /// The edge: one Caddy container on the Playroom routing its Playgrounds'
 /// exposed services. Every key is optional (absent: unchanged on update,
@@ -40,15 +37,15 @@ pub struct EdgeInput {
     pub tls: Option<String>,
 }
 
-fn tls_or_null() -> utoipa::openapi::Schema {
+pub(crate) fn tls_or_null() -> utoipa::openapi::Schema {
     crate::schemas::one_of_or_null(TLS_MODES)
 }
 
-fn tls() -> utoipa::openapi::schema::Object {
+pub(crate) fn tls() -> utoipa::openapi::schema::Object {
     crate::schemas::one_of(TLS_MODES)
 }
 
-fn port(errors: &mut FieldErrors, key: &str, value: Option<i64>) -> Option<u16> {
+pub(crate) fn port(errors: &mut FieldErrors, key: &str, value: Option<i64>) -> Option<u16> {
     let value = value?;
     match u16::try_from(value) {
         Ok(p) if p > 0 => Some(p),
@@ -82,51 +79,4 @@ pub fn changes(input: EdgeInput, creating: bool, errors: &mut FieldErrors) -> Ed
         push_field_error(errors, format!("playroom.edge.{}", conflict.key), conflict.message);
     }
     changes
-}
-
-/// A Playroom's edge settings.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct EdgeView {
-    pub enabled: bool,
-    #[schema(minimum = 1, maximum = 65535)]
-    pub http_port: u16,
-    #[schema(minimum = 1, maximum = 65535)]
-    pub https_port: u16,
-    /// `auto`, `internal` or `off`.
-    #[schema(schema_with = tls)]
-    pub tls: &'static str,
-}
-
-impl From<EdgeSettings> for EdgeView {
-    fn from(s: EdgeSettings) -> Self {
-        EdgeView { enabled: s.enabled, http_port: s.http_port, https_port: s.https_port, tls: s.tls.as_str() }
-    }
-}
-
-/// What the Playroom's edge last did.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct EdgeStatusView {
-    /// The edge container play last saw running.
-    pub container_id: Option<String>,
-    /// SHA-256 of the config the edge last accepted.
-    pub config_hash: Option<String>,
-    /// When the edge accepted that config.
-    pub applied_at: Option<DateTime<Utc>>,
-    /// Why the last pass failed (a port in use, Caddy refusing the config);
-    /// `null` once a pass converges.
-    pub error: Option<String>,
-    /// Since when that error has been reported.
-    pub error_at: Option<DateTime<Utc>>,
-}
-
-impl From<EdgeStatus> for EdgeStatusView {
-    fn from(s: EdgeStatus) -> Self {
-        EdgeStatusView {
-            container_id: s.container_id,
-            config_hash: s.config_hash,
-            applied_at: s.applied_at,
-            error: s.error,
-            error_at: s.error_at,
-        }
-    }
 }

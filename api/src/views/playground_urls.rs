@@ -1,6 +1,6 @@
-//! Where a Playground's routed services are opened: `urls` (service ->
-//! URL) in the detail view, the list and the launch responses, and
-//! `routes` (whether the edge serves each now, and why not) in the detail.
+//! Where a Playground's routed services are opened: `urls` (service -> URL)
+//! in the detail view, the list and the launch responses, and `routes`
+//! (whether the edge serves each now, and why not) in the detail.
 //!
 //! - The detail view and launch compute the routes from the desired state
 //!   (`play_core::playground::desired_for`, on the CPU pool), so a route

@@ -1,0 +1,29 @@
+//! What `/api/playgrounds/{id}/rollout`, `hard_restart` and `recreate`
+//! accepts: its request bodies and queries, and the checks that turn them,
+//! field by field, into core's types (shared with server-side apply, which
+//! validates the same fields the same way).
+
+use play_core::playground::ServiceSettings;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use utoipa::ToSchema;
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RolloutRequest {
+    #[serde(default)]
+    pub playground: RolloutInput,
+}
+
+/// The settings a rollout may change; an absent field keeps its value, a
+/// given one replaces it whole.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RolloutInput {
+    #[schema(schema_with = crate::schemas::env_vars_or_null)]
+    pub env_overrides: Option<BTreeMap<String, String>>,
+    #[schema(schema_with = crate::schemas::subdomains_or_null)]
+    pub service_subdomains: Option<BTreeMap<String, String>>,
+    #[schema(schema_with = crate::schemas::service_settings_or_null)]
+    pub services: Option<BTreeMap<String, ServiceSettings>>,
+}

@@ -1,0 +1,68 @@
+//! What `/api/playgrounds` accepts: its request bodies and queries, and the
+//! checks that turn them, field by field, into core's types (shared with
+//! server-side apply, which validates the same fields the same way).
+
+use play_core::playground::{CreateRequest, ServiceSettings};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use utoipa::ToSchema;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlaygroundRequest {
+    pub playground: PlaygroundInput,
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlaygroundInput {
+    #[schema(schema_with = crate::schemas::display_name, required = true)]
+    pub name: Option<String>,
+    /// An unknown id is 404.
+    #[schema(value_type = i64, required = true)]
+    pub playspec_id: Option<i64>,
+    /// An unknown id is 404.
+    #[schema(value_type = i64, required = true)]
+    pub playroom_id: Option<i64>,
+    #[serde(default)]
+    pub job_mode: bool,
+    /// Job mode only; empty means every dynamic service. Services of the
+    /// Playspec.
+    #[serde(default)]
+    pub watched_services: Vec<String>,
+    /// Variables for every service.
+    #[serde(default)]
+    #[schema(schema_with = crate::schemas::env_vars)]
+    pub env_overrides: BTreeMap<String, String>,
+    /// Service name -> subdomain; only for exposed services.
+    #[serde(default)]
+    #[schema(schema_with = crate::schemas::subdomains)]
+    pub service_subdomains: BTreeMap<String, String>,
+    /// Service name -> {git_config, production, env_vars}.
+    #[serde(default)]
+    #[schema(schema_with = crate::schemas::service_settings)]
+    pub services: BTreeMap<String, ServiceSettings>,
+}
+
+impl From<PlaygroundInput> for CreateRequest {
+    fn from(input: PlaygroundInput) -> Self {
+        CreateRequest {
+            name: input.name,
+            playspec_id: input.playspec_id,
+            playroom_id: input.playroom_id,
+            job_mode: input.job_mode,
+            watched_services: input.watched_services,
+            env_overrides: input.env_overrides,
+            service_subdomains: input.service_subdomains,
+            services: input.services,
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExtendRequest {
+    /// Hours to add, 1-720; default 8 (`play_core::playground::ttl`).
+    #[schema(minimum = 1, maximum = 720)]
+    pub duration_hours: Option<i64>,
+}

@@ -1,0 +1,74 @@
+//! What `/api/import_templates` accepts: its request bodies and queries, and
+//! the checks that turn them, field by field, into core's types (shared with
+//! server-side apply, which validates the same fields the same way).
+
+use crate::error::{ApiError, ApiResult};
+use play_core::FieldErrors;
+use play_core::error::push_field_error;
+use play_core::store::templates::TemplateFields;
+use play_core::validate;
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+pub(crate) const MAX_DESCRIPTION_CHARS: usize = 2000;
+pub(crate) const MAX_QUERY_CHARS: usize = 200;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TemplateRequest {
+    pub import_template: TemplateInput,
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TemplateInput {
+    /// Required on create.
+    #[schema(schema_with = crate::schemas::display_name_or_null)]
+    pub name: Option<String>,
+    #[schema(max_length = 2000)]
+    pub description: Option<String>,
+    /// An id from `GET /api/template_categories` (required on create).
+    pub category_id: Option<i64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    pub category_id: Option<i64>,
+    pub mine: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchQuery {
+    pub query: Option<String>,
+}
+
+/// Validates a create or update body; `creating` requires name and category.
+pub(crate) fn fields(input: TemplateInput, creating: bool) -> ApiResult<TemplateFields> {
+    let mut errors = FieldErrors::new();
+    if creating && input.name.is_none() {
+        push_field_error(&mut errors, "import_template.name", "is required");
+    }
+    if creating && input.category_id.is_none() {
+        push_field_error(&mut errors, "import_template.category_id", "is required");
+    }
+    if let Some(Err(m)) = input.name.as_deref().map(validate::display_name) {
+        push_field_error(&mut errors, "import_template.name", m);
+    }
+    if input.description.as_ref().is_some_and(|d| d.chars().count() > MAX_DESCRIPTION_CHARS) {
+        push_field_error(
+            &mut errors,
+            "import_template.description",
+            format!("must be at most {MAX_DESCRIPTION_CHARS} characters"),
+        );
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors));
+    }
+    Ok(TemplateFields {
+        name: input.name.map(|n| n.trim().to_owned()),
+        description: input.description,
+        category_id: input.category_id,
+    })
+}
