@@ -18,7 +18,10 @@
 //!   read from the database when a server is first seen healthy; an
 //!   installation never seen healthy made nothing to remove;
 //! - the client commands run by [`Play::command`] see none of the caller's
-//!   client settings (`PLAY_URL`, `PLAY_TOKEN`, `PLAY_CONTEXT`).
+//!   client settings (`PLAY_URL`, `PLAY_TOKEN`, `PLAY_CONTEXT`);
+//! - the edge's admin sockets are made under the data directory
+//!   (`PLAY_EDGE_ADMIN_DIR`), never in the machine-wide default another
+//!   test or a real installation may use.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
