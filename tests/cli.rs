@@ -4,80 +4,15 @@
 
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
+mod support;
+
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::Path;
+use std::process::Output;
 use std::time::Duration;
 
 use serde_json::Value;
-
-struct Play {
-    data_dir: tempfile::TempDir,
-    database_url: String,
-    _sqlite_dir: Option<tempfile::TempDir>,
-}
-
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-impl Play {
-    async fn new() -> Play {
-        let (database_url, sqlite_dir) = play_core::testing::fresh_database_url().await;
-        Play { data_dir: tempfile::tempdir().unwrap(), database_url, _sqlite_dir: sqlite_dir }
-    }
-
-    fn command(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_play"));
-        cmd.env("PLAY_DATA_DIR", self.data_dir.path())
-            .env("PLAY_DATABASE_URL", &self.database_url)
-            .env("PLAY_LOG", "info")
-            .env_remove("PLAY_LISTEN");
-        cmd
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.command().args(args).output().unwrap()
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.data_dir.path().join(name)
-    }
-
-    async fn serve(&self) -> Server {
-        let port = free_port();
-        let child = self
-            .command()
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let server = Server { child, base: format!("http://127.0.0.1:{port}") };
-        let client = reqwest::Client::new();
-        for _ in 0..300 {
-            if let Ok(r) = client.get(format!("{}/healthz", server.base)).send().await
-                && r.status().is_success()
-            {
-                return server;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("play serve did not become healthy");
-    }
-}
+use support::serve::Play;
 
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
@@ -132,16 +67,8 @@ async fn a_replica_with_another_master_key_or_none_is_refused_at_start() {
     drop(play.serve().await);
     let key_file = play.path("master.key");
     let original = std::fs::read_to_string(&key_file).unwrap();
-    let start = |play: &Play| {
-        play.command()
-            .args(["serve", "--listen", &format!("127.0.0.1:{}", free_port())])
-            .stdout(Stdio::null())
-            .output()
-            .unwrap()
-    };
-
     std::fs::write(&key_file, "ab".repeat(32)).unwrap();
-    let other = start(&play);
+    let other = play.serve_refused();
     let stderr = String::from_utf8_lossy(&other.stderr);
     assert!(!other.status.success());
     assert!(stderr.contains("is not the one this database was set up with"), "{stderr}");
@@ -152,7 +79,7 @@ async fn a_replica_with_another_master_key_or_none_is_refused_at_start() {
     assert!(String::from_utf8_lossy(&created.stderr).contains("is not the one"), "{created:?}");
 
     std::fs::remove_file(&key_file).unwrap();
-    let none = start(&play);
+    let none = play.serve_refused();
     let stderr = String::from_utf8_lossy(&none.stderr);
     assert!(!none.status.success());
     assert!(stderr.contains("no master key at"), "{stderr}");
@@ -215,16 +142,9 @@ async fn a_key_with_a_duration_expiry_is_listed_with_its_time() {
 async fn sigterm_stops_the_server_cleanly() {
     let play = Play::new().await;
     let mut server = play.serve().await;
-    let pid = server.child.id().to_string();
-    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
-    for _ in 0..300 {
-        if let Some(status) = server.child.try_wait().unwrap() {
-            assert!(status.success(), "exit status {status:?}");
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("play serve did not stop after SIGTERM");
+    server.terminate();
+    let status = server.wait_exit(Duration::from_secs(30)).await;
+    assert!(status.success(), "exit status {status:?}");
 }
 
 #[tokio::test]

@@ -5,137 +5,35 @@
 
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
+mod support;
+
 use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use support::free_port;
+use support::serve::{Play, Server};
 
-struct Play {
-    data_dir: tempfile::TempDir,
-    config_home: tempfile::TempDir,
-    database_url: String,
-    _sqlite_dir: Option<tempfile::TempDir>,
+/// `play <args>` with `stdin` written to its standard input.
+fn run_with_stdin(play: &Play, args: &[&str], stdin: &str) -> Output {
+    let mut child =
+        play.command().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
 }
 
-struct Server {
-    child: Child,
-    base: String,
-    token: String,
+/// Logs `play`'s client in to `server` with its admin token.
+fn login(play: &Play, server: &Server) {
+    let out = run_with_stdin(play, &["login", &server.base, "--token-stdin"], &format!("{}\n", server.token));
+    assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-impl Play {
-    async fn new() -> Play {
-        let (database_url, sqlite_dir) = play_core::testing::fresh_database_url().await;
-        Play {
-            data_dir: tempfile::tempdir().unwrap(),
-            config_home: tempfile::tempdir().unwrap(),
-            database_url,
-            _sqlite_dir: sqlite_dir,
-        }
-    }
-
-    /// The binary with this test's contexts directory and none of the
-    /// caller's client settings.
-    fn command(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_play"));
-        cmd.env("PLAY_DATA_DIR", self.data_dir.path())
-            .env("PLAY_DATABASE_URL", &self.database_url)
-            .env("XDG_CONFIG_HOME", self.config_home.path())
-            .env("PLAY_LOG", "info")
-            .env("NO_COLOR", "1")
-            .env_remove("PLAY_URL")
-            .env_remove("PLAY_TOKEN")
-            .env_remove("PLAY_CONTEXT")
-            .env_remove("PLAY_LISTEN");
-        cmd
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.command().args(args).stdin(Stdio::null()).output().unwrap()
-    }
-
-    fn run_with_stdin(&self, args: &[&str], stdin: &str) -> Output {
-        let mut child = self
-            .command()
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-        child.wait_with_output().unwrap()
-    }
-
-    fn config_file(&self) -> PathBuf {
-        self.config_home.path().join("play").join("config.toml")
-    }
-
-    async fn serve(&self) -> Server {
-        let port = free_port();
-        let child = self
-            .command()
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut server = Server { child, base: format!("http://127.0.0.1:{port}"), token: String::new() };
-        let client = reqwest::Client::new();
-        for _ in 0..300 {
-            if let Ok(r) = client.get(format!("{}/healthz", server.base)).send().await
-                && r.status().is_success()
-            {
-                let token = std::fs::read_to_string(self.data_dir.path().join("admin.token")).unwrap();
-                server.token = token.trim().to_owned();
-                return server;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("play serve did not become healthy");
-    }
-
-    /// Logs in to `server` with its admin token.
-    fn login(&self, server: &Server) {
-        let out = self.run_with_stdin(&["login", &server.base, "--token-stdin"], &format!("{}\n", server.token));
-        assert!(out.status.success(), "{}", text(&out.stderr));
-    }
-}
-
-impl Server {
-    async fn post(&self, path: &str, body: Value) -> Value {
-        let response = reqwest::Client::new()
-            .post(format!("{}{path}", self.base))
-            .bearer_auth(&self.token)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        let status = response.status();
-        let body: Value = response.json().await.unwrap();
-        assert!(status.is_success(), "POST {path}: {status} {body}");
-        body
-    }
-
-    /// A Playroom nothing listens for: 127.0.0.1 on a closed port.
-    async fn unreachable_playroom(&self, name: &str) -> i64 {
-        let body = json!({"playroom": {"name": name, "host": "127.0.0.1", "port": free_port(), "user": "nobody"}});
-        self.post("/api/playrooms", body).await["id"].as_i64().unwrap()
-    }
+/// A Playroom nothing listens for (127.0.0.1 on a closed port): its id.
+async fn unreachable_playroom(server: &Server, name: &str) -> i64 {
+    let body = json!({"playroom": {"name": name, "host": "127.0.0.1", "port": free_port(), "user": "nobody"}});
+    server.create("/api/playrooms", body).await["id"].as_i64().unwrap()
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -150,7 +48,7 @@ fn code(out: &Output) -> i32 {
 async fn login_stores_a_private_context_and_get_uses_it() {
     let play = Play::new().await;
     let server = play.serve().await;
-    let out = play.run_with_stdin(&["login", &server.base, "--token-stdin"], &format!("{}\n", server.token));
+    let out = run_with_stdin(&play, &["login", &server.base, "--token-stdin"], &format!("{}\n", server.token));
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(!text(&out.stdout).contains(&server.token) && !text(&out.stderr).contains(&server.token));
     let mode = std::fs::metadata(play.config_file()).unwrap().permissions().mode() & 0o777;
@@ -192,7 +90,7 @@ async fn bad_tokens_and_unreachable_servers_have_their_exit_codes() {
 async fn environment_variables_stand_in_for_a_context() {
     let play = Play::new().await;
     let server = play.serve().await;
-    server.unreachable_playroom("from-env").await;
+    unreachable_playroom(&server, "from-env").await;
     let out = play
         .command()
         .args(["get", "pr"])
@@ -209,7 +107,7 @@ async fn environment_variables_stand_in_for_a_context() {
 async fn names_that_match_nothing_exit_3_and_a_playroom_is_deleted_by_name() {
     let play = Play::new().await;
     let server = play.serve().await;
-    play.login(&server);
+    login(&play, &server);
     let out = play.run(&["get", "playroom", "nope"]);
     assert_eq!(code(&out), 3, "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("no playroom named \"nope\""), "{}", text(&out.stderr));
@@ -218,7 +116,7 @@ async fn names_that_match_nothing_exit_3_and_a_playroom_is_deleted_by_name() {
     assert_eq!(code(&out), 3, "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("RESOURCE_NOT_FOUND"), "{}", text(&out.stderr));
 
-    let id = server.unreachable_playroom("doomed").await;
+    let id = unreachable_playroom(&server, "doomed").await;
     let out = play.run(&["get", "playroom", "doomed", "-o", "json"]);
     assert_eq!(serde_json::from_slice::<Value>(&out.stdout).unwrap()["id"], id);
     let described = play.run(&["describe", "playroom", "doomed"]);
@@ -236,10 +134,10 @@ async fn names_that_match_nothing_exit_3_and_a_playroom_is_deleted_by_name() {
 async fn a_playground_that_cannot_start_is_extended_and_waited_for_until_the_timeout() {
     let play = Play::new().await;
     let server = play.serve().await;
-    play.login(&server);
-    let room = server.unreachable_playroom("nowhere").await;
+    login(&play, &server);
+    let room = unreachable_playroom(&server, "nowhere").await;
     let spec = server
-        .post(
+        .create(
             "/api/playspecs",
             json!({"playspec": {"name": "web", "base_compose_yaml": "services:\n  web:\n    image: busybox\n"}}),
         )
@@ -247,7 +145,7 @@ async fn a_playground_that_cannot_start_is_extended_and_waited_for_until_the_tim
         .as_i64()
         .unwrap();
     server
-        .post("/api/playgrounds", json!({"playground": {"name": "demo", "playspec_id": spec, "playroom_id": room}}))
+        .create("/api/playgrounds", json!({"playground": {"name": "demo", "playspec_id": spec, "playroom_id": room}}))
         .await;
 
     let listed = play.run(&["get", "playgrounds"]);
@@ -282,7 +180,7 @@ async fn a_playground_that_cannot_start_is_extended_and_waited_for_until_the_tim
 async fn manifests_that_do_not_validate_are_refused_before_anything_is_sent() {
     let play = Play::new().await;
     let server = play.serve().await;
-    play.login(&server);
+    login(&play, &server);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("app.yaml");
     std::fs::write(&file, "apiVersion: play/v1\nkind: Playspec\nmetadata:\n  name: web\nspec:\n  composeFile: ./compose.yaml\n  replicas: 2\n").unwrap();

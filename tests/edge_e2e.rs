@@ -16,9 +16,8 @@ mod support;
 use std::time::{Duration, Instant};
 
 use play_core::edge::EdgeSettings;
-use play_reconcilers::edge::EdgeConfig;
 use serde_json::json;
-use support::caddy::{CADDY_IMAGE, ensure_caddy_image};
+use support::caddy::{edge_config, edge_get, ensure_caddy_image};
 use support::docker::BUSYBOX_IMAGE;
 use support::world::{World, docker_lines, inspect};
 use support::{free_port, run, wait_until};
@@ -42,30 +41,6 @@ services:
       svc/path_rule: "PathPrefix(`/api/`)"
 "#;
 
-/// GET `path` on the edge's HTTP port with `host`: status and body
-/// (`None` when nothing answers).
-async fn get(port: u16, host: &str, path: &str) -> Option<(u16, String)> {
-    let client = reqwest::Client::builder()
-        .resolve(host, ([127, 0, 0, 1], port).into())
-        .timeout(Duration::from_secs(3))
-        .build()
-        .unwrap();
-    let answer = client.get(format!("http://{host}:{port}{path}")).send().await.ok()?;
-    let status = answer.status().as_u16();
-    Some((status, answer.text().await.unwrap_or_default()))
-}
-
-/// The edge loop's settings in these tests: the test Caddy image, admin
-/// sockets under `admin_dir`, a quick look again.
-fn edge_config(admin_dir: &tempfile::TempDir) -> EdgeConfig {
-    EdgeConfig {
-        image: CADDY_IMAGE.to_owned(),
-        admin_dir: admin_dir.path().display().to_string(),
-        check_interval: Duration::from_millis(500),
-        ..EdgeConfig::default()
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_edge_routes_by_host_and_path_survives_its_removal_and_keeps_tenants_off_its_admin_api() {
     ensure_caddy_image();
@@ -73,7 +48,7 @@ async fn the_edge_routes_by_host_and_path_survives_its_removal_and_keeps_tenants
     let (http_port, https_port) = (free_port(), free_port());
     world.set_edge(EdgeSettings { http_port, https_port, ..EdgeSettings::default() }).await;
     let admin_dir = tempfile::tempdir().unwrap();
-    let _runtimes = world.runtimes_with_edge(edge_config(&admin_dir));
+    let _runtimes = world.runtimes_with_edge(edge_config(admin_dir.path()));
     let spec = world.playspec("shop", COMPOSE).await;
     let created = world.playground("pr-1", spec, json!({})).await;
     let id = created["id"].as_i64().unwrap();
@@ -82,21 +57,21 @@ async fn the_edge_routes_by_host_and_path_survives_its_removal_and_keeps_tenants
     world.wait_for(id, "running", |status, body| status.is_success() && body["status"] == "running").await;
     let running_at = Instant::now();
     wait_until("the URL answers", Duration::from_secs(20), || async {
-        get(http_port, &host, "/").await.is_some_and(|(s, b)| s == 200 && b.trim() == "web")
+        edge_get(http_port, &host, "/").await.is_some_and(|(s, b)| s == 200 && b.trim() == "web")
     })
     .await;
     println!("running -> URL answering: {:?}", running_at.elapsed());
 
     // Each path reaches its service, and nothing else is routed.
-    assert_eq!(get(http_port, &host, "/web/").await.unwrap(), (200, "web\n".to_owned()));
-    let api = get(http_port, &host, "/api/").await.unwrap();
+    assert_eq!(edge_get(http_port, &host, "/web/").await.unwrap(), (200, "web\n".to_owned()));
+    let api = edge_get(http_port, &host, "/api/").await.unwrap();
     assert_eq!(api, (200, "api\n".to_owned()));
-    let unrouted = get(http_port, &host, "/elsewhere").await.unwrap();
+    let unrouted = edge_get(http_port, &host, "/elsewhere").await.unwrap();
     assert_eq!(unrouted.0, 404, "{unrouted:?}");
     assert!(unrouted.1.contains("nothing is routed here"), "the edge's own 404: {unrouted:?}");
     // The host is part of every route: the same path under another host is not routed.
-    assert_eq!(get(http_port, &format!("shop-{}.localhost", id + 1), "/api/").await.unwrap().0, 404);
-    assert_eq!(get(http_port, "SHOP-other.localhost", "/").await.unwrap().0, 404);
+    assert_eq!(edge_get(http_port, &format!("shop-{}.localhost", id + 1), "/api/").await.unwrap().0, 404);
+    assert_eq!(edge_get(http_port, "SHOP-other.localhost", "/").await.unwrap().0, 404);
 
     // The edge container is play's, on the edge network, admin on a unix socket only.
     let edge_name = world.edge_container();
@@ -134,7 +109,7 @@ async fn the_edge_routes_by_host_and_path_survives_its_removal_and_keeps_tenants
     // A functional bound (the edge is checked every 2 s), wide enough for a
     // loaded 2-core CI machine; the printed time is the measurement.
     let restored = wait_until("routes restored after docker rm -f", Duration::from_secs(20), || async {
-        get(http_port, &host, "/api/").await.is_some_and(|(s, b)| s == 200 && b.trim() == "api")
+        edge_get(http_port, &host, "/api/").await.is_some_and(|(s, b)| s == 200 && b.trim() == "api")
     })
     .await;
     println!("edge container removed -> routes restored: {restored:?} ({:?} since removal)", removed_at.elapsed());
@@ -148,7 +123,7 @@ async fn the_edge_routes_by_host_and_path_survives_its_removal_and_keeps_tenants
     let r = world.app.delete(&format!("/api/playgrounds/{id}"), &world.app.admin).await;
     assert_eq!(r.status.as_u16(), 202, "{}", r.text);
     wait_until("the URL stops answering", Duration::from_secs(20), || async {
-        get(http_port, &host, "/").await.is_some_and(|(s, _)| s == 404)
+        edge_get(http_port, &host, "/").await.is_some_and(|(s, _)| s == 404)
     })
     .await;
 
@@ -217,7 +192,7 @@ async fn one_accounts_routed_container_cannot_reach_anothers() {
     let b_edge = EdgeSettings { http_port: b_http, https_port: b_https, ..EdgeSettings::default() };
     let (b_key, b_room) = world.other_account_on_this_host("tenant-b", b_edge).await;
     let admin_dir = tempfile::tempdir().unwrap();
-    let _runtimes = world.runtimes_with_edge(edge_config(&admin_dir));
+    let _runtimes = world.runtimes_with_edge(edge_config(admin_dir.path()));
     let app = &world.app;
 
     let spec = world.playspec("shop", COMPOSE).await;
@@ -238,7 +213,7 @@ async fn one_accounts_routed_container_cannot_reach_anothers() {
     // Each edge routes its own account's URL.
     for (port, id) in [(a_http, a), (b_http, b)] {
         wait_until("the URL answers", Duration::from_secs(20), || async {
-            get(port, &format!("shop-{id}.localhost"), "/api/")
+            edge_get(port, &format!("shop-{id}.localhost"), "/api/")
                 .await
                 .is_some_and(|(s, body)| s == 200 && body.trim() == "api")
         })

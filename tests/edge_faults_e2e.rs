@@ -18,7 +18,7 @@ use play_core::edge::settings::EdgeChanges;
 use play_core::store::playrooms::PlayroomFields;
 use play_reconcilers::edge::EdgeConfig;
 use serde_json::json;
-use support::caddy::{CADDY_IMAGE, ensure_caddy_image};
+use support::caddy::{edge_config, edge_get, ensure_caddy_image};
 use support::world::World;
 use support::{free_port, wait_until};
 
@@ -37,24 +37,9 @@ services:
       svc/subdomain: shop
 "#;
 
+/// The edge's answer at `host`'s `/`, its body trimmed.
 async fn get(port: u16, host: &str) -> Option<(u16, String)> {
-    let client = reqwest::Client::builder()
-        .resolve(host, ([127, 0, 0, 1], port).into())
-        .timeout(Duration::from_secs(3))
-        .build()
-        .unwrap();
-    let r = client.get(format!("http://{host}:{port}/")).send().await.ok()?;
-    let status = r.status().as_u16();
-    Some((status, r.text().await.unwrap_or_default().trim().to_owned()))
-}
-
-fn edge_config(admin_dir: &tempfile::TempDir) -> EdgeConfig {
-    EdgeConfig {
-        image: CADDY_IMAGE.to_owned(),
-        admin_dir: admin_dir.path().display().to_string(),
-        check_interval: Duration::from_millis(500),
-        ..EdgeConfig::default()
-    }
+    edge_get(port, host, "/").await.map(|(status, body)| (status, body.trim().to_owned()))
 }
 
 async fn ports(world: &World, domains: Option<Vec<String>>) -> u16 {
@@ -75,7 +60,7 @@ async fn the_oldest_claim_keeps_a_host_without_flapping_and_passes_it_on() {
     let world = World::start().await;
     let port = ports(&world, Some(vec![DOMAIN.to_owned()])).await;
     let admin_dir = tempfile::tempdir().unwrap();
-    let _runtimes = world.runtimes_with_edge(edge_config(&admin_dir));
+    let _runtimes = world.runtimes_with_edge(edge_config(admin_dir.path()));
     let spec = world.playspec("shop", COMPOSE).await;
     let host = format!("shop.{DOMAIN}");
 
@@ -131,7 +116,7 @@ async fn a_config_caddy_refuses_keeps_the_last_good_one_and_fails_no_playground(
     // certificates is refused by Caddy when it provisions the issuer.
     let bad_root = admin_dir.path().join("not-a-root.pem");
     std::fs::write(&bad_root, "not a certificate\n").unwrap();
-    let config = EdgeConfig { acme_root: Some(bad_root), ..edge_config(&admin_dir) };
+    let config = EdgeConfig { acme_root: Some(bad_root), ..edge_config(admin_dir.path()) };
     let _runtimes = world.runtimes_with_edge(config);
     let spec = world.playspec("shop", COMPOSE).await;
     let id = world.playground("pr-1", spec, json!({"env_overrides": {"WHO": "pr-1"}})).await["id"].as_i64().unwrap();

@@ -23,7 +23,7 @@ use play_core::edge::settings::EdgeChanges;
 use play_core::store::playrooms::PlayroomFields;
 use play_reconcilers::edge::EdgeConfig;
 use serde_json::{Value, json};
-use support::caddy::{CADDY_IMAGE, ensure_caddy_image};
+use support::caddy::{edge_config, ensure_caddy_image};
 use support::pebble::{self, Pebble};
 use support::world::{Running, World, inspect};
 use support::{free_port, wait_until};
@@ -72,12 +72,9 @@ impl Edge {
 
     fn runtimes(&self, acme: Option<&Pebble>) -> (Running, Running) {
         self.world.runtimes_with_edge(EdgeConfig {
-            image: CADDY_IMAGE.to_owned(),
-            admin_dir: self.admin_dir.path().display().to_string(),
-            check_interval: Duration::from_millis(500),
             acme_directory: acme.map(|_| pebble::DIRECTORY.to_owned()),
             acme_root: acme.map(Pebble::listener_root),
-            ..EdgeConfig::default()
+            ..edge_config(self.admin_dir.path())
         })
     }
 

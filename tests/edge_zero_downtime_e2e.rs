@@ -16,10 +16,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use play_core::edge::EdgeSettings;
-use play_reconcilers::edge::EdgeConfig;
 use play_reconcilers::playground::PlaygroundConfig;
 use serde_json::json;
-use support::caddy::{CADDY_IMAGE, ensure_caddy_image};
+use support::caddy::{edge_config, edge_get, ensure_caddy_image};
 use support::docker::BUSYBOX_IMAGE;
 use support::world::{World, docker_lines};
 use support::{free_port, run};
@@ -120,15 +119,17 @@ impl Client {
     }
 }
 
+/// The body of a 2xx answer at `host`'s `/`, trimmed.
 async fn answers(port: u16, host: &str) -> Option<String> {
-    let client = reqwest::Client::builder()
-        .resolve(host, ([127, 0, 0, 1], port).into())
-        .timeout(Duration::from_secs(3))
-        .build()
-        .unwrap();
-    let r = client.get(format!("http://{host}:{port}/")).send().await.ok()?;
-    r.status().is_success().then_some(())?;
-    Some(r.text().await.ok()?.trim().to_owned())
+    let (status, body) = edge_get(port, host, "/").await?;
+    (200..300).contains(&status).then(|| body.trim().to_owned())
+}
+
+/// Rolls Playground `id` out with `TAG=<tag>` (its image and version).
+async fn roll_out(world: &World, id: i64, tag: &str) {
+    let body = json!({"playground": {"env_overrides": {"TAG": tag}}});
+    let r = world.app.post(&format!("/api/playgrounds/{id}/rollout"), &world.app.admin, body).await;
+    assert_eq!(r.status.as_u16(), 200, "{}", r.text);
 }
 
 fn web_containers(project: &str) -> Vec<String> {
@@ -150,12 +151,7 @@ async fn a_zero_downtime_rollout_drops_no_request_and_an_unhealthy_version_leave
     let (http_port, https_port) = (free_port(), free_port());
     world.set_edge(EdgeSettings { http_port, https_port, ..EdgeSettings::default() }).await;
     let admin_dir = tempfile::tempdir().unwrap();
-    let edge = EdgeConfig {
-        image: CADDY_IMAGE.to_owned(),
-        admin_dir: admin_dir.path().display().to_string(),
-        check_interval: Duration::from_millis(500),
-        ..EdgeConfig::default()
-    };
+    let edge = edge_config(admin_dir.path());
     let playgrounds = PlaygroundConfig {
         poll_interval: Duration::from_millis(500),
         drain: Duration::from_secs(1),
@@ -177,15 +173,7 @@ async fn a_zero_downtime_rollout_drops_no_request_and_an_unhealthy_version_leave
     // Roll out version b under a steady stream of requests.
     let client = Client::start(http_port, host.clone());
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let r = world
-        .app
-        .post(
-            &format!("/api/playgrounds/{id}/rollout"),
-            &world.app.admin,
-            json!({"playground": {"env_overrides": {"TAG": "b"}}}),
-        )
-        .await;
-    assert_eq!(r.status.as_u16(), 200, "{}", r.text);
+    roll_out(&world, id, "b").await;
     world.wait_converged(id, "the rollout to b").await;
     let started = Instant::now();
     while web_containers(&project).len() != 1 {
@@ -208,15 +196,7 @@ async fn a_zero_downtime_rollout_drops_no_request_and_an_unhealthy_version_leave
 
     // A version that never becomes healthy: stopped, b keeps serving.
     let client = Client::start(http_port, host.clone());
-    let r = world
-        .app
-        .post(
-            &format!("/api/playgrounds/{id}/rollout"),
-            &world.app.admin,
-            json!({"playground": {"env_overrides": {"TAG": "bad"}}}),
-        )
-        .await;
-    assert_eq!(r.status.as_u16(), 200, "{}", r.text);
+    roll_out(&world, id, "bad").await;
     let failed_view = world.wait_for(id, "the failed rollout", |_, body| body["status"] == "failed").await;
     let (total, failed, retried, seen) = client.stop().await;
     println!(

@@ -23,6 +23,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::docker::ensure_busybox_image;
+use support::serve::{Play, Server};
 use support::sshd::Sshd;
 use support::webhooks::{Mode, Receiver};
 
@@ -36,129 +37,47 @@ fn ensure_example_image() {
     }
 }
 
-struct Server {
-    child: Child,
-    base: String,
-    token: String,
-    data_dir: tempfile::TempDir,
-    database_url: String,
-    _sqlite: Option<tempfile::TempDir>,
-    config_home: tempfile::TempDir,
+/// A fresh installation with `env`, served, at 5 s resyncs.
+async fn start(env: &[(&str, &str)]) -> (Play, Server) {
+    let mut play = Play::new().await.env("PLAY_RESYNC_INTERVAL", "5s");
+    for (k, v) in env {
+        play = play.env(*k, *v);
+    }
+    let server = play.serve().await;
+    (play, server)
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `play <args>` against `server`, with `env` added.
+fn run(play: &Play, server: &Server, args: &[&str], env: &[(&str, &str)]) -> Output {
+    play.client(server).envs(env.iter().copied()).args(args).output().unwrap()
 }
 
-impl Server {
-    async fn start(extra_env: &[(&str, &str)]) -> Server {
-        let (database_url, sqlite) = play_core::testing::fresh_database_url().await;
-        let data_dir = tempfile::tempdir().unwrap();
-        let port = support::free_port();
-        let log = std::fs::File::create(data_dir.path().join("serve.log")).unwrap();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_play"));
-        cmd.env("PLAY_DATA_DIR", data_dir.path())
-            .env("PLAY_DATABASE_URL", &database_url)
-            .env("PLAY_LOG", "info")
-            .env("PLAY_EDGE_ADMIN_DIR", data_dir.path().join("edge"))
-            .env("PLAY_RESYNC_INTERVAL", "5s")
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .stdout(log.try_clone().unwrap())
-            .stderr(log);
-        for (k, v) in extra_env {
-            cmd.env(k, v);
-        }
-        let mut server = Server {
-            child: cmd.spawn().unwrap(),
-            base: format!("http://127.0.0.1:{port}"),
-            token: String::new(),
-            data_dir,
-            database_url,
-            _sqlite: sqlite,
-            config_home: tempfile::tempdir().unwrap(),
-        };
-        let client = reqwest::Client::new();
-        for _ in 0..300 {
-            if let Ok(r) = client.get(format!("{}/healthz", server.base)).send().await
-                && r.status().is_success()
-            {
-                let token = std::fs::read_to_string(server.data_dir.path().join("admin.token")).unwrap();
-                server.token = token.trim().to_owned();
-                return server;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("play serve did not become healthy");
+/// What an apply could write, as text: rows of apply's own tables and
+/// the events API keys caused. Reconcilers keep writing status, so
+/// those rows are left out.
+async fn written(play: &Play) -> String {
+    use sqlx::Row;
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(play.database_url()).await.unwrap();
+    let mut out = String::new();
+    for query in [
+        "SELECT COUNT(*) AS n, COALESCE(MAX(id), 0) AS m FROM events WHERE actor_type = 'api_key'",
+        "SELECT COUNT(*) AS n, CAST(COALESCE(SUM(version), 0) AS BIGINT) AS m FROM applied_objects",
+        "SELECT COUNT(*) AS n, CAST(COALESCE(SUM(generation), 0) AS BIGINT) AS m FROM playgrounds",
+        "SELECT COUNT(*) AS n, COALESCE(MAX(id), 0) AS m FROM playspecs",
+    ] {
+        let row = sqlx::query(query).fetch_one(&pool).await.unwrap();
+        out.push_str(&format!("{}:{} ", row.try_get::<i64, _>("n").unwrap(), row.try_get::<i64, _>("m").unwrap()));
     }
-
-    /// The client, with this server as its context through the
-    /// environment (as a CI pipeline would run it).
-    fn play(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_play"));
-        cmd.env("PLAY_URL", &self.base)
-            .env("PLAY_TOKEN", &self.token)
-            .env("XDG_CONFIG_HOME", self.config_home.path())
-            .env("NO_COLOR", "1")
-            .env_remove("PLAY_CONTEXT");
-        cmd
-    }
-
-    fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut cmd = self.play();
-        for (k, v) in env {
-            cmd.env(k, v);
+    for table in ["applied_objects", "playspecs", "webhook_endpoints"] {
+        let rows = sqlx::query(&format!("SELECT updated_at FROM {table} ORDER BY id")).fetch_all(&pool).await.unwrap();
+        for row in rows {
+            out.push_str(&row.try_get::<String, _>("updated_at").unwrap());
+            out.push(' ');
         }
-        cmd.args(args).output().unwrap()
     }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.data_dir.path().join("serve.log")).unwrap_or_default()
-    }
-
-    async fn api(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
-        let mut request =
-            reqwest::Client::new().request(method, format!("{}{path}", self.base)).bearer_auth(&self.token);
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let response = request.send().await.unwrap();
-        let status = response.status();
-        let text = response.text().await.unwrap();
-        assert!(status.is_success(), "{path}: {status} {text}");
-        serde_json::from_str(&text).unwrap_or(Value::Null)
-    }
-
-    /// What an apply could write, as text: rows of apply's own tables and
-    /// the events API keys caused. Reconcilers keep writing status, so
-    /// those rows are left out.
-    async fn written(&self) -> String {
-        use sqlx::Row;
-        sqlx::any::install_default_drivers();
-        let pool = sqlx::AnyPool::connect(&self.database_url).await.unwrap();
-        let mut out = String::new();
-        for query in [
-            "SELECT COUNT(*) AS n, COALESCE(MAX(id), 0) AS m FROM events WHERE actor_type = 'api_key'",
-            "SELECT COUNT(*) AS n, CAST(COALESCE(SUM(version), 0) AS BIGINT) AS m FROM applied_objects",
-            "SELECT COUNT(*) AS n, CAST(COALESCE(SUM(generation), 0) AS BIGINT) AS m FROM playgrounds",
-            "SELECT COUNT(*) AS n, COALESCE(MAX(id), 0) AS m FROM playspecs",
-        ] {
-            let row = sqlx::query(query).fetch_one(&pool).await.unwrap();
-            out.push_str(&format!("{}:{} ", row.try_get::<i64, _>("n").unwrap(), row.try_get::<i64, _>("m").unwrap()));
-        }
-        for table in ["applied_objects", "playspecs", "webhook_endpoints"] {
-            let rows =
-                sqlx::query(&format!("SELECT updated_at FROM {table} ORDER BY id")).fetch_all(&pool).await.unwrap();
-            for row in rows {
-                out.push_str(&row.try_get::<String, _>("updated_at").unwrap());
-                out.push(' ');
-            }
-        }
-        pool.close().await;
-        out
-    }
+    pool.close().await;
+    out
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -173,7 +92,7 @@ fn ok(out: &Output, what: &str, server: &Server) -> String {
         out.status.code(),
         text(&out.stdout),
         text(&out.stderr),
-        server.log().lines().rev().take(40).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n")
+        server.log_tail(40)
     );
     text(&out.stdout)
 }
@@ -195,9 +114,8 @@ fn quick_start() -> Vec<String> {
 async fn readme_quick_start_runs_as_written() {
     ensure_example_image();
     support::caddy::ensure_caddy_image();
-    let server =
-        Server::start(&[("PLAY_ALLOW_LOCAL_PLAYROOMS", "true"), ("PLAY_EDGE_IMAGE", support::caddy::CADDY_IMAGE)])
-            .await;
+    let (play, server) =
+        start(&[("PLAY_ALLOW_LOCAL_PLAYROOMS", "true"), ("PLAY_EDGE_IMAGE", support::caddy::CADDY_IMAGE)]).await;
     let commands = quick_start();
     assert!(commands.iter().any(|c| c.starts_with("play apply")), "{commands:?}");
     for line in &commands {
@@ -213,11 +131,11 @@ async fn readme_quick_start_runs_as_written() {
                 *w = repo().join(&*w).display().to_string();
             }
         }
-        let mut cmd = server.play();
+        let mut cmd = play.client(&server);
         // `login` stores a context: without the overrides, as a user runs it.
         cmd.env_remove("PLAY_URL").env_remove("PLAY_TOKEN").args(&words).current_dir(repo());
         if let Some(file) = stdin {
-            cmd.stdin(std::fs::File::open(server.data_dir.path().join(file)).unwrap());
+            cmd.stdin(std::fs::File::open(play.path(&file)).unwrap());
         }
         let out = cmd.output().unwrap();
         let stdout = ok(&out, &line, &server);
@@ -228,7 +146,7 @@ async fn readme_quick_start_runs_as_written() {
             assert!(stdout.contains("example") && stdout.contains("running"), "{stdout}");
         }
     }
-    let left = server.api(reqwest::Method::GET, "/api/playgrounds", None).await;
+    let left = server.ok(reqwest::Method::GET, "/api/playgrounds", None).await;
     assert!(left.as_array().unwrap().iter().all(|p| p["status"] == "destroyed"), "{left}");
 }
 
@@ -303,7 +221,7 @@ async fn apply_twice_edit_prune_diff_wait_and_follow_logs() {
     ensure_example_image();
     let sshd = Sshd::start();
     let receiver = Receiver::start("127.0.0.1", Mode::Status(200)).await;
-    let server = Server::start(&[("PLAY_WEBHOOK_ALLOW_HTTP", "true"), ("PLAY_WEBHOOK_ALLOWLIST", "127.0.0.1")]).await;
+    let (play, server) = start(&[("PLAY_WEBHOOK_ALLOW_HTTP", "true"), ("PLAY_WEBHOOK_ALLOWLIST", "127.0.0.1")]).await;
     let work = work_copy(&sshd);
     let dir = work.path().join("manifests");
     let d = dir.display().to_string();
@@ -316,28 +234,28 @@ async fn apply_twice_edit_prune_diff_wait_and_follow_logs() {
     // A fresh server: everything is created, and --wait returns once the
     // Playground runs.
     let first = ok(
-        &server.run(&["apply", "-f", &d, "-R", "--wait", "--timeout", "5m", "-o", "json"], &env),
+        &run(&play, &server, &["apply", "-f", &d, "-R", "--wait", "--timeout", "5m", "-o", "json"], &env),
         "first apply",
         &server,
     );
     let created = results(&first);
     assert_eq!(created.len(), 4, "{first}");
     assert!(created.iter().all(|(_, a)| a == "created"), "{first}");
-    let playgrounds = server.api(reqwest::Method::GET, "/api/playgrounds", None).await;
+    let playgrounds = server.ok(reqwest::Method::GET, "/api/playgrounds", None).await;
     let pg = &playgrounds[0];
     assert_eq!(pg["status"], "running", "{playgrounds}");
     let id = pg["id"].as_i64().unwrap();
-    let detail = server.api(reqwest::Method::GET, &format!("/api/playgrounds/{id}"), None).await;
+    let detail = server.ok(reqwest::Method::GET, &format!("/api/playgrounds/{id}"), None).await;
     let project = detail["compose_project"].as_str().unwrap().to_owned();
     let (web, db) = (container_id(&project, "web"), container_id(&project, "db"));
     assert!(!web.is_empty() && !db.is_empty(), "{project}");
 
     // Applying again: every object unchanged, nothing written.
-    let before = server.written().await;
-    let again = ok(&server.run(&["apply", "-f", &d, "-R", "-o", "json"], &env), "second apply", &server);
+    let before = written(&play).await;
+    let again = ok(&run(&play, &server, &["apply", "-f", &d, "-R", "-o", "json"], &env), "second apply", &server);
     assert!(results(&again).iter().all(|(_, a)| a == "unchanged"), "{again}");
-    assert_eq!(server.written().await, before, "an unchanged apply writes nothing");
-    let diff = server.run(&["diff", "-f", &d, "-R"], &env);
+    assert_eq!(written(&play).await, before, "an unchanged apply writes nothing");
+    let diff = run(&play, &server, &["diff", "-f", &d, "-R"], &env);
     assert_eq!(diff.status.code(), Some(0), "no difference: {}{}", text(&diff.stdout), text(&diff.stderr));
 
     // An edit: diff says so (exit 1), a dry run writes nothing.
@@ -348,18 +266,18 @@ async fn apply_twice_edit_prune_diff_wait_and_follow_logs() {
     );
     assert_ne!(edited, compose);
     std::fs::write(dir.join("compose.yaml"), &edited).unwrap();
-    let diff = server.run(&["diff", "-f", &d, "-R"], &env);
+    let diff = run(&play, &server, &["diff", "-f", &d, "-R"], &env);
     assert_eq!(diff.status.code(), Some(1), "{}{}", text(&diff.stdout), text(&diff.stderr));
     assert!(text(&diff.stdout).contains("GREETING"), "the diff shows the change: {}", text(&diff.stdout));
-    let dry = ok(&server.run(&["apply", "-f", &d, "-R", "--dry-run", "-o", "json"], &env), "dry run", &server);
+    let dry = ok(&run(&play, &server, &["apply", "-f", &d, "-R", "--dry-run", "-o", "json"], &env), "dry run", &server);
     assert!(results(&dry).contains(&("Playspec/example".into(), "configured".into())), "{dry}");
-    assert_eq!(server.written().await, before, "a dry run writes nothing");
+    assert_eq!(written(&play).await, before, "a dry run writes nothing");
 
     // Applying the edit rolls the Playground to the new revision: only
     // db is recreated. web keeps its container: its mounted file is a new
     // row in the new revision, but the same file.
     let rolled = ok(
-        &server.run(&["apply", "-f", &d, "-R", "--wait", "--timeout", "5m", "-o", "json"], &env),
+        &run(&play, &server, &["apply", "-f", &d, "-R", "--wait", "--timeout", "5m", "-o", "json"], &env),
         "apply edit",
         &server,
     );
@@ -375,27 +293,35 @@ async fn apply_twice_edit_prune_diff_wait_and_follow_logs() {
     }
     assert_ne!(new_db, db, "db's config changed: recreated");
     assert_eq!(container_id(&project, "web"), web, "web's config did not change: the same container");
-    let diff = server.run(&["diff", "-f", &d, "-R"], &env);
+    let diff = run(&play, &server, &["diff", "-f", &d, "-R"], &env);
     assert_eq!(diff.status.code(), Some(0), "applied: {}{}", text(&diff.stdout), text(&diff.stderr));
 
     // A drift (a change made outside apply): diff exits 1, apply undoes it.
     server
-        .api(
+        .ok(
             reqwest::Method::POST,
             &format!("/api/playgrounds/{id}/rollout"),
             Some(json!({"playground": {"env_overrides": {"MODE": "hacked"}}})),
         )
         .await;
-    let diff = server.run(&["diff", "-f", &d, "-R"], &env);
+    let diff = run(&play, &server, &["diff", "-f", &d, "-R"], &env);
     assert_eq!(diff.status.code(), Some(1), "{}{}", text(&diff.stdout), text(&diff.stderr));
     assert!(text(&diff.stdout).contains("MODE"), "{}", text(&diff.stdout));
-    ok(&server.run(&["apply", "-f", &d, "-R", "--wait", "--timeout", "5m"], &env), "apply over drift", &server);
-    let detail = server.api(reqwest::Method::GET, &format!("/api/playgrounds/{id}"), None).await;
+    ok(
+        &run(&play, &server, &["apply", "-f", &d, "-R", "--wait", "--timeout", "5m"], &env),
+        "apply over drift",
+        &server,
+    );
+    let detail = server.ok(reqwest::Method::GET, &format!("/api/playgrounds/{id}"), None).await;
     assert_eq!(detail["env_overrides"]["MODE"], "demo");
 
     // logs -f shows a line written after it started.
-    let mut follow =
-        server.play().args(["logs", "example", "web", "-f", "--tail", "1"]).stdout(Stdio::piped()).spawn().unwrap();
+    let mut follow = play
+        .client(&server)
+        .args(["logs", "example", "web", "-f", "--tail", "1"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
     tokio::time::sleep(Duration::from_secs(2)).await;
     let marker = format!("marker-{}", std::process::id());
     let web_now = container_id(&project, "web");
@@ -412,7 +338,9 @@ async fn apply_twice_edit_prune_diff_wait_and_follow_logs() {
     let compose = work.path().join("launch.yaml");
     std::fs::write(&compose, "services:\n  app:\n    image: busybox:1.36\n    command: [\"sleep\", \"3600\"]\n")
         .unwrap();
-    let launched = server.run(
+    let launched = run(
+        &play,
+        &server,
         &[
             "launch",
             "-f",
@@ -430,10 +358,14 @@ async fn apply_twice_edit_prune_diff_wait_and_follow_logs() {
     let launched = ok(&launched, "launch --wait", &server);
     assert!(launched.contains("playground/quick created"), "{launched}");
     assert!(launched.lines().any(|l| l.contains("running")), "the steps end in running: {launched}");
-    ok(&server.run(&["delete", "playground", "quick", "--wait", "--timeout", "3m"], &[]), "delete launched", &server);
+    ok(
+        &run(&play, &server, &["delete", "playground", "quick", "--wait", "--timeout", "3m"], &[]),
+        "delete launched",
+        &server,
+    );
 
     // wait times out with its own exit code.
-    let wait = server.run(&["wait", "playground/example", "--for=delete", "--timeout", "2s"], &[]);
+    let wait = run(&play, &server, &["wait", "playground/example", "--for=delete", "--timeout", "2s"], &[]);
     assert_eq!(wait.status.code(), Some(5), "{}", text(&wait.stderr));
 
     // The webhook endpoint of the set received the Playground's events.
@@ -449,18 +381,18 @@ async fn apply_twice_edit_prune_diff_wait_and_follow_logs() {
 
     // Pruning: the endpoint's document removed; only it goes.
     std::fs::remove_file(dir.join("events/webhook.yaml")).unwrap();
-    let pruned = ok(&server.run(&["apply", "-f", &d, "-R", "--prune", "-o", "json"], &[]), "prune", &server);
+    let pruned = ok(&run(&play, &server, &["apply", "-f", &d, "-R", "--prune", "-o", "json"], &[]), "prune", &server);
     let pruned = results(&pruned);
     assert_eq!(
         pruned.iter().filter(|(_, a)| a != "unchanged").collect::<Vec<_>>(),
         [&("WebhookEndpoint/example-events".to_owned(), "pruned".to_owned())],
         "{pruned:?}"
     );
-    let hooks = server.api(reqwest::Method::GET, "/api/webhook_endpoints", None).await;
+    let hooks = server.ok(reqwest::Method::GET, "/api/webhook_endpoints", None).await;
     assert_eq!(hooks, json!([]));
-    let still = server.api(reqwest::Method::GET, &format!("/api/playgrounds/{id}"), None).await;
+    let still = server.ok(reqwest::Method::GET, &format!("/api/playgrounds/{id}"), None).await;
     assert_eq!(still["status"], "running");
 
-    ok(&server.run(&["delete", "-f", &d, "-R", "--wait", "--timeout", "3m"], &[]), "delete -f", &server);
+    ok(&run(&play, &server, &["delete", "-f", &d, "-R", "--wait", "--timeout", "3m"], &[]), "delete -f", &server);
     assert!(container_id(&project, "web").is_empty() && container_id(&project, "db").is_empty());
 }

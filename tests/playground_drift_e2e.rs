@@ -26,7 +26,6 @@ use std::time::{Duration, Instant};
 use play_core::store::events;
 use serde_json::{Value, json};
 use sqlx::Row;
-use support::scenarios;
 use support::world::{World, docker_lines, inspect};
 
 /// `web` exits 0 on SIGTERM (what `docker stop` sends), after the one-shot
@@ -74,20 +73,13 @@ async fn playroom(w: &World) -> Value {
     w.app.get(&format!("/api/playrooms/{}", w.playroom), &w.app.admin).await.body
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shared_drift_on_the_real_engine() {
-    scenarios::shared_drift(&World::start().await).await;
-}
+scenario_test!(shared_drift_on_the_real_engine, shared_drift, World::start);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cleanly_stopped_service_is_started_again_and_a_finished_one_shot_is_left_alone() {
     let w = World::start().await;
     let spec = w.playspec("oneshot", ONE_SHOT).await;
-    let pg = w.playground("oneshot", spec, json!({})).await;
-    let id = pg["id"].as_i64().unwrap();
-    let project = pg["compose_project"].as_str().unwrap().to_owned();
-    let running = w.runtime("replica-drift", Duration::from_secs(1));
-    running.handle.wake(id);
+    let (id, project, _running) = w.run_playground("oneshot", spec, "replica-drift", Duration::from_secs(1)).await;
     w.wait_converged(id, "running").await;
 
     let (migrate, web) = (format!("{project}-migrate-1"), format!("{project}-web-1"));
@@ -200,9 +192,7 @@ async fn a_corrupt_stored_spec_fails_the_playground_and_leaves_its_containers() 
 async fn a_host_outage_is_reported_on_the_playroom_and_leaves_no_stale_error() {
     let mut w = World::start().await;
     let spec = w.playspec("outage", APP).await;
-    let id = w.playground("outage", spec, json!({})).await["id"].as_i64().unwrap();
-    let running = w.runtime("replica-outage", Duration::from_secs(1));
-    running.handle.wake(id);
+    let (id, _, _running) = w.run_playground("outage", spec, "replica-outage", Duration::from_secs(1)).await;
     w.wait_converged(id, "running").await;
     let room = playroom(&w).await;
     assert_eq!((room["reachable"].clone(), room["unreachable_since"].clone()), (json!(true), Value::Null), "{room:#}");

@@ -19,7 +19,6 @@ use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use play_api::testing::TestApp;
-use serde_json::json;
 use support::scenarios;
 use support::world::World;
 
@@ -40,19 +39,14 @@ async fn shared_create_on_the_real_engine() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shared_destroy_on_the_real_engine() {
-    scenarios::shared_destroy(&World::start().await).await;
-}
+scenario_test!(shared_destroy_on_the_real_engine, shared_destroy, World::start);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_service_to_build_without_a_playzone_fails_terminally_at_image_build() {
     let w = World::start().await;
     let compose = "services:\n  api:\n    build: ./api\n  web:\n    image: play-test/busybox:1\n    command: [\"sleep\", \"60\"]\n";
     let spec = w.playspec("built", compose).await;
-    let id = w.playground("built", spec, json!({})).await["id"].as_i64().unwrap();
-    let running = w.runtime("replica-build", Duration::from_secs(2));
-    running.handle.wake(id);
+    let (id, _, _running) = w.run_playground("built", spec, "replica-build", Duration::from_secs(2)).await;
     let body = w.wait_for(id, "failed", |_, b| b["status"] == "failed").await;
     let status = w.app.get(&format!("/api/playgrounds/{id}/status"), &w.app.admin).await;
     assert_eq!(status.body["error_step"], "image_build", "{}", status.text);
@@ -70,11 +64,7 @@ async fn an_expired_playground_is_destroyed_on_time() {
             .await;
     let compose = "services:\n  app:\n    image: play-test/busybox:1\n    command: [\"sleep\", \"3600\"]\n";
     let spec = w.playspec("short", compose).await;
-    let pg = w.playground("short", spec, json!({})).await;
-    let id = pg["id"].as_i64().unwrap();
-    let project = pg["compose_project"].as_str().unwrap().to_owned();
-    let running = w.runtime("replica-ttl", Duration::from_secs(60));
-    running.handle.wake(id);
+    let (id, project, _running) = w.run_playground("short", spec, "replica-ttl", Duration::from_secs(60)).await;
     w.wait_for(id, "running", |_, b| b["status"] == "running").await;
     let host = w.host();
     assert_eq!(host.containers(id).len(), 1);

@@ -21,8 +21,8 @@ use axum::http::StatusCode;
 use play_api::testing::TestApp;
 use play_core::metrics::Metrics;
 use play_reconcilers::host::{DockerHostGateway, HostConfig};
-use play_reconcilers::playground::{PlaygroundConfig, PlaygroundReconciler};
-use play_reconcilers::runtime::{Config, Runtime};
+use play_reconcilers::playground::PlaygroundConfig;
+use play_reconcilers::runtime::Config;
 use serde_json::{Value, json};
 use support::docker::{ensure_busybox_image, remove_labelled};
 use support::sshd::Sshd;
@@ -187,11 +187,11 @@ async fn exposed_services_share_one_edge_network_without_routing_labels() {
     assert_eq!(networks_named(&edge).len(), 2);
 
     // Both Playgrounds converge at once.
-    let reconciler = PlaygroundReconciler::new(app.store().clone(), app.state.secrets.clone(), gateway.clone())
-        .with_config(PlaygroundConfig { poll_interval: Duration::from_millis(300), ..Default::default() });
-    let runtime = Runtime::new(reconciler, app.store().clone(), Arc::new(Metrics::new()))
-        .with_replica_id("local")
-        .with_config(Config { resync_every: Duration::from_millis(500), ..Config::default() });
+    let shared = support::world::shared(&app, &gateway);
+    let playgrounds =
+        shared.playgrounds(PlaygroundConfig { poll_interval: Duration::from_millis(300), ..Default::default() });
+    let config = Config { resync_every: Duration::from_millis(500), ..Config::default() };
+    let runtime = shared.runtime(playgrounds, config, "local");
     let shutdown = CancellationToken::new();
     cleanup.runtime = Some((shutdown.clone(), tokio::spawn(runtime.run(shutdown.clone()))));
     for (id, _) in &ids {

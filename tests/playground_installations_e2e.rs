@@ -14,9 +14,9 @@ use axum::http::StatusCode;
 use play_api::testing::TestApp;
 use play_core::metrics::Metrics;
 use play_reconcilers::host::{DockerHostGateway, HostConfig};
-use play_reconcilers::playground::{PlaygroundConfig, PlaygroundReconciler};
-use play_reconcilers::runtime::{Config, Runtime};
-use serde_json::{Value, json};
+use play_reconcilers::playground::PlaygroundConfig;
+use play_reconcilers::runtime::Config;
+use serde_json::Value;
 use support::docker::{ensure_busybox_image, project_containers};
 use support::sshd::Sshd;
 use tokio_util::sync::CancellationToken;
@@ -31,29 +31,13 @@ struct Installation {
 
 async fn installation(sshd: &Sshd, gateway: &DockerHostGateway, shutdown: &CancellationToken) -> Installation {
     let app = TestApp::with(TestApp::default_config(), Arc::new(gateway.clone())).await;
-    let room = app.post("/api/playrooms", &app.admin, sshd.playroom_body("box")).await;
-    let spec = app
-        .post("/api/playspecs", &app.admin, json!({"playspec": {"name": "same", "base_compose_yaml": COMPOSE}}))
-        .await;
-    let pg = app
-        .post(
-            "/api/playgrounds",
-            &app.admin,
-            json!({"playground": {"name": "same", "playspec_id": spec.body["id"], "playroom_id": room.body["id"]}}),
-        )
-        .await;
-    assert_eq!(pg.status, StatusCode::CREATED, "{}", pg.text);
-    let reconciler = PlaygroundReconciler::new(app.store().clone(), app.state.secrets.clone(), gateway.clone())
-        .with_config(PlaygroundConfig { poll_interval: Duration::from_millis(300), ..Default::default() });
-    let runtime = Runtime::new(reconciler, app.store().clone(), Arc::new(Metrics::new()))
-        .with_replica_id("local")
-        .with_config(Config { resync_every: Duration::from_millis(500), ..Config::default() });
-    tokio::spawn(runtime.run(shutdown.child_token()));
-    Installation {
-        id: pg.body["id"].as_i64().unwrap(),
-        project: pg.body["compose_project"].as_str().unwrap().to_owned(),
-        app,
-    }
+    let (_, pg) = support::app::create_playground(&app, sshd.playroom_body("box"), "same", COMPOSE).await;
+    let shared = support::world::shared(&app, gateway);
+    let playgrounds =
+        shared.playgrounds(PlaygroundConfig { poll_interval: Duration::from_millis(300), ..Default::default() });
+    let config = Config { resync_every: Duration::from_millis(500), ..Config::default() };
+    tokio::spawn(shared.runtime(playgrounds, config, "local").run(shutdown.child_token()));
+    Installation { id: pg["id"].as_i64().unwrap(), project: pg["compose_project"].as_str().unwrap().to_owned(), app }
 }
 
 impl Installation {

@@ -29,13 +29,13 @@ use play_core::store::playground_status::Fence;
 use play_core::store::{events, leases};
 use play_core::time;
 use play_reconcilers::host::{DockerHostGateway, HostConfig};
-use play_reconcilers::playground::{PlaygroundConfig, PlaygroundReconciler};
-use play_reconcilers::runtime::{Backoff, Config, Runtime};
+use play_reconcilers::playground::PlaygroundConfig;
+use play_reconcilers::runtime::{Backoff, Config};
 use serde_json::{Value, json};
 use support::docker::{ensure_busybox_image, project_containers};
 use support::sshd::Sshd;
 use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 /// `run` and `check` are watched; `run` fails at once, `check` ends two
 /// seconds later (so `run` would have been restarted meanwhile, were exited
@@ -65,13 +65,8 @@ struct World {
     gateway: DockerHostGateway,
     playroom: i64,
     retention: Duration,
-    shutdown: CancellationToken,
-}
-
-impl Drop for World {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-    }
+    /// Stops every runtime when the world is dropped.
+    shutdown: DropGuard,
 }
 
 /// An API and a Playroom over the harness's sshd; completed jobs are kept
@@ -84,7 +79,7 @@ async fn world(retention: Duration) -> World {
     let room = app.post("/api/playrooms", &app.admin, sshd.playroom_body("box")).await;
     assert_eq!(room.status, StatusCode::CREATED, "{}", room.text);
     let playroom = room.body["id"].as_i64().unwrap();
-    World { app, sshd, gateway, playroom, retention, shutdown: CancellationToken::new() }
+    World { app, sshd, gateway, playroom, retention, shutdown: CancellationToken::new().drop_guard() }
 }
 
 impl World {
@@ -97,16 +92,14 @@ impl World {
             job_retention: self.retention,
             ..PlaygroundConfig::default()
         };
-        let store = self.app.store().clone();
-        let reconciler = PlaygroundReconciler::new(store.clone(), self.app.state.secrets.clone(), self.gateway.clone())
-            .with_config(config);
-        let runtime =
-            Runtime::new(reconciler, store, Arc::new(Metrics::new())).with_replica_id("local").with_config(Config {
-                resync_every: Duration::from_millis(500),
-                backoff: Backoff { initial: Duration::from_millis(200), max: Duration::from_secs(1) },
-                ..Config::default()
-            });
-        let stop = self.shutdown.child_token();
+        let shared = support::world::shared(&self.app, &self.gateway);
+        let runtime = Config {
+            resync_every: Duration::from_millis(500),
+            backoff: Backoff { initial: Duration::from_millis(200), max: Duration::from_secs(1) },
+            ..Config::default()
+        };
+        let runtime = shared.runtime(shared.playgrounds(config), runtime, "local");
+        let stop = self.shutdown.token().child_token();
         (stop.clone(), tokio::spawn(runtime.run(stop)))
     }
 

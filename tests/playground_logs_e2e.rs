@@ -27,20 +27,10 @@ async fn with_web_running(sshd: &Sshd, script: &str) -> (TestApp, Value, i64, La
     ensure_busybox_image();
     let gateway = DockerHostGateway::new(HostConfig::with_timeout(Duration::from_secs(10)), Arc::new(Metrics::new()));
     let app = TestApp::with(TestApp::default_config(), Arc::new(gateway)).await;
-    let room = app.post("/api/playrooms", &app.admin, sshd.playroom_body("box")).await;
     let compose = "services:\n  web:\n    image: play-test/busybox:1\n  db:\n    image: play-test/busybox:1\n";
-    let spec =
-        app.post("/api/playspecs", &app.admin, json!({"playspec": {"name": "s", "base_compose_yaml": compose}})).await;
-    let pg = app
-        .post(
-            "/api/playgrounds",
-            &app.admin,
-            json!({"playground": {"name": "logs", "playspec_id": spec.body["id"], "playroom_id": room.body["id"]}}),
-        )
-        .await;
-    assert_eq!(pg.status, StatusCode::CREATED, "{}", pg.text);
-    let id = pg.body["id"].as_i64().unwrap();
-    let container = play_core::playground::container_name(pg.body["compose_project"].as_str().unwrap(), "web");
+    let (room, pg) = support::app::create_playground(&app, sshd.playroom_body("box"), "logs", compose).await;
+    let id = pg["id"].as_i64().unwrap();
+    let container = play_core::playground::container_name(pg["compose_project"].as_str().unwrap(), "web");
     let label = support::unique_label("playground-logs");
     let cleanup = Labelled(label.clone());
     support::run(Command::new("docker").args([
@@ -55,7 +45,7 @@ async fn with_web_running(sshd: &Sshd, script: &str) -> (TestApp, Value, i64, La
         "-c",
         script,
     ]));
-    (app, room.body, id, cleanup)
+    (app, room, id, cleanup)
 }
 
 #[tokio::test]

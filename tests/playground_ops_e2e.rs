@@ -19,7 +19,6 @@ use std::time::Duration;
 use axum::http::Method;
 use serde_json::json;
 use support::registry::Registry;
-use support::scenarios;
 use support::world::{World, docker_lines, inspect};
 
 fn compose(image: &str) -> String {
@@ -41,10 +40,7 @@ volumes:
     )
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shared_rollout_on_the_real_engine() {
-    scenarios::shared_rollout(&World::start().await).await;
-}
+scenario_test!(shared_rollout_on_the_real_engine, shared_rollout, World::start);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rollout_leaves_a_registry_service_and_a_hard_restart_pulls_it_again() {

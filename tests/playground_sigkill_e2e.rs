@@ -7,12 +7,11 @@
 
 mod support;
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
 use support::docker::{ensure_busybox_image, project_containers};
+use support::serve::Play;
 use support::sshd::Sshd;
 
 /// db turns healthy only after a few seconds, and web waits for it: the
@@ -39,58 +38,6 @@ services:
 volumes:
   data: {}
 "#;
-
-/// `play serve`, killed when dropped so a failing assertion leaves no
-/// process behind.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve(data_dir: &Path, database_url: &str, port: u16) -> Server {
-    let child = Command::new(env!("CARGO_BIN_EXE_play"))
-        .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--resync-interval", "2s"])
-        .env("PLAY_DATA_DIR", data_dir)
-        .env("PLAY_DATABASE_URL", database_url)
-        .env("PLAY_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start play serve");
-    Server(child)
-}
-
-struct Api {
-    base: String,
-    token: String,
-    client: reqwest::Client,
-}
-
-impl Api {
-    async fn wait_healthy(&self) {
-        for _ in 0..300 {
-            if self.client.get(format!("{}/healthz", self.base)).send().await.is_ok_and(|r| r.status().is_success()) {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("play serve did not become healthy");
-    }
-
-    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
-        let mut request = self.client.request(method, format!("{}{path}", self.base)).bearer_auth(&self.token);
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let response = request.send().await.unwrap();
-        let status = response.status().as_u16();
-        (status, response.json().await.unwrap_or(Value::Null))
-    }
-}
 
 fn docker_lines(args: &[&str]) -> Vec<String> {
     let out = support::run(Command::new("docker").args(args));
@@ -134,32 +81,9 @@ impl Drop for Cleanup {
 async fn sigkill_during_creation_then_restart_converges_without_duplicates_or_orphans() {
     ensure_busybox_image();
     let sshd = Sshd::start();
-    let data = tempfile::tempdir().unwrap();
-    let (database_url, _sqlite_dir) = play_core::testing::fresh_database_url().await;
-    let port = support::free_port();
-    let mut child = serve(data.path(), &database_url, port);
-    let api = Api { base: format!("http://127.0.0.1:{port}"), token: String::new(), client: reqwest::Client::new() };
-    api.wait_healthy().await;
-    let api = Api { token: std::fs::read_to_string(data.path().join("admin.token")).unwrap().trim().to_owned(), ..api };
-
-    let (status, room) = api.call(reqwest::Method::POST, "/api/playrooms", Some(sshd.playroom_body("box"))).await;
-    assert_eq!(status, 201, "{room}");
-    let (status, spec) = api
-        .call(
-            reqwest::Method::POST,
-            "/api/playspecs",
-            Some(json!({"playspec": {"name": "crashy", "base_compose_yaml": COMPOSE}})),
-        )
-        .await;
-    assert_eq!(status, 201, "{spec}");
-    let (status, pg) = api
-        .call(
-            reqwest::Method::POST,
-            "/api/playgrounds",
-            Some(json!({"playground": {"name": "crashy", "playspec_id": spec["id"], "playroom_id": room["id"]}})),
-        )
-        .await;
-    assert_eq!(status, 201, "{pg}");
+    let play = Play::new().await.serve_args(&["--resync-interval", "2s"]);
+    let mut server = play.serve().await;
+    let pg = server.playground(sshd.playroom_body("box"), "crashy", COMPOSE).await;
     let id = pg["id"].as_i64().unwrap();
     let project = pg["compose_project"].as_str().unwrap().to_owned();
     // Removes the project's objects even when an assertion fails.
@@ -171,16 +95,14 @@ async fn sigkill_during_creation_then_restart_converges_without_duplicates_or_or
         assert!(Instant::now() < deadline, "no container was ever created");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    child.0.kill().unwrap(); // SIGKILL
-    child.0.wait().unwrap();
+    server.kill();
     let created = project_containers(&project);
     assert!(created.len() < 3, "killed too late to test anything: {created:?}");
 
-    let mut child = serve(data.path(), &database_url, port);
-    api.wait_healthy().await;
+    let server = play.serve().await;
     let deadline = Instant::now() + Duration::from_secs(90);
     loop {
-        let (_, detail) = api.call(reqwest::Method::GET, &format!("/api/playgrounds/{id}"), None).await;
+        let (_, detail) = server.get(&format!("/api/playgrounds/{id}")).await;
         if detail["status"] == "running" {
             break;
         }
@@ -194,11 +116,11 @@ async fn sigkill_during_creation_then_restart_converges_without_duplicates_or_or
     assert_eq!(networks(&project), [format!("{project}_default")]);
     assert_eq!(volumes(&project), [format!("{project}_data")]);
 
-    let (status, _) = api.call(reqwest::Method::DELETE, &format!("/api/playgrounds/{id}"), None).await;
+    let (status, _) = server.call(reqwest::Method::DELETE, &format!("/api/playgrounds/{id}"), None).await;
     assert_eq!(status, 202);
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let (status, _) = api.call(reqwest::Method::GET, &format!("/api/playgrounds/{id}"), None).await;
+        let (status, _) = server.get(&format!("/api/playgrounds/{id}")).await;
         if status == 404 {
             break;
         }
@@ -207,6 +129,7 @@ async fn sigkill_during_creation_then_restart_converges_without_duplicates_or_or
     }
     assert!(project_containers(&project).is_empty() && networks(&project).is_empty() && volumes(&project).is_empty());
 
-    assert!(Command::new("kill").args(["-TERM", &child.0.id().to_string()]).status().unwrap().success());
-    assert!(child.0.wait().unwrap().success(), "a clean stop after SIGTERM");
+    let mut server = server;
+    server.terminate();
+    assert!(server.wait_exit(Duration::from_secs(60)).await.success(), "a clean stop after SIGTERM");
 }

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use play_simhost::engine::archives::Entry;
-use serde_json::{Value, json};
+use serde_json::Value;
 use support::scenarios;
 use support::world::World;
 
@@ -38,20 +38,11 @@ volumes:
   data: {}
 "#;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shared_create_on_the_simulated_host() {
-    scenarios::shared_create(&World::start_simulated().await).await;
-}
+scenario_test!(shared_create_on_the_simulated_host, shared_create, World::start_simulated);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shared_drift_on_the_simulated_host() {
-    scenarios::shared_drift(&World::start_simulated().await).await;
-}
+scenario_test!(shared_drift_on_the_simulated_host, shared_drift, World::start_simulated);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shared_rollout_on_the_simulated_host() {
-    scenarios::shared_rollout(&World::start_simulated().await).await;
-}
+scenario_test!(shared_rollout_on_the_simulated_host, shared_rollout, World::start_simulated);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shared_destroy_on_the_simulated_host() {
@@ -71,11 +62,7 @@ async fn a_mounted_file_is_written_verified_and_bound_on_the_simulated_host() {
     ];
     let r = w.app.post_multipart(&format!("/api/playspecs/{spec}/add_mounted_file"), &parts).await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    let pg = w.playground("files", spec, json!({})).await;
-    let id = pg["id"].as_i64().unwrap();
-    let project = pg["compose_project"].as_str().unwrap().to_owned();
-    let running = w.runtime("replica-a", Duration::from_secs(1));
-    running.handle.wake(id);
+    let (id, project, running) = w.run_playground("files", spec, "replica-a", Duration::from_secs(1)).await;
     w.wait_converged(id, "running with its file").await;
 
     let files_volume = format!("{project}__play_files");

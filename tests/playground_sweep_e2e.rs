@@ -24,6 +24,7 @@ use axum::http::StatusCode;
 use play_api::testing::TestApp;
 use play_core::metrics::{Metrics, RemoteCallLabels};
 use play_reconcilers::host::{DockerHostGateway, HostConfig};
+use play_reconcilers::loops::Shared;
 use play_reconcilers::playground::{PlaygroundConfig, PlaygroundReconciler};
 use play_reconcilers::playroom::events::{EventsConfig, PlaygroundEvents};
 use play_reconcilers::playroom::sweep::PlayroomSweep;
@@ -123,15 +124,18 @@ impl World {
         (r.body["id"].as_i64().unwrap(), r.body["compose_project"].as_str().unwrap().to_owned())
     }
 
+    /// The loops' shared handles, counting remote calls in this world's
+    /// metrics.
+    fn shared(&self) -> Shared {
+        Shared { metrics: self.metrics.clone(), ..support::world::shared(&self.app, &self.gateway) }
+    }
+
     fn playground_reconciler(&self) -> PlaygroundReconciler {
-        PlaygroundReconciler::new(self.app.store().clone(), self.app.state.secrets.clone(), self.gateway.clone())
-            .with_config(PlaygroundConfig { poll_interval: Duration::from_millis(500), ..Default::default() })
+        self.shared().playgrounds(PlaygroundConfig { poll_interval: Duration::from_millis(500), ..Default::default() })
     }
 
     fn runtime<R: play_reconcilers::runtime::Reconciler>(&self, reconciler: R) -> Runtime<R> {
-        Runtime::new(reconciler, self.app.store().clone(), self.metrics.clone())
-            .with_replica_id("local")
-            .with_config(quiet())
+        self.shared().runtime(reconciler, quiet(), "local")
     }
 
     /// Starts the Playground runtime (optionally woken by the Docker event

@@ -51,6 +51,14 @@ impl Seen {
     }
 }
 
+/// Creates the Playroom `body` (it must be created), keeping the answer
+/// for the leak check: its id.
+async fn create_playroom(app: &TestApp, seen: &mut Seen, body: Value) -> i64 {
+    let r = seen.keep(app.post("/api/playrooms", &app.admin, body).await);
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    r.body["id"].as_i64().unwrap()
+}
+
 async fn test_connection(app: &TestApp, seen: &mut Seen, id: i64) -> Value {
     let r = seen.keep(app.post(&format!("/api/playrooms/{id}/test_connection"), &app.admin, json!({})).await);
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
@@ -63,16 +71,8 @@ async fn generated_key_connects_pins_the_host_key_and_refuses_a_changed_one() {
     let app = app().await;
     let mut seen = Seen::default();
 
-    let r = seen.keep(
-        app.post(
-            "/api/playrooms",
-            &app.admin,
-            json!({"playroom": {"name": "box", "host": "127.0.0.1", "port": sshd.port, "user": sshd.user}}),
-        )
-        .await,
-    );
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    let id = r.body["id"].as_i64().unwrap();
+    let body = json!({"playroom": {"name": "box", "host": "127.0.0.1", "port": sshd.port, "user": sshd.user}});
+    let id = create_playroom(&app, &mut seen, body).await;
 
     let key = seen.keep(app.post(&format!("/api/playrooms/{id}/generate_ssh_key"), &app.admin, json!({})).await);
     let public = key.body["ssh_public_key"].as_str().unwrap();
@@ -152,16 +152,9 @@ async fn a_user_supplied_key_works_and_a_wrong_one_is_refused() {
 
     let mut ids = Vec::new();
     for (name, key) in [("good", &good), ("wrong", &wrong)] {
-        let r = seen.keep(
-            app.post(
-                "/api/playrooms",
-                &app.admin,
-                json!({"playroom": {"name": name, "host": "127.0.0.1", "port": sshd.port, "user": sshd.user, "ssh_private_key": key}}),
-            )
-            .await,
-        );
-        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-        ids.push(r.body["id"].as_i64().unwrap());
+        let body = json!({"playroom": {"name": name, "host": "127.0.0.1", "port": sshd.port, "user": sshd.user,
+                                       "ssh_private_key": key}});
+        ids.push(create_playroom(&app, &mut seen, body).await);
     }
     let report = test_connection(&app, &mut seen, ids[0]).await;
     assert_eq!(report["ok"], true, "{report:#}");
@@ -203,17 +196,10 @@ async fn a_user_without_access_to_the_docker_socket_is_reported_as_permission_de
     let user = user_without_docker_access();
     let app = app().await;
     let mut seen = Seen::default();
-    let r = seen.keep(
-        app.post(
-            "/api/playrooms",
-            &app.admin,
-            json!({"playroom": {"name": "nodocker", "host": "127.0.0.1", "port": sshd.port, "user": user,
-                   "ssh_private_key": sshd.client_key.private_openssh}}),
-        )
-        .await,
-    );
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    let report = test_connection(&app, &mut seen, r.body["id"].as_i64().unwrap()).await;
+    let body = json!({"playroom": {"name": "nodocker", "host": "127.0.0.1", "port": sshd.port, "user": user,
+                                   "ssh_private_key": sshd.client_key.private_openssh}});
+    let id = create_playroom(&app, &mut seen, body).await;
+    let report = test_connection(&app, &mut seen, id).await;
     assert_eq!(report["ok"], false);
     assert_eq!(report["ssh"]["authenticated"], true, "{report:#}\n{}", sshd.log());
     assert_eq!(report["failure"]["stage"], "docker", "{report:#}");

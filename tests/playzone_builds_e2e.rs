@@ -125,6 +125,14 @@ impl Setup {
         (id, body["compose_project"].as_str().unwrap().to_owned())
     }
 
+    /// A Playground `name` whose `web` is built from the `feature`
+    /// branch, once it runs: (id, Compose project).
+    async fn built_from_feature(&self, name: &str) -> (i64, String) {
+        let (id, project) = self.playground(name, feature(), false).await;
+        self.world.wait_converged(id, "the built Playground").await;
+        (id, project)
+    }
+
     async fn status(&self, id: i64) -> Value {
         self.world.app.get(&format!("/api/playgrounds/{id}/status"), &self.world.app.admin).await.body
     }
@@ -132,6 +140,11 @@ impl Setup {
     async fn debug(&self, id: i64) -> Value {
         self.world.app.get(&format!("/api/playgrounds/{id}/debug"), &self.world.app.admin).await.body
     }
+}
+
+/// `web` built from the `feature` branch (a create's `services`).
+fn feature() -> Value {
+    json!({"web": {"git_config": {"branch_name": "feature"}}})
 }
 
 fn built_images() -> Vec<String> {
@@ -145,11 +158,9 @@ fn built_images() -> Vec<String> {
 #[tokio::test]
 async fn a_branch_is_built_cached_rebuilt_after_a_push_and_created_on_demand() {
     let s = setup().await;
-    let feature = json!({"web": {"git_config": {"branch_name": "feature"}}});
 
     // The feature branch's code runs, built from exactly its commit.
-    let (first, project) = s.playground("first", feature.clone(), false).await;
-    s.world.wait_converged(first, "the built Playground").await;
+    let (first, project) = s.built_from_feature("first").await;
     assert_eq!(answer(&project), "feature");
     assert_eq!(
         exec(&format!("{project}-web-1"), &["cat", "/www/greeting"]),
@@ -167,7 +178,7 @@ async fn a_branch_is_built_cached_rebuilt_after_a_push_and_created_on_demand() {
     assert!(built_images().contains(&image), "{image} not on the Playroom");
 
     // The same commit again: a cache hit, nothing built.
-    let (second, second_project) = s.playground("second", feature.clone(), false).await;
+    let (second, second_project) = s.playground("second", feature(), false).await;
     s.world.wait_converged(second, "the cached Playground").await;
     assert_eq!(answer(&second_project), "feature");
     let records = s.debug(second).await["build_records"].clone();
@@ -283,9 +294,7 @@ async fn hostile_dockerfiles_fail_at_image_build_naming_the_line() {
 #[tokio::test]
 async fn a_planted_play_build_image_is_not_run() {
     let s = setup().await;
-    let feature = json!({"web": {"git_config": {"branch_name": "feature"}}});
-    let (first, _) = s.playground("first", feature.clone(), false).await;
-    s.world.wait_converged(first, "the built Playground").await;
+    let (first, _) = s.built_from_feature("first").await;
     let image = s.debug(first).await["build_overrides"]["web"]["image"].as_str().unwrap().to_owned();
     let labels = Command::new("docker")
         .args(["image", "inspect", "--format", "{{index .Config.Labels \"dev.play.account\"}}", &image])
@@ -296,7 +305,7 @@ async fn a_planted_play_build_image_is_not_run() {
     // Plant: the same name on an image play did not build.
     support::run(Command::new("docker").args(["rmi", "-f", &image]));
     support::run(Command::new("docker").args(["tag", BUSYBOX_IMAGE, &image]));
-    let (second, _) = s.playground("second", feature, false).await;
+    let (second, _) = s.playground("second", feature(), false).await;
     s.world.wait_for(second, "the refused image", |_, b| b["status"] == "failed").await;
     let message = s.status(second).await["error_message"].as_str().unwrap().to_owned();
     assert!(message.contains("was not built by play for this Playground's account"), "{message}");

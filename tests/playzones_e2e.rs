@@ -11,87 +11,46 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use play_git::testing::{Access, GitServer, file};
 use serde_json::{Value, json};
+use support::serve::{Play, Server};
 
 const TOKEN: &str = "glpat-e2e-7f3a9c1d5b";
 const COMPOSE: &str = "services:\n  web:\n    build: .\n    ports: [\"8080\"]\n";
 const ENV_EXAMPLE: &str = "# app settings\nPORT=8080\nexport APP_NAME=\"demo app\"\nDB_PASSWORD=changeme\n\
                            SESSION_SECRET=$$secret(32)\nDATABASE_URL=postgres://app:pw@db/app\n";
 
-/// `play serve` on a fresh data directory, allowed to reach the loopback
-/// git server; killed when dropped.
+/// `play serve` with its database in its data directory (whose files are
+/// searched for the token), allowed to reach the git server at `allowlist`.
 struct Serve {
-    child: Child,
-    base: String,
-    token: String,
-    http: reqwest::Client,
-    data: tempfile::TempDir,
+    server: Server,
+    play: Play,
 }
 
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+impl std::ops::Deref for Serve {
+    type Target = Server;
+
+    fn deref(&self) -> &Server {
+        &self.server
     }
 }
 
 impl Serve {
     async fn start(allowlist: &str) -> Serve {
-        let data = tempfile::tempdir().unwrap();
-        let port = support::free_port();
-        let child = Command::new(env!("CARGO_BIN_EXE_play"))
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .args(["--repository-allow-http", "--repository-allowlist", allowlist, "--repository-timeout", "10s"])
-            .env("PLAY_DATA_DIR", data.path())
-            .env_remove("PLAY_DATABASE_URL")
-            .env("PLAY_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start play serve");
-        let token_file = data.path().join("admin.token");
-        let started = Instant::now();
-        while !token_file.exists() || std::fs::read_to_string(&token_file).unwrap_or_default().is_empty() {
-            assert!(started.elapsed() < Duration::from_secs(30), "play serve wrote no admin token");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let token = std::fs::read_to_string(&token_file).unwrap().trim().to_owned();
-        let serve =
-            Serve { child, base: format!("http://127.0.0.1:{port}"), token, http: reqwest::Client::new(), data };
-        while serve.http.get(format!("{}/healthz", serve.base)).send().await.is_err() {
-            assert!(started.elapsed() < Duration::from_secs(30), "play serve does not answer");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        serve
-    }
-
-    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
-        let mut request = self.http.request(method, format!("{}{path}", self.base)).bearer_auth(&self.token);
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let response = request.send().await.unwrap();
-        let status = response.status().as_u16();
-        let text = response.text().await.unwrap();
-        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
-    }
-
-    async fn get(&self, path: &str) -> (u16, Value) {
-        self.call(reqwest::Method::GET, path, None).await
-    }
-
-    async fn post(&self, path: &str, body: Value) -> (u16, Value) {
-        self.call(reqwest::Method::POST, path, Some(body)).await
+        let play = Play::with_database_in_data_dir().serve_args(&[
+            "--repository-allow-http",
+            "--repository-allowlist",
+            allowlist,
+            "--repository-timeout",
+            "10s",
+        ]);
+        Serve { server: play.serve().await, play }
     }
 
     async fn create(&self, body: Value) -> i64 {
-        let (status, r) = self.post("/api/playzones", json!({"playzone": body})).await;
-        assert_eq!(status, 201, "{r}");
-        r["id"].as_i64().unwrap()
+        self.server.create("/api/playzones", json!({"playzone": body})).await["id"].as_i64().unwrap()
     }
 
     /// The detail once a sync has run for every change so far.
@@ -188,7 +147,7 @@ async fn a_private_playzone_syncs_branches_compose_and_env_defaults() {
         let (_, body) = serve.get(path).await;
         assert!(!body.to_string().contains(TOKEN));
     }
-    let leaked = files_containing(serve.data.path(), TOKEN.as_bytes());
+    let leaked = files_containing(serve.play.data_dir(), TOKEN.as_bytes());
     assert!(leaked.is_empty(), "the token is in clear in {leaked:?}");
 }
 

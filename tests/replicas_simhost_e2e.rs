@@ -17,13 +17,12 @@
 mod support;
 
 use std::collections::HashMap;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use play_core::store::Backend;
 use serde_json::{Value, json};
 use sqlx::Connection;
+use support::serve::{Play, Server};
 use support::simhost::SimHost;
 
 const PLAYGROUNDS: usize = 40;
@@ -47,86 +46,26 @@ volumes:
   data: {}
 "#;
 
-/// One `play serve`, killed (SIGKILL) on drop.
-struct Replica {
-    child: Child,
-    base: String,
+/// Replica `A` of an installation on a fresh database, with the test's
+/// lease and resync times, local Playrooms and no rate limit or quota in
+/// the way; `A.replica("B")` is the second.
+async fn installation() -> Play {
+    Play::new()
+        .await
+        .env("PLAY_REPLICA_ID", "A")
+        .env("PLAY_LEASE_DURATION", format!("{}s", LEASE.as_secs()))
+        .env("PLAY_RESYNC_INTERVAL", format!("{}s", RESYNC.as_secs()))
+        .env("PLAY_ALLOW_LOCAL_PLAYROOMS", "true")
+        .env("PLAY_RATE_LIMIT_PER_SECOND", "100000")
+        .env("PLAY_RATE_LIMIT_BURST", "100000")
+        .env("PLAY_QUOTAS", "playgrounds=1000")
 }
 
-impl Replica {
-    async fn start(id: &str, database_url: &str, data_dir: &Path, master_key: &Path) -> Replica {
-        let port = support::free_port();
-        let child = Command::new(env!("CARGO_BIN_EXE_play"))
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .env("PLAY_DATA_DIR", data_dir)
-            .env("PLAY_DATABASE_URL", database_url)
-            .env("PLAY_MASTER_KEY_FILE", master_key)
-            .env("PLAY_REPLICA_ID", id)
-            .env("PLAY_LEASE_DURATION", format!("{}s", LEASE.as_secs()))
-            .env("PLAY_RESYNC_INTERVAL", format!("{}s", RESYNC.as_secs()))
-            .env("PLAY_ALLOW_LOCAL_PLAYROOMS", "true")
-            .env("PLAY_RATE_LIMIT_PER_SECOND", "100000")
-            .env("PLAY_RATE_LIMIT_BURST", "100000")
-            .env("PLAY_QUOTAS", "playgrounds=1000")
-            .env("PLAY_LOG", "warn")
-            .env_remove("PLAY_LISTEN")
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn play serve");
-        let replica = Replica { child, base: format!("http://127.0.0.1:{port}") };
-        let client = reqwest::Client::new();
-        for _ in 0..300 {
-            if let Ok(r) = client.get(format!("{}/healthz", replica.base)).send().await
-                && r.status().is_success()
-            {
-                return replica;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("replica {id} did not become healthy");
-    }
-
-    fn kill(&mut self) {
-        self.child.kill().expect("SIGKILL the replica");
-        self.child.wait().expect("reap the replica");
-    }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-struct Client {
-    http: reqwest::Client,
-    token: String,
-}
-
-impl Client {
-    async fn send(&self, method: reqwest::Method, base: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-        let mut request = self.http.request(method, format!("{base}/api{path}")).bearer_auth(&self.token);
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let response = request.send().await.expect("request to a replica");
-        let status = response.status().as_u16();
-        (status, response.json().await.unwrap_or(Value::Null))
-    }
-
-    async fn post(&self, base: &str, path: &str, body: Value) -> Value {
-        let (status, body) = self.send(reqwest::Method::POST, base, path, Some(body)).await;
-        assert_eq!(status, 201, "POST {path}: {body}");
-        body
-    }
-
-    async fn playgrounds(&self, base: &str) -> Vec<Value> {
-        let (status, body) = self.send(reqwest::Method::GET, base, "/playgrounds", None).await;
-        assert_eq!(status, 200, "{body}");
-        body.as_array().expect("a list").clone()
-    }
+/// Every Playground, as `server` lists them.
+async fn listed(server: &Server) -> Vec<Value> {
+    let (status, body) = server.get("/api/playgrounds").await;
+    assert_eq!(status, 200, "{body}");
+    body.as_array().expect("a list").clone()
 }
 
 /// Polls `ok` every 200 ms until it holds or `within` has passed.
@@ -174,30 +113,28 @@ struct Playground {
     playroom: i64,
 }
 
+/// What `query` selects from the test database, a value per row.
+async fn select<T>(database_url: &str, query: &str, row: impl Fn(&sqlx::postgres::PgRow) -> T) -> Vec<T> {
+    let mut conn = sqlx::PgConnection::connect(database_url).await.expect("connect to the test database");
+    sqlx::query(query).fetch_all(&mut conn).await.unwrap_or_else(|e| panic!("{query}: {e}")).iter().map(row).collect()
+}
+
 /// Every Playground, by id.
 async fn stored_playgrounds(database_url: &str) -> Vec<Playground> {
     use sqlx::Row as _;
-    let mut conn = sqlx::PgConnection::connect(database_url).await.expect("connect to the test database");
-    sqlx::query("SELECT id, compose_project, playroom_id FROM playgrounds ORDER BY id")
-        .fetch_all(&mut conn)
-        .await
-        .expect("read the Playgrounds")
-        .iter()
-        .map(|r| Playground { id: r.get("id"), project: r.get("compose_project"), playroom: r.get("playroom_id") })
-        .collect()
+    select(database_url, "SELECT id, compose_project, playroom_id FROM playgrounds ORDER BY id", |r| Playground {
+        id: r.get("id"),
+        project: r.get("compose_project"),
+        playroom: r.get("playroom_id"),
+    })
+    .await
 }
 
 /// (Playground id, owner) of every Playground lease row.
 async fn lease_owners(database_url: &str) -> Vec<(i64, String)> {
     use sqlx::Row as _;
-    let mut conn = sqlx::PgConnection::connect(database_url).await.expect("connect to the test database");
-    sqlx::query("SELECT object_id, owner FROM reconcile_leases WHERE reconciler = 'playground' ORDER BY object_id")
-        .fetch_all(&mut conn)
-        .await
-        .expect("read the leases")
-        .iter()
-        .map(|r| (r.get("object_id"), r.get("owner")))
-        .collect()
+    let query = "SELECT object_id, owner FROM reconcile_leases WHERE reconciler = 'playground' ORDER BY object_id";
+    select(database_url, query, |r| (r.get("object_id"), r.get("owner"))).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -207,51 +144,49 @@ async fn two_replicas_share_the_playgrounds_and_one_takes_over_when_the_other_is
         return;
     }
     let hosts = [SimHost::start(), SimHost::start()];
-    let (database_url, _none) = play_core::testing::fresh_database_url().await;
-    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
-    let master_key = dirs[2].path().join("master.key");
     // A first: it migrates and mints the admin key; B finds a key and mints none.
-    let mut a = Replica::start("A", &database_url, dirs[0].path(), &master_key).await;
-    let b = Replica::start("B", &database_url, dirs[1].path(), &master_key).await;
-    assert!(!dirs[1].path().join("admin.token").exists(), "B minted a second admin key");
-    let token = std::fs::read_to_string(dirs[0].path().join("admin.token")).unwrap().trim().to_owned();
-    let client = Client { http: reqwest::Client::new(), token };
+    let play_a = installation().await;
+    let play_b = play_a.replica("B");
+    let mut a = play_a.serve().await;
+    let mut b = play_b.serve().await;
+    assert!(!play_b.path("admin.token").exists(), "B minted a second admin key");
+    b.token.clone_from(&a.token);
+    let database_url = play_a.database_url();
 
     let mut room_host = HashMap::new();
     let mut rooms = Vec::new();
     for (h, host) in hosts.iter().enumerate() {
-        let base = if h % 2 == 0 { &a.base } else { &b.base };
+        let through = if h % 2 == 0 { &a } else { &b };
         let room =
-            client.post(base, "/playrooms", host.playroom_body(&format!("sim-{h}"))).await["id"].as_i64().unwrap();
+            through.create("/api/playrooms", host.playroom_body(&format!("sim-{h}"))).await["id"].as_i64().unwrap();
         room_host.insert(room, h);
         rooms.push(room);
     }
-    let spec = client
-        .post(&b.base, "/playspecs", json!({"playspec": {"name": "replicas", "base_compose_yaml": COMPOSE}}))
-        .await["id"]
-        .as_i64()
-        .unwrap();
+    let spec =
+        b.create("/api/playspecs", json!({"playspec": {"name": "replicas", "base_compose_yaml": COMPOSE}})).await["id"]
+            .as_i64()
+            .unwrap();
 
     // Every create at once, alternately through A and B.
     let creates = (0..PLAYGROUNDS).map(|i| {
-        let base = if i % 2 == 0 { &a.base } else { &b.base };
+        let through = if i % 2 == 0 { &a } else { &b };
         let body = json!({"playground": {"name": format!("pg-{i}"), "playspec_id": spec, "playroom_id": rooms[i % rooms.len()]}});
-        client.send(reqwest::Method::POST, base, "/playgrounds", Some(body))
+        through.post("/api/playgrounds", body)
     });
     let answers = futures::future::join_all(creates).await;
     let refused: Vec<_> = answers.iter().filter(|(status, _)| *status != 201).collect();
     assert!(refused.is_empty(), "creates not answered 201: {refused:?}");
 
     eventually(Duration::from_secs(120), "every Playground running", || async {
-        let items = client.playgrounds(&b.base).await;
+        let items = listed(&b).await;
         items.len() == PLAYGROUNDS && items.iter().all(|p| p["status"] == "running")
     })
     .await;
-    assert_eq!(client.playgrounds(&a.base).await.len(), PLAYGROUNDS);
-    let playgrounds = stored_playgrounds(&database_url).await;
+    assert_eq!(listed(&a).await.len(), PLAYGROUNDS);
+    let playgrounds = stored_playgrounds(database_url).await;
     assert_eq!(playgrounds.len(), PLAYGROUNDS);
     assert_hosts(&hosts, &playgrounds, &room_host, "after the creates");
-    let owners = lease_owners(&database_url).await;
+    let owners = lease_owners(database_url).await;
     let ids: Vec<i64> = playgrounds.iter().map(|p| p.id).collect();
     assert_eq!(owners.iter().map(|(id, _)| *id).collect::<Vec<_>>(), ids, "one lease row per Playground");
     assert!(owners.iter().all(|(_, owner)| owner == "A" || owner == "B"), "{owners:?}");
@@ -278,12 +213,12 @@ async fn two_replicas_share_the_playgrounds_and_one_takes_over_when_the_other_is
     .await;
     let repaired = killed.elapsed();
     eventually(LEASE + 3 * RESYNC + MARGIN, "B has claimed every Playground", || async {
-        lease_owners(&database_url).await.iter().all(|(_, owner)| owner == "B")
+        lease_owners(database_url).await.iter().all(|(_, owner)| owner == "B")
     })
     .await;
     eprintln!("drift repaired {repaired:?} and every lease held by B {:?} after A was killed", killed.elapsed());
     eventually(MARGIN, "every Playground running again", || async {
-        client.playgrounds(&b.base).await.iter().all(|p| p["status"] == "running")
+        listed(&b).await.iter().all(|p| p["status"] == "running")
     })
     .await;
     assert_hosts(&hosts, &playgrounds, &room_host, "after A was killed");

@@ -10,68 +10,14 @@
 
 mod support;
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
 use support::docker::{ensure_busybox_image, project_containers};
+use support::serve::{Play, Server};
 use support::sshd::Sshd;
 
 const COMPOSE: &str = "services:\n  app:\n    image: play-test/busybox:1\n    command: [\"sleep\", \"3600\"]\n";
-
-/// `play serve`, killed when dropped so a failing assertion leaves no
-/// process behind.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve(data_dir: &Path, database_url: &str, port: u16, settings: &[&str]) -> Server {
-    let child = Command::new(env!("CARGO_BIN_EXE_play"))
-        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-        .args(settings)
-        .env("PLAY_DATA_DIR", data_dir)
-        .env("PLAY_DATABASE_URL", database_url)
-        .env("PLAY_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start play serve");
-    Server(child)
-}
-
-struct Api {
-    base: String,
-    token: String,
-    client: reqwest::Client,
-}
-
-impl Api {
-    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
-        let mut request = self.client.request(method, format!("{}{path}", self.base)).bearer_auth(&self.token);
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let response = request.send().await.unwrap();
-        let status = response.status().as_u16();
-        (status, response.json().await.unwrap_or(Value::Null))
-    }
-
-    async fn post(&self, path: &str, body: Value) -> Value {
-        let (status, body) = self.call(reqwest::Method::POST, path, Some(body)).await;
-        assert_eq!(status, 201, "POST {path}: {body}");
-        body
-    }
-
-    async fn metrics(&self) -> String {
-        self.client.get(format!("{}/metrics", self.base)).send().await.unwrap().text().await.unwrap()
-    }
-}
 
 /// Waits up to `limit` for `ok`, polling.
 async fn eventually(what: &str, limit: Duration, mut ok: impl AsyncFnMut() -> bool) -> Duration {
@@ -88,81 +34,40 @@ fn running(container: &str) -> bool {
     out.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "true")
 }
 
-/// Removes everything of the installation (and the test's own objects).
-struct Cleanup(String);
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        support::docker::remove_labelled(&self.0);
-    }
-}
-
-/// A running `play serve` with `settings`, its API and store.
+/// A running `play serve` with `settings`.
 struct Served {
-    api: Api,
-    store: play_core::store::Store,
-    installation: String,
-    child: Server,
-    _data: tempfile::TempDir,
-    _sqlite_dir: Option<tempfile::TempDir>,
-    _cleanup: Cleanup,
+    server: Server,
+    play: Play,
 }
 
 async fn start(settings: &[&str]) -> Served {
     ensure_busybox_image();
-    let data = tempfile::tempdir().unwrap();
-    let (database_url, sqlite_dir) = play_core::testing::fresh_database_url().await;
-    let port = support::free_port();
-    let child = serve(data.path(), &database_url, port, settings);
-    let client = reqwest::Client::new();
-    let base = format!("http://127.0.0.1:{port}");
-    eventually("play serve healthy", Duration::from_secs(30), async || {
-        client.get(format!("{base}/healthz")).send().await.is_ok_and(|r| r.status().is_success())
-    })
-    .await;
-    let token = std::fs::read_to_string(data.path().join("admin.token")).unwrap().trim().to_owned();
-    let store = play_core::store::Store::connect(&database_url).await.unwrap();
-    let installation = store.installation().await.unwrap();
-    let cleanup = Cleanup(format!("dev.play.installation={installation}"));
-    Served {
-        api: Api { base, token, client },
-        store,
-        installation,
-        child,
-        _data: data,
-        _sqlite_dir: sqlite_dir,
-        _cleanup: cleanup,
-    }
+    let play = Play::new().await.serve_args(settings);
+    Served { server: play.serve().await, play }
 }
 
 impl Served {
     /// A Playroom on `sshd`, a Playspec and a Playground: (id, project).
     async fn playground(&self, sshd: &Sshd) -> (i64, String) {
-        let api = &self.api;
-        let room = api.post("/api/playrooms", sshd.playroom_body("box")).await;
-        let spec = api.post("/api/playspecs", json!({"playspec": {"name": "app", "base_compose_yaml": COMPOSE}})).await;
-        let pg = api
-            .post(
-                "/api/playgrounds",
-                json!({"playground": {"name": "app", "playspec_id": spec["id"], "playroom_id": room["id"]}}),
-            )
-            .await;
+        let pg = self.server.playground(sshd.playroom_body("box"), "app", COMPOSE).await;
         (pg["id"].as_i64().unwrap(), pg["compose_project"].as_str().unwrap().to_owned())
     }
 
     async fn wait_running(&self, id: i64) {
         eventually("the Playground running", Duration::from_secs(60), async || {
-            self.api.call(reqwest::Method::GET, &format!("/api/playgrounds/{id}"), None).await.1["status"] == "running"
+            self.server.get(&format!("/api/playgrounds/{id}")).await.1["status"] == "running"
         })
         .await;
     }
 
+    async fn metrics(&self) -> String {
+        reqwest::get(format!("{}/metrics", self.server.base)).await.unwrap().text().await.unwrap()
+    }
+
     /// SIGTERM, and a clean exit.
-    async fn stop(self) {
-        self.store.close().await;
-        assert!(Command::new("kill").args(["-TERM", &self.child.0.id().to_string()]).status().unwrap().success());
-        let mut child = self.child;
-        assert!(child.0.wait().unwrap().success(), "a clean stop after SIGTERM");
+    async fn stop(mut self) {
+        self.server.terminate();
+        assert!(self.server.wait_exit(Duration::from_secs(60)).await.success(), "a clean stop after SIGTERM");
     }
 }
 
@@ -187,7 +92,7 @@ async fn a_container_killed_in_a_fresh_playrooms_first_seconds_is_repaired_at_on
     // Through one event stream that stayed open (a stream failing and
     // reconnecting would also wake the Playground, and hide a broken
     // subscription).
-    let metrics = served.api.metrics().await;
+    let metrics = served.metrics().await;
     let streams: Vec<&str> = metrics
         .lines()
         .filter(|l| l.starts_with("play_remote_calls_total{") && l.contains("operation=\"docker GET events\""))
@@ -201,12 +106,13 @@ async fn a_container_killed_in_a_fresh_playrooms_first_seconds_is_repaired_at_on
 async fn play_serve_follows_docker_events_and_sweeps_orphans() {
     let served = start(&["--resync-interval", "1h", "--sweep-interval", "2s"]).await;
     let sshd = Sshd::start();
-    let (api, installation) = (&served.api, served.installation.clone());
+    let installation = served.play.installation().to_owned();
     let (id, project) = served.playground(&sshd).await;
     served.wait_running(id).await;
     // The Playground's first pass asked for its Playroom to be watched.
     eventually("a Docker event stream open on the Playroom", Duration::from_secs(30), async || {
-        api.metrics()
+        served
+            .metrics()
             .await
             .lines()
             .any(|l| l.contains("operation=\"docker GET events\"") && l.contains("outcome=\"ok\""))

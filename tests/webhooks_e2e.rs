@@ -12,8 +12,6 @@
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use play_core::secrets::{MasterKey, SecretBox};
@@ -23,8 +21,9 @@ use play_core::store::webhooks::{self, Endpoint};
 use play_core::store::{Store, accounts, events};
 use play_core::webhook::{Changes, DeliveryStatus, UrlPolicy};
 use play_reconcilers::webhooks::{Dispatcher, WebhooksConfig};
+use support::serve::Play;
 use support::webhooks::{Mode, Receiver, verify};
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 const SECRET: &str = "0123456789abcdef0123456789abcdef-test-secret";
 
@@ -33,13 +32,8 @@ struct Setup {
     store: Store,
     secrets: SecretBox,
     account: i64,
-    shutdown: CancellationToken,
-}
-
-impl Drop for Setup {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-    }
+    /// Stops the dispatcher when the set-up is dropped.
+    _dispatcher: DropGuard,
 }
 
 fn policy() -> UrlPolicy {
@@ -63,7 +57,7 @@ async fn setup(config: WebhooksConfig) -> Setup {
     let shutdown = CancellationToken::new();
     let dispatcher = Dispatcher::new(store.clone(), secrets.clone(), policy(), config, "test").unwrap();
     tokio::spawn(dispatcher.run(shutdown.clone()));
-    Setup { _store: test_store, store, secrets, account: account.id, shutdown }
+    Setup { _store: test_store, store, secrets, account: account.id, _dispatcher: shutdown.drop_guard() }
 }
 
 impl Setup {
@@ -334,38 +328,19 @@ async fn an_endpoint_on_a_non_allowlisted_address_is_refused_at_send_time() {
     assert!(target.hits().is_empty(), "127.0.0.2 was reached");
 }
 
-/// `play serve`, killed when dropped.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve(data_dir: &Path) -> Server {
-    let port = support::free_port();
-    let child = Command::new(env!("CARGO_BIN_EXE_play"))
-        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-        .args(["--webhook-allow-http", "--webhook-allowlist", "127.0.0.1", "--webhook-poll-interval", "50ms"])
-        .env("PLAY_DATA_DIR", data_dir)
-        .env("PLAY_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start play serve");
-    Server(child)
-}
-
 #[tokio::test]
 async fn play_serve_killed_mid_fan_out_delivers_every_event_at_least_once() {
     const N: i64 = 2000;
-    let dir = tempfile::tempdir().unwrap();
-    let status = Command::new(env!("CARGO_BIN_EXE_play")).arg("migrate").env("PLAY_DATA_DIR", dir.path()).status();
-    assert!(status.unwrap().success());
-    let store = Store::connect(&format!("sqlite://{}", dir.path().join("play.db").display())).await.unwrap();
-    let (key, _) = MasterKey::load_or_create(&dir.path().join("master.key")).unwrap();
+    let play = Play::with_database_in_data_dir().serve_args(&[
+        "--webhook-allow-http",
+        "--webhook-allowlist",
+        "127.0.0.1",
+        "--webhook-poll-interval",
+        "50ms",
+    ]);
+    assert!(play.run(&["migrate"]).status.success());
+    let store = Store::connect(play.database_url()).await.unwrap();
+    let (key, _) = MasterKey::load_or_create(&play.path("master.key")).unwrap();
     let secrets = key.secret_box();
     let (account, _) = accounts::ensure_account(&store, accounts::DEFAULT_ACCOUNT).await.unwrap();
     let r = Receiver::start("127.0.0.1", Mode::Status(200)).await;
@@ -382,7 +357,7 @@ async fn play_serve_killed_mid_fan_out_delivers_every_event_at_least_once() {
     }
     tx.commit().await.unwrap();
 
-    let server = serve(dir.path());
+    let server = play.spawn();
     // Killed as soon as the first fan-out batch is committed: the kill
     // lands mid-fan-out whatever the speed of the machine (waiting for a
     // number of deliveries instead raced the fan-out's remaining batches).
@@ -397,7 +372,7 @@ async fn play_serve_killed_mid_fan_out_delivers_every_event_at_least_once() {
     println!("killed after {at_kill} deliveries, {undispatched} events not yet fanned out");
     assert!(undispatched > 0, "the kill should land mid-fan-out");
 
-    let _server = serve(dir.path());
+    let _server = play.spawn();
     let started = Instant::now();
     loop {
         let seen: BTreeSet<i64> = r.hits().iter().map(|h| h.json()["entity_id"].as_i64().unwrap()).collect();

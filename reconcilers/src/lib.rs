@@ -6,6 +6,7 @@ pub mod docker;
 pub mod edge;
 pub mod error;
 pub mod host;
+pub mod loops;
 pub mod playground;
 pub mod playroom;
 pub mod playzone;

@@ -111,7 +111,7 @@ fn copy_into(root: &Path, file: &Path) {
     fs::copy(file, &target).unwrap_or_else(|e| panic!("copy {}: {e}", file.display()));
 }
 
-/// Removes every container, network and image carrying `label` (a `key` or
+/// Removes every container, network, volume and image carrying `label` (a `key` or
 /// `key=value` filter), so a failed test leaves nothing behind.
 pub fn remove_labelled(label: &str) {
     let filter = format!("label={label}");
@@ -127,6 +127,10 @@ pub fn remove_labelled(label: &str) {
     let networks = ids(&["network", "ls", "-q", "--filter", &filter]);
     if !networks.is_empty() {
         let _ = Command::new("docker").args(["network", "rm"]).args(&networks).output();
+    }
+    let volumes = ids(&["volume", "ls", "-q", "--filter", &filter]);
+    if !volumes.is_empty() {
+        let _ = Command::new("docker").args(["volume", "rm", "-f"]).args(&volumes).output();
     }
     let images = ids(&["image", "ls", "-q", "--filter", &filter]);
     if !images.is_empty() {

@@ -1,6 +1,8 @@
 //! The shared end-to-end harness: a real sshd on loopback, the machine's
 //! Docker engine, locally built test images and a local registry. Every e2e
-//! test file includes it with `mod support;`.
+//! test file includes it with `mod support;`. The real binary runs as a
+//! server only through [`serve`]; a Playground world wired in-process is
+//! [`world::World`].
 //!
 //! Nothing here is skipped silently: a missing `sshd`, `docker`,
 //! `docker-registry` or `htpasswd` fails the test with the package to install
@@ -10,6 +12,7 @@
 #![allow(dead_code, reason = "each test binary uses a different part of the shared harness")]
 #![allow(clippy::expect_used, reason = "test harness: a panic with the reason is the failure report")]
 
+pub mod app;
 pub mod caddy;
 pub mod docker;
 pub mod host_view;
@@ -17,6 +20,7 @@ pub mod pebble;
 pub mod playzones;
 pub mod registry;
 pub mod scenarios;
+pub mod serve;
 pub mod simhost;
 pub mod sshd;
 pub mod webhooks;

@@ -22,6 +22,20 @@ use super::host_view::Seen;
 use super::wait_until;
 use super::world::{Running, World};
 
+/// `scenario_test!(name, scenario, start)`: a test `name` that runs the
+/// body `scenarios::<scenario>` on a world from `start` (`World::start` or
+/// `World::start_simulated`), for a host with nothing of its own to check
+/// afterwards.
+#[macro_export]
+macro_rules! scenario_test {
+    ($name:ident, $scenario:ident, $start:path) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            $crate::support::scenarios::$scenario(&$start().await).await;
+        }
+    };
+}
+
 /// Three services: `web` waits for `db` to be healthy; `db` keeps its data
 /// in a named volume; `worker` stands alone. A short stop grace period, as
 /// their processes (PID 1) ignore SIGTERM.

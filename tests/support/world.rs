@@ -6,7 +6,8 @@
 //! Each `World` has its own store, hence its own installation id; every
 //! Docker object play makes for it carries `dev.play.installation=<that id>`,
 //! and dropping the `World` removes exactly those objects (containers,
-//! networks, volumes), never another test's or another installation's.
+//! networks, volumes, images), never another test's or another
+//! installation's.
 
 use std::process::Command;
 use std::sync::Arc;
@@ -20,11 +21,13 @@ use play_core::edge::settings::EdgeChanges;
 use play_core::metrics::Metrics;
 use play_core::store::events::{self, Actor};
 use play_core::store::playrooms::{self, PlayroomFields};
-use play_core::wake::{ChannelWaker, Kind};
-use play_reconcilers::edge::{EdgeConfig, EdgeReconciler};
+use play_core::wake::ChannelWaker;
+use play_reconcilers::edge::EdgeConfig;
 use play_reconcilers::host::{DockerHostGateway, HostConfig};
-use play_reconcilers::playground::{PlaygroundConfig, PlaygroundReconciler};
-use play_reconcilers::runtime::{Backoff, Config, Handle, Runtime};
+use play_reconcilers::loops::Shared;
+use play_reconcilers::playground::PlaygroundConfig;
+use play_reconcilers::playzone::SyncConfig;
+use play_reconcilers::runtime::{Backoff, Config, Handle, Reconciler, Runtime};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -56,6 +59,14 @@ pub struct Running {
 }
 
 impl Running {
+    /// Runs `runtime` on a task of its own.
+    fn start<R: Reconciler>(runtime: Runtime<R>) -> Running {
+        let handle = runtime.handle();
+        let shutdown = CancellationToken::new();
+        let task = Some(tokio::spawn(runtime.run(shutdown.clone())));
+        Running { handle, shutdown, task }
+    }
+
     /// Kills the runtime as a crash would: aborted wherever it is, its
     /// shutdown never signalled, so the leases it holds stay until they
     /// expire.
@@ -178,6 +189,23 @@ impl World {
         r.body
     }
 
+    /// A Playground `name` on `playspec` and the Playground reconciler
+    /// started as `replica` (resync every `resync_every`), woken for it:
+    /// (its id, its Compose project, the running runtime).
+    pub async fn run_playground(
+        &self,
+        name: &str,
+        playspec: i64,
+        replica: &str,
+        resync_every: Duration,
+    ) -> (i64, String, Running) {
+        let pg = self.playground(name, playspec, json!({})).await;
+        let id = pg["id"].as_i64().expect("playground id");
+        let running = self.runtime(replica, resync_every);
+        running.handle.wake(id);
+        (id, pg["compose_project"].as_str().expect("compose project").to_owned(), running)
+    }
+
     /// Starts the Playground reconciler under a runtime as `replica`.
     pub fn runtime(&self, replica: &str, resync_every: Duration) -> Running {
         self.runtime_with(replica, resync_every, playground_config())
@@ -185,21 +213,9 @@ impl World {
 
     /// [`World::runtime`] with the Playground reconciler's own settings.
     pub fn runtime_with(&self, replica: &str, resync_every: Duration, playground: PlaygroundConfig) -> Running {
-        let store = self.app.store().clone();
-        let reconciler = PlaygroundReconciler::new(store.clone(), self.app.state.secrets.clone(), self.gateway.clone())
-            .with_config(playground);
-        let runtime =
-            Runtime::new(reconciler, store, Arc::new(Metrics::new())).with_replica_id(replica).with_config(Config {
-                resync_every,
-                lease_duration: Duration::from_secs(3),
-                lease_busy_retry: Duration::from_millis(500),
-                backoff: Backoff { initial: Duration::from_millis(200), max: Duration::from_secs(2) },
-                ..Config::default()
-            });
-        let handle = runtime.handle();
-        let shutdown = CancellationToken::new();
-        let task = tokio::spawn(runtime.run(shutdown.clone()));
-        Running { handle, shutdown, task: Some(task) }
+        let shared = shared(&self.app, &self.gateway);
+        let config = runtime_config(resync_every, Duration::from_secs(3));
+        Running::start(shared.runtime(shared.playgrounds(playground), config, replica))
     }
 
     /// Starts the Playground reconciler and the Playzone sync loop, both
@@ -219,31 +235,11 @@ impl World {
         repositories: Arc<dyn play_core::repository::RepositoryGateway>,
         playground: PlaygroundConfig,
     ) -> (Running, Running) {
-        let store = self.app.store().clone();
-        let secrets = self.app.state.secrets.clone();
-        let config = Config {
-            resync_every: Duration::from_secs(5),
-            lease_duration: Duration::from_secs(10),
-            lease_busy_retry: Duration::from_millis(500),
-            backoff: Backoff { initial: Duration::from_millis(200), max: Duration::from_secs(2) },
-            ..Config::default()
-        };
-        let playgrounds = PlaygroundReconciler::new(store.clone(), secrets.clone(), self.gateway.clone())
-            .with_config(playground)
-            .with_repositories(repositories.clone());
-        let playgrounds = Runtime::new(playgrounds, store.clone(), Arc::new(Metrics::new()))
-            .with_replica_id("local")
-            .with_config(config.clone());
-        let sync = play_reconcilers::playzone::PlayzoneSync::new(store.clone(), secrets, repositories);
-        let sync = Runtime::new(sync, store, Arc::new(Metrics::new())).with_replica_id("local").with_config(config);
-        let start = |handle: Handle, run: std::pin::Pin<Box<dyn Future<Output = ()> + Send>>, shutdown| Running {
-            handle,
-            shutdown,
-            task: Some(tokio::spawn(run)),
-        };
-        let (a, b) = (CancellationToken::new(), CancellationToken::new());
-        let (ha, hb) = (playgrounds.handle(), sync.handle());
-        (start(ha, Box::pin(playgrounds.run(a.clone())), a), start(hb, Box::pin(sync.run(b.clone())), b))
+        let shared = Shared { repositories, ..shared(&self.app, &self.gateway) };
+        let config = runtime_config(Duration::from_secs(5), Duration::from_secs(10));
+        let playgrounds = shared.runtime(shared.playgrounds(playground), config.clone(), "local");
+        let sync = shared.runtime(shared.playzone_sync(SyncConfig::default()), config, "local");
+        (Running::start(playgrounds), Running::start(sync))
     }
 
     /// Starts the Playground reconciler and the edge reconciler (with
@@ -256,36 +252,11 @@ impl World {
     /// [`World::runtimes_with_edge`] with the Playground reconciler's own
     /// settings (a short drain, say).
     pub fn runtimes_with_edge_and(&self, edge: EdgeConfig, playground: PlaygroundConfig) -> (Running, Running) {
-        let store = self.app.store().clone();
-        let waker = ChannelWaker::new();
-        let config = Config {
-            resync_every: Duration::from_secs(5),
-            lease_duration: Duration::from_secs(3),
-            lease_busy_retry: Duration::from_millis(500),
-            backoff: Backoff { initial: Duration::from_millis(200), max: Duration::from_secs(2) },
-            ..Config::default()
-        };
-        let playgrounds =
-            PlaygroundReconciler::new(store.clone(), self.app.state.secrets.clone(), self.gateway.clone())
-                .with_config(playground)
-                .waking_edge(Arc::new(waker.clone()));
-        let playgrounds = Runtime::new(playgrounds, store.clone(), Arc::new(Metrics::new()))
-            .with_replica_id("local")
-            .with_config(config.clone());
-        let edges =
-            EdgeReconciler::new(store.clone(), self.app.state.secrets.clone(), self.gateway.clone()).with_config(edge);
-        let edges = Runtime::new(edges, store, Arc::new(Metrics::new()))
-            .with_replica_id("local")
-            .with_config(config)
-            .wake_from(waker.subscribe(Kind::Edge));
-        let start = |handle: Handle, run: std::pin::Pin<Box<dyn Future<Output = ()> + Send>>, shutdown| Running {
-            handle,
-            shutdown,
-            task: Some(tokio::spawn(run)),
-        };
-        let (a, b) = (CancellationToken::new(), CancellationToken::new());
-        let (ha, hb) = (playgrounds.handle(), edges.handle());
-        (start(ha, Box::pin(playgrounds.run(a.clone())), a), start(hb, Box::pin(edges.run(b.clone())), b))
+        let shared = shared(&self.app, &self.gateway);
+        let config = runtime_config(Duration::from_secs(5), Duration::from_secs(3));
+        let playgrounds = shared.runtime(shared.playgrounds(playground), config.clone(), "local");
+        let edges = shared.runtime(shared.edges(edge), config, "local");
+        (Running::start(playgrounds), Running::start(edges))
     }
 
     /// Sets the Playroom's edge settings (as an operator's update would).
@@ -430,23 +401,9 @@ impl World {
     /// Removes what play made for this world on the machine's engine (a
     /// simulated engine goes with the world).
     fn remove_host_objects(&self) {
-        if matches!(self.host, Host::Simulated(_)) {
-            return;
+        if !matches!(self.host, Host::Simulated(_)) {
+            super::docker::remove_labelled(&format!("dev.play.installation={}", self.installation));
         }
-        let filter = self.installation_filter();
-        let ids = |args: &[&str]| -> Vec<String> {
-            let out = Command::new("docker").args(args).arg("--filter").arg(&filter).output();
-            out.map(|o| String::from_utf8_lossy(&o.stdout).split_whitespace().map(str::to_owned).collect())
-                .unwrap_or_default()
-        };
-        let remove = |what: &[&str], ids: Vec<String>| {
-            if !ids.is_empty() {
-                let _ = Command::new("docker").args(what).args(&ids).output();
-            }
-        };
-        remove(&["rm", "-f"], ids(&["ps", "-aq"]));
-        remove(&["network", "rm"], ids(&["network", "ls", "-q"]));
-        remove(&["volume", "rm", "-f"], ids(&["volume", "ls", "-q"]));
     }
 }
 
@@ -465,6 +422,33 @@ pub fn playground_config() -> PlaygroundConfig {
         poll_interval: Duration::from_millis(500),
         registry_policy: play_core::webhook::UrlPolicy { allowlist, ..Default::default() },
         ..Default::default()
+    }
+}
+
+/// What the loops share, as `play serve` builds it, over `app`'s store and
+/// secrets and `gateway`; with a waker of its own (only the loops started
+/// from it wake each other) and no repositories.
+pub fn shared(app: &TestApp, gateway: &DockerHostGateway) -> Shared {
+    Shared {
+        store: app.store().clone(),
+        secrets: app.state.secrets.clone(),
+        gateway: gateway.clone(),
+        metrics: Arc::new(Metrics::new()),
+        waker: ChannelWaker::new(),
+        webhook_urls: play_core::webhook::UrlPolicy::default(),
+        repositories: Arc::new(play_core::repository::NoRepositories),
+    }
+}
+
+/// The runtime settings of the tests: resync every `resync_every`, leases
+/// of `lease_duration`, quick retries.
+fn runtime_config(resync_every: Duration, lease_duration: Duration) -> Config {
+    Config {
+        resync_every,
+        lease_duration,
+        lease_busy_retry: Duration::from_millis(500),
+        backoff: Backoff { initial: Duration::from_millis(200), max: Duration::from_secs(2) },
+        ..Config::default()
     }
 }
 

@@ -1,0 +1,184 @@
+//! The reconcile loops a `play` process runs, listed once: [`start_all`]
+//! is what `play serve` starts, and the end-to-end harness builds its
+//! loops with the same [`Shared`] constructors, so a loop wired one way in
+//! production cannot be wired another way in the tests.
+//!
+//! Each keyed reconciler runs under its own [`Runtime`], woken by the API
+//! through the shared waker for the reconciler's `KIND`
+//! (`play_core::wake::Kind`), by its own timers, by a periodic resync, and
+//! by whatever extra triggers its registration adds (the Playground
+//! runtime: the Playrooms' Docker events).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use play_core::metrics::Metrics;
+use play_core::repository::RepositoryGateway;
+use play_core::secrets::SecretBox;
+use play_core::store::Store;
+use play_core::wake::{ChannelWaker, Kind};
+use play_core::webhook::UrlPolicy;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::edge::{EdgeConfig, EdgeReconciler};
+use crate::host::DockerHostGateway;
+use crate::playground::{PlaygroundConfig, PlaygroundReconciler};
+use crate::playroom::events::{EventsConfig, PlaygroundEvents};
+use crate::playroom::sweep::{PlayroomSweep, SweepConfig};
+use crate::playzone::{PlayzoneSync, SyncConfig};
+use crate::runtime::{Config, Reconciler, Runtime};
+use crate::webhooks::{Dispatcher, WebhooksConfig};
+
+/// Everything a reconciler may need, built once per process.
+#[derive(Clone)]
+pub struct Shared {
+    pub store: Store,
+    pub secrets: SecretBox,
+    pub gateway: DockerHostGateway,
+    pub metrics: Arc<Metrics>,
+    /// The API wakes the loops through it, and the Playground reconciler
+    /// wakes the edge.
+    pub waker: ChannelWaker,
+    /// Where webhooks may be sent: the policy the API checks endpoint
+    /// URLs with, so the two never disagree.
+    pub webhook_urls: UrlPolicy,
+    /// Access to Playzones' repositories (the sync loop, builds).
+    pub repositories: Arc<dyn RepositoryGateway>,
+}
+
+/// The loops' settings.
+#[derive(Clone, Debug)]
+pub struct Loops {
+    /// The runtime settings every reconciler shares.
+    pub runtime: Config,
+    /// How often each Playroom is swept: the sweep runtime's resync period.
+    pub sweep_interval: Duration,
+    /// How often the list of Playrooms whose Docker events are followed is
+    /// refreshed (passes also ask for their Playroom at once).
+    pub events_refresh: Duration,
+    /// The edge reconciler's installation-wide settings.
+    pub edge: EdgeConfig,
+    /// The Playground reconciler's settings.
+    pub playground: PlaygroundConfig,
+    /// The webhook dispatcher's settings.
+    pub webhooks: WebhooksConfig,
+    /// The Playzone sync loop's settings.
+    pub playzone_sync: SyncConfig,
+}
+
+/// The handles without the metrics registry (which has no `Debug`).
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("store", &self.store)
+            .field("gateway", &self.gateway)
+            .field("waker", &self.waker)
+            .field("webhook_urls", &self.webhook_urls)
+            .field("repositories", &self.repositories)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Shared {
+    /// The Playground reconciler: builds read repositories through
+    /// [`Shared::repositories`], and a pass that changes what the edge
+    /// routes wakes the edge through [`Shared::waker`].
+    pub fn playgrounds(&self, config: PlaygroundConfig) -> PlaygroundReconciler {
+        PlaygroundReconciler::new(self.store.clone(), self.secrets.clone(), self.gateway.clone())
+            .with_config(config)
+            .with_repositories(self.repositories.clone())
+            .waking_edge(Arc::new(self.waker.clone()))
+    }
+
+    /// The edge reconciler of every Playroom.
+    pub fn edges(&self, config: EdgeConfig) -> EdgeReconciler {
+        EdgeReconciler::new(self.store.clone(), self.secrets.clone(), self.gateway.clone()).with_config(config)
+    }
+
+    /// The Playzone sync loop.
+    pub fn playzone_sync(&self, config: SyncConfig) -> PlayzoneSync {
+        PlayzoneSync::new(self.store.clone(), self.secrets.clone(), self.repositories.clone()).with_config(config)
+    }
+
+    /// `reconciler` under `config` as `replica`, woken through
+    /// [`Shared::waker`] for its `KIND`.
+    pub fn runtime<R: Reconciler>(&self, reconciler: R, config: Config, replica: &str) -> Runtime<R> {
+        Runtime::new(reconciler, self.store.clone(), self.metrics.clone())
+            .with_config(config)
+            .with_replica_id(replica)
+            .wake_from(self.waker.subscribe(R::KIND))
+    }
+}
+
+/// Where the loops run: the replica they claim leases as, the token that
+/// stops them, the tracker the process waits on at shutdown.
+struct Spawner<'a> {
+    shared: &'a Shared,
+    replica: &'a str,
+    shutdown: &'a CancellationToken,
+    tasks: &'a TaskTracker,
+}
+
+impl Spawner<'_> {
+    /// Runs `reconciler` under `config`, woken by the API and by whatever
+    /// `extra` adds (`Runtime::trigger`).
+    fn spawn<R: Reconciler>(&self, reconciler: R, config: Config, extra: impl FnOnce(Runtime<R>) -> Runtime<R>) {
+        let runtime = self.shared.runtime(reconciler, config, self.replica);
+        self.tasks.spawn(extra(runtime).run(self.shutdown.child_token()));
+        tracing::info!(reconciler = R::NAME, kind = R::KIND.as_str(), replica = self.replica, "reconcile loop started");
+    }
+}
+
+/// Starts every reconciler and what feeds them, as `replica`, until
+/// `shutdown`; their tasks go to `tasks`. Add new loops here.
+///
+/// # Errors
+/// When the webhook dispatcher cannot be built (its HTTP client).
+pub fn start_all(
+    shared: &Shared,
+    loops: &Loops,
+    replica: &str,
+    shutdown: &CancellationToken,
+    tasks: &TaskTracker,
+) -> crate::Result<()> {
+    let spawner = Spawner { shared, replica, shutdown, tasks };
+    let s = shared;
+
+    // Playgrounds, also woken by their Playrooms' Docker events.
+    // Each pass asks for its Playroom to be watched, so a new Playroom's
+    // events are followed from its first pass, not a refresh later.
+    let events = PlaygroundEvents::new(s.store.clone(), s.secrets.clone(), s.gateway.clone())
+        .with_config(EventsConfig { refresh: loops.events_refresh, ..EventsConfig::default() });
+    let (playground_events, watch, watchers) = events.start(shutdown.child_token());
+    tasks.spawn(watchers);
+    spawner.spawn(s.playgrounds(loops.playground.clone()).with_watch(watch), loops.runtime.clone(), |runtime| {
+        runtime.trigger(playground_events)
+    });
+
+    // The sweep visits every Playroom once per sweep interval: its resync.
+    spawner.spawn(
+        PlayroomSweep::new(s.store.clone(), s.secrets.clone(), s.gateway.clone())
+            .with_config(SweepConfig { interval: loops.sweep_interval }),
+        Config { resync_every: loops.sweep_interval, ..loops.runtime.clone() },
+        |runtime| runtime,
+    );
+
+    // The edge of every Playroom: woken by the API and the Playground
+    // reconciler, and it asks to look again every check interval.
+    spawner.spawn(s.edges(loops.edge.clone()), loops.runtime.clone(), |runtime| runtime);
+
+    // Playzones: synced when the API asks and on their own schedule (each
+    // pass says when the next is due; the resync only catches missed
+    // wakes, and a pass that is not due returns at once).
+    spawner.spawn(s.playzone_sync(loops.playzone_sync.clone()), loops.runtime.clone(), |runtime| runtime);
+
+    // Webhook deliveries: not a keyed reconciler but a loop over the
+    // outbox and the due deliveries (crate::webhooks).
+    let dispatcher =
+        Dispatcher::new(s.store.clone(), s.secrets.clone(), s.webhook_urls.clone(), loops.webhooks.clone(), replica)?
+            .with_wakes(s.waker.subscribe(Kind::Webhooks));
+    tasks.spawn(dispatcher.run(shutdown.child_token()));
+    tracing::info!(replica, "webhook dispatcher started");
+    Ok(())
+}
