@@ -2,12 +2,17 @@
 //! environment variable. Defaults are read from the configuration type
 //! that owns each setting (`ApiConfig`, `HostConfig`, the runtime's
 //! `Config`, ...), never written again here.
+//!
+//! This module only describes the command line: it imports no module that
+//! runs a command (that is `dispatch`, which reads these types), so the
+//! modules that take their settings from here never import themselves
+//! back through it.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 use play_api::ApiConfig;
+use play_cli::duration::HumanDuration;
 use play_reconcilers::edge::EdgeConfig;
 use play_reconcilers::host::HostConfig;
 use play_reconcilers::playground::PlaygroundConfig;
@@ -17,17 +22,13 @@ use play_reconcilers::playzone::SyncConfig;
 use play_reconcilers::runtime::Config as RuntimeConfig;
 use play_reconcilers::webhooks::WebhooksConfig;
 
-use crate::duration::HumanDuration;
-
-use crate::{admin, cli, config, logging, serve};
-
 #[derive(Debug, Parser)]
 #[command(name = "play", version, about = "Self-hosted environments from Docker Compose")]
 pub struct Args {
     #[command(flatten)]
     pub common: Common,
     #[command(flatten)]
-    pub client: cli::ClientOpts,
+    pub client: play_cli::ClientOpts,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -71,9 +72,9 @@ pub enum Command {
     Keys(KeysCommand),
     /// Client commands: they talk to a server over its HTTP API only.
     #[command(flatten)]
-    Client(cli::ClientCommand),
+    Client(play_cli::ClientCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
-    Completions { shell: clap_complete::Shell },
+    Completions { shell: play_cli::Shell },
 }
 
 #[derive(Debug, Clone, ClapArgs)]
@@ -313,60 +314,6 @@ pub enum KeysCommand {
     },
     /// Delete a key by id.
     Delete { id: i64 },
-}
-
-impl Args {
-    /// Parses the command line, runs the command and maps the outcome to an
-    /// exit code. The only place that builds the runtime.
-    pub fn parse_and_run() -> ExitCode {
-        let args = <Args as Parser>::parse();
-        if let Command::Completions { shell } = args.command {
-            let mut command = <Args as clap::CommandFactory>::command();
-            clap_complete::generate(shell, &mut command, "play", &mut std::io::stdout());
-            return ExitCode::SUCCESS;
-        }
-        // Client commands print for people and scripts; the server's logs
-        // would only be noise there.
-        let client = matches!(args.command, Command::Client(_));
-        if !client {
-            logging::init(&args.common.log_filter, args.common.log_format);
-        }
-        let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-            Ok(runtime) => runtime,
-            Err(e) => {
-                eprintln!("play: cannot start the async runtime: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
-        if let Command::Client(command) = args.command {
-            return runtime.block_on(cli::run(args.client, command));
-        }
-        match runtime.block_on(args.run()) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("play: {e:#}");
-                ExitCode::FAILURE
-            }
-        }
-    }
-
-    async fn run(self) -> anyhow::Result<()> {
-        let Args { common, command, client: _ } = self;
-        let settings = config::Settings::resolve(&common)?;
-        match command {
-            Command::Serve(serve_args) => serve::run(settings, *serve_args).await,
-            Command::Migrate => {
-                let store = settings.open_store().await?;
-                store.close().await;
-                eprintln!("migrations applied ({})", store.backend().as_str());
-                Ok(())
-            }
-            Command::Accounts(cmd) => admin::accounts(settings, cmd).await,
-            Command::Keys(cmd) => admin::keys(settings, cmd).await,
-            // Handled before the runtime starts (`parse_and_run`).
-            Command::Client(_) | Command::Completions { .. } => Ok(()),
-        }
-    }
 }
 
 #[cfg(test)]

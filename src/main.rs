@@ -3,9 +3,8 @@
 mod admin;
 mod args;
 mod bootstrap;
-mod cli;
 mod config;
-mod duration;
+mod dispatch;
 mod logging;
 mod reconcile;
 mod repositories;

@@ -8,7 +8,15 @@
 //!   the reconcilers use the `RepositoryGateway` seam;
 //! - play-git depends on none of bollard, russh, play-api,
 //!   play-reconcilers (axum only through its `testing` feature, which the
-//!   resolved graph cannot tell apart: the workspace's tests enable it).
+//!   resolved graph cannot tell apart: the workspace's tests enable it);
+//! - play-cli, the command-line client, talks to a server over HTTP only:
+//!   it depends on no server crate (play-api, play-reconcilers, play-core,
+//!   play-git, play-outbound), nor on sqlx, axum, bollard, russh or git2;
+//! - play-states (the words the CLI shares with core) depends on nothing
+//!   of play's, nor on sqlx;
+//! - play-outbound, the one outbound HTTP client, is reached by play-git
+//!   and play-reconcilers, and depends on none of axum, bollard, russh,
+//!   play-api, play-reconcilers, play-git.
 
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
@@ -59,6 +67,21 @@ fn assert_none_of(meta: &Value, krate: &str, forbidden: &[&str]) {
     assert!(found.is_empty(), "{krate} must not depend on {found:?}");
 }
 
+/// What the command-line client must not reach: the server's crates and
+/// what only a server needs.
+const SERVER: &[&str] = &[
+    "play-api",
+    "play-reconcilers",
+    "play-core",
+    "play-git",
+    "play-outbound",
+    "sqlx",
+    "axum",
+    "bollard",
+    "russh",
+    "git2",
+];
+
 #[test]
 fn crate_dependencies_point_the_allowed_way() {
     let meta = metadata();
@@ -70,9 +93,19 @@ fn crate_dependencies_point_the_allowed_way() {
         &["axum", "bollard", "russh", "play-api", "play-reconcilers", "play-git", "git2"],
     );
     assert_none_of(&meta, "play-git", &["bollard", "russh", "play-api", "play-reconcilers"]);
+    assert_none_of(&meta, "play-cli", SERVER);
+    assert_none_of(&meta, "play-states", SERVER);
+    assert_none_of(
+        &meta,
+        "play-outbound",
+        &["axum", "bollard", "russh", "play-api", "play-reconcilers", "play-git", "git2"],
+    );
+    for user in ["play-git", "play-reconcilers"] {
+        assert!(reachable(&meta, user).contains("play-outbound"), "{user} should send through play-outbound");
+    }
     // The check can fail: the binary does reach all of them.
     let play = reachable(&meta, "play");
-    for name in ["play-api", "play-reconcilers", "play-git", "git2", "bollard", "russh", "axum"] {
+    for name in ["play-api", "play-reconcilers", "play-git", "play-cli", "git2", "bollard", "russh", "axum", "sqlx"] {
         assert!(play.contains(name), "play should reach {name}");
     }
 }

@@ -1,7 +1,8 @@
-//! No import cycles among the files of `core/src` or of `reconcilers/src`:
-//! a store module never reaches back into the domain that uses it, the
-//! domain never into a store module that imports it, `error.rs` imports no
-//! other module of its crate, and so on.
+//! No import cycles among the files of any crate of the workspace (every
+//! member's `src` and the binary's `src`): a store module never reaches
+//! back into the domain that uses it, the domain never into a store module
+//! that imports it, `error.rs` imports no other module of its crate, the
+//! binary's `args.rs` imports none of the modules that read it, and so on.
 //!
 //! What counts as a dependency of a file: every crate-internal path in its
 //! code: `use` lines (`crate::`, `super::`, `self::`, or a child module
@@ -116,6 +117,15 @@ fn paths_in(code: &str) -> Vec<String> {
     paths
 }
 
+/// Whether `rest` (what follows `use `) starts a path: its first segment
+/// is followed by `::`, `;` or ` as`, or it opens a tree. A line of
+/// prose that starts with "use " (inside a string) is not a statement.
+fn starts_a_path(rest: &str) -> bool {
+    let first: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+    let after = &rest[first.len()..];
+    rest.starts_with('{') || (!first.is_empty() && [":", ";", " as "].iter().any(|s| after.starts_with(s)))
+}
+
 /// The offset of the next `use` statement (at the start of a line, maybe
 /// `pub`/`pub(crate)`).
 fn find_use(code: &str) -> Option<usize> {
@@ -127,7 +137,7 @@ fn find_use(code: &str) -> Option<usize> {
             .or_else(|| trimmed.strip_prefix("pub(super) "))
             .or_else(|| trimmed.strip_prefix("pub "))
             .unwrap_or(trimmed);
-        if stripped.starts_with("use ") {
+        if stripped.strip_prefix("use ").is_some_and(starts_a_path) {
             return Some(offset + (line.len() - trimmed.len()));
         }
         offset += line.len();
@@ -291,6 +301,8 @@ fn use_trees_expand_to_paths() {
         ["crate::store::playgrounds", "crate::store::playgrounds::Playground"]
     );
     assert_eq!(expand("crate::time::{self, Timestamp}"), ["crate::time", "crate::time::Timestamp"]);
+    // Prose inside a string that starts a line with "use " is no statement.
+    assert_eq!(paths_in("let m = \"a\n    use the key file\";\nuse crate::a::B;\n"), ["crate::a::B", "crate::a::B"]);
 }
 
 #[test]
@@ -317,20 +329,70 @@ fn the_graph_finds_a_cycle_through_use_lines_and_inline_paths() {
     assert!(cycles(&graph(&fixed)).is_empty());
 }
 
-#[test]
-fn core_has_no_import_cycle() {
-    let edges = graph(&crate_files("core/src"));
-    assert!(edges.len() > 50, "the scan found the files of core/src");
-    assert!(edges["store/playgrounds.rs"].contains("store/events.rs"), "the scan reads use lines");
-    let found = cycles(&edges);
-    assert!(found.is_empty(), "import cycles in core/src:\n{}", describe(&found, &edges));
+/// Every crate's source root: the binary's `src` and each workspace
+/// member's (read from the `members` line of the root `Cargo.toml`, so a
+/// new crate is covered without being named here).
+fn source_roots() -> Vec<String> {
+    let manifest = std::fs::read_to_string(source_tree::workspace().join("Cargo.toml")).unwrap();
+    let line = manifest.lines().find(|l| l.trim_start().starts_with("members")).unwrap();
+    let list = &line[line.find('[').unwrap() + 1..line.rfind(']').unwrap()];
+    let mut roots = vec!["src".to_owned()];
+    roots.extend(
+        list.split(',').map(|m| m.trim().trim_matches('"')).filter(|m| !m.is_empty()).map(|m| format!("{m}/src")),
+    );
+    roots
 }
 
-/// Reported, not failed, until the Playground loop's restructuring.
 #[test]
-fn reconcilers_have_no_import_cycle() {
-    let edges = graph(&crate_files("reconcilers/src"));
-    assert!(edges.len() > 20, "the scan found the files of reconcilers/src");
-    let found = cycles(&edges);
-    assert!(found.is_empty(), "import cycles in reconcilers/src:\n{}", describe(&found, &edges));
+fn every_crate_is_covered() {
+    let roots = source_roots();
+    for root in ["src", "core/src", "api/src", "reconcilers/src", "git/src", "simhost/src", "cli/src"] {
+        assert!(roots.iter().any(|r| r == root), "{root} is not among {roots:?}");
+    }
+}
+
+#[test]
+fn the_scan_reads_the_crates() {
+    let core = graph(&crate_files("core/src"));
+    assert!(core.len() > 50, "the scan found the files of core/src");
+    assert!(core["store/playgrounds.rs"].contains("store/events.rs"), "the scan reads use lines");
+    assert!(graph(&crate_files("reconcilers/src")).len() > 20, "the scan found the files of reconcilers/src");
+    assert!(graph(&crate_files("src"))["dispatch.rs"].contains("args.rs"), "the scan reads the binary");
+}
+
+/// Cycles left for now, each with why: (source root, the files of the
+/// cycle, reason). The test fails when one of them is gone too, so that
+/// it is struck from here.
+const KNOWN: &[(&str, &[&str], &str)] = &[
+    (
+        "api/src",
+        &["apply/prepare.rs", "routes/playspecs.rs"],
+        "issue #28: api/src/routes is being restructured on another branch; `classify` leaves routes/playspecs.rs there",
+    ),
+    (
+        "api/src",
+        &["routes/keys.rs", "schemas.rs"],
+        "issue #28: api/src/routes is being restructured on another branch; MAX_LABEL_LEN leaves routes/keys.rs there",
+    ),
+];
+
+#[test]
+fn no_crate_has_an_import_cycle() {
+    let mut report = Vec::new();
+    for root in source_roots() {
+        let edges = graph(&crate_files(&root));
+        assert!(!edges.is_empty(), "the scan found the files of {root}");
+        let mut found = cycles(&edges);
+        for (known_root, files, _) in KNOWN.iter().filter(|(r, _, _)| *r == root) {
+            let before = found.len();
+            found.retain(|component| component != files);
+            if found.len() == before {
+                report.push(format!("{known_root}: the cycle among {files:?} is gone: strike it from KNOWN"));
+            }
+        }
+        if !found.is_empty() {
+            report.push(format!("import cycles in {root}:\n{}", describe(&found, &edges)));
+        }
+    }
+    assert!(report.is_empty(), "{}", report.join("\n"));
 }

@@ -12,7 +12,7 @@
 
 mod source_tree;
 
-const CRATES: &[&str] = &["core/src", "api/src", "reconcilers/src", "src"];
+const CRATES: &[&str] = &["core/src", "api/src", "reconcilers/src", "cli/src", "src"];
 
 /// Every word a Playground state is stored as.
 const STATE_WORDS: &[&str] = &[

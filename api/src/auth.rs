@@ -24,35 +24,16 @@ use axum::http::{HeaderMap, Method, header};
 use axum::middleware::Next;
 use axum::response::Response;
 use governor::clock::{Clock, DefaultClock};
-use play_core::scopes::{Scope, ScopeSet};
-use play_core::store::events::Actor;
+use play_core::scopes::Scope;
 use play_core::store::keys;
 use play_core::{time, token};
 
 use crate::error::ApiError;
+pub use crate::principal::Principal;
 use crate::route_scopes::{checks_per_object, required_scope};
 use crate::state::AppState;
 
 const INVALID: &str = "missing, invalid or expired credential";
-
-/// Who is calling, after authentication.
-#[derive(Clone, Debug)]
-pub struct Principal {
-    pub account_id: i64,
-    pub user_id: i64,
-    /// The API key used (every credential is a key today).
-    pub key_id: i64,
-    pub scopes: ScopeSet,
-    /// When the key used stops working: keys it creates may not outlive it.
-    pub expires_at: Option<time::Timestamp>,
-}
-
-impl Principal {
-    /// The actor recorded on events this request causes.
-    pub fn actor(&self) -> Actor {
-        Actor::ApiKey(self.key_id)
-    }
-}
 
 /// A credential as presented, before it is checked.
 enum Credential<'a> {

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use play_core::store::{Store, keys};
 use play_core::time::Timestamp;
 
-use crate::auth::Principal;
+use crate::principal::Principal;
 
 /// How long a verified key is trusted without the store.
 pub const TTL: Duration = Duration::from_secs(30);

@@ -17,6 +17,7 @@ pub mod json;
 pub mod key_cache;
 pub mod mcp;
 pub mod openapi;
+pub mod principal;
 pub mod recent;
 pub mod rendered;
 pub mod route_cache;

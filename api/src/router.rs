@@ -103,14 +103,14 @@ pub fn router(state: AppState) -> Router {
     let api = api.route_layer(middleware::from_fn_with_state(state.clone(), auth::authenticate));
     // MCP tools call the same routes in-process, authorised by the same
     // table against the principal `/mcp` authenticated (`mcp` says how).
-    let (in_process, _) = api_routes();
+    let (in_process, in_process_doc) = api_routes();
     let in_process = in_process
         .route_layer(middleware::from_fn(auth::authorize))
         .layer(middleware::from_fn_with_state(state.renders.writes(), recent::count_writes))
         .layer(DefaultBodyLimit::max(state.config.body_limit))
         .with_state(state.clone());
     let mcp = Router::new()
-        .route_service("/mcp", mcp::service(&state, in_process))
+        .route_service("/mcp", mcp::service(&state, in_process, &in_process_doc))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::authenticate_caller));
     let doc = Arc::new(doc);
     let public = Router::new()

@@ -8,7 +8,7 @@
 //! - [`gateway`]: [`GitGateway`] and [`GitConfig`], the public API.
 //! - `transport`: the subtransport registered with libgit2.
 //! - `call`: the per-call context (token, policy, bounds) that reaches it.
-//! - `client`: the HTTP client and its policy-checked resolver.
+//! - `client`: the HTTP client (play-outbound's) and its failures.
 //! - `cache`: the commit cache (bare repositories keyed by URL hash).
 //! - `archive`: files and tar archives out of a cached commit.
 //! - `names`: argument checks done before any network call.

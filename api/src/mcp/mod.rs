@@ -40,6 +40,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value};
 use tower::ServiceExt;
+use utoipa::openapi::OpenApi as OpenApiDoc;
 
 use crate::auth::Principal;
 use crate::error::ApiError;
@@ -54,8 +55,11 @@ it is running. Each tool needs the scope its description names. Failed calls are
 API's error envelope: {\"error\": {\"code\", \"message\", \"details\"}}.";
 
 /// The `/mcp` service: rmcp's Streamable HTTP transport over [`PlayMcp`].
-pub fn service(state: &AppState, api: Router) -> StreamableHttpService<PlayMcp, NeverSessionManager> {
-    let handler = PlayMcp::new(api);
+/// `api` is the in-process router the tools call and `doc` the OpenAPI
+/// document of its routes, which the tools' schemas are taken from (the
+/// router module builds both; this one never reaches back for them).
+pub fn service(state: &AppState, api: Router, doc: &OpenApiDoc) -> StreamableHttpService<PlayMcp, NeverSessionManager> {
+    let handler = PlayMcp::new(api, doc);
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
@@ -78,9 +82,8 @@ struct Inner {
 }
 
 impl PlayMcp {
-    fn new(api: Router) -> Self {
-        let (_, doc) = crate::router::api_routes();
-        let doc = serde_json::to_value(&doc).unwrap_or_default();
+    fn new(api: Router, doc: &OpenApiDoc) -> Self {
+        let doc = serde_json::to_value(doc).unwrap_or_default();
         let tools = tools::TOOLS
             .iter()
             .filter_map(|spec| match schema::compile(&doc, spec) {

@@ -5,49 +5,21 @@
 //! - The URL is checked again at send time ([`UrlPolicy::check`]: scheme,
 //!   userinfo, IP literals), since the operator's policy may have changed
 //!   since the endpoint was saved.
-//! - A host name is resolved by [`CheckedResolver`], which refuses the
-//!   name when **any** of its addresses is not allowed
-//!   ([`UrlPolicy::check_resolved`]); the connection is made to the addresses it
-//!   returned, so nothing resolves the name a second time (no DNS
-//!   rebinding between check and connect). An IP literal is not resolved
-//!   at all: `check` has already judged it.
+//! - The client is play's one outbound client (`play-outbound`): a host
+//!   name is resolved by its `CheckedResolver`, which refuses the name
+//!   when **any** of its addresses is not allowed
+//!   ([`UrlPolicy::check_resolved`]), and the connection is made to the
+//!   addresses it returned (no DNS rebinding between check and connect).
 //! - No proxy from the environment, no redirects (a 3xx is a failed
 //!   attempt), one timeout over the whole exchange (connect, send, read),
 //!   and at most `max_response_bytes` of the answer read.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use play_core::webhook::UrlPolicy;
 use play_core::webhook::delivery::USER_AGENT;
-use reqwest::dns::{Addrs, Name, Resolve, Resolving};
-
-/// Why an address was refused: carried through reqwest's error chain.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct Refused(pub String);
-
-/// The resolver of [`DeliveryClient`]: the system's (`getaddrinfo`, as
-/// tokio does it), then [`UrlPolicy::check_resolved`].
-#[derive(Debug)]
-pub struct CheckedResolver {
-    policy: Arc<UrlPolicy>,
-}
-
-impl Resolve for CheckedResolver {
-    fn resolve(&self, name: Name) -> Resolving {
-        let policy = self.policy.clone();
-        Box::pin(async move {
-            let host = name.as_str().to_owned();
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            match policy.check_resolved(&host, addrs) {
-                Ok(addrs) => Ok(Box::new(addrs.into_iter()) as Addrs),
-                Err(message) => Err(Box::new(Refused(message)) as Box<dyn std::error::Error + Send + Sync>),
-            }
-        })
-    }
-}
+use play_outbound::Failure;
 
 /// How a receiver answered.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,16 +60,7 @@ pub struct DeliveryClient {
 impl DeliveryClient {
     pub fn new(policy: UrlPolicy, limits: ClientLimits) -> Result<Self, String> {
         let policy = Arc::new(policy);
-        let http = reqwest::Client::builder()
-            .dns_resolver(Arc::new(CheckedResolver { policy: policy.clone() }))
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .https_only(!policy.allow_http)
-            .timeout(limits.timeout)
-            .connect_timeout(limits.timeout)
-            .user_agent(USER_AGENT)
-            .tcp_nodelay(true)
-            .build()
+        let http = play_outbound::client(policy.clone(), limits.timeout, USER_AGENT)
             .map_err(|e| format!("cannot build the webhook HTTP client: {e}"))?;
         Ok(DeliveryClient { http, policy, limits })
     }
@@ -132,37 +95,10 @@ impl DeliveryClient {
     }
 
     fn classify(&self, error: reqwest::Error) -> SendError {
-        let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&error);
-        while let Some(e) = source {
-            if let Some(refused) = e.downcast_ref::<Refused>() {
-                return SendError::Refused(refused.0.clone());
-            }
-            source = e.source();
+        match play_outbound::classify(&error) {
+            Failure::Refused(message) => SendError::Refused(message),
+            Failure::Timeout => SendError::Timeout(self.limits.timeout),
+            Failure::Builder(message) | Failure::Network(message) => SendError::Network(message),
         }
-        if error.is_timeout() {
-            return SendError::Timeout(self.limits.timeout);
-        }
-        let mut message = error.to_string();
-        let mut source = std::error::Error::source(&error);
-        while let Some(e) = source {
-            message = format!("{message}: {e}");
-            source = e.source();
-        }
-        SendError::Network(message)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn the_resolver_refuses_a_name_of_a_loopback_address_not_allowlisted() {
-        let resolver = CheckedResolver { policy: Arc::new(UrlPolicy::default()) };
-        let error = match resolver.resolve("localhost".parse().unwrap()).await {
-            Ok(_) => panic!("localhost was resolved"),
-            Err(e) => e.to_string(),
-        };
-        assert!(error.contains("loopback"), "{error}");
     }
 }

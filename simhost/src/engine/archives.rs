@@ -17,16 +17,9 @@
 use std::collections::BTreeMap;
 
 use super::container::Container;
+pub use super::volumes::Entry;
 use super::{SimEngine, State};
 use crate::{Error, Result};
-
-/// One entry of a volume's tree.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Entry {
-    Dir,
-    File(Vec<u8>),
-    Link(String),
-}
 
 /// The volume mounted at the longest target that holds `path`, and the
 /// path relative to that volume's root (`""` for the root).

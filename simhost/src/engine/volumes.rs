@@ -3,13 +3,20 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::archives::Entry;
-
 use bollard::models::{EventMessageTypeEnum, Volume, VolumeCreateOptions, VolumeScopeEnum};
 
 use super::SimEngine;
 use crate::filters::Filters;
 use crate::{Error, Result};
+
+/// One entry of a volume's tree (what the archive endpoints write and
+/// read: `archives`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    Dir,
+    File(Vec<u8>),
+    Link(String),
+}
 
 #[derive(Debug, Clone)]
 pub struct Vol {

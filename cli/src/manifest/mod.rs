@@ -2,7 +2,7 @@
 //!
 //! Reading goes in three passes over the whole set, and sends nothing
 //! unless all of them pass: [`read`] (files and documents), the schema
-//! ([`super::schema`], plus duplicate kind+name), then [`resolve`]
+//! ([`schema`], plus duplicate kind+name), then [`resolve`]
 //! (`composeFile`, mounted `file`s, `valueFrom`). Every problem names the
 //! file, the document (1-based, counting non-empty documents) and the
 //! field, with its line where it can be found.
@@ -16,6 +16,7 @@
 
 pub mod lines;
 pub mod resolve;
+mod schema;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -26,7 +27,7 @@ use serde_json::Value;
 
 pub use lines::FieldPath;
 
-use super::schema::Schema;
+use schema::Schema;
 
 /// Bound on one manifest file, like on each file it references.
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024;

@@ -1,10 +1,15 @@
 //! The client side of `play`: commands that talk to a play server over its
 //! HTTP API only (`docs/cli.md`). Nothing here opens the database or the
-//! data directory.
+//! data directory, and the crate depends on no server crate (play-api,
+//! play-reconcilers, sqlx: `tests/dependency_directions.rs`); the status
+//! words it judges come from `play-states`. The `play` binary parses
+//! [`ClientOpts`] and [`ClientCommand`] beside its server commands and
+//! hands them to [`run`].
 //!
 //! Commands return `anyhow::Error`s carrying the typed errors of
 //! [`exit`], which decide the exit code; [`run`] prints the error once.
 
+mod api_error;
 mod apply;
 mod apply_set;
 pub mod args;
@@ -13,6 +18,7 @@ mod context;
 mod delete;
 mod describe;
 mod diff_lines;
+pub mod duration;
 mod exit;
 mod get;
 mod kinds;
@@ -22,13 +28,13 @@ mod logs;
 mod lookup;
 mod manifest;
 mod output;
-mod schema;
 mod sse;
 mod wait;
 
 use std::process::ExitCode;
 
 pub use args::{ClientCommand, ClientOpts};
+pub use clap_complete::Shell;
 
 use client::Client;
 use context::ConfigFile;
@@ -39,6 +45,12 @@ fn connect(opts: &ClientOpts) -> anyhow::Result<Client> {
     let target =
         file.target(opts.context.as_deref(), std::env::var("PLAY_URL").ok(), std::env::var("PLAY_TOKEN").ok())?;
     Client::new(&target)
+}
+
+/// Writes the completion script of `command` (the whole `play` command
+/// line, server commands included) for `shell` to stdout.
+pub fn print_completions(shell: Shell, command: &mut clap::Command) {
+    clap_complete::generate(shell, command, "play", &mut std::io::stdout());
 }
 
 /// Runs a client command; prints its error, if any, and maps it to the

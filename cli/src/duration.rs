@@ -1,6 +1,8 @@
 //! A duration as the command line reads and shows it (`8h`, `30s`), so
 //! that a flag's default can be taken from the configuration type that
-//! owns it and still be shown by `--help` in the same words.
+//! owns it and still be shown by `--help` in the same words. The client's
+//! flags (`--timeout`) and the server's (`play serve`, in the binary) use
+//! it, so that both spell durations alike.
 
 use std::fmt;
 use std::str::FromStr;

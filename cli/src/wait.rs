@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
-use play_core::playground::PlaygroundStatus;
+use play_states::PlaygroundStatus;
 use serde_json::Value;
 
 use super::args::WaitArgs;

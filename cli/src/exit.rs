@@ -15,7 +15,7 @@
 
 use std::fmt;
 
-use super::client::ApiError;
+use super::api_error::ApiError;
 
 pub const FAILURE: u8 = 1;
 pub const API_REFUSED: u8 = 3;

@@ -8,9 +8,9 @@ use anyhow::Context as _;
 use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 
-use super::manifest::FieldPath;
+use super::lines::FieldPath;
 
-pub const SCHEMA_TEXT: &str = include_str!("../../docs/manifest.schema.json");
+pub const SCHEMA_TEXT: &str = include_str!("../../../docs/manifest.schema.json");
 
 const NAME_RULE: &str =
     "must be 1 to 63 lowercase letters, digits, '-' or '.', starting and ending with a letter or digit";

@@ -1,0 +1,27 @@
+//! Who is calling, after authentication: what `auth` resolves a credential
+//! to and hands to handlers. Its own module so that the key cache, which
+//! stores principals, and `auth`, which fills the cache, do not import each
+//! other.
+
+use play_core::scopes::ScopeSet;
+use play_core::store::events::Actor;
+use play_core::time;
+
+/// Who is calling, after authentication.
+#[derive(Clone, Debug)]
+pub struct Principal {
+    pub account_id: i64,
+    pub user_id: i64,
+    /// The API key used (every credential is a key today).
+    pub key_id: i64,
+    pub scopes: ScopeSet,
+    /// When the key used stops working: keys it creates may not outlive it.
+    pub expires_at: Option<time::Timestamp>,
+}
+
+impl Principal {
+    /// The actor recorded on events this request causes.
+    pub fn actor(&self) -> Actor {
+        Actor::ApiKey(self.key_id)
+    }
+}
