@@ -363,18 +363,7 @@ fn the_scan_reads_the_crates() {
 /// Cycles left for now, each with why: (source root, the files of the
 /// cycle, reason). The test fails when one of them is gone too, so that
 /// it is struck from here.
-const KNOWN: &[(&str, &[&str], &str)] = &[
-    (
-        "api/src",
-        &["apply/prepare.rs", "routes/playspecs.rs"],
-        "issue #28: api/src/routes is being restructured on another branch; `classify` leaves routes/playspecs.rs there",
-    ),
-    (
-        "api/src",
-        &["routes/keys.rs", "schemas.rs"],
-        "issue #28: api/src/routes is being restructured on another branch; MAX_LABEL_LEN leaves routes/keys.rs there",
-    ),
-];
+const KNOWN: &[(&str, &[&str], &str)] = &[];
 
 #[test]
 fn no_crate_has_an_import_cycle() {
