@@ -334,3 +334,27 @@ fn reconcilers_have_no_import_cycle() {
     let found = cycles(&edges);
     assert!(found.is_empty(), "import cycles in reconcilers/src:\n{}", describe(&found, &edges));
 }
+
+/// The files of `edges` for which `inside` holds that import a file for
+/// which it does not, as `from -> to` lines.
+fn imports_leaving(edges: &BTreeMap<String, BTreeSet<String>>, inside: impl Fn(&str) -> bool) -> Vec<String> {
+    edges
+        .iter()
+        .filter(|(from, _)| inside(from))
+        .flat_map(|(from, to)| to.iter().filter(|t| !inside(t)).map(move |t| format!("{from} -> {t}")))
+        .collect()
+}
+
+/// Routing in one place (issue #28): `core/src/routing` imports nothing
+/// else of core, so the Compose engine, the desired-state builder and the
+/// edge depend on it and never the other way round.
+#[test]
+fn routing_imports_nothing_else_of_core() {
+    let edges = graph(&crate_files("core/src"));
+    assert!(edges.contains_key("routing/caddy_matcher.rs"), "the Caddy matcher lives under core/src/routing");
+    let misplaced: Vec<&String> = edges.keys().filter(|f| f.starts_with("compose/") && f.contains("caddy")).collect();
+    assert!(misplaced.is_empty(), "Caddy matchers under core/src/compose: {misplaced:?}");
+    let routing = |f: &str| f == "routing.rs" || f.starts_with("routing/");
+    let leaving = imports_leaving(&edges, routing);
+    assert!(leaving.is_empty(), "core/src/routing imports other modules of core:\n{}", leaving.join("\n"));
+}

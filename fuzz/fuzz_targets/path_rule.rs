@@ -4,8 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use play_core::compose::path_rule::check_path_rule;
-use play_core::compose::rule::parse;
+use play_core::routing::path_rule::check_path_rule;
+use play_core::routing::rule::parse;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

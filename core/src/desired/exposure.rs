@@ -23,7 +23,7 @@
 //!   routes, and a Traefik an operator runs on the host must not pick up a
 //!   tenant's routers.
 //!
-//! [`Rule`]: crate::compose::rule::Rule
+//! [`Rule`]: crate::routing::rule::Rule
 
 use std::collections::BTreeMap;
 
@@ -33,12 +33,12 @@ use sha2::{Digest, Sha256};
 use super::{ContainerSpec, Inputs};
 use crate::compose::classify::dns_label;
 use crate::compose::model::Service;
-use crate::compose::path_rule::check_path_rule;
-use crate::compose::rule::Rule;
 use crate::compose::svc::{LabelKind, check_label_value};
 use crate::edge::EdgeSettings;
 use crate::edge::hosts;
 use crate::playground::model::container_name;
+use crate::routing::path_rule::check_path_rule;
+use crate::routing::rule::Rule;
 
 /// Label keys under this prefix are dropped from users' services.
 const ROUTING_PREFIX: &str = "traefik.";

@@ -3,10 +3,10 @@ use std::collections::BTreeMap;
 use super::super::tests::playground;
 use super::super::{Desired, Inputs, ServiceSpec, desired, model_for};
 use super::*;
-use crate::compose::rule::parse;
 use crate::compose::{Policy, classify};
 use crate::edge::TlsMode;
 use crate::playground::model::Playground;
+use crate::routing::rule::parse;
 
 const COMPOSE: &str = r#"
 services:

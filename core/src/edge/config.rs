@@ -28,9 +28,9 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::EdgeSettings;
-use crate::compose::caddy_matcher;
-use crate::compose::path_rule::check_path_rule;
 use crate::desired::Route;
+use crate::routing::caddy_matcher;
+use crate::routing::path_rule::check_path_rule;
 
 /// The admin socket's path inside the edge container.
 pub const ADMIN_SOCKET: &str = "/run/play-edge/admin.sock";

@@ -11,7 +11,7 @@ use indexmap::IndexMap;
 
 use crate::compose::ctx::Ctx;
 use crate::compose::path::Path;
-use crate::compose::path_rule::check_path_rule;
+use crate::routing::path_rule::check_path_rule;
 
 pub const LABEL_PREFIX: &str = "svc/";
 

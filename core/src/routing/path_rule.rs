@@ -45,7 +45,7 @@ pub fn check_path_rule(text: &str) -> Result<Rule, String> {
         has_path = true;
         for arg in args {
             if *name == "PathRegexp" {
-                if let Err(e) = crate::compose::regex_cache::compiled(arg) {
+                if let Err(e) = super::regex_cache::compiled(arg) {
                     problems.push(format!("PathRegexp `{arg}` is not a valid regular expression: {e}"));
                 }
             } else if !arg.starts_with('/') {

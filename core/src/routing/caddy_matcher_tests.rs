@@ -1,8 +1,8 @@
 use serde_json::json;
 
 use super::*;
-use crate::compose::path_rule::check_path_rule;
-use crate::compose::rule::parse;
+use crate::routing::path_rule::check_path_rule;
+use crate::routing::rule::parse;
 
 fn translate(text: &str) -> Result<Value, String> {
     let rule = parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));

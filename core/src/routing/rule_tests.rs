@@ -1,5 +1,5 @@
 use super::*;
-use crate::compose::path_rule::check_path_rule;
+use crate::routing::path_rule::check_path_rule;
 
 fn m(name: &'static str, args: &[&str]) -> Rule {
     Rule::Matcher { name, args: args.iter().map(|s| (*s).to_owned()).collect() }
