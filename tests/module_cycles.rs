@@ -358,3 +358,18 @@ fn routing_imports_nothing_else_of_core() {
     let leaving = imports_leaving(&edges, routing);
     assert!(leaving.is_empty(), "core/src/routing imports other modules of core:\n{}", leaving.join("\n"));
 }
+
+/// The edge loop and the Playground loop share Docker mechanism through
+/// `docker/`, never by importing each other.
+#[test]
+fn the_edge_loop_does_not_import_the_playground_loop() {
+    let edges = graph(&crate_files("reconcilers/src"));
+    let edge = |f: &str| f == "edge.rs" || f.starts_with("edge/");
+    let playground = |f: &str| f == "playground/mod.rs" || f.starts_with("playground/");
+    let wrong: Vec<String> = imports_leaving(&edges, edge)
+        .into_iter()
+        .filter(|line| line.split(" -> ").nth(1).is_some_and(playground))
+        .collect();
+    assert!(edges.contains_key("edge/container.rs"), "the scan found the edge loop");
+    assert!(wrong.is_empty(), "the edge loop imports the Playground loop:\n{}", wrong.join("\n"));
+}
