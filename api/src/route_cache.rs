@@ -20,7 +20,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use play_core::desired::Route;
+use play_core::routing::Route;
 use play_core::store::playrooms::Playroom;
 
 /// Most cached Playgrounds per replica.

@@ -15,4 +15,8 @@
 pub mod caddy_matcher;
 pub mod path_rule;
 pub(crate) mod regex_cache;
+pub mod route;
 pub mod rule;
+
+pub use path_rule::PathRule;
+pub use route::Route;

@@ -17,9 +17,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use axum::Json as JsonResponse;
 use axum::extract::State;
-use play_core::desired::{self, EnvSource, Inputs, Route, Routing, ServiceSpec};
+use play_core::desired::{self, EnvSource, Inputs, Routing, ServiceSpec};
 use play_core::edge::serving::{self, Decided};
 use play_core::playground::{self, Computed, Playground};
+use play_core::routing::Route;
 use play_core::store::edges::{self, RouteRow};
 use play_core::store::playgrounds;
 use play_core::store::playrooms::{self, Playroom};
