@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::{ContainerSpec, Inputs};
+use super::{ContainerSpec, Desired, Inputs};
 use crate::compose::classify::dns_label;
 use crate::compose::model::Service;
 use crate::compose::svc::{LabelKind, check_label_value};
@@ -89,6 +89,22 @@ pub enum Routing {
     Routed(Route),
     /// Exposed, but play generates no route, for `reason`.
     Unrouted { reason: String },
+}
+
+impl Desired {
+    /// The routes of the routed services, by service: the one reading of a
+    /// Playground's routes, for the edge loop (which keeps the running
+    /// services' and points them at the serving container) and the API's
+    /// URL views. Only [`routing`] works a route out.
+    pub fn routes(&self) -> BTreeMap<String, Route> {
+        self.services
+            .iter()
+            .filter_map(|s| match &s.routing {
+                Routing::Routed(route) => Some((s.name.clone(), route.clone())),
+                Routing::NotExposed | Routing::Unrouted { .. } => None,
+            })
+            .collect()
+    }
 }
 
 /// Removes the user's `traefik.*` labels; returns their keys.

@@ -231,3 +231,12 @@ fn a_path_rule_label_that_validation_did_not_check_is_not_routed() {
     let err = desired(&inputs).unwrap_err();
     assert!(err.contains("svc/path_rule was not checked at validation"), "{err}");
 }
+
+#[test]
+fn the_routes_of_a_desired_state_are_its_routed_services() {
+    let d = desired_for(&playground(&[]), COMPOSE, &domains(), None);
+    let routes = d.routes();
+    // `db` is internal and `worker` not exposed: no route for either.
+    assert_eq!(routes.keys().collect::<Vec<_>>(), ["admin", "web"]);
+    assert_eq!(&routes["web"], route(service(&d, "web")));
+}
