@@ -12,9 +12,10 @@
 
 use std::process::ExitCode;
 
-use play_core::desired::Route;
 use play_core::edge::EdgeSettings;
 use play_core::edge::config::{Acme, EdgeConfig, caddy_config};
+use play_core::routing::route::Target;
+use play_core::routing::{PathRule, Route};
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -28,40 +29,33 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     };
 
-    let routes: Vec<Route> = (1..=count)
-        .map(|i| {
-            let fqdn = format!("s{i}-{count}.localhost");
-            let path_rule = match i % 12 {
-                4 => Some("PathPrefix(`/api`)".to_owned()),
-                8 => Some(format!("Path(`/r{i}`)")),
-                0 => Some("PathRegexp(`^/v[0-9]+/`)".to_owned()),
-                _ => None,
-            };
-            let rule = match &path_rule {
-                Some(p) => format!("Host(`{fqdn}`) && ({p})"),
-                None => format!("Host(`{fqdn}`)"),
-            };
-            Route {
-                id: format!("bench-s{i}"),
-                url: format!("http://{fqdn}/"),
-                fqdn,
-                path_rule,
-                rule,
-                port,
-                upstream: upstream.clone(),
-                https: false,
+    let mut routes = Vec::with_capacity(count);
+    for i in 1..=count {
+        let fqdn = format!("s{i}-{count}.localhost");
+        let path_rule = match i % 12 {
+            4 => Some("PathPrefix(`/api`)".to_owned()),
+            8 => Some(format!("Path(`/r{i}`)")),
+            0 => Some("PathRegexp(`^/v[0-9]+/`)".to_owned()),
+            _ => None,
+        };
+        // Checked as validation checks a `svc/path_rule` label.
+        let path_rule = match path_rule.as_deref().map(PathRule::check).transpose() {
+            Ok(rule) => rule,
+            Err(e) => {
+                eprintln!("edge_config: {e}");
+                return ExitCode::FAILURE;
             }
-        })
-        .collect();
-    let settings = EdgeSettings { http_port, https_port: http_port + 1, ..EdgeSettings::default() };
-    match caddy_config(&EdgeConfig { settings, acme: Acme::default(), routes: &routes }) {
-        Ok(config) => {
-            println!("{config}");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("edge_config: {e}");
-            ExitCode::FAILURE
-        }
+        };
+        let target = Target {
+            id: format!("bench-s{i}"),
+            url: format!("http://{fqdn}/"),
+            port,
+            upstream: upstream.clone(),
+            https: false,
+        };
+        routes.push(Route::new(fqdn, path_rule.as_ref(), target));
     }
+    let settings = EdgeSettings { http_port, https_port: http_port + 1, ..EdgeSettings::default() };
+    println!("{}", caddy_config(&EdgeConfig { settings, acme: Acme::default(), routes: &routes }));
+    ExitCode::SUCCESS
 }

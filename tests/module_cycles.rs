@@ -385,3 +385,42 @@ fn no_crate_has_an_import_cycle() {
     }
     assert!(report.is_empty(), "{}", report.join("\n"));
 }
+
+/// The files of `edges` for which `inside` holds that import a file for
+/// which it does not, as `from -> to` lines.
+fn imports_leaving(edges: &BTreeMap<String, BTreeSet<String>>, inside: impl Fn(&str) -> bool) -> Vec<String> {
+    edges
+        .iter()
+        .filter(|(from, _)| inside(from))
+        .flat_map(|(from, to)| to.iter().filter(|t| !inside(t)).map(move |t| format!("{from} -> {t}")))
+        .collect()
+}
+
+/// Routing in one place (issue #28): `core/src/routing` imports nothing
+/// else of core, so the Compose engine, the desired-state builder and the
+/// edge depend on it and never the other way round.
+#[test]
+fn routing_imports_nothing_else_of_core() {
+    let edges = graph(&crate_files("core/src"));
+    assert!(edges.contains_key("routing/caddy_matcher.rs"), "the Caddy matcher lives under core/src/routing");
+    let misplaced: Vec<&String> = edges.keys().filter(|f| f.starts_with("compose/") && f.contains("caddy")).collect();
+    assert!(misplaced.is_empty(), "Caddy matchers under core/src/compose: {misplaced:?}");
+    let routing = |f: &str| f == "routing.rs" || f.starts_with("routing/");
+    let leaving = imports_leaving(&edges, routing);
+    assert!(leaving.is_empty(), "core/src/routing imports other modules of core:\n{}", leaving.join("\n"));
+}
+
+/// The edge loop and the Playground loop share Docker mechanism through
+/// `docker/`, never by importing each other.
+#[test]
+fn the_edge_loop_does_not_import_the_playground_loop() {
+    let edges = graph(&crate_files("reconcilers/src"));
+    let edge = |f: &str| f == "edge.rs" || f.starts_with("edge/");
+    let playground = |f: &str| f == "playground/mod.rs" || f.starts_with("playground/");
+    let wrong: Vec<String> = imports_leaving(&edges, edge)
+        .into_iter()
+        .filter(|line| line.split(" -> ").nth(1).is_some_and(playground))
+        .collect();
+    assert!(edges.contains_key("edge/container.rs"), "the scan found the edge loop");
+    assert!(wrong.is_empty(), "the edge loop imports the Playground loop:\n{}", wrong.join("\n"));
+}

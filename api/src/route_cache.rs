@@ -10,8 +10,10 @@
 //!   destroyed, and only a running Playground has routes;
 //! - what `play_core::playground::desired_for` reads of its Playroom
 //!   (trust, which decides the policy; address, domains, ACME email and
-//!   edge settings, which make the URLs): the key holds them ([`RouteKey::playroom_routing`]), so a change is a
-//!   miss whatever the clock says.
+//!   edge settings, which make the URLs): the key holds them
+//!   ([`RouteKey::playroom_routing`], from
+//!   `play_core::playground::playroom_inputs`), so a change is a miss
+//!   whatever the clock says.
 //!
 //! Only computed answers are kept (a failure is computed again next
 //! time). The map is bounded: when full it is emptied, so memory stays
@@ -20,7 +22,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use play_core::desired::Route;
+use play_core::routing::Route;
 use play_core::store::playrooms::Playroom;
 
 /// Most cached Playgrounds per replica.
@@ -37,17 +39,10 @@ pub struct RouteKey {
 }
 
 impl RouteKey {
-    /// What `desired_for` reads of a Playroom, as one comparable text.
+    /// What `desired_for` reads of a Playroom, as one comparable text
+    /// (`play_core::playground::playroom_inputs`, kept beside it).
     pub fn playroom_routing(room: &Playroom) -> String {
-        format!(
-            "{}|{}|{}|{:?}|{:?}|{:?}",
-            room.trusted,
-            room.connection.as_str(),
-            room.host,
-            room.domains,
-            room.acme_email,
-            room.edge
-        )
+        play_core::playground::playroom_inputs(room)
     }
 }
 

@@ -11,7 +11,6 @@
 //! Every problem is an [`Issue`] addressed by a dotted path
 //! (`services.web.ports[0]`) and, where the source text allows, a line.
 
-pub mod caddy_matcher;
 pub mod classify;
 mod ctx;
 pub mod image_ref;
@@ -21,12 +20,9 @@ mod load;
 mod locate;
 pub mod model;
 mod path;
-pub mod path_rule;
 pub mod policy;
 pub mod project_files;
-mod regex_cache;
 pub mod reserved;
-pub mod rule;
 pub mod svc;
 pub mod template;
 mod validate;

@@ -17,6 +17,7 @@ pub mod offload;
 pub mod playground;
 pub mod playzone;
 pub mod repository;
+pub mod routing;
 pub mod scopes;
 pub mod secrets;
 pub mod ssh_keys;

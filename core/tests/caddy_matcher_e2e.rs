@@ -15,8 +15,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use play_core::compose::caddy_matcher::{MAX_DEPTH, to_caddy};
-use play_core::compose::rule::parse;
+use play_core::routing::caddy_matcher::{MAX_DEPTH, to_caddy};
+use play_core::routing::rule::parse;
 use serde_json::json;
 
 const CADDY: &str = "/usr/bin/caddy";

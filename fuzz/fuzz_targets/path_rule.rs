@@ -4,8 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use play_core::compose::path_rule::check_path_rule;
-use play_core::compose::rule::parse;
+use play_core::routing::PathRule;
+use play_core::routing::rule::parse;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
@@ -13,5 +13,5 @@ fuzz_target!(|data: &[u8]| {
         let printed = rule.to_string();
         assert_eq!(parse(&printed).as_ref(), Ok(&rule), "{printed}");
     }
-    let _ = check_path_rule(text);
+    let _ = PathRule::check(text);
 });

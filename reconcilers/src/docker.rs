@@ -10,12 +10,15 @@
 //! - [`remove`]: graceful stop, and removal of containers, networks and
 //!   volumes, where gone already is success.
 //! - [`logs`]: the bounded end of a container's log.
+//! - [`edge_network`]: a Playroom's edge network, found or created for the
+//!   Playground loop and the edge loop alike.
 //!
 //! What is here is mechanism over a `bollard::Docker` and labels: nothing
 //! here reads the store, plans, or knows which loop calls it, and no module
 //! here imports a loop (`playground`, `sweep`, `events`) or `host`: they
 //! import this one.
 
+pub mod edge_network;
 pub mod inspect;
 pub mod labels;
 pub mod logs;

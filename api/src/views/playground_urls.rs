@@ -15,10 +15,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use play_core::desired::{Route, Routing};
 use play_core::edge::hosts;
 use play_core::edge::serving::{self, Decided};
 use play_core::playground::{Computed, DesiredState, Playground};
+use play_core::routing::Route;
 use play_core::store::edges;
 use play_core::store::playrooms::{self, Playroom};
 use serde::Serialize;
@@ -77,14 +77,7 @@ pub async fn desired_routes(
         Err(e) => return Err(e),
     };
     let Ok(Computed { desired, .. }) = loaded.desired(state).await? else { return Ok(BTreeMap::new()) };
-    let routes: BTreeMap<String, Route> = desired
-        .services
-        .into_iter()
-        .filter_map(|s| match s.routing {
-            Routing::Routed(route) => Some((s.name, route)),
-            _ => None,
-        })
-        .collect();
+    let routes = desired.routes();
     state.routes.insert(key, std::sync::Arc::new(routes.clone()));
     Ok(routes)
 }

@@ -3,9 +3,10 @@
 
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
-use play_core::desired::{EnvSource, Route, Routing, ServiceSpec};
+use play_core::desired::{EnvSource, Routing, ServiceSpec};
 use play_core::edge::serving::{self, Decided};
 use play_core::playground::{self, Computed, Playground};
+use play_core::routing::Route;
 use play_core::store::edges::{self, RouteRow};
 use play_core::store::playgrounds;
 use play_core::store::playrooms::{self, Playroom};

@@ -18,6 +18,8 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use serde_yaml::Value;
 
+use crate::routing::PathRule;
+
 pub(crate) use parse::parse_model;
 pub use ports::Port;
 pub use scalar::{parse_bytes, parse_duration};
@@ -55,6 +57,11 @@ pub struct Service {
     pub restart: Option<String>,
     /// Label values as strings (numbers and booleans in their YAML spelling).
     pub labels: IndexMap<String, String>,
+    /// The `svc/path_rule` label, parsed and translated for the edge when
+    /// the document was validated; `None` when it is unset or empty (or
+    /// holds a template reference not yet compiled). Routes take it from
+    /// here, so the label's text is never parsed again.
+    pub path_rule: Option<PathRule>,
     pub deploy: Option<Deploy>,
     pub working_dir: Option<String>,
     pub user: Option<String>,

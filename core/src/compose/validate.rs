@@ -108,13 +108,13 @@ pub(crate) fn check_value(text: &str, mut value: Value, options: Options<'_>) ->
             return Checked { model: None, errors: ctx.errors, warnings: ctx.warnings };
         }
     }
-    let model = parse_model(&mut ctx, root);
+    let mut model = parse_model(&mut ctx, root);
     limits::check(&model, &mut ctx);
     if options.reserved {
         reserved::check(&model, &mut ctx);
     }
     cross_check(&mut ctx, &model);
-    for (name, service) in &model.services {
+    for (name, service) in &mut model.services {
         let at = services_path.key(name.clone());
         let list_form = matches!(
             root.get("services")
@@ -123,7 +123,8 @@ pub(crate) fn check_value(text: &str, mut value: Value, options: Options<'_>) ->
                 .map(untag),
             Some(Value::Sequence(_))
         );
-        check_service_labels(&mut ctx, &at.key("labels"), &service.labels, list_form, service.is_exposed());
+        service.path_rule =
+            check_service_labels(&mut ctx, &at.key("labels"), &service.labels, list_form, service.is_exposed());
     }
     policy::apply(options.policy, &model, &mut ctx);
     Checked { model: Some(model), errors: ctx.errors, warnings: ctx.warnings }

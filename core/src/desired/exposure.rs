@@ -10,10 +10,12 @@
 //!   is the Playground's `service_subdomains` entry, else the definition's,
 //!   else the service name as a DNS label; `@` is the domain itself. A
 //!   Playroom without domains gets hosts from [`crate::edge::hosts`].
-//! - `svc/path_rule` is parsed and kept canonical (re-printed from the
-//!   parsed [`Rule`], never pasted); the edge translates it into Caddy
-//!   matchers that sit beside the host matcher in one matcher set, so
-//!   whatever the rule holds (`||` included) a request must match the host.
+//! - `svc/path_rule` was parsed and translated into Caddy matchers at
+//!   validation (the Compose model carries the [`PathRule`]); the route
+//!   keeps that matcher set beside the host matcher ([`Route::new`]) and
+//!   the rule's canonical text for display, so whatever the rule holds
+//!   (`||` included) a request must match the host, and nothing parses the
+//!   label again.
 //! - The edge off, no port, a `network_mode`, or a subdomain that is not a
 //!   DNS label: no route, and the reason is kept for `/debug`.
 //! - HTTPS under the Playroom's domains as its edge settings say
@@ -23,22 +25,22 @@
 //!   routes, and a Traefik an operator runs on the host must not pick up a
 //!   tenant's routers.
 //!
-//! [`Rule`]: crate::compose::rule::Rule
+//! [`PathRule`]: crate::routing::PathRule
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::{ContainerSpec, Inputs};
+use super::{ContainerSpec, Desired, Inputs};
 use crate::compose::classify::dns_label;
 use crate::compose::model::Service;
-use crate::compose::path_rule::check_path_rule;
-use crate::compose::rule::Rule;
 use crate::compose::svc::{LabelKind, check_label_value};
 use crate::edge::EdgeSettings;
 use crate::edge::hosts;
 use crate::playground::model::container_name;
+use crate::routing::Route;
+use crate::routing::route::Target;
 
 /// Label keys under this prefix are dropped from users' services.
 const ROUTING_PREFIX: &str = "traefik.";
@@ -89,26 +91,20 @@ pub enum Routing {
     Unrouted { reason: String },
 }
 
-/// One service's route.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Route {
-    /// Unique per Playground and service, `<compose project>-<service>`:
-    /// the route's `@id` in the edge's config.
-    pub id: String,
-    /// The host the route answers for.
-    pub fqdn: String,
-    /// The user's `svc/path_rule`, canonical; `None` routes every path.
-    pub path_rule: Option<String>,
-    /// The whole rule in Traefik's notation, host included, for display.
-    pub rule: String,
-    /// The container port the edge sends to.
-    pub port: u16,
-    /// The container the edge sends to, by its name on the edge network.
-    pub upstream: String,
-    /// Served over HTTPS (else plain HTTP).
-    pub https: bool,
-    /// Where users open the service.
-    pub url: String,
+impl Desired {
+    /// The routes of the routed services, by service: the one reading of a
+    /// Playground's routes, for the edge loop (which keeps the running
+    /// services' and points them at the serving container) and the API's
+    /// URL views. Only [`routing`] works a route out.
+    pub fn routes(&self) -> BTreeMap<String, Route> {
+        self.services
+            .iter()
+            .filter_map(|s| match &s.routing {
+                Routing::Routed(route) => Some((s.name.clone(), route.clone())),
+                Routing::NotExposed | Routing::Unrouted { .. } => None,
+            })
+            .collect()
+    }
 }
 
 /// Removes the user's `traefik.*` labels; returns their keys.
@@ -144,7 +140,7 @@ fn unrouted(reason: impl Into<String>) -> Routing {
 }
 
 /// The routing of service `name`. `Err` is a spec that cannot run (a
-/// `svc/path_rule` that does not parse; validation refuses it earlier).
+/// `svc/path_rule` label in a model that did not come from validation).
 pub(super) fn routing(
     inputs: &Inputs<'_>,
     name: &str,
@@ -198,24 +194,20 @@ pub(super) fn routing(
             (hosts::fallback_host(&label, inputs.playground.id, &base), false)
         }
     };
-    let host = Rule::Matcher { name: "Host", args: vec![fqdn.clone()] };
-    let (path_rule, rule) = match service.labels.get("svc/path_rule").filter(|r| !r.trim().is_empty()) {
-        None => (None, host.to_string()),
-        Some(text) => {
-            let path = check_path_rule(text).map_err(|e| format!("service `{name}`: svc/path_rule {e}"))?;
-            (Some(path.to_string()), format!("{host} && ({path})"))
-        }
-    };
-    Ok(Routing::Routed(Route {
+    // Validation parsed a non-empty rule into `service.path_rule`; a model
+    // that skipped validation cannot be routed.
+    let labelled = service.labels.get("svc/path_rule").is_some_and(|r| !r.trim().is_empty());
+    if labelled && service.path_rule.is_none() {
+        return Err(format!("service `{name}`: svc/path_rule was not checked at validation"));
+    }
+    let target = Target {
         id: router_name(&inputs.playground.compose_project, name),
         url: hosts::url(https, &fqdn, &edge.settings),
-        fqdn,
-        path_rule,
-        rule,
         port,
         upstream: container_name(&inputs.playground.compose_project, name),
         https,
-    }))
+    };
+    Ok(Routing::Routed(Route::new(fqdn, service.path_rule.as_ref(), target)))
 }
 
 #[cfg(test)]

@@ -3,10 +3,10 @@ use std::collections::BTreeMap;
 use super::super::tests::playground;
 use super::super::{Desired, Inputs, ServiceSpec, desired, model_for};
 use super::*;
-use crate::compose::rule::parse;
 use crate::compose::{Policy, classify};
 use crate::edge::TlsMode;
 use crate::playground::model::Playground;
+use crate::routing::rule::{Rule, parse};
 
 const COMPOSE: &str = r#"
 services:
@@ -97,6 +97,10 @@ fn the_path_rule_cannot_escape_the_host() {
     assert_eq!(items.len(), 2);
     assert_eq!(items[0], Rule::Matcher { name: "Host", args: vec!["shop.apps.example.com".into()] });
     assert!(matches!(&items[1], Rule::Or(alts) if alts.len() == 2));
+    // The Caddy matcher set validation made sits beside the host.
+    let matcher = &route(service(&d, "web")).matcher;
+    assert_eq!(matcher["host"], serde_json::json!(["shop.apps.example.com"]));
+    assert!(matcher.contains_key("expression"), "{matcher:?}");
 
     // The rule is re-printed from its parse, never pasted: other case
     // forms and quoting come out canonical.
@@ -212,4 +216,27 @@ fn router_names_are_unique_and_label_safe() {
     assert_ne!(dotted, dashed);
     assert!(!dotted.contains('.'));
     assert_eq!(edge_network_name("3fa91c0d4e5f", 1), "play-3fa91c-room1-edge");
+}
+
+#[test]
+fn a_path_rule_label_that_validation_did_not_check_is_not_routed() {
+    let p = playground(&[]);
+    let mut model = model_for(COMPOSE, &Policy::UNTRUSTED, &p).unwrap();
+    let definitions = classify(&model);
+    let web = model.services.get_mut("web").unwrap();
+    assert!(web.path_rule.is_some(), "validation keeps the parsed rule in the model");
+    web.path_rule = None;
+    let domains = domains();
+    let inputs = Inputs::new(&p, &model).with_edge(edge(&domains, None)).with_definitions(&definitions);
+    let err = desired(&inputs).unwrap_err();
+    assert!(err.contains("svc/path_rule was not checked at validation"), "{err}");
+}
+
+#[test]
+fn the_routes_of_a_desired_state_are_its_routed_services() {
+    let d = desired_for(&playground(&[]), COMPOSE, &domains(), None);
+    let routes = d.routes();
+    // `db` is internal and `worker` not exposed: no route for either.
+    assert_eq!(routes.keys().collect::<Vec<_>>(), ["admin", "web"]);
+    assert_eq!(&routes["web"], route(service(&d, "web")));
 }

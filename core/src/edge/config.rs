@@ -12,8 +12,9 @@
 //!   before any route, on every server (`docs/edge.md`, "TLS").
 //!
 //! Each route is one matcher set: the host, and beside it the Caddy
-//! translation of the service's path rule, so a rule can only narrow its
-//! host. Routes are ordered as Traefik orders them by default (longer rule
+//! translation of the service's path rule, made at validation and carried
+//! by the route ([`Route::matcher`]), so a rule can only narrow its host
+//! and nothing here parses it. Routes are ordered as Traefik orders them by default (longer rule
 //! first), then by id, so the order never depends on the order Playgrounds
 //! were read in. Every route carries `@id` = the route id, which is how
 //! `/debug` asks the edge whether a route is live.
@@ -28,9 +29,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::EdgeSettings;
-use crate::compose::caddy_matcher;
-use crate::compose::path_rule::check_path_rule;
-use crate::desired::Route;
+use crate::routing::Route;
 
 /// The admin socket's path inside the edge container.
 pub const ADMIN_SOCKET: &str = "/run/play-edge/admin.sock";
@@ -64,17 +63,16 @@ pub struct EdgeConfig<'a> {
 /// The route id of the catch-all 404.
 const NOT_FOUND_ID: &str = "play-not-found";
 
-/// The Caddy config. `Err` names a route whose path rule cannot be served
-/// (validation refuses such rules first, so this is a stored spec from an
-/// older play).
-pub fn caddy_config(input: &EdgeConfig<'_>) -> Result<Value, String> {
+/// The Caddy config. Infallible: each route carries the matcher set its
+/// path rule was translated into at validation ([`Route::matcher`]).
+pub fn caddy_config(input: &EdgeConfig<'_>) -> Value {
     let mut routes: Vec<&Route> = input.routes.iter().collect();
     routes.sort_by(|a, b| b.rule.len().cmp(&a.rule.len()).then_with(|| a.id.cmp(&b.id)));
     let mut plain = Vec::new();
     let mut secure = Vec::new();
     let mut https_hosts: Vec<&str> = Vec::new();
     for route in routes {
-        let served = proxy_route(route)?;
+        let served = proxy_route(route);
         if route.https {
             secure.push(served);
             if !https_hosts.contains(&route.fqdn.as_str()) {
@@ -134,14 +132,14 @@ pub fn caddy_config(input: &EdgeConfig<'_>) -> Result<Value, String> {
         "http".into(),
         json!({"http_port": settings.http_port, "https_port": settings.https_port, "servers": servers}),
     );
-    Ok(json!({
+    json!({
         "admin": {
             "listen": format!("unix/{ADMIN_SOCKET}"),
             "origins": [ADMIN_ORIGIN],
             "config": {"persist": true},
         },
         "apps": apps,
-    }))
+    })
 }
 
 /// SHA-256 (hex) of a config's canonical JSON text: what the edge records
@@ -152,22 +150,16 @@ pub fn config_hash(config: &Value) -> String {
     format!("{:x}", Sha256::digest(config.to_string().as_bytes()))
 }
 
-fn proxy_route(route: &Route) -> Result<Value, String> {
-    let mut set = Map::new();
-    if let Some(text) = &route.path_rule {
-        let rule = check_path_rule(text).map_err(|e| format!("route {}: svc/path_rule {e}", route.id))?;
-        set = caddy_matcher::to_caddy(&rule).map_err(|e| format!("route {}: svc/path_rule {e}", route.id))?;
-    }
-    set.insert("host".into(), json!([route.fqdn]));
-    Ok(json!({
+fn proxy_route(route: &Route) -> Value {
+    json!({
         "@id": route.id,
-        "match": [set],
+        "match": [route.matcher],
         "handle": [{
             "handler": "reverse_proxy",
             "upstreams": [{"dial": format!("{}:{}", route.upstream, route.port)}],
         }],
         "terminal": true,
-    }))
+    })
 }
 
 fn not_found() -> Value {

@@ -1,26 +1,18 @@
 use serde_json::json;
 
 use super::*;
+use crate::routing::PathRule;
+use crate::routing::route::Target;
 
 fn route(id: &str, fqdn: &str, path_rule: Option<&str>, https: bool) -> Route {
-    let rule = match path_rule {
-        Some(p) => format!("Host(`{fqdn}`) && ({p})"),
-        None => format!("Host(`{fqdn}`)"),
-    };
-    Route {
-        id: id.into(),
-        fqdn: fqdn.into(),
-        path_rule: path_rule.map(str::to_owned),
-        rule,
-        port: 8080,
-        upstream: format!("{id}-1"),
-        https,
-        url: format!("http://{fqdn}/"),
-    }
+    let path_rule = path_rule.map(|text| PathRule::check(text).unwrap());
+    let target =
+        Target { id: id.into(), port: 8080, upstream: format!("{id}-1"), https, url: format!("http://{fqdn}/") };
+    Route::new(fqdn.into(), path_rule.as_ref(), target)
 }
 
 fn config(routes: &[Route], acme: Acme) -> Value {
-    caddy_config(&EdgeConfig { settings: EdgeSettings::default(), acme, routes }).unwrap()
+    caddy_config(&EdgeConfig { settings: EdgeSettings::default(), acme, routes })
 }
 
 fn route_ids(config: &Value, server: &str) -> Vec<String> {
@@ -124,7 +116,7 @@ fn the_order_and_hash_do_not_depend_on_the_order_routes_come_in() {
 fn the_redirect_names_a_non_default_https_port() {
     let routes = [route("p-web", "shop.example.com", None, true)];
     let settings = EdgeSettings { http_port: 18080, https_port: 18443, ..EdgeSettings::default() };
-    let c = caddy_config(&EdgeConfig { settings, acme: Acme::default(), routes: &routes }).unwrap();
+    let c = caddy_config(&EdgeConfig { settings, acme: Acme::default(), routes: &routes });
     let redirect = &c["apps"]["http"]["servers"]["http"]["routes"][0];
     assert_eq!(redirect["handle"][0]["headers"]["Location"][0], "https://{http.request.host}:18443{http.request.uri}");
     assert_eq!(c["apps"]["http"]["servers"]["https"]["listen"], json!([":18443"]));

@@ -64,6 +64,22 @@ pub fn policy_for(trusted: bool, playspec: &Playspec, files: &[MountedFile]) -> 
         .with_repository(playspec.playzone_id.is_some())
 }
 
+/// What [`desired_for`] reads of `playroom`, as one comparable text: a
+/// cache of its answers (the API's routes) keys on it, so a change to any
+/// of these fields is a miss. Kept beside [`desired_for`] so that a field
+/// it starts reading joins the key.
+pub fn playroom_inputs(playroom: &Playroom) -> String {
+    format!(
+        "{}|{}|{}|{:?}|{:?}|{:?}",
+        playroom.trusted,
+        playroom.connection.as_str(),
+        playroom.host,
+        playroom.domains,
+        playroom.acme_email,
+        playroom.edge
+    )
+}
+
 /// The desired objects of `playground` (see the [module documentation](self)).
 /// `files` are the Playspec's mounted files. Every caller passes them:
 /// relative sources of the Compose resolve against them, so on an

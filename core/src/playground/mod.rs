@@ -19,7 +19,7 @@ pub mod state;
 pub mod ttl;
 pub mod validate;
 
-pub use desired::{Computed, DesiredError, desired_for, policy_for};
+pub use desired::{Computed, DesiredError, desired_for, playroom_inputs, policy_for};
 pub use launch::{ComposeLaunch, Launched, Limits, TemplateLaunch, TemplateLaunched};
 pub use model::{
     GitConfig, Lifetimes, NewPlayground, Playground, RolloutChanges, ServiceSettings, ServiceStatus, compose_project,

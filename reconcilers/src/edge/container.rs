@@ -158,7 +158,7 @@ pub async fn remove_everything(docker: &Docker, installation: &str, playroom_id:
 /// attached to it (another Playroom's edge on the same engine, a routed
 /// service). The engine refuses to remove a network in use, so a container
 /// that joins between the look and the removal keeps it; a Playground pass
-/// that needs it again creates it (`crate::playground::edge::create`).
+/// that needs it again creates it (`crate::docker::edge_network::create`).
 pub async fn remove_network_if_unused(docker: &Docker, network: &str) -> Result<()> {
     let inspected = match docker.inspect_network(network, None::<InspectNetworkOptions>).await {
         Ok(n) => n,
@@ -185,7 +185,7 @@ pub async fn create(
     acme_root: Option<&[u8]>,
     pull_timeout: Duration,
 ) -> Result<String> {
-    crate::playground::edge::create(docker, &spec.installation, &spec.network).await?;
+    crate::docker::edge_network::create(docker, &spec.installation, &spec.network).await?;
     if docker.inspect_image(&spec.image).await.is_err() {
         pull_image(docker, &spec.image, None, pull_timeout).await?;
     }

@@ -9,6 +9,7 @@ use bollard::Docker;
 use play_core::edge::claims::{self, Decision};
 use play_core::edge::config::{self as caddy, Acme, EdgeConfig as ConfigInputs};
 use play_core::host::HostTarget;
+use play_core::routing::Route;
 use play_core::store::edges::{self, PassOutcome};
 use play_core::store::fence::Fence;
 use play_core::store::playrooms::{self, Playroom};
@@ -94,27 +95,16 @@ async fn converge(r: &EdgeReconciler, fence: Fence<'_>, room: &Playroom, target:
         })
         .collect();
     let decisions: Vec<Decision> = claims::decide(&asks, &stored, play_core::time::now());
-    let mut served = Vec::new();
-    for (w, d) in wanted.iter().zip(&decisions) {
-        if d.lost_to.is_some() {
-            continue;
-        }
-        // A rule this play cannot translate (stored by an older play,
-        // before validation refused it) costs its own route only.
-        let single =
-            ConfigInputs { settings: room.edge, acme: Acme::default(), routes: std::slice::from_ref(&w.route) };
-        match caddy::caddy_config(&single) {
-            Ok(_) => served.push(w.route.clone()),
-            Err(error) => tracing::warn!(playroom = room.id, playground = w.playground_id, %error, "route left out"),
-        }
-    }
+    // Every route carries the matcher set validation made of its path
+    // rule, so none can break the config: only lost claims are left out.
+    let served: Vec<Route> =
+        wanted.iter().zip(&decisions).filter(|(_, d)| d.lost_to.is_none()).map(|(w, _)| w.route.clone()).collect();
     let acme = Acme {
         email: room.acme_email.clone().filter(|e| !e.is_empty()),
         directory: r.config.acme_directory.clone(),
         trusted_roots: r.config.acme_root.as_ref().map(|_| vec![container::ACME_ROOT.to_owned()]).unwrap_or_default(),
     };
-    let desired = caddy::caddy_config(&ConfigInputs { settings: room.edge, acme, routes: &served })
-        .map_err(|e| Error::Edge(format!("building the config: {e}")))?;
+    let desired = caddy::caddy_config(&ConfigInputs { settings: room.edge, acme, routes: &served });
     let hash = caddy::config_hash(&desired);
 
     let (container_id, restored) = ensure_container(r, &docker, &spec, observed, room, &desired).await?;

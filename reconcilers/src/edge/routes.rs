@@ -2,7 +2,7 @@
 //! running, of every Playground on the Playroom whose desired state is
 //! `running`, computed by the one desired-state builder
 //! (`play_core::playground::desired_for`) the Playground reconciler and
-//! the API's views use.
+//! the API's views use, and read with `Desired::routes`.
 //!
 //! Each route's upstream is the container the Playground reconciler says
 //! serves the service (`ServiceStatus::container`), else the service's
@@ -15,8 +15,8 @@
 
 use std::collections::BTreeSet;
 
-use play_core::desired::{Route, Routing};
 use play_core::playground::{self, DesiredState};
+use play_core::routing::Route;
 use play_core::store::playrooms::Playroom;
 use play_core::store::{Store, playground_status, playspec_files, playspecs, sweep};
 
@@ -58,20 +58,17 @@ pub async fn wanted(store: &Store, room: &Playroom) -> Result<Vec<Wanted>> {
                 continue;
             }
         };
-        for service in computed.desired.services {
-            if let Routing::Routed(mut route) = service.routing
-                && running.contains(service.name.as_str())
-            {
-                // The container that serves it: during a zero-downtime
-                // rollout the Playground reconciler names the old one until
-                // the new one is healthy.
-                if let Some(serving) =
-                    p.services.iter().find(|s| s.name == service.name).and_then(|s| s.container.clone())
-                {
-                    route.upstream = serving;
-                }
-                out.push(Wanted { playground_id: p.id, service: service.name, route });
+        for (service, mut route) in computed.desired.routes() {
+            if !running.contains(service.as_str()) {
+                continue;
             }
+            // The container that serves it: during a zero-downtime rollout
+            // the Playground reconciler names the old one until the new one
+            // is healthy.
+            if let Some(serving) = p.services.iter().find(|s| s.name == service).and_then(|s| s.container.clone()) {
+                route.upstream = serving;
+            }
+            out.push(Wanted { playground_id: p.id, service, route });
         }
     }
     Ok(out)

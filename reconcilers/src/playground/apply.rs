@@ -7,7 +7,7 @@
 //! container *not* labelled for this Playground is an error: play never
 //! adopts or removes objects it did not label.
 //!
-//! The shared edge network is the exception: see [`edge`].
+//! The shared edge network is the exception: see [`edge_network`].
 //!
 //! Owns how plan steps become engine calls for one Playground. Ownership
 //! checks and removals are the shared `crate::docker` helpers; this module
@@ -28,11 +28,11 @@ use futures::future::try_join_all;
 
 use play_core::build::is_reserved_image;
 
-use super::edge;
 use super::plan::Step;
 use super::spec::{
     Desired, LABEL_EPOCH, LABEL_INSTALLATION, LABEL_NETWORK, LABEL_PLAYGROUND, LABEL_PROJECT, LABEL_VOLUME, ServiceSpec,
 };
+use crate::docker::edge_network;
 pub use create_body::create_body;
 pub use credentials::{build_auth, credentials_for, registry_of};
 
@@ -119,7 +119,7 @@ impl Apply<'_> {
         match step {
             Step::RemoveContainer { id, .. } => remove::stop_and_remove(docker, id).await,
             Step::CreateNetwork(name) => self.create_network(name).await,
-            Step::CreateSharedNetwork(name) => edge::create(docker, self.installation, name).await,
+            Step::CreateSharedNetwork(name) => edge_network::create(docker, self.installation, name).await,
             Step::RemoveSharedNetwork { id, .. } => remove::network(docker, id, "remove duplicate network").await,
             Step::CreateVolume(name) => self.create_volume(name).await,
             Step::PullImage(image) => {

@@ -55,9 +55,10 @@
 //! - [`apply`]: the plan's steps as engine calls, in dependency order;
 //! - [`job`]: job mode (watched services, completion, the result), handed
 //!   what the pass observed and returning what the pass records;
-//! - [`files`] (mounted files), [`source`] (`svc/source_mount` volumes,
-//!   both through [`helper`] containers) and [`edge`] (the shared edge
-//!   network): host helpers of [`apply`] and [`observe`];
+//! - [`files`] (mounted files) and [`source`] (`svc/source_mount` volumes,
+//!   both through [`helper`] containers): host helpers of [`apply`] and
+//!   [`observe`], beside the edge network they share with the edge loop
+//!   (`crate::docker::edge_network`);
 //! - `pins` and `env_files`: the commits read from Playzones, and the
 //!   services' env files at them.
 //!
@@ -69,7 +70,6 @@
 pub mod apply;
 mod build;
 mod context;
-pub mod edge;
 mod env_files;
 pub mod files;
 pub mod helper;

@@ -13,9 +13,9 @@ use std::collections::HashMap;
 use bollard::Docker;
 use futures::future::try_join_all;
 
-use super::edge;
 use super::plan::{Observed, ObservedContainer};
 use super::spec::{LABEL_CONFIG_HASH, LABEL_EPOCH, LABEL_SERVICE, LABEL_VOLUME, is_source_key};
+use crate::docker::edge_network;
 use crate::docker::{inspect, labels, status_of};
 use crate::{Error, Result};
 
@@ -86,7 +86,7 @@ pub async fn observe(
         }
     }
     let shared_networks = match edge {
-        Some(name) => edge::networks_named(docker, name).await?,
+        Some(name) => edge_network::networks_named(docker, name).await?,
         None => Vec::new(),
     };
     Ok(Observed {

@@ -73,17 +73,6 @@ pub struct Observed {
     pub shared_networks: Vec<SharedNetwork>,
 }
 
-/// One network of a shared name.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SharedNetwork {
-    pub name: String,
-    pub id: String,
-    /// Creation time in Unix nanoseconds (0 when unknown).
-    pub created: i64,
-    /// Containers attached (counted only when the name is ambiguous).
-    pub endpoints: usize,
-}
-
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ObservedContainer {
     pub id: String,
@@ -101,6 +90,7 @@ pub struct ObservedContainer {
 
 // A container's state and health as the engine reports them, read in
 // `crate::docker::inspect` (the one place that reads them).
+pub use crate::docker::edge_network::SharedNetwork;
 pub use crate::docker::inspect::{Health, State};
 
 #[path = "plan_step.rs"]

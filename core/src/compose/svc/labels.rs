@@ -11,7 +11,7 @@ use indexmap::IndexMap;
 
 use crate::compose::ctx::Ctx;
 use crate::compose::path::Path;
-use crate::compose::path_rule::check_path_rule;
+use crate::routing::PathRule;
 
 pub const LABEL_PREFIX: &str = "svc/";
 
@@ -25,7 +25,7 @@ pub enum LabelKind {
     Expose,
     /// Empty, `@`, or a DNS label.
     Subdomain,
-    /// A Traefik rule narrowing by path (see [`check_path_rule`]).
+    /// A Traefik rule narrowing by path (see [`PathRule::check`]).
     PathRule,
     /// Starts with `/`.
     HealthcheckPath,
@@ -92,8 +92,14 @@ pub fn parse_expose(value: &str) -> Option<(u16, &'static str)> {
 
 /// Checks a literal (reference-free) value of a label of `kind`.
 pub fn check_label_value(kind: LabelKind, value: &str) -> Result<(), String> {
+    check_label(kind, value).map(|_| ())
+}
+
+/// [`check_label_value`], keeping what the check parsed: the [`PathRule`]
+/// of a non-empty `svc/path_rule`. The one place a path rule is parsed.
+fn check_label(kind: LabelKind, value: &str) -> Result<Option<PathRule>, String> {
     if value.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let ok = match kind {
         LabelKind::Free => true,
@@ -109,7 +115,7 @@ pub fn check_label_value(kind: LabelKind, value: &str) -> Result<(), String> {
                     && b.last().is_some_and(edge)
                     && b.iter().all(|c| edge(c) || *c == b'-'))
         }
-        LabelKind::PathRule => return check_path_rule(value).map(|_| ()),
+        LabelKind::PathRule => return PathRule::check(value).map(Some),
         LabelKind::HealthcheckPath => value.starts_with('/'),
         LabelKind::MountPath => {
             let parts: Vec<&str> = value.split('/').skip(1).filter(|p| !p.is_empty()).collect();
@@ -134,7 +140,7 @@ pub fn check_label_value(kind: LabelKind, value: &str) -> Result<(), String> {
         }),
     };
     if ok {
-        return Ok(());
+        return Ok(None);
     }
     Err(match kind {
         LabelKind::Path => "must be a path of letters, digits, `_`, `.`, `/` and `-`".to_owned(),
@@ -159,14 +165,16 @@ pub fn check_label_value(kind: LabelKind, value: &str) -> Result<(), String> {
 
 /// Checks the `svc/` labels of one service. In the map form an unknown
 /// `svc/` key is an error (the spec's rule); in the list form, where the
-/// spec is silent, it is a warning.
+/// spec is silent, it is a warning. Returns the service's `svc/path_rule`
+/// when it is set and valid, for the typed model to carry.
 pub(crate) fn check_service_labels(
     ctx: &mut Ctx<'_>,
     labels_path: &Path,
     labels: &IndexMap<String, String>,
     list_form: bool,
     exposed: bool,
-) {
+) -> Option<PathRule> {
+    let mut path_rule = None;
     for (key, value) in labels {
         let Some(label) = key.strip_prefix(LABEL_PREFIX) else {
             continue;
@@ -176,11 +184,10 @@ pub(crate) fn check_service_labels(
             None if list_form => ctx.warn(&at, format!("unknown template label `{key}` is ignored")),
             None => ctx.error(&at, format!("unknown template label `{key}`")),
             Some(_) if ctx.is_deferred(value) => {}
-            Some(kind) => {
-                if let Err(message) = check_label_value(kind, value) {
-                    ctx.error(&at, message);
-                }
-            }
+            Some(kind) => match check_label(kind, value) {
+                Ok(parsed) => path_rule = parsed.or(path_rule),
+                Err(message) => ctx.error(&at, message),
+            },
         }
     }
     if !exposed {
@@ -190,6 +197,7 @@ pub(crate) fn check_service_labels(
             }
         }
     }
+    path_rule
 }
 
 #[cfg(test)]

@@ -238,7 +238,7 @@ fn parse_variable(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> VariableDef 
                 };
                 if !text.is_empty() {
                     match text.strip_prefix('/').and_then(|t| t.strip_suffix('/')) {
-                        Some(pattern) if text.len() >= 2 => match crate::compose::regex_cache::compiled(pattern) {
+                        Some(pattern) if text.len() >= 2 => match crate::routing::regex_cache::compiled(pattern) {
                             Ok(regex) => def.regex = Some(regex),
                             Err(e) => ctx.error(&at, format!("is not a valid regular expression: {e}")),
                         },

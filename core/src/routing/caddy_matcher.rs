@@ -43,7 +43,7 @@ mod go_regexp;
 
 use serde_json::{Map, Value, json};
 
-use crate::compose::rule::Rule;
+use super::rule::Rule;
 
 /// Deepest `!`/`&&`/`||` nesting translated (the rule parser stops at 64).
 /// The cel-go of Caddy 2.6.2 (0.12) counts every grammar level it visits

@@ -1,5 +1,5 @@
 use super::*;
-use crate::compose::path_rule::check_path_rule;
+use crate::routing::path_rule::PathRule;
 
 fn m(name: &'static str, args: &[&str]) -> Rule {
     Rule::Matcher { name, args: args.iter().map(|s| (*s).to_owned()).collect() }
@@ -125,7 +125,7 @@ fn path_rule_policy() {
         "Path(`/users/{id:[0-9]+}`) || PathPrefix(`/u/{name}/`)",
     ];
     for rule in ok {
-        assert!(check_path_rule(rule).is_ok(), "{rule}: {:?}", check_path_rule(rule));
+        assert!(PathRule::check(rule).is_ok(), "{rule}: {:?}", PathRule::check(rule));
     }
     let bad = [
         ("Host(`example.com`)", "Host matcher"),
@@ -153,7 +153,7 @@ fn path_rule_policy() {
         ("PathPrefix(`/{x:(a)}`)", "capturing group"),
     ];
     for (rule, expected) in bad {
-        let err = check_path_rule(rule).unwrap_err();
+        let err = PathRule::check(rule).unwrap_err();
         assert!(err.contains(expected), "{rule}: {err}");
     }
 }

@@ -1,8 +1,8 @@
 use serde_json::json;
 
 use super::*;
-use crate::compose::path_rule::check_path_rule;
-use crate::compose::rule::parse;
+use crate::routing::path_rule::PathRule;
+use crate::routing::rule::parse;
 
 fn translate(text: &str) -> Result<Value, String> {
     let rule = parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
@@ -17,7 +17,7 @@ fn expression(cel: &str) -> Value {
     json!({ "expression": cel })
 }
 
-/// Every rule shape `check_path_rule` accepts, and its matcher set.
+/// Every rule shape `PathRule::check` accepts, and its matcher set.
 #[test]
 fn path_rules_translate() {
     let cases: &[(&str, Value)] = &[
@@ -91,12 +91,12 @@ fn path_rules_translate() {
         ),
     ];
     for (text, expected) in cases {
-        assert!(check_path_rule(text).is_ok(), "{text}: {:?}", check_path_rule(text));
+        assert!(PathRule::check(text).is_ok(), "{text}: {:?}", PathRule::check(text));
         assert_eq!(translate(text).as_ref(), Ok(expected), "{text}");
     }
 }
 
-/// Matchers `check_path_rule` refuses today but the spec allows in a path
+/// Matchers `PathRule::check` refuses today but the spec allows in a path
 /// rule; the edge can serve them.
 #[test]
 fn header_and_host_header_translate() {
@@ -262,8 +262,8 @@ fn alternating(levels: usize) -> String {
 
 #[test]
 fn rules_nested_deeper_than_cel_go_parses_are_refused() {
-    assert!(check_path_rule(&alternating(MAX_DEPTH - 2)).is_ok());
-    let err = check_path_rule(&alternating(MAX_DEPTH - 1)).unwrap_err();
+    assert!(PathRule::check(&alternating(MAX_DEPTH - 2)).is_ok());
+    let err = PathRule::check(&alternating(MAX_DEPTH - 1)).unwrap_err();
     assert!(err.contains("cannot be served by the edge: is nested more than 32 deep"), "{err}");
 }
 

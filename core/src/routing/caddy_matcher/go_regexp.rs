@@ -88,7 +88,7 @@ pub(super) fn check(pattern: &str) -> Result<usize, String> {
         .map_err(|e| format!("`{pattern}` is not a valid regular expression: {}", e.kind()))?;
     let mut walk = Walk { pattern, captures: 0 };
     walk.ast(&ast).map_err(|why| format!("`{pattern}` {why}"))?;
-    crate::compose::regex_cache::compiled(pattern)
+    crate::routing::regex_cache::compiled(pattern)
         .map_err(|e| format!("`{pattern}` is not a valid regular expression: {e}"))?;
     Ok(walk.captures)
 }

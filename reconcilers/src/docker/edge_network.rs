@@ -1,6 +1,9 @@
-//! The shared edge network on a Playroom's engine: one per installation,
-//! joined by every routed container so the edge router can reach it (see
-//! `play_core::desired::edge_network_name`).
+//! The edge network on a Playroom's engine: one per Playroom, joined by
+//! its routed containers and its edge container, so the edge can reach
+//! them (see `play_core::desired::edge_network_name`). Both the Playground
+//! reconciler (which attaches containers) and the edge reconciler (which
+//! attaches the edge) find or create it here, so neither loop imports the
+//! other.
 //!
 //! It is found by its exact name, whoever created it (an operator may create
 //! it for the edge router first), and carries the installation label and
@@ -8,10 +11,10 @@
 //! removes it. Creation looks again under a process-wide lock: engines
 //! before API 1.44 create a second network of the same name when two
 //! creations race (and bollard cannot send `CheckDuplicate`); duplicates
-//! made by another replica are removed by the plan.
+//! made by another replica are removed by the Playground's plan.
 //!
 //! Owns finding and creating the shared network; removing a duplicate is a
-//! plan step like any other removal (`crate::docker::remove`), and no
+//! plan step like any other removal ([`super::remove`]), and no
 //! Playground's pass removes the network otherwise.
 
 use std::collections::HashMap;
@@ -20,10 +23,21 @@ use bollard::Docker;
 use bollard::models::NetworkCreateRequest;
 use bollard::query_parameters::{InspectNetworkOptions, ListNetworksOptions};
 
-use super::plan::SharedNetwork;
-use super::spec::{LABEL_EDGE, LABEL_INSTALLATION};
-use crate::docker::status_of;
+use play_core::desired::{LABEL_EDGE, LABEL_INSTALLATION};
+
+use super::status_of;
 use crate::{Error, Result};
+
+/// One network of a shared name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedNetwork {
+    pub name: String,
+    pub id: String,
+    /// Creation time in Unix nanoseconds (0 when unknown).
+    pub created: i64,
+    /// Containers attached (counted only when the name is ambiguous).
+    pub endpoints: usize,
+}
 
 /// The networks whose name is exactly `name` (the engine's filter matches
 /// parts of names); their attached containers are counted only when there
