@@ -101,11 +101,6 @@ pub fn not_blank(max_chars: usize) -> Object {
     string().min_length(Some(1)).max_length(Some(max_chars)).pattern(Some(patterns::NOT_BLANK)).build()
 }
 
-/// An API key's label.
-pub fn label() -> Object {
-    not_blank(crate::input::keys::MAX_LABEL_LEN)
-}
-
 /// The names of the scopes, at least one.
 pub fn scopes() -> Schema {
     let names = Scope::ALL.iter().map(|s| s.as_str());

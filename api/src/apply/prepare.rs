@@ -19,15 +19,13 @@ use std::sync::Arc;
 
 use play_core::FieldErrors;
 use play_core::apply::Kind;
-use play_core::compose::ServiceDefinition;
 use play_core::compose::svc::{self, TemplateInfo};
 
 use super::Object;
 use crate::error::ApiResult;
 use crate::state::AppState;
 
-/// A Compose file's parse, classified: the errors found and the services.
-pub type Classified = (FieldErrors, Option<Vec<ServiceDefinition>>);
+use crate::input::playspecs::Classified;
 
 /// The results of the pure checks, by the text they were made from.
 #[derive(Debug, Default)]

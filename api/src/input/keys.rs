@@ -24,7 +24,7 @@ pub struct CreateKeyRequest {
 #[serde(deny_unknown_fields)]
 pub struct NewKeyFields {
     /// A human-readable name, 1-100 characters, not blank.
-    #[schema(schema_with = crate::schemas::label)]
+    #[schema(schema_with = label)]
     pub label: String,
     /// Scope names; a key can only grant scopes its creator holds.
     #[schema(schema_with = crate::schemas::scopes)]
@@ -91,4 +91,9 @@ pub(crate) fn within_creator(
         }
     }
     Ok(())
+}
+
+/// An API key's label, in the OpenAPI document.
+fn label() -> utoipa::openapi::Object {
+    crate::schemas::not_blank(MAX_LABEL_LEN)
 }

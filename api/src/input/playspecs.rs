@@ -15,6 +15,11 @@ use play_core::validate;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+/// A Compose file's parse, classified: the errors found and the services
+/// (what [`classify`] answers; server-side apply makes it before its
+/// transaction, `crate::apply::prepare`).
+pub type Classified = (FieldErrors, Option<Vec<ServiceDefinition>>);
+
 pub(crate) const MAX_DESCRIPTION_CHARS: usize = 2000;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -193,7 +198,7 @@ pub(crate) fn fields_classified(
     input: PlayspecInput,
     creating: bool,
     current_yaml: Option<String>,
-    classified: Option<crate::apply::prepare::Classified>,
+    classified: Option<Classified>,
 ) -> ApiResult<PlayspecFields> {
     let mut errors = FieldErrors::new();
     if creating && input.name.is_none() {
