@@ -484,3 +484,28 @@ async fn a_dry_run_holds_no_write_lock_while_it_validates() {
     assert_eq!(dry.status, StatusCode::OK, "{}", dry.text);
     assert_eq!(dry.body["results"].as_array().unwrap().len(), 20);
 }
+
+/// A service whose name holds a dot: its secret-looking env_vars are
+/// redacted like any other's (a dotted redaction path used to point at
+/// `services.web` → `api` and leave the value in the answer).
+#[tokio::test]
+async fn a_secret_of_a_service_named_with_a_dot_is_never_answered() {
+    let app = TestApp::new().await;
+    let compose = "services:\n  web.api:\n    image: nginx:1.27\n";
+    let objects = vec![
+        object("Playroom", "box", json!({"host": "127.0.0.1", "port": 2222})),
+        object("Playspec", "dotted", json!({"description": "demo", "base_compose_yaml": compose})),
+        object(
+            "Playground",
+            "dotted",
+            json!({"playroomRef": "box", "playspecRef": "dotted", "ttl": "2h",
+                   "services": {"web.api": {"env_vars": {"API_TOKEN": "dotted-s3cret"}}}}),
+        ),
+    ];
+    let body = json!({"apply_set": "git:demo/dotted", "objects": objects});
+    for dry_run in [true, false] {
+        let r = apply(&app, &app.admin, body.clone(), dry_run).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert!(!r.text.contains("dotted-s3cret"), "the secret was answered: {}", r.text);
+    }
+}

@@ -111,10 +111,9 @@ impl<'a> Cx<'a> {
     }
 
     /// `spec` with the values at `paths` replaced by digests.
-    pub fn redact(&self, spec: &serde_json::Value, paths: &[String]) -> serde_json::Value {
+    pub fn redact(&self, spec: &serde_json::Value, paths: &[rules::SecretPath]) -> serde_json::Value {
         let mut out = spec.clone();
-        let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
-        rules::redact(&mut out, &refs, &|v| self.secret_digest(v));
+        rules::redact(&mut out, paths, &|v| self.secret_digest(v));
         out
     }
 

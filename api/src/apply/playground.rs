@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use play_core::apply::{Action, Kind};
+use play_core::apply::{Action, Kind, SecretPath};
 use play_core::playground::{
     CreateRequest, DesiredState, Playground, PlaygroundStatus, RolloutChanges, ServiceSettings, launch, ops, ttl,
     validate,
@@ -55,12 +55,12 @@ struct Spec {
 
 /// Paths of values that look like secrets (`is_sensitive`): shown as
 /// digests, never stored.
-fn secret_paths(spec: &Spec) -> Vec<String> {
-    let mut paths: Vec<String> = spec
+fn secret_paths(spec: &Spec) -> Vec<SecretPath> {
+    let mut paths: Vec<SecretPath> = spec
         .env_overrides
         .iter()
         .filter(|(k, v)| is_sensitive(k, v))
-        .map(|(k, _)| format!("env_overrides.{k}"))
+        .map(|(k, _)| vec!["env_overrides".to_owned(), k.clone()])
         .collect();
     for (service, settings) in &spec.services {
         paths.extend(
@@ -68,14 +68,14 @@ fn secret_paths(spec: &Spec) -> Vec<String> {
                 .env_vars
                 .iter()
                 .filter(|(k, v)| is_sensitive(k, v))
-                .map(|(k, _)| format!("services.{service}.env_vars.{k}")),
+                .map(|(k, _)| vec!["services".to_owned(), service.clone(), "env_vars".to_owned(), k.clone()]),
         );
     }
     paths
 }
 
 /// The settings apply controls, as they are on the Playground.
-fn live(cx: &Cx<'_>, playground: &Playground, paths: &[String]) -> Value {
+fn live(cx: &Cx<'_>, playground: &Playground, paths: &[SecretPath]) -> Value {
     let view = json!({
         "playroom_id": playground.playroom_id,
         "playspec_id": playground.playspec_id,

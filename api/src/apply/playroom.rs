@@ -58,7 +58,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     let allow_local = cx.state.config.allow_local_playrooms;
     let mut fields = fields(input, true, allow_local).map_err(|e| rekeyed(e, "playroom", object))?;
     fields.caller_may_trust = cx.principal.scopes.grants(Scope::PlayroomsTrust);
-    let spec = cx.redact(&object.spec, &["ssh_private_key".to_owned()]);
+    let spec = cx.redact(&object.spec, &[play_core::apply::path("ssh_private_key")]);
     let account = cx.account();
     let current = match cx.last(object).map(|row| row.object_id) {
         Some(id) => found(playrooms::get_in(cx.conn, account, id).await)?,

@@ -212,7 +212,7 @@ fn credentials(
 
 pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError> {
     let spec: Spec = parse_value(&object.spec, &object.field("spec")).map_err(ApiError::validation)?;
-    let redacted = cx.redact(&object.spec, &["registry_credentials.*.secret".to_owned()]);
+    let redacted = cx.redact(&object.spec, &[play_core::apply::path("registry_credentials.*.secret")]);
     let revision = revision_name(&object.name, &digest(&redacted));
     let mut errors = FieldErrors::new();
     let playzone_id = match &spec.playzone_ref {

@@ -40,7 +40,7 @@ fn live(zone: &Playzone) -> Value {
 
 pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError> {
     let spec: Spec = parse_value(&object.spec, &object.field("spec")).map_err(ApiError::validation)?;
-    let redacted = cx.redact(&object.spec, &["credentials".to_owned()]);
+    let redacted = cx.redact(&object.spec, &[play_core::apply::path("credentials")]);
     let account = cx.account();
     let current = match cx.last(object).map(|row| row.object_id) {
         Some(id) => found(playzones::get_in(cx.conn, account, id).await)?,

@@ -54,7 +54,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     };
     let changes = Changes::validate(input, true, &cx.state.config.webhook_urls)
         .map_err(|e| rekeyed(ApiError::validation(e), "webhook_endpoint", object))?;
-    let redacted = cx.redact(&object.spec, &["secret".to_owned()]);
+    let redacted = cx.redact(&object.spec, &[play_core::apply::path("secret")]);
     let account = cx.account();
     let current = match cx.last(object).map(|row| row.object_id) {
         Some(id) => found(webhooks::get_in(cx.conn, account, id).await)?,

@@ -140,13 +140,25 @@ pub fn digest(value: &serde_json::Value) -> String {
     hex::encode(Sha256::digest(canonical(value).as_bytes()))
 }
 
-/// `spec` with the string at each of `secret_paths` (dotted paths; `*`
-/// matches every key of a map or item of a list) replaced by
+/// A path to a secret value: one segment per key or list item, `*`
+/// matching every key of a map or item of a list. Segments, not a dotted
+/// text, because keys may hold dots (`spring.datasource.password` as an
+/// environment variable, `web.api` as a service name): a dotted text
+/// would point somewhere else and leave the secret in the clear.
+pub type SecretPath = Vec<String>;
+
+/// The [`SecretPath`] of a fixed, dotted path written in play's code
+/// (never one built from a tenant's keys).
+pub fn path(dotted: &str) -> SecretPath {
+    dotted.split('.').map(str::to_owned).collect()
+}
+
+/// `spec` with the string at each of `secret_paths` replaced by
 /// `digest(value)`, formatted `"<secret hmac:…>"`. Paths that are absent,
 /// or hold something else than a string, are left alone.
-pub fn redact(spec: &mut serde_json::Value, secret_paths: &[&str], digest: &dyn Fn(&str) -> String) {
+pub fn redact(spec: &mut serde_json::Value, secret_paths: &[SecretPath], digest: &dyn Fn(&str) -> String) {
     for path in secret_paths {
-        let parts: Vec<&str> = path.split('.').collect();
+        let parts: Vec<&str> = path.iter().map(String::as_str).collect();
         redact_at(spec, &parts, digest);
     }
 }

@@ -52,11 +52,12 @@ fn redaction_replaces_secrets_wherever_the_path_points() {
         "port": 22
     });
     let digest = |v: &str| format!("hmac:{}", v.len());
-    redact(
-        &mut spec,
-        &["ssh_private_key", "env_overrides.TOKEN", "registry_credentials.*.password", "missing.x", "port"],
-        &digest,
-    );
+    let paths: Vec<SecretPath> =
+        ["ssh_private_key", "env_overrides.TOKEN", "registry_credentials.*.password", "missing.x", "port"]
+            .into_iter()
+            .map(path)
+            .collect();
+    redact(&mut spec, &paths, &digest);
     assert_eq!(spec["ssh_private_key"], "<secret hmac:3>");
     assert_eq!(spec["env_overrides"]["TOKEN"], "<secret hmac:3>");
     assert_eq!(spec["env_overrides"]["MODE"], "dev");
@@ -64,6 +65,26 @@ fn redaction_replaces_secrets_wherever_the_path_points() {
     assert_eq!(spec["registry_credentials"][1]["username"], "u");
     assert_eq!(spec["port"], 22, "not a string: left alone");
     assert!(!spec.to_string().contains("KEY") && !spec.to_string().contains("t0k"));
+}
+
+/// A key holding dots (an environment variable such as
+/// `spring.datasource.password`, a service named `web.api`) is one
+/// segment: its secret is redacted, not left in the clear.
+#[test]
+fn a_key_with_dots_is_redacted_as_one_segment() {
+    let mut spec = json!({
+        "env_overrides": {"spring.datasource.password": "hunter2"},
+        "services": {"web.api": {"env_vars": {"API_TOKEN": "s3cret"}}}
+    });
+    let digest = |v: &str| format!("hmac:{}", v.len());
+    let paths = vec![
+        vec!["env_overrides".to_owned(), "spring.datasource.password".to_owned()],
+        vec!["services".to_owned(), "web.api".to_owned(), "env_vars".to_owned(), "API_TOKEN".to_owned()],
+    ];
+    redact(&mut spec, &paths, &digest);
+    let text = spec.to_string();
+    assert!(!text.contains("hunter2") && !text.contains("s3cret"), "{text}");
+    assert_eq!(spec["services"]["web.api"]["env_vars"]["API_TOKEN"], "<secret hmac:6>");
 }
 
 #[test]
