@@ -26,7 +26,8 @@
 use libfuzzer_sys::fuzz_target;
 use play_api::apply::ApplyRequest;
 use play_core::apply::{
-    Action, Decision, Kind, MAX_APPLY_SET_CHARS, canonical, check_apply_set, check_name, diff, digest, redact,
+    Action, Decision, Kind, MAX_APPLY_SET_CHARS, SecretPath, canonical, check_apply_set, check_name, diff, digest,
+    redact,
 };
 use serde_json::{Map, Value};
 
@@ -97,7 +98,8 @@ fuzz_target!(|data: &[u8]| {
         previous = Some(spec);
 
         let mut redacted = spec.clone();
-        redact(&mut redacted, SECRET_PATHS, &|s: &str| format!("hmac:{}", s.len()));
+        let paths: Vec<SecretPath> = SECRET_PATHS.iter().map(|p| play_core::apply::path(p)).collect();
+        redact(&mut redacted, &paths, &|s: &str| format!("hmac:{}", s.len()));
         check_redacted(spec, &redacted, &mut Vec::new());
     }
 });
