@@ -2,9 +2,9 @@
 //! configured database (no server needed).
 
 use anyhow::{Context, bail};
+use play_core::model::event::Actor;
+use play_core::model::quota::QuotaLimits;
 use play_core::scopes::ScopeSet;
-use play_core::store::events::Actor;
-use play_core::store::quotas::QuotaLimits;
 use play_core::store::{accounts, keys};
 use play_core::time::{self, Timestamp};
 use play_core::token;
@@ -52,7 +52,7 @@ pub async fn keys(settings: Settings, command: KeysCommand) -> anyhow::Result<()
             let minted = token::generate();
             let key = keys::create(
                 &store,
-                keys::NewApiKey {
+                play_core::model::account::NewApiKey {
                     account_id: account.id,
                     user_id: user.id,
                     label: label.trim().to_owned(),

@@ -5,10 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
+use play_core::model::event::Actor;
+use play_core::model::quota::QuotaLimits;
 use play_core::scopes::ScopeSet;
 use play_core::secrets::write_private_file;
-use play_core::store::events::Actor;
-use play_core::store::quotas::QuotaLimits;
 use play_core::store::{Store, accounts, keys};
 use play_core::token::{self, TokenPepper};
 
@@ -33,7 +33,7 @@ pub async fn ensure_admin_key(store: &Store, pepper: &TokenPepper, data_dir: &Pa
     write_private_file(&pending, format!("{}\n", minted.token).as_bytes())?;
     let created = keys::create_first(
         store,
-        keys::NewApiKey {
+        play_core::model::account::NewApiKey {
             account_id: account.id,
             user_id: user.id,
             label: "admin (created on first start)".into(),

@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
+use play_core::model::installation::KeyCheck;
 use play_core::secrets::MasterKey;
-use play_core::store::master_key::{self, KeyCheck};
+use play_core::store::master_key;
 use play_core::store::{Store, redact_url};
 
 use crate::args::Common;

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use play_core::edge::TlsMode;
 use play_core::edge::settings::EdgeChanges;
-use play_core::store::playrooms::PlayroomFields;
+use play_core::model::playroom::PlayroomFields;
 use play_reconcilers::edge::EdgeConfig;
 use serde_json::{Value, json};
 use support::caddy::{edge_config, ensure_caddy_image};

@@ -24,7 +24,8 @@ use play_api::testing::TestApp;
 use play_core::metrics::Metrics;
 use std::collections::BTreeMap;
 
-use play_core::store::job_results::{self, Completion};
+use play_core::playground::job::Completion;
+use play_core::store::job_results;
 use play_core::store::playground_status::Fence;
 use play_core::store::{events, leases};
 use play_core::time;

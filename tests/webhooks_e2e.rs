@@ -14,11 +14,13 @@ mod support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
+use play_core::model::quota::QuotaLimits;
 use play_core::secrets::{MasterKey, SecretBox};
-use play_core::store::quotas::QuotaLimits;
-use play_core::store::webhook_deliveries::{self, Page};
-use play_core::store::webhooks::{self, Endpoint};
+use play_core::store::webhook_deliveries;
+use play_core::store::webhooks;
 use play_core::store::{Store, accounts, events};
+use play_core::webhook::model::Endpoint;
+use play_core::webhook::model::Page;
 use play_core::webhook::{Changes, DeliveryStatus, UrlPolicy};
 use play_reconcilers::webhooks::{Dispatcher, WebhooksConfig};
 use support::serve::Play;
@@ -74,7 +76,10 @@ impl Setup {
 
     async fn event(&self, entity: &'static str, id: i64, action: &'static str) -> i64 {
         let mut tx = self.store.write().await.unwrap();
-        let event_id = events::record(&mut tx, events::NewEvent::new(self.account, entity, id, action)).await.unwrap();
+        let event_id =
+            events::record(&mut tx, play_core::model::event::NewEvent::new(self.account, entity, id, action))
+                .await
+                .unwrap();
         tx.commit().await.unwrap();
         event_id
     }
@@ -83,11 +88,11 @@ impl Setup {
         webhooks::get(&self.store, self.account, id).await.unwrap()
     }
 
-    async fn deliveries(&self, endpoint: i64) -> Vec<webhook_deliveries::Delivery> {
+    async fn deliveries(&self, endpoint: i64) -> Vec<play_core::webhook::model::Delivery> {
         webhook_deliveries::list(&self.store, self.account, endpoint, Page { limit: 1000, before: None }).await.unwrap()
     }
 
-    async fn wait_delivery(&self, endpoint: i64, ok: impl Fn(&webhook_deliveries::Delivery) -> bool) {
+    async fn wait_delivery(&self, endpoint: i64, ok: impl Fn(&play_core::webhook::model::Delivery) -> bool) {
         let started = Instant::now();
         while !self.deliveries(endpoint).await.iter().any(&ok) {
             assert!(started.elapsed() < Duration::from_secs(10), "{:?}", self.deliveries(endpoint).await);
@@ -114,7 +119,7 @@ async fn deliveries_are_signed_and_filters_narrow_them() {
     s.event("playground", 8, "created").await; // filtered out for A
     s.event("playground", 7, "created").await;
     s.event("playroom", 3, "updated").await; // A is not subscribed
-    webhooks::record_test(&s.store, s.account, ea.id, events::Actor::System).await.unwrap();
+    webhooks::record_test(&s.store, s.account, ea.id, play_core::model::event::Actor::System).await.unwrap();
 
     a.wait_for(2, Duration::from_secs(10)).await;
     b.wait_for(3, Duration::from_secs(10)).await;
@@ -190,8 +195,9 @@ async fn a_failing_receiver_is_retried_with_growing_gaps_then_disabled_at_10() {
 /// enabled and recorded one after the other, as the dispatcher does.
 #[tokio::test]
 async fn an_attempt_answered_after_the_disable_is_not_counted() {
-    use play_core::store::webhook_deliveries::Attempt;
-    use play_core::store::webhook_dispatch::{self, ClaimLimits, EndpointEffect};
+    use play_core::store::webhook_dispatch;
+    use play_core::webhook::model::Attempt;
+    use play_core::webhook::model::{ClaimLimits, EndpointEffect};
 
     let test_store = play_core::testing::store().await;
     let store = test_store.store.clone();
@@ -206,7 +212,9 @@ async fn an_attempt_answered_after_the_disable_is_not_counted() {
     let (e, _) = webhooks::create(&store, &secrets, account.id, changes, &QuotaLimits::default()).await.unwrap();
     let mut tx = store.write().await.unwrap();
     for id in [1, 2] {
-        events::record(&mut tx, events::NewEvent::new(account.id, "template", id, "created")).await.unwrap();
+        events::record(&mut tx, play_core::model::event::NewEvent::new(account.id, "template", id, "created"))
+            .await
+            .unwrap();
     }
     tx.commit().await.unwrap();
     for event in events::undispatched(&store, 10).await.unwrap() {
@@ -249,7 +257,9 @@ async fn gone_disables_at_once_and_re_enabling_sends_the_backlog() {
     {
         let mut tx = s.store.write().await.unwrap();
         for id in [1, 2] {
-            events::record(&mut tx, events::NewEvent::new(s.account, "template", id, "created")).await.unwrap();
+            events::record(&mut tx, play_core::model::event::NewEvent::new(s.account, "template", id, "created"))
+                .await
+                .unwrap();
         }
         tx.commit().await.unwrap();
     }
@@ -353,7 +363,9 @@ async fn play_serve_killed_mid_fan_out_delivers_every_event_at_least_once() {
     let (endpoint, _) = webhooks::create(&store, &secrets, account.id, changes, &QuotaLimits::default()).await.unwrap();
     let mut tx = store.write().await.unwrap();
     for i in 1..=N {
-        events::record(&mut tx, events::NewEvent::new(account.id, "playground", i, "updated")).await.unwrap();
+        events::record(&mut tx, play_core::model::event::NewEvent::new(account.id, "playground", i, "updated"))
+            .await
+            .unwrap();
     }
     tx.commit().await.unwrap();
 
@@ -407,7 +419,9 @@ async fn bench_signed_deliveries_per_second() {
     let started = Instant::now();
     let mut tx = s.store.write().await.unwrap();
     for i in 1..=EVENTS {
-        events::record(&mut tx, events::NewEvent::new(s.account, "playground", i, "updated")).await.unwrap();
+        events::record(&mut tx, play_core::model::event::NewEvent::new(s.account, "playground", i, "updated"))
+            .await
+            .unwrap();
     }
     tx.commit().await.unwrap();
     let total = ENDPOINTS * usize::try_from(EVENTS).unwrap();

@@ -3,8 +3,8 @@
 //! stores principals, and `auth`, which fills the cache, do not import each
 //! other.
 
+use play_core::model::event::Actor;
 use play_core::scopes::ScopeSet;
-use play_core::store::events::Actor;
 use play_core::time;
 
 /// Who is calling, after authentication.

@@ -22,8 +22,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
+use play_core::model::playroom::Playroom;
 use play_core::routing::Route;
-use play_core::store::playrooms::Playroom;
 
 /// Most cached Playgrounds per replica.
 pub const CAPACITY: usize = 10_000;

@@ -15,10 +15,10 @@ use play_core::host::{
     ConnectionReport, DockerReport, Failure, FailureKind, FailureStage, HostError, HostGateway, HostTarget,
 };
 use play_core::metrics::Metrics;
+use play_core::model::event::Actor;
+use play_core::model::quota::QuotaLimits;
 use play_core::scopes::ScopeSet;
 use play_core::secrets::MasterKey;
-use play_core::store::events::Actor;
-use play_core::store::quotas::QuotaLimits;
 use play_core::store::{Store, accounts, keys};
 use play_core::testing::{self, TestStore};
 use play_core::{time, token};
@@ -126,7 +126,7 @@ impl TestApp {
         let minted = token::generate();
         keys::create(
             self.store(),
-            keys::NewApiKey {
+            play_core::model::account::NewApiKey {
                 account_id,
                 user_id: user.id,
                 label: "test".into(),

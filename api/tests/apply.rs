@@ -344,7 +344,7 @@ async fn a_write_from_a_stale_version_is_a_conflict() {
     assert_eq!(apply(&app, &app.admin, two_objects("one"), false).await.status, StatusCode::OK);
     let rows = applied::list(app.store(), app.account_id).await.unwrap();
     let stale = rows[0].clone();
-    let fields = applied::AppliedFields {
+    let fields = play_core::apply::model::AppliedFields {
         apply_set: None,
         object_id: stale.object_id,
         labels: stale.labels.clone(),

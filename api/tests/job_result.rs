@@ -10,11 +10,13 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use play_api::testing::TestApp;
+use play_core::model::quota::Resource;
 use play_core::playground::ServiceStatus;
+use play_core::playground::job::Completion;
 use play_core::scopes::{Scope, ScopeSet};
-use play_core::store::job_results::{self, Completion};
+use play_core::store::job_results;
 use play_core::store::playground_status::Fence;
-use play_core::store::quotas::{self, Resource};
+use play_core::store::quotas;
 use play_core::store::{leases, playspecs};
 use play_core::time;
 use serde_json::{Value, json};

@@ -143,7 +143,7 @@ async fn keys_of_another_account_are_invisible_and_undeletable() {
 #[tokio::test]
 async fn the_key_quota_gives_quota_exceeded_and_writes_nothing() {
     let app = TestApp::with_config(play_api::ApiConfig {
-        quotas: play_core::store::quotas::QuotaLimits::parse("api_keys=2").unwrap(),
+        quotas: play_core::model::quota::QuotaLimits::parse("api_keys=2").unwrap(),
         ..play_api::ApiConfig::default()
     })
     .await;

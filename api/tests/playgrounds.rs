@@ -251,7 +251,7 @@ async fn delete_is_202_destroying_and_idempotent() {
 #[tokio::test]
 async fn the_playground_quota_applies() {
     let app = TestApp::with_config(play_api::ApiConfig {
-        quotas: play_core::store::quotas::QuotaLimits::parse("playgrounds=1").unwrap(),
+        quotas: play_core::model::quota::QuotaLimits::parse("playgrounds=1").unwrap(),
         ..TestApp::default_config()
     })
     .await;

@@ -285,7 +285,7 @@ async fn playroom_changes_write_events() {
 #[tokio::test]
 async fn the_playroom_quota_applies() {
     let app = TestApp::with_config(play_api::ApiConfig {
-        quotas: play_core::store::quotas::QuotaLimits::parse("playrooms=1").unwrap(),
+        quotas: play_core::model::quota::QuotaLimits::parse("playrooms=1").unwrap(),
         ..TestApp::default_config()
     })
     .await;

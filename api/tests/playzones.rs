@@ -8,12 +8,13 @@ use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
 use play_api::testing::TestApp;
+use play_core::playzone::model::SyncResult;
 use play_core::repository::RemoteBranch;
 use play_core::scopes::{Scope, ScopeSet};
 use play_core::store::events;
 use play_core::store::fence::Fence;
 use play_core::store::leases;
-use play_core::store::playzones::{self, SyncResult};
+use play_core::store::playzones;
 use play_core::time;
 use serde_json::{Value, json};
 

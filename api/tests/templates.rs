@@ -615,7 +615,8 @@ async fn writes_record_template_events() {
 
 #[tokio::test]
 async fn the_template_quota_is_enforced() {
-    use play_core::store::quotas::{self, Resource};
+    use play_core::model::quota::Resource;
+    use play_core::store::quotas;
     let app = TestApp::new().await;
     quotas::set_account_limit(app.store(), app.account_id, Resource::ImportTemplates, 1).await.unwrap();
     create_template(&app, &app.admin, "one", "").await;

@@ -24,6 +24,7 @@
 
 pub mod dockerfile;
 pub mod dockerignore;
+pub mod model;
 
 use std::collections::BTreeMap;
 

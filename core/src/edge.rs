@@ -12,6 +12,7 @@
 pub mod claims;
 pub mod config;
 pub mod hosts;
+pub mod model;
 pub mod serving;
 pub mod settings;
 

@@ -13,6 +13,7 @@ pub mod edge;
 pub mod error;
 pub mod host;
 pub mod metrics;
+pub mod model;
 pub mod offload;
 pub mod playground;
 pub mod playzone;

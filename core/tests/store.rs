@@ -2,16 +2,18 @@
 //! `PLAY_TEST_BACKEND=postgres` (scripts/test runs both).
 
 use play_core::Error;
+use play_core::model::event::{Actor, NewEvent};
+use play_core::model::quota::{QuotaLimits, Resource};
 use play_core::scopes::{Scope, ScopeSet};
-use play_core::store::events::{self, Actor, NewEvent};
-use play_core::store::quotas::{self, QuotaLimits, Resource};
+use play_core::store::events;
+use play_core::store::quotas;
 use play_core::store::{accounts, keys};
 use play_core::testing;
 use play_core::time;
 
-fn new_key(account_id: i64, user_id: i64, label: &str) -> keys::NewApiKey {
+fn new_key(account_id: i64, user_id: i64, label: &str) -> play_core::model::account::NewApiKey {
     let minted = play_core::token::generate();
-    keys::NewApiKey {
+    play_core::model::account::NewApiKey {
         account_id,
         user_id,
         label: label.into(),

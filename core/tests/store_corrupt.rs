@@ -11,11 +11,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
 
 use play_core::Error;
+use play_core::model::event::{Actor, NewEvent};
+use play_core::model::playspec::PlayspecFields;
+use play_core::model::quota::QuotaLimits;
 use play_core::playground::CreationStep;
-use play_core::store::events::{self, Actor, NewEvent};
+use play_core::store::events;
 use play_core::store::playground_status;
-use play_core::store::playspecs::{self, PlayspecFields};
-use play_core::store::quotas::QuotaLimits;
+use play_core::store::playspecs;
 use play_core::store::{Store, accounts, job_results, playgrounds, playrooms, playspec_files, templates};
 use play_core::{testing, time};
 use sqlx::Row;

@@ -1,7 +1,8 @@
 //! The master key's fingerprint: recorded by the first process, compared
 //! by every later one, one winner when two start at once.
 
-use play_core::store::master_key::{self, KeyCheck};
+use play_core::model::installation::KeyCheck;
+use play_core::store::master_key;
 use play_core::testing;
 
 #[tokio::test]

@@ -6,13 +6,15 @@
 use std::time::Duration;
 
 use play_core::Error;
+use play_core::model::event::Actor;
+use play_core::model::quota::QuotaLimits;
+use play_core::playzone::model::SyncResult;
 use play_core::playzone::{Changes, Input, RepositoryPolicy, Status, Stored};
 use play_core::repository::RemoteBranch;
 use play_core::secrets::MasterKey;
-use play_core::store::events::{self, Actor};
+use play_core::store::events;
 use play_core::store::fence::{Fence, Fenced};
-use play_core::store::playzones::{self, SyncResult};
-use play_core::store::quotas::QuotaLimits;
+use play_core::store::playzones;
 use play_core::store::{Store, accounts, leases};
 use play_core::testing;
 use play_core::time;
@@ -41,7 +43,11 @@ async fn lease(store: &Store, id: i64) -> i64 {
 }
 
 /// A public Playzone `app` of the account.
-async fn public_zone(store: &Store, secrets: &play_core::secrets::SecretBox, account_id: i64) -> playzones::Playzone {
+async fn public_zone(
+    store: &Store,
+    secrets: &play_core::secrets::SecretBox,
+    account_id: i64,
+) -> play_core::playzone::model::Playzone {
     let changes = changes("app", "https://git.example.org/app.git", None);
     playzones::create(store, secrets, account_id, changes, false, &QuotaLimits::default(), Actor::System).await.unwrap()
 }

@@ -304,13 +304,13 @@ impl LeaseStore for Stolen {
         id: i64,
         owner: &str,
         duration: Duration,
-    ) -> play_core::Result<Option<play_core::store::leases::Lease>> {
+    ) -> play_core::Result<Option<play_core::model::lease::Lease>> {
         self.inner.claim(reconciler, id, owner, duration).await
     }
-    async fn renew(&self, _: &play_core::store::leases::Lease, _: Duration) -> play_core::Result<bool> {
+    async fn renew(&self, _: &play_core::model::lease::Lease, _: Duration) -> play_core::Result<bool> {
         Ok(false)
     }
-    async fn release(&self, lease: &play_core::store::leases::Lease) -> play_core::Result<()> {
+    async fn release(&self, lease: &play_core::model::lease::Lease) -> play_core::Result<()> {
         self.inner.release(lease).await
     }
     async fn expires_at(

@@ -3,9 +3,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use play_core::apply::model::{Applied, AppliedFields};
 use play_core::apply::{self as rules, Action, Decision, DiffEntry, Kind};
 use play_core::scopes::Scope;
-use play_core::store::applied::{self, Applied, AppliedFields};
+use play_core::store::applied;
 use play_core::store::{Conn, Tx};
 use play_core::wake;
 use play_core::{Error, FieldErrors};

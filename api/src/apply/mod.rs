@@ -222,7 +222,7 @@ pub async fn run(
     let prepared = prepare::prepare(state, &objects).await?;
     let mut tx = state.store.write().await?;
     let rows = applied::list_in(&mut tx, principal.account_id).await?;
-    let to_prune: Vec<applied::Applied> = match (&request.apply_set, request.prune) {
+    let to_prune: Vec<play_core::apply::model::Applied> = match (&request.apply_set, request.prune) {
         (Some(set), true) => rows
             .iter()
             .filter(|r| r.apply_set.as_deref() == Some(set.as_str()))

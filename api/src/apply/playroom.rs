@@ -8,8 +8,9 @@
 //! `generate_ssh_key` (kept unless the spec gives `ssh_private_key`).
 
 use play_core::apply::Action;
+use play_core::model::playroom::Playroom;
 use play_core::scopes::Scope;
-use play_core::store::playrooms::{self, Playroom};
+use play_core::store::playrooms;
 use play_core::wake::Kind as Wake;
 use serde_json::{Value, json};
 

@@ -17,10 +17,13 @@ use base64::Engine;
 use play_core::apply::{Action, Kind, revision_name};
 use play_core::compose::ServiceType;
 use play_core::error::push_field_error;
+use play_core::model::playspec::NewMountedFile;
+use play_core::model::playspec::Playspec;
 use play_core::scopes::Scope;
 use play_core::store::applied as rows;
-use play_core::store::playspec_files::{self, MAX_FILES_PER_PLAYSPEC, NewMountedFile};
-use play_core::store::playspecs::{self, Playspec};
+use play_core::store::playspec_files;
+use play_core::store::playspec_files::MAX_FILES_PER_PLAYSPEC;
+use play_core::store::playspecs;
 use play_core::store::playzones;
 use play_core::{FieldErrors, Result as CoreResult};
 use serde::Deserialize;
@@ -342,7 +345,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
 async fn create_revision(
     cx: &mut Cx<'_>,
     object: &Object,
-    fields: playspecs::PlayspecFields,
+    fields: play_core::model::playspec::PlayspecFields,
     new_files: Vec<NewMountedFile>,
     new_credentials: Vec<(String, String, String, String)>,
 ) -> Result<i64, ApiError> {

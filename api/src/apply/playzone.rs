@@ -8,8 +8,9 @@
 //! synced by its loop (woken after the commit).
 
 use play_core::apply::Action;
+use play_core::playzone::model::Playzone;
 use play_core::playzone::{Input, Stored};
-use play_core::store::playzones::{self, Playzone};
+use play_core::store::playzones;
 use play_core::wake::Kind as Wake;
 use serde::Deserialize;
 use serde_json::{Value, json};

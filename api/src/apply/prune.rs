@@ -8,8 +8,9 @@
 //! deleted by the first apply of the account that finds it unused.
 
 use play_core::apply::Action;
+use play_core::apply::model::Applied;
 use play_core::playground::{DesiredState, ops};
-use play_core::store::applied::{self, Applied};
+use play_core::store::applied;
 use play_core::store::{playrooms, playspecs, playzones, templates, webhooks};
 use play_core::wake::Kind as Wake;
 

@@ -8,7 +8,8 @@
 
 use play_core::apply::Action;
 use play_core::compose::svc;
-use play_core::store::templates::{self, Template};
+use play_core::model::template::Template;
+use play_core::store::templates;
 use serde::Deserialize;
 use serde_json::{Value, json};
 

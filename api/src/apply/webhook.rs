@@ -8,7 +8,8 @@
 use std::collections::BTreeMap;
 
 use play_core::apply::Action;
-use play_core::store::webhooks::{self, Endpoint};
+use play_core::store::webhooks;
+use play_core::webhook::model::Endpoint;
 use play_core::webhook::{Changes, Input};
 use serde::Deserialize;
 use serde_json::{Value, json};

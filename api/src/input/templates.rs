@@ -5,7 +5,7 @@
 use crate::error::{ApiError, ApiResult};
 use play_core::FieldErrors;
 use play_core::error::push_field_error;
-use play_core::store::templates::TemplateFields;
+use play_core::model::template::TemplateFields;
 use play_core::validate;
 use serde::Deserialize;
 use utoipa::ToSchema;

@@ -3,7 +3,8 @@
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
-use play_core::store::keys::{self, NewApiKey};
+use play_core::model::account::NewApiKey;
+use play_core::store::keys;
 use play_core::token;
 
 use crate::auth::Principal;

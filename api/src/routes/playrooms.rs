@@ -11,10 +11,12 @@ use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
 use play_core::host::ConnectionReport;
+use play_core::model::playroom::CheckOutcome;
+use play_core::model::playroom::Connection;
 use play_core::scopes::Scope;
 use play_core::ssh_keys::{self};
-use play_core::store::playroom_checks::{self, CheckOutcome};
-use play_core::store::playrooms::{self, Connection};
+use play_core::store::playroom_checks;
+use play_core::store::playrooms;
 use play_core::wake::Kind;
 
 use crate::auth::Principal;

@@ -6,7 +6,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use play_core::FieldErrors;
 use play_core::error::push_field_error;
-use play_core::store::playspec_files::{self, MountedFile, MountedFileChange, NewMountedFile, RegistryCredential};
+use play_core::model::playspec::{MountedFile, MountedFileChange, NewMountedFile, RegistryCredential};
+use play_core::store::playspec_files;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};

@@ -9,7 +9,8 @@
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
-use play_core::store::templates::{self, ListFilter};
+use play_core::model::template::ListFilter;
+use play_core::store::templates;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};

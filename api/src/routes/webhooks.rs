@@ -11,9 +11,10 @@ use axum::Json as JsonResponse;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use play_core::store::webhook_deliveries::{self, Delivery, Page};
+use play_core::store::webhook_deliveries;
 use play_core::store::webhooks::{self};
 use play_core::wake::Kind;
+use play_core::webhook::model::{Delivery, Page};
 use play_core::webhook::{self, DeliveryStatus, Input};
 
 use crate::auth::Principal;

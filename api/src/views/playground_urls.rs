@@ -17,10 +17,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use play_core::edge::hosts;
 use play_core::edge::serving::{self, Decided};
+use play_core::model::playroom::Playroom;
 use play_core::playground::{Computed, DesiredState, Playground};
 use play_core::routing::Route;
 use play_core::store::edges;
-use play_core::store::playrooms::{self, Playroom};
+use play_core::store::playrooms;
 use serde::Serialize;
 use utoipa::ToSchema;
 

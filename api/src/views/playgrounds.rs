@@ -5,7 +5,6 @@ use crate::state::AppState;
 use crate::views::playground_urls::{self, RouteView, Urls};
 use chrono::{DateTime, Utc};
 use play_core::playground::{CreationStep, Playground, PlaygroundStatus as Status, ServiceStatus};
-use play_core::store::playground_detail;
 use play_core::time;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -129,7 +128,7 @@ pub async fn detail(state: &AppState, p: Playground) -> play_core::Result<Playgr
 /// [`detail`] from one read ([`playground_detail::get_for_detail`]).
 pub(crate) async fn detail_read(
     state: &AppState,
-    read: playground_detail::ForDetail,
+    read: play_core::playground::model::ForDetail,
 ) -> play_core::Result<PlaygroundDetail> {
     let p = read.playground;
     // A deleted Playroom: not found, as `playrooms::get` answers.

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use play_core::edge::EdgeSettings;
-use play_core::store::edges::EdgeStatus;
+use play_core::edge::model::EdgeStatus;
 use serde::Serialize;
 use utoipa::ToSchema;
 

@@ -5,8 +5,9 @@ use crate::error::ApiResult;
 use crate::state::AppState;
 use chrono::{DateTime, Utc};
 use play_core::compose::{self, Issue, Policy};
-use play_core::store::playspec_files::{self, MountedFile, RegistryCredential};
-use play_core::store::playspecs::Playspec;
+use play_core::model::playspec::Playspec;
+use play_core::model::playspec::{MountedFile, RegistryCredential};
+use play_core::store::playspec_files;
 use serde::Serialize;
 use utoipa::ToSchema;
 

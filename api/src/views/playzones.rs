@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use play_core::playzone::Status;
-use play_core::store::playzones::Playzone;
+use play_core::playzone::model::Playzone;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use utoipa::ToSchema;

@@ -4,7 +4,7 @@
 use crate::views::playground_urls::Urls;
 use chrono::{DateTime, Utc};
 use play_core::compose::Issue;
-use play_core::store::templates::Version;
+use play_core::model::template::Version;
 use serde::Serialize;
 use utoipa::ToSchema;
 

@@ -2,8 +2,8 @@
 //! core's records.
 
 use chrono::{DateTime, Utc};
-use play_core::store::webhook_deliveries::Delivery;
-use play_core::store::webhooks::Endpoint;
+use play_core::webhook::model::Delivery;
+use play_core::webhook::model::Endpoint;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use utoipa::ToSchema;

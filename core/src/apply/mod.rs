@@ -21,6 +21,7 @@
 //! (rows are `crate::store::applied`), no HTTP.
 
 mod diff;
+pub mod model;
 mod names;
 
 use std::fmt;

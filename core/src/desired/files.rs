@@ -32,7 +32,7 @@ use sha2::{Digest, Sha256};
 
 use crate::compose::model::ComposeFile;
 use crate::compose::project_files::{self, Resolution};
-use crate::store::playspec_files::MountedFile;
+use crate::model::playspec::MountedFile;
 
 /// The volume key of the mounted-files volume.
 pub const FILES_VOLUME_KEY: &str = "_play_files";

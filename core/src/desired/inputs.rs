@@ -7,8 +7,8 @@ use super::EdgeInputs;
 use crate::build::{BuildSpec, EnvFileValues, Pin};
 use crate::compose::model::ComposeFile;
 use crate::compose::{Policy, ServiceDefinition};
+use crate::model::playspec::MountedFile;
 use crate::playground::model::Playground;
-use crate::store::playspec_files::MountedFile;
 
 /// Everything the desired objects are computed from. Build it with
 /// [`Inputs::new`] and the `with_*` methods, so that adding an input does

@@ -136,7 +136,7 @@ fn a_new_commit_changes_the_services_that_read_the_repository() {
 
 #[test]
 fn a_mounted_file_with_the_path_wins_over_the_repository() {
-    use crate::store::playspec_files::MountedFile;
+    use crate::model::playspec::MountedFile;
     let playground = crate::testing::playground();
     let model = crate::desired::model_for(PROJECT, &crate::compose::Policy::UNTRUSTED, &playground).unwrap();
     let definitions = crate::compose::classify(&model);

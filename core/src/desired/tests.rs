@@ -54,7 +54,7 @@ fn a_playspec_may_leave_required_variables_to_its_playgrounds() {
 #[test]
 fn mounted_files_go_to_their_services_and_their_content_is_in_the_hash() {
     let now = crate::time::now();
-    let file = |id: i64, path: &str, targets: &[&str], sha: &str| crate::store::playspec_files::MountedFile {
+    let file = |id: i64, path: &str, targets: &[&str], sha: &str| crate::model::playspec::MountedFile {
         id,
         name: "f".into(),
         mount_path: path.into(),
@@ -128,9 +128,9 @@ fn mounted_files_go_to_their_services_and_their_content_is_in_the_hash() {
 }
 
 /// A mounted file with a project path, for the web service only.
-fn project_file(id: i64, path: &str, readonly: bool) -> crate::store::playspec_files::MountedFile {
+fn project_file(id: i64, path: &str, readonly: bool) -> crate::model::playspec::MountedFile {
     let now = crate::time::now();
-    crate::store::playspec_files::MountedFile {
+    crate::model::playspec::MountedFile {
         id,
         name: "f".into(),
         mount_path: format!("/uploaded/{id}"),

@@ -21,9 +21,9 @@ use std::collections::BTreeMap;
 
 use crate::build::EnvFileValues;
 use crate::desired::{self, Desired, EdgeInputs, Inputs};
-use crate::store::playrooms::{Connection, Playroom};
-use crate::store::playspec_files::MountedFile;
-use crate::store::playspecs::Playspec;
+use crate::model::playroom::{Connection, Playroom};
+use crate::model::playspec::MountedFile;
+use crate::model::playspec::Playspec;
 
 /// A Playground's desired objects and the Compose model they come from
 /// (the model is what `/env_metadata` reads).

@@ -20,11 +20,14 @@ use super::model::{Lifetimes, NewPlayground, Playground};
 use super::validate::{self, CreateRequest};
 use crate::compose::{self, Issue, Policy, svc};
 use crate::error::push_field_error;
+use crate::model::event::Actor;
+use crate::model::playspec::{Playspec, PlayspecFields};
+use crate::model::quota::{QuotaLimits, Resource};
+use crate::model::template::{Template, Version};
 use crate::offload::Offload;
-use crate::store::events::Actor;
-use crate::store::playspecs::{self, Playspec, PlayspecFields};
-use crate::store::quotas::{self, QuotaLimits, Resource};
-use crate::store::templates::{self, Template, Version};
+use crate::store::playspecs;
+use crate::store::quotas;
+use crate::store::templates;
 use crate::store::{Backend, Conn, Store, playgrounds, playrooms};
 use crate::{Error, FieldErrors, Result};
 

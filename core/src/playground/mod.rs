@@ -12,6 +12,7 @@
 //! module reaching this facade would depend on everything in it.
 
 pub mod desired;
+pub mod job;
 pub mod launch;
 pub mod model;
 pub mod ops;

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::state::{CreationStep, DesiredState, PlaygroundStatus, ServiceState};
+use crate::model::playroom::Playroom;
 use crate::time::Timestamp;
 use crate::{Error, Result};
 
@@ -205,6 +206,18 @@ impl Playground {
         }
         Ok(())
     }
+}
+
+/// What a Playground's detail view reads of the store, in one query
+/// ([`get_for_detail`]).
+#[derive(Clone, Debug)]
+pub struct ForDetail {
+    pub playground: Playground,
+    /// Whether any of its built services is outdated (see
+    /// [`super::builds::outdated`]): the view asks for the list only then.
+    pub any_outdated: bool,
+    /// Its Playroom, `None` if deleted (as `playrooms::get` finds none).
+    pub playroom: Option<Playroom>,
 }
 
 #[cfg(test)]

@@ -12,9 +12,11 @@ use std::collections::BTreeMap;
 use super::model::{Lifetimes, NewPlayground, Playground, RolloutChanges, ServiceSettings};
 use crate::compose::{self, Policy, ServiceDefinition, ServiceType};
 use crate::error::push_field_error;
+use crate::model::playroom::Playroom;
+use crate::model::playspec::Playspec;
 use crate::offload::Offload;
-use crate::store::playrooms::{self, Playroom};
-use crate::store::playspecs::{self, Playspec};
+use crate::store::playrooms;
+use crate::store::playspecs;
 use crate::store::{Conn, Store, playspec_files};
 use crate::{Error, FieldErrors, Result, validate};
 

@@ -29,10 +29,10 @@
 use super::RepositoryPolicy;
 use crate::compose::classify::{ServiceDefinition, ServiceType};
 use crate::error::push_field_error;
+use crate::model::event::Actor;
+use crate::model::quota::QuotaLimits;
 use crate::store::Store;
-use crate::store::events::Actor;
 use crate::store::playzones;
-use crate::store::quotas::QuotaLimits;
 use crate::{Error, FieldErrors, Result};
 
 /// Where and for whom links are made.
@@ -101,7 +101,7 @@ pub async fn link(
     if !errors.is_empty() {
         return Err(Error::Validation(errors));
     }
-    let mut created: Vec<playzones::Playzone> = Vec::new();
+    let mut created: Vec<crate::playzone::model::Playzone> = Vec::new();
     for def in definitions.iter_mut().filter(|d| d.service_type == ServiceType::Dynamic) {
         if def.playzone_id.is_some() {
             continue;
@@ -132,7 +132,7 @@ pub async fn link(
 fn previous_link(
     def: &ServiceDefinition,
     previous: &[ServiceDefinition],
-    zones: &[playzones::Playzone],
+    zones: &[crate::playzone::model::Playzone],
 ) -> Option<i64> {
     let before = previous.iter().find(|p| p.name == def.name)?.playzone_id?;
     zones.iter().any(|z| z.id == before).then_some(before)
@@ -146,7 +146,7 @@ async fn create_for(
     url: &str,
     limits: &QuotaLimits,
     actor: Actor,
-) -> Result<playzones::Playzone> {
+) -> Result<crate::playzone::model::Playzone> {
     let base: String = url
         .rsplit('/')
         .find(|s| !s.is_empty())

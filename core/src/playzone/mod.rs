@@ -16,6 +16,7 @@
 
 pub mod env_file;
 pub mod link;
+pub mod model;
 
 use serde::Serialize;
 

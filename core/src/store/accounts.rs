@@ -1,11 +1,11 @@
 //! Accounts and their users. Every API key belongs to a user of an account,
 //! and every resource row carries its account.
 
-use serde::Serialize;
 use sqlx::Row;
 
 use super::{Conn, OnUnique, Store};
-use crate::time::{self, Timestamp};
+use crate::model::account::{Account, User};
+use crate::time::{self};
 use crate::{Error, Result};
 
 /// The account `play accounts create` makes when none is named, and the one
@@ -13,21 +13,6 @@ use crate::{Error, Result};
 pub const DEFAULT_ACCOUNT: &str = "default";
 /// The user that owns keys created from the command line.
 pub const ADMIN_USER: &str = "admin";
-
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
-pub struct Account {
-    pub id: i64,
-    pub name: String,
-    pub created_at: Timestamp,
-}
-
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
-pub struct User {
-    pub id: i64,
-    pub account_id: i64,
-    pub name: String,
-    pub created_at: Timestamp,
-}
 
 fn valid_name(name: &str) -> bool {
     !name.is_empty()

@@ -13,8 +13,9 @@ use super::fence::{Fence, Fenced};
 use super::{Conn, Store, flag, is_set, leases};
 use crate::Result;
 use crate::build::Pin;
+use crate::build::model::{BuildRecord, NewRecord};
 use crate::secrets::SecretBox;
-use crate::time::{self, Timestamp};
+use crate::time::{self};
 
 /// The Playground's pins, by service.
 pub async fn pins(store: &Store, playground_id: i64) -> Result<Vec<Pin>> {
@@ -74,34 +75,6 @@ pub async fn clear_pins(conn: &mut Conn, playground_id: i64) -> Result<()> {
         .execute(&mut *conn)
         .await?;
     Ok(())
-}
-
-/// How one image of a service came to be.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BuildRecord {
-    pub id: i64,
-    pub service: String,
-    pub commit: String,
-    pub image: String,
-    /// The image was on the Playroom already: nothing was built.
-    pub cache_hit: bool,
-    pub succeeded: bool,
-    pub duration_ms: i64,
-    /// The end of the build's output (bounded).
-    pub log_tail: String,
-    pub created_at: Timestamp,
-}
-
-/// A record to write.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NewRecord {
-    pub service: String,
-    pub commit: String,
-    pub image: String,
-    pub cache_hit: bool,
-    pub succeeded: bool,
-    pub duration_ms: i64,
-    pub log_tail: String,
 }
 
 /// Appends a record, fenced by the Playground reconciler's lease.

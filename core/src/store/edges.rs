@@ -21,37 +21,17 @@ use std::collections::BTreeMap;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::events::{self, NewEvent};
+use super::events;
 use super::fence::{Fence, Fenced};
 use super::{Conn, Store, flag, is_set, leases};
 use crate::Result;
-use crate::edge::claims::{Claim, Decision};
-use crate::time::{self, Timestamp};
+use crate::edge::claims::Claim;
+use crate::edge::model::{EdgeStatus, PassOutcome, RouteRow};
+use crate::model::event::NewEvent;
+use crate::time::{self};
 
 /// The name edge leases are taken under (the edge reconciler's `NAME`).
 pub const RECONCILER: &str = "edge";
-
-/// A Playroom's edge as last seen.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct EdgeStatus {
-    pub config_hash: Option<String>,
-    pub applied_at: Option<Timestamp>,
-    pub container_id: Option<String>,
-    pub error: Option<String>,
-    pub error_at: Option<Timestamp>,
-}
-
-/// One decided route.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RouteRow {
-    pub claim: Claim,
-    pub playroom_id: i64,
-    pub live: bool,
-    /// The Playground holding the host this route lost.
-    pub conflict_with: Option<i64>,
-    /// The container (`name:port`) the live config sends this route to.
-    pub upstream: Option<String>,
-}
 
 /// The edge of Playroom `playroom_id`, `None` before its first pass.
 /// Concurrent calls share a query that started after each of them
@@ -103,23 +83,6 @@ async fn read_routes_of(conn: &mut Conn, playground_id: i64) -> Result<BTreeMap<
         .fetch_all(&mut *conn)
         .await?;
     rows.iter().map(|r| route_row(r).map(|r| (r.claim.service.clone(), r))).collect()
-}
-
-/// What one edge pass found and did.
-#[derive(Clone, Debug, Default)]
-pub struct PassOutcome {
-    /// Every route the pass decided (all of the Playroom's).
-    pub decisions: Vec<Decision>,
-    /// The config the edge now serves, when the pass got it accepted or
-    /// found it already live: `(hash, container id)`.
-    pub applied: Option<(String, String)>,
-    /// Why the pass could not converge; `None` clears an earlier error.
-    pub error: Option<String>,
-    /// Why the edge container had to be made again (drift), if it did.
-    pub restored: Option<String>,
-    /// Each decided route's upstream (`container:port`) in the config of
-    /// this pass, by Playground and service.
-    pub upstreams: BTreeMap<(i64, String), String>,
 }
 
 /// Records a pass on Playroom `playroom_id` of account `account_id`,

@@ -20,17 +20,16 @@
 //! on its Playroom, so it neither locks its Playspec nor counts against the
 //! Playground quota.
 
-use std::collections::BTreeMap;
-
 use sqlx::Row;
 
-use super::events::{self, NewEvent};
+use super::events;
 use super::fence::{Fence, Fenced};
 use super::playground_status::{begin, status_event};
 use super::{Conn, Store};
-use crate::playground::model::ServiceStatus;
+use crate::model::event::NewEvent;
+use crate::playground::job::{Completion, JobResult};
 use crate::playground::state::{DesiredState, PlaygroundStatus};
-use crate::time::{self, Timestamp};
+use crate::time::{self};
 use crate::{Error, Result};
 
 /// Lines kept per service: the logs endpoint's largest `tail`.
@@ -50,33 +49,6 @@ pub(crate) use holds_host;
 
 /// [`holds_host!`] as a constant.
 pub const HOLDS_HOST: &str = holds_host!();
-
-/// A stored job result.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JobResult {
-    pub exit_code: i64,
-    pub completed_at: Timestamp,
-    pub tail_logs: String,
-    /// When the reconciler confirmed the host clean; `None` until then.
-    pub host_released_at: Option<Timestamp>,
-}
-
-/// What the reconciler found when the job finished.
-#[derive(Clone, Debug)]
-pub struct Completion<'a> {
-    pub exit_code: i64,
-    pub completed_at: Timestamp,
-    pub tail_logs: &'a str,
-    /// Each watched service's exit code (reported in the event).
-    pub watched: &'a BTreeMap<String, i64>,
-    /// Every service that ran -> its last lines, oldest first (at most
-    /// [`MAX_CACHED_LINES`]; more are cut from the front).
-    pub logs: &'a BTreeMap<String, Vec<String>>,
-    /// The services as they are shown from now on.
-    pub services: &'a [ServiceStatus],
-    /// The new `expires_at`: the row is deleted then.
-    pub keep_until: Timestamp,
-}
 
 fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
     serde_json::to_string(value).map_err(|e| Error::Internal(e.to_string()))

@@ -1,15 +1,17 @@
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::*;
-use crate::playground::model::{NewPlayground, Playground};
+use crate::model::event::Actor;
+use crate::model::playspec::PlayspecFields;
+use crate::model::quota::{QuotaLimits, Resource};
+use crate::playground::model::{NewPlayground, Playground, ServiceStatus};
 use crate::playground::state::ServiceState;
 use crate::playground::{launch, ops};
-use crate::store::events::Actor;
 use crate::store::playground_status::{self as status_store, load};
-use crate::store::playspecs::{self, PlayspecFields};
-use crate::store::quotas::{QuotaLimits, Resource};
+use crate::store::playspecs;
 use crate::store::{accounts, leases};
 
 const OWNER: &str = "replica-a";

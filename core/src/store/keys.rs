@@ -1,45 +1,18 @@
 //! API key records. Tokens are never stored: only their digest (see
 //! `crate::token`).
 
-use serde::Serialize;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::events::{self, Actor, NewEvent};
-use super::quotas::{self, QuotaLimits, Resource};
+use super::events;
+use super::quotas;
 use super::{Conn, OnUnique, Store};
+use crate::model::account::{ApiKey, NewApiKey};
+use crate::model::event::{Actor, NewEvent};
+use crate::model::quota::{QuotaLimits, Resource};
 use crate::scopes::ScopeSet;
 use crate::time::{self, Timestamp};
 use crate::{Error, Result};
-
-/// An API key as the API shows it: everything but the secret.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
-pub struct ApiKey {
-    pub id: i64,
-    pub label: String,
-    pub client_id: String,
-    pub scopes: ScopeSet,
-    pub expires_at: Option<Timestamp>,
-    pub created_at: Timestamp,
-    pub last_used_at: Option<Timestamp>,
-    #[serde(skip)]
-    pub account_id: i64,
-    #[serde(skip)]
-    pub user_id: i64,
-}
-
-/// What a key needs to be recorded. The caller has already minted the token
-/// and computed its digest.
-#[derive(Clone, Debug)]
-pub struct NewApiKey {
-    pub account_id: i64,
-    pub user_id: i64,
-    pub label: String,
-    pub client_id: String,
-    pub token_digest: String,
-    pub scopes: ScopeSet,
-    pub expires_at: Option<Timestamp>,
-}
 
 const COLUMNS: &str = "id, account_id, user_id, label, client_id, scopes, expires_at, created_at, last_used_at";
 

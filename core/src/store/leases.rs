@@ -45,23 +45,13 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::{Conn, Store};
+use crate::model::lease::Lease;
 use crate::time::{self, Timestamp};
 use crate::{Error, Result};
 
 /// The `expires_at` a released lease is given: before any claim's time, on
 /// any replica's clock.
 const RELEASED: &str = "1970-01-01T00:00:00.000Z";
-
-/// A lease as its holder knows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Lease {
-    pub reconciler: String,
-    pub object_id: i64,
-    pub owner: String,
-    /// The fencing token: higher for every later claim of this object.
-    pub token: i64,
-    pub expires_at: Timestamp,
-}
 
 fn until(now: &Timestamp, duration: Duration) -> Result<Timestamp> {
     let duration = chrono::Duration::from_std(duration)

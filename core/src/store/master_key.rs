@@ -8,17 +8,7 @@ use sqlx::Row;
 
 use super::Store;
 use crate::Result;
-
-/// What [`check`] found.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum KeyCheck {
-    /// No key was recorded: this one now is.
-    Recorded,
-    /// The recorded key is this one.
-    Matches,
-    /// Another key is recorded (its fingerprint).
-    Differs { recorded: String },
-}
+use crate::model::installation::KeyCheck;
 
 /// The recorded fingerprint, if any.
 pub async fn recorded(store: &Store) -> Result<Option<String>> {

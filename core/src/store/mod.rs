@@ -100,11 +100,11 @@ pub struct Store {
 #[derive(Debug, Default)]
 pub(crate) struct Reads {
     pub playground: coalesce::Coalescer<(i64, i64), crate::playground::model::Playground>,
-    pub playroom: coalesce::Coalescer<(i64, i64), playrooms::Playroom>,
+    pub playroom: coalesce::Coalescer<(i64, i64), crate::model::playroom::Playroom>,
     /// Keyed by Playground id.
-    pub edge_routes: coalesce::Coalescer<i64, std::collections::BTreeMap<String, edges::RouteRow>>,
+    pub edge_routes: coalesce::Coalescer<i64, std::collections::BTreeMap<String, crate::edge::model::RouteRow>>,
     /// Keyed by Playroom id.
-    pub edge_status: coalesce::Coalescer<i64, Option<edges::EdgeStatus>>,
+    pub edge_status: coalesce::Coalescer<i64, Option<crate::edge::model::EdgeStatus>>,
 }
 
 /// The integer form of a flag.

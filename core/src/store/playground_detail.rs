@@ -7,22 +7,10 @@
 use sqlx::Row;
 
 use super::playgrounds::{COLUMNS, FROM, from_row};
-use super::playrooms::{self, Playroom};
+use super::playrooms;
 use super::{Conn, Store};
-use crate::playground::model::Playground;
+use crate::playground::model::ForDetail;
 use crate::{Error, Result};
-
-/// What a Playground's detail view reads of the store, in one query
-/// ([`get_for_detail`]).
-#[derive(Clone, Debug)]
-pub struct ForDetail {
-    pub playground: Playground,
-    /// Whether any of its built services is outdated (see
-    /// [`super::builds::outdated`]): the view asks for the list only then.
-    pub any_outdated: bool,
-    /// Its Playroom, `None` if deleted (as `playrooms::get` finds none).
-    pub playroom: Option<Playroom>,
-}
 
 /// The query of [`get_for_detail`], built once from the columns of both
 /// tables.

@@ -14,12 +14,13 @@
 
 use sqlx::Row;
 
-use super::events::{self, Actor, NewEvent};
+use super::events;
 pub use super::fence::{Fence, Fenced};
 use super::leases;
 use super::playgrounds;
 use super::{Conn, Store, Tx};
 use crate::Result;
+use crate::model::event::{Actor, NewEvent};
 use crate::playground::model::{Playground, ServiceStatus};
 use crate::playground::state::{CreationStep, DesiredState, PlaygroundStatus};
 use crate::time::{self, Timestamp};

@@ -13,8 +13,9 @@ use serde::Serialize;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::events::{self, Actor, NewEvent};
+use super::events;
 use super::{Conn, Store, flag, is_set};
+use crate::model::event::{Actor, NewEvent};
 use crate::playground::model::{NewPlayground, Playground, ServiceSettings, compose_project};
 use crate::playground::state::{CreationStep, DesiredState, PlaygroundStatus};
 use crate::time::{self, Timestamp};

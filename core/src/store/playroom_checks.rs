@@ -6,19 +6,13 @@
 use sqlx::Row;
 
 use super::Store;
-use super::events::{self, NewEvent};
-use super::playrooms::{Playroom, get_in};
+use super::events;
+use super::playrooms::get_in;
 use crate::Result;
+use crate::model::event::NewEvent;
+use crate::model::playroom::CheckOutcome;
+use crate::model::playroom::Playroom;
 use crate::time;
-
-/// What a connection check learned: always the outcome, and the host key
-/// to pin when this was the first successful contact.
-#[derive(Clone, Debug, Default)]
-pub struct CheckOutcome {
-    pub transport: Option<String>,
-    pub error: Option<String>,
-    pub pin_host_key: Option<String>,
-}
 
 /// Records a connection check. A pin is written only if none exists yet, so
 /// two racing first checks cannot replace each other's pin.

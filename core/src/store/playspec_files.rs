@@ -2,69 +2,18 @@
 //! Playspec, so both refuse while it is locked and record
 //! `playspec.updated`.
 
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::events::Actor;
 use super::playspecs::{ensure_unlocked, touch_in};
 use super::{Conn, OnUnique, Store, flag, is_set};
 use crate::compose::project_files;
+use crate::model::event::Actor;
+use crate::model::playspec::{MountedFile, MountedFileChange, NewMountedFile, RegistryCredential};
 use crate::secrets::SecretBox;
-use crate::time::{self, Timestamp};
+use crate::time::{self};
 use crate::{Error, Result};
-
-/// A file play writes into containers at `mount_path`. The content is not
-/// part of this view.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct MountedFile {
-    pub id: i64,
-    pub name: String,
-    pub mount_path: String,
-    /// The file's path in the Compose project, normalised
-    /// (`compose::project_files`): relative sources of the Playspec's
-    /// Compose that name it get this file. `None`: only at `mount_path`.
-    pub path: Option<String>,
-    /// Services that get the file; empty means every service.
-    pub target_services: Vec<String>,
-    pub readonly: bool,
-    pub size: i64,
-    pub sha256: String,
-    pub created_at: Timestamp,
-    pub updated_at: Timestamp,
-}
-
-#[derive(Clone, Debug)]
-pub struct NewMountedFile {
-    pub name: String,
-    pub mount_path: String,
-    /// Normalised by the caller (`project_files::normalise_file_path`).
-    pub path: Option<String>,
-    pub target_services: Vec<String>,
-    pub readonly: bool,
-    pub content: Vec<u8>,
-}
-
-/// Changes to a mounted file's configuration; `None` keeps a field.
-#[derive(Clone, Debug, Default)]
-pub struct MountedFileChange {
-    pub mount_path: Option<String>,
-    /// `Some(None)` removes the project path; normalised by the caller.
-    pub path: Option<Option<String>>,
-    pub target_services: Option<Vec<String>>,
-    pub readonly: Option<bool>,
-}
-
-/// A registry credential without its secret.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct RegistryCredential {
-    pub id: i64,
-    pub registry_type: String,
-    pub registry_url: String,
-    pub username: String,
-    pub created_at: Timestamp,
-}
 
 const FILE_COLUMNS: &str =
     "id, name, mount_path, path, target_services, readonly, size, sha256, created_at, updated_at";

@@ -9,61 +9,15 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::events::{self, Actor, NewEvent};
-use super::quotas::{self, QuotaLimits, Resource};
+use super::events;
+use super::quotas;
 use super::{Conn, OnUnique, Store, flag, is_set};
 use crate::compose::ServiceDefinition;
-use crate::time::{self, Timestamp};
+use crate::model::event::{Actor, NewEvent};
+use crate::model::playspec::{Playspec, PlayspecFields};
+use crate::model::quota::{QuotaLimits, Resource};
+use crate::time::{self};
 use crate::{Error, Result};
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct Playspec {
-    pub id: i64,
-    pub account_id: i64,
-    pub name: String,
-    pub description: String,
-    pub base_compose_yaml: String,
-    /// Stored as JSON; the API renders it as the spec's service definitions.
-    pub services: serde_json::Value,
-    pub persist_volumes: bool,
-    /// The Playzone whose repository the Compose file belongs to: its
-    /// relative paths are read from it (`crate::desired::source`).
-    pub playzone_id: Option<i64>,
-    pub playground_count: i64,
-    pub created_at: Timestamp,
-    pub updated_at: Timestamp,
-}
-
-impl Playspec {
-    pub fn locked(&self) -> bool {
-        self.playground_count > 0
-    }
-
-    /// The stored service definitions. A value that does not read as
-    /// definitions is [`Error::Corrupt`], never an empty list: the
-    /// reconciler and the API views build the desired state from it.
-    pub fn definitions(&self) -> Result<Vec<ServiceDefinition>> {
-        serde_json::from_value(self.services.clone()).map_err(|e| Error::Corrupt {
-            table: "playspecs",
-            id: self.id,
-            column: "services",
-            reason: e.to_string(),
-        })
-    }
-}
-
-/// Desired fields; on update `None` leaves a field as it is.
-#[derive(Clone, Debug, Default)]
-pub struct PlayspecFields {
-    pub name: Option<String>,
-    pub description: Option<String>,
-    pub base_compose_yaml: Option<String>,
-    pub services: Option<Vec<ServiceDefinition>>,
-    pub persist_volumes: Option<bool>,
-    /// `Some(None)` clears it; checked by the caller (a Playzone of the
-    /// account).
-    pub playzone_id: Option<Option<i64>>,
-}
 
 /// `playground_count` counts the Playgrounds that hold the Playspec: not
 /// destroyed, and not a finished job whose host objects are gone. (The

@@ -17,44 +17,18 @@ use std::collections::BTreeMap;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::events::{self, Actor, NewEvent};
+use super::events;
 use super::fence::{Fence, Fenced};
-use super::quotas::{self, QuotaLimits, Resource};
+use super::quotas;
 use super::{Conn, OnUnique, Store, flag, is_set, leases};
+use crate::model::event::{Actor, NewEvent};
+use crate::model::quota::{QuotaLimits, Resource};
+use crate::playzone::model::{Branch, BranchChanges, Playzone, SyncResult};
 use crate::playzone::{Changes, Status};
-use crate::repository::{RemoteBranch, RepositoryAccess};
+use crate::repository::RepositoryAccess;
 use crate::secrets::SecretBox;
-use crate::time::{self, Timestamp};
+use crate::time::{self};
 use crate::{Error, Result};
-
-/// A Playzone as stored, without its token.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Playzone {
-    pub id: i64,
-    pub account_id: i64,
-    pub name: String,
-    pub scm_url: String,
-    pub private: bool,
-    /// Whether a token is stored (never the token).
-    pub has_credentials: bool,
-    /// The user's choice when `default_branch_pinned`, else what the last
-    /// sync found as the remote's HEAD (`None` before).
-    pub default_branch: Option<String>,
-    pub default_branch_pinned: bool,
-    /// Created by Launch for a Compose file's build service.
-    pub auto_created: bool,
-    pub status: Status,
-    pub status_message: Option<String>,
-    /// The Compose file found at the default branch's root.
-    pub compose_file: Option<String>,
-    pub compose_commit: Option<String>,
-    pub generation: i64,
-    pub synced_generation: i64,
-    pub last_synced_at: Option<Timestamp>,
-    pub last_sync_attempt_at: Option<Timestamp>,
-    pub created_at: Timestamp,
-    pub updated_at: Timestamp,
-}
 
 const COLUMNS: &str = "id, account_id, name, scm_url, private, credentials IS NOT NULL AS has_credentials, \
     default_branch, default_branch_pinned, auto_created, status, status_message, compose_file, compose_commit, \
@@ -424,14 +398,6 @@ pub async fn delete_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) 
     Ok(())
 }
 
-/// One branch of the index.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Branch {
-    pub name: String,
-    pub commit: String,
-    pub updated_at: Timestamp,
-}
-
 /// The branch index: `first` (the default branch) ahead of the others,
 /// then by name; with `query`, only names containing it (without case); at
 /// most `limit`.
@@ -486,25 +452,6 @@ pub async fn branch_commit_in(conn: &mut Conn, id: i64, branch: &str) -> Result<
         .fetch_optional(&mut *conn)
         .await?;
     Ok(row.map(|r| r.try_get("commit_sha")).transpose()?)
-}
-
-/// What one successful sync found.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SyncResult {
-    /// The generation the pass started from.
-    pub generation: i64,
-    pub default_branch: String,
-    pub branches: Vec<RemoteBranch>,
-    pub compose_file: Option<String>,
-    pub compose_commit: Option<String>,
-}
-
-/// How the branch index moved in a sync.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct BranchChanges {
-    pub added: Vec<String>,
-    pub moved: Vec<String>,
-    pub removed: Vec<String>,
 }
 
 /// Records a successful sync, fenced by the sync loop's lease: the branch

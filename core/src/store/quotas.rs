@@ -6,123 +6,11 @@
 //! account row, so two concurrent creations cannot both pass at the limit
 //! (SQLite's `BEGIN IMMEDIATE` serialises writers already).
 
-use std::collections::BTreeMap;
-use std::fmt;
-use std::str::FromStr;
-
 use sqlx::Row;
 
 use super::{Backend, Conn};
+use crate::model::quota::{QuotaLimits, Resource};
 use crate::{Error, Result};
-
-/// A countable resource. Each maps to the table holding it; resources are
-/// added here as their tables arrive.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Resource {
-    ApiKeys,
-    Playrooms,
-    Playspecs,
-    Playgrounds,
-    ImportTemplates,
-    WebhookEndpoints,
-    Playzones,
-}
-
-impl Resource {
-    pub const ALL: &'static [Resource] = &[
-        Resource::ApiKeys,
-        Resource::Playrooms,
-        Resource::Playspecs,
-        Resource::Playgrounds,
-        Resource::ImportTemplates,
-        Resource::WebhookEndpoints,
-        Resource::Playzones,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Resource::ApiKeys => "api_keys",
-            Resource::Playrooms => "playrooms",
-            Resource::Playspecs => "playspecs",
-            Resource::Playgrounds => "playgrounds",
-            Resource::ImportTemplates => "import_templates",
-            Resource::WebhookEndpoints => "webhook_endpoints",
-            Resource::Playzones => "playzones",
-        }
-    }
-
-    /// Counts the account's (`$1`) objects that use up its quota. A
-    /// finished job whose host objects are gone holds nothing and does not
-    /// count.
-    fn count_sql(self) -> &'static str {
-        match self {
-            Resource::ApiKeys => "SELECT COUNT(*) AS n FROM api_keys WHERE account_id = $1",
-            Resource::Playrooms => "SELECT COUNT(*) AS n FROM playrooms WHERE account_id = $1 AND deleted_at IS NULL",
-            Resource::Playspecs => "SELECT COUNT(*) AS n FROM playspecs WHERE account_id = $1",
-            Resource::Playgrounds => concat!(
-                "SELECT COUNT(*) AS n FROM playgrounds g WHERE g.account_id = $1 AND ",
-                super::job_results::holds_host!()
-            ),
-            Resource::ImportTemplates => "SELECT COUNT(*) AS n FROM import_templates WHERE account_id = $1",
-            Resource::WebhookEndpoints => "SELECT COUNT(*) AS n FROM webhook_endpoints WHERE account_id = $1",
-            Resource::Playzones => "SELECT COUNT(*) AS n FROM playzones WHERE account_id = $1",
-        }
-    }
-
-    pub fn default_limit(self) -> i64 {
-        match self {
-            Resource::ApiKeys => 100,
-            Resource::Playrooms => 20,
-            Resource::Playspecs => 200,
-            Resource::Playgrounds => 20,
-            Resource::ImportTemplates => 100,
-            Resource::WebhookEndpoints => 20,
-            Resource::Playzones => 100,
-        }
-    }
-}
-
-impl fmt::Display for Resource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Resource {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Resource::ALL.iter().copied().find(|r| r.as_str() == s).ok_or_else(|| format!("unknown quota resource {s:?}"))
-    }
-}
-
-/// The configured default limits.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct QuotaLimits(BTreeMap<Resource, i64>);
-
-impl QuotaLimits {
-    pub fn limit(&self, resource: Resource) -> i64 {
-        self.0.get(&resource).copied().unwrap_or_else(|| resource.default_limit())
-    }
-
-    pub fn set(&mut self, resource: Resource, limit: i64) {
-        self.0.insert(resource, limit);
-    }
-
-    /// Parses `api_keys=50,playgrounds=10`.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let mut limits = QuotaLimits::default();
-        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let (name, value) = item.split_once('=').ok_or_else(|| format!("expected RESOURCE=N, got {item:?}"))?;
-            let resource: Resource = name.trim().parse()?;
-            let limit: i64 = value.trim().parse().map_err(|_| format!("{name}: {value:?} is not a whole number"))?;
-            if limit < 0 {
-                return Err(format!("{name}: a limit cannot be negative"));
-            }
-            limits.set(resource, limit);
-        }
-        Ok(limits)
-    }
-}
 
 /// Fails with `QuotaExceeded` when the account already holds its limit of
 /// `resource`. Call inside the creating transaction.
@@ -145,7 +33,7 @@ pub async fn check(
         Some(row) => row.try_get::<i64, _>("max_count")?,
         None => limits.limit(resource),
     };
-    let count: i64 = sqlx::query(resource.count_sql()).bind(account_id).fetch_one(&mut *conn).await?.try_get("n")?;
+    let count: i64 = sqlx::query(count_sql(resource)).bind(account_id).fetch_one(&mut *conn).await?.try_get("n")?;
     if count >= limit {
         return Err(Error::QuotaExceeded { resource: resource.as_str().to_owned(), limit });
     }
@@ -168,6 +56,24 @@ pub async fn set_account_limit(store: &super::Store, account_id: i64, resource: 
         .await?;
     tx.commit().await?;
     Ok(())
+}
+
+/// Counts the account's (`$1`) objects that use up its quota. A
+/// finished job whose host objects are gone holds nothing and does not
+/// count.
+fn count_sql(resource: Resource) -> &'static str {
+    match resource {
+        Resource::ApiKeys => "SELECT COUNT(*) AS n FROM api_keys WHERE account_id = $1",
+        Resource::Playrooms => "SELECT COUNT(*) AS n FROM playrooms WHERE account_id = $1 AND deleted_at IS NULL",
+        Resource::Playspecs => "SELECT COUNT(*) AS n FROM playspecs WHERE account_id = $1",
+        Resource::Playgrounds => concat!(
+            "SELECT COUNT(*) AS n FROM playgrounds g WHERE g.account_id = $1 AND ",
+            super::job_results::holds_host!()
+        ),
+        Resource::ImportTemplates => "SELECT COUNT(*) AS n FROM import_templates WHERE account_id = $1",
+        Resource::WebhookEndpoints => "SELECT COUNT(*) AS n FROM webhook_endpoints WHERE account_id = $1",
+        Resource::Playzones => "SELECT COUNT(*) AS n FROM playzones WHERE account_id = $1",
+    }
 }
 
 #[cfg(test)]

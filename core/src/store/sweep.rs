@@ -18,7 +18,8 @@ use sqlx::Row;
 
 use super::Store;
 use crate::Result;
-use crate::time::{self, Timestamp};
+use crate::model::playroom::WatchedPlayroom;
+use crate::time::{self};
 
 /// How many ids go into one `IN (...)` list: well under SQLite's smallest
 /// parameter limit (999).
@@ -66,18 +67,6 @@ async fn ids_matching(store: &Store, select: &str, ids: &[i64]) -> Result<BTreeS
         }
     }
     Ok(found)
-}
-
-/// A Playroom that has Playgrounds, as the event watchers need it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WatchedPlayroom {
-    pub id: i64,
-    pub account_id: i64,
-    /// With `host_key`, changes whenever the Playroom's connection settings
-    /// may have (an update or a new key bumps it; a first pin sets only
-    /// `host_key`): a watcher started on older settings is restarted.
-    pub updated_at: Timestamp,
-    pub host_key: Option<String>,
 }
 
 /// Playrooms with at least one Playground row, in id order.

@@ -22,72 +22,20 @@ mod search;
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::events::{self, Actor, NewEvent};
-use super::quotas::{self, QuotaLimits, Resource};
+use super::events;
+use super::quotas;
 use super::{Conn, OnUnique, Store, flag, is_set};
 use crate::compose::{Compiled, Policy};
-use crate::time::{self, Timestamp};
+use crate::model::event::{Actor, NewEvent};
+use crate::model::quota::{QuotaLimits, Resource};
+use crate::model::template::{Category, ListFilter, Template, TemplateFields, Version};
+use crate::time::{self};
 use crate::{Error, FieldErrors, Result};
 
 pub use search::{MAX_RESULTS, score};
-
-/// A template category (seeded by the migration, read-only over the API).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Category {
-    pub id: i64,
-    pub name: String,
-    pub slug: String,
-}
-
-/// A template as one viewer sees it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Template {
-    pub id: i64,
-    pub account_id: i64,
-    pub name: String,
-    pub description: String,
-    pub category_id: i64,
-    /// The highest version number the viewer can see.
-    pub latest_version: Option<i64>,
-    /// Whether any version is public (in the catalog).
-    pub public: bool,
-    pub created_at: Timestamp,
-    pub updated_at: Timestamp,
-}
-
-/// An immutable version; only `public` changes.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Version {
-    pub id: i64,
-    pub template_id: i64,
-    pub version: i64,
-    pub public: bool,
-    pub template_body: String,
-    /// The declared variables (`svc.variables`) as validated at creation.
-    pub variables: serde_json::Value,
-    pub created_at: Timestamp,
-}
-
-/// Desired fields; on update `None` leaves a field as it is.
-#[derive(Clone, Debug, Default)]
-pub struct TemplateFields {
-    pub name: Option<String>,
-    pub description: Option<String>,
-    pub category_id: Option<i64>,
-}
-
-/// Narrowing of `list`.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ListFilter {
-    pub category_id: Option<i64>,
-    /// `Some(true)`: only the viewer's templates; `Some(false)`: only other
-    /// accounts' (the catalog without the viewer's own).
-    pub mine: Option<bool>,
-}
 
 /// Viewer-dependent columns; `$1` is the viewer's account id.
 const COLUMNS: &str = "t.id, t.account_id, t.name, t.description, t.category_id, t.created_at, t.updated_at, \

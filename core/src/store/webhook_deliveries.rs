@@ -6,38 +6,10 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::{Store, webhooks};
-use crate::time::{self, Timestamp};
+use crate::time::{self};
 use crate::webhook::DeliveryStatus;
+use crate::webhook::model::{Attempt, Delivery, Page};
 use crate::{Error, Result};
-
-/// One delivery and the outcome of its last attempt.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Delivery {
-    /// Stable across retries: receivers dedupe on it.
-    pub id: i64,
-    pub endpoint_id: i64,
-    /// The outbox event delivered.
-    pub event_id: i64,
-    pub event_type: String,
-    pub status: DeliveryStatus,
-    pub attempts: i64,
-    pub next_attempt_at: Option<Timestamp>,
-    pub last_status_code: Option<i64>,
-    pub last_error: Option<String>,
-    pub last_duration_ms: Option<i64>,
-    /// The start of the receiver's last response body.
-    pub response_snippet: Option<String>,
-    pub created_at: Timestamp,
-    pub updated_at: Timestamp,
-}
-
-/// A page of history: newest first, at most `limit` rows, with ids below
-/// `before` when given.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Page {
-    pub limit: i64,
-    pub before: Option<i64>,
-}
 
 const COLUMNS: &str = "d.id, d.endpoint_id, d.event_id, e.event_type, d.status, d.attempts, d.next_attempt_at, \
     d.last_status_code, d.last_error, d.last_duration_ms, d.response_snippet, d.created_at, d.updated_at";
@@ -145,17 +117,6 @@ pub async fn ensure(store: &Store, endpoint_id: i64, event_id: i64) -> Result<i6
         .fetch_one(store.pool())
         .await?
         .try_get("id")?)
-}
-
-/// The outcome of one attempt, as the dispatcher records it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Attempt {
-    pub status: DeliveryStatus,
-    pub next_attempt_at: Option<Timestamp>,
-    pub status_code: Option<i64>,
-    pub error: Option<String>,
-    pub duration_ms: i64,
-    pub response_snippet: Option<String>,
 }
 
 /// Records an attempt on delivery `id` (counts it).

@@ -23,14 +23,16 @@ use std::time::Duration;
 
 use sqlx::Row;
 
-use super::events::{self, Event, NewEvent};
-use super::webhook_deliveries::Attempt;
+use super::events;
 use super::webhooks::{self, COLUMNS as ENDPOINT_COLUMNS};
 use super::{Store, is_set};
+use crate::model::event::{Event, NewEvent};
 use crate::secrets::SecretBox;
 use crate::time::{self, Timestamp};
 use crate::webhook::DeliveryStatus;
 use crate::webhook::delivery::{DISABLE_AFTER_FAILURES, delivers_to};
+use crate::webhook::model::Attempt;
+use crate::webhook::model::{ClaimLimits, Claimed, EndpointEffect, Recorded};
 use crate::{Error, Result};
 
 /// Creates the deliveries of `event` (one per matching enabled endpoint
@@ -70,39 +72,6 @@ pub async fn fan_out(store: &Store, event: &Event) -> Result<Vec<i64>> {
         .await?;
     tx.commit().await?;
     Ok(recipients)
-}
-
-/// A delivery this replica claimed, with what its attempt needs.
-#[derive(Clone, Debug)]
-pub struct Claimed {
-    /// The delivery id: `X-Webhook-Delivery` and `webhook-id`.
-    pub id: i64,
-    pub endpoint_id: i64,
-    pub account_id: i64,
-    pub url: String,
-    /// The endpoint's signing secret, opened.
-    pub secret: String,
-    /// Attempts made before this one.
-    pub attempts: i64,
-    pub event: Event,
-}
-
-impl std::fmt::Display for Claimed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "delivery {} of event {} to endpoint {}", self.id, self.event.id, self.endpoint_id)
-    }
-}
-
-/// Limits of one claim.
-#[derive(Clone, Copy, Debug)]
-pub struct ClaimLimits {
-    /// Most deliveries claimed in all.
-    pub total: usize,
-    /// Most deliveries in flight per endpoint on this replica.
-    pub per_endpoint: usize,
-    /// How long the claim holds without an outcome (longer than an
-    /// attempt can take).
-    pub hold: Duration,
 }
 
 /// Claims due deliveries of enabled endpoints for `owner`, oldest due
@@ -202,24 +171,6 @@ pub async fn release_claims(store: &Store, owner: &str) -> Result<u64> {
         .execute(store.pool())
         .await?
         .rows_affected())
-}
-
-/// What an attempt does to its endpoint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EndpointEffect {
-    /// A 2xx: the consecutive failure count starts again at 0.
-    Succeeded,
-    /// A failure: counted; the endpoint is disabled at the limit, or at
-    /// once when the receiver answered 410 Gone.
-    Failed { gone: bool },
-}
-
-/// The endpoint after an attempt was recorded.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Recorded {
-    pub failure_count: i64,
-    /// Set when this attempt disabled the endpoint: the reason.
-    pub disabled: Option<String>,
 }
 
 /// Records the outcome of `claimed`'s attempt and its effect on the

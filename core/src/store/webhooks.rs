@@ -12,30 +12,16 @@ use std::collections::BTreeMap;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::events::{self, Actor, NewEvent};
-use super::quotas::{self, QuotaLimits, Resource};
+use super::events;
+use super::quotas;
 use super::{Conn, Store, flag, is_set};
+use crate::model::event::{Actor, NewEvent};
+use crate::model::quota::{QuotaLimits, Resource};
 use crate::secrets::SecretBox;
-use crate::time::{self, Timestamp};
+use crate::time::{self};
+use crate::webhook::model::Endpoint;
 use crate::webhook::{self, Changes, Subscription};
 use crate::{Error, Result};
-
-/// An endpoint as stored, without its secret.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Endpoint {
-    pub id: i64,
-    pub account_id: i64,
-    pub url: String,
-    pub subscription: Subscription,
-    pub description: String,
-    pub enabled: bool,
-    /// Consecutive failed deliveries (reset by a success or re-enabling).
-    pub failure_count: i64,
-    /// Why the dispatcher disabled the endpoint; cleared on re-enabling.
-    pub disabled_reason: Option<String>,
-    pub created_at: Timestamp,
-    pub updated_at: Timestamp,
-}
 
 pub(super) const COLUMNS: &str = "id, account_id, url, events, event_filters, description, enabled, failure_count, \
     disabled_reason, created_at, updated_at";

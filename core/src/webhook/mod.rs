@@ -9,6 +9,7 @@
 //! the retry schedule); the dispatcher loop is `play_reconcilers::webhooks`.
 
 pub mod delivery;
+pub mod model;
 pub mod url;
 
 use std::collections::BTreeMap;

@@ -8,11 +8,13 @@ use std::time::Instant;
 use bollard::Docker;
 use play_core::edge::claims::{self, Decision};
 use play_core::edge::config::{self as caddy, Acme, EdgeConfig as ConfigInputs};
+use play_core::edge::model::PassOutcome;
 use play_core::host::HostTarget;
+use play_core::model::playroom::Playroom;
 use play_core::routing::Route;
-use play_core::store::edges::{self, PassOutcome};
+use play_core::store::edges;
 use play_core::store::fence::Fence;
-use play_core::store::playrooms::{self, Playroom};
+use play_core::store::playrooms;
 use play_core::store::sweep;
 use serde_json::Value;
 

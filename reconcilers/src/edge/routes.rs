@@ -15,9 +15,9 @@
 
 use std::collections::BTreeSet;
 
+use play_core::model::playroom::Playroom;
 use play_core::playground::{self, DesiredState};
 use play_core::routing::Route;
-use play_core::store::playrooms::Playroom;
 use play_core::store::{Store, playground_status, playspec_files, playspecs, sweep};
 
 use crate::Result;

@@ -29,10 +29,11 @@ use bollard::Docker;
 use bollard::query_parameters::BuildImageOptions;
 use futures::StreamExt;
 use play_core::build::dockerfile;
+use play_core::build::model::NewRecord;
 use play_core::build::{BuildSpec, MAX_LOG_TAIL_BYTES};
 use play_core::repository::RepositoryGateway;
 use play_core::secrets::SecretBox;
-use play_core::store::builds::{self, NewRecord};
+use play_core::store::builds;
 use play_core::store::playground_status::Fence;
 use play_core::store::{Store, playzones};
 
@@ -114,7 +115,11 @@ impl Builder<'_> {
 
     /// Records a cache hit: the service's image was on the Playroom. Once
     /// per Playground, service and image.
-    pub async fn note_cache_hit(&self, service: &ServiceSpec, recorded: &[builds::BuildRecord]) -> Result<()> {
+    pub async fn note_cache_hit(
+        &self,
+        service: &ServiceSpec,
+        recorded: &[play_core::build::model::BuildRecord],
+    ) -> Result<()> {
         let Some(spec) = &service.built else { return Ok(()) };
         if recorded.iter().any(|r| r.service == service.name && r.image == spec.image && r.succeeded) {
             return Ok(());

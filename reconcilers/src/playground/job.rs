@@ -34,8 +34,9 @@ use std::time::Duration;
 
 use bollard::Docker;
 use play_core::host::HostError;
+use play_core::playground::job::Completion;
 use play_core::playground::{Playground, ServiceState, ServiceStatus};
-use play_core::store::job_results::{Completion, MAX_CACHED_LINES};
+use play_core::store::job_results::MAX_CACHED_LINES;
 use play_core::time::{self, Timestamp};
 
 use super::plan::{self, Observed, State};

@@ -18,13 +18,14 @@ use play_core::build::{self, Pin, Sources};
 use play_core::compose::ServiceDefinition;
 use play_core::compose::classify::ServiceType;
 use play_core::desired;
+use play_core::model::playroom::Playroom;
+use play_core::model::playspec::MountedFile;
+use play_core::model::playspec::Playspec;
 use play_core::playground::Playground;
+use play_core::playzone::model::Playzone;
 use play_core::repository::{RemoteRefs, RepositoryAccess};
 use play_core::store::playground_status::Fence;
-use play_core::store::playrooms::Playroom;
-use play_core::store::playspec_files::MountedFile;
-use play_core::store::playspecs::Playspec;
-use play_core::store::playzones::{self, Playzone};
+use play_core::store::playzones;
 use play_core::store::{builds, generated_env};
 
 use super::{PlaygroundReconciler, env_files};

@@ -69,9 +69,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::Stream;
+use play_core::model::playroom::WatchedPlayroom;
 use play_core::secrets::SecretBox;
 use play_core::store::Store;
-use play_core::store::sweep::{self, WatchedPlayroom};
+use play_core::store::sweep;
 use tokio::sync::mpsc;
 use tokio::task::{Id, JoinSet};
 use tokio_util::sync::CancellationToken;

@@ -1,8 +1,8 @@
 //! Which branch is a Playzone's default: a pure decision from the stored
 //! Playzone and the remote's branches.
 
+use play_core::playzone::model::Playzone;
 use play_core::repository::RemoteRefs;
-use play_core::store::playzones::Playzone;
 
 /// The default branch and its commit, or why there is none:
 /// - a pinned branch (the user's `default_branch`) must exist on the

@@ -28,12 +28,13 @@ mod choose;
 use std::sync::Arc;
 use std::time::Duration;
 
+use play_core::playzone::model::{Playzone, SyncResult};
 use play_core::playzone::{COMPOSE_FILES, MAX_COMPOSE_FILE_BYTES};
 use play_core::repository::{RepositoryAccess, RepositoryError, RepositoryGateway};
 use play_core::secrets::SecretBox;
 use play_core::store::Store;
 use play_core::store::fence::Fence;
-use play_core::store::playzones::{self, Playzone, SyncResult};
+use play_core::store::playzones;
 use play_core::time;
 
 pub use self::choose::default_branch;

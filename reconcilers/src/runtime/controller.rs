@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures::FutureExt;
 use futures::stream::{self, BoxStream, Stream, StreamExt};
 use play_core::metrics::{Metrics, ReconcileLabels, ReconcilerLabels};
-use play_core::store::leases::Lease;
+use play_core::model::lease::Lease;
 use play_core::wake::WakeReceiver;
 use rand::Rng;
 use tokio::sync::mpsc;

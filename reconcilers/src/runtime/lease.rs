@@ -6,8 +6,9 @@ use std::fmt::Debug;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use play_core::model::lease::Lease;
 use play_core::store::Store;
-use play_core::store::leases::{self, Lease};
+use play_core::store::leases;
 use play_core::time::{self, Timestamp};
 use tokio::time::Instant;
 

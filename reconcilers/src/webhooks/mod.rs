@@ -54,11 +54,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use play_core::secrets::SecretBox;
-use play_core::store::webhook_dispatch::{self, ClaimLimits};
+use play_core::store::webhook_dispatch;
 use play_core::store::{Store, events};
 use play_core::wake::WakeReceiver;
 use play_core::webhook::UrlPolicy;
 use play_core::webhook::delivery::default_retry_schedule;
+use play_core::webhook::model::ClaimLimits;
 use tokio::sync::{Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;

@@ -4,10 +4,11 @@
 use std::time::{Duration, Instant};
 
 use play_core::store::Store;
-use play_core::store::webhook_deliveries::Attempt;
-use play_core::store::webhook_dispatch::{self, Claimed, EndpointEffect};
+use play_core::store::webhook_dispatch;
 use play_core::webhook::DeliveryStatus;
 use play_core::webhook::delivery::{retry_delay, spec_signature, standard_signature};
+use play_core::webhook::model::Attempt;
+use play_core::webhook::model::{Claimed, EndpointEffect};
 use rand::Rng;
 
 use super::client::{Answer, DeliveryClient, SendError};
