@@ -76,9 +76,9 @@
 //!   work the reconciler spawned onto other tasks is not dropped with the
 //!   pass, and a pass stuck inside one long remote call only notices a lost
 //!   lease when the call returns. Writes that must not happen after a
-//!   takeover are fenced with the token: check
-//!   `play_core::store::leases::still_held` (or [`Ctx::still_held`]) inside
-//!   the writing transaction.
+//!   takeover are fenced with the token: the store's fenced writes start
+//!   their transaction with `play_core::store::leases::begin_fenced` under
+//!   [`Ctx::fence`], which checks the lease inside that transaction.
 //! - Timers live in memory. They are rebuilt by the start-up resync, so each
 //!   pass must return the timer it needs (e.g. `requeue_at(expires_at)`)
 //!   every time, not only when the deadline is first set.
@@ -99,8 +99,7 @@ mod queue;
 use std::sync::Arc;
 use std::time::Duration;
 
-use play_core::store::Conn;
-use play_core::store::leases;
+use play_core::store::fence::Fence;
 use play_core::time::Timestamp;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -242,10 +241,16 @@ impl Ctx {
         &self.handle
     }
 
-    /// Whether this pass still holds its lease; call it inside the
-    /// transaction whose writes it fences (see `play_core::store::leases`).
-    pub async fn still_held(&self, conn: &mut Conn) -> play_core::Result<bool> {
-        leases::still_held(conn, self.reconciler, self.id, &self.owner, self.token).await
+    /// The id of the object this pass reconciles.
+    pub fn id(&self) -> i64 {
+        self.id
+    }
+
+    /// The lease this pass holds, for the store's fenced writes
+    /// (`play_core::store::leases::begin_fenced`): a write under it after
+    /// the lease was lost writes nothing.
+    pub fn fence(&self) -> Fence<'_> {
+        Fence { reconciler: self.reconciler, owner: &self.owner, token: self.token }
     }
 }
 

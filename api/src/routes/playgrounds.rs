@@ -21,7 +21,7 @@ use crate::input::playgrounds::{ExtendRequest, PlaygroundRequest};
 use crate::recent::Freshness;
 use crate::rendered::{self, JsonBody};
 use crate::state::AppState;
-use crate::views::playground_urls::{self};
+use crate::views::playground_urls;
 use crate::views::playgrounds::{
     Extended, PlaygroundDetail, PlaygroundItem, PlaygroundStatus, detail, detail_read, item, status_of, time_remaining,
 };

@@ -14,7 +14,7 @@ use play_core::host::ConnectionReport;
 use play_core::model::playroom::CheckOutcome;
 use play_core::model::playroom::Connection;
 use play_core::scopes::Scope;
-use play_core::ssh_keys::{self};
+use play_core::ssh_keys;
 use play_core::store::playroom_checks;
 use play_core::store::playrooms;
 use play_core::wake::Kind;

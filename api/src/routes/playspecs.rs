@@ -10,8 +10,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use play_core::compose::{self, Policy, ValidationReport};
 use play_core::store::playrooms;
-use play_core::store::playspec_files::{self};
-use play_core::store::playspecs::{self};
+use play_core::store::playspec_files;
+use play_core::store::playspecs;
 
 use crate::auth::Principal;
 use crate::error::{ApiResult, ErrorEnvelope};

@@ -10,7 +10,7 @@ use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
 use play_core::playzone::{self, Input, Stored, env_file};
-use play_core::store::playzones::{self};
+use play_core::store::playzones;
 use play_core::wake::Kind;
 
 use crate::auth::Principal;

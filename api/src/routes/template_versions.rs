@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use play_core::compose::{self, svc};
 use play_core::playground::launch::{self, TemplateLaunch};
-use play_core::store::templates::{self};
+use play_core::store::templates;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
@@ -19,7 +19,7 @@ use crate::input::template_versions::{
     CreateVersionRequest, DestroyVersionParams, LaunchRequest, VersionParams, version_params,
 };
 use crate::state::AppState;
-use crate::views::playground_urls::{self};
+use crate::views::playground_urls;
 use crate::views::template_versions::{CreatedVersion, LaunchResponse, VersionRecord};
 
 /// The versions the caller can see: all for the owner, public ones for

@@ -12,7 +12,7 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use play_core::store::webhook_deliveries;
-use play_core::store::webhooks::{self};
+use play_core::store::webhooks;
 use play_core::wake::Kind;
 use play_core::webhook::model::{Delivery, Page};
 use play_core::webhook::{self, DeliveryStatus, Input};

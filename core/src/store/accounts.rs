@@ -5,7 +5,7 @@ use sqlx::Row;
 
 use super::{Conn, OnUnique, Store};
 use crate::model::account::{Account, User};
-use crate::time::{self};
+use crate::time;
 use crate::{Error, Result};
 
 /// The account `play accounts create` makes when none is named, and the one

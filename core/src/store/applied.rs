@@ -13,7 +13,7 @@ use sqlx::any::AnyRow;
 use super::{Conn, OnUnique, Store};
 use crate::apply::Kind;
 use crate::apply::model::{Applied, AppliedFields};
-use crate::time::{self};
+use crate::time;
 use crate::{Error, Result};
 
 const COLUMNS: &str = "id, account_id, kind, name, apply_set, object_id, labels, spec, digest, live, revision, \

@@ -15,7 +15,7 @@ use crate::Result;
 use crate::build::Pin;
 use crate::build::model::{BuildRecord, NewRecord};
 use crate::secrets::SecretBox;
-use crate::time::{self};
+use crate::time;
 
 /// The Playground's pins, by service.
 pub async fn pins(store: &Store, playground_id: i64) -> Result<Vec<Pin>> {

@@ -28,7 +28,7 @@ use crate::Result;
 use crate::edge::claims::Claim;
 use crate::edge::model::{EdgeStatus, PassOutcome, RouteRow};
 use crate::model::event::NewEvent;
-use crate::time::{self};
+use crate::time;
 
 /// The name edge leases are taken under (the edge reconciler's `NAME`).
 pub const RECONCILER: &str = "edge";
@@ -94,10 +94,9 @@ pub async fn record_pass(
     playroom_id: i64,
     outcome: &PassOutcome,
 ) -> Result<Fenced> {
-    let mut tx = store.write().await?;
-    if !leases::still_held(&mut tx, fence.reconciler, playroom_id, fence.owner, fence.token).await? {
+    let Fenced::Held(mut tx) = leases::begin_fenced(store, fence, playroom_id).await? else {
         return Ok(Fenced::Lost);
-    }
+    };
     let now = time::now();
     let now_db = time::to_db(&now);
     let before: BTreeMap<(i64, String), RouteRow> = routes_on(&mut tx, playroom_id)
@@ -210,10 +209,9 @@ pub async fn record_error(
     playroom_id: i64,
     error: &str,
 ) -> Result<Fenced> {
-    let mut tx = store.write().await?;
-    if !leases::still_held(&mut tx, fence.reconciler, playroom_id, fence.owner, fence.token).await? {
+    let Fenced::Held(mut tx) = leases::begin_fenced(store, fence, playroom_id).await? else {
         return Ok(Fenced::Lost);
-    }
+    };
     let current = edge_row(&mut tx, playroom_id).await?;
     if current.as_ref().and_then(|c| c.error.as_deref()) == Some(error) {
         return Ok(Fenced::Held(()));
@@ -246,10 +244,9 @@ pub async fn record_error(
 /// Forgets Playroom `playroom_id`'s edge: it was switched off, or the
 /// Playroom is gone. Fenced like [`record_pass`].
 pub async fn forget(store: &Store, fence: Fence<'_>, playroom_id: i64) -> Result<Fenced> {
-    let mut tx = store.write().await?;
-    if !leases::still_held(&mut tx, fence.reconciler, playroom_id, fence.owner, fence.token).await? {
+    let Fenced::Held(mut tx) = leases::begin_fenced(store, fence, playroom_id).await? else {
         return Ok(Fenced::Lost);
-    }
+    };
     sqlx::query("DELETE FROM edge_routes WHERE playroom_id = $1").bind(playroom_id).execute(&mut *tx).await?;
     sqlx::query("DELETE FROM playroom_edges WHERE playroom_id = $1").bind(playroom_id).execute(&mut *tx).await?;
     tx.commit().await?;

@@ -2,7 +2,7 @@
 //! and what such a write returns ([`Fenced`]).
 //!
 //! A fenced write runs in one transaction that first checks the caller's
-//! reconcile lease (`leases::still_held`). A replica that lost its lease
+//! reconcile lease (`leases::begin_fenced`). A replica that lost its lease
 //! writes nothing and gets [`Fenced::Lost`]; that answer is `#[must_use]`
 //! and is not a `bool`, so a caller cannot read it as "nothing to do" by
 //! accident: it either matches on it or turns it into an error with

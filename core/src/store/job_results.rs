@@ -29,7 +29,7 @@ use super::{Conn, Store};
 use crate::model::event::NewEvent;
 use crate::playground::job::{Completion, JobResult};
 use crate::playground::state::{DesiredState, PlaygroundStatus};
-use crate::time::{self};
+use crate::time;
 use crate::{Error, Result};
 
 /// Lines kept per service: the logs endpoint's largest `tail`.

@@ -26,15 +26,15 @@
 //! check the lease inside the write's own transaction:
 //!
 //! ```text
-//! let mut tx = store.write().await?;
-//! if !leases::still_held(&mut tx, "playground", id, owner, token).await? {
-//!     return Err(lease lost); // tx rolls back on drop
-//! }
+//! let Fenced::Held(mut tx) = leases::begin_fenced(store, fence, id).await? else {
+//!     return Ok(Fenced::Lost); // nothing was begun
+//! };
 //! UPDATE playgrounds SET status = ... WHERE id = ...;
 //! tx.commit().await?;
 //! ```
 //!
-//! On PostgreSQL `still_held` reads the row `FOR SHARE`, so a takeover (which
+//! [`begin_fenced`] is the only way in: the check is written once. On
+//! PostgreSQL it reads the row `FOR SHARE`, so a takeover (which
 //! must update the row) waits until the fenced transaction ends; on SQLite
 //! `Store::write` holds the database write lock from `BEGIN IMMEDIATE`. Either
 //! way the check and the writes are atomic with respect to a takeover.

@@ -3,7 +3,7 @@
 //!
 //! Invariants:
 //! - Every write is **fenced**: it runs in one transaction that first checks
-//!   the caller's reconcile lease ([`leases::still_held`]); a replica that
+//!   the caller's reconcile lease ([`leases::begin_fenced`]); a replica that
 //!   lost its lease (or finds the row gone: only a lease holder deletes it)
 //!   writes nothing and gets [`Fenced::Lost`] (see [`super::fence`]).
 //! - Every status change writes its outbox event in the same transaction
@@ -55,10 +55,7 @@ pub async fn load(store: &Store, id: i64) -> Result<Option<Playground>> {
 /// Opens a write transaction when `fence` still holds, with the row as it
 /// is now (`None`: the lease is lost or the row is gone).
 pub(super) async fn begin(store: &Store, fence: Fence<'_>, id: i64) -> Result<Option<(Tx, Playground)>> {
-    let mut tx = store.write().await?;
-    if !leases::still_held(&mut tx, fence.reconciler, id, fence.owner, fence.token).await? {
-        return Ok(None);
-    }
+    let Fenced::Held(mut tx) = leases::begin_fenced(store, fence, id).await? else { return Ok(None) };
     let Some(account_id) = account_of(&mut tx, id).await? else { return Ok(None) };
     let current = playgrounds::get_in(&mut tx, account_id, id).await?;
     Ok(Some((tx, current)))
@@ -79,10 +76,7 @@ struct Head {
 
 /// [`begin`], reading only the [`Head`] of the row.
 async fn begin_head(store: &Store, fence: Fence<'_>, id: i64) -> Result<Option<(Tx, Head)>> {
-    let mut tx = store.write().await?;
-    if !leases::still_held(&mut tx, fence.reconciler, id, fence.owner, fence.token).await? {
-        return Ok(None);
-    }
+    let Fenced::Held(mut tx) = leases::begin_fenced(store, fence, id).await? else { return Ok(None) };
     let row = sqlx::query(
         "SELECT account_id, name, status, desired_state, creation_step, error_message, error_step \
          FROM playgrounds WHERE id = $1",

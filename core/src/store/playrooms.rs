@@ -17,7 +17,7 @@ use crate::model::event::{Actor, NewEvent};
 use crate::model::playroom::{Connection, Playroom, PlayroomFields};
 use crate::model::quota::{QuotaLimits, Resource};
 use crate::secrets::SecretBox;
-use crate::time::{self};
+use crate::time;
 use crate::{Error, Result};
 
 const COLUMNS: &str = "id, account_id, name, status, connection, host, port, ssh_user, docker_socket, \

@@ -12,7 +12,7 @@ use crate::compose::project_files;
 use crate::model::event::Actor;
 use crate::model::playspec::{MountedFile, MountedFileChange, NewMountedFile, RegistryCredential};
 use crate::secrets::SecretBox;
-use crate::time::{self};
+use crate::time;
 use crate::{Error, Result};
 
 const FILE_COLUMNS: &str =

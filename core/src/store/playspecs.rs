@@ -16,7 +16,7 @@ use crate::compose::ServiceDefinition;
 use crate::model::event::{Actor, NewEvent};
 use crate::model::playspec::{Playspec, PlayspecFields};
 use crate::model::quota::{QuotaLimits, Resource};
-use crate::time::{self};
+use crate::time;
 use crate::{Error, Result};
 
 /// `playground_count` counts the Playgrounds that hold the Playspec: not

@@ -27,7 +27,7 @@ use crate::playzone::model::{Branch, BranchChanges, Playzone, SyncResult};
 use crate::playzone::{Changes, Status};
 use crate::repository::RepositoryAccess;
 use crate::secrets::SecretBox;
-use crate::time::{self};
+use crate::time;
 use crate::{Error, Result};
 
 const COLUMNS: &str = "id, account_id, name, scm_url, private, credentials IS NOT NULL AS has_credentials, \

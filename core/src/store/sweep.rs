@@ -19,7 +19,7 @@ use sqlx::Row;
 use super::Store;
 use crate::Result;
 use crate::model::playroom::WatchedPlayroom;
-use crate::time::{self};
+use crate::time;
 
 /// How many ids go into one `IN (...)` list: well under SQLite's smallest
 /// parameter limit (999).

@@ -32,7 +32,7 @@ use crate::compose::{Compiled, Policy};
 use crate::model::event::{Actor, NewEvent};
 use crate::model::quota::{QuotaLimits, Resource};
 use crate::model::template::{Category, ListFilter, Template, TemplateFields, Version};
-use crate::time::{self};
+use crate::time;
 use crate::{Error, FieldErrors, Result};
 
 pub use search::{MAX_RESULTS, score};

@@ -6,7 +6,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::{Store, webhooks};
-use crate::time::{self};
+use crate::time;
 use crate::webhook::DeliveryStatus;
 use crate::webhook::model::{Attempt, Delivery, Page};
 use crate::{Error, Result};

@@ -18,7 +18,7 @@ use super::{Conn, Store, flag, is_set};
 use crate::model::event::{Actor, NewEvent};
 use crate::model::quota::{QuotaLimits, Resource};
 use crate::secrets::SecretBox;
-use crate::time::{self};
+use crate::time;
 use crate::webhook::model::Endpoint;
 use crate::webhook::{self, Changes, Subscription};
 use crate::{Error, Result};

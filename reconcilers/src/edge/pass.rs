@@ -25,7 +25,7 @@ use crate::runtime::{Action, Ctx};
 use crate::{Error, Result};
 
 pub(super) async fn run(r: &EdgeReconciler, id: i64, ctx: &Ctx) -> Result<Action> {
-    let fence = Fence { reconciler: edges::RECONCILER, owner: ctx.owner(), token: ctx.fencing_token() };
+    let fence = ctx.fence();
     let found = playrooms::target_any(&r.store, &r.secrets, id).await.map_err(|e| match e {
         play_core::Error::InvalidState(message) => Error::InvalidTarget(message),
         other => other.into(),

@@ -93,7 +93,7 @@ use pass::Pass;
 use play_core::repository::RepositoryGateway;
 use play_core::secrets::SecretBox;
 use play_core::store::Store;
-use play_core::store::playground_status::{self as status_store, Fence, Fenced};
+use play_core::store::playground_status::{self as status_store, Fenced};
 use play_core::wake::{Kind, Waker};
 
 use crate::host::DockerHostGateway;
@@ -232,7 +232,7 @@ impl Reconciler for PlaygroundReconciler {
     const KIND: play_core::wake::Kind = play_core::wake::Kind::Playground;
 
     async fn reconcile(&self, id: i64, ctx: &Ctx) -> Result<Action> {
-        let fence = Fence { reconciler: Self::NAME, owner: ctx.owner(), token: ctx.fencing_token() };
+        let fence = ctx.fence();
         let mut pass = Pass::new(self, fence, id);
         match pass.run().await {
             Ok(action) => Ok(action),

@@ -33,7 +33,6 @@ use play_core::playzone::{COMPOSE_FILES, MAX_COMPOSE_FILE_BYTES};
 use play_core::repository::{RepositoryAccess, RepositoryError, RepositoryGateway};
 use play_core::secrets::SecretBox;
 use play_core::store::Store;
-use play_core::store::fence::Fence;
 use play_core::store::playzones;
 use play_core::time;
 
@@ -130,7 +129,7 @@ impl Reconciler for PlayzoneSync {
             }
         }
         let access = playzones::access(&self.store, &self.secrets, id).await?;
-        let fence = Fence { reconciler: Self::NAME, owner: ctx.owner(), token: ctx.fencing_token() };
+        let fence = ctx.fence();
         match self.sync(&z, &access).await {
             Ok(result) => {
                 let moved = playzones::record_sync(&self.store, fence, id, &result).await?.held()?;
