@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use super::model::{Lifetimes, NewPlayground, Playground};
 use super::validate::{self, CreateRequest};
-use crate::compose::{self, Issue, Policy, svc};
+use crate::compose::{self, Compiled, Issue, Policy, svc};
 use crate::error::push_field_error;
 use crate::model::event::Actor;
 use crate::model::playspec::{Playspec, PlayspecFields};
@@ -125,9 +125,7 @@ pub async fn record_launch(
     let mut tx = store.write().await?;
     playspec.name = Some(match name {
         LaunchName::Given(name) => name,
-        LaunchName::FromTemplate(template) => {
-            templates::unused_playspec_name_in(&mut tx, account_id, &template).await?
-        }
+        LaunchName::FromTemplate(template) => unused_playspec_name_in(&mut tx, account_id, &template).await?,
     });
     let playspec = playspecs::create_in(&mut tx, store.backend(), account_id, playspec, limits, actor).await?;
     let playground = match playground {
@@ -310,7 +308,7 @@ pub async fn launch_template(
     }
     let (text, variables) = (version.template_body.clone(), request.variables);
     let compile_policy = policy.clone();
-    let compiled = cpu.run(move || templates::compile_for_launch(&text, &variables, &compile_policy)).await?;
+    let compiled = cpu.run(move || compile_for_launch(&text, &variables, &compile_policy)).await?;
     let compiled = match compiled {
         Ok(compiled) => Some(compiled),
         Err(compile_errors) => {
@@ -387,4 +385,33 @@ fn url_linker<'a>(
         actor,
         may_read_playzones: false,
     }
+}
+
+/// Compiles a version's body for launch with fresh random values (OS
+/// randomness: generated values are passwords). In core because the
+/// randomness source is a dependency of this crate, not of the API's.
+fn compile_for_launch(
+    template_body: &str,
+    variables: &BTreeMap<String, serde_json::Value>,
+    policy: &Policy,
+) -> std::result::Result<Compiled, FieldErrors> {
+    crate::compose::compile(template_body, variables, &mut rand::rngs::OsRng, policy)
+}
+
+/// The longest Playspec name (`validate::display_name`).
+const MAX_PLAYSPEC_NAME_CHARS: usize = 100;
+
+/// A Playspec name for a launch without one: the template's name and a
+/// random six-hex-digit suffix, not yet taken in the account. Call inside the
+/// launching transaction.
+async fn unused_playspec_name_in(conn: &mut Conn, account_id: i64, template_name: &str) -> Result<String> {
+    let base: String = template_name.chars().take(MAX_PLAYSPEC_NAME_CHARS - 7).collect();
+    for _ in 0..8 {
+        let suffix = &crate::compose::template::random_value(&mut rand::rngs::OsRng)[..6];
+        let name = format!("{}-{suffix}", base.trim());
+        if !playspecs::name_taken_in(conn, account_id, &name).await? {
+            return Ok(name);
+        }
+    }
+    Err(Error::Conflict("no free Playspec name for this template; pass a name".into()))
 }

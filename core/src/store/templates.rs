@@ -20,20 +20,17 @@
 
 mod search;
 
-use std::collections::BTreeMap;
-
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::events;
 use super::quotas;
 use super::{Conn, OnUnique, Store, flag, is_set};
-use crate::compose::{Compiled, Policy};
 use crate::model::event::{Actor, NewEvent};
 use crate::model::quota::{QuotaLimits, Resource};
 use crate::model::template::{Category, ListFilter, Template, TemplateFields, Version};
 use crate::time;
-use crate::{Error, FieldErrors, Result};
+use crate::{Error, Result};
 
 pub use search::{MAX_RESULTS, score};
 
@@ -462,38 +459,4 @@ pub async fn search(store: &Store, viewer: i64, query: &str) -> Result<Vec<Templ
         all.into_iter().filter_map(|t| score(query, &t.name, &t.description).map(|s| (s, t))).collect();
     scored.sort_by(|(a, ta), (b, tb)| b.total_cmp(a).then(ta.name.len().cmp(&tb.name.len())).then(ta.id.cmp(&tb.id)));
     Ok(scored.into_iter().take(MAX_RESULTS).map(|(_, t)| t).collect())
-}
-
-/// Compiles a version's body for launch with fresh random values (OS
-/// randomness: generated values are passwords). Lives here because the
-/// randomness source is a dependency of this crate, not of the API's.
-pub fn compile_for_launch(
-    template_body: &str,
-    variables: &BTreeMap<String, serde_json::Value>,
-    policy: &Policy,
-) -> std::result::Result<Compiled, FieldErrors> {
-    crate::compose::compile(template_body, variables, &mut rand::rngs::OsRng, policy)
-}
-
-/// The longest Playspec name (`validate::display_name`).
-const MAX_PLAYSPEC_NAME_CHARS: usize = 100;
-
-/// A Playspec name for a launch without one: the template's name and a
-/// random six-hex-digit suffix, not yet taken in the account. Call inside the
-/// launching transaction.
-pub async fn unused_playspec_name_in(conn: &mut Conn, account_id: i64, template_name: &str) -> Result<String> {
-    let base: String = template_name.chars().take(MAX_PLAYSPEC_NAME_CHARS - 7).collect();
-    for _ in 0..8 {
-        let suffix = &crate::compose::template::random_value(&mut rand::rngs::OsRng)[..6];
-        let name = format!("{}-{suffix}", base.trim());
-        let taken = sqlx::query("SELECT id FROM playspecs WHERE account_id = $1 AND name = $2")
-            .bind(account_id)
-            .bind(&name)
-            .fetch_optional(&mut *conn)
-            .await?;
-        if taken.is_none() {
-            return Ok(name);
-        }
-    }
-    Err(Error::Conflict("no free Playspec name for this template; pass a name".into()))
 }
