@@ -8,6 +8,8 @@
 //! server named by `PLAY_TEST_POSTGRES_URL` (an admin URL). The test command
 //! (`scripts/test`) runs the whole suite once per backend.
 
+use std::net::TcpListener;
+
 use rand::Rng;
 use sqlx::Connection;
 
@@ -186,4 +188,22 @@ pub async fn playground_row(store: &Store) -> (i64, i64) {
     .and_then(|r| r.try_get("id"))
     .expect("a Playground row");
     (account, id)
+}
+
+/// A port on 127.0.0.1 that was free a moment ago and that this process has
+/// not handed out before (shared by every test and bench that starts a
+/// server of its own). Ports come from 20000-29999, below Linux's
+/// ephemeral range, so a port a test has just stopped using (to test
+/// "unreachable") is not handed to a parallel test's listener meanwhile.
+pub fn free_port() -> u16 {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let base = 20_000 + (std::process::id() % 400) * 25;
+    for _ in 0..10_000 {
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let port = u16::try_from(20_000 + (base - 20_000 + n) % 10_000).unwrap_or(20_000);
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port in 20000-29999");
 }

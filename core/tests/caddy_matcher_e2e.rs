@@ -9,7 +9,7 @@
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use play_core::routing::caddy_matcher::{MAX_DEPTH, to_caddy};
 use play_core::routing::rule::parse;
+use play_core::testing::free_port;
 use serde_json::json;
 
 const CADDY: &str = "/usr/bin/caddy";
@@ -158,10 +159,6 @@ impl Drop for Caddy {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 /// Status and body of a raw HTTP/1.1 exchange (`Connection: close`).

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use play_core::host::HostTarget;
 use play_core::metrics::Metrics;
 use play_core::ssh_keys;
+use play_core::testing::free_port;
 use play_reconcilers::host::{DockerHostGateway, HostConfig};
 
 type Result<T, E = Box<dyn std::error::Error>> = std::result::Result<T, E>;
@@ -72,10 +73,6 @@ fn start_sshd(port: u16, client_public: &str, streamlocal: bool) -> Result<Sshd>
         std::thread::sleep(Duration::from_millis(20));
     }
     Ok(Sshd { child, _dir: dir })
-}
-
-fn free_port() -> Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
 fn median(mut samples: Vec<Duration>) -> Duration {
@@ -134,7 +131,7 @@ async fn main() -> Result<()> {
         return Ok(());
     }
     let client = ssh_keys::generate_ed25519("bench")?;
-    let (port, fallback_port) = (free_port()?, free_port()?);
+    let (port, fallback_port) = (free_port(), free_port());
     let _sshd = start_sshd(port, &client.public_openssh, true)?;
     let _fallback = start_sshd(fallback_port, &client.public_openssh, false)?;
     let ssh = HostTarget::ssh(1, "127.0.0.1", port, "root", client.private_openssh.clone(), None);

@@ -26,27 +26,11 @@ pub mod sshd;
 pub mod webhooks;
 pub mod world;
 
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-/// A port on 127.0.0.1 that was free a moment ago and that this process has
-/// not handed out before. Ports come from 20000-29999, below Linux's
-/// ephemeral range, so a port a test has just stopped using (to test
-/// "unreachable") is not handed to a parallel test's listener meanwhile.
-pub fn free_port() -> u16 {
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let base = 20_000 + (std::process::id() % 400) * 25;
-    for _ in 0..10_000 {
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let port = u16::try_from(20_000 + (base - 20_000 + n) % 10_000).expect("port in range");
-        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
-            return port;
-        }
-    }
-    panic!("no free loopback port in 20000-29999");
-}
+pub use play_core::testing::free_port;
 
 /// A loopback port bound but not listening: connections to it are refused
 /// for as long as the socket lives, whatever other processes do meanwhile.
