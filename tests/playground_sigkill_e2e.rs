@@ -62,21 +62,6 @@ fn volumes(project: &str) -> Vec<String> {
     docker_lines(&["volume", "ls", "--filter", &format!("name={project}_"), "--format", "{{.Name}}"])
 }
 
-/// Removes every object of a Compose project when dropped.
-struct Cleanup(String);
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        support::docker::remove_labelled(&format!("com.docker.compose.project={}", self.0));
-        let prefix = format!("name={}_", self.0);
-        let listed = Command::new("docker").args(["volume", "ls", "-q", "--filter", &prefix]).output();
-        let listed = listed.map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
-        for volume in listed.split_whitespace() {
-            let _ = Command::new("docker").args(["volume", "rm", "-f", volume]).output();
-        }
-    }
-}
-
 #[tokio::test]
 async fn sigkill_during_creation_then_restart_converges_without_duplicates_or_orphans() {
     ensure_busybox_image();
@@ -86,8 +71,8 @@ async fn sigkill_during_creation_then_restart_converges_without_duplicates_or_or
     let pg = server.playground(sshd.playroom_body("box"), "crashy", COMPOSE).await;
     let id = pg["id"].as_i64().unwrap();
     let project = pg["compose_project"].as_str().unwrap().to_owned();
-    // Removes the project's objects even when an assertion fails.
-    let _cleanup = Cleanup(project.clone());
+    // The harness removes what this installation made (its label) when
+    // `play` is dropped, even when an assertion fails.
 
     // Kill the process as soon as creation is under way but not finished.
     let deadline = Instant::now() + Duration::from_secs(60);

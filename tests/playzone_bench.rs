@@ -32,8 +32,10 @@ use play_core::store::playzones;
 use play_core::webhook::UrlPolicy;
 use play_git::testing::{Access, GitServer, file};
 use play_git::{GitConfig, GitGateway};
-use play_reconcilers::playzone::PlayzoneSync;
-use play_reconcilers::runtime::{Config, Runtime};
+use play_reconcilers::host::{DockerHostGateway, HostConfig};
+use play_reconcilers::loops::Shared;
+use play_reconcilers::playzone::SyncConfig;
+use play_reconcilers::runtime::Config;
 use serde_json::json;
 use support::docker::BUSYBOX_IMAGE;
 use support::world::World;
@@ -79,10 +81,10 @@ async fn bench_sync_of_1000_branches() {
         .unwrap();
     let cache = tempfile::tempdir().unwrap();
     let gateway = GitGateway::new(GitConfig::new(cache.path(), loopback_policy())).unwrap();
-    let sync = PlayzoneSync::new(store.clone(), secrets, Arc::new(gateway));
-    let runtime = Runtime::new(sync, store.clone(), Arc::new(Metrics::new()))
-        .with_replica_id("bench")
-        .with_config(Config { resync_every: Duration::from_secs(3600), ..Config::default() });
+    let host = DockerHostGateway::new(HostConfig::default(), Arc::new(Metrics::new()));
+    let shared = Shared { repositories: Arc::new(gateway), ..support::world::shared_over(&store, &secrets, &host) };
+    let config = Config { resync_every: Duration::from_secs(3600), ..Config::default() };
+    let runtime = shared.runtime(shared.playzone_sync(SyncConfig::default()), config, "bench");
     let handle = runtime.handle().clone();
     let shutdown = CancellationToken::new();
     let task = tokio::spawn(runtime.run(shutdown.clone()));

@@ -21,6 +21,8 @@ use play_core::edge::settings::EdgeChanges;
 use play_core::metrics::Metrics;
 use play_core::model::event::Actor;
 use play_core::model::playroom::PlayroomFields;
+use play_core::secrets::SecretBox;
+use play_core::store::Store;
 use play_core::store::events;
 use play_core::store::playrooms;
 use play_core::wake::ChannelWaker;
@@ -431,9 +433,15 @@ pub fn playground_config() -> PlaygroundConfig {
 /// secrets and `gateway`; with a waker of its own (only the loops started
 /// from it wake each other) and no repositories.
 pub fn shared(app: &TestApp, gateway: &DockerHostGateway) -> Shared {
+    shared_over(app.store(), &app.state.secrets, gateway)
+}
+
+/// [`shared`] over a bare `store` and `secrets` (a test or bench with no
+/// API in front).
+pub fn shared_over(store: &Store, secrets: &SecretBox, gateway: &DockerHostGateway) -> Shared {
     Shared {
-        store: app.store().clone(),
-        secrets: app.state.secrets.clone(),
+        store: store.clone(),
+        secrets: secrets.clone(),
         gateway: gateway.clone(),
         metrics: Arc::new(Metrics::new()),
         waker: ChannelWaker::new(),
