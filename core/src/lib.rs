@@ -19,6 +19,7 @@ pub mod playground;
 pub mod playzone;
 pub mod repository;
 pub mod routing;
+pub mod scm;
 pub mod scopes;
 pub mod secrets;
 pub mod ssh_keys;

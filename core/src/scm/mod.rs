@@ -1,0 +1,42 @@
+//! Source hosting (SCM, issue #29): the rules of the repositories facility that
+//! hold whichever host keeps the repository (play's built-in Git host now;
+//! a GitHub App installation later).
+//!
+//! - [`names`]: what a repository may be called, and its full name
+//!   `owner/name`;
+//! - [`files`]: the files of one push, checked whole before any object is
+//!   written: each path, every bound on count and size.
+//!
+//! These checks run in the API before anything is written and again in the
+//! host that writes the objects, so a caller that skipped the API (apply,
+//! the CLI through the API, a future provider) gets the same answers.
+
+pub mod files;
+pub mod names;
+
+#[cfg(test)]
+mod tests;
+
+pub use files::{PushFile, PushFiles};
+pub use names::{FullName, check_repo_name};
+
+/// The branch a new repository starts with and pushes go to by default.
+pub const DEFAULT_BRANCH: &str = "main";
+
+/// The commit message of `create_and_push` when none is given (contract).
+pub const DEFAULT_INITIAL_MESSAGE: &str = "Initial commit";
+
+/// What one push made: the commit at the branch head afterwards, its tree,
+/// and how many files the request carried (the contract's response).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PushOutcome {
+    pub commit_sha: String,
+    pub tree_sha: String,
+    pub files_pushed: usize,
+    /// The branch head before the push (`None`: the branch was created).
+    pub previous: Option<String>,
+    /// `false` when every file already had this content: no commit was
+    /// made and `commit_sha` is the unchanged head (play makes no empty
+    /// commits, so applying the same folder twice changes nothing).
+    pub changed: bool,
+}
