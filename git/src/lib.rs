@@ -12,6 +12,8 @@
 //! - `cache`: the commit cache (bare repositories keyed by URL hash).
 //! - `archive`: files and tar archives out of a cached commit.
 //! - `names`: argument checks done before any network call.
+//! - [`hosted`]: play's own Git host, its storage side: bare repositories
+//!   created and written (one atomic commit per push) with libgit2.
 //!
 //! The `testing` feature adds [`testing::GitServer`], a real git
 //! smart-HTTP server on loopback (`git http-backend` from the Debian
@@ -23,6 +25,7 @@ mod call;
 mod client;
 mod error;
 pub mod gateway;
+pub mod hosted;
 mod names;
 mod transport;
 

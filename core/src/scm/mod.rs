@@ -20,6 +20,8 @@ mod tests;
 pub use files::{PushFile, PushFiles};
 pub use names::{FullName, check_repo_name};
 
+use crate::{Error, FieldErrors};
+
 /// The branch a new repository starts with and pushes go to by default.
 pub const DEFAULT_BRANCH: &str = "main";
 
@@ -39,4 +41,46 @@ pub struct PushOutcome {
     /// made and `commit_sha` is the unchanged head (play makes no empty
     /// commits, so applying the same folder twice changes nothing).
     pub changed: bool,
+}
+
+/// Who a commit made by play is attributed to (author and committer).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Author {
+    pub name: String,
+    pub email: String,
+}
+
+/// Why a source host refused or failed a call. Messages never carry a
+/// credential.
+#[derive(Debug, thiserror::Error)]
+pub enum ScmError {
+    /// No such repository (or one of another account: never told apart).
+    #[error("repository not found")]
+    NotFound,
+    /// A repository of that name exists.
+    #[error("a repository named {0} exists")]
+    Exists(String),
+    /// The push lost a race it could not win by retrying (the branch moved
+    /// under it each time), or a file of the push collides with the tree.
+    #[error("{0}")]
+    Conflict(String),
+    /// The request does not fit the repository (a push that would make a
+    /// file where the branch has a folder), field by field.
+    #[error("validation failed")]
+    Invalid(FieldErrors),
+    /// The host failed; the message says how.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<ScmError> for Error {
+    fn from(error: ScmError) -> Self {
+        match error {
+            ScmError::NotFound => Error::NotFound("repository"),
+            ScmError::Exists(name) => Error::Conflict(format!("a repository named {name} exists")),
+            ScmError::Conflict(message) => Error::Conflict(message),
+            ScmError::Invalid(errors) => Error::Validation(errors),
+            ScmError::Failed(message) => Error::Internal(message),
+        }
+    }
 }
