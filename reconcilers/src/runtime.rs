@@ -92,8 +92,10 @@
 //! [`Waker`]: play_core::wake::Waker
 
 mod backoff;
+mod config;
 mod controller;
 mod lease;
+mod pass;
 mod queue;
 
 use std::sync::Arc;
@@ -106,7 +108,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 pub use backoff::Backoff;
-pub use controller::{Config, Runtime, replica_id};
+pub use config::{Config, replica_id};
+pub use controller::Runtime;
 pub use lease::{LeaseStore, MemoryLeases};
 
 use play_core::wake::Kind;

@@ -30,7 +30,8 @@
 //!   edge switch, drain, the old one removed); its two containers are not
 //!   "extras". A rollout whose config hash failed before
 //!   (`Desired::failed_rollouts`) is not tried again: the old container
-//!   keeps serving, and a leftover new one is removed;
+//!   keeps serving, and a leftover new one is removed (these steps are
+//!   planned in `plan_zero_downtime.rs`);
 //! - a service's source volume (`svc/source_mount`, a relative source of
 //!   the Compose file from the repository) that is not known
 //!   complete ([`Observed::complete_sources`]) is filled
@@ -96,6 +97,11 @@ pub use crate::docker::inspect::{Health, State};
 #[path = "plan_step.rs"]
 mod step;
 pub use step::Step;
+
+#[path = "plan_zero_downtime.rs"]
+mod zero_downtime;
+pub use zero_downtime::held_back;
+use zero_downtime::{serving_outdated, zero_downtime_steps};
 
 /// The observed containers of each service; the one to keep first.
 fn by_service<'a>(desired: &Desired, observed: &'a Observed) -> BTreeMap<&'a str, Vec<&'a ObservedContainer>> {
@@ -173,6 +179,22 @@ fn satisfied(
         DependencyCondition::ServiceHealthy => up(dep, c) || completed(desired, dep, c),
         DependencyCondition::ServiceCompletedSuccessfully => c.state == State::Exited(0),
     }
+}
+
+/// The [`Step::Wait`] of `service` when one of its dependencies does not
+/// satisfy its condition yet (a dependency that cannot be built never
+/// does); `None` when it may start.
+fn wait_step(
+    desired: &Desired,
+    service: &ServiceSpec,
+    containers: &BTreeMap<&str, Vec<&ObservedContainer>>,
+) -> Option<Step> {
+    let (on, condition) = service.depends_on.iter().find(|(dep, condition)| {
+        desired.services.iter().find(|s| &s.name == dep).is_some_and(|dep_spec| {
+            unbuilt(dep_spec) || !satisfied(desired, dep_spec, current(dep_spec, containers), *condition)
+        })
+    })?;
+    Some(Step::Wait { service: service.name.clone(), on: on.clone(), condition: *condition })
 }
 
 /// A hard restart's teardown: every container of an older restart epoch,
@@ -301,13 +323,8 @@ pub fn plan_keeping(desired: &Desired, observed: &Observed, keep_exited: &BTreeS
         if !needs_start {
             continue;
         }
-        let waiting = service.depends_on.iter().find(|(dep, condition)| {
-            desired.services.iter().find(|s| &s.name == dep).is_some_and(|dep_spec| {
-                unbuilt(dep_spec) || !satisfied(desired, dep_spec, current(dep_spec, &containers), *condition)
-            })
-        });
-        if let Some((on, condition)) = waiting {
-            steps.push(Step::Wait { service: service.name.clone(), on: on.clone(), condition: *condition });
+        if let Some(wait) = wait_step(desired, service, &containers) {
+            steps.push(wait);
             continue;
         }
         match (keep, observed_here.first()) {
@@ -344,79 +361,6 @@ fn stale_sources(desired: &Desired, observed: &Observed) -> Vec<Step> {
         .filter(|v| !desired.volumes.iter().any(|d| &d.name == *v))
         .map(|v| Step::RemoveVolume(v.clone()))
         .collect()
-}
-
-/// The outdated container of a zero-downtime service that still serves it,
-/// if the service is in a rollout (see the module invariants).
-fn serving_outdated<'a>(
-    service: &ServiceSpec,
-    observed_here: &[&'a ObservedContainer],
-) -> Option<&'a ObservedContainer> {
-    service.zero_downtime.as_ref()?;
-    observed_here
-        .iter()
-        .copied()
-        .find(|c| c.config_hash.as_deref() != Some(service.config_hash.as_str()) && c.state == State::Running)
-}
-
-/// The steps of a zero-downtime service in a rollout; `None` when it is
-/// not in one (the ordinary rules apply).
-fn zero_downtime_steps(
-    desired: &Desired,
-    service: &ServiceSpec,
-    observed_here: &[&ObservedContainer],
-    containers: &BTreeMap<&str, Vec<&ObservedContainer>>,
-) -> Option<Vec<Step>> {
-    let old = serving_outdated(service, observed_here)?;
-    let new = current(service, containers);
-    let remove =
-        |c: &ObservedContainer| Step::RemoveContainer { id: c.id.clone(), service: Some(service.name.clone()) };
-    // Anything but the serving old one and the new one goes.
-    let mut steps: Vec<Step> = observed_here
-        .iter()
-        .filter(|c| c.id != old.id && new.is_none_or(|n| n.id != c.id))
-        .map(|c| remove(c))
-        .collect();
-    if desired.failed_rollouts.get(&service.name) == Some(&service.config_hash) {
-        steps.extend(new.map(remove));
-        return Some(steps);
-    }
-    match new {
-        None => {
-            let waiting = service.depends_on.iter().find(|(dep, condition)| {
-                desired.services.iter().find(|s| &s.name == dep).is_some_and(|dep_spec| {
-                    unbuilt(dep_spec) || !satisfied(desired, dep_spec, current(dep_spec, containers), *condition)
-                })
-            });
-            match waiting {
-                Some((on, condition)) => {
-                    steps.push(Step::Wait { service: service.name.clone(), on: on.clone(), condition: *condition })
-                }
-                None => steps.push(Step::RunBeside {
-                    service: service.name.clone(),
-                    name: play_core::desired::beside_name(&service.container_name, &old.name),
-                }),
-            }
-        }
-        Some(new) => steps.push(Step::SwitchOver {
-            service: service.name.clone(),
-            new: new.id.clone(),
-            new_name: new.name.clone(),
-            old: observed_here.iter().filter(|c| c.id != new.id).map(|c| c.id.clone()).collect(),
-        }),
-    }
-    Some(steps)
-}
-
-/// Whether a failed zero-downtime rollout holds a service on its old
-/// container: the Playground stays failed, serving the old version, until
-/// a rollout or hard restart.
-pub fn held_back(desired: &Desired, observed: &Observed) -> bool {
-    let containers = by_service(desired, observed);
-    desired.services.iter().any(|s| {
-        desired.failed_rollouts.get(&s.name) == Some(&s.config_hash)
-            && serving_outdated(s, containers.get(s.name.as_str()).map(Vec::as_slice).unwrap_or_default()).is_some()
-    })
 }
 
 /// Removes everything observed with the Playground's label, containers

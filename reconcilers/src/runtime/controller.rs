@@ -1,12 +1,12 @@
 //! The run loop: triggers feed the queue, due objects start on workers
-//! (each under its lease), outcomes decide the next run.
+//! (each under its lease: `pass`), outcomes decide the next run, and the
+//! periodic resync spreads its visits over the period. What it guarantees
+//! is listed in [`super`]; its tuning is [`Config`].
 
 use std::collections::{HashMap, HashSet};
-use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::FutureExt;
 use futures::stream::{self, BoxStream, Stream, StreamExt};
 use play_core::metrics::{Metrics, ReconcileLabels, ReconcilerLabels};
 use play_core::model::lease::Lease;
@@ -17,66 +17,13 @@ use tokio::task::{Id, JoinError, JoinSet};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::pass::{Outcome, Shared, run_pass};
 use super::queue::{Lane, Queue};
-use super::{Action, Backoff, Ctx, Handle, LeaseStore, Next, Reconciler, Request, instant_after, instant_at};
+use super::{Config, Handle, LeaseStore, Next, Reconciler, Request, instant_after, instant_at, replica_id};
 use crate::Error;
-
-/// How a [`Runtime`] schedules.
-#[derive(Clone, Debug)]
-pub struct Config {
-    /// Passes running at once, across objects (at least 1).
-    pub concurrency: usize,
-    /// How often every listed object is visited; the safety net for lost
-    /// wakes and for changes made behind play's back. Keep it at most 60 s.
-    /// With more objects than [`Config::resync_rate`] allows in this period,
-    /// the period grows to fit the rate.
-    pub resync_every: Duration,
-    /// The most resync visits per second in steady state. Visits are spread
-    /// evenly over the period (each object at its own fixed offset), so the
-    /// load is flat, and a large installation's period is stretched instead
-    /// of its CPU: 10,000 objects at 20/s are each visited every 500 s.
-    /// Changes do not wait for resyncs (wakes and host events run first).
-    pub resync_rate: u32,
-    /// The most visits per second of the first resync after start-up: a
-    /// restarted process revisits everything quickly (10,000 objects within
-    /// 40 s at 250/s) but not all at once.
-    pub startup_rate: u32,
-    /// How long a claimed lease lasts; renewed every third of it while the
-    /// pass runs. A crashed replica's objects are free again after this.
-    pub lease_duration: Duration,
-    /// When an object's lease is held by another replica, try again after
-    /// about this long (jittered by +-50%).
-    pub lease_busy_retry: Duration,
-    pub backoff: Backoff,
-    /// On shutdown, how long running passes may take to finish before they
-    /// are dropped.
-    pub shutdown_grace: Duration,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            concurrency: 4,
-            resync_every: Duration::from_secs(30),
-            resync_rate: 20,
-            startup_rate: 250,
-            lease_duration: Duration::from_secs(60),
-            lease_busy_retry: Duration::from_secs(5),
-            backoff: Backoff::default(),
-            shutdown_grace: Duration::from_secs(30),
-        }
-    }
-}
 
 /// After a busy lease's expiry, how long a claimant waits before it claims.
 const BUSY_MARGIN: Duration = Duration::from_millis(50);
-
-/// This process's replica id: random, chosen once, the default owner of
-/// every lease this process claims.
-pub fn replica_id() -> &'static str {
-    static ID: OnceLock<String> = OnceLock::new();
-    ID.get_or_init(|| format!("{}-{:012x}", std::process::id(), rand::thread_rng().r#gen::<u64>() >> 16))
-}
 
 /// Runs one [`Reconciler`]; see the [module documentation](super) for what
 /// it guarantees.
@@ -241,39 +188,6 @@ fn spawn_list<R: Reconciler>(shared: &Arc<Shared<R>>) -> tokio::task::JoinHandle
         };
         let _ = shared.handle.tx.send(Request::Resync(listed));
     })
-}
-
-/// What every worker shares.
-struct Shared<R> {
-    reconciler: Arc<R>,
-    leases: Arc<dyn LeaseStore>,
-    config: Config,
-    owner: Arc<str>,
-    handle: Handle,
-    shutdown: CancellationToken,
-    /// Leases held by running passes, for release after passes are dropped
-    /// at shutdown.
-    held: Mutex<HashMap<i64, Lease>>,
-}
-
-impl<R> Shared<R> {
-    fn held(&self) -> MutexGuard<'_, HashMap<i64, Lease>> {
-        // Inserts and removes only: never half-updated.
-        self.held.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-}
-
-/// How one started pass ended.
-enum Outcome {
-    /// Another replica holds the lease (until the instant, when known):
-    /// nothing ran.
-    Busy(Option<Instant>),
-    /// The lease could not be claimed (the store failed): nothing ran.
-    ClaimFailed(play_core::Error),
-    /// The pass was dropped because its lease was lost.
-    LeaseLost(Duration),
-    Finished(Duration, Result<Action, Error>),
-    Panicked(Duration),
 }
 
 /// Consecutive failures of one object. Present only while it is failing.
@@ -466,89 +380,6 @@ impl<R: Reconciler> State<R> {
             }
         }
         self.metrics.queue_depth.get_or_create(&ReconcilerLabels { reconciler: R::NAME.to_owned() }).set(0);
-    }
-}
-
-/// One pass over `id`: claim, reconcile while renewing, release.
-async fn run_pass<R: Reconciler>(shared: &Shared<R>, id: i64, attempt: u32) -> Outcome {
-    let duration = shared.config.lease_duration;
-    let asked = Instant::now();
-    let lease = match shared.leases.claim(R::NAME, id, &shared.owner, duration).await {
-        Ok(Some(lease)) => lease,
-        Ok(None) => {
-            // Best effort: without it, the plain retry delay applies.
-            let until = shared.leases.expires_at(R::NAME, id).await.ok().flatten();
-            return Outcome::Busy(until.map(instant_at));
-        }
-        Err(error) => return Outcome::ClaimFailed(error),
-    };
-    shared.held().insert(id, lease.clone());
-    let lease_lost = CancellationToken::new();
-    let ctx = Ctx {
-        reconciler: R::NAME,
-        id,
-        owner: shared.owner.clone(),
-        token: lease.token,
-        attempt,
-        lease_lost: lease_lost.clone(),
-        shutdown: shared.shutdown.clone(),
-        handle: shared.handle.clone(),
-    };
-    let started = Instant::now();
-    let result = {
-        let work = AssertUnwindSafe(shared.reconciler.reconcile(id, &ctx)).catch_unwind();
-        tokio::pin!(work);
-        let renew_every = (duration / 3).max(Duration::from_millis(10));
-        // Measured from before the claim was sent: never later than the
-        // stored expiry.
-        let mut valid_until = asked + duration;
-        let mut next_renew = started + renew_every;
-        loop {
-            tokio::select! {
-                done = &mut work => break Some(done),
-                () = tokio::time::sleep_until(next_renew) => {
-                    let sent = Instant::now();
-                    match tokio::time::timeout(renew_every / 2, shared.leases.renew(&lease, duration)).await {
-                        Ok(Ok(true)) => {
-                            valid_until = sent + duration;
-                            next_renew = sent + renew_every;
-                        }
-                        Ok(Ok(false)) => {
-                            tracing::warn!(reconciler = R::NAME, id, "lease lost: dropping the pass");
-                            break None;
-                        }
-                        failed => {
-                            let now = Instant::now();
-                            if now + renew_every / 2 >= valid_until {
-                                tracing::warn!(
-                                    reconciler = R::NAME,
-                                    id,
-                                    ?failed,
-                                    "lease not renewed before it expires: dropping the pass"
-                                );
-                                break None;
-                            }
-                            tracing::debug!(reconciler = R::NAME, id, ?failed, "renewing the lease failed; retrying");
-                            next_renew = now + renew_every / 4;
-                        }
-                    }
-                }
-            }
-        }
-    };
-    let elapsed = started.elapsed();
-    if result.is_none() {
-        lease_lost.cancel();
-    }
-    // Harmless when the lease was lost: release only matches our token.
-    if let Err(error) = shared.leases.release(&lease).await {
-        tracing::warn!(reconciler = R::NAME, id, %error, "releasing the lease failed; it will expire");
-    }
-    shared.held().remove(&id);
-    match result {
-        None => Outcome::LeaseLost(elapsed),
-        Some(Ok(result)) => Outcome::Finished(elapsed, result),
-        Some(Err(_panic)) => Outcome::Panicked(elapsed),
     }
 }
 

@@ -1,0 +1,64 @@
+//! The tuning of a runtime ([`Config`]) and the replica id its leases are
+//! claimed as ([`replica_id`]): what an operator or a test sets, apart
+//! from the loop that reads it (`controller`).
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use rand::Rng;
+
+use super::Backoff;
+
+/// How a [`Runtime`](super::Runtime) schedules.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Passes running at once, across objects (at least 1).
+    pub concurrency: usize,
+    /// How often every listed object is visited; the safety net for lost
+    /// wakes and for changes made behind play's back. Keep it at most 60 s.
+    /// With more objects than [`Config::resync_rate`] allows in this period,
+    /// the period grows to fit the rate.
+    pub resync_every: Duration,
+    /// The most resync visits per second in steady state. Visits are spread
+    /// evenly over the period (each object at its own fixed offset), so the
+    /// load is flat, and a large installation's period is stretched instead
+    /// of its CPU: 10,000 objects at 20/s are each visited every 500 s.
+    /// Changes do not wait for resyncs (wakes and host events run first).
+    pub resync_rate: u32,
+    /// The most visits per second of the first resync after start-up: a
+    /// restarted process revisits everything quickly (10,000 objects within
+    /// 40 s at 250/s) but not all at once.
+    pub startup_rate: u32,
+    /// How long a claimed lease lasts; renewed every third of it while the
+    /// pass runs. A crashed replica's objects are free again after this.
+    pub lease_duration: Duration,
+    /// When an object's lease is held by another replica, try again after
+    /// about this long (jittered by +-50%).
+    pub lease_busy_retry: Duration,
+    pub backoff: Backoff,
+    /// On shutdown, how long running passes may take to finish before they
+    /// are dropped.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            concurrency: 4,
+            resync_every: Duration::from_secs(30),
+            resync_rate: 20,
+            startup_rate: 250,
+            lease_duration: Duration::from_secs(60),
+            lease_busy_retry: Duration::from_secs(5),
+            backoff: Backoff::default(),
+            shutdown_grace: Duration::from_secs(30),
+        }
+    }
+}
+
+/// This process's replica id: random, chosen once, the default owner of
+/// every lease this process claims.
+pub fn replica_id() -> &'static str {
+    static ID: OnceLock<String> = OnceLock::new();
+    ID.get_or_init(|| format!("{}-{:012x}", std::process::id(), rand::thread_rng().r#gen::<u64>() >> 16))
+}
