@@ -117,6 +117,21 @@ pub struct ServeArgs {
     /// (`127.0.0.1,10.0.0.0/8,hooks.internal`). Empty by default.
     #[arg(long, env = "PLAY_WEBHOOK_ALLOWLIST", default_value = "")]
     pub webhook_allowlist: String,
+    /// play's own Git host (the repositories facility without an external
+    /// app): on for every account by default; `false` switches it off, and
+    /// `/api/repos` answers `SCM_APP_REQUIRED`.
+    #[arg(long, env = "PLAY_GIT_HOST", default_value_t = true, action = clap::ArgAction::Set)]
+    pub git_host: bool,
+    /// Where play's own Git host keeps its bare repositories
+    /// (`<owner>/<name>.git`); default `<data dir>/repositories`. With
+    /// several replicas it must be one shared file system.
+    #[arg(long, env = "PLAY_GIT_HOST_ROOT")]
+    pub git_host_root: Option<std::path::PathBuf>,
+    /// The address people and `git` reach this installation at, for the
+    /// URLs it shows (`clone_url`); default `http://` and the listen
+    /// address.
+    #[arg(long, env = "PLAY_PUBLIC_URL")]
+    pub public_url: Option<String>,
     /// Accept `http://` repository URLs for Playzones. Off by default:
     /// access tokens and code would cross the network in clear.
     #[arg(long, env = "PLAY_REPOSITORY_ALLOW_HTTP", default_value_t = false)]

@@ -7,6 +7,9 @@ use std::sync::Arc;
 use anyhow::Context;
 use play_core::playzone::RepositoryPolicy;
 use play_core::repository::RepositoryGateway;
+use play_core::scm::host::SourceHost;
+use play_git::builtin::BuiltinHost;
+use play_git::hosted::HostedRepositories;
 use play_git::{GitConfig, GitGateway};
 
 use crate::args::ServeArgs;
@@ -26,4 +29,17 @@ pub fn gateway(
     };
     let gateway = GitGateway::new(config).map_err(|e| anyhow::anyhow!("{e}")).context("repository access")?;
     Ok(Arc::new(gateway))
+}
+
+/// play's own Git host, unless the operator switched it off
+/// (`PLAY_GIT_HOST=false`): repositories under `PLAY_GIT_HOST_ROOT`, URLs
+/// under `PLAY_PUBLIC_URL`.
+pub fn source_host(settings: &Settings, args: &ServeArgs) -> anyhow::Result<Option<Arc<dyn SourceHost>>> {
+    if !args.git_host {
+        return Ok(None);
+    }
+    let root = args.git_host_root.clone().unwrap_or_else(|| settings.data_dir.join("repositories"));
+    std::fs::create_dir_all(&root).with_context(|| format!("cannot create {}", root.display()))?;
+    let public = args.public_url.clone().unwrap_or_else(|| format!("http://{}", args.listen));
+    Ok(Some(Arc::new(BuiltinHost::new(HostedRepositories::new(root), &public))))
 }

@@ -83,6 +83,10 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         Arc::new(waker),
     )
     .with_repositories(repositories);
+    let state = match crate::repositories::source_host(&settings, &args)? {
+        Some(host) => state.with_source_host(host),
+        None => state,
+    };
     let shutdown = CancellationToken::new();
     let background = tokio_util::task::TaskTracker::new();
     background.spawn(prune_rate_limiter(state.clone(), shutdown.clone()));

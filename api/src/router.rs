@@ -24,7 +24,7 @@ use crate::openapi::{self, ApiDoc};
 use crate::recent;
 use crate::routes::{
     apply, job_result, keys, launch, ops, playground_events, playground_logs, playground_ops, playground_views,
-    playgrounds, playrooms, playspec_files, playspecs, playzones, template_versions, templates, webhooks,
+    playgrounds, playrooms, playspec_files, playspecs, playzones, repos, template_versions, templates, webhooks,
 };
 use crate::state::AppState;
 
@@ -83,6 +83,8 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(webhooks::event_types))
         .routes(routes!(webhooks::deliveries))
         .routes(routes!(webhooks::redeliver))
+        .routes(routes!(repos::list, repos::create))
+        .routes(routes!(repos::installations))
         .split_for_parts();
     // Uploads carry their own, larger body limit.
     let (upload, upload_doc) = OpenApiRouter::new().routes(routes!(playspec_files::add)).split_for_parts();
@@ -91,10 +93,15 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
     let (applies, apply_doc) =
         OpenApiRouter::new().routes(routes!(apply::apply)).routes(routes!(apply::objects)).split_for_parts();
     doc.merge(apply_doc);
+    // A push carries up to 10 MiB of content as JSON text.
+    let (pushes, push_doc) =
+        OpenApiRouter::new().routes(routes!(repos::push)).routes(routes!(repos::create_and_push)).split_for_parts();
+    doc.merge(push_doc);
     openapi::complete(&mut doc);
     let upload = upload.layer(DefaultBodyLimit::max(crate::input::playspec_files::MAX_MOUNTED_FILE_BYTES + 64 * 1024));
     let applies = applies.layer(DefaultBodyLimit::max(apply::MAX_APPLY_BYTES));
-    (router.merge(upload).merge(applies), doc)
+    let pushes = pushes.layer(DefaultBodyLimit::max(crate::input::repos::MAX_PUSH_BODY_BYTES));
+    (router.merge(upload).merge(applies).merge(pushes), doc)
 }
 
 /// The complete application.

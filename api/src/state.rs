@@ -13,6 +13,7 @@ use play_core::model::quota::QuotaLimits;
 use play_core::playground::{Lifetimes, Limits};
 use play_core::playzone::RepositoryPolicy;
 use play_core::repository::RepositoryGateway;
+use play_core::scm::host::SourceHost;
 use play_core::secrets::SecretBox;
 use play_core::store::Store;
 use play_core::token::TokenPepper;
@@ -118,6 +119,9 @@ pub struct Shared {
     pub gateway: Arc<dyn HostGateway>,
     /// Live access to Playzones' repositories (`env_defaults`).
     pub repositories: Arc<dyn RepositoryGateway>,
+    /// Where the repositories facility creates and pushes (play's own Git
+    /// host); `None`: every `/api/repos` route answers `SCM_APP_REQUIRED`.
+    pub source_host: Option<Arc<dyn SourceHost>>,
     /// Tells reconcilers that desired state changed (after the commit).
     pub waker: Arc<dyn Waker>,
     /// Where Compose parsing and validation run (not on the async threads).
@@ -153,6 +157,7 @@ impl AppState {
             keys: Arc::default(),
             gateway,
             repositories: Arc::new(play_core::repository::NoRepositories),
+            source_host: None,
             waker,
             cpu: CpuPool::per_core(),
             routes: Arc::default(),
@@ -171,6 +176,13 @@ impl AppState {
     /// access is not configured).
     pub fn with_repositories(mut self, repositories: Arc<dyn RepositoryGateway>) -> Self {
         self.shared_mut().repositories = repositories;
+        self
+    }
+
+    /// Gives the repositories facility its source host (`play serve`
+    /// passes play's own Git host unless the operator switched it off).
+    pub fn with_source_host(mut self, host: Arc<dyn SourceHost>) -> Self {
+        self.shared_mut().source_host = Some(host);
         self
     }
 }

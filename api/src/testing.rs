@@ -100,6 +100,14 @@ impl TestApp {
         app
     }
 
+    /// This app with `host` as its source host (the repositories
+    /// facility), as `play serve` wires play's own Git host.
+    pub fn with_source_host(mut self, host: Arc<dyn play_core::scm::host::SourceHost>) -> TestApp {
+        self.state = self.state.clone().with_source_host(host);
+        self.router = crate::router(self.state.clone());
+        self
+    }
+
     pub fn store(&self) -> &Store {
         &self.db.store
     }

@@ -63,6 +63,7 @@ scopes! {
     ImportTemplatesWrite => "import_templates:write", "create and update import templates";
     LaunchWrite => "launch:write", "use the Launch endpoint";
     KeysManage => "keys:manage", "create and delete API keys";
+    ReposRead => "repos:read", "list repositories and source-hosting installations";
     ReposWrite => "repos:write", "repository create and push endpoints";
     WebhooksRead => "webhooks:read", "list webhook endpoints and delivery history";
     WebhooksWrite => "webhooks:write", "create, update and test webhook endpoints";
@@ -229,7 +230,7 @@ mod tests {
 
     #[test]
     fn every_scope_round_trips_through_its_name() {
-        assert_eq!(Scope::ALL.len(), 22);
+        assert_eq!(Scope::ALL.len(), 23);
         for scope in Scope::ALL {
             assert_eq!(scope.as_str().parse::<Scope>().unwrap(), *scope);
         }

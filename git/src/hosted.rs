@@ -153,6 +153,17 @@ impl HostedRepositories {
         )))
     }
 
+    /// Removes `full` from disk; nothing there is not an error. For a
+    /// repository whose record was never committed (see
+    /// `play_core::scm::flows`).
+    pub fn forget(&self, full: &FullName) -> Result<(), ScmError> {
+        match std::fs::remove_dir_all(self.path_of(full)) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(failed("removing a repository", &e)),
+        }
+    }
+
     /// The repository's default branch (what `HEAD` names).
     pub fn default_branch(&self, full: &FullName) -> Result<String, ScmError> {
         Ok(default_branch(&self.open(full)?))

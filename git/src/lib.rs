@@ -12,6 +12,7 @@
 //! - `cache`: the commit cache (bare repositories keyed by URL hash).
 //! - `archive`: files and tar archives out of a cached commit.
 //! - `names`: argument checks done before any network call.
+//! - [`builtin`]: play's own Git host behind the `SourceHost` seam.
 //! - [`hosted`]: play's own Git host, its storage side: bare repositories
 //!   created and written (one atomic commit per push) with libgit2.
 //!
@@ -20,6 +21,7 @@
 //! package `git`), for this crate's and other crates' tests.
 
 mod archive;
+pub mod builtin;
 mod cache;
 mod call;
 mod client;

@@ -13,6 +13,7 @@ pub mod playrooms;
 pub mod playspec_files;
 pub mod playspecs;
 pub mod playzones;
+pub mod repos;
 pub mod template_versions;
 pub mod templates;
 pub mod webhooks;

@@ -10,6 +10,7 @@ pub mod playroom_edge;
 pub mod playrooms;
 pub mod playspecs;
 pub mod playzones;
+pub mod repos;
 pub mod template_versions;
 pub mod templates;
 pub mod webhooks;

@@ -16,6 +16,7 @@ pub enum Resource {
     ImportTemplates,
     WebhookEndpoints,
     Playzones,
+    Repositories,
 }
 
 impl Resource {
@@ -27,6 +28,7 @@ impl Resource {
         Resource::ImportTemplates,
         Resource::WebhookEndpoints,
         Resource::Playzones,
+        Resource::Repositories,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -38,6 +40,7 @@ impl Resource {
             Resource::ImportTemplates => "import_templates",
             Resource::WebhookEndpoints => "webhook_endpoints",
             Resource::Playzones => "playzones",
+            Resource::Repositories => "repositories",
         }
     }
 
@@ -50,6 +53,7 @@ impl Resource {
             Resource::ImportTemplates => 100,
             Resource::WebhookEndpoints => 20,
             Resource::Playzones => 100,
+            Resource::Repositories => 100,
         }
     }
 }

@@ -7,11 +7,17 @@
 //! - [`files`]: the files of one push, checked whole before any object is
 //!   written: each path, every bound on count and size.
 //!
+//! - [`host`]: the [`SourceHost`](host::SourceHost) seam a provider
+//!   implements; [`model`]: installations and repositories as stored.
+//!
 //! These checks run in the API before anything is written and again in the
 //! host that writes the objects, so a caller that skipped the API (apply,
 //! the CLI through the API, a future provider) gets the same answers.
 
 pub mod files;
+pub mod flows;
+pub mod host;
+pub mod model;
 pub mod names;
 
 #[cfg(test)]

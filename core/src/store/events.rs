@@ -44,6 +44,9 @@ fn from_row(row: &AnyRow) -> Result<Event> {
     let entity_type: String = row.try_get("entity_type")?;
     let id: i64 = row.try_get("id")?;
     let is_playground = entity_type == "playground";
+    // A push's event says what moved (repository, branch, before, after):
+    // its metadata is the payload, as a Playground audit event's is.
+    let has_metadata = is_playground || entity_type == "repo";
     Ok(Event {
         id,
         account_id: row.try_get("account_id")?,
@@ -55,7 +58,7 @@ fn from_row(row: &AnyRow) -> Result<Event> {
         playground_name: row.try_get("playground_name")?,
         actor_type: if is_playground { row.try_get("actor_type")? } else { None },
         actor_id: if is_playground { row.try_get("actor_id")? } else { None },
-        metadata: if is_playground { Some(super::json_column(row, "events", id, "metadata")?) } else { None },
+        metadata: if has_metadata { Some(super::json_column(row, "events", id, "metadata")?) } else { None },
         dispatched_at: time::opt_from_db(row.try_get("dispatched_at")?)?,
         entity_type,
     })

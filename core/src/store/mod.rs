@@ -43,6 +43,7 @@ pub mod playspecs;
 pub mod playzones;
 pub mod quotas;
 pub mod reachability;
+pub mod repositories;
 pub mod rollouts;
 pub mod sweep;
 pub mod templates;

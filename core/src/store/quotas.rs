@@ -73,6 +73,7 @@ fn count_sql(resource: Resource) -> &'static str {
         Resource::ImportTemplates => "SELECT COUNT(*) AS n FROM import_templates WHERE account_id = $1",
         Resource::WebhookEndpoints => "SELECT COUNT(*) AS n FROM webhook_endpoints WHERE account_id = $1",
         Resource::Playzones => "SELECT COUNT(*) AS n FROM playzones WHERE account_id = $1",
+        Resource::Repositories => "SELECT COUNT(*) AS n FROM repositories WHERE account_id = $1",
     }
 }
 

@@ -58,6 +58,8 @@ pub const EVENT_TYPES: &[&str] = &[
     "template.destroyed",
     "api_key.created",
     "api_key.destroyed",
+    "repo.created",
+    "repo.push",
     delivery::DISABLED_EVENT,
     TEST_EVENT,
 ];

@@ -1,0 +1,135 @@
+//! What `/api/repos` accepts (the contract's repositories facility): the
+//! request bodies, and the checks that turn them, field by field, into the
+//! requests of `play_core::scm::flows`. A field the contract gives no
+//! default (`name`, `repo`, `files`, `message` where they occur) is
+//! required; a missing one is a field error like any other.
+
+use play_core::error::push_field_error;
+use play_core::scm::flows::{CreateRequest, PushRequest};
+use play_core::scm::{DEFAULT_INITIAL_MESSAGE, PushFile};
+use play_core::{Error, FieldErrors};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+/// Extra room for JSON around a push's content: escapes, names, paths.
+/// A push's body may be this much larger than its content bound.
+pub const MAX_PUSH_BODY_BYTES: usize = 2 * play_core::scm::files::MAX_PUSH_BYTES + 1024 * 1024;
+
+/// `POST /api/repos`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateRepoRequest {
+    /// Lowercase letters, digits, `-`, `_` and `.`; 1-100 characters,
+    /// starting with a letter or digit, not ending in `.git` or `.lock`.
+    pub name: Option<String>,
+    /// At most 1,000 characters.
+    pub description: Option<String>,
+    /// Default `true`.
+    pub private: Option<bool>,
+    /// Default `false`: `true` makes a first commit with a README.
+    pub auto_init: Option<bool>,
+}
+
+/// One file of a push: a relative path and its text.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileInput {
+    /// Relative, `/`-separated; no `.`, `..` or `.git` segment.
+    pub path: String,
+    pub content: String,
+}
+
+/// `POST /api/repos/push`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PushRepoRequest {
+    /// The repository's full name, `owner/name`.
+    pub repo: Option<String>,
+    /// 1-1,000 files, at most 10 MiB of content in all: one commit.
+    pub files: Option<Vec<FileInput>>,
+    /// The commit message.
+    pub message: Option<String>,
+    /// Default: the repository's default branch.
+    pub branch: Option<String>,
+}
+
+/// `POST /api/repos/create_and_push`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateAndPushRequest {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    /// Default `true`.
+    pub private: Option<bool>,
+    pub files: Option<Vec<FileInput>>,
+    /// Default `Initial commit`.
+    pub message: Option<String>,
+}
+
+fn required<T>(errors: &mut FieldErrors, field: &str, value: Option<T>) -> Option<T> {
+    if value.is_none() {
+        push_field_error(errors, field, "is required");
+    }
+    value
+}
+
+fn files(list: Vec<FileInput>) -> Vec<PushFile> {
+    list.into_iter().map(|f| PushFile { path: f.path, content: f.content.into_bytes() }).collect()
+}
+
+fn finish<T>(errors: FieldErrors, value: Option<T>) -> Result<T, Error> {
+    match value {
+        Some(value) if errors.is_empty() => Ok(value),
+        _ => Err(Error::Validation(errors)),
+    }
+}
+
+/// The create request; `auto_init` is off for `create_and_push` (its files
+/// are the first commit).
+pub fn create(body: CreateRepoRequest) -> Result<CreateRequest, Error> {
+    let mut errors = FieldErrors::new();
+    let name = required(&mut errors, "name", body.name);
+    let request = name.map(|name| CreateRequest {
+        name,
+        description: body.description.unwrap_or_default(),
+        private: body.private.unwrap_or(true),
+        auto_init: body.auto_init.unwrap_or(false),
+    });
+    finish(errors, request)
+}
+
+pub fn push(body: PushRepoRequest) -> Result<PushRequest, Error> {
+    let mut errors = FieldErrors::new();
+    let repo = required(&mut errors, "repo", body.repo);
+    let list = required(&mut errors, "files", body.files);
+    let message = required(&mut errors, "message", body.message);
+    let request = match (repo, list, message) {
+        (Some(repo), Some(list), Some(message)) => {
+            Some(PushRequest { repo, files: files(list), message, branch: body.branch })
+        }
+        _ => None,
+    };
+    finish(errors, request)
+}
+
+/// The two halves of `create_and_push`: the repository, then its first
+/// push (whose `repo` the handler fills in once the repository exists).
+pub fn create_and_push(body: CreateAndPushRequest) -> Result<(CreateRequest, Vec<PushFile>, String), Error> {
+    let mut errors = FieldErrors::new();
+    let name = required(&mut errors, "name", body.name);
+    let list = required(&mut errors, "files", body.files);
+    let request = match (name, list) {
+        (Some(name), Some(list)) => Some((
+            CreateRequest {
+                name,
+                description: body.description.unwrap_or_default(),
+                private: body.private.unwrap_or(true),
+                auto_init: false,
+            },
+            files(list),
+            body.message.unwrap_or_else(|| DEFAULT_INITIAL_MESSAGE.to_owned()),
+        )),
+        _ => None,
+    };
+    finish(errors, request)
+}

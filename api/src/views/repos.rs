@@ -1,0 +1,104 @@
+//! What `/api/repos` and `/api/scm_installations` answer: the contract's
+//! `{repo: {...}}` and `{commit_sha, tree_sha, files_pushed}`, built from
+//! core's records and the host's URLs.
+
+use chrono::{DateTime, Utc};
+use play_core::scm::PushOutcome;
+use play_core::scm::host::SourceHost;
+use play_core::scm::model::{Installation, Repository};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// A repository as the contract shows it, with play's id and provider.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RepoView {
+    pub id: i64,
+    /// `owner/name`; the owner is the account's name.
+    pub full_name: String,
+    pub html_url: String,
+    /// Clone with an API key as the HTTP password.
+    pub clone_url: String,
+    /// `null`: play's own Git host serves no SSH.
+    pub ssh_url: Option<String>,
+    pub private: bool,
+    pub default_branch: String,
+    pub description: String,
+    /// `builtin`: play's own Git host.
+    pub provider: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl RepoView {
+    pub fn new(repository: Repository, host: &dyn SourceHost) -> Self {
+        let urls = host.urls(&repository.full_name);
+        RepoView {
+            id: repository.id,
+            full_name: repository.full_name.to_string(),
+            html_url: urls.html_url,
+            clone_url: urls.clone_url,
+            ssh_url: urls.ssh_url,
+            private: repository.private,
+            default_branch: repository.default_branch,
+            description: repository.description,
+            provider: repository.provider.as_str().to_owned(),
+            created_at: repository.created_at,
+            updated_at: repository.updated_at,
+        }
+    }
+}
+
+/// `{repo: {...}}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RepoEnvelope {
+    pub repo: RepoView,
+}
+
+/// One push's commit.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CommitView {
+    pub commit_sha: String,
+    pub tree_sha: String,
+    pub files_pushed: usize,
+    /// `false` when every file already had this content: no commit was
+    /// made and `commit_sha` is the branch head (play makes no empty
+    /// commits).
+    pub changed: bool,
+}
+
+impl From<PushOutcome> for CommitView {
+    fn from(outcome: PushOutcome) -> Self {
+        CommitView {
+            commit_sha: outcome.commit_sha,
+            tree_sha: outcome.tree_sha,
+            files_pushed: outcome.files_pushed,
+            changed: outcome.changed,
+        }
+    }
+}
+
+/// `create_and_push`'s answer: `{repo, commit}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreatedAndPushed {
+    pub repo: RepoView,
+    pub commit: CommitView,
+}
+
+/// A source-hosting app installed on the account.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InstallationView {
+    pub id: i64,
+    /// `builtin`: play's own Git host.
+    pub provider: String,
+    pub created_at: DateTime<Utc>,
+}
+
+impl From<Installation> for InstallationView {
+    fn from(installation: Installation) -> Self {
+        InstallationView {
+            id: installation.id,
+            provider: installation.provider.as_str().to_owned(),
+            created_at: installation.created_at,
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! The repositories facility's flows: create a repository on its host and
+//! record it, push files to one. Above the store and the [`SourceHost`]
+//! seam; the API's handlers call one of these each.
+//!
+//! # Create, safe to stop at any line
+//!
+//! The row is inserted first, in a write transaction (its quota and its
+//! unique name decide a race), then the repository is made on the host,
+//! then the transaction commits. Stopped before the commit, the row is
+//! gone with the transaction and the host may keep a repository nothing
+//! records: the next create of that name finds no row, so it clears what
+//! the host kept ([`SourceHost::forget`]) before making it anew. A commit
+//! that fails clears it at once.
+
+use super::host::SourceHost;
+use super::model::NewRepository;
+use super::model::{Push, Repository};
+use super::names::check_repo_name;
+use super::{Author, DEFAULT_BRANCH, FullName, PushFile, PushFiles, PushOutcome};
+use crate::model::event::Actor;
+use crate::model::quota::QuotaLimits;
+use crate::playzone::branch_name;
+use crate::store::Store;
+use crate::store::repositories;
+use crate::{Error, Result};
+
+/// The longest description, in characters.
+pub const MAX_DESCRIPTION_CHARS: usize = 1_000;
+
+/// A repository to create.
+#[derive(Clone, Debug)]
+pub struct CreateRequest {
+    pub name: String,
+    pub description: String,
+    pub private: bool,
+    pub auto_init: bool,
+}
+
+/// Who acts: the account, the event's actor, the commit's author.
+#[derive(Clone, Debug)]
+pub struct Acting<'a> {
+    pub account_id: i64,
+    pub actor: Actor,
+    pub limits: &'a QuotaLimits,
+}
+
+/// The author of commits play makes for `owner` (documented in
+/// `docs/repositories.md`).
+pub fn author_for(owner: &str) -> Author {
+    Author { name: owner.to_owned(), email: format!("{owner}@users.noreply.play.invalid") }
+}
+
+/// Creates the repository on `host` and records it; with `auto_init`, its
+/// README commit is recorded as a push.
+pub async fn create(
+    store: &Store,
+    host: &dyn SourceHost,
+    acting: &Acting<'_>,
+    request: &CreateRequest,
+) -> Result<(Repository, Option<PushOutcome>)> {
+    create_with(store, host, acting, request, None).await
+}
+
+/// Creates the repository with `files` as its first commit (`auto_init`
+/// is ignored): the files are checked before anything is written, and a
+/// failure at any step leaves neither the record nor the repository.
+pub async fn create_and_push(
+    store: &Store,
+    host: &dyn SourceHost,
+    acting: &Acting<'_>,
+    request: &CreateRequest,
+    files: Vec<PushFile>,
+    message: &str,
+) -> Result<(Repository, PushOutcome)> {
+    let files = PushFiles::check(files, message)?;
+    let (repository, first) = create_with(store, host, acting, request, Some(&files)).await?;
+    let first = first.ok_or_else(|| Error::Internal("the first push made no commit".into()))?;
+    Ok((repository, first))
+}
+
+async fn create_with(
+    store: &Store,
+    host: &dyn SourceHost,
+    acting: &Acting<'_>,
+    request: &CreateRequest,
+    first: Option<&PushFiles>,
+) -> Result<(Repository, Option<PushOutcome>)> {
+    check_repo_name("name", &request.name)?;
+    if request.description.chars().count() > MAX_DESCRIPTION_CHARS {
+        return Err(Error::field("description", format!("must be at most {MAX_DESCRIPTION_CHARS} characters")));
+    }
+    let mut tx = store.write().await?;
+    let owner = repositories::owner_name_in(&mut tx, acting.account_id).await?;
+    let full = FullName { owner, name: request.name.clone() };
+    let installation = repositories::builtin_installation_in(&mut tx, acting.account_id).await?;
+    let new = NewRepository {
+        installation: &installation,
+        full_name: &full,
+        description: &request.description,
+        private: request.private,
+        default_branch: DEFAULT_BRANCH,
+    };
+    let repository =
+        repositories::insert_in(&mut tx, store.backend(), acting.account_id, new, acting.limits, acting.actor).await?;
+    host.forget(&full).await?;
+    let by = author_for(&full.owner);
+    let made = async {
+        let readme = host.create(&full, &request.description, request.auto_init && first.is_none(), &by).await?;
+        match first {
+            Some(files) => Ok::<_, Error>(Some(host.push(&full, None, files, &by).await?)),
+            None => Ok(readme),
+        }
+    }
+    .await;
+    let initial = match made {
+        Ok(initial) => initial,
+        Err(e) => {
+            drop(tx);
+            let _ = host.forget(&full).await;
+            return Err(e);
+        }
+    };
+    if let Err(e) = tx.commit().await {
+        let _ = host.forget(&full).await;
+        return Err(e.into());
+    }
+    if let Some(first) = &initial {
+        record(store, &repository, DEFAULT_BRANCH, first, acting.actor).await?;
+    }
+    Ok((repository, initial))
+}
+
+/// A push to check: the contract's `repo`, `files`, `message`, `branch`.
+#[derive(Clone, Debug)]
+pub struct PushRequest {
+    pub repo: String,
+    pub files: Vec<PushFile>,
+    pub message: String,
+    pub branch: Option<String>,
+}
+
+/// Checks `request` whole, then writes its files as one commit to the
+/// account's repository, recording the push when it changed the branch.
+pub async fn push(
+    store: &Store,
+    host: &dyn SourceHost,
+    acting: &Acting<'_>,
+    request: PushRequest,
+) -> Result<(Repository, PushOutcome)> {
+    let full = FullName::parse("repo", &request.repo)?;
+    if let Some(branch) = &request.branch
+        && let Err(message) = branch_name(branch)
+    {
+        return Err(Error::field("branch", message));
+    }
+    let files = PushFiles::check(request.files, &request.message)?;
+    let repository = repositories::by_name(store, acting.account_id, &full).await?;
+    let branch = request.branch.unwrap_or_else(|| repository.default_branch.clone());
+    let outcome = host.push(&full, Some(&branch), &files, &author_for(&full.owner)).await?;
+    if outcome.changed {
+        record(store, &repository, &branch, &outcome, acting.actor).await?;
+    }
+    Ok((repository, outcome))
+}
+
+async fn record(
+    store: &Store,
+    repository: &Repository,
+    branch: &str,
+    outcome: &PushOutcome,
+    actor: Actor,
+) -> Result<()> {
+    let push = Push {
+        repository_id: repository.id,
+        branch: branch.to_owned(),
+        old_sha: outcome.previous.clone(),
+        new_sha: outcome.commit_sha.clone(),
+    };
+    repositories::record_push(store, repository, &push, actor).await
+}

@@ -1,0 +1,221 @@
+//! Source-hosting installations, repositories and their pushes (issue
+//! #29). Queries only; creating a repository on its host is the flow in
+//! `crate::scm::flows`.
+//!
+//! Invariants: every read is scoped by `account_id`, so another account's
+//! repository reads as missing (404, never 403); a repository's name is
+//! unique per installation and owner (the index decides a race); a push is
+//! recorded, with its `repo.push` event, in the transaction that records
+//! nothing else.
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::events;
+use super::quotas;
+use super::{Conn, OnUnique, Store, flag, is_set};
+use crate::model::event::{Actor, NewEvent};
+use crate::model::quota::{QuotaLimits, Resource};
+use crate::scm::model::{Installation, NewRepository, Provider, Push, Repository};
+use crate::scm::names::FullName;
+use crate::time;
+use crate::{Error, Result};
+
+const INSTALLATION_COLUMNS: &str = "id, account_id, provider, external_id, created_at";
+
+fn installation_from_row(row: &AnyRow) -> Result<Installation> {
+    let id: i64 = row.try_get("id")?;
+    Ok(Installation {
+        id,
+        account_id: row.try_get("account_id")?,
+        provider: super::text_column(row, "scm_installations", id, "provider")?,
+        external_id: row.try_get("external_id")?,
+        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
+    })
+}
+
+/// The account's installation of play's own Git host, made on first use
+/// (the operator enabled the built-in host for every account).
+pub async fn builtin_installation_in(conn: &mut Conn, account_id: i64) -> Result<Installation> {
+    sqlx::query(
+        "INSERT INTO scm_installations (account_id, provider, external_id, created_at) VALUES ($1, $2, '', $3) \
+         ON CONFLICT (account_id, provider, external_id) DO NOTHING",
+    )
+    .bind(account_id)
+    .bind(Provider::Builtin.as_str())
+    .bind(time::to_db(&time::now()))
+    .execute(&mut *conn)
+    .await?;
+    let row = sqlx::query(&format!(
+        "SELECT {INSTALLATION_COLUMNS} FROM scm_installations \
+         WHERE account_id = $1 AND provider = $2 AND external_id = ''"
+    ))
+    .bind(account_id)
+    .bind(Provider::Builtin.as_str())
+    .fetch_one(&mut *conn)
+    .await?;
+    installation_from_row(&row)
+}
+
+/// The account's installations, oldest first.
+pub async fn installations(store: &Store, account_id: i64) -> Result<Vec<Installation>> {
+    let rows =
+        sqlx::query(&format!("SELECT {INSTALLATION_COLUMNS} FROM scm_installations WHERE account_id = $1 ORDER BY id"))
+            .bind(account_id)
+            .fetch_all(store.pool())
+            .await?;
+    rows.iter().map(installation_from_row).collect()
+}
+
+const REPOSITORY_COLUMNS: &str = "r.id, r.account_id, r.installation_id, i.provider, r.owner, r.name, r.description, \
+    r.private, r.default_branch, r.created_at, r.updated_at";
+const REPOSITORY_FROM: &str = "repositories r JOIN scm_installations i ON i.id = r.installation_id";
+
+fn repository_from_row(row: &AnyRow) -> Result<Repository> {
+    let id: i64 = row.try_get("id")?;
+    Ok(Repository {
+        id,
+        account_id: row.try_get("account_id")?,
+        installation_id: row.try_get("installation_id")?,
+        provider: super::text_column(row, "scm_installations", id, "provider")?,
+        full_name: FullName { owner: row.try_get("owner")?, name: row.try_get("name")? },
+        description: row.try_get("description")?,
+        private: is_set(row.try_get("private")?),
+        default_branch: row.try_get("default_branch")?,
+        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
+        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+    })
+}
+
+/// Records a repository of `account_id` (checking its quota first); a name
+/// taken on that installation is [`Error::Conflict`].
+pub async fn insert_in(
+    conn: &mut Conn,
+    backend: super::Backend,
+    account_id: i64,
+    new: NewRepository<'_>,
+    limits: &QuotaLimits,
+    actor: Actor,
+) -> Result<Repository> {
+    quotas::check(conn, backend, account_id, Resource::Repositories, limits).await?;
+    let now = time::to_db(&time::now());
+    let taken = || Error::Conflict(format!("a repository named {} exists", new.full_name));
+    let id: i64 = sqlx::query(
+        "INSERT INTO repositories (account_id, installation_id, owner, name, description, private, default_branch, \
+         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING id",
+    )
+    .bind(account_id)
+    .bind(new.installation.id)
+    .bind(&new.full_name.owner)
+    .bind(&new.full_name.name)
+    .bind(new.description)
+    .bind(flag(new.private))
+    .bind(new.default_branch)
+    .bind(&now)
+    .fetch_one(&mut *conn)
+    .await
+    .on_unique(taken)?
+    .try_get("id")?;
+    let metadata = serde_json::json!({ "full_name": new.full_name.to_string() });
+    events::record(conn, NewEvent::new(account_id, "repo", id, "created").actor(actor).metadata(metadata)).await?;
+    get_in(conn, account_id, id).await
+}
+
+pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Repository> {
+    let row = sqlx::query(&format!(
+        "SELECT {REPOSITORY_COLUMNS} FROM {REPOSITORY_FROM} WHERE r.id = $1 AND r.account_id = $2"
+    ))
+    .bind(id)
+    .bind(account_id)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(Error::NotFound("repository"))?;
+    repository_from_row(&row)
+}
+
+/// The account's repository named `full` (on any of its installations).
+pub async fn by_name(store: &Store, account_id: i64, full: &FullName) -> Result<Repository> {
+    let row = sqlx::query(&format!(
+        "SELECT {REPOSITORY_COLUMNS} FROM {REPOSITORY_FROM} \
+         WHERE r.account_id = $1 AND r.owner = $2 AND r.name = $3 ORDER BY r.id LIMIT 1"
+    ))
+    .bind(account_id)
+    .bind(&full.owner)
+    .bind(&full.name)
+    .fetch_optional(store.pool())
+    .await?
+    .ok_or(Error::NotFound("repository"))?;
+    repository_from_row(&row)
+}
+
+/// The account's repositories, in id order.
+pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Repository>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {REPOSITORY_COLUMNS} FROM {REPOSITORY_FROM} WHERE r.account_id = $1 ORDER BY r.id"
+    ))
+    .bind(account_id)
+    .fetch_all(store.pool())
+    .await?;
+    rows.iter().map(repository_from_row).collect()
+}
+
+/// Records `push` of repository `repository` with its `repo.push` event.
+pub async fn record_push(store: &Store, repository: &Repository, push: &Push, actor: Actor) -> Result<()> {
+    let mut tx = store.write().await?;
+    let now = time::to_db(&time::now());
+    sqlx::query(
+        "INSERT INTO repository_pushes (repository_id, branch, old_sha, new_sha, pushed_at) \
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(repository.id)
+    .bind(&push.branch)
+    .bind(push.old_sha.as_deref())
+    .bind(&push.new_sha)
+    .bind(&now)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query("UPDATE repositories SET updated_at = $1 WHERE id = $2")
+        .bind(&now)
+        .bind(repository.id)
+        .execute(&mut *tx)
+        .await?;
+    let metadata = serde_json::json!({
+        "repository": repository.full_name.to_string(),
+        "branch": push.branch,
+        "before": push.old_sha,
+        "after": push.new_sha,
+    });
+    let event = NewEvent::new(repository.account_id, "repo", repository.id, "push").actor(actor);
+    events::record(&mut tx, event.metadata(metadata)).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// The name of account `account_id`: the owner of its repositories on
+/// play's own Git host.
+pub async fn owner_name_in(conn: &mut Conn, account_id: i64) -> Result<String> {
+    let row = sqlx::query("SELECT name FROM accounts WHERE id = $1")
+        .bind(account_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(Error::NotFound("account"))?;
+    Ok(row.try_get("name")?)
+}
+
+/// The Playzones (of any account) whose repository URL is one of `urls`:
+/// a push wakes their sync at once. Access is checked by the sync itself.
+pub async fn playzones_on(store: &Store, urls: &[String]) -> Result<Vec<i64>> {
+    let mut ids = Vec::new();
+    for url in urls {
+        let rows = sqlx::query("SELECT id FROM playzones WHERE scm_url = $1 ORDER BY id")
+            .bind(url)
+            .fetch_all(store.pool())
+            .await?;
+        for row in rows {
+            ids.push(row.try_get("id")?);
+        }
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    Ok(ids)
+}

@@ -1,0 +1,83 @@
+//! play's own Git host as a [`SourceHost`]: [`HostedRepositories`] behind
+//! the seam, each call on a blocking thread (libgit2 blocks), and the URLs
+//! a repository is reached at under play's public address.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use play_core::scm::host::{RepoUrls, SourceHost};
+use play_core::scm::model::Provider;
+use play_core::scm::{Author, FullName, PushFiles, PushOutcome, ScmError};
+
+use crate::hosted::HostedRepositories;
+
+/// The path under play's public address where its repositories are served
+/// (`<base>/git/<owner>/<name>.git`).
+pub const GIT_PATH: &str = "/git";
+
+/// play's own Git host.
+#[derive(Clone, Debug)]
+pub struct BuiltinHost {
+    repositories: Arc<HostedRepositories>,
+    /// play's public address, without a trailing `/`.
+    base_url: String,
+}
+
+impl BuiltinHost {
+    pub fn new(repositories: HostedRepositories, base_url: &str) -> Self {
+        BuiltinHost { repositories: Arc::new(repositories), base_url: base_url.trim_end_matches('/').to_owned() }
+    }
+
+    pub fn repositories(&self) -> &HostedRepositories {
+        &self.repositories
+    }
+
+    async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&HostedRepositories) -> Result<T, ScmError> + Send + 'static,
+    ) -> Result<T, ScmError> {
+        let repositories = self.repositories.clone();
+        tokio::task::spawn_blocking(move || work(&repositories))
+            .await
+            .map_err(|e| ScmError::Failed(format!("the Git host's worker stopped: {e}")))?
+    }
+}
+
+#[async_trait]
+impl SourceHost for BuiltinHost {
+    fn provider(&self) -> Provider {
+        Provider::Builtin
+    }
+
+    async fn create(
+        &self,
+        full: &FullName,
+        description: &str,
+        auto_init: bool,
+        by: &Author,
+    ) -> Result<Option<PushOutcome>, ScmError> {
+        let (full, description, by) = (full.clone(), description.to_owned(), by.clone());
+        self.blocking(move |r| Ok(r.create(&full, &description, auto_init, &by)?.initial)).await
+    }
+
+    async fn forget(&self, full: &FullName) -> Result<(), ScmError> {
+        let full = full.clone();
+        self.blocking(move |r| r.forget(&full)).await
+    }
+
+    async fn push(
+        &self,
+        full: &FullName,
+        branch: Option<&str>,
+        files: &PushFiles,
+        by: &Author,
+    ) -> Result<PushOutcome, ScmError> {
+        let (full, branch, files, by) = (full.clone(), branch.map(str::to_owned), files.clone(), by.clone());
+        self.blocking(move |r| r.push(&full, branch.as_deref(), &files, &by)).await
+    }
+
+    fn urls(&self, full: &FullName) -> RepoUrls {
+        let html_url = format!("{}{GIT_PATH}/{}/{}", self.base_url, full.owner, full.name);
+        RepoUrls { clone_url: format!("{html_url}.git"), html_url, ssh_url: None }
+    }
+}
