@@ -96,6 +96,36 @@ async fn resolve_token(state: &AppState, presented: &str) -> Result<Principal, A
     Ok(principal)
 }
 
+/// The caller of a Git protocol route (`crate::routes::git`), if it
+/// presented a credential: an API key as the HTTP Basic password (what
+/// `git` sends; the user name is ignored) or as a bearer token. `None`:
+/// no credential (an anonymous clone of a public repository). Rate limited
+/// per key like every route.
+pub(crate) async fn git_caller(state: &AppState, headers: &HeaderMap) -> Result<Option<Principal>, ApiError> {
+    let Some(value) = headers.get(header::AUTHORIZATION) else { return Ok(None) };
+    let value = value.to_str().map_err(|_| ApiError::Unauthorized(INVALID))?;
+    let (scheme, rest) = value.split_once(' ').ok_or(ApiError::Unauthorized(INVALID))?;
+    if scheme.eq_ignore_ascii_case("basic") {
+        use base64::Engine as _;
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(rest.trim())
+            .map_err(|_| ApiError::Unauthorized(INVALID))?;
+        let text = String::from_utf8(decoded).map_err(|_| ApiError::Unauthorized(INVALID))?;
+        let (_, password) = text.split_once(':').ok_or(ApiError::Unauthorized(INVALID))?;
+        let principal = resolve_token(state, password).await?;
+        return limited(state, principal).map(Some);
+    }
+    identify(state, headers).await.map(Some)
+}
+
+fn limited(state: &AppState, principal: Principal) -> Result<Principal, ApiError> {
+    if let Err(not_until) = state.limiter.check_key(&principal.key_id) {
+        let wait = not_until.wait_time_from(DefaultClock::default().now());
+        return Err(ApiError::RateLimited(wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max_retry());
+    }
+    Ok(principal)
+}
+
 /// The middleware on every authenticated route.
 pub async fn authenticate(
     State(state): State<AppState>,
@@ -167,11 +197,7 @@ fn route_scope(request: &Request, matched: &MatchedPath) -> Result<Option<Scope>
 async fn identify(state: &AppState, headers: &HeaderMap) -> Result<Principal, ApiError> {
     let credential = Credential::from_headers(headers).ok_or(ApiError::Unauthorized(INVALID))?;
     let principal = credential.resolve(state).await?;
-    if let Err(not_until) = state.limiter.check_key(&principal.key_id) {
-        let wait = not_until.wait_time_from(DefaultClock::default().now());
-        return Err(ApiError::RateLimited(wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max_retry());
-    }
-    Ok(principal)
+    limited(state, principal)
 }
 
 pub(crate) fn forbidden(required: Scope) -> ApiError {

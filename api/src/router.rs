@@ -8,7 +8,7 @@ use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::http::{HeaderName, HeaderValue, Method, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use play_core::metrics::{HttpLabels, Metrics};
 use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
@@ -23,7 +23,7 @@ use crate::mcp;
 use crate::openapi::{self, ApiDoc};
 use crate::recent;
 use crate::routes::{
-    apply, job_result, keys, launch, ops, playground_events, playground_logs, playground_ops, playground_views,
+    apply, git, job_result, keys, launch, ops, playground_events, playground_logs, playground_ops, playground_views,
     playgrounds, playrooms, playspec_files, playspecs, playzones, repos, template_versions, templates, webhooks,
 };
 use crate::state::AppState;
@@ -124,7 +124,11 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))
-        .route("/api/openapi.json", get(move || openapi_json(doc.clone())));
+        .route("/api/openapi.json", get(move || openapi_json(doc.clone())))
+        // Git's smart HTTP for play's own Git host: authenticated by the
+        // handlers (a key as the Basic password, or none for a public clone).
+        .route("/git/{owner}/{repo}/info/refs", get(git::info_refs))
+        .route("/git/{owner}/{repo}/{service}", post(git::exchange).layer(DefaultBodyLimit::disable()));
     let metrics = state.metrics.clone();
     let unmatched_metrics = state.metrics.clone();
     let docs = swagger_ui_dist::generate_routes(swagger_ui_dist::ApiDefinition {

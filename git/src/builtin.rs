@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use play_core::scm::host::{RepoUrls, SourceHost};
+use play_core::scm::http::{GitHttp, GitHttpRequest, GitHttpResponse};
 use play_core::scm::model::Provider;
 use play_core::scm::{Author, FullName, PushFiles, PushOutcome, ScmError};
 
@@ -79,5 +80,16 @@ impl SourceHost for BuiltinHost {
     fn urls(&self, full: &FullName) -> RepoUrls {
         let html_url = format!("{}{GIT_PATH}/{}/{}", self.base_url, full.owner, full.name);
         RepoUrls { clone_url: format!("{html_url}.git"), html_url, ssh_url: None }
+    }
+
+    fn git_http(&self) -> Option<&dyn GitHttp> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl GitHttp for BuiltinHost {
+    async fn serve(&self, full: &FullName, request: GitHttpRequest) -> Result<GitHttpResponse, ScmError> {
+        crate::smart_http::serve(self.repositories.root().to_owned(), full, request).await
     }
 }

@@ -54,6 +54,11 @@ impl HostedRepositories {
         HostedRepositories { root: root.into() }
     }
 
+    /// The folder every repository is under.
+    pub fn root(&self) -> &std::path::Path {
+        &self.root
+    }
+
     /// Where `full` lives on disk (whether or not it exists).
     pub fn path_of(&self, full: &FullName) -> PathBuf {
         self.root.join(&full.owner).join(format!("{}.git", full.name))

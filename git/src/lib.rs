@@ -13,6 +13,8 @@
 //! - `archive`: files and tar archives out of a cached commit.
 //! - `names`: argument checks done before any network call.
 //! - [`builtin`]: play's own Git host behind the `SourceHost` seam.
+//! - `smart_http`: Git's smart HTTP for those repositories (`git
+//!   http-backend`).
 //! - [`hosted`]: play's own Git host, its storage side: bare repositories
 //!   created and written (one atomic commit per push) with libgit2.
 //!
@@ -29,6 +31,7 @@ mod error;
 pub mod gateway;
 pub mod hosted;
 mod names;
+mod smart_http;
 mod transport;
 
 #[cfg(feature = "testing")]

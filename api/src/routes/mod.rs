@@ -1,6 +1,7 @@
 //! One module per resource.
 
 pub mod apply;
+pub mod git;
 pub mod job_result;
 pub mod keys;
 pub mod launch;

@@ -41,9 +41,7 @@ fn acting<'a>(state: &'a AppState, principal: &Principal) -> Acting<'a> {
 
 /// Wakes the sync of every Playzone on `repository`.
 async fn wake_playzones(state: &AppState, host: &dyn SourceHost, repository: &Repository) -> ApiResult<()> {
-    let urls = host.urls(&repository.full_name);
-    let candidates = [urls.clone_url.clone(), urls.html_url.clone(), format!("{}/", urls.html_url)];
-    for id in repositories::playzones_on(&state.store, &candidates).await? {
+    for id in flows::playzones_on(&state.store, host, repository).await? {
         state.waker.wake(Kind::Playzone, id);
     }
     Ok(())

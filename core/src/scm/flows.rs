@@ -178,3 +178,31 @@ async fn record(
     };
     repositories::record_push(store, repository, &push, actor).await
 }
+
+/// The Playzones (of any account) on `repository`: a push that moved it
+/// wakes their sync at once. Their `scm_url` may name it by its clone URL
+/// or its web address.
+pub async fn playzones_on(store: &Store, host: &dyn SourceHost, repository: &Repository) -> Result<Vec<i64>> {
+    let urls = host.urls(&repository.full_name);
+    let candidates = [urls.clone_url.clone(), urls.html_url.clone(), format!("{}/", urls.html_url)];
+    repositories::playzones_on(store, &candidates).await
+}
+
+/// Records each branch a push through Git's protocol moved (a deleted
+/// branch is not a push of a commit and is not recorded); whether any
+/// was.
+pub async fn record_moves(
+    store: &Store,
+    repository: &Repository,
+    moves: Vec<super::http::BranchMove>,
+    actor: Actor,
+) -> Result<bool> {
+    let mut recorded = false;
+    for change in moves {
+        let Some(new_sha) = change.new else { continue };
+        let push = Push { repository_id: repository.id, branch: change.branch, old_sha: change.old, new_sha };
+        repositories::record_push(store, repository, &push, actor).await?;
+        recorded = true;
+    }
+    Ok(recorded)
+}

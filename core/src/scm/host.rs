@@ -6,6 +6,7 @@ use std::fmt;
 
 use async_trait::async_trait;
 
+use super::http::GitHttp;
 use super::model::Provider;
 use super::{Author, FullName, PushFiles, PushOutcome, ScmError};
 
@@ -49,4 +50,10 @@ pub trait SourceHost: Send + Sync + fmt::Debug {
     ) -> Result<PushOutcome, ScmError>;
 
     fn urls(&self, full: &FullName) -> RepoUrls;
+
+    /// Git's smart HTTP for this host's repositories; `None`: the host
+    /// serves none (people clone from the provider).
+    fn git_http(&self) -> Option<&dyn GitHttp> {
+        None
+    }
 }

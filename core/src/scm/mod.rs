@@ -17,6 +17,7 @@
 pub mod files;
 pub mod flows;
 pub mod host;
+pub mod http;
 pub mod model;
 pub mod names;
 

@@ -219,3 +219,17 @@ pub async fn playzones_on(store: &Store, urls: &[String]) -> Result<Vec<i64>> {
     ids.dedup();
     Ok(ids)
 }
+
+/// The repository named `full` on play's own Git host, whatever its
+/// account (the Git protocol's routes, which authorise afterwards).
+pub async fn builtin_by_name(store: &Store, full: &FullName) -> Result<Option<Repository>> {
+    let row = sqlx::query(&format!(
+        "SELECT {REPOSITORY_COLUMNS} FROM {REPOSITORY_FROM} WHERE i.provider = $1 AND r.owner = $2 AND r.name = $3"
+    ))
+    .bind(Provider::Builtin.as_str())
+    .bind(&full.owner)
+    .bind(&full.name)
+    .fetch_optional(store.pool())
+    .await?;
+    row.as_ref().map(repository_from_row).transpose()
+}
