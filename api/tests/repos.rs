@@ -204,3 +204,23 @@ async fn without_a_source_host_every_route_needs_an_app_and_the_quota_holds() {
     second.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "QUOTA_EXCEEDED");
     assert!(!h.repo_path("default/two").exists());
 }
+
+#[tokio::test]
+async fn the_repository_tools_of_mcp_reach_the_same_routes() {
+    let h = Hosted::new().await;
+    let app = &h.app;
+    let arguments = json!({"name": "agent", "files": [{"path": "main.py", "content": "print('hi')\n"}]});
+    let call = json!({"name": "create_repository_and_push", "arguments": arguments});
+    let r = app.mcp(Some(&app.admin), "tools/call", call).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let result = &r.body["result"];
+    assert_ne!(result["isError"], true, "{result}");
+    assert_eq!(result["structuredContent"]["repo"]["full_name"], "default/agent");
+    assert_eq!(h.cloned("default/agent").1, ["main.py"]);
+
+    let push = json!({"repo": "default/agent", "files": [{"path": "../x", "content": ""}], "message": "m"});
+    let refused =
+        app.mcp(Some(&app.admin), "tools/call", json!({"name": "push_to_repository", "arguments": push})).await;
+    assert_eq!(refused.body["result"]["isError"], true, "{}", refused.text);
+    assert_eq!(refused.body["result"]["structuredContent"]["error"]["code"], "VALIDATION_FAILED");
+}

@@ -288,6 +288,35 @@ pub const TOOLS: &[ToolSpec] = &[
         NoBody,
         "Delete a Playroom that has no active Playgrounds.",
     ),
+    // --- repositories (play's own Git host) ---------------------------------
+    tool(
+        "list_repositories",
+        "GET",
+        "/api/repos",
+        NoBody,
+        "List the account's repositories with their clone URLs (clone with an API key as the HTTP password).",
+    ),
+    tool(
+        "create_repository",
+        "POST",
+        "/api/repos",
+        Flat,
+        "Create a repository: `name` (lowercase letters, digits, '-', '_', '.'), `description`, `private` (default true), `auto_init` (a README commit).",
+    ),
+    tool(
+        "push_to_repository",
+        "POST",
+        "/api/repos/push",
+        Flat,
+        "Push files to a repository as one commit: `repo` (owner/name), `files` [{path, content}], `message`, `branch` (default the default branch). Answers commit_sha, tree_sha, files_pushed.",
+    ),
+    tool(
+        "create_repository_and_push",
+        "POST",
+        "/api/repos/create_and_push",
+        Flat,
+        "Create a repository with `files` [{path, content}] as its first commit (`message` default 'Initial commit'). Answers the repository and the commit.",
+    ),
     // --- import templates -----------------------------------------------------
     tool(
         "search_templates",
