@@ -42,6 +42,52 @@ pub enum ClientCommand {
     Launch(LaunchArgs),
     /// Extend a Playground's lifetime.
     Extend(ExtendArgs),
+    /// Repositories on play's own Git host: create, push a folder, clone URL.
+    #[command(subcommand)]
+    Repo(RepoCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RepoCommand {
+    /// Create a repository (private unless `--public`).
+    Create(RepoCreateArgs),
+    /// Push a folder's files (`.git` and symbolic links left out) as one
+    /// commit.
+    Push(RepoPushArgs),
+    /// Print a repository's clone URL (clone with an API key as the HTTP
+    /// password).
+    CloneUrl {
+        /// `owner/name`.
+        repo: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct RepoCreateArgs {
+    /// Lowercase letters, digits, `-`, `_` and `.`.
+    pub name: String,
+    #[arg(long)]
+    pub description: Option<String>,
+    /// Anyone may clone it without a key.
+    #[arg(long)]
+    pub public: bool,
+    /// Start with a README commit.
+    #[arg(long)]
+    pub auto_init: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RepoPushArgs {
+    /// `owner/name`.
+    pub repo: String,
+    /// The folder whose files are pushed.
+    pub dir: PathBuf,
+    /// The commit message.
+    #[arg(long, short)]
+    pub message: String,
+    /// Default: the repository's default branch.
+    #[arg(long)]
+    pub branch: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -28,6 +28,7 @@ mod logs;
 mod lookup;
 mod manifest;
 mod output;
+mod repo;
 mod sse;
 mod wait;
 
@@ -79,6 +80,7 @@ async fn dispatch(opts: ClientOpts, command: ClientCommand) -> anyhow::Result<()
                 C::Wait(args) => wait::wait(&client, args).await,
                 C::Launch(args) => launch::launch(&client, args).await,
                 C::Extend(args) => launch::extend(&client, args).await,
+                C::Repo(command) => repo::repo(&client, command).await,
                 C::Login(_) | C::Config(_) => Ok(()),
             }
         }

@@ -1,0 +1,78 @@
+//! play's own Git host through the real binary: `play repo create` and
+//! `play repo push` against `play serve`, then the stock `git` client
+//! cloning and pushing over HTTP with the admin key, as a new user would.
+
+#![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use support::serve::Play;
+
+fn ok(output: &Output) -> String {
+    assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+fn git(dir: &Path, args: &[&str]) -> Output {
+    Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "credential.helper="])
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_becomes_a_repository_that_git_clones_and_pushes() {
+    let play = Play::new().await;
+    let server = play.serve().await;
+    let work = tempfile::tempdir().unwrap();
+    let project = work.path().join("project");
+    std::fs::create_dir_all(project.join("app")).unwrap();
+    std::fs::write(project.join("compose.yaml"), "services:\n  web:\n    build: ./app\n").unwrap();
+    std::fs::write(project.join("app/Dockerfile"), "FROM scratch\n").unwrap();
+
+    let created = ok(&play.client(&server).args(["repo", "create", "demo"]).output().unwrap());
+    assert!(created.starts_with("default/demo"), "{created}");
+    let pushed = ok(&play
+        .client(&server)
+        .args(["repo", "push", "default/demo"])
+        .arg(&project)
+        .args(["-m", "First"])
+        .output()
+        .unwrap());
+    assert!(pushed.ends_with("(2 files)"), "{pushed}");
+    let again = ok(&play
+        .client(&server)
+        .args(["repo", "push", "default/demo"])
+        .arg(&project)
+        .args(["-m", "Again"])
+        .output()
+        .unwrap());
+    assert!(again.starts_with("unchanged"), "{again}");
+    let url = ok(&play.client(&server).args(["repo", "clone-url", "default/demo"]).output().unwrap());
+    assert_eq!(url, format!("{}/git/default/demo.git", server.base), "PLAY_PUBLIC_URL defaults to the listen address");
+
+    let with_key = url.replacen("http://", &format!("http://play:{}@", server.token), 1);
+    let clone = work.path().join("clone");
+    ok(&git(work.path(), &["clone", "--quiet", &with_key, clone.to_str().unwrap()]));
+    assert_eq!(ok(&git(&clone, &["ls-files"])).lines().collect::<Vec<_>>(), ["app/Dockerfile", "compose.yaml"]);
+    assert_eq!(ok(&git(&clone, &["log", "--format=%s"])), "First");
+
+    std::fs::write(clone.join("README.md"), "# demo\n").unwrap();
+    ok(&git(&clone, &["add", "README.md"]));
+    ok(&git(&clone, &["commit", "--quiet", "-m", "Readme"]));
+    ok(&git(&clone, &["push", "--quiet", "origin", "main"]));
+    let anonymous = git(work.path(), &["clone", "--quiet", &url, work.path().join("anon").to_str().unwrap()]);
+    assert!(!anonymous.status.success(), "a private repository needs a key");
+
+    let (status, repos) = server.get("/api/repos").await;
+    assert_eq!(status, 200);
+    assert_eq!(repos[0]["full_name"], "default/demo");
+    let on_disk = play.path("repositories/default/demo.git");
+    assert!(on_disk.is_dir(), "repositories live under the data directory by default");
+}
