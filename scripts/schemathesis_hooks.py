@@ -107,6 +107,14 @@ SEMANTIC_FIELDS = {
     # a private repository needs a token; names unique.
     "POST /api/playzones": ["playzone.name", "playzone.scm_url", "playzone.default_branch", "playzone.credentials"],
     "PATCH /api/playzones/{id}": ["playzone.name", "playzone.scm_url", "playzone.default_branch", "playzone.credentials"],
+    # Repository names must not end in .git or .lock and are unique per
+    # account; a push's paths follow rules stated in prose (no '..', no
+    # '.git' segment, each path once, no file over a folder of the branch),
+    # its content is bounded in all, a message must not be blank, a branch
+    # follows git's rules beyond the pattern.
+    "POST /api/repos": ["name"],
+    "POST /api/repos/push": ["files", "message", "branch", "repo"],
+    "POST /api/repos/create_and_push": ["name", "files", "message"],
     # Letters or digits to look for.
     "GET /api/import_templates/search": ["query"],
     # Each manifest object's spec is a kind's create body (checked by that

@@ -313,3 +313,62 @@ pub fn repository_path_or_null() -> Schema {
             .description(Some("A relative path in the repository, without '.' or '..' components")),
     )
 }
+
+/// `scm::check_repo_name`, as far as a pattern can say it (not ending in
+/// `.git` or `.lock` is stated in prose).
+pub fn repo_name() -> Object {
+    string()
+        .min_length(Some(1))
+        .max_length(Some(play_core::scm::names::MAX_REPO_NAME_CHARS))
+        .pattern(Some("^[a-z0-9][a-z0-9._-]*$"))
+        .description(Some(
+            "Lowercase letters, digits, '-', '_' and '.', starting with a letter or digit, not ending in '.git' \
+             or '.lock'; unique in the account",
+        ))
+        .build()
+}
+
+pub fn repo_description_or_null() -> Schema {
+    or_null(string().max_length(Some(play_core::scm::flows::MAX_DESCRIPTION_CHARS)).build())
+}
+
+/// A full name `owner/name`: the owner an account name, the name as
+/// [`repo_name`].
+pub fn repo_full_name() -> Object {
+    string()
+        .max_length(Some(64 + 1 + play_core::scm::names::MAX_REPO_NAME_CHARS))
+        .pattern(Some("^[A-Za-z0-9._-]{1,64}/[a-z0-9][a-z0-9._-]*$"))
+        .description(Some("owner/name"))
+        .build()
+}
+
+/// The files of one push (`scm::files`): 1-1,000 `{path, content}`, at
+/// most 10 MiB of content in all; the path rules are stated in prose.
+pub fn push_files() -> Schema {
+    use play_core::scm::files::{MAX_PATH_BYTES, MAX_PUSH_FILES};
+    let file = ObjectBuilder::new()
+        .property("path", string().min_length(Some(1)).max_length(Some(MAX_PATH_BYTES)))
+        .property("content", string())
+        .required("path")
+        .required("content")
+        .additional_properties(Some(AdditionalProperties::FreeForm(false)));
+    ArrayBuilder::new()
+        .items(file)
+        .min_items(Some(1))
+        .max_items(Some(MAX_PUSH_FILES))
+        .description(Some(
+            "One commit's files: a relative '/'-separated path (no '.', '..' or empty segment, no '.git' segment, \
+             no backslash or control character; each path once, never a file and a folder above another file) \
+             and its UTF-8 text; at most 10 MiB of content in all",
+        ))
+        .into()
+}
+
+/// A commit message: not blank, at most 64 KiB.
+pub fn commit_message() -> Object {
+    string().min_length(Some(1)).max_length(Some(play_core::scm::files::MAX_MESSAGE_BYTES)).build()
+}
+
+pub fn commit_message_or_null() -> Schema {
+    or_null(commit_message())
+}

@@ -19,10 +19,10 @@ pub const MAX_PUSH_BODY_BYTES: usize = 2 * play_core::scm::files::MAX_PUSH_BYTES
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateRepoRequest {
-    /// Lowercase letters, digits, `-`, `_` and `.`; 1-100 characters,
-    /// starting with a letter or digit, not ending in `.git` or `.lock`.
+    #[schema(required = true, schema_with = crate::schemas::repo_name)]
     pub name: Option<String>,
     /// At most 1,000 characters.
+    #[schema(schema_with = crate::schemas::repo_description_or_null)]
     pub description: Option<String>,
     /// Default `true`.
     pub private: Option<bool>,
@@ -44,12 +44,16 @@ pub struct FileInput {
 #[serde(deny_unknown_fields)]
 pub struct PushRepoRequest {
     /// The repository's full name, `owner/name`.
+    #[schema(required = true, schema_with = crate::schemas::repo_full_name)]
     pub repo: Option<String>,
     /// 1-1,000 files, at most 10 MiB of content in all: one commit.
+    #[schema(required = true, schema_with = crate::schemas::push_files)]
     pub files: Option<Vec<FileInput>>,
     /// The commit message.
+    #[schema(required = true, schema_with = crate::schemas::commit_message)]
     pub message: Option<String>,
     /// Default: the repository's default branch.
+    #[schema(schema_with = crate::schemas::branch_name_or_null)]
     pub branch: Option<String>,
 }
 
@@ -57,12 +61,16 @@ pub struct PushRepoRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateAndPushRequest {
+    #[schema(required = true, schema_with = crate::schemas::repo_name)]
     pub name: Option<String>,
+    #[schema(schema_with = crate::schemas::repo_description_or_null)]
     pub description: Option<String>,
     /// Default `true`.
     pub private: Option<bool>,
+    #[schema(required = true, schema_with = crate::schemas::push_files)]
     pub files: Option<Vec<FileInput>>,
     /// Default `Initial commit`.
+    #[schema(schema_with = crate::schemas::commit_message_or_null)]
     pub message: Option<String>,
 }
 
