@@ -10,6 +10,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::shapes::{all_of, column};
 use super::{Conn, OnUnique, Store};
 use crate::apply::Kind;
 use crate::apply::model::{Applied, AppliedFields};
@@ -56,13 +57,19 @@ fn conflict(kind: Kind, name: &str) -> Error {
     ))
 }
 
+/// A write of `current` that found no row at its version (`changed` 0)
+/// lost to another apply: a conflict.
+fn at_version(changed: u64, current: &Applied) -> Result<()> {
+    if changed == 0 {
+        return Err(conflict(current.kind, &current.name));
+    }
+    Ok(())
+}
+
 /// Every applied object of the account, by kind and name.
 pub async fn list_in(conn: &mut Conn, account_id: i64) -> Result<Vec<Applied>> {
-    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM applied_objects WHERE account_id = $1 ORDER BY kind, name"))
-        .bind(account_id)
-        .fetch_all(&mut *conn)
-        .await?;
-    rows.iter().map(from_row).collect()
+    let sql = format!("SELECT {COLUMNS} FROM applied_objects WHERE account_id = $1 ORDER BY kind, name");
+    all_of(conn, &sql, account_id, from_row).await
 }
 
 /// [`list_in`] on a connection of its own.
@@ -115,10 +122,7 @@ pub async fn update_in(conn: &mut Conn, current: &Applied, fields: &AppliedField
     .bind(current.version)
     .execute(&mut *conn)
     .await?;
-    if result.rows_affected() == 0 {
-        return Err(conflict(current.kind, &current.name));
-    }
-    Ok(())
+    at_version(result.rows_affected(), current)
 }
 
 /// Forgets a pruned object, if the row is still at its version.
@@ -128,15 +132,12 @@ pub async fn delete_in(conn: &mut Conn, current: &Applied) -> Result<()> {
         .bind(current.version)
         .execute(&mut *conn)
         .await?;
-    if result.rows_affected() == 0 {
-        return Err(conflict(current.kind, &current.name));
-    }
-    Ok(())
+    at_version(result.rows_affected(), current)
 }
 
 /// Remembers a Playspec revision to delete once no Playground holds it.
 pub async fn retire_in(conn: &mut Conn, account_id: i64, playspec_id: i64) -> Result<()> {
-    sqlx::query("DELETE FROM applied_retired WHERE playspec_id = $1").bind(playspec_id).execute(&mut *conn).await?;
+    forget_retired_in(conn, playspec_id).await?;
     sqlx::query("INSERT INTO applied_retired (playspec_id, account_id) VALUES ($1, $2)")
         .bind(playspec_id)
         .bind(account_id)
@@ -147,11 +148,9 @@ pub async fn retire_in(conn: &mut Conn, account_id: i64, playspec_id: i64) -> Re
 
 /// The account's retired revisions.
 pub async fn retired_in(conn: &mut Conn, account_id: i64) -> Result<Vec<i64>> {
-    let rows = sqlx::query("SELECT playspec_id FROM applied_retired WHERE account_id = $1 ORDER BY playspec_id")
-        .bind(account_id)
-        .fetch_all(&mut *conn)
-        .await?;
-    rows.iter().map(|r| Ok(r.try_get("playspec_id")?)).collect()
+    let query = sqlx::query("SELECT playspec_id FROM applied_retired WHERE account_id = $1 ORDER BY playspec_id")
+        .bind(account_id);
+    column(conn, query, "playspec_id").await
 }
 
 /// Forgets a retired revision (deleted, or gone).

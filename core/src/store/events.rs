@@ -12,6 +12,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::shapes::{all, all_of, one};
 use super::{Conn, Store};
 use crate::Result;
 use crate::model::event::{Event, NewEvent};
@@ -66,11 +67,13 @@ const COLUMNS: &str = "id, account_id, event_type, entity_type, entity_id, actio
 
 /// An account's events, oldest first.
 pub async fn list_for_account(store: &Store, account_id: i64) -> Result<Vec<Event>> {
-    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM events WHERE account_id = $1 ORDER BY id"))
-        .bind(account_id)
-        .fetch_all(store.pool())
-        .await?;
-    rows.iter().map(from_row).collect()
+    all_of(
+        store.pool(),
+        &format!("SELECT {COLUMNS} FROM events WHERE account_id = $1 ORDER BY id"),
+        account_id,
+        from_row,
+    )
+    .await
 }
 
 /// The newest `limit` events about one entity of the account, newest
@@ -82,36 +85,23 @@ pub async fn recent_for(
     entity_id: i64,
     limit: i64,
 ) -> Result<Vec<Event>> {
-    let rows = sqlx::query(&format!(
+    let sql = format!(
         "SELECT {COLUMNS} FROM events WHERE account_id = $1 AND entity_type = $2 AND entity_id = $3 \
          ORDER BY id DESC LIMIT $4"
-    ))
-    .bind(account_id)
-    .bind(entity_type)
-    .bind(entity_id)
-    .bind(limit)
-    .fetch_all(store.pool())
-    .await?;
-    rows.iter().map(from_row).collect()
+    );
+    let query = sqlx::query(&sql).bind(account_id).bind(entity_type).bind(entity_id).bind(limit);
+    all(store.pool(), query, from_row).await
 }
 
 /// Up to `limit` events not yet dispatched, oldest first.
 pub async fn undispatched(store: &Store, limit: i64) -> Result<Vec<Event>> {
-    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM events WHERE dispatched_at IS NULL ORDER BY id LIMIT $1"))
-        .bind(limit)
-        .fetch_all(store.pool())
-        .await?;
-    rows.iter().map(from_row).collect()
+    let sql = format!("SELECT {COLUMNS} FROM events WHERE dispatched_at IS NULL ORDER BY id LIMIT $1");
+    all(store.pool(), sqlx::query(&sql).bind(limit), from_row).await
 }
 
 /// Event `id`, on `conn` (the dispatcher reads the event it delivers).
 pub(super) async fn get_in(conn: &mut Conn, id: i64) -> Result<Event> {
-    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM events WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or(crate::Error::NotFound("event"))?;
-    from_row(&row)
+    one(conn, sqlx::query(&format!("SELECT {COLUMNS} FROM events WHERE id = $1")).bind(id), "event", from_row).await
 }
 
 pub async fn mark_dispatched(store: &Store, id: i64, at: Timestamp) -> Result<()> {

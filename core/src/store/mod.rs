@@ -44,6 +44,7 @@ pub mod playzones;
 pub mod quotas;
 pub mod reachability;
 pub mod rollouts;
+mod shapes;
 pub mod sweep;
 pub mod templates;
 pub mod webhook_deliveries;

@@ -1,0 +1,109 @@
+//! The shapes of query every store module writes again and again, written
+//! once: a write transaction around a piece of work, a read of one row or
+//! of all rows of an account, a delete of one row of an account, a column
+//! of many rows.
+//!
+//! Each helper takes the SQL text from its caller (only a table name, a
+//! `&'static str` constant, is ever put into one here), so every query
+//! still reads at its call site. What each keeps:
+//! - [`Store::in_write`]: the work commits whole or not at all;
+//! - [`one_in`], [`all_of`], [`delete_owned`]: scoped by `account_id`, so
+//!   another account's row is indistinguishable from a missing one (the
+//!   module invariant of [`super`]).
+//!
+//! Imports no other store module, so that any of them may use it.
+
+use sqlx::any::{AnyArguments, AnyRow};
+use sqlx::query::Query;
+use sqlx::{Any, Executor, Row};
+
+use super::{Conn, Store};
+use crate::{Error, Result};
+
+impl Store {
+    /// Runs `work` in a write transaction ([`Store::write`]) and commits
+    /// when it succeeds; on an error the transaction is dropped, which
+    /// rolls it back, so nothing of the work is written.
+    ///
+    /// The one wrapper of every `x_in` function that also runs inside a
+    /// caller's transaction (server-side apply writes a whole set in one):
+    /// `store.in_write(async |tx| x_in(tx, ..).await).await`.
+    pub async fn in_write<T>(&self, work: impl AsyncFnOnce(&mut Conn) -> Result<T>) -> Result<T> {
+        let mut tx = self.write().await?;
+        let out = work(&mut tx).await?;
+        tx.commit().await?;
+        Ok(out)
+    }
+}
+
+/// The one row `query` selects on `executor`, read by `from_row`;
+/// [`Error::NotFound`]`(what)` when there is none.
+pub(super) async fn one<'q, 'c, T>(
+    executor: impl Executor<'c, Database = Any>,
+    query: Query<'q, Any, AnyArguments<'q>>,
+    what: &'static str,
+    from_row: impl FnOnce(&AnyRow) -> Result<T>,
+) -> Result<T> {
+    let row = query.fetch_optional(executor).await?;
+    from_row(&row.ok_or(Error::NotFound(what))?)
+}
+
+/// The row `sql` selects with `$1 = id` and `$2 = account_id`, as [`one`].
+/// `sql` must scope by both (`WHERE id = $1 AND account_id = $2`): every
+/// account-scoped read binds `account_id`, so another account's row reads
+/// as `NotFound`, exactly like a missing one.
+pub(super) async fn one_in<'c, T>(
+    executor: impl Executor<'c, Database = Any>,
+    sql: &str,
+    id: i64,
+    account_id: i64,
+    what: &'static str,
+    from_row: impl FnOnce(&AnyRow) -> Result<T>,
+) -> Result<T> {
+    one(executor, sqlx::query(sql).bind(id).bind(account_id), what, from_row).await
+}
+
+/// Every row `query` selects on `executor`, read by `from_row`, in the
+/// order the query gives.
+pub(super) async fn all<'q, 'c, T>(
+    executor: impl Executor<'c, Database = Any>,
+    query: Query<'q, Any, AnyArguments<'q>>,
+    from_row: impl Fn(&AnyRow) -> Result<T>,
+) -> Result<Vec<T>> {
+    let rows = query.fetch_all(executor).await?;
+    rows.iter().map(from_row).collect()
+}
+
+/// Every row `sql` selects with `$1 = account_id`, as [`all`]. `sql` must
+/// scope by it (`WHERE account_id = $1`): an account lists only its own
+/// rows.
+pub(super) async fn all_of<'c, T>(
+    executor: impl Executor<'c, Database = Any>,
+    sql: &str,
+    account_id: i64,
+    from_row: impl Fn(&AnyRow) -> Result<T>,
+) -> Result<Vec<T>> {
+    all(executor, sqlx::query(sql).bind(account_id), from_row).await
+}
+
+/// Deletes the row `id` of `table` if it belongs to `account_id`
+/// (`DELETE FROM {table} WHERE id = $1 AND account_id = $2`); returns how
+/// many rows went (0: missing, or another account's). `table` is a
+/// constant of the calling module, never tenant input.
+pub(super) async fn delete_owned(conn: &mut Conn, table: &'static str, id: i64, account_id: i64) -> Result<u64> {
+    let sql = format!("DELETE FROM {table} WHERE id = $1 AND account_id = $2");
+    Ok(sqlx::query(&sql).bind(id).bind(account_id).execute(&mut *conn).await?.rows_affected())
+}
+
+/// Column `column` of every row `query` selects on `executor` (the ids a
+/// listing query returns), in the order the query gives.
+pub(super) async fn column<'q, 'c, T>(
+    executor: impl Executor<'c, Database = Any>,
+    query: Query<'q, Any, AnyArguments<'q>>,
+    column: &str,
+) -> Result<Vec<T>>
+where
+    T: for<'r> sqlx::Decode<'r, Any> + sqlx::Type<Any>,
+{
+    all(executor, query, |row| Ok(row.try_get(column)?)).await
+}
