@@ -10,10 +10,11 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{Any, Row};
 
 use super::events;
+use super::shapes::{all, one_in};
 use super::{Conn, Store, flag, is_set};
 use crate::model::event::{Actor, NewEvent};
 use crate::playground::model::{NewPlayground, Playground, ServiceSettings, compose_project};
@@ -110,13 +111,8 @@ pub async fn insert_in(conn: &mut Conn, account_id: i64, new: &NewPlayground, ac
 }
 
 pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playground> {
-    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM {FROM} WHERE g.id = $1 AND g.account_id = $2"))
-        .bind(id)
-        .bind(account_id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or(Error::NotFound("playground"))?;
-    from_row(&row)
+    let sql = format!("SELECT {COLUMNS} FROM {FROM} WHERE g.id = $1 AND g.account_id = $2");
+    one_in(conn, &sql, id, account_id, "playground", from_row).await
 }
 
 /// The Playground `id` of `account_id`. Concurrent calls for one
@@ -132,13 +128,8 @@ pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Playground> 
 
 /// The account's Playgrounds that are not yet destroyed.
 pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playground>> {
-    let rows =
-        sqlx::query(&format!("SELECT {COLUMNS} FROM {FROM} WHERE g.account_id = $1 AND g.status <> $2 ORDER BY g.id"))
-            .bind(account_id)
-            .bind(PlaygroundStatus::Destroyed.as_str())
-            .fetch_all(store.pool())
-            .await?;
-    rows.iter().map(from_row).collect()
+    let sql = format!("SELECT {COLUMNS} FROM {FROM} WHERE g.account_id = $1 AND g.status <> $2 ORDER BY g.id");
+    all(store.pool(), sqlx::query(&sql).bind(account_id).bind(PlaygroundStatus::Destroyed.as_str()), from_row).await
 }
 
 /// Records `playground.status.changed` from the Playground's status to `to`.
@@ -179,28 +170,39 @@ pub async fn updated_in(
 
 /// Desired state `destroyed`, status `destroying`, a new generation.
 pub async fn mark_destroying_in(conn: &mut Conn, id: i64) -> Result<()> {
+    mark_destroying_at(conn, id, time::now()).await
+}
+
+/// [`mark_destroying_in`], updated `at` (the expiry's instant).
+pub(super) async fn mark_destroying_at(conn: &mut Conn, id: i64, at: Timestamp) -> Result<()> {
     sqlx::query(
         "UPDATE playgrounds SET desired_state = $1, status = $2, generation = generation + 1, \
          updated_at = $3 WHERE id = $4",
     )
     .bind(DesiredState::Destroyed.as_str())
     .bind(PlaygroundStatus::Destroying.as_str())
-    .bind(time::to_db(&time::now()))
+    .bind(time::to_db(&at))
     .bind(id)
     .execute(&mut *conn)
     .await?;
     Ok(())
 }
 
+/// Runs `sql`, `UPDATE playgrounds SET <column> = $1, updated_at = $2
+/// WHERE id = $3`: one column of Playground `id` set to `value`, and
+/// `updated_at` to now (the reconciler's one-column writes).
+pub(super) async fn set_in<'q, T>(conn: &mut Conn, sql: &'q str, value: T, id: i64) -> Result<()>
+where
+    T: 'q + Send + sqlx::Encode<'q, Any> + sqlx::Type<Any>,
+{
+    sqlx::query(sql).bind(value).bind(time::to_db(&time::now())).bind(id).execute(&mut *conn).await?;
+    Ok(())
+}
+
 /// Sets `expires_at`.
 pub async fn set_expiry_in(conn: &mut Conn, id: i64, expires_at: Timestamp) -> Result<()> {
-    sqlx::query("UPDATE playgrounds SET expires_at = $1, updated_at = $2 WHERE id = $3")
-        .bind(time::to_db(&expires_at))
-        .bind(time::to_db(&time::now()))
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
+    set_in(conn, "UPDATE playgrounds SET expires_at = $1, updated_at = $2 WHERE id = $3", time::to_db(&expires_at), id)
+        .await
 }
 
 /// Moves the Playground to another Playspec (a new revision of its own).
