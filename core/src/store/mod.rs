@@ -40,6 +40,7 @@ pub mod playroom_checks;
 pub mod playrooms;
 pub mod playspec_files;
 pub mod playspecs;
+pub mod playzone_branches;
 pub mod playzones;
 pub mod quotas;
 pub mod reachability;
