@@ -37,6 +37,7 @@ pub mod playground_detail;
 pub mod playground_status;
 pub mod playgrounds;
 pub mod playroom_checks;
+mod playroom_trust;
 pub mod playrooms;
 pub mod playspec_files;
 pub mod playspecs;
