@@ -7,8 +7,9 @@
 //! an older version fails with [`Error::Conflict`] and its whole
 //! transaction rolls back, so two applies of one object never interleave.
 
-use sqlx::Row;
-use sqlx::any::AnyRow;
+use sqlx::any::{AnyArguments, AnyRow};
+use sqlx::query::Query;
+use sqlx::{Any, Row};
 
 use super::shapes::{all_of, column};
 use super::{Conn, OnUnique, Store};
@@ -42,8 +43,8 @@ fn from_row(row: &AnyRow) -> Result<Applied> {
         live: super::json_column(row, "applied_objects", id, "live")?,
         revision: row.try_get("revision")?,
         version: row.try_get("version")?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+        created_at: super::time_column(row, "created_at")?,
+        updated_at: super::time_column(row, "updated_at")?,
     })
 }
 
@@ -55,6 +56,23 @@ fn conflict(kind: Kind, name: &str) -> Error {
     Error::Conflict(format!(
         "{kind} {name:?} was changed by another apply at the same time; nothing of this apply was written, apply again"
     ))
+}
+
+/// `query` with `fields` bound to its next seven parameters: apply_set,
+/// object_id, labels, spec, digest, live and revision, in that order (the
+/// insert and the update of a row).
+fn bind_fields<'q>(
+    query: Query<'q, Any, AnyArguments<'q>>,
+    fields: &'q AppliedFields,
+) -> Result<Query<'q, Any, AnyArguments<'q>>> {
+    Ok(query
+        .bind(fields.apply_set.clone())
+        .bind(fields.object_id)
+        .bind(json(&fields.labels)?)
+        .bind(json(&fields.spec)?)
+        .bind(&fields.digest)
+        .bind(json(&fields.live)?)
+        .bind(fields.revision.clone()))
 }
 
 /// A write of `current` that found no row at its version (`changed` 0)
@@ -82,46 +100,31 @@ pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Applied>> {
 /// is a [`Error::Conflict`].
 pub async fn insert_in(conn: &mut Conn, account_id: i64, kind: Kind, name: &str, fields: &AppliedFields) -> Result<()> {
     let now = time::to_db(&time::now());
-    let inserted = sqlx::query(
+    let query = sqlx::query(
         "INSERT INTO applied_objects (account_id, kind, name, apply_set, object_id, labels, spec, digest, live, \
          revision, version, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $11, $11)",
     )
     .bind(account_id)
     .bind(kind.as_str())
-    .bind(name)
-    .bind(fields.apply_set.clone())
-    .bind(fields.object_id)
-    .bind(json(&fields.labels)?)
-    .bind(json(&fields.spec)?)
-    .bind(&fields.digest)
-    .bind(json(&fields.live)?)
-    .bind(fields.revision.clone())
-    .bind(&now)
-    .execute(&mut *conn)
-    .await;
+    .bind(name);
+    let inserted = bind_fields(query, fields)?.bind(&now).execute(&mut *conn).await;
     inserted.on_unique(|| conflict(kind, name))?;
     Ok(())
 }
 
 /// Replaces what the last apply left, if the row is still at `version`.
 pub async fn update_in(conn: &mut Conn, current: &Applied, fields: &AppliedFields) -> Result<()> {
-    let result = sqlx::query(
+    let query = sqlx::query(
         "UPDATE applied_objects SET apply_set = $1, object_id = $2, labels = $3, spec = $4, digest = $5, live = $6, \
          revision = $7, version = version + 1, updated_at = $8 WHERE id = $9 AND version = $10",
-    )
-    .bind(fields.apply_set.clone())
-    .bind(fields.object_id)
-    .bind(json(&fields.labels)?)
-    .bind(json(&fields.spec)?)
-    .bind(&fields.digest)
-    .bind(json(&fields.live)?)
-    .bind(fields.revision.clone())
-    .bind(time::to_db(&time::now()))
-    .bind(current.id)
-    .bind(current.version)
-    .execute(&mut *conn)
-    .await?;
+    );
+    let result = bind_fields(query, fields)?
+        .bind(time::to_db(&time::now()))
+        .bind(current.id)
+        .bind(current.version)
+        .execute(&mut *conn)
+        .await?;
     at_version(result.rows_affected(), current)
 }
 

@@ -115,7 +115,7 @@ pub async fn records(store: &Store, playground_id: i64) -> Result<Vec<BuildRecor
             succeeded: is_set(r.try_get("succeeded")?),
             duration_ms: r.try_get("duration_ms")?,
             log_tail: r.try_get("log_tail")?,
-            created_at: time::from_db(&r.try_get::<String, _>("created_at")?)?,
+            created_at: super::time_column(r, "created_at")?,
         })
     })
     .await

@@ -50,7 +50,7 @@ fn route_row(row: &AnyRow) -> Result<RouteRow> {
             playground_id: row.try_get("playground_id")?,
             service: row.try_get("service")?,
             host: row.try_get("host")?,
-            claimed_at: time::from_db(&row.try_get::<String, _>("claimed_at")?)?,
+            claimed_at: super::time_column(row, "claimed_at")?,
         },
         playroom_id: row.try_get("playroom_id")?,
         live: is_set(row.try_get("live")?),
@@ -257,9 +257,9 @@ async fn edge_row(conn: &mut Conn, playroom_id: i64) -> Result<Option<EdgeStatus
     let Some(row) = row else { return Ok(None) };
     Ok(Some(EdgeStatus {
         config_hash: row.try_get("config_hash")?,
-        applied_at: time::opt_from_db(row.try_get("applied_at")?)?,
+        applied_at: super::opt_time_column(&row, "applied_at")?,
         container_id: row.try_get("container_id")?,
         error: row.try_get("error")?,
-        error_at: time::opt_from_db(row.try_get("error_at")?)?,
+        error_at: super::opt_time_column(&row, "error_at")?,
     }))
 }

@@ -12,7 +12,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::shapes::{all, all_of, one};
+use super::shapes::{all, all_of, one, set_by_id};
 use super::{Conn, Store};
 use crate::Result;
 use crate::model::event::{Event, NewEvent};
@@ -51,13 +51,13 @@ fn from_row(row: &AnyRow) -> Result<Event> {
         event_type: row.try_get("event_type")?,
         entity_id: row.try_get("entity_id")?,
         action: row.try_get("action")?,
-        timestamp: time::from_db(&row.try_get::<String, _>("occurred_at")?)?,
+        timestamp: super::time_column(row, "occurred_at")?,
         audit_log_id: is_playground.then_some(id),
         playground_name: row.try_get("playground_name")?,
         actor_type: if is_playground { row.try_get("actor_type")? } else { None },
         actor_id: if is_playground { row.try_get("actor_id")? } else { None },
         metadata: if is_playground { Some(super::json_column(row, "events", id, "metadata")?) } else { None },
-        dispatched_at: time::opt_from_db(row.try_get("dispatched_at")?)?,
+        dispatched_at: super::opt_time_column(row, "dispatched_at")?,
         entity_type,
     })
 }
@@ -105,10 +105,5 @@ pub(super) async fn get_in(conn: &mut Conn, id: i64) -> Result<Event> {
 }
 
 pub async fn mark_dispatched(store: &Store, id: i64, at: Timestamp) -> Result<()> {
-    sqlx::query("UPDATE events SET dispatched_at = $1 WHERE id = $2")
-        .bind(time::to_db(&at))
-        .bind(id)
-        .execute(store.pool())
-        .await?;
-    Ok(())
+    set_by_id(store.pool(), "UPDATE events SET dispatched_at = $1 WHERE id = $2", time::to_db(&at), id).await
 }

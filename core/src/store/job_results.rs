@@ -65,9 +65,9 @@ async fn get_in(conn: &mut Conn, playground_id: i64) -> Result<Option<JobResult>
     row.map(|r| {
         Ok(JobResult {
             exit_code: r.try_get("exit_code")?,
-            completed_at: time::from_db(&r.try_get::<String, _>("completed_at")?)?,
+            completed_at: super::time_column(&r, "completed_at")?,
             tail_logs: r.try_get("tail_logs")?,
-            host_released_at: time::opt_from_db(r.try_get("host_released_at")?)?,
+            host_released_at: super::opt_time_column(&r, "host_released_at")?,
         })
     })
     .transpose()

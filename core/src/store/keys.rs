@@ -6,7 +6,7 @@ use sqlx::any::AnyRow;
 
 use super::events;
 use super::quotas;
-use super::shapes::{all, all_of, delete_owned, one};
+use super::shapes::{all, all_of, delete_owned, one, set_by_id};
 use super::{Conn, OnUnique, Store};
 use crate::model::account::{ApiKey, NewApiKey};
 use crate::model::event::{Actor, NewEvent};
@@ -25,9 +25,9 @@ fn from_row(row: &AnyRow) -> Result<ApiKey> {
         label: row.try_get("label")?,
         client_id: row.try_get("client_id")?,
         scopes: ScopeSet::from_db(&row.try_get::<String, _>("scopes")?),
-        expires_at: time::opt_from_db(row.try_get("expires_at")?)?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-        last_used_at: time::opt_from_db(row.try_get("last_used_at")?)?,
+        expires_at: super::opt_time_column(row, "expires_at")?,
+        created_at: super::time_column(row, "created_at")?,
+        last_used_at: super::opt_time_column(row, "last_used_at")?,
     })
 }
 
@@ -157,10 +157,7 @@ pub async fn touch_many(store: &Store, uses: &[(i64, Timestamp)]) -> Result<()> 
     store
         .in_write(async |tx| {
             for (id, at) in uses {
-                sqlx::query("UPDATE api_keys SET last_used_at = $1 WHERE id = $2")
-                    .bind(time::to_db(at))
-                    .bind(id)
-                    .execute(&mut *tx)
+                set_by_id(&mut *tx, "UPDATE api_keys SET last_used_at = $1 WHERE id = $2", time::to_db(at), *id)
                     .await?;
             }
             Ok(())

@@ -109,7 +109,7 @@ pub async fn expires_at(store: &Store, reconciler: &str, object_id: i64) -> Resu
         .bind(object_id)
         .fetch_optional(store.pool())
         .await?;
-    row.map(|r| time::from_db(&r.try_get::<String, _>("expires_at")?)).transpose()
+    row.map(|r| super::time_column(&r, "expires_at")).transpose()
 }
 
 /// Extends a held, unexpired lease to `now + duration`. `None` when the lease
@@ -220,6 +220,6 @@ fn from_row(row: &AnyRow) -> Result<Lease> {
         object_id: row.try_get("object_id")?,
         owner: row.try_get("owner")?,
         token: row.try_get("token")?,
-        expires_at: time::from_db(&row.try_get::<String, _>("expires_at")?)?,
+        expires_at: super::time_column(row, "expires_at")?,
     })
 }

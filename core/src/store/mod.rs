@@ -297,6 +297,19 @@ pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(
     serde_json::from_str(text).map_err(|e| Error::Corrupt { table, id, column, reason: e.to_string() })
 }
 
+/// Reads the timestamp column `column` of a row (fixed-width RFC 3339
+/// text, see the module invariants).
+pub(crate) fn time_column(row: &sqlx::any::AnyRow, column: &str) -> Result<crate::time::Timestamp> {
+    use sqlx::Row as _;
+    crate::time::from_db(&row.try_get::<String, _>(column)?)
+}
+
+/// [`time_column`] of a column that may be NULL.
+pub(crate) fn opt_time_column(row: &sqlx::any::AnyRow, column: &str) -> Result<Option<crate::time::Timestamp>> {
+    use sqlx::Row as _;
+    crate::time::opt_from_db(row.try_get(column)?)
+}
+
 /// Reads the text column `column` of a row of `table` (id `id`) as one of
 /// the fixed words of `T` (a state such as
 /// [`PlaygroundStatus`](crate::playground::PlaygroundStatus)) strictly: a

@@ -14,7 +14,7 @@ use sqlx::any::AnyRow;
 use sqlx::{Any, Row};
 
 use super::events;
-use super::shapes::{all, one_in};
+use super::shapes::{all, one_in, set_by_id};
 use super::{Conn, Store, flag, is_set};
 use crate::model::event::{Actor, NewEvent};
 use crate::playground::model::{NewPlayground, Playground, ServiceSettings, compose_project};
@@ -56,10 +56,10 @@ pub(super) fn from_row(row: &AnyRow) -> Result<Playground> {
         pulled_epoch: row.try_get("pulled_epoch")?,
         services: super::json_column(row, "playgrounds", id, "services_status")?,
         failed_rollouts: super::json_column(row, "playgrounds", id, "failed_rollouts")?,
-        expires_at: time::opt_from_db(row.try_get("expires_at")?)?,
-        last_applied_at: time::opt_from_db(row.try_get("last_applied_at")?)?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+        expires_at: super::opt_time_column(row, "expires_at")?,
+        last_applied_at: super::opt_time_column(row, "last_applied_at")?,
+        created_at: super::time_column(row, "created_at")?,
+        updated_at: super::time_column(row, "updated_at")?,
     })
 }
 
@@ -95,11 +95,8 @@ pub async fn insert_in(conn: &mut Conn, account_id: i64, new: &NewPlayground, ac
     let id: i64 = row.try_get("id")?;
     let installation: String =
         sqlx::query("SELECT uid FROM installation").fetch_one(&mut *conn).await?.try_get("uid")?;
-    sqlx::query("UPDATE playgrounds SET compose_project = $1 WHERE id = $2")
-        .bind(compose_project(&installation, id, &new.name))
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
+    let project = compose_project(&installation, id, &new.name);
+    set_by_id(&mut *conn, "UPDATE playgrounds SET compose_project = $1 WHERE id = $2", project, id).await?;
     events::record(
         conn,
         NewEvent::new(account_id, "playground", id, "created").playground_name(&new.name).actor(actor).metadata(
@@ -139,14 +136,9 @@ pub async fn status_changed_in(
     to: PlaygroundStatus,
     actor: Actor,
 ) -> Result<()> {
-    events::record(
-        conn,
-        NewEvent::new(playground.account_id, "playground", playground.id, "status.changed")
-            .playground_name(&playground.name)
-            .actor(actor)
-            .metadata(serde_json::json!({"from": playground.status, "to": to})),
-    )
-    .await?;
+    let metadata = serde_json::json!({"from": playground.status, "to": to});
+    let event = NewEvent::new(playground.account_id, "playground", playground.id, "status.changed");
+    events::record(conn, event.playground_name(&playground.name).actor(actor).metadata(metadata)).await?;
     Ok(())
 }
 
@@ -157,14 +149,8 @@ pub async fn updated_in(
     actor: Actor,
     metadata: serde_json::Value,
 ) -> Result<()> {
-    events::record(
-        conn,
-        NewEvent::new(playground.account_id, "playground", playground.id, "updated")
-            .playground_name(&playground.name)
-            .actor(actor)
-            .metadata(metadata),
-    )
-    .await?;
+    let event = NewEvent::new(playground.account_id, "playground", playground.id, "updated");
+    events::record(conn, event.playground_name(&playground.name).actor(actor).metadata(metadata)).await?;
     Ok(())
 }
 
@@ -207,12 +193,7 @@ pub async fn set_expiry_in(conn: &mut Conn, id: i64, expires_at: Timestamp) -> R
 
 /// Moves the Playground to another Playspec (a new revision of its own).
 pub async fn set_playspec_in(conn: &mut Conn, id: i64, playspec_id: i64) -> Result<()> {
-    sqlx::query("UPDATE playgrounds SET playspec_id = $1 WHERE id = $2")
-        .bind(playspec_id)
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
+    set_by_id(conn, "UPDATE playgrounds SET playspec_id = $1 WHERE id = $2", playspec_id, id).await
 }
 
 /// Replaces the per-Playground settings a rollout may change.

@@ -16,7 +16,7 @@ use sqlx::any::AnyRow;
 use super::events;
 use super::playroom_trust::{check_trust, record_trust};
 use super::quotas;
-use super::shapes::{all_of, delete_owned, one_in};
+use super::shapes::{all_of, delete_owned, one_in, set_by_id};
 use super::{Conn, OnUnique, Store, flag, is_set};
 use crate::edge::{EdgeChanges, EdgeSettings};
 use crate::host::HostTarget;
@@ -79,23 +79,23 @@ pub(super) fn from_row_as(row: &AnyRow, prefix: &str) -> Result<Playroom> {
         has_private_key: is_set(has_key),
         ssh_public_key: row.try_get(name("ssh_public_key").as_ref())?,
         host_key: row.try_get(name("host_key").as_ref())?,
-        host_key_pinned_at: time::opt_from_db(row.try_get(name("host_key_pinned_at").as_ref())?)?,
+        host_key_pinned_at: super::opt_time_column(row, &name("host_key_pinned_at"))?,
         domains: super::parse_json(&json("domains")?, "playrooms", id, "domains")?,
         acme_email: row.try_get(name("acme_email").as_ref())?,
         edge: super::parse_json(&json("edge")?, "playrooms", id, "edge")?,
         trusted: is_set(row.try_get(name("trusted").as_ref())?),
-        trusted_at: time::opt_from_db(row.try_get(name("trusted_at").as_ref())?)?,
+        trusted_at: super::opt_time_column(row, &name("trusted_at"))?,
         trusted_by_key_id: row.try_get(name("trusted_by_key_id").as_ref())?,
         tutorial: is_set(row.try_get(name("tutorial").as_ref())?),
-        last_checked_at: time::opt_from_db(row.try_get(name("last_checked_at").as_ref())?)?,
+        last_checked_at: super::opt_time_column(row, &name("last_checked_at"))?,
         last_transport: row.try_get(name("last_transport").as_ref())?,
         last_error: row.try_get(name("last_error").as_ref())?,
         reachable: row.try_get::<Option<i64>, _>(name("reachable").as_ref())?.map(is_set),
-        unreachable_since: time::opt_from_db(row.try_get(name("unreachable_since").as_ref())?)?,
+        unreachable_since: super::opt_time_column(row, &name("unreachable_since"))?,
         unreachable_reason: row.try_get(name("unreachable_reason").as_ref())?,
-        created_at: time::from_db(&row.try_get::<String, _>(name("created_at").as_ref())?)?,
-        updated_at: time::from_db(&row.try_get::<String, _>(name("updated_at").as_ref())?)?,
-        deleted_at: time::opt_from_db(row.try_get(name("deleted_at").as_ref())?)?,
+        created_at: super::time_column(row, &name("created_at"))?,
+        updated_at: super::time_column(row, &name("updated_at"))?,
+        deleted_at: super::opt_time_column(row, &name("deleted_at"))?,
     })
 }
 
@@ -176,11 +176,7 @@ pub async fn create_in(
     let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
     if let Some((private, _)) = &fields.ssh_key {
         let sealed = secrets.seal(private, &key_context(id))?;
-        sqlx::query("UPDATE playrooms SET ssh_private_key = $1 WHERE id = $2")
-            .bind(sealed)
-            .bind(id)
-            .execute(&mut *conn)
-            .await?;
+        set_by_id(&mut *conn, "UPDATE playrooms SET ssh_private_key = $1 WHERE id = $2", sealed, id).await?;
     }
     if trusted {
         record_trust(conn, id, true, actor).await?;

@@ -30,8 +30,8 @@ fn file_from_row(row: &AnyRow) -> Result<MountedFile> {
         readonly: is_set(row.try_get("readonly")?),
         size: row.try_get("size")?,
         sha256: row.try_get("sha256")?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+        created_at: super::time_column(row, "created_at")?,
+        updated_at: super::time_column(row, "updated_at")?,
     })
 }
 
@@ -239,7 +239,7 @@ pub async fn list_credentials(store: &Store, playspec_id: i64) -> Result<Vec<Reg
             registry_type: row.try_get("registry_type")?,
             registry_url: row.try_get("registry_url")?,
             username: row.try_get("username")?,
-            created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
+            created_at: super::time_column(row, "created_at")?,
         })
     })
     .await

@@ -11,7 +11,7 @@ use sqlx::any::AnyRow;
 
 use super::events;
 use super::quotas;
-use super::shapes::{all_of, delete_owned, one_in};
+use super::shapes::{all_of, delete_owned, one_in, set_by_id};
 use super::{Conn, OnUnique, Store, flag, is_set};
 use crate::compose::ServiceDefinition;
 use crate::model::event::{Actor, NewEvent};
@@ -45,8 +45,8 @@ fn from_row(row: &AnyRow) -> Result<Playspec> {
         persist_volumes: is_set(row.try_get("persist_volumes")?),
         playzone_id: row.try_get("playzone_id")?,
         playground_count: row.try_get("playground_count")?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+        created_at: super::time_column(row, "created_at")?,
+        updated_at: super::time_column(row, "updated_at")?,
     };
     // Checked here, so that every read of a corrupt row fails the same way
     // and `definitions` cannot fail on a Playspec read from the store.
@@ -146,11 +146,8 @@ pub async fn ensure_unlocked(conn: &mut Conn, account_id: i64, id: i64) -> Resul
 /// Marks the Playspec changed (mounted files, credentials) and writes its
 /// `playspec.updated` event.
 pub async fn touch_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) -> Result<()> {
-    sqlx::query("UPDATE playspecs SET updated_at = $1 WHERE id = $2")
-        .bind(time::to_db(&time::now()))
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
+    let now = time::to_db(&time::now());
+    set_by_id(&mut *conn, "UPDATE playspecs SET updated_at = $1 WHERE id = $2", now, id).await?;
     events::record(conn, NewEvent::new(account_id, "playspec", id, "updated").actor(actor)).await?;
     Ok(())
 }

@@ -62,7 +62,7 @@ pub async fn branches(
         out.push(Branch {
             name,
             commit: row.try_get("commit_sha")?,
-            updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+            updated_at: super::time_column(row, "updated_at")?,
         });
     }
     Ok(out)

@@ -20,7 +20,7 @@ use sqlx::any::AnyRow;
 use super::events;
 use super::playzone_branches;
 use super::quotas;
-use super::shapes::{all_of, column, delete_owned, one, one_in};
+use super::shapes::{all_of, column, delete_owned, one, one_in, set_by_id};
 use super::{Conn, OnUnique, Store, flag, is_set};
 use crate::model::event::{Actor, NewEvent};
 use crate::model::quota::{QuotaLimits, Resource};
@@ -62,10 +62,10 @@ fn from_row(row: &AnyRow) -> Result<Playzone> {
         compose_commit: row.try_get("compose_commit")?,
         generation: row.try_get("generation")?,
         synced_generation: row.try_get("synced_generation")?,
-        last_synced_at: time::opt_from_db(row.try_get("last_synced_at")?)?,
-        last_sync_attempt_at: time::opt_from_db(row.try_get("last_sync_attempt_at")?)?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+        last_synced_at: super::opt_time_column(row, "last_synced_at")?,
+        last_sync_attempt_at: super::opt_time_column(row, "last_sync_attempt_at")?,
+        created_at: super::time_column(row, "created_at")?,
+        updated_at: super::time_column(row, "updated_at")?,
     })
 }
 
@@ -174,12 +174,7 @@ pub async fn insert_in(
 
 async fn set_token(conn: &mut Conn, secrets: &SecretBox, id: i64, token: Option<&str>) -> Result<()> {
     let sealed = token.map(|t| secrets.seal(t, &token_context(id))).transpose()?;
-    sqlx::query("UPDATE playzones SET credentials = $1 WHERE id = $2")
-        .bind(sealed)
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
+    set_by_id(conn, "UPDATE playzones SET credentials = $1 WHERE id = $2", sealed, id).await
 }
 
 pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playzone> {

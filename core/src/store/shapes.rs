@@ -95,6 +95,22 @@ pub(super) async fn delete_owned(conn: &mut Conn, table: &'static str, id: i64, 
     Ok(sqlx::query(&sql).bind(id).bind(account_id).execute(&mut *conn).await?.rows_affected())
 }
 
+/// Runs `sql`, `UPDATE <table> SET <column> = $1 WHERE id = $2`: one
+/// column of row `id` set to `value` (a sealed secret, a timestamp, a
+/// link).
+pub(super) async fn set_by_id<'q, 'c, T>(
+    executor: impl Executor<'c, Database = Any>,
+    sql: &'q str,
+    value: T,
+    id: i64,
+) -> Result<()>
+where
+    T: 'q + Send + sqlx::Encode<'q, Any> + sqlx::Type<Any>,
+{
+    sqlx::query(sql).bind(value).bind(id).execute(executor).await?;
+    Ok(())
+}
+
 /// Column `column` of every row `query` selects on `executor` (the ids a
 /// listing query returns), in the order the query gives.
 pub(super) async fn column<'q, 'c, T>(

@@ -56,8 +56,8 @@ fn from_row(row: &AnyRow) -> Result<Template> {
         category_id: row.try_get("category_id")?,
         latest_version: row.try_get("latest_version")?,
         public: row.try_get::<i64, _>("public_count")? > 0,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+        created_at: super::time_column(row, "created_at")?,
+        updated_at: super::time_column(row, "updated_at")?,
     })
 }
 
@@ -70,7 +70,7 @@ fn version_from_row(row: &AnyRow) -> Result<Version> {
         public: is_set(row.try_get("public")?),
         template_body: row.try_get("template_body")?,
         variables: super::json_column(row, "import_template_versions", id, "variables")?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
+        created_at: super::time_column(row, "created_at")?,
     })
 }
 

@@ -14,7 +14,7 @@ use sqlx::any::AnyRow;
 
 use super::events;
 use super::quotas;
-use super::shapes::{all_of, delete_owned, one_in};
+use super::shapes::{all_of, delete_owned, one_in, set_by_id};
 use super::{Conn, Store, flag, is_set};
 use crate::model::event::{Actor, NewEvent};
 use crate::model::quota::{QuotaLimits, Resource};
@@ -40,8 +40,8 @@ fn from_row(row: &AnyRow) -> Result<Endpoint> {
         enabled: is_set(row.try_get("enabled")?),
         failure_count: row.try_get("failure_count")?,
         disabled_reason: row.try_get("disabled_reason")?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+        created_at: super::time_column(row, "created_at")?,
+        updated_at: super::time_column(row, "updated_at")?,
     })
 }
 
@@ -108,12 +108,8 @@ pub(super) fn endpoint_from_row(row: &AnyRow) -> Result<Endpoint> {
 
 /// Seals `secret` and stores it as endpoint `id`'s.
 async fn set_secret(conn: &mut Conn, secrets: &SecretBox, id: i64, secret: &str) -> Result<()> {
-    sqlx::query("UPDATE webhook_endpoints SET secret = $1 WHERE id = $2")
-        .bind(secrets.seal(secret, &secret_context(id))?)
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
+    let sealed = secrets.seal(secret, &secret_context(id))?;
+    set_by_id(conn, "UPDATE webhook_endpoints SET secret = $1 WHERE id = $2", sealed, id).await
 }
 
 pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Endpoint> {
