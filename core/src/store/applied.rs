@@ -23,29 +23,26 @@ const COLUMNS: &str = "id, account_id, kind, name, apply_set, object_id, labels,
 
 fn from_row(row: &AnyRow) -> Result<Applied> {
     let id: i64 = row.try_get("id")?;
-    let kind: String = row.try_get("kind")?;
-    let kind = kind.parse::<Kind>().map_err(|reason| Error::Corrupt {
-        table: "applied_objects",
-        id,
-        column: "kind",
-        reason,
-    })?;
-    Ok(Applied {
-        id,
-        account_id: row.try_get("account_id")?,
-        kind,
-        name: row.try_get("name")?,
-        apply_set: row.try_get("apply_set")?,
-        object_id: row.try_get("object_id")?,
-        labels: super::json_column(row, "applied_objects", id, "labels")?,
-        spec: super::json_column(row, "applied_objects", id, "spec")?,
-        digest: row.try_get("digest")?,
-        live: super::json_column(row, "applied_objects", id, "live")?,
-        revision: row.try_get("revision")?,
-        version: row.try_get("version")?,
-        created_at: super::time_column(row, "created_at")?,
-        updated_at: super::time_column(row, "updated_at")?,
-    })
+    let corrupt = |reason| Error::Corrupt { table: "applied_objects", id, column: "kind", reason };
+    Ok(columns!(
+        row,
+        Applied {
+            id,
+            account_id,
+            kind: row.try_get::<String, _>("kind")?.parse::<Kind>().map_err(corrupt)?,
+            name,
+            apply_set,
+            object_id,
+            labels: super::json_column(row, "applied_objects", id, "labels")?,
+            spec: super::json_column(row, "applied_objects", id, "spec")?,
+            digest,
+            live: super::json_column(row, "applied_objects", id, "live")?,
+            revision,
+            version,
+            created_at: super::time_column(row, "created_at")?,
+            updated_at: super::time_column(row, "updated_at")?,
+        }
+    ))
 }
 
 fn json<T: serde::Serialize>(value: &T) -> Result<String> {

@@ -26,15 +26,18 @@ pub async fn pins(store: &Store, playground_id: i64) -> Result<Vec<Pin>> {
     )
     .bind(playground_id);
     all(store.pool(), query, |r| {
-        Ok(Pin {
-            service: r.try_get("service")?,
-            playzone_id: r.try_get("playzone_id")?,
-            branch: r.try_get("branch")?,
-            commit: r.try_get("commit_sha")?,
-            created_branch: is_set(r.try_get("created_branch")?),
-            env_file: serde_json::from_str(&r.try_get::<String, _>("env_file")?)
-                .map_err(|e| crate::Error::Internal(format!("a pin's env file is not JSON: {e}")))?,
-        })
+        Ok(columns!(
+            r,
+            Pin {
+                service,
+                playzone_id,
+                branch,
+                commit: r.try_get("commit_sha")?,
+                created_branch: is_set(r.try_get("created_branch")?),
+                env_file: serde_json::from_str(&r.try_get::<String, _>("env_file")?)
+                    .map_err(|e| crate::Error::Internal(format!("a pin's env file is not JSON: {e}")))?,
+            }
+        ))
     })
     .await
 }
@@ -106,17 +109,20 @@ pub async fn records(store: &Store, playground_id: i64) -> Result<Vec<BuildRecor
     )
     .bind(playground_id);
     all(store.pool(), query, |r| {
-        Ok(BuildRecord {
-            id: r.try_get("id")?,
-            service: r.try_get("service")?,
-            commit: r.try_get("commit_sha")?,
-            image: r.try_get("image")?,
-            cache_hit: is_set(r.try_get("cache_hit")?),
-            succeeded: is_set(r.try_get("succeeded")?),
-            duration_ms: r.try_get("duration_ms")?,
-            log_tail: r.try_get("log_tail")?,
-            created_at: super::time_column(r, "created_at")?,
-        })
+        Ok(columns!(
+            r,
+            BuildRecord {
+                id,
+                service,
+                commit: r.try_get("commit_sha")?,
+                image,
+                cache_hit: is_set(r.try_get("cache_hit")?),
+                succeeded: is_set(r.try_get("succeeded")?),
+                duration_ms,
+                log_tail,
+                created_at: super::time_column(r, "created_at")?,
+            }
+        ))
     })
     .await
 }

@@ -45,18 +45,19 @@ pub async fn status(store: &Store, playroom_id: i64) -> Result<Option<EdgeStatus
 const ROUTE_COLUMNS: &str = "playground_id, service, playroom_id, host, claimed_at, live, conflict_with, upstream";
 
 fn route_row(row: &AnyRow) -> Result<RouteRow> {
-    Ok(RouteRow {
-        claim: Claim {
-            playground_id: row.try_get("playground_id")?,
-            service: row.try_get("service")?,
-            host: row.try_get("host")?,
-            claimed_at: super::time_column(row, "claimed_at")?,
-        },
-        playroom_id: row.try_get("playroom_id")?,
-        live: is_set(row.try_get("live")?),
-        conflict_with: row.try_get("conflict_with")?,
-        upstream: row.try_get("upstream")?,
-    })
+    Ok(columns!(
+        row,
+        RouteRow {
+            claim: columns!(
+                row,
+                Claim { playground_id, service, host, claimed_at: super::time_column(row, "claimed_at")? }
+            ),
+            playroom_id,
+            live: is_set(row.try_get("live")?),
+            conflict_with,
+            upstream,
+        }
+    ))
 }
 
 /// The routes decided on Playroom `playroom_id`.

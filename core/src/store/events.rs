@@ -42,24 +42,26 @@ pub async fn record(conn: &mut Conn, event: NewEvent) -> Result<i64> {
 }
 
 fn from_row(row: &AnyRow) -> Result<Event> {
-    let entity_type: String = row.try_get("entity_type")?;
     let id: i64 = row.try_get("id")?;
-    let is_playground = entity_type == "playground";
-    Ok(Event {
-        id,
-        account_id: row.try_get("account_id")?,
-        event_type: row.try_get("event_type")?,
-        entity_id: row.try_get("entity_id")?,
-        action: row.try_get("action")?,
-        timestamp: super::time_column(row, "occurred_at")?,
-        audit_log_id: is_playground.then_some(id),
-        playground_name: row.try_get("playground_name")?,
-        actor_type: if is_playground { row.try_get("actor_type")? } else { None },
-        actor_id: if is_playground { row.try_get("actor_id")? } else { None },
-        metadata: if is_playground { Some(super::json_column(row, "events", id, "metadata")?) } else { None },
-        dispatched_at: super::opt_time_column(row, "dispatched_at")?,
-        entity_type,
-    })
+    let is_playground = row.try_get::<String, _>("entity_type")? == "playground";
+    Ok(columns!(
+        row,
+        Event {
+            id,
+            account_id,
+            event_type,
+            entity_id,
+            action,
+            timestamp: super::time_column(row, "occurred_at")?,
+            audit_log_id: is_playground.then_some(id),
+            playground_name,
+            actor_type: if is_playground { row.try_get("actor_type")? } else { None },
+            actor_id: if is_playground { row.try_get("actor_id")? } else { None },
+            metadata: if is_playground { Some(super::json_column(row, "events", id, "metadata")?) } else { None },
+            dispatched_at: super::opt_time_column(row, "dispatched_at")?,
+            entity_type,
+        }
+    ))
 }
 
 const COLUMNS: &str = "id, account_id, event_type, entity_type, entity_id, action, occurred_at, \

@@ -63,12 +63,15 @@ async fn get_in(conn: &mut Conn, playground_id: i64) -> Result<Option<JobResult>
     .fetch_optional(&mut *conn)
     .await?;
     row.map(|r| {
-        Ok(JobResult {
-            exit_code: r.try_get("exit_code")?,
-            completed_at: super::time_column(&r, "completed_at")?,
-            tail_logs: r.try_get("tail_logs")?,
-            host_released_at: super::opt_time_column(&r, "host_released_at")?,
-        })
+        Ok(columns!(
+            &r,
+            JobResult {
+                exit_code,
+                completed_at: super::time_column(&r, "completed_at")?,
+                tail_logs,
+                host_released_at: super::opt_time_column(&r, "host_released_at")?,
+            }
+        ))
     })
     .transpose()
 }

@@ -18,17 +18,20 @@ use crate::{Error, Result};
 const COLUMNS: &str = "id, account_id, user_id, label, client_id, scopes, expires_at, created_at, last_used_at";
 
 fn from_row(row: &AnyRow) -> Result<ApiKey> {
-    Ok(ApiKey {
-        id: row.try_get("id")?,
-        account_id: row.try_get("account_id")?,
-        user_id: row.try_get("user_id")?,
-        label: row.try_get("label")?,
-        client_id: row.try_get("client_id")?,
-        scopes: ScopeSet::from_db(&row.try_get::<String, _>("scopes")?),
-        expires_at: super::opt_time_column(row, "expires_at")?,
-        created_at: super::time_column(row, "created_at")?,
-        last_used_at: super::opt_time_column(row, "last_used_at")?,
-    })
+    Ok(columns!(
+        row,
+        ApiKey {
+            id,
+            account_id,
+            user_id,
+            label,
+            client_id,
+            scopes: ScopeSet::from_db(&row.try_get::<String, _>("scopes")?),
+            expires_at: super::opt_time_column(row, "expires_at")?,
+            created_at: super::time_column(row, "created_at")?,
+            last_used_at: super::opt_time_column(row, "last_used_at")?,
+        }
+    ))
 }
 
 /// Records a key, enforcing the account's key quota and writing the

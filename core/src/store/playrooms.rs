@@ -4,7 +4,7 @@
 //! `playroom:<id>:ssh_private_key`) and only ever opened to build a
 //! `HostTarget`; nothing here returns it to a caller that renders
 //! responses (`Playroom` has no field for it). Who may trust a Playroom,
-//! and the record of who did, are [`super::playroom_trust`]'s.
+//! and the record of who did, are `playroom_trust`'s.
 //!
 //! A deleted Playroom whose edge container may still run on its host is
 //! hidden (`deleted_at` set, its name freed) until the edge reconciler

@@ -21,18 +21,21 @@ const FILE_COLUMNS: &str =
 
 fn file_from_row(row: &AnyRow) -> Result<MountedFile> {
     let id: i64 = row.try_get("id")?;
-    Ok(MountedFile {
-        id,
-        name: row.try_get("name")?,
-        mount_path: row.try_get("mount_path")?,
-        path: row.try_get("path")?,
-        target_services: super::json_column(row, "playspec_mounted_files", id, "target_services")?,
-        readonly: is_set(row.try_get("readonly")?),
-        size: row.try_get("size")?,
-        sha256: row.try_get("sha256")?,
-        created_at: super::time_column(row, "created_at")?,
-        updated_at: super::time_column(row, "updated_at")?,
-    })
+    Ok(columns!(
+        row,
+        MountedFile {
+            id,
+            name,
+            mount_path,
+            path,
+            target_services: super::json_column(row, "playspec_mounted_files", id, "target_services")?,
+            readonly: is_set(row.try_get("readonly")?),
+            size,
+            sha256,
+            created_at: super::time_column(row, "created_at")?,
+            updated_at: super::time_column(row, "updated_at")?,
+        }
+    ))
 }
 
 fn path_taken(path: &str) -> Error {
@@ -234,13 +237,16 @@ pub async fn list_credentials(store: &Store, playspec_id: i64) -> Result<Vec<Reg
     )
     .bind(playspec_id);
     all(store.pool(), query, |row| {
-        Ok(RegistryCredential {
-            id: row.try_get("id")?,
-            registry_type: row.try_get("registry_type")?,
-            registry_url: row.try_get("registry_url")?,
-            username: row.try_get("username")?,
-            created_at: super::time_column(row, "created_at")?,
-        })
+        Ok(columns!(
+            row,
+            RegistryCredential {
+                id,
+                registry_type,
+                registry_url,
+                username,
+                created_at: super::time_column(row, "created_at")?,
+            }
+        ))
     })
     .await
 }

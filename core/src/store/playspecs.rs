@@ -34,20 +34,22 @@ const COLUMNS: &str = concat!(
 
 fn from_row(row: &AnyRow) -> Result<Playspec> {
     let id: i64 = row.try_get("id")?;
-    let services: serde_json::Value = super::json_column(row, "playspecs", id, "services")?;
-    let playspec = Playspec {
-        id,
-        account_id: row.try_get("account_id")?,
-        name: row.try_get("name")?,
-        description: row.try_get("description")?,
-        base_compose_yaml: row.try_get("base_compose_yaml")?,
-        services,
-        persist_volumes: is_set(row.try_get("persist_volumes")?),
-        playzone_id: row.try_get("playzone_id")?,
-        playground_count: row.try_get("playground_count")?,
-        created_at: super::time_column(row, "created_at")?,
-        updated_at: super::time_column(row, "updated_at")?,
-    };
+    let playspec = columns!(
+        row,
+        Playspec {
+            id,
+            account_id,
+            name,
+            description,
+            base_compose_yaml,
+            services: super::json_column(row, "playspecs", id, "services")?,
+            persist_volumes: is_set(row.try_get("persist_volumes")?),
+            playzone_id,
+            playground_count,
+            created_at: super::time_column(row, "created_at")?,
+            updated_at: super::time_column(row, "updated_at")?,
+        }
+    );
     // Checked here, so that every read of a corrupt row fails the same way
     // and `definitions` cannot fail on a Playspec read from the store.
     playspec.definitions()?;

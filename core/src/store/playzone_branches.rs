@@ -7,7 +7,7 @@
 //! - Only a sync pass writes the index, fenced by the sync loop's lease
 //!   ([`record_sync`], [`record_sync_error`], through
 //!   `leases::begin_fenced`): a replica that lost the lease writes nothing.
-//!   The one other write is [`forget_in`], in the transaction of a
+//!   The one other write is `forget_in`, in the transaction of a
 //!   Playzone's new URL or delete (the branches were another repository's).
 //! - A pass records the `generation` it started from in
 //!   `synced_generation`, so a change made during a pass is synced by the

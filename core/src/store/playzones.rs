@@ -39,34 +39,34 @@ const COLUMNS: &str = "id, account_id, name, scm_url, private, credentials IS NO
 
 fn from_row(row: &AnyRow) -> Result<Playzone> {
     let id: i64 = row.try_get("id")?;
-    let status: String = row.try_get("status")?;
-    let status = Status::parse(&status).ok_or_else(|| Error::Corrupt {
-        table: "playzones",
-        id,
-        column: "status",
-        reason: format!("unknown status {status:?}"),
-    })?;
-    Ok(Playzone {
-        id,
-        account_id: row.try_get("account_id")?,
-        name: row.try_get("name")?,
-        scm_url: row.try_get("scm_url")?,
-        private: is_set(row.try_get("private")?),
-        has_credentials: bool_column(row, "has_credentials")?,
-        default_branch: row.try_get("default_branch")?,
-        default_branch_pinned: is_set(row.try_get("default_branch_pinned")?),
-        auto_created: is_set(row.try_get("auto_created")?),
-        status,
-        status_message: row.try_get("status_message")?,
-        compose_file: row.try_get("compose_file")?,
-        compose_commit: row.try_get("compose_commit")?,
-        generation: row.try_get("generation")?,
-        synced_generation: row.try_get("synced_generation")?,
-        last_synced_at: super::opt_time_column(row, "last_synced_at")?,
-        last_sync_attempt_at: super::opt_time_column(row, "last_sync_attempt_at")?,
-        created_at: super::time_column(row, "created_at")?,
-        updated_at: super::time_column(row, "updated_at")?,
-    })
+    let status = |text: String| {
+        let reason = format!("unknown status {text:?}");
+        Status::parse(&text).ok_or(Error::Corrupt { table: "playzones", id, column: "status", reason })
+    };
+    Ok(columns!(
+        row,
+        Playzone {
+            id,
+            account_id,
+            name,
+            scm_url,
+            private: is_set(row.try_get("private")?),
+            has_credentials: bool_column(row, "has_credentials")?,
+            default_branch,
+            default_branch_pinned: is_set(row.try_get("default_branch_pinned")?),
+            auto_created: is_set(row.try_get("auto_created")?),
+            status: status(row.try_get("status")?)?,
+            status_message,
+            compose_file,
+            compose_commit,
+            generation,
+            synced_generation,
+            last_synced_at: super::opt_time_column(row, "last_synced_at")?,
+            last_sync_attempt_at: super::opt_time_column(row, "last_sync_attempt_at")?,
+            created_at: super::time_column(row, "created_at")?,
+            updated_at: super::time_column(row, "updated_at")?,
+        }
+    ))
 }
 
 /// `x IS NOT NULL` is an integer on SQLite and a boolean on PostgreSQL.
@@ -96,7 +96,11 @@ pub async fn create(
     limits: &QuotaLimits,
     actor: Actor,
 ) -> Result<Playzone> {
-    insert(store, Some(secrets), account_id, changes, auto_created, limits, actor).await
+    store
+        .in_write(async |tx| {
+            insert_in(tx, store.backend(), Some(secrets), account_id, changes, auto_created, limits, actor).await
+        })
+        .await
 }
 
 /// Creates an `auto_created` Playzone for a Compose file's repository
@@ -109,21 +113,8 @@ pub async fn create_auto(
     actor: Actor,
 ) -> Result<Playzone> {
     let changes = Changes { credentials: None, private: Some(false), ..changes };
-    insert(store, None, account_id, changes, true, limits, actor).await
-}
-
-async fn insert(
-    store: &Store,
-    secrets: Option<&SecretBox>,
-    account_id: i64,
-    changes: Changes,
-    auto_created: bool,
-    limits: &QuotaLimits,
-    actor: Actor,
-) -> Result<Playzone> {
-    let backend = store.backend();
     store
-        .in_write(async |tx| insert_in(tx, backend, secrets, account_id, changes, auto_created, limits, actor).await)
+        .in_write(async |tx| insert_in(tx, store.backend(), None, account_id, changes, true, limits, actor).await)
         .await
 }
 

@@ -1,15 +1,21 @@
 //! The shapes of query every store module writes again and again, written
-//! once: a write transaction around a piece of work, a read of one row or
-//! of all rows of an account, a delete of one row of an account, a column
-//! of many rows.
+//! once: a write transaction around a piece of work ([`Store::in_write`]),
+//! a read of one row ([`one`], [`one_in`]), of every row ([`all`],
+//! [`all_of`]) or of one column of every row ([`column`]), a one-column
+//! update by id ([`set_by_id`]) and a delete of an account's row
+//! ([`delete_owned`]). (Fenced writes have theirs in `leases::write_fenced`
+//! and `playground_status::write`.)
 //!
-//! Each helper takes the SQL text from its caller (only a table name, a
-//! `&'static str` constant, is ever put into one here), so every query
-//! still reads at its call site. What each keeps:
+//! Each helper takes the SQL text, or the query with its binds, from its
+//! caller (only a table name, a `&'static str` constant of the caller, is
+//! ever put into one here), so every query still reads at its call site.
+//! What each keeps:
 //! - [`Store::in_write`]: the work commits whole or not at all;
 //! - [`one_in`], [`all_of`], [`delete_owned`]: scoped by `account_id`, so
 //!   another account's row is indistinguishable from a missing one (the
-//!   module invariant of [`super`]).
+//!   module invariant of [`super`]);
+//! - [`one`]: a missing row is [`Error::NotFound`] naming what was asked
+//!   for, never a default.
 //!
 //! Imports no other store module, so that any of them may use it.
 

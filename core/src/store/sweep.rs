@@ -75,12 +75,7 @@ pub async fn watched_playrooms(store: &Store) -> Result<Vec<WatchedPlayroom>> {
          WHERE EXISTS (SELECT 1 FROM playgrounds g WHERE g.playroom_id = r.id) ORDER BY r.id",
     );
     all(store.pool(), query, |r| {
-        Ok(WatchedPlayroom {
-            id: r.try_get("id")?,
-            account_id: r.try_get("account_id")?,
-            updated_at: super::time_column(r, "updated_at")?,
-            host_key: r.try_get("host_key")?,
-        })
+        Ok(columns!(r, WatchedPlayroom { id, account_id, updated_at: super::time_column(r, "updated_at")?, host_key }))
     })
     .await
 }

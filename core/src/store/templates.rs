@@ -48,30 +48,36 @@ const VISIBLE: &str = "(t.account_id = $1 OR EXISTS \
 const VERSION_COLUMNS: &str = "v.id, v.template_id, v.version, v.public, v.template_body, v.variables, v.created_at";
 
 fn from_row(row: &AnyRow) -> Result<Template> {
-    Ok(Template {
-        id: row.try_get("id")?,
-        account_id: row.try_get("account_id")?,
-        name: row.try_get("name")?,
-        description: row.try_get("description")?,
-        category_id: row.try_get("category_id")?,
-        latest_version: row.try_get("latest_version")?,
-        public: row.try_get::<i64, _>("public_count")? > 0,
-        created_at: super::time_column(row, "created_at")?,
-        updated_at: super::time_column(row, "updated_at")?,
-    })
+    Ok(columns!(
+        row,
+        Template {
+            id,
+            account_id,
+            name,
+            description,
+            category_id,
+            latest_version,
+            public: row.try_get::<i64, _>("public_count")? > 0,
+            created_at: super::time_column(row, "created_at")?,
+            updated_at: super::time_column(row, "updated_at")?,
+        }
+    ))
 }
 
 fn version_from_row(row: &AnyRow) -> Result<Version> {
     let id: i64 = row.try_get("id")?;
-    Ok(Version {
-        id,
-        template_id: row.try_get("template_id")?,
-        version: row.try_get("version")?,
-        public: is_set(row.try_get("public")?),
-        template_body: row.try_get("template_body")?,
-        variables: super::json_column(row, "import_template_versions", id, "variables")?,
-        created_at: super::time_column(row, "created_at")?,
-    })
+    Ok(columns!(
+        row,
+        Version {
+            id,
+            template_id,
+            version,
+            public: is_set(row.try_get("public")?),
+            template_body,
+            variables: super::json_column(row, "import_template_versions", id, "variables")?,
+            created_at: super::time_column(row, "created_at")?,
+        }
+    ))
 }
 
 fn name_taken(name: &str) -> Error {

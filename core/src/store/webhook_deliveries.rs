@@ -17,21 +17,24 @@ const COLUMNS: &str = "d.id, d.endpoint_id, d.event_id, e.event_type, d.status, 
 
 fn from_row(row: &AnyRow) -> Result<Delivery> {
     let id: i64 = row.try_get("id")?;
-    Ok(Delivery {
-        id,
-        endpoint_id: row.try_get("endpoint_id")?,
-        event_id: row.try_get("event_id")?,
-        event_type: row.try_get("event_type")?,
-        status: super::text_column(row, "webhook_deliveries", id, "status")?,
-        attempts: row.try_get("attempts")?,
-        next_attempt_at: super::opt_time_column(row, "next_attempt_at")?,
-        last_status_code: row.try_get("last_status_code")?,
-        last_error: row.try_get("last_error")?,
-        last_duration_ms: row.try_get("last_duration_ms")?,
-        response_snippet: row.try_get("response_snippet")?,
-        created_at: super::time_column(row, "created_at")?,
-        updated_at: super::time_column(row, "updated_at")?,
-    })
+    Ok(columns!(
+        row,
+        Delivery {
+            id,
+            endpoint_id,
+            event_id,
+            event_type,
+            status: super::text_column(row, "webhook_deliveries", id, "status")?,
+            attempts,
+            next_attempt_at: super::opt_time_column(row, "next_attempt_at")?,
+            last_status_code,
+            last_error,
+            last_duration_ms,
+            response_snippet,
+            created_at: super::time_column(row, "created_at")?,
+            updated_at: super::time_column(row, "updated_at")?,
+        }
+    ))
 }
 
 /// The delivery of outbox event `event_id` to endpoint `endpoint_id`, once

@@ -31,18 +31,21 @@ fn from_row(row: &AnyRow) -> Result<Endpoint> {
     let id: i64 = row.try_get("id")?;
     let events: Vec<String> = super::json_column(row, "webhook_endpoints", id, "events")?;
     let event_filters: BTreeMap<String, Vec<i64>> = super::json_column(row, "webhook_endpoints", id, "event_filters")?;
-    Ok(Endpoint {
-        id,
-        account_id: row.try_get("account_id")?,
-        url: row.try_get("url")?,
-        subscription: Subscription { events, event_filters },
-        description: row.try_get("description")?,
-        enabled: is_set(row.try_get("enabled")?),
-        failure_count: row.try_get("failure_count")?,
-        disabled_reason: row.try_get("disabled_reason")?,
-        created_at: super::time_column(row, "created_at")?,
-        updated_at: super::time_column(row, "updated_at")?,
-    })
+    Ok(columns!(
+        row,
+        Endpoint {
+            id,
+            account_id,
+            url,
+            subscription: Subscription { events, event_filters },
+            description,
+            enabled: is_set(row.try_get("enabled")?),
+            failure_count,
+            disabled_reason,
+            created_at: super::time_column(row, "created_at")?,
+            updated_at: super::time_column(row, "updated_at")?,
+        }
+    ))
 }
 
 pub(super) fn secret_context(id: i64) -> String {
