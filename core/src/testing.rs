@@ -153,29 +153,40 @@ pub fn pinned_desired(
 /// A new account (`acme`) with a Playroom row (`box`), as store tests
 /// need for foreign keys: (account id, Playroom id).
 pub async fn playroom_row(store: &Store) -> (i64, i64) {
-    use sqlx::Row as _;
     let (account, _) = crate::store::accounts::create_account(store, "acme").await.expect("an account");
-    let now = crate::time::to_db(&crate::time::now());
-    let room: i64 = sqlx::query(
-        "INSERT INTO playrooms (account_id, name, host, port, ssh_user, docker_socket, created_at, updated_at) \
-         VALUES ($1, 'box', 'h', 22, 'u', '/s', $2, $2) RETURNING id",
-    )
-    .bind(account.id)
-    .bind(&now)
-    .fetch_one(store.pool())
-    .await
-    .and_then(|r| r.try_get("id"))
-    .expect("a Playroom row");
-    (account.id, room)
+    (account.id, insert_playroom(store, account.id, "box").await)
 }
 
 /// [`playroom_row`] and an `in_progress` Playground row on it: (account
 /// id, Playground id).
 pub async fn playground_row(store: &Store) -> (i64, i64) {
-    use sqlx::Row as _;
     let (account, room) = playroom_row(store).await;
+    (account, insert_playground(store, account, room).await)
+}
+
+/// A bare Playroom row named `name` of account `account`: its id.
+pub async fn insert_playroom(store: &Store, account: i64, name: &str) -> i64 {
+    use sqlx::Row as _;
     let now = crate::time::to_db(&crate::time::now());
-    let id: i64 = sqlx::query(
+    sqlx::query(
+        "INSERT INTO playrooms (account_id, name, host, port, ssh_user, docker_socket, created_at, updated_at) \
+         VALUES ($1, $2, 'h', 22, 'u', '/s', $3, $3) RETURNING id",
+    )
+    .bind(account)
+    .bind(name)
+    .bind(&now)
+    .fetch_one(store.pool())
+    .await
+    .and_then(|r| r.try_get("id"))
+    .expect("a Playroom row")
+}
+
+/// A bare `in_progress` Playground row (`pg`) of account `account` on
+/// Playroom `room`: its id.
+pub async fn insert_playground(store: &Store, account: i64, room: i64) -> i64 {
+    use sqlx::Row as _;
+    let now = crate::time::to_db(&crate::time::now());
+    sqlx::query(
         "INSERT INTO playgrounds (account_id, playroom_id, name, status, expires_at, created_at, updated_at) \
          VALUES ($1, $2, 'pg', $3, $4, $4, $4) RETURNING id",
     )
@@ -186,8 +197,7 @@ pub async fn playground_row(store: &Store) -> (i64, i64) {
     .fetch_one(store.pool())
     .await
     .and_then(|r| r.try_get("id"))
-    .expect("a Playground row");
-    (account, id)
+    .expect("a Playground row")
 }
 
 /// A port on 127.0.0.1 that was free a moment ago and that this process has

@@ -2,7 +2,9 @@
 //! and every resource row carries its account.
 
 use sqlx::Row;
+use sqlx::any::AnyRow;
 
+use super::shapes::{all, one};
 use super::{Conn, OnUnique, Store};
 use crate::model::account::{Account, User};
 use crate::time;
@@ -50,30 +52,17 @@ async fn insert_user(conn: &mut Conn, account_id: i64, name: &str) -> Result<Use
     Ok(User { id: row.try_get("id")?, account_id, name: name.to_owned(), created_at: now })
 }
 
+fn account_from_row(row: &AnyRow) -> Result<Account> {
+    Ok(columns!(row, Account { id, name, created_at: super::time_column(row, "created_at")? }))
+}
+
 pub async fn find_account_by_name(store: &Store, name: &str) -> Result<Account> {
-    let row = sqlx::query("SELECT id, name, created_at FROM accounts WHERE name = $1")
-        .bind(name)
-        .fetch_optional(store.pool())
-        .await?
-        .ok_or(Error::NotFound("account"))?;
-    Ok(Account {
-        id: row.try_get("id")?,
-        name: row.try_get("name")?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-    })
+    let query = sqlx::query("SELECT id, name, created_at FROM accounts WHERE name = $1").bind(name);
+    one(store.pool(), query, "account", account_from_row).await
 }
 
 pub async fn list_accounts(store: &Store) -> Result<Vec<Account>> {
-    let rows = sqlx::query("SELECT id, name, created_at FROM accounts ORDER BY id").fetch_all(store.pool()).await?;
-    rows.iter()
-        .map(|row| {
-            Ok(Account {
-                id: row.try_get("id")?,
-                name: row.try_get("name")?,
-                created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-            })
-        })
-        .collect()
+    all(store.pool(), sqlx::query("SELECT id, name, created_at FROM accounts ORDER BY id"), account_from_row).await
 }
 
 /// The account's admin user, created if an older account lacks one.
@@ -89,7 +78,7 @@ pub async fn admin_user(store: &Store, account_id: i64) -> Result<User> {
             id: row.try_get("id")?,
             account_id,
             name: row.try_get("name")?,
-            created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
+            created_at: super::time_column(&row, "created_at")?,
         },
         None => insert_user(&mut tx, account_id, ADMIN_USER).await?,
     };

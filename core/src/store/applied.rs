@@ -7,9 +7,11 @@
 //! an older version fails with [`Error::Conflict`] and its whole
 //! transaction rolls back, so two applies of one object never interleave.
 
-use sqlx::Row;
-use sqlx::any::AnyRow;
+use sqlx::any::{AnyArguments, AnyRow};
+use sqlx::query::Query;
+use sqlx::{Any, Row};
 
+use super::shapes::{all_of, column};
 use super::{Conn, OnUnique, Store};
 use crate::apply::Kind;
 use crate::apply::model::{Applied, AppliedFields};
@@ -21,29 +23,26 @@ const COLUMNS: &str = "id, account_id, kind, name, apply_set, object_id, labels,
 
 fn from_row(row: &AnyRow) -> Result<Applied> {
     let id: i64 = row.try_get("id")?;
-    let kind: String = row.try_get("kind")?;
-    let kind = kind.parse::<Kind>().map_err(|reason| Error::Corrupt {
-        table: "applied_objects",
-        id,
-        column: "kind",
-        reason,
-    })?;
-    Ok(Applied {
-        id,
-        account_id: row.try_get("account_id")?,
-        kind,
-        name: row.try_get("name")?,
-        apply_set: row.try_get("apply_set")?,
-        object_id: row.try_get("object_id")?,
-        labels: super::json_column(row, "applied_objects", id, "labels")?,
-        spec: super::json_column(row, "applied_objects", id, "spec")?,
-        digest: row.try_get("digest")?,
-        live: super::json_column(row, "applied_objects", id, "live")?,
-        revision: row.try_get("revision")?,
-        version: row.try_get("version")?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
-    })
+    let corrupt = |reason| Error::Corrupt { table: "applied_objects", id, column: "kind", reason };
+    Ok(columns!(
+        row,
+        Applied {
+            id,
+            account_id,
+            kind: row.try_get::<String, _>("kind")?.parse::<Kind>().map_err(corrupt)?,
+            name,
+            apply_set,
+            object_id,
+            labels: super::json_column(row, "applied_objects", id, "labels")?,
+            spec: super::json_column(row, "applied_objects", id, "spec")?,
+            digest,
+            live: super::json_column(row, "applied_objects", id, "live")?,
+            revision,
+            version,
+            created_at: super::time_column(row, "created_at")?,
+            updated_at: super::time_column(row, "updated_at")?,
+        }
+    ))
 }
 
 fn json<T: serde::Serialize>(value: &T) -> Result<String> {
@@ -56,13 +55,36 @@ fn conflict(kind: Kind, name: &str) -> Error {
     ))
 }
 
+/// `query` with `fields` bound to its next seven parameters: apply_set,
+/// object_id, labels, spec, digest, live and revision, in that order (the
+/// insert and the update of a row).
+fn bind_fields<'q>(
+    query: Query<'q, Any, AnyArguments<'q>>,
+    fields: &'q AppliedFields,
+) -> Result<Query<'q, Any, AnyArguments<'q>>> {
+    Ok(query
+        .bind(fields.apply_set.clone())
+        .bind(fields.object_id)
+        .bind(json(&fields.labels)?)
+        .bind(json(&fields.spec)?)
+        .bind(&fields.digest)
+        .bind(json(&fields.live)?)
+        .bind(fields.revision.clone()))
+}
+
+/// A write of `current` that found no row at its version (`changed` 0)
+/// lost to another apply: a conflict.
+fn at_version(changed: u64, current: &Applied) -> Result<()> {
+    if changed == 0 {
+        return Err(conflict(current.kind, &current.name));
+    }
+    Ok(())
+}
+
 /// Every applied object of the account, by kind and name.
 pub async fn list_in(conn: &mut Conn, account_id: i64) -> Result<Vec<Applied>> {
-    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM applied_objects WHERE account_id = $1 ORDER BY kind, name"))
-        .bind(account_id)
-        .fetch_all(&mut *conn)
-        .await?;
-    rows.iter().map(from_row).collect()
+    let sql = format!("SELECT {COLUMNS} FROM applied_objects WHERE account_id = $1 ORDER BY kind, name");
+    all_of(conn, &sql, account_id, from_row).await
 }
 
 /// [`list_in`] on a connection of its own.
@@ -75,50 +97,32 @@ pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Applied>> {
 /// is a [`Error::Conflict`].
 pub async fn insert_in(conn: &mut Conn, account_id: i64, kind: Kind, name: &str, fields: &AppliedFields) -> Result<()> {
     let now = time::to_db(&time::now());
-    let inserted = sqlx::query(
+    let query = sqlx::query(
         "INSERT INTO applied_objects (account_id, kind, name, apply_set, object_id, labels, spec, digest, live, \
          revision, version, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $11, $11)",
     )
     .bind(account_id)
     .bind(kind.as_str())
-    .bind(name)
-    .bind(fields.apply_set.clone())
-    .bind(fields.object_id)
-    .bind(json(&fields.labels)?)
-    .bind(json(&fields.spec)?)
-    .bind(&fields.digest)
-    .bind(json(&fields.live)?)
-    .bind(fields.revision.clone())
-    .bind(&now)
-    .execute(&mut *conn)
-    .await;
+    .bind(name);
+    let inserted = bind_fields(query, fields)?.bind(&now).execute(&mut *conn).await;
     inserted.on_unique(|| conflict(kind, name))?;
     Ok(())
 }
 
 /// Replaces what the last apply left, if the row is still at `version`.
 pub async fn update_in(conn: &mut Conn, current: &Applied, fields: &AppliedFields) -> Result<()> {
-    let result = sqlx::query(
+    let query = sqlx::query(
         "UPDATE applied_objects SET apply_set = $1, object_id = $2, labels = $3, spec = $4, digest = $5, live = $6, \
          revision = $7, version = version + 1, updated_at = $8 WHERE id = $9 AND version = $10",
-    )
-    .bind(fields.apply_set.clone())
-    .bind(fields.object_id)
-    .bind(json(&fields.labels)?)
-    .bind(json(&fields.spec)?)
-    .bind(&fields.digest)
-    .bind(json(&fields.live)?)
-    .bind(fields.revision.clone())
-    .bind(time::to_db(&time::now()))
-    .bind(current.id)
-    .bind(current.version)
-    .execute(&mut *conn)
-    .await?;
-    if result.rows_affected() == 0 {
-        return Err(conflict(current.kind, &current.name));
-    }
-    Ok(())
+    );
+    let result = bind_fields(query, fields)?
+        .bind(time::to_db(&time::now()))
+        .bind(current.id)
+        .bind(current.version)
+        .execute(&mut *conn)
+        .await?;
+    at_version(result.rows_affected(), current)
 }
 
 /// Forgets a pruned object, if the row is still at its version.
@@ -128,15 +132,12 @@ pub async fn delete_in(conn: &mut Conn, current: &Applied) -> Result<()> {
         .bind(current.version)
         .execute(&mut *conn)
         .await?;
-    if result.rows_affected() == 0 {
-        return Err(conflict(current.kind, &current.name));
-    }
-    Ok(())
+    at_version(result.rows_affected(), current)
 }
 
 /// Remembers a Playspec revision to delete once no Playground holds it.
 pub async fn retire_in(conn: &mut Conn, account_id: i64, playspec_id: i64) -> Result<()> {
-    sqlx::query("DELETE FROM applied_retired WHERE playspec_id = $1").bind(playspec_id).execute(&mut *conn).await?;
+    forget_retired_in(conn, playspec_id).await?;
     sqlx::query("INSERT INTO applied_retired (playspec_id, account_id) VALUES ($1, $2)")
         .bind(playspec_id)
         .bind(account_id)
@@ -147,11 +148,9 @@ pub async fn retire_in(conn: &mut Conn, account_id: i64, playspec_id: i64) -> Re
 
 /// The account's retired revisions.
 pub async fn retired_in(conn: &mut Conn, account_id: i64) -> Result<Vec<i64>> {
-    let rows = sqlx::query("SELECT playspec_id FROM applied_retired WHERE account_id = $1 ORDER BY playspec_id")
-        .bind(account_id)
-        .fetch_all(&mut *conn)
-        .await?;
-    rows.iter().map(|r| Ok(r.try_get("playspec_id")?)).collect()
+    let query = sqlx::query("SELECT playspec_id FROM applied_retired WHERE account_id = $1 ORDER BY playspec_id")
+        .bind(account_id);
+    column(conn, query, "playspec_id").await
 }
 
 /// Forgets a retired revision (deleted, or gone).

@@ -10,6 +10,7 @@
 use sqlx::Row;
 
 use super::fence::{Fence, Fenced};
+use super::shapes::{all, column};
 use super::{Conn, Store, flag, is_set, leases};
 use crate::Result;
 use crate::build::Pin;
@@ -19,52 +20,52 @@ use crate::time;
 
 /// The Playground's pins, by service.
 pub async fn pins(store: &Store, playground_id: i64) -> Result<Vec<Pin>> {
-    let rows = sqlx::query(
+    let query = sqlx::query(
         "SELECT service, playzone_id, branch, commit_sha, created_branch, env_file FROM playground_sources \
          WHERE playground_id = $1 ORDER BY service",
     )
-    .bind(playground_id)
-    .fetch_all(store.pool())
-    .await?;
-    rows.iter()
-        .map(|r| {
-            Ok(Pin {
-                service: r.try_get("service")?,
-                playzone_id: r.try_get("playzone_id")?,
-                branch: r.try_get("branch")?,
+    .bind(playground_id);
+    all(store.pool(), query, |r| {
+        Ok(columns!(
+            r,
+            Pin {
+                service,
+                playzone_id,
+                branch,
                 commit: r.try_get("commit_sha")?,
                 created_branch: is_set(r.try_get("created_branch")?),
                 env_file: serde_json::from_str(&r.try_get::<String, _>("env_file")?)
                     .map_err(|e| crate::Error::Internal(format!("a pin's env file is not JSON: {e}")))?,
-            })
-        })
-        .collect()
+            }
+        ))
+    })
+    .await
 }
 
 /// Records `pins` (services not pinned yet; an existing pin is kept).
 pub async fn pin(store: &Store, fence: Fence<'_>, playground_id: i64, pins: &[Pin]) -> Result<Fenced> {
-    let Fenced::Held(mut tx) = leases::begin_fenced(store, fence, playground_id).await? else {
-        return Ok(Fenced::Lost);
-    };
-    let now = time::to_db(&time::now());
-    for p in pins {
-        sqlx::query(
-            "INSERT INTO playground_sources (playground_id, service, playzone_id, branch, commit_sha, created_branch, \
-             pinned_at, env_file) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (playground_id, service) DO NOTHING",
-        )
-        .bind(playground_id)
-        .bind(&p.service)
-        .bind(p.playzone_id)
-        .bind(&p.branch)
-        .bind(&p.commit)
-        .bind(flag(p.created_branch))
-        .bind(&now)
-        .bind(serde_json::to_string(&p.env_file).map_err(|e| crate::Error::Internal(e.to_string()))?)
-        .execute(&mut *tx)
-        .await?;
-    }
-    tx.commit().await?;
-    Ok(Fenced::Held(()))
+    leases::write_fenced(store, fence, playground_id, async |tx| {
+        let now = time::to_db(&time::now());
+        for p in pins {
+            sqlx::query(
+                "INSERT INTO playground_sources (playground_id, service, playzone_id, branch, commit_sha, \
+                 created_branch, pinned_at, env_file) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+                 ON CONFLICT (playground_id, service) DO NOTHING",
+            )
+            .bind(playground_id)
+            .bind(&p.service)
+            .bind(p.playzone_id)
+            .bind(&p.branch)
+            .bind(&p.commit)
+            .bind(flag(p.created_branch))
+            .bind(&now)
+            .bind(serde_json::to_string(&p.env_file).map_err(|e| crate::Error::Internal(e.to_string()))?)
+            .execute(&mut *tx)
+            .await?;
+        }
+        Ok(())
+    })
+    .await
 }
 
 /// Forgets the Playground's pins (a rollout: build from the branches'
@@ -79,52 +80,51 @@ pub async fn clear_pins(conn: &mut Conn, playground_id: i64) -> Result<()> {
 
 /// Appends a record, fenced by the Playground reconciler's lease.
 pub async fn record(store: &Store, fence: Fence<'_>, playground_id: i64, record: &NewRecord) -> Result<Fenced> {
-    let Fenced::Held(mut tx) = leases::begin_fenced(store, fence, playground_id).await? else {
-        return Ok(Fenced::Lost);
-    };
-    sqlx::query(
-        "INSERT INTO build_records (playground_id, service, commit_sha, image, cache_hit, succeeded, duration_ms, \
-         log_tail, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-    )
-    .bind(playground_id)
-    .bind(&record.service)
-    .bind(&record.commit)
-    .bind(&record.image)
-    .bind(flag(record.cache_hit))
-    .bind(flag(record.succeeded))
-    .bind(record.duration_ms)
-    .bind(&record.log_tail)
-    .bind(time::to_db(&time::now()))
-    .execute(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    Ok(Fenced::Held(()))
+    leases::write_fenced(store, fence, playground_id, async |tx| {
+        sqlx::query(
+            "INSERT INTO build_records (playground_id, service, commit_sha, image, cache_hit, succeeded, \
+             duration_ms, log_tail, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        )
+        .bind(playground_id)
+        .bind(&record.service)
+        .bind(&record.commit)
+        .bind(&record.image)
+        .bind(flag(record.cache_hit))
+        .bind(flag(record.succeeded))
+        .bind(record.duration_ms)
+        .bind(&record.log_tail)
+        .bind(time::to_db(&time::now()))
+        .execute(&mut *tx)
+        .await?;
+        Ok(())
+    })
+    .await
 }
 
 /// The Playground's build records, oldest first.
 pub async fn records(store: &Store, playground_id: i64) -> Result<Vec<BuildRecord>> {
-    let rows = sqlx::query(
+    let query = sqlx::query(
         "SELECT id, service, commit_sha, image, cache_hit, succeeded, duration_ms, log_tail, created_at \
          FROM build_records WHERE playground_id = $1 ORDER BY id",
     )
-    .bind(playground_id)
-    .fetch_all(store.pool())
-    .await?;
-    rows.iter()
-        .map(|r| {
-            Ok(BuildRecord {
-                id: r.try_get("id")?,
-                service: r.try_get("service")?,
+    .bind(playground_id);
+    all(store.pool(), query, |r| {
+        Ok(columns!(
+            r,
+            BuildRecord {
+                id,
+                service,
                 commit: r.try_get("commit_sha")?,
-                image: r.try_get("image")?,
+                image,
                 cache_hit: is_set(r.try_get("cache_hit")?),
                 succeeded: is_set(r.try_get("succeeded")?),
-                duration_ms: r.try_get("duration_ms")?,
-                log_tail: r.try_get("log_tail")?,
-                created_at: time::from_db(&r.try_get::<String, _>("created_at")?)?,
-            })
-        })
-        .collect()
+                duration_ms,
+                log_tail,
+                created_at: super::time_column(r, "created_at")?,
+            }
+        ))
+    })
+    .await
 }
 
 /// The Playground's pins, the URLs of the Playzones they name (of the
@@ -171,10 +171,6 @@ pub(crate) const OUTDATED_SOURCES: &str = "FROM playground_sources ps \
 /// holds at another commit than the pinned one (what `needs_rollout`
 /// says), by name.
 pub async fn outdated(store: &Store, playground_id: i64) -> Result<Vec<String>> {
-    let rows =
-        sqlx::query(&format!("SELECT ps.service {OUTDATED_SOURCES} AND ps.playground_id = $1 ORDER BY ps.service"))
-            .bind(playground_id)
-            .fetch_all(store.pool())
-            .await?;
-    rows.iter().map(|r| Ok(r.try_get("service")?)).collect()
+    let sql = format!("SELECT ps.service {OUTDATED_SOURCES} AND ps.playground_id = $1 ORDER BY ps.service");
+    column(store.pool(), sqlx::query(&sql).bind(playground_id), "service").await
 }

@@ -43,10 +43,46 @@ async fn until(what: &str, mut done: impl FnMut() -> bool) {
     panic!("timed out waiting for {what}");
 }
 
-/// A caller reading key 7 through `c` from `b`, in a task of its own.
-fn spawn_read(c: &Arc<Coalescer<u32, usize>>, b: &Arc<Backend>) -> tokio::task::JoinHandle<usize> {
-    let (c, b) = (c.clone(), b.clone());
-    tokio::spawn(async move { c.read(7, || b.query()).await.expect("read") })
+/// A coalescer over a gated [`Backend`], and the gate.
+struct Rig {
+    c: Arc<Coalescer<u32, usize>>,
+    backend: Arc<Backend>,
+    gate: Arc<Semaphore>,
+}
+
+impl Rig {
+    fn new() -> Rig {
+        let (backend, gate) = Backend::gated();
+        Rig { c: Arc::default(), backend, gate }
+    }
+
+    /// A caller reading key 7, in a task of its own.
+    fn spawn(&self) -> tokio::task::JoinHandle<usize> {
+        let (c, b) = (self.c.clone(), self.backend.clone());
+        tokio::spawn(async move { c.read(7, || b.query()).await.expect("read") })
+    }
+
+    /// A first caller, once its query (ticket 1) is in flight.
+    async fn leader(&self) -> tokio::task::JoinHandle<usize> {
+        let caller = self.spawn();
+        until("the first query", || self.backend.count() == 1).await;
+        caller
+    }
+
+    /// Another caller, once it is the `n`th waiting for the next query.
+    async fn waiter(&self, n: usize) -> tokio::task::JoinHandle<usize> {
+        let caller = self.spawn();
+        until("a waiter", || waiting(&self.c, 7) == n).await;
+        caller
+    }
+
+    /// `caller` gets the second query's answer, not stalled, and no key is
+    /// held afterwards.
+    async fn second_answers(&self, caller: tokio::task::JoinHandle<usize>) {
+        let got = tokio::time::timeout(Duration::from_secs(5), caller).await.expect("not stalled").expect("join");
+        assert_eq!(got, 2);
+        assert!(lock(&self.c.flights).is_empty());
+    }
 }
 
 fn waiting(c: &Coalescer<u32, usize>, key: u32) -> usize {
@@ -55,26 +91,23 @@ fn waiting(c: &Coalescer<u32, usize>, key: u32) -> usize {
 
 #[tokio::test]
 async fn callers_during_a_query_share_the_next_one_and_never_an_older_one() {
-    let c = Arc::new(Coalescer::<u32, usize>::default());
-    let (backend, gate) = Backend::gated();
-    let spawn = |c: &Arc<Coalescer<u32, usize>>| spawn_read(c, &backend);
+    let rig = Rig::new();
     // The first caller's query (ticket 1) is in flight...
-    let first = spawn(&c);
-    until("the first query", || backend.count() == 1).await;
+    let first = rig.leader().await;
     // ... ten more arrive: they must not get ticket 1, which may predate
     // a write committed before they asked.
-    let later: Vec<_> = (0..10).map(|_| spawn(&c)).collect();
-    until("ten waiters", || waiting(&c, 7) == 10).await;
-    gate.add_permits(1);
+    let later: Vec<_> = (0..10).map(|_| rig.spawn()).collect();
+    until("ten waiters", || waiting(&rig.c, 7) == 10).await;
+    rig.gate.add_permits(1);
     assert_eq!(first.await.expect("join"), 1);
     // One of them runs ticket 2 for all ten.
-    until("the second query", || backend.count() == 2).await;
-    gate.add_permits(1);
+    until("the second query", || rig.backend.count() == 2).await;
+    rig.gate.add_permits(1);
     for caller in later {
         assert_eq!(caller.await.expect("join"), 2);
     }
-    assert_eq!(backend.count(), 2, "eleven callers, two queries");
-    assert!(lock(&c.flights).is_empty(), "no key is held once its queries are done");
+    assert_eq!(rig.backend.count(), 2, "eleven callers, two queries");
+    assert!(lock(&rig.c.flights).is_empty(), "no key is held once its queries are done");
 }
 
 #[tokio::test]
@@ -90,42 +123,28 @@ async fn keys_do_not_wait_for_each_other() {
 
 #[tokio::test]
 async fn a_cancelled_leader_stalls_nobody() {
-    let c = Arc::new(Coalescer::<u32, usize>::default());
-    let (backend, gate) = Backend::gated();
-    let b = backend.clone();
-    let c1 = c.clone();
+    let rig = Rig::new();
     // The leader's client goes away mid-query.
-    let leader = tokio::spawn(async move { c1.read(7, || b.query()).await });
-    until("the leader's query", || backend.count() == 1).await;
-    let follower = spawn_read(&c, &backend);
-    until("a waiter", || waiting(&c, 7) == 1).await;
+    let leader = rig.leader().await;
+    let follower = rig.waiter(1).await;
     leader.abort();
     assert!(leader.await.expect_err("aborted").is_cancelled());
     // The waiter leads the next query (ticket 2) and gets its answer.
-    gate.add_permits(2);
-    let got = tokio::time::timeout(Duration::from_secs(5), follower).await.expect("not stalled").expect("join");
-    assert_eq!(got, 2);
-    assert!(lock(&c.flights).is_empty());
+    rig.gate.add_permits(2);
+    rig.second_answers(follower).await;
 }
 
 #[tokio::test]
 async fn a_waiter_that_went_away_is_skipped_when_leadership_passes() {
-    let c = Arc::new(Coalescer::<u32, usize>::default());
-    let (backend, gate) = Backend::gated();
-    let spawn = |c: &Arc<Coalescer<u32, usize>>| spawn_read(c, &backend);
-    let first = spawn(&c);
-    until("the first query", || backend.count() == 1).await;
-    let gone = spawn(&c);
-    until("the first waiter", || waiting(&c, 7) == 1).await;
-    let stays = spawn(&c);
-    until("the second waiter", || waiting(&c, 7) == 2).await;
+    let rig = Rig::new();
+    let first = rig.leader().await;
+    let gone = rig.waiter(1).await;
+    let stays = rig.waiter(2).await;
     gone.abort();
     let _ = gone.await;
-    gate.add_permits(2);
+    rig.gate.add_permits(2);
     assert_eq!(first.await.expect("join"), 1);
-    let got = tokio::time::timeout(Duration::from_secs(5), stays).await.expect("not stalled").expect("join");
-    assert_eq!(got, 2);
-    assert!(lock(&c.flights).is_empty());
+    rig.second_answers(stays).await;
 }
 
 #[tokio::test]
@@ -167,20 +186,17 @@ async fn not_found_is_shared_and_other_errors_are_read_again() {
 
 #[tokio::test]
 async fn past_the_bound_callers_read_for_themselves() {
-    let c = Arc::new(Coalescer::<u32, usize>::default());
-    let (backend, gate) = Backend::gated();
-    let spawn = |c: &Arc<Coalescer<u32, usize>>| spawn_read(c, &backend);
-    let mut callers = vec![spawn(&c)];
-    until("the first query", || backend.count() == 1).await;
-    callers.extend((0..MAX_WAITING).map(|_| spawn(&c)));
-    until("a full queue", || waiting(&c, 7) == MAX_WAITING).await;
+    let rig = Rig::new();
+    let mut callers = vec![rig.leader().await];
+    callers.extend((0..MAX_WAITING).map(|_| rig.spawn()));
+    until("a full queue", || waiting(&rig.c, 7) == MAX_WAITING).await;
     // One more: it does not queue, it queries.
-    callers.push(spawn(&c));
-    until("the extra caller's own query", || backend.count() == 2).await;
-    assert_eq!(waiting(&c, 7), MAX_WAITING);
-    gate.add_permits(3);
+    callers.push(rig.spawn());
+    until("the extra caller's own query", || rig.backend.count() == 2).await;
+    assert_eq!(waiting(&rig.c, 7), MAX_WAITING);
+    rig.gate.add_permits(3);
     for caller in callers {
         caller.await.expect("join");
     }
-    assert_eq!(backend.count(), 3);
+    assert_eq!(rig.backend.count(), 3);
 }

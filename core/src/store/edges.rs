@@ -23,6 +23,7 @@ use sqlx::any::AnyRow;
 
 use super::events;
 use super::fence::{Fence, Fenced};
+use super::shapes::all;
 use super::{Conn, Store, flag, is_set, leases};
 use crate::Result;
 use crate::edge::claims::Claim;
@@ -44,29 +45,25 @@ pub async fn status(store: &Store, playroom_id: i64) -> Result<Option<EdgeStatus
 const ROUTE_COLUMNS: &str = "playground_id, service, playroom_id, host, claimed_at, live, conflict_with, upstream";
 
 fn route_row(row: &AnyRow) -> Result<RouteRow> {
-    Ok(RouteRow {
-        claim: Claim {
-            playground_id: row.try_get("playground_id")?,
-            service: row.try_get("service")?,
-            host: row.try_get("host")?,
-            claimed_at: time::from_db(&row.try_get::<String, _>("claimed_at")?)?,
-        },
-        playroom_id: row.try_get("playroom_id")?,
-        live: is_set(row.try_get("live")?),
-        conflict_with: row.try_get("conflict_with")?,
-        upstream: row.try_get("upstream")?,
-    })
+    Ok(columns!(
+        row,
+        RouteRow {
+            claim: columns!(
+                row,
+                Claim { playground_id, service, host, claimed_at: super::time_column(row, "claimed_at")? }
+            ),
+            playroom_id,
+            live: is_set(row.try_get("live")?),
+            conflict_with,
+            upstream,
+        }
+    ))
 }
 
 /// The routes decided on Playroom `playroom_id`.
 pub async fn routes_on(conn: &mut Conn, playroom_id: i64) -> Result<Vec<RouteRow>> {
-    let rows = sqlx::query(&format!(
-        "SELECT {ROUTE_COLUMNS} FROM edge_routes WHERE playroom_id = $1 ORDER BY playground_id, service"
-    ))
-    .bind(playroom_id)
-    .fetch_all(&mut *conn)
-    .await?;
-    rows.iter().map(route_row).collect()
+    let sql = format!("SELECT {ROUTE_COLUMNS} FROM edge_routes WHERE playroom_id = $1 ORDER BY playground_id, service");
+    all(conn, sqlx::query(&sql).bind(playroom_id), route_row).await
 }
 
 /// The routes decided for Playground `playground_id`, by service;
@@ -78,11 +75,9 @@ pub async fn routes_of(store: &Store, playground_id: i64) -> Result<BTreeMap<Str
 }
 
 async fn read_routes_of(conn: &mut Conn, playground_id: i64) -> Result<BTreeMap<String, RouteRow>> {
-    let rows = sqlx::query(&format!("SELECT {ROUTE_COLUMNS} FROM edge_routes WHERE playground_id = $1"))
-        .bind(playground_id)
-        .fetch_all(&mut *conn)
-        .await?;
-    rows.iter().map(|r| route_row(r).map(|r| (r.claim.service.clone(), r))).collect()
+    let sql = format!("SELECT {ROUTE_COLUMNS} FROM edge_routes WHERE playground_id = $1");
+    let routes = all(conn, sqlx::query(&sql).bind(playground_id), route_row).await?;
+    Ok(routes.into_iter().map(|r| (r.claim.service.clone(), r)).collect())
 }
 
 /// Records a pass on Playroom `playroom_id` of account `account_id`,
@@ -94,108 +89,107 @@ pub async fn record_pass(
     playroom_id: i64,
     outcome: &PassOutcome,
 ) -> Result<Fenced> {
-    let Fenced::Held(mut tx) = leases::begin_fenced(store, fence, playroom_id).await? else {
-        return Ok(Fenced::Lost);
-    };
-    let now = time::now();
-    let now_db = time::to_db(&now);
-    let before: BTreeMap<(i64, String), RouteRow> = routes_on(&mut tx, playroom_id)
-        .await?
-        .into_iter()
-        .map(|r| ((r.claim.playground_id, r.claim.service.clone()), r))
-        .collect();
-    sqlx::query("DELETE FROM edge_routes WHERE playroom_id = $1").bind(playroom_id).execute(&mut *tx).await?;
-    for decision in &outcome.decisions {
-        let claim = &decision.claim;
-        let previous = before.get(&(claim.playground_id, claim.service.clone()));
-        let key = (claim.playground_id, claim.service.clone());
-        let (live, upstream) = match &outcome.applied {
-            Some(_) if decision.lost_to.is_none() => (true, outcome.upstreams.get(&key).cloned()),
-            Some(_) => (false, None),
-            None => match previous {
-                Some(p) if p.live && p.claim.host == claim.host && decision.lost_to.is_none() => {
-                    (true, p.upstream.clone())
-                }
-                _ => (false, None),
-            },
-        };
-        // A Playground's routes may have moved here from another Playroom's
-        // rows in this table: one row per Playground and service.
-        sqlx::query("DELETE FROM edge_routes WHERE playground_id = $1 AND service = $2")
-            .bind(claim.playground_id)
-            .bind(&claim.service)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query(&format!("INSERT INTO edge_routes ({ROUTE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"))
-            .bind(claim.playground_id)
-            .bind(&claim.service)
-            .bind(playroom_id)
-            .bind(&claim.host)
-            .bind(time::to_db(&claim.claimed_at))
-            .bind(flag(live))
-            .bind(decision.lost_to)
-            .bind(upstream)
-            .execute(&mut *tx)
-            .await?;
-        let newly_lost = decision.lost_to.is_some() && previous.and_then(|p| p.conflict_with) != decision.lost_to;
-        if let Some(holder) = decision.lost_to.filter(|_| newly_lost) {
+    leases::write_fenced(store, fence, playroom_id, async |tx| {
+        let now = time::now();
+        let now_db = time::to_db(&now);
+        let before: BTreeMap<(i64, String), RouteRow> = routes_on(tx, playroom_id)
+            .await?
+            .into_iter()
+            .map(|r| ((r.claim.playground_id, r.claim.service.clone()), r))
+            .collect();
+        sqlx::query("DELETE FROM edge_routes WHERE playroom_id = $1").bind(playroom_id).execute(&mut *tx).await?;
+        for decision in &outcome.decisions {
+            let claim = &decision.claim;
+            let previous = before.get(&(claim.playground_id, claim.service.clone()));
+            let key = (claim.playground_id, claim.service.clone());
+            let (live, upstream) = match &outcome.applied {
+                Some(_) if decision.lost_to.is_none() => (true, outcome.upstreams.get(&key).cloned()),
+                Some(_) => (false, None),
+                None => match previous {
+                    Some(p) if p.live && p.claim.host == claim.host && decision.lost_to.is_none() => {
+                        (true, p.upstream.clone())
+                    }
+                    _ => (false, None),
+                },
+            };
+            // A Playground's routes may have moved here from another Playroom's
+            // rows in this table: one row per Playground and service.
+            sqlx::query("DELETE FROM edge_routes WHERE playground_id = $1 AND service = $2")
+                .bind(claim.playground_id)
+                .bind(&claim.service)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(&format!("INSERT INTO edge_routes ({ROUTE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"))
+                .bind(claim.playground_id)
+                .bind(&claim.service)
+                .bind(playroom_id)
+                .bind(&claim.host)
+                .bind(time::to_db(&claim.claimed_at))
+                .bind(flag(live))
+                .bind(decision.lost_to)
+                .bind(upstream)
+                .execute(&mut *tx)
+                .await?;
+            let newly_lost = decision.lost_to.is_some() && previous.and_then(|p| p.conflict_with) != decision.lost_to;
+            if let Some(holder) = decision.lost_to.filter(|_| newly_lost) {
+                events::record(
+                    tx,
+                    NewEvent::new(account_id, "playground", claim.playground_id, "route.conflict").metadata(
+                        serde_json::json!({"service": claim.service, "host": claim.host, "held_by_playground_id": holder}),
+                    ),
+                )
+                .await?;
+            }
+        }
+        let current = edge_row(tx, playroom_id).await?;
+        if let Some(reason) = &outcome.restored {
             events::record(
-                &mut tx,
-                NewEvent::new(account_id, "playground", claim.playground_id, "route.conflict").metadata(
-                    serde_json::json!({"service": claim.service, "host": claim.host, "held_by_playground_id": holder}),
-                ),
+                tx,
+                NewEvent::new(account_id, "playroom", playroom_id, "edge.restored")
+                    .metadata(serde_json::json!({"reason": reason})),
             )
             .await?;
         }
-    }
-    let current = edge_row(&mut tx, playroom_id).await?;
-    if let Some(reason) = &outcome.restored {
-        events::record(
-            &mut tx,
-            NewEvent::new(account_id, "playroom", playroom_id, "edge.restored")
-                .metadata(serde_json::json!({"reason": reason})),
-        )
-        .await?;
-    }
-    if let Some(error) = &outcome.error
-        && current.as_ref().and_then(|c| c.error.as_ref()) != Some(error)
-    {
-        events::record(
-            &mut tx,
-            NewEvent::new(account_id, "playroom", playroom_id, "edge.failed")
-                .metadata(serde_json::json!({"error": error})),
-        )
-        .await?;
-    }
-    let current = current.unwrap_or_default();
-    let (hash, applied_at, container) = match &outcome.applied {
-        Some((hash, container)) => {
-            let at = if current.config_hash.as_ref() == Some(hash) { current.applied_at } else { Some(now) };
-            (Some(hash.clone()), at, Some(container.clone()))
+        if let Some(error) = &outcome.error
+            && current.as_ref().and_then(|c| c.error.as_ref()) != Some(error)
+        {
+            events::record(
+                tx,
+                NewEvent::new(account_id, "playroom", playroom_id, "edge.failed")
+                    .metadata(serde_json::json!({"error": error})),
+            )
+            .await?;
         }
-        None => (current.config_hash, current.applied_at, current.container_id),
-    };
-    let error_at = match &outcome.error {
-        Some(e) if current.error.as_ref() == Some(e) => current.error_at,
-        Some(_) => Some(now),
-        None => None,
-    };
-    sqlx::query("DELETE FROM playroom_edges WHERE playroom_id = $1").bind(playroom_id).execute(&mut *tx).await?;
-    sqlx::query(
-        "INSERT INTO playroom_edges (playroom_id, config_hash, applied_at, container_id, error, error_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
-    )
-    .bind(playroom_id)
-    .bind(hash)
-    .bind(applied_at.as_ref().map(time::to_db))
-    .bind(container)
-    .bind(outcome.error.clone())
-    .bind(error_at.as_ref().map(time::to_db))
-    .bind(&now_db)
-    .execute(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    Ok(Fenced::Held(()))
+        let current = current.unwrap_or_default();
+        let (hash, applied_at, container) = match &outcome.applied {
+            Some((hash, container)) => {
+                let at = if current.config_hash.as_ref() == Some(hash) { current.applied_at } else { Some(now) };
+                (Some(hash.clone()), at, Some(container.clone()))
+            }
+            None => (current.config_hash, current.applied_at, current.container_id),
+        };
+        let error_at = match &outcome.error {
+            Some(e) if current.error.as_ref() == Some(e) => current.error_at,
+            Some(_) => Some(now),
+            None => None,
+        };
+        sqlx::query("DELETE FROM playroom_edges WHERE playroom_id = $1").bind(playroom_id).execute(&mut *tx).await?;
+        sqlx::query(
+            "INSERT INTO playroom_edges (playroom_id, config_hash, applied_at, container_id, error, error_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(playroom_id)
+        .bind(hash)
+        .bind(applied_at.as_ref().map(time::to_db))
+        .bind(container)
+        .bind(outcome.error.clone())
+        .bind(error_at.as_ref().map(time::to_db))
+        .bind(&now_db)
+        .execute(&mut *tx)
+        .await?;
+        Ok(())
+    })
+    .await
 }
 
 /// Records that a pass on Playroom `playroom_id` failed before it could
@@ -209,48 +203,49 @@ pub async fn record_error(
     playroom_id: i64,
     error: &str,
 ) -> Result<Fenced> {
-    let Fenced::Held(mut tx) = leases::begin_fenced(store, fence, playroom_id).await? else {
-        return Ok(Fenced::Lost);
-    };
-    let current = edge_row(&mut tx, playroom_id).await?;
-    if current.as_ref().and_then(|c| c.error.as_deref()) == Some(error) {
-        return Ok(Fenced::Held(()));
-    }
-    events::record(
-        &mut tx,
-        NewEvent::new(account_id, "playroom", playroom_id, "edge.failed").metadata(serde_json::json!({"error": error})),
-    )
-    .await?;
-    let now = time::to_db(&time::now());
-    if current.is_some() {
-        sqlx::query("UPDATE playroom_edges SET error = $1, error_at = $2, updated_at = $2 WHERE playroom_id = $3")
+    leases::write_fenced(store, fence, playroom_id, async |tx| {
+        let current = edge_row(tx, playroom_id).await?;
+        if current.as_ref().and_then(|c| c.error.as_deref()) == Some(error) {
+            return Ok(());
+        }
+        events::record(
+            tx,
+            NewEvent::new(account_id, "playroom", playroom_id, "edge.failed")
+                .metadata(serde_json::json!({"error": error})),
+        )
+        .await?;
+        let now = time::to_db(&time::now());
+        if current.is_some() {
+            sqlx::query("UPDATE playroom_edges SET error = $1, error_at = $2, updated_at = $2 WHERE playroom_id = $3")
+                .bind(error)
+                .bind(&now)
+                .bind(playroom_id)
+                .execute(&mut *tx)
+                .await?;
+        } else {
+            sqlx::query(
+                "INSERT INTO playroom_edges (playroom_id, error, error_at, updated_at) VALUES ($1, $2, $3, $3)",
+            )
+            .bind(playroom_id)
             .bind(error)
             .bind(&now)
-            .bind(playroom_id)
             .execute(&mut *tx)
             .await?;
-    } else {
-        sqlx::query("INSERT INTO playroom_edges (playroom_id, error, error_at, updated_at) VALUES ($1, $2, $3, $3)")
-            .bind(playroom_id)
-            .bind(error)
-            .bind(&now)
-            .execute(&mut *tx)
-            .await?;
-    }
-    tx.commit().await?;
-    Ok(Fenced::Held(()))
+        }
+        Ok(())
+    })
+    .await
 }
 
 /// Forgets Playroom `playroom_id`'s edge: it was switched off, or the
 /// Playroom is gone. Fenced like [`record_pass`].
 pub async fn forget(store: &Store, fence: Fence<'_>, playroom_id: i64) -> Result<Fenced> {
-    let Fenced::Held(mut tx) = leases::begin_fenced(store, fence, playroom_id).await? else {
-        return Ok(Fenced::Lost);
-    };
-    sqlx::query("DELETE FROM edge_routes WHERE playroom_id = $1").bind(playroom_id).execute(&mut *tx).await?;
-    sqlx::query("DELETE FROM playroom_edges WHERE playroom_id = $1").bind(playroom_id).execute(&mut *tx).await?;
-    tx.commit().await?;
-    Ok(Fenced::Held(()))
+    leases::write_fenced(store, fence, playroom_id, async |tx| {
+        sqlx::query("DELETE FROM edge_routes WHERE playroom_id = $1").bind(playroom_id).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM playroom_edges WHERE playroom_id = $1").bind(playroom_id).execute(&mut *tx).await?;
+        Ok(())
+    })
+    .await
 }
 
 async fn edge_row(conn: &mut Conn, playroom_id: i64) -> Result<Option<EdgeStatus>> {
@@ -263,9 +258,9 @@ async fn edge_row(conn: &mut Conn, playroom_id: i64) -> Result<Option<EdgeStatus
     let Some(row) = row else { return Ok(None) };
     Ok(Some(EdgeStatus {
         config_hash: row.try_get("config_hash")?,
-        applied_at: time::opt_from_db(row.try_get("applied_at")?)?,
+        applied_at: super::opt_time_column(&row, "applied_at")?,
         container_id: row.try_get("container_id")?,
         error: row.try_get("error")?,
-        error_at: time::opt_from_db(row.try_get("error_at")?)?,
+        error_at: super::opt_time_column(&row, "error_at")?,
     }))
 }

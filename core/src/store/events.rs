@@ -12,6 +12,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::shapes::{all, all_of, one, set_by_id};
 use super::{Conn, Store};
 use crate::Result;
 use crate::model::event::{Event, NewEvent};
@@ -41,27 +42,30 @@ pub async fn record(conn: &mut Conn, event: NewEvent) -> Result<i64> {
 }
 
 fn from_row(row: &AnyRow) -> Result<Event> {
-    let entity_type: String = row.try_get("entity_type")?;
     let id: i64 = row.try_get("id")?;
+    let entity_type: String = row.try_get("entity_type")?;
     let is_playground = entity_type == "playground";
     // A push's event says what moved (repository, branch, before, after):
     // its metadata is the payload, as a Playground audit event's is.
     let has_metadata = is_playground || entity_type == "repo";
-    Ok(Event {
-        id,
-        account_id: row.try_get("account_id")?,
-        event_type: row.try_get("event_type")?,
-        entity_id: row.try_get("entity_id")?,
-        action: row.try_get("action")?,
-        timestamp: time::from_db(&row.try_get::<String, _>("occurred_at")?)?,
-        audit_log_id: is_playground.then_some(id),
-        playground_name: row.try_get("playground_name")?,
-        actor_type: if is_playground { row.try_get("actor_type")? } else { None },
-        actor_id: if is_playground { row.try_get("actor_id")? } else { None },
-        metadata: if has_metadata { Some(super::json_column(row, "events", id, "metadata")?) } else { None },
-        dispatched_at: time::opt_from_db(row.try_get("dispatched_at")?)?,
-        entity_type,
-    })
+    Ok(columns!(
+        row,
+        Event {
+            id,
+            account_id,
+            event_type,
+            entity_id,
+            action,
+            timestamp: super::time_column(row, "occurred_at")?,
+            audit_log_id: is_playground.then_some(id),
+            playground_name,
+            actor_type: if is_playground { row.try_get("actor_type")? } else { None },
+            actor_id: if is_playground { row.try_get("actor_id")? } else { None },
+            metadata: if has_metadata { Some(super::json_column(row, "events", id, "metadata")?) } else { None },
+            dispatched_at: super::opt_time_column(row, "dispatched_at")?,
+            entity_type,
+        }
+    ))
 }
 
 const COLUMNS: &str = "id, account_id, event_type, entity_type, entity_id, action, occurred_at, \
@@ -69,11 +73,13 @@ const COLUMNS: &str = "id, account_id, event_type, entity_type, entity_id, actio
 
 /// An account's events, oldest first.
 pub async fn list_for_account(store: &Store, account_id: i64) -> Result<Vec<Event>> {
-    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM events WHERE account_id = $1 ORDER BY id"))
-        .bind(account_id)
-        .fetch_all(store.pool())
-        .await?;
-    rows.iter().map(from_row).collect()
+    all_of(
+        store.pool(),
+        &format!("SELECT {COLUMNS} FROM events WHERE account_id = $1 ORDER BY id"),
+        account_id,
+        from_row,
+    )
+    .await
 }
 
 /// The newest `limit` events about one entity of the account, newest
@@ -85,43 +91,25 @@ pub async fn recent_for(
     entity_id: i64,
     limit: i64,
 ) -> Result<Vec<Event>> {
-    let rows = sqlx::query(&format!(
+    let sql = format!(
         "SELECT {COLUMNS} FROM events WHERE account_id = $1 AND entity_type = $2 AND entity_id = $3 \
          ORDER BY id DESC LIMIT $4"
-    ))
-    .bind(account_id)
-    .bind(entity_type)
-    .bind(entity_id)
-    .bind(limit)
-    .fetch_all(store.pool())
-    .await?;
-    rows.iter().map(from_row).collect()
+    );
+    let query = sqlx::query(&sql).bind(account_id).bind(entity_type).bind(entity_id).bind(limit);
+    all(store.pool(), query, from_row).await
 }
 
 /// Up to `limit` events not yet dispatched, oldest first.
 pub async fn undispatched(store: &Store, limit: i64) -> Result<Vec<Event>> {
-    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM events WHERE dispatched_at IS NULL ORDER BY id LIMIT $1"))
-        .bind(limit)
-        .fetch_all(store.pool())
-        .await?;
-    rows.iter().map(from_row).collect()
+    let sql = format!("SELECT {COLUMNS} FROM events WHERE dispatched_at IS NULL ORDER BY id LIMIT $1");
+    all(store.pool(), sqlx::query(&sql).bind(limit), from_row).await
 }
 
 /// Event `id`, on `conn` (the dispatcher reads the event it delivers).
 pub(super) async fn get_in(conn: &mut Conn, id: i64) -> Result<Event> {
-    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM events WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or(crate::Error::NotFound("event"))?;
-    from_row(&row)
+    one(conn, sqlx::query(&format!("SELECT {COLUMNS} FROM events WHERE id = $1")).bind(id), "event", from_row).await
 }
 
 pub async fn mark_dispatched(store: &Store, id: i64, at: Timestamp) -> Result<()> {
-    sqlx::query("UPDATE events SET dispatched_at = $1 WHERE id = $2")
-        .bind(time::to_db(&at))
-        .bind(id)
-        .execute(store.pool())
-        .await?;
-    Ok(())
+    set_by_id(store.pool(), "UPDATE events SET dispatched_at = $1 WHERE id = $2", time::to_db(&at), id).await
 }

@@ -7,12 +7,17 @@ fn wanted(pairs: &[(&str, usize)]) -> BTreeMap<String, usize> {
     pairs.iter().map(|(k, n)| ((*k).to_owned(), *n)).collect()
 }
 
+/// A store with one Playground (its id) and a secret box.
+async fn fixture() -> (crate::testing::TestStore, SecretBox, i64) {
+    let db = crate::testing::store().await;
+    let (_, id) = crate::testing::playground_row(&db.store).await;
+    (db, MasterKey::generate().secret_box(), id)
+}
+
 #[tokio::test]
 async fn values_are_generated_once_sealed_and_kept_until_another_length_is_asked() {
-    let db = crate::testing::store().await;
+    let (db, secrets, id) = fixture().await;
     let store = &db.store;
-    let secrets = MasterKey::generate().secret_box();
-    let (_, id) = crate::testing::playground_row(store).await;
     assert!(values(store, &secrets, id).await.unwrap().is_empty());
 
     ensure(store, &secrets, id, &wanted(&[("DB_PASSWORD", 32), ("API_KEY", 16)])).await.unwrap();
@@ -47,10 +52,8 @@ async fn values_are_generated_once_sealed_and_kept_until_another_length_is_asked
 
 #[tokio::test]
 async fn they_go_with_the_playground() {
-    let db = crate::testing::store().await;
+    let (db, secrets, id) = fixture().await;
     let store = &db.store;
-    let secrets = MasterKey::generate().secret_box();
-    let (_, id) = crate::testing::playground_row(store).await;
     ensure(store, &secrets, id, &wanted(&[("DB_PASSWORD", 32)])).await.unwrap();
     sqlx::query("DELETE FROM playgrounds WHERE id = $1").bind(id).execute(store.pool()).await.unwrap();
     assert!(values(store, &secrets, id).await.unwrap().is_empty());

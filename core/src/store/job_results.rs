@@ -24,7 +24,7 @@ use sqlx::Row;
 
 use super::events;
 use super::fence::{Fence, Fenced};
-use super::playground_status::{begin, status_event};
+use super::playground_status::{status_event, write};
 use super::{Conn, Store};
 use crate::model::event::NewEvent;
 use crate::playground::job::{Completion, JobResult};
@@ -63,12 +63,15 @@ async fn get_in(conn: &mut Conn, playground_id: i64) -> Result<Option<JobResult>
     .fetch_optional(&mut *conn)
     .await?;
     row.map(|r| {
-        Ok(JobResult {
-            exit_code: r.try_get("exit_code")?,
-            completed_at: time::from_db(&r.try_get::<String, _>("completed_at")?)?,
-            tail_logs: r.try_get("tail_logs")?,
-            host_released_at: time::opt_from_db(r.try_get("host_released_at")?)?,
-        })
+        Ok(columns!(
+            &r,
+            JobResult {
+                exit_code,
+                completed_at: super::time_column(&r, "completed_at")?,
+                tail_logs,
+                host_released_at: super::opt_time_column(&r, "host_released_at")?,
+            }
+        ))
     })
     .transpose()
 }
@@ -103,53 +106,54 @@ pub async fn cached_logs(store: &Store, playground_id: i64, service: &str) -> Re
 /// or when a result is already stored (a repeated pass): the caller reloads
 /// the Playground and carries on from its desired state.
 pub async fn record_completion(store: &Store, fence: Fence<'_>, id: i64, done: &Completion<'_>) -> Result<Fenced> {
-    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(Fenced::Lost) };
-    if current.desired_state != DesiredState::Running || get_in(&mut tx, id).await?.is_some() {
-        return Ok(Fenced::Held(()));
-    }
-    let completed_at = time::to_db(&done.completed_at);
-    sqlx::query(
-        "INSERT INTO playground_job_results (playground_id, exit_code, completed_at, tail_logs) \
-         VALUES ($1, $2, $3, $4)",
-    )
-    .bind(id)
-    .bind(done.exit_code)
-    .bind(&completed_at)
-    .bind(done.tail_logs)
-    .execute(&mut *tx)
-    .await?;
-    for (service, lines) in done.logs {
-        let kept = &lines[lines.len().saturating_sub(MAX_CACHED_LINES)..];
-        sqlx::query("INSERT INTO playground_job_logs (playground_id, service, lines) VALUES ($1, $2, $3)")
-            .bind(id)
-            .bind(service)
-            .bind(to_json(&kept)?)
-            .execute(&mut *tx)
-            .await?;
-    }
-    sqlx::query(
-        "UPDATE playgrounds SET status = $1, desired_state = $2, generation = generation + 1, \
-         services_status = $3, expires_at = $4, error_message = NULL, error_step = NULL, updated_at = $5 \
-         WHERE id = $6",
-    )
-    .bind(PlaygroundStatus::Complete.as_str())
-    .bind(DesiredState::Complete.as_str())
-    .bind(to_json(&done.services)?)
-    .bind(time::to_db(&done.keep_until))
-    .bind(&completed_at)
-    .bind(id)
-    .execute(&mut *tx)
-    .await?;
-    events::record(
-        &mut tx,
-        NewEvent::new(current.account_id, "playground", id, "completed").playground_name(&current.name).metadata(
-            serde_json::json!({"exit_code": done.exit_code, "completed_at": completed_at, "watched": done.watched}),
-        ),
-    )
-    .await?;
-    status_event(&mut tx, &current, PlaygroundStatus::Complete).await?;
-    tx.commit().await?;
-    Ok(Fenced::Held(()))
+    write(store, fence, id, async |tx, current| {
+        if current.desired_state != DesiredState::Running || get_in(tx, id).await?.is_some() {
+            return Ok(());
+        }
+        let completed_at = time::to_db(&done.completed_at);
+        sqlx::query(
+            "INSERT INTO playground_job_results (playground_id, exit_code, completed_at, tail_logs) \
+             VALUES ($1, $2, $3, $4)",
+        )
+        .bind(id)
+        .bind(done.exit_code)
+        .bind(&completed_at)
+        .bind(done.tail_logs)
+        .execute(&mut *tx)
+        .await?;
+        for (service, lines) in done.logs {
+            let kept = &lines[lines.len().saturating_sub(MAX_CACHED_LINES)..];
+            sqlx::query("INSERT INTO playground_job_logs (playground_id, service, lines) VALUES ($1, $2, $3)")
+                .bind(id)
+                .bind(service)
+                .bind(to_json(&kept)?)
+                .execute(&mut *tx)
+                .await?;
+        }
+        sqlx::query(
+            "UPDATE playgrounds SET status = $1, desired_state = $2, generation = generation + 1, \
+             services_status = $3, expires_at = $4, error_message = NULL, error_step = NULL, updated_at = $5 \
+             WHERE id = $6",
+        )
+        .bind(PlaygroundStatus::Complete.as_str())
+        .bind(DesiredState::Complete.as_str())
+        .bind(to_json(&done.services)?)
+        .bind(time::to_db(&done.keep_until))
+        .bind(&completed_at)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        events::record(
+            tx,
+            NewEvent::new(current.account_id, "playground", id, "completed").playground_name(&current.name).metadata(
+                serde_json::json!({"exit_code": done.exit_code, "completed_at": completed_at, "watched": done.watched}),
+            ),
+        )
+        .await?;
+        status_event(tx, &current, PlaygroundStatus::Complete).await?;
+        Ok(())
+    })
+    .await
 }
 
 /// Records that a completed job's host objects are all gone (step 2): the
@@ -157,28 +161,29 @@ pub async fn record_completion(store: &Store, fence: Fence<'_>, id: i64, done: &
 /// reaches `generation`. Idempotent; no event (the status stays
 /// `complete`). [`Fenced::Lost`] when the lease is lost.
 pub async fn release_host(store: &Store, fence: Fence<'_>, id: i64) -> Result<Fenced> {
-    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(Fenced::Lost) };
-    let now = time::to_db(&time::now());
-    if current.desired_state != DesiredState::Complete {
-        return Ok(Fenced::Held(()));
-    }
-    let released = sqlx::query(
-        "UPDATE playground_job_results SET host_released_at = $1 \
-         WHERE playground_id = $2 AND host_released_at IS NULL",
-    )
-    .bind(&now)
-    .bind(id)
-    .execute(&mut *tx)
-    .await?;
-    if released.rows_affected() > 0 {
-        sqlx::query("UPDATE playgrounds SET observed_generation = generation, updated_at = $1 WHERE id = $2")
-            .bind(&now)
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-    }
-    tx.commit().await?;
-    Ok(Fenced::Held(()))
+    write(store, fence, id, async |tx, current| {
+        let now = time::to_db(&time::now());
+        if current.desired_state != DesiredState::Complete {
+            return Ok(());
+        }
+        let released = sqlx::query(
+            "UPDATE playground_job_results SET host_released_at = $1 \
+             WHERE playground_id = $2 AND host_released_at IS NULL",
+        )
+        .bind(&now)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        if released.rows_affected() > 0 {
+            sqlx::query("UPDATE playgrounds SET observed_generation = generation, updated_at = $1 WHERE id = $2")
+                .bind(&now)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        Ok(())
+    })
+    .await
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use sqlx::any::AnyRow;
 
 use super::events;
 use super::quotas;
+use super::shapes::{all, all_of, delete_owned, one, set_by_id};
 use super::{Conn, OnUnique, Store};
 use crate::model::account::{ApiKey, NewApiKey};
 use crate::model::event::{Actor, NewEvent};
@@ -17,27 +18,31 @@ use crate::{Error, Result};
 const COLUMNS: &str = "id, account_id, user_id, label, client_id, scopes, expires_at, created_at, last_used_at";
 
 fn from_row(row: &AnyRow) -> Result<ApiKey> {
-    Ok(ApiKey {
-        id: row.try_get("id")?,
-        account_id: row.try_get("account_id")?,
-        user_id: row.try_get("user_id")?,
-        label: row.try_get("label")?,
-        client_id: row.try_get("client_id")?,
-        scopes: ScopeSet::from_db(&row.try_get::<String, _>("scopes")?),
-        expires_at: time::opt_from_db(row.try_get("expires_at")?)?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-        last_used_at: time::opt_from_db(row.try_get("last_used_at")?)?,
-    })
+    Ok(columns!(
+        row,
+        ApiKey {
+            id,
+            account_id,
+            user_id,
+            label,
+            client_id,
+            scopes: ScopeSet::from_db(&row.try_get::<String, _>("scopes")?),
+            expires_at: super::opt_time_column(row, "expires_at")?,
+            created_at: super::time_column(row, "created_at")?,
+            last_used_at: super::opt_time_column(row, "last_used_at")?,
+        }
+    ))
 }
 
 /// Records a key, enforcing the account's key quota and writing the
 /// `api_key.created` event in the same transaction.
 pub async fn create(store: &Store, key: NewApiKey, limits: &QuotaLimits, actor: Actor) -> Result<ApiKey> {
-    let mut tx = store.write().await?;
-    quotas::check(&mut tx, store.backend(), key.account_id, Resource::ApiKeys, limits).await?;
-    let created = insert_in(&mut tx, key, actor).await?;
-    tx.commit().await?;
-    Ok(created)
+    store
+        .in_write(async |tx| {
+            quotas::check(tx, store.backend(), key.account_id, Resource::ApiKeys, limits).await?;
+            insert_in(tx, key, actor).await
+        })
+        .await
 }
 
 /// [`create`], but only when the store holds no key at all: the first
@@ -45,15 +50,17 @@ pub async fn create(store: &Store, key: NewApiKey, limits: &QuotaLimits, actor: 
 /// one empty database make exactly one: the check and the insert share a
 /// transaction that holds the account's lock (SQLite: the write lock).
 pub async fn create_first(store: &Store, key: NewApiKey, limits: &QuotaLimits, actor: Actor) -> Result<Option<ApiKey>> {
-    let mut tx = store.write().await?;
-    quotas::check(&mut tx, store.backend(), key.account_id, Resource::ApiKeys, limits).await?;
-    let existing: i64 = sqlx::query("SELECT COUNT(*) AS n FROM api_keys").fetch_one(&mut *tx).await?.try_get("n")?;
-    if existing > 0 {
-        return Ok(None);
-    }
-    let created = insert_in(&mut tx, key, actor).await?;
-    tx.commit().await?;
-    Ok(Some(created))
+    store
+        .in_write(async |tx| {
+            quotas::check(tx, store.backend(), key.account_id, Resource::ApiKeys, limits).await?;
+            let existing: i64 =
+                sqlx::query("SELECT COUNT(*) AS n FROM api_keys").fetch_one(&mut *tx).await?.try_get("n")?;
+            if existing > 0 {
+                return Ok(None);
+            }
+            Ok(Some(insert_in(tx, key, actor).await?))
+        })
+        .await
 }
 
 async fn insert_in(conn: &mut Conn, key: NewApiKey, actor: Actor) -> Result<ApiKey> {
@@ -88,45 +95,41 @@ async fn insert_in(conn: &mut Conn, key: NewApiKey, actor: Actor) -> Result<ApiK
 }
 
 pub async fn list(store: &Store, account_id: i64) -> Result<Vec<ApiKey>> {
-    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY id"))
-        .bind(account_id)
-        .fetch_all(store.pool())
-        .await?;
-    rows.iter().map(from_row).collect()
+    all_of(
+        store.pool(),
+        &format!("SELECT {COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY id"),
+        account_id,
+        from_row,
+    )
+    .await
 }
 
 /// Every key of every account (for `play keys list` with no account).
 pub async fn list_all(store: &Store) -> Result<Vec<ApiKey>> {
-    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM api_keys ORDER BY id")).fetch_all(store.pool()).await?;
-    rows.iter().map(from_row).collect()
+    all(store.pool(), sqlx::query(&format!("SELECT {COLUMNS} FROM api_keys ORDER BY id")), from_row).await
 }
 
 /// Deletes a key of the account; another account's key is `NotFound`.
 pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<()> {
-    let mut tx = store.write().await?;
-    let result = sqlx::query("DELETE FROM api_keys WHERE id = $1 AND account_id = $2")
-        .bind(id)
-        .bind(account_id)
-        .execute(&mut *tx)
-        .await?;
-    if result.rows_affected() == 0 {
-        return Err(Error::NotFound("api key"));
-    }
-    // Replicas that cached the key drop their caches when they see this.
-    sqlx::query("UPDATE api_key_revocations SET generation = generation + 1 WHERE id = 1").execute(&mut *tx).await?;
-    events::record(&mut tx, NewEvent::new(account_id, "api_key", id, "destroyed").actor(actor)).await?;
-    tx.commit().await?;
-    Ok(())
+    store
+        .in_write(async |tx| {
+            if delete_owned(tx, "api_keys", id, account_id).await? == 0 {
+                return Err(Error::NotFound("api key"));
+            }
+            // Replicas that cached the key drop their caches when they see this.
+            sqlx::query("UPDATE api_key_revocations SET generation = generation + 1 WHERE id = 1")
+                .execute(&mut *tx)
+                .await?;
+            events::record(tx, NewEvent::new(account_id, "api_key", id, "destroyed").actor(actor)).await?;
+            Ok(())
+        })
+        .await
 }
 
 /// Deletes a key by id regardless of account (command line, offline admin).
 pub async fn delete_any(store: &Store, id: i64) -> Result<()> {
-    let account_id: i64 = sqlx::query("SELECT account_id FROM api_keys WHERE id = $1")
-        .bind(id)
-        .fetch_optional(store.pool())
-        .await?
-        .ok_or(Error::NotFound("api key"))?
-        .try_get("account_id")?;
+    let query = sqlx::query("SELECT account_id FROM api_keys WHERE id = $1").bind(id);
+    let account_id: i64 = one(store.pool(), query, "api key", |row| Ok(row.try_get("account_id")?)).await?;
     delete(store, account_id, id, Actor::System).await
 }
 
@@ -154,16 +157,15 @@ pub async fn touch_many(store: &Store, uses: &[(i64, Timestamp)]) -> Result<()> 
     if uses.is_empty() {
         return Ok(());
     }
-    let mut tx = store.write().await?;
-    for (id, at) in uses {
-        sqlx::query("UPDATE api_keys SET last_used_at = $1 WHERE id = $2")
-            .bind(time::to_db(at))
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-    }
-    tx.commit().await?;
-    Ok(())
+    store
+        .in_write(async |tx| {
+            for (id, at) in uses {
+                set_by_id(&mut *tx, "UPDATE api_keys SET last_used_at = $1 WHERE id = $2", time::to_db(at), *id)
+                    .await?;
+            }
+            Ok(())
+        })
+        .await
 }
 
 pub async fn count_all(store: &Store) -> Result<i64> {

@@ -44,7 +44,8 @@ use std::time::Duration;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::{Conn, Store};
+use super::fence::{Fence, Fenced};
+use super::{Conn, Store, Tx};
 use crate::model::lease::Lease;
 use crate::time::{self, Timestamp};
 use crate::{Error, Result};
@@ -108,7 +109,7 @@ pub async fn expires_at(store: &Store, reconciler: &str, object_id: i64) -> Resu
         .bind(object_id)
         .fetch_optional(store.pool())
         .await?;
-    row.map(|r| time::from_db(&r.try_get::<String, _>("expires_at")?)).transpose()
+    row.map(|r| super::time_column(&r, "expires_at")).transpose()
 }
 
 /// Extends a held, unexpired lease to `now + duration`. `None` when the lease
@@ -171,17 +172,32 @@ pub async fn still_held(conn: &mut Conn, reconciler: &str, object_id: i64, owner
 /// transaction ends, on PostgreSQL), or [`Fenced::Lost`] with nothing begun.
 /// Every fenced write of a reconciler starts here, so the check cannot be
 /// forgotten or written twice.
-pub async fn begin_fenced(
-    store: &Store,
-    fence: super::fence::Fence<'_>,
-    object_id: i64,
-) -> Result<super::fence::Fenced<super::Tx>> {
+pub async fn begin_fenced(store: &Store, fence: Fence<'_>, object_id: i64) -> Result<Fenced<Tx>> {
     let mut tx = store.write().await?;
     if still_held(&mut tx, fence.reconciler, object_id, fence.owner, fence.token).await? {
-        Ok(super::fence::Fenced::Held(tx))
+        Ok(Fenced::Held(tx))
     } else {
-        Ok(super::fence::Fenced::Lost)
+        Ok(Fenced::Lost)
     }
+}
+
+/// Runs `work` in a write transaction fenced by `fence` on `object_id`
+/// ([`begin_fenced`]) and commits when it succeeds: [`Fenced::Lost`], with
+/// nothing begun, when the lease no longer holds; on an error the
+/// transaction is dropped, which rolls it back. The shape of every fenced
+/// write: `leases::write_fenced(store, fence, id, async |tx| ..).await`.
+pub async fn write_fenced<T>(
+    store: &Store,
+    fence: Fence<'_>,
+    object_id: i64,
+    work: impl AsyncFnOnce(&mut Conn) -> Result<T>,
+) -> Result<Fenced<T>> {
+    let Fenced::Held(mut tx) = begin_fenced(store, fence, object_id).await? else {
+        return Ok(Fenced::Lost);
+    };
+    let out = work(&mut tx).await?;
+    tx.commit().await?;
+    Ok(Fenced::Held(out))
 }
 
 /// The stored lease row, for diagnostics and tests. A released lease shows
@@ -199,11 +215,5 @@ pub async fn get(store: &Store, reconciler: &str, object_id: i64) -> Result<Opti
 }
 
 fn from_row(row: &AnyRow) -> Result<Lease> {
-    Ok(Lease {
-        reconciler: row.try_get("reconciler")?,
-        object_id: row.try_get("object_id")?,
-        owner: row.try_get("owner")?,
-        token: row.try_get("token")?,
-        expires_at: time::from_db(&row.try_get::<String, _>("expires_at")?)?,
-    })
+    Ok(columns!(row, Lease { reconciler, object_id, owner, token, expires_at: super::time_column(row, "expires_at")? }))
 }

@@ -15,10 +15,32 @@
 //!   ([`json_column`], [`text_column`]). Never a default: a reconciler that read a corrupt
 //!   spec as an empty one would converge a host to nothing.
 //!
+//! The shapes these queries share (a write transaction around an `x_in`
+//! function, a scoped read of one or all rows, a scoped delete) are written
+//! once in `shapes`, and a row is read into its struct with `columns!`
+//! and the column readers below.
+//!
 //! Writes that must be atomic go through `Store::write`, which on SQLite
 //! starts the transaction with `BEGIN IMMEDIATE`: the write lock is taken up
 //! front, so concurrent writers queue on the busy timeout instead of failing
 //! when a deferred transaction tries to upgrade its lock.
+
+/// A struct read from a row, written as its literal: `columns!(row, T {
+/// a, b, c: expression })`. Each bare field (`a`) is read from the column
+/// of its own name (`row.try_get("a")?`); a field with a value is that
+/// value (a timestamp, a flag, JSON, read by the helpers below). So a
+/// column name that is also the field's is written once.
+macro_rules! columns {
+    ($row:expr, $T:ident { $($field:ident $(: $value:expr)?),* $(,)? }) => {
+        $T { $($field: columns!(@field $row, $field $(, $value)?)),* }
+    };
+    (@field $row:expr, $field:ident) => {
+        sqlx::Row::try_get($row, stringify!($field))?
+    };
+    (@field $row:expr, $field:ident, $value:expr) => {
+        $value
+    };
+}
 
 pub mod accounts;
 pub mod applied;
@@ -37,14 +59,17 @@ pub mod playground_detail;
 pub mod playground_status;
 pub mod playgrounds;
 pub mod playroom_checks;
+mod playroom_trust;
 pub mod playrooms;
 pub mod playspec_files;
 pub mod playspecs;
+pub mod playzone_branches;
 pub mod playzones;
 pub mod quotas;
 pub mod reachability;
 pub mod repositories;
 pub mod rollouts;
+mod shapes;
 pub mod sweep;
 pub mod templates;
 pub mod webhook_deliveries;
@@ -293,6 +318,19 @@ pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(
     column: &'static str,
 ) -> Result<T> {
     serde_json::from_str(text).map_err(|e| Error::Corrupt { table, id, column, reason: e.to_string() })
+}
+
+/// Reads the timestamp column `column` of a row (fixed-width RFC 3339
+/// text, see the module invariants).
+pub(crate) fn time_column(row: &sqlx::any::AnyRow, column: &str) -> Result<crate::time::Timestamp> {
+    use sqlx::Row as _;
+    crate::time::from_db(&row.try_get::<String, _>(column)?)
+}
+
+/// [`time_column`] of a column that may be NULL.
+pub(crate) fn opt_time_column(row: &sqlx::any::AnyRow, column: &str) -> Result<Option<crate::time::Timestamp>> {
+    use sqlx::Row as _;
+    crate::time::opt_from_db(row.try_get(column)?)
 }
 
 /// Reads the text column `column` of a row of `table` (id `id`) as one of

@@ -17,8 +17,9 @@ use sqlx::Row;
 use super::events;
 pub use super::fence::{Fence, Fenced};
 use super::leases;
-use super::playgrounds;
-use super::{Conn, Store, Tx};
+use super::playgrounds::{self, set_in};
+use super::shapes::column;
+use super::{Conn, Store};
 use crate::Result;
 use crate::model::event::{Actor, NewEvent};
 use crate::playground::model::{Playground, ServiceStatus};
@@ -28,11 +29,9 @@ use crate::time::{self, Timestamp};
 /// Every Playground the resync should visit: all rows (a running one may
 /// have drifted on its host; a destroying one is finished by a pass).
 pub async fn ids_to_reconcile(store: &Store) -> Result<Vec<i64>> {
-    let rows = sqlx::query("SELECT id FROM playgrounds WHERE status <> $1 ORDER BY id")
-        .bind(PlaygroundStatus::Destroyed.as_str())
-        .fetch_all(store.pool())
-        .await?;
-    rows.iter().map(|r| Ok(r.try_get("id")?)).collect()
+    let query = sqlx::query("SELECT id FROM playgrounds WHERE status <> $1 ORDER BY id")
+        .bind(PlaygroundStatus::Destroyed.as_str());
+    column(store.pool(), query, "id").await
 }
 
 async fn account_of(conn: &mut Conn, id: i64) -> Result<Option<i64>> {
@@ -44,21 +43,48 @@ async fn account_of(conn: &mut Conn, id: i64) -> Result<Option<i64>> {
 /// The Playground `id` whatever its account, or `None` once it is gone.
 pub async fn load(store: &Store, id: i64) -> Result<Option<Playground>> {
     let mut conn = store.conn().await?;
-    let Some(account_id) = account_of(&mut conn, id).await? else { return Ok(None) };
-    match playgrounds::get_in(&mut conn, account_id, id).await {
-        Ok(p) => Ok(Some(p)),
+    match load_in(&mut conn, id).await {
         Err(crate::Error::NotFound(_)) => Ok(None),
-        Err(e) => Err(e),
+        other => other,
     }
 }
 
-/// Opens a write transaction when `fence` still holds, with the row as it
-/// is now (`None`: the lease is lost or the row is gone).
-pub(super) async fn begin(store: &Store, fence: Fence<'_>, id: i64) -> Result<Option<(Tx, Playground)>> {
-    let Fenced::Held(mut tx) = leases::begin_fenced(store, fence, id).await? else { return Ok(None) };
-    let Some(account_id) = account_of(&mut tx, id).await? else { return Ok(None) };
-    let current = playgrounds::get_in(&mut tx, account_id, id).await?;
-    Ok(Some((tx, current)))
+async fn load_in(conn: &mut Conn, id: i64) -> Result<Option<Playground>> {
+    let Some(account_id) = account_of(conn, id).await? else { return Ok(None) };
+    Ok(Some(playgrounds::get_in(conn, account_id, id).await?))
+}
+
+/// Runs `work` on Playground `id` as `read` finds it now, in one write
+/// transaction fenced by `fence` ([`leases::write_fenced`]) that commits
+/// when `work` succeeds. [`Fenced::Lost`], with nothing written, when the
+/// lease is lost or `read` finds no row (only a lease holder deletes it).
+async fn write_read<R, T>(
+    store: &Store,
+    fence: Fence<'_>,
+    id: i64,
+    read: impl AsyncFnOnce(&mut Conn) -> Result<Option<R>>,
+    work: impl AsyncFnOnce(&mut Conn, R) -> Result<T>,
+) -> Result<Fenced<T>> {
+    let written = leases::write_fenced(store, fence, id, async |tx| match read(tx).await? {
+        Some(current) => Ok(Some(work(tx, current).await?)),
+        None => Ok(None),
+    })
+    .await?;
+    Ok(match written {
+        Fenced::Held(Some(out)) => Fenced::Held(out),
+        Fenced::Held(None) | Fenced::Lost => Fenced::Lost,
+    })
+}
+
+/// [`write_read`] with the whole row: the shape of every fenced write of a
+/// Playground (here, in `rollouts` and in `job_results`).
+pub(super) async fn write<T>(
+    store: &Store,
+    fence: Fence<'_>,
+    id: i64,
+    work: impl AsyncFnOnce(&mut Conn, Playground) -> Result<T>,
+) -> Result<Fenced<T>> {
+    write_read(store, fence, id, async |tx| load_in(tx, id).await, work).await
 }
 
 /// The columns [`record_error`] needs, read without the JSON columns: a
@@ -74,15 +100,14 @@ struct Head {
     error_step: Option<CreationStep>,
 }
 
-/// [`begin`], reading only the [`Head`] of the row.
-async fn begin_head(store: &Store, fence: Fence<'_>, id: i64) -> Result<Option<(Tx, Head)>> {
-    let Fenced::Held(mut tx) = leases::begin_fenced(store, fence, id).await? else { return Ok(None) };
+/// The [`Head`] of Playground `id`, `None` once it is gone.
+async fn head_in(conn: &mut Conn, id: i64) -> Result<Option<Head>> {
     let row = sqlx::query(
         "SELECT account_id, name, status, desired_state, creation_step, error_message, error_step \
          FROM playgrounds WHERE id = $1",
     )
     .bind(id)
-    .fetch_optional(&mut *tx)
+    .fetch_optional(&mut *conn)
     .await?;
     let Some(row) = row else { return Ok(None) };
     let head = Head {
@@ -94,7 +119,7 @@ async fn begin_head(store: &Store, fence: Fence<'_>, id: i64) -> Result<Option<(
         error_message: row.try_get("error_message")?,
         error_step: super::opt_text_column(&row, "playgrounds", id, "error_step")?,
     };
-    Ok(Some((tx, head)))
+    Ok(Some(head))
 }
 
 pub(super) async fn status_event(conn: &mut Conn, p: &Playground, to: PlaygroundStatus) -> Result<()> {
@@ -123,17 +148,14 @@ async fn status_changed(
 /// Records the creation step a pass reached. No event (steps are progress,
 /// not state changes).
 pub async fn set_step(store: &Store, fence: Fence<'_>, id: i64, step: CreationStep) -> Result<Fenced> {
-    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(Fenced::Lost) };
-    if current.creation_step != Some(step) {
-        sqlx::query("UPDATE playgrounds SET creation_step = $1, updated_at = $2 WHERE id = $3")
-            .bind(step.as_str())
-            .bind(time::to_db(&time::now()))
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-    }
-    tx.commit().await?;
-    Ok(Fenced::Held(()))
+    write(store, fence, id, async |tx, current| {
+        if current.creation_step != Some(step) {
+            set_in(tx, "UPDATE playgrounds SET creation_step = $1, updated_at = $2 WHERE id = $3", step.as_str(), id)
+                .await?;
+        }
+        Ok(())
+    })
+    .await
 }
 
 /// Records a failure at `step`. A `terminal` one (retrying cannot fix it)
@@ -154,45 +176,55 @@ pub async fn record_error(
     message: &str,
     terminal: bool,
 ) -> Result<Fenced> {
-    let Some((mut tx, current)) = begin_head(store, fence, id).await? else { return Ok(Fenced::Lost) };
-    let to = if terminal && current.desired_state == DesiredState::Running {
-        PlaygroundStatus::Failed
-    } else {
-        current.status
-    };
-    let changed = current.error_message.as_deref() != Some(message) || current.error_step != Some(step);
-    // How far creation got: an error of a Playground whose creation had
-    // finished (running, or failed after it was ready) does not rewind it.
-    let finished = current.status == PlaygroundStatus::Running || current.creation_step == Some(CreationStep::Ready);
-    let creation_step = if finished { current.creation_step } else { Some(step) };
-    if changed || to != current.status {
-        sqlx::query(
-            "UPDATE playgrounds SET status = $1, error_message = $2, error_step = $3, creation_step = $4, \
-             updated_at = $5 WHERE id = $6",
-        )
-        .bind(to.as_str())
-        .bind(message)
-        .bind(step.as_str())
-        .bind(creation_step.map(CreationStep::as_str))
-        .bind(time::to_db(&time::now()))
-        .bind(id)
-        .execute(&mut *tx)
-        .await?;
-    }
-    if changed {
-        events::record(
-            &mut tx,
-            NewEvent::new(current.account_id, "playground", id, "error")
-                .playground_name(&current.name)
-                .metadata(serde_json::json!({"error_step": step, "error_message": message, "terminal": terminal})),
-        )
-        .await?;
-    }
-    if to != current.status {
-        status_changed(&mut tx, current.account_id, id, &current.name, current.status, to).await?;
-    }
-    tx.commit().await?;
-    Ok(Fenced::Held(()))
+    write_read(
+        store,
+        fence,
+        id,
+        async |tx| head_in(tx, id).await,
+        async |tx, current| {
+            let to = if terminal && current.desired_state == DesiredState::Running {
+                PlaygroundStatus::Failed
+            } else {
+                current.status
+            };
+            let changed = current.error_message.as_deref() != Some(message) || current.error_step != Some(step);
+            // How far creation got: an error of a Playground whose creation had
+            // finished (running, or failed after it was ready) does not rewind it.
+            let finished =
+                current.status == PlaygroundStatus::Running || current.creation_step == Some(CreationStep::Ready);
+            let creation_step = if finished { current.creation_step } else { Some(step) };
+            if changed || to != current.status {
+                sqlx::query(
+                    "UPDATE playgrounds SET status = $1, error_message = $2, error_step = $3, creation_step = $4, \
+                 updated_at = $5 WHERE id = $6",
+                )
+                .bind(to.as_str())
+                .bind(message)
+                .bind(step.as_str())
+                .bind(creation_step.map(CreationStep::as_str))
+                .bind(time::to_db(&time::now()))
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            }
+            if changed {
+                events::record(
+                    tx,
+                    NewEvent::new(current.account_id, "playground", id, "error")
+                        .playground_name(&current.name)
+                        .metadata(
+                            serde_json::json!({"error_step": step, "error_message": message, "terminal": terminal}),
+                        ),
+                )
+                .await?;
+            }
+            if to != current.status {
+                status_changed(tx, current.account_id, id, &current.name, current.status, to).await?;
+            }
+            Ok(())
+        },
+    )
+    .await
 }
 
 /// Writes the services as observed on the host: the pass reached the host
@@ -211,85 +243,80 @@ pub async fn record_observed(
     services: &[ServiceStatus],
     converged_generation: Option<i64>,
 ) -> Result<Fenced<bool>> {
-    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(Fenced::Lost) };
-    let json = serde_json::to_string(services).map_err(|e| crate::Error::Internal(e.to_string()))?;
-    let now = time::to_db(&time::now());
-    let mut changed = current.services != services;
-    if current.services != services {
-        sqlx::query("UPDATE playgrounds SET services_status = $1, updated_at = $2 WHERE id = $3")
-            .bind(&json)
-            .bind(&now)
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-    }
-    let stale_error = current.error_message.is_some() || current.error_step.is_some();
-    if stale_error && current.status != PlaygroundStatus::Failed {
-        sqlx::query("UPDATE playgrounds SET error_message = NULL, error_step = NULL, updated_at = $1 WHERE id = $2")
-            .bind(&now)
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-    }
-    // A pass that converged an older generation (a rollout landed during
-    // it) does not call the Playground running: the next pass judges the
-    // new generation.
-    if let Some(generation) = converged_generation
-        && current.desired_state == DesiredState::Running
-        && current.generation == generation
-        && (current.status != PlaygroundStatus::Running || current.observed_generation != generation)
-    {
-        sqlx::query(
-            "UPDATE playgrounds SET status = $1, observed_generation = $2, last_applied_at = $3, \
-             creation_step = $4, error_message = NULL, error_step = NULL, updated_at = $3 WHERE id = $5",
-        )
-        .bind(PlaygroundStatus::Running.as_str())
-        .bind(generation)
-        .bind(&now)
-        .bind(CreationStep::Ready.as_str())
-        .bind(id)
-        .execute(&mut *tx)
-        .await?;
-        if current.status != PlaygroundStatus::Running {
-            status_event(&mut tx, &current, PlaygroundStatus::Running).await?;
+    write(store, fence, id, async |tx, current| {
+        let json = serde_json::to_string(services).map_err(|e| crate::Error::Internal(e.to_string()))?;
+        let now = time::to_db(&time::now());
+        let mut changed = current.services != services;
+        if current.services != services {
+            set_in(tx, "UPDATE playgrounds SET services_status = $1, updated_at = $2 WHERE id = $3", json, id).await?;
         }
-        changed = true;
-    }
-    tx.commit().await?;
-    Ok(Fenced::Held(changed))
+        let stale_error = current.error_message.is_some() || current.error_step.is_some();
+        if stale_error && current.status != PlaygroundStatus::Failed {
+            sqlx::query(
+                "UPDATE playgrounds SET error_message = NULL, error_step = NULL, updated_at = $1 WHERE id = $2",
+            )
+            .bind(&now)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        }
+        // A pass that converged an older generation (a rollout landed during
+        // it) does not call the Playground running: the next pass judges the
+        // new generation.
+        if let Some(generation) = converged_generation
+            && current.desired_state == DesiredState::Running
+            && current.generation == generation
+            && (current.status != PlaygroundStatus::Running || current.observed_generation != generation)
+        {
+            sqlx::query(
+                "UPDATE playgrounds SET status = $1, observed_generation = $2, last_applied_at = $3, \
+                 creation_step = $4, error_message = NULL, error_step = NULL, updated_at = $3 WHERE id = $5",
+            )
+            .bind(PlaygroundStatus::Running.as_str())
+            .bind(generation)
+            .bind(&now)
+            .bind(CreationStep::Ready.as_str())
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+            if current.status != PlaygroundStatus::Running {
+                status_event(tx, &current, PlaygroundStatus::Running).await?;
+            }
+            changed = true;
+        }
+        Ok(changed)
+    })
+    .await
 }
 
 /// Records `playground.drift.detected` with the `repairs` a pass is about
 /// to make. No state change: the Playground stays `running` while the
 /// repair runs.
 pub async fn record_drift(store: &Store, fence: Fence<'_>, id: i64, repairs: &[String]) -> Result<Fenced> {
-    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(Fenced::Lost) };
-    events::record(
-        &mut tx,
-        NewEvent::new(current.account_id, "playground", id, "drift.detected")
-            .playground_name(&current.name)
-            .actor(Actor::System)
-            .metadata(serde_json::json!({"repairs": repairs})),
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(Fenced::Held(()))
+    write(store, fence, id, async |tx, current| {
+        events::record(
+            tx,
+            NewEvent::new(current.account_id, "playground", id, "drift.detected")
+                .playground_name(&current.name)
+                .actor(Actor::System)
+                .metadata(serde_json::json!({"repairs": repairs})),
+        )
+        .await?;
+        Ok(())
+    })
+    .await
 }
 
 /// Records that every image of `epoch` was pulled again (a hard restart), so
 /// later passes pull only what is missing. No event: progress, not state.
 pub async fn record_pulled(store: &Store, fence: Fence<'_>, id: i64, epoch: i64) -> Result<Fenced> {
-    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(Fenced::Lost) };
-    if current.pulled_epoch < epoch {
-        sqlx::query("UPDATE playgrounds SET pulled_epoch = $1, updated_at = $2 WHERE id = $3")
-            .bind(epoch)
-            .bind(time::to_db(&time::now()))
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-    }
-    tx.commit().await?;
-    Ok(Fenced::Held(()))
+    write(store, fence, id, async |tx, current| {
+        if current.pulled_epoch < epoch {
+            set_in(tx, "UPDATE playgrounds SET pulled_epoch = $1, updated_at = $2 WHERE id = $3", epoch, id).await?;
+        }
+        Ok(())
+    })
+    .await
 }
 
 /// Destroys a Playground whose `expires_at` has passed: desired state
@@ -297,51 +324,44 @@ pub async fn record_pulled(store: &Store, fence: Fence<'_>, id: i64, epoch: i64)
 /// `playground.expired` and `playground.status.changed`. Returns whether it
 /// expired now (`Held(false)` when not yet due or already destroying).
 pub async fn expire_if_due(store: &Store, fence: Fence<'_>, id: i64, now: Timestamp) -> Result<Fenced<bool>> {
-    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(Fenced::Lost) };
-    let due = current.expires_at.is_some_and(|at| at <= now);
-    if !due || current.desired_state == DesiredState::Destroyed {
-        return Ok(Fenced::Held(false));
-    }
-    sqlx::query(
-        "UPDATE playgrounds SET desired_state = $1, status = $2, generation = generation + 1, \
-         updated_at = $3 WHERE id = $4",
-    )
-    .bind(DesiredState::Destroyed.as_str())
-    .bind(PlaygroundStatus::Destroying.as_str())
-    .bind(time::to_db(&now))
-    .bind(id)
-    .execute(&mut *tx)
-    .await?;
-    events::record(
-        &mut tx,
-        NewEvent::new(current.account_id, "playground", id, "expired")
-            .playground_name(&current.name)
-            .metadata(serde_json::json!({"expires_at": current.expires_at.map(|at| time::to_db(&at))})),
-    )
-    .await?;
-    status_event(&mut tx, &current, PlaygroundStatus::Destroying).await?;
-    tx.commit().await?;
-    Ok(Fenced::Held(true))
+    write(store, fence, id, async |tx, current| {
+        let due = current.expires_at.is_some_and(|at| at <= now);
+        if !due || current.desired_state == DesiredState::Destroyed {
+            return Ok(false);
+        }
+        playgrounds::mark_destroying_at(tx, id, now).await?;
+        events::record(
+            tx,
+            NewEvent::new(current.account_id, "playground", id, "expired")
+                .playground_name(&current.name)
+                .metadata(serde_json::json!({"expires_at": current.expires_at.map(|at| time::to_db(&at))})),
+        )
+        .await?;
+        status_event(tx, &current, PlaygroundStatus::Destroying).await?;
+        Ok(true)
+    })
+    .await
 }
 
 /// Deletes a destroyed Playground's row, once its host objects are gone,
 /// with `playground.destroyed`. Deleting the row releases the Playspec.
 /// Refuses (`Held(false)`) unless desired state is `destroyed`.
 pub async fn finish_destroy(store: &Store, fence: Fence<'_>, id: i64) -> Result<Fenced<bool>> {
-    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(Fenced::Lost) };
-    if current.desired_state != DesiredState::Destroyed {
-        return Ok(Fenced::Held(false));
-    }
-    sqlx::query("DELETE FROM playgrounds WHERE id = $1").bind(id).execute(&mut *tx).await?;
-    events::record(
-        &mut tx,
-        NewEvent::new(current.account_id, "playground", id, "destroyed")
-            .playground_name(&current.name)
-            .metadata(serde_json::json!({"playspec_id": current.playspec_id, "playroom_id": current.playroom_id})),
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(Fenced::Held(true))
+    write(store, fence, id, async |tx, current| {
+        if current.desired_state != DesiredState::Destroyed {
+            return Ok(false);
+        }
+        sqlx::query("DELETE FROM playgrounds WHERE id = $1").bind(id).execute(&mut *tx).await?;
+        events::record(
+            tx,
+            NewEvent::new(current.account_id, "playground", id, "destroyed")
+                .playground_name(&current.name)
+                .metadata(serde_json::json!({"playspec_id": current.playspec_id, "playroom_id": current.playroom_id})),
+        )
+        .await?;
+        Ok(true)
+    })
+    .await
 }
 
 #[cfg(test)]

@@ -21,6 +21,17 @@ fn fence(token: i64) -> Fence<'static> {
     Fence { reconciler: "playground", owner: OWNER, token }
 }
 
+/// One service, `web`, running.
+fn web_running() -> Vec<ServiceStatus> {
+    vec![ServiceStatus {
+        name: "web".into(),
+        status: ServiceState::Running,
+        health: None,
+        running: true,
+        container: None,
+    }]
+}
+
 async fn actions(store: &Store, account: i64) -> Vec<String> {
     events::list_for_account(store, account).await.unwrap().into_iter().map(|e| e.action).collect()
 }
@@ -29,13 +40,7 @@ async fn actions(store: &Store, account: i64) -> Vec<String> {
 async fn a_stale_token_writes_nothing() {
     let (db, id, token) = fixture().await;
     let store = &db.store;
-    let services = vec![ServiceStatus {
-        name: "web".into(),
-        status: ServiceState::Running,
-        health: None,
-        running: true,
-        container: None,
-    }];
+    let services = web_running();
     assert!(record_observed(store, fence(token - 1), id, &services, Some(1)).await.unwrap().is_lost());
     assert!(record_error(store, fence(token + 1), id, CreationStep::ImagePull, "boom", true).await.unwrap().is_lost());
     assert!(finish_destroy(store, fence(0), id).await.unwrap().is_lost());
@@ -76,13 +81,7 @@ async fn terminal_errors_fail_the_playground_once() {
 async fn errors_of_a_running_playground_keep_its_creation_step_and_clear_on_the_next_observation() {
     let (db, id, token) = fixture().await;
     let store = &db.store;
-    let services = vec![ServiceStatus {
-        name: "web".into(),
-        status: ServiceState::Running,
-        health: None,
-        running: true,
-        container: None,
-    }];
+    let services = web_running();
     assert!(record_observed(store, fence(token), id, &services, Some(1)).await.unwrap().is_held());
     // A transient error (the host unreachable) reported at any step.
     assert!(

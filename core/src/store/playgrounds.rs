@@ -10,10 +10,11 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{Any, Row};
 
 use super::events;
+use super::shapes::{all, one_in, set_by_id};
 use super::{Conn, Store, flag, is_set};
 use crate::model::event::{Actor, NewEvent};
 use crate::playground::model::{NewPlayground, Playground, ServiceSettings, compose_project};
@@ -29,37 +30,40 @@ pub(super) const FROM: &str = "playgrounds g LEFT JOIN playspecs s ON s.id = g.p
 
 pub(super) fn from_row(row: &AnyRow) -> Result<Playground> {
     let id: i64 = row.try_get("id")?;
-    Ok(Playground {
-        id,
-        account_id: row.try_get("account_id")?,
-        installation: row.try_get("installation")?,
-        name: row.try_get("name")?,
-        status: super::text_column(row, "playgrounds", id, "status")?,
-        playspec_id: row.try_get("playspec_id")?,
-        playspec_name: row.try_get("playspec_name")?,
-        playroom_id: row.try_get("playroom_id")?,
-        job_mode: is_set(row.try_get("job_mode")?),
-        watched_services: super::json_column(row, "playgrounds", id, "watched_services")?,
-        env_overrides: super::json_column(row, "playgrounds", id, "env_overrides")?,
-        service_subdomains: super::json_column(row, "playgrounds", id, "service_subdomains")?,
-        service_settings: super::json_column(row, "playgrounds", id, "service_settings")?,
-        compose_project: row.try_get("compose_project")?,
-        desired_state: super::text_column(row, "playgrounds", id, "desired_state")?,
-        generation: row.try_get("generation")?,
-        observed_generation: row.try_get("observed_generation")?,
-        creation_step: super::opt_text_column(row, "playgrounds", id, "creation_step")?,
-        error_message: row.try_get("error_message")?,
-        error_step: super::opt_text_column(row, "playgrounds", id, "error_step")?,
-        needs_recreation: is_set(row.try_get("needs_recreation")?),
-        restart_epoch: row.try_get("restart_epoch")?,
-        pulled_epoch: row.try_get("pulled_epoch")?,
-        services: super::json_column(row, "playgrounds", id, "services_status")?,
-        failed_rollouts: super::json_column(row, "playgrounds", id, "failed_rollouts")?,
-        expires_at: time::opt_from_db(row.try_get("expires_at")?)?,
-        last_applied_at: time::opt_from_db(row.try_get("last_applied_at")?)?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
-    })
+    Ok(columns!(
+        row,
+        Playground {
+            id,
+            account_id,
+            installation,
+            name,
+            status: super::text_column(row, "playgrounds", id, "status")?,
+            playspec_id,
+            playspec_name,
+            playroom_id,
+            job_mode: is_set(row.try_get("job_mode")?),
+            watched_services: super::json_column(row, "playgrounds", id, "watched_services")?,
+            env_overrides: super::json_column(row, "playgrounds", id, "env_overrides")?,
+            service_subdomains: super::json_column(row, "playgrounds", id, "service_subdomains")?,
+            service_settings: super::json_column(row, "playgrounds", id, "service_settings")?,
+            compose_project,
+            desired_state: super::text_column(row, "playgrounds", id, "desired_state")?,
+            generation,
+            observed_generation,
+            creation_step: super::opt_text_column(row, "playgrounds", id, "creation_step")?,
+            error_message,
+            error_step: super::opt_text_column(row, "playgrounds", id, "error_step")?,
+            needs_recreation: is_set(row.try_get("needs_recreation")?),
+            restart_epoch,
+            pulled_epoch,
+            services: super::json_column(row, "playgrounds", id, "services_status")?,
+            failed_rollouts: super::json_column(row, "playgrounds", id, "failed_rollouts")?,
+            expires_at: super::opt_time_column(row, "expires_at")?,
+            last_applied_at: super::opt_time_column(row, "last_applied_at")?,
+            created_at: super::time_column(row, "created_at")?,
+            updated_at: super::time_column(row, "updated_at")?,
+        }
+    ))
 }
 
 fn to_json<T: Serialize>(value: &T) -> Result<String> {
@@ -94,11 +98,8 @@ pub async fn insert_in(conn: &mut Conn, account_id: i64, new: &NewPlayground, ac
     let id: i64 = row.try_get("id")?;
     let installation: String =
         sqlx::query("SELECT uid FROM installation").fetch_one(&mut *conn).await?.try_get("uid")?;
-    sqlx::query("UPDATE playgrounds SET compose_project = $1 WHERE id = $2")
-        .bind(compose_project(&installation, id, &new.name))
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
+    let project = compose_project(&installation, id, &new.name);
+    set_by_id(&mut *conn, "UPDATE playgrounds SET compose_project = $1 WHERE id = $2", project, id).await?;
     events::record(
         conn,
         NewEvent::new(account_id, "playground", id, "created").playground_name(&new.name).actor(actor).metadata(
@@ -110,13 +111,8 @@ pub async fn insert_in(conn: &mut Conn, account_id: i64, new: &NewPlayground, ac
 }
 
 pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playground> {
-    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM {FROM} WHERE g.id = $1 AND g.account_id = $2"))
-        .bind(id)
-        .bind(account_id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or(Error::NotFound("playground"))?;
-    from_row(&row)
+    let sql = format!("SELECT {COLUMNS} FROM {FROM} WHERE g.id = $1 AND g.account_id = $2");
+    one_in(conn, &sql, id, account_id, "playground", from_row).await
 }
 
 /// The Playground `id` of `account_id`. Concurrent calls for one
@@ -132,13 +128,8 @@ pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Playground> 
 
 /// The account's Playgrounds that are not yet destroyed.
 pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playground>> {
-    let rows =
-        sqlx::query(&format!("SELECT {COLUMNS} FROM {FROM} WHERE g.account_id = $1 AND g.status <> $2 ORDER BY g.id"))
-            .bind(account_id)
-            .bind(PlaygroundStatus::Destroyed.as_str())
-            .fetch_all(store.pool())
-            .await?;
-    rows.iter().map(from_row).collect()
+    let sql = format!("SELECT {COLUMNS} FROM {FROM} WHERE g.account_id = $1 AND g.status <> $2 ORDER BY g.id");
+    all(store.pool(), sqlx::query(&sql).bind(account_id).bind(PlaygroundStatus::Destroyed.as_str()), from_row).await
 }
 
 /// Records `playground.status.changed` from the Playground's status to `to`.
@@ -148,14 +139,9 @@ pub async fn status_changed_in(
     to: PlaygroundStatus,
     actor: Actor,
 ) -> Result<()> {
-    events::record(
-        conn,
-        NewEvent::new(playground.account_id, "playground", playground.id, "status.changed")
-            .playground_name(&playground.name)
-            .actor(actor)
-            .metadata(serde_json::json!({"from": playground.status, "to": to})),
-    )
-    .await?;
+    let metadata = serde_json::json!({"from": playground.status, "to": to});
+    let event = NewEvent::new(playground.account_id, "playground", playground.id, "status.changed");
+    events::record(conn, event.playground_name(&playground.name).actor(actor).metadata(metadata)).await?;
     Ok(())
 }
 
@@ -166,51 +152,51 @@ pub async fn updated_in(
     actor: Actor,
     metadata: serde_json::Value,
 ) -> Result<()> {
-    events::record(
-        conn,
-        NewEvent::new(playground.account_id, "playground", playground.id, "updated")
-            .playground_name(&playground.name)
-            .actor(actor)
-            .metadata(metadata),
-    )
-    .await?;
+    let event = NewEvent::new(playground.account_id, "playground", playground.id, "updated");
+    events::record(conn, event.playground_name(&playground.name).actor(actor).metadata(metadata)).await?;
     Ok(())
 }
 
 /// Desired state `destroyed`, status `destroying`, a new generation.
 pub async fn mark_destroying_in(conn: &mut Conn, id: i64) -> Result<()> {
+    mark_destroying_at(conn, id, time::now()).await
+}
+
+/// [`mark_destroying_in`], updated `at` (the expiry's instant).
+pub(super) async fn mark_destroying_at(conn: &mut Conn, id: i64, at: Timestamp) -> Result<()> {
     sqlx::query(
         "UPDATE playgrounds SET desired_state = $1, status = $2, generation = generation + 1, \
          updated_at = $3 WHERE id = $4",
     )
     .bind(DesiredState::Destroyed.as_str())
     .bind(PlaygroundStatus::Destroying.as_str())
-    .bind(time::to_db(&time::now()))
+    .bind(time::to_db(&at))
     .bind(id)
     .execute(&mut *conn)
     .await?;
     Ok(())
 }
 
+/// Runs `sql`, `UPDATE playgrounds SET <column> = $1, updated_at = $2
+/// WHERE id = $3`: one column of Playground `id` set to `value`, and
+/// `updated_at` to now (the reconciler's one-column writes).
+pub(super) async fn set_in<'q, T>(conn: &mut Conn, sql: &'q str, value: T, id: i64) -> Result<()>
+where
+    T: 'q + Send + sqlx::Encode<'q, Any> + sqlx::Type<Any>,
+{
+    sqlx::query(sql).bind(value).bind(time::to_db(&time::now())).bind(id).execute(&mut *conn).await?;
+    Ok(())
+}
+
 /// Sets `expires_at`.
 pub async fn set_expiry_in(conn: &mut Conn, id: i64, expires_at: Timestamp) -> Result<()> {
-    sqlx::query("UPDATE playgrounds SET expires_at = $1, updated_at = $2 WHERE id = $3")
-        .bind(time::to_db(&expires_at))
-        .bind(time::to_db(&time::now()))
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
+    set_in(conn, "UPDATE playgrounds SET expires_at = $1, updated_at = $2 WHERE id = $3", time::to_db(&expires_at), id)
+        .await
 }
 
 /// Moves the Playground to another Playspec (a new revision of its own).
 pub async fn set_playspec_in(conn: &mut Conn, id: i64, playspec_id: i64) -> Result<()> {
-    sqlx::query("UPDATE playgrounds SET playspec_id = $1 WHERE id = $2")
-        .bind(playspec_id)
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
+    set_by_id(conn, "UPDATE playgrounds SET playspec_id = $1 WHERE id = $2", playspec_id, id).await
 }
 
 /// Replaces the per-Playground settings a rollout may change.

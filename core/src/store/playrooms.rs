@@ -3,14 +3,21 @@
 //! The SSH private key is stored sealed (`SecretBox`, bound to
 //! `playroom:<id>:ssh_private_key`) and only ever opened to build a
 //! `HostTarget`; nothing here returns it to a caller that renders
-//! responses (`Playroom` has no field for it).
+//! responses (`Playroom` has no field for it). Who may trust a Playroom,
+//! and the record of who did, are `playroom_trust`'s.
+//!
+//! A deleted Playroom whose edge container may still run on its host is
+//! hidden (`deleted_at` set, its name freed) until the edge reconciler
+//! purges it; every account-scoped read skips such a row.
 
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::events;
+use super::playroom_trust::{check_trust, record_trust};
 use super::quotas;
-use super::{OnUnique, Store, flag, is_set};
+use super::shapes::{all_of, delete_owned, one_in, set_by_id};
+use super::{Conn, OnUnique, Store, flag, is_set};
 use crate::edge::{EdgeChanges, EdgeSettings};
 use crate::host::HostTarget;
 use crate::model::event::{Actor, NewEvent};
@@ -72,23 +79,23 @@ pub(super) fn from_row_as(row: &AnyRow, prefix: &str) -> Result<Playroom> {
         has_private_key: is_set(has_key),
         ssh_public_key: row.try_get(name("ssh_public_key").as_ref())?,
         host_key: row.try_get(name("host_key").as_ref())?,
-        host_key_pinned_at: time::opt_from_db(row.try_get(name("host_key_pinned_at").as_ref())?)?,
+        host_key_pinned_at: super::opt_time_column(row, &name("host_key_pinned_at"))?,
         domains: super::parse_json(&json("domains")?, "playrooms", id, "domains")?,
         acme_email: row.try_get(name("acme_email").as_ref())?,
         edge: super::parse_json(&json("edge")?, "playrooms", id, "edge")?,
         trusted: is_set(row.try_get(name("trusted").as_ref())?),
-        trusted_at: time::opt_from_db(row.try_get(name("trusted_at").as_ref())?)?,
+        trusted_at: super::opt_time_column(row, &name("trusted_at"))?,
         trusted_by_key_id: row.try_get(name("trusted_by_key_id").as_ref())?,
         tutorial: is_set(row.try_get(name("tutorial").as_ref())?),
-        last_checked_at: time::opt_from_db(row.try_get(name("last_checked_at").as_ref())?)?,
+        last_checked_at: super::opt_time_column(row, &name("last_checked_at"))?,
         last_transport: row.try_get(name("last_transport").as_ref())?,
         last_error: row.try_get(name("last_error").as_ref())?,
         reachable: row.try_get::<Option<i64>, _>(name("reachable").as_ref())?.map(is_set),
-        unreachable_since: time::opt_from_db(row.try_get(name("unreachable_since").as_ref())?)?,
+        unreachable_since: super::opt_time_column(row, &name("unreachable_since"))?,
         unreachable_reason: row.try_get(name("unreachable_reason").as_ref())?,
-        created_at: time::from_db(&row.try_get::<String, _>(name("created_at").as_ref())?)?,
-        updated_at: time::from_db(&row.try_get::<String, _>(name("updated_at").as_ref())?)?,
-        deleted_at: time::opt_from_db(row.try_get(name("deleted_at").as_ref())?)?,
+        created_at: super::time_column(row, &name("created_at"))?,
+        updated_at: super::time_column(row, &name("updated_at"))?,
+        deleted_at: super::opt_time_column(row, &name("deleted_at"))?,
     })
 }
 
@@ -121,16 +128,13 @@ pub async fn create(
     limits: &QuotaLimits,
     actor: Actor,
 ) -> Result<Playroom> {
-    let mut tx = store.write().await?;
-    let out = create_in(&mut tx, store.backend(), secrets, account_id, fields, limits, actor).await?;
-    tx.commit().await?;
-    Ok(out)
+    store.in_write(async |tx| create_in(tx, store.backend(), secrets, account_id, fields, limits, actor).await).await
 }
 
 /// [`create`] inside the caller's transaction (server-side apply writes a
 /// whole set in one).
 pub async fn create_in(
-    conn: &mut super::Conn,
+    conn: &mut Conn,
     backend: super::Backend,
     secrets: &SecretBox,
     account_id: i64,
@@ -172,31 +176,19 @@ pub async fn create_in(
     let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
     if let Some((private, _)) = &fields.ssh_key {
         let sealed = secrets.seal(private, &key_context(id))?;
-        sqlx::query("UPDATE playrooms SET ssh_private_key = $1 WHERE id = $2")
-            .bind(sealed)
-            .bind(id)
-            .execute(&mut *conn)
-            .await?;
+        set_by_id(&mut *conn, "UPDATE playrooms SET ssh_private_key = $1 WHERE id = $2", sealed, id).await?;
     }
     if trusted {
         record_trust(conn, id, true, actor).await?;
     }
     let metadata = serde_json::json!({ "trusted": trusted });
     events::record(conn, NewEvent::new(account_id, "playroom", id, "created").actor(actor).metadata(metadata)).await?;
-    let room = get_in(conn, account_id, id).await?;
-    Ok(room)
+    get_in(conn, account_id, id).await
 }
 
-pub async fn get_in(conn: &mut super::Conn, account_id: i64, id: i64) -> Result<Playroom> {
-    let row = sqlx::query(&format!(
-        "SELECT {COLUMNS} FROM playrooms WHERE id = $1 AND account_id = $2 AND deleted_at IS NULL"
-    ))
-    .bind(id)
-    .bind(account_id)
-    .fetch_optional(&mut *conn)
-    .await?
-    .ok_or(Error::NotFound("playroom"))?;
-    from_row(&row)
+pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playroom> {
+    let sql = format!("SELECT {COLUMNS} FROM playrooms WHERE id = $1 AND account_id = $2 AND deleted_at IS NULL");
+    one_in(conn, &sql, id, account_id, "playroom", from_row).await
 }
 
 /// The Playroom `id` of `account_id`; concurrent calls share a query that
@@ -207,13 +199,8 @@ pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Playroom> {
 }
 
 pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playroom>> {
-    let rows = sqlx::query(&format!(
-        "SELECT {COLUMNS} FROM playrooms WHERE account_id = $1 AND deleted_at IS NULL ORDER BY id"
-    ))
-    .bind(account_id)
-    .fetch_all(store.pool())
-    .await?;
-    rows.iter().map(from_row).collect()
+    let sql = format!("SELECT {COLUMNS} FROM playrooms WHERE account_id = $1 AND deleted_at IS NULL ORDER BY id");
+    all_of(store.pool(), &sql, account_id, from_row).await
 }
 
 /// Applies the given fields. A change of host, port, user or connection
@@ -229,16 +216,13 @@ pub async fn update(
     fields: PlayroomFields,
     actor: Actor,
 ) -> Result<Playroom> {
-    let mut tx = store.write().await?;
-    let out = update_in(&mut tx, secrets, account_id, id, fields, actor).await?;
-    tx.commit().await?;
-    Ok(out)
+    store.in_write(async |tx| update_in(tx, secrets, account_id, id, fields, actor).await).await
 }
 
 /// [`update`] inside the caller's transaction (server-side apply writes a
 /// whole set in one).
 pub async fn update_in(
-    conn: &mut super::Conn,
+    conn: &mut Conn,
     secrets: &SecretBox,
     account_id: i64,
     id: i64,
@@ -321,41 +305,10 @@ pub async fn update_in(
         }
     }
     events::record(conn, NewEvent::new(account_id, "playroom", id, "updated").actor(actor).metadata(metadata)).await?;
-    let room = get_in(conn, account_id, id).await?;
-    Ok(room)
+    get_in(conn, account_id, id).await
 }
 
-/// A local Playroom runs Playgrounds on play's own engine: trusting it
-/// would hand a tenant's Compose root on play's machine.
-fn check_trust(connection: Connection, trusted: bool) -> Result<()> {
-    if trusted && connection == Connection::Local {
-        return Err(Error::field(
-            "playroom.trusted",
-            "a local Playroom runs on play's own engine and can never be trusted; use an SSH Playroom on a host of its own",
-        ));
-    }
-    Ok(())
-}
-
-/// Records who made the Playroom trusted (or clears it when trust is
-/// lifted). The change's event carries the same actor, for the audit trail.
-async fn record_trust(conn: &mut super::Conn, id: i64, trusted: bool, actor: Actor) -> Result<()> {
-    let by = match actor {
-        Actor::ApiKey(key) if trusted => Some(key),
-        _ => None,
-    };
-    let at = trusted.then(|| time::to_db(&time::now()));
-    sqlx::query("UPDATE playrooms SET trusted_at = $1, trusted_by_key_id = $2 WHERE id = $3")
-        .bind(at)
-        .bind(by)
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    tracing::info!(playroom = id, trusted, key = ?by, "Playroom trust changed");
-    Ok(())
-}
-
-async fn set_key_in(conn: &mut super::Conn, secrets: &SecretBox, id: i64, private: &str, public: &str) -> Result<()> {
+async fn set_key_in(conn: &mut Conn, secrets: &SecretBox, id: i64, private: &str, public: &str) -> Result<()> {
     sqlx::query("UPDATE playrooms SET ssh_private_key = $1, ssh_public_key = $2, updated_at = $3 WHERE id = $4")
         .bind(secrets.seal(private, &key_context(id))?)
         .bind(public)
@@ -376,17 +329,18 @@ pub async fn set_key(
     public: &str,
     actor: Actor,
 ) -> Result<Playroom> {
-    let mut tx = store.write().await?;
-    get_in(&mut tx, account_id, id).await?;
-    set_key_in(&mut tx, secrets, id, private, public).await?;
-    events::record(&mut tx, NewEvent::new(account_id, "playroom", id, "updated").actor(actor)).await?;
-    let room = get_in(&mut tx, account_id, id).await?;
-    tx.commit().await?;
-    Ok(room)
+    store
+        .in_write(async |tx| {
+            get_in(tx, account_id, id).await?;
+            set_key_in(tx, secrets, id, private, public).await?;
+            events::record(tx, NewEvent::new(account_id, "playroom", id, "updated").actor(actor)).await?;
+            get_in(tx, account_id, id).await
+        })
+        .await
 }
 
 /// Playgrounds that still occupy the Playroom (anything not yet destroyed).
-pub async fn active_playgrounds(conn: &mut super::Conn, playroom_id: i64) -> Result<i64> {
+pub async fn active_playgrounds(conn: &mut Conn, playroom_id: i64) -> Result<i64> {
     let row = sqlx::query("SELECT COUNT(*) AS n FROM playgrounds WHERE playroom_id = $1 AND status <> $2")
         .bind(playroom_id)
         .bind(crate::playground::state::PlaygroundStatus::Destroyed.as_str())
@@ -397,15 +351,12 @@ pub async fn active_playgrounds(conn: &mut super::Conn, playroom_id: i64) -> Res
 
 /// Deletes a Playroom; refused with `Conflict` while Playgrounds are active.
 pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<()> {
-    let mut tx = store.write().await?;
-    delete_in(&mut tx, account_id, id, actor).await?;
-    tx.commit().await?;
-    Ok(())
+    store.in_write(async |tx| delete_in(tx, account_id, id, actor).await).await
 }
 
 /// [`delete`] inside the caller's transaction (server-side apply writes a
 /// whole set in one).
-pub async fn delete_in(conn: &mut super::Conn, account_id: i64, id: i64, actor: Actor) -> Result<()> {
+pub async fn delete_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) -> Result<()> {
     get_in(conn, account_id, id).await?;
     let active = active_playgrounds(conn, id).await?;
     if active > 0 {
@@ -437,11 +388,7 @@ pub async fn delete_in(conn: &mut super::Conn, account_id: i64, id: i64, actor: 
         .execute(&mut *conn)
         .await?;
     } else {
-        sqlx::query("DELETE FROM playrooms WHERE id = $1 AND account_id = $2")
-            .bind(id)
-            .bind(account_id)
-            .execute(&mut *conn)
-            .await?;
+        delete_owned(conn, "playrooms", id, account_id).await?;
     }
     events::record(conn, NewEvent::new(account_id, "playroom", id, "destroyed").actor(actor)).await?;
     Ok(())

@@ -7,6 +7,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::playspecs::{ensure_unlocked, touch_in};
+use super::shapes::{all, one};
 use super::{Conn, OnUnique, Store, flag, is_set};
 use crate::compose::project_files;
 use crate::model::event::Actor;
@@ -20,18 +21,21 @@ const FILE_COLUMNS: &str =
 
 fn file_from_row(row: &AnyRow) -> Result<MountedFile> {
     let id: i64 = row.try_get("id")?;
-    Ok(MountedFile {
-        id,
-        name: row.try_get("name")?,
-        mount_path: row.try_get("mount_path")?,
-        path: row.try_get("path")?,
-        target_services: super::json_column(row, "playspec_mounted_files", id, "target_services")?,
-        readonly: is_set(row.try_get("readonly")?),
-        size: row.try_get("size")?,
-        sha256: row.try_get("sha256")?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
-    })
+    Ok(columns!(
+        row,
+        MountedFile {
+            id,
+            name,
+            mount_path,
+            path,
+            target_services: super::json_column(row, "playspec_mounted_files", id, "target_services")?,
+            readonly: is_set(row.try_get("readonly")?),
+            size,
+            sha256,
+            created_at: super::time_column(row, "created_at")?,
+            updated_at: super::time_column(row, "updated_at")?,
+        }
+    ))
 }
 
 fn path_taken(path: &str) -> Error {
@@ -45,34 +49,21 @@ pub async fn list_files(store: &Store, playspec_id: i64) -> Result<Vec<MountedFi
 
 /// [`list_files`] on the caller's connection.
 pub async fn list_files_in(conn: &mut Conn, playspec_id: i64) -> Result<Vec<MountedFile>> {
-    let rows =
-        sqlx::query(&format!("SELECT {FILE_COLUMNS} FROM playspec_mounted_files WHERE playspec_id = $1 ORDER BY id"))
-            .bind(playspec_id)
-            .fetch_all(&mut *conn)
-            .await?;
-    rows.iter().map(file_from_row).collect()
+    let sql = format!("SELECT {FILE_COLUMNS} FROM playspec_mounted_files WHERE playspec_id = $1 ORDER BY id");
+    all(conn, sqlx::query(&sql).bind(playspec_id), file_from_row).await
 }
 
 /// A mounted file's content, for the reconciler that writes it to hosts.
 pub async fn file_content(store: &Store, playspec_id: i64, file_id: i64) -> Result<Vec<u8>> {
-    let row = sqlx::query("SELECT content FROM playspec_mounted_files WHERE id = $1 AND playspec_id = $2")
+    let query = sqlx::query("SELECT content FROM playspec_mounted_files WHERE id = $1 AND playspec_id = $2")
         .bind(file_id)
-        .bind(playspec_id)
-        .fetch_optional(store.pool())
-        .await?
-        .ok_or(Error::NotFound("mounted file"))?;
-    Ok(row.try_get("content")?)
+        .bind(playspec_id);
+    one(store.pool(), query, "mounted file", |row| Ok(row.try_get("content")?)).await
 }
 
 async fn file_in(conn: &mut Conn, playspec_id: i64, file_id: i64) -> Result<MountedFile> {
-    let row =
-        sqlx::query(&format!("SELECT {FILE_COLUMNS} FROM playspec_mounted_files WHERE id = $1 AND playspec_id = $2"))
-            .bind(file_id)
-            .bind(playspec_id)
-            .fetch_optional(&mut *conn)
-            .await?
-            .ok_or(Error::NotFound("mounted file"))?;
-    file_from_row(&row)
+    let sql = format!("SELECT {FILE_COLUMNS} FROM playspec_mounted_files WHERE id = $1 AND playspec_id = $2");
+    one(conn, sqlx::query(&sql).bind(file_id).bind(playspec_id), "mounted file", file_from_row).await
 }
 
 /// Mounted files one Playspec may hold: each becomes a bind mount in
@@ -84,12 +75,10 @@ pub const MAX_FILES_PER_PLAYSPEC: i64 = 50;
 /// same project path or one that is a folder of the other: a relative
 /// source must name exactly one file or one folder.
 async fn ensure_path_free(conn: &mut Conn, playspec_id: i64, path: &str, except: Option<i64>) -> Result<()> {
-    let rows = sqlx::query("SELECT id, path FROM playspec_mounted_files WHERE playspec_id = $1 AND path IS NOT NULL")
-        .bind(playspec_id)
-        .fetch_all(&mut *conn)
-        .await?;
-    for row in rows {
-        let (id, other): (i64, String) = (row.try_get("id")?, row.try_get("path")?);
+    let query = sqlx::query("SELECT id, path FROM playspec_mounted_files WHERE playspec_id = $1 AND path IS NOT NULL")
+        .bind(playspec_id);
+    let paths: Vec<(i64, String)> = all(conn, query, |row| Ok((row.try_get("id")?, row.try_get("path")?))).await?;
+    for (id, other) in paths {
         if Some(id) != except && project_files::paths_conflict(path, &other) {
             return Err(Error::field(
                 "path",
@@ -107,10 +96,7 @@ pub async fn add_file(
     file: NewMountedFile,
     actor: Actor,
 ) -> Result<MountedFile> {
-    let mut tx = store.write().await?;
-    let out = add_file_in(&mut tx, store.backend(), account_id, playspec_id, file, actor).await?;
-    tx.commit().await?;
-    Ok(out)
+    store.in_write(async |tx| add_file_in(tx, store.backend(), account_id, playspec_id, file, actor).await).await
 }
 
 /// [`add_file`] inside the caller's transaction (server-side apply writes a
@@ -164,8 +150,7 @@ pub async fn add_file_in(
     .await;
     let id: i64 = inserted.on_unique(|| path_taken(&file.mount_path))?.try_get("id")?;
     touch_in(conn, account_id, playspec_id, actor).await?;
-    let added = file_in(conn, playspec_id, id).await?;
-    Ok(added)
+    file_in(conn, playspec_id, id).await
 }
 
 pub async fn update_file(
@@ -176,13 +161,23 @@ pub async fn update_file(
     change: MountedFileChange,
     actor: Actor,
 ) -> Result<MountedFile> {
-    let mut tx = store.write().await?;
-    ensure_unlocked(&mut tx, account_id, playspec_id).await?;
-    let current = file_in(&mut tx, playspec_id, file_id).await?;
+    store.in_write(async |tx| update_file_in(tx, account_id, playspec_id, file_id, change, actor).await).await
+}
+
+async fn update_file_in(
+    conn: &mut Conn,
+    account_id: i64,
+    playspec_id: i64,
+    file_id: i64,
+    change: MountedFileChange,
+    actor: Actor,
+) -> Result<MountedFile> {
+    ensure_unlocked(conn, account_id, playspec_id).await?;
+    let current = file_in(conn, playspec_id, file_id).await?;
     let mount_path = change.mount_path.unwrap_or(current.mount_path);
     let path = change.path.unwrap_or(current.path);
     if let Some(path) = &path {
-        ensure_path_free(&mut tx, playspec_id, path, Some(file_id)).await?;
+        ensure_path_free(conn, playspec_id, path, Some(file_id)).await?;
     }
     let result = sqlx::query(
         "UPDATE playspec_mounted_files SET mount_path = $1, target_services = $2, readonly = $3, updated_at = $4, \
@@ -195,29 +190,40 @@ pub async fn update_file(
     .bind(file_id)
     .bind(playspec_id)
     .bind(&path)
-    .execute(&mut *tx)
+    .execute(&mut *conn)
     .await;
     result.on_unique(|| path_taken(&mount_path))?;
-    touch_in(&mut tx, account_id, playspec_id, actor).await?;
-    let updated = file_in(&mut tx, playspec_id, file_id).await?;
-    tx.commit().await?;
-    Ok(updated)
+    touch_in(conn, account_id, playspec_id, actor).await?;
+    file_in(conn, playspec_id, file_id).await
 }
 
 pub async fn remove_file(store: &Store, account_id: i64, playspec_id: i64, file_id: i64, actor: Actor) -> Result<()> {
-    let mut tx = store.write().await?;
-    ensure_unlocked(&mut tx, account_id, playspec_id).await?;
-    let removed = sqlx::query("DELETE FROM playspec_mounted_files WHERE id = $1 AND playspec_id = $2")
-        .bind(file_id)
-        .bind(playspec_id)
-        .execute(&mut *tx)
-        .await?;
-    if removed.rows_affected() == 0 {
-        return Err(Error::NotFound("mounted file"));
-    }
-    touch_in(&mut tx, account_id, playspec_id, actor).await?;
-    tx.commit().await?;
-    Ok(())
+    let sql = "DELETE FROM playspec_mounted_files WHERE id = $1 AND playspec_id = $2";
+    remove(store, account_id, playspec_id, sql, file_id, "mounted file", actor).await
+}
+
+/// Removes row `id` of Playspec `playspec_id` with `sql` (`DELETE ... WHERE
+/// id = $1 AND playspec_id = $2`), when the Playspec is unlocked; `what` is
+/// the `NotFound` of a row that is not there.
+async fn remove(
+    store: &Store,
+    account_id: i64,
+    playspec_id: i64,
+    sql: &'static str,
+    id: i64,
+    what: &'static str,
+    actor: Actor,
+) -> Result<()> {
+    store
+        .in_write(async |tx| {
+            ensure_unlocked(tx, account_id, playspec_id).await?;
+            let removed = sqlx::query(sql).bind(id).bind(playspec_id).execute(&mut *tx).await?;
+            if removed.rows_affected() == 0 {
+                return Err(Error::NotFound(what));
+            }
+            touch_in(tx, account_id, playspec_id, actor).await
+        })
+        .await
 }
 
 fn credential_context(playspec_id: i64, registry_url: &str) -> String {
@@ -225,38 +231,38 @@ fn credential_context(playspec_id: i64, registry_url: &str) -> String {
 }
 
 pub async fn list_credentials(store: &Store, playspec_id: i64) -> Result<Vec<RegistryCredential>> {
-    let rows = sqlx::query(
+    let query = sqlx::query(
         "SELECT id, registry_type, registry_url, username, created_at FROM playspec_registry_credentials \
          WHERE playspec_id = $1 ORDER BY id",
     )
-    .bind(playspec_id)
-    .fetch_all(store.pool())
-    .await?;
-    rows.iter()
-        .map(|row| {
-            Ok(RegistryCredential {
-                id: row.try_get("id")?,
-                registry_type: row.try_get("registry_type")?,
-                registry_url: row.try_get("registry_url")?,
-                username: row.try_get("username")?,
-                created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-            })
-        })
-        .collect()
+    .bind(playspec_id);
+    all(store.pool(), query, |row| {
+        Ok(columns!(
+            row,
+            RegistryCredential {
+                id,
+                registry_type,
+                registry_url,
+                username,
+                created_at: super::time_column(row, "created_at")?,
+            }
+        ))
+    })
+    .await
 }
 
 /// A credential with its secret opened, for image pulls.
 pub async fn credential_secret(store: &Store, secrets: &SecretBox, playspec_id: i64, id: i64) -> Result<String> {
-    let row = sqlx::query(
+    let query = sqlx::query(
         "SELECT registry_url, secret FROM playspec_registry_credentials WHERE id = $1 AND playspec_id = $2",
     )
     .bind(id)
-    .bind(playspec_id)
-    .fetch_optional(store.pool())
-    .await?
-    .ok_or(Error::NotFound("registry credential"))?;
-    let url: String = row.try_get("registry_url")?;
-    secrets.open(&row.try_get::<String, _>("secret")?, &credential_context(playspec_id, &url))
+    .bind(playspec_id);
+    one(store.pool(), query, "registry credential", |row| {
+        let url: String = row.try_get("registry_url")?;
+        secrets.open(&row.try_get::<String, _>("secret")?, &credential_context(playspec_id, &url))
+    })
+    .await
 }
 
 #[expect(clippy::too_many_arguments, reason = "one call site; the fields are the request's")]
@@ -271,21 +277,22 @@ pub async fn add_credential(
     secret: &str,
     actor: Actor,
 ) -> Result<RegistryCredential> {
-    let mut tx = store.write().await?;
-    let out = add_credential_in(
-        &mut tx,
-        secrets,
-        account_id,
-        playspec_id,
-        registry_type,
-        registry_url,
-        username,
-        secret,
-        actor,
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(out)
+    store
+        .in_write(async |tx| {
+            add_credential_in(
+                tx,
+                secrets,
+                account_id,
+                playspec_id,
+                registry_type,
+                registry_url,
+                username,
+                secret,
+                actor,
+            )
+            .await
+        })
+        .await
 }
 
 /// [`add_credential`] inside the caller's transaction (server-side apply writes a
@@ -330,17 +337,6 @@ pub async fn add_credential_in(
 }
 
 pub async fn remove_credential(store: &Store, account_id: i64, playspec_id: i64, id: i64, actor: Actor) -> Result<()> {
-    let mut tx = store.write().await?;
-    ensure_unlocked(&mut tx, account_id, playspec_id).await?;
-    let removed = sqlx::query("DELETE FROM playspec_registry_credentials WHERE id = $1 AND playspec_id = $2")
-        .bind(id)
-        .bind(playspec_id)
-        .execute(&mut *tx)
-        .await?;
-    if removed.rows_affected() == 0 {
-        return Err(Error::NotFound("registry credential"));
-    }
-    touch_in(&mut tx, account_id, playspec_id, actor).await?;
-    tx.commit().await?;
-    Ok(())
+    let sql = "DELETE FROM playspec_registry_credentials WHERE id = $1 AND playspec_id = $2";
+    remove(store, account_id, playspec_id, sql, id, "registry credential", actor).await
 }

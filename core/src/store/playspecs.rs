@@ -11,6 +11,7 @@ use sqlx::any::AnyRow;
 
 use super::events;
 use super::quotas;
+use super::shapes::{all_of, delete_owned, one_in, set_by_id};
 use super::{Conn, OnUnique, Store, flag, is_set};
 use crate::compose::ServiceDefinition;
 use crate::model::event::{Actor, NewEvent};
@@ -33,20 +34,22 @@ const COLUMNS: &str = concat!(
 
 fn from_row(row: &AnyRow) -> Result<Playspec> {
     let id: i64 = row.try_get("id")?;
-    let services: serde_json::Value = super::json_column(row, "playspecs", id, "services")?;
-    let playspec = Playspec {
-        id,
-        account_id: row.try_get("account_id")?,
-        name: row.try_get("name")?,
-        description: row.try_get("description")?,
-        base_compose_yaml: row.try_get("base_compose_yaml")?,
-        services,
-        persist_volumes: is_set(row.try_get("persist_volumes")?),
-        playzone_id: row.try_get("playzone_id")?,
-        playground_count: row.try_get("playground_count")?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
-    };
+    let playspec = columns!(
+        row,
+        Playspec {
+            id,
+            account_id,
+            name,
+            description,
+            base_compose_yaml,
+            services: super::json_column(row, "playspecs", id, "services")?,
+            persist_volumes: is_set(row.try_get("persist_volumes")?),
+            playzone_id,
+            playground_count,
+            created_at: super::time_column(row, "created_at")?,
+            updated_at: super::time_column(row, "updated_at")?,
+        }
+    );
     // Checked here, so that every read of a corrupt row fails the same way
     // and `definitions` cannot fail on a Playspec read from the store.
     playspec.definitions()?;
@@ -68,10 +71,7 @@ pub async fn create(
     limits: &QuotaLimits,
     actor: Actor,
 ) -> Result<Playspec> {
-    let mut tx = store.write().await?;
-    let playspec = create_in(&mut tx, store.backend(), account_id, fields, limits, actor).await?;
-    tx.commit().await?;
-    Ok(playspec)
+    store.in_write(async |tx| create_in(tx, store.backend(), account_id, fields, limits, actor).await).await
 }
 
 /// Creates a Playspec inside the caller's transaction (Launch creates a
@@ -118,13 +118,8 @@ pub async fn name_taken_in(conn: &mut Conn, account_id: i64, name: &str) -> Resu
 }
 
 pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playspec> {
-    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM playspecs p WHERE p.id = $1 AND p.account_id = $2"))
-        .bind(id)
-        .bind(account_id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or(Error::NotFound("playspec"))?;
-    from_row(&row)
+    let sql = format!("SELECT {COLUMNS} FROM playspecs p WHERE p.id = $1 AND p.account_id = $2");
+    one_in(conn, &sql, id, account_id, "playspec", from_row).await
 }
 
 pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Playspec> {
@@ -133,11 +128,8 @@ pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Playspec> {
 }
 
 pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playspec>> {
-    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM playspecs p WHERE p.account_id = $1 ORDER BY p.id"))
-        .bind(account_id)
-        .fetch_all(store.pool())
-        .await?;
-    rows.iter().map(from_row).collect()
+    let sql = format!("SELECT {COLUMNS} FROM playspecs p WHERE p.account_id = $1 ORDER BY p.id");
+    all_of(store.pool(), &sql, account_id, from_row).await
 }
 
 /// Fails with `Locked` when Playgrounds reference the Playspec. Call inside
@@ -156,20 +148,14 @@ pub async fn ensure_unlocked(conn: &mut Conn, account_id: i64, id: i64) -> Resul
 /// Marks the Playspec changed (mounted files, credentials) and writes its
 /// `playspec.updated` event.
 pub async fn touch_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) -> Result<()> {
-    sqlx::query("UPDATE playspecs SET updated_at = $1 WHERE id = $2")
-        .bind(time::to_db(&time::now()))
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
+    let now = time::to_db(&time::now());
+    set_by_id(&mut *conn, "UPDATE playspecs SET updated_at = $1 WHERE id = $2", now, id).await?;
     events::record(conn, NewEvent::new(account_id, "playspec", id, "updated").actor(actor)).await?;
     Ok(())
 }
 
 pub async fn update(store: &Store, account_id: i64, id: i64, fields: PlayspecFields, actor: Actor) -> Result<Playspec> {
-    let mut tx = store.write().await?;
-    let out = update_in(&mut tx, account_id, id, fields, actor).await?;
-    tx.commit().await?;
-    Ok(out)
+    store.in_write(async |tx| update_in(tx, account_id, id, fields, actor).await).await
 }
 
 /// [`update`] inside the caller's transaction (server-side apply writes a
@@ -204,17 +190,13 @@ pub async fn update_in(
     .await;
     result.on_unique(|| name_taken(&name))?;
     events::record(conn, NewEvent::new(account_id, "playspec", id, "updated").actor(actor)).await?;
-    let playspec = get_in(conn, account_id, id).await?;
-    Ok(playspec)
+    get_in(conn, account_id, id).await
 }
 
 /// Deletes an unlocked Playspec with its mounted files and credentials.
 /// Destroyed Playgrounds that referenced it keep their rows, unlinked.
 pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<()> {
-    let mut tx = store.write().await?;
-    delete_in(&mut tx, account_id, id, actor).await?;
-    tx.commit().await?;
-    Ok(())
+    store.in_write(async |tx| delete_in(tx, account_id, id, actor).await).await
 }
 
 /// [`delete`] inside the caller's transaction (server-side apply writes a
@@ -225,11 +207,7 @@ pub async fn delete_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) 
         .bind(id)
         .execute(&mut *conn)
         .await?;
-    sqlx::query("DELETE FROM playspecs WHERE id = $1 AND account_id = $2")
-        .bind(id)
-        .bind(account_id)
-        .execute(&mut *conn)
-        .await?;
+    delete_owned(conn, "playspecs", id, account_id).await?;
     events::record(conn, NewEvent::new(account_id, "playspec", id, "destroyed").actor(actor)).await?;
     Ok(())
 }

@@ -1,4 +1,6 @@
-//! Playzones and the branch index their sync records.
+//! Playzones: the repositories Playspecs build from. Their branch index
+//! and the sync records that keep it are [`super::playzone_branches`]'s,
+//! re-exported here.
 //!
 //! The access token is stored sealed (`SecretBox`, bound to
 //! `playzone:<id>:credentials`); [`Playzone`] has no field for it, and only
@@ -12,23 +14,24 @@
 //! during a pass is synced by the next one. The sync loop's writes are
 //! fenced by its lease ([`record_sync`], [`record_sync_error`]).
 
-use std::collections::BTreeMap;
-
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::events;
-use super::fence::{Fence, Fenced};
+use super::playzone_branches;
 use super::quotas;
-use super::{Conn, OnUnique, Store, flag, is_set, leases};
+use super::shapes::{all_of, column, delete_owned, one, one_in, set_by_id};
+use super::{Conn, OnUnique, Store, flag, is_set};
 use crate::model::event::{Actor, NewEvent};
 use crate::model::quota::{QuotaLimits, Resource};
-use crate::playzone::model::{Branch, BranchChanges, Playzone, SyncResult};
+use crate::playzone::model::Playzone;
 use crate::playzone::{Changes, Status};
 use crate::repository::RepositoryAccess;
 use crate::secrets::SecretBox;
 use crate::time;
 use crate::{Error, Result};
+
+pub use super::playzone_branches::{branch_commit, branch_commit_in, branches, record_sync, record_sync_error};
 
 const COLUMNS: &str = "id, account_id, name, scm_url, private, credentials IS NOT NULL AS has_credentials, \
     default_branch, default_branch_pinned, auto_created, status, status_message, compose_file, compose_commit, \
@@ -36,34 +39,34 @@ const COLUMNS: &str = "id, account_id, name, scm_url, private, credentials IS NO
 
 fn from_row(row: &AnyRow) -> Result<Playzone> {
     let id: i64 = row.try_get("id")?;
-    let status: String = row.try_get("status")?;
-    let status = Status::parse(&status).ok_or_else(|| Error::Corrupt {
-        table: "playzones",
-        id,
-        column: "status",
-        reason: format!("unknown status {status:?}"),
-    })?;
-    Ok(Playzone {
-        id,
-        account_id: row.try_get("account_id")?,
-        name: row.try_get("name")?,
-        scm_url: row.try_get("scm_url")?,
-        private: is_set(row.try_get("private")?),
-        has_credentials: bool_column(row, "has_credentials")?,
-        default_branch: row.try_get("default_branch")?,
-        default_branch_pinned: is_set(row.try_get("default_branch_pinned")?),
-        auto_created: is_set(row.try_get("auto_created")?),
-        status,
-        status_message: row.try_get("status_message")?,
-        compose_file: row.try_get("compose_file")?,
-        compose_commit: row.try_get("compose_commit")?,
-        generation: row.try_get("generation")?,
-        synced_generation: row.try_get("synced_generation")?,
-        last_synced_at: time::opt_from_db(row.try_get("last_synced_at")?)?,
-        last_sync_attempt_at: time::opt_from_db(row.try_get("last_sync_attempt_at")?)?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
-    })
+    let status = |text: String| {
+        let reason = format!("unknown status {text:?}");
+        Status::parse(&text).ok_or(Error::Corrupt { table: "playzones", id, column: "status", reason })
+    };
+    Ok(columns!(
+        row,
+        Playzone {
+            id,
+            account_id,
+            name,
+            scm_url,
+            private: is_set(row.try_get("private")?),
+            has_credentials: bool_column(row, "has_credentials")?,
+            default_branch,
+            default_branch_pinned: is_set(row.try_get("default_branch_pinned")?),
+            auto_created: is_set(row.try_get("auto_created")?),
+            status: status(row.try_get("status")?)?,
+            status_message,
+            compose_file,
+            compose_commit,
+            generation,
+            synced_generation,
+            last_synced_at: super::opt_time_column(row, "last_synced_at")?,
+            last_sync_attempt_at: super::opt_time_column(row, "last_sync_attempt_at")?,
+            created_at: super::time_column(row, "created_at")?,
+            updated_at: super::time_column(row, "updated_at")?,
+        }
+    ))
 }
 
 /// `x IS NOT NULL` is an integer on SQLite and a boolean on PostgreSQL.
@@ -93,7 +96,11 @@ pub async fn create(
     limits: &QuotaLimits,
     actor: Actor,
 ) -> Result<Playzone> {
-    insert(store, Some(secrets), account_id, changes, auto_created, limits, actor).await
+    store
+        .in_write(async |tx| {
+            insert_in(tx, store.backend(), Some(secrets), account_id, changes, auto_created, limits, actor).await
+        })
+        .await
 }
 
 /// Creates an `auto_created` Playzone for a Compose file's repository
@@ -106,22 +113,9 @@ pub async fn create_auto(
     actor: Actor,
 ) -> Result<Playzone> {
     let changes = Changes { credentials: None, private: Some(false), ..changes };
-    insert(store, None, account_id, changes, true, limits, actor).await
-}
-
-async fn insert(
-    store: &Store,
-    secrets: Option<&SecretBox>,
-    account_id: i64,
-    changes: Changes,
-    auto_created: bool,
-    limits: &QuotaLimits,
-    actor: Actor,
-) -> Result<Playzone> {
-    let mut tx = store.write().await?;
-    let out = insert_in(&mut tx, store.backend(), secrets, account_id, changes, auto_created, limits, actor).await?;
-    tx.commit().await?;
-    Ok(out)
+    store
+        .in_write(async |tx| insert_in(tx, store.backend(), None, account_id, changes, true, limits, actor).await)
+        .await
 }
 
 /// Creates a Playzone inside the caller's transaction (server-side apply
@@ -166,28 +160,17 @@ pub async fn insert_in(
     }
     let metadata = serde_json::json!({"name": name, "scm_url": scm_url, "auto_created": auto_created});
     events::record(conn, NewEvent::new(account_id, "playzone", id, "created").actor(actor).metadata(metadata)).await?;
-    let playzone = get_in(conn, account_id, id).await?;
-    Ok(playzone)
+    get_in(conn, account_id, id).await
 }
 
 async fn set_token(conn: &mut Conn, secrets: &SecretBox, id: i64, token: Option<&str>) -> Result<()> {
     let sealed = token.map(|t| secrets.seal(t, &token_context(id))).transpose()?;
-    sqlx::query("UPDATE playzones SET credentials = $1 WHERE id = $2")
-        .bind(sealed)
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
+    set_by_id(conn, "UPDATE playzones SET credentials = $1 WHERE id = $2", sealed, id).await
 }
 
 pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playzone> {
-    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM playzones WHERE id = $1 AND account_id = $2"))
-        .bind(id)
-        .bind(account_id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or(Error::NotFound("playzone"))?;
-    from_row(&row)
+    let sql = format!("SELECT {COLUMNS} FROM playzones WHERE id = $1 AND account_id = $2");
+    one_in(conn, &sql, id, account_id, "playzone", from_row).await
 }
 
 pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Playzone> {
@@ -208,29 +191,24 @@ pub async fn find(store: &Store, id: i64) -> Result<Option<Playzone>> {
 /// sync found a Compose file.
 pub async fn list(store: &Store, account_id: i64, compose_only: bool) -> Result<Vec<Playzone>> {
     let filter = if compose_only { " AND compose_file IS NOT NULL" } else { "" };
-    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM playzones WHERE account_id = $1{filter} ORDER BY id"))
-        .bind(account_id)
-        .fetch_all(store.pool())
-        .await?;
-    rows.iter().map(from_row).collect()
+    let sql = format!("SELECT {COLUMNS} FROM playzones WHERE account_id = $1{filter} ORDER BY id");
+    all_of(store.pool(), &sql, account_id, from_row).await
 }
 
 /// Every Playzone id (the sync loop's resync).
 pub async fn ids(store: &Store) -> Result<Vec<i64>> {
-    let rows = sqlx::query("SELECT id FROM playzones ORDER BY id").fetch_all(store.pool()).await?;
-    rows.iter().map(|r| Ok(r.try_get("id")?)).collect()
+    column(store.pool(), sqlx::query("SELECT id FROM playzones ORDER BY id"), "id").await
 }
 
 /// The repository and its opened token, for one gateway call.
 pub async fn access(store: &Store, secrets: &SecretBox, id: i64) -> Result<RepositoryAccess> {
-    let row = sqlx::query("SELECT scm_url, credentials FROM playzones WHERE id = $1")
-        .bind(id)
-        .fetch_optional(store.pool())
-        .await?
-        .ok_or(Error::NotFound("playzone"))?;
-    let sealed: Option<String> = row.try_get("credentials")?;
-    let token = sealed.map(|s| secrets.open(&s, &token_context(id))).transpose()?;
-    Ok(RepositoryAccess { url: row.try_get("scm_url")?, token })
+    let query = sqlx::query("SELECT scm_url, credentials FROM playzones WHERE id = $1").bind(id);
+    one(store.pool(), query, "playzone", |row| {
+        let sealed: Option<String> = row.try_get("credentials")?;
+        let token = sealed.map(|s| secrets.open(&s, &token_context(id))).transpose()?;
+        Ok(RepositoryAccess { url: row.try_get("scm_url")?, token })
+    })
+    .await
 }
 
 /// Applies validated changes; records `playzone.updated` when anything
@@ -246,10 +224,7 @@ pub async fn update(
     changes: Changes,
     actor: Actor,
 ) -> Result<Playzone> {
-    let mut tx = store.write().await?;
-    let out = update_in(&mut tx, secrets, account_id, id, changes, actor).await?;
-    tx.commit().await?;
-    Ok(out)
+    store.in_write(async |tx| update_in(tx, secrets, account_id, id, changes, actor).await).await
 }
 
 /// [`update`] inside the caller's transaction (server-side apply writes a
@@ -305,7 +280,7 @@ pub async fn update_in(
         set_token(conn, secrets, id, token.as_deref()).await?;
     }
     if url_changed {
-        sqlx::query("DELETE FROM playzone_branches WHERE playzone_id = $1").bind(id).execute(&mut *conn).await?;
+        playzone_branches::forget_in(conn, id).await?;
         sqlx::query(
             "UPDATE playzones SET compose_file = NULL, compose_commit = NULL, status_message = NULL WHERE id = $1",
         )
@@ -327,23 +302,23 @@ pub async fn update_in(
     }
     let metadata = serde_json::json!({ "changed": fields });
     events::record(conn, NewEvent::new(account_id, "playzone", id, "updated").actor(actor).metadata(metadata)).await?;
-    let playzone = get_in(conn, account_id, id).await?;
-    Ok(playzone)
+    get_in(conn, account_id, id).await
 }
 
 /// Asks for a sync: bumps `generation` (the sync loop, woken by the
 /// caller, starts a pass). The status is left as it is until the pass.
 pub async fn request_sync(store: &Store, account_id: i64, id: i64) -> Result<Playzone> {
-    let mut tx = store.write().await?;
-    get_in(&mut tx, account_id, id).await?;
-    sqlx::query("UPDATE playzones SET generation = generation + 1 WHERE id = $1 AND account_id = $2")
-        .bind(id)
-        .bind(account_id)
-        .execute(&mut *tx)
-        .await?;
-    let playzone = get_in(&mut tx, account_id, id).await?;
-    tx.commit().await?;
-    Ok(playzone)
+    store
+        .in_write(async |tx| {
+            get_in(tx, account_id, id).await?;
+            sqlx::query("UPDATE playzones SET generation = generation + 1 WHERE id = $1 AND account_id = $2")
+                .bind(id)
+                .bind(account_id)
+                .execute(&mut *tx)
+                .await?;
+            get_in(tx, account_id, id).await
+        })
+        .await
 }
 
 /// The names of the account's Playspecs with a service built from this
@@ -369,10 +344,7 @@ pub async fn playspecs_using(conn: &mut Conn, account_id: i64, id: i64) -> Resul
 /// Deletes a Playzone and its branch index; refused with a conflict while
 /// a Playspec builds from it. Records `playzone.destroyed`.
 pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<()> {
-    let mut tx = store.write().await?;
-    delete_in(&mut tx, account_id, id, actor).await?;
-    tx.commit().await?;
-    Ok(())
+    store.in_write(async |tx| delete_in(tx, account_id, id, actor).await).await
 }
 
 /// [`delete`] inside the caller's transaction (server-side apply writes a
@@ -386,172 +358,10 @@ pub async fn delete_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) 
             users.join(", ")
         )));
     }
-    sqlx::query("DELETE FROM playzone_branches WHERE playzone_id = $1").bind(id).execute(&mut *conn).await?;
-    sqlx::query("DELETE FROM playzones WHERE id = $1 AND account_id = $2")
-        .bind(id)
-        .bind(account_id)
-        .execute(&mut *conn)
-        .await?;
+    playzone_branches::forget_in(conn, id).await?;
+    delete_owned(conn, "playzones", id, account_id).await?;
     let metadata = serde_json::json!({"name": playzone.name});
     events::record(conn, NewEvent::new(account_id, "playzone", id, "destroyed").actor(actor).metadata(metadata))
         .await?;
     Ok(())
-}
-
-/// The branch index: `first` (the default branch) ahead of the others,
-/// then by name; with `query`, only names containing it (without case); at
-/// most `limit`.
-pub async fn branches(
-    store: &Store,
-    id: i64,
-    query: Option<&str>,
-    first: Option<&str>,
-    limit: usize,
-) -> Result<Vec<Branch>> {
-    // The filter runs here, not in SQL: LIKE's wildcards and case rules
-    // differ between the backends, and an index holds at most the
-    // gateway's branch bound.
-    let rows = sqlx::query(
-        "SELECT name, commit_sha, updated_at FROM playzone_branches WHERE playzone_id = $1 \
-         ORDER BY CASE WHEN name = $2 THEN 0 ELSE 1 END, name",
-    )
-    .bind(id)
-    .bind(first.unwrap_or(""))
-    .fetch_all(store.pool())
-    .await?;
-    let needle = query.map(str::to_lowercase);
-    let mut out = Vec::new();
-    for row in &rows {
-        if out.len() >= limit {
-            break;
-        }
-        let name: String = row.try_get("name")?;
-        if needle.as_ref().is_some_and(|n| !name.to_lowercase().contains(n.as_str())) {
-            continue;
-        }
-        out.push(Branch {
-            name,
-            commit: row.try_get("commit_sha")?,
-            updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
-        });
-    }
-    Ok(out)
-}
-
-/// The commit a branch of the index points at.
-pub async fn branch_commit(store: &Store, id: i64, branch: &str) -> Result<Option<String>> {
-    let mut conn = store.conn().await?;
-    branch_commit_in(&mut conn, id, branch).await
-}
-
-/// [`branch_commit`] on the caller's connection.
-pub async fn branch_commit_in(conn: &mut Conn, id: i64, branch: &str) -> Result<Option<String>> {
-    let row = sqlx::query("SELECT commit_sha FROM playzone_branches WHERE playzone_id = $1 AND name = $2")
-        .bind(id)
-        .bind(branch)
-        .fetch_optional(&mut *conn)
-        .await?;
-    Ok(row.map(|r| r.try_get("commit_sha")).transpose()?)
-}
-
-/// Records a successful sync, fenced by the sync loop's lease: the branch
-/// index is brought to `result.branches` writing only the rows that
-/// changed, the status becomes `active`. Returns how the index moved.
-pub async fn record_sync(
-    store: &Store,
-    fence: Fence<'_>,
-    id: i64,
-    result: &SyncResult,
-) -> Result<Fenced<BranchChanges>> {
-    let Fenced::Held(mut tx) = leases::begin_fenced(store, fence, id).await? else { return Ok(Fenced::Lost) };
-    let exists = sqlx::query("SELECT id FROM playzones WHERE id = $1").bind(id).fetch_optional(&mut *tx).await?;
-    if exists.is_none() {
-        tx.commit().await?;
-        return Ok(Fenced::Held(BranchChanges::default()));
-    }
-    let now = time::to_db(&time::now());
-    let rows = sqlx::query("SELECT name, commit_sha FROM playzone_branches WHERE playzone_id = $1")
-        .bind(id)
-        .fetch_all(&mut *tx)
-        .await?;
-    let mut stored: BTreeMap<String, String> = BTreeMap::new();
-    for row in &rows {
-        stored.insert(row.try_get("name")?, row.try_get("commit_sha")?);
-    }
-    let mut changes = BranchChanges::default();
-    for branch in &result.branches {
-        match stored.remove(&branch.name) {
-            Some(commit) if commit == branch.commit => {}
-            Some(_) => {
-                sqlx::query("UPDATE playzone_branches SET commit_sha = $1, updated_at = $2 WHERE playzone_id = $3 AND name = $4")
-                    .bind(&branch.commit)
-                    .bind(&now)
-                    .bind(id)
-                    .bind(&branch.name)
-                    .execute(&mut *tx)
-                    .await?;
-                changes.moved.push(branch.name.clone());
-            }
-            None => {
-                sqlx::query(
-                    "INSERT INTO playzone_branches (playzone_id, name, commit_sha, updated_at) VALUES ($1, $2, $3, $4)",
-                )
-                .bind(id)
-                .bind(&branch.name)
-                .bind(&branch.commit)
-                .bind(&now)
-                .execute(&mut *tx)
-                .await?;
-                changes.added.push(branch.name.clone());
-            }
-        }
-    }
-    for name in stored.into_keys() {
-        sqlx::query("DELETE FROM playzone_branches WHERE playzone_id = $1 AND name = $2")
-            .bind(id)
-            .bind(&name)
-            .execute(&mut *tx)
-            .await?;
-        changes.removed.push(name);
-    }
-    sqlx::query(
-        "UPDATE playzones SET status = $7, status_message = NULL, default_branch = $1, compose_file = $2, \
-         compose_commit = $3, synced_generation = $4, last_synced_at = $5, last_sync_attempt_at = $5 WHERE id = $6",
-    )
-    .bind(&result.default_branch)
-    .bind(&result.compose_file)
-    .bind(&result.compose_commit)
-    .bind(result.generation)
-    .bind(&now)
-    .bind(id)
-    .bind(Status::Active.as_str())
-    .execute(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    Ok(Fenced::Held(changes))
-}
-
-/// Records a failed sync, fenced like [`record_sync`]: status `error` with
-/// `message`; the branch index and the Compose file found before stay.
-pub async fn record_sync_error(
-    store: &Store,
-    fence: Fence<'_>,
-    id: i64,
-    generation: i64,
-    message: &str,
-) -> Result<Fenced> {
-    let Fenced::Held(mut tx) = leases::begin_fenced(store, fence, id).await? else { return Ok(Fenced::Lost) };
-    sqlx::query(
-        "UPDATE playzones SET status = $5, status_message = $1, synced_generation = $2, \
-         last_sync_attempt_at = $3 WHERE id = $4",
-    )
-    .bind(message)
-    .bind(generation)
-    .bind(time::to_db(&time::now()))
-    .bind(id)
-    .bind(Status::Error.as_str())
-    .execute(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    Ok(Fenced::Held(()))
 }

@@ -13,7 +13,7 @@ use sqlx::any::AnyRow;
 
 use super::events;
 use super::quotas;
-use super::{Conn, OnUnique, Store, flag, is_set};
+use super::{Conn, OnUnique, Store, flag, is_set, shapes};
 use crate::model::event::{Actor, NewEvent};
 use crate::model::quota::{QuotaLimits, Resource};
 use crate::scm::model::{Installation, NewRepository, Provider, Push, Repository};
@@ -25,13 +25,16 @@ const INSTALLATION_COLUMNS: &str = "id, account_id, provider, external_id, creat
 
 fn installation_from_row(row: &AnyRow) -> Result<Installation> {
     let id: i64 = row.try_get("id")?;
-    Ok(Installation {
-        id,
-        account_id: row.try_get("account_id")?,
-        provider: super::text_column(row, "scm_installations", id, "provider")?,
-        external_id: row.try_get("external_id")?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-    })
+    Ok(columns!(
+        row,
+        Installation {
+            id,
+            account_id,
+            provider: super::text_column(row, "scm_installations", id, "provider")?,
+            external_id,
+            created_at: super::time_column(row, "created_at")?,
+        }
+    ))
 }
 
 /// The account's installation of play's own Git host, made on first use
@@ -46,25 +49,18 @@ pub async fn builtin_installation_in(conn: &mut Conn, account_id: i64) -> Result
     .bind(time::to_db(&time::now()))
     .execute(&mut *conn)
     .await?;
-    let row = sqlx::query(&format!(
+    let sql = format!(
         "SELECT {INSTALLATION_COLUMNS} FROM scm_installations \
          WHERE account_id = $1 AND provider = $2 AND external_id = ''"
-    ))
-    .bind(account_id)
-    .bind(Provider::Builtin.as_str())
-    .fetch_one(&mut *conn)
-    .await?;
-    installation_from_row(&row)
+    );
+    let query = sqlx::query(&sql).bind(account_id).bind(Provider::Builtin.as_str());
+    shapes::one(&mut *conn, query, "installation", installation_from_row).await
 }
 
 /// The account's installations, oldest first.
 pub async fn installations(store: &Store, account_id: i64) -> Result<Vec<Installation>> {
-    let rows =
-        sqlx::query(&format!("SELECT {INSTALLATION_COLUMNS} FROM scm_installations WHERE account_id = $1 ORDER BY id"))
-            .bind(account_id)
-            .fetch_all(store.pool())
-            .await?;
-    rows.iter().map(installation_from_row).collect()
+    let sql = format!("SELECT {INSTALLATION_COLUMNS} FROM scm_installations WHERE account_id = $1 ORDER BY id");
+    shapes::all_of(store.pool(), &sql, account_id, installation_from_row).await
 }
 
 const REPOSITORY_COLUMNS: &str = "r.id, r.account_id, r.installation_id, i.provider, r.owner, r.name, r.description, \
@@ -73,18 +69,21 @@ const REPOSITORY_FROM: &str = "repositories r JOIN scm_installations i ON i.id =
 
 fn repository_from_row(row: &AnyRow) -> Result<Repository> {
     let id: i64 = row.try_get("id")?;
-    Ok(Repository {
-        id,
-        account_id: row.try_get("account_id")?,
-        installation_id: row.try_get("installation_id")?,
-        provider: super::text_column(row, "scm_installations", id, "provider")?,
-        full_name: FullName { owner: row.try_get("owner")?, name: row.try_get("name")? },
-        description: row.try_get("description")?,
-        private: is_set(row.try_get("private")?),
-        default_branch: row.try_get("default_branch")?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
-    })
+    Ok(columns!(
+        row,
+        Repository {
+            id,
+            account_id,
+            installation_id,
+            provider: super::text_column(row, "scm_installations", id, "provider")?,
+            full_name: FullName { owner: row.try_get("owner")?, name: row.try_get("name")? },
+            description,
+            private: is_set(row.try_get("private")?),
+            default_branch,
+            created_at: super::time_column(row, "created_at")?,
+            updated_at: super::time_column(row, "updated_at")?,
+        }
+    ))
 }
 
 /// Records a repository of `account_id` (checking its quota first); a name
@@ -122,73 +121,54 @@ pub async fn insert_in(
 }
 
 pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Repository> {
-    let row = sqlx::query(&format!(
-        "SELECT {REPOSITORY_COLUMNS} FROM {REPOSITORY_FROM} WHERE r.id = $1 AND r.account_id = $2"
-    ))
-    .bind(id)
-    .bind(account_id)
-    .fetch_optional(&mut *conn)
-    .await?
-    .ok_or(Error::NotFound("repository"))?;
-    repository_from_row(&row)
+    let sql = format!("SELECT {REPOSITORY_COLUMNS} FROM {REPOSITORY_FROM} WHERE r.id = $1 AND r.account_id = $2");
+    shapes::one_in(&mut *conn, &sql, id, account_id, "repository", repository_from_row).await
 }
 
 /// The account's repository named `full` (on any of its installations).
 pub async fn by_name(store: &Store, account_id: i64, full: &FullName) -> Result<Repository> {
-    let row = sqlx::query(&format!(
+    let sql = format!(
         "SELECT {REPOSITORY_COLUMNS} FROM {REPOSITORY_FROM} \
          WHERE r.account_id = $1 AND r.owner = $2 AND r.name = $3 ORDER BY r.id LIMIT 1"
-    ))
-    .bind(account_id)
-    .bind(&full.owner)
-    .bind(&full.name)
-    .fetch_optional(store.pool())
-    .await?
-    .ok_or(Error::NotFound("repository"))?;
-    repository_from_row(&row)
+    );
+    let query = sqlx::query(&sql).bind(account_id).bind(&full.owner).bind(&full.name);
+    shapes::one(store.pool(), query, "repository", repository_from_row).await
 }
 
 /// The account's repositories, in id order.
 pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Repository>> {
-    let rows = sqlx::query(&format!(
-        "SELECT {REPOSITORY_COLUMNS} FROM {REPOSITORY_FROM} WHERE r.account_id = $1 ORDER BY r.id"
-    ))
-    .bind(account_id)
-    .fetch_all(store.pool())
-    .await?;
-    rows.iter().map(repository_from_row).collect()
+    let sql = format!("SELECT {REPOSITORY_COLUMNS} FROM {REPOSITORY_FROM} WHERE r.account_id = $1 ORDER BY r.id");
+    shapes::all_of(store.pool(), &sql, account_id, repository_from_row).await
 }
 
 /// Records `push` of repository `repository` with its `repo.push` event.
 pub async fn record_push(store: &Store, repository: &Repository, push: &Push, actor: Actor) -> Result<()> {
-    let mut tx = store.write().await?;
-    let now = time::to_db(&time::now());
-    sqlx::query(
-        "INSERT INTO repository_pushes (repository_id, branch, old_sha, new_sha, pushed_at) \
-         VALUES ($1, $2, $3, $4, $5)",
-    )
-    .bind(repository.id)
-    .bind(&push.branch)
-    .bind(push.old_sha.as_deref())
-    .bind(&push.new_sha)
-    .bind(&now)
-    .execute(&mut *tx)
-    .await?;
-    sqlx::query("UPDATE repositories SET updated_at = $1 WHERE id = $2")
-        .bind(&now)
-        .bind(repository.id)
-        .execute(&mut *tx)
-        .await?;
-    let metadata = serde_json::json!({
-        "repository": repository.full_name.to_string(),
-        "branch": push.branch,
-        "before": push.old_sha,
-        "after": push.new_sha,
-    });
-    let event = NewEvent::new(repository.account_id, "repo", repository.id, "push").actor(actor);
-    events::record(&mut tx, event.metadata(metadata)).await?;
-    tx.commit().await?;
-    Ok(())
+    store
+        .in_write(async |conn| {
+            let now = time::to_db(&time::now());
+            sqlx::query(
+                "INSERT INTO repository_pushes (repository_id, branch, old_sha, new_sha, pushed_at) \
+                 VALUES ($1, $2, $3, $4, $5)",
+            )
+            .bind(repository.id)
+            .bind(&push.branch)
+            .bind(push.old_sha.as_deref())
+            .bind(&push.new_sha)
+            .bind(&now)
+            .execute(&mut *conn)
+            .await?;
+            shapes::set_by_id(&mut *conn, "UPDATE repositories SET updated_at = $1 WHERE id = $2", &now, repository.id)
+                .await?;
+            let metadata = serde_json::json!({
+                "repository": repository.full_name.to_string(),
+                "branch": push.branch,
+                "before": push.old_sha,
+                "after": push.new_sha,
+            });
+            let event = NewEvent::new(repository.account_id, "repo", repository.id, "push").actor(actor);
+            events::record(conn, event.metadata(metadata)).await.map(drop)
+        })
+        .await
 }
 
 /// The name of account `account_id`: the owner of its repositories on
@@ -207,13 +187,8 @@ pub async fn owner_name_in(conn: &mut Conn, account_id: i64) -> Result<String> {
 pub async fn playzones_on(store: &Store, urls: &[String]) -> Result<Vec<i64>> {
     let mut ids = Vec::new();
     for url in urls {
-        let rows = sqlx::query("SELECT id FROM playzones WHERE scm_url = $1 ORDER BY id")
-            .bind(url)
-            .fetch_all(store.pool())
-            .await?;
-        for row in rows {
-            ids.push(row.try_get("id")?);
-        }
+        let query = sqlx::query("SELECT id FROM playzones WHERE scm_url = $1 ORDER BY id").bind(url);
+        ids.extend(shapes::column::<i64>(store.pool(), query, "id").await?);
     }
     ids.sort_unstable();
     ids.dedup();
@@ -223,13 +198,9 @@ pub async fn playzones_on(store: &Store, urls: &[String]) -> Result<Vec<i64>> {
 /// The repository named `full` on play's own Git host, whatever its
 /// account (the Git protocol's routes, which authorise afterwards).
 pub async fn builtin_by_name(store: &Store, full: &FullName) -> Result<Option<Repository>> {
-    let row = sqlx::query(&format!(
+    let sql = format!(
         "SELECT {REPOSITORY_COLUMNS} FROM {REPOSITORY_FROM} WHERE i.provider = $1 AND r.owner = $2 AND r.name = $3"
-    ))
-    .bind(Provider::Builtin.as_str())
-    .bind(&full.owner)
-    .bind(&full.name)
-    .fetch_optional(store.pool())
-    .await?;
-    row.as_ref().map(repository_from_row).transpose()
+    );
+    let query = sqlx::query(&sql).bind(Provider::Builtin.as_str()).bind(&full.owner).bind(&full.name);
+    Ok(shapes::all(store.pool(), query, repository_from_row).await?.pop())
 }

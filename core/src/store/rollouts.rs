@@ -5,29 +5,24 @@
 
 use super::Store;
 use super::fence::{Fence, Fenced};
-use super::playground_status::begin;
+use super::playground_status::write;
+use super::playgrounds::set_in;
 use crate::Result;
-use crate::time;
 
 /// Records that `container` serves `service` (the edge routes to it from
 /// its next pass). No change when it already does.
 pub async fn set_serving(store: &Store, fence: Fence<'_>, id: i64, service: &str, container: &str) -> Result<Fenced> {
-    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(Fenced::Lost) };
-    let mut services = current.services.clone();
-    let Some(entry) = services.iter_mut().find(|s| s.name == service) else { return Ok(Fenced::Held(())) };
-    if entry.container.as_deref() == Some(container) {
-        return Ok(Fenced::Held(()));
-    }
-    entry.container = Some(container.to_owned());
-    let json = serde_json::to_string(&services).map_err(|e| crate::Error::Internal(e.to_string()))?;
-    sqlx::query("UPDATE playgrounds SET services_status = $1, updated_at = $2 WHERE id = $3")
-        .bind(json)
-        .bind(time::to_db(&time::now()))
-        .bind(id)
-        .execute(&mut *tx)
-        .await?;
-    tx.commit().await?;
-    Ok(Fenced::Held(()))
+    write(store, fence, id, async |tx, current| {
+        let mut services = current.services.clone();
+        let Some(entry) = services.iter_mut().find(|s| s.name == service) else { return Ok(()) };
+        if entry.container.as_deref() == Some(container) {
+            return Ok(());
+        }
+        entry.container = Some(container.to_owned());
+        let json = serde_json::to_string(&services).map_err(|e| crate::Error::Internal(e.to_string()))?;
+        set_in(tx, "UPDATE playgrounds SET services_status = $1, updated_at = $2 WHERE id = $3", json, id).await
+    })
+    .await
 }
 
 /// Records that the zero-downtime rollout of `service` to `config_hash`
@@ -40,19 +35,14 @@ pub async fn record_failed(
     service: &str,
     config_hash: &str,
 ) -> Result<Fenced> {
-    let Some((mut tx, current)) = begin(store, fence, id).await? else { return Ok(Fenced::Lost) };
-    let mut failed = current.failed_rollouts.clone();
-    if failed.get(service).map(String::as_str) == Some(config_hash) {
-        return Ok(Fenced::Held(()));
-    }
-    failed.insert(service.to_owned(), config_hash.to_owned());
-    let json = serde_json::to_string(&failed).map_err(|e| crate::Error::Internal(e.to_string()))?;
-    sqlx::query("UPDATE playgrounds SET failed_rollouts = $1, updated_at = $2 WHERE id = $3")
-        .bind(json)
-        .bind(time::to_db(&time::now()))
-        .bind(id)
-        .execute(&mut *tx)
-        .await?;
-    tx.commit().await?;
-    Ok(Fenced::Held(()))
+    write(store, fence, id, async |tx, current| {
+        let mut failed = current.failed_rollouts.clone();
+        if failed.get(service).map(String::as_str) == Some(config_hash) {
+            return Ok(());
+        }
+        failed.insert(service.to_owned(), config_hash.to_owned());
+        let json = serde_json::to_string(&failed).map_err(|e| crate::Error::Internal(e.to_string()))?;
+        set_in(tx, "UPDATE playgrounds SET failed_rollouts = $1, updated_at = $2 WHERE id = $3", json, id).await
+    })
+    .await
 }

@@ -17,9 +17,9 @@ use std::collections::BTreeSet;
 use sqlx::Row;
 
 use super::Store;
+use super::shapes::{all, column};
 use crate::Result;
 use crate::model::playroom::WatchedPlayroom;
-use crate::time;
 
 /// How many ids go into one `IN (...)` list: well under SQLite's smallest
 /// parameter limit (999).
@@ -27,8 +27,7 @@ const CHUNK: usize = 500;
 
 /// Every Playroom's id, all accounts, in id order.
 pub async fn playroom_ids(store: &Store) -> Result<Vec<i64>> {
-    let rows = sqlx::query("SELECT id FROM playrooms ORDER BY id").fetch_all(store.pool()).await?;
-    rows.iter().map(|r| Ok(r.try_get("id")?)).collect()
+    column(store.pool(), sqlx::query("SELECT id FROM playrooms ORDER BY id"), "id").await
 }
 
 /// The account of Playroom `id`, or `None` once it is deleted.
@@ -71,31 +70,20 @@ async fn ids_matching(store: &Store, select: &str, ids: &[i64]) -> Result<BTreeS
 
 /// Playrooms with at least one Playground row, in id order.
 pub async fn watched_playrooms(store: &Store) -> Result<Vec<WatchedPlayroom>> {
-    let rows = sqlx::query(
+    let query = sqlx::query(
         "SELECT r.id, r.account_id, r.updated_at, r.host_key FROM playrooms r \
          WHERE EXISTS (SELECT 1 FROM playgrounds g WHERE g.playroom_id = r.id) ORDER BY r.id",
-    )
-    .fetch_all(store.pool())
-    .await?;
-    rows.iter()
-        .map(|r| {
-            Ok(WatchedPlayroom {
-                id: r.try_get("id")?,
-                account_id: r.try_get("account_id")?,
-                updated_at: time::from_db(&r.try_get::<String, _>("updated_at")?)?,
-                host_key: r.try_get("host_key")?,
-            })
-        })
-        .collect()
+    );
+    all(store.pool(), query, |r| {
+        Ok(columns!(r, WatchedPlayroom { id, account_id, updated_at: super::time_column(r, "updated_at")?, host_key }))
+    })
+    .await
 }
 
 /// The ids of the Playgrounds on Playroom `playroom_id`, in id order.
 pub async fn playgrounds_in(store: &Store, playroom_id: i64) -> Result<Vec<i64>> {
-    let rows = sqlx::query("SELECT id FROM playgrounds WHERE playroom_id = $1 ORDER BY id")
-        .bind(playroom_id)
-        .fetch_all(store.pool())
-        .await?;
-    rows.iter().map(|r| Ok(r.try_get("id")?)).collect()
+    let query = sqlx::query("SELECT id FROM playgrounds WHERE playroom_id = $1 ORDER BY id").bind(playroom_id);
+    column(store.pool(), query, "id").await
 }
 
 #[cfg(test)]
@@ -104,38 +92,7 @@ mod tests {
 
     use super::*;
     use crate::store::accounts;
-
-    async fn room(store: &Store, account: i64, name: &str) -> i64 {
-        let now = time::to_db(&time::now());
-        sqlx::query(
-            "INSERT INTO playrooms (account_id, name, host, port, ssh_user, docker_socket, created_at, updated_at) \
-             VALUES ($1, $2, 'h', 22, 'u', '/s', $3, $3) RETURNING id",
-        )
-        .bind(account)
-        .bind(name)
-        .bind(&now)
-        .fetch_one(store.pool())
-        .await
-        .unwrap()
-        .try_get("id")
-        .unwrap()
-    }
-
-    async fn playground(store: &Store, account: i64, room: i64) -> i64 {
-        let now = time::to_db(&time::now());
-        sqlx::query(
-            "INSERT INTO playgrounds (account_id, playroom_id, name, status, created_at, updated_at) \
-             VALUES ($1, $2, 'pg', 'in_progress', $3, $3) RETURNING id",
-        )
-        .bind(account)
-        .bind(room)
-        .bind(&now)
-        .fetch_one(store.pool())
-        .await
-        .unwrap()
-        .try_get("id")
-        .unwrap()
-    }
+    use crate::testing::{insert_playground as playground, insert_playroom as room};
 
     #[tokio::test]
     async fn rows_found_across_accounts_and_rooms_and_watched_rooms_listed() {

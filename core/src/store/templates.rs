@@ -25,6 +25,7 @@ use sqlx::any::AnyRow;
 
 use super::events;
 use super::quotas;
+use super::shapes::{all, delete_owned, one};
 use super::{Conn, OnUnique, Store, flag, is_set};
 use crate::model::event::{Actor, NewEvent};
 use crate::model::quota::{QuotaLimits, Resource};
@@ -47,30 +48,36 @@ const VISIBLE: &str = "(t.account_id = $1 OR EXISTS \
 const VERSION_COLUMNS: &str = "v.id, v.template_id, v.version, v.public, v.template_body, v.variables, v.created_at";
 
 fn from_row(row: &AnyRow) -> Result<Template> {
-    Ok(Template {
-        id: row.try_get("id")?,
-        account_id: row.try_get("account_id")?,
-        name: row.try_get("name")?,
-        description: row.try_get("description")?,
-        category_id: row.try_get("category_id")?,
-        latest_version: row.try_get("latest_version")?,
-        public: row.try_get::<i64, _>("public_count")? > 0,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
-    })
+    Ok(columns!(
+        row,
+        Template {
+            id,
+            account_id,
+            name,
+            description,
+            category_id,
+            latest_version,
+            public: row.try_get::<i64, _>("public_count")? > 0,
+            created_at: super::time_column(row, "created_at")?,
+            updated_at: super::time_column(row, "updated_at")?,
+        }
+    ))
 }
 
 fn version_from_row(row: &AnyRow) -> Result<Version> {
     let id: i64 = row.try_get("id")?;
-    Ok(Version {
-        id,
-        template_id: row.try_get("template_id")?,
-        version: row.try_get("version")?,
-        public: is_set(row.try_get("public")?),
-        template_body: row.try_get("template_body")?,
-        variables: super::json_column(row, "import_template_versions", id, "variables")?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-    })
+    Ok(columns!(
+        row,
+        Version {
+            id,
+            template_id,
+            version,
+            public: is_set(row.try_get("public")?),
+            template_body,
+            variables: super::json_column(row, "import_template_versions", id, "variables")?,
+            created_at: super::time_column(row, "created_at")?,
+        }
+    ))
 }
 
 fn name_taken(name: &str) -> Error {
@@ -78,11 +85,11 @@ fn name_taken(name: &str) -> Error {
 }
 
 pub async fn categories(store: &Store) -> Result<Vec<Category>> {
-    let rows =
-        sqlx::query("SELECT id, name, slug FROM template_categories ORDER BY id").fetch_all(store.pool()).await?;
-    rows.iter()
-        .map(|row| Ok(Category { id: row.try_get("id")?, name: row.try_get("name")?, slug: row.try_get("slug")? }))
-        .collect()
+    let query = sqlx::query("SELECT id, name, slug FROM template_categories ORDER BY id");
+    all(store.pool(), query, |row| {
+        Ok(Category { id: row.try_get("id")?, name: row.try_get("name")?, slug: row.try_get("slug")? })
+    })
+    .await
 }
 
 async fn ensure_category(conn: &mut Conn, id: i64) -> Result<()> {
@@ -106,19 +113,13 @@ pub async fn list(store: &Store, viewer: i64, filter: ListFilter) -> Result<Vec<
     if let Some(category_id) = filter.category_id {
         query = query.bind(category_id);
     }
-    let rows = query.fetch_all(store.pool()).await?;
-    rows.iter().map(from_row).collect()
+    all(store.pool(), query, from_row).await
 }
 
 /// A template `viewer` can see, else `NotFound`.
 pub async fn get_in(conn: &mut Conn, viewer: i64, id: i64) -> Result<Template> {
-    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM import_templates t WHERE {VISIBLE} AND t.id = $2"))
-        .bind(viewer)
-        .bind(id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or(Error::NotFound("import template"))?;
-    from_row(&row)
+    let sql = format!("SELECT {COLUMNS} FROM import_templates t WHERE {VISIBLE} AND t.id = $2");
+    one(conn, sqlx::query(&sql).bind(viewer).bind(id), "import template", from_row).await
 }
 
 pub async fn get(store: &Store, viewer: i64, id: i64) -> Result<Template> {
@@ -148,10 +149,7 @@ pub async fn create(
     limits: &QuotaLimits,
     actor: Actor,
 ) -> Result<Template> {
-    let mut tx = store.write().await?;
-    let out = create_in(&mut tx, store.backend(), account_id, fields, limits, actor).await?;
-    tx.commit().await?;
-    Ok(out)
+    store.in_write(async |tx| create_in(tx, store.backend(), account_id, fields, limits, actor).await).await
 }
 
 /// [`create`] inside the caller's transaction (server-side apply writes a
@@ -182,8 +180,7 @@ pub async fn create_in(
     .await;
     let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
     events::record(conn, NewEvent::new(account_id, "template", id, "created").actor(actor)).await?;
-    let template = get_in(conn, account_id, id).await?;
-    Ok(template)
+    get_in(conn, account_id, id).await
 }
 
 /// Marks the template changed and writes its `template.updated` event.
@@ -200,10 +197,7 @@ async fn touch_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor, metad
 }
 
 pub async fn update(store: &Store, account_id: i64, id: i64, fields: TemplateFields, actor: Actor) -> Result<Template> {
-    let mut tx = store.write().await?;
-    let out = update_in(&mut tx, account_id, id, fields, actor).await?;
-    tx.commit().await?;
-    Ok(out)
+    store.in_write(async |tx| update_in(tx, account_id, id, fields, actor).await).await
 }
 
 /// [`update`] inside the caller's transaction (server-side apply writes a
@@ -234,17 +228,13 @@ pub async fn update_in(
     .await;
     result.on_unique(|| name_taken(&name))?;
     events::record(conn, NewEvent::new(account_id, "template", id, "updated").actor(actor)).await?;
-    let template = get_in(conn, account_id, id).await?;
-    Ok(template)
+    get_in(conn, account_id, id).await
 }
 
 /// Deletes a template and its versions. Playspecs launched from it keep
 /// their compiled Compose text.
 pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<()> {
-    let mut tx = store.write().await?;
-    delete_in(&mut tx, account_id, id, actor).await?;
-    tx.commit().await?;
-    Ok(())
+    store.in_write(async |tx| delete_in(tx, account_id, id, actor).await).await
 }
 
 /// [`delete`] inside the caller's transaction (server-side apply writes a
@@ -256,11 +246,7 @@ pub async fn delete_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) 
         .bind(account_id)
         .execute(&mut *conn)
         .await?;
-    sqlx::query("DELETE FROM import_templates WHERE id = $1 AND account_id = $2")
-        .bind(id)
-        .bind(account_id)
-        .execute(&mut *conn)
-        .await?;
+    delete_owned(conn, "import_templates", id, account_id).await?;
     events::record(conn, NewEvent::new(account_id, "template", id, "destroyed").actor(actor)).await?;
     Ok(())
 }
@@ -270,15 +256,11 @@ pub async fn delete_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) 
 pub async fn versions(store: &Store, viewer: i64, id: i64) -> Result<Vec<Version>> {
     let mut conn = store.conn().await?;
     get_in(&mut conn, viewer, id).await?;
-    let rows = sqlx::query(&format!(
+    let sql = format!(
         "SELECT {VERSION_COLUMNS} FROM import_template_versions v \
          WHERE v.template_id = $1 AND (v.account_id = $2 OR v.public = 1) ORDER BY v.version"
-    ))
-    .bind(id)
-    .bind(viewer)
-    .fetch_all(&mut *conn)
-    .await?;
-    rows.iter().map(version_from_row).collect()
+    );
+    all(&mut *conn, sqlx::query(&sql).bind(id).bind(viewer), version_from_row).await
 }
 
 /// One visible version by number, or the latest visible one.
@@ -294,17 +276,13 @@ pub async fn version_for_launch(
         Some(n) => n,
         None => return Err(Error::InvalidState("the template has no versions to launch".into())),
     };
-    let row = sqlx::query(&format!(
+    let sql = format!(
         "SELECT {VERSION_COLUMNS} FROM import_template_versions v \
          WHERE v.template_id = $1 AND v.version = $2 AND (v.account_id = $3 OR v.public = 1)"
-    ))
-    .bind(id)
-    .bind(number)
-    .bind(viewer)
-    .fetch_optional(&mut *conn)
-    .await?
-    .ok_or(Error::NotFound("import template version"))?;
-    Ok((template, version_from_row(&row)?))
+    );
+    let query = sqlx::query(&sql).bind(id).bind(number).bind(viewer);
+    let version = one(&mut *conn, query, "import template version", version_from_row).await?;
+    Ok((template, version))
 }
 
 /// A new version of a body already validated by the caller
@@ -318,10 +296,9 @@ pub async fn create_version(
     variables: &serde_json::Value,
     actor: Actor,
 ) -> Result<Version> {
-    let mut tx = store.write().await?;
-    let out = create_version_in(&mut tx, account_id, id, template_body, public, variables, actor).await?;
-    tx.commit().await?;
-    Ok(out)
+    store
+        .in_write(async |tx| create_version_in(tx, account_id, id, template_body, public, variables, actor).await)
+        .await
 }
 
 /// [`create_version`] inside the caller's transaction (server-side apply writes a
@@ -363,38 +340,29 @@ pub async fn create_version_in(
     .await?;
     let version_id: i64 = row.try_get("id")?;
     touch_in(conn, account_id, id, actor, serde_json::json!({"version": number, "change": "version_created"})).await?;
-    let version = owned_version_in(conn, account_id, id, version_id).await?;
-    Ok(version)
+    owned_version_in(conn, account_id, id, version_id).await
 }
 
 async fn owned_version_in(conn: &mut Conn, account_id: i64, id: i64, version_id: i64) -> Result<Version> {
-    let row = sqlx::query(&format!(
+    let sql = format!(
         "SELECT {VERSION_COLUMNS} FROM import_template_versions v \
          WHERE v.id = $1 AND v.template_id = $2 AND v.account_id = $3"
-    ))
-    .bind(version_id)
-    .bind(id)
-    .bind(account_id)
-    .fetch_optional(&mut *conn)
-    .await?
-    .ok_or(Error::NotFound("import template version"))?;
-    version_from_row(&row)
+    );
+    let query = sqlx::query(&sql).bind(version_id).bind(id).bind(account_id);
+    one(conn, query, "import template version", version_from_row).await
 }
 
 /// Deletes one version (by its id). Its number is not reused.
 pub async fn destroy_version(store: &Store, account_id: i64, id: i64, version_id: i64, actor: Actor) -> Result<()> {
-    let mut tx = store.write().await?;
-    owned_in(&mut tx, account_id, id).await?;
-    let version = owned_version_in(&mut tx, account_id, id, version_id).await?;
-    sqlx::query("DELETE FROM import_template_versions WHERE id = $1 AND account_id = $2")
-        .bind(version_id)
-        .bind(account_id)
-        .execute(&mut *tx)
-        .await?;
-    let metadata = serde_json::json!({"version": version.version, "change": "version_destroyed"});
-    touch_in(&mut tx, account_id, id, actor, metadata).await?;
-    tx.commit().await?;
-    Ok(())
+    store
+        .in_write(async |tx| {
+            owned_in(tx, account_id, id).await?;
+            let version = owned_version_in(tx, account_id, id, version_id).await?;
+            delete_owned(tx, "import_template_versions", version_id, account_id).await?;
+            let metadata = serde_json::json!({"version": version.version, "change": "version_destroyed"});
+            touch_in(tx, account_id, id, actor, metadata).await
+        })
+        .await
 }
 
 /// The newest version of the account's own template `id`, if any.
@@ -420,10 +388,7 @@ pub async fn set_public(
     public: Option<bool>,
     actor: Actor,
 ) -> Result<Version> {
-    let mut tx = store.write().await?;
-    let out = set_public_in(&mut tx, account_id, id, version_id, public, actor).await?;
-    tx.commit().await?;
-    Ok(out)
+    store.in_write(async |tx| set_public_in(tx, account_id, id, version_id, public, actor).await).await
 }
 
 /// [`set_public`] inside the caller's transaction (server-side apply writes a
@@ -447,8 +412,7 @@ pub async fn set_public_in(
         .await?;
     let metadata = serde_json::json!({"version": current.version, "change": "public", "public": public});
     touch_in(conn, account_id, id, actor, metadata).await?;
-    let version = owned_version_in(conn, account_id, id, version_id).await?;
-    Ok(version)
+    owned_version_in(conn, account_id, id, version_id).await
 }
 
 /// Fuzzy search over the names and descriptions of the templates `viewer`

@@ -2,8 +2,9 @@
 //! event), written by the dispatcher before its first attempt. The API
 //! reads it and can ask for a delivery to be sent again; it never sends.
 
-use sqlx::Row;
-use sqlx::any::AnyRow;
+use sqlx::any::{AnyArguments, AnyRow};
+use sqlx::query::Query;
+use sqlx::{Any, Row};
 
 use super::{Store, webhooks};
 use crate::time;
@@ -16,21 +17,24 @@ const COLUMNS: &str = "d.id, d.endpoint_id, d.event_id, e.event_type, d.status, 
 
 fn from_row(row: &AnyRow) -> Result<Delivery> {
     let id: i64 = row.try_get("id")?;
-    Ok(Delivery {
-        id,
-        endpoint_id: row.try_get("endpoint_id")?,
-        event_id: row.try_get("event_id")?,
-        event_type: row.try_get("event_type")?,
-        status: super::text_column(row, "webhook_deliveries", id, "status")?,
-        attempts: row.try_get("attempts")?,
-        next_attempt_at: time::opt_from_db(row.try_get("next_attempt_at")?)?,
-        last_status_code: row.try_get("last_status_code")?,
-        last_error: row.try_get("last_error")?,
-        last_duration_ms: row.try_get("last_duration_ms")?,
-        response_snippet: row.try_get("response_snippet")?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
-    })
+    Ok(columns!(
+        row,
+        Delivery {
+            id,
+            endpoint_id,
+            event_id,
+            event_type,
+            status: super::text_column(row, "webhook_deliveries", id, "status")?,
+            attempts,
+            next_attempt_at: super::opt_time_column(row, "next_attempt_at")?,
+            last_status_code,
+            last_error,
+            last_duration_ms,
+            response_snippet,
+            created_at: super::time_column(row, "created_at")?,
+            updated_at: super::time_column(row, "updated_at")?,
+        }
+    ))
 }
 
 /// The delivery of outbox event `event_id` to endpoint `endpoint_id`, once
@@ -121,20 +125,27 @@ pub async fn ensure(store: &Store, endpoint_id: i64, event_id: i64) -> Result<i6
 
 /// Records an attempt on delivery `id` (counts it).
 pub async fn record_attempt(store: &Store, id: i64, attempt: Attempt) -> Result<()> {
-    sqlx::query(
+    let query = sqlx::query(
         "UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1, next_attempt_at = $2, \
          last_status_code = $3, last_error = $4, last_duration_ms = $5, response_snippet = $6, updated_at = $7 \
          WHERE id = $8",
-    )
-    .bind(attempt.status.as_str())
-    .bind(attempt.next_attempt_at.as_ref().map(time::to_db))
-    .bind(attempt.status_code)
-    .bind(attempt.error)
-    .bind(attempt.duration_ms)
-    .bind(attempt.response_snippet)
-    .bind(time::to_db(&time::now()))
-    .bind(id)
-    .execute(store.pool())
-    .await?;
+    );
+    bind_attempt(query, attempt).bind(time::to_db(&time::now())).bind(id).execute(store.pool()).await?;
     Ok(())
+}
+
+/// `query` with the outcome of `attempt` bound to `$1` to `$6`: status,
+/// next_attempt_at, last_status_code, last_error, last_duration_ms and
+/// response_snippet, in that order (every write of an attempt).
+pub(super) fn bind_attempt<'q>(
+    query: Query<'q, Any, AnyArguments<'q>>,
+    attempt: Attempt,
+) -> Query<'q, Any, AnyArguments<'q>> {
+    query
+        .bind(attempt.status.as_str())
+        .bind(attempt.next_attempt_at.as_ref().map(time::to_db))
+        .bind(attempt.status_code)
+        .bind(attempt.error)
+        .bind(attempt.duration_ms)
+        .bind(attempt.response_snippet)
 }

@@ -24,6 +24,7 @@ use std::time::Duration;
 use sqlx::Row;
 
 use super::events;
+use super::webhook_deliveries::bind_attempt;
 use super::webhooks::{self, COLUMNS as ENDPOINT_COLUMNS};
 use super::{Store, is_set};
 use crate::model::event::{Event, NewEvent};
@@ -178,21 +179,12 @@ pub async fn release_claims(store: &Store, owner: &str) -> Result<u64> {
 pub async fn record(store: &Store, claimed: &Claimed, attempt: Attempt, effect: EndpointEffect) -> Result<Recorded> {
     let mut tx = store.write().await?;
     let now = time::to_db(&time::now());
-    sqlx::query(
+    let query = sqlx::query(
         "UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1, next_attempt_at = $2, \
          last_status_code = $3, last_error = $4, last_duration_ms = $5, response_snippet = $6, updated_at = $7, \
          claimed_by = NULL, claimed_until = NULL WHERE id = $8",
-    )
-    .bind(attempt.status.as_str())
-    .bind(attempt.next_attempt_at.as_ref().map(time::to_db))
-    .bind(attempt.status_code)
-    .bind(attempt.error)
-    .bind(attempt.duration_ms)
-    .bind(attempt.response_snippet)
-    .bind(&now)
-    .bind(claimed.id)
-    .execute(&mut *tx)
-    .await?;
+    );
+    bind_attempt(query, attempt).bind(&now).bind(claimed.id).execute(&mut *tx).await?;
     let gone = match effect {
         EndpointEffect::Succeeded => {
             // A disabled endpoint keeps the count that disabled it: an

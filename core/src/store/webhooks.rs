@@ -14,6 +14,7 @@ use sqlx::any::AnyRow;
 
 use super::events;
 use super::quotas;
+use super::shapes::{all_of, delete_owned, one_in, set_by_id};
 use super::{Conn, Store, flag, is_set};
 use crate::model::event::{Actor, NewEvent};
 use crate::model::quota::{QuotaLimits, Resource};
@@ -30,18 +31,21 @@ fn from_row(row: &AnyRow) -> Result<Endpoint> {
     let id: i64 = row.try_get("id")?;
     let events: Vec<String> = super::json_column(row, "webhook_endpoints", id, "events")?;
     let event_filters: BTreeMap<String, Vec<i64>> = super::json_column(row, "webhook_endpoints", id, "event_filters")?;
-    Ok(Endpoint {
-        id,
-        account_id: row.try_get("account_id")?,
-        url: row.try_get("url")?,
-        subscription: Subscription { events, event_filters },
-        description: row.try_get("description")?,
-        enabled: is_set(row.try_get("enabled")?),
-        failure_count: row.try_get("failure_count")?,
-        disabled_reason: row.try_get("disabled_reason")?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
-    })
+    Ok(columns!(
+        row,
+        Endpoint {
+            id,
+            account_id,
+            url,
+            subscription: Subscription { events, event_filters },
+            description,
+            enabled: is_set(row.try_get("enabled")?),
+            failure_count,
+            disabled_reason,
+            created_at: super::time_column(row, "created_at")?,
+            updated_at: super::time_column(row, "updated_at")?,
+        }
+    ))
 }
 
 pub(super) fn secret_context(id: i64) -> String {
@@ -62,10 +66,7 @@ pub async fn create(
     changes: Changes,
     limits: &QuotaLimits,
 ) -> Result<(Endpoint, String)> {
-    let mut tx = store.write().await?;
-    let out = create_in(&mut tx, store.backend(), secrets, account_id, changes, limits).await?;
-    tx.commit().await?;
-    Ok(out)
+    store.in_write(async |tx| create_in(tx, store.backend(), secrets, account_id, changes, limits).await).await
 }
 
 /// [`create`] inside the caller's transaction (server-side apply writes a
@@ -99,11 +100,7 @@ pub async fn create_in(
     .fetch_one(&mut *conn)
     .await?
     .try_get("id")?;
-    sqlx::query("UPDATE webhook_endpoints SET secret = $1 WHERE id = $2")
-        .bind(secrets.seal(&secret, &secret_context(id))?)
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
+    set_secret(conn, secrets, id, &secret).await?;
     let endpoint = get_in(conn, account_id, id).await?;
     Ok((endpoint, secret))
 }
@@ -112,14 +109,15 @@ pub(super) fn endpoint_from_row(row: &AnyRow) -> Result<Endpoint> {
     from_row(row)
 }
 
+/// Seals `secret` and stores it as endpoint `id`'s.
+async fn set_secret(conn: &mut Conn, secrets: &SecretBox, id: i64, secret: &str) -> Result<()> {
+    let sealed = secrets.seal(secret, &secret_context(id))?;
+    set_by_id(conn, "UPDATE webhook_endpoints SET secret = $1 WHERE id = $2", sealed, id).await
+}
+
 pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Endpoint> {
-    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM webhook_endpoints WHERE id = $1 AND account_id = $2"))
-        .bind(id)
-        .bind(account_id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or(Error::NotFound("webhook endpoint"))?;
-    from_row(&row)
+    let sql = format!("SELECT {COLUMNS} FROM webhook_endpoints WHERE id = $1 AND account_id = $2");
+    one_in(conn, &sql, id, account_id, "webhook endpoint", from_row).await
 }
 
 pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Endpoint> {
@@ -128,22 +126,15 @@ pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Endpoint> {
 }
 
 pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Endpoint>> {
-    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM webhook_endpoints WHERE account_id = $1 ORDER BY id"))
-        .bind(account_id)
-        .fetch_all(store.pool())
-        .await?;
-    rows.iter().map(from_row).collect()
+    let sql = format!("SELECT {COLUMNS} FROM webhook_endpoints WHERE account_id = $1 ORDER BY id");
+    all_of(store.pool(), &sql, account_id, from_row).await
 }
 
 /// The endpoint's signing secret, opened.
 pub async fn secret(store: &Store, secrets: &SecretBox, account_id: i64, id: i64) -> Result<String> {
-    let sealed: Option<String> = sqlx::query("SELECT secret FROM webhook_endpoints WHERE id = $1 AND account_id = $2")
-        .bind(id)
-        .bind(account_id)
-        .fetch_optional(store.pool())
-        .await?
-        .ok_or(Error::NotFound("webhook endpoint"))?
-        .try_get("secret")?;
+    let sql = "SELECT secret FROM webhook_endpoints WHERE id = $1 AND account_id = $2";
+    let sealed: Option<String> =
+        one_in(store.pool(), sql, id, account_id, "webhook endpoint", |row| Ok(row.try_get("secret")?)).await?;
     let sealed = sealed.ok_or_else(|| Error::Corrupt {
         table: "webhook_endpoints",
         id,
@@ -163,10 +154,7 @@ pub async fn update(
     id: i64,
     changes: Changes,
 ) -> Result<Endpoint> {
-    let mut tx = store.write().await?;
-    let out = update_in(&mut tx, secrets, account_id, id, changes).await?;
-    tx.commit().await?;
-    Ok(out)
+    store.in_write(async |tx| update_in(tx, secrets, account_id, id, changes).await).await
 }
 
 /// [`update`] inside the caller's transaction (server-side apply writes a
@@ -201,22 +189,14 @@ pub async fn update_in(
     .execute(&mut *conn)
     .await?;
     if let Some(secret) = &changes.secret {
-        sqlx::query("UPDATE webhook_endpoints SET secret = $1 WHERE id = $2")
-            .bind(secrets.seal(secret, &secret_context(id))?)
-            .bind(id)
-            .execute(&mut *conn)
-            .await?;
+        set_secret(conn, secrets, id, secret).await?;
     }
-    let endpoint = get_in(conn, account_id, id).await?;
-    Ok(endpoint)
+    get_in(conn, account_id, id).await
 }
 
 /// Deletes an endpoint and its delivery history.
 pub async fn delete(store: &Store, account_id: i64, id: i64) -> Result<()> {
-    let mut tx = store.write().await?;
-    delete_in(&mut tx, account_id, id).await?;
-    tx.commit().await?;
-    Ok(())
+    store.in_write(async |tx| delete_in(tx, account_id, id).await).await
 }
 
 /// [`delete`] inside the caller's transaction (server-side apply writes a
@@ -225,11 +205,7 @@ pub async fn delete_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<()> 
     get_in(conn, account_id, id).await?;
     // Explicit, for backends that do not enforce the cascade.
     sqlx::query("DELETE FROM webhook_deliveries WHERE endpoint_id = $1").bind(id).execute(&mut *conn).await?;
-    sqlx::query("DELETE FROM webhook_endpoints WHERE id = $1 AND account_id = $2")
-        .bind(id)
-        .bind(account_id)
-        .execute(&mut *conn)
-        .await?;
+    delete_owned(conn, "webhook_endpoints", id, account_id).await?;
     Ok(())
 }
 
@@ -238,12 +214,11 @@ pub async fn delete_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<()> 
 /// a test event to that endpoint alone, subscribed or not. Returns the
 /// event id.
 pub async fn record_test(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<i64> {
-    let mut tx = store.write().await?;
-    get_in(&mut tx, account_id, id).await?;
-    let metadata = serde_json::json!({ "webhook_endpoint_id": id });
-    let event_id =
-        events::record(&mut tx, NewEvent::new(account_id, "webhook", id, "test").actor(actor).metadata(metadata))
-            .await?;
-    tx.commit().await?;
-    Ok(event_id)
+    store
+        .in_write(async |tx| {
+            get_in(tx, account_id, id).await?;
+            let metadata = serde_json::json!({ "webhook_endpoint_id": id });
+            events::record(tx, NewEvent::new(account_id, "webhook", id, "test").actor(actor).metadata(metadata)).await
+        })
+        .await
 }

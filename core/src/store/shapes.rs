@@ -1,0 +1,131 @@
+//! The shapes of query every store module writes again and again, written
+//! once: a write transaction around a piece of work ([`Store::in_write`]),
+//! a read of one row ([`one`], [`one_in`]), of every row ([`all`],
+//! [`all_of`]) or of one column of every row ([`column`]), a one-column
+//! update by id ([`set_by_id`]) and a delete of an account's row
+//! ([`delete_owned`]). (Fenced writes have theirs in `leases::write_fenced`
+//! and `playground_status::write`.)
+//!
+//! Each helper takes the SQL text, or the query with its binds, from its
+//! caller (only a table name, a `&'static str` constant of the caller, is
+//! ever put into one here), so every query still reads at its call site.
+//! What each keeps:
+//! - [`Store::in_write`]: the work commits whole or not at all;
+//! - [`one_in`], [`all_of`], [`delete_owned`]: scoped by `account_id`, so
+//!   another account's row is indistinguishable from a missing one (the
+//!   module invariant of [`super`]);
+//! - [`one`]: a missing row is [`Error::NotFound`] naming what was asked
+//!   for, never a default.
+//!
+//! Imports no other store module, so that any of them may use it.
+
+use sqlx::any::{AnyArguments, AnyRow};
+use sqlx::query::Query;
+use sqlx::{Any, Executor, Row};
+
+use super::{Conn, Store};
+use crate::{Error, Result};
+
+impl Store {
+    /// Runs `work` in a write transaction ([`Store::write`]) and commits
+    /// when it succeeds; on an error the transaction is dropped, which
+    /// rolls it back, so nothing of the work is written.
+    ///
+    /// The one wrapper of every `x_in` function that also runs inside a
+    /// caller's transaction (server-side apply writes a whole set in one):
+    /// `store.in_write(async |tx| x_in(tx, ..).await).await`.
+    pub async fn in_write<T>(&self, work: impl AsyncFnOnce(&mut Conn) -> Result<T>) -> Result<T> {
+        let mut tx = self.write().await?;
+        let out = work(&mut tx).await?;
+        tx.commit().await?;
+        Ok(out)
+    }
+}
+
+/// The one row `query` selects on `executor`, read by `from_row`;
+/// [`Error::NotFound`]`(what)` when there is none.
+pub(super) async fn one<'q, 'c, T>(
+    executor: impl Executor<'c, Database = Any>,
+    query: Query<'q, Any, AnyArguments<'q>>,
+    what: &'static str,
+    from_row: impl FnOnce(&AnyRow) -> Result<T>,
+) -> Result<T> {
+    let row = query.fetch_optional(executor).await?;
+    from_row(&row.ok_or(Error::NotFound(what))?)
+}
+
+/// The row `sql` selects with `$1 = id` and `$2 = account_id`, as [`one`].
+/// `sql` must scope by both (`WHERE id = $1 AND account_id = $2`): every
+/// account-scoped read binds `account_id`, so another account's row reads
+/// as `NotFound`, exactly like a missing one.
+pub(super) async fn one_in<'c, T>(
+    executor: impl Executor<'c, Database = Any>,
+    sql: &str,
+    id: i64,
+    account_id: i64,
+    what: &'static str,
+    from_row: impl FnOnce(&AnyRow) -> Result<T>,
+) -> Result<T> {
+    one(executor, sqlx::query(sql).bind(id).bind(account_id), what, from_row).await
+}
+
+/// Every row `query` selects on `executor`, read by `from_row`, in the
+/// order the query gives.
+pub(super) async fn all<'q, 'c, T>(
+    executor: impl Executor<'c, Database = Any>,
+    query: Query<'q, Any, AnyArguments<'q>>,
+    from_row: impl Fn(&AnyRow) -> Result<T>,
+) -> Result<Vec<T>> {
+    let rows = query.fetch_all(executor).await?;
+    rows.iter().map(from_row).collect()
+}
+
+/// Every row `sql` selects with `$1 = account_id`, as [`all`]. `sql` must
+/// scope by it (`WHERE account_id = $1`): an account lists only its own
+/// rows.
+pub(super) async fn all_of<'c, T>(
+    executor: impl Executor<'c, Database = Any>,
+    sql: &str,
+    account_id: i64,
+    from_row: impl Fn(&AnyRow) -> Result<T>,
+) -> Result<Vec<T>> {
+    all(executor, sqlx::query(sql).bind(account_id), from_row).await
+}
+
+/// Deletes the row `id` of `table` if it belongs to `account_id`
+/// (`DELETE FROM {table} WHERE id = $1 AND account_id = $2`); returns how
+/// many rows went (0: missing, or another account's). `table` is a
+/// constant of the calling module, never tenant input.
+pub(super) async fn delete_owned(conn: &mut Conn, table: &'static str, id: i64, account_id: i64) -> Result<u64> {
+    let sql = format!("DELETE FROM {table} WHERE id = $1 AND account_id = $2");
+    Ok(sqlx::query(&sql).bind(id).bind(account_id).execute(&mut *conn).await?.rows_affected())
+}
+
+/// Runs `sql`, `UPDATE <table> SET <column> = $1 WHERE id = $2`: one
+/// column of row `id` set to `value` (a sealed secret, a timestamp, a
+/// link).
+pub(super) async fn set_by_id<'q, 'c, T>(
+    executor: impl Executor<'c, Database = Any>,
+    sql: &'q str,
+    value: T,
+    id: i64,
+) -> Result<()>
+where
+    T: 'q + Send + sqlx::Encode<'q, Any> + sqlx::Type<Any>,
+{
+    sqlx::query(sql).bind(value).bind(id).execute(executor).await?;
+    Ok(())
+}
+
+/// Column `column` of every row `query` selects on `executor` (the ids a
+/// listing query returns), in the order the query gives.
+pub(super) async fn column<'q, 'c, T>(
+    executor: impl Executor<'c, Database = Any>,
+    query: Query<'q, Any, AnyArguments<'q>>,
+    column: &str,
+) -> Result<Vec<T>>
+where
+    T: for<'r> sqlx::Decode<'r, Any> + sqlx::Type<Any>,
+{
+    all(executor, query, |row| Ok(row.try_get(column)?)).await
+}
