@@ -1,0 +1,144 @@
+//! One home for each idea (issue #28), checked on the source:
+//! - the store holds queries, not records: the only types `core/src/store`
+//!   defines are its own plumbing, and the records' modules never import
+//!   the store;
+//! - every fenced write checks its lease in one place
+//!   (`leases::begin_fenced`);
+//! - one end-to-end harness: no test or bench outside `tests/support`
+//!   starts the `play` binary or picks its own ports;
+//! - no Rust source file is over 500 lines.
+
+mod source_tree;
+
+/// The types the store may define: its connection, its backend, the fence
+/// of a reconciler's writes and the read coalescer. Anything else is a
+/// record, and records live in `core/src/model` or beside their flows.
+const STORE_PLUMBING: [&str; 6] = ["Backend", "Coalescer", "Fence", "Fenced", "LeaseLost", "Store"];
+
+/// The types defined at the top level of the production code under `dir`.
+fn defined_types(dir: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for (path, text) in source_tree::rust_files(dir) {
+        let rel = source_tree::relative(&path);
+        for (_, line) in source_tree::code_lines(&text) {
+            let rest = line.strip_prefix("pub struct ").or_else(|| line.strip_prefix("pub enum "));
+            if let Some(rest) = rest {
+                let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                found.push((rel.clone(), name));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_store_defines_no_record() {
+    let records: Vec<_> = defined_types("core/src/store")
+        .into_iter()
+        .filter(|(_, name)| !STORE_PLUMBING.contains(&name.as_str()))
+        .collect();
+    assert_eq!(records, Vec::<(String, String)>::new(), "records belong in core/src/model or beside their flows");
+}
+
+#[test]
+fn records_and_the_pure_domain_never_import_the_store() {
+    let mut found = Vec::new();
+    for dir in ["core/src/model", "core/src/desired", "core/src/edge", "core/src/compose", "core/src/routing"] {
+        for (path, text) in source_tree::rust_files(dir) {
+            let rel = source_tree::relative(&path);
+            if rel.ends_with("/tests.rs") || rel.ends_with("_tests.rs") {
+                continue;
+            }
+            for (number, line) in source_tree::code_lines(&text) {
+                if line.trim_start().starts_with("#[cfg(test)]") {
+                    break;
+                }
+                if line.contains("crate::store") {
+                    found.push(format!("{rel}:{number}"));
+                }
+            }
+        }
+    }
+    assert_eq!(found, Vec::<String>::new(), "these import the store");
+}
+
+#[test]
+fn the_lease_of_a_fenced_write_is_checked_in_one_place() {
+    let mut sites = Vec::new();
+    for (path, text) in source_tree::rust_files("core/src") {
+        for (number, line) in source_tree::code_lines(&text) {
+            if line.contains("still_held(") {
+                sites.push(format!("{}:{number}", source_tree::relative(&path)));
+            }
+        }
+    }
+    assert_eq!(sites.len(), 2, "the definition and its one call in begin_fenced: {sites:?}");
+    assert!(sites.iter().all(|s| s.starts_with("core/src/store/leases.rs:")), "{sites:?}");
+}
+
+/// Every test and bench source of the workspace, outside the shared
+/// harness.
+fn test_sources() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for dir in
+        ["tests", "core/tests", "api/tests", "reconcilers/tests", "reconcilers/benches", "git/tests", "cli/tests"]
+    {
+        if !source_tree::workspace().join(dir).is_dir() {
+            continue;
+        }
+        for (path, text) in source_tree::rust_files(dir) {
+            let rel = source_tree::relative(&path);
+            if !rel.starts_with("tests/support/") && rel != "tests/one_home.rs" {
+                out.push((rel, text));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn only_the_harness_starts_play_or_picks_ports() {
+    let mut found = Vec::new();
+    for (rel, text) in test_sources() {
+        for (number, line) in source_tree::code_lines(&text) {
+            if line.contains("fn free_port") || line.contains("CARGO_BIN_EXE_play") {
+                found.push(format!("{rel}:{number}: {}", line.trim()));
+            }
+        }
+    }
+    assert_eq!(found, Vec::<String>::new(), "use tests/support (Play, free_port) instead");
+}
+
+#[test]
+fn no_source_file_is_over_500_lines() {
+    let mut long = Vec::new();
+    for dir in [
+        "core",
+        "api",
+        "reconcilers",
+        "git",
+        "simhost",
+        "cli",
+        "states",
+        "outbound",
+        "src",
+        "tests",
+        "fuzz/fuzz_targets",
+    ] {
+        let root = source_tree::workspace().join(dir);
+        if !root.is_dir() {
+            continue;
+        }
+        for (path, text) in source_tree::rust_files(dir) {
+            let rel = source_tree::relative(&path);
+            if rel.contains("/target/") {
+                continue;
+            }
+            let lines = text.lines().count();
+            if lines > 500 {
+                long.push(format!("{rel}: {lines}"));
+            }
+        }
+    }
+    assert_eq!(long, Vec::<String>::new(), "split these by what they hold");
+}
