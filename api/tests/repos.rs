@@ -224,3 +224,31 @@ async fn the_repository_tools_of_mcp_reach_the_same_routes() {
     assert_eq!(refused.body["result"]["isError"], true, "{}", refused.text);
     assert_eq!(refused.body["result"]["structuredContent"]["error"]["code"], "VALIDATION_FAILED");
 }
+
+#[tokio::test]
+async fn concurrent_pushes_to_one_branch_both_land_or_one_is_refused_and_no_file_is_lost() {
+    let h = Hosted::new().await;
+    let app = &h.app;
+    app.post("/api/repos", &app.admin, json!({"name": "app", "auto_init": true})).await;
+    let push = |i: usize| {
+        let body = json!({"repo": "default/app", "files": [{"path": format!("file-{i}.txt"), "content": "x"}], "message": format!("push {i}")});
+        app.post("/api/repos/push", &app.admin, body)
+    };
+    let answers = futures::future::join_all((0..6).map(push)).await;
+    let mut landed = Vec::new();
+    for (i, answer) in answers.iter().enumerate() {
+        match answer.status {
+            StatusCode::OK => landed.push(format!("file-{i}.txt")),
+            StatusCode::CONFLICT => {
+                answer.assert_error(StatusCode::CONFLICT, "CONFLICT");
+            }
+            other => panic!("push {i}: {other} {}", answer.text),
+        }
+    }
+    let (log, files) = h.cloned("default/app");
+    assert_eq!(log.len(), 1 + landed.len(), "one commit per push that landed, each on top of the other: {log:?}");
+    for file in &landed {
+        assert!(files.contains(file), "{file} was lost: {files:?}");
+    }
+    assert_eq!(app.count("repository_pushes").await, 1 + landed.len() as i64);
+}
