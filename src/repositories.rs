@@ -25,6 +25,7 @@ pub fn gateway(
     let config = GitConfig {
         timeout: args.repository_timeout.into(),
         max_fetch_bytes: args.repository_max_fetch_bytes,
+        hosted_root: args.git_host.then(|| git_host_root(settings, args)),
         ..GitConfig::new(settings.data_dir.join("git"), policy.urls.clone())
     };
     let gateway = GitGateway::new(config).map_err(|e| anyhow::anyhow!("{e}")).context("repository access")?;
@@ -38,8 +39,15 @@ pub fn source_host(settings: &Settings, args: &ServeArgs) -> anyhow::Result<Opti
     if !args.git_host {
         return Ok(None);
     }
-    let root = args.git_host_root.clone().unwrap_or_else(|| settings.data_dir.join("repositories"));
+    let root = git_host_root(settings, args);
     std::fs::create_dir_all(&root).with_context(|| format!("cannot create {}", root.display()))?;
     let public = args.public_url.clone().unwrap_or_else(|| format!("http://{}", args.listen));
     Ok(Some(Arc::new(BuiltinHost::new(HostedRepositories::new(root), &public))))
+}
+
+/// Where play's own Git host keeps its repositories (`PLAY_GIT_HOST_ROOT`,
+/// default `<data dir>/repositories`): the host writes there, and the
+/// gateway reads attached Playzones' repositories there.
+fn git_host_root(settings: &Settings, args: &ServeArgs) -> std::path::PathBuf {
+    args.git_host_root.clone().unwrap_or_else(|| settings.data_dir.join("repositories"))
 }

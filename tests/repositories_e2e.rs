@@ -6,25 +6,9 @@
 
 mod support;
 
-use std::path::Path;
-use std::process::{Command, Output};
+use support::git_cli::{git, ok, with_key};
 
 use support::serve::Play;
-
-fn ok(output: &Output) -> String {
-    assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
-}
-
-fn git(dir: &Path, args: &[&str]) -> Output {
-    Command::new("git")
-        .current_dir(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "credential.helper="])
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .output()
-        .unwrap()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_folder_becomes_a_repository_that_git_clones_and_pushes() {
@@ -57,7 +41,7 @@ async fn a_folder_becomes_a_repository_that_git_clones_and_pushes() {
     let url = ok(&play.client(&server).args(["repo", "clone-url", "default/demo"]).output().unwrap());
     assert_eq!(url, format!("{}/git/default/demo.git", server.base), "PLAY_PUBLIC_URL defaults to the listen address");
 
-    let with_key = url.replacen("http://", &format!("http://play:{}@", server.token), 1);
+    let with_key = with_key(&url, &server.token);
     let clone = work.path().join("clone");
     ok(&git(work.path(), &["clone", "--quiet", &with_key, clone.to_str().unwrap()]));
     assert_eq!(ok(&git(&clone, &["ls-files"])).lines().collect::<Vec<_>>(), ["app/Dockerfile", "compose.yaml"]);

@@ -24,7 +24,8 @@ use crate::openapi::{self, ApiDoc};
 use crate::recent;
 use crate::routes::{
     apply, git, job_result, keys, launch, ops, playground_events, playground_logs, playground_ops, playground_views,
-    playgrounds, playrooms, playspec_files, playspecs, playzones, repos, template_versions, templates, webhooks,
+    playgrounds, playrooms, playspec_files, playspecs, playzones, repos, scm_installations, template_versions,
+    templates, webhooks,
 };
 use crate::state::AppState;
 
@@ -72,7 +73,7 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(template_versions::launch))
         .routes(routes!(playzones::list, playzones::create))
         .routes(routes!(playzones::with_docker_compose))
-        .routes(routes!(playzones::attach))
+        .routes(routes!(repos::attach))
         .routes(routes!(playzones::show, playzones::update, playzones::delete))
         .routes(routes!(playzones::sync))
         .routes(routes!(playzones::branches))
@@ -84,7 +85,9 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(webhooks::deliveries))
         .routes(routes!(webhooks::redeliver))
         .routes(routes!(repos::list, repos::create))
-        .routes(routes!(repos::installations))
+        .routes(routes!(repos::show, repos::delete))
+        .routes(routes!(scm_installations::list))
+        .routes(routes!(scm_installations::show, scm_installations::delete))
         .split_for_parts();
     // Uploads carry their own, larger body limit.
     let (upload, upload_doc) = OpenApiRouter::new().routes(routes!(playspec_files::add)).split_for_parts();

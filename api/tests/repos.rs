@@ -4,57 +4,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::Arc;
+mod support;
 
 use axum::http::StatusCode;
 use play_api::testing::TestApp;
 use play_core::scopes::{Scope, ScopeSet};
-use play_git::builtin::BuiltinHost;
-use play_git::hosted::HostedRepositories;
 use serde_json::{Value, json};
-
-struct Hosted {
-    app: TestApp,
-    dir: tempfile::TempDir,
-}
-
-impl Hosted {
-    async fn new() -> Hosted {
-        Hosted::with_app(TestApp::new().await)
-    }
-
-    fn with_app(app: TestApp) -> Hosted {
-        let dir = tempfile::tempdir().unwrap();
-        let host = BuiltinHost::new(HostedRepositories::new(dir.path().join("repos")), "https://play.example.com");
-        Hosted { app: app.with_source_host(Arc::new(host)), dir }
-    }
-
-    fn repo_path(&self, full_name: &str) -> PathBuf {
-        self.dir.path().join("repos").join(format!("{full_name}.git"))
-    }
-
-    /// `git log --format=%s` and the files of the default branch, from a
-    /// stock clone.
-    fn cloned(&self, full_name: &str) -> (Vec<String>, Vec<String>) {
-        let target = self.dir.path().join(format!("clone-{}", full_name.replace('/', "-")));
-        let _ = std::fs::remove_dir_all(&target);
-        git(
-            self.dir.path(),
-            &["clone", "--quiet", self.repo_path(full_name).to_str().unwrap(), target.to_str().unwrap()],
-        );
-        let log = git(&target, &["log", "--format=%s"]).lines().map(str::to_owned).collect();
-        let files = git(&target, &["ls-files"]).lines().map(str::to_owned).collect();
-        (log, files)
-    }
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git").current_dir(dir).args(args).output().expect("git is installed");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use support::hosted::{Hosted, git};
 
 fn field(body: &Value, name: &str) -> String {
     body["error"]["details"][name].to_string()

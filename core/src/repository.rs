@@ -23,17 +23,47 @@ use std::fmt;
 use async_trait::async_trait;
 use serde::Serialize;
 
+use crate::scm::names::FullName;
+
 /// A repository as the gateway needs it for one call: the URL and, for a
-/// private repository, the decrypted access token.
+/// private repository, the decrypted access token; or play's own Git host
+/// ([`Reach`]).
 #[derive(Clone, PartialEq, Eq)]
 pub struct RepositoryAccess {
     /// `https://` (or `http://` where the operator allows it) URL of the
-    /// repository, without userinfo.
+    /// repository, without userinfo. For a repository of play's own host,
+    /// its clone URL (shown in messages; the gateway does not dial it).
     pub url: String,
     /// The access token, sent as HTTP basic auth (user `x-access-token`,
     /// which GitHub, GitLab (`oauth2` also works), Gitea and Bitbucket
     /// accept with a token as the password).
     pub token: Option<String>,
+    /// How the gateway reaches it.
+    pub reach: Reach,
+}
+
+/// How the gateway reaches a repository.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// Over the network at `url`, under the operator's address policy.
+    Remote,
+    /// A repository of play's own Git host, opened where that host keeps
+    /// it, without the network. Only the store gives this, after it found
+    /// that the Playzone's account may read the repository (its own, or a
+    /// public one).
+    Builtin(FullName),
+    /// The Playzone was attached through an installation that no longer
+    /// gives access (the repository or the installation is gone, or the
+    /// repository became private to another account): every call fails
+    /// with this reason, and nothing is dialled.
+    Lost(String),
+}
+
+impl RepositoryAccess {
+    /// A repository reached over the network.
+    pub fn remote(url: impl Into<String>, token: Option<String>) -> Self {
+        RepositoryAccess { url: url.into(), token, reach: Reach::Remote }
+    }
 }
 
 impl fmt::Debug for RepositoryAccess {
@@ -41,6 +71,7 @@ impl fmt::Debug for RepositoryAccess {
         f.debug_struct("RepositoryAccess")
             .field("url", &self.url)
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("reach", &self.reach)
             .finish()
     }
 }
@@ -287,7 +318,7 @@ mod tests {
 
     #[test]
     fn debug_never_shows_the_token() {
-        let access = RepositoryAccess { url: "https://git.example/r.git".into(), token: Some("tok-secret-1".into()) };
+        let access = RepositoryAccess::remote("https://git.example/r.git", Some("tok-secret-1".into()));
         let shown = format!("{access:?} {access:#?}");
         assert!(!shown.contains("tok-secret-1"), "{shown}");
         assert!(shown.contains("<redacted>"), "{shown}");

@@ -14,8 +14,8 @@ use play_core::repository::RemoteBranch;
 use play_core::secrets::MasterKey;
 use play_core::store::events;
 use play_core::store::fence::{Fence, Fenced};
-use play_core::store::playzones;
 use play_core::store::{Store, accounts, leases};
+use play_core::store::{playzone_access, playzones};
 use play_core::testing;
 use play_core::time;
 use sqlx::Row;
@@ -86,11 +86,11 @@ async fn the_token_is_sealed_write_only_and_opened_only_for_access() {
     let dumped: Vec<String> =
         events::list_for_account(&t.store, a.id).await.unwrap().into_iter().map(|e| format!("{e:?}")).collect();
     assert!(dumped.iter().all(|e| !e.contains(TOKEN)), "{dumped:?}");
-    let access = playzones::access(&t.store, &secrets, z.id).await.unwrap();
+    let access = playzone_access::access(&t.store, &secrets, z.id).await.unwrap();
     assert_eq!(access.token.as_deref(), Some(TOKEN));
     // Another master key cannot open it.
     let other = MasterKey::generate().secret_box();
-    assert!(matches!(playzones::access(&t.store, &other, z.id).await, Err(Error::Crypto(_))));
+    assert!(matches!(playzone_access::access(&t.store, &other, z.id).await, Err(Error::Crypto(_))));
 }
 
 #[tokio::test]

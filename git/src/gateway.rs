@@ -16,7 +16,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use git2::{Direction, Oid, PushOptions, RemoteCallbacks, RemoteRedirect, Repository};
 use play_core::repository::{
-    ArchiveOptions, RemoteBranch, RemoteRefs, RepositoryAccess, RepositoryError, RepositoryGateway, TreeEntry,
+    ArchiveOptions, Reach, RemoteBranch, RemoteRefs, RepositoryAccess, RepositoryError, RepositoryGateway, TreeEntry,
 };
 use play_core::webhook::UrlPolicy;
 use tokio::runtime::Handle;
@@ -51,6 +51,10 @@ pub struct GitConfig {
     pub max_fetch_bytes: u64,
     /// Bound of the branches a remote may list.
     pub max_branches: usize,
+    /// Where play's own Git host keeps its repositories
+    /// (`PLAY_GIT_HOST_ROOT`); `None` when that host is off. A
+    /// [`Reach::Builtin`] repository is opened there, without the network.
+    pub hosted_root: Option<PathBuf>,
 }
 
 impl GitConfig {
@@ -62,6 +66,7 @@ impl GitConfig {
             timeout: DEFAULT_TIMEOUT,
             max_fetch_bytes: DEFAULT_MAX_FETCH_BYTES,
             max_branches: DEFAULT_MAX_BRANCHES,
+            hosted_root: None,
         }
     }
 }
@@ -99,7 +104,7 @@ impl GitGateway {
     async fn run<T, F>(&self, what: &'static str, repo: &RepositoryAccess, work: F) -> Result<T, RepositoryError>
     where
         T: Send + 'static,
-        F: FnOnce(&Inner, &Call, &str) -> Result<T> + Send + 'static,
+        F: FnOnce(&Inner, &Call, &Target) -> Result<T> + Send + 'static,
     {
         let started = std::time::Instant::now();
         let url = crate::names::shown_url(&repo.url);
@@ -121,10 +126,14 @@ impl GitGateway {
     async fn run_inner<T, F>(&self, repo: &RepositoryAccess, work: F) -> Result<T, RepositoryError>
     where
         T: Send + 'static,
-        F: FnOnce(&Inner, &Call, &str) -> Result<T> + Send + 'static,
+        F: FnOnce(&Inner, &Call, &Target) -> Result<T> + Send + 'static,
     {
         let inner = self.inner.clone();
-        let url = check_url(&inner.policy, &repo.url)?;
+        let target = match &repo.reach {
+            Reach::Remote => Target::Remote(check_url(&inner.policy, &repo.url)?),
+            Reach::Builtin(full) => Target::Hosted(hosted_path(&inner.config, full)?),
+            Reach::Lost(reason) => return Err(RepositoryError::Failed(reason.clone())),
+        };
         let config = &inner.config;
         let call = Arc::new(Call::new(
             inner.client.clone(),
@@ -138,7 +147,7 @@ impl GitGateway {
         let timed_out = call.timed_out();
         let task = tokio::task::spawn_blocking(move || {
             let _current = CallGuard::enter(call.clone());
-            work(&inner, &call, &url)
+            work(&inner, &call, &target)
         });
         match tokio::time::timeout(timeout + GRACE, task).await {
             Ok(Ok(result)) => result.map_err(RepositoryError::from),
@@ -148,9 +157,44 @@ impl GitGateway {
     }
 }
 
+/// Where one call's repository is.
+enum Target {
+    /// A URL the operator's policy allowed.
+    Remote(String),
+    /// A bare repository of play's own Git host.
+    Hosted(PathBuf),
+}
+
+/// Where play's own host keeps `full`; an error when the host is off or
+/// does not hold it.
+fn hosted_path(config: &GitConfig, full: &play_core::scm::names::FullName) -> Result<PathBuf, RepositoryError> {
+    let Some(root) = &config.hosted_root else {
+        return Err(RepositoryError::Failed(format!(
+            "repository {full} is on play's own Git host, which the operator turned off (PLAY_GIT_HOST)"
+        )));
+    };
+    let path = crate::hosted::HostedRepositories::new(root.clone()).path_of(full);
+    if !path.is_dir() {
+        return Err(RepositoryError::NotFound(format!("repository {full} is not on play's Git host")));
+    }
+    Ok(path)
+}
+
+/// The branches of `target`, sorted, and its default branch.
+fn list_refs(call: &Call, target: &Target, max_branches: usize) -> Result<RemoteRefs> {
+    match target {
+        Target::Remote(url) => list_remote_refs(call, url, max_branches),
+        Target::Hosted(path) => crate::hosted::list_refs(&open_hosted(path)?, max_branches),
+    }
+}
+
+fn open_hosted(path: &std::path::Path) -> Result<Repository> {
+    Repository::open_bare(path).map_err(|e| Error::Failed(format!("opening a hosted repository: {}", e.message())))
+}
+
 /// The remote's advertisement: branches sorted, default branch from
 /// `HEAD`'s symref target.
-fn list_refs(call: &Call, url: &str, max_branches: usize) -> Result<RemoteRefs> {
+fn list_remote_refs(call: &Call, url: &str, max_branches: usize) -> Result<RemoteRefs> {
     let what = "listing the branches";
     let mut remote = git2::Remote::create_detached(url).map_err(|e| call.explain(what, &e))?;
     let connection = remote.connect_auth(Direction::Fetch, None, None).map_err(|e| call.explain(what, &e))?;
@@ -170,15 +214,25 @@ fn list_refs(call: &Call, url: &str, max_branches: usize) -> Result<RemoteRefs> 
     Ok(refs)
 }
 
-/// Opens the cache repository of `url` (locked) and makes sure `commit`
-/// is in it; then runs `then` on it.
+/// Opens the cache repository of a remote (locked) and makes sure
+/// `commit` is in it, or opens a hosted repository, which must hold it;
+/// then runs `then` on it.
 fn with_commit<T>(
     inner: &Inner,
     call: &Call,
-    url: &str,
+    target: &Target,
     commit: Oid,
     then: impl FnOnce(&Repository) -> Result<T>,
 ) -> Result<T> {
+    let url = match target {
+        Target::Remote(url) => url,
+        Target::Hosted(path) => {
+            let repo = open_hosted(path)?;
+            repo.find_commit(commit)
+                .map_err(|_| Error::NotFound(format!("commit {commit} is not in the repository")))?;
+            return then(&repo);
+        }
+    };
     let lock = inner.cache.lock(url);
     let _held = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let repo = inner.cache.open(url)?;
@@ -220,7 +274,7 @@ fn push_branch(repo: &Repository, call: &Call, url: &str, branch: &str, commit: 
 #[async_trait]
 impl RepositoryGateway for GitGateway {
     async fn list_branches(&self, repo: &RepositoryAccess) -> Result<RemoteRefs, RepositoryError> {
-        self.run("list_branches", repo, |inner, call, url| list_refs(call, url, inner.config.max_branches)).await
+        self.run("list_branches", repo, |inner, call, target| list_refs(call, target, inner.config.max_branches)).await
     }
 
     async fn read_files(
@@ -232,8 +286,8 @@ impl RepositoryGateway for GitGateway {
     ) -> Result<Vec<Option<Vec<u8>>>, RepositoryError> {
         let commit = commit_id(commit)?;
         let paths = paths.to_vec();
-        self.run("read_files", repo, move |inner, call, url| {
-            with_commit(inner, call, url, commit, |repo| crate::archive::read_files(repo, commit, &paths, max_bytes))
+        self.run("read_files", repo, move |inner, call, target| {
+            with_commit(inner, call, target, commit, |repo| crate::archive::read_files(repo, commit, &paths, max_bytes))
         })
         .await
     }
@@ -247,9 +301,9 @@ impl RepositoryGateway for GitGateway {
     ) -> Result<Vec<u8>, RepositoryError> {
         let commit = commit_id(commit)?;
         let parts: Vec<String> = subdir_parts(subdir)?.into_iter().map(str::to_owned).collect();
-        self.run("archive", repo, move |inner, call, url| {
+        self.run("archive", repo, move |inner, call, target| {
             let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
-            with_commit(inner, call, url, commit, |repo| crate::archive::archive(repo, commit, &parts, max_bytes))
+            with_commit(inner, call, target, commit, |repo| crate::archive::archive(repo, commit, &parts, max_bytes))
         })
         .await
     }
@@ -265,9 +319,9 @@ impl RepositoryGateway for GitGateway {
     ) -> Result<u64, RepositoryError> {
         let commit = commit_id(commit)?;
         let parts: Vec<String> = subdir_parts(subdir)?.into_iter().map(str::to_owned).collect();
-        self.run("archive", repo, move |inner, call, url| {
+        self.run("archive", repo, move |inner, call, target| {
             let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
-            with_commit(inner, call, url, commit, |repo| {
+            with_commit(inner, call, target, commit, |repo| {
                 // Opened, never created: the caller made it and removes it when it
                 // goes away (a late open must not leave a file behind).
                 let file = std::fs::OpenOptions::new()
@@ -291,9 +345,9 @@ impl RepositoryGateway for GitGateway {
     ) -> Result<TreeEntry, RepositoryError> {
         let commit = commit_id(commit)?;
         let parts: Vec<String> = subdir_parts(path)?.into_iter().map(str::to_owned).collect();
-        self.run("entry", repo, move |inner, call, url| {
+        self.run("entry", repo, move |inner, call, target| {
             let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
-            with_commit(inner, call, url, commit, |repo| crate::archive::entry(repo, commit, &parts, max_bytes))
+            with_commit(inner, call, target, commit, |repo| crate::archive::entry(repo, commit, &parts, max_bytes))
         })
         .await
     }
@@ -302,8 +356,8 @@ impl RepositoryGateway for GitGateway {
         check_branch(branch)?;
         let commit = commit_id(commit)?;
         let branch = branch.to_owned();
-        self.run("create_branch", repo, move |inner, call, url| {
-            let refs = list_refs(call, url, inner.config.max_branches)?;
+        self.run("create_branch", repo, move |inner, call, target| {
+            let refs = list_refs(call, target, inner.config.max_branches)?;
             if let Some(existing) = refs.branches.iter().find(|b| b.name == branch) {
                 return if existing.commit == commit.to_string() {
                     Ok(())
@@ -314,7 +368,15 @@ impl RepositoryGateway for GitGateway {
                     )))
                 };
             }
-            with_commit(inner, call, url, commit, |repo| push_branch(repo, call, url, &branch, commit))
+            with_commit(inner, call, target, commit, |repo| match target {
+                Target::Remote(url) => push_branch(repo, call, url, &branch, commit),
+                // Play's own host: the ref is written in place, only if it
+                // is still absent (another writer wins, and this fails).
+                Target::Hosted(_) => repo
+                    .reference(&format!("refs/heads/{branch}"), commit, false, "play: create a branch")
+                    .map(drop)
+                    .map_err(|e| Error::Failed(format!("creating branch {branch}: {}", e.message()))),
+            })
         })
         .await
     }

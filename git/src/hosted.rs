@@ -27,6 +27,7 @@ use std::path::PathBuf;
 use git2::{ErrorCode, Index, IndexEntry, IndexTime, Oid, Repository, RepositoryInitOptions, Signature, Tree};
 use play_core::error::push_field_error;
 use play_core::playzone::branch_name;
+use play_core::repository::{RemoteBranch, RemoteRefs};
 use play_core::scm::files::folders_of;
 use play_core::scm::{Author, DEFAULT_BRANCH, FullName, PushFiles, PushOutcome, ScmError};
 use play_core::{FieldErrors, scm};
@@ -267,4 +268,30 @@ fn git_failed(what: &str, error: &git2::Error) -> ScmError {
 
 fn failed(what: &str, error: &std::io::Error) -> ScmError {
     ScmError::Failed(format!("{what}: {error}"))
+}
+
+/// The branches of a hosted repository as its smart-HTTP advertisement
+/// lists them: sorted by name, with the default branch only when it
+/// exists (an empty repository advertises no `HEAD`). The gateway reads
+/// play's own repositories this way, without the network.
+pub(crate) fn list_refs(repo: &Repository, max_branches: usize) -> crate::error::Result<RemoteRefs> {
+    use crate::error::Error;
+    let failed = |e: git2::Error| Error::Failed(format!("listing the branches: {}", e.message()));
+    let mut refs = RemoteRefs::default();
+    for reference in repo.references_glob("refs/heads/*").map_err(failed)? {
+        let reference = reference.map_err(failed)?;
+        let (Some(name), Some(commit)) =
+            (reference.name().ok().and_then(|n| n.strip_prefix("refs/heads/")), reference.target())
+        else {
+            continue;
+        };
+        if refs.branches.len() == max_branches {
+            return Err(Error::TooLarge(format!("the repository has more than {max_branches} branches")));
+        }
+        refs.branches.push(RemoteBranch { name: name.to_owned(), commit: commit.to_string() });
+    }
+    refs.branches.sort_by(|a, b| a.name.cmp(&b.name));
+    let head = default_branch(repo);
+    refs.default_branch = refs.branches.iter().any(|b| b.name == head).then_some(head);
+    Ok(refs)
 }

@@ -151,3 +151,45 @@ fn concurrent_pushes_to_one_branch_lose_no_file() {
     assert_eq!(present, won, "every push that succeeded kept its file; none overwrote another");
     assert!(won >= 1);
 }
+
+/// The gateway reads play's own repositories where the host keeps them,
+/// without the network and whatever the address policy says; a lost
+/// access or a host switched off fails with the reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gateway_reads_a_hosted_repository_in_place() {
+    use play_core::repository::{Reach, RepositoryAccess, RepositoryGateway};
+    use play_git::{GitConfig, GitGateway};
+
+    let dir = tempfile::tempdir().unwrap();
+    let host = HostedRepositories::new(dir.path().join("repos"));
+    let app = full("alice/app");
+    host.create(&app, "", false, &author()).unwrap();
+    let pushed = host.push(&app, None, &files(&[("compose.yaml", "services: {}\n")], "m"), &author()).unwrap();
+    host.push(&app, Some("feature"), &files(&[("x", "y")], "m"), &author()).unwrap();
+
+    // The policy allows no address at all: a dial would be refused.
+    let strict = play_core::webhook::UrlPolicy::default();
+    let config =
+        GitConfig { hosted_root: Some(dir.path().join("repos")), ..GitConfig::new(dir.path().join("cache"), strict) };
+    let gateway = GitGateway::new(config.clone()).unwrap();
+    let hosted = RepositoryAccess {
+        url: "https://play.example.com/git/alice/app.git".into(),
+        token: None,
+        reach: Reach::Builtin(app.clone()),
+    };
+    let refs = gateway.list_branches(&hosted).await.unwrap();
+    assert_eq!(refs.default_branch.as_deref(), Some("main"));
+    let names: Vec<_> = refs.branches.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names, ["feature", "main"]);
+    assert_eq!(refs.branches[1].commit, pushed.commit_sha);
+    let read = gateway.read_files(&hosted, &pushed.commit_sha, &["compose.yaml".into(), "nope".into()], 1024).await;
+    assert_eq!(read.unwrap(), [Some(b"services: {}\n".to_vec()), None]);
+    assert!(!dir.path().join("cache").exists(), "nothing is copied into the commit cache");
+
+    let gone = RepositoryAccess { reach: Reach::Builtin(full("alice/gone")), ..hosted.clone() };
+    assert!(gateway.list_branches(&gone).await.unwrap_err().to_string().contains("not on play's Git host"));
+    let lost = RepositoryAccess { reach: Reach::Lost("access was lost: because".into()), ..hosted.clone() };
+    assert_eq!(gateway.list_branches(&lost).await.unwrap_err().to_string(), "access was lost: because");
+    let off = GitGateway::new(GitConfig { hosted_root: None, ..config }).unwrap();
+    assert!(off.list_branches(&hosted).await.unwrap_err().to_string().contains("turned off"));
+}

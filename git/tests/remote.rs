@@ -65,7 +65,7 @@ async fn a_loopback_address_not_allowlisted_is_refused_before_any_request() {
         format!("http://[::ffff:127.0.0.1]:{}/app.git", world.server.port()),
         format!("http://127.0.0.2:{}/app.git", world.server.port()),
     ] {
-        let error = strict.list_branches(&RepositoryAccess { url: url.clone(), token: None }).await.unwrap_err();
+        let error = strict.list_branches(&RepositoryAccess::remote(url.clone(), None)).await.unwrap_err();
         assert!(matches!(error, RepositoryError::Refused(_)), "{url}: {error:?}");
     }
     // http is refused unless the operator allows it.
@@ -74,7 +74,7 @@ async fn a_loopback_address_not_allowlisted_is_refused_before_any_request() {
     assert!(matches!(error, RepositoryError::Refused(_)), "{error:?}");
     // Userinfo is refused outright, and not echoed.
     let with_userinfo = world.server.url("app").replace("http://", "http://x-access-token:tok-in-url@");
-    let error = world.gateway.list_branches(&RepositoryAccess { url: with_userinfo, token: None }).await.unwrap_err();
+    let error = world.gateway.list_branches(&RepositoryAccess::remote(with_userinfo, None)).await.unwrap_err();
     assert!(matches!(error, RepositoryError::Refused(_)), "{error:?}");
     assert!(!error.to_string().contains("tok-in-url"), "{error}");
     assert_eq!(world.server.request_count(), 0, "{:?}", world.server.requests());
@@ -89,7 +89,7 @@ async fn a_refused_port_is_unreachable() {
     let port = socket.local_addr().unwrap().port();
     let cache = tempfile::tempdir().unwrap();
     let gateway = gateway(cache.path(), |_| {});
-    let access = RepositoryAccess { url: format!("http://127.0.0.1:{port}/app.git"), token: None };
+    let access = RepositoryAccess::remote(format!("http://127.0.0.1:{port}/app.git"), None);
     let error = gateway.list_branches(&access).await.unwrap_err();
     assert!(matches!(error, RepositoryError::Unreachable(_)), "{error:?}");
     drop(socket);
@@ -102,7 +102,7 @@ async fn a_remote_that_never_answers_times_out() {
     let port = listener.local_addr().unwrap().port();
     let cache = tempfile::tempdir().unwrap();
     let gateway = gateway(cache.path(), |config| config.timeout = Duration::from_secs(1));
-    let access = RepositoryAccess { url: format!("http://127.0.0.1:{port}/app.git"), token: None };
+    let access = RepositoryAccess::remote(format!("http://127.0.0.1:{port}/app.git"), None);
     let started = std::time::Instant::now();
     let error = gateway.list_branches(&access).await.unwrap_err();
     assert!(matches!(error, RepositoryError::Timeout(_)), "{error:?}");

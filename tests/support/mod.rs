@@ -15,6 +15,7 @@
 pub mod app;
 pub mod caddy;
 pub mod docker;
+pub mod git_cli;
 pub mod host_view;
 pub mod pebble;
 pub mod playzones;

@@ -29,7 +29,6 @@ use play_core::scm::http::{BranchMove, GitHttpRequest, Service};
 use play_core::scm::model::Repository;
 use play_core::scopes::Scope;
 use play_core::store::repositories;
-use play_core::wake::Kind;
 use serde::Deserialize;
 use tokio_util::io::{ReaderStream, StreamReader};
 
@@ -158,16 +157,12 @@ fn text(headers: &HeaderMap, name: header::HeaderName) -> Option<String> {
     headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
 }
 
-/// Records what a push moved and wakes the Playzones on the repository.
+/// Records what a push moved, which wakes the Playzones on the repository.
 async fn record(state: &AppState, repository: &Repository, principal: &Principal, moves: Vec<BranchMove>) {
-    let recorded = flows::record_moves(&state.store, repository, moves, principal.actor()).await;
     let Some(host) = state.source_host.clone() else { return };
-    match recorded {
-        Ok(true) => match flows::playzones_on(&state.store, host.as_ref(), repository).await {
-            Ok(ids) => ids.into_iter().for_each(|id| state.waker.wake(Kind::Playzone, id)),
-            Err(e) => tracing::warn!(repository = %repository.full_name, error = %e, "finding its Playzones failed"),
-        },
-        Ok(false) => {}
-        Err(e) => tracing::warn!(repository = %repository.full_name, error = %e, "recording a push failed"),
+    let waker = state.waker.as_ref();
+    if let Err(e) = flows::record_moves(&state.store, host.as_ref(), waker, repository, moves, principal.actor()).await
+    {
+        tracing::warn!(repository = %repository.full_name, error = %e, "recording a push failed");
     }
 }

@@ -10,15 +10,13 @@ use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
 use play_core::playzone::{self, Input, Stored, env_file};
-use play_core::store::playzones;
+use play_core::store::{playzone_access, playzones};
 use play_core::wake::Kind;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json, Query};
-use crate::input::playzones::{
-    AttachRequest, BranchesQuery, EnvDefaultsQuery, NewPlayzoneRequest, PlayzoneUpdateRequest, changes,
-};
+use crate::input::playzones::{BranchesQuery, EnvDefaultsQuery, NewPlayzoneRequest, PlayzoneUpdateRequest, changes};
 use crate::state::AppState;
 use crate::views::playzones::{
     BranchItem, BranchList, EnvDefaults, PlayzoneDetail, PlayzoneItem, PlayzoneWithCompose, SyncAccepted, short,
@@ -79,17 +77,6 @@ pub async fn create(
     .await?;
     state.waker.wake(Kind::Playzone, playzone.id);
     Ok((StatusCode::CREATED, JsonResponse((&playzone).into())))
-}
-
-/// Attach a repository through the source-hosting app.
-#[utoipa::path(post, path = "/api/playzones/attach", tag = "Playzones", request_body = AttachRequest,
-    responses((status = 422, body = ErrorEnvelope)))]
-pub async fn attach(_principal: Principal, Json(_body): Json<AttachRequest>) -> ApiResult<StatusCode> {
-    Err(ApiError::Core(play_core::Error::ScmAppRequired(
-        "no source-hosting app is installed on this account: create the Playzone with POST /api/playzones and an \
-         access token in credentials"
-            .into(),
-    )))
 }
 
 /// A Playzone with its sync state.
@@ -225,7 +212,7 @@ pub async fn env_defaults(
             ),
         )
     })?;
-    let access = playzones::access(&state.store, &state.secrets, id).await?;
+    let access = playzone_access::access(&state.store, &state.secrets, id).await?;
     let files = state
         .repositories
         .read_files(&access, &commit, std::slice::from_ref(&path), playzone::MAX_ENV_FILE_BYTES)

@@ -1,7 +1,7 @@
-//! `/api/repos` (the contract's repositories facility) and
-//! `/api/scm_installations`. Each handler reads its input, calls one flow
-//! of `play_core::scm::flows`, wakes the Playzones on a repository that
-//! moved, and renders.
+//! `/api/repos` (the contract's repositories facility),
+//! `/api/scm_installations` and `/api/playzones/attach`. Each handler reads its input, calls one flow
+//! of `play_core::scm` (which also wakes the Playzones on a repository
+//! that moved), and renders.
 //!
 //! Without a source host (the operator switched play's own Git host off
 //! and no app is installed) every route answers 422 `SCM_APP_REQUIRED`.
@@ -9,20 +9,24 @@
 use std::sync::Arc;
 
 use axum::Json as JsonResponse;
-use axum::extract::State;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use play_core::scm::FullName;
+use play_core::scm::attach;
 use play_core::scm::flows::{self, Acting};
 use play_core::scm::host::SourceHost;
-use play_core::scm::model::Repository;
 use play_core::store::repositories;
 use play_core::wake::Kind;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::Json;
+use crate::input::playzones::AttachRequest;
 use crate::input::repos::{self, CreateAndPushRequest, CreateRepoRequest, PushRepoRequest};
 use crate::state::AppState;
-use crate::views::repos::{CommitView, CreatedAndPushed, InstallationView, RepoEnvelope, RepoView};
+use crate::views::playzones::PlayzoneDetail;
+use crate::views::repos::{CommitView, CreatedAndPushed, RepoEnvelope, RepoView};
 
 /// The source host, or `SCM_APP_REQUIRED`.
 fn host(state: &AppState) -> ApiResult<Arc<dyn SourceHost>> {
@@ -39,14 +43,6 @@ fn acting<'a>(state: &'a AppState, principal: &Principal) -> Acting<'a> {
     Acting { account_id: principal.account_id, actor: principal.actor(), limits: &state.config.quotas }
 }
 
-/// Wakes the sync of every Playzone on `repository`.
-async fn wake_playzones(state: &AppState, host: &dyn SourceHost, repository: &Repository) -> ApiResult<()> {
-    for id in flows::playzones_on(&state.store, host, repository).await? {
-        state.waker.wake(Kind::Playzone, id);
-    }
-    Ok(())
-}
-
 /// Create a repository.
 #[utoipa::path(post, path = "/api/repos", tag = "Repositories", request_body = CreateRepoRequest,
     responses((status = 201, body = RepoEnvelope), (status = 409, description = "The name is taken", body = ErrorEnvelope),
@@ -58,7 +54,8 @@ pub async fn create(
 ) -> ApiResult<(StatusCode, JsonResponse<RepoEnvelope>)> {
     let host = host(&state)?;
     let request = repos::create(body)?;
-    let (repository, _) = flows::create(&state.store, host.as_ref(), &acting(&state, &principal), &request).await?;
+    let (repository, _) =
+        flows::create(&state.store, host.as_ref(), state.waker.as_ref(), &acting(&state, &principal), &request).await?;
     Ok((StatusCode::CREATED, JsonResponse(RepoEnvelope { repo: RepoView::new(repository, host.as_ref()) })))
 }
 
@@ -74,10 +71,8 @@ pub async fn push(
 ) -> ApiResult<JsonResponse<CommitView>> {
     let host = host(&state)?;
     let request = repos::push(body)?;
-    let (repository, outcome) = flows::push(&state.store, host.as_ref(), &acting(&state, &principal), request).await?;
-    if outcome.changed {
-        wake_playzones(&state, host.as_ref(), &repository).await?;
-    }
+    let acting = acting(&state, &principal);
+    let (_, outcome) = flows::push(&state.store, host.as_ref(), state.waker.as_ref(), &acting, request).await?;
     Ok(JsonResponse(outcome.into()))
 }
 
@@ -94,9 +89,76 @@ pub async fn create_and_push(
     let (request, files, message) = repos::create_and_push(body)?;
     let acting = acting(&state, &principal);
     let (repository, first) =
-        flows::create_and_push(&state.store, host.as_ref(), &acting, &request, files, &message).await?;
+        flows::create_and_push(&state.store, host.as_ref(), state.waker.as_ref(), &acting, &request, files, &message)
+            .await?;
     let answer = CreatedAndPushed { repo: RepoView::new(repository, host.as_ref()), commit: first.into() };
     Ok((StatusCode::CREATED, JsonResponse(answer)))
+}
+
+/// Attach a repository through the account's source-hosting
+/// installation: a Playzone that reads it without a token. 201 with the new
+/// Playzone; 200 with the account's existing Playzone on that repository.
+#[utoipa::path(post, path = "/api/playzones/attach", tag = "Playzones", request_body = AttachRequest,
+    responses((status = 201, body = PlayzoneDetail), (status = 200, description = "Attached already", body = PlayzoneDetail),
+        (status = 404, description = "No repository of that name the account may read", body = ErrorEnvelope),
+        (status = 422, description = "Invalid name, the quota is reached, or SCM_APP_REQUIRED", body = ErrorEnvelope)))]
+pub async fn attach(
+    State(state): State<AppState>,
+    principal: Principal,
+    Json(body): Json<AttachRequest>,
+) -> ApiResult<(StatusCode, JsonResponse<PlayzoneDetail>)> {
+    let host = host(&state)?;
+    let attached =
+        attach::attach(&state.store, host.as_ref(), &acting(&state, &principal), &body.repo_full_name).await?;
+    let status = if attached.created {
+        state.waker.wake(Kind::Playzone, attached.playzone.id);
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, JsonResponse((&attached.playzone).into())))
+}
+
+/// One of the account's repositories (`GET /api/repos/{owner}/{name}`).
+#[utoipa::path(get, path = "/api/repos/{owner}/{name}", tag = "Repositories",
+    params(("owner" = String, Path), ("name" = String, Path)),
+    responses((status = 200, body = RepoView), (status = 404, body = ErrorEnvelope),
+        (status = 422, description = "SCM_APP_REQUIRED", body = ErrorEnvelope)))]
+pub async fn show(
+    State(state): State<AppState>,
+    principal: Principal,
+    path: Result<Path<(String, String)>, PathRejection>,
+) -> ApiResult<JsonResponse<RepoView>> {
+    let host = host(&state)?;
+    let full = full_name(path)?;
+    let repository = repositories::by_name(&state.store, principal.account_id, &full).await?;
+    Ok(JsonResponse(RepoView::new(repository, host.as_ref())))
+}
+
+/// Delete one of the account's repositories, with its history. Playzones
+/// attached to it stop syncing and say why.
+#[utoipa::path(delete, path = "/api/repos/{owner}/{name}", tag = "Repositories",
+    params(("owner" = String, Path), ("name" = String, Path)),
+    responses((status = 204), (status = 404, body = ErrorEnvelope),
+        (status = 422, description = "SCM_APP_REQUIRED", body = ErrorEnvelope)))]
+pub async fn delete(
+    State(state): State<AppState>,
+    principal: Principal,
+    path: Result<Path<(String, String)>, PathRejection>,
+) -> ApiResult<StatusCode> {
+    let host = host(&state)?;
+    let full = full_name(path)?.to_string();
+    let acting = acting(&state, &principal);
+    flows::delete(&state.store, host.as_ref(), state.waker.as_ref(), &acting, &full).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The repository a path names; a malformed one reads as missing, like
+/// one that does not exist.
+fn full_name(path: Result<Path<(String, String)>, PathRejection>) -> ApiResult<FullName> {
+    let Path((owner, name)) = path.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    FullName::parse("repo", &format!("{owner}/{name}"))
+        .map_err(|_| ApiError::Core(play_core::Error::NotFound("repository")))
 }
 
 /// The account's repositories.
@@ -106,16 +168,4 @@ pub async fn list(State(state): State<AppState>, principal: Principal) -> ApiRes
     let host = host(&state)?;
     let all = repositories::list(&state.store, principal.account_id).await?;
     Ok(JsonResponse(all.into_iter().map(|r| RepoView::new(r, host.as_ref())).collect()))
-}
-
-/// The source-hosting apps installed on the account (play's own Git host
-/// appears once the account first uses it).
-#[utoipa::path(get, path = "/api/scm_installations", tag = "Repositories",
-    responses((status = 200, body = [InstallationView])))]
-pub async fn installations(
-    State(state): State<AppState>,
-    principal: Principal,
-) -> ApiResult<JsonResponse<Vec<InstallationView>>> {
-    let all = repositories::installations(&state.store, principal.account_id).await?;
-    Ok(JsonResponse(all.into_iter().map(InstallationView::from).collect()))
 }

@@ -22,6 +22,7 @@ use crate::model::quota::QuotaLimits;
 use crate::playzone::branch_name;
 use crate::store::Store;
 use crate::store::repositories;
+use crate::wake::{Kind, Waker};
 use crate::{Error, Result};
 
 /// The longest description, in characters.
@@ -55,10 +56,11 @@ pub fn author_for(owner: &str) -> Author {
 pub async fn create(
     store: &Store,
     host: &dyn SourceHost,
+    waker: &dyn Waker,
     acting: &Acting<'_>,
     request: &CreateRequest,
 ) -> Result<(Repository, Option<PushOutcome>)> {
-    create_with(store, host, acting, request, None).await
+    create_with(store, host, waker, acting, request, None).await
 }
 
 /// Creates the repository with `files` as its first commit (`auto_init`
@@ -67,13 +69,14 @@ pub async fn create(
 pub async fn create_and_push(
     store: &Store,
     host: &dyn SourceHost,
+    waker: &dyn Waker,
     acting: &Acting<'_>,
     request: &CreateRequest,
     files: Vec<PushFile>,
     message: &str,
 ) -> Result<(Repository, PushOutcome)> {
     let files = PushFiles::check(files, message)?;
-    let (repository, first) = create_with(store, host, acting, request, Some(&files)).await?;
+    let (repository, first) = create_with(store, host, waker, acting, request, Some(&files)).await?;
     let first = first.ok_or_else(|| Error::Internal("the first push made no commit".into()))?;
     Ok((repository, first))
 }
@@ -81,6 +84,7 @@ pub async fn create_and_push(
 async fn create_with(
     store: &Store,
     host: &dyn SourceHost,
+    waker: &dyn Waker,
     acting: &Acting<'_>,
     request: &CreateRequest,
     first: Option<&PushFiles>,
@@ -125,7 +129,8 @@ async fn create_with(
         return Err(e.into());
     }
     if let Some(first) = &initial {
-        record(store, &repository, DEFAULT_BRANCH, first, acting.actor).await?;
+        let recorder = Recorder { store, host, waker, actor: acting.actor };
+        record(&recorder, &repository, DEFAULT_BRANCH, first.previous.clone(), first.commit_sha.clone()).await?;
     }
     Ok((repository, initial))
 }
@@ -144,6 +149,7 @@ pub struct PushRequest {
 pub async fn push(
     store: &Store,
     host: &dyn SourceHost,
+    waker: &dyn Waker,
     acting: &Acting<'_>,
     request: PushRequest,
 ) -> Result<(Repository, PushOutcome)> {
@@ -158,34 +164,59 @@ pub async fn push(
     let branch = request.branch.unwrap_or_else(|| repository.default_branch.clone());
     let outcome = host.push(&full, Some(&branch), &files, &author_for(&full.owner)).await?;
     if outcome.changed {
-        record(store, &repository, &branch, &outcome, acting.actor).await?;
+        let recorder = Recorder { store, host, waker, actor: acting.actor };
+        record(&recorder, &repository, &branch, outcome.previous.clone(), outcome.commit_sha.clone()).await?;
     }
     Ok((repository, outcome))
 }
 
+/// Records a push of `branch` and wakes the Playzones on the repository
+/// (asked to sync in the same transaction: [`repositories::record_push`]).
+/// Their `scm_url` may name it by its clone URL or its web address.
 async fn record(
-    store: &Store,
+    ctx: &Recorder<'_>,
     repository: &Repository,
     branch: &str,
-    outcome: &PushOutcome,
-    actor: Actor,
+    old: Option<String>,
+    new: String,
 ) -> Result<()> {
-    let push = Push {
-        repository_id: repository.id,
-        branch: branch.to_owned(),
-        old_sha: outcome.previous.clone(),
-        new_sha: outcome.commit_sha.clone(),
-    };
-    repositories::record_push(store, repository, &push, actor).await
+    let push = Push { repository_id: repository.id, branch: branch.to_owned(), old_sha: old, new_sha: new };
+    let urls = ctx.host.urls(&repository.full_name);
+    let candidates = [urls.clone_url.clone(), urls.html_url.clone(), format!("{}/", urls.html_url)];
+    for id in repositories::record_push(ctx.store, repository, &push, ctx.actor, &candidates).await? {
+        ctx.waker.wake(Kind::Playzone, id);
+    }
+    Ok(())
 }
 
-/// The Playzones (of any account) on `repository`: a push that moved it
-/// wakes their sync at once. Their `scm_url` may name it by its clone URL
-/// or its web address.
-pub async fn playzones_on(store: &Store, host: &dyn SourceHost, repository: &Repository) -> Result<Vec<i64>> {
-    let urls = host.urls(&repository.full_name);
-    let candidates = [urls.clone_url.clone(), urls.html_url.clone(), format!("{}/", urls.html_url)];
-    repositories::playzones_on(store, &candidates).await
+/// Deletes the account's repository `full_name` (field `repo` in errors):
+/// the record first, then the host's copy. Stopped between the two, the
+/// host keeps a copy nothing records, which the next create of that name
+/// clears ([`SourceHost::forget`]). Playzones attached to it are woken and
+/// say that access is lost.
+pub async fn delete(
+    store: &Store,
+    host: &dyn SourceHost,
+    waker: &dyn Waker,
+    acting: &Acting<'_>,
+    full_name: &str,
+) -> Result<()> {
+    let full = FullName::parse("repo", full_name)?;
+    let repository = repositories::by_name(store, acting.account_id, &full).await?;
+    let attached = repositories::delete(store, &repository, acting.actor).await?;
+    host.forget(&full).await?;
+    for id in attached {
+        waker.wake(Kind::Playzone, id);
+    }
+    Ok(())
+}
+
+/// Where pushes are recorded and whom they wake.
+struct Recorder<'a> {
+    store: &'a Store,
+    host: &'a dyn SourceHost,
+    waker: &'a dyn Waker,
+    actor: Actor,
 }
 
 /// Records each branch a push through Git's protocol moved (a deleted
@@ -193,15 +224,17 @@ pub async fn playzones_on(store: &Store, host: &dyn SourceHost, repository: &Rep
 /// was.
 pub async fn record_moves(
     store: &Store,
+    host: &dyn SourceHost,
+    waker: &dyn Waker,
     repository: &Repository,
     moves: Vec<super::http::BranchMove>,
     actor: Actor,
 ) -> Result<bool> {
+    let recorder = Recorder { store, host, waker, actor };
     let mut recorded = false;
     for change in moves {
         let Some(new_sha) = change.new else { continue };
-        let push = Push { repository_id: repository.id, branch: change.branch, old_sha: change.old, new_sha };
-        repositories::record_push(store, repository, &push, actor).await?;
+        record(&recorder, repository, &change.branch, change.old, new_sha).await?;
         recorded = true;
     }
     Ok(recorded)

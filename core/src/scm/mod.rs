@@ -14,6 +14,7 @@
 //! host that writes the objects, so a caller that skipped the API (apply,
 //! the CLI through the API, a future provider) gets the same answers.
 
+pub mod attach;
 pub mod files;
 pub mod flows;
 pub mod host;

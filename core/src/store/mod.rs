@@ -63,6 +63,7 @@ mod playroom_trust;
 pub mod playrooms;
 pub mod playspec_files;
 pub mod playspecs;
+pub mod playzone_access;
 pub mod playzone_branches;
 pub mod playzones;
 pub mod quotas;

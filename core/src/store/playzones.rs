@@ -4,7 +4,7 @@
 //!
 //! The access token is stored sealed (`SecretBox`, bound to
 //! `playzone:<id>:credentials`); [`Playzone`] has no field for it, and only
-//! [`access`] opens it, to build the one-call
+//! [`access`](super::playzone_access::access) opens it, to build the one-call
 //! [`RepositoryAccess`](crate::repository::RepositoryAccess) of a gateway
 //! call.
 //!
@@ -20,13 +20,12 @@ use sqlx::any::AnyRow;
 use super::events;
 use super::playzone_branches;
 use super::quotas;
-use super::shapes::{all_of, column, delete_owned, one, one_in, set_by_id};
+use super::shapes::{all_of, column, delete_owned, one_in, set_by_id};
 use super::{Conn, OnUnique, Store, flag, is_set};
 use crate::model::event::{Actor, NewEvent};
 use crate::model::quota::{QuotaLimits, Resource};
 use crate::playzone::model::Playzone;
 use crate::playzone::{Changes, Status};
-use crate::repository::RepositoryAccess;
 use crate::secrets::SecretBox;
 use crate::time;
 use crate::{Error, Result};
@@ -77,7 +76,7 @@ fn bool_column(row: &AnyRow, column: &str) -> Result<bool> {
     }
 }
 
-fn token_context(id: i64) -> String {
+pub(super) fn token_context(id: i64) -> String {
     format!("playzone:{id}:credentials")
 }
 
@@ -198,17 +197,6 @@ pub async fn list(store: &Store, account_id: i64, compose_only: bool) -> Result<
 /// Every Playzone id (the sync loop's resync).
 pub async fn ids(store: &Store) -> Result<Vec<i64>> {
     column(store.pool(), sqlx::query("SELECT id FROM playzones ORDER BY id"), "id").await
-}
-
-/// The repository and its opened token, for one gateway call.
-pub async fn access(store: &Store, secrets: &SecretBox, id: i64) -> Result<RepositoryAccess> {
-    let query = sqlx::query("SELECT scm_url, credentials FROM playzones WHERE id = $1").bind(id);
-    one(store.pool(), query, "playzone", |row| {
-        let sealed: Option<String> = row.try_get("credentials")?;
-        let token = sealed.map(|s| secrets.open(&s, &token_context(id))).transpose()?;
-        Ok(RepositoryAccess { url: row.try_get("scm_url")?, token })
-    })
-    .await
 }
 
 /// Applies validated changes; records `playzone.updated` when anything

@@ -141,8 +141,20 @@ pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Repository>> {
     shapes::all_of(store.pool(), &sql, account_id, repository_from_row).await
 }
 
-/// Records `push` of repository `repository` with its `repo.push` event.
-pub async fn record_push(store: &Store, repository: &Repository, push: &Push, actor: Actor) -> Result<()> {
+/// Records `push` of repository `repository` with its `repo.push` event,
+/// and asks for a sync of every Playzone (of any account) attached to the
+/// repository or whose `scm_url` is one of `urls`, in the same
+/// transaction: a recorded push always reaches the Playzones on it, even
+/// if the process stops before it wakes their loop (the loop's resync
+/// finds the asked-for generation). Their ids, to wake. Access is checked
+/// by the sync itself.
+pub async fn record_push(
+    store: &Store,
+    repository: &Repository,
+    push: &Push,
+    actor: Actor,
+    urls: &[String],
+) -> Result<Vec<i64>> {
     store
         .in_write(async |conn| {
             let now = time::to_db(&time::now());
@@ -166,9 +178,30 @@ pub async fn record_push(store: &Store, repository: &Repository, push: &Push, ac
                 "after": push.new_sha,
             });
             let event = NewEvent::new(repository.account_id, "repo", repository.id, "push").actor(actor);
-            events::record(conn, event.metadata(metadata)).await.map(drop)
+            events::record(&mut *conn, event.metadata(metadata)).await?;
+            ask_sync_in(conn, repository.id, urls).await
         })
         .await
+}
+
+/// Bumps the generation of the Playzones on repository `repository_id` or
+/// at one of `urls` (see [`record_push`]); their ids.
+async fn ask_sync_in(conn: &mut Conn, repository_id: i64, urls: &[String]) -> Result<Vec<i64>> {
+    let query = sqlx::query("SELECT id FROM playzones WHERE repository_id = $1").bind(repository_id);
+    let mut ids = shapes::column::<i64>(&mut *conn, query, "id").await?;
+    for url in urls {
+        let query = sqlx::query("SELECT id FROM playzones WHERE scm_url = $1").bind(url);
+        ids.extend(shapes::column::<i64>(&mut *conn, query, "id").await?);
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    for id in &ids {
+        sqlx::query("UPDATE playzones SET generation = generation + 1 WHERE id = $1")
+            .bind(id)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(ids)
 }
 
 /// The name of account `account_id`: the owner of its repositories on
@@ -182,19 +215,6 @@ pub async fn owner_name_in(conn: &mut Conn, account_id: i64) -> Result<String> {
     Ok(row.try_get("name")?)
 }
 
-/// The Playzones (of any account) whose repository URL is one of `urls`:
-/// a push wakes their sync at once. Access is checked by the sync itself.
-pub async fn playzones_on(store: &Store, urls: &[String]) -> Result<Vec<i64>> {
-    let mut ids = Vec::new();
-    for url in urls {
-        let query = sqlx::query("SELECT id FROM playzones WHERE scm_url = $1 ORDER BY id").bind(url);
-        ids.extend(shapes::column::<i64>(store.pool(), query, "id").await?);
-    }
-    ids.sort_unstable();
-    ids.dedup();
-    Ok(ids)
-}
-
 /// The repository named `full` on play's own Git host, whatever its
 /// account (the Git protocol's routes, which authorise afterwards).
 pub async fn builtin_by_name(store: &Store, full: &FullName) -> Result<Option<Repository>> {
@@ -203,4 +223,68 @@ pub async fn builtin_by_name(store: &Store, full: &FullName) -> Result<Option<Re
     );
     let query = sqlx::query(&sql).bind(Provider::Builtin.as_str()).bind(&full.owner).bind(&full.name);
     Ok(shapes::all(store.pool(), query, repository_from_row).await?.pop())
+}
+
+/// The repository named `full` that account `account_id` may read: its
+/// own (on any of its installations), or a public one on play's own Git
+/// host. Another account's private repository reads as missing.
+pub async fn readable_by_name(store: &Store, account_id: i64, full: &FullName) -> Result<Repository> {
+    let sql = format!(
+        "SELECT {REPOSITORY_COLUMNS} FROM {REPOSITORY_FROM} WHERE r.owner = $1 AND r.name = $2 \
+         AND (r.account_id = $3 OR (i.provider = $4 AND r.private = 0)) ORDER BY r.account_id = $3 DESC, r.id LIMIT 1"
+    );
+    let query = sqlx::query(&sql).bind(&full.owner).bind(&full.name).bind(account_id).bind(Provider::Builtin.as_str());
+    shapes::one(store.pool(), query, "repository", repository_from_row).await
+}
+
+/// Deletes the account's repository `repository` (its pushes with it),
+/// records `repo.deleted` and asks every Playzone attached to it to sync,
+/// so that each says at once that access is lost; their ids, to wake.
+/// The host's copy is removed by the caller after this commits.
+pub async fn delete(store: &Store, repository: &Repository, actor: Actor) -> Result<Vec<i64>> {
+    store
+        .in_write(async |conn| {
+            shapes::delete_owned(&mut *conn, "repositories", repository.id, repository.account_id).await?;
+            let metadata = serde_json::json!({ "full_name": repository.full_name.to_string() });
+            let event = NewEvent::new(repository.account_id, "repo", repository.id, "deleted").actor(actor);
+            events::record(&mut *conn, event.metadata(metadata)).await?;
+            ask_sync_in(conn, repository.id, &[]).await
+        })
+        .await
+}
+
+/// The account's installation `id`.
+pub async fn installation(store: &Store, account_id: i64, id: i64) -> Result<Installation> {
+    let sql = format!("SELECT {INSTALLATION_COLUMNS} FROM scm_installations WHERE id = $1 AND account_id = $2");
+    let mut conn = store.conn().await?;
+    shapes::one_in(&mut *conn, &sql, id, account_id, "installation", installation_from_row).await
+}
+
+/// Removes the account's installation `id`: its repositories' records go
+/// with it (a GitHub App's repositories stay on GitHub), and every
+/// Playzone attached through it says that access is lost at its next
+/// sync. play's own Git host keeps the repositories themselves, so its
+/// installation is removed only once they are deleted
+/// ([`Error::Conflict`] before).
+pub async fn delete_installation(store: &Store, account_id: i64, id: i64) -> Result<()> {
+    store
+        .in_write(async |conn| {
+            let sql = format!("SELECT {INSTALLATION_COLUMNS} FROM scm_installations WHERE id = $1 AND account_id = $2");
+            let installation =
+                shapes::one_in(&mut *conn, &sql, id, account_id, "installation", installation_from_row).await?;
+            let query = sqlx::query("SELECT id FROM repositories WHERE installation_id = $1").bind(id);
+            let held = shapes::column::<i64>(&mut *conn, query, "id").await?;
+            if installation.provider == Provider::Builtin && !held.is_empty() {
+                return Err(Error::Conflict(format!(
+                    "play's Git host keeps {} repositories of this account: delete them first \
+                     (DELETE /api/repos/{{owner}}/{{name}})",
+                    held.len()
+                )));
+            }
+            for repository in held {
+                ask_sync_in(&mut *conn, repository, &[]).await?;
+            }
+            shapes::delete_owned(conn, "scm_installations", id, account_id).await.map(drop)
+        })
+        .await
 }

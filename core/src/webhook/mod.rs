@@ -60,6 +60,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "api_key.destroyed",
     "repo.created",
     "repo.push",
+    "repo.deleted",
     delivery::DISABLED_EVENT,
     TEST_EVENT,
 ];

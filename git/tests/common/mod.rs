@@ -37,11 +37,11 @@ impl World {
     }
 
     pub fn public(&self, name: &str) -> RepositoryAccess {
-        RepositoryAccess { url: self.server.url(name), token: None }
+        RepositoryAccess::remote(self.server.url(name), None)
     }
 
     pub fn private(&self, name: &str, token: &str) -> RepositoryAccess {
-        RepositoryAccess { url: self.server.url(name), token: Some(token.to_owned()) }
+        RepositoryAccess::remote(self.server.url(name), Some(token.to_owned()))
     }
 }
 

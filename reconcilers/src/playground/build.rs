@@ -35,7 +35,7 @@ use play_core::repository::RepositoryGateway;
 use play_core::secrets::SecretBox;
 use play_core::store::builds;
 use play_core::store::playground_status::Fence;
-use play_core::store::{Store, playzones};
+use play_core::store::{Store, playzone_access};
 
 use super::context;
 use super::spec::{LABEL_INSTALLATION, LABEL_PLAYGROUND, ServiceSpec};
@@ -146,7 +146,7 @@ impl Builder<'_> {
         auth: &BuildAuth,
         slot: &super::slots::Slot,
     ) -> std::result::Result<String, Failure> {
-        let access = playzones::access(self.store, self.secrets, spec.playzone_id)
+        let access = playzone_access::access(self.store, self.secrets, spec.playzone_id)
             .await
             .map_err(|e| Failure::Other(Error::Store(e)))?;
         let fetched =

@@ -16,7 +16,7 @@ use play_core::build::Pin;
 use play_core::compose::model::Service;
 use play_core::compose::project_files;
 use play_core::playzone::{self, env_file};
-use play_core::store::playzones;
+use play_core::store::playzone_access;
 
 use super::PlaygroundReconciler;
 use crate::{Error, Result};
@@ -37,7 +37,7 @@ pub(super) async fn read(
     if wanted.is_empty() {
         return Ok(merged);
     }
-    let access = playzones::access(&r.store, &r.secrets, pin.playzone_id).await?;
+    let access = playzone_access::access(&r.store, &r.secrets, pin.playzone_id).await?;
     let short: String = pin.commit.chars().take(12).collect();
     for (written, required) in wanted {
         let path = project_files::normalise_file_path(written)

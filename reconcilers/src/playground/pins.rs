@@ -25,8 +25,8 @@ use play_core::playground::Playground;
 use play_core::playzone::model::Playzone;
 use play_core::repository::{RemoteRefs, RepositoryAccess};
 use play_core::store::playground_status::Fence;
-use play_core::store::playzones;
 use play_core::store::{builds, generated_env};
+use play_core::store::{playzone_access, playzones};
 
 use super::{PlaygroundReconciler, env_files};
 use crate::{Error, Result};
@@ -149,7 +149,7 @@ async fn pin(
         }
         other => other.into(),
     })?;
-    let access = playzones::access(&r.store, &r.secrets, playzone_id).await?;
+    let access = playzone_access::access(&r.store, &r.secrets, playzone_id).await?;
     let git = p.service_settings.get(name).and_then(|s| s.git_config.clone());
     let mut remote: Option<RemoteRefs> = None;
     let branch = match git.as_ref().and_then(|g| g.branch_name.clone()).or_else(|| label.map(str::to_owned)) {

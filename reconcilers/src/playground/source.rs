@@ -45,7 +45,7 @@ use play_core::build::dockerignore::Rules;
 use play_core::compose::project_files::Expect;
 use play_core::desired::{CONTENT, SourceLayout, SourceMount};
 use play_core::repository::{ArchiveOptions, RepositoryError, TreeEntry};
-use play_core::store::playzones;
+use play_core::store::playzone_access;
 
 use super::build::Builder;
 use super::context::Spool;
@@ -70,7 +70,7 @@ pub async fn fill(docker: &Docker, builder: &Builder<'_>, service: &ServiceSpec)
     for source in &service.sources {
         // Held while the tree is spooled and sent (`super::slots`).
         let slot = builder.slots.acquire(builder.playroom_id, builder.account_id).await;
-        let access = playzones::access(builder.store, builder.secrets, source.playzone_id).await?;
+        let access = playzone_access::access(builder.store, builder.secrets, source.playzone_id).await?;
         let spool = Spool::new(builder.spool_dir, builder.playground_id)
             .await
             .map_err(|e| Error::Files(format!("creating a spool file in {}: {e}", builder.spool_dir.display())))?;

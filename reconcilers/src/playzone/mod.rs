@@ -33,7 +33,7 @@ use play_core::playzone::{COMPOSE_FILES, MAX_COMPOSE_FILE_BYTES};
 use play_core::repository::{RepositoryAccess, RepositoryError, RepositoryGateway};
 use play_core::secrets::SecretBox;
 use play_core::store::Store;
-use play_core::store::playzones;
+use play_core::store::{playzone_access, playzones};
 use play_core::time;
 
 pub use self::choose::default_branch;
@@ -128,7 +128,7 @@ impl Reconciler for PlayzoneSync {
                 return Ok(Action::requeue_at(due));
             }
         }
-        let access = playzones::access(&self.store, &self.secrets, id).await?;
+        let access = playzone_access::access(&self.store, &self.secrets, id).await?;
         let fence = ctx.fence();
         match self.sync(&z, &access).await {
             Ok(result) => {
