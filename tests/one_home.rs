@@ -10,10 +10,11 @@
 
 mod source_tree;
 
-/// The types the store may define: its connection, its backend, the fence
-/// of a reconciler's writes and the read coalescer. Anything else is a
-/// record, and records live in `core/src/model` or beside their flows.
-const STORE_PLUMBING: [&str; 6] = ["Backend", "Coalescer", "Fence", "Fenced", "LeaseLost", "Store"];
+/// The types the store may define: its connection, its backend, where a
+/// function runs (`On`), the fence of a reconciler's writes and the read
+/// coalescer. Anything else is a record, and records live in
+/// `core/src/model` or beside their flows.
+const STORE_PLUMBING: [&str; 7] = ["Backend", "Coalescer", "Fence", "Fenced", "LeaseLost", "On", "Store"];
 
 /// The types defined at the top level of the production code under `dir`.
 fn defined_types(dir: &str) -> Vec<(String, String)> {

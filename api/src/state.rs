@@ -76,14 +76,9 @@ impl Default for ApiConfig {
 }
 
 impl ApiConfig {
-    /// What bounds the creation of Playgrounds (quotas, lifetimes,
-    /// repositories), for the domain's flows.
-    pub fn limits(&self) -> Limits<'_> {
-        Limits {
-            quotas: &self.quotas,
-            lifetimes: Lifetimes { playground: self.playground_ttl, job: self.job_ttl },
-            repositories: &self.repository_policy,
-        }
+    /// The operator's bounds of a Playground's lifetime.
+    pub fn lifetimes(&self) -> Lifetimes {
+        Lifetimes { playground: self.playground_ttl, job: self.job_ttl }
     }
 }
 
@@ -131,6 +126,20 @@ pub struct Shared {
     /// Hot responses rendered once per group of waiting callers (see
     /// `crate::rendered`).
     pub renders: Arc<crate::rendered::Renders>,
+}
+
+impl Shared {
+    /// What bounds the creation of Playgrounds (quotas, lifetimes,
+    /// repositories, and the source host a repository URL may name), for
+    /// the domain's flows.
+    pub fn limits(&self) -> Limits<'_> {
+        Limits {
+            quotas: &self.config.quotas,
+            lifetimes: self.config.lifetimes(),
+            repositories: &self.config.repository_policy,
+            source_host: self.source_host.as_deref(),
+        }
+    }
 }
 
 impl AppState {

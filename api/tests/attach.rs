@@ -142,3 +142,41 @@ async fn deleting_the_repository_or_its_installation_loses_access_and_says_why()
         .collect();
     assert_eq!(events, ["repo.created", "repo.push", "repo.deleted", "repo.created", "repo.push", "repo.deleted"]);
 }
+
+/// Launch and templates may name a repository of play's own Git host by
+/// URL: a public one links through the installation (the account's
+/// attached Playzone, made once); a private one, even the account's own,
+/// is refused with what to do instead, and nothing is written.
+#[tokio::test]
+async fn a_url_of_play_s_git_host_links_a_public_repository_and_never_a_private_one() {
+    let h = Hosted::new().await;
+    let app = &h.app;
+    app.post("/api/repos", &app.admin, json!({"name": "open", "private": false, "auto_init": true})).await;
+    app.post("/api/repos", &app.admin, json!({"name": "secret", "auto_init": true})).await;
+    let compose = |url: &str| format!("services:\n  web:\n    build: .\n    labels:\n      svc/repo_url: {url}\n");
+    let launcher = app.key_for(app.account_id, [Scope::LaunchWrite].into_iter().collect(), None).await;
+
+    let secret = compose("https://play.example.com/git/default/secret.git");
+    let r = app.post("/api/launch", &launcher, json!({"name": "grab", "compose_yaml": secret})).await;
+    let details = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    let message = details["compose_yaml.services.web.labels.svc/repo_url"][0].as_str().unwrap();
+    assert!(message.contains("private repository") && message.contains("attach"), "{message}");
+    let missing = compose("https://play.example.com/git/default/nope");
+    let r = app.post("/api/launch", &launcher, json!({"name": "nope", "compose_yaml": missing})).await;
+    r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    assert_eq!((app.count("playzones").await, app.count("playspecs").await), (0, 0), "nothing written");
+
+    for (name, url) in [
+        ("one", "https://play.example.com/git/default/open.git"),
+        ("two", "https://play.example.com/git/default/open/"),
+    ] {
+        let r = app.post("/api/launch", &launcher, json!({"name": name, "compose_yaml": compose(url)})).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    }
+    let zones = app.get("/api/playzones", &app.admin).await.body;
+    assert_eq!(zones.as_array().unwrap().len(), 1, "one Playzone for the repository: {zones}");
+    let id = zones[0]["id"].as_i64().unwrap();
+    assert_eq!(reach(app, id).await, Reach::Builtin(full("default/open")), "read in place, not over the network");
+    let again = app.post("/api/playzones/attach", &app.admin, json!({"repo_full_name": "default/open"})).await;
+    assert_eq!((again.status, again.body["id"].as_i64()), (StatusCode::OK, Some(id)));
+}

@@ -43,3 +43,15 @@ async fn connections_cut_while_idle_are_replaced_before_use() {
             .unwrap_or_else(|e| panic!("query {n} got a cut connection: {e}"));
     }
 }
+
+/// `Backend::of` reads a connection's backend as the store was opened
+/// (the quota check locks the account row on PostgreSQL by it).
+#[tokio::test]
+async fn a_connection_knows_its_backend() {
+    let t = testing::store().await;
+    let conn = t.store.conn().await.expect("a connection");
+    assert_eq!(Backend::of(&conn), t.store.backend());
+    drop(conn);
+    let tx = t.store.write().await.expect("a transaction");
+    assert_eq!(Backend::of(&tx), t.store.backend());
+}

@@ -82,6 +82,13 @@ impl SourceHost for BuiltinHost {
         RepoUrls { clone_url: format!("{html_url}.git"), html_url, ssh_url: None }
     }
 
+    fn repository_at(&self, url: &str) -> Option<FullName> {
+        let rest = url.strip_prefix(&self.base_url)?.strip_prefix(GIT_PATH)?.strip_prefix('/')?;
+        let rest = rest.trim_end_matches('/');
+        let rest = rest.strip_suffix(".git").unwrap_or(rest);
+        FullName::parse("url", rest).ok()
+    }
+
     fn git_http(&self) -> Option<&dyn GitHttp> {
         Some(self)
     }

@@ -221,7 +221,7 @@ pub async fn run(
     // The pure checks first, with no transaction open (see `prepare`).
     let prepared = prepare::prepare(state, &objects).await?;
     let mut tx = state.store.write().await?;
-    let rows = applied::list_in(&mut tx, principal.account_id).await?;
+    let rows = applied::list(&mut tx, principal.account_id).await?;
     let to_prune: Vec<play_core::apply::model::Applied> = match (&request.apply_set, request.prune) {
         (Some(set), true) => rows
             .iter()

@@ -157,7 +157,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     if decision.action == Action::Unchanged && moved {
         decision.action = Action::Configured;
     }
-    let lifetimes = cx.state.config.limits().lifetimes;
+    let lifetimes = cx.state.config.lifetimes();
     let id = match (decision.action, &current) {
         (Action::Unchanged, Some(p)) => p.id,
         (Action::Configured, Some(p))
@@ -235,10 +235,8 @@ async fn create(
     if let Some(ttl) = ttl {
         new.ttl = chrono::Duration::from_std(ttl).unwrap_or(new.ttl);
     }
-    let backend = cx.state.store.backend();
-    let created =
-        launch::create_in(cx.conn, backend, cx.account(), &new, &cx.state.config.quotas, cx.principal.actor())
-            .await
-            .map_err(|e| rekeyed(e.into(), "playground", object))?;
+    let created = launch::create_in(cx.conn, cx.account(), &new, &cx.state.config.quotas, cx.principal.actor())
+        .await
+        .map_err(|e| rekeyed(e.into(), "playground", object))?;
     Ok(created.id)
 }

@@ -71,15 +71,14 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         (Action::Unchanged, Some(room)) => room.id,
         (Action::Configured, Some(room)) => {
             let updated =
-                playrooms::update_in(cx.conn, &cx.state.secrets, account, room.id, fields, cx.principal.actor())
+                playrooms::update(&mut *cx.conn, &cx.state.secrets, account, room.id, fields, cx.principal.actor())
                     .await
                     .map_err(|e| rekeyed(e.into(), "playroom", object))?;
             updated.id
         }
         _ => {
-            let created = playrooms::create_in(
-                cx.conn,
-                cx.state.store.backend(),
+            let created = playrooms::create(
+                &mut *cx.conn,
                 &cx.state.secrets,
                 account,
                 fields,

@@ -93,7 +93,7 @@ struct CredentialSpec {
 
 /// The revision as stored: what a change outside apply would alter.
 async fn live(cx: &mut Cx<'_>, playspec: &Playspec) -> CoreResult<Value> {
-    let files = playspec_files::list_files_in(cx.conn, playspec.id).await?;
+    let files = playspec_files::list_files(&mut *cx.conn, playspec.id).await?;
     let credentials = sqlx::query(
         "SELECT registry_type, registry_url, username FROM playspec_registry_credentials WHERE playspec_id = $1 \
          ORDER BY registry_url",
@@ -301,7 +301,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
 
     let account = cx.account();
     let current = match cx.last(object).map(|row| row.object_id) {
-        Some(id) => found(playspecs::get_in(cx.conn, account, id).await)?,
+        Some(id) => found(playspecs::get(&mut *cx.conn, account, id).await)?,
         None => None,
     };
     let before = match &current {
@@ -321,7 +321,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
             if let Some(p) = current.as_ref().filter(|p| p.name == revision) {
                 // The same content, changed outside apply (only possible
                 // while unused): made again as the spec says.
-                playspecs::delete_in(cx.conn, account, p.id, actor)
+                playspecs::delete(&mut *cx.conn, account, p.id, actor)
                     .await
                     .map_err(|e| rekeyed(e.into(), "playspec", object))?;
             }
@@ -333,7 +333,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         }
     };
     if decision.action != Action::Unchanged {
-        let playspec = playspecs::get_in(cx.conn, account, id).await?;
+        let playspec = playspecs::get(&mut *cx.conn, account, id).await?;
         let after = live(cx, &playspec).await?;
         cx.record(object, redacted, after, id, Some(revision.clone())).await?;
     }
@@ -369,8 +369,7 @@ async fn create_revision(
         ));
     }
     let actor = cx.principal.actor();
-    let backend = cx.state.store.backend();
-    let created = match playspecs::create_in(cx.conn, backend, account, fields, &cx.state.config.quotas, actor).await {
+    let created = match playspecs::create(&mut *cx.conn, account, fields, &cx.state.config.quotas, actor).await {
         Ok(created) => created,
         // The name was free when looked up above: another apply made the
         // same revision meanwhile.
@@ -383,13 +382,13 @@ async fn create_revision(
         Err(e) => return Err(rekeyed(e.into(), "playspec", object)),
     };
     for (j, file) in new_files.into_iter().enumerate() {
-        playspec_files::add_file_in(cx.conn, backend, account, created.id, file, actor)
+        playspec_files::add_file(&mut *cx.conn, account, created.id, file, actor)
             .await
             .map_err(|e| under(object, &format!("spec.mounted_files[{j}]"), e))?;
     }
     for (j, (kind, host, username, secret)) in new_credentials.into_iter().enumerate() {
-        playspec_files::add_credential_in(
-            cx.conn,
+        playspec_files::add_credential(
+            &mut *cx.conn,
             &cx.state.secrets,
             account,
             created.id,
@@ -427,10 +426,11 @@ async fn check_token_links(
     if cx.principal.scopes.grants(Scope::PlayzonesRead) {
         return Ok(());
     }
+    let account = cx.account();
     for (field, id) in linked {
         // A Playzone of this set not written yet (dry run) holds no token
         // of the store's; one written by this set is the caller's own.
-        let Some(zone) = found(playzones::get_in(cx.conn, cx.account(), *id).await)? else { continue };
+        let Some(zone) = found(playzones::get(&mut *cx.conn, account, *id).await)? else { continue };
         if zone.has_credentials {
             push_field_error(
                 errors,

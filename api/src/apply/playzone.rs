@@ -44,7 +44,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     let redacted = cx.redact(&object.spec, &[play_core::apply::path("credentials")]);
     let account = cx.account();
     let current = match cx.last(object).map(|row| row.object_id) {
-        Some(id) => found(playzones::get_in(cx.conn, account, id).await)?,
+        Some(id) => found(playzones::get(&mut *cx.conn, account, id).await)?,
         None => None,
     };
     let input = Input {
@@ -63,22 +63,21 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     let id = match (decision.action, &current) {
         (Action::Unchanged, Some(z)) => z.id,
         (Action::Configured, Some(z)) => {
-            playzones::update_in(cx.conn, &cx.state.secrets, account, z.id, checked, actor)
+            playzones::update(&mut *cx.conn, &cx.state.secrets, account, z.id, checked, actor)
                 .await
                 .map_err(|e| rekeyed(e.into(), "playzone", object))?
                 .id
         }
         _ => {
-            let backend = cx.state.store.backend();
             let quotas = &cx.state.config.quotas;
-            playzones::insert_in(cx.conn, backend, Some(&cx.state.secrets), account, checked, false, quotas, actor)
+            playzones::insert_in(cx.conn, Some(&cx.state.secrets), account, checked, false, quotas, actor)
                 .await
                 .map_err(|e| rekeyed(e.into(), "playzone", object))?
                 .id
         }
     };
     if decision.action != Action::Unchanged {
-        let zone = playzones::get_in(cx.conn, account, id).await?;
+        let zone = playzones::get(&mut *cx.conn, account, id).await?;
         cx.record(object, redacted, live(&zone), id, None).await?;
         cx.wake(Wake::Playzone, id);
     }

@@ -53,11 +53,11 @@ pub async fn prune(cx: &mut Cx<'_>, row: &Applied) -> Result<ApplyResult, ApiErr
             Err(e) => return Err(e.into()),
         },
         Kind::Playspec => applied::retire_in(cx.conn, account, row.object_id).await?,
-        Kind::WebhookEndpoint => match webhooks::delete_in(cx.conn, account, row.object_id).await {
+        Kind::WebhookEndpoint => match webhooks::delete(&mut *cx.conn, account, row.object_id).await {
             Err(e) if !gone(&e) => return Err(e.into()),
             _ => {}
         },
-        Kind::Playroom => match playrooms::delete_in(cx.conn, account, row.object_id, actor).await {
+        Kind::Playroom => match playrooms::delete(&mut *cx.conn, account, row.object_id, actor).await {
             Ok(()) => cx.wake(Wake::Edge, row.object_id),
             Err(e) if gone(&e) => {}
             Err(e) => return Err(named(e).into()),
@@ -65,12 +65,12 @@ pub async fn prune(cx: &mut Cx<'_>, row: &Applied) -> Result<ApplyResult, ApiErr
         Kind::Playzone => {
             // Revisions this apply retired may still name it: gone first.
             collect_revisions(cx).await?;
-            match playzones::delete_in(cx.conn, account, row.object_id, actor).await {
+            match playzones::delete(&mut *cx.conn, account, row.object_id, actor).await {
                 Err(e) if !gone(&e) => return Err(named(e).into()),
                 _ => {}
             }
         }
-        Kind::ImportTemplate => match templates::delete_in(cx.conn, account, row.object_id, actor).await {
+        Kind::ImportTemplate => match templates::delete(&mut *cx.conn, account, row.object_id, actor).await {
             Err(e) if !gone(&e) => return Err(e.into()),
             _ => {}
         },
@@ -92,9 +92,9 @@ pub async fn prune(cx: &mut Cx<'_>, row: &Applied) -> Result<ApplyResult, ApiErr
 pub async fn collect_revisions(cx: &mut Cx<'_>) -> Result<(), ApiError> {
     let account = cx.account();
     for id in applied::retired_in(cx.conn, account).await? {
-        match playspecs::get_in(cx.conn, account, id).await {
+        match playspecs::get(&mut *cx.conn, account, id).await {
             Ok(p) if p.locked() => continue,
-            Ok(p) => playspecs::delete_in(cx.conn, account, p.id, cx.principal.actor()).await?,
+            Ok(p) => playspecs::delete(&mut *cx.conn, account, p.id, cx.principal.actor()).await?,
             Err(e) if gone(&e) => {}
             Err(e) => return Err(e.into()),
         }

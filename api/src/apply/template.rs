@@ -64,7 +64,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     let public = spec.public.unwrap_or(false);
     let account = cx.account();
     let current = match cx.last(object).map(|row| row.object_id) {
-        Some(id) => found(templates::owned_in(cx.conn, account, id).await)?,
+        Some(id) => found(templates::owned(&mut *cx.conn, account, id).await)?,
         None => None,
     };
     let before = match &current {
@@ -80,32 +80,39 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
             if changed("description") != Some(&json!(fields.description))
                 || changed("category_id") != Some(&json!(fields.category_id))
             {
-                templates::update_in(cx.conn, account, t.id, fields, actor)
+                templates::update(&mut *cx.conn, account, t.id, fields, actor)
                     .await
                     .map_err(|e| rekeyed(e.into(), "import_template", object))?;
             }
             if changed("template_body") != Some(&json!(spec.template_body)) {
-                templates::create_version_in(cx.conn, account, t.id, &spec.template_body, public, &variables, actor)
+                templates::create_version(&mut *cx.conn, account, t.id, &spec.template_body, public, &variables, actor)
                     .await?;
             } else if changed("public") != Some(&json!(public))
                 && let Some(latest) = templates::latest_version_in(cx.conn, account, t.id).await?
             {
-                templates::set_public_in(cx.conn, account, t.id, latest.id, Some(public), actor).await?;
+                templates::set_public(&mut *cx.conn, account, t.id, latest.id, Some(public), actor).await?;
             }
             t.id
         }
         _ => {
-            let backend = cx.state.store.backend();
-            let created = templates::create_in(cx.conn, backend, account, fields, &cx.state.config.quotas, actor)
+            let created = templates::create(&mut *cx.conn, account, fields, &cx.state.config.quotas, actor)
                 .await
                 .map_err(|e| rekeyed(e.into(), "import_template", object))?;
-            templates::create_version_in(cx.conn, account, created.id, &spec.template_body, public, &variables, actor)
-                .await?;
+            templates::create_version(
+                &mut *cx.conn,
+                account,
+                created.id,
+                &spec.template_body,
+                public,
+                &variables,
+                actor,
+            )
+            .await?;
             created.id
         }
     };
     if decision.action != Action::Unchanged {
-        let template = templates::owned_in(cx.conn, account, id).await?;
+        let template = templates::owned(&mut *cx.conn, account, id).await?;
         let after = live(cx, &template).await?;
         cx.record(object, object.spec.clone(), after, id, None).await?;
     }

@@ -58,7 +58,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     let redacted = cx.redact(&object.spec, &[play_core::apply::path("secret")]);
     let account = cx.account();
     let current = match cx.last(object).map(|row| row.object_id) {
-        Some(id) => found(webhooks::get_in(cx.conn, account, id).await)?,
+        Some(id) => found(webhooks::get(&mut *cx.conn, account, id).await)?,
         None => None,
     };
     let before = current.as_ref().map(|e| live(e, &spec));
@@ -66,22 +66,21 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     let id = match (decision.action, &current) {
         (Action::Unchanged, Some(e)) => e.id,
         (Action::Configured, Some(e)) => {
-            webhooks::update_in(cx.conn, &cx.state.secrets, account, e.id, changes)
+            webhooks::update(&mut *cx.conn, &cx.state.secrets, account, e.id, changes)
                 .await
                 .map_err(|err| rekeyed(err.into(), "webhook_endpoint", object))?
                 .id
         }
         _ => {
-            let backend = cx.state.store.backend();
             let (created, _secret) =
-                webhooks::create_in(cx.conn, backend, &cx.state.secrets, account, changes, &cx.state.config.quotas)
+                webhooks::create(&mut *cx.conn, &cx.state.secrets, account, changes, &cx.state.config.quotas)
                     .await
                     .map_err(|err| rekeyed(err.into(), "webhook_endpoint", object))?;
             created.id
         }
     };
     if decision.action != Action::Unchanged {
-        let endpoint = webhooks::get_in(cx.conn, account, id).await?;
+        let endpoint = webhooks::get(&mut *cx.conn, account, id).await?;
         cx.record(object, redacted, live(&endpoint, &spec), id, None).await?;
     }
     Ok(Outcome::of(id, decision, None))

@@ -30,7 +30,7 @@ pub async fn launch(
         persist_volumes: body.persist_volumes,
         agent: body.agent,
     };
-    let limits = state.config.limits();
+    let limits = state.limits();
     let Launched { playspec, playground, playzones_created } =
         launch::launch_compose(&state.store, &state.cpu, principal.account_id, request, limits, principal.actor())
             .await?;

@@ -42,7 +42,7 @@ pub async fn create(
     Json(body): Json<PlaygroundRequest>,
 ) -> ApiResult<(StatusCode, JsonResponse<PlaygroundDetail>)> {
     let request = CreateRequest::from(body.playground);
-    let limits = state.config.limits();
+    let limits = state.limits();
     let playground =
         launch::create_playground(&state.store, &state.cpu, principal.account_id, request, limits, principal.actor())
             .await?;

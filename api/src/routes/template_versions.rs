@@ -122,7 +122,7 @@ pub async fn launch(
         variables: body.variables.unwrap_or_default(),
         name: body.name,
     };
-    let limits = state.config.limits();
+    let limits = state.limits();
     let launched =
         launch::launch_template(&state.store, &state.cpu, principal.account_id, id, request, limits, principal.actor())
             .await?;

@@ -28,7 +28,7 @@ use crate::offload::Offload;
 use crate::store::playspecs;
 use crate::store::quotas;
 use crate::store::templates;
-use crate::store::{Backend, Conn, Store, playgrounds, playrooms};
+use crate::store::{Conn, Store, playgrounds, playrooms};
 use crate::{Error, FieldErrors, Result};
 
 /// What configuration bounds a create: the account quotas, the lifetimes
@@ -39,6 +39,9 @@ pub struct Limits<'a> {
     pub quotas: &'a QuotaLimits,
     pub lifetimes: Lifetimes,
     pub repositories: &'a crate::playzone::RepositoryPolicy,
+    /// The source host whose repositories a URL may name (play's own Git
+    /// host), if any.
+    pub source_host: Option<&'a dyn crate::scm::host::SourceHost>,
 }
 
 /// `POST /api/playgrounds`: checks the request ([`validate::check_create`])
@@ -59,13 +62,12 @@ pub async fn create_playground(
 /// account's Playground quota.
 pub async fn create_in(
     conn: &mut Conn,
-    backend: Backend,
     account_id: i64,
     new: &NewPlayground,
     limits: &QuotaLimits,
     actor: Actor,
 ) -> Result<Playground> {
-    quotas::check(conn, backend, account_id, Resource::Playgrounds, limits).await?;
+    quotas::check(conn, account_id, Resource::Playgrounds, limits).await?;
     playgrounds::insert_in(conn, account_id, new, actor).await
 }
 
@@ -78,7 +80,7 @@ pub async fn create(
     actor: Actor,
 ) -> Result<Playground> {
     let mut tx = store.write().await?;
-    let playground = create_in(&mut tx, store.backend(), account_id, new, limits, actor).await?;
+    let playground = create_in(&mut tx, account_id, new, limits, actor).await?;
     tx.commit().await?;
     Ok(playground)
 }
@@ -127,7 +129,7 @@ pub async fn record_launch(
         LaunchName::Given(name) => name,
         LaunchName::FromTemplate(template) => unused_playspec_name_in(&mut tx, account_id, &template).await?,
     });
-    let playspec = playspecs::create_in(&mut tx, store.backend(), account_id, playspec, limits, actor).await?;
+    let playspec = playspecs::create(&mut tx, account_id, playspec, limits, actor).await?;
     let playground = match playground {
         Some(launched) => {
             let new = NewPlayground {
@@ -141,7 +143,7 @@ pub async fn record_launch(
                 service_settings: Default::default(),
                 ttl: launched.ttl,
             };
-            Some(create_in(&mut tx, store.backend(), account_id, &new, limits, actor).await?)
+            Some(create_in(&mut tx, account_id, &new, limits, actor).await?)
         }
         None => None,
     };
@@ -381,6 +383,7 @@ fn url_linker<'a>(
         store,
         account_id,
         policy: limits.repositories,
+        source_host: limits.source_host,
         limits: limits.quotas,
         actor,
         may_read_playzones: false,

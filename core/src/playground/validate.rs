@@ -66,7 +66,7 @@ async fn compose_errors_on(
     playroom: &Playroom,
     env_overrides: &BTreeMap<String, String>,
 ) -> Result<FieldErrors> {
-    let files = playspec_files::list_files_in(conn, playspec.id).await?;
+    let files = playspec_files::list_files(&mut *conn, playspec.id).await?;
     let policy = super::desired::policy_for(playroom.trusted, playspec, &files);
     let (yaml, overrides) = (playspec.base_compose_yaml.clone(), env_overrides.clone());
     cpu.run(move || compose_errors(&yaml, &policy, &overrides)).await
@@ -142,8 +142,8 @@ async fn check_branches_to_create(
         let Some(playzone) = services.iter().find(|d| &d.name == service).and_then(|d| d.playzone_id) else {
             continue;
         };
-        let existing = crate::store::playzones::branch_commit_in(conn, playzone, branch).await?;
-        let base_commit = crate::store::playzones::branch_commit_in(conn, playzone, base).await?;
+        let existing = crate::store::playzones::branch_commit(&mut *conn, playzone, branch).await?;
+        let base_commit = crate::store::playzones::branch_commit(&mut *conn, playzone, base).await?;
         if let (Some(existing), Some(base_commit)) = (existing, base_commit)
             && existing != base_commit
         {
@@ -214,7 +214,7 @@ pub async fn check_create_in(
         }
         return Err(Error::Validation(errors));
     };
-    let playspec = playspecs::get_in(conn, account_id, playspec_id).await?;
+    let playspec = playspecs::get(&mut *conn, account_id, playspec_id).await?;
     let playroom = playrooms::get_in(conn, account_id, playroom_id).await?;
     errors.extend(compose_errors_on(conn, cpu, &playspec, &playroom, &request.env_overrides).await?);
     let services: Vec<ServiceDefinition> = playspec.definitions()?;
@@ -278,7 +278,7 @@ pub async fn check_rollout_in(
         .playspec_id
         .or(current.playspec_id)
         .ok_or_else(|| Error::InvalidState("the Playspec no longer exists".into()))?;
-    let playspec = playspecs::get_in(conn, account_id, spec_id).await?;
+    let playspec = playspecs::get(&mut *conn, account_id, spec_id).await?;
     let playroom = playrooms::get_in(conn, account_id, current.playroom_id).await?;
     let services: Vec<ServiceDefinition> = playspec.definitions()?;
     let env = changes.env_overrides.as_ref().unwrap_or(&current.env_overrides);

@@ -22,6 +22,13 @@
 //! repository to whoever can name it (issue #27, item 2). A URL whose only
 //! Playzones hold tokens is refused, saying how to link one.
 //!
+//! A URL of play's own Git host (`<PLAY_PUBLIC_URL>/git/<owner>/<name>.git`)
+//! names a repository there: a public one links through the account's
+//! installation (the account's Playzone attached to it, or a new one, as
+//! `POST /api/playzones/attach` makes), read in place without the
+//! network; a private one is refused, saying to attach it and link it by
+//! id (the reason above).
+//!
 //! A dynamic service left without a Playzone is allowed in the Playspec
 //! (it may be linked later); a Playground of it fails at `image_build`
 //! saying how to link one.
@@ -31,6 +38,8 @@ use crate::compose::classify::{ServiceDefinition, ServiceType};
 use crate::error::push_field_error;
 use crate::model::event::Actor;
 use crate::model::quota::QuotaLimits;
+use crate::scm::host::SourceHost;
+use crate::scm::names::FullName;
 use crate::store::Store;
 use crate::store::playzones;
 use crate::{Error, FieldErrors, Result};
@@ -41,6 +50,9 @@ pub struct Linker<'a> {
     pub store: &'a Store,
     pub account_id: i64,
     pub policy: &'a RepositoryPolicy,
+    /// The source host whose repositories a URL may name (play's own Git
+    /// host): such a URL links through the installation (attach).
+    pub source_host: Option<&'a dyn SourceHost>,
     pub limits: &'a QuotaLimits,
     pub actor: Actor,
     /// Whether the caller's key holds `playzones:read`: only then may an
@@ -57,7 +69,7 @@ pub async fn link(
     previous: &[ServiceDefinition],
     field: impl Fn(&ServiceDefinition) -> String,
 ) -> Result<Vec<i64>> {
-    let Linker { store, account_id, policy, limits, actor, may_read_playzones } = linker;
+    let Linker { store, account_id, policy, source_host, limits, actor, may_read_playzones } = linker;
     let zones = playzones::list(store, account_id, false).await?;
     // Every refusal is found before anything is created.
     let mut errors = FieldErrors::new();
@@ -82,6 +94,12 @@ pub async fn link(
             continue;
         }
         let Some(url) = &def.repo_url else { continue };
+        if let Some(found) = hosted(store, account_id, source_host, url).await {
+            if let Err(message) = found {
+                push_field_error(&mut errors, format!("{}.labels.svc/repo_url", field(def)), message);
+            }
+            continue;
+        }
         if let Err(message) = policy.check(url) {
             push_field_error(&mut errors, format!("{}.labels.svc/repo_url", field(def)), message);
             continue;
@@ -111,6 +129,15 @@ pub async fn link(
             continue;
         }
         let Some(url) = def.repo_url.clone() else { continue };
+        if let (Some(host), Some(Ok(full))) = (source_host, hosted(store, account_id, source_host, &url).await) {
+            let acting = crate::scm::flows::Acting { account_id, actor, limits };
+            let attached = crate::scm::attach::attach(store, host, &acting, &full.to_string()).await?;
+            def.playzone_id = Some(attached.playzone.id);
+            if attached.created {
+                created.push(attached.playzone);
+            }
+            continue;
+        }
         let url = url.trim_end_matches('/').to_owned();
         let tokenless = zones.iter().chain(&created).find(|z| z.scm_url == url && !z.has_credentials);
         let id = match tokenless {
@@ -125,6 +152,29 @@ pub async fn link(
         def.playzone_id = Some(id);
     }
     Ok(created.into_iter().map(|z| z.id).collect())
+}
+
+/// For a URL of the source host's repositories: the repository it names,
+/// when the account may link it by URL (a public one), or why not. `None`
+/// for a URL of anywhere else. A private repository is never linked by
+/// URL, for the reason a Playzone holding a token is not (see the
+/// [module documentation](self)): it is attached, then linked by id.
+async fn hosted(
+    store: &Store,
+    account_id: i64,
+    source_host: Option<&dyn SourceHost>,
+    url: &str,
+) -> Option<std::result::Result<FullName, String>> {
+    let full = source_host?.repository_at(url)?;
+    Some(match crate::store::repositories::readable_by_name(store, account_id, &full).await {
+        Ok(repository) if !repository.private => Ok(full),
+        Ok(_) => Err(format!(
+            "{full} is a private repository of play's Git host, which is never linked by URL (a Compose file or \
+             template could otherwise bind it into any image): attach it (POST /api/playzones/attach) and link \
+             the Playzone by its id (a Playspec's services[].playzone_id)"
+        )),
+        Err(_) => Err(format!("play's Git host has no repository {full} that this account may read")),
+    })
 }
 
 /// The Playzone `def`'s service was linked to in `previous` (an update

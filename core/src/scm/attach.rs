@@ -47,7 +47,6 @@ pub async fn attach(
             .in_write(async |tx| {
                 playzone_access::attach_in(
                     tx,
-                    store.backend(),
                     acting.account_id,
                     &repository,
                     &scm_url,

@@ -104,8 +104,7 @@ async fn create_with(
         private: request.private,
         default_branch: DEFAULT_BRANCH,
     };
-    let repository =
-        repositories::insert_in(&mut tx, store.backend(), acting.account_id, new, acting.limits, acting.actor).await?;
+    let repository = repositories::insert_in(&mut tx, acting.account_id, new, acting.limits, acting.actor).await?;
     host.forget(&full).await?;
     let by = author_for(&full.owner);
     let made = async {

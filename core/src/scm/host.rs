@@ -51,6 +51,13 @@ pub trait SourceHost: Send + Sync + fmt::Debug {
 
     fn urls(&self, full: &FullName) -> RepoUrls;
 
+    /// The repository of this host that `url` names (its clone URL or its
+    /// web address), if it names one: Launch and templates may name a
+    /// repository by URL. `None` for a URL of anywhere else.
+    fn repository_at(&self, _url: &str) -> Option<FullName> {
+        None
+    }
+
     /// Git's smart HTTP for this host's repositories; `None`: the host
     /// serves none (people clone from the provider).
     fn git_http(&self) -> Option<&dyn GitHttp> {

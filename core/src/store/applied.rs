@@ -11,8 +11,9 @@ use sqlx::any::{AnyArguments, AnyRow};
 use sqlx::query::Query;
 use sqlx::{Any, Row};
 
+use super::On;
 use super::shapes::{all_of, column};
-use super::{Conn, OnUnique, Store};
+use super::{Conn, OnUnique};
 use crate::apply::Kind;
 use crate::apply::model::{Applied, AppliedFields};
 use crate::time;
@@ -81,16 +82,14 @@ fn at_version(changed: u64, current: &Applied) -> Result<()> {
     Ok(())
 }
 
-/// Every applied object of the account, by kind and name.
-pub async fn list_in(conn: &mut Conn, account_id: i64) -> Result<Vec<Applied>> {
-    let sql = format!("SELECT {COLUMNS} FROM applied_objects WHERE account_id = $1 ORDER BY kind, name");
-    all_of(conn, &sql, account_id, from_row).await
-}
-
-/// [`list_in`] on a connection of its own.
-pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Applied>> {
-    let mut conn = store.conn().await?;
-    list_in(&mut conn, account_id).await
+/// The account's applied objects, by kind and name.
+pub async fn list(on: impl Into<On<'_>>, account_id: i64) -> Result<Vec<Applied>> {
+    on.into()
+        .read(async |conn| {
+            let sql = format!("SELECT {COLUMNS} FROM applied_objects WHERE account_id = $1 ORDER BY kind, name");
+            all_of(conn, &sql, account_id, from_row).await
+        })
+        .await
 }
 
 /// Records a newly applied object; another apply that recorded it first

@@ -39,7 +39,7 @@ fn from_row(row: &AnyRow) -> Result<ApiKey> {
 pub async fn create(store: &Store, key: NewApiKey, limits: &QuotaLimits, actor: Actor) -> Result<ApiKey> {
     store
         .in_write(async |tx| {
-            quotas::check(tx, store.backend(), key.account_id, Resource::ApiKeys, limits).await?;
+            quotas::check(tx, key.account_id, Resource::ApiKeys, limits).await?;
             insert_in(tx, key, actor).await
         })
         .await
@@ -52,7 +52,7 @@ pub async fn create(store: &Store, key: NewApiKey, limits: &QuotaLimits, actor: 
 pub async fn create_first(store: &Store, key: NewApiKey, limits: &QuotaLimits, actor: Actor) -> Result<Option<ApiKey>> {
     store
         .in_write(async |tx| {
-            quotas::check(tx, store.backend(), key.account_id, Resource::ApiKeys, limits).await?;
+            quotas::check(tx, key.account_id, Resource::ApiKeys, limits).await?;
             let existing: i64 =
                 sqlx::query("SELECT COUNT(*) AS n FROM api_keys").fetch_one(&mut *tx).await?.try_get("n")?;
             if existing > 0 {

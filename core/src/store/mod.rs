@@ -71,6 +71,7 @@ pub mod reachability;
 pub mod repositories;
 pub mod rollouts;
 mod shapes;
+pub use shapes::On;
 pub mod sweep;
 pub mod templates;
 pub mod webhook_deliveries;
@@ -97,6 +98,13 @@ pub enum Backend {
 }
 
 impl Backend {
+    /// The backend `conn` speaks to, from sqlx's name of its driver
+    /// (`PostgreSQL`; anything else is SQLite, the only other driver
+    /// installed).
+    pub fn of(conn: &Conn) -> Backend {
+        if conn.backend_name() == "PostgreSQL" { Backend::Postgres } else { Backend::Sqlite }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Backend::Sqlite => "sqlite",

@@ -13,6 +13,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::On;
 use super::events;
 use super::playroom_trust::{check_trust, record_trust};
 use super::quotas;
@@ -121,36 +122,24 @@ fn name_taken(name: &str) -> Error {
 /// Creates a Playroom. `fields` must carry name, connection, host, port,
 /// user and docker_socket.
 pub async fn create(
-    store: &Store,
+    on: impl Into<On<'_>>,
     secrets: &SecretBox,
     account_id: i64,
     fields: PlayroomFields,
     limits: &QuotaLimits,
     actor: Actor,
 ) -> Result<Playroom> {
-    store.in_write(async |tx| create_in(tx, store.backend(), secrets, account_id, fields, limits, actor).await).await
-}
-
-/// [`create`] inside the caller's transaction (server-side apply writes a
-/// whole set in one).
-pub async fn create_in(
-    conn: &mut Conn,
-    backend: super::Backend,
-    secrets: &SecretBox,
-    account_id: i64,
-    fields: PlayroomFields,
-    limits: &QuotaLimits,
-    actor: Actor,
-) -> Result<Playroom> {
-    let missing = || Error::Internal("playroom create without a required field".into());
-    let name = fields.name.clone().ok_or_else(missing)?;
-    quotas::check(conn, backend, account_id, Resource::Playrooms, limits).await?;
-    let now = time::to_db(&time::now());
-    let pinned_at = fields.host_key.as_ref().and_then(|k| k.as_ref()).map(|_| now.clone());
-    let trusted = fields.trusted.unwrap_or(false);
-    check_trust(fields.connection.unwrap_or(Connection::Ssh), trusted)?;
-    let edge = edge_settings(fields.edge.as_ref(), EdgeSettings::default())?;
-    let inserted = sqlx::query(
+    on.into()
+        .write(async |conn| {
+            let missing = || Error::Internal("playroom create without a required field".into());
+            let name = fields.name.clone().ok_or_else(missing)?;
+            quotas::check(conn, account_id, Resource::Playrooms, limits).await?;
+            let now = time::to_db(&time::now());
+            let pinned_at = fields.host_key.as_ref().and_then(|k| k.as_ref()).map(|_| now.clone());
+            let trusted = fields.trusted.unwrap_or(false);
+            check_trust(fields.connection.unwrap_or(Connection::Ssh), trusted)?;
+            let edge = edge_settings(fields.edge.as_ref(), EdgeSettings::default())?;
+            let inserted = sqlx::query(
         "INSERT INTO playrooms (account_id, name, connection, host, port, ssh_user, docker_socket, ssh_public_key, \
          host_key, host_key_pinned_at, domains, acme_email, trusted, tutorial, created_at, updated_at, edge) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16) RETURNING id",
@@ -173,17 +162,20 @@ pub async fn create_in(
     .bind(edge_json(&edge)?)
     .fetch_one(&mut *conn)
     .await;
-    let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
-    if let Some((private, _)) = &fields.ssh_key {
-        let sealed = secrets.seal(private, &key_context(id))?;
-        set_by_id(&mut *conn, "UPDATE playrooms SET ssh_private_key = $1 WHERE id = $2", sealed, id).await?;
-    }
-    if trusted {
-        record_trust(conn, id, true, actor).await?;
-    }
-    let metadata = serde_json::json!({ "trusted": trusted });
-    events::record(conn, NewEvent::new(account_id, "playroom", id, "created").actor(actor).metadata(metadata)).await?;
-    get_in(conn, account_id, id).await
+            let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
+            if let Some((private, _)) = &fields.ssh_key {
+                let sealed = secrets.seal(private, &key_context(id))?;
+                set_by_id(&mut *conn, "UPDATE playrooms SET ssh_private_key = $1 WHERE id = $2", sealed, id).await?;
+            }
+            if trusted {
+                record_trust(conn, id, true, actor).await?;
+            }
+            let metadata = serde_json::json!({ "trusted": trusted });
+            events::record(conn, NewEvent::new(account_id, "playroom", id, "created").actor(actor).metadata(metadata))
+                .await?;
+            get_in(conn, account_id, id).await
+        })
+        .await
 }
 
 pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playroom> {
@@ -209,26 +201,14 @@ pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playroom>> {
 /// keeps the pin instead, and one that would drop or change it is a
 /// `Conflict`.
 pub async fn update(
-    store: &Store,
+    on: impl Into<On<'_>>,
     secrets: &SecretBox,
     account_id: i64,
     id: i64,
     fields: PlayroomFields,
     actor: Actor,
 ) -> Result<Playroom> {
-    store.in_write(async |tx| update_in(tx, secrets, account_id, id, fields, actor).await).await
-}
-
-/// [`update`] inside the caller's transaction (server-side apply writes a
-/// whole set in one).
-pub async fn update_in(
-    conn: &mut Conn,
-    secrets: &SecretBox,
-    account_id: i64,
-    id: i64,
-    fields: PlayroomFields,
-    actor: Actor,
-) -> Result<Playroom> {
+    on.into().write(async |conn| {
     let current = get_in(conn, account_id, id).await?;
     let moved = fields.host.as_ref().is_some_and(|h| *h != current.host)
         || fields.port.is_some_and(|p| p != current.port)
@@ -306,6 +286,7 @@ pub async fn update_in(
     }
     events::record(conn, NewEvent::new(account_id, "playroom", id, "updated").actor(actor).metadata(metadata)).await?;
     get_in(conn, account_id, id).await
+    }).await
 }
 
 async fn set_key_in(conn: &mut Conn, secrets: &SecretBox, id: i64, private: &str, public: &str) -> Result<()> {
@@ -350,13 +331,8 @@ pub async fn active_playgrounds(conn: &mut Conn, playroom_id: i64) -> Result<i64
 }
 
 /// Deletes a Playroom; refused with `Conflict` while Playgrounds are active.
-pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<()> {
-    store.in_write(async |tx| delete_in(tx, account_id, id, actor).await).await
-}
-
-/// [`delete`] inside the caller's transaction (server-side apply writes a
-/// whole set in one).
-pub async fn delete_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) -> Result<()> {
+pub async fn delete(on: impl Into<On<'_>>, account_id: i64, id: i64, actor: Actor) -> Result<()> {
+    on.into().write(async |conn| {
     get_in(conn, account_id, id).await?;
     let active = active_playgrounds(conn, id).await?;
     if active > 0 {
@@ -392,6 +368,7 @@ pub async fn delete_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) 
     }
     events::record(conn, NewEvent::new(account_id, "playroom", id, "destroyed").actor(actor)).await?;
     Ok(())
+    }).await
 }
 
 /// The connection target of a Playroom, with its private key opened.

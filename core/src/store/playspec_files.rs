@@ -6,6 +6,7 @@ use sha2::{Digest, Sha256};
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::On;
 use super::playspecs::{ensure_unlocked, touch_in};
 use super::shapes::{all, one};
 use super::{Conn, OnUnique, Store, flag, is_set};
@@ -42,15 +43,13 @@ fn path_taken(path: &str) -> Error {
     Error::field("mount_path", format!("another mounted file already uses {path}"))
 }
 
-pub async fn list_files(store: &Store, playspec_id: i64) -> Result<Vec<MountedFile>> {
-    let mut conn = store.conn().await?;
-    list_files_in(&mut conn, playspec_id).await
-}
-
-/// [`list_files`] on the caller's connection.
-pub async fn list_files_in(conn: &mut Conn, playspec_id: i64) -> Result<Vec<MountedFile>> {
-    let sql = format!("SELECT {FILE_COLUMNS} FROM playspec_mounted_files WHERE playspec_id = $1 ORDER BY id");
-    all(conn, sqlx::query(&sql).bind(playspec_id), file_from_row).await
+pub async fn list_files(on: impl Into<On<'_>>, playspec_id: i64) -> Result<Vec<MountedFile>> {
+    on.into()
+        .read(async |conn| {
+            let sql = format!("SELECT {FILE_COLUMNS} FROM playspec_mounted_files WHERE playspec_id = $1 ORDER BY id");
+            all(conn, sqlx::query(&sql).bind(playspec_id), file_from_row).await
+        })
+        .await
 }
 
 /// A mounted file's content, for the reconciler that writes it to hosts.
@@ -90,67 +89,61 @@ async fn ensure_path_free(conn: &mut Conn, playspec_id: i64, path: &str, except:
 }
 
 pub async fn add_file(
-    store: &Store,
+    on: impl Into<On<'_>>,
     account_id: i64,
     playspec_id: i64,
     file: NewMountedFile,
     actor: Actor,
 ) -> Result<MountedFile> {
-    store.in_write(async |tx| add_file_in(tx, store.backend(), account_id, playspec_id, file, actor).await).await
-}
-
-/// [`add_file`] inside the caller's transaction (server-side apply writes a
-/// whole set in one).
-pub async fn add_file_in(
-    conn: &mut Conn,
-    backend: super::Backend,
-    account_id: i64,
-    playspec_id: i64,
-    file: NewMountedFile,
-    actor: Actor,
-) -> Result<MountedFile> {
-    ensure_unlocked(conn, account_id, playspec_id).await?;
-    if backend == super::Backend::Postgres {
-        // Serialise adds to one Playspec, so the count below cannot race.
-        sqlx::query("SELECT id FROM playspecs WHERE id = $1 FOR UPDATE").bind(playspec_id).execute(&mut *conn).await?;
-    }
-    let count: i64 = sqlx::query("SELECT COUNT(*) AS n FROM playspec_mounted_files WHERE playspec_id = $1")
-        .bind(playspec_id)
-        .fetch_one(&mut *conn)
-        .await?
-        .try_get("n")?;
-    if count >= MAX_FILES_PER_PLAYSPEC {
-        return Err(Error::field(
-            "file",
-            format!("a Playspec holds at most {MAX_FILES_PER_PLAYSPEC} mounted files; remove one first"),
-        ));
-    }
-    if let Some(path) = &file.path {
-        ensure_path_free(conn, playspec_id, path, None).await?;
-    }
-    let now = time::to_db(&time::now());
-    let size = i64::try_from(file.content.len()).map_err(|_| Error::field("file", "is too large"))?;
-    let sha256 = hex::encode(Sha256::digest(&file.content));
-    let inserted = sqlx::query(
-        "INSERT INTO playspec_mounted_files (playspec_id, name, mount_path, path, target_services, readonly, \
+    on.into()
+        .write(async |conn| {
+            ensure_unlocked(conn, account_id, playspec_id).await?;
+            if super::Backend::of(conn) == super::Backend::Postgres {
+                // Serialise adds to one Playspec, so the count below cannot race.
+                sqlx::query("SELECT id FROM playspecs WHERE id = $1 FOR UPDATE")
+                    .bind(playspec_id)
+                    .execute(&mut *conn)
+                    .await?;
+            }
+            let count: i64 = sqlx::query("SELECT COUNT(*) AS n FROM playspec_mounted_files WHERE playspec_id = $1")
+                .bind(playspec_id)
+                .fetch_one(&mut *conn)
+                .await?
+                .try_get("n")?;
+            if count >= MAX_FILES_PER_PLAYSPEC {
+                return Err(Error::field(
+                    "file",
+                    format!("a Playspec holds at most {MAX_FILES_PER_PLAYSPEC} mounted files; remove one first"),
+                ));
+            }
+            if let Some(path) = &file.path {
+                ensure_path_free(conn, playspec_id, path, None).await?;
+            }
+            let now = time::to_db(&time::now());
+            let size = i64::try_from(file.content.len()).map_err(|_| Error::field("file", "is too large"))?;
+            let sha256 = hex::encode(Sha256::digest(&file.content));
+            let inserted = sqlx::query(
+                "INSERT INTO playspec_mounted_files (playspec_id, name, mount_path, path, target_services, readonly, \
          content, size, sha256, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) \
          RETURNING id",
-    )
-    .bind(playspec_id)
-    .bind(&file.name)
-    .bind(&file.mount_path)
-    .bind(&file.path)
-    .bind(serde_json::to_string(&file.target_services).unwrap_or_else(|_| "[]".into()))
-    .bind(flag(file.readonly))
-    .bind(file.content)
-    .bind(size)
-    .bind(sha256)
-    .bind(&now)
-    .fetch_one(&mut *conn)
-    .await;
-    let id: i64 = inserted.on_unique(|| path_taken(&file.mount_path))?.try_get("id")?;
-    touch_in(conn, account_id, playspec_id, actor).await?;
-    file_in(conn, playspec_id, id).await
+            )
+            .bind(playspec_id)
+            .bind(&file.name)
+            .bind(&file.mount_path)
+            .bind(&file.path)
+            .bind(serde_json::to_string(&file.target_services).unwrap_or_else(|_| "[]".into()))
+            .bind(flag(file.readonly))
+            .bind(file.content)
+            .bind(size)
+            .bind(sha256)
+            .bind(&now)
+            .fetch_one(&mut *conn)
+            .await;
+            let id: i64 = inserted.on_unique(|| path_taken(&file.mount_path))?.try_get("id")?;
+            touch_in(conn, account_id, playspec_id, actor).await?;
+            file_in(conn, playspec_id, id).await
+        })
+        .await
 }
 
 pub async fn update_file(
@@ -265,41 +258,9 @@ pub async fn credential_secret(store: &Store, secrets: &SecretBox, playspec_id: 
     .await
 }
 
-#[expect(clippy::too_many_arguments, reason = "one call site; the fields are the request's")]
-pub async fn add_credential(
-    store: &Store,
-    secrets: &SecretBox,
-    account_id: i64,
-    playspec_id: i64,
-    registry_type: &str,
-    registry_url: &str,
-    username: &str,
-    secret: &str,
-    actor: Actor,
-) -> Result<RegistryCredential> {
-    store
-        .in_write(async |tx| {
-            add_credential_in(
-                tx,
-                secrets,
-                account_id,
-                playspec_id,
-                registry_type,
-                registry_url,
-                username,
-                secret,
-                actor,
-            )
-            .await
-        })
-        .await
-}
-
-/// [`add_credential`] inside the caller's transaction (server-side apply writes a
-/// whole set in one).
 #[expect(clippy::too_many_arguments, reason = "the fields of one credential, as the request gives them")]
-pub async fn add_credential_in(
-    conn: &mut Conn,
+pub async fn add_credential(
+    on: impl Into<On<'_>>,
     secrets: &SecretBox,
     account_id: i64,
     playspec_id: i64,
@@ -309,9 +270,11 @@ pub async fn add_credential_in(
     secret: &str,
     actor: Actor,
 ) -> Result<RegistryCredential> {
-    ensure_unlocked(conn, account_id, playspec_id).await?;
-    let now = time::now();
-    let inserted = sqlx::query(
+    on.into()
+        .write(async |conn| {
+            ensure_unlocked(conn, account_id, playspec_id).await?;
+            let now = time::now();
+            let inserted = sqlx::query(
         "INSERT INTO playspec_registry_credentials (playspec_id, registry_type, registry_url, username, secret, \
          created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
     )
@@ -323,17 +286,19 @@ pub async fn add_credential_in(
     .bind(time::to_db(&now))
     .fetch_one(&mut *conn)
     .await;
-    let id: i64 = inserted
-        .on_unique(|| Error::field("registry_url", format!("a credential for {registry_url} already exists")))?
-        .try_get("id")?;
-    touch_in(conn, account_id, playspec_id, actor).await?;
-    Ok(RegistryCredential {
-        id,
-        registry_type: registry_type.to_owned(),
-        registry_url: registry_url.to_owned(),
-        username: username.to_owned(),
-        created_at: now,
-    })
+            let id: i64 = inserted
+                .on_unique(|| Error::field("registry_url", format!("a credential for {registry_url} already exists")))?
+                .try_get("id")?;
+            touch_in(conn, account_id, playspec_id, actor).await?;
+            Ok(RegistryCredential {
+                id,
+                registry_type: registry_type.to_owned(),
+                registry_url: registry_url.to_owned(),
+                username: username.to_owned(),
+                created_at: now,
+            })
+        })
+        .await
 }
 
 pub async fn remove_credential(store: &Store, account_id: i64, playspec_id: i64, id: i64, actor: Actor) -> Result<()> {

@@ -9,6 +9,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::On;
 use super::events;
 use super::quotas;
 use super::shapes::{all_of, delete_owned, one_in, set_by_id};
@@ -65,46 +66,37 @@ fn name_taken(name: &str) -> Error {
 }
 
 pub async fn create(
-    store: &Store,
+    on: impl Into<On<'_>>,
     account_id: i64,
     fields: PlayspecFields,
     limits: &QuotaLimits,
     actor: Actor,
 ) -> Result<Playspec> {
-    store.in_write(async |tx| create_in(tx, store.backend(), account_id, fields, limits, actor).await).await
-}
-
-/// Creates a Playspec inside the caller's transaction (Launch creates a
-/// Playspec and a Playground in one).
-pub async fn create_in(
-    conn: &mut Conn,
-    backend: super::Backend,
-    account_id: i64,
-    fields: PlayspecFields,
-    limits: &QuotaLimits,
-    actor: Actor,
-) -> Result<Playspec> {
-    let missing = || Error::Internal("playspec create without a required field".into());
-    let name = fields.name.ok_or_else(missing)?;
-    quotas::check(conn, backend, account_id, Resource::Playspecs, limits).await?;
-    let now = time::to_db(&time::now());
-    let inserted = sqlx::query(
-        "INSERT INTO playspecs (account_id, name, description, base_compose_yaml, services, persist_volumes, \
+    on.into()
+        .write(async |conn| {
+            let missing = || Error::Internal("playspec create without a required field".into());
+            let name = fields.name.ok_or_else(missing)?;
+            quotas::check(conn, account_id, Resource::Playspecs, limits).await?;
+            let now = time::to_db(&time::now());
+            let inserted = sqlx::query(
+                "INSERT INTO playspecs (account_id, name, description, base_compose_yaml, services, persist_volumes, \
          created_at, updated_at, playzone_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) RETURNING id",
-    )
-    .bind(account_id)
-    .bind(&name)
-    .bind(fields.description.unwrap_or_default())
-    .bind(fields.base_compose_yaml.ok_or_else(missing)?)
-    .bind(services_json(&fields.services.unwrap_or_default())?)
-    .bind(flag(fields.persist_volumes.unwrap_or(false)))
-    .bind(&now)
-    .bind(fields.playzone_id.flatten())
-    .fetch_one(&mut *conn)
-    .await;
-    let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
-    events::record(conn, NewEvent::new(account_id, "playspec", id, "created").actor(actor)).await?;
-    get_in(conn, account_id, id).await
+            )
+            .bind(account_id)
+            .bind(&name)
+            .bind(fields.description.unwrap_or_default())
+            .bind(fields.base_compose_yaml.ok_or_else(missing)?)
+            .bind(services_json(&fields.services.unwrap_or_default())?)
+            .bind(flag(fields.persist_volumes.unwrap_or(false)))
+            .bind(&now)
+            .bind(fields.playzone_id.flatten())
+            .fetch_one(&mut *conn)
+            .await;
+            let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
+            events::record(conn, NewEvent::new(account_id, "playspec", id, "created").actor(actor)).await?;
+            get(&mut *conn, account_id, id).await
+        })
+        .await
 }
 
 /// Whether the account already has a Playspec named `name`.
@@ -117,14 +109,13 @@ pub async fn name_taken_in(conn: &mut Conn, account_id: i64, name: &str) -> Resu
     Ok(row.is_some())
 }
 
-pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playspec> {
-    let sql = format!("SELECT {COLUMNS} FROM playspecs p WHERE p.id = $1 AND p.account_id = $2");
-    one_in(conn, &sql, id, account_id, "playspec", from_row).await
-}
-
-pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Playspec> {
-    let mut conn = store.conn().await?;
-    get_in(&mut conn, account_id, id).await
+pub async fn get(on: impl Into<On<'_>>, account_id: i64, id: i64) -> Result<Playspec> {
+    on.into()
+        .read(async |conn| {
+            let sql = format!("SELECT {COLUMNS} FROM playspecs p WHERE p.id = $1 AND p.account_id = $2");
+            one_in(conn, &sql, id, account_id, "playspec", from_row).await
+        })
+        .await
 }
 
 pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playspec>> {
@@ -135,7 +126,7 @@ pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playspec>> {
 /// Fails with `Locked` when Playgrounds reference the Playspec. Call inside
 /// the transaction of the change.
 pub async fn ensure_unlocked(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playspec> {
-    let playspec = get_in(conn, account_id, id).await?;
+    let playspec = get(&mut *conn, account_id, id).await?;
     if playspec.locked() {
         return Err(Error::Locked(format!(
             "the Playspec is used by {} Playground(s); destroy them before changing it",
@@ -154,62 +145,58 @@ pub async fn touch_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) -
     Ok(())
 }
 
-pub async fn update(store: &Store, account_id: i64, id: i64, fields: PlayspecFields, actor: Actor) -> Result<Playspec> {
-    store.in_write(async |tx| update_in(tx, account_id, id, fields, actor).await).await
-}
-
-/// [`update`] inside the caller's transaction (server-side apply writes a
-/// whole set in one).
-pub async fn update_in(
-    conn: &mut Conn,
+pub async fn update(
+    on: impl Into<On<'_>>,
     account_id: i64,
     id: i64,
     fields: PlayspecFields,
     actor: Actor,
 ) -> Result<Playspec> {
-    let current = ensure_unlocked(conn, account_id, id).await?;
-    let name = fields.name.unwrap_or(current.name);
-    let services = match fields.services {
-        Some(services) => services_json(&services)?,
-        None => current.services.to_string(),
-    };
-    let result = sqlx::query(
-        "UPDATE playspecs SET name = $1, description = $2, base_compose_yaml = $3, services = $4, \
+    on.into()
+        .write(async |conn| {
+            let current = ensure_unlocked(conn, account_id, id).await?;
+            let name = fields.name.unwrap_or(current.name);
+            let services = match fields.services {
+                Some(services) => services_json(&services)?,
+                None => current.services.to_string(),
+            };
+            let result = sqlx::query(
+                "UPDATE playspecs SET name = $1, description = $2, base_compose_yaml = $3, services = $4, \
          persist_volumes = $5, updated_at = $6, playzone_id = $9 WHERE id = $7 AND account_id = $8",
-    )
-    .bind(&name)
-    .bind(fields.description.unwrap_or(current.description))
-    .bind(fields.base_compose_yaml.unwrap_or(current.base_compose_yaml))
-    .bind(services)
-    .bind(flag(fields.persist_volumes.unwrap_or(current.persist_volumes)))
-    .bind(time::to_db(&time::now()))
-    .bind(id)
-    .bind(account_id)
-    .bind(fields.playzone_id.unwrap_or(current.playzone_id))
-    .execute(&mut *conn)
-    .await;
-    result.on_unique(|| name_taken(&name))?;
-    events::record(conn, NewEvent::new(account_id, "playspec", id, "updated").actor(actor)).await?;
-    get_in(conn, account_id, id).await
+            )
+            .bind(&name)
+            .bind(fields.description.unwrap_or(current.description))
+            .bind(fields.base_compose_yaml.unwrap_or(current.base_compose_yaml))
+            .bind(services)
+            .bind(flag(fields.persist_volumes.unwrap_or(current.persist_volumes)))
+            .bind(time::to_db(&time::now()))
+            .bind(id)
+            .bind(account_id)
+            .bind(fields.playzone_id.unwrap_or(current.playzone_id))
+            .execute(&mut *conn)
+            .await;
+            result.on_unique(|| name_taken(&name))?;
+            events::record(conn, NewEvent::new(account_id, "playspec", id, "updated").actor(actor)).await?;
+            get(&mut *conn, account_id, id).await
+        })
+        .await
 }
 
 /// Deletes an unlocked Playspec with its mounted files and credentials.
 /// Destroyed Playgrounds that referenced it keep their rows, unlinked.
-pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<()> {
-    store.in_write(async |tx| delete_in(tx, account_id, id, actor).await).await
-}
-
-/// [`delete`] inside the caller's transaction (server-side apply writes a
-/// whole set in one).
-pub async fn delete_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) -> Result<()> {
-    ensure_unlocked(conn, account_id, id).await?;
-    sqlx::query("UPDATE playgrounds SET playspec_id = NULL WHERE playspec_id = $1")
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    delete_owned(conn, "playspecs", id, account_id).await?;
-    events::record(conn, NewEvent::new(account_id, "playspec", id, "destroyed").actor(actor)).await?;
-    Ok(())
+pub async fn delete(on: impl Into<On<'_>>, account_id: i64, id: i64, actor: Actor) -> Result<()> {
+    on.into()
+        .write(async |conn| {
+            ensure_unlocked(conn, account_id, id).await?;
+            sqlx::query("UPDATE playgrounds SET playspec_id = NULL WHERE playspec_id = $1")
+                .bind(id)
+                .execute(&mut *conn)
+                .await?;
+            delete_owned(conn, "playspecs", id, account_id).await?;
+            events::record(conn, NewEvent::new(account_id, "playspec", id, "destroyed").actor(actor)).await?;
+            Ok(())
+        })
+        .await
 }
 
 #[cfg(test)]

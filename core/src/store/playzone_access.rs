@@ -83,10 +83,8 @@ pub async fn attached(store: &Store, account_id: i64, repository_id: i64) -> Res
 /// `scm_url`) named `name`, in the caller's transaction. A name taken is
 /// the usual `playzone.name` validation error; the repository attached
 /// already (a concurrent attach won) is [`Error::Conflict`].
-#[expect(clippy::too_many_arguments, reason = "the Playzone's fields, and where it is recorded")]
 pub async fn attach_in(
     conn: &mut Conn,
-    backend: super::Backend,
     account_id: i64,
     repository: &Repository,
     scm_url: &str,
@@ -101,7 +99,7 @@ pub async fn attach_in(
         private: Some(repository.private),
         credentials: None,
     };
-    let zone = playzones::insert_in(conn, backend, None, account_id, changes, false, limits, actor).await?;
+    let zone = playzones::insert_in(conn, None, account_id, changes, false, limits, actor).await?;
     sqlx::query("UPDATE playzones SET repository_id = $1 WHERE id = $2")
         .bind(repository.id)
         .bind(zone.id)

@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 
 use sqlx::Row;
 
+use super::On;
 use super::fence::{Fence, Fenced};
 use super::shapes::all;
 use super::{Conn, Store, leases};
@@ -69,19 +70,17 @@ pub async fn branches(
 }
 
 /// The commit a branch of the index points at.
-pub async fn branch_commit(store: &Store, id: i64, branch: &str) -> Result<Option<String>> {
-    let mut conn = store.conn().await?;
-    branch_commit_in(&mut conn, id, branch).await
-}
-
-/// [`branch_commit`] on the caller's connection.
-pub async fn branch_commit_in(conn: &mut Conn, id: i64, branch: &str) -> Result<Option<String>> {
-    let row = sqlx::query("SELECT commit_sha FROM playzone_branches WHERE playzone_id = $1 AND name = $2")
-        .bind(id)
-        .bind(branch)
-        .fetch_optional(&mut *conn)
-        .await?;
-    Ok(row.map(|r| r.try_get("commit_sha")).transpose()?)
+pub async fn branch_commit(on: impl Into<On<'_>>, id: i64, branch: &str) -> Result<Option<String>> {
+    on.into()
+        .read(async |conn| {
+            let row = sqlx::query("SELECT commit_sha FROM playzone_branches WHERE playzone_id = $1 AND name = $2")
+                .bind(id)
+                .bind(branch)
+                .fetch_optional(&mut *conn)
+                .await?;
+            Ok(row.map(|r| r.try_get("commit_sha")).transpose()?)
+        })
+        .await
 }
 
 /// Records a successful sync, fenced by the sync loop's lease: the branch

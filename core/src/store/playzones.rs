@@ -17,6 +17,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::On;
 use super::events;
 use super::playzone_branches;
 use super::quotas;
@@ -30,7 +31,7 @@ use crate::secrets::SecretBox;
 use crate::time;
 use crate::{Error, Result};
 
-pub use super::playzone_branches::{branch_commit, branch_commit_in, branches, record_sync, record_sync_error};
+pub use super::playzone_branches::{branch_commit, branches, record_sync, record_sync_error};
 
 const COLUMNS: &str = "id, account_id, name, scm_url, private, credentials IS NOT NULL AS has_credentials, \
     default_branch, default_branch_pinned, auto_created, status, status_message, compose_file, compose_commit, \
@@ -96,9 +97,7 @@ pub async fn create(
     actor: Actor,
 ) -> Result<Playzone> {
     store
-        .in_write(async |tx| {
-            insert_in(tx, store.backend(), Some(secrets), account_id, changes, auto_created, limits, actor).await
-        })
+        .in_write(async |tx| insert_in(tx, Some(secrets), account_id, changes, auto_created, limits, actor).await)
         .await
 }
 
@@ -112,17 +111,13 @@ pub async fn create_auto(
     actor: Actor,
 ) -> Result<Playzone> {
     let changes = Changes { credentials: None, private: Some(false), ..changes };
-    store
-        .in_write(async |tx| insert_in(tx, store.backend(), None, account_id, changes, true, limits, actor).await)
-        .await
+    store.in_write(async |tx| insert_in(tx, None, account_id, changes, true, limits, actor).await).await
 }
 
 /// Creates a Playzone inside the caller's transaction (server-side apply
 /// writes a whole set in one); `secrets` seals the token, if any.
-#[expect(clippy::too_many_arguments, reason = "the create's fields, and where it is recorded")]
 pub async fn insert_in(
     conn: &mut Conn,
-    backend: super::Backend,
     secrets: Option<&SecretBox>,
     account_id: i64,
     changes: Changes,
@@ -133,7 +128,7 @@ pub async fn insert_in(
     let missing = || Error::Internal("playzone create without name or scm_url".into());
     let name = changes.name.clone().ok_or_else(missing)?;
     let scm_url = changes.scm_url.clone().ok_or_else(missing)?;
-    quotas::check(conn, backend, account_id, Resource::Playzones, limits).await?;
+    quotas::check(conn, account_id, Resource::Playzones, limits).await?;
     let now = time::to_db(&time::now());
     let default_branch = changes.default_branch.clone().flatten();
     let id: i64 = sqlx::query(
@@ -159,7 +154,7 @@ pub async fn insert_in(
     }
     let metadata = serde_json::json!({"name": name, "scm_url": scm_url, "auto_created": auto_created});
     events::record(conn, NewEvent::new(account_id, "playzone", id, "created").actor(actor).metadata(metadata)).await?;
-    get_in(conn, account_id, id).await
+    get(&mut *conn, account_id, id).await
 }
 
 async fn set_token(conn: &mut Conn, secrets: &SecretBox, id: i64, token: Option<&str>) -> Result<()> {
@@ -167,14 +162,13 @@ async fn set_token(conn: &mut Conn, secrets: &SecretBox, id: i64, token: Option<
     set_by_id(conn, "UPDATE playzones SET credentials = $1 WHERE id = $2", sealed, id).await
 }
 
-pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playzone> {
-    let sql = format!("SELECT {COLUMNS} FROM playzones WHERE id = $1 AND account_id = $2");
-    one_in(conn, &sql, id, account_id, "playzone", from_row).await
-}
-
-pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Playzone> {
-    let mut conn = store.conn().await?;
-    get_in(&mut conn, account_id, id).await
+pub async fn get(on: impl Into<On<'_>>, account_id: i64, id: i64) -> Result<Playzone> {
+    on.into()
+        .read(async |conn| {
+            let sql = format!("SELECT {COLUMNS} FROM playzones WHERE id = $1 AND account_id = $2");
+            one_in(conn, &sql, id, account_id, "playzone", from_row).await
+        })
+        .await
 }
 
 /// A Playzone by id whatever its account (the sync loop); `None` when gone.
@@ -205,49 +199,40 @@ pub async fn ids(store: &Store) -> Result<Vec<i64>> {
 /// [needs a sync](Changes::needs_sync) bumps `generation` and sets the
 /// status back to `pending`.
 pub async fn update(
-    store: &Store,
+    on: impl Into<On<'_>>,
     secrets: &SecretBox,
     account_id: i64,
     id: i64,
     changes: Changes,
     actor: Actor,
 ) -> Result<Playzone> {
-    store.in_write(async |tx| update_in(tx, secrets, account_id, id, changes, actor).await).await
-}
-
-/// [`update`] inside the caller's transaction (server-side apply writes a
-/// whole set in one).
-pub async fn update_in(
-    conn: &mut Conn,
-    secrets: &SecretBox,
-    account_id: i64,
-    id: i64,
-    changes: Changes,
-    actor: Actor,
-) -> Result<Playzone> {
-    let current = get_in(conn, account_id, id).await?;
-    let name = changes.name.clone().unwrap_or_else(|| current.name.clone());
-    let url_changed = changes.scm_url.as_ref().is_some_and(|u| *u != current.scm_url);
-    let scm_url = changes.scm_url.clone().unwrap_or_else(|| current.scm_url.clone());
-    let (default_branch, pinned) = match &changes.default_branch {
-        None => (current.default_branch.clone(), current.default_branch_pinned),
-        Some(Some(branch)) => (Some(branch.clone()), true),
-        // Unpinned: the next sync records the remote's HEAD.
-        Some(None) => (if current.default_branch_pinned { None } else { current.default_branch.clone() }, false),
-    };
-    let private = changes.private.unwrap_or(current.private);
-    let sync = changes.needs_sync()
-        && (url_changed
-            || changes.credentials.is_some()
-            || default_branch != current.default_branch
-            || pinned != current.default_branch_pinned);
-    let changed = sync || name != current.name || private != current.private;
-    if !changed {
-        return Ok(current);
-    }
-    let (generation, status) =
-        if sync { (current.generation + 1, Status::Pending) } else { (current.generation, current.status) };
-    sqlx::query(
+    on.into()
+        .write(async |conn| {
+            let current = get(&mut *conn, account_id, id).await?;
+            let name = changes.name.clone().unwrap_or_else(|| current.name.clone());
+            let url_changed = changes.scm_url.as_ref().is_some_and(|u| *u != current.scm_url);
+            let scm_url = changes.scm_url.clone().unwrap_or_else(|| current.scm_url.clone());
+            let (default_branch, pinned) = match &changes.default_branch {
+                None => (current.default_branch.clone(), current.default_branch_pinned),
+                Some(Some(branch)) => (Some(branch.clone()), true),
+                // Unpinned: the next sync records the remote's HEAD.
+                Some(None) => {
+                    (if current.default_branch_pinned { None } else { current.default_branch.clone() }, false)
+                }
+            };
+            let private = changes.private.unwrap_or(current.private);
+            let sync = changes.needs_sync()
+                && (url_changed
+                    || changes.credentials.is_some()
+                    || default_branch != current.default_branch
+                    || pinned != current.default_branch_pinned);
+            let changed = sync || name != current.name || private != current.private;
+            if !changed {
+                return Ok(current);
+            }
+            let (generation, status) =
+                if sync { (current.generation + 1, Status::Pending) } else { (current.generation, current.status) };
+            sqlx::query(
         "UPDATE playzones SET name = $1, scm_url = $2, default_branch = $3, default_branch_pinned = $4, private = $5, \
          generation = $6, status = $7, updated_at = $8 WHERE id = $9 AND account_id = $10",
     )
@@ -264,33 +249,36 @@ pub async fn update_in(
     .execute(&mut *conn)
     .await
     .on_unique(|| name_taken(&name))?;
-    if let Some(token) = &changes.credentials {
-        set_token(conn, secrets, id, token.as_deref()).await?;
-    }
-    if url_changed {
-        playzone_branches::forget_in(conn, id).await?;
-        sqlx::query(
+            if let Some(token) = &changes.credentials {
+                set_token(conn, secrets, id, token.as_deref()).await?;
+            }
+            if url_changed {
+                playzone_branches::forget_in(conn, id).await?;
+                sqlx::query(
             "UPDATE playzones SET compose_file = NULL, compose_commit = NULL, status_message = NULL WHERE id = $1",
         )
         .bind(id)
         .execute(&mut *conn)
         .await?;
-    }
-    let mut fields: Vec<&str> = Vec::new();
-    for (set, name) in [
-        (name != current.name, "name"),
-        (url_changed, "scm_url"),
-        (default_branch != current.default_branch || pinned != current.default_branch_pinned, "default_branch"),
-        (private != current.private, "private"),
-        (changes.credentials.is_some(), "credentials"),
-    ] {
-        if set {
-            fields.push(name);
-        }
-    }
-    let metadata = serde_json::json!({ "changed": fields });
-    events::record(conn, NewEvent::new(account_id, "playzone", id, "updated").actor(actor).metadata(metadata)).await?;
-    get_in(conn, account_id, id).await
+            }
+            let mut fields: Vec<&str> = Vec::new();
+            for (set, name) in [
+                (name != current.name, "name"),
+                (url_changed, "scm_url"),
+                (default_branch != current.default_branch || pinned != current.default_branch_pinned, "default_branch"),
+                (private != current.private, "private"),
+                (changes.credentials.is_some(), "credentials"),
+            ] {
+                if set {
+                    fields.push(name);
+                }
+            }
+            let metadata = serde_json::json!({ "changed": fields });
+            events::record(conn, NewEvent::new(account_id, "playzone", id, "updated").actor(actor).metadata(metadata))
+                .await?;
+            get(&mut *conn, account_id, id).await
+        })
+        .await
 }
 
 /// Asks for a sync: bumps `generation` (the sync loop, woken by the
@@ -298,13 +286,13 @@ pub async fn update_in(
 pub async fn request_sync(store: &Store, account_id: i64, id: i64) -> Result<Playzone> {
     store
         .in_write(async |tx| {
-            get_in(tx, account_id, id).await?;
+            get(&mut *tx, account_id, id).await?;
             sqlx::query("UPDATE playzones SET generation = generation + 1 WHERE id = $1 AND account_id = $2")
                 .bind(id)
                 .bind(account_id)
                 .execute(&mut *tx)
                 .await?;
-            get_in(tx, account_id, id).await
+            get(&mut *tx, account_id, id).await
         })
         .await
 }
@@ -331,25 +319,26 @@ pub async fn playspecs_using(conn: &mut Conn, account_id: i64, id: i64) -> Resul
 
 /// Deletes a Playzone and its branch index; refused with a conflict while
 /// a Playspec builds from it. Records `playzone.destroyed`.
-pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<()> {
-    store.in_write(async |tx| delete_in(tx, account_id, id, actor).await).await
-}
-
-/// [`delete`] inside the caller's transaction (server-side apply writes a
-/// whole set in one).
-pub async fn delete_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) -> Result<()> {
-    let playzone = get_in(conn, account_id, id).await?;
-    let users = playspecs_using(conn, account_id, id).await?;
-    if !users.is_empty() {
-        return Err(Error::Conflict(format!(
-            "the Playzone is used by Playspec(s) {}: delete them or change their services first",
-            users.join(", ")
-        )));
-    }
-    playzone_branches::forget_in(conn, id).await?;
-    delete_owned(conn, "playzones", id, account_id).await?;
-    let metadata = serde_json::json!({"name": playzone.name});
-    events::record(conn, NewEvent::new(account_id, "playzone", id, "destroyed").actor(actor).metadata(metadata))
-        .await?;
-    Ok(())
+pub async fn delete(on: impl Into<On<'_>>, account_id: i64, id: i64, actor: Actor) -> Result<()> {
+    on.into()
+        .write(async |conn| {
+            let playzone = get(&mut *conn, account_id, id).await?;
+            let users = playspecs_using(conn, account_id, id).await?;
+            if !users.is_empty() {
+                return Err(Error::Conflict(format!(
+                    "the Playzone is used by Playspec(s) {}: delete them or change their services first",
+                    users.join(", ")
+                )));
+            }
+            playzone_branches::forget_in(conn, id).await?;
+            delete_owned(conn, "playzones", id, account_id).await?;
+            let metadata = serde_json::json!({"name": playzone.name});
+            events::record(
+                conn,
+                NewEvent::new(account_id, "playzone", id, "destroyed").actor(actor).metadata(metadata),
+            )
+            .await?;
+            Ok(())
+        })
+        .await
 }

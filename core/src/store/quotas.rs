@@ -14,14 +14,8 @@ use crate::{Error, Result};
 
 /// Fails with `QuotaExceeded` when the account already holds its limit of
 /// `resource`. Call inside the creating transaction.
-pub async fn check(
-    conn: &mut Conn,
-    backend: Backend,
-    account_id: i64,
-    resource: Resource,
-    limits: &QuotaLimits,
-) -> Result<()> {
-    if backend == Backend::Postgres {
+pub async fn check(conn: &mut Conn, account_id: i64, resource: Resource, limits: &QuotaLimits) -> Result<()> {
+    if Backend::of(conn) == Backend::Postgres {
         sqlx::query("SELECT id FROM accounts WHERE id = $1 FOR UPDATE").bind(account_id).execute(&mut *conn).await?;
     }
     let limit = match sqlx::query("SELECT max_count FROM account_quotas WHERE account_id = $1 AND resource = $2")

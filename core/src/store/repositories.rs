@@ -90,13 +90,12 @@ fn repository_from_row(row: &AnyRow) -> Result<Repository> {
 /// taken on that installation is [`Error::Conflict`].
 pub async fn insert_in(
     conn: &mut Conn,
-    backend: super::Backend,
     account_id: i64,
     new: NewRepository<'_>,
     limits: &QuotaLimits,
     actor: Actor,
 ) -> Result<Repository> {
-    quotas::check(conn, backend, account_id, Resource::Repositories, limits).await?;
+    quotas::check(conn, account_id, Resource::Repositories, limits).await?;
     let now = time::to_db(&time::now());
     let taken = || Error::Conflict(format!("a repository named {} exists", new.full_name));
     let id: i64 = sqlx::query(

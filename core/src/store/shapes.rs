@@ -31,14 +31,75 @@ impl Store {
     /// when it succeeds; on an error the transaction is dropped, which
     /// rolls it back, so nothing of the work is written.
     ///
-    /// The one wrapper of every `x_in` function that also runs inside a
-    /// caller's transaction (server-side apply writes a whole set in one):
-    /// `store.in_write(async |tx| x_in(tx, ..).await).await`.
+    /// A function that may also run inside a caller's transaction takes
+    /// an [`On`] instead, whose [`On::write`] comes here for a store.
     pub async fn in_write<T>(&self, work: impl AsyncFnOnce(&mut Conn) -> Result<T>) -> Result<T> {
         let mut tx = self.write().await?;
         let out = work(&mut tx).await?;
         tx.commit().await?;
         Ok(out)
+    }
+}
+
+/// Where a store function runs: on the [`Store`] (a pooled connection for
+/// a read, a write transaction of its own for a write), or inside a
+/// caller's open transaction (server-side apply and Launch write a whole
+/// set in one). A function that may run either way takes
+/// `on: impl Into<On<'_>>`, so callers pass `store` or `&mut *tx` to the
+/// same function; one named `x_in` runs only inside a transaction.
+///
+/// A `&mut Conn` passed to such a function is moved, not reborrowed:
+/// write `&mut *conn` where the connection is used again.
+pub enum On<'a> {
+    Store(&'a Store),
+    Tx(&'a mut Conn),
+}
+
+impl std::fmt::Debug for On<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            On::Store(_) => "On::Store",
+            On::Tx(_) => "On::Tx",
+        })
+    }
+}
+
+impl<'a> From<&'a Store> for On<'a> {
+    fn from(store: &'a Store) -> Self {
+        On::Store(store)
+    }
+}
+
+impl<'a> From<&'a mut Conn> for On<'a> {
+    fn from(conn: &'a mut Conn) -> Self {
+        On::Tx(conn)
+    }
+}
+
+impl<'a> From<&'a mut super::Tx> for On<'a> {
+    fn from(tx: &'a mut super::Tx) -> Self {
+        On::Tx(tx)
+    }
+}
+
+impl On<'_> {
+    /// Runs `work` as a write: in a transaction of its own on a store
+    /// ([`Store::in_write`]: whole or not at all), or in the caller's,
+    /// which commits or rolls back with the rest of its work.
+    pub async fn write<T>(self, work: impl AsyncFnOnce(&mut Conn) -> Result<T>) -> Result<T> {
+        match self {
+            On::Store(store) => store.in_write(work).await,
+            On::Tx(conn) => work(conn).await,
+        }
+    }
+
+    /// Runs `work` as a read: on a pooled connection of a store, or on the
+    /// caller's transaction (which sees its own uncommitted writes).
+    pub async fn read<T>(self, work: impl AsyncFnOnce(&mut Conn) -> Result<T>) -> Result<T> {
+        match self {
+            On::Store(store) => work(&mut *store.conn().await?).await,
+            On::Tx(conn) => work(conn).await,
+        }
     }
 }
 

@@ -23,6 +23,7 @@ mod search;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::On;
 use super::events;
 use super::quotas;
 use super::shapes::{all, delete_owned, one};
@@ -116,71 +117,57 @@ pub async fn list(store: &Store, viewer: i64, filter: ListFilter) -> Result<Vec<
     all(store.pool(), query, from_row).await
 }
 
-/// A template `viewer` can see, else `NotFound`.
-pub async fn get_in(conn: &mut Conn, viewer: i64, id: i64) -> Result<Template> {
-    let sql = format!("SELECT {COLUMNS} FROM import_templates t WHERE {VISIBLE} AND t.id = $2");
-    one(conn, sqlx::query(&sql).bind(viewer).bind(id), "import template", from_row).await
+pub async fn get(on: impl Into<On<'_>>, viewer: i64, id: i64) -> Result<Template> {
+    on.into()
+        .read(async |conn| {
+            let sql = format!("SELECT {COLUMNS} FROM import_templates t WHERE {VISIBLE} AND t.id = $2");
+            one(conn, sqlx::query(&sql).bind(viewer).bind(id), "import template", from_row).await
+        })
+        .await
 }
 
-pub async fn get(store: &Store, viewer: i64, id: i64) -> Result<Template> {
-    let mut conn = store.conn().await?;
-    get_in(&mut conn, viewer, id).await
-}
-
-/// A template `account_id` owns, else `NotFound` (also for another
-/// account's public template: only the owner changes it).
-pub async fn owned_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Template> {
-    let template = get_in(conn, account_id, id).await?;
-    if template.account_id != account_id {
-        return Err(Error::NotFound("import template"));
-    }
-    Ok(template)
-}
-
-pub async fn owned(store: &Store, account_id: i64, id: i64) -> Result<Template> {
-    let mut conn = store.conn().await?;
-    owned_in(&mut conn, account_id, id).await
+pub async fn owned(on: impl Into<On<'_>>, account_id: i64, id: i64) -> Result<Template> {
+    on.into()
+        .read(async |conn| {
+            let template = get(&mut *conn, account_id, id).await?;
+            if template.account_id != account_id {
+                return Err(Error::NotFound("import template"));
+            }
+            Ok(template)
+        })
+        .await
 }
 
 pub async fn create(
-    store: &Store,
+    on: impl Into<On<'_>>,
     account_id: i64,
     fields: TemplateFields,
     limits: &QuotaLimits,
     actor: Actor,
 ) -> Result<Template> {
-    store.in_write(async |tx| create_in(tx, store.backend(), account_id, fields, limits, actor).await).await
-}
-
-/// [`create`] inside the caller's transaction (server-side apply writes a
-/// whole set in one).
-pub async fn create_in(
-    conn: &mut Conn,
-    backend: super::Backend,
-    account_id: i64,
-    fields: TemplateFields,
-    limits: &QuotaLimits,
-    actor: Actor,
-) -> Result<Template> {
-    let missing = || Error::Internal("import template create without a required field".into());
-    let name = fields.name.ok_or_else(missing)?;
-    let category_id = fields.category_id.ok_or_else(missing)?;
-    ensure_category(conn, category_id).await?;
-    quotas::check(conn, backend, account_id, Resource::ImportTemplates, limits).await?;
-    let inserted = sqlx::query(
-        "INSERT INTO import_templates (account_id, name, description, category_id, created_at, updated_at) \
+    on.into()
+        .write(async |conn| {
+            let missing = || Error::Internal("import template create without a required field".into());
+            let name = fields.name.ok_or_else(missing)?;
+            let category_id = fields.category_id.ok_or_else(missing)?;
+            ensure_category(conn, category_id).await?;
+            quotas::check(conn, account_id, Resource::ImportTemplates, limits).await?;
+            let inserted = sqlx::query(
+                "INSERT INTO import_templates (account_id, name, description, category_id, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $5) RETURNING id",
-    )
-    .bind(account_id)
-    .bind(&name)
-    .bind(fields.description.unwrap_or_default())
-    .bind(category_id)
-    .bind(time::to_db(&time::now()))
-    .fetch_one(&mut *conn)
-    .await;
-    let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
-    events::record(conn, NewEvent::new(account_id, "template", id, "created").actor(actor)).await?;
-    get_in(conn, account_id, id).await
+            )
+            .bind(account_id)
+            .bind(&name)
+            .bind(fields.description.unwrap_or_default())
+            .bind(category_id)
+            .bind(time::to_db(&time::now()))
+            .fetch_one(&mut *conn)
+            .await;
+            let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
+            events::record(conn, NewEvent::new(account_id, "template", id, "created").actor(actor)).await?;
+            get(&mut *conn, account_id, id).await
+        })
+        .await
 }
 
 /// Marks the template changed and writes its `template.updated` event.
@@ -196,66 +183,62 @@ async fn touch_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor, metad
     Ok(())
 }
 
-pub async fn update(store: &Store, account_id: i64, id: i64, fields: TemplateFields, actor: Actor) -> Result<Template> {
-    store.in_write(async |tx| update_in(tx, account_id, id, fields, actor).await).await
-}
-
-/// [`update`] inside the caller's transaction (server-side apply writes a
-/// whole set in one).
-pub async fn update_in(
-    conn: &mut Conn,
+pub async fn update(
+    on: impl Into<On<'_>>,
     account_id: i64,
     id: i64,
     fields: TemplateFields,
     actor: Actor,
 ) -> Result<Template> {
-    let current = owned_in(conn, account_id, id).await?;
-    if let Some(category_id) = fields.category_id {
-        ensure_category(conn, category_id).await?;
-    }
-    let name = fields.name.unwrap_or(current.name);
-    let result = sqlx::query(
-        "UPDATE import_templates SET name = $1, description = $2, category_id = $3, updated_at = $4 \
+    on.into()
+        .write(async |conn| {
+            let current = owned(&mut *conn, account_id, id).await?;
+            if let Some(category_id) = fields.category_id {
+                ensure_category(conn, category_id).await?;
+            }
+            let name = fields.name.unwrap_or(current.name);
+            let result = sqlx::query(
+                "UPDATE import_templates SET name = $1, description = $2, category_id = $3, updated_at = $4 \
          WHERE id = $5 AND account_id = $6",
-    )
-    .bind(&name)
-    .bind(fields.description.unwrap_or(current.description))
-    .bind(fields.category_id.unwrap_or(current.category_id))
-    .bind(time::to_db(&time::now()))
-    .bind(id)
-    .bind(account_id)
-    .execute(&mut *conn)
-    .await;
-    result.on_unique(|| name_taken(&name))?;
-    events::record(conn, NewEvent::new(account_id, "template", id, "updated").actor(actor)).await?;
-    get_in(conn, account_id, id).await
+            )
+            .bind(&name)
+            .bind(fields.description.unwrap_or(current.description))
+            .bind(fields.category_id.unwrap_or(current.category_id))
+            .bind(time::to_db(&time::now()))
+            .bind(id)
+            .bind(account_id)
+            .execute(&mut *conn)
+            .await;
+            result.on_unique(|| name_taken(&name))?;
+            events::record(conn, NewEvent::new(account_id, "template", id, "updated").actor(actor)).await?;
+            get(&mut *conn, account_id, id).await
+        })
+        .await
 }
 
 /// Deletes a template and its versions. Playspecs launched from it keep
 /// their compiled Compose text.
-pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<()> {
-    store.in_write(async |tx| delete_in(tx, account_id, id, actor).await).await
-}
-
-/// [`delete`] inside the caller's transaction (server-side apply writes a
-/// whole set in one).
-pub async fn delete_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) -> Result<()> {
-    owned_in(conn, account_id, id).await?;
-    sqlx::query("DELETE FROM import_template_versions WHERE template_id = $1 AND account_id = $2")
-        .bind(id)
-        .bind(account_id)
-        .execute(&mut *conn)
-        .await?;
-    delete_owned(conn, "import_templates", id, account_id).await?;
-    events::record(conn, NewEvent::new(account_id, "template", id, "destroyed").actor(actor)).await?;
-    Ok(())
+pub async fn delete(on: impl Into<On<'_>>, account_id: i64, id: i64, actor: Actor) -> Result<()> {
+    on.into()
+        .write(async |conn| {
+            owned(&mut *conn, account_id, id).await?;
+            sqlx::query("DELETE FROM import_template_versions WHERE template_id = $1 AND account_id = $2")
+                .bind(id)
+                .bind(account_id)
+                .execute(&mut *conn)
+                .await?;
+            delete_owned(conn, "import_templates", id, account_id).await?;
+            events::record(conn, NewEvent::new(account_id, "template", id, "destroyed").actor(actor)).await?;
+            Ok(())
+        })
+        .await
 }
 
 /// The versions of a template `viewer` can see (all for the owner, the
 /// public ones for others), oldest first.
 pub async fn versions(store: &Store, viewer: i64, id: i64) -> Result<Vec<Version>> {
     let mut conn = store.conn().await?;
-    get_in(&mut conn, viewer, id).await?;
+    get(&mut *conn, viewer, id).await?;
     let sql = format!(
         "SELECT {VERSION_COLUMNS} FROM import_template_versions v \
          WHERE v.template_id = $1 AND (v.account_id = $2 OR v.public = 1) ORDER BY v.version"
@@ -271,7 +254,7 @@ pub async fn version_for_launch(
     number: Option<i64>,
 ) -> Result<(Template, Version)> {
     let mut conn = store.conn().await?;
-    let template = get_in(&mut conn, viewer, id).await?;
+    let template = get(&mut *conn, viewer, id).await?;
     let number = match number.or(template.latest_version) {
         Some(n) => n,
         None => return Err(Error::InvalidState("the template has no versions to launch".into())),
@@ -288,7 +271,7 @@ pub async fn version_for_launch(
 /// A new version of a body already validated by the caller
 /// (`compose::svc::validate_template`); `variables` is what it declares.
 pub async fn create_version(
-    store: &Store,
+    on: impl Into<On<'_>>,
     account_id: i64,
     id: i64,
     template_body: &str,
@@ -296,36 +279,22 @@ pub async fn create_version(
     variables: &serde_json::Value,
     actor: Actor,
 ) -> Result<Version> {
-    store
-        .in_write(async |tx| create_version_in(tx, account_id, id, template_body, public, variables, actor).await)
-        .await
-}
-
-/// [`create_version`] inside the caller's transaction (server-side apply writes a
-/// whole set in one).
-pub async fn create_version_in(
-    conn: &mut Conn,
-    account_id: i64,
-    id: i64,
-    template_body: &str,
-    public: bool,
-    variables: &serde_json::Value,
-    actor: Actor,
-) -> Result<Version> {
-    owned_in(conn, account_id, id).await?;
-    // Takes the template's row lock on PostgreSQL: concurrent writers queue
-    // here and each reads the number the previous one left.
-    let number: i64 = sqlx::query(
-        "UPDATE import_templates SET next_version = next_version + 1 WHERE id = $1 AND account_id = $2 \
+    on.into()
+        .write(async |conn| {
+            owned(&mut *conn, account_id, id).await?;
+            // Takes the template's row lock on PostgreSQL: concurrent writers queue
+            // here and each reads the number the previous one left.
+            let number: i64 = sqlx::query(
+                "UPDATE import_templates SET next_version = next_version + 1 WHERE id = $1 AND account_id = $2 \
          RETURNING next_version",
-    )
-    .bind(id)
-    .bind(account_id)
-    .fetch_one(&mut *conn)
-    .await?
-    .try_get::<i64, _>("next_version")?
-        - 1;
-    let row = sqlx::query(
+            )
+            .bind(id)
+            .bind(account_id)
+            .fetch_one(&mut *conn)
+            .await?
+            .try_get::<i64, _>("next_version")?
+                - 1;
+            let row = sqlx::query(
         "INSERT INTO import_template_versions (account_id, template_id, version, template_body, variables, public, \
          created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
     )
@@ -338,9 +307,12 @@ pub async fn create_version_in(
     .bind(time::to_db(&time::now()))
     .fetch_one(&mut *conn)
     .await?;
-    let version_id: i64 = row.try_get("id")?;
-    touch_in(conn, account_id, id, actor, serde_json::json!({"version": number, "change": "version_created"})).await?;
-    owned_version_in(conn, account_id, id, version_id).await
+            let version_id: i64 = row.try_get("id")?;
+            touch_in(conn, account_id, id, actor, serde_json::json!({"version": number, "change": "version_created"}))
+                .await?;
+            owned_version_in(conn, account_id, id, version_id).await
+        })
+        .await
 }
 
 async fn owned_version_in(conn: &mut Conn, account_id: i64, id: i64, version_id: i64) -> Result<Version> {
@@ -356,7 +328,7 @@ async fn owned_version_in(conn: &mut Conn, account_id: i64, id: i64, version_id:
 pub async fn destroy_version(store: &Store, account_id: i64, id: i64, version_id: i64, actor: Actor) -> Result<()> {
     store
         .in_write(async |tx| {
-            owned_in(tx, account_id, id).await?;
+            owned(&mut *tx, account_id, id).await?;
             let version = owned_version_in(tx, account_id, id, version_id).await?;
             delete_owned(tx, "import_template_versions", version_id, account_id).await?;
             let metadata = serde_json::json!({"version": version.version, "change": "version_destroyed"});
@@ -381,38 +353,29 @@ pub async fn latest_version_in(conn: &mut Conn, account_id: i64, id: i64) -> Res
 /// Sets a version's public flag: to `public` when given, else to the
 /// opposite of what it is.
 pub async fn set_public(
-    store: &Store,
+    on: impl Into<On<'_>>,
     account_id: i64,
     id: i64,
     version_id: i64,
     public: Option<bool>,
     actor: Actor,
 ) -> Result<Version> {
-    store.in_write(async |tx| set_public_in(tx, account_id, id, version_id, public, actor).await).await
-}
-
-/// [`set_public`] inside the caller's transaction (server-side apply writes a
-/// whole set in one).
-pub async fn set_public_in(
-    conn: &mut Conn,
-    account_id: i64,
-    id: i64,
-    version_id: i64,
-    public: Option<bool>,
-    actor: Actor,
-) -> Result<Version> {
-    owned_in(conn, account_id, id).await?;
-    let current = owned_version_in(conn, account_id, id, version_id).await?;
-    let public = public.unwrap_or(!current.public);
-    sqlx::query("UPDATE import_template_versions SET public = $1 WHERE id = $2 AND account_id = $3")
-        .bind(flag(public))
-        .bind(version_id)
-        .bind(account_id)
-        .execute(&mut *conn)
-        .await?;
-    let metadata = serde_json::json!({"version": current.version, "change": "public", "public": public});
-    touch_in(conn, account_id, id, actor, metadata).await?;
-    owned_version_in(conn, account_id, id, version_id).await
+    on.into()
+        .write(async |conn| {
+            owned(&mut *conn, account_id, id).await?;
+            let current = owned_version_in(conn, account_id, id, version_id).await?;
+            let public = public.unwrap_or(!current.public);
+            sqlx::query("UPDATE import_template_versions SET public = $1 WHERE id = $2 AND account_id = $3")
+                .bind(flag(public))
+                .bind(version_id)
+                .bind(account_id)
+                .execute(&mut *conn)
+                .await?;
+            let metadata = serde_json::json!({"version": current.version, "change": "public", "public": public});
+            touch_in(conn, account_id, id, actor, metadata).await?;
+            owned_version_in(conn, account_id, id, version_id).await
+        })
+        .await
 }
 
 /// Fuzzy search over the names and descriptions of the templates `viewer`

@@ -54,7 +54,7 @@ pub async fn of_event(store: &Store, endpoint_id: i64, event_id: i64) -> Result<
 /// The deliveries of the account's endpoint `endpoint_id`, newest first.
 pub async fn list(store: &Store, account_id: i64, endpoint_id: i64, page: Page) -> Result<Vec<Delivery>> {
     let mut conn = store.conn().await?;
-    webhooks::get_in(&mut conn, account_id, endpoint_id).await?;
+    webhooks::get(&mut *conn, account_id, endpoint_id).await?;
     let rows = sqlx::query(&format!(
         "SELECT {COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id \
          WHERE d.endpoint_id = $1 AND d.id < $2 ORDER BY d.id DESC LIMIT $3"
@@ -73,7 +73,7 @@ pub async fn list(store: &Store, account_id: i64, endpoint_id: i64, page: Page) 
 /// endpoint is `NotFound`.
 pub async fn redeliver(store: &Store, account_id: i64, endpoint_id: i64, id: i64) -> Result<Delivery> {
     let mut tx = store.write().await?;
-    webhooks::get_in(&mut tx, account_id, endpoint_id).await?;
+    webhooks::get(&mut tx, account_id, endpoint_id).await?;
     let now = time::to_db(&time::now());
     let changed = sqlx::query(
         "UPDATE webhook_deliveries SET status = $1, next_attempt_at = $2, updated_at = $2 \

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::On;
 use super::events;
 use super::quotas;
 use super::shapes::{all_of, delete_owned, one_in, set_by_id};
@@ -60,49 +61,40 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
 /// which must carry `url` and `events`. Returns it with its secret: the
 /// caller's, or a generated one.
 pub async fn create(
-    store: &Store,
+    on: impl Into<On<'_>>,
     secrets: &SecretBox,
     account_id: i64,
     changes: Changes,
     limits: &QuotaLimits,
 ) -> Result<(Endpoint, String)> {
-    store.in_write(async |tx| create_in(tx, store.backend(), secrets, account_id, changes, limits).await).await
-}
-
-/// [`create`] inside the caller's transaction (server-side apply writes a
-/// whole set in one).
-pub async fn create_in(
-    conn: &mut Conn,
-    backend: super::Backend,
-    secrets: &SecretBox,
-    account_id: i64,
-    changes: Changes,
-    limits: &QuotaLimits,
-) -> Result<(Endpoint, String)> {
-    let missing = || Error::Internal("webhook endpoint create without url or events".into());
-    let url = changes.url.ok_or_else(missing)?;
-    let subscription = Subscription::default()
-        .apply(Some(changes.events.ok_or_else(missing)?), changes.event_filters)
-        .map_err(Error::Validation)?;
-    let secret = changes.secret.unwrap_or_else(webhook::generate_secret);
-    quotas::check(conn, backend, account_id, Resource::WebhookEndpoints, limits).await?;
-    let now = time::to_db(&time::now());
-    let id: i64 = sqlx::query(
-        "INSERT INTO webhook_endpoints (account_id, url, events, event_filters, description, enabled, \
+    on.into()
+        .write(async |conn| {
+            let missing = || Error::Internal("webhook endpoint create without url or events".into());
+            let url = changes.url.ok_or_else(missing)?;
+            let subscription = Subscription::default()
+                .apply(Some(changes.events.ok_or_else(missing)?), changes.event_filters)
+                .map_err(Error::Validation)?;
+            let secret = changes.secret.unwrap_or_else(webhook::generate_secret);
+            quotas::check(conn, account_id, Resource::WebhookEndpoints, limits).await?;
+            let now = time::to_db(&time::now());
+            let id: i64 = sqlx::query(
+                "INSERT INTO webhook_endpoints (account_id, url, events, event_filters, description, enabled, \
          failure_count, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 1, 0, $6, $6) RETURNING id",
-    )
-    .bind(account_id)
-    .bind(&url)
-    .bind(to_json(&subscription.events)?)
-    .bind(to_json(&subscription.event_filters)?)
-    .bind(changes.description.unwrap_or_default())
-    .bind(&now)
-    .fetch_one(&mut *conn)
-    .await?
-    .try_get("id")?;
-    set_secret(conn, secrets, id, &secret).await?;
-    let endpoint = get_in(conn, account_id, id).await?;
-    Ok((endpoint, secret))
+            )
+            .bind(account_id)
+            .bind(&url)
+            .bind(to_json(&subscription.events)?)
+            .bind(to_json(&subscription.event_filters)?)
+            .bind(changes.description.unwrap_or_default())
+            .bind(&now)
+            .fetch_one(&mut *conn)
+            .await?
+            .try_get("id")?;
+            set_secret(conn, secrets, id, &secret).await?;
+            let endpoint = get(&mut *conn, account_id, id).await?;
+            Ok((endpoint, secret))
+        })
+        .await
 }
 
 pub(super) fn endpoint_from_row(row: &AnyRow) -> Result<Endpoint> {
@@ -115,14 +107,13 @@ async fn set_secret(conn: &mut Conn, secrets: &SecretBox, id: i64, secret: &str)
     set_by_id(conn, "UPDATE webhook_endpoints SET secret = $1 WHERE id = $2", sealed, id).await
 }
 
-pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Endpoint> {
-    let sql = format!("SELECT {COLUMNS} FROM webhook_endpoints WHERE id = $1 AND account_id = $2");
-    one_in(conn, &sql, id, account_id, "webhook endpoint", from_row).await
-}
-
-pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Endpoint> {
-    let mut conn = store.conn().await?;
-    get_in(&mut conn, account_id, id).await
+pub async fn get(on: impl Into<On<'_>>, account_id: i64, id: i64) -> Result<Endpoint> {
+    on.into()
+        .read(async |conn| {
+            let sql = format!("SELECT {COLUMNS} FROM webhook_endpoints WHERE id = $1 AND account_id = $2");
+            one_in(conn, &sql, id, account_id, "webhook endpoint", from_row).await
+        })
+        .await
 }
 
 pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Endpoint>> {
@@ -148,31 +139,22 @@ pub async fn secret(store: &Store, secrets: &SecretBox, account_id: i64, id: i64
 /// endpoint resets `failure_count` and `disabled_reason`: the operator
 /// says the receiver is back.
 pub async fn update(
-    store: &Store,
+    on: impl Into<On<'_>>,
     secrets: &SecretBox,
     account_id: i64,
     id: i64,
     changes: Changes,
 ) -> Result<Endpoint> {
-    store.in_write(async |tx| update_in(tx, secrets, account_id, id, changes).await).await
-}
-
-/// [`update`] inside the caller's transaction (server-side apply writes a
-/// whole set in one).
-pub async fn update_in(
-    conn: &mut Conn,
-    secrets: &SecretBox,
-    account_id: i64,
-    id: i64,
-    changes: Changes,
-) -> Result<Endpoint> {
-    let current = get_in(conn, account_id, id).await?;
-    let subscription = current.subscription.apply(changes.events, changes.event_filters).map_err(Error::Validation)?;
-    let enabled = changes.enabled.unwrap_or(current.enabled);
-    let reenabled = enabled && !current.enabled;
-    let (failure_count, disabled_reason) =
-        if reenabled { (0, None) } else { (current.failure_count, current.disabled_reason.clone()) };
-    sqlx::query(
+    on.into()
+        .write(async |conn| {
+            let current = get(&mut *conn, account_id, id).await?;
+            let subscription =
+                current.subscription.apply(changes.events, changes.event_filters).map_err(Error::Validation)?;
+            let enabled = changes.enabled.unwrap_or(current.enabled);
+            let reenabled = enabled && !current.enabled;
+            let (failure_count, disabled_reason) =
+                if reenabled { (0, None) } else { (current.failure_count, current.disabled_reason.clone()) };
+            sqlx::query(
         "UPDATE webhook_endpoints SET url = $1, events = $2, event_filters = $3, description = $4, enabled = $5, \
          failure_count = $6, disabled_reason = $7, updated_at = $8 WHERE id = $9 AND account_id = $10",
     )
@@ -188,25 +170,25 @@ pub async fn update_in(
     .bind(account_id)
     .execute(&mut *conn)
     .await?;
-    if let Some(secret) = &changes.secret {
-        set_secret(conn, secrets, id, secret).await?;
-    }
-    get_in(conn, account_id, id).await
+            if let Some(secret) = &changes.secret {
+                set_secret(conn, secrets, id, secret).await?;
+            }
+            get(&mut *conn, account_id, id).await
+        })
+        .await
 }
 
 /// Deletes an endpoint and its delivery history.
-pub async fn delete(store: &Store, account_id: i64, id: i64) -> Result<()> {
-    store.in_write(async |tx| delete_in(tx, account_id, id).await).await
-}
-
-/// [`delete`] inside the caller's transaction (server-side apply writes a
-/// whole set in one).
-pub async fn delete_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<()> {
-    get_in(conn, account_id, id).await?;
-    // Explicit, for backends that do not enforce the cascade.
-    sqlx::query("DELETE FROM webhook_deliveries WHERE endpoint_id = $1").bind(id).execute(&mut *conn).await?;
-    delete_owned(conn, "webhook_endpoints", id, account_id).await?;
-    Ok(())
+pub async fn delete(on: impl Into<On<'_>>, account_id: i64, id: i64) -> Result<()> {
+    on.into()
+        .write(async |conn| {
+            get(&mut *conn, account_id, id).await?;
+            // Explicit, for backends that do not enforce the cascade.
+            sqlx::query("DELETE FROM webhook_deliveries WHERE endpoint_id = $1").bind(id).execute(&mut *conn).await?;
+            delete_owned(conn, "webhook_endpoints", id, account_id).await?;
+            Ok(())
+        })
+        .await
 }
 
 /// Records a `webhook.test` event for endpoint `id` only: its metadata
@@ -216,7 +198,7 @@ pub async fn delete_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<()> 
 pub async fn record_test(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<i64> {
     store
         .in_write(async |tx| {
-            get_in(tx, account_id, id).await?;
+            get(&mut *tx, account_id, id).await?;
             let metadata = serde_json::json!({ "webhook_endpoint_id": id });
             events::record(tx, NewEvent::new(account_id, "webhook", id, "test").actor(actor).metadata(metadata)).await
         })
