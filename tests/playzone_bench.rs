@@ -76,9 +76,10 @@ async fn bench_sync_of_1000_branches() {
     let policy = RepositoryPolicy { urls: loopback_policy() };
     let input = Input { name: Some("big".into()), scm_url: Some(git.url("big")), ..Input::default() };
     let changes = Changes::validate(input, None, &policy).unwrap();
-    let zone = playzones::create(&store, &secrets, account.id, changes, false, &QuotaLimits::default(), Actor::System)
-        .await
-        .unwrap();
+    let zone =
+        playzones::create(&store, Some(&secrets), account.id, changes, false, &QuotaLimits::default(), Actor::System)
+            .await
+            .unwrap();
     let cache = tempfile::tempdir().unwrap();
     let gateway = GitGateway::new(GitConfig::new(cache.path(), loopback_policy())).unwrap();
     let host = DockerHostGateway::new(HostConfig::default(), Arc::new(Metrics::new()));

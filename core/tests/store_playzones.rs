@@ -49,7 +49,9 @@ async fn public_zone(
     account_id: i64,
 ) -> play_core::playzone::model::Playzone {
     let changes = changes("app", "https://git.example.org/app.git", None);
-    playzones::create(store, secrets, account_id, changes, false, &QuotaLimits::default(), Actor::System).await.unwrap()
+    playzones::create(store, Some(secrets), account_id, changes, false, &QuotaLimits::default(), Actor::System)
+        .await
+        .unwrap()
 }
 
 fn fence(token: i64) -> Fence<'static> {
@@ -63,7 +65,7 @@ async fn the_token_is_sealed_write_only_and_opened_only_for_access() {
     let (a, _) = accounts::create_account(&t.store, "a").await.unwrap();
     let z = playzones::create(
         &t.store,
-        &secrets,
+        Some(&secrets),
         a.id,
         changes("app", "https://git.example.org/app.git", Some(TOKEN)),
         false,
@@ -103,7 +105,7 @@ async fn names_are_unique_per_account_and_accounts_are_isolated() {
     let make = |account: i64| {
         playzones::create(
             &t.store,
-            &secrets,
+            Some(&secrets),
             account,
             changes("app", "https://git.example.org/app.git", None),
             false,

@@ -70,7 +70,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         }
         _ => {
             let quotas = &cx.state.config.quotas;
-            playzones::insert_in(cx.conn, Some(&cx.state.secrets), account, checked, false, quotas, actor)
+            playzones::create(&mut *cx.conn, Some(&cx.state.secrets), account, checked, false, quotas, actor)
                 .await
                 .map_err(|e| rekeyed(e.into(), "playzone", object))?
                 .id

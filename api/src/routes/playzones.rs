@@ -67,7 +67,7 @@ pub async fn create(
     let changes = changes(input, None, &state)?;
     let playzone = playzones::create(
         &state.store,
-        &state.secrets,
+        Some(&state.secrets),
         principal.account_id,
         changes,
         false,

@@ -147,32 +147,23 @@ pub async fn add_file(
 }
 
 pub async fn update_file(
-    store: &Store,
+    on: impl Into<On<'_>>,
     account_id: i64,
     playspec_id: i64,
     file_id: i64,
     change: MountedFileChange,
     actor: Actor,
 ) -> Result<MountedFile> {
-    store.in_write(async |tx| update_file_in(tx, account_id, playspec_id, file_id, change, actor).await).await
-}
-
-async fn update_file_in(
-    conn: &mut Conn,
-    account_id: i64,
-    playspec_id: i64,
-    file_id: i64,
-    change: MountedFileChange,
-    actor: Actor,
-) -> Result<MountedFile> {
-    ensure_unlocked(conn, account_id, playspec_id).await?;
-    let current = file_in(conn, playspec_id, file_id).await?;
-    let mount_path = change.mount_path.unwrap_or(current.mount_path);
-    let path = change.path.unwrap_or(current.path);
-    if let Some(path) = &path {
-        ensure_path_free(conn, playspec_id, path, Some(file_id)).await?;
-    }
-    let result = sqlx::query(
+    on.into()
+        .write(async |conn| {
+            ensure_unlocked(conn, account_id, playspec_id).await?;
+            let current = file_in(conn, playspec_id, file_id).await?;
+            let mount_path = change.mount_path.unwrap_or(current.mount_path);
+            let path = change.path.unwrap_or(current.path);
+            if let Some(path) = &path {
+                ensure_path_free(conn, playspec_id, path, Some(file_id)).await?;
+            }
+            let result = sqlx::query(
         "UPDATE playspec_mounted_files SET mount_path = $1, target_services = $2, readonly = $3, updated_at = $4, \
          path = $7 WHERE id = $5 AND playspec_id = $6",
     )
@@ -185,9 +176,11 @@ async fn update_file_in(
     .bind(&path)
     .execute(&mut *conn)
     .await;
-    result.on_unique(|| path_taken(&mount_path))?;
-    touch_in(conn, account_id, playspec_id, actor).await?;
-    file_in(conn, playspec_id, file_id).await
+            result.on_unique(|| path_taken(&mount_path))?;
+            touch_in(conn, account_id, playspec_id, actor).await?;
+            file_in(conn, playspec_id, file_id).await
+        })
+        .await
 }
 
 pub async fn remove_file(store: &Store, account_id: i64, playspec_id: i64, file_id: i64, actor: Actor) -> Result<()> {

@@ -99,7 +99,7 @@ pub async fn attach_in(
         private: Some(repository.private),
         credentials: None,
     };
-    let zone = playzones::insert_in(conn, None, account_id, changes, false, limits, actor).await?;
+    let zone = playzones::create(&mut *conn, None, account_id, changes, false, limits, actor).await?;
     sqlx::query("UPDATE playzones SET repository_id = $1 WHERE id = $2")
         .bind(repository.id)
         .bind(zone.id)

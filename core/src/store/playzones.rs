@@ -86,18 +86,51 @@ fn name_taken(name: &str) -> Error {
 }
 
 /// Creates a Playzone from validated changes, which must carry `name` and
-/// `scm_url`. Records `playzone.created`.
+/// `scm_url`; `secrets` seals the token, if any (`None`: a Playzone that
+/// holds none). Records `playzone.created`.
 pub async fn create(
-    store: &Store,
-    secrets: &SecretBox,
+    on: impl Into<On<'_>>,
+    secrets: Option<&SecretBox>,
     account_id: i64,
     changes: Changes,
     auto_created: bool,
     limits: &QuotaLimits,
     actor: Actor,
 ) -> Result<Playzone> {
-    store
-        .in_write(async |tx| insert_in(tx, Some(secrets), account_id, changes, auto_created, limits, actor).await)
+    on.into()
+        .write(async |conn| {
+            let missing = || Error::Internal("playzone create without name or scm_url".into());
+            let name = changes.name.clone().ok_or_else(missing)?;
+            let scm_url = changes.scm_url.clone().ok_or_else(missing)?;
+            quotas::check(conn, account_id, Resource::Playzones, limits).await?;
+            let now = time::to_db(&time::now());
+            let default_branch = changes.default_branch.clone().flatten();
+            let id: i64 = sqlx::query(
+                "INSERT INTO playzones (account_id, name, scm_url, private, default_branch, default_branch_pinned, \
+         auto_created, status, generation, synced_generation, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $9, 1, 0, $8, $8) RETURNING id",
+            )
+            .bind(account_id)
+            .bind(&name)
+            .bind(&scm_url)
+            .bind(flag(changes.private.unwrap_or(false)))
+            .bind(&default_branch)
+            .bind(flag(default_branch.is_some()))
+            .bind(flag(auto_created))
+            .bind(&now)
+            .bind(Status::Pending.as_str())
+            .fetch_one(&mut *conn)
+            .await
+            .on_unique(|| name_taken(&name))?
+            .try_get("id")?;
+            if let (Some(Some(token)), Some(secrets)) = (&changes.credentials, secrets) {
+                set_token(conn, secrets, id, Some(token)).await?;
+            }
+            let metadata = serde_json::json!({"name": name, "scm_url": scm_url, "auto_created": auto_created});
+            events::record(conn, NewEvent::new(account_id, "playzone", id, "created").actor(actor).metadata(metadata))
+                .await?;
+            get(&mut *conn, account_id, id).await
+        })
         .await
 }
 
@@ -111,50 +144,7 @@ pub async fn create_auto(
     actor: Actor,
 ) -> Result<Playzone> {
     let changes = Changes { credentials: None, private: Some(false), ..changes };
-    store.in_write(async |tx| insert_in(tx, None, account_id, changes, true, limits, actor).await).await
-}
-
-/// Creates a Playzone inside the caller's transaction (server-side apply
-/// writes a whole set in one); `secrets` seals the token, if any.
-pub async fn insert_in(
-    conn: &mut Conn,
-    secrets: Option<&SecretBox>,
-    account_id: i64,
-    changes: Changes,
-    auto_created: bool,
-    limits: &QuotaLimits,
-    actor: Actor,
-) -> Result<Playzone> {
-    let missing = || Error::Internal("playzone create without name or scm_url".into());
-    let name = changes.name.clone().ok_or_else(missing)?;
-    let scm_url = changes.scm_url.clone().ok_or_else(missing)?;
-    quotas::check(conn, account_id, Resource::Playzones, limits).await?;
-    let now = time::to_db(&time::now());
-    let default_branch = changes.default_branch.clone().flatten();
-    let id: i64 = sqlx::query(
-        "INSERT INTO playzones (account_id, name, scm_url, private, default_branch, default_branch_pinned, \
-         auto_created, status, generation, synced_generation, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $9, 1, 0, $8, $8) RETURNING id",
-    )
-    .bind(account_id)
-    .bind(&name)
-    .bind(&scm_url)
-    .bind(flag(changes.private.unwrap_or(false)))
-    .bind(&default_branch)
-    .bind(flag(default_branch.is_some()))
-    .bind(flag(auto_created))
-    .bind(&now)
-    .bind(Status::Pending.as_str())
-    .fetch_one(&mut *conn)
-    .await
-    .on_unique(|| name_taken(&name))?
-    .try_get("id")?;
-    if let (Some(Some(token)), Some(secrets)) = (&changes.credentials, secrets) {
-        set_token(conn, secrets, id, Some(token)).await?;
-    }
-    let metadata = serde_json::json!({"name": name, "scm_url": scm_url, "auto_created": auto_created});
-    events::record(conn, NewEvent::new(account_id, "playzone", id, "created").actor(actor).metadata(metadata)).await?;
-    get(&mut *conn, account_id, id).await
+    create(store, None, account_id, changes, true, limits, actor).await
 }
 
 async fn set_token(conn: &mut Conn, secrets: &SecretBox, id: i64, token: Option<&str>) -> Result<()> {
