@@ -1,6 +1,7 @@
 //! play's own Git host through the real binary: `play repo create` and
 //! `play repo push` against `play serve`, then the stock `git` client
-//! cloning and pushing over HTTP with the admin key, as a new user would.
+//! cloning and pushing over HTTP with the admin key, as a new user would;
+//! then `play repo attach` and `play repo delete`.
 
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
@@ -59,4 +60,16 @@ async fn a_folder_becomes_a_repository_that_git_clones_and_pushes() {
     assert_eq!(repos[0]["full_name"], "default/demo");
     let on_disk = play.path("repositories/default/demo.git");
     assert!(on_disk.is_dir(), "repositories live under the data directory by default");
+
+    let attached = ok(&play.client(&server).args(["repo", "attach", "default/demo"]).output().unwrap());
+    assert!(attached.starts_with("playzone ") && attached.ends_with(" demo"), "{attached}");
+    let again = ok(&play.client(&server).args(["repo", "attach", "default/demo"]).output().unwrap());
+    assert_eq!(again, attached, "attaching again gives the same Playzone");
+    let deleted = ok(&play.client(&server).args(["repo", "delete", "default/demo"]).output().unwrap());
+    assert_eq!(deleted, "deleted default/demo");
+    assert!(!on_disk.exists());
+    let gone = play.client(&server).args(["repo", "clone-url", "default/demo"]).output().unwrap();
+    assert!(!gone.status.success(), "a deleted repository has no clone URL");
+    let typo = play.client(&server).args(["repo", "delete", "demo"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&typo.stderr).contains("owner/name"), "a name that is not a full name is refused");
 }

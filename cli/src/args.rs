@@ -42,7 +42,8 @@ pub enum ClientCommand {
     Launch(LaunchArgs),
     /// Extend a Playground's lifetime.
     Extend(ExtendArgs),
-    /// Repositories on play's own Git host: create, push a folder, clone URL.
+    /// Repositories on play's own Git host: create, push a folder, clone URL,
+    /// attach as a Playzone, delete.
     #[command(subcommand)]
     Repo(RepoCommand),
 }
@@ -57,6 +58,18 @@ pub enum RepoCommand {
     /// Print a repository's clone URL (clone with an API key as the HTTP
     /// password).
     CloneUrl {
+        /// `owner/name`.
+        repo: String,
+    },
+    /// Attach a repository as a Playzone, read through the installation
+    /// without a token (the account's existing one when attached before).
+    Attach {
+        /// `owner/name`.
+        repo: String,
+    },
+    /// Delete a repository and its history; Playzones attached to it stop
+    /// syncing and say why.
+    Delete {
         /// `owner/name`.
         repo: String,
     },

@@ -1,4 +1,4 @@
-//! `play repo create|push|clone-url`: the repositories facility from the
+//! `play repo create|push|clone-url|attach|delete`: the repositories facility from the
 //! command line (`docs/cli.md`). `push` sends a folder's files as one
 //! commit; the server checks every path and bound again.
 
@@ -21,6 +21,12 @@ pub async fn repo(client: &Client, command: RepoCommand) -> anyhow::Result<()> {
         RepoCommand::Create(args) => create(client, args).await,
         RepoCommand::Push(args) => push(client, args).await,
         RepoCommand::CloneUrl { repo } => clone_url(client, &repo).await,
+        RepoCommand::Attach { repo } => attach(client, &repo).await,
+        RepoCommand::Delete { repo } => {
+            client.call(Method::DELETE, &repo_path(&repo)?, None).await?;
+            println!("deleted {repo}");
+            Ok(())
+        }
     }
 }
 
@@ -53,14 +59,25 @@ async fn push(client: &Client, args: RepoPushArgs) -> anyhow::Result<()> {
 }
 
 async fn clone_url(client: &Client, repo: &str) -> anyhow::Result<()> {
-    let all = client.get("/api/repos").await?;
-    let found = all.as_array().into_iter().flatten().find(|r| r["full_name"] == repo);
-    match found {
-        Some(r) => {
-            println!("{}", text(&r["clone_url"]));
-            Ok(())
+    let found = client.get(&repo_path(repo)?).await?;
+    println!("{}", text(&found["clone_url"]));
+    Ok(())
+}
+
+async fn attach(client: &Client, repo: &str) -> anyhow::Result<()> {
+    let zone = client.call(Method::POST, "/api/playzones/attach", Some(&json!({"repo_full_name": repo}))).await?;
+    println!("playzone {} {}", zone["id"], text(&zone["name"]));
+    Ok(())
+}
+
+/// `/api/repos/<owner>/<name>` of a full name, which must read as one (the
+/// server checks the name itself).
+fn repo_path(repo: &str) -> anyhow::Result<String> {
+    match repo.split_once('/') {
+        Some((owner, name)) if !owner.is_empty() && !name.is_empty() && !name.contains('/') => {
+            Ok(format!("/api/repos/{owner}/{name}"))
         }
-        None => bail!("no repository {repo} in this account (play repo create)"),
+        _ => bail!("{repo:?} is not a full name: owner/name"),
     }
 }
 
