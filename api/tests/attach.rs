@@ -180,3 +180,21 @@ async fn a_url_of_play_s_git_host_links_a_public_repository_and_never_a_private_
     let again = app.post("/api/playzones/attach", &app.admin, json!({"repo_full_name": "default/open"})).await;
     assert_eq!((again.status, again.body["id"].as_i64()), (StatusCode::OK, Some(id)));
 }
+
+#[tokio::test]
+async fn the_attach_tool_of_mcp_reaches_the_same_route() {
+    let h = Hosted::new().await;
+    let app = &h.app;
+    app.post("/api/repos", &app.admin, json!({"name": "agent", "auto_init": true})).await;
+    let call = json!({"name": "attach_repository", "arguments": {"repo_full_name": "default/agent"}});
+    let r = app.mcp(Some(&app.admin), "tools/call", call.clone()).await;
+    let result = &r.body["result"];
+    assert_ne!(result["isError"], true, "{result}");
+    let id = result["structuredContent"]["id"].as_i64().unwrap();
+    let again = app.mcp(Some(&app.admin), "tools/call", call).await;
+    assert_eq!(again.body["result"]["structuredContent"]["id"].as_i64(), Some(id));
+    let reader = app.key_for(app.account_id, [Scope::PlayzonesRead].into_iter().collect(), None).await;
+    let call = json!({"name": "attach_repository", "arguments": {"repo_full_name": "default/agent"}});
+    let refused = app.mcp(Some(&reader), "tools/call", call).await;
+    assert_eq!(refused.body["result"]["isError"], true, "{}", refused.text);
+}

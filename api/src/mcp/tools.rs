@@ -317,6 +317,13 @@ pub const TOOLS: &[ToolSpec] = &[
         Flat,
         "Create a repository with `files` [{path, content}] as its first commit (`message` default 'Initial commit'). Answers the repository and the commit.",
     ),
+    tool(
+        "attach_repository",
+        "POST",
+        "/api/playzones/attach",
+        Flat,
+        "Attach a repository (`repo_full_name`: owner/name) as a Playzone that reads it through the installation, without a token; a build service links it by the Playzone's id. Answers the account's existing Playzone when it was attached before.",
+    ),
     // --- import templates -----------------------------------------------------
     tool(
         "search_templates",
