@@ -115,6 +115,9 @@ SEMANTIC_FIELDS = {
     "POST /api/repos": ["name"],
     "POST /api/repos/push": ["files", "message", "branch", "repo"],
     "POST /api/repos/create_and_push": ["name", "files", "message"],
+    # The owner must be an account name ('.' and '..' are not) and the
+    # name must not end in .git or .lock: beyond the pattern.
+    "POST /api/playzones/attach": ["repo_full_name"],
     # Letters or digits to look for.
     "GET /api/import_templates/search": ["query"],
     # Each manifest object's spec is a kind's create body (checked by that

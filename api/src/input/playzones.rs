@@ -105,13 +105,13 @@ pub struct EnvDefaultsQuery {
     pub env_file_path: Option<String>,
 }
 
-/// The attach body (answered with `SCM_APP_REQUIRED` until a source-hosting
-/// app can be installed).
+/// The attach body: a repository of the account's source-hosting
+/// installation.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AttachRequest {
     /// `owner/name`.
-    #[schema(min_length = 3, max_length = 200)]
+    #[schema(schema_with = crate::schemas::repo_full_name)]
     pub repo_full_name: String,
 }
 
