@@ -17,8 +17,8 @@ use base64::Engine;
 use play_core::apply::{Action, Kind, revision_name};
 use play_core::compose::ServiceType;
 use play_core::error::push_field_error;
-use play_core::model::playspec::NewMountedFile;
 use play_core::model::playspec::Playspec;
+use play_core::model::playspec::{NewMountedFile, NewRegistryCredential};
 use play_core::scopes::Scope;
 use play_core::store::applied as rows;
 use play_core::store::playspec_files;
@@ -184,11 +184,7 @@ fn files(object: &Object, specs: Vec<FileSpec>, services: &[String], errors: &mu
 }
 
 /// The credentials of the spec, checked: `(type, host, username, secret)`.
-fn credentials(
-    object: &Object,
-    specs: Vec<CredentialSpec>,
-    errors: &mut FieldErrors,
-) -> Vec<(String, String, String, String)> {
+fn credentials(object: &Object, specs: Vec<CredentialSpec>, errors: &mut FieldErrors) -> Vec<NewRegistryCredential> {
     let mut out = Vec::new();
     for (j, c) in specs.into_iter().enumerate() {
         let field = |p: &str| object.field(&format!("spec.registry_credentials[{j}].{p}"));
@@ -207,7 +203,12 @@ fn credentials(
             push_field_error(errors, field("secret"), "must be 1-8192 characters");
         }
         if let Some(host) = host {
-            out.push((kind, host, c.username.trim().to_owned(), c.secret));
+            out.push(NewRegistryCredential {
+                registry_type: kind,
+                registry_url: host,
+                username: c.username.trim().to_owned(),
+                secret: c.secret,
+            });
         }
     }
     out
@@ -347,7 +348,7 @@ async fn create_revision(
     object: &Object,
     fields: play_core::model::playspec::PlayspecFields,
     new_files: Vec<NewMountedFile>,
-    new_credentials: Vec<(String, String, String, String)>,
+    new_credentials: Vec<NewRegistryCredential>,
 ) -> Result<i64, ApiError> {
     let account = cx.account();
     let name = fields.name.clone().unwrap_or_default();
@@ -386,20 +387,10 @@ async fn create_revision(
             .await
             .map_err(|e| under(object, &format!("spec.mounted_files[{j}]"), e))?;
     }
-    for (j, (kind, host, username, secret)) in new_credentials.into_iter().enumerate() {
-        playspec_files::add_credential(
-            &mut *cx.conn,
-            &cx.state.secrets,
-            account,
-            created.id,
-            &kind,
-            &host,
-            &username,
-            &secret,
-            actor,
-        )
-        .await
-        .map_err(|e| under(object, &format!("spec.registry_credentials[{j}]"), e))?;
+    for (j, credential) in new_credentials.into_iter().enumerate() {
+        playspec_files::add_credential(&mut *cx.conn, &cx.state.secrets, account, created.id, credential, actor)
+            .await
+            .map_err(|e| under(object, &format!("spec.registry_credentials[{j}]"), e))?;
     }
     Ok(created.id)
 }

@@ -6,7 +6,9 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use play_core::FieldErrors;
 use play_core::error::push_field_error;
-use play_core::model::playspec::{MountedFile, MountedFileChange, NewMountedFile, RegistryCredential};
+use play_core::model::playspec::{
+    MountedFile, MountedFileChange, NewMountedFile, NewRegistryCredential, RegistryCredential,
+};
 use play_core::store::playspec_files;
 
 use crate::auth::Principal;
@@ -182,18 +184,15 @@ pub async fn add_credential(
     if !errors.is_empty() {
         return Err(ApiError::validation(errors));
     }
-    let credential = playspec_files::add_credential(
-        &state.store,
-        &state.secrets,
-        principal.account_id,
-        id,
-        &body.registry_type,
-        &host.unwrap_or_default(),
-        body.username.trim(),
-        &body.secret,
-        principal.actor(),
-    )
-    .await?;
+    let new = NewRegistryCredential {
+        registry_type: body.registry_type,
+        registry_url: host.unwrap_or_default(),
+        username: body.username.trim().to_owned(),
+        secret: body.secret,
+    };
+    let credential =
+        playspec_files::add_credential(&state.store, &state.secrets, principal.account_id, id, new, principal.actor())
+            .await?;
     Ok((StatusCode::CREATED, JsonResponse(credential)))
 }
 

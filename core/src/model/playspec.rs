@@ -107,3 +107,26 @@ pub struct RegistryCredential {
     pub username: String,
     pub created_at: Timestamp,
 }
+
+/// A registry credential to add, as the request gives it, checked by the
+/// caller: `registry_url` is the registry's host (an optional port), and
+/// `secret` is the plain secret, sealed before it is stored and never read
+/// back to a caller.
+pub struct NewRegistryCredential {
+    pub registry_type: String,
+    pub registry_url: String,
+    pub username: String,
+    pub secret: String,
+}
+
+/// The secret redacted, so that a log line cannot print it.
+impl std::fmt::Debug for NewRegistryCredential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewRegistryCredential")
+            .field("registry_type", &self.registry_type)
+            .field("registry_url", &self.registry_url)
+            .field("username", &self.username)
+            .field("secret", &"<redacted>")
+            .finish()
+    }
+}

@@ -12,7 +12,9 @@ use super::shapes::{all, one};
 use super::{Conn, OnUnique, Store, flag, is_set};
 use crate::compose::project_files;
 use crate::model::event::Actor;
-use crate::model::playspec::{MountedFile, MountedFileChange, NewMountedFile, RegistryCredential};
+use crate::model::playspec::{
+    MountedFile, MountedFileChange, NewMountedFile, NewRegistryCredential, RegistryCredential,
+};
 use crate::secrets::SecretBox;
 use crate::time;
 use crate::{Error, Result};
@@ -251,45 +253,38 @@ pub async fn credential_secret(store: &Store, secrets: &SecretBox, playspec_id: 
     .await
 }
 
-#[expect(clippy::too_many_arguments, reason = "the fields of one credential, as the request gives them")]
+/// Adds a registry credential to an unlocked Playspec, its secret sealed
+/// (bound to the Playspec and the registry); one credential a registry.
 pub async fn add_credential(
     on: impl Into<On<'_>>,
     secrets: &SecretBox,
     account_id: i64,
     playspec_id: i64,
-    registry_type: &str,
-    registry_url: &str,
-    username: &str,
-    secret: &str,
+    credential: NewRegistryCredential,
     actor: Actor,
 ) -> Result<RegistryCredential> {
+    let NewRegistryCredential { registry_type, registry_url, username, secret } = credential;
     on.into()
         .write(async |conn| {
             ensure_unlocked(conn, account_id, playspec_id).await?;
             let now = time::now();
             let inserted = sqlx::query(
-        "INSERT INTO playspec_registry_credentials (playspec_id, registry_type, registry_url, username, secret, \
-         created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
-    )
-    .bind(playspec_id)
-    .bind(registry_type)
-    .bind(registry_url)
-    .bind(username)
-    .bind(secrets.seal(secret, &credential_context(playspec_id, registry_url))?)
-    .bind(time::to_db(&now))
-    .fetch_one(&mut *conn)
-    .await;
+                "INSERT INTO playspec_registry_credentials (playspec_id, registry_type, registry_url, username, \
+                 secret, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+            )
+            .bind(playspec_id)
+            .bind(&registry_type)
+            .bind(&registry_url)
+            .bind(&username)
+            .bind(secrets.seal(&secret, &credential_context(playspec_id, &registry_url))?)
+            .bind(time::to_db(&now))
+            .fetch_one(&mut *conn)
+            .await;
             let id: i64 = inserted
                 .on_unique(|| Error::field("registry_url", format!("a credential for {registry_url} already exists")))?
                 .try_get("id")?;
             touch_in(conn, account_id, playspec_id, actor).await?;
-            Ok(RegistryCredential {
-                id,
-                registry_type: registry_type.to_owned(),
-                registry_url: registry_url.to_owned(),
-                username: username.to_owned(),
-                created_at: now,
-            })
+            Ok(RegistryCredential { id, registry_type, registry_url, username, created_at: now })
         })
         .await
 }
