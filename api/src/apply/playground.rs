@@ -144,7 +144,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     };
     let account = cx.account();
     let current = match cx.last(object).map(|row| row.object_id) {
-        Some(id) => match rows::get_in(cx.conn, account, id).await {
+        Some(id) => match rows::get(&mut *cx.conn, account, id).await {
             Ok(p) if standing(&p) => Some(p),
             Ok(_) | Err(Error::NotFound(_)) => None,
             Err(e) => return Err(e.into()),
@@ -198,7 +198,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         }
         _ => create(cx, object, &spec, playroom_id, playspec_id, ttl, lifetimes).await?,
     };
-    let playground = rows::get_in(cx.conn, account, id).await?;
+    let playground = rows::get(&mut *cx.conn, account, id).await?;
     let mut drift = drift_lines(&decision.drift);
     drift.extend(reported(&playground));
     if decision.action != Action::Unchanged {

@@ -62,7 +62,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     let spec = cx.redact(&object.spec, &[play_core::apply::path("ssh_private_key")]);
     let account = cx.account();
     let current = match cx.last(object).map(|row| row.object_id) {
-        Some(id) => found(playrooms::get_in(cx.conn, account, id).await)?,
+        Some(id) => found(playrooms::get(&mut *cx.conn, account, id).await)?,
         None => None,
     };
     let before = current.as_ref().map(|room| live(room, &object.spec));
@@ -91,7 +91,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         }
     };
     if decision.action != Action::Unchanged {
-        let room = playrooms::get_in(cx.conn, account, id).await?;
+        let room = playrooms::get(&mut *cx.conn, account, id).await?;
         cx.record(object, spec, live(&room, &object.spec), id, None).await?;
         cx.wake(Wake::Edge, id);
     }

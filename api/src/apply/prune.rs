@@ -42,7 +42,7 @@ pub async fn prune(cx: &mut Cx<'_>, row: &Applied) -> Result<ApplyResult, ApiErr
         }
     };
     match row.kind {
-        Kind::Playground => match play_core::store::playgrounds::get_in(cx.conn, account, row.object_id).await {
+        Kind::Playground => match play_core::store::playgrounds::get(&mut *cx.conn, account, row.object_id).await {
             Ok(p) if p.desired_state != DesiredState::Destroyed => {
                 let p = ops::request_destroy_in(cx.conn, account, p.id, actor).await?;
                 cx.wake(Wake::Playground, p.id);

@@ -51,12 +51,12 @@ pub async fn request_destroy(store: &Store, account_id: i64, id: i64, actor: Act
 /// [`request_destroy`] inside the caller's transaction (server-side apply writes a
 /// whole set in one).
 pub async fn request_destroy_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) -> Result<Playground> {
-    let current = rows::get_in(conn, account_id, id).await?;
+    let current = rows::get(&mut *conn, account_id, id).await?;
     if current.desired_state != DesiredState::Destroyed {
         rows::mark_destroying_in(conn, id).await?;
         rows::status_changed_in(conn, &current, PlaygroundStatus::Destroying, actor).await?;
     }
-    let playground = rows::get_in(conn, account_id, id).await?;
+    let playground = rows::get(&mut *conn, account_id, id).await?;
     Ok(playground)
 }
 
@@ -82,14 +82,14 @@ pub async fn extend_by(
     actor: Actor,
 ) -> Result<Playground> {
     let mut tx = store.write().await?;
-    let current = rows::get_in(&mut tx, account_id, id).await?;
+    let current = rows::get(&mut tx, account_id, id).await?;
     if current.desired_state == DesiredState::Destroyed {
         return Err(Error::InvalidState("the Playground is being destroyed".into()));
     }
     let expires_at = ttl::extended(current.expires_at, time::now(), by);
     rows::set_expiry_in(&mut tx, id, expires_at).await?;
     rows::updated_in(&mut tx, &current, actor, serde_json::json!({"expires_at": time::to_db(&expires_at)})).await?;
-    let playground = rows::get_in(&mut tx, account_id, id).await?;
+    let playground = rows::get(&mut tx, account_id, id).await?;
     tx.commit().await?;
     Ok(playground)
 }
@@ -150,7 +150,7 @@ pub async fn record_rollout_in(
     changes: RolloutChanges,
     actor: Actor,
 ) -> Result<Playground> {
-    let current = rows::get_in(conn, account_id, id).await?;
+    let current = rows::get(&mut *conn, account_id, id).await?;
     current.check_live()?;
     let fields = changes.changed_fields(&current);
     if let Some(playspec_id) = changes.playspec_id {
@@ -169,14 +169,14 @@ pub async fn record_rollout_in(
     // current commits (or found in the cache): the next pass pins them.
     crate::store::builds::clear_pins(conn, id).await?;
     rows::updated_in(conn, &current, actor, serde_json::json!({"operation": "rollout", "changed": fields})).await?;
-    let playground = rows::get_in(conn, account_id, id).await?;
+    let playground = rows::get(&mut *conn, account_id, id).await?;
     Ok(playground)
 }
 
 /// Records a hard restart: a new restart epoch and generation.
 pub async fn hard_restart(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<Playground> {
     let mut tx = store.write().await?;
-    let current = rows::get_in(&mut tx, account_id, id).await?;
+    let current = rows::get(&mut tx, account_id, id).await?;
     current.check_live()?;
     restart_progress(&mut tx, &current, 1, actor).await?;
     crate::store::builds::clear_pins(&mut tx, id).await?;
@@ -187,7 +187,7 @@ pub async fn hard_restart(store: &Store, account_id: i64, id: i64, actor: Actor)
         serde_json::json!({"operation": "hard_restart", "restart_epoch": current.restart_epoch + 1}),
     )
     .await?;
-    let playground = rows::get_in(&mut tx, account_id, id).await?;
+    let playground = rows::get(&mut tx, account_id, id).await?;
     tx.commit().await?;
     Ok(playground)
 }

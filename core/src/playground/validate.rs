@@ -215,7 +215,7 @@ pub async fn check_create_in(
         return Err(Error::Validation(errors));
     };
     let playspec = playspecs::get(&mut *conn, account_id, playspec_id).await?;
-    let playroom = playrooms::get_in(conn, account_id, playroom_id).await?;
+    let playroom = playrooms::get(&mut *conn, account_id, playroom_id).await?;
     errors.extend(compose_errors_on(conn, cpu, &playspec, &playroom, &request.env_overrides).await?);
     let services: Vec<ServiceDefinition> = playspec.definitions()?;
     let find = |name: &str| services.iter().find(|s| s.name == name);
@@ -279,7 +279,7 @@ pub async fn check_rollout_in(
         .or(current.playspec_id)
         .ok_or_else(|| Error::InvalidState("the Playspec no longer exists".into()))?;
     let playspec = playspecs::get(&mut *conn, account_id, spec_id).await?;
-    let playroom = playrooms::get_in(conn, account_id, current.playroom_id).await?;
+    let playroom = playrooms::get(&mut *conn, account_id, current.playroom_id).await?;
     let services: Vec<ServiceDefinition> = playspec.definitions()?;
     let env = changes.env_overrides.as_ref().unwrap_or(&current.env_overrides);
     let mut errors = compose_errors_on(conn, cpu, &playspec, &playroom, env).await?;

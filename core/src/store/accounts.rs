@@ -58,11 +58,11 @@ fn account_from_row(row: &AnyRow) -> Result<Account> {
 
 pub async fn find_account_by_name(store: &Store, name: &str) -> Result<Account> {
     let query = sqlx::query("SELECT id, name, created_at FROM accounts WHERE name = $1").bind(name);
-    one(store.pool(), query, "account", account_from_row).await
+    one(store, query, "account", account_from_row).await
 }
 
 pub async fn list_accounts(store: &Store) -> Result<Vec<Account>> {
-    all(store.pool(), sqlx::query("SELECT id, name, created_at FROM accounts ORDER BY id"), account_from_row).await
+    all(store, sqlx::query("SELECT id, name, created_at FROM accounts ORDER BY id"), account_from_row).await
 }
 
 /// The account's admin user, created if an older account lacks one.

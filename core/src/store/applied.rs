@@ -84,12 +84,8 @@ fn at_version(changed: u64, current: &Applied) -> Result<()> {
 
 /// The account's applied objects, by kind and name.
 pub async fn list(on: impl Into<On<'_>>, account_id: i64) -> Result<Vec<Applied>> {
-    on.into()
-        .read(async |conn| {
-            let sql = format!("SELECT {COLUMNS} FROM applied_objects WHERE account_id = $1 ORDER BY kind, name");
-            all_of(conn, &sql, account_id, from_row).await
-        })
-        .await
+    let sql = format!("SELECT {COLUMNS} FROM applied_objects WHERE account_id = $1 ORDER BY kind, name");
+    all_of(on, &sql, account_id, from_row).await
 }
 
 /// Records a newly applied object; another apply that recorded it first

@@ -25,7 +25,7 @@ pub async fn pins(store: &Store, playground_id: i64) -> Result<Vec<Pin>> {
          WHERE playground_id = $1 ORDER BY service",
     )
     .bind(playground_id);
-    all(store.pool(), query, |r| {
+    all(store, query, |r| {
         Ok(columns!(
             r,
             Pin {
@@ -108,7 +108,7 @@ pub async fn records(store: &Store, playground_id: i64) -> Result<Vec<BuildRecor
          FROM build_records WHERE playground_id = $1 ORDER BY id",
     )
     .bind(playground_id);
-    all(store.pool(), query, |r| {
+    all(store, query, |r| {
         Ok(columns!(
             r,
             BuildRecord {
@@ -172,5 +172,5 @@ pub(crate) const OUTDATED_SOURCES: &str = "FROM playground_sources ps \
 /// says), by name.
 pub async fn outdated(store: &Store, playground_id: i64) -> Result<Vec<String>> {
     let sql = format!("SELECT ps.service {OUTDATED_SOURCES} AND ps.playground_id = $1 ORDER BY ps.service");
-    column(store.pool(), sqlx::query(&sql).bind(playground_id), "service").await
+    column(store, sqlx::query(&sql).bind(playground_id), "service").await
 }

@@ -73,13 +73,8 @@ const COLUMNS: &str = "id, account_id, event_type, entity_type, entity_id, actio
 
 /// An account's events, oldest first.
 pub async fn list_for_account(store: &Store, account_id: i64) -> Result<Vec<Event>> {
-    all_of(
-        store.pool(),
-        &format!("SELECT {COLUMNS} FROM events WHERE account_id = $1 ORDER BY id"),
-        account_id,
-        from_row,
-    )
-    .await
+    all_of(store, &format!("SELECT {COLUMNS} FROM events WHERE account_id = $1 ORDER BY id"), account_id, from_row)
+        .await
 }
 
 /// The newest `limit` events about one entity of the account, newest
@@ -96,13 +91,13 @@ pub async fn recent_for(
          ORDER BY id DESC LIMIT $4"
     );
     let query = sqlx::query(&sql).bind(account_id).bind(entity_type).bind(entity_id).bind(limit);
-    all(store.pool(), query, from_row).await
+    all(store, query, from_row).await
 }
 
 /// Up to `limit` events not yet dispatched, oldest first.
 pub async fn undispatched(store: &Store, limit: i64) -> Result<Vec<Event>> {
     let sql = format!("SELECT {COLUMNS} FROM events WHERE dispatched_at IS NULL ORDER BY id LIMIT $1");
-    all(store.pool(), sqlx::query(&sql).bind(limit), from_row).await
+    all(store, sqlx::query(&sql).bind(limit), from_row).await
 }
 
 /// Event `id`, on `conn` (the dispatcher reads the event it delivers).

@@ -25,7 +25,8 @@ use sqlx::Row;
 use super::events;
 use super::fence::{Fence, Fenced};
 use super::playground_status::{status_event, write};
-use super::{Conn, Store};
+use super::shapes::maybe_one;
+use super::{On, Store};
 use crate::model::event::NewEvent;
 use crate::playground::job::{Completion, JobResult};
 use crate::playground::state::{DesiredState, PlaygroundStatus};
@@ -54,33 +55,26 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
     serde_json::to_string(value).map_err(|e| Error::Internal(e.to_string()))
 }
 
-async fn get_in(conn: &mut Conn, playground_id: i64) -> Result<Option<JobResult>> {
-    let row = sqlx::query(
+/// The result of Playground `playground_id`, if its job completed. The
+/// caller has checked that the Playground is the account's.
+pub async fn get(on: impl Into<On<'_>>, playground_id: i64) -> Result<Option<JobResult>> {
+    let query = sqlx::query(
         "SELECT exit_code, completed_at, tail_logs, host_released_at FROM playground_job_results \
          WHERE playground_id = $1",
     )
-    .bind(playground_id)
-    .fetch_optional(&mut *conn)
-    .await?;
-    row.map(|r| {
+    .bind(playground_id);
+    maybe_one(on, query, |r| {
         Ok(columns!(
-            &r,
+            r,
             JobResult {
                 exit_code,
-                completed_at: super::time_column(&r, "completed_at")?,
+                completed_at: super::time_column(r, "completed_at")?,
                 tail_logs,
-                host_released_at: super::opt_time_column(&r, "host_released_at")?,
+                host_released_at: super::opt_time_column(r, "host_released_at")?,
             }
         ))
     })
-    .transpose()
-}
-
-/// The result of Playground `playground_id`, if its job completed. The
-/// caller has checked that the Playground is the account's.
-pub async fn get(store: &Store, playground_id: i64) -> Result<Option<JobResult>> {
-    let mut conn = store.conn().await?;
-    get_in(&mut conn, playground_id).await
+    .await
 }
 
 /// The cached lines of `service` of a completed job (`None`: the service
@@ -107,7 +101,7 @@ pub async fn cached_logs(store: &Store, playground_id: i64, service: &str) -> Re
 /// the Playground and carries on from its desired state.
 pub async fn record_completion(store: &Store, fence: Fence<'_>, id: i64, done: &Completion<'_>) -> Result<Fenced> {
     write(store, fence, id, async |tx, current| {
-        if current.desired_state != DesiredState::Running || get_in(tx, id).await?.is_some() {
+        if current.desired_state != DesiredState::Running || get(&mut *tx, id).await?.is_some() {
             return Ok(());
         }
         let completed_at = time::to_db(&done.completed_at);

@@ -95,18 +95,13 @@ async fn insert_in(conn: &mut Conn, key: NewApiKey, actor: Actor) -> Result<ApiK
 }
 
 pub async fn list(store: &Store, account_id: i64) -> Result<Vec<ApiKey>> {
-    all_of(
-        store.pool(),
-        &format!("SELECT {COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY id"),
-        account_id,
-        from_row,
-    )
-    .await
+    all_of(store, &format!("SELECT {COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY id"), account_id, from_row)
+        .await
 }
 
 /// Every key of every account (for `play keys list` with no account).
 pub async fn list_all(store: &Store) -> Result<Vec<ApiKey>> {
-    all(store.pool(), sqlx::query(&format!("SELECT {COLUMNS} FROM api_keys ORDER BY id")), from_row).await
+    all(store, sqlx::query(&format!("SELECT {COLUMNS} FROM api_keys ORDER BY id")), from_row).await
 }
 
 /// Deletes a key of the account; another account's key is `NotFound`.
@@ -129,7 +124,7 @@ pub async fn delete(store: &Store, account_id: i64, id: i64, actor: Actor) -> Re
 /// Deletes a key by id regardless of account (command line, offline admin).
 pub async fn delete_any(store: &Store, id: i64) -> Result<()> {
     let query = sqlx::query("SELECT account_id FROM api_keys WHERE id = $1").bind(id);
-    let account_id: i64 = one(store.pool(), query, "api key", |row| Ok(row.try_get("account_id")?)).await?;
+    let account_id: i64 = one(store, query, "api key", |row| Ok(row.try_get("account_id")?)).await?;
     delete(store, account_id, id, Actor::System).await
 }
 

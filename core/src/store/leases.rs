@@ -45,7 +45,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::fence::{Fence, Fenced};
-use super::{Conn, Store, Tx};
+use super::{Backend, Conn, Store, Tx};
 use crate::model::lease::Lease;
 use crate::time::{self, Timestamp};
 use crate::{Error, Result};
@@ -152,7 +152,7 @@ pub async fn release(store: &Store, lease: &Lease) -> Result<bool> {
 /// the transaction whose writes it fences (see the module doc): on
 /// PostgreSQL it locks the row until that transaction ends.
 pub async fn still_held(conn: &mut Conn, reconciler: &str, object_id: i64, owner: &str, token: i64) -> Result<bool> {
-    let lock = if conn.backend_name() == "PostgreSQL" { " FOR SHARE" } else { "" };
+    let lock = if Backend::of(conn) == Backend::Postgres { " FOR SHARE" } else { "" };
     let row = sqlx::query(&format!(
         "SELECT token FROM reconcile_leases \
          WHERE reconciler = $1 AND object_id = $2 AND owner = $3 AND token = $4 AND expires_at > $5{lock}"

@@ -31,7 +31,7 @@ use crate::time::{self, Timestamp};
 pub async fn ids_to_reconcile(store: &Store) -> Result<Vec<i64>> {
     let query = sqlx::query("SELECT id FROM playgrounds WHERE status <> $1 ORDER BY id")
         .bind(PlaygroundStatus::Destroyed.as_str());
-    column(store.pool(), query, "id").await
+    column(store, query, "id").await
 }
 
 async fn account_of(conn: &mut Conn, id: i64) -> Result<Option<i64>> {
@@ -51,7 +51,7 @@ pub async fn load(store: &Store, id: i64) -> Result<Option<Playground>> {
 
 async fn load_in(conn: &mut Conn, id: i64) -> Result<Option<Playground>> {
     let Some(account_id) = account_of(conn, id).await? else { return Ok(None) };
-    Ok(Some(playgrounds::get_in(conn, account_id, id).await?))
+    Ok(Some(playgrounds::get(conn, account_id, id).await?))
 }
 
 /// Runs `work` on Playground `id` as `read` finds it now, in one write

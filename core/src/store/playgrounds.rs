@@ -15,7 +15,7 @@ use sqlx::{Any, Row};
 
 use super::events;
 use super::shapes::{all, one_in, set_by_id};
-use super::{Conn, Store, flag, is_set};
+use super::{Conn, On, Store, flag, is_set};
 use crate::model::event::{Actor, NewEvent};
 use crate::playground::model::{NewPlayground, Playground, ServiceSettings, compose_project};
 use crate::playground::state::{CreationStep, DesiredState, PlaygroundStatus};
@@ -107,29 +107,33 @@ pub async fn insert_in(conn: &mut Conn, account_id: i64, new: &NewPlayground, ac
         ),
     )
     .await?;
-    get_in(conn, account_id, id).await
+    select(conn, account_id, id).await
 }
 
-pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playground> {
+/// The Playground `id` of `account_id`. On the store, concurrent calls for
+/// one Playground share a query that started after each of them
+/// ([`super::coalesce`]): as fresh as a query of one's own. On a caller's
+/// connection it is read there, so it sees what that transaction wrote.
+pub async fn get(on: impl Into<On<'_>>, account_id: i64, id: i64) -> Result<Playground> {
+    match on.into() {
+        On::Store(store) => {
+            let read = || store.hot_read(|conn| Box::pin(select(conn, account_id, id)));
+            store.reads().playground.read((account_id, id), read).await
+        }
+        On::Tx(conn) => select(conn, account_id, id).await,
+    }
+}
+
+/// [`get`] on `conn`, uncoalesced.
+async fn select(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playground> {
     let sql = format!("SELECT {COLUMNS} FROM {FROM} WHERE g.id = $1 AND g.account_id = $2");
     one_in(conn, &sql, id, account_id, "playground", from_row).await
-}
-
-/// The Playground `id` of `account_id`. Concurrent calls for one
-/// Playground share a query that started after each of them
-/// ([`super::coalesce`]): as fresh as a query of one's own.
-pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Playground> {
-    store
-        .reads()
-        .playground
-        .read((account_id, id), || store.hot_read(|conn| Box::pin(get_in(conn, account_id, id))))
-        .await
 }
 
 /// The account's Playgrounds that are not yet destroyed.
 pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playground>> {
     let sql = format!("SELECT {COLUMNS} FROM {FROM} WHERE g.account_id = $1 AND g.status <> $2 ORDER BY g.id");
-    all(store.pool(), sqlx::query(&sql).bind(account_id).bind(PlaygroundStatus::Destroyed.as_str()), from_row).await
+    all(store, sqlx::query(&sql).bind(account_id).bind(PlaygroundStatus::Destroyed.as_str()), from_row).await
 }
 
 /// Records `playground.status.changed` from the Playground's status to `to`.

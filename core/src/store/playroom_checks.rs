@@ -7,7 +7,7 @@ use sqlx::Row;
 
 use super::Store;
 use super::events;
-use super::playrooms::get_in;
+use super::playrooms::get;
 use crate::Result;
 use crate::model::event::NewEvent;
 use crate::model::playroom::CheckOutcome;
@@ -29,7 +29,7 @@ pub async fn record_check(store: &Store, account_id: i64, id: i64, outcome: Chec
     if let Some(pin) = outcome.pin_host_key {
         pin_if_unset(&mut tx, account_id, id, &pin).await?;
     }
-    let room = get_in(&mut tx, account_id, id).await?;
+    let room = get(&mut tx, account_id, id).await?;
     tx.commit().await?;
     Ok(room)
 }

@@ -173,26 +173,34 @@ pub async fn create(
             let metadata = serde_json::json!({ "trusted": trusted });
             events::record(conn, NewEvent::new(account_id, "playroom", id, "created").actor(actor).metadata(metadata))
                 .await?;
-            get_in(conn, account_id, id).await
+            select(conn, account_id, id).await
         })
         .await
 }
 
-pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playroom> {
+/// The Playroom `id` of `account_id`: on the store concurrent calls share
+/// a query that started after each of them ([`super::coalesce`]), as fresh
+/// as a query of one's own; on a caller's connection it is read there, so
+/// it sees what that transaction wrote.
+pub async fn get(on: impl Into<On<'_>>, account_id: i64, id: i64) -> Result<Playroom> {
+    match on.into() {
+        On::Store(store) => {
+            let read = || store.hot_read(|conn| Box::pin(select(conn, account_id, id)));
+            store.reads().playroom.read((account_id, id), read).await
+        }
+        On::Tx(conn) => select(conn, account_id, id).await,
+    }
+}
+
+/// [`get`] on `conn`, uncoalesced.
+async fn select(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playroom> {
     let sql = format!("SELECT {COLUMNS} FROM playrooms WHERE id = $1 AND account_id = $2 AND deleted_at IS NULL");
     one_in(conn, &sql, id, account_id, "playroom", from_row).await
 }
 
-/// The Playroom `id` of `account_id`; concurrent calls share a query that
-/// started after each of them ([`super::coalesce`]).
-pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Playroom> {
-    let read = || store.hot_read(|conn| Box::pin(get_in(conn, account_id, id)));
-    store.reads().playroom.read((account_id, id), read).await
-}
-
 pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playroom>> {
     let sql = format!("SELECT {COLUMNS} FROM playrooms WHERE account_id = $1 AND deleted_at IS NULL ORDER BY id");
-    all_of(store.pool(), &sql, account_id, from_row).await
+    all_of(store, &sql, account_id, from_row).await
 }
 
 /// Applies the given fields. A change of host, port, user or connection
@@ -209,7 +217,7 @@ pub async fn update(
     actor: Actor,
 ) -> Result<Playroom> {
     on.into().write(async |conn| {
-    let current = get_in(conn, account_id, id).await?;
+    let current = select(conn, account_id, id).await?;
     let moved = fields.host.as_ref().is_some_and(|h| *h != current.host)
         || fields.port.is_some_and(|p| p != current.port)
         || fields.user.as_ref().is_some_and(|u| *u != current.user)
@@ -285,7 +293,7 @@ pub async fn update(
         }
     }
     events::record(conn, NewEvent::new(account_id, "playroom", id, "updated").actor(actor).metadata(metadata)).await?;
-    get_in(conn, account_id, id).await
+    select(conn, account_id, id).await
     }).await
 }
 
@@ -312,10 +320,10 @@ pub async fn set_key(
 ) -> Result<Playroom> {
     store
         .in_write(async |tx| {
-            get_in(tx, account_id, id).await?;
+            select(tx, account_id, id).await?;
             set_key_in(tx, secrets, id, private, public).await?;
             events::record(tx, NewEvent::new(account_id, "playroom", id, "updated").actor(actor)).await?;
-            get_in(tx, account_id, id).await
+            select(tx, account_id, id).await
         })
         .await
 }
@@ -333,7 +341,7 @@ pub async fn active_playgrounds(conn: &mut Conn, playroom_id: i64) -> Result<i64
 /// Deletes a Playroom; refused with `Conflict` while Playgrounds are active.
 pub async fn delete(on: impl Into<On<'_>>, account_id: i64, id: i64, actor: Actor) -> Result<()> {
     on.into().write(async |conn| {
-    get_in(conn, account_id, id).await?;
+    select(conn, account_id, id).await?;
     let active = active_playgrounds(conn, id).await?;
     if active > 0 {
         return Err(Error::Conflict(format!(

@@ -46,12 +46,8 @@ fn path_taken(path: &str) -> Error {
 }
 
 pub async fn list_files(on: impl Into<On<'_>>, playspec_id: i64) -> Result<Vec<MountedFile>> {
-    on.into()
-        .read(async |conn| {
-            let sql = format!("SELECT {FILE_COLUMNS} FROM playspec_mounted_files WHERE playspec_id = $1 ORDER BY id");
-            all(conn, sqlx::query(&sql).bind(playspec_id), file_from_row).await
-        })
-        .await
+    let sql = format!("SELECT {FILE_COLUMNS} FROM playspec_mounted_files WHERE playspec_id = $1 ORDER BY id");
+    all(on, sqlx::query(&sql).bind(playspec_id), file_from_row).await
 }
 
 /// A mounted file's content, for the reconciler that writes it to hosts.
@@ -59,7 +55,7 @@ pub async fn file_content(store: &Store, playspec_id: i64, file_id: i64) -> Resu
     let query = sqlx::query("SELECT content FROM playspec_mounted_files WHERE id = $1 AND playspec_id = $2")
         .bind(file_id)
         .bind(playspec_id);
-    one(store.pool(), query, "mounted file", |row| Ok(row.try_get("content")?)).await
+    one(store, query, "mounted file", |row| Ok(row.try_get("content")?)).await
 }
 
 async fn file_in(conn: &mut Conn, playspec_id: i64, file_id: i64) -> Result<MountedFile> {
@@ -224,7 +220,7 @@ pub async fn list_credentials(store: &Store, playspec_id: i64) -> Result<Vec<Reg
          WHERE playspec_id = $1 ORDER BY id",
     )
     .bind(playspec_id);
-    all(store.pool(), query, |row| {
+    all(store, query, |row| {
         Ok(columns!(
             row,
             RegistryCredential {
@@ -246,7 +242,7 @@ pub async fn credential_secret(store: &Store, secrets: &SecretBox, playspec_id: 
     )
     .bind(id)
     .bind(playspec_id);
-    one(store.pool(), query, "registry credential", |row| {
+    one(store, query, "registry credential", |row| {
         let url: String = row.try_get("registry_url")?;
         secrets.open(&row.try_get::<String, _>("secret")?, &credential_context(playspec_id, &url))
     })

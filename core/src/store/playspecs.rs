@@ -110,17 +110,13 @@ pub async fn name_taken_in(conn: &mut Conn, account_id: i64, name: &str) -> Resu
 }
 
 pub async fn get(on: impl Into<On<'_>>, account_id: i64, id: i64) -> Result<Playspec> {
-    on.into()
-        .read(async |conn| {
-            let sql = format!("SELECT {COLUMNS} FROM playspecs p WHERE p.id = $1 AND p.account_id = $2");
-            one_in(conn, &sql, id, account_id, "playspec", from_row).await
-        })
-        .await
+    let sql = format!("SELECT {COLUMNS} FROM playspecs p WHERE p.id = $1 AND p.account_id = $2");
+    one_in(on, &sql, id, account_id, "playspec", from_row).await
 }
 
 pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playspec>> {
     let sql = format!("SELECT {COLUMNS} FROM playspecs p WHERE p.account_id = $1 ORDER BY p.id");
-    all_of(store.pool(), &sql, account_id, from_row).await
+    all_of(store, &sql, account_id, from_row).await
 }
 
 /// Fails with `Locked` when Playgrounds reference the Playspec. Call inside

@@ -35,7 +35,7 @@ pub async fn access(store: &Store, secrets: &SecretBox, id: i64) -> Result<Repos
          LEFT JOIN scm_installations i ON i.id = r.installation_id WHERE p.id = $1",
     )
     .bind(id);
-    shapes::one(store.pool(), query, "playzone", |row| {
+    shapes::one(store, query, "playzone", |row| {
         let url: String = row.try_get("scm_url")?;
         let Some(_) = row.try_get::<Option<i64>, _>("repository_id")? else {
             let sealed: Option<String> = row.try_get("credentials")?;
@@ -73,7 +73,7 @@ pub async fn attached(store: &Store, account_id: i64, repository_id: i64) -> Res
     let query = sqlx::query("SELECT id FROM playzones WHERE account_id = $1 AND repository_id = $2")
         .bind(account_id)
         .bind(repository_id);
-    match shapes::column::<i64>(store.pool(), query, "id").await?.first() {
+    match shapes::column::<i64>(store, query, "id").await?.first() {
         Some(id) => playzones::get(store, account_id, *id).await.map(Some),
         None => Ok(None),
     }

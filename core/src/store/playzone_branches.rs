@@ -22,7 +22,7 @@ use sqlx::Row;
 
 use super::On;
 use super::fence::{Fence, Fenced};
-use super::shapes::all;
+use super::shapes::{all, maybe_one};
 use super::{Conn, Store, leases};
 use crate::Result;
 use crate::playzone::Status;
@@ -71,16 +71,10 @@ pub async fn branches(
 
 /// The commit a branch of the index points at.
 pub async fn branch_commit(on: impl Into<On<'_>>, id: i64, branch: &str) -> Result<Option<String>> {
-    on.into()
-        .read(async |conn| {
-            let row = sqlx::query("SELECT commit_sha FROM playzone_branches WHERE playzone_id = $1 AND name = $2")
-                .bind(id)
-                .bind(branch)
-                .fetch_optional(&mut *conn)
-                .await?;
-            Ok(row.map(|r| r.try_get("commit_sha")).transpose()?)
-        })
-        .await
+    let query = sqlx::query("SELECT commit_sha FROM playzone_branches WHERE playzone_id = $1 AND name = $2")
+        .bind(id)
+        .bind(branch);
+    maybe_one(on, query, |row| Ok(row.try_get("commit_sha")?)).await
 }
 
 /// Records a successful sync, fenced by the sync loop's lease: the branch

@@ -153,12 +153,8 @@ async fn set_token(conn: &mut Conn, secrets: &SecretBox, id: i64, token: Option<
 }
 
 pub async fn get(on: impl Into<On<'_>>, account_id: i64, id: i64) -> Result<Playzone> {
-    on.into()
-        .read(async |conn| {
-            let sql = format!("SELECT {COLUMNS} FROM playzones WHERE id = $1 AND account_id = $2");
-            one_in(conn, &sql, id, account_id, "playzone", from_row).await
-        })
-        .await
+    let sql = format!("SELECT {COLUMNS} FROM playzones WHERE id = $1 AND account_id = $2");
+    one_in(on, &sql, id, account_id, "playzone", from_row).await
 }
 
 /// A Playzone by id whatever its account (the sync loop); `None` when gone.
@@ -175,12 +171,12 @@ pub async fn find(store: &Store, id: i64) -> Result<Option<Playzone>> {
 pub async fn list(store: &Store, account_id: i64, compose_only: bool) -> Result<Vec<Playzone>> {
     let filter = if compose_only { " AND compose_file IS NOT NULL" } else { "" };
     let sql = format!("SELECT {COLUMNS} FROM playzones WHERE account_id = $1{filter} ORDER BY id");
-    all_of(store.pool(), &sql, account_id, from_row).await
+    all_of(store, &sql, account_id, from_row).await
 }
 
 /// Every Playzone id (the sync loop's resync).
 pub async fn ids(store: &Store) -> Result<Vec<i64>> {
-    column(store.pool(), sqlx::query("SELECT id FROM playzones ORDER BY id"), "id").await
+    column(store, sqlx::query("SELECT id FROM playzones ORDER BY id"), "id").await
 }
 
 /// Applies validated changes; records `playzone.updated` when anything

@@ -60,7 +60,7 @@ pub async fn builtin_installation_in(conn: &mut Conn, account_id: i64) -> Result
 /// The account's installations, oldest first.
 pub async fn installations(store: &Store, account_id: i64) -> Result<Vec<Installation>> {
     let sql = format!("SELECT {INSTALLATION_COLUMNS} FROM scm_installations WHERE account_id = $1 ORDER BY id");
-    shapes::all_of(store.pool(), &sql, account_id, installation_from_row).await
+    shapes::all_of(store, &sql, account_id, installation_from_row).await
 }
 
 const REPOSITORY_COLUMNS: &str = "r.id, r.account_id, r.installation_id, i.provider, r.owner, r.name, r.description, \
@@ -131,13 +131,13 @@ pub async fn by_name(store: &Store, account_id: i64, full: &FullName) -> Result<
          WHERE r.account_id = $1 AND r.owner = $2 AND r.name = $3 ORDER BY r.id LIMIT 1"
     );
     let query = sqlx::query(&sql).bind(account_id).bind(&full.owner).bind(&full.name);
-    shapes::one(store.pool(), query, "repository", repository_from_row).await
+    shapes::one(store, query, "repository", repository_from_row).await
 }
 
 /// The account's repositories, in id order.
 pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Repository>> {
     let sql = format!("SELECT {REPOSITORY_COLUMNS} FROM {REPOSITORY_FROM} WHERE r.account_id = $1 ORDER BY r.id");
-    shapes::all_of(store.pool(), &sql, account_id, repository_from_row).await
+    shapes::all_of(store, &sql, account_id, repository_from_row).await
 }
 
 /// Records `push` of repository `repository` with its `repo.push` event,
@@ -221,7 +221,7 @@ pub async fn builtin_by_name(store: &Store, full: &FullName) -> Result<Option<Re
         "SELECT {REPOSITORY_COLUMNS} FROM {REPOSITORY_FROM} WHERE i.provider = $1 AND r.owner = $2 AND r.name = $3"
     );
     let query = sqlx::query(&sql).bind(Provider::Builtin.as_str()).bind(&full.owner).bind(&full.name);
-    Ok(shapes::all(store.pool(), query, repository_from_row).await?.pop())
+    Ok(shapes::all(store, query, repository_from_row).await?.pop())
 }
 
 /// The repository named `full` that account `account_id` may read: its
@@ -233,7 +233,7 @@ pub async fn readable_by_name(store: &Store, account_id: i64, full: &FullName) -
          AND (r.account_id = $3 OR (i.provider = $4 AND r.private = 0)) ORDER BY r.account_id = $3 DESC, r.id LIMIT 1"
     );
     let query = sqlx::query(&sql).bind(&full.owner).bind(&full.name).bind(account_id).bind(Provider::Builtin.as_str());
-    shapes::one(store.pool(), query, "repository", repository_from_row).await
+    shapes::one(store, query, "repository", repository_from_row).await
 }
 
 /// Deletes the account's repository `repository` (its pushes with it),

@@ -1,8 +1,10 @@
 //! The shapes of query every store module writes again and again, written
-//! once: a write transaction around a piece of work ([`Store::in_write`]),
-//! a read of one row ([`one`], [`one_in`]), of every row ([`all`],
-//! [`all_of`]) or of one column of every row ([`column`]), a one-column
-//! update by id ([`set_by_id`]) and a delete of an account's row
+//! once: where a function runs ([`On`]: on the store, or inside a caller's
+//! transaction), a write transaction around a piece of work
+//! ([`Store::in_write`]), a read of one row ([`one`], [`one_in`],
+//! [`maybe_one`]), of every row ([`all`], [`all_of`]) or of one column of
+//! every row ([`column`]), each on the store or a caller's connection, a
+//! one-column update by id ([`set_by_id`]) and a delete of an account's row
 //! ([`delete_owned`]). (Fenced writes have theirs in `leases::write_fenced`
 //! and `playground_status::write`.)
 //!
@@ -103,54 +105,63 @@ impl On<'_> {
     }
 }
 
-/// The one row `query` selects on `executor`, read by `from_row`;
+/// The one row `query` selects on `on`, read by `from_row`;
 /// [`Error::NotFound`]`(what)` when there is none.
-pub(super) async fn one<'q, 'c, T>(
-    executor: impl Executor<'c, Database = Any>,
+pub(super) async fn one<'q, T>(
+    on: impl Into<On<'_>>,
     query: Query<'q, Any, AnyArguments<'q>>,
     what: &'static str,
     from_row: impl FnOnce(&AnyRow) -> Result<T>,
 ) -> Result<T> {
-    let row = query.fetch_optional(executor).await?;
-    from_row(&row.ok_or(Error::NotFound(what))?)
+    maybe_one(on, query, from_row).await?.ok_or(Error::NotFound(what))
+}
+
+/// The row `query` selects on `on`, if any, read by `from_row`.
+pub(super) async fn maybe_one<'q, T>(
+    on: impl Into<On<'_>>,
+    query: Query<'q, Any, AnyArguments<'q>>,
+    from_row: impl FnOnce(&AnyRow) -> Result<T>,
+) -> Result<Option<T>> {
+    let row = on.into().read(async |conn| Ok(query.fetch_optional(conn).await?)).await?;
+    row.as_ref().map(from_row).transpose()
 }
 
 /// The row `sql` selects with `$1 = id` and `$2 = account_id`, as [`one`].
 /// `sql` must scope by both (`WHERE id = $1 AND account_id = $2`): every
 /// account-scoped read binds `account_id`, so another account's row reads
 /// as `NotFound`, exactly like a missing one.
-pub(super) async fn one_in<'c, T>(
-    executor: impl Executor<'c, Database = Any>,
+pub(super) async fn one_in<T>(
+    on: impl Into<On<'_>>,
     sql: &str,
     id: i64,
     account_id: i64,
     what: &'static str,
     from_row: impl FnOnce(&AnyRow) -> Result<T>,
 ) -> Result<T> {
-    one(executor, sqlx::query(sql).bind(id).bind(account_id), what, from_row).await
+    one(on, sqlx::query(sql).bind(id).bind(account_id), what, from_row).await
 }
 
-/// Every row `query` selects on `executor`, read by `from_row`, in the
-/// order the query gives.
-pub(super) async fn all<'q, 'c, T>(
-    executor: impl Executor<'c, Database = Any>,
+/// Every row `query` selects on `on`, read by `from_row`, in the order
+/// the query gives.
+pub(super) async fn all<'q, T>(
+    on: impl Into<On<'_>>,
     query: Query<'q, Any, AnyArguments<'q>>,
     from_row: impl Fn(&AnyRow) -> Result<T>,
 ) -> Result<Vec<T>> {
-    let rows = query.fetch_all(executor).await?;
+    let rows = on.into().read(async |conn| Ok(query.fetch_all(conn).await?)).await?;
     rows.iter().map(from_row).collect()
 }
 
 /// Every row `sql` selects with `$1 = account_id`, as [`all`]. `sql` must
 /// scope by it (`WHERE account_id = $1`): an account lists only its own
 /// rows.
-pub(super) async fn all_of<'c, T>(
-    executor: impl Executor<'c, Database = Any>,
+pub(super) async fn all_of<T>(
+    on: impl Into<On<'_>>,
     sql: &str,
     account_id: i64,
     from_row: impl Fn(&AnyRow) -> Result<T>,
 ) -> Result<Vec<T>> {
-    all(executor, sqlx::query(sql).bind(account_id), from_row).await
+    all(on, sqlx::query(sql).bind(account_id), from_row).await
 }
 
 /// Deletes the row `id` of `table` if it belongs to `account_id`
@@ -178,15 +189,15 @@ where
     Ok(())
 }
 
-/// Column `column` of every row `query` selects on `executor` (the ids a
+/// Column `column` of every row `query` selects on `on` (the ids a
 /// listing query returns), in the order the query gives.
-pub(super) async fn column<'q, 'c, T>(
-    executor: impl Executor<'c, Database = Any>,
+pub(super) async fn column<'q, T>(
+    on: impl Into<On<'_>>,
     query: Query<'q, Any, AnyArguments<'q>>,
     column: &str,
 ) -> Result<Vec<T>>
 where
     T: for<'r> sqlx::Decode<'r, Any> + sqlx::Type<Any>,
 {
-    all(executor, query, |row| Ok(row.try_get(column)?)).await
+    all(on, query, |row| Ok(row.try_get(column)?)).await
 }

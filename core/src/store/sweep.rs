@@ -27,7 +27,7 @@ const CHUNK: usize = 500;
 
 /// Every Playroom's id, all accounts, in id order.
 pub async fn playroom_ids(store: &Store) -> Result<Vec<i64>> {
-    column(store.pool(), sqlx::query("SELECT id FROM playrooms ORDER BY id"), "id").await
+    column(store, sqlx::query("SELECT id FROM playrooms ORDER BY id"), "id").await
 }
 
 /// The account of Playroom `id`, or `None` once it is deleted.
@@ -74,7 +74,7 @@ pub async fn watched_playrooms(store: &Store) -> Result<Vec<WatchedPlayroom>> {
         "SELECT r.id, r.account_id, r.updated_at, r.host_key FROM playrooms r \
          WHERE EXISTS (SELECT 1 FROM playgrounds g WHERE g.playroom_id = r.id) ORDER BY r.id",
     );
-    all(store.pool(), query, |r| {
+    all(store, query, |r| {
         Ok(columns!(r, WatchedPlayroom { id, account_id, updated_at: super::time_column(r, "updated_at")?, host_key }))
     })
     .await
@@ -83,7 +83,7 @@ pub async fn watched_playrooms(store: &Store) -> Result<Vec<WatchedPlayroom>> {
 /// The ids of the Playgrounds on Playroom `playroom_id`, in id order.
 pub async fn playgrounds_in(store: &Store, playroom_id: i64) -> Result<Vec<i64>> {
     let query = sqlx::query("SELECT id FROM playgrounds WHERE playroom_id = $1 ORDER BY id").bind(playroom_id);
-    column(store.pool(), query, "id").await
+    column(store, query, "id").await
 }
 
 #[cfg(test)]

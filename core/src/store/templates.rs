@@ -87,7 +87,7 @@ fn name_taken(name: &str) -> Error {
 
 pub async fn categories(store: &Store) -> Result<Vec<Category>> {
     let query = sqlx::query("SELECT id, name, slug FROM template_categories ORDER BY id");
-    all(store.pool(), query, |row| {
+    all(store, query, |row| {
         Ok(Category { id: row.try_get("id")?, name: row.try_get("name")?, slug: row.try_get("slug")? })
     })
     .await
@@ -114,28 +114,20 @@ pub async fn list(store: &Store, viewer: i64, filter: ListFilter) -> Result<Vec<
     if let Some(category_id) = filter.category_id {
         query = query.bind(category_id);
     }
-    all(store.pool(), query, from_row).await
+    all(store, query, from_row).await
 }
 
 pub async fn get(on: impl Into<On<'_>>, viewer: i64, id: i64) -> Result<Template> {
-    on.into()
-        .read(async |conn| {
-            let sql = format!("SELECT {COLUMNS} FROM import_templates t WHERE {VISIBLE} AND t.id = $2");
-            one(conn, sqlx::query(&sql).bind(viewer).bind(id), "import template", from_row).await
-        })
-        .await
+    let sql = format!("SELECT {COLUMNS} FROM import_templates t WHERE {VISIBLE} AND t.id = $2");
+    one(on, sqlx::query(&sql).bind(viewer).bind(id), "import template", from_row).await
 }
 
 pub async fn owned(on: impl Into<On<'_>>, account_id: i64, id: i64) -> Result<Template> {
-    on.into()
-        .read(async |conn| {
-            let template = get(&mut *conn, account_id, id).await?;
-            if template.account_id != account_id {
-                return Err(Error::NotFound("import template"));
-            }
-            Ok(template)
-        })
-        .await
+    let template = get(on, account_id, id).await?;
+    if template.account_id != account_id {
+        return Err(Error::NotFound("import template"));
+    }
+    Ok(template)
 }
 
 pub async fn create(

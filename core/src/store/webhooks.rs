@@ -108,24 +108,20 @@ async fn set_secret(conn: &mut Conn, secrets: &SecretBox, id: i64, secret: &str)
 }
 
 pub async fn get(on: impl Into<On<'_>>, account_id: i64, id: i64) -> Result<Endpoint> {
-    on.into()
-        .read(async |conn| {
-            let sql = format!("SELECT {COLUMNS} FROM webhook_endpoints WHERE id = $1 AND account_id = $2");
-            one_in(conn, &sql, id, account_id, "webhook endpoint", from_row).await
-        })
-        .await
+    let sql = format!("SELECT {COLUMNS} FROM webhook_endpoints WHERE id = $1 AND account_id = $2");
+    one_in(on, &sql, id, account_id, "webhook endpoint", from_row).await
 }
 
 pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Endpoint>> {
     let sql = format!("SELECT {COLUMNS} FROM webhook_endpoints WHERE account_id = $1 ORDER BY id");
-    all_of(store.pool(), &sql, account_id, from_row).await
+    all_of(store, &sql, account_id, from_row).await
 }
 
 /// The endpoint's signing secret, opened.
 pub async fn secret(store: &Store, secrets: &SecretBox, account_id: i64, id: i64) -> Result<String> {
     let sql = "SELECT secret FROM webhook_endpoints WHERE id = $1 AND account_id = $2";
     let sealed: Option<String> =
-        one_in(store.pool(), sql, id, account_id, "webhook endpoint", |row| Ok(row.try_get("secret")?)).await?;
+        one_in(store, sql, id, account_id, "webhook endpoint", |row| Ok(row.try_get("secret")?)).await?;
     let sealed = sealed.ok_or_else(|| Error::Corrupt {
         table: "webhook_endpoints",
         id,
