@@ -53,7 +53,7 @@ async fn insert_user(conn: &mut Conn, account_id: i64, name: &str) -> Result<Use
 }
 
 fn account_from_row(row: &AnyRow) -> Result<Account> {
-    Ok(columns!(row, Account { id, name, created_at: super::time_column(row, "created_at")? }))
+    Ok(columns!(row, Account { id, name, created_at => time }))
 }
 
 pub async fn find_account_by_name(store: &Store, name: &str) -> Result<Account> {

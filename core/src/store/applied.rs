@@ -7,9 +7,9 @@
 //! an older version fails with [`Error::Conflict`] and its whole
 //! transaction rolls back, so two applies of one object never interleave.
 
+use sqlx::Any;
 use sqlx::any::{AnyArguments, AnyRow};
 use sqlx::query::Query;
-use sqlx::{Any, Row};
 
 use super::On;
 use super::shapes::{all_of, column};
@@ -23,25 +23,24 @@ const COLUMNS: &str = "id, account_id, kind, name, apply_set, object_id, labels,
                        version, created_at, updated_at";
 
 fn from_row(row: &AnyRow) -> Result<Applied> {
-    let id: i64 = row.try_get("id")?;
-    let corrupt = |reason| Error::Corrupt { table: "applied_objects", id, column: "kind", reason };
     Ok(columns!(
         row,
+        "applied_objects",
         Applied {
             id,
             account_id,
-            kind: row.try_get::<String, _>("kind")?.parse::<Kind>().map_err(corrupt)?,
+            kind => text,
             name,
             apply_set,
             object_id,
-            labels: super::json_column(row, "applied_objects", id, "labels")?,
-            spec: super::json_column(row, "applied_objects", id, "spec")?,
+            labels => json,
+            spec => json,
             digest,
-            live: super::json_column(row, "applied_objects", id, "live")?,
+            live => json,
             revision,
             version,
-            created_at: super::time_column(row, "created_at")?,
-            updated_at: super::time_column(row, "updated_at")?,
+            created_at => time,
+            updated_at => time,
         }
     ))
 }

@@ -11,7 +11,7 @@ use sqlx::Row;
 
 use super::fence::{Fence, Fenced};
 use super::shapes::{all, column};
-use super::{Conn, Store, flag, is_set, leases};
+use super::{Conn, Store, flag, leases};
 use crate::Result;
 use crate::build::Pin;
 use crate::build::model::{BuildRecord, NewRecord};
@@ -33,7 +33,7 @@ pub async fn pins(store: &Store, playground_id: i64) -> Result<Vec<Pin>> {
                 playzone_id,
                 branch,
                 commit: r.try_get("commit_sha")?,
-                created_branch: is_set(r.try_get("created_branch")?),
+                created_branch => flag,
                 env_file: serde_json::from_str(&r.try_get::<String, _>("env_file")?)
                     .map_err(|e| crate::Error::Internal(format!("a pin's env file is not JSON: {e}")))?,
             }
@@ -116,11 +116,11 @@ pub async fn records(store: &Store, playground_id: i64) -> Result<Vec<BuildRecor
                 service,
                 commit: r.try_get("commit_sha")?,
                 image,
-                cache_hit: is_set(r.try_get("cache_hit")?),
-                succeeded: is_set(r.try_get("succeeded")?),
+                cache_hit => flag,
+                succeeded => flag,
                 duration_ms,
                 log_tail,
-                created_at: super::time_column(r, "created_at")?,
+                created_at => time,
             }
         ))
     })

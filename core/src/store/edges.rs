@@ -24,7 +24,7 @@ use sqlx::any::AnyRow;
 use super::events;
 use super::fence::{Fence, Fenced};
 use super::shapes::all;
-use super::{Conn, Store, flag, is_set, leases};
+use super::{Conn, Store, flag, leases};
 use crate::Result;
 use crate::edge::claims::Claim;
 use crate::edge::model::{EdgeStatus, PassOutcome, RouteRow};
@@ -50,10 +50,10 @@ fn route_row(row: &AnyRow) -> Result<RouteRow> {
         RouteRow {
             claim: columns!(
                 row,
-                Claim { playground_id, service, host, claimed_at: super::time_column(row, "claimed_at")? }
+                Claim { playground_id, service, host, claimed_at => time }
             ),
             playroom_id,
-            live: is_set(row.try_get("live")?),
+            live => flag,
             conflict_with,
             upstream,
         }

@@ -62,7 +62,7 @@ fn from_row(row: &AnyRow) -> Result<Event> {
             actor_type: if is_playground { row.try_get("actor_type")? } else { None },
             actor_id: if is_playground { row.try_get("actor_id")? } else { None },
             metadata: if has_metadata { Some(super::json_column(row, "events", id, "metadata")?) } else { None },
-            dispatched_at: super::opt_time_column(row, "dispatched_at")?,
+            dispatched_at => opt_time,
             entity_type,
         }
     ))

@@ -68,9 +68,9 @@ pub async fn get(on: impl Into<On<'_>>, playground_id: i64) -> Result<Option<Job
             r,
             JobResult {
                 exit_code,
-                completed_at: super::time_column(r, "completed_at")?,
+                completed_at => time,
                 tail_logs,
-                host_released_at: super::opt_time_column(r, "host_released_at")?,
+                host_released_at => opt_time,
             }
         ))
     })

@@ -27,9 +27,9 @@ fn from_row(row: &AnyRow) -> Result<ApiKey> {
             label,
             client_id,
             scopes: ScopeSet::from_db(&row.try_get::<String, _>("scopes")?),
-            expires_at: super::opt_time_column(row, "expires_at")?,
-            created_at: super::time_column(row, "created_at")?,
-            last_used_at: super::opt_time_column(row, "last_used_at")?,
+            expires_at => opt_time,
+            created_at => time,
+            last_used_at => opt_time,
         }
     ))
 }

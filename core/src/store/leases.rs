@@ -215,5 +215,5 @@ pub async fn get(store: &Store, reconciler: &str, object_id: i64) -> Result<Opti
 }
 
 fn from_row(row: &AnyRow) -> Result<Lease> {
-    Ok(columns!(row, Lease { reconciler, object_id, owner, token, expires_at: super::time_column(row, "expires_at")? }))
+    Ok(columns!(row, Lease { reconciler, object_id, owner, token, expires_at => time }))
 }

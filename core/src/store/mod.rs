@@ -26,19 +26,50 @@
 //! when a deferred transaction tries to upgrade its lock.
 
 /// A struct read from a row, written as its literal: `columns!(row, T {
-/// a, b, c: expression })`. Each bare field (`a`) is read from the column
-/// of its own name (`row.try_get("a")?`); a field with a value is that
-/// value (a timestamp, a flag, JSON, read by the helpers below). So a
-/// column name that is also the field's is written once.
+/// a, b => time, c: expression })`. Each bare field (`a`) is read from the
+/// column of its own name (`row.try_get("a")?`), and so is a field with a
+/// kind (`b => time`), by the reader of that kind: `time` and `opt_time`
+/// ([`time_column`], [`opt_time_column`]), `flag` ([`is_set`]). With the
+/// table named, `columns!(row, "table", T { .. })`, the row's `id` is read
+/// first and the strict kinds serve too: `json`, `text` and `opt_text`
+/// ([`json_column`], [`text_column`], [`opt_text_column`]: a corrupt
+/// value names the table, the row and the column). A field with a value
+/// is that value. So a column name that is also the field's is written
+/// once, and so is the table.
 macro_rules! columns {
-    ($row:expr, $T:ident { $($field:ident $(: $value:expr)?),* $(,)? }) => {
-        $T { $($field: columns!(@field $row, $field $(, $value)?)),* }
+    ($row:expr, $T:ident { $($field:ident $(: $value:expr)? $(=> $kind:ident)?),* $(,)? }) => {
+        $T { $($field: columns!(@field $row, $field $(, $value)? $(=> $kind)?)),* }
+    };
+    ($row:expr, $table:literal, $T:ident { $($field:ident $(: $value:expr)? $(=> $kind:ident)?),* $(,)? }) => {{
+        let id: i64 = sqlx::Row::try_get($row, "id")?;
+        $T { $($field: columns!(@field $row, ($table, id), $field $(, $value)? $(=> $kind)?)),* }
+    }};
+    (@field $row:expr, ($table:literal, $id:ident), $field:ident => json) => {
+        $crate::store::json_column($row, $table, $id, stringify!($field))?
+    };
+    (@field $row:expr, ($table:literal, $id:ident), $field:ident => text) => {
+        $crate::store::text_column($row, $table, $id, stringify!($field))?
+    };
+    (@field $row:expr, ($table:literal, $id:ident), $field:ident => opt_text) => {
+        $crate::store::opt_text_column($row, $table, $id, stringify!($field))?
+    };
+    (@field $row:expr, ($table:literal, $id:ident), $($rest:tt)*) => {
+        columns!(@field $row, $($rest)*)
     };
     (@field $row:expr, $field:ident) => {
         sqlx::Row::try_get($row, stringify!($field))?
     };
     (@field $row:expr, $field:ident, $value:expr) => {
         $value
+    };
+    (@field $row:expr, $field:ident => time) => {
+        $crate::store::time_column($row, stringify!($field))?
+    };
+    (@field $row:expr, $field:ident => opt_time) => {
+        $crate::store::opt_time_column($row, stringify!($field))?
+    };
+    (@field $row:expr, $field:ident => flag) => {
+        $crate::store::is_set(sqlx::Row::try_get($row, stringify!($field))?)
     };
 }
 

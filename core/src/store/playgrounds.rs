@@ -15,7 +15,7 @@ use sqlx::{Any, Row};
 
 use super::events;
 use super::shapes::{all, one_in, set_by_id};
-use super::{Conn, On, Store, flag, is_set};
+use super::{Conn, On, Store, flag};
 use crate::model::event::{Actor, NewEvent};
 use crate::playground::model::{NewPlayground, Playground, ServiceSettings, compose_project};
 use crate::playground::state::{CreationStep, DesiredState, PlaygroundStatus};
@@ -29,39 +29,39 @@ pub(super) const COLUMNS: &str = "g.id, g.account_id, (SELECT uid FROM installat
 pub(super) const FROM: &str = "playgrounds g LEFT JOIN playspecs s ON s.id = g.playspec_id";
 
 pub(super) fn from_row(row: &AnyRow) -> Result<Playground> {
-    let id: i64 = row.try_get("id")?;
     Ok(columns!(
         row,
+        "playgrounds",
         Playground {
             id,
             account_id,
             installation,
             name,
-            status: super::text_column(row, "playgrounds", id, "status")?,
+            status => text,
             playspec_id,
             playspec_name,
             playroom_id,
-            job_mode: is_set(row.try_get("job_mode")?),
-            watched_services: super::json_column(row, "playgrounds", id, "watched_services")?,
-            env_overrides: super::json_column(row, "playgrounds", id, "env_overrides")?,
-            service_subdomains: super::json_column(row, "playgrounds", id, "service_subdomains")?,
-            service_settings: super::json_column(row, "playgrounds", id, "service_settings")?,
+            job_mode => flag,
+            watched_services => json,
+            env_overrides => json,
+            service_subdomains => json,
+            service_settings => json,
             compose_project,
-            desired_state: super::text_column(row, "playgrounds", id, "desired_state")?,
+            desired_state => text,
             generation,
             observed_generation,
-            creation_step: super::opt_text_column(row, "playgrounds", id, "creation_step")?,
+            creation_step => opt_text,
             error_message,
-            error_step: super::opt_text_column(row, "playgrounds", id, "error_step")?,
-            needs_recreation: is_set(row.try_get("needs_recreation")?),
+            error_step => opt_text,
+            needs_recreation => flag,
             restart_epoch,
             pulled_epoch,
-            services: super::json_column(row, "playgrounds", id, "services_status")?,
-            failed_rollouts: super::json_column(row, "playgrounds", id, "failed_rollouts")?,
-            expires_at: super::opt_time_column(row, "expires_at")?,
-            last_applied_at: super::opt_time_column(row, "last_applied_at")?,
-            created_at: super::time_column(row, "created_at")?,
-            updated_at: super::time_column(row, "updated_at")?,
+            services: super::json_column(row, "playgrounds", row.try_get("id")?, "services_status")?,
+            failed_rollouts => json,
+            expires_at => opt_time,
+            last_applied_at => opt_time,
+            created_at => time,
+            updated_at => time,
         }
     ))
 }

@@ -9,7 +9,7 @@ use sqlx::any::AnyRow;
 use super::On;
 use super::playspecs::{ensure_unlocked, touch_in};
 use super::shapes::{all, one};
-use super::{Conn, OnUnique, Store, flag, is_set};
+use super::{Conn, OnUnique, Store, flag};
 use crate::compose::project_files;
 use crate::model::event::Actor;
 use crate::model::playspec::{
@@ -23,20 +23,20 @@ const FILE_COLUMNS: &str =
     "id, name, mount_path, path, target_services, readonly, size, sha256, created_at, updated_at";
 
 fn file_from_row(row: &AnyRow) -> Result<MountedFile> {
-    let id: i64 = row.try_get("id")?;
     Ok(columns!(
         row,
+        "playspec_mounted_files",
         MountedFile {
             id,
             name,
             mount_path,
             path,
-            target_services: super::json_column(row, "playspec_mounted_files", id, "target_services")?,
-            readonly: is_set(row.try_get("readonly")?),
+            target_services => json,
+            readonly => flag,
             size,
             sha256,
-            created_at: super::time_column(row, "created_at")?,
-            updated_at: super::time_column(row, "updated_at")?,
+            created_at => time,
+            updated_at => time,
         }
     ))
 }
@@ -228,7 +228,7 @@ pub async fn list_credentials(store: &Store, playspec_id: i64) -> Result<Vec<Reg
                 registry_type,
                 registry_url,
                 username,
-                created_at: super::time_column(row, "created_at")?,
+                created_at => time,
             }
         ))
     })

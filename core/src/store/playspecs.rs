@@ -13,7 +13,7 @@ use super::On;
 use super::events;
 use super::quotas;
 use super::shapes::{all_of, delete_owned, one_in, set_by_id};
-use super::{Conn, OnUnique, Store, flag, is_set};
+use super::{Conn, OnUnique, Store, flag};
 use crate::compose::ServiceDefinition;
 use crate::model::event::{Actor, NewEvent};
 use crate::model::playspec::{Playspec, PlayspecFields};
@@ -34,21 +34,21 @@ const COLUMNS: &str = concat!(
 );
 
 fn from_row(row: &AnyRow) -> Result<Playspec> {
-    let id: i64 = row.try_get("id")?;
     let playspec = columns!(
         row,
+        "playspecs",
         Playspec {
             id,
             account_id,
             name,
             description,
             base_compose_yaml,
-            services: super::json_column(row, "playspecs", id, "services")?,
-            persist_volumes: is_set(row.try_get("persist_volumes")?),
+            services => json,
+            persist_volumes => flag,
             playzone_id,
             playground_count,
-            created_at: super::time_column(row, "created_at")?,
-            updated_at: super::time_column(row, "updated_at")?,
+            created_at => time,
+            updated_at => time,
         }
     );
     // Checked here, so that every read of a corrupt row fails the same way

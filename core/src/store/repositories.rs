@@ -13,7 +13,7 @@ use sqlx::any::AnyRow;
 
 use super::events;
 use super::quotas;
-use super::{Conn, OnUnique, Store, flag, is_set, shapes};
+use super::{Conn, OnUnique, Store, flag, shapes};
 use crate::model::event::{Actor, NewEvent};
 use crate::model::quota::{QuotaLimits, Resource};
 use crate::scm::model::{Installation, NewRepository, Provider, Push, Repository};
@@ -24,15 +24,15 @@ use crate::{Error, Result};
 const INSTALLATION_COLUMNS: &str = "id, account_id, provider, external_id, created_at";
 
 fn installation_from_row(row: &AnyRow) -> Result<Installation> {
-    let id: i64 = row.try_get("id")?;
     Ok(columns!(
         row,
+        "scm_installations",
         Installation {
             id,
             account_id,
-            provider: super::text_column(row, "scm_installations", id, "provider")?,
+            provider => text,
             external_id,
-            created_at: super::time_column(row, "created_at")?,
+            created_at => time,
         }
     ))
 }
@@ -68,20 +68,20 @@ const REPOSITORY_COLUMNS: &str = "r.id, r.account_id, r.installation_id, i.provi
 const REPOSITORY_FROM: &str = "repositories r JOIN scm_installations i ON i.id = r.installation_id";
 
 fn repository_from_row(row: &AnyRow) -> Result<Repository> {
-    let id: i64 = row.try_get("id")?;
     Ok(columns!(
         row,
+        "scm_installations",
         Repository {
             id,
             account_id,
             installation_id,
-            provider: super::text_column(row, "scm_installations", id, "provider")?,
+            provider => text,
             full_name: FullName { owner: row.try_get("owner")?, name: row.try_get("name")? },
             description,
-            private: is_set(row.try_get("private")?),
+            private => flag,
             default_branch,
-            created_at: super::time_column(row, "created_at")?,
-            updated_at: super::time_column(row, "updated_at")?,
+            created_at => time,
+            updated_at => time,
         }
     ))
 }

@@ -74,10 +74,7 @@ pub async fn watched_playrooms(store: &Store) -> Result<Vec<WatchedPlayroom>> {
         "SELECT r.id, r.account_id, r.updated_at, r.host_key FROM playrooms r \
          WHERE EXISTS (SELECT 1 FROM playgrounds g WHERE g.playroom_id = r.id) ORDER BY r.id",
     );
-    all(store, query, |r| {
-        Ok(columns!(r, WatchedPlayroom { id, account_id, updated_at: super::time_column(r, "updated_at")?, host_key }))
-    })
-    .await
+    all(store, query, |r| Ok(columns!(r, WatchedPlayroom { id, account_id, updated_at => time, host_key }))).await
 }
 
 /// The ids of the Playgrounds on Playroom `playroom_id`, in id order.

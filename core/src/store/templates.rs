@@ -27,7 +27,7 @@ use super::On;
 use super::events;
 use super::quotas;
 use super::shapes::{all, delete_owned, one};
-use super::{Conn, OnUnique, Store, flag, is_set};
+use super::{Conn, OnUnique, Store, flag};
 use crate::model::event::{Actor, NewEvent};
 use crate::model::quota::{QuotaLimits, Resource};
 use crate::model::template::{Category, ListFilter, Template, TemplateFields, Version};
@@ -59,24 +59,24 @@ fn from_row(row: &AnyRow) -> Result<Template> {
             category_id,
             latest_version,
             public: row.try_get::<i64, _>("public_count")? > 0,
-            created_at: super::time_column(row, "created_at")?,
-            updated_at: super::time_column(row, "updated_at")?,
+            created_at => time,
+            updated_at => time,
         }
     ))
 }
 
 fn version_from_row(row: &AnyRow) -> Result<Version> {
-    let id: i64 = row.try_get("id")?;
     Ok(columns!(
         row,
+        "import_template_versions",
         Version {
             id,
             template_id,
             version,
-            public: is_set(row.try_get("public")?),
+            public => flag,
             template_body,
-            variables: super::json_column(row, "import_template_versions", id, "variables")?,
-            created_at: super::time_column(row, "created_at")?,
+            variables => json,
+            created_at => time,
         }
     ))
 }

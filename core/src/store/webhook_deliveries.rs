@@ -16,23 +16,23 @@ const COLUMNS: &str = "d.id, d.endpoint_id, d.event_id, e.event_type, d.status, 
     d.last_status_code, d.last_error, d.last_duration_ms, d.response_snippet, d.created_at, d.updated_at";
 
 fn from_row(row: &AnyRow) -> Result<Delivery> {
-    let id: i64 = row.try_get("id")?;
     Ok(columns!(
         row,
+        "webhook_deliveries",
         Delivery {
             id,
             endpoint_id,
             event_id,
             event_type,
-            status: super::text_column(row, "webhook_deliveries", id, "status")?,
+            status => text,
             attempts,
-            next_attempt_at: super::opt_time_column(row, "next_attempt_at")?,
+            next_attempt_at => opt_time,
             last_status_code,
             last_error,
             last_duration_ms,
             response_snippet,
-            created_at: super::time_column(row, "created_at")?,
-            updated_at: super::time_column(row, "updated_at")?,
+            created_at => time,
+            updated_at => time,
         }
     ))
 }

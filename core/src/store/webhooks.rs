@@ -16,7 +16,7 @@ use super::On;
 use super::events;
 use super::quotas;
 use super::shapes::{all_of, delete_owned, one_in, set_by_id};
-use super::{Conn, Store, flag, is_set};
+use super::{Conn, Store, flag};
 use crate::model::event::{Actor, NewEvent};
 use crate::model::quota::{QuotaLimits, Resource};
 use crate::secrets::SecretBox;
@@ -40,11 +40,11 @@ fn from_row(row: &AnyRow) -> Result<Endpoint> {
             url,
             subscription: Subscription { events, event_filters },
             description,
-            enabled: is_set(row.try_get("enabled")?),
+            enabled => flag,
             failure_count,
             disabled_reason,
-            created_at: super::time_column(row, "created_at")?,
-            updated_at: super::time_column(row, "updated_at")?,
+            created_at => time,
+            updated_at => time,
         }
     ))
 }
