@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use axum::http::StatusCode;
 use play_api::testing::TestApp;
 use play_core::metrics::Metrics;
-use play_core::model::event::Actor;
+use play_core::model::event::Acting;
 use play_core::model::quota::QuotaLimits;
 use play_core::playzone::{Changes, Input, RepositoryPolicy};
 use play_core::store::accounts;
@@ -77,7 +77,7 @@ async fn bench_sync_of_1000_branches() {
     let input = Input { name: Some("big".into()), scm_url: Some(git.url("big")), ..Input::default() };
     let changes = Changes::validate(input, None, &policy).unwrap();
     let zone =
-        playzones::create(&store, Some(&secrets), account.id, changes, false, &QuotaLimits::default(), Actor::System)
+        playzones::create(&store, Some(&secrets), Acting::system(account.id), changes, false, &QuotaLimits::default())
             .await
             .unwrap();
     let cache = tempfile::tempdir().unwrap();

@@ -3,7 +3,7 @@
 //! stores principals, and `auth`, which fills the cache, do not import each
 //! other.
 
-use play_core::model::event::Actor;
+use play_core::model::event::{Acting, Actor};
 use play_core::scopes::ScopeSet;
 use play_core::time;
 
@@ -23,5 +23,10 @@ impl Principal {
     /// The actor recorded on events this request causes.
     pub fn actor(&self) -> Actor {
         Actor::ApiKey(self.key_id)
+    }
+
+    /// The account this request acts in, with [`Principal::actor`].
+    pub fn acting(&self) -> Acting {
+        Acting::new(self.account_id, self.actor())
     }
 }

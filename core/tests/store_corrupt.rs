@@ -11,7 +11,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
 
 use play_core::Error;
-use play_core::model::event::{Actor, NewEvent};
+use play_core::model::event::{Acting, NewEvent};
 use play_core::model::playspec::PlayspecFields;
 use play_core::model::quota::QuotaLimits;
 use play_core::playground::CreationStep;
@@ -75,7 +75,7 @@ async fn rows(store: &Store) -> Rows {
         ..PlayspecFields::default()
     };
     let playspec =
-        playspecs::create(store, account.id, fields, &QuotaLimits::default(), Actor::System).await.unwrap().id;
+        playspecs::create(store, Acting::system(account.id), fields, &QuotaLimits::default()).await.unwrap().id;
     let playground = insert(
         store,
         "INSERT INTO playgrounds (account_id, playroom_id, playspec_id, name, status, env_overrides, created_at, updated_at) \

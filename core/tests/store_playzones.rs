@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use play_core::Error;
-use play_core::model::event::Actor;
+use play_core::model::event::{Acting, Actor};
 use play_core::model::quota::QuotaLimits;
 use play_core::playzone::model::SyncResult;
 use play_core::playzone::{Changes, Input, RepositoryPolicy, Status, Stored};
@@ -49,7 +49,7 @@ async fn public_zone(
     account_id: i64,
 ) -> play_core::playzone::model::Playzone {
     let changes = changes("app", "https://git.example.org/app.git", None);
-    playzones::create(store, Some(secrets), account_id, changes, false, &QuotaLimits::default(), Actor::System)
+    playzones::create(store, Some(secrets), Acting::system(account_id), changes, false, &QuotaLimits::default())
         .await
         .unwrap()
 }
@@ -66,11 +66,10 @@ async fn the_token_is_sealed_write_only_and_opened_only_for_access() {
     let z = playzones::create(
         &t.store,
         Some(&secrets),
-        a.id,
+        Acting::system(a.id),
         changes("app", "https://git.example.org/app.git", Some(TOKEN)),
         false,
         &QuotaLimits::default(),
-        Actor::System,
     )
     .await
     .unwrap();
@@ -106,11 +105,10 @@ async fn names_are_unique_per_account_and_accounts_are_isolated() {
         playzones::create(
             &t.store,
             Some(&secrets),
-            account,
+            Acting::system(account),
             changes("app", "https://git.example.org/app.git", None),
             false,
             &limits,
-            Actor::System,
         )
     };
     let z = make(a.id).await.unwrap();
@@ -195,12 +193,12 @@ async fn updates_bump_the_generation_only_when_a_sync_is_needed() {
     let stored = Some(Stored { private: false, has_token: false, scm_url: "" });
     let rename =
         Changes::validate(Input { name: Some("renamed".into()), ..Input::default() }, stored, &policy).unwrap();
-    let z1 = playzones::update(&t.store, &secrets, a.id, z.id, rename, Actor::System).await.unwrap();
+    let z1 = playzones::update(&t.store, &secrets, Acting::system(a.id), z.id, rename).await.unwrap();
     assert_eq!((z1.name.as_str(), z1.generation, z1.status), ("renamed", 1, Status::Active));
     // Nothing changed: no row update, no event.
     let events_before = events::list_for_account(&t.store, a.id).await.unwrap().len();
     let same = Changes::validate(Input { name: Some("renamed".into()), ..Input::default() }, stored, &policy).unwrap();
-    let z2 = playzones::update(&t.store, &secrets, a.id, z.id, same, Actor::System).await.unwrap();
+    let z2 = playzones::update(&t.store, &secrets, Acting::system(a.id), z.id, same).await.unwrap();
     assert_eq!(z2.updated_at, z1.updated_at);
     assert_eq!(events::list_for_account(&t.store, a.id).await.unwrap().len(), events_before);
     // A new URL asks for a sync and forgets the other repository's index.
@@ -208,10 +206,9 @@ async fn updates_bump_the_generation_only_when_a_sync_is_needed() {
     let z3 = playzones::update(
         &t.store,
         &secrets,
-        a.id,
+        Acting::system(a.id),
         z.id,
         Changes::validate(moved, stored, &policy).unwrap(),
-        Actor::System,
     )
     .await
     .unwrap();

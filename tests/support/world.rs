@@ -19,7 +19,7 @@ use play_api::testing::TestApp;
 use play_core::edge::EdgeSettings;
 use play_core::edge::settings::EdgeChanges;
 use play_core::metrics::Metrics;
-use play_core::model::event::Actor;
+use play_core::model::event::Acting;
 use play_core::model::playroom::PlayroomFields;
 use play_core::secrets::SecretBox;
 use play_core::store::Store;
@@ -297,10 +297,9 @@ impl World {
         playrooms::update(
             self.app.store(),
             &self.app.state.secrets,
-            self.app.account_id,
+            Acting::system(self.app.account_id),
             self.playroom,
             fields,
-            Actor::System,
         )
         .await
         .expect("update the Playroom");

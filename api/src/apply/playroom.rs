@@ -70,20 +70,18 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     let id = match (decision.action, &current) {
         (Action::Unchanged, Some(room)) => room.id,
         (Action::Configured, Some(room)) => {
-            let updated =
-                playrooms::update(&mut *cx.conn, &cx.state.secrets, account, room.id, fields, cx.principal.actor())
-                    .await
-                    .map_err(|e| rekeyed(e.into(), "playroom", object))?;
+            let updated = playrooms::update(&mut *cx.conn, &cx.state.secrets, cx.principal.acting(), room.id, fields)
+                .await
+                .map_err(|e| rekeyed(e.into(), "playroom", object))?;
             updated.id
         }
         _ => {
             let created = playrooms::create(
                 &mut *cx.conn,
                 &cx.state.secrets,
-                account,
+                cx.principal.acting(),
                 fields,
                 &cx.state.config.quotas,
-                cx.principal.actor(),
             )
             .await
             .map_err(|e| rekeyed(e.into(), "playroom", object))?;

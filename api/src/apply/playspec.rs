@@ -370,7 +370,7 @@ async fn create_revision(
         ));
     }
     let actor = cx.principal.actor();
-    let created = match playspecs::create(&mut *cx.conn, account, fields, &cx.state.config.quotas, actor).await {
+    let created = match playspecs::create(&mut *cx.conn, cx.principal.acting(), fields, &cx.state.config.quotas).await {
         Ok(created) => created,
         // The name was free when looked up above: another apply made the
         // same revision meanwhile.
@@ -383,7 +383,7 @@ async fn create_revision(
         Err(e) => return Err(rekeyed(e.into(), "playspec", object)),
     };
     for (j, file) in new_files.into_iter().enumerate() {
-        playspec_files::add_file(&mut *cx.conn, account, created.id, file, actor)
+        playspec_files::add_file(&mut *cx.conn, cx.principal.acting(), created.id, file)
             .await
             .map_err(|e| under(object, &format!("spec.mounted_files[{j}]"), e))?;
     }

@@ -59,18 +59,17 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     let checked = changes(input, stored, cx.state).map_err(|e| rekeyed(e, "playzone", object))?;
     let before = current.as_ref().map(live);
     let decision = decide(cx, object, &redacted, before.as_ref());
-    let actor = cx.principal.actor();
     let id = match (decision.action, &current) {
         (Action::Unchanged, Some(z)) => z.id,
         (Action::Configured, Some(z)) => {
-            playzones::update(&mut *cx.conn, &cx.state.secrets, account, z.id, checked, actor)
+            playzones::update(&mut *cx.conn, &cx.state.secrets, cx.principal.acting(), z.id, checked)
                 .await
                 .map_err(|e| rekeyed(e.into(), "playzone", object))?
                 .id
         }
         _ => {
             let quotas = &cx.state.config.quotas;
-            playzones::create(&mut *cx.conn, Some(&cx.state.secrets), account, checked, false, quotas, actor)
+            playzones::create(&mut *cx.conn, Some(&cx.state.secrets), cx.principal.acting(), checked, false, quotas)
                 .await
                 .map_err(|e| rekeyed(e.into(), "playzone", object))?
                 .id

@@ -80,7 +80,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
             if changed("description") != Some(&json!(fields.description))
                 || changed("category_id") != Some(&json!(fields.category_id))
             {
-                templates::update(&mut *cx.conn, account, t.id, fields, actor)
+                templates::update(&mut *cx.conn, cx.principal.acting(), t.id, fields)
                     .await
                     .map_err(|e| rekeyed(e.into(), "import_template", object))?;
             }
@@ -95,7 +95,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
             t.id
         }
         _ => {
-            let created = templates::create(&mut *cx.conn, account, fields, &cx.state.config.quotas, actor)
+            let created = templates::create(&mut *cx.conn, cx.principal.acting(), fields, &cx.state.config.quotas)
                 .await
                 .map_err(|e| rekeyed(e.into(), "import_template", object))?;
             templates::create_version(

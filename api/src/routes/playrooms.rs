@@ -56,15 +56,8 @@ pub async fn create(
 ) -> ApiResult<(StatusCode, JsonResponse<PlayroomDetail>)> {
     authorise_trust(&principal, &body.playroom)?;
     let fields = fields(body.playroom, true, state.config.allow_local_playrooms)?;
-    let room = playrooms::create(
-        &state.store,
-        &state.secrets,
-        principal.account_id,
-        fields,
-        &state.config.quotas,
-        principal.actor(),
-    )
-    .await?;
+    let room =
+        playrooms::create(&state.store, &state.secrets, principal.acting(), fields, &state.config.quotas).await?;
     state.waker.wake(Kind::Edge, room.id);
     Ok((StatusCode::CREATED, JsonResponse(detail(&state, room).await?)))
 }
@@ -92,8 +85,7 @@ pub async fn update(
     authorise_trust(&principal, &body.playroom)?;
     let mut fields = fields(body.playroom, false, state.config.allow_local_playrooms)?;
     fields.caller_may_trust = principal.scopes.grants(Scope::PlayroomsTrust);
-    let room =
-        playrooms::update(&state.store, &state.secrets, principal.account_id, id, fields, principal.actor()).await?;
+    let room = playrooms::update(&state.store, &state.secrets, principal.acting(), id, fields).await?;
     state.waker.wake(Kind::Edge, room.id);
     Ok(JsonResponse(detail(&state, room).await?))
 }

@@ -96,7 +96,7 @@ pub async fn add(
         readonly,
         content: content.unwrap_or_default(),
     };
-    let added = playspec_files::add_file(&state.store, principal.account_id, id, file, principal.actor()).await?;
+    let added = playspec_files::add_file(&state.store, principal.acting(), id, file).await?;
     Ok((StatusCode::CREATED, JsonResponse(added)))
 }
 
@@ -130,15 +130,8 @@ pub async fn update(
         target_services: body.target_services,
         readonly: body.readonly,
     };
-    let updated = playspec_files::update_file(
-        &state.store,
-        principal.account_id,
-        id,
-        body.mounted_file_id,
-        change,
-        principal.actor(),
-    )
-    .await?;
+    let updated =
+        playspec_files::update_file(&state.store, principal.acting(), id, body.mounted_file_id, change).await?;
     Ok(JsonResponse(updated))
 }
 

@@ -65,16 +65,9 @@ pub async fn create(
         credentials: b.credentials,
     };
     let changes = changes(input, None, &state)?;
-    let playzone = playzones::create(
-        &state.store,
-        Some(&state.secrets),
-        principal.account_id,
-        changes,
-        false,
-        &state.config.quotas,
-        principal.actor(),
-    )
-    .await?;
+    let playzone =
+        playzones::create(&state.store, Some(&state.secrets), principal.acting(), changes, false, &state.config.quotas)
+            .await?;
     state.waker.wake(Kind::Playzone, playzone.id);
     Ok((StatusCode::CREATED, JsonResponse((&playzone).into())))
 }
@@ -114,8 +107,7 @@ pub async fn update(
     let stored = Stored { private: current.private, has_token: current.has_credentials, scm_url: &current.scm_url };
     let changes = changes(input, Some(stored), &state)?;
     let sync = changes.needs_sync();
-    let playzone =
-        playzones::update(&state.store, &state.secrets, principal.account_id, id, changes, principal.actor()).await?;
+    let playzone = playzones::update(&state.store, &state.secrets, principal.acting(), id, changes).await?;
     if sync {
         state.waker.wake(Kind::Playzone, id);
     }

@@ -77,8 +77,7 @@ pub async fn create(
     Json(body): Json<TemplateRequest>,
 ) -> ApiResult<(StatusCode, JsonResponse<TemplateRecord>)> {
     let fields = fields(body.import_template, true)?;
-    let template =
-        templates::create(&state.store, principal.account_id, fields, &state.config.quotas, principal.actor()).await?;
+    let template = templates::create(&state.store, principal.acting(), fields, &state.config.quotas).await?;
     Ok((StatusCode::CREATED, JsonResponse(TemplateRecord::new(template, principal.account_id))))
 }
 
@@ -93,7 +92,7 @@ pub async fn update(
     Json(body): Json<TemplateRequest>,
 ) -> ApiResult<JsonResponse<TemplateRecord>> {
     let fields = fields(body.import_template, false)?;
-    let template = templates::update(&state.store, principal.account_id, id, fields, principal.actor()).await?;
+    let template = templates::update(&state.store, principal.acting(), id, fields).await?;
     Ok(JsonResponse(TemplateRecord::new(template, principal.account_id)))
 }
 

@@ -24,6 +24,26 @@ impl Actor {
     }
 }
 
+/// Who makes a change: the account whose rows it may touch and the actor
+/// its events record. One value, so that a write can never scope by one
+/// account and record an actor of another call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Acting {
+    pub account_id: i64,
+    pub actor: Actor,
+}
+
+impl Acting {
+    pub fn new(account_id: i64, actor: Actor) -> Self {
+        Acting { account_id, actor }
+    }
+
+    /// play itself acting in `account_id` (reconcilers, start-up, tests).
+    pub fn system(account_id: i64) -> Self {
+        Acting::new(account_id, Actor::System)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct NewEvent {
     pub account_id: i64,

@@ -20,7 +20,7 @@ use super::model::{Lifetimes, NewPlayground, Playground};
 use super::validate::{self, CreateRequest};
 use crate::compose::{self, Compiled, Issue, Policy, svc};
 use crate::error::push_field_error;
-use crate::model::event::Actor;
+use crate::model::event::{Acting, Actor};
 use crate::model::playspec::{Playspec, PlayspecFields};
 use crate::model::quota::{QuotaLimits, Resource};
 use crate::model::template::{Template, Version};
@@ -129,7 +129,7 @@ pub async fn record_launch(
         LaunchName::Given(name) => name,
         LaunchName::FromTemplate(template) => unused_playspec_name_in(&mut tx, account_id, &template).await?,
     });
-    let playspec = playspecs::create(&mut tx, account_id, playspec, limits, actor).await?;
+    let playspec = playspecs::create(&mut tx, Acting::new(account_id, actor), playspec, limits).await?;
     let playground = match playground {
         Some(launched) => {
             let new = NewPlayground {

@@ -36,7 +36,7 @@
 use super::RepositoryPolicy;
 use crate::compose::classify::{ServiceDefinition, ServiceType};
 use crate::error::push_field_error;
-use crate::model::event::Actor;
+use crate::model::event::{Acting, Actor};
 use crate::model::quota::QuotaLimits;
 use crate::scm::host::SourceHost;
 use crate::scm::names::FullName;
@@ -215,7 +215,7 @@ async fn create_for(
             private: Some(false),
             credentials: None,
         };
-        match playzones::create_auto(store, account_id, changes, limits, actor).await {
+        match playzones::create_auto(store, Acting::new(account_id, actor), changes, limits).await {
             Err(Error::Validation(e)) if e.contains_key("playzone.name") => continue,
             other => return other,
         }

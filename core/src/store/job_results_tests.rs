@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::*;
-use crate::model::event::Actor;
+use crate::model::event::{Acting, Actor};
 use crate::model::playspec::PlayspecFields;
 use crate::model::quota::{QuotaLimits, Resource};
 use crate::playground::model::{NewPlayground, Playground, ServiceStatus};
@@ -88,7 +88,8 @@ async fn fixture() -> Fixture {
         base_compose_yaml: Some("services:\n  run:\n    image: x\n".into()),
         ..PlayspecFields::default()
     };
-    let playspec = playspecs::create(&store, account.id, fields, &QuotaLimits::default(), Actor::System).await.unwrap();
+    let playspec =
+        playspecs::create(&store, Acting::system(account.id), fields, &QuotaLimits::default()).await.unwrap();
     let mut limits = QuotaLimits::default();
     limits.set(Resource::Playgrounds, 1);
     let mut f = Fixture { _db: db, store, account: account.id, playspec: playspec.id, id: 0, token: 0, limits };

@@ -21,7 +21,7 @@ use super::shapes::{all_of, delete_owned, one_in, set_by_id};
 use super::{Conn, OnUnique, Store, flag, is_set};
 use crate::edge::{EdgeChanges, EdgeSettings};
 use crate::host::HostTarget;
-use crate::model::event::{Actor, NewEvent};
+use crate::model::event::{Acting, Actor, NewEvent};
 use crate::model::playroom::{Connection, Playroom, PlayroomFields};
 use crate::model::quota::{QuotaLimits, Resource};
 use crate::secrets::SecretBox;
@@ -124,11 +124,11 @@ fn name_taken(name: &str) -> Error {
 pub async fn create(
     on: impl Into<On<'_>>,
     secrets: &SecretBox,
-    account_id: i64,
+    by: Acting,
     fields: PlayroomFields,
     limits: &QuotaLimits,
-    actor: Actor,
 ) -> Result<Playroom> {
+    let Acting { account_id, actor } = by;
     on.into()
         .write(async |conn| {
             let missing = || Error::Internal("playroom create without a required field".into());
@@ -211,11 +211,11 @@ pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playroom>> {
 pub async fn update(
     on: impl Into<On<'_>>,
     secrets: &SecretBox,
-    account_id: i64,
+    by: Acting,
     id: i64,
     fields: PlayroomFields,
-    actor: Actor,
 ) -> Result<Playroom> {
+    let Acting { account_id, actor } = by;
     on.into().write(async |conn| {
     let current = select(conn, account_id, id).await?;
     let moved = fields.host.as_ref().is_some_and(|h| *h != current.host)

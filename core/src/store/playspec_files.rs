@@ -11,7 +11,7 @@ use super::playspecs::{ensure_unlocked, touch_in};
 use super::shapes::{all, one};
 use super::{Conn, OnUnique, Store, flag};
 use crate::compose::project_files;
-use crate::model::event::Actor;
+use crate::model::event::{Acting, Actor};
 use crate::model::playspec::{
     MountedFile, MountedFileChange, NewMountedFile, NewRegistryCredential, RegistryCredential,
 };
@@ -88,11 +88,11 @@ async fn ensure_path_free(conn: &mut Conn, playspec_id: i64, path: &str, except:
 
 pub async fn add_file(
     on: impl Into<On<'_>>,
-    account_id: i64,
+    by: Acting,
     playspec_id: i64,
     file: NewMountedFile,
-    actor: Actor,
 ) -> Result<MountedFile> {
+    let Acting { account_id, actor } = by;
     on.into()
         .write(async |conn| {
             ensure_unlocked(conn, account_id, playspec_id).await?;
@@ -146,12 +146,12 @@ pub async fn add_file(
 
 pub async fn update_file(
     on: impl Into<On<'_>>,
-    account_id: i64,
+    by: Acting,
     playspec_id: i64,
     file_id: i64,
     change: MountedFileChange,
-    actor: Actor,
 ) -> Result<MountedFile> {
+    let Acting { account_id, actor } = by;
     on.into()
         .write(async |conn| {
             ensure_unlocked(conn, account_id, playspec_id).await?;

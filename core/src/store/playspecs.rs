@@ -15,7 +15,7 @@ use super::quotas;
 use super::shapes::{all_of, delete_owned, one_in, set_by_id};
 use super::{Conn, OnUnique, Store, flag};
 use crate::compose::ServiceDefinition;
-use crate::model::event::{Actor, NewEvent};
+use crate::model::event::{Acting, Actor, NewEvent};
 use crate::model::playspec::{Playspec, PlayspecFields};
 use crate::model::quota::{QuotaLimits, Resource};
 use crate::time;
@@ -65,17 +65,12 @@ fn name_taken(name: &str) -> Error {
     Error::field("playspec.name", format!("a Playspec named {name:?} already exists"))
 }
 
-pub async fn create(
-    on: impl Into<On<'_>>,
-    account_id: i64,
-    fields: PlayspecFields,
-    limits: &QuotaLimits,
-    actor: Actor,
-) -> Result<Playspec> {
+pub async fn create(on: impl Into<On<'_>>, by: Acting, new: PlayspecFields, limits: &QuotaLimits) -> Result<Playspec> {
+    let Acting { account_id, actor } = by;
     on.into()
         .write(async |conn| {
             let missing = || Error::Internal("playspec create without a required field".into());
-            let name = fields.name.ok_or_else(missing)?;
+            let name = new.name.ok_or_else(missing)?;
             quotas::check(conn, account_id, Resource::Playspecs, limits).await?;
             let now = time::to_db(&time::now());
             let inserted = sqlx::query(
@@ -84,12 +79,12 @@ pub async fn create(
             )
             .bind(account_id)
             .bind(&name)
-            .bind(fields.description.unwrap_or_default())
-            .bind(fields.base_compose_yaml.ok_or_else(missing)?)
-            .bind(services_json(&fields.services.unwrap_or_default())?)
-            .bind(flag(fields.persist_volumes.unwrap_or(false)))
+            .bind(new.description.unwrap_or_default())
+            .bind(new.base_compose_yaml.ok_or_else(missing)?)
+            .bind(services_json(&new.services.unwrap_or_default())?)
+            .bind(flag(new.persist_volumes.unwrap_or(false)))
             .bind(&now)
-            .bind(fields.playzone_id.flatten())
+            .bind(new.playzone_id.flatten())
             .fetch_one(&mut *conn)
             .await;
             let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
@@ -141,13 +136,8 @@ pub async fn touch_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) -
     Ok(())
 }
 
-pub async fn update(
-    on: impl Into<On<'_>>,
-    account_id: i64,
-    id: i64,
-    fields: PlayspecFields,
-    actor: Actor,
-) -> Result<Playspec> {
+pub async fn update(on: impl Into<On<'_>>, by: Acting, id: i64, fields: PlayspecFields) -> Result<Playspec> {
+    let Acting { account_id, actor } = by;
     on.into()
         .write(async |conn| {
             let current = ensure_unlocked(conn, account_id, id).await?;

@@ -15,7 +15,7 @@
 use sqlx::Row;
 
 use super::{Conn, OnUnique, Store, is_set, playzones, shapes};
-use crate::model::event::Actor;
+use crate::model::event::{Acting, Actor};
 use crate::model::quota::QuotaLimits;
 use crate::playzone::Changes;
 use crate::playzone::model::Playzone;
@@ -99,7 +99,7 @@ pub async fn attach_in(
         private: Some(repository.private),
         credentials: None,
     };
-    let zone = playzones::create(&mut *conn, None, account_id, changes, false, limits, actor).await?;
+    let zone = playzones::create(&mut *conn, None, Acting::new(account_id, actor), changes, false, limits).await?;
     sqlx::query("UPDATE playzones SET repository_id = $1 WHERE id = $2")
         .bind(repository.id)
         .bind(zone.id)

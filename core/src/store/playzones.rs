@@ -23,7 +23,7 @@ use super::playzone_branches;
 use super::quotas;
 use super::shapes::{all_of, column, delete_owned, one_in, set_by_id};
 use super::{Conn, OnUnique, Store, flag, is_set};
-use crate::model::event::{Actor, NewEvent};
+use crate::model::event::{Acting, Actor, NewEvent};
 use crate::model::quota::{QuotaLimits, Resource};
 use crate::playzone::model::Playzone;
 use crate::playzone::{Changes, Status};
@@ -91,12 +91,12 @@ fn name_taken(name: &str) -> Error {
 pub async fn create(
     on: impl Into<On<'_>>,
     secrets: Option<&SecretBox>,
-    account_id: i64,
+    by: Acting,
     changes: Changes,
     auto_created: bool,
     limits: &QuotaLimits,
-    actor: Actor,
 ) -> Result<Playzone> {
+    let Acting { account_id, actor } = by;
     on.into()
         .write(async |conn| {
             let missing = || Error::Internal("playzone create without name or scm_url".into());
@@ -136,15 +136,9 @@ pub async fn create(
 
 /// Creates an `auto_created` Playzone for a Compose file's repository
 /// (Launch, Playspecs): public, without a token.
-pub async fn create_auto(
-    store: &Store,
-    account_id: i64,
-    changes: Changes,
-    limits: &QuotaLimits,
-    actor: Actor,
-) -> Result<Playzone> {
+pub async fn create_auto(store: &Store, by: Acting, changes: Changes, limits: &QuotaLimits) -> Result<Playzone> {
     let changes = Changes { credentials: None, private: Some(false), ..changes };
-    create(store, None, account_id, changes, true, limits, actor).await
+    create(store, None, by, changes, true, limits).await
 }
 
 async fn set_token(conn: &mut Conn, secrets: &SecretBox, id: i64, token: Option<&str>) -> Result<()> {
@@ -187,11 +181,11 @@ pub async fn ids(store: &Store) -> Result<Vec<i64>> {
 pub async fn update(
     on: impl Into<On<'_>>,
     secrets: &SecretBox,
-    account_id: i64,
+    by: Acting,
     id: i64,
     changes: Changes,
-    actor: Actor,
 ) -> Result<Playzone> {
+    let Acting { account_id, actor } = by;
     on.into()
         .write(async |conn| {
             let current = get(&mut *conn, account_id, id).await?;

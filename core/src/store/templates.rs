@@ -28,7 +28,7 @@ use super::events;
 use super::quotas;
 use super::shapes::{all, delete_owned, one};
 use super::{Conn, OnUnique, Store, flag};
-use crate::model::event::{Actor, NewEvent};
+use crate::model::event::{Acting, Actor, NewEvent};
 use crate::model::quota::{QuotaLimits, Resource};
 use crate::model::template::{Category, ListFilter, Template, TemplateFields, Version};
 use crate::time;
@@ -130,18 +130,13 @@ pub async fn owned(on: impl Into<On<'_>>, account_id: i64, id: i64) -> Result<Te
     Ok(template)
 }
 
-pub async fn create(
-    on: impl Into<On<'_>>,
-    account_id: i64,
-    fields: TemplateFields,
-    limits: &QuotaLimits,
-    actor: Actor,
-) -> Result<Template> {
+pub async fn create(on: impl Into<On<'_>>, by: Acting, new: TemplateFields, limits: &QuotaLimits) -> Result<Template> {
+    let Acting { account_id, actor } = by;
     on.into()
         .write(async |conn| {
             let missing = || Error::Internal("import template create without a required field".into());
-            let name = fields.name.ok_or_else(missing)?;
-            let category_id = fields.category_id.ok_or_else(missing)?;
+            let name = new.name.ok_or_else(missing)?;
+            let category_id = new.category_id.ok_or_else(missing)?;
             ensure_category(conn, category_id).await?;
             quotas::check(conn, account_id, Resource::ImportTemplates, limits).await?;
             let inserted = sqlx::query(
@@ -150,7 +145,7 @@ pub async fn create(
             )
             .bind(account_id)
             .bind(&name)
-            .bind(fields.description.unwrap_or_default())
+            .bind(new.description.unwrap_or_default())
             .bind(category_id)
             .bind(time::to_db(&time::now()))
             .fetch_one(&mut *conn)
@@ -175,13 +170,8 @@ async fn touch_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor, metad
     Ok(())
 }
 
-pub async fn update(
-    on: impl Into<On<'_>>,
-    account_id: i64,
-    id: i64,
-    fields: TemplateFields,
-    actor: Actor,
-) -> Result<Template> {
+pub async fn update(on: impl Into<On<'_>>, by: Acting, id: i64, fields: TemplateFields) -> Result<Template> {
+    let Acting { account_id, actor } = by;
     on.into()
         .write(async |conn| {
             let current = owned(&mut *conn, account_id, id).await?;
