@@ -14,7 +14,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use play_core::scm::FullName;
 use play_core::scm::attach;
-use play_core::scm::flows::{self, Acting};
+use play_core::scm::flows::{self, Caller};
 use play_core::scm::host::SourceHost;
 use play_core::store::repositories;
 use play_core::wake::Kind;
@@ -39,8 +39,8 @@ fn host(state: &AppState) -> ApiResult<Arc<dyn SourceHost>> {
     })
 }
 
-fn acting<'a>(state: &'a AppState, principal: &Principal) -> Acting<'a> {
-    Acting { account_id: principal.account_id, actor: principal.actor(), limits: &state.config.quotas }
+fn caller<'a>(state: &'a AppState, principal: &Principal) -> Caller<'a> {
+    Caller { by: principal.acting(), limits: &state.config.quotas }
 }
 
 /// Create a repository.
@@ -55,7 +55,7 @@ pub async fn create(
     let host = host(&state)?;
     let request = repos::create(body)?;
     let (repository, _) =
-        flows::create(&state.store, host.as_ref(), state.waker.as_ref(), &acting(&state, &principal), &request).await?;
+        flows::create(&state.store, host.as_ref(), state.waker.as_ref(), &caller(&state, &principal), &request).await?;
     Ok((StatusCode::CREATED, JsonResponse(RepoEnvelope { repo: RepoView::new(repository, host.as_ref()) })))
 }
 
@@ -71,8 +71,8 @@ pub async fn push(
 ) -> ApiResult<JsonResponse<CommitView>> {
     let host = host(&state)?;
     let request = repos::push(body)?;
-    let acting = acting(&state, &principal);
-    let (_, outcome) = flows::push(&state.store, host.as_ref(), state.waker.as_ref(), &acting, request).await?;
+    let caller = caller(&state, &principal);
+    let (_, outcome) = flows::push(&state.store, host.as_ref(), state.waker.as_ref(), &caller, request).await?;
     Ok(JsonResponse(outcome.into()))
 }
 
@@ -87,9 +87,9 @@ pub async fn create_and_push(
 ) -> ApiResult<(StatusCode, JsonResponse<CreatedAndPushed>)> {
     let host = host(&state)?;
     let (request, files, message) = repos::create_and_push(body)?;
-    let acting = acting(&state, &principal);
+    let caller = caller(&state, &principal);
     let (repository, first) =
-        flows::create_and_push(&state.store, host.as_ref(), state.waker.as_ref(), &acting, &request, files, &message)
+        flows::create_and_push(&state.store, host.as_ref(), state.waker.as_ref(), &caller, &request, files, &message)
             .await?;
     let answer = CreatedAndPushed { repo: RepoView::new(repository, host.as_ref()), commit: first.into() };
     Ok((StatusCode::CREATED, JsonResponse(answer)))
@@ -109,7 +109,7 @@ pub async fn attach(
 ) -> ApiResult<(StatusCode, JsonResponse<PlayzoneDetail>)> {
     let host = host(&state)?;
     let attached =
-        attach::attach(&state.store, host.as_ref(), &acting(&state, &principal), &body.repo_full_name).await?;
+        attach::attach(&state.store, host.as_ref(), &caller(&state, &principal), &body.repo_full_name).await?;
     let status = if attached.created {
         state.waker.wake(Kind::Playzone, attached.playzone.id);
         StatusCode::CREATED
@@ -148,8 +148,8 @@ pub async fn delete(
 ) -> ApiResult<StatusCode> {
     let host = host(&state)?;
     let full = full_name(path)?.to_string();
-    let acting = acting(&state, &principal);
-    flows::delete(&state.store, host.as_ref(), state.waker.as_ref(), &acting, &full).await?;
+    let caller = caller(&state, &principal);
+    flows::delete(&state.store, host.as_ref(), state.waker.as_ref(), &caller, &full).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -130,8 +130,8 @@ pub async fn link(
         }
         let Some(url) = def.repo_url.clone() else { continue };
         if let (Some(host), Some(Ok(full))) = (source_host, hosted(store, account_id, source_host, &url).await) {
-            let acting = crate::scm::flows::Acting { account_id, actor, limits };
-            let attached = crate::scm::attach::attach(store, host, &acting, &full.to_string()).await?;
+            let caller = crate::scm::flows::Caller { by: Acting::new(account_id, actor), limits };
+            let attached = crate::scm::attach::attach(store, host, &caller, &full.to_string()).await?;
             def.playzone_id = Some(attached.playzone.id);
             if attached.created {
                 created.push(attached.playzone);

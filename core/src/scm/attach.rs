@@ -9,7 +9,7 @@
 //! that Playzone (the contract's "shared with the requesting player");
 //! two attaches at once make one Playzone (a unique index decides).
 
-use super::flows::Acting;
+use super::flows::Caller;
 use super::host::SourceHost;
 use super::names::FullName;
 use crate::playzone::model::Playzone;
@@ -28,16 +28,16 @@ pub struct Attached {
 const NAME_ATTEMPTS: usize = 50;
 
 /// Attaches `repo_full_name` (field `repo_full_name` in errors) for
-/// `acting`'s account; see the [module documentation](self).
+/// `caller`'s account; see the [module documentation](self).
 pub async fn attach(
     store: &Store,
     host: &dyn SourceHost,
-    acting: &Acting<'_>,
+    caller: &Caller<'_>,
     repo_full_name: &str,
 ) -> Result<Attached> {
     let full = FullName::parse("repo_full_name", repo_full_name)?;
-    let repository = repositories::readable_by_name(store, acting.account_id, &full).await?;
-    if let Some(playzone) = playzone_access::attached(store, acting.account_id, repository.id).await? {
+    let repository = repositories::readable_by_name(store, caller.by.account_id, &full).await?;
+    if let Some(playzone) = playzone_access::attached(store, caller.by.account_id, repository.id).await? {
         return Ok(Attached { playzone, created: false });
     }
     let scm_url = host.urls(&full).clone_url;
@@ -45,16 +45,7 @@ pub async fn attach(
         let name = if n == 1 { full.name.clone() } else { format!("{}-{n}", full.name) };
         let made = store
             .in_write(async |tx| {
-                playzone_access::attach_in(
-                    tx,
-                    acting.account_id,
-                    &repository,
-                    &scm_url,
-                    &name,
-                    acting.limits,
-                    acting.actor,
-                )
-                .await
+                playzone_access::attach_in(tx, caller.by, &repository, &scm_url, &name, caller.limits).await
             })
             .await;
         match made {
@@ -62,7 +53,7 @@ pub async fn attach(
             Err(Error::Validation(e)) if e.contains_key("playzone.name") => continue,
             Err(Error::Conflict(_)) => {
                 // A concurrent attach of the same repository won.
-                if let Some(playzone) = playzone_access::attached(store, acting.account_id, repository.id).await? {
+                if let Some(playzone) = playzone_access::attached(store, caller.by.account_id, repository.id).await? {
                     return Ok(Attached { playzone, created: false });
                 }
             }

@@ -17,7 +17,7 @@ use super::model::NewRepository;
 use super::model::{Push, Repository};
 use super::names::check_repo_name;
 use super::{Author, DEFAULT_BRANCH, FullName, PushFile, PushFiles, PushOutcome};
-use crate::model::event::Actor;
+use crate::model::event::{Acting, Actor};
 use crate::model::quota::QuotaLimits;
 use crate::playzone::branch_name;
 use crate::store::Store;
@@ -37,11 +37,11 @@ pub struct CreateRequest {
     pub auto_init: bool,
 }
 
-/// Who acts: the account, the event's actor, the commit's author.
-#[derive(Clone, Debug)]
-pub struct Acting<'a> {
-    pub account_id: i64,
-    pub actor: Actor,
+/// Who calls: the account and actor that act, and the quotas their
+/// creates count against.
+#[derive(Clone, Copy, Debug)]
+pub struct Caller<'a> {
+    pub by: Acting,
     pub limits: &'a QuotaLimits,
 }
 
@@ -57,10 +57,10 @@ pub async fn create(
     store: &Store,
     host: &dyn SourceHost,
     waker: &dyn Waker,
-    acting: &Acting<'_>,
+    caller: &Caller<'_>,
     request: &CreateRequest,
 ) -> Result<(Repository, Option<PushOutcome>)> {
-    create_with(store, host, waker, acting, request, None).await
+    create_with(store, host, waker, caller, request, None).await
 }
 
 /// Creates the repository with `files` as its first commit (`auto_init`
@@ -70,13 +70,13 @@ pub async fn create_and_push(
     store: &Store,
     host: &dyn SourceHost,
     waker: &dyn Waker,
-    acting: &Acting<'_>,
+    caller: &Caller<'_>,
     request: &CreateRequest,
     files: Vec<PushFile>,
     message: &str,
 ) -> Result<(Repository, PushOutcome)> {
     let files = PushFiles::check(files, message)?;
-    let (repository, first) = create_with(store, host, waker, acting, request, Some(&files)).await?;
+    let (repository, first) = create_with(store, host, waker, caller, request, Some(&files)).await?;
     let first = first.ok_or_else(|| Error::Internal("the first push made no commit".into()))?;
     Ok((repository, first))
 }
@@ -85,7 +85,7 @@ async fn create_with(
     store: &Store,
     host: &dyn SourceHost,
     waker: &dyn Waker,
-    acting: &Acting<'_>,
+    caller: &Caller<'_>,
     request: &CreateRequest,
     first: Option<&PushFiles>,
 ) -> Result<(Repository, Option<PushOutcome>)> {
@@ -94,9 +94,9 @@ async fn create_with(
         return Err(Error::field("description", format!("must be at most {MAX_DESCRIPTION_CHARS} characters")));
     }
     let mut tx = store.write().await?;
-    let owner = repositories::owner_name_in(&mut tx, acting.account_id).await?;
+    let owner = repositories::owner_name_in(&mut tx, caller.by.account_id).await?;
     let full = FullName { owner, name: request.name.clone() };
-    let installation = repositories::builtin_installation_in(&mut tx, acting.account_id).await?;
+    let installation = repositories::builtin_installation_in(&mut tx, caller.by.account_id).await?;
     let new = NewRepository {
         installation: &installation,
         full_name: &full,
@@ -104,7 +104,8 @@ async fn create_with(
         private: request.private,
         default_branch: DEFAULT_BRANCH,
     };
-    let repository = repositories::insert_in(&mut tx, acting.account_id, new, acting.limits, acting.actor).await?;
+    let repository =
+        repositories::insert_in(&mut tx, caller.by.account_id, new, caller.limits, caller.by.actor).await?;
     host.forget(&full).await?;
     let by = author_for(&full.owner);
     let made = async {
@@ -128,7 +129,7 @@ async fn create_with(
         return Err(e.into());
     }
     if let Some(first) = &initial {
-        let recorder = Recorder { store, host, waker, actor: acting.actor };
+        let recorder = Recorder { store, host, waker, actor: caller.by.actor };
         record(&recorder, &repository, DEFAULT_BRANCH, first.previous.clone(), first.commit_sha.clone()).await?;
     }
     Ok((repository, initial))
@@ -149,7 +150,7 @@ pub async fn push(
     store: &Store,
     host: &dyn SourceHost,
     waker: &dyn Waker,
-    acting: &Acting<'_>,
+    caller: &Caller<'_>,
     request: PushRequest,
 ) -> Result<(Repository, PushOutcome)> {
     let full = FullName::parse("repo", &request.repo)?;
@@ -159,11 +160,11 @@ pub async fn push(
         return Err(Error::field("branch", message));
     }
     let files = PushFiles::check(request.files, &request.message)?;
-    let repository = repositories::by_name(store, acting.account_id, &full).await?;
+    let repository = repositories::by_name(store, caller.by.account_id, &full).await?;
     let branch = request.branch.unwrap_or_else(|| repository.default_branch.clone());
     let outcome = host.push(&full, Some(&branch), &files, &author_for(&full.owner)).await?;
     if outcome.changed {
-        let recorder = Recorder { store, host, waker, actor: acting.actor };
+        let recorder = Recorder { store, host, waker, actor: caller.by.actor };
         record(&recorder, &repository, &branch, outcome.previous.clone(), outcome.commit_sha.clone()).await?;
     }
     Ok((repository, outcome))
@@ -197,12 +198,12 @@ pub async fn delete(
     store: &Store,
     host: &dyn SourceHost,
     waker: &dyn Waker,
-    acting: &Acting<'_>,
+    caller: &Caller<'_>,
     full_name: &str,
 ) -> Result<()> {
     let full = FullName::parse("repo", full_name)?;
-    let repository = repositories::by_name(store, acting.account_id, &full).await?;
-    let attached = repositories::delete(store, &repository, acting.actor).await?;
+    let repository = repositories::by_name(store, caller.by.account_id, &full).await?;
+    let attached = repositories::delete(store, &repository, caller.by.actor).await?;
     host.forget(&full).await?;
     for id in attached {
         waker.wake(Kind::Playzone, id);

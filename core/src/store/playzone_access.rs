@@ -15,7 +15,7 @@
 use sqlx::Row;
 
 use super::{Conn, OnUnique, Store, is_set, playzones, shapes};
-use crate::model::event::{Acting, Actor};
+use crate::model::event::Acting;
 use crate::model::quota::QuotaLimits;
 use crate::playzone::Changes;
 use crate::playzone::model::Playzone;
@@ -85,12 +85,11 @@ pub async fn attached(store: &Store, account_id: i64, repository_id: i64) -> Res
 /// already (a concurrent attach won) is [`Error::Conflict`].
 pub async fn attach_in(
     conn: &mut Conn,
-    account_id: i64,
+    by: Acting,
     repository: &Repository,
     scm_url: &str,
     name: &str,
     limits: &QuotaLimits,
-    actor: Actor,
 ) -> Result<Playzone> {
     let changes = Changes {
         name: Some(name.to_owned()),
@@ -99,7 +98,7 @@ pub async fn attach_in(
         private: Some(repository.private),
         credentials: None,
     };
-    let zone = playzones::create(&mut *conn, None, Acting::new(account_id, actor), changes, false, limits).await?;
+    let zone = playzones::create(&mut *conn, None, by, changes, false, limits).await?;
     sqlx::query("UPDATE playzones SET repository_id = $1 WHERE id = $2")
         .bind(repository.id)
         .bind(zone.id)
