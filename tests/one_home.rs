@@ -118,6 +118,7 @@ fn no_source_file_is_over_500_lines() {
         "api",
         "reconcilers",
         "git",
+        "github",
         "simhost",
         "cli",
         "states",

@@ -1,0 +1,232 @@
+//! A GitHub REST server on loopback for tests (feature `testing`; never
+//! part of the product). It implements the endpoints play calls with the
+//! request and response shapes of GitHub's documentation, and checks what
+//! GitHub checks: the app JWT (RS256 under the app's public key, `iss`,
+//! `iat`/`exp` at most 10 minutes apart) and the installation tokens it
+//! issued.
+//!
+//! Keys come from the `openssl` command (Debian's package, installed by
+//! the test command): a 2048-bit RSA key in PKCS#1 PEM, the form GitHub
+//! hands out.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{Path as UrlPath, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use chrono::{Duration, Utc};
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// An app key pair made with `openssl`: the private key as GitHub hands it
+/// out, and its public half for the server.
+#[derive(Clone, Debug)]
+pub struct KeyPair {
+    pub private_pem: Vec<u8>,
+    pub public_pem: Vec<u8>,
+}
+
+impl KeyPair {
+    /// Generates a key pair under `dir`.
+    pub fn generate(dir: &Path) -> KeyPair {
+        let private = dir.join("app.pem");
+        let public = dir.join("app.pub.pem");
+        let run = |args: &[&str]| {
+            let out = Command::new("openssl").args(args).output().unwrap_or_else(|e| panic!("openssl: {e}"));
+            assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        let private_s = private.to_string_lossy().into_owned();
+        let public_s = public.to_string_lossy().into_owned();
+        run(&["genrsa", "-traditional", "-out", &private_s, "2048"]);
+        run(&["rsa", "-in", &private_s, "-pubout", "-out", &public_s]);
+        let read = |p: &Path| std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        KeyPair { private_pem: read(&private), public_pem: read(&public) }
+    }
+}
+
+/// One installation of the app, as the server knows it.
+#[derive(Clone, Debug)]
+pub struct FakeInstallation {
+    pub account_login: String,
+    /// `User` or `Organization`.
+    pub account_type: String,
+    pub suspended: bool,
+}
+
+/// What the server saw and holds; tests read and change it.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    pub installations: HashMap<u64, FakeInstallation>,
+    /// Installation tokens issued: token -> installation id.
+    pub tokens: HashMap<String, u64>,
+    /// How many access tokens each installation was issued.
+    pub token_requests: HashMap<u64, usize>,
+    /// How long the next tokens live, in seconds (GitHub: one hour).
+    pub token_lifetime_secs: i64,
+    /// Every request: method, path, and whether it carried GitHub's
+    /// media type and API version headers.
+    pub requests: Vec<(String, String, bool)>,
+}
+
+#[derive(Clone)]
+struct Shared {
+    app_id: String,
+    key: Arc<DecodingKey>,
+    state: Arc<Mutex<Recorded>>,
+}
+
+/// The server: started on a free loopback port, stopped when dropped.
+#[derive(Debug)]
+pub struct FakeGithub {
+    pub addr: SocketAddr,
+    pub state: Arc<Mutex<Recorded>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FakeGithub {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl FakeGithub {
+    /// Serves app `app_id` whose public key is `keys.public_pem`.
+    pub async fn start(app_id: &str, keys: &KeyPair) -> FakeGithub {
+        let key = DecodingKey::from_rsa_pem(&keys.public_pem).unwrap_or_else(|e| panic!("public key: {e}"));
+        let state = Arc::new(Mutex::new(Recorded { token_lifetime_secs: 3600, ..Recorded::default() }));
+        let shared = Shared { app_id: app_id.to_owned(), key: Arc::new(key), state: state.clone() };
+        let app = Router::new()
+            .route("/app/installations/{id}", get(installation))
+            .route("/app/installations/{id}/access_tokens", post(access_token))
+            .with_state(shared);
+        let listener =
+            tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("bind loopback: {e}"));
+        let addr = listener.local_addr().unwrap_or_else(|e| panic!("local_addr: {e}"));
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        FakeGithub { addr, state, task }
+    }
+
+    /// The REST base URL (`api_url` of the app settings).
+    pub fn api_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Adds an installation of the app on `login`.
+    pub fn install(&self, id: u64, login: &str, account_type: &str) {
+        let installation =
+            FakeInstallation { account_login: login.into(), account_type: account_type.into(), suspended: false };
+        self.lock().installations.insert(id, installation);
+    }
+
+    pub fn lock(&self) -> std::sync::MutexGuard<'_, Recorded> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Recorded> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Records the request; `Err` is the message of GitHub's 401 for a
+    /// JWT it cannot use.
+    fn as_app(&self, method: &str, path: String, headers: &HeaderMap) -> Result<(), &'static str> {
+        let documented = headers.get("accept").is_some_and(|v| v == "application/vnd.github+json")
+            && headers.get("x-github-api-version").is_some_and(|v| v == crate::api::API_VERSION);
+        self.lock().requests.push((method.into(), path, documented));
+        let jwt = bearer(headers).ok_or("A JSON web token could not be decoded")?;
+        let mut validation = Validation::new(Algorithm::RS256);
+        validation.set_issuer(&[self.app_id.as_str()]);
+        validation.set_required_spec_claims(&["exp", "iat", "iss"]);
+        let claims = jsonwebtoken::decode::<Claims>(jwt, &self.key, &validation)
+            .map_err(|_| "A JSON web token could not be decoded")?
+            .claims;
+        if claims.exp - claims.iat > 600 {
+            return Err("'Expiration time' claim ('exp') is too far in the future");
+        }
+        Ok(())
+    }
+}
+
+#[derive(Deserialize)]
+struct Claims {
+    iat: i64,
+    exp: i64,
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers.get("authorization")?.to_str().ok()?.strip_prefix("Bearer ")
+}
+
+fn unauthorized(message: &str) -> Response {
+    let body = json!({"message": message, "documentation_url": "https://docs.github.com/rest"});
+    (StatusCode::UNAUTHORIZED, Json(body)).into_response()
+}
+
+fn not_found() -> Response {
+    let body = json!({"message": "Not Found", "documentation_url": "https://docs.github.com/rest"});
+    (StatusCode::NOT_FOUND, Json(body)).into_response()
+}
+
+fn installation_body(id: u64, i: &FakeInstallation) -> Value {
+    json!({
+        "id": id,
+        "account": {"login": i.account_login, "id": 1, "type": i.account_type},
+        "repository_selection": "selected",
+        "access_tokens_url": format!("https://api.github.com/app/installations/{id}/access_tokens"),
+        "app_id": 1,
+        "target_type": i.account_type,
+        "permissions": {"contents": "write", "metadata": "read", "administration": "write"},
+        "events": ["push", "pull_request"],
+        "created_at": "2026-01-01T00:00:00Z",
+        "updated_at": "2026-01-01T00:00:00Z",
+        "suspended_at": if i.suspended { json!("2026-01-02T00:00:00Z") } else { Value::Null },
+    })
+}
+
+async fn installation(State(s): State<Shared>, UrlPath(id): UrlPath<u64>, headers: HeaderMap) -> Response {
+    if let Err(refused) = s.as_app("GET", format!("/app/installations/{id}"), &headers) {
+        return unauthorized(refused);
+    }
+    match s.lock().installations.get(&id) {
+        Some(i) => Json(installation_body(id, i)).into_response(),
+        None => not_found(),
+    }
+}
+
+async fn access_token(State(s): State<Shared>, UrlPath(id): UrlPath<u64>, headers: HeaderMap) -> Response {
+    if let Err(refused) = s.as_app("POST", format!("/app/installations/{id}/access_tokens"), &headers) {
+        return unauthorized(refused);
+    }
+    let mut state = s.lock();
+    match state.installations.get(&id) {
+        None => return not_found(),
+        Some(i) if i.suspended => {
+            let body = json!({"message": "This installation has been suspended"});
+            return (StatusCode::FORBIDDEN, Json(body)).into_response();
+        }
+        Some(_) => {}
+    }
+    let issued = state.token_requests.entry(id).or_default();
+    *issued += 1;
+    let token = format!("ghs_{id}x{issued}{}", "t".repeat(30));
+    let expires_at = Utc::now() + Duration::seconds(state.token_lifetime_secs);
+    state.tokens.insert(token.clone(), id);
+    let body = json!({
+        "token": token,
+        "expires_at": expires_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "permissions": {"contents": "write", "metadata": "read"},
+        "repository_selection": "selected",
+    });
+    (StatusCode::CREATED, Json(body)).into_response()
+}

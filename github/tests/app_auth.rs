@@ -1,0 +1,137 @@
+//! The app's authentication against the loopback GitHub server: the JWT
+//! GitHub accepts, installation tokens cached until shortly before they
+//! expire, one fetch for concurrent callers, and nothing secret in what
+//! play prints.
+#![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
+
+use std::sync::Arc;
+
+use play_core::webhook::url::AllowEntry;
+use play_github::testing::{FakeGithub, KeyPair};
+use play_github::{AppKey, GithubApi, GithubAppConfig, GithubError};
+use play_outbound::UrlPolicy;
+
+const APP_ID: &str = "4242";
+
+fn loopback() -> Arc<UrlPolicy> {
+    Arc::new(UrlPolicy { allow_http: true, ..UrlPolicy::default() }.allow(AllowEntry::parse("127.0.0.1").unwrap()))
+}
+
+fn config(server: &FakeGithub) -> GithubAppConfig {
+    GithubAppConfig {
+        app_id: APP_ID.into(),
+        slug: "play-test".into(),
+        api_url: server.api_url(),
+        web_url: "https://github.example".into(),
+    }
+}
+
+async fn setup() -> (tempfile::TempDir, KeyPair, FakeGithub, GithubApi) {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = KeyPair::generate(dir.path());
+    let server = FakeGithub::start(APP_ID, &keys).await;
+    server.install(7, "acme", "Organization");
+    let api = GithubApi::new(config(&server), AppKey::from_pem(&keys.private_pem).unwrap(), loopback()).unwrap();
+    (dir, keys, server, api)
+}
+
+#[tokio::test]
+async fn the_app_jwt_is_accepted_and_reads_the_installation() {
+    let (_dir, _keys, server, api) = setup().await;
+    let info = api.installation(7).await.unwrap();
+    assert_eq!((info.id, info.account_login.as_str(), info.account_type.as_str()), (7, "acme", "Organization"));
+    assert!(!info.suspended);
+    assert!(matches!(api.installation(8).await, Err(GithubError::NotFound(_))));
+    let requests = server.lock().requests.clone();
+    assert_eq!(requests.len(), 2);
+    assert!(requests.iter().all(|(_, _, documented)| *documented), "{requests:?}");
+}
+
+#[tokio::test]
+async fn a_jwt_signed_with_another_key_is_refused() {
+    let (dir, _keys, server, _api) = setup().await;
+    let other = tempfile::tempdir_in(dir.path()).unwrap();
+    let wrong = KeyPair::generate(other.path());
+    let api = GithubApi::new(config(&server), AppKey::from_pem(&wrong.private_pem).unwrap(), loopback()).unwrap();
+    match api.installation_token(7).await {
+        Err(GithubError::Unauthorized(message)) => assert!(message.contains("401"), "{message}"),
+        other => panic!("expected Unauthorized, got {other:?}"),
+    }
+    assert!(server.lock().tokens.is_empty());
+}
+
+#[tokio::test]
+async fn an_installation_token_is_fetched_once_and_reused_while_fresh() {
+    let (_dir, _keys, server, api) = setup().await;
+    let api = Arc::new(api);
+    let calls: Vec<_> = (0..5)
+        .map(|_| {
+            tokio::spawn({
+                let api = api.clone();
+                async move { api.installation_token(7).await.unwrap() }
+            })
+        })
+        .collect();
+    let mut tokens = Vec::new();
+    for call in calls {
+        tokens.push(call.await.unwrap());
+    }
+    assert!(tokens.windows(2).all(|w| w[0] == w[1]), "one token for every concurrent caller");
+    assert_eq!(api.installation_token(7).await.unwrap(), tokens[0]);
+    assert_eq!(server.lock().token_requests.get(&7), Some(&1));
+    assert_eq!(server.lock().tokens.get(tokens[0].secret()), Some(&7), "the token GitHub issued");
+
+    api.forget_token(7);
+    assert_ne!(api.installation_token(7).await.unwrap(), tokens[0], "forgotten: a new one is fetched");
+    assert_eq!(server.lock().token_requests.get(&7), Some(&2));
+}
+
+#[tokio::test]
+async fn a_token_close_to_expiry_is_replaced_before_use() {
+    let (_dir, _keys, server, api) = setup().await;
+    // Four minutes left is inside the five-minute margin: never used again.
+    server.lock().token_lifetime_secs = 240;
+    let first = api.installation_token(7).await.unwrap();
+    let second = api.installation_token(7).await.unwrap();
+    assert_ne!(first, second);
+    assert_eq!(server.lock().token_requests.get(&7), Some(&2));
+}
+
+#[tokio::test]
+async fn a_suspended_installation_gets_no_token() {
+    let (_dir, _keys, server, api) = setup().await;
+    server.lock().installations.get_mut(&7).unwrap().suspended = true;
+    assert!(api.installation(7).await.unwrap().suspended);
+    assert!(matches!(api.installation_token(7).await, Err(GithubError::NotFound(_))));
+}
+
+#[tokio::test]
+async fn secrets_never_show_in_debug_output() {
+    let (_dir, keys, _server, api) = setup().await;
+    let token = api.installation_token(7).await.unwrap();
+    let printed = format!("{token:?} {api:?}");
+    assert!(!printed.contains(token.secret()), "{printed}");
+    let pem = String::from_utf8(keys.private_pem.clone()).unwrap();
+    let body_line = pem.lines().nth(1).unwrap();
+    assert!(!printed.contains(body_line), "the key's PEM leaked: {printed}");
+    assert!(printed.contains("[redacted]"));
+}
+
+#[tokio::test]
+async fn the_api_url_is_judged_by_the_outbound_policy() {
+    let (_dir, keys, server, _api) = setup().await;
+    let refused = GithubApi::new(config(&server), AppKey::from_pem(&keys.private_pem).unwrap(), Arc::default());
+    match refused {
+        Err(GithubError::Failed(message)) => assert!(message.contains("API URL"), "{message}"),
+        other => panic!("a loopback API URL under the default policy: {other:?}"),
+    }
+}
+
+#[test]
+fn a_key_that_is_not_rsa_pem_is_refused_without_quoting_it() {
+    let garbage = b"-----BEGIN RSA PRIVATE KEY-----\nc2VjcmV0LWtleS1tYXRlcmlhbA==\n-----END RSA PRIVATE KEY-----\n";
+    match AppKey::from_pem(garbage) {
+        Err(GithubError::Key(message)) => assert!(!message.contains("c2VjcmV0"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+}
