@@ -127,6 +127,11 @@ pub struct ServeArgs {
     /// several replicas it must be one shared file system.
     #[arg(long, env = "PLAY_GIT_HOST_ROOT")]
     pub git_host_root: Option<std::path::PathBuf>,
+    /// A file holding the GitHub App's webhook secret (as set on the app's
+    /// settings page). Set, `POST /api/scm_installations/github/webhook`
+    /// takes the app's deliveries; unset, it answers 404.
+    #[arg(long, env = "PLAY_GITHUB_WEBHOOK_SECRET_FILE")]
+    pub github_webhook_secret_file: Option<std::path::PathBuf>,
     /// The address people and `git` reach this installation at, for the
     /// URLs it shows (`clone_url`); default `http://` and the listen
     /// address.

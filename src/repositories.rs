@@ -1,12 +1,14 @@
 //! The repository gateway `play serve` gives the API and the loops: libgit2
 //! over play's policy-checked transport (`play-git`), with its commit
-//! cache in the data directory.
+//! cache in the data directory; play's own Git host; the GitHub App's
+//! webhook secret.
 
 use std::sync::Arc;
 
 use anyhow::Context;
 use play_core::playzone::RepositoryPolicy;
 use play_core::repository::RepositoryGateway;
+use play_core::scm::github_hook::WebhookSecret;
 use play_core::scm::host::SourceHost;
 use play_git::builtin::BuiltinHost;
 use play_git::hosted::HostedRepositories;
@@ -50,4 +52,18 @@ pub fn source_host(settings: &Settings, args: &ServeArgs) -> anyhow::Result<Opti
 /// gateway reads attached Playzones' repositories there.
 fn git_host_root(settings: &Settings, args: &ServeArgs) -> std::path::PathBuf {
     args.git_host_root.clone().unwrap_or_else(|| settings.data_dir.join("repositories"))
+}
+
+/// The GitHub App's webhook secret, read from
+/// `PLAY_GITHUB_WEBHOOK_SECRET_FILE` (one line; the line break is not part
+/// of it). An empty file is refused: every signature would be forgeable.
+pub fn github_webhook_secret(args: &ServeArgs) -> anyhow::Result<Option<WebhookSecret>> {
+    let Some(path) = &args.github_webhook_secret_file else { return Ok(None) };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("--github-webhook-secret-file {}: {e}", path.display()))?;
+    let secret = text.trim_end_matches(['\r', '\n']);
+    if secret.is_empty() {
+        anyhow::bail!("--github-webhook-secret-file {}: the file is empty", path.display());
+    }
+    Ok(Some(WebhookSecret::new(secret)))
 }

@@ -56,6 +56,7 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         webhook_test_wait: args.webhook_test_wait.into(),
         repository_policy,
         read_staleness: args.read_staleness.into(),
+        github_webhook_secret: crate::repositories::github_webhook_secret(&args)?,
     };
     let metrics = Arc::new(Metrics::new());
     let gateway = DockerHostGateway::new(HostConfig::with_timeout(args.host_timeout.into()), metrics.clone())

@@ -24,8 +24,8 @@ use crate::openapi::{self, ApiDoc};
 use crate::recent;
 use crate::routes::{
     apply, git, job_result, keys, launch, ops, playground_events, playground_logs, playground_ops, playground_views,
-    playgrounds, playrooms, playspec_files, playspecs, playzones, repos, scm_installations, template_versions,
-    templates, webhooks,
+    playgrounds, playrooms, playspec_files, playspecs, playzones, repos, scm_github, scm_installations,
+    template_versions, templates, webhooks,
 };
 use crate::state::AppState;
 
@@ -109,7 +109,11 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
 
 /// The complete application.
 pub fn router(state: AppState) -> Router {
-    let (api, doc) = api_routes();
+    let (api, mut doc) = api_routes();
+    // Signed by GitHub, not by a key: outside the authenticated routes, in
+    // the same document.
+    let (github, github_doc) = OpenApiRouter::new().routes(routes!(scm_github::webhook)).split_for_parts();
+    doc.merge(github_doc);
     let api = api.route_layer(middleware::from_fn_with_state(state.clone(), auth::authenticate));
     // MCP tools call the same routes in-process, authorised by the same
     // table against the principal `/mcp` authenticated (`mcp` says how).
@@ -131,7 +135,8 @@ pub fn router(state: AppState) -> Router {
         // Git's smart HTTP for play's own Git host: authenticated by the
         // handlers (a key as the Basic password, or none for a public clone).
         .route("/git/{owner}/{repo}/info/refs", get(git::info_refs))
-        .route("/git/{owner}/{repo}/{service}", post(git::exchange).layer(DefaultBodyLimit::disable()));
+        .route("/git/{owner}/{repo}/{service}", post(git::exchange).layer(DefaultBodyLimit::disable()))
+        .merge(github);
     let metrics = state.metrics.clone();
     let unmatched_metrics = state.metrics.clone();
     let docs = swagger_ui_dist::generate_routes(swagger_ui_dist::ApiDefinition {

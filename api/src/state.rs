@@ -55,6 +55,9 @@ pub struct ApiConfig {
     /// How long a rendered Playground detail or status may be served again
     /// (`crate::recent`); zero: every read goes to the store.
     pub read_staleness: std::time::Duration,
+    /// The GitHub App's webhook secret; `None`: no GitHub App is
+    /// configured, and its webhook route answers 404.
+    pub github_webhook_secret: Option<play_core::scm::github_hook::WebhookSecret>,
 }
 
 impl Default for ApiConfig {
@@ -71,6 +74,7 @@ impl Default for ApiConfig {
             webhook_test_wait: std::time::Duration::from_secs(15),
             repository_policy: RepositoryPolicy::default(),
             read_staleness: std::time::Duration::from_millis(250),
+            github_webhook_secret: None,
         }
     }
 }

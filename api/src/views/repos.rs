@@ -88,8 +88,16 @@ pub struct CreatedAndPushed {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct InstallationView {
     pub id: i64,
-    /// `builtin`: play's own Git host.
+    /// `builtin`: play's own Git host; `github`: a GitHub App installation.
+    #[schema(example = "github")]
     pub provider: String,
+    /// The provider's id of the installation (GitHub's installation id);
+    /// empty for `builtin`.
+    pub external_id: String,
+    /// `active`, `suspended` or `removed`: what the provider last said of
+    /// it. Only an active installation is used.
+    #[schema(example = "active")]
+    pub status: String,
     pub created_at: DateTime<Utc>,
 }
 
@@ -98,6 +106,8 @@ impl From<Installation> for InstallationView {
         InstallationView {
             id: installation.id,
             provider: installation.provider.as_str().to_owned(),
+            external_id: installation.external_id,
+            status: installation.status.as_str().to_owned(),
             created_at: installation.created_at,
         }
     }

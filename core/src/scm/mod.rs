@@ -17,6 +17,7 @@
 pub mod attach;
 pub mod files;
 pub mod flows;
+pub mod github_hook;
 pub mod host;
 pub mod http;
 pub mod model;

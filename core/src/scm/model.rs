@@ -15,12 +15,15 @@ use crate::time::Timestamp;
 pub enum Provider {
     /// play's own Git host (`play_git::hosted`).
     Builtin,
+    /// A GitHub App installation (`play-github`).
+    Github,
 }
 
 impl Provider {
     pub fn as_str(self) -> &'static str {
         match self {
             Provider::Builtin => "builtin",
+            Provider::Github => "github",
         }
     }
 }
@@ -36,6 +39,7 @@ impl FromStr for Provider {
     fn from_str(text: &str) -> Result<Self, String> {
         match text {
             "builtin" => Ok(Provider::Builtin),
+            "github" => Ok(Provider::Github),
             other => Err(format!("unknown source-hosting provider {other:?}")),
         }
     }
@@ -49,7 +53,43 @@ pub struct Installation {
     pub provider: Provider,
     /// The provider's id of the installation (empty for `builtin`).
     pub external_id: String,
+    pub status: InstallationStatus,
     pub created_at: Timestamp,
+}
+
+/// What the provider last said of an installation (its `installation`
+/// webhook events). Only an active one is used; the others keep their row
+/// so that Playzones attached through it can say why they stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InstallationStatus {
+    Active,
+    /// Suspended on the provider's side (`installation.suspend`).
+    Suspended,
+    /// Uninstalled on the provider's side (`installation.deleted`).
+    Removed,
+}
+
+impl InstallationStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InstallationStatus::Active => "active",
+            InstallationStatus::Suspended => "suspended",
+            InstallationStatus::Removed => "removed",
+        }
+    }
+}
+
+impl FromStr for InstallationStatus {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "active" => Ok(InstallationStatus::Active),
+            "suspended" => Ok(InstallationStatus::Suspended),
+            "removed" => Ok(InstallationStatus::Removed),
+            other => Err(format!("unknown installation status {other:?}")),
+        }
+    }
 }
 
 /// A repository of an account, reached through one of its installations.

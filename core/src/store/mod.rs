@@ -101,6 +101,7 @@ pub mod quotas;
 pub mod reachability;
 pub mod repositories;
 pub mod rollouts;
+pub mod scm_deliveries;
 mod shapes;
 pub use shapes::On;
 pub mod sweep;

@@ -20,7 +20,7 @@ use crate::model::quota::QuotaLimits;
 use crate::playzone::Changes;
 use crate::playzone::model::Playzone;
 use crate::repository::{Reach, RepositoryAccess};
-use crate::scm::model::{Provider, Repository};
+use crate::scm::model::{InstallationStatus, Provider, Repository};
 use crate::scm::names::FullName;
 use crate::secrets::SecretBox;
 use crate::{Error, Result};
@@ -30,7 +30,7 @@ use crate::{Error, Result};
 pub async fn access(store: &Store, secrets: &SecretBox, id: i64) -> Result<RepositoryAccess> {
     let query = sqlx::query(
         "SELECT p.scm_url, p.credentials, p.account_id, p.repository_id, r.account_id AS repository_account, \
-         r.owner, r.name, r.private, i.provider FROM playzones p \
+         r.owner, r.name, r.private, i.provider, i.status FROM playzones p \
          LEFT JOIN repositories r ON r.id = p.repository_id \
          LEFT JOIN scm_installations i ON i.id = r.installation_id WHERE p.id = $1",
     )
@@ -54,9 +54,14 @@ pub async fn access(store: &Store, secrets: &SecretBox, id: i64) -> Result<Repos
                 let own = row.try_get::<Option<i64>, _>("repository_account")? == Some(row.try_get("account_id")?);
                 let public = !is_set(row.try_get::<Option<i64>, _>("private")?.unwrap_or(1));
                 let provider: Option<String> = row.try_get("provider")?;
+                let status = row.try_get::<Option<String>, _>("status")?.unwrap_or_default();
                 match provider.as_deref().map(str::parse::<Provider>) {
                     _ if !own && !public => Reach::Lost(format!(
                         "repository {full} is private to another account now: this account can no longer read it"
+                    )),
+                    _ if status != InstallationStatus::Active.as_str() => Reach::Lost(format!(
+                        "the source-hosting installation that reaches repository {full} is {status} on the \
+                         provider's side: install or unsuspend the app again, and the Playzone syncs at once"
                     )),
                     Some(Ok(Provider::Builtin)) => Reach::Builtin(full),
                     _ => Reach::Lost(format!("repository {full} is on a source host this play does not serve")),

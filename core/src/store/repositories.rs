@@ -21,7 +21,7 @@ use crate::scm::names::FullName;
 use crate::time;
 use crate::{Error, Result};
 
-const INSTALLATION_COLUMNS: &str = "id, account_id, provider, external_id, created_at";
+const INSTALLATION_COLUMNS: &str = "id, account_id, provider, external_id, status, created_at";
 
 fn installation_from_row(row: &AnyRow) -> Result<Installation> {
     Ok(columns!(
@@ -32,6 +32,7 @@ fn installation_from_row(row: &AnyRow) -> Result<Installation> {
             account_id,
             provider => text,
             external_id,
+            status => text,
             created_at => time,
         }
     ))
@@ -185,7 +186,7 @@ pub async fn record_push(
 
 /// Bumps the generation of the Playzones on repository `repository_id` or
 /// at one of `urls` (see [`record_push`]); their ids.
-async fn ask_sync_in(conn: &mut Conn, repository_id: i64, urls: &[String]) -> Result<Vec<i64>> {
+pub(super) async fn ask_sync_in(conn: &mut Conn, repository_id: i64, urls: &[String]) -> Result<Vec<i64>> {
     let query = sqlx::query("SELECT id FROM playzones WHERE repository_id = $1").bind(repository_id);
     let mut ids = shapes::column::<i64>(&mut *conn, query, "id").await?;
     for url in urls {

@@ -34,7 +34,7 @@ pub fn delivers_to(endpoint_id: i64, subscription: &Subscription, event_type: &s
 }
 
 /// HMAC-SHA256 of `parts`, concatenated, keyed with `key`.
-fn hmac(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
+pub(crate) fn hmac(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
     // HMAC accepts keys of any length; `new_from_slice` cannot fail for it.
     let mut mac = match Hmac::<Sha256>::new_from_slice(key) {
         Ok(mac) => mac,

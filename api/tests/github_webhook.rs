@@ -1,0 +1,199 @@
+//! `POST /api/scm_installations/github/webhook` over the real router and
+//! store: deliveries signed as GitHub signs them change the installation's
+//! state once; a bad signature, a repeated delivery id and a payload that
+//! is not GitHub's change nothing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
+
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode};
+use play_api::testing::{Response, TestApp};
+use play_core::model::event::Acting;
+use play_core::model::quota::QuotaLimits;
+use play_core::repository::Reach;
+use play_core::scm::github_hook::WebhookSecret;
+use play_core::store::{playzone_access, repositories};
+use play_core::webhook::delivery::spec_signature;
+use serde_json::json;
+
+const SECRET: &str = "a webhook secret only GitHub and play know";
+const PATH: &str = "/api/scm_installations/github/webhook";
+
+async fn app() -> TestApp {
+    let config = play_api::state::ApiConfig {
+        github_webhook_secret: Some(WebhookSecret::new(SECRET)),
+        ..TestApp::default_config()
+    };
+    TestApp::with_config(config).await
+}
+
+async fn deliver(app: &TestApp, event: &str, delivery: &str, body: &[u8], signature: Option<String>) -> Response {
+    let mut request = Request::builder()
+        .method(Method::POST)
+        .uri(PATH)
+        .header("content-type", "application/json")
+        .header("x-github-event", event)
+        .header("x-github-delivery", delivery)
+        .header("user-agent", "GitHub-Hookshot/test");
+    if let Some(signature) = signature {
+        request = request.header("x-hub-signature-256", signature);
+    }
+    app.send(request.body(Body::from(body.to_vec())).unwrap()).await
+}
+
+async fn signed(app: &TestApp, event: &str, delivery: &str, body: serde_json::Value) -> Response {
+    let bytes = body.to_string().into_bytes();
+    deliver(app, event, delivery, &bytes, Some(spec_signature(SECRET, &bytes))).await
+}
+
+fn installation_event(action: &str) -> serde_json::Value {
+    json!({
+        "action": action,
+        "installation": {"id": 42, "account": {"login": "acme", "type": "Organization"}},
+        "sender": {"login": "octocat"},
+    })
+}
+
+/// A GitHub installation (external id 42) of the app's account with one
+/// repository `acme/web` and a Playzone attached to it; the Playzone's id.
+async fn attached_playzone(app: &TestApp) -> i64 {
+    let store = app.store();
+    let mut tx = store.write().await.unwrap();
+    sqlx::query(
+        "INSERT INTO scm_installations (account_id, provider, external_id, created_at) \
+         VALUES ($1, 'github', '42', '2026-11-27T00:00:00Z')",
+    )
+    .bind(app.account_id)
+    .execute(&mut *tx)
+    .await
+    .unwrap();
+    let row = sqlx::query("SELECT id FROM scm_installations WHERE provider = 'github'").fetch_one(&mut *tx).await;
+    let installation_id: i64 = sqlx::Row::get(&row.unwrap(), "id");
+    let row = sqlx::query(
+        "INSERT INTO repositories (account_id, installation_id, owner, name, private, default_branch, created_at, \
+         updated_at) VALUES ($1, $2, 'acme', 'web', 1, 'main', '2026-11-27T00:00:00Z', '2026-11-27T00:00:00Z') \
+         RETURNING id",
+    )
+    .bind(app.account_id)
+    .bind(installation_id)
+    .fetch_one(&mut *tx)
+    .await
+    .unwrap();
+    let repository = repositories::get_in(&mut tx, app.account_id, sqlx::Row::get(&row, "id")).await.unwrap();
+    let by = Acting::system(app.account_id);
+    let url = "https://github.com/acme/web.git";
+    let zone = playzone_access::attach_in(&mut tx, by, &repository, url, "web", &QuotaLimits::default()).await.unwrap();
+    tx.commit().await.unwrap();
+    zone.id
+}
+
+async fn reach(app: &TestApp, playzone: i64) -> Reach {
+    playzone_access::access(app.store(), &app.state.secrets, playzone).await.unwrap().reach
+}
+
+async fn status(app: &TestApp) -> String {
+    let listed = app.get("/api/scm_installations", &app.admin).await;
+    let github = listed.body.as_array().unwrap().iter().find(|i| i["provider"] == "github").cloned().unwrap();
+    assert_eq!(github["external_id"], "42");
+    github["status"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn without_a_configured_app_the_route_is_not_found() {
+    let app = TestApp::new().await;
+    let body = installation_event("deleted").to_string().into_bytes();
+    let sent = deliver(&app, "installation", "d-1", &body, Some(spec_signature(SECRET, &body))).await;
+    assert_eq!(sent.status, StatusCode::NOT_FOUND, "{}", sent.text);
+    assert_eq!(app.count("scm_deliveries").await, 0);
+}
+
+#[tokio::test]
+async fn a_delivery_that_is_not_signed_with_the_secret_changes_nothing() {
+    let app = app().await;
+    let zone = attached_playzone(&app).await;
+    let body = installation_event("deleted").to_string().into_bytes();
+    let forged = [
+        None,
+        Some(spec_signature("a guessed secret", &body)),
+        Some(spec_signature(SECRET, b"another body")),
+        Some(spec_signature(SECRET, &body).replace("sha256=", "sha1=")),
+        Some("sha256=".to_owned()),
+    ];
+    for signature in forged {
+        let sent = deliver(&app, "installation", "d-forged", &body, signature.clone()).await;
+        assert_eq!(sent.status, StatusCode::UNAUTHORIZED, "{signature:?}: {}", sent.text);
+        assert_eq!(sent.body["error"]["code"], "UNAUTHORIZED");
+    }
+    assert_eq!(app.count("scm_deliveries").await, 0);
+    assert_eq!(status(&app).await, "active");
+    assert!(matches!(reach(&app, zone).await, Reach::Lost(m) if m.contains("does not serve")), "still not removed");
+}
+
+#[tokio::test]
+async fn an_uninstall_stops_attached_playzones_and_a_redelivery_is_processed_once() {
+    let app = app().await;
+    let zone = attached_playzone(&app).await;
+    let sent =
+        signed(&app, "installation", "72d3162e-cc78-11e3-81ab-4c9367dc0958", installation_event("deleted")).await;
+    assert_eq!(sent.status, StatusCode::ACCEPTED, "{}", sent.text);
+    assert_eq!(sent.body, json!({"delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0958", "duplicate": false}));
+    assert_eq!(status(&app).await, "removed");
+    match reach(&app, zone).await {
+        Reach::Lost(message) => assert!(message.contains("removed") && message.contains("acme/web"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+
+    // The same delivery id again, even with another (validly signed)
+    // action, is recorded already: nothing changes.
+    let again =
+        signed(&app, "installation", "72d3162e-cc78-11e3-81ab-4c9367dc0958", installation_event("created")).await;
+    assert_eq!((again.status, &again.body["duplicate"]), (StatusCode::ACCEPTED, &json!(true)), "{}", again.text);
+    assert_eq!(status(&app).await, "removed");
+    assert_eq!(app.count("scm_deliveries").await, 1);
+
+    let suspended = signed(&app, "installation", "d-2", installation_event("suspend")).await;
+    assert_eq!(suspended.status, StatusCode::ACCEPTED);
+    assert_eq!(status(&app).await, "suspended");
+    signed(&app, "installation", "d-3", installation_event("unsuspend")).await;
+    assert_eq!(status(&app).await, "active");
+}
+
+#[tokio::test]
+async fn a_repository_removed_from_the_installation_is_lost_to_its_playzone() {
+    let app = app().await;
+    let zone = attached_playzone(&app).await;
+    let removed = json!({
+        "action": "removed",
+        "installation": {"id": 42, "account": {"login": "acme"}},
+        "repository_selection": "selected",
+        "repositories_added": [],
+        "repositories_removed": [{"id": 7, "name": "web", "full_name": "acme/web", "private": true}],
+    });
+    let sent = signed(&app, "installation_repositories", "d-repos", removed).await;
+    assert_eq!(sent.status, StatusCode::ACCEPTED, "{}", sent.text);
+    assert_eq!(app.count("repositories").await, 0);
+    match reach(&app, zone).await {
+        Reach::Lost(message) => assert!(message.contains("attach the repository again"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn missing_headers_and_foreign_payloads_are_bad_requests() {
+    let app = app().await;
+    let body = installation_event("deleted").to_string().into_bytes();
+    let signature = Some(spec_signature(SECRET, &body));
+    let no_delivery = deliver(&app, "installation", "", &body, signature.clone()).await;
+    assert_eq!(no_delivery.status, StatusCode::BAD_REQUEST, "{}", no_delivery.text);
+    let odd_delivery = deliver(&app, "installation", "../../etc", &body, signature).await;
+    assert_eq!(odd_delivery.status, StatusCode::BAD_REQUEST);
+    let not_github = br#"{"action":"deleted"}"#;
+    let sent = deliver(&app, "installation", "d-x", not_github, Some(spec_signature(SECRET, not_github))).await;
+    assert_eq!(sent.status, StatusCode::BAD_REQUEST, "{}", sent.text);
+    assert_eq!(app.count("scm_deliveries").await, 0);
+
+    // Events play does not act on yet are recorded and acknowledged.
+    let ping = signed(&app, "ping", "d-ping", json!({"zen": "Keep it logically awesome.", "hook_id": 1})).await;
+    assert_eq!(ping.status, StatusCode::ACCEPTED, "{}", ping.text);
+    assert_eq!(app.count("scm_deliveries").await, 1);
+}

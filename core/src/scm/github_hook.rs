@@ -1,0 +1,194 @@
+//! GitHub's webhook deliveries to play, read before anything is written
+//! ("Validating webhook deliveries", "Webhook events and payloads"):
+//!
+//! - [`verify_signature`]: `X-Hub-Signature-256` is `sha256=` and the hex
+//!   HMAC-SHA256 of the raw body under the app's webhook secret, compared
+//!   in constant time; a missing or malformed header is a bad signature.
+//! - [`DeliveryId`]: `X-GitHub-Delivery`, a GUID; bounded and plain, since
+//!   it is stored to process each delivery once.
+//! - [`Change`]: what an `installation` or `installation_repositories`
+//!   event means for the installation's state. Other events are recorded
+//!   and change nothing here (push and pull-request triggers are issue
+//!   #30).
+
+use serde::Deserialize;
+use subtle::ConstantTimeEq;
+
+use super::model::InstallationStatus;
+use crate::webhook::delivery::hmac;
+
+/// The app's webhook secret (`PLAY_GITHUB_WEBHOOK_SECRET_FILE`). Its
+/// `Debug` shows nothing of it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct WebhookSecret(Vec<u8>);
+
+impl WebhookSecret {
+    pub fn new(secret: impl Into<Vec<u8>>) -> Self {
+        WebhookSecret(secret.into())
+    }
+
+    /// Whether `header` is GitHub's signature of `body` under this secret.
+    pub fn verifies(&self, body: &[u8], header: Option<&str>) -> bool {
+        verify_signature(&self.0, body, header)
+    }
+}
+
+impl std::fmt::Debug for WebhookSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WebhookSecret(<redacted>)")
+    }
+}
+
+/// The longest `X-GitHub-Delivery` and `X-GitHub-Event` accepted.
+pub const MAX_HEADER_CHARS: usize = 100;
+
+/// Whether `header` is GitHub's signature of `body` under `secret`. The
+/// same construction as play's own `X-Webhook-Signature`
+/// ([`spec_signature`](crate::webhook::delivery::spec_signature) signs as
+/// GitHub does).
+pub fn verify_signature(secret: &[u8], body: &[u8], header: Option<&str>) -> bool {
+    let Some(hex_digest) = header.and_then(|h| h.strip_prefix("sha256=")) else { return false };
+    let Ok(given) = hex::decode(hex_digest) else { return false };
+    let expected = hmac(secret, &[body]);
+    // Constant time: the comparison takes as long wherever they differ.
+    given.len() == expected.len() && bool::from(expected.as_slice().ct_eq(&given))
+}
+
+/// A delivery's id or event name: 1 to [`MAX_HEADER_CHARS`] of ASCII
+/// letters, digits, `-` and `_`.
+pub fn plain_header(value: Option<&str>) -> Option<&str> {
+    value.filter(|v| {
+        !v.is_empty()
+            && v.len() <= MAX_HEADER_CHARS
+            && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    })
+}
+
+/// What a delivery means for an installation's state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// The installation (GitHub's id) is now in this state.
+    Status { installation: String, status: InstallationStatus },
+    /// These repositories (`owner/name`) left the installation's reach.
+    RepositoriesRemoved { installation: String, full_names: Vec<String> },
+    /// Nothing to change (other events and actions, `ping`).
+    None,
+}
+
+#[derive(Deserialize)]
+struct Payload {
+    action: Option<String>,
+    installation: Option<InstallationRef>,
+    #[serde(default)]
+    repositories_removed: Vec<RepositoryRef>,
+}
+
+#[derive(Deserialize)]
+struct InstallationRef {
+    id: u64,
+}
+
+#[derive(Deserialize)]
+struct RepositoryRef {
+    full_name: String,
+}
+
+/// Reads the `event` delivery `body` (already verified). A body that is
+/// not the documented JSON is `Err` with the reason.
+pub fn change(event: &str, body: &[u8]) -> Result<Change, String> {
+    if !matches!(event, "installation" | "installation_repositories") {
+        return Ok(Change::None);
+    }
+    let payload: Payload = serde_json::from_slice(body).map_err(|e| format!("not a GitHub {event} payload: {e}"))?;
+    let installation = payload.installation.ok_or("the payload names no installation")?.id.to_string();
+    let status = match (event, payload.action.as_deref()) {
+        ("installation", Some("deleted")) => InstallationStatus::Removed,
+        ("installation", Some("suspend")) => InstallationStatus::Suspended,
+        ("installation", Some("unsuspend" | "created" | "new_permissions_accepted")) => InstallationStatus::Active,
+        ("installation_repositories", Some("removed")) => {
+            let full_names = payload.repositories_removed.into_iter().map(|r| r.full_name).collect();
+            return Ok(Change::RepositoriesRemoved { installation, full_names });
+        }
+        _ => return Ok(Change::None),
+    };
+    Ok(Change::Status { installation, status })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::webhook::delivery::spec_signature;
+
+    const SECRET: &str = "It's a Secret to Everybody";
+
+    #[test]
+    fn githubs_documented_example_verifies() {
+        // "Validating webhook deliveries": this secret and body give this
+        // signature.
+        let header = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17";
+        assert!(verify_signature(SECRET.as_bytes(), b"Hello, World!", Some(header)));
+        assert_eq!(spec_signature(SECRET, b"Hello, World!"), header);
+    }
+
+    #[test]
+    fn anything_else_is_a_bad_signature() {
+        let body = br#"{"action":"deleted","installation":{"id":1}}"#;
+        let good = spec_signature(SECRET, body);
+        assert!(verify_signature(SECRET.as_bytes(), body, Some(&good)));
+        let tampered = br#"{"action":"deleted","installation":{"id":2}}"#;
+        assert!(!verify_signature(SECRET.as_bytes(), tampered, Some(&good)));
+        assert!(!verify_signature(b"another secret", body, Some(&good)));
+        assert!(!verify_signature(SECRET.as_bytes(), body, None));
+        assert!(!verify_signature(SECRET.as_bytes(), body, Some(&good.replace("sha256=", "sha1="))));
+        assert!(!verify_signature(SECRET.as_bytes(), body, Some(&good[..good.len() - 2])));
+        assert!(!verify_signature(SECRET.as_bytes(), body, Some("sha256=zz")));
+        assert!(!verify_signature(SECRET.as_bytes(), body, Some("sha256=")));
+    }
+
+    #[test]
+    fn delivery_ids_and_event_names_are_plain_and_bounded() {
+        assert_eq!(
+            plain_header(Some("72d3162e-cc78-11e3-81ab-4c9367dc0958")),
+            Some("72d3162e-cc78-11e3-81ab-4c9367dc0958")
+        );
+        assert_eq!(plain_header(Some("installation_repositories")), Some("installation_repositories"));
+        for bad in ["", "a b", "a\nb", "../x", "é", &"a".repeat(MAX_HEADER_CHARS + 1)] {
+            assert_eq!(plain_header(Some(bad)), None, "{bad:?}");
+        }
+        assert_eq!(plain_header(None), None);
+    }
+
+    #[test]
+    fn installation_events_change_the_status() {
+        let event = |action: &str| {
+            format!(
+                r#"{{"action":"{action}","installation":{{"id":42,"account":{{"login":"acme"}}}},"sender":{{"login":"octocat"}}}}"#
+            )
+        };
+        let status = |action: &str| change("installation", event(action).as_bytes()).unwrap();
+        let is = |status| Change::Status { installation: "42".into(), status };
+        assert_eq!(status("deleted"), is(InstallationStatus::Removed));
+        assert_eq!(status("suspend"), is(InstallationStatus::Suspended));
+        assert_eq!(status("unsuspend"), is(InstallationStatus::Active));
+        assert_eq!(status("created"), is(InstallationStatus::Active));
+        assert_eq!(status("some_future_action"), Change::None);
+    }
+
+    #[test]
+    fn removed_repositories_are_named() {
+        let body = br#"{"action":"removed","installation":{"id":42},"repository_selection":"selected",
+            "repositories_added":[],"repositories_removed":[{"id":1,"name":"web","full_name":"acme/web","private":true}]}"#;
+        let expected = Change::RepositoriesRemoved { installation: "42".into(), full_names: vec!["acme/web".into()] };
+        assert_eq!(change("installation_repositories", body).unwrap(), expected);
+        let added = br#"{"action":"added","installation":{"id":42},"repositories_added":[],"repositories_removed":[]}"#;
+        assert_eq!(change("installation_repositories", added).unwrap(), Change::None);
+    }
+
+    #[test]
+    fn other_events_change_nothing_and_bad_payloads_are_refused() {
+        assert_eq!(change("push", b"not even json").unwrap(), Change::None);
+        assert_eq!(change("ping", br#"{"zen":"Design for failure."}"#).unwrap(), Change::None);
+        assert!(change("installation", b"[]").is_err());
+        assert!(change("installation", br#"{"action":"deleted"}"#).is_err());
+    }
+}
