@@ -25,7 +25,8 @@ const CLIENT_ID_RANDOM_LEN: usize = 16;
 
 const BASE62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
-fn random_base62(len: usize) -> String {
+/// `len` base62 characters from the OS RNG (about 5.95 bits each).
+pub fn random_base62(len: usize) -> String {
     let mut rng = OsRng;
     (0..len).map(|_| BASE62[rng.gen_range(0..BASE62.len())] as char).collect()
 }

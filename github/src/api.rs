@@ -37,11 +37,23 @@ pub struct InstallationInfo {
 }
 
 #[derive(Deserialize)]
-struct InstallationBody {
-    id: u64,
+pub(crate) struct InstallationBody {
+    pub(crate) id: u64,
     account: AccountBody,
     repository_selection: String,
     suspended_at: Option<String>,
+}
+
+impl InstallationBody {
+    pub(crate) fn into_info(self) -> InstallationInfo {
+        InstallationInfo {
+            id: self.id,
+            account_login: self.account.login,
+            account_type: self.account.kind,
+            repository_selection: self.repository_selection,
+            suspended: self.suspended_at.is_some(),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -92,7 +104,11 @@ impl GithubApi {
         &self.config
     }
 
-    fn request(&self, method: Method, path: &str, bearer: &str) -> RequestBuilder {
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
+    pub(crate) fn request(&self, method: Method, path: &str, bearer: &str) -> RequestBuilder {
         self.http
             .request(method, format!("{}{path}", self.config.api_url))
             .bearer_auth(bearer)
@@ -109,13 +125,7 @@ impl GithubApi {
     pub async fn installation(&self, id: u64) -> Result<InstallationInfo> {
         let path = format!("/app/installations/{id}");
         let body: InstallationBody = send(self.request(Method::GET, &path, &self.app_jwt()?), &path).await?;
-        Ok(InstallationInfo {
-            id: body.id,
-            account_login: body.account.login,
-            account_type: body.account.kind,
-            repository_selection: body.repository_selection,
-            suspended: body.suspended_at.is_some(),
-        })
+        Ok(body.into_info())
     }
 
     /// A token of installation `id`, from the cache while it is fresh,
@@ -139,7 +149,7 @@ impl GithubApi {
 
 /// Sends `request` and reads a 2xx answer as `T`; anything else as a
 /// [`GithubError`] naming `path`.
-async fn send<T: DeserializeOwned>(request: RequestBuilder, path: &str) -> Result<T> {
+pub(crate) async fn send<T: DeserializeOwned>(request: RequestBuilder, path: &str) -> Result<T> {
     let response = request.send().await.map_err(|e| GithubError::Failed(network(path, &e)))?;
     let status = response.status();
     if status.is_success() {

@@ -33,6 +33,21 @@ pub struct GithubAppConfig {
     pub api_url: String,
     /// The web base URL: `https://github.com` or the GHES host.
     pub web_url: String,
+    /// The app's OAuth client id and secret: the setup redirect's `code`
+    /// is exchanged with them for the person's token, which shows the
+    /// installations that person can see.
+    pub client_id: String,
+    pub client_secret: ClientSecret,
+}
+
+/// The app's OAuth client secret; its `Debug` shows nothing of it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ClientSecret(pub String);
+
+impl fmt::Debug for ClientSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ClientSecret([redacted])")
+    }
 }
 
 impl GithubAppConfig {

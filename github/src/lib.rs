@@ -6,6 +6,8 @@
 //! - [`tokens`]: installation access tokens, fetched with the app JWT and
 //!   kept until shortly before they expire; one fetch at a time per
 //!   installation; the token itself never in a `Debug`, a log or an error.
+//! - [`install`]: the end of the install flow, which checks that the
+//!   person who comes back may see the installation they name.
 //! - [`api`]: the REST client, over `play-outbound` (every resolved
 //!   address checked against the operator's policy, no redirects).
 //!
@@ -15,13 +17,14 @@
 
 pub mod api;
 pub mod app;
+pub mod install;
 pub mod tokens;
 
 #[cfg(feature = "testing")]
 pub mod testing;
 
 pub use api::{GithubApi, InstallationInfo};
-pub use app::{AppKey, GithubAppConfig};
+pub use app::{AppKey, ClientSecret, GithubAppConfig};
 pub use tokens::{InstallationToken, TokenCache};
 
 /// Why a call to GitHub failed. Messages name the endpoint and GitHub's

@@ -26,6 +26,10 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+/// The app's OAuth client id and secret the server accepts.
+pub const CLIENT_ID: &str = "Iv1.0123456789abcdef";
+pub const CLIENT_SECRET: &str = "fake-client-secret-0123456789abcdef01234567";
+
 /// An app key pair made with `openssl`: the private key as GitHub hands it
 /// out, and its public half for the server.
 #[derive(Clone, Debug)]
@@ -74,6 +78,12 @@ pub struct Recorded {
     /// Every request: method, path, and whether it carried GitHub's
     /// media type and API version headers.
     pub requests: Vec<(String, String, bool)>,
+    /// OAuth codes not yet exchanged: code -> GitHub user.
+    pub codes: HashMap<String, String>,
+    /// User access tokens issued: token -> GitHub user.
+    pub user_tokens: HashMap<String, String>,
+    /// Which installations each GitHub user can see.
+    pub user_installations: HashMap<String, Vec<u64>>,
 }
 
 #[derive(Clone)]
@@ -106,6 +116,8 @@ impl FakeGithub {
         let app = Router::new()
             .route("/app/installations/{id}", get(installation))
             .route("/app/installations/{id}/access_tokens", post(access_token))
+            .route("/login/oauth/access_token", post(oauth_token))
+            .route("/user/installations", get(user_installations))
             .with_state(shared);
         let listener =
             tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("bind loopback: {e}"));
@@ -130,6 +142,20 @@ impl FakeGithub {
 
     pub fn lock(&self) -> std::sync::MutexGuard<'_, Recorded> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Lets GitHub user `user` see installation `id` (a member of the
+    /// organisation it is installed on).
+    pub fn grant(&self, user: &str, id: u64) {
+        self.lock().user_installations.entry(user.into()).or_default().push(id);
+    }
+
+    /// The OAuth code GitHub gives `user`'s browser on the setup redirect.
+    pub fn code_for(&self, user: &str) -> String {
+        let mut state = self.lock();
+        let code = format!("code{}{user}", state.codes.len() + state.user_tokens.len());
+        state.codes.insert(code.clone(), user.into());
+        code
     }
 }
 
@@ -229,4 +255,60 @@ async fn access_token(State(s): State<Shared>, UrlPath(id): UrlPath<u64>, header
         "repository_selection": "selected",
     });
     (StatusCode::CREATED, Json(body)).into_response()
+}
+
+#[derive(Deserialize)]
+struct OauthRequest {
+    client_id: String,
+    client_secret: String,
+    code: String,
+}
+
+/// `POST /login/oauth/access_token`: as GitHub, a bad code is a 200 with
+/// an `error` field; a code works once.
+async fn oauth_token(State(s): State<Shared>, Json(request): Json<OauthRequest>) -> Response {
+    let mut state = s.lock();
+    state.requests.push(("POST".into(), "/login/oauth/access_token".into(), true));
+    if request.client_id != CLIENT_ID || request.client_secret != CLIENT_SECRET {
+        let body = json!({"error": "incorrect_client_credentials",
+            "error_description": "The client_id and/or client_secret passed are incorrect."});
+        return Json(body).into_response();
+    }
+    let Some(user) = state.codes.remove(&request.code) else {
+        let body = json!({"error": "bad_verification_code",
+            "error_description": "The code passed is incorrect or expired."});
+        return Json(body).into_response();
+    };
+    let token = format!("ghu_{}{}", state.user_tokens.len(), "u".repeat(32));
+    state.user_tokens.insert(token.clone(), user);
+    Json(json!({"access_token": token, "expires_in": 28800, "token_type": "bearer", "scope": ""})).into_response()
+}
+
+#[derive(Deserialize)]
+struct Page {
+    per_page: Option<usize>,
+    page: Option<usize>,
+}
+
+/// `GET /user/installations`: the installations of this app the user's
+/// token can see, paginated.
+async fn user_installations(
+    State(s): State<Shared>,
+    axum::extract::Query(page): axum::extract::Query<Page>,
+    headers: HeaderMap,
+) -> Response {
+    let state = s.lock();
+    let Some(user) = bearer(&headers).and_then(|t| state.user_tokens.get(t)) else {
+        return unauthorized("Bad credentials");
+    };
+    let ids = state.user_installations.get(user).cloned().unwrap_or_default();
+    let per_page = page.per_page.unwrap_or(30).clamp(1, 100);
+    let skip = (page.page.unwrap_or(1).max(1) - 1) * per_page;
+    let listed: Vec<Value> = ids
+        .iter()
+        .skip(skip)
+        .take(per_page)
+        .filter_map(|id| state.installations.get(id).map(|i| installation_body(*id, i)))
+        .collect();
+    Json(json!({"total_count": ids.len(), "installations": listed})).into_response()
 }

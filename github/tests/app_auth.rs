@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use play_core::webhook::url::AllowEntry;
-use play_github::testing::{FakeGithub, KeyPair};
-use play_github::{AppKey, GithubApi, GithubAppConfig, GithubError};
+use play_github::testing::{CLIENT_ID, CLIENT_SECRET, FakeGithub, KeyPair};
+use play_github::{AppKey, ClientSecret, GithubApi, GithubAppConfig, GithubError};
 use play_outbound::UrlPolicy;
 
 const APP_ID: &str = "4242";
@@ -22,7 +22,9 @@ fn config(server: &FakeGithub) -> GithubAppConfig {
         app_id: APP_ID.into(),
         slug: "play-test".into(),
         api_url: server.api_url(),
-        web_url: "https://github.example".into(),
+        web_url: server.api_url(),
+        client_id: CLIENT_ID.into(),
+        client_secret: ClientSecret(CLIENT_SECRET.into()),
     }
 }
 
@@ -134,4 +136,35 @@ fn a_key_that_is_not_rsa_pem_is_refused_without_quoting_it() {
         Err(GithubError::Key(message)) => assert!(!message.contains("c2VjcmV0"), "{message}"),
         other => panic!("{other:?}"),
     }
+}
+
+#[tokio::test]
+async fn the_install_flow_accepts_only_an_installation_the_person_can_see() {
+    let (_dir, _keys, server, api) = setup().await;
+    server.install(9, "someone-else", "Organization");
+    server.grant("octocat", 7);
+    let confirmed = api.confirm_installation(&server.code_for("octocat"), 7).await.unwrap();
+    assert_eq!((confirmed.external_id.as_str(), confirmed.account_login.as_str()), ("7", "acme"));
+
+    // Another organisation's id typed into the setup URL: not among the
+    // person's installations.
+    let spoofed = api.confirm_installation(&server.code_for("octocat"), 9).await;
+    assert!(matches!(spoofed, Err(GithubError::NotFound(_))), "{spoofed:?}");
+
+    // A code works once, and a made-up one not at all.
+    let code = server.code_for("octocat");
+    api.confirm_installation(&code, 7).await.unwrap();
+    assert!(matches!(api.confirm_installation(&code, 7).await, Err(GithubError::Unauthorized(_))));
+    assert!(matches!(api.confirm_installation("guessed", 7).await, Err(GithubError::Unauthorized(_))));
+}
+
+#[tokio::test]
+async fn the_person_s_installations_are_read_past_the_first_page() {
+    let (_dir, _keys, server, api) = setup().await;
+    for id in 1000..1150 {
+        server.install(id, &format!("org{id}"), "Organization");
+        server.grant("busy", id);
+    }
+    let confirmed = api.confirm_installation(&server.code_for("busy"), 1149).await.unwrap();
+    assert_eq!(confirmed.account_login, "org1149");
 }

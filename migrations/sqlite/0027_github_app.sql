@@ -20,3 +20,13 @@ CREATE TABLE scm_deliveries (
     received_at  TEXT NOT NULL,
     PRIMARY KEY (provider, delivery_id)
 );
+
+-- scm_install_states: the `state` of an install flow (the provider sends
+-- the person back with it): bound to the account that started it, single
+-- use (deleted when used), expiring. Only its SHA-256 is kept.
+CREATE TABLE scm_install_states (
+    state_hash  TEXT PRIMARY KEY,
+    account_id  INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+    provider    TEXT NOT NULL,
+    expires_at  TEXT NOT NULL
+);

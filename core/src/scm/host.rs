@@ -64,3 +64,31 @@ pub trait SourceHost: Send + Sync + fmt::Debug {
         None
     }
 }
+
+/// An installation a person connected, as the provider confirmed it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfirmedInstallation {
+    /// The provider's installation id.
+    pub external_id: String,
+    /// The user or organisation it is installed on.
+    pub account_login: String,
+    pub suspended: bool,
+}
+
+/// A source-hosting app that accounts install on the provider's side (a
+/// GitHub App): where to send a person to install it, and the check, when
+/// the provider sends them back, that they may use the installation they
+/// came back with.
+#[async_trait]
+pub trait InstallableApp: Send + Sync + fmt::Debug {
+    fn provider(&self) -> Provider;
+
+    /// The provider's install page, carrying play's `state` back.
+    fn install_url(&self, state: &str) -> String;
+
+    /// With the person's authorization `code` (the provider's OAuth code
+    /// of the setup redirect), whether installation `external_id` is one
+    /// they can see; `ScmError::NotFound` when it is not (the id in a setup
+    /// URL is not proof: anyone can type another installation's id).
+    async fn confirm(&self, code: &str, external_id: &str) -> Result<ConfirmedInstallation, ScmError>;
+}

@@ -102,6 +102,7 @@ pub mod reachability;
 pub mod repositories;
 pub mod rollouts;
 pub mod scm_deliveries;
+pub mod scm_install_states;
 mod shapes;
 pub use shapes::On;
 pub mod sweep;

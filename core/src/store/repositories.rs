@@ -16,7 +16,7 @@ use super::quotas;
 use super::{Conn, OnUnique, Store, flag, shapes};
 use crate::model::event::{Actor, NewEvent};
 use crate::model::quota::{QuotaLimits, Resource};
-use crate::scm::model::{Installation, NewRepository, Provider, Push, Repository};
+use crate::scm::model::{Installation, InstallationStatus, NewRepository, Provider, Push, Repository};
 use crate::scm::names::FullName;
 use crate::time;
 use crate::{Error, Result};
@@ -285,6 +285,52 @@ pub async fn delete_installation(store: &Store, account_id: i64, id: i64) -> Res
                 ask_sync_in(&mut *conn, repository, &[]).await?;
             }
             shapes::delete_owned(conn, "scm_installations", id, account_id).await.map(drop)
+        })
+        .await
+}
+
+/// Records the provider's installation `external_id` for `account_id`
+/// with `status` (an install flow came back). The same account again gets
+/// its row, status refreshed; an installation recorded for another
+/// account is [`Error::Conflict`] (a unique index decides a race).
+pub async fn claim_installation(
+    store: &Store,
+    account_id: i64,
+    provider: Provider,
+    external_id: &str,
+    status: InstallationStatus,
+) -> Result<Installation> {
+    store
+        .in_write(async |conn| {
+            let taken = || Error::Conflict(format!("this {provider} installation is connected to another account"));
+            let sql = format!(
+                "SELECT {INSTALLATION_COLUMNS} FROM scm_installations WHERE provider = $1 AND external_id = $2"
+            );
+            let query = sqlx::query(&sql).bind(provider.as_str()).bind(external_id);
+            if let Some(found) = shapes::maybe_one(&mut *conn, query, installation_from_row).await? {
+                if found.account_id != account_id {
+                    return Err(taken());
+                }
+                sqlx::query("UPDATE scm_installations SET status = $1 WHERE id = $2")
+                    .bind(status.as_str())
+                    .bind(found.id)
+                    .execute(&mut *conn)
+                    .await?;
+                return Ok(Installation { status, ..found });
+            }
+            let now = time::to_db(&time::now());
+            let sql = format!(
+                "INSERT INTO scm_installations (account_id, provider, external_id, status, created_at) \
+                 VALUES ($1, $2, $3, $4, $5) RETURNING {INSTALLATION_COLUMNS}"
+            );
+            let query = sqlx::query(&sql)
+                .bind(account_id)
+                .bind(provider.as_str())
+                .bind(external_id)
+                .bind(status.as_str())
+                .bind(now);
+            let row = query.fetch_one(&mut *conn).await.on_unique(taken)?;
+            installation_from_row(&row)
         })
         .await
 }

@@ -1,0 +1,110 @@
+//! The end of the install flow: the person comes back from GitHub's
+//! install page through the app's setup URL with `installation_id` and,
+//! because the app asks for user authorization during installation, an
+//! OAuth `code`. The `installation_id` alone proves nothing (anyone can
+//! type another organisation's id), so play exchanges the code for the
+//! person's token and accepts the installation only if it is among the
+//! ones that person can see (`GET /user/installations`), as GitHub's
+//! documentation advises. The person's token is used for that one check
+//! and dropped.
+
+use async_trait::async_trait;
+use play_core::scm::ScmError;
+use play_core::scm::host::{ConfirmedInstallation, InstallableApp};
+use play_core::scm::model::Provider;
+use reqwest::Method;
+use serde::Deserialize;
+
+use crate::api::{GithubApi, InstallationBody, send};
+use crate::{GithubError, Result};
+
+/// Pages of `GET /user/installations` read at most (100 each).
+pub const MAX_PAGES: u32 = 10;
+
+#[derive(Deserialize)]
+struct OauthAnswer {
+    access_token: Option<String>,
+    error: Option<String>,
+    error_description: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct InstallationPage {
+    installations: Vec<InstallationBody>,
+}
+
+impl GithubApi {
+    /// The person's token for OAuth `code`
+    /// (`POST {web_url}/login/oauth/access_token`). GitHub answers a bad
+    /// or expired code with 200 and an `error` field.
+    async fn user_token(&self, code: &str) -> Result<String> {
+        let config = self.config();
+        let url = format!("{}/login/oauth/access_token", config.web_url);
+        let body = serde_json::json!({
+            "client_id": config.client_id,
+            "client_secret": config.client_secret.0,
+            "code": code,
+        });
+        let request = self.http().post(url).header(reqwest::header::ACCEPT, "application/json").json(&body);
+        let answer: OauthAnswer = send(request, "/login/oauth/access_token").await?;
+        match (answer.access_token, answer.error) {
+            (Some(token), None) => Ok(token),
+            (_, error) => Err(GithubError::Unauthorized(format!(
+                "/login/oauth/access_token: {} {}",
+                error.unwrap_or_default(),
+                answer.error_description.unwrap_or_default().chars().take(200).collect::<String>()
+            ))),
+        }
+    }
+
+    /// Installation `id` if the person whose OAuth `code` this is can see
+    /// it; `NotFound` otherwise.
+    pub async fn confirm_installation(&self, code: &str, id: u64) -> Result<ConfirmedInstallation> {
+        let token = self.user_token(code).await?;
+        for page in 1..=MAX_PAGES {
+            let path = format!("/user/installations?per_page=100&page={page}");
+            let found: InstallationPage = send(self.request(Method::GET, &path, &token), "/user/installations").await?;
+            let last = found.installations.len() < 100;
+            if let Some(mine) = found.installations.into_iter().find(|i| i.id == id) {
+                let info = mine.into_info();
+                return Ok(ConfirmedInstallation {
+                    external_id: info.id.to_string(),
+                    account_login: info.account_login,
+                    suspended: info.suspended,
+                });
+            }
+            if last {
+                break;
+            }
+        }
+        Err(GithubError::NotFound(format!("installation {id} is not one this GitHub user can see")))
+    }
+}
+
+#[async_trait]
+impl InstallableApp for GithubApi {
+    fn provider(&self) -> Provider {
+        Provider::Github
+    }
+
+    fn install_url(&self, state: &str) -> String {
+        self.config().install_url(state)
+    }
+
+    async fn confirm(&self, code: &str, external_id: &str) -> Result<ConfirmedInstallation, ScmError> {
+        let id: u64 = external_id.parse().map_err(|_| ScmError::NotFound)?;
+        self.confirm_installation(code, id).await.map_err(|e| match e {
+            GithubError::NotFound(_) => ScmError::NotFound,
+            GithubError::Unauthorized(m) => {
+                let mut errors = play_core::FieldErrors::new();
+                play_core::error::push_field_error(
+                    &mut errors,
+                    "code",
+                    format!("GitHub did not accept the authorization code ({m}): install the app again"),
+                );
+                ScmError::Invalid(errors)
+            }
+            other => ScmError::Failed(other.to_string()),
+        })
+    }
+}
