@@ -132,6 +132,11 @@ pub struct ServeArgs {
     /// takes the app's deliveries; unset, it answers 404.
     #[arg(long, env = "PLAY_GITHUB_WEBHOOK_SECRET_FILE")]
     pub github_webhook_secret_file: Option<std::path::PathBuf>,
+    /// The GitHub App accounts install (`docs/repositories.md`): its id,
+    /// URL name, private key file, OAuth client id and a file holding its
+    /// client secret. All five or none.
+    #[command(flatten)]
+    pub github: GithubAppArgs,
     /// The address people and `git` reach this installation at, for the
     /// URLs it shows (`clone_url`); default `http://` and the listen
     /// address.
@@ -348,4 +353,30 @@ mod tests {
         assert!(refused.as_ref().is_err_and(|e| e.to_string().contains("at most 5s")), "{refused:?}");
         assert!(parse_read_staleness("soon").is_err());
     }
+}
+
+/// The operator's GitHub App (see `ServeArgs::github`).
+#[derive(Debug, Clone, ClapArgs)]
+pub struct GithubAppArgs {
+    /// The app's id (or client id), as on its settings page.
+    #[arg(long = "github-app-id", env = "PLAY_GITHUB_APP_ID")]
+    pub app_id: Option<String>,
+    /// The app's URL name (`https://github.com/apps/<slug>`).
+    #[arg(long = "github-app-slug", env = "PLAY_GITHUB_APP_SLUG")]
+    pub slug: Option<String>,
+    /// The app's private key, the PEM file GitHub generated.
+    #[arg(long = "github-app-key-file", env = "PLAY_GITHUB_APP_KEY_FILE")]
+    pub key_file: Option<std::path::PathBuf>,
+    /// The app's OAuth client id.
+    #[arg(long = "github-client-id", env = "PLAY_GITHUB_CLIENT_ID")]
+    pub client_id: Option<String>,
+    /// A file holding the app's OAuth client secret.
+    #[arg(long = "github-client-secret-file", env = "PLAY_GITHUB_CLIENT_SECRET_FILE")]
+    pub client_secret_file: Option<std::path::PathBuf>,
+    /// GitHub's REST API (GitHub Enterprise Server: `https://HOST/api/v3`).
+    #[arg(long = "github-api-url", env = "PLAY_GITHUB_API_URL", default_value = "https://api.github.com")]
+    pub api_url: String,
+    /// GitHub's web address (GitHub Enterprise Server: `https://HOST`).
+    #[arg(long = "github-web-url", env = "PLAY_GITHUB_WEB_URL", default_value = "https://github.com")]
+    pub web_url: String,
 }

@@ -44,6 +44,7 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         },
     };
     let repositories = crate::repositories::gateway(&settings, &args, &repository_policy)?;
+    let github_app = crate::repositories::github_app(&args, &repository_policy)?;
     let config = ApiConfig {
         body_limit: args.max_body_bytes,
         rate_limit_per_second: args.rate_limit_per_second,
@@ -86,6 +87,10 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     .with_repositories(repositories);
     let state = match crate::repositories::source_host(&settings, &args)? {
         Some(host) => state.with_source_host(host),
+        None => state,
+    };
+    let state = match github_app {
+        Some(app) => state.with_github_app(app),
         None => state,
     };
     let shutdown = CancellationToken::new();

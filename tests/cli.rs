@@ -154,3 +154,15 @@ async fn migrate_applies_and_exits() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("migrations applied"));
 }
+
+/// A GitHub App is configured whole or not at all: a part of it is refused
+/// at start, naming what is missing, rather than a server whose install
+/// flow fails later.
+#[tokio::test]
+async fn a_partly_configured_github_app_is_refused_at_start() {
+    let play = Play::new().await.env("PLAY_GITHUB_APP_ID", "12345").env("PLAY_GITHUB_APP_SLUG", "play");
+    let refused = play.serve_refused();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(stderr.contains("--github-app-key-file") && stderr.contains("--github-client-secret-file"), "{stderr}");
+}

@@ -41,6 +41,7 @@ pub const ROUTE_SCOPES: &[(&str, &str, Scope)] = &[
     ("DELETE", "/api/repos/{owner}/{name}", Scope::ReposWrite),
     ("GET", "/api/scm_installations", Scope::ReposRead),
     ("GET", "/api/scm_installations/{id}", Scope::ReposRead),
+    ("POST", "/api/scm_installations/github", Scope::ReposWrite),
     ("DELETE", "/api/scm_installations/{id}", Scope::ReposWrite),
     ("GET", "/api/playgrounds", Scope::PlaygroundsRead),
     ("POST", "/api/playgrounds", Scope::PlaygroundsWrite),

@@ -87,6 +87,7 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(repos::list, repos::create))
         .routes(routes!(repos::show, repos::delete))
         .routes(routes!(scm_installations::list))
+        .routes(routes!(scm_github::install))
         .routes(routes!(scm_installations::show, scm_installations::delete))
         .split_for_parts();
     // Uploads carry their own, larger body limit.
@@ -112,7 +113,8 @@ pub fn router(state: AppState) -> Router {
     let (api, mut doc) = api_routes();
     // Signed by GitHub, not by a key: outside the authenticated routes, in
     // the same document.
-    let (github, github_doc) = OpenApiRouter::new().routes(routes!(scm_github::webhook)).split_for_parts();
+    let (github, github_doc) =
+        OpenApiRouter::new().routes(routes!(scm_github::webhook)).routes(routes!(scm_github::setup)).split_for_parts();
     doc.merge(github_doc);
     let api = api.route_layer(middleware::from_fn_with_state(state.clone(), auth::authenticate));
     // MCP tools call the same routes in-process, authorised by the same

@@ -13,7 +13,7 @@ use play_core::model::quota::QuotaLimits;
 use play_core::playground::{Lifetimes, Limits};
 use play_core::playzone::RepositoryPolicy;
 use play_core::repository::RepositoryGateway;
-use play_core::scm::host::SourceHost;
+use play_core::scm::host::{InstallableApp, SourceHost};
 use play_core::secrets::SecretBox;
 use play_core::store::Store;
 use play_core::token::TokenPepper;
@@ -121,6 +121,9 @@ pub struct Shared {
     /// Where the repositories facility creates and pushes (play's own Git
     /// host); `None`: every `/api/repos` route answers `SCM_APP_REQUIRED`.
     pub source_host: Option<Arc<dyn SourceHost>>,
+    /// The GitHub App accounts install (`PLAY_GITHUB_*`); `None`: its
+    /// install routes answer 404.
+    pub github_app: Option<Arc<dyn InstallableApp>>,
     /// Tells reconcilers that desired state changed (after the commit).
     pub waker: Arc<dyn Waker>,
     /// Where Compose parsing and validation run (not on the async threads).
@@ -171,6 +174,7 @@ impl AppState {
             gateway,
             repositories: Arc::new(play_core::repository::NoRepositories),
             source_host: None,
+            github_app: None,
             waker,
             cpu: CpuPool::per_core(),
             routes: Arc::default(),
@@ -196,6 +200,13 @@ impl AppState {
     /// passes play's own Git host unless the operator switched it off).
     pub fn with_source_host(mut self, host: Arc<dyn SourceHost>) -> Self {
         self.shared_mut().source_host = Some(host);
+        self
+    }
+
+    /// Gives the API the GitHub App accounts install (`play serve` passes
+    /// it when the operator configured one).
+    pub fn with_github_app(mut self, app: Arc<dyn InstallableApp>) -> Self {
+        self.shared_mut().github_app = Some(app);
         self
     }
 }

@@ -1,24 +1,128 @@
-//! `POST /api/scm_installations/github/webhook`: GitHub's deliveries to
-//! play's GitHub App. Not authenticated by an API key: GitHub signs each
-//! delivery with the app's webhook secret (`X-Hub-Signature-256`), and a
-//! delivery whose signature does not verify over the raw body is refused
-//! before it is read. Each delivery id is processed once
-//! (`store::scm_deliveries`); the answer comes as soon as the delivery is
-//! recorded, and the Playzones it concerns are woken, not waited for.
+//! The GitHub App's routes:
+//!
+//! - `POST /api/scm_installations/github` (`repos:write`): starts the
+//!   install flow, answering the GitHub page to send the person to, with
+//!   a `state` bound to the account (`store::scm_install_states`).
+//! - `GET /api/scm_installations/github/setup`: the app's setup URL,
+//!   where GitHub sends the person back. No key: the `state` names the
+//!   account, and the person's OAuth `code` must see the installation
+//!   (`InstallableApp::confirm`).
+//! - `POST /api/scm_installations/github/webhook`: GitHub's deliveries to
+//!   play's GitHub App. Not authenticated by an API key: GitHub signs each
+//!   delivery with the app's webhook secret (`X-Hub-Signature-256`), and
+//!   a delivery whose signature does not verify over the raw body is
+//!   refused before it is read. Each delivery id is processed once
+//!   (`store::scm_deliveries`); the answer comes as soon as the delivery
+//!   is recorded, and the Playzones it concerns are woken, not waited for.
 
 use axum::Json as JsonResponse;
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use play_core::scm::github_hook::{self, Change};
+use play_core::scm::host::InstallableApp;
+use play_core::scm::model::InstallationStatus;
 use play_core::scm::model::Provider;
-use play_core::store::scm_deliveries;
+use play_core::store::{repositories, scm_deliveries, scm_install_states};
 use play_core::wake::Kind;
-use serde::Serialize;
-use utoipa::ToSchema;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
+use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::state::AppState;
+use crate::views::repos::InstallationView;
+
+fn app(state: &AppState) -> ApiResult<std::sync::Arc<dyn InstallableApp>> {
+    state.github_app.clone().ok_or(ApiError::Core(play_core::Error::NotFound("GitHub App")))
+}
+
+/// Where to send the person to install the app.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InstallStart {
+    /// GitHub's install page, carrying `state`.
+    pub install_url: String,
+    /// Until when the flow may come back (single use).
+    pub expires_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// Start connecting a GitHub App installation to the account.
+#[utoipa::path(post, path = "/api/scm_installations/github", tag = "Repositories",
+    responses((status = 201, body = InstallStart),
+        (status = 404, description = "No GitHub App is configured", body = ErrorEnvelope)))]
+pub async fn install(
+    State(state): State<AppState>,
+    principal: Principal,
+) -> ApiResult<(StatusCode, JsonResponse<InstallStart>)> {
+    let app = app(&state)?;
+    let (token, expires_at) =
+        scm_install_states::create(&state.store, &state.pepper, principal.account_id, Provider::Github).await?;
+    Ok((StatusCode::CREATED, JsonResponse(InstallStart { install_url: app.install_url(&token), expires_at })))
+}
+
+/// What GitHub's setup redirect carries.
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct SetupQuery {
+    /// The installation the person made or changed.
+    pub installation_id: Option<String>,
+    /// `install`, `update` or `request`.
+    pub setup_action: Option<String>,
+    /// play's state from `POST /api/scm_installations/github`.
+    pub state: Option<String>,
+    /// The person's OAuth code (the app requests user authorization
+    /// during installation).
+    pub code: Option<String>,
+}
+
+fn bounded<'q>(value: &'q Option<String>, field: &str, errors: &mut play_core::FieldErrors) -> &'q str {
+    let text = value.as_deref().unwrap_or_default();
+    if text.is_empty()
+        || text.len() > 200
+        || !text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
+    {
+        play_core::error::push_field_error(errors, field, "is required: 1 to 200 letters, digits, '_', '-' or '.'");
+    }
+    text
+}
+
+/// The app's setup URL: GitHub sends the person back here after
+/// installing it, and the installation is connected to the account whose
+/// `state` this is, if the person may see it.
+#[utoipa::path(get, path = "/api/scm_installations/github/setup", tag = "Repositories", params(SetupQuery),
+    responses((status = 200, body = InstallationView),
+        (status = 404, description = "No GitHub App is configured, or the person cannot see the installation", body = ErrorEnvelope),
+        (status = 409, description = "The installation is connected to another account", body = ErrorEnvelope),
+        (status = 422, description = "A missing, used or expired state; a code GitHub did not accept", body = ErrorEnvelope)))]
+pub async fn setup(
+    State(state): State<AppState>,
+    Query(query): Query<SetupQuery>,
+) -> ApiResult<JsonResponse<InstallationView>> {
+    let app = app(&state)?;
+    let mut errors = play_core::FieldErrors::new();
+    let installation = bounded(&query.installation_id, "installation_id", &mut errors);
+    let given = bounded(&query.state, "state", &mut errors);
+    let code = bounded(&query.code, "code", &mut errors);
+    if !installation.bytes().all(|b| b.is_ascii_digit()) {
+        play_core::error::push_field_error(&mut errors, "installation_id", "must be GitHub's numeric installation id");
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors));
+    }
+    let Some(account_id) = scm_install_states::consume(&state.store, &state.pepper, given, Provider::Github).await?
+    else {
+        return Err(ApiError::field(
+            "state",
+            "unknown, used or expired: start again with POST /api/scm_installations/github",
+        ));
+    };
+    let confirmed = app.confirm(code, installation).await.map_err(|e| ApiError::Core(e.into()))?;
+    let status = if confirmed.suspended { InstallationStatus::Suspended } else { InstallationStatus::Active };
+    let claimed =
+        repositories::claim_installation(&state.store, account_id, Provider::Github, &confirmed.external_id, status)
+            .await?;
+    tracing::info!(account_id, installation = %confirmed.external_id, on = %confirmed.account_login, "GitHub App installation connected");
+    Ok(JsonResponse(claimed.into()))
+}
 
 /// What play did with a delivery.
 #[derive(Debug, Serialize, ToSchema)]
