@@ -197,3 +197,26 @@ async fn missing_headers_and_foreign_payloads_are_bad_requests() {
     assert_eq!(ping.status, StatusCode::ACCEPTED, "{}", ping.text);
     assert_eq!(app.count("scm_deliveries").await, 1);
 }
+
+#[tokio::test]
+async fn delivery_ids_are_forgotten_after_the_retention() {
+    let app = app().await;
+    for (id, received) in [("old", "2026-01-01T00:00:00Z"), ("recent", "2999-01-01T00:00:00Z")] {
+        sqlx::query(
+            "INSERT INTO scm_deliveries (provider, delivery_id, event, received_at) VALUES ('github', $1, 'ping', $2)",
+        )
+        .bind(id)
+        .bind(received)
+        .execute(app.store().pool())
+        .await
+        .unwrap();
+    }
+    let ping = signed(&app, "ping", "new", json!({"zen": "Half measures are as bad as nothing at all."})).await;
+    assert_eq!(ping.status, StatusCode::ACCEPTED);
+    let left = sqlx::query("SELECT delivery_id FROM scm_deliveries ORDER BY delivery_id")
+        .fetch_all(app.store().pool())
+        .await
+        .unwrap();
+    let left: Vec<String> = left.iter().map(|r| sqlx::Row::get(r, "delivery_id")).collect();
+    assert_eq!(left, ["new", "recent"]);
+}

@@ -20,6 +20,9 @@ CREATE TABLE scm_deliveries (
     received_at  TEXT NOT NULL,
     PRIMARY KEY (provider, delivery_id)
 );
+-- Rows older than the retention (store::scm_deliveries) are deleted as new
+-- deliveries arrive.
+CREATE INDEX scm_deliveries_received ON scm_deliveries (received_at);
 
 -- scm_install_states: the `state` of an install flow (the provider sends
 -- the person back with it): bound to the account that started it, single

@@ -3,6 +3,10 @@
 //! applied in the same transaction, so a redelivery (GitHub retries, or a
 //! person presses "Redeliver") changes nothing a second time, and a crash
 //! before the commit leaves the delivery unrecorded for the retry.
+//!
+//! Delivery ids are kept for [`RETENTION`], longer than GitHub lets a
+//! delivery be redelivered (3 days); older ones are deleted as new ones
+//! arrive, so the table holds about a week of deliveries.
 
 use sqlx::Row;
 
@@ -12,6 +16,9 @@ use crate::Result;
 use crate::scm::github_hook::Change;
 use crate::scm::model::Provider;
 use crate::time;
+
+/// How long a delivery id is remembered.
+pub const RETENTION: chrono::Duration = chrono::Duration::days(7);
 
 /// Records delivery `delivery_id` of `provider` and applies `change`:
 /// `None` when the delivery was recorded before (nothing changes), else
@@ -24,8 +31,13 @@ pub async fn receive(
     event: &str,
     change: &Change,
 ) -> Result<Option<Vec<i64>>> {
+    let now = time::now();
     store
         .in_write(async |conn| {
+            sqlx::query("DELETE FROM scm_deliveries WHERE received_at < $1")
+                .bind(time::to_db(&(now - RETENTION)))
+                .execute(&mut *conn)
+                .await?;
             let inserted = sqlx::query(
                 "INSERT INTO scm_deliveries (provider, delivery_id, event, received_at) VALUES ($1, $2, $3, $4) \
                  ON CONFLICT (provider, delivery_id) DO NOTHING",
@@ -33,7 +45,7 @@ pub async fn receive(
             .bind(provider.as_str())
             .bind(delivery_id)
             .bind(event)
-            .bind(time::to_db(&time::now()))
+            .bind(time::to_db(&now))
             .execute(&mut *conn)
             .await?;
             if inserted.rows_affected() == 0 {
