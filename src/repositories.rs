@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use play_core::playzone::RepositoryPolicy;
-use play_core::repository::RepositoryGateway;
+use play_core::repository::{InstallationTokens, RepositoryGateway};
 use play_core::scm::github_hook::WebhookSecret;
-use play_core::scm::host::{InstallableApp, SourceHost};
+use play_core::scm::host::SourceHost;
 use play_git::builtin::BuiltinHost;
 use play_git::hosted::HostedRepositories;
 use play_git::{GitConfig, GitGateway};
@@ -20,15 +20,19 @@ use crate::config::Settings;
 
 /// The repository gateway of this process. Its cache (`<data dir>/git`)
 /// holds one bare repository per URL, never a token.
+/// A GitHub App's installation tokens let it fetch repositories attached
+/// through the app.
 pub fn gateway(
     settings: &Settings,
     args: &ServeArgs,
     policy: &RepositoryPolicy,
+    github: Option<Arc<GithubApi>>,
 ) -> anyhow::Result<Arc<dyn RepositoryGateway>> {
     let config = GitConfig {
         timeout: args.repository_timeout.into(),
         max_fetch_bytes: args.repository_max_fetch_bytes,
         hosted_root: args.git_host.then(|| git_host_root(settings, args)),
+        installation_tokens: github.map(|app| app as Arc<dyn InstallationTokens>),
         ..GitConfig::new(settings.data_dir.join("git"), policy.urls.clone())
     };
     let gateway = GitGateway::new(config).map_err(|e| anyhow::anyhow!("{e}")).context("repository access")?;
@@ -74,7 +78,7 @@ pub fn github_webhook_secret(args: &ServeArgs) -> anyhow::Result<Option<WebhookS
 /// `_CLIENT_ID`, `_CLIENT_SECRET_FILE`; some but not all is an error).
 /// Its calls go out under the repository policy (`PLAY_REPOSITORY_*`), so a
 /// GitHub Enterprise Server on a private network is allowed the same way.
-pub fn github_app(args: &ServeArgs, policy: &RepositoryPolicy) -> anyhow::Result<Option<Arc<dyn InstallableApp>>> {
+pub fn github_app(args: &ServeArgs, policy: &RepositoryPolicy) -> anyhow::Result<Option<Arc<GithubApi>>> {
     let g = &args.github;
     let (Some(app_id), Some(slug), Some(key_file), Some(client_id), Some(secret_file)) =
         (&g.app_id, &g.slug, &g.key_file, &g.client_id, &g.client_secret_file)

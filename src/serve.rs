@@ -43,8 +43,8 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
                 .map_err(|e| anyhow::anyhow!("--repository-allowlist: {e}"))?,
         },
     };
-    let repositories = crate::repositories::gateway(&settings, &args, &repository_policy)?;
     let github_app = crate::repositories::github_app(&args, &repository_policy)?;
+    let repositories = crate::repositories::gateway(&settings, &args, &repository_policy, github_app.clone())?;
     let config = ApiConfig {
         body_limit: args.max_body_bytes,
         rate_limit_per_second: args.rate_limit_per_second,

@@ -14,6 +14,7 @@ use play_core::playground::{Lifetimes, Limits};
 use play_core::playzone::RepositoryPolicy;
 use play_core::repository::RepositoryGateway;
 use play_core::scm::host::{InstallableApp, SourceHost};
+use play_core::scm::hosts::SourceHosts;
 use play_core::secrets::SecretBox;
 use play_core::store::Store;
 use play_core::token::TokenPepper;
@@ -118,12 +119,11 @@ pub struct Shared {
     pub gateway: Arc<dyn HostGateway>,
     /// Live access to Playzones' repositories (`env_defaults`).
     pub repositories: Arc<dyn RepositoryGateway>,
-    /// Where the repositories facility creates and pushes (play's own Git
-    /// host); `None`: every `/api/repos` route answers `SCM_APP_REQUIRED`.
-    pub source_host: Option<Arc<dyn SourceHost>>,
-    /// The GitHub App accounts install (`PLAY_GITHUB_*`); `None`: its
-    /// install routes answer 404.
-    pub github_app: Option<Arc<dyn InstallableApp>>,
+    /// Where the repositories facility creates and pushes: play's own Git
+    /// host, and the GitHub App accounts install (`PLAY_GITHUB_*`; without
+    /// it, its install routes answer 404). None at all: every `/api/repos`
+    /// route answers `SCM_APP_REQUIRED`.
+    pub hosts: SourceHosts,
     /// Tells reconcilers that desired state changed (after the commit).
     pub waker: Arc<dyn Waker>,
     /// Where Compose parsing and validation run (not on the async threads).
@@ -144,7 +144,7 @@ impl Shared {
             quotas: &self.config.quotas,
             lifetimes: self.config.lifetimes(),
             repositories: &self.config.repository_policy,
-            source_host: self.source_host.as_deref(),
+            hosts: &self.hosts,
         }
     }
 }
@@ -173,8 +173,7 @@ impl AppState {
             keys: Arc::default(),
             gateway,
             repositories: Arc::new(play_core::repository::NoRepositories),
-            source_host: None,
-            github_app: None,
+            hosts: SourceHosts::default(),
             waker,
             cpu: CpuPool::per_core(),
             routes: Arc::default(),
@@ -199,14 +198,14 @@ impl AppState {
     /// Gives the repositories facility its source host (`play serve`
     /// passes play's own Git host unless the operator switched it off).
     pub fn with_source_host(mut self, host: Arc<dyn SourceHost>) -> Self {
-        self.shared_mut().source_host = Some(host);
+        self.shared_mut().hosts.builtin = Some(host);
         self
     }
 
     /// Gives the API the GitHub App accounts install (`play serve` passes
     /// it when the operator configured one).
     pub fn with_github_app(mut self, app: Arc<dyn InstallableApp>) -> Self {
-        self.shared_mut().github_app = Some(app);
+        self.shared_mut().hosts.github = Some(app);
         self
     }
 }

@@ -10,10 +10,9 @@ use std::sync::Arc;
 use axum::http::{Method, StatusCode};
 use play_api::testing::{Response, TestApp};
 use play_core::scopes::{Scope, ScopeSet};
-use play_core::webhook::UrlPolicy;
-use play_core::webhook::url::AllowEntry;
-use play_github::testing::{CLIENT_ID, CLIENT_SECRET, FakeGithub, KeyPair};
-use play_github::{AppKey, ClientSecret, GithubApi, GithubAppConfig};
+use play_github::testing::{CLIENT_SECRET, FakeGithub, KeyPair};
+
+mod support;
 
 struct Setup {
     app: TestApp,
@@ -28,17 +27,7 @@ async fn setup() -> Setup {
     github.install(7, "acme", "Organization");
     github.install(9, "victim-org", "Organization");
     github.grant("octocat", 7);
-    let config = GithubAppConfig {
-        app_id: "99".into(),
-        slug: "play-test".into(),
-        api_url: github.api_url(),
-        web_url: github.api_url(),
-        client_id: CLIENT_ID.into(),
-        client_secret: ClientSecret(CLIENT_SECRET.into()),
-    };
-    let policy =
-        Arc::new(UrlPolicy { allow_http: true, ..UrlPolicy::default() }.allow(AllowEntry::parse("127.0.0.1").unwrap()));
-    let api = GithubApi::new(config, AppKey::from_pem(&keys.private_pem).unwrap(), policy).unwrap();
+    let api = support::github::api_for(&github, &keys);
     let mut app = TestApp::new().await;
     app.state = app.state.clone().with_github_app(Arc::new(api));
     app.router = play_api::router(app.state.clone());

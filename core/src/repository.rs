@@ -23,6 +23,7 @@ use std::fmt;
 use async_trait::async_trait;
 use serde::Serialize;
 
+use crate::scm::model::Provider;
 use crate::scm::names::FullName;
 
 /// A repository as the gateway needs it for one call: the URL and, for a
@@ -52,6 +53,12 @@ pub enum Reach {
     /// that the Playzone's account may read the repository (its own, or a
     /// public one).
     Builtin(FullName),
+    /// A repository attached through a source-hosting app installation
+    /// (a GitHub App): over the network at `url`, under the operator's
+    /// policy, with a short-lived token the gateway asks the app for
+    /// ([`InstallationTokens`]) at each call, never stored. Only the store
+    /// gives this, for an installation that is active.
+    App { provider: Provider, installation: String },
     /// The Playzone was attached through an installation that no longer
     /// gives access (the repository or the installation is gone, or the
     /// repository became private to another account): every call fails
@@ -74,6 +81,18 @@ impl fmt::Debug for RepositoryAccess {
             .field("reach", &self.reach)
             .finish()
     }
+}
+
+/// Short-lived tokens of source-hosting app installations, for git over
+/// HTTPS ([`Reach::App`]). The app caches them until shortly before they
+/// expire; the gateway forgets one the remote refused, so the next call
+/// gets a fresh one.
+#[async_trait]
+pub trait InstallationTokens: Send + Sync + fmt::Debug {
+    /// A token of `installation` (the provider's id) of `provider`'s app.
+    async fn token(&self, provider: Provider, installation: &str) -> Result<String, RepositoryError>;
+    /// Drops the cached token of `installation` (the remote refused it).
+    fn forget(&self, provider: Provider, installation: &str);
 }
 
 /// The branches of a remote, as its smart HTTP advertisement lists them.

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use play_core::scm::host::{RepoUrls, SourceHost};
+use play_core::scm::host::{Created, Removal, RepoUrls, SourceHost};
 use play_core::scm::http::{GitHttp, GitHttpRequest, GitHttpResponse};
 use play_core::scm::model::Provider;
 use play_core::scm::{Author, FullName, PushFiles, PushOutcome, ScmError};
@@ -54,14 +54,17 @@ impl SourceHost for BuiltinHost {
         &self,
         full: &FullName,
         description: &str,
+        _private: bool,
         auto_init: bool,
         by: &Author,
-    ) -> Result<Option<PushOutcome>, ScmError> {
+    ) -> Result<Created, ScmError> {
         let (full, description, by) = (full.clone(), description.to_owned(), by.clone());
-        self.blocking(move |r| Ok(r.create(&full, &description, auto_init, &by)?.initial)).await
+        let made = self.blocking(move |r| r.create(&full, &description, auto_init, &by)).await?;
+        Ok(Created { default_branch: made.default_branch, initial: made.initial })
     }
 
-    async fn forget(&self, full: &FullName) -> Result<(), ScmError> {
+    /// Every removal deletes: the repository exists only here.
+    async fn remove(&self, full: &FullName, _why: Removal) -> Result<(), ScmError> {
         let full = full.clone();
         self.blocking(move |r| r.forget(&full)).await
     }

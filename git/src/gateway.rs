@@ -16,7 +16,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use git2::{Direction, Oid, PushOptions, RemoteCallbacks, RemoteRedirect, Repository};
 use play_core::repository::{
-    ArchiveOptions, Reach, RemoteBranch, RemoteRefs, RepositoryAccess, RepositoryError, RepositoryGateway, TreeEntry,
+    ArchiveOptions, InstallationTokens, Reach, RemoteBranch, RemoteRefs, RepositoryAccess, RepositoryError,
+    RepositoryGateway, TreeEntry,
 };
 use play_core::webhook::UrlPolicy;
 use tokio::runtime::Handle;
@@ -55,6 +56,10 @@ pub struct GitConfig {
     /// (`PLAY_GIT_HOST_ROOT`); `None` when that host is off. A
     /// [`Reach::Builtin`] repository is opened there, without the network.
     pub hosted_root: Option<PathBuf>,
+    /// Where a [`Reach::App`] repository's token comes from (the GitHub
+    /// App); `None` when no app is configured, and such a call fails
+    /// saying so.
+    pub installation_tokens: Option<Arc<dyn InstallationTokens>>,
 }
 
 impl GitConfig {
@@ -67,6 +72,7 @@ impl GitConfig {
             max_fetch_bytes: DEFAULT_MAX_FETCH_BYTES,
             max_branches: DEFAULT_MAX_BRANCHES,
             hosted_root: None,
+            installation_tokens: None,
         }
     }
 }
@@ -129,17 +135,50 @@ impl GitGateway {
         F: FnOnce(&Inner, &Call, &Target) -> Result<T> + Send + 'static,
     {
         let inner = self.inner.clone();
-        let target = match &repo.reach {
-            Reach::Remote => Target::Remote(check_url(&inner.policy, &repo.url)?),
-            Reach::Builtin(full) => Target::Hosted(hosted_path(&inner.config, full)?),
+        let (target, token) = match &repo.reach {
+            Reach::Remote => (Target::Remote(check_url(&inner.policy, &repo.url)?), repo.token.clone()),
+            Reach::Builtin(full) => (Target::Hosted(hosted_path(&inner.config, full)?), None),
+            Reach::App { provider, installation } => {
+                let Some(tokens) = &inner.config.installation_tokens else {
+                    return Err(RepositoryError::Failed(format!(
+                        "the repository is reached through the {provider} app, which this play is not configured \
+                         for (ask the operator)"
+                    )));
+                };
+                let url = check_url(&inner.policy, &repo.url)?;
+                let token = tokens.token(*provider, installation).await?;
+                let result = self.call_with(inner.clone(), Target::Remote(url), Some(token), work).await;
+                if let Err(RepositoryError::Unauthorized(_)) = &result {
+                    // A token revoked before its expiry: the next call
+                    // asks the app for a new one.
+                    tokens.forget(*provider, installation);
+                }
+                return result;
+            }
             Reach::Lost(reason) => return Err(RepositoryError::Failed(reason.clone())),
         };
+        self.call_with(inner, target, token, work).await
+    }
+
+    /// Runs `work` on `target` in the blocking pool with `token`, bounded
+    /// by the call's deadline.
+    async fn call_with<T, F>(
+        &self,
+        inner: Arc<Inner>,
+        target: Target,
+        token: Option<String>,
+        work: F,
+    ) -> Result<T, RepositoryError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner, &Call, &Target) -> Result<T> + Send + 'static,
+    {
         let config = &inner.config;
         let call = Arc::new(Call::new(
             inner.client.clone(),
             Handle::current(),
             inner.policy.clone(),
-            repo.token.clone().map(Token),
+            token.map(Token),
             config.timeout,
             config.max_fetch_bytes,
         ));

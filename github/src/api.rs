@@ -150,10 +150,21 @@ impl GithubApi {
 /// Sends `request` and reads a 2xx answer as `T`; anything else as a
 /// [`GithubError`] naming `path`.
 pub(crate) async fn send<T: DeserializeOwned>(request: RequestBuilder, path: &str) -> Result<T> {
+    let response = answered(request, path).await?;
+    response.json().await.map_err(|e| GithubError::Failed(format!("{path}: unexpected answer ({e})")))
+}
+
+/// Sends `request` for its status only (a 2xx, its body ignored).
+pub(crate) async fn send_unit(request: RequestBuilder, path: &str) -> Result<()> {
+    answered(request, path).await.map(drop)
+}
+
+/// The response when it is a 2xx; else the error GitHub's status means.
+async fn answered(request: RequestBuilder, path: &str) -> Result<reqwest::Response> {
     let response = request.send().await.map_err(|e| GithubError::Failed(network(path, &e)))?;
     let status = response.status();
     if status.is_success() {
-        return response.json().await.map_err(|e| GithubError::Failed(format!("{path}: unexpected answer ({e})")));
+        return Ok(response);
     }
     let message = response.json::<ErrorBody>().await.ok().and_then(|b| b.message).unwrap_or_default();
     let message: String = message.chars().take(300).collect();
@@ -161,7 +172,8 @@ pub(crate) async fn send<T: DeserializeOwned>(request: RequestBuilder, path: &st
     Err(match status {
         StatusCode::NOT_FOUND | StatusCode::FORBIDDEN => GithubError::NotFound(said),
         StatusCode::UNAUTHORIZED => GithubError::Unauthorized(said),
-        StatusCode::CONFLICT | StatusCode::UNPROCESSABLE_ENTITY => GithubError::Conflict(said),
+        StatusCode::CONFLICT => GithubError::Conflict(said),
+        StatusCode::UNPROCESSABLE_ENTITY => GithubError::Unprocessable(said),
         _ => GithubError::Failed(said),
     })
 }

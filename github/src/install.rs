@@ -8,10 +8,7 @@
 //! documentation advises. The person's token is used for that one check
 //! and dropped.
 
-use async_trait::async_trait;
-use play_core::scm::ScmError;
-use play_core::scm::host::{ConfirmedInstallation, InstallableApp};
-use play_core::scm::model::Provider;
+use play_core::scm::host::ConfirmedInstallation;
 use reqwest::Method;
 use serde::Deserialize;
 
@@ -69,6 +66,7 @@ impl GithubApi {
                 let info = mine.into_info();
                 return Ok(ConfirmedInstallation {
                     external_id: info.id.to_string(),
+                    organisation: info.account_type == "Organization",
                     account_login: info.account_login,
                     suspended: info.suspended,
                 });
@@ -78,33 +76,5 @@ impl GithubApi {
             }
         }
         Err(GithubError::NotFound(format!("installation {id} is not one this GitHub user can see")))
-    }
-}
-
-#[async_trait]
-impl InstallableApp for GithubApi {
-    fn provider(&self) -> Provider {
-        Provider::Github
-    }
-
-    fn install_url(&self, state: &str) -> String {
-        self.config().install_url(state)
-    }
-
-    async fn confirm(&self, code: &str, external_id: &str) -> Result<ConfirmedInstallation, ScmError> {
-        let id: u64 = external_id.parse().map_err(|_| ScmError::NotFound)?;
-        self.confirm_installation(code, id).await.map_err(|e| match e {
-            GithubError::NotFound(_) => ScmError::NotFound,
-            GithubError::Unauthorized(m) => {
-                let mut errors = play_core::FieldErrors::new();
-                play_core::error::push_field_error(
-                    &mut errors,
-                    "code",
-                    format!("GitHub did not accept the authorization code ({m}): install the app again"),
-                );
-                ScmError::Invalid(errors)
-            }
-            other => ScmError::Failed(other.to_string()),
-        })
     }
 }

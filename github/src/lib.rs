@@ -17,7 +17,10 @@
 
 pub mod api;
 pub mod app;
+pub mod host;
 pub mod install;
+pub(crate) mod push;
+pub mod repos;
 pub mod tokens;
 
 #[cfg(feature = "testing")]
@@ -42,10 +45,14 @@ pub enum GithubError {
     /// refused (a wrong app id or key, a clock far off, a revoked token).
     #[error("GitHub refused the credentials: {0}")]
     Unauthorized(String),
-    /// GitHub answered 409 or 422: the request does not fit the
-    /// repository's current state (a name taken, a ref that moved).
+    /// GitHub answered 409: the repository's state refuses the call (an
+    /// empty repository's Git database).
     #[error("GitHub refused the change: {0}")]
     Conflict(String),
+    /// GitHub answered 422: the request does not fit (a name taken, a
+    /// branch update that is not a fast-forward, a reference that exists).
+    #[error("GitHub refused the request: {0}")]
+    Unprocessable(String),
     /// Anything else: the network, a 5xx, a body that is not what GitHub
     /// documents.
     #[error("GitHub: {0}")]
@@ -53,3 +60,12 @@ pub enum GithubError {
 }
 
 pub type Result<T, E = GithubError> = std::result::Result<T, E>;
+
+/// What a GitHub error means to the repositories facility.
+pub(crate) fn scm_error(error: GithubError) -> play_core::scm::ScmError {
+    match error {
+        GithubError::NotFound(_) => play_core::scm::ScmError::NotFound,
+        GithubError::Conflict(m) | GithubError::Unprocessable(m) => play_core::scm::ScmError::Conflict(m),
+        other => play_core::scm::ScmError::Failed(other.to_string()),
+    }
+}

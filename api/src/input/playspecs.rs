@@ -279,7 +279,7 @@ pub(crate) async fn link(
         store: &state.store,
         account_id: principal.account_id,
         policy: &state.config.repository_policy,
-        source_host: state.source_host.as_deref(),
+        hosts: &state.hosts,
         limits: &state.config.quotas,
         actor: principal.actor(),
         may_read_playzones,

@@ -113,6 +113,14 @@ pub struct AttachRequest {
     /// `owner/name`.
     #[schema(schema_with = crate::schemas::repo_full_name)]
     pub repo_full_name: String,
+    /// Where to find it when the account has not recorded it yet:
+    /// `builtin` or `github`. Default: every active installation on the
+    /// repository's owner.
+    #[schema(value_type = Option<String>, example = "github", pattern = "^(builtin|github)$")]
+    pub provider: Option<String>,
+    /// Which of the account's installations to look through.
+    #[schema(minimum = 1)]
+    pub installation_id: Option<i64>,
 }
 
 pub(crate) fn changes(input: Input, stored: Option<Stored>, state: &AppState) -> ApiResult<Changes> {

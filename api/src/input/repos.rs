@@ -6,6 +6,8 @@
 
 use play_core::error::push_field_error;
 use play_core::scm::flows::{CreateRequest, PushRequest};
+use play_core::scm::hosts::Choice;
+use play_core::scm::model::Provider;
 use play_core::scm::{DEFAULT_INITIAL_MESSAGE, PushFile};
 use play_core::{Error, FieldErrors};
 use serde::Deserialize;
@@ -28,6 +30,14 @@ pub struct CreateRepoRequest {
     pub private: Option<bool>,
     /// Default `false`: `true` makes a first commit with a README.
     pub auto_init: Option<bool>,
+    /// Where to create it: `builtin` (play's own Git host) or `github`
+    /// (the account's GitHub App installation). Default: the account's
+    /// only choice; with several, this or `installation_id` is required.
+    #[schema(value_type = Option<String>, example = "builtin", pattern = "^(builtin|github)$")]
+    pub provider: Option<String>,
+    /// Which of the account's installations (`GET /api/scm_installations`).
+    #[schema(minimum = 1)]
+    pub installation_id: Option<i64>,
 }
 
 /// One file of a push: a relative path and its text.
@@ -72,6 +82,14 @@ pub struct CreateAndPushRequest {
     /// Default `Initial commit`.
     #[schema(schema_with = crate::schemas::commit_message_or_null)]
     pub message: Option<String>,
+    /// Where to create it: `builtin` (play's own Git host) or `github`
+    /// (the account's GitHub App installation). Default: the account's
+    /// only choice; with several, this or `installation_id` is required.
+    #[schema(value_type = Option<String>, example = "builtin", pattern = "^(builtin|github)$")]
+    pub provider: Option<String>,
+    /// Which of the account's installations (`GET /api/scm_installations`).
+    #[schema(minimum = 1)]
+    pub installation_id: Option<i64>,
 }
 
 fn required<T>(errors: &mut FieldErrors, field: &str, value: Option<T>) -> Option<T> {
@@ -83,6 +101,21 @@ fn required<T>(errors: &mut FieldErrors, field: &str, value: Option<T>) -> Optio
 
 fn files(list: Vec<FileInput>) -> Vec<PushFile> {
     list.into_iter().map(|f| PushFile { path: f.path, content: f.content.into_bytes() }).collect()
+}
+
+/// Where a create goes (`provider`, `installation_id`), field by field.
+pub fn choice(errors: &mut FieldErrors, provider: Option<String>, installation_id: Option<i64>) -> Choice {
+    let provider = provider.and_then(|text| match text.parse::<Provider>() {
+        Ok(provider) => Some(provider),
+        Err(_) => {
+            push_field_error(errors, "provider", "must be \"builtin\" or \"github\"");
+            None
+        }
+    });
+    if installation_id.is_some_and(|id| id < 1) {
+        push_field_error(errors, "installation_id", "must be an installation's id (GET /api/scm_installations)");
+    }
+    Choice { provider, installation_id }
 }
 
 fn finish<T>(errors: FieldErrors, value: Option<T>) -> Result<T, Error> {
@@ -97,11 +130,13 @@ fn finish<T>(errors: FieldErrors, value: Option<T>) -> Result<T, Error> {
 pub fn create(body: CreateRepoRequest) -> Result<CreateRequest, Error> {
     let mut errors = FieldErrors::new();
     let name = required(&mut errors, "name", body.name);
+    let on = choice(&mut errors, body.provider, body.installation_id);
     let request = name.map(|name| CreateRequest {
         name,
         description: body.description.unwrap_or_default(),
         private: body.private.unwrap_or(true),
         auto_init: body.auto_init.unwrap_or(false),
+        on,
     });
     finish(errors, request)
 }
@@ -126,6 +161,7 @@ pub fn create_and_push(body: CreateAndPushRequest) -> Result<(CreateRequest, Vec
     let mut errors = FieldErrors::new();
     let name = required(&mut errors, "name", body.name);
     let list = required(&mut errors, "files", body.files);
+    let on = choice(&mut errors, body.provider, body.installation_id);
     let request = match (name, list) {
         (Some(name), Some(list)) => Some((
             CreateRequest {
@@ -133,6 +169,7 @@ pub fn create_and_push(body: CreateAndPushRequest) -> Result<(CreateRequest, Vec
                 description: body.description.unwrap_or_default(),
                 private: body.private.unwrap_or(true),
                 auto_init: false,
+                on,
             },
             files(list),
             body.message.unwrap_or_else(|| DEFAULT_INITIAL_MESSAGE.to_owned()),

@@ -90,7 +90,7 @@ async fn serve(
     body: Body,
 ) -> Result<Response, ApiError> {
     let not_found = || ApiError::Core(play_core::Error::NotFound("repository"));
-    let Some(host) = state.source_host.clone() else { return Err(not_found()) };
+    let Some(host) = state.hosts.builtin.clone() else { return Err(not_found()) };
     let Some(git) = host.git_http() else { return Err(not_found()) };
     let name = repo.strip_suffix(".git").unwrap_or(repo);
     let Ok(full) = FullName::parse("repo", &format!("{owner}/{name}")) else { return Err(not_found()) };
@@ -159,7 +159,7 @@ fn text(headers: &HeaderMap, name: header::HeaderName) -> Option<String> {
 
 /// Records what a push moved, which wakes the Playzones on the repository.
 async fn record(state: &AppState, repository: &Repository, principal: &Principal, moves: Vec<BranchMove>) {
-    let Some(host) = state.source_host.clone() else { return };
+    let Some(host) = state.hosts.builtin.clone() else { return };
     let waker = state.waker.as_ref();
     if let Err(e) = flows::record_moves(&state.store, host.as_ref(), waker, repository, moves, principal.actor()).await
     {

@@ -6,8 +6,6 @@
 //! Without a source host (the operator switched play's own Git host off
 //! and no app is installed) every route answers 422 `SCM_APP_REQUIRED`.
 
-use std::sync::Arc;
-
 use axum::Json as JsonResponse;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
@@ -15,7 +13,7 @@ use axum::http::StatusCode;
 use play_core::scm::FullName;
 use play_core::scm::attach;
 use play_core::scm::flows::{self, Caller};
-use play_core::scm::host::SourceHost;
+use play_core::scm::hosts::SourceHosts;
 use play_core::store::repositories;
 use play_core::wake::Kind;
 
@@ -28,15 +26,16 @@ use crate::state::AppState;
 use crate::views::playzones::PlayzoneDetail;
 use crate::views::repos::{CommitView, CreatedAndPushed, RepoEnvelope, RepoView};
 
-/// The source host, or `SCM_APP_REQUIRED`.
-fn host(state: &AppState) -> ApiResult<Arc<dyn SourceHost>> {
-    state.source_host.clone().ok_or_else(|| {
-        ApiError::Core(play_core::Error::ScmAppRequired(
+/// The source hosts, or `SCM_APP_REQUIRED` when this play serves none.
+fn hosts(state: &AppState) -> ApiResult<&SourceHosts> {
+    if state.hosts.is_empty() {
+        return Err(ApiError::Core(play_core::Error::ScmAppRequired(
             "no source-hosting app is installed on this account, and play's own Git host is switched off \
              (PLAY_GIT_HOST): ask the operator"
                 .into(),
-        ))
-    })
+        )));
+    }
+    Ok(&state.hosts)
 }
 
 fn caller<'a>(state: &'a AppState, principal: &Principal) -> Caller<'a> {
@@ -45,18 +44,19 @@ fn caller<'a>(state: &'a AppState, principal: &Principal) -> Caller<'a> {
 
 /// Create a repository.
 #[utoipa::path(post, path = "/api/repos", tag = "Repositories", request_body = CreateRepoRequest,
-    responses((status = 201, body = RepoEnvelope), (status = 409, description = "The name is taken", body = ErrorEnvelope),
+    responses((status = 201, body = RepoEnvelope), (status = 404, description = "No such installation of the account", body = ErrorEnvelope),
+        (status = 409, description = "The name is taken", body = ErrorEnvelope),
         (status = 422, description = "Invalid fields, the quota is reached, or SCM_APP_REQUIRED", body = ErrorEnvelope)))]
 pub async fn create(
     State(state): State<AppState>,
     principal: Principal,
     Json(body): Json<CreateRepoRequest>,
 ) -> ApiResult<(StatusCode, JsonResponse<RepoEnvelope>)> {
-    let host = host(&state)?;
+    let hosts = hosts(&state)?;
     let request = repos::create(body)?;
     let (repository, _) =
-        flows::create(&state.store, host.as_ref(), state.waker.as_ref(), &caller(&state, &principal), &request).await?;
-    Ok((StatusCode::CREATED, JsonResponse(RepoEnvelope { repo: RepoView::new(repository, host.as_ref()) })))
+        flows::create(&state.store, hosts, state.waker.as_ref(), &caller(&state, &principal), &request).await?;
+    Ok((StatusCode::CREATED, JsonResponse(RepoEnvelope { repo: RepoView::new(repository, hosts) })))
 }
 
 /// Push files to a repository as one commit.
@@ -69,29 +69,29 @@ pub async fn push(
     principal: Principal,
     Json(body): Json<PushRepoRequest>,
 ) -> ApiResult<JsonResponse<CommitView>> {
-    let host = host(&state)?;
+    let hosts = hosts(&state)?;
     let request = repos::push(body)?;
     let caller = caller(&state, &principal);
-    let (_, outcome) = flows::push(&state.store, host.as_ref(), state.waker.as_ref(), &caller, request).await?;
+    let (_, outcome) = flows::push(&state.store, hosts, state.waker.as_ref(), &caller, request).await?;
     Ok(JsonResponse(outcome.into()))
 }
 
 /// Create a repository with files as its first commit.
 #[utoipa::path(post, path = "/api/repos/create_and_push", tag = "Repositories", request_body = CreateAndPushRequest,
-    responses((status = 201, body = CreatedAndPushed), (status = 409, description = "The name is taken", body = ErrorEnvelope),
+    responses((status = 201, body = CreatedAndPushed), (status = 404, description = "No such installation of the account", body = ErrorEnvelope),
+        (status = 409, description = "The name is taken", body = ErrorEnvelope),
         (status = 422, description = "Invalid fields, the quota is reached, or SCM_APP_REQUIRED", body = ErrorEnvelope)))]
 pub async fn create_and_push(
     State(state): State<AppState>,
     principal: Principal,
     Json(body): Json<CreateAndPushRequest>,
 ) -> ApiResult<(StatusCode, JsonResponse<CreatedAndPushed>)> {
-    let host = host(&state)?;
+    let hosts = hosts(&state)?;
     let (request, files, message) = repos::create_and_push(body)?;
     let caller = caller(&state, &principal);
     let (repository, first) =
-        flows::create_and_push(&state.store, host.as_ref(), state.waker.as_ref(), &caller, &request, files, &message)
-            .await?;
-    let answer = CreatedAndPushed { repo: RepoView::new(repository, host.as_ref()), commit: first.into() };
+        flows::create_and_push(&state.store, hosts, state.waker.as_ref(), &caller, &request, files, &message).await?;
+    let answer = CreatedAndPushed { repo: RepoView::new(repository, hosts), commit: first.into() };
     Ok((StatusCode::CREATED, JsonResponse(answer)))
 }
 
@@ -107,9 +107,13 @@ pub async fn attach(
     principal: Principal,
     Json(body): Json<AttachRequest>,
 ) -> ApiResult<(StatusCode, JsonResponse<PlayzoneDetail>)> {
-    let host = host(&state)?;
-    let attached =
-        attach::attach(&state.store, host.as_ref(), &caller(&state, &principal), &body.repo_full_name).await?;
+    let hosts = hosts(&state)?;
+    let mut errors = play_core::FieldErrors::new();
+    let on = repos::choice(&mut errors, body.provider, body.installation_id);
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors));
+    }
+    let attached = attach::attach(&state.store, hosts, &caller(&state, &principal), &body.repo_full_name, on).await?;
     let status = if attached.created {
         state.waker.wake(Kind::Playzone, attached.playzone.id);
         StatusCode::CREATED
@@ -129,10 +133,10 @@ pub async fn show(
     principal: Principal,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> ApiResult<JsonResponse<RepoView>> {
-    let host = host(&state)?;
+    let hosts = hosts(&state)?;
     let full = full_name(path)?;
     let repository = repositories::by_name(&state.store, principal.account_id, &full).await?;
-    Ok(JsonResponse(RepoView::new(repository, host.as_ref())))
+    Ok(JsonResponse(RepoView::new(repository, hosts)))
 }
 
 /// Delete one of the account's repositories, with its history. Playzones
@@ -146,10 +150,10 @@ pub async fn delete(
     principal: Principal,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> ApiResult<StatusCode> {
-    let host = host(&state)?;
+    let hosts = hosts(&state)?;
     let full = full_name(path)?.to_string();
     let caller = caller(&state, &principal);
-    flows::delete(&state.store, host.as_ref(), state.waker.as_ref(), &caller, &full).await?;
+    flows::delete(&state.store, hosts, state.waker.as_ref(), &caller, &full).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -165,7 +169,7 @@ fn full_name(path: Result<Path<(String, String)>, PathRejection>) -> ApiResult<F
 #[utoipa::path(get, path = "/api/repos", tag = "Repositories",
     responses((status = 200, body = [RepoView]), (status = 422, description = "SCM_APP_REQUIRED", body = ErrorEnvelope)))]
 pub async fn list(State(state): State<AppState>, principal: Principal) -> ApiResult<JsonResponse<Vec<RepoView>>> {
-    let host = host(&state)?;
+    let hosts = hosts(&state)?;
     let all = repositories::list(&state.store, principal.account_id).await?;
-    Ok(JsonResponse(all.into_iter().map(|r| RepoView::new(r, host.as_ref())).collect()))
+    Ok(JsonResponse(all.into_iter().map(|r| RepoView::new(r, hosts)).collect()))
 }

@@ -21,7 +21,6 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use play_core::scm::github_hook::{self, Change};
 use play_core::scm::host::InstallableApp;
-use play_core::scm::model::InstallationStatus;
 use play_core::scm::model::Provider;
 use play_core::store::{repositories, scm_deliveries, scm_install_states};
 use play_core::wake::Kind;
@@ -34,7 +33,7 @@ use crate::state::AppState;
 use crate::views::repos::InstallationView;
 
 fn app(state: &AppState) -> ApiResult<std::sync::Arc<dyn InstallableApp>> {
-    state.github_app.clone().ok_or(ApiError::Core(play_core::Error::NotFound("GitHub App")))
+    state.hosts.github.clone().ok_or(ApiError::Core(play_core::Error::NotFound("GitHub App")))
 }
 
 /// Where to send the person to install the app.
@@ -116,10 +115,7 @@ pub async fn setup(
         ));
     };
     let confirmed = app.confirm(code, installation).await.map_err(|e| ApiError::Core(e.into()))?;
-    let status = if confirmed.suspended { InstallationStatus::Suspended } else { InstallationStatus::Active };
-    let claimed =
-        repositories::claim_installation(&state.store, account_id, Provider::Github, &confirmed.external_id, status)
-            .await?;
+    let claimed = repositories::claim_installation(&state.store, account_id, Provider::Github, &confirmed).await?;
     tracing::info!(account_id, installation = %confirmed.external_id, on = %confirmed.account_login, "GitHub App installation connected");
     Ok(JsonResponse(claimed.into()))
 }

@@ -4,7 +4,8 @@
 
 use chrono::{DateTime, Utc};
 use play_core::scm::PushOutcome;
-use play_core::scm::host::SourceHost;
+use play_core::scm::host::RepoUrls;
+use play_core::scm::hosts::SourceHosts;
 use play_core::scm::model::{Installation, Repository};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -13,7 +14,8 @@ use utoipa::ToSchema;
 #[derive(Debug, Serialize, ToSchema)]
 pub struct RepoView {
     pub id: i64,
-    /// `owner/name`; the owner is the account's name.
+    /// `owner/name`; the owner is the account's name on play's own Git
+    /// host, the user or organisation on GitHub.
     pub full_name: String,
     pub html_url: String,
     /// Clone with an API key as the HTTP password.
@@ -23,15 +25,22 @@ pub struct RepoView {
     pub private: bool,
     pub default_branch: String,
     pub description: String,
-    /// `builtin`: play's own Git host.
+    /// `builtin`: play's own Git host; `github`: through the account's
+    /// GitHub App installation.
     pub provider: String,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
 
 impl RepoView {
-    pub fn new(repository: Repository, host: &dyn SourceHost) -> Self {
-        let urls = host.urls(&repository.full_name);
+    /// `hosts` gives the URLs; a repository of a provider this play no
+    /// longer serves shows none (empty strings).
+    pub fn new(repository: Repository, hosts: &SourceHosts) -> Self {
+        let urls = hosts.urls(repository.provider, &repository.full_name).unwrap_or(RepoUrls {
+            html_url: String::new(),
+            clone_url: String::new(),
+            ssh_url: None,
+        });
         RepoView {
             id: repository.id,
             full_name: repository.full_name.to_string(),
@@ -98,6 +107,11 @@ pub struct InstallationView {
     /// it. Only an active installation is used.
     #[schema(example = "active")]
     pub status: String,
+    /// The user or organisation it is installed on (GitHub's login); for
+    /// `builtin`, the account's name is the owner instead and this is
+    /// empty.
+    #[schema(example = "acme")]
+    pub account_login: String,
     pub created_at: DateTime<Utc>,
 }
 
@@ -108,6 +122,7 @@ impl From<Installation> for InstallationView {
             provider: installation.provider.as_str().to_owned(),
             external_id: installation.external_id,
             status: installation.status.as_str().to_owned(),
+            account_login: installation.account_login,
             created_at: installation.created_at,
         }
     }

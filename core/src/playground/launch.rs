@@ -39,9 +39,9 @@ pub struct Limits<'a> {
     pub quotas: &'a QuotaLimits,
     pub lifetimes: Lifetimes,
     pub repositories: &'a crate::playzone::RepositoryPolicy,
-    /// The source host whose repositories a URL may name (play's own Git
-    /// host), if any.
-    pub source_host: Option<&'a dyn crate::scm::host::SourceHost>,
+    /// The source hosts (a URL may name a repository of play's own Git
+    /// host).
+    pub hosts: &'a crate::scm::hosts::SourceHosts,
 }
 
 /// `POST /api/playgrounds`: checks the request ([`validate::check_create`])
@@ -383,7 +383,7 @@ fn url_linker<'a>(
         store,
         account_id,
         policy: limits.repositories,
-        source_host: limits.source_host,
+        hosts: limits.hosts,
         limits: limits.quotas,
         actor,
         may_read_playzones: false,

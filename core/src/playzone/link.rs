@@ -38,7 +38,8 @@ use crate::compose::classify::{ServiceDefinition, ServiceType};
 use crate::error::push_field_error;
 use crate::model::event::{Acting, Actor};
 use crate::model::quota::QuotaLimits;
-use crate::scm::host::SourceHost;
+use crate::scm::hosts::{Choice, SourceHosts};
+use crate::scm::model::Provider;
 use crate::scm::names::FullName;
 use crate::store::Store;
 use crate::store::playzones;
@@ -50,9 +51,9 @@ pub struct Linker<'a> {
     pub store: &'a Store,
     pub account_id: i64,
     pub policy: &'a RepositoryPolicy,
-    /// The source host whose repositories a URL may name (play's own Git
-    /// host): such a URL links through the installation (attach).
-    pub source_host: Option<&'a dyn SourceHost>,
+    /// The source hosts: a URL may name a repository of play's own Git
+    /// host, and such a URL links through the installation (attach).
+    pub hosts: &'a SourceHosts,
     pub limits: &'a QuotaLimits,
     pub actor: Actor,
     /// Whether the caller's key holds `playzones:read`: only then may an
@@ -69,7 +70,7 @@ pub async fn link(
     previous: &[ServiceDefinition],
     field: impl Fn(&ServiceDefinition) -> String,
 ) -> Result<Vec<i64>> {
-    let Linker { store, account_id, policy, source_host, limits, actor, may_read_playzones } = linker;
+    let Linker { store, account_id, policy, hosts, limits, actor, may_read_playzones } = linker;
     let zones = playzones::list(store, account_id, false).await?;
     // Every refusal is found before anything is created.
     let mut errors = FieldErrors::new();
@@ -94,7 +95,7 @@ pub async fn link(
             continue;
         }
         let Some(url) = &def.repo_url else { continue };
-        if let Some(found) = hosted(store, account_id, source_host, url).await {
+        if let Some(found) = hosted(store, account_id, hosts, url).await {
             if let Err(message) = found {
                 push_field_error(&mut errors, format!("{}.labels.svc/repo_url", field(def)), message);
             }
@@ -129,9 +130,10 @@ pub async fn link(
             continue;
         }
         let Some(url) = def.repo_url.clone() else { continue };
-        if let (Some(host), Some(Ok(full))) = (source_host, hosted(store, account_id, source_host, &url).await) {
+        if let Some(Ok(full)) = hosted(store, account_id, hosts, &url).await {
             let caller = crate::scm::flows::Caller { by: Acting::new(account_id, actor), limits };
-            let attached = crate::scm::attach::attach(store, host, &caller, &full.to_string()).await?;
+            let on = Choice { provider: Some(Provider::Builtin), installation_id: None };
+            let attached = crate::scm::attach::attach(store, hosts, &caller, &full.to_string(), on).await?;
             def.playzone_id = Some(attached.playzone.id);
             if attached.created {
                 created.push(attached.playzone);
@@ -162,10 +164,10 @@ pub async fn link(
 async fn hosted(
     store: &Store,
     account_id: i64,
-    source_host: Option<&dyn SourceHost>,
+    hosts: &SourceHosts,
     url: &str,
 ) -> Option<std::result::Result<FullName, String>> {
-    let full = source_host?.repository_at(url)?;
+    let full = hosts.builtin.as_deref()?.repository_at(url)?;
     Some(match crate::store::repositories::readable_by_name(store, account_id, &full).await {
         Ok(repository) if !repository.private => Ok(full),
         Ok(_) => Err(format!(

@@ -10,7 +10,8 @@
 //! two attaches at once make one Playzone (a unique index decides).
 
 use super::flows::Caller;
-use super::host::SourceHost;
+use super::hosts::{Choice, SourceHosts};
+use super::model::{InstallationStatus, Provider, Repository};
 use super::names::FullName;
 use crate::playzone::model::Playzone;
 use crate::store::{Store, playzone_access, repositories};
@@ -31,16 +32,32 @@ const NAME_ATTEMPTS: usize = 50;
 /// `caller`'s account; see the [module documentation](self).
 pub async fn attach(
     store: &Store,
-    host: &dyn SourceHost,
+    hosts: &SourceHosts,
     caller: &Caller<'_>,
     repo_full_name: &str,
+    on: Choice,
 ) -> Result<Attached> {
     let full = FullName::parse("repo_full_name", repo_full_name)?;
-    let repository = repositories::readable_by_name(store, caller.by.account_id, &full).await?;
+    let known = match repositories::readable_by_name(store, caller.by.account_id, &full).await {
+        Ok(found) if on.provider.is_none_or(|p| p == found.provider) => Some(found),
+        Ok(_) | Err(Error::NotFound(_)) => None,
+        Err(e) => return Err(e),
+    };
+    let repository = match known {
+        Some(repository) => repository,
+        None => connect(store, hosts, caller, &full, on).await?,
+    };
     if let Some(playzone) = playzone_access::attached(store, caller.by.account_id, repository.id).await? {
         return Ok(Attached { playzone, created: false });
     }
-    let scm_url = host.urls(&full).clone_url;
+    let full = &repository.full_name;
+    let Some(urls) = hosts.urls(repository.provider, full) else {
+        return Err(Error::ScmAppRequired(format!(
+            "repository {full} is on {}, which this play no longer serves: ask the operator",
+            repository.provider
+        )));
+    };
+    let scm_url = urls.clone_url;
     for n in 1..=NAME_ATTEMPTS {
         let name = if n == 1 { full.name.clone() } else { format!("{}-{n}", full.name) };
         let made = store
@@ -61,4 +78,38 @@ pub async fn attach(
         }
     }
     Err(Error::Conflict(format!("no free Playzone name for repository {full}")))
+}
+
+/// Finds `full` through the account's app installations on its owner (or
+/// the one `on` names) and records it for the account: a repository
+/// someone made on GitHub and gave the installation. Not found anywhere is
+/// 404, as for a repository that does not exist.
+async fn connect(
+    store: &Store,
+    hosts: &SourceHosts,
+    caller: &Caller<'_>,
+    full: &FullName,
+    on: Choice,
+) -> Result<Repository> {
+    let installations = repositories::installations(store, caller.by.account_id).await?;
+    let apps = installations.iter().any(|i| i.provider != Provider::Builtin && i.status == InstallationStatus::Active);
+    if !apps && hosts.builtin.is_none() {
+        return Err(Error::ScmAppRequired(
+            "no source-hosting app is installed on this account: connect one (POST /api/scm_installations/github)"
+                .into(),
+        ));
+    }
+    let candidates = installations.into_iter().filter(|i| {
+        i.status == InstallationStatus::Active
+            && i.account_login.eq_ignore_ascii_case(&full.owner)
+            && on.provider.is_none_or(|p| p == i.provider)
+            && on.installation_id.is_none_or(|id| id == i.id)
+    });
+    for installation in candidates {
+        let Some(app) = hosts.app(installation.provider) else { continue };
+        if let Some(found) = app.repository(&installation, full).await? {
+            return repositories::connect(store, caller.by, &installation, &found, caller.limits).await;
+        }
+    }
+    Err(Error::NotFound("repository"))
 }

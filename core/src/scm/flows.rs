@@ -12,7 +12,8 @@
 //! the host kept ([`SourceHost::forget`]) before making it anew. A commit
 //! that fails clears it at once.
 
-use super::host::SourceHost;
+use super::host::{Removal, SourceHost};
+use super::hosts::{Choice, SourceHosts, Target};
 use super::model::NewRepository;
 use super::model::{Push, Repository};
 use super::names::check_repo_name;
@@ -35,6 +36,8 @@ pub struct CreateRequest {
     pub description: String,
     pub private: bool,
     pub auto_init: bool,
+    /// Where to create it ([`SourceHosts::choose`]).
+    pub on: Choice,
 }
 
 /// Who calls: the account and actor that act, and the quotas their
@@ -55,12 +58,12 @@ pub fn author_for(owner: &str) -> Author {
 /// README commit is recorded as a push.
 pub async fn create(
     store: &Store,
-    host: &dyn SourceHost,
+    hosts: &SourceHosts,
     waker: &dyn Waker,
     caller: &Caller<'_>,
     request: &CreateRequest,
 ) -> Result<(Repository, Option<PushOutcome>)> {
-    create_with(store, host, waker, caller, request, None).await
+    create_with(store, hosts, waker, caller, request, None).await
 }
 
 /// Creates the repository with `files` as its first commit (`auto_init`
@@ -68,7 +71,7 @@ pub async fn create(
 /// failure at any step leaves neither the record nor the repository.
 pub async fn create_and_push(
     store: &Store,
-    host: &dyn SourceHost,
+    hosts: &SourceHosts,
     waker: &dyn Waker,
     caller: &Caller<'_>,
     request: &CreateRequest,
@@ -76,14 +79,14 @@ pub async fn create_and_push(
     message: &str,
 ) -> Result<(Repository, PushOutcome)> {
     let files = PushFiles::check(files, message)?;
-    let (repository, first) = create_with(store, host, waker, caller, request, Some(&files)).await?;
+    let (repository, first) = create_with(store, hosts, waker, caller, request, Some(&files)).await?;
     let first = first.ok_or_else(|| Error::Internal("the first push made no commit".into()))?;
     Ok((repository, first))
 }
 
 async fn create_with(
     store: &Store,
-    host: &dyn SourceHost,
+    hosts: &SourceHosts,
     waker: &dyn Waker,
     caller: &Caller<'_>,
     request: &CreateRequest,
@@ -93,10 +96,20 @@ async fn create_with(
     if request.description.chars().count() > MAX_DESCRIPTION_CHARS {
         return Err(Error::field("description", format!("must be at most {MAX_DESCRIPTION_CHARS} characters")));
     }
+    let Target { installation, host } = hosts.choose(store, caller.by.account_id, request.on).await?;
+    let host = host.as_ref();
     let mut tx = store.write().await?;
-    let owner = repositories::owner_name_in(&mut tx, caller.by.account_id).await?;
+    let (installation, owner) = match installation {
+        Some(app) => {
+            let owner = app.account_login.to_ascii_lowercase();
+            (app, owner)
+        }
+        None => (
+            repositories::builtin_installation_in(&mut tx, caller.by.account_id).await?,
+            repositories::owner_name_in(&mut tx, caller.by.account_id).await?,
+        ),
+    };
     let full = FullName { owner, name: request.name.clone() };
-    let installation = repositories::builtin_installation_in(&mut tx, caller.by.account_id).await?;
     let new = NewRepository {
         installation: &installation,
         full_name: &full,
@@ -104,33 +117,38 @@ async fn create_with(
         private: request.private,
         default_branch: DEFAULT_BRANCH,
     };
-    let repository =
-        repositories::insert_in(&mut tx, caller.by.account_id, new, caller.limits, caller.by.actor).await?;
-    host.forget(&full).await?;
+    let repository = repositories::insert_in(&mut tx, caller.by, new, caller.limits, false).await?;
+    host.remove(&full, Removal::Leftover).await?;
     let by = author_for(&full.owner);
-    let made = async {
-        let readme = host.create(&full, &request.description, request.auto_init && first.is_none(), &by).await?;
-        match first {
-            Some(files) => Ok::<_, Error>(Some(host.push(&full, None, files, &by).await?)),
-            None => Ok(readme),
-        }
-    }
-    .await;
-    let initial = match made {
+    let auto_init = request.auto_init && first.is_none();
+    // Nothing was made when the create fails: there is nothing to undo
+    // (the name may be someone else's repository on the provider).
+    let made = host.create(&full, &request.description, request.private, auto_init, &by).await?;
+    let branch = made.default_branch.clone();
+    let pushed = match first {
+        Some(files) => host.push(&full, Some(&branch), files, &by).await.map(Some),
+        None => Ok(made.initial),
+    };
+    let pushed = match pushed {
+        Ok(pushed) => repositories::set_default_branch_in(&mut tx, repository.id, &branch).await.map(|_| pushed),
+        Err(e) => Err(e.into()),
+    };
+    let initial = match pushed {
         Ok(initial) => initial,
         Err(e) => {
             drop(tx);
-            let _ = host.forget(&full).await;
+            let _ = host.remove(&full, Removal::Undo).await;
             return Err(e);
         }
     };
     if let Err(e) = tx.commit().await {
-        let _ = host.forget(&full).await;
+        let _ = host.remove(&full, Removal::Undo).await;
         return Err(e.into());
     }
+    let repository = Repository { default_branch: branch.clone(), ..repository };
     if let Some(first) = &initial {
         let recorder = Recorder { store, host, waker, actor: caller.by.actor };
-        record(&recorder, &repository, DEFAULT_BRANCH, first.previous.clone(), first.commit_sha.clone()).await?;
+        record(&recorder, &repository, &branch, first.previous.clone(), first.commit_sha.clone()).await?;
     }
     Ok((repository, initial))
 }
@@ -148,7 +166,7 @@ pub struct PushRequest {
 /// account's repository, recording the push when it changed the branch.
 pub async fn push(
     store: &Store,
-    host: &dyn SourceHost,
+    hosts: &SourceHosts,
     waker: &dyn Waker,
     caller: &Caller<'_>,
     request: PushRequest,
@@ -161,8 +179,11 @@ pub async fn push(
     }
     let files = PushFiles::check(request.files, &request.message)?;
     let repository = repositories::by_name(store, caller.by.account_id, &full).await?;
+    let host = hosts.of_repository(store, &repository).await?;
+    let host = host.as_ref();
+    let full = &repository.full_name;
     let branch = request.branch.unwrap_or_else(|| repository.default_branch.clone());
-    let outcome = host.push(&full, Some(&branch), &files, &author_for(&full.owner)).await?;
+    let outcome = host.push(full, Some(&branch), &files, &author_for(&full.owner)).await?;
     if outcome.changed {
         let recorder = Recorder { store, host, waker, actor: caller.by.actor };
         record(&recorder, &repository, &branch, outcome.previous.clone(), outcome.commit_sha.clone()).await?;
@@ -192,19 +213,21 @@ async fn record(
 /// Deletes the account's repository `full_name` (field `repo` in errors):
 /// the record first, then the host's copy. Stopped between the two, the
 /// host keeps a copy nothing records, which the next create of that name
-/// clears ([`SourceHost::forget`]). Playzones attached to it are woken and
-/// say that access is lost.
+/// clears ([`Removal::Leftover`]); a GitHub repository stays on GitHub
+/// ([`Removal::Deleted`]). Playzones attached to it are woken and say that
+/// access is lost.
 pub async fn delete(
     store: &Store,
-    host: &dyn SourceHost,
+    hosts: &SourceHosts,
     waker: &dyn Waker,
     caller: &Caller<'_>,
     full_name: &str,
 ) -> Result<()> {
     let full = FullName::parse("repo", full_name)?;
     let repository = repositories::by_name(store, caller.by.account_id, &full).await?;
+    let host = hosts.of_repository(store, &repository).await?;
     let attached = repositories::delete(store, &repository, caller.by.actor).await?;
-    host.forget(&full).await?;
+    host.remove(&repository.full_name, Removal::Deleted).await?;
     for id in attached {
         waker.wake(Kind::Playzone, id);
     }

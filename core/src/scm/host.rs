@@ -3,11 +3,12 @@
 //! GitHub App will implement it over GitHub's REST API.
 
 use std::fmt;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 
 use super::http::GitHttp;
-use super::model::Provider;
+use super::model::{Installation, Provider};
 use super::{Author, FullName, PushFiles, PushOutcome, ScmError};
 
 /// Where a repository is reached (the contract's `html_url`, `clone_url`,
@@ -26,18 +27,20 @@ pub trait SourceHost: Send + Sync + fmt::Debug {
     fn provider(&self) -> Provider;
 
     /// Creates `full` (refused with [`ScmError::Exists`] when it is
-    /// there); with `auto_init`, a first commit with a README.
+    /// there), private to its account when `private`; with `auto_init`, a
+    /// first commit with a README.
     async fn create(
         &self,
         full: &FullName,
         description: &str,
+        private: bool,
         auto_init: bool,
         by: &Author,
-    ) -> Result<Option<PushOutcome>, ScmError>;
+    ) -> Result<Created, ScmError>;
 
-    /// Removes what a create left when the record of it was never
-    /// committed (a crash between the two). Nothing there is not an error.
-    async fn forget(&self, full: &FullName) -> Result<(), ScmError>;
+    /// Removes repository `full` from the host, or not, as `why` asks (see
+    /// [`Removal`]). Nothing there is not an error.
+    async fn remove(&self, full: &FullName, why: Removal) -> Result<(), ScmError>;
 
     /// Writes `files` as one commit on `branch` (default: the repository's
     /// default branch), never overwriting a concurrent push.
@@ -65,6 +68,46 @@ pub trait SourceHost: Send + Sync + fmt::Debug {
     }
 }
 
+/// What a create made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Created {
+    /// The branch pushes go to by default (play's own host: `main`; on
+    /// GitHub, the owner's setting for new repositories).
+    pub default_branch: String,
+    /// The README commit of `auto_init`.
+    pub initial: Option<PushOutcome>,
+}
+
+/// Why a flow removes a repository from its host; a host that keeps
+/// repositories play does not own (GitHub) removes only what it just made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Removal {
+    /// Before a create: whatever an earlier create of the name left when
+    /// its record was never committed (a crash between the two). Only a
+    /// host whose repositories exist nowhere but in play clears it; on
+    /// GitHub such a repository may be someone's, and the create answers
+    /// that the name is taken.
+    Leftover,
+    /// A create that failed after the host made the repository: it is
+    /// removed at once.
+    Undo,
+    /// `DELETE /api/repos/{owner}/{name}`: play's record is gone. play's
+    /// own host deletes the repository; GitHub keeps it (play never
+    /// deletes a repository on GitHub: people do that there).
+    Deleted,
+}
+
+/// A repository a source-hosting app installation reaches, as the
+/// provider describes it (attach records it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AppRepository {
+    /// As play names it: lowercase (GitHub's names are case-insensitive).
+    pub full_name: FullName,
+    pub description: String,
+    pub private: bool,
+    pub default_branch: String,
+}
+
 /// An installation a person connected, as the provider confirmed it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfirmedInstallation {
@@ -72,6 +115,8 @@ pub struct ConfirmedInstallation {
     pub external_id: String,
     /// The user or organisation it is installed on.
     pub account_login: String,
+    /// On an organisation, not a user.
+    pub organisation: bool,
     pub suspended: bool,
 }
 
@@ -91,4 +136,17 @@ pub trait InstallableApp: Send + Sync + fmt::Debug {
     /// they can see; `ScmError::NotFound` when it is not (the id in a setup
     /// URL is not proof: anyone can type another installation's id).
     async fn confirm(&self, code: &str, external_id: &str) -> Result<ConfirmedInstallation, ScmError>;
+
+    /// The source host of `installation`: repositories under the account
+    /// it is installed on, every call with its token.
+    fn host(self: Arc<Self>, installation: &Installation) -> Result<Arc<dyn SourceHost>, ScmError>;
+
+    /// Repository `full` as `installation` reaches it; `None` when it
+    /// does not (no such repository, or one the installation was not
+    /// given).
+    async fn repository(&self, installation: &Installation, full: &FullName)
+    -> Result<Option<AppRepository>, ScmError>;
+
+    /// Where the provider serves `full`.
+    fn urls(&self, full: &FullName) -> RepoUrls;
 }

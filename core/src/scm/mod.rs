@@ -19,6 +19,7 @@ pub mod files;
 pub mod flows;
 pub mod github_hook;
 pub mod host;
+pub mod hosts;
 pub mod http;
 pub mod model;
 pub mod names;

@@ -54,6 +54,11 @@ pub struct Installation {
     /// The provider's id of the installation (empty for `builtin`).
     pub external_id: String,
     pub status: InstallationStatus,
+    /// The user or organisation it is installed on, as the provider spells
+    /// it (empty for `builtin`, whose owner is the account's name).
+    pub account_login: String,
+    /// Installed on an organisation (not a user).
+    pub organisation: bool,
     pub created_at: Timestamp,
 }
 

@@ -30,7 +30,7 @@ use crate::{Error, Result};
 pub async fn access(store: &Store, secrets: &SecretBox, id: i64) -> Result<RepositoryAccess> {
     let query = sqlx::query(
         "SELECT p.scm_url, p.credentials, p.account_id, p.repository_id, r.account_id AS repository_account, \
-         r.owner, r.name, r.private, i.provider, i.status FROM playzones p \
+         r.owner, r.name, r.private, i.provider, i.status, i.external_id FROM playzones p \
          LEFT JOIN repositories r ON r.id = p.repository_id \
          LEFT JOIN scm_installations i ON i.id = r.installation_id WHERE p.id = $1",
     )
@@ -64,7 +64,10 @@ pub async fn access(store: &Store, secrets: &SecretBox, id: i64) -> Result<Repos
                          provider's side: install or unsuspend the app again, and the Playzone syncs at once"
                     )),
                     Some(Ok(Provider::Builtin)) => Reach::Builtin(full),
-                    _ => Reach::Lost(format!("repository {full} is on a source host this play does not serve")),
+                    Some(Ok(provider)) => Reach::App { provider, installation: row.try_get("external_id")? },
+                    Some(Err(_)) | None => {
+                        Reach::Lost(format!("repository {full} is on a source host this play does not serve"))
+                    }
                 }
             }
         };

@@ -14,14 +14,16 @@ use sqlx::any::AnyRow;
 use super::events;
 use super::quotas;
 use super::{Conn, OnUnique, Store, flag, shapes};
-use crate::model::event::{Actor, NewEvent};
+use crate::model::event::{Acting, Actor, NewEvent};
 use crate::model::quota::{QuotaLimits, Resource};
+use crate::scm::host::{AppRepository, ConfirmedInstallation};
 use crate::scm::model::{Installation, InstallationStatus, NewRepository, Provider, Push, Repository};
 use crate::scm::names::FullName;
 use crate::time;
 use crate::{Error, Result};
 
-const INSTALLATION_COLUMNS: &str = "id, account_id, provider, external_id, status, created_at";
+const INSTALLATION_COLUMNS: &str =
+    "id, account_id, provider, external_id, status, account_login, organisation, created_at";
 
 fn installation_from_row(row: &AnyRow) -> Result<Installation> {
     Ok(columns!(
@@ -33,6 +35,8 @@ fn installation_from_row(row: &AnyRow) -> Result<Installation> {
             provider => text,
             external_id,
             status => text,
+            account_login,
+            organisation => flag,
             created_at => time,
         }
     ))
@@ -87,15 +91,17 @@ fn repository_from_row(row: &AnyRow) -> Result<Repository> {
     ))
 }
 
-/// Records a repository of `account_id` (checking its quota first); a name
-/// taken on that installation is [`Error::Conflict`].
+/// Records a repository of `account_id` (checking its quota first) with
+/// its `repo.created` event, or `repo.connected` when attach found it on
+/// the provider; a name taken on that installation is [`Error::Conflict`].
 pub async fn insert_in(
     conn: &mut Conn,
-    account_id: i64,
+    by: Acting,
     new: NewRepository<'_>,
     limits: &QuotaLimits,
-    actor: Actor,
+    connected: bool,
 ) -> Result<Repository> {
+    let (account_id, actor) = (by.account_id, by.actor);
     quotas::check(conn, account_id, Resource::Repositories, limits).await?;
     let now = time::to_db(&time::now());
     let taken = || Error::Conflict(format!("a repository named {} exists", new.full_name));
@@ -116,8 +122,66 @@ pub async fn insert_in(
     .on_unique(taken)?
     .try_get("id")?;
     let metadata = serde_json::json!({ "full_name": new.full_name.to_string() });
-    events::record(conn, NewEvent::new(account_id, "repo", id, "created").actor(actor).metadata(metadata)).await?;
+    let event = match connected {
+        true => NewEvent::new(account_id, "repo", id, "connected"),
+        false => NewEvent::new(account_id, "repo", id, "created"),
+    };
+    events::record(conn, event.actor(actor).metadata(metadata)).await?;
     get_in(conn, account_id, id).await
+}
+
+/// Records `found`, a repository installation `installation` reaches, for
+/// the account `by` acts for (attach); recorded already, its privacy,
+/// default branch and description are refreshed from the provider.
+pub async fn connect(
+    store: &Store,
+    by: Acting,
+    installation: &Installation,
+    found: &AppRepository,
+    limits: &QuotaLimits,
+) -> Result<Repository> {
+    store
+        .in_write(async |conn| {
+            let full = &found.full_name;
+            let query =
+                sqlx::query("SELECT id FROM repositories WHERE installation_id = $1 AND owner = $2 AND name = $3")
+                    .bind(installation.id)
+                    .bind(&full.owner)
+                    .bind(&full.name);
+            let Some(id) = shapes::column::<i64>(&mut *conn, query, "id").await?.pop() else {
+                let new = NewRepository {
+                    installation,
+                    full_name: full,
+                    description: &found.description,
+                    private: found.private,
+                    default_branch: &found.default_branch,
+                };
+                return insert_in(conn, by, new, limits, true).await;
+            };
+            sqlx::query(
+                "UPDATE repositories SET private = $1, default_branch = $2, description = $3, updated_at = $4 \
+                 WHERE id = $5",
+            )
+            .bind(flag(found.private))
+            .bind(&found.default_branch)
+            .bind(&found.description)
+            .bind(time::to_db(&time::now()))
+            .bind(id)
+            .execute(&mut *conn)
+            .await?;
+            get_in(conn, by.account_id, id).await
+        })
+        .await
+}
+
+/// Sets repository `id`'s default branch (what its host chose at create).
+pub async fn set_default_branch_in(conn: &mut Conn, id: i64, branch: &str) -> Result<()> {
+    sqlx::query("UPDATE repositories SET default_branch = $1 WHERE id = $2")
+        .bind(branch)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
 }
 
 pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Repository> {
@@ -125,11 +189,13 @@ pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Reposit
     shapes::one_in(&mut *conn, &sql, id, account_id, "repository", repository_from_row).await
 }
 
-/// The account's repository named `full` (on any of its installations).
+/// The account's repository named `full` (on any of its installations;
+/// the owner compared without case, as GitHub compares logins; the
+/// oldest when two installations hold the name).
 pub async fn by_name(store: &Store, account_id: i64, full: &FullName) -> Result<Repository> {
     let sql = format!(
         "SELECT {REPOSITORY_COLUMNS} FROM {REPOSITORY_FROM} \
-         WHERE r.account_id = $1 AND r.owner = $2 AND r.name = $3 ORDER BY r.id LIMIT 1"
+         WHERE r.account_id = $1 AND LOWER(r.owner) = LOWER($2) AND r.name = $3 ORDER BY r.id LIMIT 1"
     );
     let query = sqlx::query(&sql).bind(account_id).bind(&full.owner).bind(&full.name);
     shapes::one(store, query, "repository", repository_from_row).await
@@ -289,45 +355,52 @@ pub async fn delete_installation(store: &Store, account_id: i64, id: i64) -> Res
         .await
 }
 
-/// Records the provider's installation `external_id` for `account_id`
-/// with `status` (an install flow came back). The same account again gets
-/// its row, status refreshed; an installation recorded for another
-/// account is [`Error::Conflict`] (a unique index decides a race).
+/// Records the provider's installation `confirmed` for `account_id` (an
+/// install flow came back). The same account again gets its row, status
+/// and account refreshed; an installation recorded for another account is
+/// [`Error::Conflict`] (a unique index decides a race).
 pub async fn claim_installation(
     store: &Store,
     account_id: i64,
     provider: Provider,
-    external_id: &str,
-    status: InstallationStatus,
+    confirmed: &ConfirmedInstallation,
 ) -> Result<Installation> {
+    let status = if confirmed.suspended { InstallationStatus::Suspended } else { InstallationStatus::Active };
     store
         .in_write(async |conn| {
             let taken = || Error::Conflict(format!("this {provider} installation is connected to another account"));
             let sql = format!(
                 "SELECT {INSTALLATION_COLUMNS} FROM scm_installations WHERE provider = $1 AND external_id = $2"
             );
-            let query = sqlx::query(&sql).bind(provider.as_str()).bind(external_id);
+            let query = sqlx::query(&sql).bind(provider.as_str()).bind(&confirmed.external_id);
             if let Some(found) = shapes::maybe_one(&mut *conn, query, installation_from_row).await? {
                 if found.account_id != account_id {
                     return Err(taken());
                 }
-                sqlx::query("UPDATE scm_installations SET status = $1 WHERE id = $2")
-                    .bind(status.as_str())
-                    .bind(found.id)
-                    .execute(&mut *conn)
-                    .await?;
-                return Ok(Installation { status, ..found });
+                sqlx::query(
+                    "UPDATE scm_installations SET status = $1, account_login = $2, organisation = $3 WHERE id = $4",
+                )
+                .bind(status.as_str())
+                .bind(&confirmed.account_login)
+                .bind(flag(confirmed.organisation))
+                .bind(found.id)
+                .execute(&mut *conn)
+                .await?;
+                let account_login = confirmed.account_login.clone();
+                return Ok(Installation { status, account_login, organisation: confirmed.organisation, ..found });
             }
             let now = time::to_db(&time::now());
             let sql = format!(
-                "INSERT INTO scm_installations (account_id, provider, external_id, status, created_at) \
-                 VALUES ($1, $2, $3, $4, $5) RETURNING {INSTALLATION_COLUMNS}"
+                "INSERT INTO scm_installations (account_id, provider, external_id, status, account_login, \
+                 organisation, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING {INSTALLATION_COLUMNS}"
             );
             let query = sqlx::query(&sql)
                 .bind(account_id)
                 .bind(provider.as_str())
-                .bind(external_id)
+                .bind(&confirmed.external_id)
                 .bind(status.as_str())
+                .bind(&confirmed.account_login)
+                .bind(flag(confirmed.organisation))
                 .bind(now);
             let row = query.fetch_one(&mut *conn).await.on_unique(taken)?;
             installation_from_row(&row)

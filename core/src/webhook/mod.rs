@@ -59,6 +59,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "api_key.created",
     "api_key.destroyed",
     "repo.created",
+    "repo.connected",
     "repo.push",
     "repo.deleted",
     delivery::DISABLED_EVENT,

@@ -55,6 +55,8 @@ pub(crate) struct Shared {
     pub(crate) home: PathBuf,
     pub(crate) backend: PathBuf,
     pub(crate) repos: Mutex<HashMap<String, Access>>,
+    /// More passwords a private repository takes ([`GitServer::allow_token`]).
+    pub(crate) extra_tokens: Mutex<HashMap<String, Vec<String>>>,
     pub(crate) log: Mutex<Vec<LoggedRequest>>,
 }
 
@@ -87,8 +89,14 @@ impl GitServer {
         let (root, home) = (dir.path().join("repos"), dir.path().join("home"));
         std::fs::create_dir_all(&root).expect("repos dir");
         std::fs::create_dir_all(&home).expect("home dir");
-        let shared =
-            Arc::new(Shared { root, home, backend, repos: Mutex::new(HashMap::new()), log: Mutex::new(Vec::new()) });
+        let shared = Arc::new(Shared {
+            root,
+            home,
+            backend,
+            repos: Mutex::new(HashMap::new()),
+            extra_tokens: Mutex::new(HashMap::new()),
+            log: Mutex::new(Vec::new()),
+        });
         let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind a loopback port");
         let port = listener.local_addr().expect("local address").port();
         listener.set_nonblocking(true).expect("nonblocking listener");
@@ -108,6 +116,12 @@ impl GitServer {
     /// `http://127.0.0.1:<port>/<name>.git`.
     pub fn url(&self, name: &str) -> String {
         format!("http://127.0.0.1:{}/{name}.git", self.port)
+    }
+
+    /// Lets private repository `name` take `token` as a password too (a
+    /// fake provider's short-lived tokens).
+    pub fn allow_token(&self, name: &str, token: &str) {
+        self.shared.extra_tokens.lock().expect("tokens").entry(name.to_owned()).or_default().push(token.to_owned());
     }
 
     /// Every request so far, in order.

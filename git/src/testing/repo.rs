@@ -33,7 +33,8 @@ pub fn symlink(target: &str) -> Entry {
 }
 
 impl GitServer {
-    fn repo_dir(&self, name: &str) -> std::path::PathBuf {
+    /// Where repository `name` is on disk (a bare repository).
+    pub fn repo_dir(&self, name: &str) -> std::path::PathBuf {
         self.shared.root.join(format!("{name}.git"))
     }
 

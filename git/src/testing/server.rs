@@ -61,7 +61,17 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     let mut remote_user = None;
     if let Some(Access::Private { token }) = &access {
         match basic_password(&headers) {
-            Some((user, password)) if password == *token => remote_user = Some(user),
+            Some((user, password))
+                if password == *token
+                    || shared
+                        .extra_tokens
+                        .lock()
+                        .expect("tokens")
+                        .get(&name)
+                        .is_some_and(|t| t.contains(&password)) =>
+            {
+                remote_user = Some(user)
+            }
             _ => {
                 let mut response = status(StatusCode::UNAUTHORIZED, "authentication required\n");
                 response

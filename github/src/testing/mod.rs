@@ -20,11 +20,16 @@ use axum::Router;
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, patch, post};
 use chrono::{Duration, Utc};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 use serde_json::{Value, json};
+
+mod git_data;
+mod repos;
+
+pub use repos::{FakeRepo, GitBackend};
 
 /// The app's OAuth client id and secret the server accepts.
 pub const CLIENT_ID: &str = "Iv1.0123456789abcdef";
@@ -84,6 +89,8 @@ pub struct Recorded {
     pub user_tokens: HashMap<String, String>,
     /// Which installations each GitHub user can see.
     pub user_installations: HashMap<String, Vec<u64>>,
+    /// Repositories, by lowercase full name.
+    pub repos: HashMap<String, FakeRepo>,
 }
 
 #[derive(Clone)]
@@ -91,6 +98,10 @@ struct Shared {
     app_id: String,
     key: Arc<DecodingKey>,
     state: Arc<Mutex<Recorded>>,
+    addr: SocketAddr,
+    backend: Option<Arc<dyn GitBackend>>,
+    /// Branch moves one at a time (GitHub's are atomic).
+    ref_lock: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// The server: started on a free loopback port, stopped when dropped.
@@ -98,6 +109,7 @@ struct Shared {
 pub struct FakeGithub {
     pub addr: SocketAddr,
     pub state: Arc<Mutex<Recorded>>,
+    shared: Shared,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -110,22 +122,81 @@ impl Drop for FakeGithub {
 impl FakeGithub {
     /// Serves app `app_id` whose public key is `keys.public_pem`.
     pub async fn start(app_id: &str, keys: &KeyPair) -> FakeGithub {
+        Self::serve(app_id, keys, None).await
+    }
+
+    /// Serves repositories too, kept by `backend` (see [`GitBackend`]).
+    pub async fn start_with_git(app_id: &str, keys: &KeyPair, backend: Arc<dyn GitBackend>) -> FakeGithub {
+        Self::serve(app_id, keys, Some(backend)).await
+    }
+
+    async fn serve(app_id: &str, keys: &KeyPair, backend: Option<Arc<dyn GitBackend>>) -> FakeGithub {
         let key = DecodingKey::from_rsa_pem(&keys.public_pem).unwrap_or_else(|e| panic!("public key: {e}"));
         let state = Arc::new(Mutex::new(Recorded { token_lifetime_secs: 3600, ..Recorded::default() }));
-        let shared = Shared { app_id: app_id.to_owned(), key: Arc::new(key), state: state.clone() };
+        let listener =
+            tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("bind loopback: {e}"));
+        let addr = listener.local_addr().unwrap_or_else(|e| panic!("local_addr: {e}"));
+        let shared = Shared {
+            app_id: app_id.to_owned(),
+            key: Arc::new(key),
+            state: state.clone(),
+            addr,
+            backend,
+            ref_lock: Arc::default(),
+        };
         let app = Router::new()
             .route("/app/installations/{id}", get(installation))
             .route("/app/installations/{id}/access_tokens", post(access_token))
             .route("/login/oauth/access_token", post(oauth_token))
             .route("/user/installations", get(user_installations))
-            .with_state(shared);
-        let listener =
-            tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("bind loopback: {e}"));
-        let addr = listener.local_addr().unwrap_or_else(|e| panic!("local_addr: {e}"));
+            .route("/orgs/{org}/repos", post(repos::create_in_org))
+            .route("/repos/{o}/{r}", get(repos::get_repo).delete(repos::delete_repo))
+            .route("/repos/{o}/{r}/git/ref/heads/{*branch}", get(git_data::get_ref))
+            .route("/repos/{o}/{r}/git/refs/heads/{*branch}", patch(git_data::update_ref))
+            .route("/repos/{o}/{r}/git/refs", post(git_data::create_ref))
+            .route("/repos/{o}/{r}/git/commits/{sha}", get(git_data::get_commit))
+            .route("/repos/{o}/{r}/git/commits", post(git_data::create_commit))
+            .route("/repos/{o}/{r}/git/blobs", post(git_data::create_blob))
+            .route("/repos/{o}/{r}/git/trees", post(git_data::create_tree))
+            .route("/repos/{o}/{r}/contents/{*path}", axum::routing::put(git_data::create_file))
+            .fallback(repos::git_http)
+            .with_state(shared.clone());
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        FakeGithub { addr, state, task }
+        FakeGithub { addr, state, shared, task }
+    }
+
+    /// A repository of installation `installation`, made on GitHub's side
+    /// (empty; `commit` adds to it).
+    pub fn add_repo(&self, installation: u64, full_name: &str, private: bool) -> FakeRepo {
+        self.shared.add_repo(installation, full_name, private, "")
+    }
+
+    /// The repository `full_name`, as the fake holds it.
+    pub fn repo(&self, full_name: &str) -> Option<FakeRepo> {
+        self.lock().repos.get(&full_name.to_ascii_lowercase()).cloned()
+    }
+
+    /// Commits `files` on `branch` of `full_name` (on the branch's tree, or
+    /// alone); the commit id.
+    pub fn commit(&self, full_name: &str, branch: &str, files: &[(&str, &[u8])]) -> String {
+        let repo = self.repo(full_name).unwrap_or_else(|| panic!("no repository {full_name}"));
+        let parent = repos::head(&repo.dir, branch);
+        repos::commit_files(&repo.dir, branch, parent.as_deref(), files, "commit on GitHub")
+            .unwrap_or_else(|e| panic!("commit: {e}"))
+            .0
+    }
+
+    /// The head of `branch` of `full_name`.
+    pub fn head(&self, full_name: &str, branch: &str) -> Option<String> {
+        repos::head(&self.repo(full_name)?.dir, branch)
+    }
+
+    /// `git` in `full_name`'s repository: its output.
+    pub fn git(&self, full_name: &str, args: &[&str]) -> String {
+        let repo = self.repo(full_name).unwrap_or_else(|| panic!("no repository {full_name}"));
+        repos::git(&repo.dir, args, b"", None, &[]).unwrap_or_else(|e| panic!("git {args:?}: {e}"))
     }
 
     /// The REST base URL (`api_url` of the app settings).
@@ -159,7 +230,18 @@ impl FakeGithub {
     }
 }
 
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared").field("addr", &self.addr).finish_non_exhaustive()
+    }
+}
+
 impl Shared {
+    /// The fake's own URL: its web address, where repositories are cloned.
+    fn web_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Recorded> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -248,6 +330,11 @@ async fn access_token(State(s): State<Shared>, UrlPath(id): UrlPath<u64>, header
     let token = format!("ghs_{id}x{issued}{}", "t".repeat(30));
     let expires_at = Utc::now() + Duration::seconds(state.token_lifetime_secs);
     state.tokens.insert(token.clone(), id);
+    if let Some(backend) = &s.backend {
+        for repo in state.repos.values().filter(|r| r.installation == id) {
+            backend.allow(&repo.key, &token);
+        }
+    }
     let body = json!({
         "token": token,
         "expires_at": expires_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
