@@ -19,6 +19,10 @@ pub async fn accounts(settings: Settings, command: AccountsCommand) -> anyhow::R
             let (account, _) = accounts::create_account(&store, &name).await.map_err(describe)?;
             println!("{}\t{}", account.id, account.name);
         }
+        AccountsCommand::GitHost { name, state } => {
+            let account = accounts::set_git_host(&store, &name, state == "on").await.map_err(describe)?;
+            println!("{}\t{}\tgit-host {state}", account.id, account.name);
+        }
         AccountsCommand::List => {
             for account in accounts::list_accounts(&store).await? {
                 println!("{}\t{}\t{}", account.id, account.name, time::to_db(&account.created_at));

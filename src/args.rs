@@ -122,6 +122,11 @@ pub struct ServeArgs {
     /// `/api/repos` answers `SCM_APP_REQUIRED`.
     #[arg(long, env = "PLAY_GIT_HOST", default_value_t = true, action = clap::ArgAction::Set)]
     pub git_host: bool,
+    /// Which accounts may create repositories on play's own Git host:
+    /// `all`, or `selected` (those switched on with
+    /// `play accounts git-host NAME on`).
+    #[arg(long, env = "PLAY_GIT_HOST_ACCOUNTS", value_enum, default_value_t = GitHostAccounts::All)]
+    pub git_host_accounts: GitHostAccounts,
     /// Where play's own Git host keeps its bare repositories
     /// (`<owner>/<name>.git`); default `<data dir>/repositories`. With
     /// several replicas it must be one shared file system.
@@ -313,6 +318,20 @@ pub enum AccountsCommand {
     Create { name: String },
     /// List accounts.
     List,
+    /// Switch play's own Git host on or off for an account (with
+    /// PLAY_GIT_HOST_ACCOUNTS=selected).
+    GitHost {
+        name: String,
+        #[arg(value_parser = ["on", "off"])]
+        state: String,
+    },
+}
+
+/// `PLAY_GIT_HOST_ACCOUNTS`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GitHostAccounts {
+    All,
+    Selected,
 }
 
 #[derive(Debug, Subcommand)]

@@ -89,10 +89,11 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         Some(host) => state.with_source_host(host),
         None => state,
     };
-    let state = match github_app {
+    let mut state = match github_app {
         Some(app) => state.with_github_app(app),
         None => state,
     };
+    state.shared_mut().hosts.builtin_selected = args.git_host_accounts == crate::args::GitHostAccounts::Selected;
     let shutdown = CancellationToken::new();
     let background = tokio_util::task::TaskTracker::new();
     background.spawn(prune_rate_limiter(state.clone(), shutdown.clone()));

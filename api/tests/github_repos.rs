@@ -11,7 +11,7 @@ mod support;
 
 use axum::http::StatusCode;
 use play_api::testing::TestApp;
-use play_core::repository::Reach;
+use play_core::repository::{Reach, RepositoryGateway};
 use play_core::scm::model::Provider;
 use serde_json::json;
 use support::github::Github;
@@ -180,6 +180,14 @@ async fn a_private_github_repository_is_attached_and_read_with_the_installation_
     g.connect(other, 11).await;
     let theirs = app.post("/api/playzones/attach", &key, json!({"repo_full_name": "acme/api"})).await;
     assert_eq!(theirs.status, StatusCode::NOT_FOUND, "{}", theirs.text);
+
+    // A token GitHub revoked before its expiry is refused once, dropped
+    // from the cache, and the next call fetches a new one.
+    g.github.revoke_tokens();
+    let moved = g.github.commit("acme/Api", "main", &[("x", b"x")]);
+    let refused = g.gateway.list_branches(&g.access(zone).await).await;
+    assert!(matches!(refused, Err(play_core::repository::RepositoryError::Unauthorized(_))), "{refused:?}");
+    assert_eq!(g.branches(zone).await, vec![("main".to_owned(), moved)], "then a new token is fetched");
 }
 
 #[tokio::test]

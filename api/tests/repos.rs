@@ -208,3 +208,30 @@ async fn concurrent_pushes_to_one_branch_both_land_or_one_is_refused_and_no_file
     }
     assert_eq!(app.count("repository_pushes").await, 1 + landed.len() as i64);
 }
+
+#[tokio::test]
+async fn with_the_host_enabled_account_by_account_only_a_switched_on_account_creates() {
+    let mut h = Hosted::new().await;
+    h.app.state.shared_mut().hosts.builtin_selected = true;
+    h.app.router = play_api::router(h.app.state.clone());
+    let app = &h.app;
+    let refused = app.post("/api/repos", &app.admin, json!({"name": "app"})).await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", refused.text);
+    assert_eq!(refused.body["error"]["code"], "SCM_APP_REQUIRED");
+    assert!(refused.body["error"]["message"].as_str().unwrap().contains("git-host"), "{}", refused.text);
+    let named = app.post("/api/repos", &app.admin, json!({"name": "app", "provider": "builtin"})).await;
+    assert_eq!(named.body["error"]["code"], "SCM_APP_REQUIRED", "{}", named.text);
+    assert_eq!(app.count("repositories").await, 0);
+
+    play_core::store::accounts::set_git_host(app.store(), "default", true).await.unwrap();
+    let made = app.post("/api/repos", &app.admin, json!({"name": "app", "auto_init": true})).await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.text);
+
+    // Switched off again: no new repository, but the existing one is
+    // still the account's to push to.
+    play_core::store::accounts::set_git_host(app.store(), "default", false).await.unwrap();
+    let again = app.post("/api/repos", &app.admin, json!({"name": "other"})).await;
+    assert_eq!(again.body["error"]["code"], "SCM_APP_REQUIRED", "{}", again.text);
+    let push = json!({"repo": "default/app", "message": "m", "files": [{"path": "a", "content": "a"}]});
+    assert_eq!(app.post("/api/repos/push", &app.admin, push).await.status, StatusCode::OK);
+}

@@ -31,6 +31,10 @@ impl GitBackend for Backend {
         self.0.allow_token(key, token);
     }
 
+    fn revoke_all(&self, key: &str) {
+        self.0.revoke_tokens(key);
+    }
+
     fn url(&self, key: &str) -> String {
         self.0.url(key)
     }

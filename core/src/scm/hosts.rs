@@ -16,7 +16,7 @@ use std::sync::Arc;
 use super::host::{InstallableApp, RepoUrls, SourceHost};
 use super::model::{Installation, InstallationStatus, Provider, Repository};
 use super::names::FullName;
-use crate::store::{Store, repositories};
+use crate::store::{Store, accounts, repositories};
 use crate::{Error, Result};
 
 /// The source hosts this play serves.
@@ -24,6 +24,11 @@ use crate::{Error, Result};
 pub struct SourceHosts {
     /// play's own Git host; `None`: the operator switched it off.
     pub builtin: Option<Arc<dyn SourceHost>>,
+    /// The operator enables play's own host account by account
+    /// (`PLAY_GIT_HOST_ACCOUNTS=selected`): only an account switched on
+    /// creates repositories there. Its existing repositories stay
+    /// reachable either way.
+    pub builtin_selected: bool,
     /// The GitHub App; `None`: the operator configured none.
     pub github: Option<Arc<dyn InstallableApp>>,
 }
@@ -120,11 +125,17 @@ impl SourceHosts {
             .filter(|i| self.app(i.provider).is_some())
             .filter(|i| choice.provider.is_none_or(|p| p == i.provider))
             .collect();
-        let builtin = self.builtin.clone().filter(|_| choice.provider.is_none_or(|p| p == Provider::Builtin));
+        let mut builtin = self.builtin.clone().filter(|_| choice.provider.is_none_or(|p| p == Provider::Builtin));
+        if builtin.is_some() && self.builtin_selected && !accounts::git_host_enabled(store, account_id).await? {
+            builtin = None;
+        }
         match (builtin, apps.as_slice()) {
             (Some(host), []) => Ok(Target { installation: None, host }),
             (None, [only]) => Ok(Target { host: self.of(only)?, installation: Some(only.clone()) }),
             (None, []) => Err(app_required(match choice.provider {
+                Some(Provider::Builtin) if self.builtin.is_some() => "play's own Git host is not enabled for this \
+                     account: ask the operator (play accounts git-host <account> on)"
+                    .to_owned(),
                 Some(Provider::Builtin) => {
                     "play's own Git host is switched off on this play (PLAY_GIT_HOST): ask the operator".to_owned()
                 }
@@ -132,6 +143,10 @@ impl SourceHosts {
                     "this account has no active {provider} installation: connect one \
                      (POST /api/scm_installations/{provider})"
                 ),
+                None if self.builtin.is_some() => "no source-hosting app is installed on this account, and \
+                     play's own Git host is not enabled for it: connect an app, or ask the operator \
+                     (play accounts git-host <account> on)"
+                    .to_owned(),
                 None => "no source-hosting app is installed on this account, and play's own Git host is \
                          switched off (PLAY_GIT_HOST): connect an app or ask the operator"
                     .to_owned(),

@@ -61,6 +61,26 @@ pub async fn find_account_by_name(store: &Store, name: &str) -> Result<Account> 
     one(store, query, "account", account_from_row).await
 }
 
+/// Switches play's own Git host on or off for account `name` (the
+/// operator's per-account setting, used when the host is enabled account
+/// by account); the account.
+pub async fn set_git_host(store: &Store, name: &str, on: bool) -> Result<Account> {
+    let account = find_account_by_name(store, name).await?;
+    sqlx::query("UPDATE accounts SET git_host = $1 WHERE id = $2")
+        .bind(super::flag(on))
+        .bind(account.id)
+        .execute(store.pool())
+        .await?;
+    Ok(account)
+}
+
+/// Whether the operator switched play's own Git host on for the account.
+pub async fn git_host_enabled(store: &Store, account_id: i64) -> Result<bool> {
+    let query = sqlx::query("SELECT git_host FROM accounts WHERE id = $1").bind(account_id);
+    let flags = super::shapes::column::<i64>(store, query, "git_host").await?;
+    Ok(flags.first().is_some_and(|flag| super::is_set(*flag)))
+}
+
 pub async fn list_accounts(store: &Store) -> Result<Vec<Account>> {
     all(store, sqlx::query("SELECT id, name, created_at FROM accounts ORDER BY id"), account_from_row).await
 }

@@ -124,6 +124,11 @@ impl GitServer {
         self.shared.extra_tokens.lock().expect("tokens").entry(name.to_owned()).or_default().push(token.to_owned());
     }
 
+    /// Takes back every password [`GitServer::allow_token`] gave `name`.
+    pub fn revoke_tokens(&self, name: &str) {
+        self.shared.extra_tokens.lock().expect("tokens").remove(name);
+    }
+
     /// Every request so far, in order.
     pub fn requests(&self) -> Vec<LoggedRequest> {
         self.shared.log.lock().expect("request log").clone()

@@ -173,6 +173,19 @@ impl FakeGithub {
         self.shared.add_repo(installation, full_name, private, "")
     }
 
+    /// Revokes every installation token issued so far, before it expires
+    /// (as GitHub does when an app's permissions change): the API and
+    /// git's smart HTTP refuse them from now on.
+    pub fn revoke_tokens(&self) {
+        let mut state = self.lock();
+        state.tokens.clear();
+        if let Some(backend) = &self.shared.backend {
+            for repo in state.repos.values() {
+                backend.revoke_all(&repo.key);
+            }
+        }
+    }
+
     /// The repository `full_name`, as the fake holds it.
     pub fn repo(&self, full_name: &str) -> Option<FakeRepo> {
         self.lock().repos.get(&full_name.to_ascii_lowercase()).cloned()

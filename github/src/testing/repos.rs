@@ -25,6 +25,8 @@ pub trait GitBackend: Send + Sync + 'static {
     fn create(&self, key: &str, default_branch: &str) -> PathBuf;
     /// Lets `token` read and push `key` over HTTP (basic password).
     fn allow(&self, key: &str, token: &str);
+    /// Takes back every token `allow` gave `key`.
+    fn revoke_all(&self, key: &str);
     /// The URL `key` is served at (`http://…/<key>.git`).
     fn url(&self, key: &str) -> String;
 }
