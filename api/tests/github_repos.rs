@@ -75,6 +75,13 @@ async fn create_and_push_makes_one_commit_in_the_organisation_and_pushes_build_o
     let on_branch = app.post("/api/repos/push", &app.admin, branch).await;
     assert_eq!(on_branch.status, StatusCode::OK, "{}", on_branch.text);
     assert_eq!(g.github.git("acme/shop", &["rev-list", "--count", "feature"]), "3");
+    // A new branch whose files are all on the default branch already:
+    // it starts at the default branch's head, with no empty commit.
+    let same =
+        json!({"repo": "acme/shop", "branch": "copy", "message": "c", "files": files(&[("README.md", "# shop\n")])});
+    let copied = app.post("/api/repos/push", &app.admin, same).await;
+    assert_eq!(copied.status, StatusCode::OK, "{}", copied.text);
+    assert_eq!(g.github.head("acme/shop", "copy").as_deref(), Some(second));
 
     // The name is taken on GitHub: 409, and nothing is recorded.
     let taken = app.post("/api/repos", &app.admin, json!({"name": "shop"})).await;

@@ -125,25 +125,30 @@ pub(crate) async fn push(
             None => None,
         };
         let tree = write_tree(calls, base_tree.as_deref(), files).await?;
-        if let (Some(head), Some(base_tree)) = (&previous, &base_tree)
-            && *base_tree == tree
-        {
+        let unchanged = base_tree.as_deref() == Some(tree.as_str());
+        if let (true, Some(head)) = (unchanged, &previous) {
             return Ok(outcome(head.clone(), tree, files, previous.clone(), false));
         }
-        let parents: Vec<&str> = base.as_deref().into_iter().collect();
-        let made = NewCommit { message: files.message(), tree: &tree, parents, author: person, committer: person };
-        let commit: ShaBody = calls.post("/git/commits", &made).await.map_err(failed)?;
-        let moved = match &previous {
-            Some(_) => {
-                calls.patch(&format!("/git/refs/heads/{branch}"), &MoveRef { sha: &commit.sha, force: false }).await
+        let commit = match (unchanged, &base) {
+            // A new branch whose files are all on the default branch
+            // already starts at its head: no empty commit.
+            (true, Some(base)) => base.clone(),
+            _ => {
+                let parents: Vec<&str> = base.as_deref().into_iter().collect();
+                let made =
+                    NewCommit { message: files.message(), tree: &tree, parents, author: person, committer: person };
+                calls.post::<ShaBody>("/git/commits", &made).await.map_err(failed)?.sha
             }
+        };
+        let moved = match &previous {
+            Some(_) => calls.patch(&format!("/git/refs/heads/{branch}"), &MoveRef { sha: &commit, force: false }).await,
             None => {
-                let new = NewRef { reference: format!("refs/heads/{branch}"), sha: commit.sha.clone() };
+                let new = NewRef { reference: format!("refs/heads/{branch}"), sha: commit.clone() };
                 calls.post::<serde_json::Value>("/git/refs", &new).await.map(drop)
             }
         };
         match moved {
-            Ok(()) => return Ok(outcome(commit.sha, tree, files, previous, true)),
+            Ok(()) => return Ok(outcome(commit, tree, files, previous, true)),
             // Not a fast-forward, or the branch was created meanwhile:
             // build again on what is there now.
             Err(GithubError::Unprocessable(_)) => continue,

@@ -288,7 +288,7 @@ pub const TOOLS: &[ToolSpec] = &[
         NoBody,
         "Delete a Playroom that has no active Playgrounds.",
     ),
-    // --- repositories (play's own Git host) ---------------------------------
+    // --- repositories (play's own Git host, GitHub App installations) -------
     tool(
         "list_repositories",
         "GET",
@@ -301,7 +301,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "POST",
         "/api/repos",
         Flat,
-        "Create a repository: `name` (lowercase letters, digits, '-', '_', '.'), `description`, `private` (default true), `auto_init` (a README commit).",
+        "Create a repository: `name` (lowercase letters, digits, '-', '_', '.'), `description`, `private` (default true), `auto_init` (a README commit); `provider` (builtin or github) or `installation_id` when the account has several places to create in.",
     ),
     tool(
         "push_to_repository",
@@ -315,14 +315,14 @@ pub const TOOLS: &[ToolSpec] = &[
         "POST",
         "/api/repos/create_and_push",
         Flat,
-        "Create a repository with `files` [{path, content}] as its first commit (`message` default 'Initial commit'). Answers the repository and the commit.",
+        "Create a repository with `files` [{path, content}] as its first commit (`message` default 'Initial commit'); `provider` or `installation_id` as for create_repository. Answers the repository and the commit.",
     ),
     tool(
         "attach_repository",
         "POST",
         "/api/playzones/attach",
         Flat,
-        "Attach a repository (`repo_full_name`: owner/name) as a Playzone that reads it through the installation, without a token; a build service links it by the Playzone's id. Answers the account's existing Playzone when it was attached before.",
+        "Attach a repository (`repo_full_name`: owner/name) as a Playzone that reads it through the installation, without a token; a build service links it by the Playzone's id. A GitHub repository the account's installation was given is found on GitHub. Answers the account's existing Playzone when it was attached before.",
     ),
     // --- import templates -----------------------------------------------------
     tool(
