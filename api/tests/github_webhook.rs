@@ -220,3 +220,48 @@ async fn delivery_ids_are_forgotten_after_the_retention() {
     let left: Vec<String> = left.iter().map(|r| sqlx::Row::get(r, "delivery_id")).collect();
     assert_eq!(left, ["new", "recent"]);
 }
+
+#[tokio::test]
+async fn a_push_on_github_is_recorded_once_and_asks_the_attached_playzone_to_sync() {
+    let app = app().await;
+    let zone = attached_playzone(&app).await;
+    let generation = || async {
+        let row = sqlx::query("SELECT generation FROM playzones WHERE id = $1").bind(zone);
+        sqlx::Row::get::<i64, _>(&row.fetch_one(app.store().pool()).await.unwrap(), "generation")
+    };
+    let before = generation().await;
+    let (old, new) = ("1".repeat(40), "2".repeat(40));
+    let push = json!({
+        "ref": "refs/heads/main", "before": old, "after": new, "created": false, "deleted": false, "forced": false,
+        "repository": {"id": 7, "name": "Web", "full_name": "Acme/Web", "private": true},
+        "pusher": {"name": "octocat"}, "installation": {"id": 42}, "commits": [],
+    });
+    let sent = signed(&app, "push", "d-push", push.clone()).await;
+    assert_eq!(sent.status, StatusCode::ACCEPTED, "{}", sent.text);
+    assert_eq!(generation().await, before + 1, "the attached Playzone is asked to sync");
+    let query = sqlx::query("SELECT metadata FROM events WHERE event_type = 'repo.push'");
+    let rows = query.fetch_all(app.store().pool()).await.unwrap();
+    assert_eq!(rows.len(), 1, "one repo.push event");
+    let metadata: serde_json::Value = serde_json::from_str(&sqlx::Row::get::<String, _>(&rows[0], "metadata")).unwrap();
+    assert_eq!(
+        (&metadata["branch"], &metadata["before"], &metadata["after"]),
+        (&json!("main"), &json!(old), &json!(new))
+    );
+    assert_eq!(metadata["repository"], "acme/web");
+
+    // GitHub's retry of the same delivery changes nothing.
+    let again = signed(&app, "push", "d-push", push).await;
+    assert_eq!(again.body["duplicate"], true);
+    assert_eq!(generation().await, before + 1);
+    assert_eq!(app.count("repository_pushes").await, 1);
+
+    // A deleted branch, or another installation's repository, moves nothing.
+    let deleted = json!({"ref": "refs/heads/main", "before": new, "after": "0".repeat(40), "deleted": true,
+        "repository": {"full_name": "acme/web"}, "installation": {"id": 42}});
+    signed(&app, "push", "d-deleted", deleted).await;
+    let elsewhere = json!({"ref": "refs/heads/main", "before": old, "after": new,
+        "repository": {"full_name": "acme/web"}, "installation": {"id": 43}});
+    signed(&app, "push", "d-elsewhere", elsewhere).await;
+    assert_eq!(generation().await, before + 1);
+    assert_eq!(app.count("repository_pushes").await, 1);
+}

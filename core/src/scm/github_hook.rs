@@ -71,6 +71,10 @@ pub enum Change {
     Status { installation: String, status: InstallationStatus },
     /// These repositories (`owner/name`) left the installation's reach.
     RepositoriesRemoved { installation: String, full_names: Vec<String> },
+    /// A push moved `branch` of `full_name` from `before` (`None`: the
+    /// branch was created) to `after`. A deleted branch, or a tag, is
+    /// [`Change::None`]: it moves no commit a Playzone could build.
+    Pushed { installation: String, full_name: String, branch: String, before: Option<String>, after: String },
     /// Nothing to change (other events and actions, `ping`).
     None,
 }
@@ -81,6 +85,42 @@ struct Payload {
     installation: Option<InstallationRef>,
     #[serde(default)]
     repositories_removed: Vec<RepositoryRef>,
+}
+
+/// GitHub's `push` payload, the fields play reads.
+#[derive(Deserialize)]
+struct PushPayload {
+    #[serde(rename = "ref")]
+    reference: String,
+    before: String,
+    after: String,
+    #[serde(default)]
+    deleted: bool,
+    repository: RepositoryRef,
+    installation: Option<InstallationRef>,
+}
+
+/// The all-zero id GitHub's `before` holds for a created branch.
+fn commit_or_none(id: &str) -> Option<String> {
+    let hex = id.len() == 40 && id.bytes().all(|b| b.is_ascii_hexdigit());
+    (hex && id.bytes().any(|b| b != b'0')).then(|| id.to_ascii_lowercase())
+}
+
+fn pushed(body: &[u8]) -> Result<Change, String> {
+    let payload: PushPayload = serde_json::from_slice(body).map_err(|e| format!("not a GitHub push payload: {e}"))?;
+    let installation = payload.installation.ok_or("the payload names no installation")?.id.to_string();
+    let Some(branch) = payload.reference.strip_prefix("refs/heads/") else { return Ok(Change::None) };
+    let Some(after) = commit_or_none(&payload.after).filter(|_| !payload.deleted) else { return Ok(Change::None) };
+    if crate::playzone::branch_name(branch).is_err() {
+        return Ok(Change::None);
+    }
+    Ok(Change::Pushed {
+        installation,
+        full_name: payload.repository.full_name,
+        branch: branch.to_owned(),
+        before: commit_or_none(&payload.before),
+        after,
+    })
 }
 
 #[derive(Deserialize)]
@@ -96,6 +136,9 @@ struct RepositoryRef {
 /// Reads the `event` delivery `body` (already verified). A body that is
 /// not the documented JSON is `Err` with the reason.
 pub fn change(event: &str, body: &[u8]) -> Result<Change, String> {
+    if event == "push" {
+        return pushed(body);
+    }
     if !matches!(event, "installation" | "installation_repositories") {
         return Ok(Change::None);
     }
@@ -186,9 +229,39 @@ mod tests {
 
     #[test]
     fn other_events_change_nothing_and_bad_payloads_are_refused() {
-        assert_eq!(change("push", b"not even json").unwrap(), Change::None);
+        assert!(change("push", b"not even json").is_err());
         assert_eq!(change("ping", br#"{"zen":"Design for failure."}"#).unwrap(), Change::None);
         assert!(change("installation", b"[]").is_err());
         assert!(change("installation", br#"{"action":"deleted"}"#).is_err());
+    }
+
+    #[test]
+    fn a_push_to_a_branch_names_it_and_its_commits() {
+        let body = |reference: &str, before: &str, after: &str, deleted: bool| {
+            format!(
+                r#"{{"ref":"{reference}","before":"{before}","after":"{after}","created":false,"deleted":{deleted},
+                "forced":false,"repository":{{"id":1,"name":"web","full_name":"acme/web","private":true}},
+                "pusher":{{"name":"octocat"}},"installation":{{"id":42}},"commits":[]}}"#
+            )
+        };
+        let (zero, a, b) = ("0".repeat(40), "a".repeat(40), "b".repeat(40));
+        let moved = change("push", body("refs/heads/main", &a, &b, false).as_bytes()).unwrap();
+        let expected = Change::Pushed {
+            installation: "42".into(),
+            full_name: "acme/web".into(),
+            branch: "main".into(),
+            before: Some(a.clone()),
+            after: b.clone(),
+        };
+        assert_eq!(moved, expected);
+        let created = change("push", body("refs/heads/feature/x", &zero, &b, false).as_bytes()).unwrap();
+        assert!(matches!(created, Change::Pushed { before: None, ref branch, .. } if branch == "feature/x"));
+        for ignored in [
+            body("refs/heads/main", &a, &zero, true),
+            body("refs/tags/v1", &zero, &b, false),
+            body("refs/heads/bad..name", &a, &b, false),
+        ] {
+            assert_eq!(change("push", ignored.as_bytes()).unwrap(), Change::None, "{ignored}");
+        }
     }
 }

@@ -221,33 +221,50 @@ pub async fn record_push(
     actor: Actor,
     urls: &[String],
 ) -> Result<Vec<i64>> {
-    store
-        .in_write(async |conn| {
-            let now = time::to_db(&time::now());
-            sqlx::query(
-                "INSERT INTO repository_pushes (repository_id, branch, old_sha, new_sha, pushed_at) \
-                 VALUES ($1, $2, $3, $4, $5)",
-            )
-            .bind(repository.id)
-            .bind(&push.branch)
-            .bind(push.old_sha.as_deref())
-            .bind(&push.new_sha)
-            .bind(&now)
-            .execute(&mut *conn)
-            .await?;
-            shapes::set_by_id(&mut *conn, "UPDATE repositories SET updated_at = $1 WHERE id = $2", &now, repository.id)
-                .await?;
-            let metadata = serde_json::json!({
-                "repository": repository.full_name.to_string(),
-                "branch": push.branch,
-                "before": push.old_sha,
-                "after": push.new_sha,
-            });
-            let event = NewEvent::new(repository.account_id, "repo", repository.id, "push").actor(actor);
-            events::record(&mut *conn, event.metadata(metadata)).await?;
-            ask_sync_in(conn, repository.id, urls).await
-        })
-        .await
+    store.in_write(async |conn| record_push_in(conn, repository, push, actor, urls).await).await
+}
+
+/// [`record_push`] in the caller's transaction (a provider's webhook
+/// delivery records its pushes with the delivery).
+pub async fn record_push_in(
+    conn: &mut Conn,
+    repository: &Repository,
+    push: &Push,
+    actor: Actor,
+    urls: &[String],
+) -> Result<Vec<i64>> {
+    let now = time::to_db(&time::now());
+    sqlx::query(
+        "INSERT INTO repository_pushes (repository_id, branch, old_sha, new_sha, pushed_at) \
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(repository.id)
+    .bind(&push.branch)
+    .bind(push.old_sha.as_deref())
+    .bind(&push.new_sha)
+    .bind(&now)
+    .execute(&mut *conn)
+    .await?;
+    shapes::set_by_id(&mut *conn, "UPDATE repositories SET updated_at = $1 WHERE id = $2", &now, repository.id).await?;
+    let metadata = serde_json::json!({
+        "repository": repository.full_name.to_string(),
+        "branch": push.branch,
+        "before": push.old_sha,
+        "after": push.new_sha,
+    });
+    let event = NewEvent::new(repository.account_id, "repo", repository.id, "push").actor(actor);
+    events::record(&mut *conn, event.metadata(metadata)).await?;
+    ask_sync_in(conn, repository.id, urls).await
+}
+
+/// The repositories recorded through the provider's installation
+/// `external_id`, of whichever account.
+pub async fn of_installation_in(conn: &mut Conn, provider: Provider, external_id: &str) -> Result<Vec<Repository>> {
+    let sql = format!(
+        "SELECT {REPOSITORY_COLUMNS} FROM {REPOSITORY_FROM} WHERE i.provider = $1 AND i.external_id = $2 ORDER BY r.id"
+    );
+    let query = sqlx::query(&sql).bind(provider.as_str()).bind(external_id);
+    shapes::all(&mut *conn, query, repository_from_row).await
 }
 
 /// Bumps the generation of the Playzones on repository `repository_id` or

@@ -8,13 +8,12 @@
 //! delivery be redelivered (3 days); older ones are deleted as new ones
 //! arrive, so the table holds about a week of deliveries.
 
-use sqlx::Row;
-
-use super::repositories::ask_sync_in;
-use super::{Conn, Store, shapes};
+use super::repositories::{self, ask_sync_in};
+use super::{Conn, Store};
 use crate::Result;
+use crate::model::event::Actor;
 use crate::scm::github_hook::Change;
-use crate::scm::model::Provider;
+use crate::scm::model::{Provider, Push, Repository};
 use crate::time;
 
 /// How long a delivery id is remembered.
@@ -68,47 +67,47 @@ async fn apply(conn: &mut Conn, provider: Provider, change: &Change) -> Result<V
                 .execute(&mut *conn)
                 .await?;
             for repository in repositories_of(conn, provider, installation, None).await? {
-                woken.extend(ask_sync_in(conn, repository, &[]).await?);
+                woken.extend(ask_sync_in(conn, repository.id, &[]).await?);
             }
         }
         Change::RepositoriesRemoved { installation, full_names } => {
             for full_name in full_names {
                 for repository in repositories_of(conn, provider, installation, Some(full_name)).await? {
-                    woken.extend(ask_sync_in(conn, repository, &[]).await?);
+                    woken.extend(ask_sync_in(conn, repository.id, &[]).await?);
                     // The record of a repository the app no longer reaches
                     // goes; the repository itself stays on the provider.
-                    sqlx::query("DELETE FROM repositories WHERE id = $1").bind(repository).execute(&mut *conn).await?;
+                    sqlx::query("DELETE FROM repositories WHERE id = $1")
+                        .bind(repository.id)
+                        .execute(&mut *conn)
+                        .await?;
                 }
+            }
+        }
+        Change::Pushed { installation, full_name, branch, before, after } => {
+            // Recorded as a push of each account's record of the
+            // repository, which wakes the Playzones attached to it.
+            for repository in repositories_of(conn, provider, installation, Some(full_name)).await? {
+                let push = Push {
+                    repository_id: repository.id,
+                    branch: branch.clone(),
+                    old_sha: before.clone(),
+                    new_sha: after.clone(),
+                };
+                woken.extend(repositories::record_push_in(conn, &repository, &push, Actor::System, &[]).await?);
             }
         }
     }
     Ok(woken)
 }
 
-/// The repositories recorded for the provider's `installation`, or the one
-/// named `full_name` among them.
+/// The repositories recorded for the provider's `installation`, or those
+/// named `full_name` among them (compared without case, as GitHub does).
 async fn repositories_of(
     conn: &mut Conn,
     provider: Provider,
     installation: &str,
     full_name: Option<&str>,
-) -> Result<Vec<i64>> {
-    let query = sqlx::query(
-        "SELECT r.id, r.owner, r.name FROM repositories r JOIN scm_installations i ON i.id = r.installation_id \
-         WHERE i.provider = $1 AND i.external_id = $2",
-    )
-    .bind(provider.as_str())
-    .bind(installation);
-    let rows = shapes::all(&mut *conn, query, |row| {
-        Ok((
-            row.try_get::<i64, _>("id")?,
-            format!("{}/{}", row.try_get::<String, _>("owner")?, row.try_get::<String, _>("name")?),
-        ))
-    })
-    .await?;
-    Ok(rows
-        .into_iter()
-        .filter(|(_, name)| full_name.is_none_or(|f| f.eq_ignore_ascii_case(name)))
-        .map(|(id, _)| id)
-        .collect())
+) -> Result<Vec<Repository>> {
+    let all = repositories::of_installation_in(conn, provider, installation).await?;
+    Ok(all.into_iter().filter(|r| full_name.is_none_or(|f| f.eq_ignore_ascii_case(&r.full_name.to_string()))).collect())
 }
