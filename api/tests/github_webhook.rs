@@ -265,3 +265,30 @@ async fn a_push_on_github_is_recorded_once_and_asks_the_attached_playzone_to_syn
     assert_eq!(generation().await, before + 1);
     assert_eq!(app.count("repository_pushes").await, 1);
 }
+
+#[tokio::test]
+async fn a_renamed_repository_keeps_its_playzone_and_visibility_follows_github() {
+    let app = app().await;
+    let zone = attached_playzone(&app).await;
+    let event = |action: &str, full_name: &str, changes: serde_json::Value| {
+        json!({"action": action, "repository": {"id": 7, "name": "x", "full_name": full_name, "private": true},
+            "installation": {"id": 42}, "changes": changes, "sender": {"login": "octocat"}})
+    };
+    let renamed = event("renamed", "acme/Shop", json!({"repository": {"name": {"from": "web"}}}));
+    let sent = signed(&app, "repository", "d-rename", renamed).await;
+    assert_eq!(sent.status, StatusCode::ACCEPTED, "{}", sent.text);
+    let shown = app.get(&format!("/api/playzones/{zone}"), &app.admin).await;
+    assert_eq!(shown.body["scm_url"], "https://github.com/acme/shop.git", "{}", shown.text);
+    let listed = repositories::list(app.store(), app.account_id).await.unwrap();
+    assert_eq!(listed[0].full_name.to_string(), "acme/shop");
+    assert!(matches!(reach(&app, zone).await, Reach::App { .. }), "still reached through the installation");
+
+    signed(&app, "repository", "d-public", event("publicized", "acme/shop", json!({}))).await;
+    let shown = app.get(&format!("/api/playzones/{zone}"), &app.admin).await;
+    assert_eq!(shown.body["private"], false, "{}", shown.text);
+
+    // Deleted on GitHub: the record goes and the Playzone says why.
+    signed(&app, "repository", "d-deleted", event("deleted", "acme/shop", json!({}))).await;
+    assert_eq!(app.count("repositories").await, 0);
+    assert!(matches!(reach(&app, zone).await, Reach::Lost(m) if m.contains("attach the repository again")));
+}

@@ -75,6 +75,10 @@ pub enum Change {
     /// branch was created) to `after`. A deleted branch, or a tag, is
     /// [`Change::None`]: it moves no commit a Playzone could build.
     Pushed { installation: String, full_name: String, branch: String, before: Option<String>, after: String },
+    /// Repository `from` (`owner/name`) is now named `to` (same owner).
+    Renamed { installation: String, from: String, to: String },
+    /// Repository `full_name` became private (`true`) or public.
+    Visibility { installation: String, full_name: String, private: bool },
     /// Nothing to change (other events and actions, `ping`).
     None,
 }
@@ -123,6 +127,52 @@ fn pushed(body: &[u8]) -> Result<Change, String> {
     })
 }
 
+/// GitHub's `repository` payload, the fields play reads.
+#[derive(Deserialize)]
+struct RepositoryPayload {
+    action: String,
+    repository: RepositoryRef,
+    installation: Option<InstallationRef>,
+    changes: Option<Changes>,
+}
+
+#[derive(Deserialize)]
+struct Changes {
+    repository: Option<RepositoryChanges>,
+}
+
+#[derive(Deserialize)]
+struct RepositoryChanges {
+    name: Option<From>,
+}
+
+#[derive(Deserialize)]
+struct From {
+    from: String,
+}
+
+/// `repository` events: deleted and transferred (the installation no
+/// longer reaches it under that name) drop the record, renamed renames
+/// it, privatized and publicized follow the visibility.
+fn repository(body: &[u8]) -> Result<Change, String> {
+    let payload: RepositoryPayload =
+        serde_json::from_slice(body).map_err(|e| format!("not a GitHub repository payload: {e}"))?;
+    let installation = payload.installation.ok_or("the payload names no installation")?.id.to_string();
+    let full_name = payload.repository.full_name;
+    Ok(match payload.action.as_str() {
+        "deleted" | "transferred" => Change::RepositoriesRemoved { installation, full_names: vec![full_name] },
+        "privatized" | "publicized" => {
+            Change::Visibility { installation, full_name, private: payload.action == "privatized" }
+        }
+        "renamed" => {
+            let old = payload.changes.and_then(|c| c.repository?.name).ok_or("a rename names no old name")?.from;
+            let owner = full_name.split_once('/').map(|(owner, _)| owner).ok_or("not a full name")?;
+            Change::Renamed { installation, from: format!("{owner}/{old}"), to: full_name }
+        }
+        _ => Change::None,
+    })
+}
+
 #[derive(Deserialize)]
 struct InstallationRef {
     id: u64,
@@ -138,6 +188,9 @@ struct RepositoryRef {
 pub fn change(event: &str, body: &[u8]) -> Result<Change, String> {
     if event == "push" {
         return pushed(body);
+    }
+    if event == "repository" {
+        return repository(body);
     }
     if !matches!(event, "installation" | "installation_repositories") {
         return Ok(Change::None);
@@ -263,5 +316,30 @@ mod tests {
         ] {
             assert_eq!(change("push", ignored.as_bytes()).unwrap(), Change::None, "{ignored}");
         }
+    }
+
+    #[test]
+    fn repository_events_rename_drop_and_follow_visibility() {
+        let body = |action: &str, full_name: &str, changes: &str| {
+            format!(
+                r#"{{"action":"{action}","repository":{{"id":1,"name":"x","full_name":"{full_name}","private":true}},
+                "installation":{{"id":42}},"changes":{changes},"sender":{{"login":"octocat"}}}}"#
+            )
+        };
+        let renamed = body("renamed", "acme/shop", r#"{"repository":{"name":{"from":"store"}}}"#);
+        let expected = Change::Renamed { installation: "42".into(), from: "acme/store".into(), to: "acme/shop".into() };
+        assert_eq!(change("repository", renamed.as_bytes()).unwrap(), expected);
+        let deleted = change("repository", body("deleted", "acme/shop", "{}").as_bytes()).unwrap();
+        assert_eq!(
+            deleted,
+            Change::RepositoriesRemoved { installation: "42".into(), full_names: vec!["acme/shop".into()] }
+        );
+        let private = change("repository", body("privatized", "acme/shop", "{}").as_bytes()).unwrap();
+        assert_eq!(
+            private,
+            Change::Visibility { installation: "42".into(), full_name: "acme/shop".into(), private: true }
+        );
+        assert_eq!(change("repository", body("edited", "acme/shop", "{}").as_bytes()).unwrap(), Change::None);
+        assert!(change("repository", body("renamed", "acme/shop", "{}").as_bytes()).is_err());
     }
 }

@@ -83,6 +83,22 @@ async fn apply(conn: &mut Conn, provider: Provider, change: &Change) -> Result<V
                 }
             }
         }
+        Change::Renamed { installation, from, to } => {
+            for repository in repositories_of(conn, provider, installation, Some(from)).await? {
+                woken.extend(rename(conn, &repository, to).await?);
+            }
+        }
+        Change::Visibility { installation, full_name, private } => {
+            for repository in repositories_of(conn, provider, installation, Some(full_name)).await? {
+                for sql in [
+                    "UPDATE repositories SET private = $1 WHERE id = $2",
+                    "UPDATE playzones SET private = $1 WHERE repository_id = $2",
+                ] {
+                    sqlx::query(sql).bind(super::flag(*private)).bind(repository.id).execute(&mut *conn).await?;
+                }
+                woken.extend(ask_sync_in(conn, repository.id, &[]).await?);
+            }
+        }
         Change::Pushed { installation, full_name, branch, before, after } => {
             // Recorded as a push of each account's record of the
             // repository, which wakes the Playzones attached to it.
@@ -95,6 +111,46 @@ async fn apply(conn: &mut Conn, provider: Provider, change: &Change) -> Result<V
                 };
                 woken.extend(repositories::record_push_in(conn, &repository, &push, Actor::System, &[]).await?);
             }
+        }
+    }
+    Ok(woken)
+}
+
+/// Renames `repository` to `to` (`owner/name`, recorded in lowercase),
+/// and the clone URL of the Playzones attached to it, which sync at once;
+/// their ids. When the account has a record of the new name already (it
+/// attached it since), the old record goes instead, and its Playzones say
+/// that access was lost.
+async fn rename(conn: &mut Conn, repository: &Repository, to: &str) -> Result<Vec<i64>> {
+    let name = to.split_once('/').map_or(to, |(_, name)| name).to_ascii_lowercase();
+    let query = sqlx::query("SELECT id FROM repositories WHERE installation_id = $1 AND owner = $2 AND name = $3")
+        .bind(repository.installation_id)
+        .bind(&repository.full_name.owner)
+        .bind(&name);
+    let woken = ask_sync_in(conn, repository.id, &[]).await?;
+    if !super::shapes::column::<i64>(&mut *conn, query, "id").await?.is_empty() {
+        sqlx::query("DELETE FROM repositories WHERE id = $1").bind(repository.id).execute(&mut *conn).await?;
+        return Ok(woken);
+    }
+    sqlx::query("UPDATE repositories SET name = $1 WHERE id = $2")
+        .bind(&name)
+        .bind(repository.id)
+        .execute(&mut *conn)
+        .await?;
+    let old_tail = format!("/{}.git", repository.full_name);
+    let new_tail = format!("/{}/{name}.git", repository.full_name.owner);
+    let query = sqlx::query("SELECT id, scm_url FROM playzones WHERE repository_id = $1").bind(repository.id);
+    let zones = super::shapes::all(&mut *conn, query, |row| {
+        Ok((sqlx::Row::try_get::<i64, _>(row, "id")?, sqlx::Row::try_get::<String, _>(row, "scm_url")?))
+    })
+    .await?;
+    for (id, url) in zones {
+        if let Some(base) = url.strip_suffix(&old_tail) {
+            sqlx::query("UPDATE playzones SET scm_url = $1 WHERE id = $2")
+                .bind(format!("{base}{new_tail}"))
+                .bind(id)
+                .execute(&mut *conn)
+                .await?;
         }
     }
     Ok(woken)
