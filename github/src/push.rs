@@ -19,6 +19,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use play_core::scm::{Author, PushFiles, PushOutcome, ScmError};
 use serde::{Deserialize, Serialize};
 
@@ -240,18 +241,12 @@ async fn first_push(
     Ok(outcome(commit.sha, tree, files, None, true))
 }
 
-/// `path` with every byte outside RFC 3986's unreserved set and `/`
-/// percent-encoded, for a URL path.
+/// Bytes kept as they are in a URL path: RFC 3986's unreserved set and `/`.
+const PATH_KEEPS: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~').remove(b'/');
+
+/// `path` percent-encoded for a URL path.
 fn path_in_url(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for byte in path.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~' | b'/') {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(path, PATH_KEEPS).to_string()
 }
 
 #[cfg(test)]
