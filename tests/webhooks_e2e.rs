@@ -391,7 +391,9 @@ async fn play_serve_killed_mid_fan_out_delivers_every_event_at_least_once() {
         if seen.len() == usize::try_from(N).unwrap() {
             break;
         }
-        assert!(started.elapsed() < Duration::from_secs(60), "{} of {N} events delivered", seen.len());
+        // A bound on waiting, not a speed check: generous, as test
+        // binaries share the machine.
+        assert!(started.elapsed() < Duration::from_secs(240), "{} of {N} events delivered", seen.len());
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let hits = r.hits();
