@@ -61,7 +61,7 @@ fn billion_laughs_is_a_clear_error() {
         doc.push_str(&format!("x-a{i}: &a{i} [{}]\n", vec![format!("*a{}", i - 1); 10].join(",")));
     }
     doc.push_str("services:\n  web:\n    image: x\n    command: *a9\n");
-    // A clear error from the loader's budget; speed is for benches.
+    // A clear error from the loader's budget (speed is not asserted).
     let report = untrusted(&doc);
     assert!(!report.valid);
     assert!(report.errors[0].message.contains("invalid YAML"), "{:?}", report.errors);
