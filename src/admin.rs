@@ -20,7 +20,10 @@ pub async fn accounts(settings: Settings, command: AccountsCommand) -> anyhow::R
             println!("{}\t{}", account.id, account.name);
         }
         AccountsCommand::GitHost { name, state } => {
-            let account = accounts::set_git_host(&store, &name, state == "on").await.map_err(describe)?;
+            let account = accounts::set_git_host(&store, &name, state == "on").await.map_err(|e| match e {
+                play_core::Error::NotFound(_) => anyhow::anyhow!("no account named {name:?}"),
+                other => describe(other),
+            })?;
             println!("{}\t{}\tgit-host {state}", account.id, account.name);
         }
         AccountsCommand::List => {

@@ -118,6 +118,23 @@ async fn offline_key_commands_work_against_a_running_server() {
 }
 
 #[tokio::test]
+async fn the_git_host_is_switched_on_per_account_from_the_command_line() {
+    let play = Play::new().await;
+    stdout(&play.run(&["accounts", "create", "acme"]));
+    let on = stdout(&play.run(&["accounts", "git-host", "acme", "on"]));
+    assert!(on.ends_with("acme\tgit-host on"), "{on}");
+    let store = play_core::store::Store::connect(play.database_url()).await.unwrap();
+    let acme = play_core::store::accounts::find_account_by_name(&store, "acme").await.unwrap();
+    assert!(play_core::store::accounts::git_host_enabled(&store, acme.id).await.unwrap());
+    stdout(&play.run(&["accounts", "git-host", "acme", "off"]));
+    assert!(!play_core::store::accounts::git_host_enabled(&store, acme.id).await.unwrap());
+    let unknown = play.run(&["accounts", "git-host", "nobody", "on"]);
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no account named \"nobody\""));
+    let unclear = play.run(&["accounts", "git-host", "acme", "maybe"]);
+    assert!(!unclear.status.success());
+}
+
+#[tokio::test]
 async fn key_commands_refuse_bad_input_with_a_clear_message() {
     let play = Play::new().await;
     let bad_scope = play.run(&["keys", "create", "--label", "x", "--scopes", "keys:manage,bogus"]);
