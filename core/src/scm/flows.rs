@@ -9,8 +9,9 @@
 //! then the transaction commits. Stopped before the commit, the row is
 //! gone with the transaction and the host may keep a repository nothing
 //! records: the next create of that name finds no row, so it clears what
-//! the host kept ([`SourceHost::forget`]) before making it anew. A commit
-//! that fails clears it at once.
+//! the host kept ([`Removal::Leftover`]; play's own host only, as GitHub's
+//! repositories may be someone's) before making it anew. A failure after
+//! the host made the repository removes it at once ([`Removal::Undo`]).
 
 use super::host::{Removal, SourceHost};
 use super::hosts::{Choice, SourceHosts, Target};

@@ -4,12 +4,13 @@
 //! - [`verify_signature`]: `X-Hub-Signature-256` is `sha256=` and the hex
 //!   HMAC-SHA256 of the raw body under the app's webhook secret, compared
 //!   in constant time; a missing or malformed header is a bad signature.
-//! - [`DeliveryId`]: `X-GitHub-Delivery`, a GUID; bounded and plain, since
-//!   it is stored to process each delivery once.
-//! - [`Change`]: what an `installation` or `installation_repositories`
-//!   event means for the installation's state. Other events are recorded
-//!   and change nothing here (push and pull-request triggers are issue
-//!   #30).
+//! - [`plain_header`]: `X-GitHub-Delivery` (a GUID) and `X-GitHub-Event`,
+//!   bounded and plain, since the delivery id is stored to process each
+//!   delivery once.
+//! - [`Change`]: what an `installation`, `installation_repositories`,
+//!   `push` or `repository` event means for installations and the
+//!   repositories recorded through them. Other events are recorded and
+//!   change nothing here (pull-request triggers are issue #30).
 
 use serde::Deserialize;
 use subtle::ConstantTimeEq;

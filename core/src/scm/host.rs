@@ -1,6 +1,6 @@
 //! The seam to a source host: what play asks of one, whichever provider
-//! it is. play's own Git host implements it in `play_git::hosted`; a
-//! GitHub App will implement it over GitHub's REST API.
+//! it is. play's own Git host implements it in `play_git::builtin`; a
+//! GitHub App installation in `play_github::host`, over GitHub's REST API.
 
 use std::fmt;
 use std::sync::Arc;

@@ -1,6 +1,6 @@
 //! Source hosting (SCM, issue #29): the rules of the repositories facility that
-//! hold whichever host keeps the repository (play's built-in Git host now;
-//! a GitHub App installation later).
+//! hold whichever host keeps the repository (play's built-in Git host, or
+//! a GitHub App installation: [`hosts`] picks it).
 //!
 //! - [`names`]: what a repository may be called, and its full name
 //!   `owner/name`;
