@@ -73,3 +73,45 @@ async fn a_folder_becomes_a_repository_that_git_clones_and_pushes() {
     let typo = play.client(&server).args(["repo", "delete", "demo"]).output().unwrap();
     assert!(String::from_utf8_lossy(&typo.stderr).contains("owner/name"), "a name that is not a full name is refused");
 }
+
+/// `play apply` of a folder: the manifest names the code next to it
+/// (`filesFrom`), which becomes one commit the stock `git` clones; the same
+/// folder again changes nothing; an edited file is one more commit; a
+/// Playzone in the same set is attached to the repository.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn play_apply_of_a_folder_makes_the_repository_and_pushes_its_files_once() {
+    let play = Play::new().await;
+    let server = play.serve().await;
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("deploy");
+    std::fs::create_dir_all(dir.join("app/src")).unwrap();
+    std::fs::write(dir.join("app/compose.yaml"), "services:\n  web:\n    build: ./src\n").unwrap();
+    std::fs::write(dir.join("app/src/Dockerfile"), "FROM scratch\n").unwrap();
+    let manifest = "apiVersion: play/v1\nkind: Repository\nmetadata:\n  name: shop\nspec:\n  filesFrom: ./app\n  \
+                    message: Deploy\n---\napiVersion: play/v1\nkind: Playzone\nmetadata:\n  name: shop\nspec:\n  \
+                    repositoryRef: shop\n";
+    std::fs::write(dir.join("play.yaml"), manifest).unwrap();
+    let apply = || play.client(&server).args(["apply", "-f"]).arg(&dir).output().unwrap();
+
+    let first = ok(&apply());
+    assert!(first.contains("repository/shop created") && first.contains("playzone/shop created"), "{first}");
+    let url = format!("{}/git/default/shop.git", server.base);
+    let clone = work.path().join("clone");
+    ok(&git(work.path(), &["clone", "--quiet", &with_key(&url, &server.token), clone.to_str().unwrap()]));
+    assert_eq!(ok(&git(&clone, &["ls-files"])).lines().collect::<Vec<_>>(), ["compose.yaml", "src/Dockerfile"]);
+    assert_eq!(ok(&git(&clone, &["log", "--format=%s"])), "Deploy", "one commit");
+
+    let again = ok(&apply());
+    assert!(again.contains("repository/shop unchanged") && again.contains("playzone/shop unchanged"), "{again}");
+    std::fs::write(dir.join("app/src/Dockerfile"), "FROM scratch\nLABEL v=2\n").unwrap();
+    let third = ok(&apply());
+    assert!(third.contains("repository/shop configured"), "{third}");
+    ok(&git(&clone, &["pull", "--quiet"]));
+    assert_eq!(ok(&git(&clone, &["log", "--format=%s"])).lines().count(), 2);
+    assert_eq!(std::fs::read_to_string(clone.join("src/Dockerfile")).unwrap(), "FROM scratch\nLABEL v=2\n");
+
+    let (_, zones) = server.get("/api/playzones").await;
+    assert_eq!((zones[0]["name"].as_str(), zones[0]["scm_url"].as_str()), (Some("shop"), Some(url.as_str())));
+    let kept = ok(&play.client(&server).args(["delete", "-f"]).arg(&dir).output().unwrap());
+    assert!(kept.contains("repository shop kept"), "{kept}");
+}

@@ -222,3 +222,43 @@ async fn futures_join<F: std::future::Future>(a: F, b: F, c: F) -> [F::Output; 3
     let (a, b, c) = tokio::join!(a, b, c);
     [a, b, c]
 }
+
+#[tokio::test]
+async fn an_apply_whose_later_host_write_fails_leaves_no_repository_on_github() {
+    let g = Github::with_app(TestApp::new().await).await;
+    let app = &g.app;
+    let default = account(app, "default").await;
+    let org = g.connect(default, 7).await;
+    let user = g.connect(default, 8).await;
+    let object = |name: &str, installation: i64| {
+        let spec = json!({"installation_id": installation, "files": files(&[("a.txt", "a")])});
+        json!({"apiVersion": "play/v1", "kind": "Repository", "metadata": {"name": name}, "spec": spec})
+    };
+    // `one` is made in the organisation; `two`, on a user account, is
+    // refused by the host: `one` is deleted again and nothing is recorded.
+    let set = json!({"objects": [object("one", org.id), object("two", user.id)]});
+    let refused = app.post("/api/apply", &app.admin, set).await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", refused.text);
+    assert!(refused.body["error"]["details"]["objects[1].spec.installation_id"].is_array(), "{}", refused.text);
+    assert!(g.github.repo("acme/one").is_none(), "the create of this apply is undone on GitHub");
+    assert_eq!(app.count("repositories").await, 0);
+    assert_eq!(app.count("applied_objects").await, 0);
+
+    // Alone, it is made and pushed; its settings then follow the manifest
+    // through GitHub's "update a repository".
+    let made = app.post("/api/apply", &app.admin, json!({"objects": [object("one", org.id)]})).await;
+    assert_eq!(made.status, StatusCode::OK, "{}", made.text);
+    assert_eq!(g.github.git("acme/one", &["ls-tree", "-r", "--name-only", "main"]), "a.txt");
+    let mut public = object("one", org.id);
+    public["spec"]["private"] = json!(false);
+    public["spec"]["description"] = json!("now public");
+    let changed = app.post("/api/apply", &app.admin, json!({"objects": [public.clone()]})).await;
+    assert_eq!(changed.body["results"][0]["action"], "configured", "{}", changed.text);
+    let on_github = g.github.repo("acme/one").unwrap();
+    assert_eq!((on_github.private, on_github.description.as_str()), (false, "now public"));
+    assert_eq!(g.github.git("acme/one", &["rev-list", "--count", "main"]), "1", "no commit for a settings change");
+    // A repository does not move to another installation.
+    public["spec"]["installation_id"] = json!(user.id);
+    let moved = app.post("/api/apply", &app.admin, json!({"objects": [public]})).await;
+    assert!(moved.body["error"]["details"]["objects[0].spec.installation_id"].is_array(), "{}", moved.text);
+}

@@ -61,6 +61,13 @@ pub async fn delete(client: &Client, args: DeleteArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let docs = manifest::load_checked(&args.files, args.recursive)?;
+    for doc in docs.iter().filter(|d| d.kind() == "Repository") {
+        println!(
+            "repository {} kept: delete -f does not delete repositories (their history would go with them); \
+             `play repo delete OWNER/NAME` does",
+            doc.name()
+        );
+    }
     let mut targets: Vec<(Kind, String)> =
         docs.iter().filter_map(|d| Some((Kind::from_manifest(d.kind())?, d.name().to_owned()))).collect();
     targets.sort_by_key(|(kind, _)| rank(*kind));

@@ -80,6 +80,18 @@ impl SourceHost for BuiltinHost {
         self.blocking(move |r| r.push(&full, branch.as_deref(), &files, &by)).await
     }
 
+    async fn head(&self, full: &FullName, branch: &str) -> Result<Option<String>, ScmError> {
+        let (full, branch) = (full.clone(), branch.to_owned());
+        self.blocking(move |r| r.head(&full, &branch)).await
+    }
+
+    /// The description only: who may read a repository of play's own host
+    /// is play's record (`private`), not the repository's.
+    async fn update(&self, full: &FullName, description: &str, _private: bool) -> Result<(), ScmError> {
+        let (full, description) = (full.clone(), description.to_owned());
+        self.blocking(move |r| r.set_description(&full, &description)).await
+    }
+
     fn urls(&self, full: &FullName) -> RepoUrls {
         let html_url = format!("{}{GIT_PATH}/{}/{}", self.base_url, full.owner, full.name);
         RepoUrls { clone_url: format!("{html_url}.git"), html_url, ssh_url: None }

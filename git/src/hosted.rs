@@ -170,6 +170,19 @@ impl HostedRepositories {
         }
     }
 
+    /// The commit `branch` is at, if there is such a branch.
+    pub fn head(&self, full: &FullName, branch: &str) -> Result<Option<String>, ScmError> {
+        let repo = self.open(full)?;
+        Ok(target_of(&repo, &format!("refs/heads/{branch}"))?.map(|oid| oid.to_string()))
+    }
+
+    /// Rewrites the repository's `description` file (what `create` wrote).
+    pub fn set_description(&self, full: &FullName, description: &str) -> Result<(), ScmError> {
+        let repo = self.open(full)?;
+        std::fs::write(repo.path().join("description"), format!("{description}\n"))
+            .map_err(|e| failed("writing the description", &e))
+    }
+
     /// The repository's default branch (what `HEAD` names).
     pub fn default_branch(&self, full: &FullName) -> Result<String, ScmError> {
         Ok(default_branch(&self.open(full)?))

@@ -120,6 +120,23 @@ impl SourceHost for InstallationHost {
         push::push(&calls, branch, &default_branch, files, by).await
     }
 
+    async fn head(&self, full: &FullName, branch: &str) -> Result<Option<String>, ScmError> {
+        let token = self.token().await?;
+        let calls = RepoCalls::new(&self.api, &token, &self.login, &full.name);
+        match calls.head(branch).await.map_err(scm_error)? {
+            Head::At(sha) => Ok(Some(sha)),
+            Head::Missing | Head::EmptyRepository => Ok(None),
+        }
+    }
+
+    /// `PATCH /repos/{owner}/{repo}` with the two settings.
+    async fn update(&self, full: &FullName, description: &str, private: bool) -> Result<(), ScmError> {
+        let token = self.token().await?;
+        let calls = RepoCalls::new(&self.api, &token, &self.login, &full.name);
+        let body = serde_json::json!({ "description": description, "private": private });
+        calls.patch("", &body).await.map_err(scm_error)
+    }
+
     fn urls(&self, full: &FullName) -> RepoUrls {
         self.api.urls(full)
     }

@@ -34,6 +34,18 @@ impl Outcome {
     }
 }
 
+/// An object whose applied row waits for its host writes (a Repository:
+/// the row holds the branch head they leave); `plan` is its index in
+/// [`Cx::repos`].
+#[derive(Debug)]
+pub struct Pending {
+    pub object: Object,
+    pub spec: serde_json::Value,
+    pub live: serde_json::Value,
+    pub id: i64,
+    pub plan: usize,
+}
+
 /// The apply in progress.
 pub struct Cx<'a> {
     pub state: &'a AppState,
@@ -46,6 +58,10 @@ pub struct Cx<'a> {
     wakes: BTreeSet<(wake::Kind, i64)>,
     /// The pure checks, made before the transaction ([`super::prepare`]).
     pub prepared: super::prepare::Prepared,
+    /// Repository writes, made on the hosts once the set is valid.
+    pub repos: play_core::scm::staged::Staged,
+    /// Repositories whose applied rows wait for those writes.
+    pub pending: Vec<Pending>,
 }
 
 impl std::fmt::Debug for Cx<'_> {
@@ -74,6 +90,8 @@ impl<'a> Cx<'a> {
             failed: BTreeSet::new(),
             wakes: BTreeSet::new(),
             prepared,
+            repos: Default::default(),
+            pending: Vec::new(),
         }
     }
 
@@ -98,9 +116,10 @@ impl<'a> Cx<'a> {
         self.wakes.insert((kind, id));
     }
 
-    /// The wakes to send once the transaction committed.
-    pub fn finish(self) -> BTreeSet<(wake::Kind, i64)> {
-        self.wakes
+    /// The wakes to send once the transaction committed, and the
+    /// repository writes to undo if it does not (or to finish if it does).
+    pub fn finish(self) -> (BTreeSet<(wake::Kind, i64)>, play_core::scm::staged::Staged) {
+        (self.wakes, self.repos)
     }
 
     /// The keyed digest of a secret value: equal values give equal
@@ -136,6 +155,13 @@ impl<'a> Cx<'a> {
             Kind::Playroom => "playrooms",
             Kind::Playspec => "playspecs",
             Kind::Playzone => "playzones",
+            Kind::Repository => {
+                let message = format!(
+                    "no Repository {name:?} in this set or made by an earlier apply (a repository made otherwise is \
+                     attached: POST /api/playzones/attach)"
+                );
+                return Err(ApiError::field(field, message));
+            }
             _ => return Err(ApiError::field(field, format!("no {kind} {name:?} in this set"))),
         };
         let deleted = if kind == Kind::Playroom { " AND deleted_at IS NULL" } else { "" };
@@ -278,6 +304,8 @@ pub fn name_error(object: &Object, error: ApiError) -> ApiError {
 fn scopes(kind: Kind) -> (Scope, Scope, Scope) {
     match kind {
         Kind::Playroom => (Scope::PlayroomsRead, Scope::PlayroomsWrite, Scope::PlayroomsDelete),
+        // The contract has no repos:delete; DELETE /api/repos/{owner}/{name} needs repos:write too.
+        Kind::Repository => (Scope::ReposRead, Scope::ReposWrite, Scope::ReposWrite),
         Kind::Playzone => (Scope::PlayzonesRead, Scope::PlayzonesWrite, Scope::PlayzonesDelete),
         Kind::Playspec => (Scope::PlayspecsRead, Scope::PlayspecsWrite, Scope::PlayspecsDelete),
         Kind::Playground => (Scope::PlaygroundsRead, Scope::PlaygroundsWrite, Scope::PlaygroundsDelete),

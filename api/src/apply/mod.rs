@@ -29,8 +29,10 @@ mod playground;
 mod playroom;
 mod playspec;
 mod playzone;
+mod playzone_attached;
 pub(crate) mod prepare;
 mod prune;
+pub(crate) mod repository;
 mod template;
 mod webhook;
 
@@ -76,8 +78,8 @@ pub struct ManifestObject {
     /// `play/v1`.
     #[serde(rename = "apiVersion")]
     pub api_version: String,
-    /// Playroom, Playzone, Playspec, ImportTemplate, WebhookEndpoint or
-    /// Playground.
+    /// Playroom, Repository, Playzone, Playspec, ImportTemplate,
+    /// WebhookEndpoint or Playground.
     pub kind: String,
     pub metadata: Metadata,
     /// The kind's create body, references by name (`playroomRef`,
@@ -238,6 +240,7 @@ pub async fn run(
     for object in &objects {
         let outcome = match object.kind {
             Kind::Playroom => playroom::apply(&mut cx, object).await,
+            Kind::Repository => repository::apply(&mut cx, object).await,
             Kind::Playzone => playzone::apply(&mut cx, object).await,
             Kind::Playspec => playspec::apply(&mut cx, object).await,
             Kind::WebhookEndpoint => webhook::apply(&mut cx, object).await,
@@ -264,14 +267,23 @@ pub async fn run(
         pruned.push(prune::prune(&mut cx, &row).await?);
     }
     prune::collect_revisions(&mut cx).await?;
-    let wakes = cx.finish();
+    // Last before the commit: the hosts are written only for a valid set.
+    if !dry_run && let Err(e) = repository::write(&mut cx).await {
+        cx.repos.undo().await;
+        return Err(e);
+    }
+    let (wakes, mut staged) = cx.finish();
     if dry_run {
         tx.rollback().await.map_err(Error::from)?;
     } else {
-        tx.commit().await.map_err(Error::from)?;
+        if let Err(e) = tx.commit().await {
+            staged.undo().await;
+            return Err(Error::from(e).into());
+        }
         for (kind, id) in wakes {
             state.waker.wake(kind, id);
         }
+        staged.after_commit().await;
     }
     let mut results: Vec<ApplyResult> = results.into_values().collect();
     results.extend(pruned);

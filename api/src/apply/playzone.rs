@@ -6,6 +6,13 @@
 //! spec leaves it out, like a Playroom's key; `default_branch` left out
 //! follows the remote's default branch. A created or changed Playzone is
 //! synced by its loop (woken after the commit).
+//!
+//! `repositoryRef: NAME` instead of `scm_url` names a Repository of the
+//! set (or of an earlier apply): the Playzone is attached to it, as `POST
+//! /api/playzones/attach` does, and reads it through its host with no
+//! token (so `private` and `credentials` do not apply). Only its
+//! `default_branch` changes later; a Playzone never moves to another
+//! repository.
 
 use play_core::apply::Action;
 use play_core::playzone::model::Playzone;
@@ -24,7 +31,9 @@ use crate::input::playzones::changes;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Spec {
-    scm_url: String,
+    scm_url: Option<String>,
+    #[serde(rename = "repositoryRef")]
+    repository_ref: Option<String>,
     default_branch: Option<String>,
     private: Option<bool>,
     credentials: Option<String>,
@@ -41,6 +50,27 @@ fn live(zone: &Playzone) -> Value {
 
 pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError> {
     let spec: Spec = parse_value(&object.spec, &object.field("spec")).map_err(ApiError::validation)?;
+    let scm_url = match (spec.scm_url.clone(), spec.repository_ref.clone()) {
+        (Some(url), None) => url,
+        (None, Some(name)) => {
+            return super::playzone_attached::apply(
+                cx,
+                object,
+                &name,
+                spec.default_branch,
+                spec.private,
+                spec.credentials,
+            )
+            .await;
+        }
+        (Some(_), Some(_)) => {
+            return Err(ApiError::field(
+                object.field("spec.repositoryRef"),
+                "give either scm_url or repositoryRef, not both",
+            ));
+        }
+        (None, None) => return Err(ApiError::field(object.field("spec.scm_url"), "is required (or repositoryRef)")),
+    };
     let redacted = cx.redact(&object.spec, &[play_core::apply::path("credentials")]);
     let account = cx.account();
     let current = match cx.last(object).map(|row| row.object_id) {
@@ -49,11 +79,18 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     };
     let input = Input {
         name: Some(object.name.clone()),
-        scm_url: Some(spec.scm_url.clone()),
+        scm_url: Some(scm_url),
         default_branch: Some(spec.default_branch.clone()),
         private: Some(spec.private.unwrap_or(false)),
         credentials: spec.credentials.clone(),
     };
+    if let Some(zone) = &current
+        && play_core::store::playzone_access::repository_of_in(&mut *cx.conn, zone.id).await?.is_some()
+    {
+        let message = "this Playzone is attached to a repository (repositoryRef): it does not move to a URL; give it \
+                       another name to make a Playzone on that URL";
+        return Err(ApiError::field(object.field("spec.scm_url"), message));
+    }
     let stored =
         current.as_ref().map(|z| Stored { private: z.private, has_token: z.has_credentials, scm_url: &z.scm_url });
     let checked = changes(input, stored, cx.state).map_err(|e| rekeyed(e, "playzone", object))?;

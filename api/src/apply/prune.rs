@@ -11,7 +11,7 @@ use play_core::apply::Action;
 use play_core::apply::model::Applied;
 use play_core::playground::{DesiredState, ops};
 use play_core::store::applied;
-use play_core::store::{playrooms, playspecs, playzones, templates, webhooks};
+use play_core::store::{playrooms, playspecs, playzones, repositories, templates, webhooks};
 use play_core::wake::Kind as Wake;
 
 use super::ApplyResult;
@@ -70,6 +70,17 @@ pub async fn prune(cx: &mut Cx<'_>, row: &Applied) -> Result<ApplyResult, ApiErr
                 _ => {}
             }
         }
+        Kind::Repository => match repositories::get_in(&mut *cx.conn, account, row.object_id).await {
+            Ok(repository) => {
+                let host = cx.state.hosts.of_repository(&cx.state.store, &repository).await?;
+                for id in repositories::delete_in(cx.conn, &repository, actor).await? {
+                    cx.wake(Wake::Playzone, id);
+                }
+                cx.repos.remove_after_commit(host, repository);
+            }
+            Err(e) if gone(&e) => {}
+            Err(e) => return Err(e.into()),
+        },
         Kind::ImportTemplate => match templates::delete(&mut *cx.conn, account, row.object_id, actor).await {
             Err(e) if !gone(&e) => return Err(e.into()),
             _ => {}

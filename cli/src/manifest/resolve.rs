@@ -11,6 +11,10 @@
 //!   line break (`\n` or `\r\n`) removed, so a secret written by `echo` or
 //!   an editor has no newline added.
 //! - `spec.ttl` must be a duration (`8h`, `1h 30m`).
+//! - A Repository's `spec.filesFrom: FOLDER` becomes `files`: every file
+//!   under the folder (`.git` and symlinks left out) as `{path, content}`,
+//!   within a push's bounds (`crate::repo::read_folder`); giving both is
+//!   an error.
 //!
 //! Every file read is at most [`MAX_FILE_BYTES`]. Paths are relative to
 //! the manifest's directory (absolute ones are taken as they are).
@@ -58,6 +62,9 @@ pub fn resolve(doc: &Document, env: &dyn Fn(&str) -> Option<String>, problems: &
     if let Some(&(_, field)) = COMPOSE_FIELDS.iter().find(|(k, _)| *k == kind) {
         compose_file(spec, field, &dir, &spec_path, &mut report);
     }
+    if kind == "Repository" {
+        files_from(spec, &dir, &spec_path, &mut report);
+    }
     if let Some(Value::Array(files)) = spec.get_mut("mounted_files") {
         for (i, file) in files.iter_mut().enumerate() {
             if let Some(file) = file.as_object_mut() {
@@ -94,6 +101,31 @@ fn compose_file(
             spec.insert(field.to_owned(), Value::String(text));
         }
         Err(e) => report(&at, e),
+    }
+}
+
+fn files_from(
+    spec: &mut Map<String, Value>,
+    dir: &Path,
+    spec_path: &FieldPath,
+    report: &mut impl FnMut(&FieldPath, String),
+) {
+    let Some(path) = spec.remove("filesFrom") else { return };
+    let at = spec_path.child("filesFrom");
+    let Some(relative) = path.as_str() else { return report(&at, "must be a path".into()) };
+    if spec.contains_key("files") {
+        return report(&at, "give either filesFrom or files, not both".into());
+    }
+    let folder = dir.join(relative);
+    if !folder.is_dir() {
+        return report(&at, format!("{} is not a folder", folder.display()));
+    }
+    match crate::repo::read_folder(&folder) {
+        Ok(files) if files.is_empty() => report(&at, format!("{} holds no file", folder.display())),
+        Ok(files) => {
+            spec.insert("files".into(), Value::Array(files));
+        }
+        Err(e) => report(&at, format!("{e:#}")),
     }
 }
 

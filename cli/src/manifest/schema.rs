@@ -67,8 +67,16 @@ impl Schema {
                 ValidationErrorKind::AnyOf { .. } if path.to_string() == "spec" => {
                     out.push((path, "needs base_compose_yaml or composeFile".to_owned()));
                 }
+                ValidationErrorKind::OneOfNotValid { .. } | ValidationErrorKind::OneOfMultipleValid { .. }
+                    if path.to_string() == "spec" =>
+                {
+                    out.push((path, "needs exactly one of scm_url and repositoryRef".to_owned()));
+                }
                 ValidationErrorKind::OneOfNotValid { .. } | ValidationErrorKind::OneOfMultipleValid { .. } => {
                     out.push((path, "needs exactly one of content, content_base64 and file".to_owned()));
+                }
+                ValidationErrorKind::Not { .. } if path.to_string() == "spec" => {
+                    out.push((path, "give either files or filesFrom, not both".to_owned()));
                 }
                 _ => out.push((path, error.to_string())),
             }
@@ -125,7 +133,9 @@ mod tests {
         let found = problems(unknown_kind);
         assert_eq!(
             found,
-            ["kind: must be one of Playroom, Playzone, Playspec, Playground, ImportTemplate, WebhookEndpoint"]
+            [
+                "kind: must be one of Playroom, Repository, Playzone, Playspec, Playground, ImportTemplate, WebhookEndpoint"
+            ]
         );
 
         assert_eq!(problems(playspec(json!({"composeFile": "c", "bogus": 1}))), ["spec.bogus: unknown field"]);

@@ -169,7 +169,10 @@ spec:
     let tree = Tree::new(&[("m.yaml", manifest.as_bytes())]);
     let found = errors(load(&[tree.path("m.yaml")], false, &no_env));
     assert_eq!(found.len(), 3, "{found:?}");
-    assert!(found[0].contains("document 1: kind (line 2): must be one of Playroom, Playzone, "), "{found:?}");
+    assert!(
+        found[0].contains("document 1: kind (line 2): must be one of Playroom, Repository, Playzone, "),
+        "{found:?}"
+    );
     assert!(found[1].contains("document 2: metadata.name (line 10): must be 1 to 63 lowercase"), "{found:?}");
     assert!(found[2].contains("document 3: spec.replicas (line 20): unknown field"), "{found:?}");
     // Nothing was resolved: the missing compose file is not reported.
@@ -228,4 +231,36 @@ fn a_bad_ttl_is_refused() {
 fn documents_split_on_separator_lines_only() {
     let docs = split_documents("a: 1\n---\nb: |\n  ---\n  x\n--- # two\nc: 3\n");
     assert_eq!(docs, [("a: 1\n".to_owned(), 1), ("b: |\n  ---\n  x\n".to_owned(), 3), ("c: 3\n".to_owned(), 7)]);
+}
+
+#[test]
+fn a_repositorys_files_from_come_from_the_folder_next_to_the_manifest() {
+    let manifest = "apiVersion: play/v1\nkind: Repository\nmetadata:\n  name: shop\nspec:\n  filesFrom: ./app\n";
+    let tree = Tree::new(&[
+        ("env/repo.yaml", manifest.as_bytes()),
+        ("env/app/compose.yaml", b"services: {}\n"),
+        ("env/app/src/main.py", b"print(1)\n"),
+        ("env/app/.git/config", b"[core]\n"),
+    ]);
+    let loaded = load(&[tree.path("env/repo.yaml")], false, &no_env).unwrap();
+    let spec = &loaded[0].1["spec"];
+    assert!(spec.get("filesFrom").is_none());
+    assert_eq!(
+        spec["files"],
+        json!([{"path": "compose.yaml", "content": "services: {}\n"}, {"path": "src/main.py", "content": "print(1)\n"}]),
+        ".git is left out, paths are relative to the folder"
+    );
+
+    let both = "apiVersion: play/v1\nkind: Repository\nmetadata:\n  name: shop\nspec:\n  filesFrom: ./app\n  files: [{path: a, content: b}]\n";
+    let tree = Tree::new(&[("r.yaml", both.as_bytes()), ("app/a", b"a")]);
+    let found = errors(load(&[tree.path("r.yaml")], false, &no_env));
+    assert!(found[0].ends_with("spec (line 5): give either files or filesFrom, not both"), "{found:?}");
+    let zone = "apiVersion: play/v1\nkind: Playzone\nmetadata:\n  name: z\nspec:\n  scm_url: https://x/y.git\n  repositoryRef: shop\n";
+    let tree = Tree::new(&[("z.yaml", zone.as_bytes())]);
+    let found = errors(load(&[tree.path("z.yaml")], false, &no_env));
+    assert!(found[0].ends_with("needs exactly one of scm_url and repositoryRef"), "{found:?}");
+    let missing = "apiVersion: play/v1\nkind: Repository\nmetadata:\n  name: shop\nspec:\n  filesFrom: ./nope\n";
+    let tree = Tree::new(&[("r.yaml", missing.as_bytes())]);
+    let found = errors(load(&[tree.path("r.yaml")], false, &no_env));
+    assert!(found[0].contains("spec.filesFrom") && found[0].contains("is not a folder"), "{found:?}");
 }

@@ -40,6 +40,8 @@ pub const API_VERSION: &str = "play/v1";
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Kind {
     Playroom,
+    /// Before Playzone: a Playzone's `repositoryRef` names one.
+    Repository,
     Playzone,
     Playspec,
     ImportTemplate,
@@ -50,6 +52,7 @@ pub enum Kind {
 impl Kind {
     pub const ALL: &'static [Kind] = &[
         Kind::Playroom,
+        Kind::Repository,
         Kind::Playzone,
         Kind::Playspec,
         Kind::ImportTemplate,
@@ -60,6 +63,7 @@ impl Kind {
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Playroom => "Playroom",
+            Kind::Repository => "Repository",
             Kind::Playzone => "Playzone",
             Kind::Playspec => "Playspec",
             Kind::ImportTemplate => "ImportTemplate",

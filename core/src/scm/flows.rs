@@ -13,6 +13,8 @@
 //! repositories may be someone's) before making it anew. A failure after
 //! the host made the repository removes it at once ([`Removal::Undo`]).
 
+use std::sync::Arc;
+
 use super::host::{Removal, SourceHost};
 use super::hosts::{Choice, SourceHosts, Target};
 use super::model::NewRepository;
@@ -22,8 +24,8 @@ use super::{Author, DEFAULT_BRANCH, FullName, PushFile, PushFiles, PushOutcome};
 use crate::model::event::{Acting, Actor};
 use crate::model::quota::QuotaLimits;
 use crate::playzone::branch_name;
-use crate::store::Store;
 use crate::store::repositories;
+use crate::store::{Conn, Store};
 use crate::wake::{Kind, Waker};
 use crate::{Error, Result};
 
@@ -93,32 +95,12 @@ async fn create_with(
     request: &CreateRequest,
     first: Option<&PushFiles>,
 ) -> Result<(Repository, Option<PushOutcome>)> {
-    check_repo_name("name", &request.name)?;
-    if request.description.chars().count() > MAX_DESCRIPTION_CHARS {
-        return Err(Error::field("description", format!("must be at most {MAX_DESCRIPTION_CHARS} characters")));
-    }
-    let Target { installation, host } = hosts.choose(store, caller.by.account_id, request.on).await?;
-    let host = host.as_ref();
+    check_create(request)?;
+    let target = hosts.choose(store, caller.by.account_id, request.on).await?;
     let mut tx = store.write().await?;
-    let (installation, owner) = match installation {
-        Some(app) => {
-            let owner = app.account_login.to_ascii_lowercase();
-            (app, owner)
-        }
-        None => (
-            repositories::builtin_installation_in(&mut tx, caller.by.account_id).await?,
-            repositories::owner_name_in(&mut tx, caller.by.account_id).await?,
-        ),
-    };
-    let full = FullName { owner, name: request.name.clone() };
-    let new = NewRepository {
-        installation: &installation,
-        full_name: &full,
-        description: &request.description,
-        private: request.private,
-        default_branch: DEFAULT_BRANCH,
-    };
-    let repository = repositories::insert_in(&mut tx, caller.by, new, caller.limits, false).await?;
+    let (repository, host) = record_new_in(&mut tx, caller, request, target).await?;
+    let host = host.as_ref();
+    let full = repository.full_name.clone();
     host.remove(&full, Removal::Leftover).await?;
     let by = author_for(&full.owner);
     let auto_init = request.auto_init && first.is_none();
@@ -152,6 +134,55 @@ async fn create_with(
         record(&recorder, &repository, &branch, first.previous.clone(), first.commit_sha.clone()).await?;
     }
     Ok((repository, initial))
+}
+
+/// Checks a create's name and description (fields `name`,
+/// `description`).
+pub fn check_create(request: &CreateRequest) -> Result<()> {
+    check_repo_name("name", &request.name)?;
+    if request.description.chars().count() > MAX_DESCRIPTION_CHARS {
+        return Err(Error::field("description", format!("must be at most {MAX_DESCRIPTION_CHARS} characters")));
+    }
+    Ok(())
+}
+
+/// Records the repository of `request` on `target` in the caller's
+/// transaction (its quota and unique name checked there); the host's copy
+/// is the caller's to make before the transaction commits.
+pub async fn record_new_in(
+    conn: &mut Conn,
+    caller: &Caller<'_>,
+    request: &CreateRequest,
+    target: Target,
+) -> Result<(Repository, Arc<dyn SourceHost>)> {
+    let Target { installation, host } = target;
+    let (installation, owner) = match installation {
+        Some(app) => {
+            let owner = app.account_login.to_ascii_lowercase();
+            (app, owner)
+        }
+        None => (
+            repositories::builtin_installation_in(conn, caller.by.account_id).await?,
+            repositories::owner_name_in(conn, caller.by.account_id).await?,
+        ),
+    };
+    let full = FullName { owner, name: request.name.clone() };
+    let new = NewRepository {
+        installation: &installation,
+        full_name: &full,
+        description: &request.description,
+        private: request.private,
+        default_branch: DEFAULT_BRANCH,
+    };
+    let repository = repositories::insert_in(conn, caller.by, new, caller.limits, false).await?;
+    Ok((repository, host))
+}
+
+/// The URLs a Playzone's `scm_url` may name `full` of `host` by: its
+/// clone URL or its web address.
+pub fn url_candidates(host: &dyn SourceHost, full: &FullName) -> Vec<String> {
+    let urls = host.urls(full);
+    vec![urls.clone_url.clone(), urls.html_url.clone(), format!("{}/", urls.html_url)]
 }
 
 /// A push to check: the contract's `repo`, `files`, `message`, `branch`.
@@ -203,8 +234,7 @@ async fn record(
     new: String,
 ) -> Result<()> {
     let push = Push { repository_id: repository.id, branch: branch.to_owned(), old_sha: old, new_sha: new };
-    let urls = ctx.host.urls(&repository.full_name);
-    let candidates = [urls.clone_url.clone(), urls.html_url.clone(), format!("{}/", urls.html_url)];
+    let candidates = url_candidates(ctx.host, &repository.full_name);
     for id in repositories::record_push(ctx.store, repository, &push, ctx.actor, &candidates).await? {
         ctx.waker.wake(Kind::Playzone, id);
     }

@@ -52,6 +52,16 @@ pub trait SourceHost: Send + Sync + fmt::Debug {
         by: &Author,
     ) -> Result<PushOutcome, ScmError>;
 
+    /// The commit `branch` of `full` is at; `None` when there is no such
+    /// branch (or no commit at all). Apply reads it to see whether a
+    /// repository's files may have been changed since it last pushed them.
+    async fn head(&self, full: &FullName, branch: &str) -> Result<Option<String>, ScmError>;
+
+    /// Sets `full`'s description and visibility on the host (apply changes
+    /// them; play's own host keeps only the description, visibility being
+    /// play's record).
+    async fn update(&self, full: &FullName, description: &str, private: bool) -> Result<(), ScmError>;
+
     fn urls(&self, full: &FullName) -> RepoUrls;
 
     /// The repository of this host that `url` names (its clone URL or its

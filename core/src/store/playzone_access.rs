@@ -87,6 +87,14 @@ pub async fn attached(store: &Store, account_id: i64, repository_id: i64) -> Res
     }
 }
 
+/// The repository Playzone `id` was attached to, if it was (apply checks
+/// that a Playzone's `repositoryRef` still names it).
+pub async fn repository_of_in(conn: &mut Conn, id: i64) -> Result<Option<i64>> {
+    let row =
+        sqlx::query("SELECT repository_id FROM playzones WHERE id = $1").bind(id).fetch_optional(&mut *conn).await?;
+    Ok(row.map(|r| r.try_get::<Option<i64>, _>("repository_id")).transpose()?.flatten())
+}
+
 /// Creates the account's Playzone on `repository` (whose clone URL is
 /// `scm_url`) named `name`, in the caller's transaction. A name taken is
 /// the usual `playzone.name` validation error; the repository attached

@@ -184,6 +184,19 @@ pub async fn set_default_branch_in(conn: &mut Conn, id: i64, branch: &str) -> Re
     Ok(())
 }
 
+/// Sets a repository's description and visibility (apply), in the
+/// caller's transaction.
+pub async fn set_settings_in(conn: &mut Conn, id: i64, description: &str, private: bool) -> Result<()> {
+    sqlx::query("UPDATE repositories SET description = $1, private = $2, updated_at = $3 WHERE id = $4")
+        .bind(description)
+        .bind(flag(private))
+        .bind(time::to_db(&time::now()))
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
 pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Repository> {
     let sql = format!("SELECT {REPOSITORY_COLUMNS} FROM {REPOSITORY_FROM} WHERE r.id = $1 AND r.account_id = $2");
     shapes::one_in(&mut *conn, &sql, id, account_id, "repository", repository_from_row).await
@@ -325,15 +338,16 @@ pub async fn readable_by_name(store: &Store, account_id: i64, full: &FullName) -
 /// so that each says at once that access is lost; their ids, to wake.
 /// The host's copy is removed by the caller after this commits.
 pub async fn delete(store: &Store, repository: &Repository, actor: Actor) -> Result<Vec<i64>> {
-    store
-        .in_write(async |conn| {
-            shapes::delete_owned(&mut *conn, "repositories", repository.id, repository.account_id).await?;
-            let metadata = serde_json::json!({ "full_name": repository.full_name.to_string() });
-            let event = NewEvent::new(repository.account_id, "repo", repository.id, "deleted").actor(actor);
-            events::record(&mut *conn, event.metadata(metadata)).await?;
-            ask_sync_in(conn, repository.id, &[]).await
-        })
-        .await
+    store.in_write(async |conn| delete_in(conn, repository, actor).await).await
+}
+
+/// [`delete`] in the caller's transaction (apply's prune).
+pub async fn delete_in(conn: &mut Conn, repository: &Repository, actor: Actor) -> Result<Vec<i64>> {
+    shapes::delete_owned(&mut *conn, "repositories", repository.id, repository.account_id).await?;
+    let metadata = serde_json::json!({ "full_name": repository.full_name.to_string() });
+    let event = NewEvent::new(repository.account_id, "repo", repository.id, "deleted").actor(actor);
+    events::record(&mut *conn, event.metadata(metadata)).await?;
+    ask_sync_in(conn, repository.id, &[]).await
 }
 
 /// The account's installation `id`.

@@ -150,7 +150,7 @@ impl FakeGithub {
             .route("/login/oauth/access_token", post(oauth_token))
             .route("/user/installations", get(user_installations))
             .route("/orgs/{org}/repos", post(repos::create_in_org))
-            .route("/repos/{o}/{r}", get(repos::get_repo).delete(repos::delete_repo))
+            .route("/repos/{o}/{r}", get(repos::get_repo).patch(repos::update_repo).delete(repos::delete_repo))
             .route("/repos/{o}/{r}/git/ref/heads/{*branch}", get(git_data::get_ref))
             .route("/repos/{o}/{r}/git/refs/heads/{*branch}", patch(git_data::update_ref))
             .route("/repos/{o}/{r}/git/refs", post(git_data::create_ref))

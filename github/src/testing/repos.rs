@@ -243,6 +243,33 @@ pub(crate) async fn get_repo(
     }
 }
 
+#[derive(Deserialize)]
+pub(crate) struct UpdateRepo {
+    description: Option<String>,
+    private: Option<bool>,
+}
+
+/// `PATCH /repos/{o}/{r}` (GitHub's "Update a repository"): the two
+/// settings play changes.
+pub(crate) async fn update_repo(
+    State(s): State<Shared>,
+    UrlPath((o, r)): UrlPath<(String, String)>,
+    headers: HeaderMap,
+    Json(body): Json<UpdateRepo>,
+) -> Response {
+    let Some(repo) = s.visible(&headers, "PATCH", &o, &r, "") else { return not_found() };
+    let web = s.web_url();
+    let mut state = s.lock();
+    let Some(stored) = state.repos.get_mut(&repo.full_name.to_ascii_lowercase()) else { return not_found() };
+    if let Some(description) = body.description {
+        stored.description = description;
+    }
+    if let Some(private) = body.private {
+        stored.private = private;
+    }
+    Json(stored.body(&web)).into_response()
+}
+
 /// `DELETE /repos/{o}/{r}`.
 pub(crate) async fn delete_repo(
     State(s): State<Shared>,

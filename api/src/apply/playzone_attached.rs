@@ -1,0 +1,108 @@
+//! Applying a Playzone with `repositoryRef` (see [`super::playzone`]): a
+//! Playzone attached to a Repository, reached through its host.
+
+use play_core::apply::{Action, Kind};
+use play_core::playzone::Changes;
+use play_core::playzone::model::Playzone;
+use play_core::store::{playzone_access, playzones, repositories};
+use play_core::wake::Kind as Wake;
+use serde_json::{Value, json};
+
+use super::Object;
+use super::context::{Cx, Outcome, decide, found, rekeyed};
+use crate::error::ApiError;
+
+fn live(zone: &Playzone, repository: &str) -> Value {
+    json!({
+        "repository": repository,
+        "default_branch": if zone.default_branch_pinned { zone.default_branch.clone() } else { None },
+    })
+}
+
+pub async fn apply(
+    cx: &mut Cx<'_>,
+    object: &Object,
+    name: &str,
+    default_branch: Option<String>,
+    private: Option<bool>,
+    credentials: Option<String>,
+) -> Result<Outcome, ApiError> {
+    let mut errors = play_core::FieldErrors::new();
+    for (field, given) in [("private", private.is_some()), ("credentials", credentials.is_some())] {
+        if given {
+            let message = "comes from the repository with repositoryRef (it is read through its host, with no token)";
+            play_core::error::push_field_error(&mut errors, object.field(&format!("spec.{field}")), message);
+        }
+    }
+    if let Some(Err(message)) = default_branch.as_deref().map(play_core::playzone::branch_name) {
+        play_core::error::push_field_error(&mut errors, object.field("spec.default_branch"), message);
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors));
+    }
+    let account = cx.account();
+    let id = cx.reference(Kind::Repository, name, object.field("spec.repositoryRef")).await?;
+    let repository = repositories::get_in(&mut *cx.conn, account, id).await?;
+    let full = repository.full_name.to_string();
+    let redacted = object.spec.clone();
+    let current = match cx.last(object).map(|row| row.object_id) {
+        Some(zone) => found(playzones::get(&mut *cx.conn, account, zone).await)?,
+        None => None,
+    };
+    if let Some(zone) = &current
+        && playzone_access::repository_of_in(&mut *cx.conn, zone.id).await? != Some(repository.id)
+    {
+        let message = format!(
+            "this Playzone reads {}: it does not move to repository {full}; give it another name to make a \
+             Playzone on that repository",
+            zone.scm_url
+        );
+        return Err(ApiError::field(object.field("spec.repositoryRef"), message));
+    }
+    let before = current.as_ref().map(|z| live(z, &full));
+    let decision = decide(cx, object, &redacted, before.as_ref());
+    let pinned = || Changes {
+        name: None,
+        scm_url: None,
+        default_branch: Some(default_branch.clone()),
+        private: None,
+        credentials: None,
+    };
+    let by = cx.principal.acting();
+    let zone = match (decision.action, current) {
+        (Action::Unchanged, Some(zone)) => return Ok(Outcome::of(zone.id, decision, None)),
+        (Action::Configured, Some(zone)) => playzones::update(&mut *cx.conn, &cx.state.secrets, by, zone.id, pinned())
+            .await
+            .map_err(|e| rekeyed(e.into(), "playzone", object))?,
+        _ => {
+            let Some(urls) = cx.state.hosts.urls(repository.provider, &repository.full_name) else {
+                return Err(ApiError::Core(play_core::Error::ScmAppRequired(format!(
+                    "repository {full} is on {}, which this play no longer serves: ask the operator",
+                    repository.provider
+                ))));
+            };
+            let limits = &cx.state.config.quotas;
+            let zone = playzone_access::attach_in(cx.conn, by, &repository, &urls.clone_url, &object.name, limits)
+                .await
+                .map_err(|e| match e {
+                    play_core::Error::Conflict(_) => ApiError::field(
+                        object.field("spec.repositoryRef"),
+                        format!(
+                            "repository {full} is attached to another Playzone of this account already: name that \
+                             Playzone in the manifest, or delete it"
+                        ),
+                    ),
+                    other => rekeyed(other.into(), "playzone", object),
+                })?;
+            match default_branch {
+                Some(_) => playzones::update(&mut *cx.conn, &cx.state.secrets, by, zone.id, pinned())
+                    .await
+                    .map_err(|e| rekeyed(e.into(), "playzone", object))?,
+                None => zone,
+            }
+        }
+    };
+    cx.record(object, redacted, live(&zone, &full), zone.id, None).await?;
+    cx.wake(Wake::Playzone, zone.id);
+    Ok(Outcome::of(zone.id, decision, None))
+}

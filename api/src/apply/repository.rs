@@ -1,0 +1,232 @@
+//! Applying a Repository (`docs/manifests.md`): a repository of the
+//! repositories facility, and files that should be in it.
+//!
+//! `spec`: `description` (default empty), `private` (default `true`),
+//! where it lives (`provider`, `installation_id`: as `POST /api/repos`,
+//! fixed once created), and optionally `files` (`[{path, content}]`; the
+//! CLI fills them from `filesFrom: FOLDER`), `branch` (default: the
+//! repository's default branch) and `message` (default
+//! [`DEFAULT_MESSAGE`]). The files are written as one commit on top of the
+//! branch, as `POST /api/repos/push` does: files the manifest does not
+//! name are left as they are.
+//!
+//! What apply compares: the spec with file contents as digests (the diff
+//! names each changed path), and, as the live object, the description,
+//! the visibility and the branch's head commit. A head that moved since
+//! the last apply (someone pushed) is drift: the files are pushed again,
+//! which makes a commit only if one of them differs. Host writes wait for
+//! the whole set to be valid (`play_core::scm::staged`); a dry run makes
+//! none.
+
+use play_core::apply::Action;
+use play_core::scm::flows::{self, Caller, CreateRequest};
+use play_core::scm::model::Repository;
+use play_core::scm::staged::{Failure, Planned};
+use play_core::scm::{PushFile, PushFiles};
+use play_core::store::repositories;
+use play_core::wake::Kind as Wake;
+use play_core::{Error, FieldErrors};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::Object;
+use super::context::{Cx, Outcome, Pending, decide, found, name_error};
+use crate::error::ApiError;
+use crate::extract::parse_value;
+use crate::input::repos::{FileInput, choice};
+
+/// The commit message of an apply's push when the spec gives none.
+pub const DEFAULT_MESSAGE: &str = "play apply";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Spec {
+    description: Option<String>,
+    private: Option<bool>,
+    provider: Option<String>,
+    installation_id: Option<i64>,
+    branch: Option<String>,
+    message: Option<String>,
+    files: Option<Vec<FileInput>>,
+}
+
+/// `errors` of the repositories facility (`name`, `files[2].path`) under
+/// the object (`metadata.name`, `spec.files[2].path`).
+fn rekey(errors: FieldErrors, object: &Object) -> FieldErrors {
+    errors
+        .into_iter()
+        .map(|(key, messages)| {
+            let key = if key == "name" { object.field("metadata.name") } else { object.field(&format!("spec.{key}")) };
+            (key, messages)
+        })
+        .collect()
+}
+
+fn rekeyed(error: Error, object: &Object) -> ApiError {
+    match error {
+        Error::Validation(errors) => ApiError::validation(rekey(errors, object)),
+        other => ApiError::Core(other),
+    }
+}
+
+/// The spec as stored and compared: each file's content as a digest
+/// (the SHA-256 of its JSON text, `play_core::apply::digest`).
+fn redacted(spec: &Value) -> Value {
+    let mut out = spec.clone();
+    if let Some(files) = out.get("files").and_then(Value::as_array) {
+        let digests: serde_json::Map<String, Value> = files
+            .iter()
+            .filter_map(|f| {
+                let path = f.get("path")?.as_str()?;
+                let content = f.get("content")?.as_str()?;
+                Some((path.to_owned(), json!(format!("digest:{}", play_core::apply::digest(&json!(content))))))
+            })
+            .collect();
+        out["files"] = Value::Object(digests);
+    }
+    out
+}
+
+fn live(repository: &Repository, head: Option<&str>) -> Value {
+    json!({ "description": repository.description, "private": repository.private, "head": head })
+}
+
+pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError> {
+    let spec: Spec = parse_value(&object.spec, &object.field("spec")).map_err(ApiError::validation)?;
+    let mut errors = FieldErrors::new();
+    let on = choice(&mut errors, spec.provider.clone(), spec.installation_id);
+    let request = CreateRequest {
+        name: object.name.clone(),
+        description: spec.description.clone().unwrap_or_default(),
+        private: spec.private.unwrap_or(true),
+        auto_init: false,
+        on,
+    };
+    if let Err(Error::Validation(found)) = flows::check_create(&request) {
+        errors.extend(found);
+    }
+    if let Some(Err(message)) = spec.branch.as_deref().map(play_core::playzone::branch_name) {
+        play_core::error::push_field_error(&mut errors, "branch", message);
+    }
+    let files = match spec.files {
+        Some(list) => {
+            let list = list.into_iter().map(|f| PushFile { path: f.path, content: f.content.into_bytes() }).collect();
+            let message = spec.message.as_deref().unwrap_or(DEFAULT_MESSAGE);
+            match PushFiles::check(list, message) {
+                Ok(files) => Some(files),
+                Err(Error::Validation(found)) => {
+                    errors.extend(found);
+                    None
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        None => None,
+    };
+    if !errors.is_empty() {
+        return Err(ApiError::validation(rekey(errors, object)));
+    }
+    let redacted = redacted(&object.spec);
+    let account = cx.account();
+    let current = match cx.last(object).map(|row| row.object_id) {
+        Some(id) => found(repositories::get_in(&mut *cx.conn, account, id).await)?,
+        None => None,
+    };
+    let state = cx.state;
+    let (store, hosts) = (&state.store, &state.hosts);
+    let Some(repository) = current else {
+        let decision = decide(cx, object, &redacted, None);
+        let caller = Caller { by: cx.principal.acting(), limits: &state.config.quotas };
+        let target = hosts.choose(store, account, on).await.map_err(|e| rekeyed(e, object))?;
+        let (repository, host) =
+            flows::record_new_in(cx.conn, &caller, &request, target).await.map_err(|e| match e {
+                Error::Conflict(_) => ApiError::field(
+                    object.field("metadata.name"),
+                    format!(
+                        "a repository named {} exists that this manifest did not make: delete it (play repo delete) \
+                     or give this one another name",
+                        object.name
+                    ),
+                ),
+                other => rekeyed(other, object),
+            })?;
+        let id = repository.id;
+        let base = live(&repository, None);
+        let plan = Planned { repository, host, create: true, settings_before: None, push: files, branch: spec.branch };
+        let plan = cx.repos.plan(plan);
+        cx.pending.push(Pending { object: object.clone(), spec: redacted, live: base, id, plan });
+        return Ok(Outcome::of(id, decision, None));
+    };
+    let mut moved = Vec::new();
+    if on.provider.is_some_and(|p| p != repository.provider) {
+        moved.push(("provider", format!("is {}", repository.provider)));
+    }
+    if on.installation_id.is_some_and(|i| i != repository.installation_id) {
+        moved.push(("installation_id", format!("is {}", repository.installation_id)));
+    }
+    if !moved.is_empty() {
+        let mut errors = FieldErrors::new();
+        for (field, now) in moved {
+            let message = format!(
+                "{now}: a repository does not move between hosts; give it another name to make a new one there"
+            );
+            play_core::error::push_field_error(&mut errors, object.field(&format!("spec.{field}")), message);
+        }
+        return Err(ApiError::validation(errors));
+    }
+    let host = hosts.of_repository(store, &repository).await?;
+    let branch = spec.branch.clone().unwrap_or_else(|| repository.default_branch.clone());
+    let head =
+        host.head(&repository.full_name, &branch).await.map_err(|e| name_error(object, Error::from(e).into()))?;
+    let before = live(&repository, head.as_deref());
+    let decision = decide(cx, object, &redacted, Some(&before));
+    if decision.action == Action::Unchanged {
+        return Ok(Outcome::of(repository.id, decision, None));
+    }
+    let settings_before = (request.description != repository.description || request.private != repository.private)
+        .then(|| (repository.description.clone(), repository.private));
+    if settings_before.is_some() {
+        repositories::set_settings_in(&mut *cx.conn, repository.id, &request.description, request.private).await?;
+    }
+    let push = files.filter(|_| !decision.diff.is_empty() || !decision.drift.is_empty());
+    let id = repository.id;
+    let repository = Repository { description: request.description, private: request.private, ..repository };
+    let base = live(&repository, None);
+    let plan = Planned { repository, host, create: false, settings_before, push, branch: spec.branch };
+    let plan = cx.repos.plan(plan);
+    cx.pending.push(Pending { object: object.clone(), spec: redacted, live: base, id, plan });
+    Ok(Outcome::of(id, decision, None))
+}
+
+/// Makes the set's repository writes on their hosts, then records the
+/// applied rows with the heads they left; a failure is the error of the
+/// object it came from, and nothing of it stays.
+pub async fn write(cx: &mut Cx<'_>) -> Result<(), ApiError> {
+    if cx.repos.is_empty() {
+        return Ok(());
+    }
+    let actor = cx.principal.actor();
+    let pending = std::mem::take(&mut cx.pending);
+    let mut staged = std::mem::take(&mut cx.repos);
+    let written = match staged.execute(cx.conn, actor).await {
+        Ok(written) => written,
+        Err(Failure { index, error }) => {
+            let object = pending.iter().find(|p| p.plan == index).map(|p| &p.object);
+            return Err(match (object, error) {
+                (Some(object), Error::Validation(errors)) => ApiError::validation(rekey(errors, object)),
+                (Some(object), other) => name_error(object, other.into()),
+                (None, other) => other.into(),
+            });
+        }
+    };
+    cx.repos = staged;
+    for item in pending {
+        let mut live = item.live;
+        live["head"] = json!(written.executed.get(item.plan).and_then(|e| e.head.clone()));
+        cx.record(&item.object, item.spec, live, item.id, None).await?;
+    }
+    for id in written.wakes {
+        cx.wake(Wake::Playzone, id);
+    }
+    Ok(())
+}
