@@ -58,6 +58,7 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         repository_policy,
         read_staleness: args.read_staleness.into(),
         github_webhook_secret: crate::repositories::github_webhook_secret(&args)?,
+        secure_cookies: args.public_url.as_deref().is_some_and(|url| url.starts_with("https://")),
     };
     let metrics = Arc::new(Metrics::new());
     let gateway = DockerHostGateway::new(HostConfig::with_timeout(args.host_timeout.into()), metrics.clone())
@@ -118,8 +119,9 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         tracing::info!("shutting down: finishing in-flight requests");
         signal.cancel();
     });
-    let server =
-        axum::serve(listener, play_api::router(state)).with_graceful_shutdown(shutdown.clone().cancelled_owned());
+    // The client's address: sign-in attempts are limited per address.
+    let app = play_api::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    let server = axum::serve(listener, app).with_graceful_shutdown(shutdown.clone().cancelled_owned());
     let drained = async {
         shutdown.cancelled().await;
         tokio::time::sleep(args.shutdown_timeout.into()).await;

@@ -183,3 +183,54 @@ async fn a_partly_configured_github_app_is_refused_at_start() {
     assert!(!refused.status.success());
     assert!(stderr.contains("--github-app-key-file") && stderr.contains("--github-client-secret-file"), "{stderr}");
 }
+
+/// A browser session against the real server: the sign-in form, its
+/// cookie, the API with the session cookie, and sign-out.
+#[tokio::test]
+async fn a_browser_signs_in_with_a_key_and_the_api_accepts_the_session() {
+    let play = Play::new().await;
+    let server = play.serve().await;
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let form = client.get(format!("{}/sign-in", server.base)).send().await.unwrap();
+    let form_cookie = form.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
+    let page = form.text().await.unwrap();
+    let csrf = page.split("name=\"csrf\" value=\"").nth(1).unwrap().split('"').next().unwrap().to_owned();
+    let signed_in = client
+        .post(format!("{}/sign-in", server.base))
+        .header("cookie", &form_cookie)
+        .form(&[("token", server.token.as_str()), ("csrf", csrf.as_str()), ("next", "/")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(signed_in.status(), 303);
+    let session = signed_in
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().split(';').next().unwrap().to_owned())
+        .find(|c| c.starts_with("play_session="))
+        .unwrap();
+    let keys = client.get(format!("{}/api/keys", server.base)).header("cookie", &session).send().await.unwrap();
+    assert_eq!(keys.status(), 200);
+    let home = client.get(format!("{}/", server.base)).header("cookie", &session).send().await.unwrap();
+    assert!(home.text().await.unwrap().contains("Sign out"));
+    let about: Value = client
+        .get(format!("{}/session", server.base))
+        .header("cookie", &session)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let out = client
+        .post(format!("{}/sign-out", server.base))
+        .header("cookie", &session)
+        .form(&[("csrf", about["csrf_token"].as_str().unwrap())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.status(), 303);
+    let after = client.get(format!("{}/api/keys", server.base)).header("cookie", &session).send().await.unwrap();
+    assert_eq!(after.status(), 401, "signed out: the session is refused");
+}

@@ -14,9 +14,13 @@
 //! key is refused on the next request on the replica that revoked it and
 //! within a second on the others; expiry is checked on every request.
 //!
-//! Credentials come from `Credential::from_headers`; a browser session
-//! cookie (the dashboard) is a second variant there, resolved to the same
-//! `Principal`, and nothing downstream changes.
+//! Credentials come from `Credential::from_headers`: a bearer key, or,
+//! without an `Authorization` header, a browser session cookie
+//! (`crate::session`), resolved to the same `Principal` (its key's account
+//! and scopes) and read from the store on every request, so a deleted key
+//! ends its sessions at once on every replica. A session's request that
+//! changes something must carry its CSRF token (403 without it). Git's
+//! routes take keys only ([`git_caller`]).
 
 use axum::extract::{FromRequestParts, MatchedPath, Request, State};
 use axum::http::request::Parts;
@@ -31,6 +35,7 @@ use play_core::{time, token};
 use crate::error::ApiError;
 pub use crate::principal::Principal;
 use crate::route_scopes::{checks_per_object, required_scope};
+use crate::session;
 use crate::state::AppState;
 
 const INVALID: &str = "missing, invalid or expired credential";
@@ -38,23 +43,48 @@ const INVALID: &str = "missing, invalid or expired credential";
 /// A credential as presented, before it is checked.
 enum Credential<'a> {
     Bearer(&'a str),
+    /// The browser session cookie (`crate::session`), only when the
+    /// request has no `Authorization` header.
+    Session(String),
 }
 
 impl<'a> Credential<'a> {
     fn from_headers(headers: &'a HeaderMap) -> Option<Credential<'a>> {
-        let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-        let (scheme, token) = value.split_once(' ')?;
+        let Some(value) = headers.get(header::AUTHORIZATION) else {
+            return session::cookie_value(headers, session::COOKIE).map(Credential::Session);
+        };
+        let (scheme, token) = value.to_str().ok()?.split_once(' ')?;
         scheme.eq_ignore_ascii_case("bearer").then(|| Credential::Bearer(token.trim()))
     }
 
-    async fn resolve(self, state: &AppState) -> Result<Principal, ApiError> {
+    /// The principal; a session's request that changes something must
+    /// carry its CSRF token (`crate::session`).
+    async fn resolve(self, state: &AppState, method: &Method, headers: &HeaderMap) -> Result<Principal, ApiError> {
         match self {
             Credential::Bearer(token) => resolve_token(state, token).await,
+            Credential::Session(secret) => {
+                let found = play_core::store::sessions::find(&state.store, &state.pepper, &secret).await?;
+                let session = found.ok_or(ApiError::Unauthorized(INVALID))?;
+                let given = headers.get(session::CSRF_HEADER).and_then(|v| v.to_str().ok());
+                if session::changes_something(method) && !session::csrf_matches(&state.pepper, &secret, given) {
+                    let mut details = play_core::FieldErrors::new();
+                    details.insert(
+                        session::CSRF_HEADER.into(),
+                        vec!["must be the session's CSRF token (GET /session gives it)".into()],
+                    );
+                    return Err(ApiError::Forbidden {
+                        message: "a request made with a browser session that changes something needs its CSRF token"
+                            .into(),
+                        details,
+                    });
+                }
+                Ok(Principal::of_session(&session))
+            }
         }
     }
 }
 
-async fn resolve_token(state: &AppState, presented: &str) -> Result<Principal, ApiError> {
+pub(crate) async fn resolve_token(state: &AppState, presented: &str) -> Result<Principal, ApiError> {
     if !token::has_token_shape(presented) {
         return Err(ApiError::Unauthorized(INVALID));
     }
@@ -80,6 +110,7 @@ async fn resolve_token(state: &AppState, presented: &str) -> Result<Principal, A
                 key_id: key.id,
                 scopes: key.scopes,
                 expires_at: key.expires_at,
+                session_id: None,
             };
             state.keys.insert(mac, principal.clone(), key.last_used_at);
             principal
@@ -115,7 +146,7 @@ pub(crate) async fn git_caller(state: &AppState, headers: &HeaderMap) -> Result<
         let principal = resolve_token(state, password).await?;
         return limited(state, principal).map(Some);
     }
-    identify(state, headers).await.map(Some)
+    identify(state, &Method::GET, headers).await.map(Some)
 }
 
 fn limited(state: &AppState, principal: Principal) -> Result<Principal, ApiError> {
@@ -134,7 +165,7 @@ pub async fn authenticate(
     next: Next,
 ) -> Result<Response, ApiError> {
     let required = route_scope(&request, &matched)?;
-    let principal = identify(&state, request.headers()).await?;
+    let principal = identify(&state, request.method(), request.headers()).await?;
     if let Some(required) = required
         && !principal.scopes.grants(required)
     {
@@ -152,7 +183,7 @@ pub async fn authenticate_caller(
     mut request: Request,
     next: Next,
 ) -> Result<Response, ApiError> {
-    let principal = identify(&state, request.headers()).await?;
+    let principal = identify(&state, request.method(), request.headers()).await?;
     request.extensions_mut().insert(principal);
     Ok(next.run(request).await)
 }
@@ -194,9 +225,9 @@ fn route_scope(request: &Request, matched: &MatchedPath) -> Result<Option<Scope>
 }
 
 /// The caller's `Principal`, after the per-key rate limit.
-async fn identify(state: &AppState, headers: &HeaderMap) -> Result<Principal, ApiError> {
+async fn identify(state: &AppState, method: &Method, headers: &HeaderMap) -> Result<Principal, ApiError> {
     let credential = Credential::from_headers(headers).ok_or(ApiError::Unauthorized(INVALID))?;
-    let principal = credential.resolve(state).await?;
+    let principal = credential.resolve(state, method, headers).await?;
     limited(state, principal)
 }
 

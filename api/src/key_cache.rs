@@ -198,7 +198,14 @@ mod tests {
     use play_core::time;
 
     fn principal(key_id: i64) -> Principal {
-        Principal { account_id: 1, user_id: 1, key_id, scopes: play_core::scopes::ScopeSet::all(), expires_at: None }
+        Principal {
+            account_id: 1,
+            user_id: 1,
+            key_id,
+            scopes: play_core::scopes::ScopeSet::all(),
+            expires_at: None,
+            session_id: None,
+        }
     }
 
     fn with_generation(generation: i64) -> KeyCache {

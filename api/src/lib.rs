@@ -25,10 +25,12 @@ pub mod route_scopes;
 pub mod router;
 pub mod routes;
 pub mod schemas;
+pub mod session;
 pub mod state;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod views;
+pub mod web;
 
 pub use error::{ApiError, ApiResult};
 pub use router::router;

@@ -12,14 +12,29 @@ use play_core::time;
 pub struct Principal {
     pub account_id: i64,
     pub user_id: i64,
-    /// The API key used (every credential is a key today).
+    /// The API key used (a session acts with the key it was signed in with).
     pub key_id: i64,
     pub scopes: ScopeSet,
     /// When the key used stops working: keys it creates may not outlive it.
     pub expires_at: Option<time::Timestamp>,
+    /// The browser session the request came with, if it did (not a bearer
+    /// key): the GitHub install flow binds its state to it.
+    pub session_id: Option<i64>,
 }
 
 impl Principal {
+    /// The principal of a browser session: its key's account and scopes.
+    pub fn of_session(session: &play_core::model::session::Session) -> Principal {
+        Principal {
+            account_id: session.account_id,
+            user_id: session.user_id,
+            key_id: session.key_id,
+            scopes: session.scopes,
+            expires_at: session.key_expires_at,
+            session_id: Some(session.id),
+        }
+    }
+
     /// The actor recorded on events this request causes.
     pub fn actor(&self) -> Actor {
         Actor::ApiKey(self.key_id)

@@ -138,7 +138,9 @@ pub fn router(state: AppState) -> Router {
         // handlers (a key as the Basic password, or none for a public clone).
         .route("/git/{owner}/{repo}/info/refs", get(git::info_refs))
         .route("/git/{owner}/{repo}/{service}", post(git::exchange).layer(DefaultBodyLimit::disable()))
-        .merge(github);
+        .merge(github)
+        // The web pages (sign-in now; the dashboard, issue #31).
+        .merge(crate::web::routes());
     let metrics = state.metrics.clone();
     let unmatched_metrics = state.metrics.clone();
     let docs = swagger_ui_dist::generate_routes(swagger_ui_dist::ApiDefinition {

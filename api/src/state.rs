@@ -59,6 +59,9 @@ pub struct ApiConfig {
     /// The GitHub App's webhook secret; `None`: no GitHub App is
     /// configured, and its webhook route answers 404.
     pub github_webhook_secret: Option<play_core::scm::github_hook::WebhookSecret>,
+    /// Whether play is served over HTTPS (`PLAY_PUBLIC_URL` is `https:`):
+    /// browser cookies are then `Secure`.
+    pub secure_cookies: bool,
 }
 
 impl Default for ApiConfig {
@@ -76,6 +79,7 @@ impl Default for ApiConfig {
             repository_policy: RepositoryPolicy::default(),
             read_staleness: std::time::Duration::from_millis(250),
             github_webhook_secret: None,
+            secure_cookies: false,
         }
     }
 }
@@ -88,6 +92,13 @@ impl ApiConfig {
 }
 
 pub type KeyRateLimiter = RateLimiter<i64, DefaultKeyedStateStore<i64>, DefaultClock>;
+/// Sign-in attempts, per client address (`crate::web::sign_in`).
+pub type AddressRateLimiter = RateLimiter<std::net::IpAddr, DefaultKeyedStateStore<std::net::IpAddr>, DefaultClock>;
+
+/// Sign-in attempts allowed per client address: a burst of this many, then
+/// one every [`SIGN_IN_PERIOD`].
+pub const SIGN_IN_BURST: u32 = 10;
+pub const SIGN_IN_PERIOD: std::time::Duration = std::time::Duration::from_secs(6);
 
 /// What every handler shares, behind one `Arc`: axum clones the state for
 /// every layer and handler of every request, and a struct of a dozen `Arc`s
@@ -113,6 +124,8 @@ pub struct Shared {
     pub secrets: SecretBox,
     pub metrics: Arc<Metrics>,
     pub limiter: Arc<KeyRateLimiter>,
+    /// Sign-in attempts per client address.
+    pub sign_in_limiter: Arc<AddressRateLimiter>,
     /// Verified API keys (see `crate::key_cache`).
     pub keys: Arc<crate::key_cache::KeyCache>,
     /// Live, read-only access to Playroom hosts.
@@ -149,6 +162,11 @@ impl Shared {
     }
 }
 
+fn sign_in_quota() -> Quota {
+    let burst = NonZeroU32::new(SIGN_IN_BURST).unwrap_or(NonZeroU32::MIN);
+    Quota::with_period(SIGN_IN_PERIOD).unwrap_or_else(|| Quota::per_minute(burst)).allow_burst(burst)
+}
+
 impl AppState {
     pub fn new(
         store: Store,
@@ -170,6 +188,7 @@ impl AppState {
             secrets,
             metrics,
             limiter: Arc::new(RateLimiter::keyed(quota)),
+            sign_in_limiter: Arc::new(RateLimiter::keyed(sign_in_quota())),
             keys: Arc::default(),
             gateway,
             repositories: Arc::new(play_core::repository::NoRepositories),

@@ -2,11 +2,18 @@
 //!
 //! - `POST /api/scm_installations/github` (`repos:write`): starts the
 //!   install flow, answering the GitHub page to send the person to, with
-//!   a `state` bound to the account (`store::scm_install_states`).
+//!   a `state` bound to the account, and to the browser session when the
+//!   call came with one (`store::scm_install_states`).
 //! - `GET /api/scm_installations/github/setup`: the app's setup URL,
-//!   where GitHub sends the person back. No key: the `state` names the
-//!   account, and the person's OAuth `code` must see the installation
-//!   (`InstallableApp::confirm`).
+//!   where GitHub sends the person back. No key, but a browser session:
+//!   the state is accepted only from a browser signed in to the account
+//!   that asked for it (and, for a state asked for from a session, from
+//!   that very session), whose key may write repositories; and the
+//!   person's OAuth `code` must see the installation
+//!   (`InstallableApp::confirm`). Without a session the browser is sent to
+//!   sign in first, and comes back here with the state unused. So a person
+//!   tricked into opening someone else's install link connects nothing to
+//!   that someone's account: their browser is not signed in to it.
 //! - `POST /api/scm_installations/github/webhook`: GitHub's deliveries to
 //!   play's GitHub App. Not authenticated by an API key: GitHub signs each
 //!   delivery with the app's webhook secret (`X-Hub-Signature-256`), and
@@ -17,12 +24,16 @@
 
 use axum::Json as JsonResponse;
 use axum::body::Bytes;
-use axum::extract::{Query, State};
+use axum::extract::{OriginalUri, Query, State};
 use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
 use play_core::scm::github_hook::{self, Change};
 use play_core::scm::host::InstallableApp;
+use play_core::scm::model::InstallClaim as Claim;
 use play_core::scm::model::Provider;
-use play_core::store::{repositories, scm_deliveries, scm_install_states};
+use play_core::scopes::Scope;
+use play_core::store::scm_install_states;
+use play_core::store::{repositories, scm_deliveries};
 use play_core::wake::Kind;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -54,8 +65,8 @@ pub async fn install(
     principal: Principal,
 ) -> ApiResult<(StatusCode, JsonResponse<InstallStart>)> {
     let app = app(&state)?;
-    let (token, expires_at) =
-        scm_install_states::create(&state.store, &state.pepper, principal.account_id, Provider::Github).await?;
+    let claim = Claim { account_id: principal.account_id, session_id: principal.session_id };
+    let (token, expires_at) = scm_install_states::create(&state.store, &state.pepper, claim, Provider::Github).await?;
     Ok((StatusCode::CREATED, JsonResponse(InstallStart { install_url: app.install_url(&token), expires_at })))
 }
 
@@ -86,16 +97,21 @@ fn bounded<'q>(value: &'q Option<String>, field: &str, errors: &mut play_core::F
 
 /// The app's setup URL: GitHub sends the person back here after
 /// installing it, and the installation is connected to the account whose
-/// `state` this is, if the person may see it.
+/// `state` this is, if the browser is signed in to that account and the
+/// person may see the installation.
 #[utoipa::path(get, path = "/api/scm_installations/github/setup", tag = "Repositories", params(SetupQuery),
     responses((status = 200, body = InstallationView),
+        (status = 303, description = "No browser session: sent to sign in, and back here after"),
+        (status = 403, description = "The session's key may not write repositories", body = ErrorEnvelope),
         (status = 404, description = "No GitHub App is configured, or the person cannot see the installation", body = ErrorEnvelope),
         (status = 409, description = "The installation is connected to another account", body = ErrorEnvelope),
-        (status = 422, description = "A missing, used or expired state; a code GitHub did not accept", body = ErrorEnvelope)))]
+        (status = 422, description = "A missing, used or expired state, one of another account or session; a code GitHub did not accept", body = ErrorEnvelope)))]
 pub async fn setup(
     State(state): State<AppState>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
     Query(query): Query<SetupQuery>,
-) -> ApiResult<JsonResponse<InstallationView>> {
+) -> ApiResult<Response> {
     let app = app(&state)?;
     let mut errors = play_core::FieldErrors::new();
     let installation = bounded(&query.installation_id, "installation_id", &mut errors);
@@ -107,17 +123,36 @@ pub async fn setup(
     if !errors.is_empty() {
         return Err(ApiError::validation(errors));
     }
-    let Some(account_id) = scm_install_states::consume(&state.store, &state.pepper, given, Provider::Github).await?
-    else {
+    let Some((session, _)) = crate::session::current(&state, &headers).await? else {
+        // The state stays unused: the person signs in and comes back.
+        let back = uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
+        let query = serde_urlencoded::to_string([("next", back)]).unwrap_or_default();
+        return Ok(Redirect::to(&format!("/sign-in?{query}")).into_response());
+    };
+    if !session.scopes.grants(Scope::ReposWrite) {
+        return Err(crate::auth::forbidden(Scope::ReposWrite));
+    }
+    let claim = scm_install_states::consume(&state.store, &state.pepper, given, Provider::Github).await?;
+    let Some(claim) = claim else {
         return Err(ApiError::field(
             "state",
             "unknown, used or expired: start again with POST /api/scm_installations/github",
         ));
     };
+    if claim.account_id != session.account_id || claim.session_id.is_some_and(|id| id != session.id) {
+        tracing::warn!(account_id = session.account_id, "GitHub setup with a state of another account or session");
+        return Err(ApiError::field(
+            "state",
+            "was made for another play account or browser session: start again, signed in to the account that \
+             should get the installation, in this browser",
+        ));
+    }
+    let account_id = claim.account_id;
     let confirmed = app.confirm(code, installation).await.map_err(|e| ApiError::Core(e.into()))?;
     let claimed = repositories::claim_installation(&state.store, account_id, Provider::Github, &confirmed).await?;
     tracing::info!(account_id, installation = %confirmed.external_id, on = %confirmed.account_login, "GitHub App installation connected");
-    Ok(JsonResponse(claimed.into()))
+    let view: InstallationView = claimed.into();
+    Ok(JsonResponse(view).into_response())
 }
 
 /// What play did with a delivery.

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
 
 pub mod apply;
+pub mod browser;
 pub mod github;
 pub mod hosted;
 pub mod templates;

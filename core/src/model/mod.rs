@@ -14,4 +14,5 @@ pub mod lease;
 pub mod playroom;
 pub mod playspec;
 pub mod quota;
+pub mod session;
 pub mod template;

@@ -131,3 +131,11 @@ pub struct NewRepository<'a> {
     pub private: bool,
     pub default_branch: &'a str,
 }
+
+/// Who an install flow's `state` was made for (`store::scm_install_states`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InstallClaim {
+    pub account_id: i64,
+    /// The browser session that asked, if one did.
+    pub session_id: Option<i64>,
+}

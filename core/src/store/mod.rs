@@ -103,6 +103,7 @@ pub mod repositories;
 pub mod rollouts;
 pub mod scm_deliveries;
 pub mod scm_install_states;
+pub mod sessions;
 mod shapes;
 pub use shapes::On;
 pub mod sweep;

@@ -1,0 +1,89 @@
+//! Browser sessions on the wire: the cookie, and the CSRF token that every
+//! request changing something must carry with it (issue #31; the store's
+//! side is `play_core::store::sessions`).
+//!
+//! - The cookie `play_session` holds the session id: `HttpOnly` (scripts
+//!   never read it), `SameSite=Lax` (a cross-site request carries it only
+//!   for a top-level `GET`, which changes nothing), `Path=/`, `Secure`
+//!   when play is served over HTTPS (`PLAY_PUBLIC_URL`), `Max-Age` the
+//!   session's absolute lifetime.
+//! - The CSRF token is an HMAC of the session id under the token pepper:
+//!   bound to the session, never stored, and useless without the cookie.
+//!   A request authenticated by the cookie whose method is not `GET`,
+//!   `HEAD` or `OPTIONS` must send it in `X-CSRF-Token` (forms: a
+//!   `csrf` field); a page of another site cannot read it, so its forged
+//!   form post is refused.
+
+use axum::http::{HeaderMap, HeaderValue, Method, header};
+use cookie::{Cookie, SameSite};
+use play_core::model::session::Session;
+use play_core::store::sessions;
+use play_core::token::{TokenPepper, digests_match};
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The session cookie's name.
+pub const COOKIE: &str = "play_session";
+/// The header a cookie-authenticated request that changes something
+/// carries the CSRF token in.
+pub const CSRF_HEADER: &str = "x-csrf-token";
+
+/// The value of cookie `name` among the request's `Cookie` headers.
+pub fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(Cookie::split_parse)
+        .filter_map(Result::ok)
+        .find(|c| c.name() == name)
+        .map(|c| c.value().to_owned())
+}
+
+/// The CSRF token of the session whose id is `secret`.
+pub fn csrf_token(pepper: &TokenPepper, secret: &str) -> String {
+    pepper.digest(&format!("csrf:{secret}"))
+}
+
+/// Whether `given` is the CSRF token of session `secret` (constant time).
+pub fn csrf_matches(pepper: &TokenPepper, secret: &str, given: Option<&str>) -> bool {
+    given.is_some_and(|given| digests_match(&csrf_token(pepper, secret), given))
+}
+
+/// Whether `method` may change something (and so needs the CSRF token).
+pub fn changes_something(method: &Method) -> bool {
+    !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+}
+
+/// `Set-Cookie` for a new session.
+pub fn set_cookie(secret: &str, secure: bool) -> Result<HeaderValue, ApiError> {
+    let cookie = Cookie::build((COOKIE, secret.to_owned()))
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .path("/")
+        .secure(secure)
+        .max_age(cookie::time::Duration::seconds(play_core::model::session::ABSOLUTE.num_seconds()))
+        .build();
+    header_value(&cookie)
+}
+
+/// `Set-Cookie` that removes the session cookie.
+pub fn clear_cookie(secure: bool) -> Result<HeaderValue, ApiError> {
+    let cookie = Cookie::build((COOKIE, "")).http_only(true).same_site(SameSite::Lax).path("/").secure(secure);
+    let mut cookie = cookie.build();
+    cookie.make_removal();
+    header_value(&cookie)
+}
+
+pub fn header_value(cookie: &Cookie<'_>) -> Result<HeaderValue, ApiError> {
+    HeaderValue::from_str(&cookie.to_string())
+        .map_err(|e| ApiError::Core(play_core::Error::Internal(format!("a cookie header: {e}"))))
+}
+
+/// The live session the request's cookie names, and its id (the cookie's
+/// value); `None` without one, or for one that ended.
+pub async fn current(state: &AppState, headers: &HeaderMap) -> Result<Option<(Session, String)>, ApiError> {
+    let Some(secret) = cookie_value(headers, COOKIE) else { return Ok(None) };
+    Ok(sessions::find(&state.store, &state.pepper, &secret).await?.map(|s| (s, secret)))
+}

@@ -1,0 +1,239 @@
+//! Signing in and out of a browser session (issue #31).
+//!
+//! - `GET /sign-in?next=PATH`: a form for an API key. It carries a
+//!   one-time form token, also set as the cookie `play_sign_in`
+//!   (`SameSite=Strict`, path `/sign-in`): a form posted from another site
+//!   comes without the cookie and is refused, so no page elsewhere can sign
+//!   a visitor in to someone else's account (login CSRF). A browser's
+//!   `Sec-Fetch-Site` other than `same-origin` or `none` is refused too.
+//! - `POST /sign-in`: the key is checked as the API checks it; a session
+//!   is made (`play_core::store::sessions`), its cookie set, and the
+//!   browser sent to `next` (a path of play only). Attempts are limited per
+//!   client address (`crate::state::SIGN_IN_BURST`); a wrong key gets one
+//!   message whatever was wrong with it.
+//! - `POST /sign-out`: with the session's CSRF token; the session is
+//!   deleted, the cookie cleared.
+//! - `GET /session`: the session as JSON (account, key, scopes, when it
+//!   ends) with its CSRF token, for scripts of play's own pages; 401
+//!   without one.
+//! - `GET /`: who is signed in, or the sign-in page.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+use axum::extract::{ConnectInfo, Form, Query, State};
+use axum::http::{Extensions, HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use cookie::{Cookie, SameSite};
+use maud::html;
+use play_core::store::sessions;
+use play_core::token::{digests_match, random_base62};
+use serde::{Deserialize, Serialize};
+
+use super::page;
+use crate::error::ApiError;
+use crate::session;
+use crate::state::AppState;
+
+/// The sign-in form's one-time token cookie.
+const FORM_COOKIE: &str = "play_sign_in";
+/// How long a sign-in form may be filled in.
+const FORM_LIFETIME_SECONDS: i64 = 3600;
+/// One message for every refused key.
+const WRONG_KEY: &str = "That key was not accepted: it is unknown, deleted or expired.";
+
+#[derive(Debug, Deserialize)]
+pub struct Next {
+    next: Option<String>,
+}
+
+/// `next` if it is a path of play (`/…`, not `//…`, no backslash), else
+/// `/`: a sign-in link can never send the browser to another site.
+fn local_path(next: Option<&str>) -> String {
+    match next {
+        Some(path) if path.starts_with('/') && !path.starts_with("//") && !path.contains(['\\', '\r', '\n']) => {
+            path.to_owned()
+        }
+        _ => "/".to_owned(),
+    }
+}
+
+fn form_page(status: StatusCode, next: &str, message: Option<&str>, secure: bool) -> Result<Response, ApiError> {
+    let nonce = random_base62(sessions::SECRET_LEN);
+    let cookie = Cookie::build((FORM_COOKIE, nonce.clone()))
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .path("/sign-in")
+        .secure(secure)
+        .max_age(cookie::time::Duration::seconds(FORM_LIFETIME_SECONDS))
+        .build();
+    let body = page(
+        "Sign in",
+        html! {
+            h1 { "Sign in to play" }
+            @if let Some(message) = message { p role="alert" { (message) } }
+            form method="post" action="/sign-in" {
+                input type="hidden" name="csrf" value=(nonce);
+                input type="hidden" name="next" value=(next);
+                label for="token" { "API key" }
+                input id="token" name="token" type="password" autocomplete="current-password" required autofocus;
+                button type="submit" { "Sign in" }
+            }
+            p { "A key is made with " code { "play key create" } " or " code { "POST /api/keys" } "; the session acts with its account and scopes." }
+        },
+    );
+    let mut response = (status, body).into_response();
+    response.headers_mut().append(header::SET_COOKIE, session::header_value(&cookie)?);
+    Ok(response)
+}
+
+/// `GET /sign-in`.
+pub async fn form(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<Next>,
+) -> Result<Response, ApiError> {
+    let next = local_path(q.next.as_deref());
+    if session::current(&state, &headers).await?.is_some() {
+        return Ok(Redirect::to(&next).into_response());
+    }
+    form_page(StatusCode::OK, &next, None, state.config.secure_cookies)
+}
+
+#[derive(Deserialize)]
+pub struct SignIn {
+    token: String,
+    csrf: String,
+    next: Option<String>,
+}
+
+impl std::fmt::Debug for SignIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SignIn").field("next", &self.next).finish_non_exhaustive()
+    }
+}
+
+/// Whether a browser said the request came from another site.
+fn cross_site(headers: &HeaderMap) -> bool {
+    headers
+        .get("sec-fetch-site")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|site| !matches!(site, "same-origin" | "none"))
+}
+
+fn refused(status: StatusCode, message: &str) -> Response {
+    let body =
+        page("Refused", html! { h1 { "Refused" } p role="alert" { (message) } p { a href="/sign-in" { "Sign in" } } });
+    (status, body).into_response()
+}
+
+/// `POST /sign-in`.
+pub async fn submit(
+    State(state): State<AppState>,
+    extensions: Extensions,
+    headers: HeaderMap,
+    Form(form): Form<SignIn>,
+) -> Result<Response, ApiError> {
+    let secure = state.config.secure_cookies;
+    let next = local_path(form.next.as_deref());
+    let nonce = session::cookie_value(&headers, FORM_COOKIE);
+    if cross_site(&headers) || !nonce.is_some_and(|n| digests_match(&n, &form.csrf)) {
+        return Ok(refused(
+            StatusCode::FORBIDDEN,
+            "This sign-in did not come from play's own sign-in form (or the form expired): open the sign-in page again.",
+        ));
+    }
+    let address = extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |ConnectInfo(at)| at.ip());
+    if state.sign_in_limiter.check_key(&address).is_err() {
+        let mut response =
+            refused(StatusCode::TOO_MANY_REQUESTS, "Too many sign-in attempts from this address: wait a minute.");
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(crate::state::SIGN_IN_PERIOD.as_secs()));
+        return Ok(response);
+    }
+    let principal = match crate::auth::resolve_token(&state, form.token.trim()).await {
+        Ok(principal) => principal,
+        Err(ApiError::Unauthorized(_)) => return form_page(StatusCode::UNAUTHORIZED, &next, Some(WRONG_KEY), secure),
+        Err(other) => return Err(other),
+    };
+    let (secret, id) = sessions::create(&state.store, &state.pepper, principal.key_id, principal.account_id).await?;
+    tracing::info!(account_id = principal.account_id, key_id = principal.key_id, session = id, "signed in");
+    let mut response = Redirect::to(&next).into_response();
+    let done = Cookie::build((FORM_COOKIE, "")).path("/sign-in").removal().build();
+    response.headers_mut().append(header::SET_COOKIE, session::set_cookie(&secret, secure)?);
+    response.headers_mut().append(header::SET_COOKIE, session::header_value(&done)?);
+    Ok(response)
+}
+
+#[derive(Debug, Deserialize)]
+pub struct SignOut {
+    csrf: String,
+}
+
+/// `POST /sign-out`.
+pub async fn sign_out(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<SignOut>,
+) -> Result<Response, ApiError> {
+    if let Some((found, secret)) = session::current(&state, &headers).await? {
+        if !session::csrf_matches(&state.pepper, &secret, Some(&form.csrf)) {
+            return Ok(refused(StatusCode::FORBIDDEN, "This sign-out did not come from play's own page."));
+        }
+        sessions::delete(&state.store, found.id).await?;
+        tracing::info!(account_id = found.account_id, session = found.id, "signed out");
+    }
+    let mut response = Redirect::to("/sign-in").into_response();
+    response.headers_mut().append(header::SET_COOKIE, session::clear_cookie(state.config.secure_cookies)?);
+    Ok(response)
+}
+
+/// `GET /session`.
+#[derive(Debug, Serialize)]
+pub struct SessionView {
+    pub account_id: i64,
+    pub key_id: i64,
+    pub scopes: play_core::scopes::ScopeSet,
+    /// When the session ends if unused (idle end, or its absolute end).
+    pub ends_at: chrono::DateTime<chrono::Utc>,
+    pub expires_at: chrono::DateTime<chrono::Utc>,
+    /// For `X-CSRF-Token` (and the `csrf` field of play's own forms).
+    pub csrf_token: String,
+}
+
+pub async fn session(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
+    let Some((found, secret)) = session::current(&state, &headers).await? else {
+        return Err(ApiError::Unauthorized("no browser session: sign in at /sign-in"));
+    };
+    let view = SessionView {
+        account_id: found.account_id,
+        key_id: found.key_id,
+        scopes: found.scopes,
+        ends_at: found.ends_at(),
+        expires_at: found.expires_at,
+        csrf_token: session::csrf_token(&state.pepper, &secret),
+    };
+    Ok(axum::Json(view).into_response())
+}
+
+/// `GET /`: who is signed in, and sign-out.
+pub async fn home(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
+    let Some((found, secret)) = session::current(&state, &headers).await? else {
+        return Ok(Redirect::to("/sign-in").into_response());
+    };
+    let scopes: Vec<String> = found.scopes.iter().map(|s| s.to_string()).collect();
+    let body = page(
+        "play",
+        html! {
+            h1 { "play" }
+            p { "Signed in to account " (found.account_id) " with key " (found.key_id) "." }
+            p { "This session may: " (scopes.join(", ")) }
+            p { a href="/api/docs" { "The API" } }
+            form method="post" action="/sign-out" {
+                input type="hidden" name="csrf" value=(session::csrf_token(&state.pepper, &secret));
+                button type="submit" { "Sign out" }
+            }
+        },
+    );
+    Ok(body.into_response())
+}

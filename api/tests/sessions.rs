@@ -1,0 +1,173 @@
+//! Browser sessions over the real router and store: signing in through
+//! the form, the API accepting the session cookie with its CSRF token on
+//! every change, sign-out, the end of a session with its key, when idle
+//! and when old, and the attacks on sign-in (a form posted from another
+//! site, an open redirect, guessing keys).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
+
+mod support;
+
+use axum::http::{Method, StatusCode, header};
+use play_api::testing::TestApp;
+use play_core::scopes::{Scope, ScopeSet};
+use serde_json::json;
+use support::browser::{Browser, post_form, set_cookie, set_cookie_header, sign_in_form};
+
+#[tokio::test]
+async fn a_session_acts_with_its_key_needs_its_csrf_token_to_change_anything_and_ends_at_sign_out() {
+    let app = TestApp::new().await;
+    let scopes: ScopeSet = [Scope::PlayroomsRead].into_iter().collect();
+    let key = app.key_for(app.account_id, scopes, None).await;
+    let (csrf, form_cookie) = sign_in_form(&app).await;
+    let done = post_form(
+        &app,
+        "/sign-in",
+        &format!("play_sign_in={form_cookie}"),
+        &[],
+        &[("token", key.as_str()), ("csrf", csrf.as_str()), ("next", "/api/playrooms")],
+    )
+    .await;
+    assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.text);
+    assert_eq!(done.headers[header::LOCATION], "/api/playrooms");
+    let cookie = set_cookie_header(&done, "play_session").unwrap();
+    for attribute in ["HttpOnly", "SameSite=Lax", "Path=/", "Max-Age=604800"] {
+        assert!(cookie.contains(attribute), "{cookie}");
+    }
+    assert!(!cookie.contains("Secure"), "plain HTTP here: {cookie}");
+
+    let browser = Browser::sign_in(&app, &key).await;
+    let listed = browser.request(&app, Method::GET, "/api/playrooms", None, false).await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.text);
+    // Its key's scopes, no more.
+    let webhooks = browser.request(&app, Method::GET, "/api/webhook_endpoints", None, false).await;
+    assert_eq!(webhooks.status, StatusCode::FORBIDDEN, "{}", webhooks.text);
+
+    // A change without the CSRF token (what a form of another site sends)
+    // is refused before anything; with it, the key's scopes decide.
+    let body = json!({"api_key": {"label": "x", "scopes": ["playrooms:read"]}});
+    let forged = browser.request(&app, Method::POST, "/api/keys", Some(body.clone()), false).await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN, "{}", forged.text);
+    assert!(forged.body["error"]["details"]["x-csrf-token"].is_array(), "{}", forged.text);
+    let admin = Browser::sign_in(&app, &app.admin).await;
+    let keys_before = app.count("api_keys").await;
+    let forged = admin.request(&app, Method::POST, "/api/keys", Some(body.clone()), false).await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN, "{}", forged.text);
+    let mut wrong = admin.clone();
+    wrong.csrf = browser.csrf.clone();
+    let other_token = wrong.request(&app, Method::POST, "/api/keys", Some(body.clone()), true).await;
+    assert_eq!(other_token.status, StatusCode::FORBIDDEN, "another session's token: {}", other_token.text);
+    assert_eq!(app.count("api_keys").await, keys_before);
+    let made = admin.request(&app, Method::POST, "/api/keys", Some(body), true).await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.text);
+
+    // A bearer key wins over a cookie: no CSRF token is asked of it.
+    let both = axum::http::Request::builder()
+        .method(Method::POST)
+        .uri("/api/keys")
+        .header(header::AUTHORIZATION, format!("Bearer {}", app.admin))
+        .header(header::COOKIE, format!("play_session={}", browser.cookie))
+        .header(header::CONTENT_TYPE, "application/json");
+    let by_key = app
+        .send(
+            both.body(axum::body::Body::from(
+                json!({"api_key": {"label": "y", "scopes": ["playrooms:read"]}}).to_string(),
+            ))
+            .unwrap(),
+        )
+        .await;
+    assert_eq!(by_key.status, StatusCode::CREATED, "{}", by_key.text);
+
+    // Sign-out needs the session's token, ends the session and clears the cookie.
+    let cookies = format!("play_session={}", browser.cookie);
+    let refused = post_form(&app, "/sign-out", &cookies, &[], &[("csrf", "nope")]).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    assert_eq!(browser.request(&app, Method::GET, "/api/playrooms", None, false).await.status, StatusCode::OK);
+    let out = post_form(&app, "/sign-out", &cookies, &[], &[("csrf", browser.csrf.as_str())]).await;
+    assert_eq!(out.status, StatusCode::SEE_OTHER, "{}", out.text);
+    assert!(set_cookie_header(&out, "play_session").unwrap().contains("Max-Age=0"));
+    let after = browser.request(&app, Method::GET, "/api/playrooms", None, false).await;
+    assert_eq!(after.status, StatusCode::UNAUTHORIZED, "{}", after.text);
+    assert_eq!(browser.request(&app, Method::GET, "/session", None, false).await.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn a_session_ends_with_its_key_and_when_idle_or_old() {
+    let app = TestApp::new().await;
+    let key = app.key_for(app.account_id, ScopeSet::all(), None).await;
+    let browser = Browser::sign_in(&app, &key).await;
+    let id = browser.request(&app, Method::GET, "/session", None, false).await.body["key_id"].as_i64().unwrap();
+    let deleted = app.delete(&format!("/api/keys/{id}"), &app.admin).await;
+    assert_eq!(deleted.status, StatusCode::NO_CONTENT, "{}", deleted.text);
+    let after = browser.request(&app, Method::GET, "/api/playrooms", None, false).await;
+    assert_eq!(after.status, StatusCode::UNAUTHORIZED, "the key is gone, so is its session: {}", after.text);
+    assert_eq!(app.count("sessions").await, 0, "and its row");
+
+    let idle = Browser::sign_in(&app, &app.admin).await;
+    let old = Browser::sign_in(&app, &app.admin).await;
+    let pool = app.store().pool();
+    let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM sessions ORDER BY id").fetch_all(pool).await.unwrap();
+    sqlx::query("UPDATE sessions SET last_seen_at = '2000-01-01T00:00:00Z' WHERE id = $1")
+        .bind(ids[0])
+        .execute(pool)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE sessions SET expires_at = '2000-01-01T00:00:00Z' WHERE id = $1")
+        .bind(ids[1])
+        .execute(pool)
+        .await
+        .unwrap();
+    assert_eq!(idle.request(&app, Method::GET, "/api/playrooms", None, false).await.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(old.request(&app, Method::GET, "/api/playrooms", None, false).await.status, StatusCode::UNAUTHORIZED);
+    let forged = Browser { cookie: "A".repeat(43), csrf: String::new() };
+    assert_eq!(forged.request(&app, Method::GET, "/api/playrooms", None, false).await.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn sign_in_refuses_other_sites_forms_open_redirects_and_guessing() {
+    let app = TestApp::new().await;
+    let (csrf, form_cookie) = sign_in_form(&app).await;
+    let cookies = format!("play_sign_in={form_cookie}");
+    let fields = [("token", app.admin.as_str()), ("csrf", csrf.as_str())];
+
+    // Login CSRF: a form on another site has neither the cookie (SameSite=Strict)
+    // nor, in a browser, a same-origin Sec-Fetch-Site.
+    let no_cookie = post_form(&app, "/sign-in", "", &[], &fields).await;
+    assert_eq!(no_cookie.status, StatusCode::FORBIDDEN, "{}", no_cookie.text);
+    let cross = post_form(&app, "/sign-in", &cookies, &[("sec-fetch-site", "cross-site")], &fields).await;
+    assert_eq!(cross.status, StatusCode::FORBIDDEN, "{}", cross.text);
+    let other_token = [("token", app.admin.as_str()), ("csrf", "x")];
+    assert_eq!(post_form(&app, "/sign-in", &cookies, &[], &other_token).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(app.count("sessions").await, 0);
+    let form = app.request(Method::GET, "/sign-in", None, None).await;
+    assert!(set_cookie_header(&form, "play_sign_in").unwrap().contains("SameSite=Strict"));
+    let policy = form.headers[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+    assert!(policy.contains("default-src 'none'") && policy.contains("frame-ancestors 'none'"), "{policy}");
+
+    // `next` is a path of play, never another site.
+    for next in ["//evil.example/x", "https://evil.example/", "/\\evil.example", "javascript:alert(1)"] {
+        let mut with_next = fields.to_vec();
+        with_next.push(("next", next));
+        let done = post_form(&app, "/sign-in", &cookies, &[], &with_next).await;
+        assert_eq!(
+            (done.status, done.headers[header::LOCATION].to_str().unwrap()),
+            (StatusCode::SEE_OTHER, "/"),
+            "{next}"
+        );
+    }
+
+    // A wrong key: the form again, one message, no session; then the
+    // address is slowed down.
+    let wrong = [("token", "play_nope"), ("csrf", csrf.as_str())];
+    let refused = post_form(&app, "/sign-in", &cookies, &[], &wrong).await;
+    assert_eq!(refused.status, StatusCode::UNAUTHORIZED);
+    assert!(refused.text.contains("That key was not accepted") && set_cookie(&refused, "play_session").is_none());
+    let mut statuses = Vec::new();
+    for _ in 0..12 {
+        statuses.push(post_form(&app, "/sign-in", &cookies, &[], &wrong).await.status);
+    }
+    assert_eq!(statuses.last(), Some(&StatusCode::TOO_MANY_REQUESTS), "{statuses:?}");
+    let limited = post_form(&app, "/sign-in", &cookies, &[], &fields).await;
+    assert_eq!(limited.status, StatusCode::TOO_MANY_REQUESTS, "even the right key waits");
+    assert!(limited.headers.contains_key(header::RETRY_AFTER));
+}
