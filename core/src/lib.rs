@@ -19,6 +19,7 @@ pub mod playground;
 pub mod playzone;
 pub mod repository;
 pub mod routing;
+pub mod schedule;
 pub mod scm;
 pub mod scopes;
 pub mod secrets;

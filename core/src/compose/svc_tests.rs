@@ -197,6 +197,25 @@ const NAMESPACE_RULES: &[(&str, Option<&str>)] = &[
     ("{schedule_config: {marquee_id: -3}}", Some("svc.schedule_config.marquee_id")),
     ("{schedule_config: {enabled: \"true\", cron: x}}", Some("svc.schedule_config.enabled")),
     ("{schedule_config: {every: 5m}}", Some("svc.schedule_config.every")),
+    ("{schedule_config: {enabled: true, cron: \"*/2 * * * * *\", time_zone: Europe/Paris}}", None),
+    ("{schedule_config: {enabled: true, cron: \"0 0 30 2 *\"}}", Some("svc.schedule_config.cron")),
+    ("{schedule_config: {enabled: true, cron: \"* * *\"}}", Some("svc.schedule_config.cron")),
+    (
+        "{schedule_config: {enabled: true, cron: \"* * * * *\", time_zone: Nowhere}}",
+        Some("svc.schedule_config.time_zone"),
+    ),
+    (
+        "{schedule_config: {enabled: true, cron: \"* * * * *\", concurrency_policy: replace, starting_deadline_seconds: 30}}",
+        None,
+    ),
+    (
+        "{schedule_config: {cron: \"* * * * *\", concurrency_policy: queue}}",
+        Some("svc.schedule_config.concurrency_policy"),
+    ),
+    (
+        "{schedule_config: {cron: \"* * * * *\", starting_deadline_seconds: -1}}",
+        Some("svc.schedule_config.starting_deadline_seconds"),
+    ),
     ("{trigger_config: {enabled: true, event_type: pull_request}}", None),
     ("{trigger_config: {event_type: tag}}", Some("svc.trigger_config.event_type")),
     ("{trigger_config: {prop_id: \"007\", marquee_id: 9}}", None),

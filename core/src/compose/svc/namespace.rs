@@ -46,6 +46,13 @@ pub struct ScheduleConfig {
     pub enabled: bool,
     pub cron: Option<String>,
     pub marquee_id: Option<u64>,
+    /// play's additions (issue #30, `docs/templates.md`): an IANA time
+    /// zone (default UTC), what a run does while the previous one runs
+    /// (`forbid`, `allow`, `replace`; default `forbid`), and how late a
+    /// missed time may still start (default 600 seconds).
+    pub time_zone: Option<String>,
+    pub concurrency_policy: Option<String>,
+    pub starting_deadline_seconds: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -149,13 +156,43 @@ fn parse_schedule(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> ScheduleConf
             "enabled" => config.enabled = strict_bool(ctx, v, &at).unwrap_or(false),
             "cron" => config.cron = strict_string(ctx, v, &at),
             "marquee_id" => config.marquee_id = id(ctx, v, &at, true),
+            "time_zone" => config.time_zone = strict_string(ctx, v, &at),
+            "concurrency_policy" => config.concurrency_policy = strict_string(ctx, v, &at),
+            "starting_deadline_seconds" => config.starting_deadline_seconds = seconds(ctx, v, &at),
             k => ctx.error(&at, format!("unknown schedule_config key `{k}`")),
         }
     }
     if config.enabled && config.cron.as_deref().is_none_or(|c| c.trim().is_empty()) {
         ctx.error(&path.key("cron"), "an enabled schedule needs a cron expression");
     }
+    if let Err((key, message)) = schedule_spec(&config) {
+        ctx.error(&path.key(key), message);
+    }
     config
+}
+
+/// The schedule `config` describes, checked (`crate::schedule`); `Ok(None)`
+/// without a cron pattern.
+pub fn schedule_spec(config: &ScheduleConfig) -> Result<Option<crate::schedule::Spec>, (&'static str, String)> {
+    let Some(pattern) = config.cron.as_deref().filter(|c| !c.trim().is_empty()) else { return Ok(None) };
+    let policy = match config.concurrency_policy.as_deref() {
+        Some(text) => text.parse().map_err(|m| ("concurrency_policy", m))?,
+        None => crate::schedule::Policy::default(),
+    };
+    let deadline =
+        config.starting_deadline_seconds.map(|s| chrono::Duration::seconds(i64::try_from(s).unwrap_or(i64::MAX)));
+    crate::schedule::Spec::new(pattern, config.time_zone.as_deref(), policy, deadline, crate::time::now()).map(Some)
+}
+
+/// A whole number of seconds, at most a day.
+fn seconds(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> Option<u64> {
+    match untag(value) {
+        Value::Number(n) if n.as_u64().is_some_and(|n| n <= 86_400) => n.as_u64(),
+        _ => {
+            ctx.error(path, "must be a whole number of seconds from 0 to 86400");
+            None
+        }
+    }
 }
 
 fn parse_trigger(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> TriggerConfig {
