@@ -14,5 +14,6 @@ pub mod lease;
 pub mod playroom;
 pub mod playspec;
 pub mod quota;
+pub mod schedule;
 pub mod session;
 pub mod template;

@@ -101,6 +101,7 @@ pub mod quotas;
 pub mod reachability;
 pub mod repositories;
 pub mod rollouts;
+pub mod schedules;
 pub mod scm_deliveries;
 pub mod scm_install_states;
 pub mod sessions;

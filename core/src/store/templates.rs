@@ -292,6 +292,7 @@ pub async fn create_version(
             let version_id: i64 = row.try_get("id")?;
             touch_in(conn, account_id, id, actor, serde_json::json!({"version": number, "change": "version_created"}))
                 .await?;
+            super::schedules::sync_in(conn, account_id, id).await?;
             owned_version_in(conn, account_id, id, version_id).await
         })
         .await
@@ -314,7 +315,8 @@ pub async fn destroy_version(store: &Store, account_id: i64, id: i64, version_id
             let version = owned_version_in(tx, account_id, id, version_id).await?;
             delete_owned(tx, "import_template_versions", version_id, account_id).await?;
             let metadata = serde_json::json!({"version": version.version, "change": "version_destroyed"});
-            touch_in(tx, account_id, id, actor, metadata).await
+            touch_in(tx, account_id, id, actor, metadata).await?;
+            super::schedules::sync_in(tx, account_id, id).await.map(|_| ())
         })
         .await
 }

@@ -62,6 +62,10 @@ pub const EVENT_TYPES: &[&str] = &[
     "repo.connected",
     "repo.push",
     "repo.deleted",
+    "schedule.run.started",
+    "schedule.run.completed",
+    "schedule.run.skipped",
+    "schedule.run.missed",
     delivery::DISABLED_EVENT,
     TEST_EVENT,
 ];
