@@ -105,6 +105,10 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&spool).with_context(|| format!("cannot create {}", spool.display()))?;
     play_reconcilers::playground::remove_dead_spools(&spool);
     loops.playground.spool_dir = spool;
+    let api = &state.config;
+    loops.schedules.quotas = api.quotas.clone();
+    (loops.schedules.lifetimes, loops.schedules.hosts) = (api.lifetimes(), state.hosts.clone());
+    loops.schedules.repository_policy = api.repository_policy.clone();
     let grace = loops.runtime.shutdown_grace;
     reconcile::start_all(&shared, &loops, &reconcile::replica_id(&args, store.backend()), &shutdown, &background)?;
 

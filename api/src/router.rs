@@ -24,7 +24,7 @@ use crate::openapi::{self, ApiDoc};
 use crate::recent;
 use crate::routes::{
     apply, git, job_result, keys, launch, ops, playground_events, playground_logs, playground_ops, playground_views,
-    playgrounds, playrooms, playspec_files, playspecs, playzones, repos, scm_github, scm_installations,
+    playgrounds, playrooms, playspec_files, playspecs, playzones, repos, schedules, scm_github, scm_installations,
     template_versions, templates, webhooks,
 };
 use crate::state::AppState;
@@ -86,6 +86,9 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(webhooks::redeliver))
         .routes(routes!(repos::list, repos::create))
         .routes(routes!(repos::show, repos::delete))
+        .routes(routes!(schedules::list))
+        .routes(routes!(schedules::show, schedules::update))
+        .routes(routes!(schedules::runs))
         .routes(routes!(scm_installations::list))
         .routes(routes!(scm_github::install))
         .routes(routes!(scm_installations::show, scm_installations::delete))

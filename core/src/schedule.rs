@@ -134,14 +134,15 @@ impl Spec {
     }
 
     /// The first fire time strictly after `t`; `None` when there is none.
+    /// Fire times are whole seconds.
     pub fn next_after(&self, t: Timestamp) -> Option<Timestamp> {
-        let local = t.with_timezone(&self.time_zone);
+        let local = whole_second(t).with_timezone(&self.time_zone);
         self.cron.find_next_occurrence(&local, false).ok().map(|at| at.with_timezone(&chrono::Utc))
     }
 
     /// The last fire time at or before `t`.
     fn last_at_or_before(&self, t: Timestamp) -> Option<Timestamp> {
-        let local = t.with_timezone(&self.time_zone);
+        let local = whole_second(t).with_timezone(&self.time_zone);
         self.cron.find_previous_occurrence(&local, true).ok().map(|at| at.with_timezone(&chrono::Utc))
     }
 
@@ -159,6 +160,12 @@ impl Spec {
         }
         shortest
     }
+}
+
+/// `t` without its fraction of a second (croner keeps it, and a fire time
+/// with one would never equal the pattern's times).
+fn whole_second(t: Timestamp) -> Timestamp {
+    t - Duration::nanoseconds(i64::from(chrono::Timelike::nanosecond(&t)))
 }
 
 /// What a pass does with the times that came due.

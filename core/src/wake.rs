@@ -35,10 +35,13 @@ pub enum Kind {
     /// The outbox has an event to fan out now (the webhook dispatcher; the
     /// id is the event's).
     Webhooks,
+    /// A schedule's settings changed (the schedule loop).
+    Schedule,
 }
 
 impl Kind {
-    pub const ALL: &'static [Kind] = &[Kind::Playground, Kind::Playroom, Kind::Edge, Kind::Playzone, Kind::Webhooks];
+    pub const ALL: &'static [Kind] =
+        &[Kind::Playground, Kind::Playroom, Kind::Edge, Kind::Playzone, Kind::Webhooks, Kind::Schedule];
 
     /// A label for logs.
     pub const fn as_str(self) -> &'static str {
@@ -48,6 +51,7 @@ impl Kind {
             Kind::Edge => "edge",
             Kind::Playzone => "playzone",
             Kind::Webhooks => "webhooks",
+            Kind::Schedule => "schedule",
         }
     }
 }

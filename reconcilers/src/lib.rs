@@ -11,6 +11,7 @@ pub mod playground;
 pub mod playroom;
 pub mod playzone;
 pub mod runtime;
+pub mod schedule;
 pub mod webhooks;
 
 pub use error::{Error, Result};

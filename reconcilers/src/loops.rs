@@ -28,6 +28,7 @@ use crate::playroom::events::{EventsConfig, PlaygroundEvents};
 use crate::playroom::sweep::{PlayroomSweep, SweepConfig};
 use crate::playzone::{PlayzoneSync, SyncConfig};
 use crate::runtime::{Config, Reconciler, Runtime};
+use crate::schedule::{ScheduleLoop, ScheduleLoopConfig};
 use crate::webhooks::{Dispatcher, WebhooksConfig};
 
 /// Everything a reconciler may need, built once per process.
@@ -65,6 +66,9 @@ pub struct Loops {
     pub webhooks: WebhooksConfig,
     /// The Playzone sync loop's settings.
     pub playzone_sync: SyncConfig,
+    /// The schedule loop's settings (`play serve` gives it the API's
+    /// bounds of a launch).
+    pub schedules: ScheduleLoopConfig,
 }
 
 /// The handles without the metrics registry (which has no `Debug`).
@@ -172,6 +176,12 @@ pub fn start_all(
     // pass says when the next is due; the resync only catches missed
     // wakes, and a pass that is not due returns at once).
     spawner.spawn(s.playzone_sync(loops.playzone_sync.clone()), loops.runtime.clone(), |runtime| runtime);
+
+    // Schedules: each pass asks for the next fire time (or a poll while a
+    // run is open); the API wakes one whose settings changed.
+    let schedules = ScheduleLoop::new(s.store.clone(), s.secrets.clone(), Arc::new(s.waker.clone()))
+        .with_config(loops.schedules.clone());
+    spawner.spawn(schedules, loops.runtime.clone(), |runtime| runtime);
 
     // Webhook deliveries: not a keyed reconciler but a loop over the
     // outbox and the due deliveries (crate::webhooks).

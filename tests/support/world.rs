@@ -246,6 +246,24 @@ impl World {
         (Running::start(playgrounds), Running::start(sync))
     }
 
+    /// Starts the Playground reconciler and the schedule loop from one
+    /// [`Shared`] (a run's launch wakes its Playground), as `replica`.
+    pub fn runtimes_with_schedules(&self, replica: &str) -> (Running, Running) {
+        let shared = shared(&self.app, &self.gateway);
+        let config = runtime_config(Duration::from_secs(1), Duration::from_secs(10));
+        let playgrounds = shared.runtime(shared.playgrounds(playground_config()), config.clone(), replica);
+        let loop_config =
+            play_reconcilers::schedule::ScheduleLoopConfig { poll: Duration::from_millis(500), ..Default::default() };
+        let store = self.app.store().clone();
+        let schedules = play_reconcilers::schedule::ScheduleLoop::new(
+            store,
+            self.app.state.secrets.clone(),
+            Arc::new(shared.waker.clone()),
+        )
+        .with_config(loop_config);
+        (Running::start(playgrounds), Running::start(shared.runtime(schedules, config, replica)))
+    }
+
     /// Starts the Playground reconciler and the edge reconciler (with
     /// `edge`), wired as `play serve` wires them: a Playground pass that
     /// changes what runs wakes its Playroom's edge.

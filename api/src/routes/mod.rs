@@ -16,6 +16,7 @@ pub mod playspec_files;
 pub mod playspecs;
 pub mod playzones;
 pub mod repos;
+pub mod schedules;
 pub mod scm_github;
 pub mod scm_installations;
 pub mod template_versions;

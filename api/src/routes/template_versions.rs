@@ -121,6 +121,7 @@ pub async fn launch(
         version: body.version,
         variables: body.variables.unwrap_or_default(),
         name: body.name,
+        job_mode: false,
     };
     let limits = state.limits();
     let launched =

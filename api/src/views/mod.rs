@@ -11,6 +11,7 @@ pub mod playrooms;
 pub mod playspecs;
 pub mod playzones;
 pub mod repos;
+pub mod schedules;
 pub mod template_versions;
 pub mod templates;
 pub mod webhooks;

@@ -1,6 +1,7 @@
 //! Schedules and their runs as stored (issue #30; `store::schedules`, the
 //! rules in `crate::schedule`).
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -132,6 +133,24 @@ pub struct ScheduleRun {
     pub playground_id: Option<i64>,
     pub started_at: Option<Timestamp>,
     pub finished_at: Option<Timestamp>,
+    pub exit_code: Option<i64>,
+    pub log_tail: Option<String>,
+}
+
+/// What `PATCH /api/schedules/{id}` sets; `None` leaves a field.
+#[derive(Clone, Debug, Default)]
+pub struct Activation {
+    /// `Some(None)` clears the Playroom (the schedule stops).
+    pub playroom_id: Option<Option<i64>>,
+    pub variables: Option<BTreeMap<String, serde_json::Value>>,
+    pub paused: Option<bool>,
+}
+
+/// How an open run ended.
+#[derive(Clone, Debug)]
+pub struct RunEnd {
+    pub status: RunStatus,
+    pub reason: Option<String>,
     pub exit_code: Option<i64>,
     pub log_tail: Option<String>,
 }

@@ -253,6 +253,9 @@ pub struct TemplateLaunch {
     pub variables: BTreeMap<String, serde_json::Value>,
     /// The Playspec's name; the template's and a suffix without one.
     pub name: Option<String>,
+    /// Launch in job mode even when the template does not say
+    /// `svc.job_mode` (a schedule's runs).
+    pub job_mode: bool,
 }
 
 /// What a template launch recorded and compiled.
@@ -308,7 +311,7 @@ pub async fn launch_template(
     if let Some(Err(m)) = request.name.as_deref().map(crate::validate::display_name) {
         push_field_error(&mut errors, "name", m);
     }
-    let (text, variables) = (version.template_body.clone(), request.variables);
+    let (text, variables, forced_job) = (version.template_body.clone(), request.variables, request.job_mode);
     let compile_policy = policy.clone();
     let compiled = cpu.run(move || compile_for_launch(&text, &variables, &compile_policy)).await?;
     let compiled = match compiled {
@@ -329,7 +332,7 @@ pub async fn launch_template(
             let (report, model) = compose::parse_compose(&yaml, &policy);
             let services = model.filter(|_| report.valid).map(|m| compose::classify(&m));
             // A template marked `svc.job_mode` launches a job-mode Playground.
-            let job_mode = svc::validate_template(&body).is_ok_and(|info| info.job_mode);
+            let job_mode = forced_job || svc::validate_template(&body).is_ok_and(|info| info.job_mode);
             (report, services, job_mode)
         })
         .await?;

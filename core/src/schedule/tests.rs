@@ -28,6 +28,16 @@ fn five_fields_or_six_with_seconds_in_a_time_zone() {
 }
 
 #[test]
+fn fire_times_are_whole_seconds_whatever_the_clock_reads() {
+    let s = spec("*/2 * * * * *");
+    let fraction = at(10, 0, 1) + Duration::milliseconds(569);
+    assert_eq!(s.next_after(fraction), Some(at(10, 0, 2)));
+    assert_eq!(s.next_after(at(10, 0, 2) + Duration::milliseconds(1)), Some(at(10, 0, 4)));
+    let due = plan(&s, at(10, 0, 2), at(10, 0, 2) + Duration::milliseconds(300));
+    assert_eq!(due.start, Some(at(10, 0, 2)));
+}
+
+#[test]
 fn the_shortest_gap_is_what_the_minimum_interval_is_checked_against() {
     assert_eq!(spec("*/2 * * * * *").shortest_gap(at(0, 0, 0)), Some(Duration::seconds(2)));
     assert_eq!(spec("0,1 * * * *").shortest_gap(at(0, 0, 0)), Some(Duration::minutes(1)));

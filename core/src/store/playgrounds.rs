@@ -114,6 +114,19 @@ pub async fn insert_in(conn: &mut Conn, account_id: i64, new: &NewPlayground, ac
 /// one Playground share a query that started after each of them
 /// ([`super::coalesce`]): as fresh as a query of one's own. On a caller's
 /// connection it is read there, so it sees what that transaction wrote.
+/// The account's Playground running the Playspec named `playspec`, if
+/// one does (a schedule's run finds the launch it made by that name).
+pub async fn by_playspec_name(store: &Store, account_id: i64, playspec: &str) -> Result<Option<i64>> {
+    let query = sqlx::query(
+        "SELECT g.id FROM playgrounds g JOIN playspecs s ON s.id = g.playspec_id \
+         WHERE g.account_id = $1 AND s.name = $2 ORDER BY g.id LIMIT 1",
+    )
+    .bind(account_id)
+    .bind(playspec);
+    let mut conn = store.conn().await?;
+    Ok(query.fetch_optional(&mut *conn).await?.map(|row| row.try_get::<i64, _>("id")).transpose()?)
+}
+
 pub async fn get(on: impl Into<On<'_>>, account_id: i64, id: i64) -> Result<Playground> {
     match on.into() {
         On::Store(store) => {

@@ -21,7 +21,7 @@ use super::shapes::{all, one};
 use super::{Conn, Store, events, flag, is_set};
 use crate::compose::svc;
 use crate::model::event::{Actor, NewEvent};
-use crate::model::schedule::{RunStatus, Schedule, ScheduleRun, ScheduleSettings};
+use crate::model::schedule::{Activation, RunEnd, RunStatus, Schedule, ScheduleRun, ScheduleSettings};
 use crate::schedule::{DEFAULT_STARTING_DEADLINE, Plan, Policy};
 use crate::secrets::SecretBox;
 use crate::time::{self, Timestamp};
@@ -175,15 +175,6 @@ pub async fn ids(store: &Store) -> Result<Vec<i64>> {
     let mut conn = store.conn().await?;
     let rows = sqlx::query("SELECT id FROM schedules ORDER BY id").fetch_all(&mut *conn).await?;
     rows.iter().map(|r| Ok(r.try_get::<i64, _>("id")?)).collect()
-}
-
-/// What `PATCH /api/schedules/{id}` sets; `None` leaves a field.
-#[derive(Clone, Debug, Default)]
-pub struct Activation {
-    /// `Some(None)` clears the Playroom (the schedule stops).
-    pub playroom_id: Option<Option<i64>>,
-    pub variables: Option<BTreeMap<String, serde_json::Value>>,
-    pub paused: Option<bool>,
 }
 
 fn variables_context(id: i64) -> String {
@@ -362,15 +353,6 @@ pub async fn run_started(store: &Store, schedule: &Schedule, run_id: i64, playgr
             events::record(conn, event.actor(Actor::System).metadata(metadata)).await.map(|_| ())
         })
         .await
-}
-
-/// How an open run ended.
-#[derive(Clone, Debug)]
-pub struct RunEnd {
-    pub status: RunStatus,
-    pub reason: Option<String>,
-    pub exit_code: Option<i64>,
-    pub log_tail: Option<String>,
 }
 
 /// Closes open run `run_id` as `end` says and keeps the schedule's

@@ -5,6 +5,7 @@ use chrono::TimeZone;
 use super::*;
 use crate::model::event::Acting;
 use crate::model::quota::QuotaLimits;
+use crate::model::schedule::RunEnd;
 use crate::model::template::TemplateFields;
 use crate::schedule::{Spec, plan};
 use crate::store::{accounts, templates};

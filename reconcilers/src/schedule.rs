@@ -1,0 +1,319 @@
+//! The schedule loop (issue #30): keyed by schedule, it starts each
+//! scheduled time's run and follows it to its end.
+//!
+//! Guarantees (the rules are `play_core::schedule`, the rows
+//! `play_core::store::schedules`):
+//! - **Level-triggered.** A pass reads the schedule, its open runs and the
+//!   clock, and does what is due: it never depends on having seen an
+//!   earlier pass or a wake. It asks to run again at the next fire time,
+//!   or in [`ScheduleLoopConfig::poll`] while a run is open.
+//! - **Each time once.** Times are written as run rows unique per
+//!   (schedule, time), and the cursor moves only from the value the pass
+//!   read, in the same transaction; a launch is tied to its run by the
+//!   Playspec name `schedule-<id>-run-<run>`, so a pass that stopped
+//!   between the launch and recording it finds that Playground again
+//!   instead of launching a second.
+//! - **At most one catch-up run** after play was down, within the starting
+//!   deadline; the other times are recorded as missed.
+//! - **Concurrency policy** (`forbid`, `allow`, `replace`) is applied when
+//!   a run starts; a skipped run is recorded with the reason.
+//! - **Failures are visible:** a run whose launch is refused (a required
+//!   variable missing, a quota) is failed with the reason, and the
+//!   schedule counts consecutive failures and keeps its last success.
+
+use std::time::Duration;
+
+use play_core::model::event::Actor;
+use play_core::model::quota::QuotaLimits;
+use play_core::model::schedule::{RunEnd, RunStatus, Schedule, ScheduleRun};
+use play_core::offload::Offload;
+use play_core::playground::launch::{self, Limits, TemplateLaunch};
+use play_core::playground::model::Lifetimes;
+use play_core::playground::{DesiredState, ops};
+use play_core::playzone::RepositoryPolicy;
+use play_core::schedule::{Policy, Spec, plan};
+use play_core::scm::hosts::SourceHosts;
+use play_core::secrets::SecretBox;
+use play_core::store::schedules;
+use play_core::store::{Store, job_results, playgrounds};
+use play_core::time;
+use play_core::wake::{Kind, Waker};
+
+use crate::Result;
+use crate::runtime::{Action, Ctx, Reconciler};
+
+/// The loop's settings.
+#[derive(Clone, Debug)]
+pub struct ScheduleLoopConfig {
+    /// How often an open run is looked at.
+    pub poll: Duration,
+    /// The bounds of the Playgrounds runs launch, as the API's.
+    pub quotas: QuotaLimits,
+    pub lifetimes: Lifetimes,
+    pub repository_policy: RepositoryPolicy,
+    /// The source hosts a template's build services may name (play's own
+    /// Git host): as the API's.
+    pub hosts: SourceHosts,
+}
+
+impl Default for ScheduleLoopConfig {
+    fn default() -> Self {
+        ScheduleLoopConfig {
+            poll: Duration::from_secs(2),
+            quotas: QuotaLimits::default(),
+            lifetimes: Lifetimes {
+                playground: play_core::playground::ttl::DEFAULT_TTL,
+                job: play_core::playground::ttl::DEFAULT_JOB_TTL,
+            },
+            repository_policy: RepositoryPolicy::default(),
+            hosts: SourceHosts::default(),
+        }
+    }
+}
+
+/// Template compilation off the async threads.
+#[derive(Clone, Copy, Debug, Default)]
+struct Blocking;
+
+impl Offload for Blocking {
+    async fn run<T, F>(&self, job: F) -> play_core::Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce() -> T + Send + 'static,
+    {
+        tokio::task::spawn_blocking(job)
+            .await
+            .map_err(|e| play_core::Error::Internal(format!("a template compile stopped: {e}")))
+    }
+}
+
+/// See the [module documentation](self).
+pub struct ScheduleLoop {
+    store: Store,
+    secrets: SecretBox,
+    waker: std::sync::Arc<dyn Waker>,
+    config: ScheduleLoopConfig,
+}
+
+impl std::fmt::Debug for ScheduleLoop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScheduleLoop").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+impl ScheduleLoop {
+    pub fn new(store: Store, secrets: SecretBox, waker: std::sync::Arc<dyn Waker>) -> Self {
+        ScheduleLoop { store, secrets, waker, config: ScheduleLoopConfig::default() }
+    }
+
+    pub fn with_config(mut self, config: ScheduleLoopConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The Playspec name that ties a launch to its run.
+    fn launch_name(schedule: &Schedule, run: &ScheduleRun) -> String {
+        format!("schedule-{}-run-{}", schedule.id, run.id)
+    }
+
+    /// Closes `run` if its Playground finished (or is gone); whether it is
+    /// still open.
+    async fn follow(&self, schedule: &Schedule, run: &ScheduleRun) -> Result<bool> {
+        let Some(playground) = run.playground_id else { return Ok(true) };
+        if let Some(result) = job_results::get(&self.store, playground).await? {
+            let status = if result.exit_code == 0 { RunStatus::Succeeded } else { RunStatus::Failed };
+            let end =
+                RunEnd { status, reason: None, exit_code: Some(result.exit_code), log_tail: Some(result.tail_logs) };
+            schedules::finish_run(&self.store, schedule, run.id, end).await?;
+            return Ok(false);
+        }
+        let gone = match playgrounds::get(&self.store, schedule.account_id, playground).await {
+            Ok(p) => p.desired_state == DesiredState::Destroyed,
+            Err(play_core::Error::NotFound(_)) => true,
+            Err(e) => return Err(e.into()),
+        };
+        if gone {
+            let reason = "its Playground was destroyed before the job ended".to_owned();
+            let end = RunEnd { status: RunStatus::Failed, reason: Some(reason), exit_code: None, log_tail: None };
+            schedules::finish_run(&self.store, schedule, run.id, end).await?;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// Starts pending `run` under the policy, given the runs still open.
+    async fn start(&self, schedule: &Schedule, spec: &Spec, run: &ScheduleRun, open: &[ScheduleRun]) -> Result<()> {
+        let others: Vec<&ScheduleRun> =
+            open.iter().filter(|r| r.id != run.id && r.status == RunStatus::Running).collect();
+        if !others.is_empty() {
+            match spec.policy {
+                Policy::Forbid => {
+                    let reason = format!(
+                        "the run of {} is still going (concurrency_policy: forbid)",
+                        time::to_db(&others[0].scheduled_at)
+                    );
+                    let end =
+                        RunEnd { status: RunStatus::Skipped, reason: Some(reason), exit_code: None, log_tail: None };
+                    return Ok(schedules::finish_run(&self.store, schedule, run.id, end).await?);
+                }
+                Policy::Replace => {
+                    for other in others {
+                        if let Some(playground) = other.playground_id {
+                            match ops::request_destroy(&self.store, schedule.account_id, playground, Actor::System)
+                                .await
+                            {
+                                Ok(p) => self.waker.wake(Kind::Playground, p.id),
+                                Err(play_core::Error::NotFound(_)) => {}
+                                Err(e) => return Err(e.into()),
+                            }
+                        }
+                        let reason = format!("replaced by the run of {}", time::to_db(&run.scheduled_at));
+                        let end = RunEnd {
+                            status: RunStatus::Replaced,
+                            reason: Some(reason),
+                            exit_code: None,
+                            log_tail: None,
+                        };
+                        schedules::finish_run(&self.store, schedule, other.id, end).await?;
+                    }
+                }
+                Policy::Allow => {}
+            }
+        }
+        let name = Self::launch_name(schedule, run);
+        let variables = schedules::variables(&self.store, &self.secrets, schedule.id).await?;
+        let request = TemplateLaunch {
+            playroom_id: schedule.playroom_id,
+            version: None,
+            variables,
+            name: Some(name.clone()),
+            job_mode: true,
+        };
+        let limits = Limits {
+            quotas: &self.config.quotas,
+            lifetimes: self.config.lifetimes,
+            repositories: &self.config.repository_policy,
+            hosts: &self.config.hosts,
+        };
+        let launched = launch::launch_template(
+            &self.store,
+            &Blocking,
+            schedule.account_id,
+            schedule.template_id,
+            request,
+            limits,
+            Actor::System,
+        )
+        .await;
+        match launched {
+            Ok(launched) => {
+                self.waker.wake(Kind::Playground, launched.playground.id);
+                schedules::run_started(&self.store, schedule, run.id, launched.playground.id).await?;
+                tracing::info!(
+                    schedule = schedule.id,
+                    run = run.id,
+                    playground = launched.playground.id,
+                    "schedule run started"
+                );
+            }
+            Err(play_core::Error::Validation(errors)) => {
+                // Launched already by a pass that stopped before recording it?
+                if let Some(playground) = playgrounds::by_playspec_name(&self.store, schedule.account_id, &name).await?
+                {
+                    schedules::run_started(&self.store, schedule, run.id, playground).await?;
+                    return Ok(());
+                }
+                let reason = format!("the launch was refused: {}", describe(&errors));
+                tracing::warn!(schedule = schedule.id, run = run.id, %reason, "schedule run not started");
+                let end = RunEnd { status: RunStatus::Failed, reason: Some(reason), exit_code: None, log_tail: None };
+                schedules::finish_run(&self.store, schedule, run.id, end).await?;
+            }
+            Err(play_core::Error::NotFound(what)) => {
+                let reason = format!("the launch was refused: its {what} does not exist");
+                let end = RunEnd { status: RunStatus::Failed, reason: Some(reason), exit_code: None, log_tail: None };
+                schedules::finish_run(&self.store, schedule, run.id, end).await?;
+            }
+            Err(e) => return Err(e.into()),
+        }
+        Ok(())
+    }
+}
+
+/// Field errors in one line.
+fn describe(errors: &play_core::FieldErrors) -> String {
+    errors.iter().map(|(field, messages)| format!("{field}: {}", messages.join("; "))).collect::<Vec<_>>().join(", ")
+}
+
+impl Reconciler for ScheduleLoop {
+    const NAME: &'static str = "schedule";
+    const KIND: Kind = Kind::Schedule;
+
+    async fn reconcile(&self, id: i64, _ctx: &Ctx) -> Result<Action> {
+        let Some(schedule) = schedules::find(&self.store, id).await? else { return Ok(Action::await_change()) };
+        let mut open = Vec::new();
+        for run in schedules::open_runs(&self.store, id).await? {
+            if self.follow(&schedule, &run).await? {
+                open.push(run);
+            }
+        }
+        let poll = || Action::requeue_after(self.config.poll);
+        let spec = schedule.settings.as_ref().map(|s| {
+            let policy = s.concurrency_policy.parse().unwrap_or_default();
+            let deadline = chrono::Duration::seconds(i64::try_from(s.starting_deadline_seconds).unwrap_or(i64::MAX));
+            Spec::new(&s.cron, Some(&s.time_zone), policy, Some(deadline), time::now())
+        });
+        let spec = match spec {
+            Some(Ok(spec)) if schedule.condition().is_none() => spec,
+            Some(Err((field, message))) => {
+                tracing::warn!(schedule = id, field, %message, "schedule settings do not parse");
+                return Ok(if open.is_empty() { Action::await_change() } else { poll() });
+            }
+            _ => return Ok(if open.is_empty() { Action::await_change() } else { poll() }),
+        };
+        let now = time::now();
+        let Some(cursor) = schedule.next_at else {
+            if let Some(first) = spec.next_after(now) {
+                schedules::start_cursor(&self.store, id, first).await?;
+                return Ok(Action::requeue_at(first));
+            }
+            return Ok(Action::await_change());
+        };
+        let decided = plan(&spec, cursor, now);
+        if decided.start.is_some() || !decided.missed.is_empty() {
+            schedules::record_plan(&self.store, &schedule, cursor, &decided).await?;
+            if decided.more_missed {
+                tracing::warn!(schedule = id, "more than 100 scheduled times were missed; the first 100 are recorded");
+            }
+        }
+        // Pending runs: the one just recorded, or one a stopped pass left.
+        let mut open = Vec::new();
+        for run in schedules::open_runs(&self.store, id).await? {
+            if run.status == RunStatus::Pending {
+                if now - run.scheduled_at > spec.starting_deadline {
+                    let reason = "not started within the starting deadline".to_owned();
+                    let end =
+                        RunEnd { status: RunStatus::Missed, reason: Some(reason), exit_code: None, log_tail: None };
+                    schedules::finish_run(&self.store, &schedule, run.id, end).await?;
+                    continue;
+                }
+                let current = schedules::open_runs(&self.store, id).await?;
+                self.start(&schedule, &spec, &run, &current).await?;
+            }
+            open.push(run);
+        }
+        let next = decided.next.map(Action::requeue_at).unwrap_or_else(Action::await_change);
+        Ok(if open.is_empty() { next } else { sooner(next, poll(), decided.next, self.config.poll) })
+    }
+
+    async fn list(&self) -> Result<Vec<i64>> {
+        Ok(schedules::ids(&self.store).await?)
+    }
+}
+
+/// The earlier of the next fire time and a poll of the open runs.
+fn sooner(next: Action, poll: Action, next_at: Option<play_core::time::Timestamp>, every: Duration) -> Action {
+    match next_at {
+        Some(at) if at - time::now() < chrono::Duration::from_std(every).unwrap_or(chrono::Duration::MAX) => next,
+        _ => poll,
+    }
+}
