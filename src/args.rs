@@ -219,6 +219,9 @@ pub struct ServeArgs {
     /// Lifetime of a new job-mode Playground.
     #[arg(long, env = "PLAY_JOB_TTL", default_value_t = HumanDuration(ApiConfig::default().job_ttl))]
     pub job_ttl: HumanDuration,
+    /// The shortest time a template's schedule may leave between two runs.
+    #[arg(long, env = "PLAY_SCHEDULE_MIN_INTERVAL", default_value_t = HumanDuration(ApiConfig::default().schedule_min_interval))]
+    pub schedule_min_interval: HumanDuration,
     /// Bound on each call to a Playroom host (SSH connect, one Docker request).
     #[arg(long, env = "PLAY_HOST_TIMEOUT", default_value_t = HumanDuration(HostConfig::default().call_timeout))]
     pub host_timeout: HumanDuration,

@@ -59,6 +59,7 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         read_staleness: args.read_staleness.into(),
         github_webhook_secret: crate::repositories::github_webhook_secret(&args)?,
         secure_cookies: args.public_url.as_deref().is_some_and(|url| url.starts_with("https://")),
+        schedule_min_interval: args.schedule_min_interval.into(),
     };
     let metrics = Arc::new(Metrics::new());
     let gateway = DockerHostGateway::new(HostConfig::with_timeout(args.host_timeout.into()), metrics.clone())

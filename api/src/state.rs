@@ -62,6 +62,10 @@ pub struct ApiConfig {
     /// Whether play is served over HTTPS (`PLAY_PUBLIC_URL` is `https:`):
     /// browser cookies are then `Secure`.
     pub secure_cookies: bool,
+    /// The shortest time a template's schedule may leave between two runs
+    /// (`PLAY_SCHEDULE_MIN_INTERVAL`); a `cron` that fires more often is
+    /// refused at validation.
+    pub schedule_min_interval: std::time::Duration,
 }
 
 impl Default for ApiConfig {
@@ -80,6 +84,7 @@ impl Default for ApiConfig {
             read_staleness: std::time::Duration::from_millis(250),
             github_webhook_secret: None,
             secure_cookies: false,
+            schedule_min_interval: std::time::Duration::from_secs(60),
         }
     }
 }

@@ -64,6 +64,8 @@ impl TestApp {
             rate_limit_per_second: 10_000,
             rate_limit_burst: 10_000,
             webhook_test_wait: std::time::Duration::ZERO,
+            // Schedules of the tests fire every 2 seconds.
+            schedule_min_interval: std::time::Duration::from_secs(1),
             ..ApiConfig::default()
         }
     }

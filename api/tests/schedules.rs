@@ -90,3 +90,28 @@ async fn bad_settings_another_account_and_bad_input_are_refused() {
     let unchanged = app.get(&path, &app.admin).await;
     assert_eq!((unchanged.body["paused"].as_bool(), unchanged.body["playroom_id"].as_i64()), (Some(false), None));
 }
+
+#[tokio::test]
+async fn a_schedule_more_frequent_than_the_operator_allows_is_refused_everywhere() {
+    let config =
+        play_api::ApiConfig { schedule_min_interval: std::time::Duration::from_secs(60), ..TestApp::default_config() };
+    let app = TestApp::with_config(config).await;
+    let id = create_template(&app, &app.admin, "often", "").await;
+    let every_two_seconds = NIGHTLY.replace("0 3 * * *", "*/2 * * * * *");
+    let refused = create_version(&app, &app.admin, id, &every_two_seconds, false).await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", refused.text);
+    let said = refused.body["error"]["details"]["svc.schedule_config.cron"][0].as_str().unwrap();
+    assert!(said.contains("every 2 s") && said.contains("PLAY_SCHEDULE_MIN_INTERVAL"), "{said}");
+    let manifest = json!({"objects": [{"apiVersion": "play/v1", "kind": "ImportTemplate", "metadata": {"name": "often"},
+        "spec": {"category_id": 1, "template_body": every_two_seconds}}]});
+    let applied = app.post("/api/apply", &app.admin, manifest).await;
+    assert_eq!(applied.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", applied.text);
+    assert!(
+        applied.body["error"]["details"]["objects[0].spec.svc.schedule_config.cron"].is_array(),
+        "{}",
+        applied.text
+    );
+    let hourly = create_version(&app, &app.admin, id, NIGHTLY, false).await;
+    assert_eq!(hourly.status, StatusCode::CREATED, "{}", hourly.text);
+    assert_eq!(app.count("schedules").await, 1);
+}

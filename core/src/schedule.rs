@@ -168,6 +168,21 @@ fn whole_second(t: Timestamp) -> Timestamp {
     t - Duration::nanoseconds(i64::from(chrono::Timelike::nanosecond(&t)))
 }
 
+/// Why `spec` fires too often for an operator's `minimum` interval
+/// between two runs, if it does (refused at template validation).
+pub fn too_frequent(spec: &Spec, minimum: Duration, now: Timestamp) -> Option<String> {
+    let gap = spec.shortest_gap(now)?;
+    (gap < minimum).then(|| {
+        format!(
+            "`{}` fires every {} s at times; this play allows a schedule at most every {} s (the operator's \
+             PLAY_SCHEDULE_MIN_INTERVAL)",
+            spec.pattern,
+            gap.num_seconds(),
+            minimum.num_seconds()
+        )
+    })
+}
+
 /// What a pass does with the times that came due.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {

@@ -56,7 +56,9 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         Some(checked) => checked,
         None => cx.state.cpu.run(move || svc::validate_template(&body)).await?,
     };
-    let info = checked.map_err(|errors| {
+    let minimum = cx.state.config.schedule_min_interval;
+    let info = checked.and_then(|info| crate::input::templates::check_schedule(&info, minimum).map(|()| info));
+    let info = info.map_err(|errors| {
         ApiError::validation(errors.into_iter().map(|(k, m)| (object.field(&format!("spec.{k}")), m)).collect())
     })?;
     let variables = serde_json::to_value(&info.variables)

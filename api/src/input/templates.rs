@@ -72,3 +72,23 @@ pub(crate) fn fields(input: TemplateInput, creating: bool) -> ApiResult<Template
         category_id: input.category_id,
     })
 }
+
+/// Refuses a template whose schedule fires more often than the operator
+/// allows (`ApiConfig::schedule_min_interval`); errors keyed as
+/// `svc.schedule_config.cron`.
+pub fn check_schedule(
+    info: &play_core::compose::svc::TemplateInfo,
+    minimum: std::time::Duration,
+) -> Result<(), play_core::FieldErrors> {
+    let Some(config) = info.schedule_config.as_ref() else { return Ok(()) };
+    let Ok(Some(spec)) = play_core::compose::svc::namespace::schedule_spec(config) else { return Ok(()) };
+    let minimum = chrono::Duration::from_std(minimum).unwrap_or(chrono::Duration::MAX);
+    match play_core::schedule::too_frequent(&spec, minimum, play_core::time::now()) {
+        Some(message) => {
+            let mut errors = play_core::FieldErrors::new();
+            play_core::error::push_field_error(&mut errors, "svc.schedule_config.cron", message);
+            Err(errors)
+        }
+        None => Ok(()),
+    }
+}

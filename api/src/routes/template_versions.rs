@@ -52,6 +52,7 @@ pub async fn create_version(
     }
     let text = body.template_body.clone();
     let info = state.cpu.run(move || svc::validate_template(&text)).await?.map_err(ApiError::validation)?;
+    crate::input::templates::check_schedule(&info, state.config.schedule_min_interval).map_err(ApiError::validation)?;
     let variables = serde_json::to_value(&info.variables)
         .map_err(|e| play_core::Error::Internal(format!("variables do not serialise: {e}")))?;
     let version = templates::create_version(

@@ -42,6 +42,8 @@ fn the_shortest_gap_is_what_the_minimum_interval_is_checked_against() {
     assert_eq!(spec("*/2 * * * * *").shortest_gap(at(0, 0, 0)), Some(Duration::seconds(2)));
     assert_eq!(spec("0,1 * * * *").shortest_gap(at(0, 0, 0)), Some(Duration::minutes(1)));
     assert_eq!(spec("0 3 * * *").shortest_gap(at(0, 0, 0)), Some(Duration::days(1)));
+    assert!(too_frequent(&spec("*/2 * * * * *"), Duration::seconds(60), at(0, 0, 0)).unwrap().contains("every 2 s"));
+    assert_eq!(too_frequent(&spec("* * * * *"), Duration::seconds(60), at(0, 0, 0)), None);
 }
 
 #[test]
