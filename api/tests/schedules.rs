@@ -115,3 +115,24 @@ async fn a_schedule_more_frequent_than_the_operator_allows_is_refused_everywhere
     assert_eq!(hourly.status, StatusCode::CREATED, "{}", hourly.text);
     assert_eq!(app.count("schedules").await, 1);
 }
+
+#[tokio::test]
+async fn a_version_change_and_a_patch_wake_the_schedule_loop() {
+    use play_core::wake::{ChannelWaker, Kind};
+    let waker = ChannelWaker::new();
+    let mut wakes = waker.subscribe(Kind::Schedule);
+    let app = TestApp::with_waker(
+        TestApp::default_config(),
+        std::sync::Arc::new(play_api::testing::NoHosts),
+        std::sync::Arc::new(waker),
+    )
+    .await;
+    let id = create_template(&app, &app.admin, "nightly", "").await;
+    create_version(&app, &app.admin, id, NIGHTLY, false).await;
+    let schedule = app.get("/api/schedules", &app.admin).await.body[0]["id"].as_i64().unwrap();
+    assert_eq!(wakes.try_recv(), Some(schedule), "a new version");
+    patch(&app, &format!("/api/schedules/{schedule}"), &app.admin, Some(json!({"schedule": {"paused": true}}))).await;
+    assert_eq!(wakes.try_recv(), Some(schedule), "a patch");
+    create_version(&app, &app.admin, id, &NIGHTLY.replace("0 3", "0 4"), false).await;
+    assert_eq!(wakes.try_recv(), Some(schedule), "another version");
+}

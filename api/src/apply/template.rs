@@ -117,6 +117,10 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         let template = templates::owned(&mut *cx.conn, account, id).await?;
         let after = live(cx, &template).await?;
         cx.record(object, object.spec.clone(), after, id, None).await?;
+        // A new version may have changed its schedule: the loop looks at once.
+        if let Some(schedule) = play_core::store::schedules::of_template_in(cx.conn, id).await? {
+            cx.wake(play_core::wake::Kind::Schedule, schedule);
+        }
     }
     Ok(Outcome::of(id, decision, None))
 }

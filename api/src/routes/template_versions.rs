@@ -65,6 +65,7 @@ pub async fn create_version(
         principal.actor(),
     )
     .await?;
+    wake_schedule(&state, id).await?;
     Ok((StatusCode::CREATED, JsonResponse(CreatedVersion { version: version.into(), warnings: info.warnings })))
 }
 
@@ -83,6 +84,7 @@ pub async fn destroy_version(
 ) -> ApiResult<StatusCode> {
     let (version_id, _) = version_params(query, body, false)?;
     templates::destroy_version(&state.store, principal.account_id, id, version_id, principal.actor()).await?;
+    wake_schedule(&state, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -144,4 +146,13 @@ pub async fn launch(
             playzones_created: launched.playzones_created,
         }),
     ))
+}
+
+/// Wakes the schedule loop for template `id`'s schedule, if it has one: a
+/// version change may have changed or switched off its timing.
+async fn wake_schedule(state: &AppState, id: i64) -> ApiResult<()> {
+    if let Some(schedule) = play_core::store::schedules::of_template(&state.store, id).await? {
+        state.waker.wake(play_core::wake::Kind::Schedule, schedule);
+    }
+    Ok(())
 }

@@ -151,6 +151,22 @@ pub async fn sync_in(conn: &mut Conn, account_id: i64, template_id: i64) -> Resu
     }
 }
 
+/// The schedule of template `template_id`, if it has one (to wake the
+/// loop after a version changed it).
+pub async fn of_template_in(conn: &mut Conn, template_id: i64) -> Result<Option<i64>> {
+    let row = sqlx::query("SELECT id FROM schedules WHERE template_id = $1")
+        .bind(template_id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    Ok(row.map(|r| r.try_get::<i64, _>("id")).transpose()?)
+}
+
+/// [`of_template_in`] on a connection of its own.
+pub async fn of_template(store: &Store, template_id: i64) -> Result<Option<i64>> {
+    let mut conn = store.conn().await?;
+    of_template_in(&mut conn, template_id).await
+}
+
 pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Schedule> {
     let sql = format!("SELECT {COLUMNS} FROM schedules WHERE id = $1 AND account_id = $2");
     let mut conn = store.conn().await?;
