@@ -420,6 +420,7 @@ pub async fn finish_run(store: &Store, schedule: &Schedule, run_id: i64, end: Ru
             });
             let event = match end.status {
                 RunStatus::Skipped => NewEvent::new(schedule.account_id, "schedule", schedule.id, "run.skipped"),
+                RunStatus::Missed => NewEvent::new(schedule.account_id, "schedule", schedule.id, "run.missed"),
                 _ => NewEvent::new(schedule.account_id, "schedule", schedule.id, "run.completed"),
             };
             events::record(conn, event.actor(Actor::System).metadata(metadata)).await.map(|_| ())

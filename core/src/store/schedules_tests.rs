@@ -97,3 +97,22 @@ async fn a_scheduled_time_is_recorded_once_whoever_plans_it() {
     let run = &runs(store, account, schedule.id, 1).await.unwrap()[0];
     assert_eq!((run.status, run.exit_code, run.log_tail.as_deref()), (RunStatus::Failed, Some(3), Some("boom")));
 }
+
+#[tokio::test]
+async fn a_pending_run_closed_as_missed_is_a_missed_event() {
+    let db = crate::testing::store().await;
+    let store = &db.store;
+    let account = accounts::create_account(store, "acme").await.unwrap().0.id;
+    template(store, account, BODY).await;
+    let schedule = list(store, account).await.unwrap().remove(0);
+    start_cursor(store, schedule.id, at(2)).await.unwrap();
+    let spec = Spec::new("*/2 * * * * *", None, Policy::Forbid, None, at(0)).unwrap();
+    let run = record_plan(store, &schedule, at(2), &plan(&spec, at(2), at(3))).await.unwrap().unwrap();
+    let reason = Some("not started within the starting deadline".to_owned());
+    finish_run(store, &schedule, run, RunEnd { status: RunStatus::Missed, reason, exit_code: None, log_tail: None })
+        .await
+        .unwrap();
+    let all = events::list_for_account(store, account).await.unwrap();
+    let actions: Vec<&str> = all.iter().filter(|e| e.entity_type == "schedule").map(|e| e.action.as_str()).collect();
+    assert_eq!(actions, ["run.missed"]);
+}
