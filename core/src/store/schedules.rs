@@ -334,11 +334,11 @@ async fn insert_run_in(
 /// first.
 pub async fn open_runs(store: &Store, schedule_id: i64) -> Result<Vec<ScheduleRun>> {
     let sql = format!(
-        "SELECT {RUN_COLUMNS} FROM schedule_runs WHERE schedule_id = $1 AND status IN ('pending', 'running') \
-         ORDER BY scheduled_at"
+        "SELECT {RUN_COLUMNS} FROM schedule_runs WHERE schedule_id = $1 AND status IN ($2, $3) ORDER BY scheduled_at"
     );
+    let query = sqlx::query(&sql).bind(schedule_id).bind(RunStatus::Pending.as_str()).bind(RunStatus::Running.as_str());
     let mut conn = store.conn().await?;
-    all(&mut *conn, sqlx::query(&sql).bind(schedule_id), run_from_row).await
+    all(&mut *conn, query, run_from_row).await
 }
 
 /// The schedule's runs, newest first, at most `limit`.
@@ -355,12 +355,14 @@ pub async fn run_started(store: &Store, schedule: &Schedule, run_id: i64, playgr
     store
         .in_write(async |conn| {
             sqlx::query(
-                "UPDATE schedule_runs SET status = 'running', playground_id = $1, started_at = $2 \
-                 WHERE id = $3 AND status = 'pending'",
+                "UPDATE schedule_runs SET status = $1, playground_id = $2, started_at = $3 \
+                 WHERE id = $4 AND status = $5",
             )
+            .bind(RunStatus::Running.as_str())
             .bind(playground_id)
             .bind(time::to_db(&time::now()))
             .bind(run_id)
+            .bind(RunStatus::Pending.as_str())
             .execute(&mut *conn)
             .await?;
             let metadata =
@@ -388,7 +390,7 @@ pub async fn finish_run(store: &Store, schedule: &Schedule, run_id: i64, end: Ru
             let now = time::to_db(&time::now());
             let closed = sqlx::query(
                 "UPDATE schedule_runs SET status = $1, reason = $2, exit_code = $3, log_tail = $4, finished_at = $5 \
-                 WHERE id = $6 AND status IN ('pending', 'running')",
+                 WHERE id = $6 AND status IN ($7, $8)",
             )
             .bind(end.status.as_str())
             .bind(end.reason.as_deref())
@@ -396,6 +398,8 @@ pub async fn finish_run(store: &Store, schedule: &Schedule, run_id: i64, end: Ru
             .bind((!tail.is_empty()).then_some(tail.as_str()))
             .bind(&now)
             .bind(run_id)
+            .bind(RunStatus::Pending.as_str())
+            .bind(RunStatus::Running.as_str())
             .execute(&mut *conn)
             .await?;
             if closed.rows_affected() == 0 {
