@@ -4,8 +4,8 @@
 //! # Invariants
 //!
 //! - **Fan-out is atomic per event**: the delivery rows of one event (one
-//!   per matching enabled endpoint) and the event's `dispatched_at` commit
-//!   in one transaction. A crash before the commit leaves the event
+//!   per matching endpoint enabled when the event was recorded) and the
+//!   event's `dispatched_at` commit in one transaction. A crash before the commit leaves the event
 //!   undispatched (it is fanned out again); after it, every delivery
 //!   exists. `UNIQUE (endpoint_id, event_id)` makes a second fan-out of the
 //!   same event (two replicas, a retry) add nothing.
@@ -36,15 +36,23 @@ use crate::webhook::model::Attempt;
 use crate::webhook::model::{ClaimLimits, Claimed, EndpointEffect, Recorded};
 use crate::{Error, Result};
 
-/// Creates the deliveries of `event` (one per matching enabled endpoint
-/// of its account) and marks it dispatched, in one transaction. Returns
-/// the endpoints it was fanned out to.
+/// Creates the deliveries of `event` (one per matching endpoint of its
+/// account that was enabled when the event was recorded) and marks it
+/// dispatched, in one transaction. Returns the endpoints it was fanned
+/// out to.
+///
+/// An endpoint disabled after the event was recorded but before this
+/// fan-out (a 410 answered to the previous event) still gets it: the
+/// event is part of the backlog it is sent when enabled again. Events
+/// recorded while it is disabled are not queued for it.
 pub async fn fan_out(store: &Store, event: &Event) -> Result<Vec<i64>> {
     let mut tx = store.write().await?;
     let rows = sqlx::query(&format!(
-        "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE account_id = $1 AND enabled = 1 ORDER BY id"
+        "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE account_id = $1 \
+         AND (enabled = 1 OR disabled_at >= $2) ORDER BY id"
     ))
     .bind(event.account_id)
+    .bind(time::to_db(&event.timestamp))
     .fetch_all(&mut *tx)
     .await?;
     let now = time::to_db(&time::now());
@@ -230,8 +238,8 @@ pub async fn record(store: &Store, claimed: &Claimed, attempt: Attempt, effect: 
     let mut disabled = None;
     if let Some(reason) = reason.filter(|_| enabled) {
         let changed = sqlx::query(
-            "UPDATE webhook_endpoints SET enabled = 0, disabled_reason = $1, updated_at = $2 WHERE id = $3 \
-             AND enabled = 1",
+            "UPDATE webhook_endpoints SET enabled = 0, disabled_reason = $1, updated_at = $2, disabled_at = $2 \
+             WHERE id = $3 AND enabled = 1",
         )
         .bind(&reason)
         .bind(&now)
@@ -259,3 +267,7 @@ pub async fn record(store: &Store, claimed: &Claimed, attempt: Attempt, effect: 
 pub fn due_after(delay: Duration) -> Timestamp {
     time::now() + chrono::Duration::from_std(delay).unwrap_or(chrono::Duration::days(365))
 }
+
+#[cfg(test)]
+#[path = "webhook_dispatch_tests.rs"]
+mod tests;

@@ -166,6 +166,16 @@ pub async fn update(
     .bind(account_id)
     .execute(&mut *conn)
     .await?;
+            if enabled != current.enabled {
+                // Fan-out gives a disabled endpoint the events recorded
+                // before this moment (`fan_out`).
+                let disabled_at = (!enabled).then(|| time::to_db(&time::now()));
+                sqlx::query("UPDATE webhook_endpoints SET disabled_at = $1 WHERE id = $2")
+                    .bind(disabled_at)
+                    .bind(id)
+                    .execute(&mut *conn)
+                    .await?;
+            }
             if let Some(secret) = &changes.secret {
                 set_secret(conn, secrets, id, secret).await?;
             }

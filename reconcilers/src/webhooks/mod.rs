@@ -6,7 +6,8 @@
 //!
 //! 1. **Fan-out** reads undispatched outbox events oldest first and, per
 //!    event in one transaction, writes one pending delivery per matching
-//!    enabled endpoint of the event's account and marks the event
+//!    endpoint of the event's account that was enabled when the event was
+//!    recorded, and marks the event
 //!    dispatched (`play_core::store::webhook_dispatch::fan_out`).
 //! 2. **Send** claims due deliveries of enabled endpoints, posts each one
 //!    signed ([`send`]) and records the outcome: 2xx succeeds and resets
