@@ -49,10 +49,10 @@ pub async fn fan_out(store: &Store, event: &Event) -> Result<Vec<i64>> {
     let mut tx = store.write().await?;
     let rows = sqlx::query(&format!(
         "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE account_id = $1 \
-         AND (enabled = 1 OR disabled_at >= $2) ORDER BY id"
+         AND (enabled = 1 OR disabled_after_event >= $2) ORDER BY id"
     ))
     .bind(event.account_id)
-    .bind(time::to_db(&event.timestamp))
+    .bind(event.id)
     .fetch_all(&mut *tx)
     .await?;
     let now = time::to_db(&time::now());
@@ -238,8 +238,8 @@ pub async fn record(store: &Store, claimed: &Claimed, attempt: Attempt, effect: 
     let mut disabled = None;
     if let Some(reason) = reason.filter(|_| enabled) {
         let changed = sqlx::query(
-            "UPDATE webhook_endpoints SET enabled = 0, disabled_reason = $1, updated_at = $2, disabled_at = $2 \
-             WHERE id = $3 AND enabled = 1",
+            "UPDATE webhook_endpoints SET enabled = 0, disabled_reason = $1, updated_at = $2, \
+             disabled_after_event = (SELECT COALESCE(MAX(id), 0) FROM events) WHERE id = $3 AND enabled = 1",
         )
         .bind(&reason)
         .bind(&now)

@@ -168,13 +168,14 @@ pub async fn update(
     .await?;
             if enabled != current.enabled {
                 // Fan-out gives a disabled endpoint the events recorded
-                // before this moment (`fan_out`).
-                let disabled_at = (!enabled).then(|| time::to_db(&time::now()));
-                sqlx::query("UPDATE webhook_endpoints SET disabled_at = $1 WHERE id = $2")
-                    .bind(disabled_at)
-                    .bind(id)
-                    .execute(&mut *conn)
-                    .await?;
+                // before this moment (`fan_out`); enabled, it gets all.
+                let sql = if enabled {
+                    "UPDATE webhook_endpoints SET disabled_after_event = NULL WHERE id = $1"
+                } else {
+                    "UPDATE webhook_endpoints SET disabled_after_event = (SELECT COALESCE(MAX(id), 0) FROM events) \
+                     WHERE id = $1"
+                };
+                sqlx::query(sql).bind(id).execute(&mut *conn).await?;
             }
             if let Some(secret) = &changes.secret {
                 set_secret(conn, secrets, id, secret).await?;
