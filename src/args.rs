@@ -161,6 +161,11 @@ pub struct ServeArgs {
     /// asked.
     #[arg(long, env = "PLAY_PLAYZONE_SYNC_INTERVAL", default_value_t = HumanDuration(SyncConfig::default().interval))]
     pub playzone_sync_interval: HumanDuration,
+    /// How often each trigger compares its Playgrounds with its
+    /// repository's branches without a wake (and the most its Playzone's
+    /// last sync may be behind before it asks for another).
+    #[arg(long, env = "PLAY_TRIGGER_INTERVAL", default_value = "60s")]
+    pub trigger_interval: HumanDuration,
     /// Bound on one repository operation (list branches, fetch a commit,
     /// push a branch).
     #[arg(long, env = "PLAY_REPOSITORY_TIMEOUT", default_value = "60s")]

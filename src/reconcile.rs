@@ -53,6 +53,10 @@ pub fn config(args: &ServeArgs) -> anyhow::Result<Loops> {
         playzone_sync: SyncConfig { interval: args.playzone_sync_interval.into(), ..SyncConfig::default() },
         // The bounds of a launch are the API's: `serve` sets them.
         schedules: play_reconcilers::schedule::ScheduleLoopConfig::default(),
+        triggers: play_reconcilers::trigger::TriggerLoopConfig {
+            interval: args.trigger_interval.into(),
+            ..Default::default()
+        },
         webhooks: WebhooksConfig {
             timeout: args.webhook_timeout.into(),
             poll_interval: args.webhook_poll_interval.into(),

@@ -107,9 +107,13 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     play_reconcilers::playground::remove_dead_spools(&spool);
     loops.playground.spool_dir = spool;
     let api = &state.config;
-    loops.schedules.quotas = api.quotas.clone();
-    (loops.schedules.lifetimes, loops.schedules.hosts) = (api.lifetimes(), state.hosts.clone());
-    loops.schedules.repository_policy = api.repository_policy.clone();
+    loops.schedules.launch = play_reconcilers::launching::LaunchBounds {
+        quotas: api.quotas.clone(),
+        lifetimes: api.lifetimes(),
+        repository_policy: api.repository_policy.clone(),
+        hosts: state.hosts.clone(),
+    };
+    loops.triggers.launch = loops.schedules.launch.clone();
     let grace = loops.runtime.shutdown_grace;
     reconcile::start_all(&shared, &loops, &reconcile::replica_id(&args, store.backend()), &shutdown, &background)?;
 

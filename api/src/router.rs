@@ -25,7 +25,7 @@ use crate::recent;
 use crate::routes::{
     apply, git, job_result, keys, launch, ops, playground_events, playground_logs, playground_ops, playground_views,
     playgrounds, playrooms, playspec_files, playspecs, playzones, repos, schedules, scm_github, scm_installations,
-    template_versions, templates, webhooks,
+    template_versions, templates, triggers, webhooks,
 };
 use crate::state::AppState;
 
@@ -89,6 +89,9 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(schedules::list))
         .routes(routes!(schedules::show, schedules::update))
         .routes(routes!(schedules::runs))
+        .routes(routes!(triggers::list))
+        .routes(routes!(triggers::show, triggers::update))
+        .routes(routes!(triggers::targets))
         .routes(routes!(scm_installations::list))
         .routes(routes!(scm_github::install))
         .routes(routes!(scm_installations::show, scm_installations::delete))

@@ -29,6 +29,7 @@ pub mod store;
 pub mod testing;
 pub mod time;
 pub mod token;
+pub mod trigger;
 pub mod validate;
 pub mod wake;
 pub mod webhook;

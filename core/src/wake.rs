@@ -37,11 +37,14 @@ pub enum Kind {
     Webhooks,
     /// A schedule's settings changed (the schedule loop).
     Schedule,
+    /// A trigger's settings or the branch index it follows changed (the
+    /// trigger loop).
+    Trigger,
 }
 
 impl Kind {
     pub const ALL: &'static [Kind] =
-        &[Kind::Playground, Kind::Playroom, Kind::Edge, Kind::Playzone, Kind::Webhooks, Kind::Schedule];
+        &[Kind::Playground, Kind::Playroom, Kind::Edge, Kind::Playzone, Kind::Webhooks, Kind::Schedule, Kind::Trigger];
 
     /// A label for logs.
     pub const fn as_str(self) -> &'static str {
@@ -52,6 +55,7 @@ impl Kind {
             Kind::Playzone => "playzone",
             Kind::Webhooks => "webhooks",
             Kind::Schedule => "schedule",
+            Kind::Trigger => "trigger",
         }
     }
 }

@@ -6,12 +6,14 @@ pub mod docker;
 pub mod edge;
 pub mod error;
 pub mod host;
+pub mod launching;
 pub mod loops;
 pub mod playground;
 pub mod playroom;
 pub mod playzone;
 pub mod runtime;
 pub mod schedule;
+pub mod trigger;
 pub mod webhooks;
 
 pub use error::{Error, Result};

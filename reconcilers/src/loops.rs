@@ -29,6 +29,7 @@ use crate::playroom::sweep::{PlayroomSweep, SweepConfig};
 use crate::playzone::{PlayzoneSync, SyncConfig};
 use crate::runtime::{Config, Reconciler, Runtime};
 use crate::schedule::{ScheduleLoop, ScheduleLoopConfig};
+use crate::trigger::{TriggerLoop, TriggerLoopConfig};
 use crate::webhooks::{Dispatcher, WebhooksConfig};
 
 /// Everything a reconciler may need, built once per process.
@@ -69,6 +70,9 @@ pub struct Loops {
     /// The schedule loop's settings (`play serve` gives it the API's
     /// bounds of a launch).
     pub schedules: ScheduleLoopConfig,
+    /// The trigger loop's settings (`play serve` gives it the API's
+    /// bounds of a launch).
+    pub triggers: TriggerLoopConfig,
 }
 
 /// The handles without the metrics registry (which has no `Debug`).
@@ -102,7 +106,9 @@ impl Shared {
 
     /// The Playzone sync loop.
     pub fn playzone_sync(&self, config: SyncConfig) -> PlayzoneSync {
-        PlayzoneSync::new(self.store.clone(), self.secrets.clone(), self.repositories.clone()).with_config(config)
+        PlayzoneSync::new(self.store.clone(), self.secrets.clone(), self.repositories.clone())
+            .with_config(config)
+            .with_waker(Arc::new(self.waker.clone()))
     }
 
     /// `reconciler` under `config` as `replica`, woken through
@@ -182,6 +188,12 @@ pub fn start_all(
     let schedules = ScheduleLoop::new(s.store.clone(), s.secrets.clone(), Arc::new(s.waker.clone()))
         .with_config(loops.schedules.clone());
     spawner.spawn(schedules, loops.runtime.clone(), |runtime| runtime);
+
+    // Triggers: woken by their template's changes and their Playzone's
+    // syncs; each pass asks to run again at the trigger interval.
+    let triggers = TriggerLoop::new(s.store.clone(), s.secrets.clone(), Arc::new(s.waker.clone()))
+        .with_config(loops.triggers.clone());
+    spawner.spawn(triggers, loops.runtime.clone(), |runtime| runtime);
 
     // Webhook deliveries: not a keyed reconciler but a loop over the
     // outbox and the due deliveries (crate::webhooks).

@@ -24,15 +24,10 @@
 use std::time::Duration;
 
 use play_core::model::event::Actor;
-use play_core::model::quota::QuotaLimits;
 use play_core::model::schedule::{RunEnd, RunStatus, Schedule, ScheduleRun};
-use play_core::offload::Offload;
-use play_core::playground::launch::{self, Limits, TemplateLaunch};
-use play_core::playground::model::Lifetimes;
+use play_core::playground::launch::{self, TemplateLaunch};
 use play_core::playground::{DesiredState, ops};
-use play_core::playzone::RepositoryPolicy;
 use play_core::schedule::{Policy, Spec, plan};
-use play_core::scm::hosts::SourceHosts;
 use play_core::secrets::SecretBox;
 use play_core::store::schedules;
 use play_core::store::{Store, job_results, playgrounds};
@@ -40,6 +35,7 @@ use play_core::time;
 use play_core::wake::{Kind, Waker};
 
 use crate::Result;
+use crate::launching::{Blocking, LaunchBounds, describe};
 use crate::runtime::{Action, Ctx, Reconciler};
 
 /// The loop's settings.
@@ -48,42 +44,12 @@ pub struct ScheduleLoopConfig {
     /// How often an open run is looked at.
     pub poll: Duration,
     /// The bounds of the Playgrounds runs launch, as the API's.
-    pub quotas: QuotaLimits,
-    pub lifetimes: Lifetimes,
-    pub repository_policy: RepositoryPolicy,
-    /// The source hosts a template's build services may name (play's own
-    /// Git host): as the API's.
-    pub hosts: SourceHosts,
+    pub launch: LaunchBounds,
 }
 
 impl Default for ScheduleLoopConfig {
     fn default() -> Self {
-        ScheduleLoopConfig {
-            poll: Duration::from_secs(2),
-            quotas: QuotaLimits::default(),
-            lifetimes: Lifetimes {
-                playground: play_core::playground::ttl::DEFAULT_TTL,
-                job: play_core::playground::ttl::DEFAULT_JOB_TTL,
-            },
-            repository_policy: RepositoryPolicy::default(),
-            hosts: SourceHosts::default(),
-        }
-    }
-}
-
-/// Template compilation off the async threads.
-#[derive(Clone, Copy, Debug, Default)]
-struct Blocking;
-
-impl Offload for Blocking {
-    async fn run<T, F>(&self, job: F) -> play_core::Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce() -> T + Send + 'static,
-    {
-        tokio::task::spawn_blocking(job)
-            .await
-            .map_err(|e| play_core::Error::Internal(format!("a template compile stopped: {e}")))
+        ScheduleLoopConfig { poll: Duration::from_secs(2), launch: LaunchBounds::default() }
     }
 }
 
@@ -188,13 +154,9 @@ impl ScheduleLoop {
             variables,
             name: Some(name.clone()),
             job_mode: true,
+            pin: None,
         };
-        let limits = Limits {
-            quotas: &self.config.quotas,
-            lifetimes: self.config.lifetimes,
-            repositories: &self.config.repository_policy,
-            hosts: &self.config.hosts,
-        };
+        let limits = self.config.launch.limits();
         let launched = launch::launch_template(
             &self.store,
             &Blocking,
@@ -237,11 +199,6 @@ impl ScheduleLoop {
         }
         Ok(())
     }
-}
-
-/// Field errors in one line.
-fn describe(errors: &play_core::FieldErrors) -> String {
-    errors.iter().map(|(field, messages)| format!("{field}: {}", messages.join("; "))).collect::<Vec<_>>().join(", ")
 }
 
 impl Reconciler for ScheduleLoop {

@@ -121,6 +121,10 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         if let Some(schedule) = play_core::store::schedules::of_template_in(cx.conn, id).await? {
             cx.wake(play_core::wake::Kind::Schedule, schedule);
         }
+        // And its trigger.
+        if let Some(trigger) = play_core::store::triggers::of_template_in(cx.conn, id).await? {
+            cx.wake(play_core::wake::Kind::Trigger, trigger);
+        }
     }
     Ok(Outcome::of(id, decision, None))
 }

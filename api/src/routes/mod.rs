@@ -21,4 +21,5 @@ pub mod scm_github;
 pub mod scm_installations;
 pub mod template_versions;
 pub mod templates;
+pub mod triggers;
 pub mod webhooks;

@@ -125,6 +125,7 @@ pub async fn launch(
         variables: body.variables.unwrap_or_default(),
         name: body.name,
         job_mode: false,
+        pin: None,
     };
     let limits = state.limits();
     let launched =
@@ -148,11 +149,15 @@ pub async fn launch(
     ))
 }
 
-/// Wakes the schedule loop for template `id`'s schedule, if it has one: a
-/// version change may have changed or switched off its timing.
+/// Wakes the schedule and trigger loops for template `id`'s schedule and
+/// trigger, if it has them: a version change may have changed or switched
+/// off either.
 async fn wake_schedule(state: &AppState, id: i64) -> ApiResult<()> {
     if let Some(schedule) = play_core::store::schedules::of_template(&state.store, id).await? {
         state.waker.wake(play_core::wake::Kind::Schedule, schedule);
+    }
+    if let Some(trigger) = play_core::store::triggers::of_template(&state.store, id).await? {
+        state.waker.wake(play_core::wake::Kind::Trigger, trigger);
     }
     Ok(())
 }

@@ -14,4 +14,5 @@ pub mod repos;
 pub mod schedules;
 pub mod template_versions;
 pub mod templates;
+pub mod triggers;
 pub mod webhooks;

@@ -17,3 +17,4 @@ pub mod quota;
 pub mod schedule;
 pub mod session;
 pub mod template;
+pub mod trigger;

@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{Lifetimes, NewPlayground, Playground};
+use super::model::{GitConfig, Lifetimes, NewPlayground, Playground, ServiceSettings};
 use super::validate::{self, CreateRequest};
 use crate::compose::{self, Compiled, Issue, Policy, svc};
 use crate::error::push_field_error;
@@ -95,13 +95,15 @@ pub enum LaunchName {
     FromTemplate(String),
 }
 
-/// The Playground a launch records beside its Playspec (named like it,
-/// with no per-service settings).
-#[derive(Clone, Copy, Debug)]
+/// The Playground a launch records beside its Playspec (named like it).
+#[derive(Clone, Debug)]
 pub struct LaunchedPlayground {
     pub playroom_id: i64,
     pub job_mode: bool,
     pub ttl: chrono::Duration,
+    /// Per-service settings (a trigger's branch pin); none for a launch
+    /// by hand.
+    pub service_settings: BTreeMap<String, ServiceSettings>,
 }
 
 /// A checked launch: the Playspec's fields (but its name) and, optionally,
@@ -140,7 +142,7 @@ pub async fn record_launch(
                 watched_services: Vec::new(),
                 env_overrides: Default::default(),
                 service_subdomains: Default::default(),
-                service_settings: Default::default(),
+                service_settings: launched.service_settings,
                 ttl: launched.ttl,
             };
             Some(create_in(&mut tx, account_id, &new, limits, actor).await?)
@@ -232,9 +234,12 @@ pub async fn launch_compose(
     };
     // The Playroom was checked above and the Compose passed its policy.
     let playground = match (request.create_playground, request.playroom_id) {
-        (true, Some(playroom_id)) => {
-            Some(LaunchedPlayground { playroom_id, job_mode: false, ttl: limits.lifetimes.ttl(false) })
-        }
+        (true, Some(playroom_id)) => Some(LaunchedPlayground {
+            playroom_id,
+            job_mode: false,
+            ttl: limits.lifetimes.ttl(false),
+            service_settings: BTreeMap::new(),
+        }),
         _ => None,
     };
     let launch = Launch { name: LaunchName::Given(request.name.trim().to_owned()), playspec, playground };
@@ -256,6 +261,16 @@ pub struct TemplateLaunch {
     /// Launch in job mode even when the template does not say
     /// `svc.job_mode` (a schedule's runs).
     pub job_mode: bool,
+    /// Build the services linked to this Playzone from this branch (a
+    /// trigger's Playgrounds).
+    pub pin: Option<BranchPin>,
+}
+
+/// Which branch a launch builds a Playzone's services from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BranchPin {
+    pub playzone_id: i64,
+    pub branch: String,
 }
 
 /// What a template launch recorded and compiled.
@@ -345,6 +360,7 @@ pub async fn launch_template(
     let playzones_created =
         crate::playzone::link::link(linker, &mut services, &[], |d| format!("template_body.services.{}", d.name))
             .await?;
+    let service_settings = pinned_settings(&services, request.pin.as_ref());
     let name = match request.name {
         Some(name) => LaunchName::Given(name.trim().to_owned()),
         None => LaunchName::FromTemplate(template.name.clone()),
@@ -358,7 +374,12 @@ pub async fn launch_template(
         playzone_id: None,
     };
     // The Playground runs the new Playspec on the Playroom checked above.
-    let launched = LaunchedPlayground { playroom_id: playroom.id, job_mode, ttl: limits.lifetimes.ttl(job_mode) };
+    let launched = LaunchedPlayground {
+        playroom_id: playroom.id,
+        job_mode,
+        ttl: limits.lifetimes.ttl(job_mode),
+        service_settings,
+    };
     let launch = Launch { name, playspec, playground: Some(launched) };
     let (playspec, playground) =
         record_launch(store, account_id, launch, limits.quotas, actor).await.map_err(rename_name_error)?;
@@ -372,6 +393,23 @@ pub async fn launch_template(
         warnings: compiled.warnings,
         playzones_created,
     })
+}
+
+/// The settings that build every service linked to `pin`'s Playzone from
+/// its branch.
+fn pinned_settings(
+    services: &[crate::compose::classify::ServiceDefinition],
+    pin: Option<&BranchPin>,
+) -> BTreeMap<String, ServiceSettings> {
+    let Some(pin) = pin else { return BTreeMap::new() };
+    services
+        .iter()
+        .filter(|d| d.playzone_id == Some(pin.playzone_id))
+        .map(|d| {
+            let git = GitConfig { branch_name: Some(pin.branch.clone()), ..GitConfig::default() };
+            (d.name.clone(), ServiceSettings { git_config: Some(git), ..ServiceSettings::default() })
+        })
+        .collect()
 }
 
 /// The linker of a launch: it names repositories by URL only, never by id

@@ -156,6 +156,32 @@ pub async fn link(
     Ok(created.into_iter().map(|z| z.id).collect())
 }
 
+/// The Playzone a launch by this account links a build service naming
+/// `url` to, made as such a launch would make it when there is none (a
+/// trigger follows that Playzone's branch index before its first launch).
+/// Refusals are those of a launch, under the field `repo_url`.
+pub async fn for_url(linker: Linker<'_>, url: &str) -> Result<i64> {
+    let mut one = [ServiceDefinition {
+        name: "trigger".into(),
+        service_type: ServiceType::Dynamic,
+        playzone_id: None,
+        dockerfile_path: None,
+        env_file_path: None,
+        workdir: None,
+        image: None,
+        exposure: crate::compose::classify::Exposure { enabled: false, port: None, subdomain: None, visibility: None },
+        repo_url: Some(url.to_owned()),
+    }];
+    link(linker, &mut one, &[], |_| "trigger".into()).await.map_err(|e| match e {
+        Error::Validation(details) => {
+            let messages: Vec<String> = details.into_values().flatten().collect();
+            Error::field("repo_url", messages.join("; "))
+        }
+        other => other,
+    })?;
+    one[0].playzone_id.ok_or_else(|| Error::field("repo_url", "names no repository a Playzone can follow"))
+}
+
 /// For a URL of the source host's repositories: the repository it names,
 /// when the account may link it by URL (a public one), or why not. `None`
 /// for a URL of anywhere else. A private repository is never linked by

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::launch_settings::{self, Owner};
 use super::shapes::{all, one};
 use super::{Conn, Store, events, flag, is_set};
 use crate::compose::svc;
@@ -95,17 +96,8 @@ fn settings_of(body: &str) -> Option<ScheduleSettings> {
 /// enabled schedule, its settings replaced (and its cursor reset when
 /// they change), or switched off. Its id, if it has one.
 pub async fn sync_in(conn: &mut Conn, account_id: i64, template_id: i64) -> Result<Option<i64>> {
-    // Read here, not through `store::templates` (which calls this).
-    let latest = sqlx::query(
-        "SELECT version, template_body FROM import_template_versions WHERE template_id = $1 AND account_id = $2 \
-         ORDER BY version DESC LIMIT 1",
-    )
-    .bind(template_id)
-    .bind(account_id)
-    .fetch_optional(&mut *conn)
-    .await?;
-    let (settings, version) = match &latest {
-        Some(row) => (settings_of(&row.try_get::<String, _>("template_body")?), row.try_get::<i64, _>("version")?),
+    let (settings, version) = match launch_settings::latest_body_in(&mut *conn, account_id, template_id).await? {
+        Some((version, body)) => (settings_of(&body), version),
         None => (None, 0),
     };
     let existing = sqlx::query(&format!("SELECT {COLUMNS} FROM schedules WHERE template_id = $1"))
@@ -115,40 +107,15 @@ pub async fn sync_in(conn: &mut Conn, account_id: i64, template_id: i64) -> Resu
         .as_ref()
         .map(from_row)
         .transpose()?;
-    let now = time::to_db(&time::now());
-    let config = settings.as_ref().map(|s| serde_json::json!(s).to_string());
-    match existing {
-        None if settings.is_none() => Ok(None),
-        None => {
-            let row = sqlx::query(
-                "INSERT INTO schedules (account_id, template_id, config, config_version, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $5) RETURNING id",
-            )
-            .bind(account_id)
-            .bind(template_id)
-            .bind(&config)
-            .bind(version)
-            .bind(&now)
-            .fetch_one(&mut *conn)
-            .await?;
-            Ok(Some(row.try_get("id")?))
-        }
-        Some(schedule) => {
-            if schedule.settings != settings {
-                sqlx::query(
-                    "UPDATE schedules SET config = $1, config_version = $2, next_at = NULL, updated_at = $3 \
-                     WHERE id = $4",
-                )
-                .bind(&config)
-                .bind(version)
-                .bind(&now)
-                .bind(schedule.id)
-                .execute(&mut *conn)
-                .await?;
-            }
-            Ok(Some(schedule.id))
-        }
-    }
+    let synced = launch_settings::Synced {
+        account_id,
+        template_id,
+        version,
+        config: settings.as_ref().map(|s| serde_json::json!(s).to_string()),
+        existing: existing.map(|row| (row.id, row.settings != settings)),
+        reset: "next_at = NULL",
+    };
+    launch_settings::sync_row_in(conn, Owner::Schedules, synced).await
 }
 
 /// The schedule of template `template_id`, if it has one (to wake the
@@ -193,10 +160,6 @@ pub async fn ids(store: &Store) -> Result<Vec<i64>> {
     rows.iter().map(|r| Ok(r.try_get::<i64, _>("id")?)).collect()
 }
 
-fn variables_context(id: i64) -> String {
-    format!("schedules:{id}:variables")
-}
-
 /// Sets where and with what the schedule runs. A change that starts or
 /// stops it resets its cursor: times that passed while it was paused or
 /// had no Playroom are not "missed".
@@ -233,12 +196,7 @@ pub async fn activate(
             .execute(&mut *conn)
             .await?;
             if let Some(variables) = &change.variables {
-                let sealed = secrets.seal(&serde_json::json!(variables).to_string(), &variables_context(id))?;
-                sqlx::query("UPDATE schedules SET variables = $1 WHERE id = $2")
-                    .bind(sealed)
-                    .bind(id)
-                    .execute(&mut *conn)
-                    .await?;
+                launch_settings::set_variables_in(conn, secrets, Owner::Schedules, id, variables).await?;
             }
             one(&mut *conn, sqlx::query(&sql).bind(id).bind(account_id), "schedule", from_row).await
         })
@@ -247,14 +205,7 @@ pub async fn activate(
 
 /// The schedule's launch variables, opened.
 pub async fn variables(store: &Store, secrets: &SecretBox, id: i64) -> Result<BTreeMap<String, serde_json::Value>> {
-    let mut conn = store.conn().await?;
-    let row = sqlx::query("SELECT variables FROM schedules WHERE id = $1").bind(id).fetch_optional(&mut *conn).await?;
-    let sealed: Option<String> = row.map(|r| r.try_get("variables")).transpose()?.flatten();
-    match sealed {
-        Some(sealed) => serde_json::from_str(&secrets.open(&sealed, &variables_context(id))?)
-            .map_err(|e| Error::Internal(format!("a schedule's stored variables: {e}"))),
-        None => Ok(BTreeMap::new()),
-    }
+    launch_settings::variables(store, secrets, Owner::Schedules, id).await
 }
 
 /// Sets the cursor of a schedule that has none (it just started), if

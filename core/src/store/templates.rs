@@ -293,6 +293,7 @@ pub async fn create_version(
             touch_in(conn, account_id, id, actor, serde_json::json!({"version": number, "change": "version_created"}))
                 .await?;
             super::schedules::sync_in(conn, account_id, id).await?;
+            super::triggers::sync_in(conn, account_id, id).await?;
             owned_version_in(conn, account_id, id, version_id).await
         })
         .await
@@ -316,7 +317,8 @@ pub async fn destroy_version(store: &Store, account_id: i64, id: i64, version_id
             delete_owned(tx, "import_template_versions", version_id, account_id).await?;
             let metadata = serde_json::json!({"version": version.version, "change": "version_destroyed"});
             touch_in(tx, account_id, id, actor, metadata).await?;
-            super::schedules::sync_in(tx, account_id, id).await.map(|_| ())
+            super::schedules::sync_in(tx, account_id, id).await?;
+            super::triggers::sync_in(tx, account_id, id).await.map(|_| ())
         })
         .await
 }

@@ -66,6 +66,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "schedule.run.completed",
     "schedule.run.skipped",
     "schedule.run.missed",
+    "trigger.fired",
     delivery::DISABLED_EVENT,
     TEST_EVENT,
 ];

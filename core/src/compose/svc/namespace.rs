@@ -64,6 +64,11 @@ pub struct TriggerConfig {
     pub branch: Option<String>,
     pub prop_id: Option<u64>,
     pub marquee_id: Option<u64>,
+    /// Deploy pull requests whose head is in a fork (default: no).
+    pub allow_forks: bool,
+    /// The most Playgrounds the trigger keeps at once
+    /// (`crate::trigger::DEFAULT_MAX_PLAYGROUNDS` without one).
+    pub max_playgrounds: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -208,7 +213,19 @@ fn parse_trigger(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> TriggerConfig
                 }
             }
             "repo_url" => config.repo_url = strict_string(ctx, v, &at),
-            "branch" => config.branch = strict_string(ctx, v, &at),
+            "branch" => {
+                config.branch = strict_string(ctx, v, &at);
+                if let Some(Err(message)) = config.branch.as_deref().map(crate::trigger::check_branch_pattern) {
+                    ctx.error(&at, message);
+                }
+            }
+            "allow_forks" => config.allow_forks = strict_bool(ctx, v, &at).unwrap_or(false),
+            "max_playgrounds" => match untag(v) {
+                Value::Number(n) if n.as_u64().is_some_and(|n| (1..=crate::trigger::MAX_PLAYGROUNDS).contains(&n)) => {
+                    config.max_playgrounds = n.as_u64();
+                }
+                _ => ctx.error(&at, format!("must be a whole number from 1 to {}", crate::trigger::MAX_PLAYGROUNDS)),
+            },
             "prop_id" => config.prop_id = id(ctx, v, &at, false),
             "marquee_id" => config.marquee_id = id(ctx, v, &at, false),
             k => ctx.error(&at, format!("unknown trigger_config key `{k}`")),

@@ -1,0 +1,99 @@
+//! `/api/triggers` (issue #30): the triggers of the account's templates
+//! (one per template whose latest version has an enabled
+//! `svc.trigger_config`), where and with what they launch, and the
+//! branches they follow with their Playgrounds.
+//!
+//! Reading needs `import_templates:read`; `PATCH` needs
+//! `import_templates:write`, and `playgrounds:write` too when it makes the
+//! trigger act (a Playroom, or unpausing): it launches Playgrounds.
+
+use std::collections::BTreeMap;
+
+use axum::Json as JsonResponse;
+use axum::extract::State;
+use play_core::model::schedule::Activation;
+use play_core::scopes::Scope;
+use play_core::store::{trigger_targets, triggers};
+use play_core::wake::Kind;
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use crate::auth::{Principal, forbidden};
+use crate::error::{ApiResult, ErrorEnvelope};
+use crate::extract::{Id, Json};
+use crate::state::AppState;
+use crate::views::triggers::{TargetView, TriggerView};
+
+/// The account's triggers.
+#[utoipa::path(get, path = "/api/triggers", tag = "Triggers", responses((status = 200, body = [TriggerView])))]
+pub async fn list(State(state): State<AppState>, principal: Principal) -> ApiResult<JsonResponse<Vec<TriggerView>>> {
+    let all = triggers::list(&state.store, principal.account_id).await?;
+    Ok(JsonResponse(all.into_iter().map(TriggerView::from).collect()))
+}
+
+/// One trigger.
+#[utoipa::path(get, path = "/api/triggers/{id}", tag = "Triggers", params(("id" = i64, Path)),
+    responses((status = 200, body = TriggerView), (status = 404, body = ErrorEnvelope)))]
+pub async fn show(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<JsonResponse<TriggerView>> {
+    Ok(JsonResponse(triggers::get(&state.store, principal.account_id, id).await?.into()))
+}
+
+/// What a trigger launches with.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TriggerChanges {
+    /// One of the account's Playrooms; `null` stops the trigger (its
+    /// Playgrounds stay as they are).
+    #[serde(default, deserialize_with = "crate::json::present")]
+    #[schema(minimum = 1)]
+    pub playroom_id: Option<Option<i64>>,
+    /// The template's variables for each launch (replaces the ones set).
+    /// Stored sealed and never shown.
+    pub variables: Option<BTreeMap<String, serde_json::Value>>,
+    pub paused: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateTriggerRequest {
+    pub trigger: TriggerChanges,
+}
+
+/// Set where and with what a trigger launches, or pause it.
+#[utoipa::path(patch, path = "/api/triggers/{id}", tag = "Triggers", params(("id" = i64, Path)),
+    request_body = UpdateTriggerRequest,
+    responses((status = 200, body = TriggerView), (status = 403, body = ErrorEnvelope),
+        (status = 404, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+pub async fn update(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+    Json(body): Json<UpdateTriggerRequest>,
+) -> ApiResult<JsonResponse<TriggerView>> {
+    let changes = body.trigger;
+    let starts = matches!(changes.playroom_id, Some(Some(_))) || changes.paused == Some(false);
+    if starts && !principal.scopes.grants(Scope::PlaygroundsWrite) {
+        return Err(forbidden(Scope::PlaygroundsWrite));
+    }
+    let change = Activation { playroom_id: changes.playroom_id, variables: changes.variables, paused: changes.paused };
+    let updated = triggers::activate(&state.store, &state.secrets, principal.account_id, id, change).await?;
+    state.waker.wake(Kind::Trigger, id);
+    Ok(JsonResponse(updated.into()))
+}
+
+/// The branches a trigger follows and their Playgrounds.
+#[utoipa::path(get, path = "/api/triggers/{id}/targets", tag = "Triggers", params(("id" = i64, Path)),
+    responses((status = 200, body = [TargetView]), (status = 404, body = ErrorEnvelope)))]
+pub async fn targets(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<JsonResponse<Vec<TargetView>>> {
+    let trigger = triggers::get(&state.store, principal.account_id, id).await?;
+    let all = trigger_targets::list(&state.store, trigger.id).await?;
+    Ok(JsonResponse(all.into_iter().map(TargetView::from).collect()))
+}

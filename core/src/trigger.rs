@@ -1,0 +1,126 @@
+//! The rules of triggers (issue #30): which branches a trigger follows and
+//! what a pass does about each of them. Pure: the loop
+//! (`play_reconcilers::trigger`) reads the Playzone's branch index and the
+//! trigger's targets, asks [`plan_push`], and carries the plan out.
+//!
+//! A `push` trigger keeps one Playground per matching branch: launched
+//! when the branch appears (or moves after its Playground was destroyed
+//! outside the trigger), rolled out when the branch moves, destroyed when
+//! the branch is deleted. Level-triggered: the plan depends only on the
+//! index and the targets, never on which event woke the pass.
+
+use crate::model::trigger::{Target, TargetStatus};
+
+/// Playgrounds a trigger keeps at once without `max_playgrounds`.
+pub const DEFAULT_MAX_PLAYGROUNDS: u64 = 10;
+/// The highest `max_playgrounds` a template may ask for.
+pub const MAX_PLAYGROUNDS: u64 = 50;
+/// The longest branch pattern.
+const MAX_PATTERN_CHARS: usize = 200;
+
+/// Checks a `trigger_config.branch`: a branch name, or a pattern in which
+/// `*` stands for any characters (`feature/*`, `*`).
+pub fn check_branch_pattern(pattern: &str) -> Result<(), String> {
+    if pattern.is_empty() || pattern.chars().count() > MAX_PATTERN_CHARS {
+        return Err(format!("must be a branch name or pattern of 1 to {MAX_PATTERN_CHARS} characters"));
+    }
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/' | '*');
+    if let Some(c) = pattern.chars().find(|c| !allowed(*c)) {
+        return Err(format!("`{c}` is not allowed: use letters, digits, `.`, `_`, `-`, `/` and `*` (any characters)"));
+    }
+    if pattern.contains("..") || pattern.starts_with('/') || pattern.ends_with('/') || pattern.contains("//") {
+        return Err("is not a valid branch name (`..`, or a `/` at either end or twice)".into());
+    }
+    Ok(())
+}
+
+/// Whether branch `name` matches `pattern` (`*`: any characters, `/`
+/// included).
+pub fn branch_matches(pattern: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == name;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !name.starts_with(first) || name.len() < first.len() + last.len() || !name.ends_with(last) {
+        return false;
+    }
+    let mut rest = &name[first.len()..name.len() - last.len()];
+    for middle in &parts[1..parts.len() - 1] {
+        match rest.find(middle) {
+            Some(at) => rest = &rest[at + middle.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// A branch of the Playzone's index: name and head commit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Head {
+    pub branch: String,
+    pub commit: String,
+}
+
+/// What a pass of a `push` trigger does.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PushPlan {
+    /// Branches to launch a Playground for, at their heads.
+    pub launch: Vec<Head>,
+    /// Targets whose branch is gone: destroy their Playgrounds.
+    pub destroy: Vec<i64>,
+    /// Live targets to look at (roll out when their build is behind).
+    pub keep: Vec<(i64, Head)>,
+    /// Branches over the cap, with the reason (recorded, not launched).
+    pub refuse: Vec<(Head, String)>,
+}
+
+/// Plans a pass of a push trigger on `pattern` over the index `heads`,
+/// given the trigger's `targets` (every status) and its cap.
+///
+/// - a live target whose branch no longer matches (deleted) is destroyed;
+/// - a live target whose branch is there is kept (the loop rolls it out
+///   when its build is behind the index);
+/// - a matching branch without a live target is launched, unless its
+///   target was stopped outside the trigger at this very commit (a user
+///   or the TTL destroyed it: the next commit brings it back), or the cap
+///   is reached (refused with the reason, in branch order).
+pub fn plan_push(pattern: &str, heads: &[Head], targets: &[Target], max_playgrounds: u64) -> PushPlan {
+    let mut plan = PushPlan::default();
+    let matching: Vec<&Head> = heads.iter().filter(|h| branch_matches(pattern, &h.branch)).collect();
+    let mut live = 0u64;
+    for target in targets.iter().filter(|t| t.status == TargetStatus::Live) {
+        match matching.iter().find(|h| h.branch == target.ref_name) {
+            Some(head) => {
+                live += 1;
+                plan.keep.push((target.id, (*head).clone()));
+            }
+            None => plan.destroy.push(target.id),
+        }
+    }
+    for head in matching {
+        let target = targets.iter().find(|t| t.ref_name == head.branch);
+        match target {
+            Some(t) if t.status == TargetStatus::Live => continue,
+            Some(t) if t.status == TargetStatus::Stopped && t.commit_sha.as_deref() == Some(head.commit.as_str()) => {
+                continue;
+            }
+            _ => {}
+        }
+        if live >= max_playgrounds {
+            let reason = format!(
+                "the trigger already keeps {max_playgrounds} Playgrounds (max_playgrounds): delete a branch or \
+                 raise the limit"
+            );
+            plan.refuse.push((head.clone(), reason));
+            continue;
+        }
+        live += 1;
+        plan.launch.push(head.clone());
+    }
+    plan
+}
+
+#[cfg(test)]
+#[path = "trigger_tests.rs"]
+mod tests;

@@ -1,0 +1,171 @@
+//! A push trigger end to end, through the real binary and play's own Git
+//! host (issue #30): a template whose trigger follows `main` of a
+//! repository there; the trigger launches a Playground for `main` that
+//! serves the first commit; `git push` of a new commit rolls it out and it
+//! serves the new content; `play serve` killed, a commit written straight
+//! into the repository (no push event, no wake), restarted: the trigger's
+//! periodic pass still converges; deleting the branch destroys the
+//! Playground.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
+
+mod support;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::docker::{BUSYBOX_IMAGE, ensure_busybox_image};
+use support::git_cli::{git, ok, with_key};
+use support::serve::{Play, Server};
+use support::sshd::Sshd;
+
+fn project_files(content: &str) -> Value {
+    let dockerfile = format!(
+        "FROM {BUSYBOX_IMAGE}\nCOPY index.html /www/index.html\nCMD [\"httpd\", \"-f\", \"-p\", \"8080\", \"-h\", \"/www\"]\n"
+    );
+    json!([
+        {"path": "Dockerfile", "content": dockerfile},
+        {"path": "index.html", "content": content},
+    ])
+}
+
+async fn wait_for(server: &Server, what: &str, path: &str, done: impl Fn(&Value) -> bool) -> (Value, Duration) {
+    let started = Instant::now();
+    loop {
+        let (status, body) = server.get(path).await;
+        if status == 200 && done(&body) {
+            return (body, started.elapsed());
+        }
+        assert!(started.elapsed() < Duration::from_secs(240), "{what}: {status} {body:#}\n{}", server.log_tail(60));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// What the Playground's `web` container serves at `/`.
+fn served(detail: &Value) -> Option<String> {
+    let services = detail["services"].as_array()?;
+    let container = services.iter().find(|s| s["name"] == "web")?["container"].as_str()?;
+    let out = Command::new("docker")
+        .args(["exec", container, "wget", "-q", "-O-", "http://localhost:8080/"])
+        .output()
+        .ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// Waits until `main`'s target is live with a Playground that serves
+/// `content`; its detail.
+async fn wait_serving(server: &Server, trigger: &str, content: &str) -> Value {
+    let started = Instant::now();
+    let mut last = Value::Null;
+    loop {
+        let (_, targets) = server.get(&format!("{trigger}/targets")).await;
+        let live = targets.as_array().and_then(|all| {
+            all.iter()
+                .find(|t| t["ref_name"] == "main" && t["status"] == "live" && t["playground_id"].is_i64())
+                .cloned()
+        });
+        if let Some(target) = live {
+            let (_, detail) = server.get(&format!("/api/playgrounds/{}", target["playground_id"])).await;
+            assert_ne!(detail["status"], "failed", "{detail:#}");
+            if detail["status"] == "running" && served(&detail).as_deref() == Some(content) {
+                return detail;
+            }
+            last = detail;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(240),
+            "main never served {content:?}: {targets:#}\n{last:#}\n{}",
+            server.log_tail(80)
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_trigger_follows_main_across_a_restart_and_a_deleted_branch() {
+    ensure_busybox_image();
+    let sshd = Sshd::start();
+    // Each trigger looks again every 2 s, and asks its Playzone to sync
+    // when the last sync is older than that: the repair without events.
+    let play = Play::new().await.env("PLAY_TRIGGER_INTERVAL", "2s");
+    let mut server = play.serve().await;
+
+    let made = server
+        .create(
+            "/api/repos/create_and_push",
+            json!({"name": "site", "private": false, "files": project_files("first"), "message": "First"}),
+        )
+        .await;
+    let clone_url = made["repo"]["clone_url"].as_str().unwrap().to_owned();
+    let room = server.create("/api/playrooms", sshd.playroom_body("box")).await;
+
+    let body = format!(
+        "svc:\n  trigger_config: {{enabled: true, event_type: push, repo_url: \"{clone_url}\", branch: main, \
+         prop_id: 4}}\nservices:\n  web:\n    build: .\n    labels:\n      svc/repo_url: \"{clone_url}\"\n"
+    );
+    let template =
+        server.create("/api/import_templates", json!({"import_template": {"name": "site", "category_id": 1}})).await;
+    let template_id = template["id"].as_i64().unwrap();
+    server.create(&format!("/api/import_templates/{template_id}/create_version"), json!({"template_body": body})).await;
+    let (_, all) = server.get("/api/triggers").await;
+    let trigger = all.as_array().unwrap().iter().find(|t| t["template_id"] == template_id).unwrap().clone();
+    assert_eq!(
+        (trigger["event_type"].as_str(), trigger["branch"].as_str()),
+        (Some("push"), Some("main")),
+        "{trigger:#}"
+    );
+    assert_eq!(trigger["prop_id"], 4, "kept as given");
+    assert!(trigger["condition"].as_str().unwrap().contains("needs a Playroom"), "{trigger:#}");
+    let path = format!("/api/triggers/{}", trigger["id"]);
+    server.ok(reqwest::Method::PATCH, &path, Some(json!({"trigger": {"playroom_id": room["id"]}}))).await;
+
+    let first = wait_serving(&server, &path, "first").await;
+    let playground = first["id"].as_i64().unwrap();
+
+    // A push rolls the same Playground out.
+    let work = tempfile::tempdir().unwrap();
+    let clone = work.path().join("clone");
+    ok(&git(work.path(), &["clone", "--quiet", &with_key(&clone_url, &server.token), clone.to_str().unwrap()]));
+    std::fs::write(clone.join("index.html"), "second").unwrap();
+    ok(&git(&clone, &["commit", "--quiet", "-am", "Second"]));
+    let pushed_at = Instant::now();
+    ok(&git(&clone, &["push", "--quiet", "origin", "main"]));
+    let second = wait_serving(&server, &path, "second").await;
+    eprintln!("push to serving the new commit: {:?}", pushed_at.elapsed());
+    assert_eq!(second["id"].as_i64(), Some(playground), "rolled out, not launched again");
+
+    // play is down while a commit lands without a push event: written
+    // straight into the bare repository on disk.
+    server.kill();
+    std::fs::write(clone.join("index.html"), "third").unwrap();
+    ok(&git(&clone, &["commit", "--quiet", "-am", "Third"]));
+    let bare = play.data_dir().join("repositories/default/site.git");
+    ok(&git(&clone, &["push", "--quiet", bare.to_str().unwrap(), "main"]));
+    let server = play.serve().await;
+    let third = wait_serving(&server, &path, "third").await;
+    assert_eq!(third["id"].as_i64(), Some(playground));
+
+    // Deleting the branch destroys its Playground.
+    // Git refuses to delete a repository's default branch (so does
+    // GitHub): the owner makes another branch the default first.
+    ok(&git(&clone, &["push", "--quiet", "origin", "HEAD:refs/heads/keep"]));
+    ok(&git(&bare, &["symbolic-ref", "HEAD", "refs/heads/keep"]));
+    ok(&git(&clone, &["push", "--quiet", "origin", ":main"]));
+    wait_for(&server, "main's target gone", &format!("{path}/targets"), |all| {
+        all.as_array().unwrap().iter().any(|t| t["ref_name"] == "main" && t["status"] == "gone")
+    })
+    .await;
+    let started = Instant::now();
+    loop {
+        // Destroyed: on its way out, then gone from the API.
+        let (status, p) = server.get(&format!("/api/playgrounds/{playground}")).await;
+        if status == 404 || p["desired_state"] == "destroyed" {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "the Playground is still there: {p:#}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (_, now) = server.get(&path).await;
+    assert!(now["condition"].is_null(), "{now:#}");
+}
