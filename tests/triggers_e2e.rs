@@ -122,6 +122,12 @@ async fn a_push_trigger_follows_main_across_a_restart_and_a_deleted_branch() {
 
     let first = wait_serving(&server, &path, "first").await;
     let playground = first["id"].as_i64().unwrap();
+    assert_eq!(first["trigger"]["trigger_id"], trigger["id"], "the detail says which trigger keeps it");
+    assert_eq!(
+        (first["trigger"]["ref_kind"].as_str(), first["trigger"]["ref_name"].as_str()),
+        (Some("branch"), Some("main"))
+    );
+    assert_eq!(first["trigger"]["commit"], made["commit"]["commit_sha"], "{first:#}");
 
     // A push rolls the same Playground out.
     let work = tempfile::tempdir().unwrap();
@@ -134,6 +140,11 @@ async fn a_push_trigger_follows_main_across_a_restart_and_a_deleted_branch() {
     let second = wait_serving(&server, &path, "second").await;
     eprintln!("push to serving the new commit: {:?}", pushed_at.elapsed());
     assert_eq!(second["id"].as_i64(), Some(playground), "rolled out, not launched again");
+    let head = ok(&git(&clone, &["rev-parse", "HEAD"]));
+    wait_for(&server, "the detail at the pushed commit", &format!("/api/playgrounds/{playground}"), |p| {
+        p["trigger"]["commit"] == head.as_str()
+    })
+    .await;
 
     // play is down while a commit lands without a push event: written
     // straight into the bare repository on disk.

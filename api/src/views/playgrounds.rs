@@ -61,6 +61,27 @@ pub struct PlaygroundDetail {
     pub needs_rollout: bool,
     /// The services `needs_rollout` is about.
     pub outdated_services: Vec<String>,
+    /// The trigger that keeps this Playground (`/api/triggers`), or
+    /// `null`.
+    pub trigger: Option<OriginView>,
+}
+
+/// The trigger that keeps a Playground and the ref it follows.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OriginView {
+    pub trigger_id: i64,
+    /// `branch` (or `pull_request`).
+    pub ref_kind: String,
+    /// The branch name (or pull request number).
+    pub ref_name: String,
+    /// The commit the trigger last launched or rolled it out at.
+    pub commit: Option<String>,
+}
+
+impl From<play_core::playground::model::Origin> for OriginView {
+    fn from(o: play_core::playground::model::Origin) -> Self {
+        OriginView { trigger_id: o.trigger_id, ref_kind: o.ref_kind, ref_name: o.ref_name, commit: o.commit }
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -122,7 +143,8 @@ pub(crate) fn expiration_percentage(p: &Playground) -> f64 {
 /// The detail view of `p`, with its routes.
 pub async fn detail(state: &AppState, p: Playground) -> play_core::Result<PlaygroundDetail> {
     let (urls, routes) = playground_urls::urls_and_routes(state, &p).await?;
-    detail_known(state, p, true, urls, routes).await
+    let origin = play_core::store::trigger_targets::origin_of(&state.store, p.id).await?;
+    detail_known(state, p, true, origin, urls, routes).await
 }
 
 /// [`detail`] from one read ([`playground_detail::get_for_detail`]).
@@ -134,7 +156,7 @@ pub(crate) async fn detail_read(
     // A deleted Playroom: not found, as `playrooms::get` answers.
     let playroom = read.playroom.ok_or(play_core::Error::NotFound("playroom"))?;
     let (urls, routes) = playground_urls::urls_and_routes_on(state, &p, playroom).await?;
-    detail_known(state, p, read.any_outdated, urls, routes).await
+    detail_known(state, p, read.any_outdated, read.origin, urls, routes).await
 }
 
 /// The detail view of `p`, its URLs and routes known, where
@@ -144,6 +166,7 @@ pub(crate) async fn detail_known(
     state: &AppState,
     p: Playground,
     maybe_outdated: bool,
+    origin: Option<play_core::playground::model::Origin>,
     urls: playground_urls::Urls,
     routes: Vec<playground_urls::RouteView>,
 ) -> play_core::Result<PlaygroundDetail> {
@@ -156,6 +179,7 @@ pub(crate) async fn detail_known(
         // is no service.
         needs_rollout: !outdated.is_empty(),
         outdated_services: outdated.into_iter().filter(|s| s != play_core::build::PROJECT_PIN).collect(),
+        trigger: origin.map(OriginView::from),
         item: item(&p, urls),
         time_remaining: time_remaining(&p),
         expiration_percentage: expiration_percentage(&p),

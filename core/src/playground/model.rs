@@ -218,6 +218,19 @@ pub struct ForDetail {
     pub any_outdated: bool,
     /// Its Playroom, `None` if deleted (as `playrooms::get` finds none).
     pub playroom: Option<Playroom>,
+    /// The trigger that keeps it, if one does.
+    pub origin: Option<Origin>,
+}
+
+/// The trigger that keeps a Playground, and for which ref (issue #30).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub trigger_id: i64,
+    /// `branch` (or `pull_request`).
+    pub ref_kind: String,
+    pub ref_name: String,
+    /// The commit the trigger last launched or rolled it out at.
+    pub commit: Option<String>,
 }
 
 #[cfg(test)]

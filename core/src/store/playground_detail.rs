@@ -9,7 +9,7 @@ use sqlx::Row;
 use super::playgrounds::{COLUMNS, FROM, from_row};
 use super::playrooms;
 use super::{Conn, Store};
-use crate::playground::model::ForDetail;
+use crate::playground::model::{ForDetail, Origin};
 use crate::{Error, Result};
 
 /// The query of [`get_for_detail`], built once from the columns of both
@@ -19,8 +19,10 @@ static DETAIL_QUERY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     let room = playrooms::columns_as("r", "room_");
     format!(
         "SELECT {COLUMNS}, CAST(CASE WHEN EXISTS (SELECT 1 {outdated} AND ps.playground_id = g.id) THEN 1 ELSE 0 END \
-         AS BIGINT) AS any_outdated, {room} FROM {FROM} \
+         AS BIGINT) AS any_outdated, {room}, tt.trigger_id AS origin_trigger, tt.ref_kind AS origin_kind, \
+         tt.ref_name AS origin_ref, tt.commit_sha AS origin_commit FROM {FROM} \
          LEFT JOIN playrooms r ON r.id = g.playroom_id AND r.account_id = g.account_id AND r.deleted_at IS NULL \
+         LEFT JOIN trigger_targets tt ON tt.playground_id = g.id \
          WHERE g.id = $1 AND g.account_id = $2"
     )
 });
@@ -45,5 +47,19 @@ async fn read_for_detail(conn: &mut Conn, account_id: i64, id: i64) -> Result<Fo
         Some(_) => Some(playrooms::from_row_as(&row, "room_")?),
         None => None,
     };
-    Ok(ForDetail { playground: from_row(&row)?, any_outdated: row.try_get::<i64, _>("any_outdated")? != 0, playroom })
+    let origin = match row.try_get::<Option<i64>, _>("origin_trigger")? {
+        Some(trigger_id) => Some(Origin {
+            trigger_id,
+            ref_kind: row.try_get("origin_kind")?,
+            ref_name: row.try_get("origin_ref")?,
+            commit: row.try_get("origin_commit")?,
+        }),
+        None => None,
+    };
+    Ok(ForDetail {
+        playground: from_row(&row)?,
+        any_outdated: row.try_get::<i64, _>("any_outdated")? != 0,
+        playroom,
+        origin,
+    })
 }

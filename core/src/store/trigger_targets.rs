@@ -21,6 +21,7 @@ use super::shapes::{all, one};
 use super::{Conn, Store, events};
 use crate::model::event::{Actor, NewEvent};
 use crate::model::trigger::{Target, TargetStatus, Trigger};
+use crate::playground::model::Origin;
 use crate::time;
 use crate::{Error, Result};
 
@@ -55,12 +56,18 @@ pub async fn list(store: &Store, trigger_id: i64) -> Result<Vec<Target>> {
     all(&mut *conn, sqlx::query(&sql).bind(trigger_id), from_row).await
 }
 
-/// The target of the trigger's Playground `playground_id`, if any (the
-/// Playground's detail shows it).
-pub async fn of_playground(store: &Store, playground_id: i64) -> Result<Option<Target>> {
+/// The trigger that keeps Playground `playground_id`, if one does (the
+/// Playground's detail shows it; its one-read path joins the same row).
+pub async fn origin_of(store: &Store, playground_id: i64) -> Result<Option<Origin>> {
     let sql = format!("SELECT {COLUMNS} FROM trigger_targets WHERE playground_id = $1");
     let mut conn = store.conn().await?;
-    sqlx::query(&sql).bind(playground_id).fetch_optional(&mut *conn).await?.as_ref().map(from_row).transpose()
+    let target = sqlx::query(&sql).bind(playground_id).fetch_optional(&mut *conn).await?.as_ref().map(from_row);
+    Ok(target.transpose()?.map(|t| Origin {
+        trigger_id: t.trigger_id,
+        ref_kind: t.ref_kind,
+        ref_name: t.ref_name,
+        commit: t.commit_sha,
+    }))
 }
 
 async fn get_in(conn: &mut Conn, id: i64) -> Result<Target> {
