@@ -5,7 +5,8 @@
 //! serves the new content; `play serve` killed, a commit written straight
 //! into the repository (no push event, no wake), restarted: the trigger's
 //! periodic pass still converges; deleting the branch destroys the
-//! Playground.
+//! Playground, and a branch that comes back gets a new one, which
+//! deleting the template destroys.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
 
@@ -179,4 +180,24 @@ async fn a_push_trigger_follows_main_across_a_restart_and_a_deleted_branch() {
     }
     let (_, now) = server.get(&path).await;
     assert!(now["condition"].is_null(), "{now:#}");
+
+    // The branch comes back: a new Playground; deleting the template
+    // destroys it with the trigger.
+    ok(&git(&clone, &["push", "--quiet", "origin", "HEAD:refs/heads/main"]));
+    let again = wait_serving(&server, &path, "third").await;
+    let again = again["id"].as_i64().unwrap();
+    assert_ne!(again, playground, "a new Playground for the branch that came back");
+    let (status, _) = server.call(reqwest::Method::DELETE, &format!("/api/import_templates/{template_id}"), None).await;
+    assert_eq!(status, 204);
+    let started = Instant::now();
+    loop {
+        let (status, p) = server.get(&format!("/api/playgrounds/{again}")).await;
+        if status == 404 || p["desired_state"] == "destroyed" {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "the template's Playground is still there: {p:#}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (status, _) = server.get(&path).await;
+    assert_eq!(status, 404, "the trigger went with its template");
 }

@@ -82,8 +82,13 @@ pub async fn prune(cx: &mut Cx<'_>, row: &Applied) -> Result<ApplyResult, ApiErr
             Err(e) => return Err(e.into()),
         },
         Kind::ImportTemplate => match templates::delete(&mut *cx.conn, account, row.object_id, actor).await {
+            Ok(destroyed) => {
+                for playground in destroyed {
+                    cx.wake(play_core::wake::Kind::Playground, playground);
+                }
+            }
             Err(e) if !gone(&e) => return Err(e.into()),
-            _ => {}
+            Err(_) => {}
         },
     }
     applied::delete_in(cx.conn, row).await?;

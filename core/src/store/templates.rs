@@ -198,12 +198,16 @@ pub async fn update(on: impl Into<On<'_>>, by: Acting, id: i64, fields: Template
         .await
 }
 
-/// Deletes a template and its versions. Playspecs launched from it keep
-/// their compiled Compose text.
-pub async fn delete(on: impl Into<On<'_>>, account_id: i64, id: i64, actor: Actor) -> Result<()> {
+/// Deletes a template and its versions (its schedule and trigger with
+/// them), and destroys its trigger's Playgrounds; their ids, to wake.
+/// Playspecs launched from it keep their compiled Compose text.
+pub async fn delete(on: impl Into<On<'_>>, account_id: i64, id: i64, actor: Actor) -> Result<Vec<i64>> {
     on.into()
         .write(async |conn| {
             owned(&mut *conn, account_id, id).await?;
+            // Its trigger's Playgrounds go with it (the trigger and its
+            // targets are deleted with the template).
+            let destroyed = super::trigger_targets::destroy_for_template_in(conn, account_id, id).await?;
             sqlx::query("DELETE FROM import_template_versions WHERE template_id = $1 AND account_id = $2")
                 .bind(id)
                 .bind(account_id)
@@ -211,7 +215,7 @@ pub async fn delete(on: impl Into<On<'_>>, account_id: i64, id: i64, actor: Acto
                 .await?;
             delete_owned(conn, "import_templates", id, account_id).await?;
             events::record(conn, NewEvent::new(account_id, "template", id, "destroyed").actor(actor)).await?;
-            Ok(())
+            Ok(destroyed)
         })
         .await
 }

@@ -194,6 +194,31 @@ pub async fn destroy(store: &Store, trigger: &Trigger, target: &Target, reason: 
         .await
 }
 
+/// Destroys the live Playgrounds of template `template_id`'s trigger, in
+/// the caller's transaction (the template is being deleted, and its
+/// trigger and targets with it). Their ids, to wake.
+pub async fn destroy_for_template_in(conn: &mut Conn, account_id: i64, template_id: i64) -> Result<Vec<i64>> {
+    let rows = sqlx::query(
+        "SELECT tt.playground_id FROM trigger_targets tt JOIN triggers t ON t.id = tt.trigger_id \
+         WHERE t.template_id = $1 AND t.account_id = $2 AND tt.status = $3 AND tt.playground_id IS NOT NULL",
+    )
+    .bind(template_id)
+    .bind(account_id)
+    .bind(TargetStatus::Live.as_str())
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut destroyed = Vec::new();
+    for row in &rows {
+        let playground: i64 = row.try_get("playground_id")?;
+        match crate::playground::ops::request_destroy_in(conn, account_id, playground, Actor::System).await {
+            Ok(p) => destroyed.push(p.id),
+            Err(Error::NotFound(_) | Error::Conflict(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(destroyed)
+}
+
 /// Marks `target` stopped: its Playground was destroyed outside the
 /// trigger.
 pub async fn stopped(store: &Store, target: &Target, reason: &str) -> Result<()> {
