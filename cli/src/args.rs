@@ -181,10 +181,12 @@ pub struct DiffArgs {
 
 #[derive(Debug, Args)]
 pub struct GetArgs {
-    /// playrooms, playzones, playspecs, playgrounds, templates or webhooks
-    /// (singular, plural or short: pr, pz, ps, pg, tpl, wh).
+    /// playrooms, playzones, playspecs, playgrounds, templates, webhooks,
+    /// schedules, triggers or runs (singular, plural or short: pr, pz,
+    /// ps, pg, tpl, wh).
     pub kind: Kind,
-    /// A name, a manifest name or an id; without it, all of the kind.
+    /// A name, a manifest name or an id; without it, all of the kind. A
+    /// schedule or trigger is named by its template; `runs` needs one.
     pub name: Option<String>,
     #[arg(short = 'o', long, value_enum, default_value = "table")]
     pub output: Format,

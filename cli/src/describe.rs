@@ -140,7 +140,9 @@ pub async fn describe(client: &Client, args: DescribeArgs) -> anyhow::Result<()>
         let events = client.get(&format!("/api/playgrounds/{id}/events")).await?;
         println!("{}", playground(&detail, &status, &events));
     } else {
-        let mut out = vec![format!("Kind: {}", args.kind.names().manifest)];
+        let names = args.kind.names();
+        let kind = if names.manifest.is_empty() { names.singular } else { names.manifest };
+        let mut out = vec![format!("Kind: {kind}")];
         fields(&detail, 0, &mut out);
         println!("{}", out.join("\n"));
     }

@@ -92,6 +92,44 @@ fn columns(kind: Kind) -> Vec<Column> {
             id,
             Column("DESCRIPTION", true, |v, _| text("description")(v)),
         ],
+        // Schedules and triggers are named by their template (filled in by
+        // `get`).
+        Kind::Schedule => vec![
+            name,
+            Column("CRON", false, |v, _| text("cron")(v)),
+            Column("NEXT", false, |v, now| until(v.get("next_run_at").unwrap_or(&Value::Null), now)),
+            Column("LAST SUCCESS", false, |v, now| age(v.get("last_success_at").unwrap_or(&Value::Null), now)),
+            Column("FAILURES", false, |v, _| text("consecutive_failures")(v)),
+            Column("CONDITION", false, |v, _| text("condition")(v)),
+            id,
+            Column("TIME ZONE", true, |v, _| text("time_zone")(v)),
+            Column("POLICY", true, |v, _| text("concurrency_policy")(v)),
+            Column("PLAYROOM", true, |v, _| text("playroom_id")(v)),
+        ],
+        Kind::Trigger => vec![
+            name,
+            Column("EVENT", false, |v, _| text("event_type")(v)),
+            Column("BRANCH", false, |v, _| text("branch")(v)),
+            Column("CONDITION", false, |v, _| text("condition")(v)),
+            age_col,
+            id,
+            Column("REPOSITORY", true, |v, _| text("repo_url")(v)),
+            Column("PLAYROOM", true, |v, _| text("playroom_id")(v)),
+            Column("MAX", true, |v, _| text("max_playgrounds")(v)),
+        ],
+        // A run's name is its scheduled time.
+        Kind::Run => vec![
+            Column("NAME", false, |v, _| text("scheduled_at")(v)),
+            Column("STATUS", false, |v, _| text("status")(v)),
+            Column("EXIT", false, |v, _| text("exit_code")(v)),
+            Column("DURATION", false, |v, _| match v.get("duration_seconds").and_then(Value::as_f64) {
+                Some(s) => format!("{s:.1}s"),
+                None => "-".to_owned(),
+            }),
+            Column("PLAYGROUND", false, |v, _| text("playground_id")(v)),
+            Column("REASON", false, |v, _| text("reason")(v)),
+            id,
+        ],
     }
 }
 
@@ -128,6 +166,13 @@ pub fn render_table(kind: Kind, items: &[Value], wide: bool, now: DateTime<Utc>)
 
 /// The items to show: the list, or the one object NAME stands for.
 async fn fetch(client: &Client, kind: Kind, name: Option<&str>) -> anyhow::Result<Value> {
+    if kind == Kind::Run {
+        let Some(name) = name else {
+            anyhow::bail!("runs belong to a schedule: play get runs TEMPLATE (its name, or the schedule's id)");
+        };
+        let id = lookup::resolve(client, kind, name).await?;
+        return client.get(&format!("/api/schedules/{id}/runs?limit=500")).await;
+    }
     let mut value = match name {
         Some(name) => {
             let id = lookup::resolve(client, kind, name).await?;
@@ -138,7 +183,24 @@ async fn fetch(client: &Client, kind: Kind, name: Option<&str>) -> anyhow::Resul
     if kind == Kind::WebhookEndpoint {
         name_webhooks(client, &mut value).await?;
     }
+    if matches!(kind, Kind::Schedule | Kind::Trigger) {
+        name_by_template(client, &mut value).await?;
+    }
     Ok(value)
+}
+
+/// Schedules and triggers carry their template's id: add its name, so
+/// NAME is what `get schedule NAME` takes.
+async fn name_by_template(client: &Client, value: &mut Value) -> anyhow::Result<()> {
+    let templates = client.get(Kind::ImportTemplate.names().api).await?;
+    let names: BTreeMap<i64, String> = templates
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| Some((t.get("id")?.as_i64()?, t.get("name")?.as_str()?.to_owned())))
+        .collect();
+    add_names(value, "template_id", &names);
+    Ok(())
 }
 
 /// Webhook endpoints carry no name: add the manifest name of those apply
@@ -149,17 +211,23 @@ async fn name_webhooks(client: &Client, value: &mut Value) -> anyhow::Result<()>
         .into_iter()
         .filter_map(|a| Some((a.id?, a.name)))
         .collect();
+    add_names(value, "id", &names);
+    Ok(())
+}
+
+/// Sets `name` on each item (of a list, or the one object) that has none,
+/// from `names` by the item's `key`.
+fn add_names(value: &mut Value, key: &str, names: &BTreeMap<i64, String>) {
     let items: Vec<&mut Value> = match value {
         Value::Array(items) => items.iter_mut().collect(),
         other => vec![other],
     };
     for item in items {
-        let id = item.get("id").and_then(Value::as_i64);
+        let id = item.get(key).and_then(Value::as_i64);
         if let (Some(name), Some(map)) = (id.and_then(|id| names.get(&id)), item.as_object_mut()) {
             map.entry("name").or_insert_with(|| Value::String(name.clone()));
         }
     }
-    Ok(())
 }
 
 fn as_items(value: &Value) -> Vec<Value> {
@@ -274,6 +342,24 @@ mod tests {
         let wide = render_table(Kind::Playground, &items, true, now());
         assert!(wide.starts_with("NAME   STATUS    PLAYSPEC   EXPIRES   AGE   ID   JOB     URLS\n"), "{wide}");
         assert!(wide.ends_with("7    false   web=https://web.demo.example.com"), "{wide}");
+    }
+
+    #[test]
+    fn runs_show_status_exit_code_duration_and_reason() {
+        let items = vec![
+            json!({"id": 3, "scheduled_at": "2026-01-01T03:00:00Z", "status": "succeeded", "exit_code": 0,
+                "duration_seconds": 4.25, "playground_id": 9, "reason": null}),
+            json!({"id": 4, "scheduled_at": "2026-01-01T03:00:02Z", "status": "skipped", "exit_code": null,
+                "duration_seconds": null, "playground_id": null, "reason": "forbid"}),
+        ];
+        let table = render_table(Kind::Run, &items, false, now());
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(
+            lines[0].starts_with("NAME") && lines[0].contains("STATUS") && lines[0].contains("DURATION"),
+            "{table}"
+        );
+        assert!(lines[1].contains("succeeded") && lines[1].contains("4.2s"), "{table}");
+        assert!(lines[2].contains("skipped") && lines[2].ends_with("forbid"), "{table}");
     }
 
     #[test]

@@ -13,13 +13,21 @@ pub enum Kind {
     Playground,
     ImportTemplate,
     WebhookEndpoint,
+    /// A template's schedule (`/api/schedules`): made by the template, not
+    /// by a manifest; named by its template's name or its id.
+    Schedule,
+    /// A template's trigger (`/api/triggers`), named as a schedule is.
+    Trigger,
+    /// The runs of a schedule (`get runs SCHEDULE`).
+    Run,
 }
 
 /// What the command line and the API call a kind.
 #[derive(Debug)]
 pub struct Names {
     pub kind: Kind,
-    /// As manifests and `/api/apply` write it.
+    /// As manifests and `/api/apply` write it; empty for the kinds a
+    /// template makes (schedules, triggers, runs).
     pub manifest: &'static str,
     /// As `get` prints it (`playspec/web`).
     pub singular: &'static str,
@@ -72,6 +80,9 @@ pub const KINDS: &[Names] = &[
         aliases: &["webhooks", "webhookendpoints", "wh", "hook", "hooks"],
         api: "/api/webhook_endpoints",
     },
+    Names { kind: Kind::Schedule, manifest: "", singular: "schedule", aliases: &["schedules"], api: "/api/schedules" },
+    Names { kind: Kind::Trigger, manifest: "", singular: "trigger", aliases: &["triggers"], api: "/api/triggers" },
+    Names { kind: Kind::Run, manifest: "", singular: "run", aliases: &["runs"], api: "/api/schedules" },
 ];
 
 impl Kind {
@@ -81,7 +92,19 @@ impl Kind {
     }
 
     pub fn from_manifest(kind: &str) -> Option<Kind> {
-        KINDS.iter().find(|n| n.manifest == kind).map(|n| n.kind)
+        KINDS.iter().find(|n| !n.manifest.is_empty() && n.manifest == kind).map(|n| n.kind)
+    }
+
+    /// Whether manifests name this kind (the others are made by a
+    /// template and follow it).
+    pub fn in_manifests(self) -> bool {
+        !self.names().manifest.is_empty()
+    }
+
+    /// Schedules, triggers and runs belong to a template and are named by
+    /// its name.
+    pub fn of_template(self) -> bool {
+        matches!(self, Kind::Schedule | Kind::Trigger | Kind::Run)
     }
 
     /// `/api/playrooms/12`.
@@ -133,8 +156,11 @@ mod tests {
         let mut owner = std::collections::BTreeMap::new();
         for names in KINDS {
             assert_eq!(names.kind.names().manifest, names.manifest);
-            assert_eq!(Kind::from_manifest(names.manifest), Some(names.kind));
-            let lower = names.manifest.to_ascii_lowercase();
+            if names.kind.in_manifests() {
+                assert_eq!(Kind::from_manifest(names.manifest), Some(names.kind));
+            }
+            let lower =
+                if names.manifest.is_empty() { names.singular.to_owned() } else { names.manifest.to_ascii_lowercase() };
             for word in [names.singular, lower.as_str()].into_iter().chain(names.aliases.iter().copied()) {
                 assert_eq!(word.parse::<Kind>(), Ok(names.kind), "{word}");
                 let previous = owner.insert(word.to_owned(), names.kind);
@@ -143,6 +169,8 @@ mod tests {
         }
         assert_eq!("PlayGrounds".parse::<Kind>(), Ok(Kind::Playground));
         assert!("deployments".parse::<Kind>().unwrap_err().contains("playroom, playzone"));
+        assert_eq!(Kind::from_manifest(""), None, "no manifest names a schedule");
+        assert_eq!("runs".parse::<Kind>(), Ok(Kind::Run));
     }
 
     #[test]

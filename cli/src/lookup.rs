@@ -35,6 +35,9 @@ pub async fn resolve(client: &Client, kind: Kind, name: &str) -> anyhow::Result<
     {
         return Ok(id);
     }
+    if kind.of_template() {
+        return of_template(client, kind, name).await;
+    }
     if let Some(id) = applied(client, kind).await?.into_iter().find(|a| a.name == name).and_then(|a| a.id) {
         return Ok(id);
     }
@@ -49,6 +52,21 @@ pub async fn resolve(client: &Client, kind: Kind, name: &str) -> anyhow::Result<
             several.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
         ),
     }
+}
+
+/// The schedule (a run's too) or trigger of the template named `name`.
+async fn of_template(client: &Client, kind: Kind, name: &str) -> anyhow::Result<i64> {
+    let template = Box::pin(resolve(client, Kind::ImportTemplate, name)).await?;
+    let list = client.get(kind.names().api).await?;
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .find(|item| item.get("template_id").and_then(Value::as_i64) == Some(template))
+        .and_then(|item| item.get("id").and_then(Value::as_i64))
+        .ok_or_else(|| {
+            let what = if kind == Kind::Trigger { "trigger" } else { "schedule" };
+            NotFound(format!("template {name:?} has no {what}")).into()
+        })
 }
 
 /// The ids of the items of a list answer whose `name` is `name`.
