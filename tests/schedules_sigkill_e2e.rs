@@ -87,6 +87,20 @@ async fn sigkill_for_30_seconds_gives_one_catch_up_run_and_records_the_rest_as_m
     times.dedup();
     assert_eq!(times.len(), all.len(), "one row per time");
 
+    // The events say it too, with what was missed in their metadata (the
+    // webhook payload).
+    let store = play_core::store::Store::connect(play.database_url()).await.unwrap();
+    let account = play_core::store::accounts::find_account_by_name(&store, "default").await.unwrap().id;
+    let events = play_core::store::events::list_for_account(&store, account).await.unwrap();
+    let said: i64 = events
+        .iter()
+        .filter(|e| e.event_type == "schedule.run.missed")
+        // A plan's event counts the times; a stale pending run's is one.
+        .map(|e| e.metadata.as_ref().and_then(|m| m["count"].as_i64()).unwrap_or(1))
+        .sum();
+    let recorded = runs(&server, &schedule).await.iter().filter(|r| r["status"] == "missed").count();
+    assert_eq!(usize::try_from(said).unwrap(), recorded, "schedule.run.missed events count the missed times");
+
     let out = play.client(&server).args(["get", "runs", "tick"]).output().unwrap();
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{table}{}", String::from_utf8_lossy(&out.stderr));

@@ -102,8 +102,9 @@ async fn a_push_trigger_follows_main_across_a_restart_and_a_deleted_branch() {
     let room = server.create("/api/playrooms", sshd.playroom_body("box")).await;
 
     let body = format!(
-        "svc:\n  trigger_config: {{enabled: true, event_type: push, repo_url: \"{clone_url}\", branch: main, \
-         prop_id: 4}}\nservices:\n  web:\n    build: .\n    labels:\n      svc/repo_url: \"{clone_url}\"\n"
+        "svc:\n  variables:\n    GREETING: {{required: true}}\n  trigger_config: {{enabled: true, event_type: push, \
+         repo_url: \"{clone_url}\", branch: main, prop_id: 4}}\nservices:\n  web:\n    build: .\n    labels:\n      \
+         svc/repo_url: \"{clone_url}\"\n    environment:\n      GREETING: $$var__GREETING\n"
     );
     let template =
         server.create("/api/import_templates", json!({"import_template": {"name": "site", "category_id": 1}})).await;
@@ -119,7 +120,28 @@ async fn a_push_trigger_follows_main_across_a_restart_and_a_deleted_branch() {
     assert_eq!(trigger["prop_id"], 4, "kept as given");
     assert!(trigger["condition"].as_str().unwrap().contains("needs a Playroom"), "{trigger:#}");
     let path = format!("/api/triggers/{}", trigger["id"]);
+    // Without its required variable the launch is refused, recorded once
+    // with the reason, and tried again when the variables are set.
     server.ok(reqwest::Method::PATCH, &path, Some(json!({"trigger": {"playroom_id": room["id"]}}))).await;
+    let (refused, _) = wait_for(&server, "the refused launch", &format!("{path}/targets"), |all| {
+        all.as_array().unwrap().iter().any(|t| t["status"] == "refused")
+    })
+    .await;
+    assert!(refused[0]["reason"].as_str().unwrap().contains("GREETING"), "{refused:#}");
+    // Passes every 2 s: the absence of a second refusal needs time to show.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let store = play_core::store::Store::connect(play.database_url()).await.unwrap();
+    let account = play_core::store::accounts::find_account_by_name(&store, "default").await.unwrap().id;
+    let events = play_core::store::events::list_for_account(&store, account).await.unwrap();
+    let refusals = events
+        .iter()
+        .filter(|e| e.event_type == "trigger.fired" && e.metadata.as_ref().is_some_and(|m| m["action"] == "refused"))
+        .count();
+    let seen: Vec<(&str, Option<&Value>)> =
+        events.iter().map(|e| (e.event_type.as_str(), e.metadata.as_ref())).collect();
+    assert_eq!(refusals, 1, "a refused launch is not tried at every pass: {seen:#?}");
+    let body = json!({"trigger": {"variables": {"GREETING": "hello"}}});
+    server.ok(reqwest::Method::PATCH, &path, Some(body)).await;
 
     let first = wait_serving(&server, &path, "first").await;
     let playground = first["id"].as_i64().unwrap();

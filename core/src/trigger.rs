@@ -17,6 +17,10 @@ pub const DEFAULT_MAX_PLAYGROUNDS: u64 = 10;
 pub const MAX_PLAYGROUNDS: u64 = 50;
 /// The longest branch pattern.
 const MAX_PATTERN_CHARS: usize = 200;
+/// How a refusal by the cap begins: such a target is launched as soon as
+/// a slot frees, while a refused launch (a missing variable, a quota) is
+/// tried again only at a new commit or after the trigger changed.
+const CAP_REFUSAL: &str = "the trigger already keeps";
 
 /// Checks a `trigger_config.branch`: a branch name, or a pattern in which
 /// `*` stands for any characters (`feature/*`, `*`).
@@ -76,7 +80,8 @@ pub struct PushPlan {
 }
 
 /// Plans a pass of a push trigger on `pattern` over the index `heads`,
-/// given the trigger's `targets` (every status) and its cap.
+/// given the trigger's `targets` (every status), its cap, and when its
+/// settings last changed.
 ///
 /// - a live target whose branch no longer matches (deleted) is destroyed;
 /// - a live target whose branch is there is kept (the loop rolls it out
@@ -84,8 +89,17 @@ pub struct PushPlan {
 /// - a matching branch without a live target is launched, unless its
 ///   target was stopped outside the trigger at this very commit (a user
 ///   or the TTL destroyed it: the next commit brings it back), or the cap
-///   is reached (refused with the reason, in branch order).
-pub fn plan_push(pattern: &str, heads: &[Head], targets: &[Target], max_playgrounds: u64) -> PushPlan {
+///   is reached (refused with the reason, in branch order). A launch that
+///   was refused is not tried again at the same commit until the trigger
+///   changes (its variables, its Playroom): every pass would otherwise
+///   try, fail and record it again.
+pub fn plan_push(
+    pattern: &str,
+    heads: &[Head],
+    targets: &[Target],
+    max_playgrounds: u64,
+    changed_at: crate::time::Timestamp,
+) -> PushPlan {
     let mut plan = PushPlan::default();
     let matching: Vec<&Head> = heads.iter().filter(|h| branch_matches(pattern, &h.branch)).collect();
     let mut live = 0u64;
@@ -105,12 +119,19 @@ pub fn plan_push(pattern: &str, heads: &[Head], targets: &[Target], max_playgrou
             Some(t) if t.status == TargetStatus::Stopped && t.commit_sha.as_deref() == Some(head.commit.as_str()) => {
                 continue;
             }
+            Some(t)
+                if t.status == TargetStatus::Refused
+                    && t.commit_sha.as_deref() == Some(head.commit.as_str())
+                    && t.updated_at >= changed_at
+                    && !t.reason.as_deref().is_some_and(|r| r.starts_with(CAP_REFUSAL)) =>
+            {
+                continue;
+            }
             _ => {}
         }
         if live >= max_playgrounds {
             let reason = format!(
-                "the trigger already keeps {max_playgrounds} Playgrounds (max_playgrounds): delete a branch or \
-                 raise the limit"
+                "{CAP_REFUSAL} {max_playgrounds} Playgrounds (max_playgrounds): delete a branch or raise the limit"
             );
             plan.refuse.push((head.clone(), reason));
             continue;

@@ -229,7 +229,7 @@ impl Reconciler for TriggerLoop {
             .collect();
         let pattern = settings.branch.clone().or(zone.default_branch.clone()).unwrap_or_else(|| "main".into());
         let targets = trigger_targets::list(&self.store, id).await?;
-        let plan = plan_push(&pattern, &heads, &targets, settings.max_playgrounds);
+        let plan = plan_push(&pattern, &heads, &targets, settings.max_playgrounds, trigger.updated_at);
         for target_id in &plan.destroy {
             let Some(target) = targets.iter().find(|t| t.id == *target_id) else { continue };
             let reason = format!("branch {} was deleted", target.ref_name);

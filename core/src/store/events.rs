@@ -41,13 +41,20 @@ pub async fn record(conn: &mut Conn, event: NewEvent) -> Result<i64> {
     Ok(row.try_get("id")?)
 }
 
+/// The entity types, besides Playgrounds, whose events carry `metadata`
+/// in their payload (see [`from_row`]).
+const WITH_METADATA: &[&str] = &["repo", "schedule", "trigger", "webhook_endpoint"];
+
 fn from_row(row: &AnyRow) -> Result<Event> {
     let id: i64 = row.try_get("id")?;
     let entity_type: String = row.try_get("entity_type")?;
     let is_playground = entity_type == "playground";
-    // A push's event says what moved (repository, branch, before, after):
-    // its metadata is the payload, as a Playground audit event's is.
-    let has_metadata = is_playground || entity_type == "repo";
+    // The contract's payload has `metadata` for Playground audit events
+    // only. The event types play adds say what happened in it, as
+    // docs/webhooks.md lists: a push (repository, branch, before, after),
+    // a schedule's run, a trigger's action, an endpoint's disable. The
+    // contract's other types keep its shape.
+    let has_metadata = is_playground || WITH_METADATA.contains(&entity_type.as_str());
     Ok(columns!(
         row,
         Event {
