@@ -197,6 +197,43 @@ async fn a_private_github_repository_is_attached_and_read_with_the_installation_
     assert_eq!(g.branches(zone).await, vec![("main".to_owned(), moved)], "then a new token is fetched");
 }
 
+/// The attack of issue #27, item 2, on a Playzone attached through a
+/// GitHub installation: it holds no token, but reads the private
+/// repository with the installation's. A key with `launch:write` alone
+/// names the repository's URL in a build service and binds its tree into
+/// an image it chose; it is refused, and nothing is written.
+#[tokio::test]
+async fn a_playzone_attached_through_an_installation_is_never_linked_by_url() {
+    // The loopback GitHub is plain HTTP: the policy lets its URL through,
+    // as github.com's https URL would be.
+    let mut config = TestApp::default_config();
+    config.repository_policy.urls = support::github::loopback_policy();
+    let g = Github::with_app(TestApp::with_config(config).await).await;
+    let default = account(&g.app, "default").await;
+    g.connect(default, 7).await;
+    let app = &g.app;
+    g.github.add_repo(7, "acme/vault", true);
+    g.github.commit("acme/vault", "main", &[("compose.yaml", b"services: {}\n")]);
+    let attached = app.post("/api/playzones/attach", &app.admin, json!({"repo_full_name": "acme/vault"})).await;
+    assert_eq!(attached.status, StatusCode::CREATED, "{}", attached.text);
+    let url = attached.body["scm_url"].as_str().unwrap().to_owned();
+    let compose = format!(
+        "services:\n  web:\n    build: .\n    labels:\n      svc/repo_url: {url}\n  \
+         thief:\n    image: attacker/exfiltrate:1\n    volumes:\n      - ./:/src\n"
+    );
+    let launcher =
+        app.key_for(app.account_id, [play_core::scopes::Scope::LaunchWrite].into_iter().collect(), None).await;
+    let before = (app.count("playzones").await, app.count("playspecs").await, app.count("playgrounds").await);
+    for key in [&launcher, &app.admin] {
+        let r = app.post("/api/launch", key, json!({"name": "grab", "compose_yaml": compose})).await;
+        let details = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+        let message = details["compose_yaml.services.web.labels.svc/repo_url"][0].as_str().unwrap();
+        assert!(message.contains("installation") && message.contains("playzone_id"), "{message}");
+    }
+    let after = (app.count("playzones").await, app.count("playspecs").await, app.count("playgrounds").await);
+    assert_eq!(after, before, "nothing written");
+}
+
 #[tokio::test]
 async fn two_pushes_at_once_to_one_github_branch_lose_no_file() {
     let g = github_only().await;

@@ -422,11 +422,14 @@ async fn check_token_links(
         // A Playzone of this set not written yet (dry run) holds no token
         // of the store's; one written by this set is the caller's own.
         let Some(zone) = found(playzones::get(&mut *cx.conn, account, *id).await)? else { continue };
-        if zone.has_credentials {
+        if zone.reads_privately() {
             push_field_error(
                 errors,
                 field.clone(),
-                format!("Playzone {:?} holds an access token: linking it needs a key with playzones:read", zone.name),
+                format!(
+                    "Playzone {:?} reads its repository with an access token or an installation: linking it needs a key with playzones:read",
+                    zone.name
+                ),
             );
         }
     }

@@ -263,10 +263,12 @@ pub(crate) async fn link(
             Err(play_core::Error::NotFound(_)) => {
                 return Err(ApiError::field("playspec.playzone_id", format!("no Playzone with id {id}")));
             }
-            Ok(zone) if zone.has_credentials && !may_read_playzones => {
+            Ok(zone) if zone.reads_privately() && !may_read_playzones => {
                 return Err(ApiError::field(
                     "playspec.playzone_id",
-                    format!("Playzone {id} holds an access token: linking it needs a key with playzones:read"),
+                    format!(
+                        "Playzone {id} reads its repository with an access token or an installation: linking it needs a key with playzones:read"
+                    ),
                 ));
             }
             other => {

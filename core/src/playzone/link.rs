@@ -12,7 +12,9 @@
 //!    URL passes the same [`RepositoryPolicy`] as a Playzone created by
 //!    hand.
 //!
-//! A Playzone that holds an access token is linked only by an explicit
+//! A Playzone that holds an access token, or reads through a
+//! source-hosting installation it was attached through
+//! ([`Playzone::reads_privately`](crate::playzone::model::Playzone::reads_privately)), is linked only by an explicit
 //! `playzone_id` from a caller whose key may read Playzones
 //! (`playzones:read`, [`Linker::may_read_playzones`]); never by URL. A
 //! URL is text anyone can write into a Compose file, a template of another
@@ -82,10 +84,12 @@ pub async fn link(
                     format!("{}.playzone_id", field(def)),
                     format!("no Playzone with id {id}"),
                 ),
-                Some(zone) if zone.has_credentials && !may_read_playzones => push_field_error(
+                Some(zone) if zone.reads_privately() && !may_read_playzones => push_field_error(
                     &mut errors,
                     format!("{}.playzone_id", field(def)),
-                    format!("Playzone {id} holds an access token: linking it needs a key with playzones:read"),
+                    format!(
+                        "Playzone {id} reads its repository with an access token or an installation: linking it needs a key with playzones:read"
+                    ),
                 ),
                 Some(_) => {}
             }
@@ -107,11 +111,12 @@ pub async fn link(
         }
         let url = url.trim_end_matches('/');
         let same_url = || zones.iter().filter(|z| z.scm_url == url);
-        if same_url().next().is_some() && same_url().all(|z| z.has_credentials) {
+        if same_url().next().is_some() && same_url().all(|z| z.reads_privately()) {
             push_field_error(
                 &mut errors,
                 format!("{}.labels.svc/repo_url", field(def)),
-                "the account's Playzone for this repository holds an access token, so it is never linked by URL \
+                "the account's Playzone for this repository reads it with an access token or through the installation \
+                 it was attached through, so it is never linked by URL \
                  (a Compose file or template could otherwise bind a private repository into any image): link it \
                  by its id (a Playspec's services[].playzone_id, with a key that has playzones:read)",
             );
@@ -141,7 +146,7 @@ pub async fn link(
             continue;
         }
         let url = url.trim_end_matches('/').to_owned();
-        let tokenless = zones.iter().chain(&created).find(|z| z.scm_url == url && !z.has_credentials);
+        let tokenless = zones.iter().chain(&created).find(|z| z.scm_url == url && !z.reads_privately());
         let id = match tokenless {
             Some(zone) => zone.id,
             None => {

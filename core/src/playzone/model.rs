@@ -15,6 +15,9 @@ pub struct Playzone {
     pub private: bool,
     /// Whether a token is stored (never the token).
     pub has_credentials: bool,
+    /// Attached to a repository of a source-hosting installation: read
+    /// with the installation's access, not anonymously.
+    pub attached: bool,
     /// The user's choice when `default_branch_pinned`, else what the last
     /// sync found as the remote's HEAD (`None` before).
     pub default_branch: Option<String>,
@@ -32,6 +35,18 @@ pub struct Playzone {
     pub last_sync_attempt_at: Option<Timestamp>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+}
+
+impl Playzone {
+    /// Whether the Playzone reads its repository with access only the
+    /// account holds (a stored token, or an installation it was attached
+    /// through). Such a Playzone is linked only by its id, from a key that
+    /// may read Playzones, never by the URL a Compose file or template
+    /// names (issue #27, item 2: a URL is text anyone can write, and a
+    /// linked repository can be bound into any image).
+    pub fn reads_privately(&self) -> bool {
+        self.has_credentials || self.attached
+    }
 }
 
 /// One branch of the index.

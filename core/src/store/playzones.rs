@@ -34,7 +34,8 @@ use crate::{Error, Result};
 pub use super::playzone_branches::{branch_commit, branches, record_sync, record_sync_error};
 
 const COLUMNS: &str = "id, account_id, name, scm_url, private, credentials IS NOT NULL AS has_credentials, \
-    default_branch, default_branch_pinned, auto_created, status, status_message, compose_file, compose_commit, \
+    repository_id IS NOT NULL AS attached, default_branch, default_branch_pinned, auto_created, status, \
+    status_message, compose_file, compose_commit, \
     generation, synced_generation, last_synced_at, last_sync_attempt_at, created_at, updated_at";
 
 fn from_row(row: &AnyRow) -> Result<Playzone> {
@@ -52,6 +53,7 @@ fn from_row(row: &AnyRow) -> Result<Playzone> {
             scm_url,
             private => flag,
             has_credentials: bool_column(row, "has_credentials")?,
+            attached: bool_column(row, "attached")?,
             default_branch,
             default_branch_pinned => flag,
             auto_created => flag,

@@ -51,6 +51,7 @@ mod tests {
             scm_url: "https://git.example.org/r.git".into(),
             private: false,
             has_credentials: false,
+            attached: false,
             default_branch: pinned.map(str::to_owned),
             default_branch_pinned: pinned.is_some(),
             auto_created: false,
