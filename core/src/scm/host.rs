@@ -76,6 +76,12 @@ pub trait SourceHost: Send + Sync + fmt::Debug {
     fn git_http(&self) -> Option<&dyn GitHttp> {
         None
     }
+
+    /// Pull requests and previews' reports; `None`: the host has no pull
+    /// requests (play's own Git host).
+    fn reviews(&self) -> Option<&dyn super::pulls::ReviewHost> {
+        None
+    }
 }
 
 /// What a create made.

@@ -23,6 +23,7 @@ pub mod hosts;
 pub mod http;
 pub mod model;
 pub mod names;
+pub mod pulls;
 pub mod staged;
 
 #[cfg(test)]

@@ -163,8 +163,13 @@ pub async fn sources(
 /// The pinned sources (`ps`) whose branch (`pb`) the Playzone's index now
 /// holds at another commit: the one definition of "outdated", shared with
 /// the Playground detail's single read (`playground_detail::get_for_detail`).
+/// A pull request's pin (`pull/<n>/head`) is compared with its head in the
+/// pull request index; the Playzone sync never indexes a branch of that
+/// name, so a pin matches one row at most.
 pub(crate) const OUTDATED_SOURCES: &str = "FROM playground_sources ps \
-     JOIN playzone_branches pb ON pb.playzone_id = ps.playzone_id AND pb.name = ps.branch \
+     JOIN (SELECT playzone_id, name, commit_sha FROM playzone_branches \
+           UNION ALL SELECT playzone_id, 'pull/' || CAST(number AS TEXT) || '/head' AS name, head_sha AS commit_sha \
+           FROM playzone_pulls) pb ON pb.playzone_id = ps.playzone_id AND pb.name = ps.branch \
      WHERE pb.commit_sha <> ps.commit_sha";
 
 /// The Playground's built services whose branch the Playzone's index now

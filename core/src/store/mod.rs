@@ -97,6 +97,7 @@ pub mod playspec_files;
 pub mod playspecs;
 pub mod playzone_access;
 pub mod playzone_branches;
+pub mod playzone_pulls;
 pub mod playzones;
 pub mod quotas;
 pub mod reachability;

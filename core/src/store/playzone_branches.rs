@@ -69,8 +69,12 @@ pub async fn branches(
     Ok(out)
 }
 
-/// The commit a branch of the index points at.
+/// The commit a branch of the index points at; for a pull request's pin
+/// name (`pull/<n>/head`), its head in the pull request index.
 pub async fn branch_commit(on: impl Into<On<'_>>, id: i64, branch: &str) -> Result<Option<String>> {
+    if let Some(number) = crate::scm::pulls::pull_number(branch) {
+        return super::playzone_pulls::head(on, id, number).await;
+    }
     let query = sqlx::query("SELECT commit_sha FROM playzone_branches WHERE playzone_id = $1 AND name = $2")
         .bind(id)
         .bind(branch);

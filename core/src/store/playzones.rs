@@ -236,6 +236,7 @@ pub async fn update(
             }
             if url_changed {
                 playzone_branches::forget_in(conn, id).await?;
+                super::playzone_pulls::forget_in(conn, id).await?;
                 sqlx::query(
             "UPDATE playzones SET compose_file = NULL, compose_commit = NULL, status_message = NULL WHERE id = $1",
         )
@@ -313,6 +314,7 @@ pub async fn delete(on: impl Into<On<'_>>, account_id: i64, id: i64, actor: Acto
                 )));
             }
             playzone_branches::forget_in(conn, id).await?;
+            super::playzone_pulls::forget_in(conn, id).await?;
             delete_owned(conn, "playzones", id, account_id).await?;
             let metadata = serde_json::json!({"name": playzone.name});
             events::record(

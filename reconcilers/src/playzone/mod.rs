@@ -102,7 +102,13 @@ impl PlayzoneSync {
             compose_commit: compose_file.as_ref().map(|_| commit.clone()),
             compose_file,
             default_branch,
-            branches: refs.branches,
+            // A branch named like a pull request's pin (`pull/<n>/head`)
+            // is not indexed: that name means the pull request.
+            branches: refs
+                .branches
+                .into_iter()
+                .filter(|b| play_core::scm::pulls::pull_number(&b.name).is_none())
+                .collect(),
         })
     }
 }
