@@ -3,6 +3,10 @@
 //! (`play_reconcilers::trigger`) reads the Playzone's branch index and the
 //! trigger's targets, asks [`plan_push`], and carries the plan out.
 //!
+//! A `pull_request` trigger keeps one preview per open pull request whose
+//! base it follows ([`plan_pulls`], over the Playzone's pull request
+//! index).
+//!
 //! A `push` trigger keeps one Playground per matching branch: launched
 //! when the branch appears (or moves after its Playground was destroyed
 //! outside the trigger), rolled out when the branch moves, destroyed when
@@ -10,6 +14,7 @@
 //! index and the targets, never on which event woke the pass.
 
 use crate::model::trigger::{Target, TargetStatus};
+use crate::scm::pulls::{PullRequest, PullState};
 
 /// Playgrounds a trigger keeps at once without `max_playgrounds`.
 pub const DEFAULT_MAX_PLAYGROUNDS: u64 = 10;
@@ -138,6 +143,110 @@ pub fn plan_push(
         }
         live += 1;
         plan.launch.push(head.clone());
+    }
+    plan
+}
+
+/// What a pass of a `pull_request` trigger does.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PullPlan {
+    /// Pull requests to launch a preview for, at their heads.
+    pub launch: Vec<PullRequest>,
+    /// Live targets whose pull request closed or left the trigger's
+    /// reach: destroy their previews, with the reason.
+    pub destroy: Vec<(i64, String)>,
+    /// Live targets to look at (roll out when their build is behind).
+    pub keep: Vec<(i64, PullRequest)>,
+    /// Pull requests not deployed, with the reason (a fork, the cap).
+    pub refuse: Vec<(PullRequest, String)>,
+}
+
+/// How a refusal of a fork's pull request begins.
+const FORK_REFUSAL: &str = "comes from a fork";
+
+/// Plans a pass of a pull-request trigger over the Playzone's pull request
+/// index `pulls` (open and closed), given the trigger's pull request
+/// `targets`. `base`: the base branches followed (a pattern; `None`:
+/// every base).
+///
+/// - a live target whose pull request is open on a followed base (and not
+///   a fork the trigger refuses) is kept; otherwise (closed, merged,
+///   retargeted, gone from the index, a fork no longer allowed) its
+///   preview is destroyed with the reason;
+/// - an open pull request without a live target is launched, unless its
+///   preview was destroyed outside the trigger at this very commit, its
+///   head is in a fork and `allow_forks` is off (refused, recorded once
+///   per commit), or the cap is reached (refused, launched when a slot
+///   frees). A refused launch is not tried again at the same commit until
+///   the trigger changes, as for branches.
+pub fn plan_pulls(
+    base: Option<&str>,
+    pulls: &[PullRequest],
+    targets: &[Target],
+    allow_forks: bool,
+    max_playgrounds: u64,
+    changed_at: crate::time::Timestamp,
+) -> PullPlan {
+    let mut plan = PullPlan::default();
+    let followed = |p: &PullRequest| p.state == PullState::Open && base.is_none_or(|b| branch_matches(b, &p.base_ref));
+    let find = |t: &Target| pulls.iter().find(|p| p.number.to_string() == t.ref_name);
+    let mut live = 0u64;
+    for target in targets.iter().filter(|t| t.status == TargetStatus::Live) {
+        let why = match find(target) {
+            None => Some(format!("pull request #{} is no longer open", target.ref_name)),
+            Some(p) if p.state == PullState::Closed => Some(format!("pull request #{} was closed", p.number)),
+            Some(p) if !followed(p) => Some(format!(
+                "pull request #{} now targets {}, which the trigger does not follow",
+                p.number, p.base_ref
+            )),
+            Some(p) if p.fork && !allow_forks => {
+                Some(format!("pull request #{} {FORK_REFUSAL}, and the trigger no longer deploys forks", p.number))
+            }
+            Some(p) => {
+                live += 1;
+                plan.keep.push((target.id, p.clone()));
+                None
+            }
+        };
+        if let Some(reason) = why {
+            plan.destroy.push((target.id, reason));
+        }
+    }
+    for pull in pulls.iter().filter(|p| followed(p)) {
+        let name = pull.number.to_string();
+        let same_commit = |t: &Target| t.commit_sha.as_deref() == Some(pull.head_sha.as_str());
+        match targets.iter().find(|t| t.ref_name == name) {
+            Some(t) if t.status == TargetStatus::Live => continue,
+            Some(t) if t.status == TargetStatus::Stopped && same_commit(t) => continue,
+            Some(t)
+                if t.status == TargetStatus::Refused
+                    && same_commit(t)
+                    && t.updated_at >= changed_at
+                    && !t.reason.as_deref().is_some_and(|r| r.starts_with(CAP_REFUSAL)) =>
+            {
+                continue;
+            }
+            _ => {}
+        }
+        if pull.fork && !allow_forks {
+            let from = pull.head_repo.as_deref().unwrap_or("a deleted repository");
+            let reason = format!(
+                "pull request #{} {FORK_REFUSAL} ({from}): its code is not deployed unless the trigger sets \
+                 allow_forks: true",
+                pull.number
+            );
+            plan.refuse.push((pull.clone(), reason));
+            continue;
+        }
+        if live >= max_playgrounds {
+            let reason = format!(
+                "{CAP_REFUSAL} {max_playgrounds} previews (max_playgrounds): close a pull request or raise the limit"
+            );
+            plan.refuse.push((pull.clone(), reason));
+            continue;
+        }
+        live += 1;
+        plan.launch.push(pull.clone());
     }
     plan
 }

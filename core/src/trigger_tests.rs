@@ -103,3 +103,77 @@ fn a_refused_launch_waits_for_a_new_commit_or_a_change_of_the_trigger() {
     capped.reason = Some(plan.refuse[0].1.clone());
     assert_eq!(plan_push("*", &[head("b", "2")], &[capped], 1, long_ago()).launch, vec![head("b", "2")]);
 }
+
+fn pull(number: u64, base: &str, sha: &str, state: PullState, fork: bool) -> PullRequest {
+    PullRequest {
+        number,
+        state,
+        head_sha: sha.into(),
+        head_ref: format!("topic-{number}"),
+        head_repo: Some(if fork { "mallory/app".into() } else { "acme/app".into() }),
+        base_ref: base.into(),
+        fork,
+        title: "t".into(),
+        html_url: String::new(),
+        updated_at: crate::time::now(),
+    }
+}
+
+fn pr_target(id: i64, number: u64, status: TargetStatus, commit: &str) -> Target {
+    Target { ref_kind: "pull_request".into(), ..target(id, &number.to_string(), status, commit) }
+}
+
+#[test]
+fn open_pull_requests_on_followed_bases_get_previews_and_closed_ones_lose_them() {
+    let pulls = [
+        pull(1, "main", "a", PullState::Open, false),
+        pull(2, "develop", "b", PullState::Open, false),
+        pull(3, "main", "c", PullState::Closed, false),
+    ];
+    let targets = [pr_target(7, 3, TargetStatus::Live, "c"), pr_target(8, 1, TargetStatus::Live, "0")];
+    let plan = plan_pulls(Some("main"), &pulls, &targets, false, 10, long_ago());
+    assert_eq!(plan.keep, vec![(8, pulls[0].clone())], "kept: the build decides whether it is behind");
+    assert_eq!(plan.destroy.len(), 1);
+    assert_eq!(plan.destroy[0].0, 7);
+    assert!(plan.destroy[0].1.contains("#3 was closed"), "{}", plan.destroy[0].1);
+    assert!(plan.launch.is_empty(), "#2 is on a base the trigger does not follow");
+    let every_base = plan_pulls(None, &pulls, &[], false, 10, long_ago());
+    assert_eq!(every_base.launch.iter().map(|p| p.number).collect::<Vec<_>>(), vec![1, 2]);
+}
+
+#[test]
+fn a_retargeted_or_vanished_pull_request_loses_its_preview() {
+    let targets = [pr_target(1, 4, TargetStatus::Live, "a"), pr_target(2, 5, TargetStatus::Live, "b")];
+    let pulls = [pull(4, "release", "a", PullState::Open, false)];
+    let plan = plan_pulls(Some("main"), &pulls, &targets, false, 10, long_ago());
+    let reasons: Vec<&str> = plan.destroy.iter().map(|(_, r)| r.as_str()).collect();
+    assert!(reasons[0].contains("now targets release"), "{reasons:?}");
+    assert!(reasons[1].contains("no longer open"), "{reasons:?}");
+}
+
+#[test]
+fn forks_are_refused_once_per_commit_unless_allowed() {
+    let pulls = [pull(9, "main", "f", PullState::Open, true)];
+    let plan = plan_pulls(Some("main"), &pulls, &[], false, 10, long_ago());
+    assert!(plan.launch.is_empty());
+    assert!(plan.refuse[0].1.contains("fork (mallory/app)") && plan.refuse[0].1.contains("allow_forks"));
+    let mut refused = pr_target(1, 9, TargetStatus::Refused, "f");
+    refused.reason = Some(plan.refuse[0].1.clone());
+    let again = plan_pulls(Some("main"), &pulls, std::slice::from_ref(&refused), false, 10, long_ago());
+    assert_eq!(again, PullPlan::default(), "recorded once, not every pass");
+    let allowed =
+        plan_pulls(Some("main"), &pulls, &[refused], true, 10, crate::time::now() + chrono::Duration::seconds(1));
+    assert_eq!(allowed.launch.len(), 1, "allow_forks changed the trigger");
+    // A fork's live preview goes when forks are no longer allowed.
+    let live = [pr_target(1, 9, TargetStatus::Live, "f")];
+    assert!(plan_pulls(Some("main"), &pulls, &live, false, 10, long_ago()).destroy[0].1.contains("no longer deploys"));
+}
+
+#[test]
+fn the_cap_counts_live_previews() {
+    let pulls = [pull(1, "main", "a", PullState::Open, false), pull(2, "main", "b", PullState::Open, false)];
+    let live = [pr_target(1, 1, TargetStatus::Live, "a")];
+    let plan = plan_pulls(None, &pulls, &live, false, 1, long_ago());
+    assert!(plan.launch.is_empty());
+    assert!(plan.refuse[0].1.contains("max_playgrounds"), "{}", plan.refuse[0].1);
+}

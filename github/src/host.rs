@@ -34,7 +34,16 @@ pub struct InstallationHost {
 }
 
 impl InstallationHost {
-    async fn token(&self) -> Result<String, ScmError> {
+    pub(crate) fn api(&self) -> &GithubApi {
+        &self.api
+    }
+
+    /// The user or organisation it is installed on, as GitHub spells it.
+    pub(crate) fn login(&self) -> &str {
+        &self.login
+    }
+
+    pub(crate) async fn token(&self) -> Result<String, ScmError> {
         let token = self.api.installation_token(self.installation).await.map_err(scm_error)?;
         Ok(token.secret().to_owned())
     }
@@ -139,6 +148,10 @@ impl SourceHost for InstallationHost {
 
     fn urls(&self, full: &FullName) -> RepoUrls {
         self.api.urls(full)
+    }
+
+    fn reviews(&self) -> Option<&dyn play_core::scm::pulls::ReviewHost> {
+        Some(self)
     }
 }
 

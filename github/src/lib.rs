@@ -19,6 +19,7 @@ pub mod api;
 pub mod app;
 pub mod host;
 pub mod install;
+pub mod pulls;
 pub(crate) mod push;
 pub mod repos;
 pub mod tokens;

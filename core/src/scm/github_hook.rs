@@ -8,9 +8,10 @@
 //!   bounded and plain, since the delivery id is stored to process each
 //!   delivery once.
 //! - [`Change`]: what an `installation`, `installation_repositories`,
-//!   `push` or `repository` event means for installations and the
-//!   repositories recorded through them. Other events are recorded and
-//!   change nothing here (pull-request triggers are issue #30).
+//!   `push`, `repository` or `pull_request` event means for installations,
+//!   the repositories recorded through them and the pull request index of
+//!   the Playzones attached to those. Other events are recorded and change
+//!   nothing here.
 
 use serde::Deserialize;
 use subtle::ConstantTimeEq;
@@ -80,6 +81,9 @@ pub enum Change {
     Renamed { installation: String, from: String, to: String },
     /// Repository `full_name` became private (`true`) or public.
     Visibility { installation: String, full_name: String, private: bool },
+    /// A pull request of `full_name` is now as described (opened,
+    /// reopened, a new head, closed, retargeted, edited).
+    Pull { installation: String, full_name: String, pull: Box<super::pulls::PullRequest> },
     /// Nothing to change (other events and actions, `ping`).
     None,
 }
@@ -174,6 +178,59 @@ fn repository(body: &[u8]) -> Result<Change, String> {
     })
 }
 
+/// GitHub's `pull_request` payload, the fields play reads.
+#[derive(Deserialize)]
+struct PullPayload {
+    pull_request: PullBody,
+    repository: RepositoryRef,
+    installation: Option<InstallationRef>,
+}
+
+#[derive(Deserialize)]
+struct PullBody {
+    number: u64,
+    state: String,
+    title: String,
+    html_url: String,
+    updated_at: chrono::DateTime<chrono::Utc>,
+    head: PullEnd,
+    base: PullEnd,
+}
+
+#[derive(Deserialize)]
+struct PullEnd {
+    #[serde(rename = "ref")]
+    reference: String,
+    sha: String,
+    repo: Option<RepositoryRef>,
+}
+
+/// `pull_request` events: the pull request as the payload describes it
+/// (the pull request index keeps the later description, whatever the
+/// action was).
+fn pull_request(body: &[u8]) -> Result<Change, String> {
+    let payload: PullPayload =
+        serde_json::from_slice(body).map_err(|e| format!("not a GitHub pull_request payload: {e}"))?;
+    let installation = payload.installation.ok_or("the payload names no installation")?.id.to_string();
+    let p = payload.pull_request;
+    let head_sha = commit_or_none(&p.head.sha).ok_or("the pull request's head is not a commit id")?;
+    let head_repo = p.head.repo.map(|r| r.full_name);
+    let fork = head_repo.as_ref().is_none_or(|h| !h.eq_ignore_ascii_case(&payload.repository.full_name));
+    let pull = super::pulls::PullRequest {
+        number: p.number,
+        state: if p.state == "open" { super::pulls::PullState::Open } else { super::pulls::PullState::Closed },
+        head_sha,
+        head_ref: p.head.reference.chars().take(255).collect(),
+        head_repo,
+        base_ref: p.base.reference.chars().take(255).collect(),
+        fork,
+        title: p.title.chars().take(300).collect(),
+        html_url: p.html_url.chars().take(500).collect(),
+        updated_at: p.updated_at,
+    };
+    Ok(Change::Pull { installation, full_name: payload.repository.full_name, pull: Box::new(pull) })
+}
+
 #[derive(Deserialize)]
 struct InstallationRef {
     id: u64,
@@ -192,6 +249,9 @@ pub fn change(event: &str, body: &[u8]) -> Result<Change, String> {
     }
     if event == "repository" {
         return repository(body);
+    }
+    if event == "pull_request" {
+        return pull_request(body);
     }
     if !matches!(event, "installation" | "installation_repositories") {
         return Ok(Change::None);

@@ -99,6 +99,18 @@ async fn apply(conn: &mut Conn, provider: Provider, change: &Change) -> Result<V
                 woken.extend(ask_sync_in(conn, repository.id, &[]).await?);
             }
         }
+        Change::Pull { installation, full_name, pull } => {
+            // Into the pull request index of every Playzone attached to
+            // the repository; the woken Playzones wake their triggers.
+            for repository in repositories_of(conn, provider, installation, Some(full_name)).await? {
+                let query = sqlx::query("SELECT id FROM playzones WHERE repository_id = $1").bind(repository.id);
+                for zone in super::shapes::column::<i64>(&mut *conn, query, "id").await? {
+                    if super::playzone_pulls::record_in(conn, zone, pull).await? {
+                        woken.push(zone);
+                    }
+                }
+            }
+        }
         Change::Pushed { installation, full_name, branch, before, after } => {
             // Recorded as a push of each account's record of the
             // repository, which wakes the Playzones attached to it.

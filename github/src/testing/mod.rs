@@ -27,9 +27,15 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 mod git_data;
+mod pulls;
 mod repos;
 
+pub use pulls::{FakeComment, FakeDeployment, FakePull, Reviews};
 pub use repos::{FakeRepo, GitBackend};
+
+/// The app's slug: its comments are written by `play-test[bot]` (the app
+/// settings of a test must use it).
+pub const APP_SLUG: &str = "play-test";
 
 /// The app's OAuth client id and secret the server accepts.
 pub const CLIENT_ID: &str = "Iv1.0123456789abcdef";
@@ -91,6 +97,8 @@ pub struct Recorded {
     pub user_installations: HashMap<String, Vec<u64>>,
     /// Repositories, by lowercase full name.
     pub repos: HashMap<String, FakeRepo>,
+    /// Pull requests, their comments and deployments.
+    pub reviews: Reviews,
 }
 
 #[derive(Clone)]
@@ -159,6 +167,12 @@ impl FakeGithub {
             .route("/repos/{o}/{r}/git/blobs", post(git_data::create_blob))
             .route("/repos/{o}/{r}/git/trees", post(git_data::create_tree))
             .route("/repos/{o}/{r}/contents/{*path}", axum::routing::put(git_data::create_file))
+            .route("/repos/{o}/{r}/pulls", get(pulls::list_pulls))
+            .route("/repos/{o}/{r}/pulls/{n}", get(pulls::get_pull))
+            .route("/repos/{o}/{r}/issues/{n}/comments", get(pulls::list_comments).post(pulls::create_comment))
+            .route("/repos/{o}/{r}/issues/comments/{id}", patch(pulls::update_comment))
+            .route("/repos/{o}/{r}/deployments", get(pulls::list_deployments).post(pulls::create_deployment))
+            .route("/repos/{o}/{r}/deployments/{id}/statuses", post(pulls::create_status))
             .fallback(repos::git_http)
             .with_state(shared.clone());
         let task = tokio::spawn(async move {
@@ -250,6 +264,11 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Shared {
+    /// The app's bot user, author of the comments it writes.
+    fn bot(&self) -> String {
+        format!("{APP_SLUG}[bot]")
+    }
+
     /// The fake's own URL: its web address, where repositories are cloned.
     fn web_url(&self) -> String {
         format!("http://{}", self.addr)
