@@ -28,3 +28,9 @@ ALTER TABLE trigger_targets ADD COLUMN comment_id TEXT;
 ALTER TABLE trigger_targets ADD COLUMN deployment_id TEXT;
 ALTER TABLE trigger_targets ADD COLUMN deployment_sha TEXT;
 ALTER TABLE trigger_targets ADD COLUMN reported TEXT;
+
+-- Whether the key that last started the trigger (set its Playroom, or
+-- unpaused it) held playzones:read: a pull-request trigger reads its
+-- repository through the account's installation, which only such a key
+-- may have a Playground built from.
+ALTER TABLE triggers ADD COLUMN may_read_playzones INTEGER NOT NULL DEFAULT 0;

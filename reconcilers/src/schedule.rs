@@ -154,7 +154,7 @@ impl ScheduleLoop {
             variables,
             name: Some(name.clone()),
             job_mode: true,
-            pin: None,
+            trigger: None,
         };
         let limits = self.config.launch.limits();
         let launched = launch::launch_template(

@@ -125,7 +125,7 @@ pub async fn launch(
         variables: body.variables.unwrap_or_default(),
         name: body.name,
         job_mode: false,
-        pin: None,
+        trigger: None,
     };
     let limits = state.limits();
     let launched =

@@ -80,7 +80,8 @@ pub async fn update(
         return Err(forbidden(Scope::PlaygroundsWrite));
     }
     let change = Activation { playroom_id: changes.playroom_id, variables: changes.variables, paused: changes.paused };
-    let updated = triggers::activate(&state.store, &state.secrets, principal.account_id, id, change).await?;
+    let reader = principal.scopes.grants(Scope::PlayzonesRead);
+    let updated = triggers::activate(&state.store, &state.secrets, principal.account_id, id, change, reader).await?;
     state.waker.wake(Kind::Trigger, id);
     Ok(JsonResponse(updated.into()))
 }

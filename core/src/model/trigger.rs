@@ -48,6 +48,10 @@ pub struct Trigger {
     pub problem: Option<String>,
     /// The Playzone the trigger follows, once found.
     pub playzone_id: Option<i64>,
+    /// Whether the key that last started it (set its Playroom, or
+    /// unpaused it) held `playzones:read`: a pull-request trigger reads
+    /// through the account's installation only then.
+    pub may_read_playzones: bool,
     pub last_pass_at: Option<Timestamp>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,

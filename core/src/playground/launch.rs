@@ -104,6 +104,12 @@ pub struct LaunchedPlayground {
     /// Per-service settings (a trigger's branch pin); none for a launch
     /// by hand.
     pub service_settings: BTreeMap<String, ServiceSettings>,
+    /// Service name -> subdomain (a pull request's preview).
+    pub service_subdomains: BTreeMap<String, String>,
+    /// A trigger's target and generation: recorded on the target in the
+    /// launch's transaction, which fails if the target moved on
+    /// ([`TriggerLaunch::target`]).
+    pub target: Option<(i64, i64)>,
 }
 
 /// A checked launch: the Playspec's fields (but its name) and, optionally,
@@ -141,11 +147,21 @@ pub async fn record_launch(
                 job_mode: launched.job_mode,
                 watched_services: Vec::new(),
                 env_overrides: Default::default(),
-                service_subdomains: Default::default(),
+                service_subdomains: launched.service_subdomains,
                 service_settings: launched.service_settings,
                 ttl: launched.ttl,
             };
-            Some(create_in(&mut tx, account_id, &new, limits, actor).await?)
+            let playground = create_in(&mut tx, account_id, &new, limits, actor).await?;
+            if let Some((target, generation)) = launched.target
+                && !crate::store::trigger_targets::claim_in(&mut tx, target, generation, playground.id).await?
+            {
+                return Err(Error::Conflict(
+                    "the trigger's target moved on while this launch was made (its ref closed or was launched \
+                     again): nothing was launched"
+                        .into(),
+                ));
+            }
+            Some(playground)
         }
         None => None,
     };
@@ -239,6 +255,8 @@ pub async fn launch_compose(
             job_mode: false,
             ttl: limits.lifetimes.ttl(false),
             service_settings: BTreeMap::new(),
+            service_subdomains: BTreeMap::new(),
+            target: None,
         }),
         _ => None,
     };
@@ -261,16 +279,32 @@ pub struct TemplateLaunch {
     /// Launch in job mode even when the template does not say
     /// `svc.job_mode` (a schedule's runs).
     pub job_mode: bool,
-    /// Build the services linked to this Playzone from this branch (a
-    /// trigger's Playgrounds).
-    pub pin: Option<BranchPin>,
+    /// A trigger's launch: its Playzone, branch, URLs and target.
+    pub trigger: Option<TriggerLaunch>,
 }
 
-/// Which branch a launch builds a Playzone's services from.
+/// What a trigger's launch adds to a template launch (issue #30).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BranchPin {
+pub struct TriggerLaunch {
+    /// The Playzone the trigger follows.
     pub playzone_id: i64,
+    /// The branch (or a pull request's pin name, `pull/<n>/head`) its
+    /// services are built from.
     pub branch: String,
+    /// The repository URL the trigger follows: build services naming it
+    /// are linked to `playzone_id` by id. The trigger was made to act by a
+    /// key that may read Playzones, so a Playzone that reads privately
+    /// (attached through an installation) may be linked this way.
+    pub repo_url: String,
+    /// Put before each exposed service's subdomain (`pr-3`: `pr-3-web`), so
+    /// a pull request's preview keeps its URLs across rollouts.
+    pub subdomain_prefix: Option<String>,
+    /// The target this launch is for, and its generation: the launch
+    /// commits only while the target is still live at that generation, and
+    /// records its Playground on the target in the same transaction (a
+    /// pull request closed meanwhile can never get its preview back, and a
+    /// target never loses track of a Playground it launched).
+    pub target: (i64, i64),
 }
 
 /// What a template launch recorded and compiled.
@@ -355,12 +389,17 @@ pub async fn launch_template(
         return Err(Error::Internal(format!("compiled template does not parse: {:?}", report.errors)));
     };
     // Build services naming their repository get its Playzone, as in a
-    // Compose launch; a refused URL is the template body's error.
-    let linker = url_linker(store, account_id, &limits, actor);
+    // Compose launch; a refused URL is the template body's error. Those
+    // naming a trigger's repository get the trigger's Playzone by id.
+    let mut linker = url_linker(store, account_id, &limits, actor);
+    if let Some(trigger) = &request.trigger {
+        linker.may_read_playzones = link_to_trigger(&mut services, trigger);
+    }
     let playzones_created =
         crate::playzone::link::link(linker, &mut services, &[], |d| format!("template_body.services.{}", d.name))
             .await?;
-    let service_settings = pinned_settings(&services, request.pin.as_ref());
+    let service_settings = pinned_settings(&services, request.trigger.as_ref());
+    let service_subdomains = request.trigger.as_ref().map(|t| prefixed_subdomains(&services, t)).unwrap_or_default();
     let name = match request.name {
         Some(name) => LaunchName::Given(name.trim().to_owned()),
         None => LaunchName::FromTemplate(template.name.clone()),
@@ -379,6 +418,8 @@ pub async fn launch_template(
         job_mode,
         ttl: limits.lifetimes.ttl(job_mode),
         service_settings,
+        service_subdomains,
+        target: request.trigger.as_ref().map(|t| t.target),
     };
     let launch = Launch { name, playspec, playground: Some(launched) };
     let (playspec, playground) =
@@ -395,11 +436,11 @@ pub async fn launch_template(
     })
 }
 
-/// The settings that build every service linked to `pin`'s Playzone from
-/// its branch.
+/// The settings that build every service linked to the trigger's
+/// Playzone from its branch.
 fn pinned_settings(
     services: &[crate::compose::classify::ServiceDefinition],
-    pin: Option<&BranchPin>,
+    pin: Option<&TriggerLaunch>,
 ) -> BTreeMap<String, ServiceSettings> {
     let Some(pin) = pin else { return BTreeMap::new() };
     services
@@ -408,6 +449,43 @@ fn pinned_settings(
         .map(|d| {
             let git = GitConfig { branch_name: Some(pin.branch.clone()), ..GitConfig::default() };
             (d.name.clone(), ServiceSettings { git_config: Some(git), ..ServiceSettings::default() })
+        })
+        .collect()
+}
+
+/// Links the build services naming the trigger's repository to its
+/// Playzone by id; whether any was.
+fn link_to_trigger(services: &mut [crate::compose::classify::ServiceDefinition], trigger: &TriggerLaunch) -> bool {
+    let same = |url: &str| {
+        let plain = |u: &str| u.trim_end_matches('/').trim_end_matches(".git").to_ascii_lowercase();
+        plain(url) == plain(&trigger.repo_url)
+    };
+    let mut any = false;
+    for def in services.iter_mut().filter(|d| d.service_type == crate::compose::classify::ServiceType::Dynamic) {
+        if def.playzone_id.is_none() && def.repo_url.as_deref().is_some_and(same) {
+            def.playzone_id = Some(trigger.playzone_id);
+            any = true;
+        }
+    }
+    any
+}
+
+/// `<prefix>-<subdomain>` for each exposed service (its definition's
+/// subdomain, else its name as a DNS label; `@` is the prefix alone), cut
+/// to a DNS label's 63 characters.
+fn prefixed_subdomains(
+    services: &[crate::compose::classify::ServiceDefinition],
+    trigger: &TriggerLaunch,
+) -> BTreeMap<String, String> {
+    let Some(prefix) = &trigger.subdomain_prefix else { return BTreeMap::new() };
+    services
+        .iter()
+        .filter(|d| d.exposure.enabled)
+        .map(|d| {
+            let own = d.exposure.subdomain.clone().unwrap_or_else(|| crate::compose::classify::dns_label(&d.name));
+            let full = if own == "@" || own.is_empty() { prefix.clone() } else { format!("{prefix}-{own}") };
+            let cut: String = full.chars().take(63).collect();
+            (d.name.clone(), cut.trim_end_matches('-').to_owned())
         })
         .collect()
 }

@@ -130,6 +130,21 @@ pub async fn begin_launch(
         .await
 }
 
+/// In the launch's transaction: records Playground `playground_id` on
+/// target `id` if the target is still live at `generation`; whether it
+/// was (else the launch must not commit).
+pub async fn claim_in(conn: &mut Conn, id: i64, generation: i64, playground_id: i64) -> Result<bool> {
+    let done =
+        sqlx::query("UPDATE trigger_targets SET playground_id = $1 WHERE id = $2 AND generation = $3 AND status = $4")
+            .bind(playground_id)
+            .bind(id)
+            .bind(generation)
+            .bind(TargetStatus::Live.as_str())
+            .execute(&mut *conn)
+            .await?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// Records that `target`'s launch made Playground `playground_id`, if the
 /// target is still at the launch's generation.
 pub async fn launched(store: &Store, trigger: &Trigger, target: &Target, playground_id: i64) -> Result<()> {
@@ -271,5 +286,50 @@ async fn set_status_in(conn: &mut Conn, id: i64, status: TargetStatus, reason: O
         .bind(id)
         .execute(&mut *conn)
         .await?;
+    Ok(())
+}
+
+/// What a target last told its provider (a pull request's comment and
+/// deployment), kept beside the target.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Reported {
+    pub comment_id: Option<String>,
+    pub deployment_id: Option<String>,
+    /// The commit `deployment_id` deploys.
+    pub deployment_sha: Option<String>,
+    /// A digest of the last report written: the next pass writes only
+    /// when what it would say differs.
+    pub digest: Option<String>,
+}
+
+/// What target `id` last reported.
+pub async fn reported(store: &Store, id: i64) -> Result<Reported> {
+    let query =
+        sqlx::query("SELECT comment_id, deployment_id, deployment_sha, reported FROM trigger_targets WHERE id = $1")
+            .bind(id);
+    one(store, query, "trigger target", |row| {
+        Ok(Reported {
+            comment_id: row.try_get("comment_id")?,
+            deployment_id: row.try_get("deployment_id")?,
+            deployment_sha: row.try_get("deployment_sha")?,
+            digest: row.try_get("reported")?,
+        })
+    })
+    .await
+}
+
+/// Records what target `id` reported.
+pub async fn record_report(store: &Store, id: i64, reported: &Reported) -> Result<()> {
+    sqlx::query(
+        "UPDATE trigger_targets SET comment_id = $1, deployment_id = $2, deployment_sha = $3, reported = $4 \
+         WHERE id = $5",
+    )
+    .bind(&reported.comment_id)
+    .bind(&reported.deployment_id)
+    .bind(&reported.deployment_sha)
+    .bind(&reported.digest)
+    .bind(id)
+    .execute(store.pool())
+    .await?;
     Ok(())
 }

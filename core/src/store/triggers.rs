@@ -26,7 +26,7 @@ use crate::trigger::DEFAULT_MAX_PLAYGROUNDS;
 use crate::{Error, Result};
 
 const COLUMNS: &str = "id, account_id, template_id, config, config_version, playroom_id, variables, paused, problem, \
-                       playzone_id, last_pass_at, created_at, updated_at";
+                       playzone_id, may_read_playzones, last_pass_at, created_at, updated_at";
 
 fn from_row(row: &AnyRow) -> Result<Trigger> {
     let config: Option<String> = row.try_get("config")?;
@@ -45,6 +45,7 @@ fn from_row(row: &AnyRow) -> Result<Trigger> {
         paused: is_set(row.try_get("paused")?),
         problem: row.try_get("problem")?,
         playzone_id: row.try_get("playzone_id")?,
+        may_read_playzones: is_set(row.try_get("may_read_playzones")?),
         last_pass_at: time::opt_from_db(row.try_get("last_pass_at")?)?,
         created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
         updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
@@ -155,6 +156,7 @@ pub async fn activate(
     account_id: i64,
     id: i64,
     change: Activation,
+    may_read_playzones: bool,
 ) -> Result<Trigger> {
     store
         .in_write(async |conn| {
@@ -168,13 +170,19 @@ pub async fn activate(
             }
             let playroom = change.playroom_id.unwrap_or(current.playroom_id);
             let paused = change.paused.unwrap_or(current.paused);
-            sqlx::query("UPDATE triggers SET playroom_id = $1, paused = $2, updated_at = $3 WHERE id = $4")
-                .bind(playroom)
-                .bind(flag(paused))
-                .bind(time::to_db(&time::now()))
-                .bind(id)
-                .execute(&mut *conn)
-                .await?;
+            let starts = matches!(change.playroom_id, Some(Some(_))) || change.paused == Some(false);
+            let reader = if starts { may_read_playzones } else { current.may_read_playzones };
+            sqlx::query(
+                "UPDATE triggers SET playroom_id = $1, paused = $2, may_read_playzones = $5, updated_at = $3 \
+                 WHERE id = $4",
+            )
+            .bind(playroom)
+            .bind(flag(paused))
+            .bind(time::to_db(&time::now()))
+            .bind(id)
+            .bind(flag(reader))
+            .execute(&mut *conn)
+            .await?;
             if let Some(variables) = &change.variables {
                 launch_settings::set_variables_in(conn, secrets, Owner::Triggers, id, variables).await?;
             }

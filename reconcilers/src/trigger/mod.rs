@@ -1,0 +1,264 @@
+//! The trigger loop (issue #30): keyed by trigger, it keeps one Playground
+//! per matching branch (`push`, [`push`]) or per open pull request
+//! (`pull_request`, [`pulls`]) of the repository the trigger follows.
+//!
+//! Guarantees (the rules are `play_core::trigger`, the rows
+//! `play_core::store::{triggers, trigger_targets, playzone_pulls}`):
+//! - **Level-triggered.** A pass compares what the repository holds (the
+//!   Playzone's branch index; the provider's open pull requests, merged
+//!   into the Playzone's pull request index) with the trigger's targets
+//!   and converges: it never depends on the event that woke it. A push or
+//!   a `pull_request` delivery only wakes the Playzone's sync, whose pass
+//!   wakes the triggers on it; every [`TriggerLoopConfig::interval`] a
+//!   pass also runs (and asks the Playzone to sync when its last sync is
+//!   older), so a lost delivery, a deleted branch, a force-push or a
+//!   retargeted pull request is repaired without an event.
+//! - **One Playground per (trigger, ref).** A launch is announced on the
+//!   target (its next generation) and commits only while the target is
+//!   still live at that generation, recording its Playground on the
+//!   target in the same transaction: a pull request closed (or a branch
+//!   deleted) while its launch was being made never gets it back, and a
+//!   target never loses track of a Playground it launched.
+//! - **Rollouts only when behind.** A live target is rolled out when its
+//!   Playground's built services are behind the index (the definition of
+//!   `needs_rollout`): only changed services rebuild and restart.
+//! - **Nothing comes back by itself.** A Playground destroyed outside the
+//!   trigger (a person, its TTL) stops its target; the ref's next commit
+//!   launches it again. A deleted branch or a closed pull request destroys
+//!   its Playground in the transaction that marks the target gone.
+//! - **Visible problems.** A `repo_url` that names nothing the account can
+//!   build from, a refused launch, a fork or the cap are recorded on the
+//!   trigger or the target with the reason, and the pass retries at the
+//!   interval.
+
+mod pulls;
+mod push;
+mod report;
+
+use std::time::Duration;
+
+use play_core::model::event::Actor;
+use play_core::model::trigger::{Target, Trigger};
+use play_core::playground::DesiredState;
+use play_core::playground::launch::{self, TemplateLaunch, TriggerLaunch};
+use play_core::playground::model::RolloutChanges;
+use play_core::playground::ops;
+use play_core::playzone::model::Playzone;
+use play_core::secrets::SecretBox;
+use play_core::store::{Store, builds, playgrounds, playzones, trigger_targets, triggers};
+use play_core::time;
+use play_core::wake::{Kind, Waker};
+
+use crate::Result;
+use crate::launching::{Blocking, LaunchBounds, describe};
+use crate::runtime::{Action, Ctx, Reconciler};
+
+/// The loop's settings.
+#[derive(Clone, Debug)]
+pub struct TriggerLoopConfig {
+    /// How often each trigger is looked at without a wake, and how old
+    /// its Playzone's last sync may be before a pass asks for another
+    /// (`PLAY_TRIGGER_INTERVAL`).
+    pub interval: Duration,
+    /// How soon a pass looks again while a preview it reports on is still
+    /// converging (its pull request comment and deployment status follow
+    /// the Playground's state).
+    pub report_interval: Duration,
+    /// The bounds of the Playgrounds it launches, as the API's.
+    pub launch: LaunchBounds,
+}
+
+impl Default for TriggerLoopConfig {
+    fn default() -> Self {
+        TriggerLoopConfig {
+            interval: Duration::from_secs(60),
+            report_interval: Duration::from_secs(2),
+            launch: LaunchBounds::default(),
+        }
+    }
+}
+
+/// See the [module documentation](self).
+pub struct TriggerLoop {
+    store: Store,
+    secrets: SecretBox,
+    waker: std::sync::Arc<dyn Waker>,
+    config: TriggerLoopConfig,
+}
+
+impl std::fmt::Debug for TriggerLoop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TriggerLoop").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+/// What a launch for one ref builds and how its URLs are named.
+struct LaunchRef {
+    playzone_id: i64,
+    /// The pin name: the branch, or `pull/<n>/head`.
+    pin: String,
+    commit: String,
+    repo_url: String,
+    subdomain_prefix: Option<String>,
+}
+
+impl TriggerLoop {
+    pub fn new(store: Store, secrets: SecretBox, waker: std::sync::Arc<dyn Waker>) -> Self {
+        TriggerLoop { store, secrets, waker, config: TriggerLoopConfig::default() }
+    }
+
+    pub fn with_config(mut self, config: TriggerLoopConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Launches `at` for `target` (announced already), or records why not
+    /// on the target.
+    async fn launch(&self, trigger: &Trigger, target: &Target, at: &LaunchRef) -> Result<()> {
+        let name = trigger_targets::launch_name(target);
+        if let Some(found) = playgrounds::by_playspec_name(&self.store, trigger.account_id, &name).await? {
+            trigger_targets::launched(&self.store, trigger, target, found).await?;
+            return Ok(());
+        }
+        let request = TemplateLaunch {
+            playroom_id: trigger.playroom_id,
+            version: None,
+            variables: triggers::variables(&self.store, &self.secrets, trigger.id).await?,
+            name: Some(name.clone()),
+            job_mode: false,
+            trigger: Some(TriggerLaunch {
+                playzone_id: at.playzone_id,
+                branch: at.pin.clone(),
+                repo_url: at.repo_url.clone(),
+                subdomain_prefix: at.subdomain_prefix.clone(),
+                target: (target.id, target.generation),
+            }),
+        };
+        let launched = launch::launch_template(
+            &self.store,
+            &Blocking,
+            trigger.account_id,
+            trigger.template_id,
+            request,
+            self.config.launch.limits(),
+            Actor::System,
+        )
+        .await;
+        let refused = match launched {
+            Ok(launched) => {
+                self.waker.wake(Kind::Playground, launched.playground.id);
+                trigger_targets::launched(&self.store, trigger, target, launched.playground.id).await?;
+                tracing::info!(trigger = trigger.id, r#ref = %target.ref_name, playground = launched.playground.id, "trigger launched a Playground");
+                return Ok(());
+            }
+            // The target moved on (its ref went away) while the launch was
+            // made: nothing was launched, and the next pass sees why.
+            Err(play_core::Error::Conflict(_)) => return Ok(()),
+            Err(play_core::Error::Validation(errors)) => describe(&errors),
+            Err(play_core::Error::NotFound(what)) => format!("its {what} does not exist"),
+            Err(play_core::Error::QuotaExceeded { resource, limit }) => {
+                format!("the account's quota of {limit} {resource} is reached")
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let reason = format!("the launch was refused: {refused}");
+        tracing::warn!(trigger = trigger.id, r#ref = %target.ref_name, %reason, "trigger launch refused");
+        trigger_targets::refuse(&self.store, trigger, &target.ref_kind, &target.ref_name, &at.commit, &reason).await?;
+        Ok(())
+    }
+
+    /// Looks at live `target` whose ref is at `at.commit`: stops it when
+    /// its Playground went away, rolls it out when its build is behind.
+    async fn keep(&self, trigger: &Trigger, target: &Target, at: &LaunchRef) -> Result<()> {
+        let Some(playground) = target.playground_id else {
+            // Announced, not launched: a pass stopped in between.
+            return self.launch(trigger, target, at).await;
+        };
+        let alive = match playgrounds::get(&self.store, trigger.account_id, playground).await {
+            Ok(p) => p.desired_state != DesiredState::Destroyed,
+            Err(play_core::Error::NotFound(_)) => false,
+            Err(e) => return Err(e.into()),
+        };
+        if !alive {
+            let reason = "its Playground was destroyed outside the trigger (by a person or its TTL); the ref's \
+                          next commit launches it again";
+            return Ok(trigger_targets::stopped(&self.store, target, reason).await?);
+        }
+        if builds::outdated(&self.store, playground).await?.is_empty() {
+            return Ok(());
+        }
+        match ops::record_rollout(&self.store, trigger.account_id, playground, RolloutChanges::default(), Actor::System)
+            .await
+        {
+            Ok(p) => {
+                self.waker.wake(Kind::Playground, p.id);
+                trigger_targets::rolled_out(&self.store, trigger, target, &at.commit).await?;
+                tracing::info!(trigger = trigger.id, r#ref = %target.ref_name, playground, "trigger rolled out a Playground");
+            }
+            // Destroyed, or not running yet (a build in progress rolls
+            // out to the index's head anyway): the next pass looks again.
+            Err(play_core::Error::Conflict(_) | play_core::Error::NotFound(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+        Ok(())
+    }
+
+    /// Destroys `target`'s Playground for `reason` (in the transaction
+    /// that marks the target gone) and wakes it.
+    async fn destroy(&self, trigger: &Trigger, target: &Target, reason: &str) -> Result<()> {
+        if let Some(destroyed) = trigger_targets::destroy(&self.store, trigger, target, reason).await? {
+            self.waker.wake(Kind::Playground, destroyed);
+        }
+        tracing::info!(trigger = trigger.id, r#ref = %target.ref_name, %reason, "trigger destroyed a Playground");
+        Ok(())
+    }
+
+    /// Asks for a sync of `zone` when its last one is older than the
+    /// interval; whether it was ever synced.
+    async fn freshen(&self, zone: &Playzone) -> Result<bool> {
+        let stale = zone.last_synced_at.is_none_or(|at| {
+            time::now() - at > chrono::Duration::from_std(self.config.interval).unwrap_or(chrono::Duration::MAX)
+        });
+        if stale && zone.synced_generation == zone.generation {
+            playzones::request_sync(&self.store, zone.account_id, zone.id).await?;
+            self.waker.wake(Kind::Playzone, zone.id);
+        }
+        Ok(zone.last_synced_at.is_some())
+    }
+
+    /// Records `problem` on the trigger (what stands in its way, in words).
+    async fn problem(&self, trigger: &Trigger, problem: &str) -> Result<()> {
+        Ok(triggers::record_pass(&self.store, trigger.id, None, Some(problem)).await?)
+    }
+}
+
+impl Reconciler for TriggerLoop {
+    const NAME: &'static str = "trigger";
+    const KIND: Kind = Kind::Trigger;
+
+    async fn reconcile(&self, id: i64, _ctx: &Ctx) -> Result<Action> {
+        let Some(trigger) = triggers::find(&self.store, id).await? else { return Ok(Action::await_change()) };
+        let Some(settings) = trigger.settings.clone() else { return Ok(Action::await_change()) };
+        if trigger.playroom_id.is_none() || trigger.paused {
+            return Ok(Action::await_change());
+        }
+        let Some(url) = settings.repo_url.clone() else {
+            let problem = "trigger_config.repo_url is missing: name the repository the trigger follows";
+            self.problem(&trigger, problem).await?;
+            return Ok(Action::await_change());
+        };
+        let sooner = match settings.event_type.as_str() {
+            "push" => push::pass(self, &trigger, &settings, &url).await?,
+            _ => pulls::pass(self, &trigger, &settings, &url).await?,
+        };
+        Ok(if sooner {
+            Action::requeue_after(self.config.report_interval)
+        } else {
+            Action::requeue_after(self.config.interval)
+        })
+    }
+
+    async fn list(&self) -> Result<Vec<i64>> {
+        Ok(triggers::ids(&self.store).await?)
+    }
+}

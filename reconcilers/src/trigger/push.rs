@@ -1,0 +1,72 @@
+//! A pass of a `push` trigger: one Playground per matching branch of the
+//! Playzone's branch index (`play_core::trigger::plan_push`).
+
+use play_core::model::event::Actor;
+use play_core::model::trigger::{Trigger, TriggerSettings};
+use play_core::playzone::link::{self, Linker};
+use play_core::store::{playzone_branches, playzones, trigger_targets, triggers};
+use play_core::trigger::{Head, plan_push};
+
+use super::{LaunchRef, TriggerLoop};
+use crate::Result;
+use crate::launching::describe;
+
+/// Converges the trigger's branch targets; whether the next pass should
+/// come sooner than the interval (never, for branches).
+pub(super) async fn pass(r: &TriggerLoop, trigger: &Trigger, settings: &TriggerSettings, url: &str) -> Result<bool> {
+    let linker = Linker {
+        store: &r.store,
+        account_id: trigger.account_id,
+        policy: &r.config.launch.repository_policy,
+        hosts: &r.config.launch.hosts,
+        limits: &r.config.launch.quotas,
+        actor: Actor::System,
+        may_read_playzones: false,
+    };
+    let playzone_id = match link::for_url(linker, url).await {
+        Ok(id) => id,
+        Err(play_core::Error::Validation(errors)) => {
+            r.problem(trigger, &format!("repo_url {url}: {}", describe(&errors))).await?;
+            return Ok(false);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    triggers::record_pass(&r.store, trigger.id, Some(playzone_id), None).await?;
+    let Some(zone) = playzones::find(&r.store, playzone_id).await? else { return Ok(false) };
+    if !r.freshen(&zone).await? {
+        // Its first sync wakes this trigger.
+        return Ok(false);
+    }
+    let heads: Vec<Head> = playzone_branches::branches(&r.store, zone.id, None, None, usize::MAX)
+        .await?
+        .into_iter()
+        .map(|b| Head { branch: b.name, commit: b.commit })
+        .collect();
+    let pattern = settings.branch.clone().or(zone.default_branch.clone()).unwrap_or_else(|| "main".into());
+    let targets: Vec<_> =
+        trigger_targets::list(&r.store, trigger.id).await?.into_iter().filter(|t| t.ref_kind == "branch").collect();
+    let plan = plan_push(&pattern, &heads, &targets, settings.max_playgrounds, trigger.updated_at);
+    for target_id in &plan.destroy {
+        let Some(target) = targets.iter().find(|t| t.id == *target_id) else { continue };
+        r.destroy(trigger, target, &format!("branch {} was deleted", target.ref_name)).await?;
+    }
+    let at = |head: &Head| LaunchRef {
+        playzone_id: zone.id,
+        pin: head.branch.clone(),
+        commit: head.commit.clone(),
+        repo_url: url.to_owned(),
+        subdomain_prefix: None,
+    };
+    for (target_id, head) in &plan.keep {
+        let Some(target) = targets.iter().find(|t| t.id == *target_id) else { continue };
+        r.keep(trigger, target, &at(head)).await?;
+    }
+    for head in &plan.launch {
+        let target = trigger_targets::begin_launch(&r.store, trigger.id, "branch", &head.branch, &head.commit).await?;
+        r.launch(trigger, &target, &at(head)).await?;
+    }
+    for (head, reason) in &plan.refuse {
+        trigger_targets::refuse(&r.store, trigger, "branch", &head.branch, &head.commit, reason).await?;
+    }
+    Ok(false)
+}
