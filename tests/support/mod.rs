@@ -16,6 +16,7 @@ pub mod app;
 pub mod caddy;
 pub mod docker;
 pub mod git_cli;
+pub mod github;
 pub mod host_view;
 pub mod pebble;
 pub mod playzones;

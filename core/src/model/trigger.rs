@@ -138,3 +138,16 @@ pub struct Target {
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
+
+/// What a target last told its provider (a pull request's comment and
+/// deployment), kept beside the target.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Reported {
+    pub comment_id: Option<String>,
+    pub deployment_id: Option<String>,
+    /// The commit `deployment_id` deploys.
+    pub deployment_sha: Option<String>,
+    /// A digest of the last report written: the next pass writes only
+    /// when what it would say differs.
+    pub digest: Option<String>,
+}

@@ -16,7 +16,9 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{GitConfig, Lifetimes, NewPlayground, Playground, ServiceSettings};
+use super::model::{Lifetimes, NewPlayground, Playground, ServiceSettings};
+use super::trigger_launch;
+pub use super::trigger_launch::TriggerLaunch;
 use super::validate::{self, CreateRequest};
 use crate::compose::{self, Compiled, Issue, Policy, svc};
 use crate::error::push_field_error;
@@ -283,30 +285,6 @@ pub struct TemplateLaunch {
     pub trigger: Option<TriggerLaunch>,
 }
 
-/// What a trigger's launch adds to a template launch (issue #30).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TriggerLaunch {
-    /// The Playzone the trigger follows.
-    pub playzone_id: i64,
-    /// The branch (or a pull request's pin name, `pull/<n>/head`) its
-    /// services are built from.
-    pub branch: String,
-    /// The repository URL the trigger follows: build services naming it
-    /// are linked to `playzone_id` by id. The trigger was made to act by a
-    /// key that may read Playzones, so a Playzone that reads privately
-    /// (attached through an installation) may be linked this way.
-    pub repo_url: String,
-    /// Put before each exposed service's subdomain (`pr-3`: `pr-3-web`), so
-    /// a pull request's preview keeps its URLs across rollouts.
-    pub subdomain_prefix: Option<String>,
-    /// The target this launch is for, and its generation: the launch
-    /// commits only while the target is still live at that generation, and
-    /// records its Playground on the target in the same transaction (a
-    /// pull request closed meanwhile can never get its preview back, and a
-    /// target never loses track of a Playground it launched).
-    pub target: (i64, i64),
-}
-
 /// What a template launch recorded and compiled.
 #[derive(Clone, Debug)]
 pub struct TemplateLaunched {
@@ -393,13 +371,14 @@ pub async fn launch_template(
     // naming a trigger's repository get the trigger's Playzone by id.
     let mut linker = url_linker(store, account_id, &limits, actor);
     if let Some(trigger) = &request.trigger {
-        linker.may_read_playzones = link_to_trigger(&mut services, trigger);
+        linker.may_read_playzones = trigger_launch::link_to_trigger(&mut services, trigger);
     }
     let playzones_created =
         crate::playzone::link::link(linker, &mut services, &[], |d| format!("template_body.services.{}", d.name))
             .await?;
-    let service_settings = pinned_settings(&services, request.trigger.as_ref());
-    let service_subdomains = request.trigger.as_ref().map(|t| prefixed_subdomains(&services, t)).unwrap_or_default();
+    let service_settings = trigger_launch::pinned_settings(&services, request.trigger.as_ref());
+    let service_subdomains =
+        request.trigger.as_ref().map(|t| trigger_launch::prefixed_subdomains(&services, t)).unwrap_or_default();
     let name = match request.name {
         Some(name) => LaunchName::Given(name.trim().to_owned()),
         None => LaunchName::FromTemplate(template.name.clone()),
@@ -434,60 +413,6 @@ pub async fn launch_template(
         warnings: compiled.warnings,
         playzones_created,
     })
-}
-
-/// The settings that build every service linked to the trigger's
-/// Playzone from its branch.
-fn pinned_settings(
-    services: &[crate::compose::classify::ServiceDefinition],
-    pin: Option<&TriggerLaunch>,
-) -> BTreeMap<String, ServiceSettings> {
-    let Some(pin) = pin else { return BTreeMap::new() };
-    services
-        .iter()
-        .filter(|d| d.playzone_id == Some(pin.playzone_id))
-        .map(|d| {
-            let git = GitConfig { branch_name: Some(pin.branch.clone()), ..GitConfig::default() };
-            (d.name.clone(), ServiceSettings { git_config: Some(git), ..ServiceSettings::default() })
-        })
-        .collect()
-}
-
-/// Links the build services naming the trigger's repository to its
-/// Playzone by id; whether any was.
-fn link_to_trigger(services: &mut [crate::compose::classify::ServiceDefinition], trigger: &TriggerLaunch) -> bool {
-    let same = |url: &str| {
-        let plain = |u: &str| u.trim_end_matches('/').trim_end_matches(".git").to_ascii_lowercase();
-        plain(url) == plain(&trigger.repo_url)
-    };
-    let mut any = false;
-    for def in services.iter_mut().filter(|d| d.service_type == crate::compose::classify::ServiceType::Dynamic) {
-        if def.playzone_id.is_none() && def.repo_url.as_deref().is_some_and(same) {
-            def.playzone_id = Some(trigger.playzone_id);
-            any = true;
-        }
-    }
-    any
-}
-
-/// `<prefix>-<subdomain>` for each exposed service (its definition's
-/// subdomain, else its name as a DNS label; `@` is the prefix alone), cut
-/// to a DNS label's 63 characters.
-fn prefixed_subdomains(
-    services: &[crate::compose::classify::ServiceDefinition],
-    trigger: &TriggerLaunch,
-) -> BTreeMap<String, String> {
-    let Some(prefix) = &trigger.subdomain_prefix else { return BTreeMap::new() };
-    services
-        .iter()
-        .filter(|d| d.exposure.enabled)
-        .map(|d| {
-            let own = d.exposure.subdomain.clone().unwrap_or_else(|| crate::compose::classify::dns_label(&d.name));
-            let full = if own == "@" || own.is_empty() { prefix.clone() } else { format!("{prefix}-{own}") };
-            let cut: String = full.chars().take(63).collect();
-            (d.name.clone(), cut.trim_end_matches('-').to_owned())
-        })
-        .collect()
 }
 
 /// The linker of a launch: it names repositories by URL only, never by id

@@ -17,6 +17,7 @@ pub mod launch;
 pub mod model;
 pub mod ops;
 pub mod state;
+pub mod trigger_launch;
 pub mod ttl;
 pub mod validate;
 

@@ -20,7 +20,7 @@ use sqlx::any::AnyRow;
 use super::shapes::{all, one};
 use super::{Conn, Store, events};
 use crate::model::event::{Actor, NewEvent};
-use crate::model::trigger::{Target, TargetStatus, Trigger};
+use crate::model::trigger::{Reported, Target, TargetStatus, Trigger};
 use crate::playground::model::Origin;
 use crate::time;
 use crate::{Error, Result};
@@ -289,19 +289,6 @@ async fn set_status_in(conn: &mut Conn, id: i64, status: TargetStatus, reason: O
     Ok(())
 }
 
-/// What a target last told its provider (a pull request's comment and
-/// deployment), kept beside the target.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Reported {
-    pub comment_id: Option<String>,
-    pub deployment_id: Option<String>,
-    /// The commit `deployment_id` deploys.
-    pub deployment_sha: Option<String>,
-    /// A digest of the last report written: the next pass writes only
-    /// when what it would say differs.
-    pub digest: Option<String>,
-}
-
 /// What target `id` last reported.
 pub async fn reported(store: &Store, id: i64) -> Result<Reported> {
     let query =
@@ -333,3 +320,7 @@ pub async fn record_report(store: &Store, id: i64, reported: &Reported) -> Resul
     .await?;
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "trigger_targets_tests.rs"]
+mod tests;

@@ -12,11 +12,11 @@
 //! environment, so nothing is made twice. A provider that fails is logged
 //! and tried again at the next pass.
 
-use play_core::model::trigger::{Target, TargetStatus, Trigger};
+use play_core::model::trigger::{Reported, Target, TargetStatus, Trigger};
 use play_core::playground::{DesiredState, PlaygroundStatus};
 use play_core::scm::names::FullName;
 use play_core::scm::pulls::{DeploymentState, PreviewReport, ReviewHost};
-use play_core::store::trigger_targets::{self, Reported};
+use play_core::store::trigger_targets;
 use play_core::store::{edges, playgrounds, playrooms};
 use sha2::{Digest, Sha256};
 
