@@ -190,6 +190,22 @@ async fn pull_requests_get_previews_that_follow_them_and_go_when_they_close() {
     })
     .await;
     assert_eq!(g.github.comments(REPO, one).len(), 1, "one comment");
+    // Its events say which trigger, pull request and commit.
+    let store = play_core::store::Store::connect(play.database_url()).await.unwrap();
+    let account = play_core::store::accounts::find_account_by_name(&store, "default").await.unwrap().id;
+    let events = play_core::store::events::list_for_account(&store, account).await.unwrap();
+    let created = events
+        .iter()
+        .find(|e| e.event_type == "playground.created" && e.entity_id == playground)
+        .and_then(|e| e.metadata.clone())
+        .unwrap();
+    assert_eq!(
+        (&created["trigger_id"], &created["pull_request"], created["commit"].as_str()),
+        (&trigger["id"], &json!(1), Some(head.as_str())),
+        "{created:#}"
+    );
+    let fired = events.iter().find(|e| e.event_type == "trigger.fired").and_then(|e| e.metadata.clone()).unwrap();
+    assert_eq!((&fired["action"], &fired["pull_request"]), (&json!("launched"), &json!(1)), "{fired:#}");
 
     // A new commit: the same Playground rolled out, the comment edited.
     let second = g.github.commit(REPO, "feature", &[("index.html", b"pr one, second")]);

@@ -99,3 +99,33 @@ async fn bad_settings_another_account_and_bad_input_are_refused() {
     let unchanged = app.get(&path, &app.admin).await;
     assert_eq!((unchanged.body["paused"].as_bool(), unchanged.body["playroom_id"].as_i64()), (Some(false), None));
 }
+
+/// A pull-request trigger builds a repository the account reads through
+/// its GitHub installation, which only a key that may read Playzones may
+/// have built (the rule of issue #27, item 2): started by a key without
+/// `playzones:read` it does nothing and says why; started again by one
+/// with it, it acts. A later start by a key without it takes that back.
+#[tokio::test]
+async fn a_pull_request_trigger_acts_only_when_started_by_a_key_that_may_read_playzones() {
+    let app = TestApp::new().await;
+    let id = create_template(&app, &app.admin, "previews", "").await;
+    let body = SITE.replace("event_type: push", "event_type: pull_request");
+    assert_eq!(create_version(&app, &app.admin, id, &body, false).await.status, StatusCode::CREATED);
+    let trigger = app.get("/api/triggers", &app.admin).await.body[0].clone();
+    let path = format!("/api/triggers/{}", trigger["id"]);
+    let room = app.post("/api/playrooms", &app.admin, json!({"playroom": {"name": "room", "host": "h"}})).await;
+    let start = json!({"trigger": {"playroom_id": room.body["id"], "variables": {"WHO": "x"}}});
+    let writer: ScopeSet =
+        [Scope::ImportTemplatesRead, Scope::ImportTemplatesWrite, Scope::PlaygroundsWrite].into_iter().collect();
+    let writer = app.key_for(app.account_id, writer, None).await;
+    let started = patch(&app, &path, &writer, Some(start.clone())).await;
+    assert_eq!(started.status, StatusCode::OK, "{}", started.text);
+    assert!(started.body["condition"].as_str().unwrap().contains("playzones:read"), "{}", started.text);
+    let started = patch(&app, &path, &app.admin, Some(start.clone())).await;
+    assert!(started.body["condition"].is_null(), "{}", started.text);
+    // Changing only the variables keeps who started it.
+    let vars = patch(&app, &path, &writer, Some(json!({"trigger": {"variables": {"WHO": "y"}}}))).await;
+    assert!(vars.body["condition"].is_null(), "{}", vars.text);
+    let again = patch(&app, &path, &writer, Some(start)).await;
+    assert!(again.body["condition"].as_str().unwrap().contains("playzones:read"), "{}", again.text);
+}

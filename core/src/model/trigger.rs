@@ -57,6 +57,12 @@ pub struct Trigger {
     pub updated_at: Timestamp,
 }
 
+/// The condition of a pull-request trigger started by a key without
+/// `playzones:read`.
+pub const NEEDS_PLAYZONES_READ: &str = "a pull_request trigger builds a repository read through the account's \
+     GitHub installation: start it (PATCH /api/triggers/{id} with playroom_id) with a key that also holds \
+     playzones:read";
+
 impl Trigger {
     /// Why the trigger does nothing, if it does nothing: what the account
     /// must do, in words.
@@ -67,6 +73,8 @@ impl Trigger {
             Some("needs a Playroom: PATCH /api/triggers/{id} with playroom_id")
         } else if self.paused {
             Some("paused")
+        } else if self.settings.as_ref().is_some_and(|s| s.event_type == "pull_request") && !self.may_read_playzones {
+            Some(NEEDS_PLAYZONES_READ)
         } else {
             self.problem.as_deref()
         }

@@ -112,6 +112,8 @@ pub struct LaunchedPlayground {
     /// launch's transaction, which fails if the target moved on
     /// ([`TriggerLaunch::target`]).
     pub target: Option<(i64, i64)>,
+    /// The trigger's ref and commit, for the `playground.created` event.
+    pub origin: Option<super::model::Origin>,
 }
 
 /// A checked launch: the Playspec's fields (but its name) and, optionally,
@@ -152,6 +154,7 @@ pub async fn record_launch(
                 service_subdomains: launched.service_subdomains,
                 service_settings: launched.service_settings,
                 ttl: launched.ttl,
+                origin: launched.origin,
             };
             let playground = create_in(&mut tx, account_id, &new, limits, actor).await?;
             if let Some((target, generation)) = launched.target
@@ -259,6 +262,7 @@ pub async fn launch_compose(
             service_settings: BTreeMap::new(),
             service_subdomains: BTreeMap::new(),
             target: None,
+            origin: None,
         }),
         _ => None,
     };
@@ -399,6 +403,7 @@ pub async fn launch_template(
         service_settings,
         service_subdomains,
         target: request.trigger.as_ref().map(|t| t.target),
+        origin: request.trigger.as_ref().map(|t| t.origin.clone()),
     };
     let launch = Launch { name, playspec, playground: Some(launched) };
     let (playspec, playground) =

@@ -110,6 +110,9 @@ pub struct NewPlayground {
     pub service_subdomains: BTreeMap<String, String>,
     pub service_settings: BTreeMap<String, ServiceSettings>,
     pub ttl: chrono::Duration,
+    /// The trigger that launches it, for which ref and commit: its
+    /// `playground.created` event says so.
+    pub origin: Option<Origin>,
 }
 
 /// The Docker Compose project name: `play-<installation, 6 characters>-<id>-

@@ -30,6 +30,9 @@ pub struct TriggerLaunch {
     /// pull request closed meanwhile can never get its preview back, and a
     /// target never loses track of a Playground it launched).
     pub target: (i64, i64),
+    /// The trigger, the ref and the commit (the Playground's
+    /// `playground.created` event carries them).
+    pub origin: super::model::Origin,
 }
 
 /// The settings that build every service linked to the trigger's

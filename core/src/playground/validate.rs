@@ -246,6 +246,7 @@ pub async fn check_create_in(
         service_subdomains: request.service_subdomains,
         service_settings: request.services,
         ttl: lifetimes.ttl(request.job_mode),
+        origin: None,
     })
 }
 

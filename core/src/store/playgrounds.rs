@@ -100,11 +100,24 @@ pub async fn insert_in(conn: &mut Conn, account_id: i64, new: &NewPlayground, ac
         sqlx::query("SELECT uid FROM installation").fetch_one(&mut *conn).await?.try_get("uid")?;
     let project = compose_project(&installation, id, &new.name);
     set_by_id(&mut *conn, "UPDATE playgrounds SET compose_project = $1 WHERE id = $2", project, id).await?;
+    let mut metadata =
+        serde_json::json!({"playspec_id": new.playspec_id, "playroom_id": new.playroom_id, "job_mode": new.job_mode});
+    if let Some(origin) = &new.origin {
+        // Launched by a trigger: which, for which ref (under its kind's
+        // name: `branch` or `pull_request`) and commit.
+        metadata["trigger_id"] = serde_json::json!(origin.trigger_id);
+        metadata[origin.ref_kind.as_str()] = match origin.ref_name.parse::<u64>() {
+            Ok(number) if origin.ref_kind == "pull_request" => serde_json::json!(number),
+            _ => serde_json::json!(origin.ref_name),
+        };
+        metadata["commit"] = serde_json::json!(origin.commit);
+    }
     events::record(
         conn,
-        NewEvent::new(account_id, "playground", id, "created").playground_name(&new.name).actor(actor).metadata(
-            serde_json::json!({"playspec_id": new.playspec_id, "playroom_id": new.playroom_id, "job_mode": new.job_mode}),
-        ),
+        NewEvent::new(account_id, "playground", id, "created")
+            .playground_name(&new.name)
+            .actor(actor)
+            .metadata(metadata),
     )
     .await?;
     select(conn, account_id, id).await

@@ -91,8 +91,12 @@ async fn fired_in(
         "playground_id": target.playground_id,
         "reason": target.reason,
     });
-    // `branch` (or `pull_request`): the ref, under its kind's name.
-    metadata[target.ref_kind.as_str()] = serde_json::json!(target.ref_name);
+    // `branch` (or `pull_request`, its number): the ref, under its kind's
+    // name.
+    metadata[target.ref_kind.as_str()] = match target.ref_name.parse::<u64>() {
+        Ok(number) if target.ref_kind == "pull_request" => serde_json::json!(number),
+        _ => serde_json::json!(target.ref_name),
+    };
     let event = NewEvent::new(trigger.account_id, "trigger", trigger.id, "fired").actor(Actor::System);
     events::record(conn, event.metadata(metadata)).await.map(|_| ())
 }

@@ -132,6 +132,12 @@ impl TriggerLoop {
                 repo_url: at.repo_url.clone(),
                 subdomain_prefix: at.subdomain_prefix.clone(),
                 target: (target.id, target.generation),
+                origin: play_core::playground::model::Origin {
+                    trigger_id: trigger.id,
+                    ref_kind: target.ref_kind.clone(),
+                    ref_name: target.ref_name.clone(),
+                    commit: Some(at.commit.clone()),
+                },
             }),
         };
         let launched = launch::launch_template(

@@ -51,9 +51,7 @@ fn plain(url: &str) -> String {
 /// whether a preview is still converging (the next pass comes sooner).
 pub(super) async fn pass(r: &TriggerLoop, trigger: &Trigger, settings: &TriggerSettings, url: &str) -> Result<bool> {
     if !trigger.may_read_playzones {
-        let problem = "a pull_request trigger builds a repository read through the account's GitHub installation: \
-                       start it (PATCH /api/triggers/{id} with playroom_id) with a key that also holds playzones:read";
-        r.problem(trigger, problem).await?;
+        r.problem(trigger, play_core::model::trigger::NEEDS_PLAYZONES_READ).await?;
         return Ok(false);
     }
     let hosts = &r.config.launch.hosts;
