@@ -129,3 +129,29 @@ async fn a_pull_request_trigger_acts_only_when_started_by_a_key_that_may_read_pl
     let again = patch(&app, &path, &writer, Some(start)).await;
     assert!(again.body["condition"].as_str().unwrap().contains("playzones:read"), "{}", again.text);
 }
+
+/// Triggers count against the account's `triggers` quota (and schedules
+/// against `schedules`): a version that turns one on beyond it is refused
+/// and writes nothing; a new version of a template whose trigger is on
+/// already is not a new trigger.
+#[tokio::test]
+async fn a_trigger_beyond_the_quota_is_refused_and_a_new_version_of_one_is_not() {
+    let app = TestApp::new().await;
+    let quota = play_core::model::quota::Resource::Triggers;
+    play_core::store::quotas::set_account_limit(app.store(), app.account_id, quota, 1).await.unwrap();
+    let first = create_template(&app, &app.admin, "first", "").await;
+    assert_eq!(create_version(&app, &app.admin, first, SITE, false).await.status, StatusCode::CREATED);
+    let changed = SITE.replace("max_playgrounds: 3", "max_playgrounds: 4");
+    let again = create_version(&app, &app.admin, first, &changed, false).await;
+    assert_eq!(again.status, StatusCode::CREATED, "the same trigger, new settings");
+    let second = create_template(&app, &app.admin, "second", "").await;
+    let versions = app.count("import_template_versions").await;
+    let refused = create_version(&app, &app.admin, second, SITE, false).await;
+    let details = refused.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "QUOTA_EXCEEDED");
+    assert!(refused.text.contains("triggers"), "{details} {}", refused.text);
+    assert_eq!(app.count("import_template_versions").await, versions, "nothing written");
+    assert_eq!(app.get("/api/triggers", &app.admin).await.body.as_array().map(Vec::len), Some(1));
+    // A version without a trigger is fine.
+    let plain = "services:\n  web:\n    image: play-test/busybox:1\n";
+    assert_eq!(create_version(&app, &app.admin, second, plain, false).await.status, StatusCode::CREATED);
+}

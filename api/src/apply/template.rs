@@ -8,7 +8,7 @@
 
 use play_core::apply::Action;
 use play_core::compose::svc;
-use play_core::model::template::Template;
+use play_core::model::template::{NewVersion, Template};
 use play_core::store::templates;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -87,7 +87,8 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
                     .map_err(|e| rekeyed(e.into(), "import_template", object))?;
             }
             if changed("template_body") != Some(&json!(spec.template_body)) {
-                templates::create_version(&mut *cx.conn, account, t.id, &spec.template_body, public, &variables, actor)
+                let new = NewVersion { template_body: &spec.template_body, public, variables: &variables };
+                templates::create_version(&mut *cx.conn, cx.principal.acting(), t.id, new, &cx.state.config.quotas)
                     .await?;
             } else if changed("public") != Some(&json!(public))
                 && let Some(latest) = templates::latest_version_in(cx.conn, account, t.id).await?
@@ -100,16 +101,9 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
             let created = templates::create(&mut *cx.conn, cx.principal.acting(), fields, &cx.state.config.quotas)
                 .await
                 .map_err(|e| rekeyed(e.into(), "import_template", object))?;
-            templates::create_version(
-                &mut *cx.conn,
-                account,
-                created.id,
-                &spec.template_body,
-                public,
-                &variables,
-                actor,
-            )
-            .await?;
+            let new = NewVersion { template_body: &spec.template_body, public, variables: &variables };
+            templates::create_version(&mut *cx.conn, cx.principal.acting(), created.id, new, &cx.state.config.quotas)
+                .await?;
             created.id
         }
     };

@@ -17,6 +17,10 @@ pub enum Resource {
     WebhookEndpoints,
     Playzones,
     Repositories,
+    /// Templates with an enabled trigger.
+    Triggers,
+    /// Templates with an enabled schedule.
+    Schedules,
 }
 
 impl Resource {
@@ -29,6 +33,8 @@ impl Resource {
         Resource::WebhookEndpoints,
         Resource::Playzones,
         Resource::Repositories,
+        Resource::Triggers,
+        Resource::Schedules,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -41,6 +47,8 @@ impl Resource {
             Resource::WebhookEndpoints => "webhook_endpoints",
             Resource::Playzones => "playzones",
             Resource::Repositories => "repositories",
+            Resource::Triggers => "triggers",
+            Resource::Schedules => "schedules",
         }
     }
 
@@ -54,6 +62,8 @@ impl Resource {
             Resource::WebhookEndpoints => 20,
             Resource::Playzones => 100,
             Resource::Repositories => 100,
+            Resource::Triggers => 20,
+            Resource::Schedules => 20,
         }
     }
 }

@@ -58,3 +58,13 @@ pub struct ListFilter {
     /// accounts' (the catalog without the viewer's own).
     pub mine: Option<bool>,
 }
+
+/// A version's body and settings, as `store::templates::create_version` records them.
+#[derive(Clone, Copy, Debug)]
+pub struct NewVersion<'a> {
+    /// Already validated by the caller (`compose::svc::validate_template`).
+    pub template_body: &'a str,
+    pub public: bool,
+    /// What the body declares.
+    pub variables: &'a serde_json::Value,
+}

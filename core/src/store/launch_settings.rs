@@ -28,6 +28,13 @@ impl Owner {
         }
     }
 
+    fn resource(self) -> crate::model::quota::Resource {
+        match self {
+            Owner::Schedules => crate::model::quota::Resource::Schedules,
+            Owner::Triggers => crate::model::quota::Resource::Triggers,
+        }
+    }
+
     /// The sealing context: a value sealed for one row opens for no other.
     fn context(self, id: i64) -> String {
         format!("{}:{id}:variables", self.table())
@@ -64,6 +71,9 @@ pub(super) struct Synced<'a> {
     pub existing: Option<(i64, bool)>,
     /// What else a change of settings resets (`SET` clauses).
     pub reset: &'a str,
+    /// The account's quota of enabled rows (`triggers`, `schedules`) is
+    /// checked when a version turns one on.
+    pub limits: &'a crate::model::quota::QuotaLimits,
 }
 
 /// Makes the row when the version asks for one and there is none, and
@@ -71,6 +81,13 @@ pub(super) struct Synced<'a> {
 /// its history and targets outlive a version without settings). Its id.
 pub(super) async fn sync_row_in(conn: &mut Conn, owner: Owner, synced: Synced<'_>) -> Result<Option<i64>> {
     let now = crate::time::to_db(&crate::time::now());
+    if synced.config.is_some() {
+        let sql = format!("SELECT id FROM {} WHERE template_id = $1 AND config IS NOT NULL", owner.table());
+        let on = sqlx::query(&sql).bind(synced.template_id).fetch_optional(&mut *conn).await?;
+        if on.is_none() {
+            super::quotas::check(conn, synced.account_id, owner.resource(), synced.limits).await?;
+        }
+    }
     match synced.existing {
         None if synced.config.is_none() => Ok(None),
         None => {

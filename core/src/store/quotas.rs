@@ -68,6 +68,8 @@ fn count_sql(resource: Resource) -> &'static str {
         Resource::WebhookEndpoints => "SELECT COUNT(*) AS n FROM webhook_endpoints WHERE account_id = $1",
         Resource::Playzones => "SELECT COUNT(*) AS n FROM playzones WHERE account_id = $1",
         Resource::Repositories => "SELECT COUNT(*) AS n FROM repositories WHERE account_id = $1",
+        Resource::Triggers => "SELECT COUNT(*) AS n FROM triggers WHERE account_id = $1 AND config IS NOT NULL",
+        Resource::Schedules => "SELECT COUNT(*) AS n FROM schedules WHERE account_id = $1 AND config IS NOT NULL",
     }
 }
 

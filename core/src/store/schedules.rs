@@ -95,7 +95,12 @@ fn settings_of(body: &str) -> Option<ScheduleSettings> {
 /// version, in the caller's transaction: made when that version has an
 /// enabled schedule, its settings replaced (and its cursor reset when
 /// they change), or switched off. Its id, if it has one.
-pub async fn sync_in(conn: &mut Conn, account_id: i64, template_id: i64) -> Result<Option<i64>> {
+pub async fn sync_in(
+    conn: &mut Conn,
+    account_id: i64,
+    template_id: i64,
+    limits: &crate::model::quota::QuotaLimits,
+) -> Result<Option<i64>> {
     let (settings, version) = match launch_settings::latest_body_in(&mut *conn, account_id, template_id).await? {
         Some((version, body)) => (settings_of(&body), version),
         None => (None, 0),
@@ -114,6 +119,7 @@ pub async fn sync_in(conn: &mut Conn, account_id: i64, template_id: i64) -> Resu
         config: settings.as_ref().map(|s| serde_json::json!(s).to_string()),
         existing: existing.map(|row| (row.id, row.settings != settings)),
         reset: "next_at = NULL",
+        limits,
     };
     launch_settings::sync_row_in(conn, Owner::Schedules, synced).await
 }

@@ -22,7 +22,7 @@ async fn template(store: &Store, account: i64, body: &str) -> i64 {
         .unwrap();
     let fields = TemplateFields { name: Some("nightly".into()), description: None, category_id: Some(category) };
     let made = templates::create(store, Acting::system(account), fields, &QuotaLimits::default()).await.unwrap();
-    templates::create_version(store, account, made.id, body, false, &serde_json::json!({}), Actor::System)
+    templates::create_version(store, Acting::system(account), made.id, version(body), &QuotaLimits::default())
         .await
         .unwrap();
     made.id
@@ -45,7 +45,7 @@ async fn a_version_with_an_enabled_schedule_makes_the_schedule_and_a_later_one_s
     assert_eq!(schedule.settings.as_ref().unwrap().cron, "*/2 * * * * *");
     assert_eq!(schedule.condition(), Some("needs a Playroom: PATCH /api/schedules/{id} with playroom_id"));
 
-    templates::create_version(store, account, id, OFF, false, &serde_json::json!({}), Actor::System).await.unwrap();
+    templates::create_version(store, Acting::system(account), id, version(OFF), &QuotaLimits::default()).await.unwrap();
     let off = get(store, account, schedule.id).await.unwrap();
     assert_eq!((off.settings.as_ref(), off.config_version), (None, 2));
     assert!(off.condition().unwrap().starts_with("disabled"));
@@ -115,4 +115,9 @@ async fn a_pending_run_closed_as_missed_is_a_missed_event() {
     let all = events::list_for_account(store, account).await.unwrap();
     let actions: Vec<&str> = all.iter().filter(|e| e.entity_type == "schedule").map(|e| e.action.as_str()).collect();
     assert_eq!(actions, ["run.missed"]);
+}
+
+fn version(body: &str) -> crate::model::template::NewVersion<'_> {
+    static NONE: std::sync::LazyLock<serde_json::Value> = std::sync::LazyLock::new(|| serde_json::json!({}));
+    crate::model::template::NewVersion { template_body: body, public: false, variables: &NONE }
 }

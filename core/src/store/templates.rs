@@ -30,7 +30,7 @@ use super::shapes::{all, delete_owned, one};
 use super::{Conn, OnUnique, Store, flag};
 use crate::model::event::{Acting, Actor, NewEvent};
 use crate::model::quota::{QuotaLimits, Resource};
-use crate::model::template::{Category, ListFilter, Template, TemplateFields, Version};
+use crate::model::template::{Category, ListFilter, NewVersion, Template, TemplateFields, Version};
 use crate::time;
 use crate::{Error, Result};
 
@@ -254,17 +254,18 @@ pub async fn version_for_launch(
     Ok((template, version))
 }
 
-/// A new version of a body already validated by the caller
-/// (`compose::svc::validate_template`); `variables` is what it declares.
+/// A new version of template `id`: its trigger and schedule follow it
+/// (counted against the `triggers` and `schedules` quotas when it turns
+/// one on).
 pub async fn create_version(
     on: impl Into<On<'_>>,
-    account_id: i64,
+    by: Acting,
     id: i64,
-    template_body: &str,
-    public: bool,
-    variables: &serde_json::Value,
-    actor: Actor,
+    new: NewVersion<'_>,
+    limits: &QuotaLimits,
 ) -> Result<Version> {
+    let Acting { account_id, actor } = by;
+    let NewVersion { template_body, public, variables } = new;
     on.into()
         .write(async |conn| {
             owned(&mut *conn, account_id, id).await?;
@@ -296,8 +297,8 @@ pub async fn create_version(
             let version_id: i64 = row.try_get("id")?;
             touch_in(conn, account_id, id, actor, serde_json::json!({"version": number, "change": "version_created"}))
                 .await?;
-            super::schedules::sync_in(conn, account_id, id).await?;
-            super::triggers::sync_in(conn, account_id, id).await?;
+            super::schedules::sync_in(conn, account_id, id, limits).await?;
+            super::triggers::sync_in(conn, account_id, id, limits).await?;
             owned_version_in(conn, account_id, id, version_id).await
         })
         .await
@@ -312,8 +313,11 @@ async fn owned_version_in(conn: &mut Conn, account_id: i64, id: i64, version_id:
     one(conn, query, "import template version", version_from_row).await
 }
 
-/// Deletes one version (by its id). Its number is not reused.
-pub async fn destroy_version(store: &Store, account_id: i64, id: i64, version_id: i64, actor: Actor) -> Result<()> {
+/// Deletes one version (by its id). Its number is not reused. When that
+/// makes an older version the latest, its trigger or schedule counts
+/// against the quota like a new version's.
+pub async fn destroy_version(store: &Store, by: Acting, id: i64, version_id: i64, limits: &QuotaLimits) -> Result<()> {
+    let Acting { account_id, actor } = by;
     store
         .in_write(async |tx| {
             owned(&mut *tx, account_id, id).await?;
@@ -321,8 +325,8 @@ pub async fn destroy_version(store: &Store, account_id: i64, id: i64, version_id
             delete_owned(tx, "import_template_versions", version_id, account_id).await?;
             let metadata = serde_json::json!({"version": version.version, "change": "version_destroyed"});
             touch_in(tx, account_id, id, actor, metadata).await?;
-            super::schedules::sync_in(tx, account_id, id).await?;
-            super::triggers::sync_in(tx, account_id, id).await.map(|_| ())
+            super::schedules::sync_in(tx, account_id, id, limits).await?;
+            super::triggers::sync_in(tx, account_id, id, limits).await.map(|_| ())
         })
         .await
 }

@@ -19,7 +19,7 @@ async fn trigger(store: &Store) -> Trigger {
         .unwrap();
     let fields = TemplateFields { name: Some("app".into()), description: None, category_id: Some(category) };
     let made = templates::create(store, Acting::system(account), fields, &QuotaLimits::default()).await.unwrap();
-    templates::create_version(store, account, made.id, BODY, false, &serde_json::json!({}), Actor::System)
+    templates::create_version(store, Acting::system(account), made.id, version(BODY), &QuotaLimits::default())
         .await
         .unwrap();
     triggers::list(store, account).await.unwrap().remove(0)
@@ -71,4 +71,9 @@ async fn what_a_target_reported_is_kept_beside_it() {
     };
     record_report(store, target.id, &done).await.unwrap();
     assert_eq!(reported(store, target.id).await.unwrap(), done);
+}
+
+fn version(body: &str) -> crate::model::template::NewVersion<'_> {
+    static NONE: std::sync::LazyLock<serde_json::Value> = std::sync::LazyLock::new(|| serde_json::json!({}));
+    crate::model::template::NewVersion { template_body: body, public: false, variables: &NONE }
 }

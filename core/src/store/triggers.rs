@@ -72,7 +72,12 @@ fn settings_of(body: &str) -> Option<TriggerSettings> {
 /// version, in the caller's transaction: made when that version has an
 /// enabled trigger, its settings replaced, or switched off (its targets
 /// stay: the next pass converges them). Its id, if it has one.
-pub async fn sync_in(conn: &mut Conn, account_id: i64, template_id: i64) -> Result<Option<i64>> {
+pub async fn sync_in(
+    conn: &mut Conn,
+    account_id: i64,
+    template_id: i64,
+    limits: &crate::model::quota::QuotaLimits,
+) -> Result<Option<i64>> {
     let (settings, version) = match launch_settings::latest_body_in(&mut *conn, account_id, template_id).await? {
         Some((version, body)) => (settings_of(&body), version),
         None => (None, 0),
@@ -91,6 +96,7 @@ pub async fn sync_in(conn: &mut Conn, account_id: i64, template_id: i64) -> Resu
         config: settings.as_ref().map(|s| serde_json::json!(s).to_string()),
         existing: existing.map(|row| (row.id, row.settings != settings)),
         reset: "problem = NULL, playzone_id = NULL",
+        limits,
     };
     launch_settings::sync_row_in(conn, Owner::Triggers, synced).await
 }
