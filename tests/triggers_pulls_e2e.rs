@@ -206,6 +206,7 @@ async fn pull_requests_get_previews_that_follow_them_and_go_when_they_close() {
     );
     let fired = events.iter().find(|e| e.event_type == "trigger.fired").and_then(|e| e.metadata.clone()).unwrap();
     assert_eq!((&fired["action"], &fired["pull_request"]), (&json!("launched"), &json!(1)), "{fired:#}");
+    assert_eq!(fired["urls"]["web"], preview_url.as_str(), "the event says where the preview is: {fired:#}");
 
     // A new commit: the same Playground rolled out, the comment edited.
     let second = g.github.commit(REPO, "feature", &[("index.html", b"pr one, second")]);

@@ -14,6 +14,8 @@
 //! - each change the trigger makes is a `trigger.fired` event with the
 //!   trigger, template, ref, commit and Playground.
 
+use std::collections::BTreeMap;
+
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
@@ -81,6 +83,7 @@ async fn fired_in(
     target: &Target,
     action: &str,
     commit: Option<&str>,
+    urls: &BTreeMap<String, String>,
 ) -> Result<()> {
     let mut metadata = serde_json::json!({
         "trigger_id": trigger.id,
@@ -97,6 +100,10 @@ async fn fired_in(
         Ok(number) if target.ref_kind == "pull_request" => serde_json::json!(number),
         _ => serde_json::json!(target.ref_name),
     };
+    if !urls.is_empty() {
+        // Where the Playground is reached (service -> URL).
+        metadata["urls"] = serde_json::json!(urls);
+    }
     let event = NewEvent::new(trigger.account_id, "trigger", trigger.id, "fired").actor(Actor::System);
     events::record(conn, event.metadata(metadata)).await.map(|_| ())
 }
@@ -151,7 +158,13 @@ pub async fn claim_in(conn: &mut Conn, id: i64, generation: i64, playground_id: 
 
 /// Records that `target`'s launch made Playground `playground_id`, if the
 /// target is still at the launch's generation.
-pub async fn launched(store: &Store, trigger: &Trigger, target: &Target, playground_id: i64) -> Result<()> {
+pub async fn launched(
+    store: &Store,
+    trigger: &Trigger,
+    target: &Target,
+    playground_id: i64,
+    urls: &BTreeMap<String, String>,
+) -> Result<()> {
     store
         .in_write(async |conn| {
             let done = sqlx::query(
@@ -167,7 +180,7 @@ pub async fn launched(store: &Store, trigger: &Trigger, target: &Target, playgro
             .await?;
             if done.rows_affected() == 1 {
                 let now = get_in(conn, target.id).await?;
-                fired_in(conn, trigger, &now, "launched", now.commit_sha.as_deref()).await?;
+                fired_in(conn, trigger, &now, "launched", now.commit_sha.as_deref(), urls).await?;
             }
             Ok(())
         })
@@ -175,7 +188,13 @@ pub async fn launched(store: &Store, trigger: &Trigger, target: &Target, playgro
 }
 
 /// Records that `target`'s Playground was rolled out for `commit`.
-pub async fn rolled_out(store: &Store, trigger: &Trigger, target: &Target, commit: &str) -> Result<()> {
+pub async fn rolled_out(
+    store: &Store,
+    trigger: &Trigger,
+    target: &Target,
+    commit: &str,
+    urls: &BTreeMap<String, String>,
+) -> Result<()> {
     store
         .in_write(async |conn| {
             sqlx::query("UPDATE trigger_targets SET commit_sha = $1, updated_at = $2 WHERE id = $3")
@@ -185,7 +204,7 @@ pub async fn rolled_out(store: &Store, trigger: &Trigger, target: &Target, commi
                 .execute(&mut *conn)
                 .await?;
             let now = get_in(conn, target.id).await?;
-            fired_in(conn, trigger, &now, "rolled_out", Some(commit)).await
+            fired_in(conn, trigger, &now, "rolled_out", Some(commit), urls).await
         })
         .await
 }
@@ -207,7 +226,7 @@ pub async fn destroy(store: &Store, trigger: &Trigger, target: &Target, reason: 
             }
             set_status_in(conn, target.id, TargetStatus::Gone, Some(reason)).await?;
             let now = get_in(conn, target.id).await?;
-            fired_in(conn, trigger, &now, "destroyed", now.commit_sha.as_deref()).await?;
+            fired_in(conn, trigger, &now, "destroyed", now.commit_sha.as_deref(), &BTreeMap::new()).await?;
             Ok(destroyed)
         })
         .await
@@ -275,7 +294,7 @@ pub async fn refuse(
             .await?;
             if let Some(row) = row {
                 let target = get_in(conn, row.try_get("id")?).await?;
-                fired_in(conn, trigger, &target, "refused", Some(commit)).await?;
+                fired_in(conn, trigger, &target, "refused", Some(commit), &BTreeMap::new()).await?;
             }
             Ok(())
         })

@@ -35,6 +35,7 @@ mod pulls;
 mod push;
 mod report;
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use play_core::model::event::Actor;
@@ -45,7 +46,9 @@ use play_core::playground::model::RolloutChanges;
 use play_core::playground::ops;
 use play_core::playzone::model::Playzone;
 use play_core::secrets::SecretBox;
-use play_core::store::{Store, builds, playgrounds, playzones, trigger_targets, triggers};
+use play_core::store::{
+    Store, builds, playgrounds, playrooms, playspec_files, playspecs, playzones, trigger_targets, triggers,
+};
 use play_core::time;
 use play_core::wake::{Kind, Waker};
 
@@ -117,7 +120,8 @@ impl TriggerLoop {
     async fn launch(&self, trigger: &Trigger, target: &Target, at: &LaunchRef) -> Result<()> {
         let name = trigger_targets::launch_name(target);
         if let Some(found) = playgrounds::by_playspec_name(&self.store, trigger.account_id, &name).await? {
-            trigger_targets::launched(&self.store, trigger, target, found).await?;
+            let urls = self.urls(trigger.account_id, found).await?;
+            trigger_targets::launched(&self.store, trigger, target, found, &urls).await?;
             return Ok(());
         }
         let request = TemplateLaunch {
@@ -153,7 +157,8 @@ impl TriggerLoop {
         let refused = match launched {
             Ok(launched) => {
                 self.waker.wake(Kind::Playground, launched.playground.id);
-                trigger_targets::launched(&self.store, trigger, target, launched.playground.id).await?;
+                let urls = self.urls(trigger.account_id, launched.playground.id).await?;
+                trigger_targets::launched(&self.store, trigger, target, launched.playground.id, &urls).await?;
                 tracing::info!(trigger = trigger.id, r#ref = %target.ref_name, playground = launched.playground.id, "trigger launched a Playground");
                 return Ok(());
             }
@@ -198,7 +203,8 @@ impl TriggerLoop {
         {
             Ok(p) => {
                 self.waker.wake(Kind::Playground, p.id);
-                trigger_targets::rolled_out(&self.store, trigger, target, &at.commit).await?;
+                let urls = self.urls(trigger.account_id, p.id).await?;
+                trigger_targets::rolled_out(&self.store, trigger, target, &at.commit, &urls).await?;
                 tracing::info!(trigger = trigger.id, r#ref = %target.ref_name, playground, "trigger rolled out a Playground");
             }
             // Destroyed, or not running yet (a build in progress rolls
@@ -207,6 +213,27 @@ impl TriggerLoop {
             Err(e) => return Err(e.into()),
         }
         Ok(())
+    }
+
+    /// The URLs the desired state of Playground `id` routes (service ->
+    /// URL), as the API shows them: for the `trigger.fired` event. Empty
+    /// when it has none or they cannot be computed.
+    async fn urls(&self, account_id: i64, id: i64) -> Result<BTreeMap<String, String>> {
+        let playground = playgrounds::get(&self.store, account_id, id).await?;
+        let (Some(spec_id), room) =
+            (playground.playspec_id, playrooms::get(&self.store, account_id, playground.playroom_id).await?)
+        else {
+            return Ok(BTreeMap::new());
+        };
+        let playspec = playspecs::get(&self.store, account_id, spec_id).await?;
+        let files = playspec_files::list_files(&self.store, spec_id).await?;
+        let computed = tokio::task::spawn_blocking(move || {
+            play_core::playground::desired_for(&playground, Some(&playspec), &files, &room, &Default::default())
+                .map(|c| c.desired.routes())
+        })
+        .await
+        .map_err(|e| play_core::Error::Internal(format!("computing a Playground's routes stopped: {e}")))?;
+        Ok(computed.map(|routes| routes.into_iter().map(|(s, r)| (s, r.url)).collect()).unwrap_or_default())
     }
 
     /// Destroys `target`'s Playground for `reason` (in the transaction
