@@ -87,6 +87,11 @@ pub struct TriggerLoop {
     secrets: SecretBox,
     waker: std::sync::Arc<dyn Waker>,
     config: TriggerLoopConfig,
+    /// When each pull-request trigger last listed its repository's open
+    /// pull requests (this replica): the list is the periodic repair, so
+    /// it is read once per interval, not at every pass a converging
+    /// preview asks for (deliveries write the index themselves).
+    listed_at: std::sync::Mutex<std::collections::HashMap<i64, std::time::Instant>>,
 }
 
 impl std::fmt::Debug for TriggerLoop {
@@ -107,7 +112,7 @@ struct LaunchRef {
 
 impl TriggerLoop {
     pub fn new(store: Store, secrets: SecretBox, waker: std::sync::Arc<dyn Waker>) -> Self {
-        TriggerLoop { store, secrets, waker, config: TriggerLoopConfig::default() }
+        TriggerLoop { store, secrets, waker, config: TriggerLoopConfig::default(), listed_at: Default::default() }
     }
 
     pub fn with_config(mut self, config: TriggerLoopConfig) -> Self {
@@ -257,6 +262,25 @@ impl TriggerLoop {
             self.waker.wake(Kind::Playzone, zone.id);
         }
         Ok(zone.last_synced_at.is_some())
+    }
+
+    /// Whether trigger `id` should list its repository's pull requests now
+    /// (never listed by this replica, or not for an interval); notes that
+    /// it does.
+    fn list_due(&self, id: i64) -> bool {
+        let mut listed = self.listed_at.lock().unwrap_or_else(|p| p.into_inner());
+        let now = std::time::Instant::now();
+        if listed.get(&id).is_some_and(|at| now.duration_since(*at) < self.config.interval) {
+            return false;
+        }
+        listed.insert(id, now);
+        true
+    }
+
+    /// Forgets that trigger `id` listed (a failed list is tried again at
+    /// the next pass).
+    fn list_failed(&self, id: i64) {
+        self.listed_at.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
     }
 
     /// Records `problem` on the trigger (what stands in its way, in words).

@@ -4,10 +4,12 @@
 //!
 //! The repository must be one a GitHub installation of the account
 //! reaches: it is attached (a Playzone read through the installation) on
-//! the first pass. Each pass reads the provider's open pull requests into
-//! the index (the later description wins over a delivery's), and reads
-//! one by one those the index still has open but the list does not: a
-//! `closed` delivery that never arrived is repaired here. Then it plans,
+//! the first pass. Once per interval a pass reads the provider's open pull
+//! requests into the index (the later description wins over a
+//! delivery's), and reads one by one those the index still has open but
+//! the list does not: a `closed` delivery that never arrived is repaired
+//! there. Deliveries write the index themselves, so the passes in between
+//! (a converging preview's reports) call the provider for reports only. Then it plans,
 //! carries the plan out, and reports on each preview (`report`).
 
 use std::collections::BTreeSet;
@@ -19,7 +21,7 @@ use play_core::scm::flows::Caller;
 use play_core::scm::hosts::Choice;
 use play_core::scm::model::Provider;
 use play_core::scm::names::FullName;
-use play_core::scm::pulls::{PullRequest, PullState, pull_ref};
+use play_core::scm::pulls::{PullRequest, PullState, ReviewHost, pull_ref};
 use play_core::store::{playzone_pulls, repositories, trigger_targets, triggers};
 use play_core::trigger::plan_pulls;
 
@@ -94,33 +96,13 @@ pub(super) async fn pass(r: &TriggerLoop, trigger: &Trigger, settings: &TriggerS
         r.problem(trigger, &format!("{full} is on a source host without pull requests")).await?;
         return Ok(false);
     };
-    let open = match reviews.open_pulls(&repository.full_name).await {
-        Ok(open) => open,
-        Err(e) => {
-            r.problem(trigger, &format!("listing the pull requests of {full} failed: {e}")).await?;
-            return Ok(false);
-        }
-    };
-    playzone_pulls::record(&r.store, zone.id, &open).await?;
-    // Open in the index, missing from the list: closed, unless a read of
-    // it says otherwise (the list may lag a delivery that opened it).
-    let listed: BTreeSet<u64> = open.iter().map(|p| p.number).collect();
-    let mut checked: Vec<PullRequest> = Vec::new();
-    for stale in playzone_pulls::list(&r.store, zone.id).await? {
-        if stale.state != PullState::Open || listed.contains(&stale.number) {
-            continue;
-        }
-        match reviews.pull(&repository.full_name, stale.number).await {
-            Ok(Some(now)) => checked.push(now),
-            Ok(None) => {
-                checked.push(PullRequest { state: PullState::Closed, updated_at: play_core::time::now(), ..stale })
-            }
-            Err(e) => {
-                tracing::warn!(trigger = trigger.id, pull = stale.number, error = %e, "reading a pull request failed")
-            }
-        }
+    if r.list_due(trigger.id)
+        && let Err(problem) = refresh(r, reviews, &repository.full_name, zone.id).await
+    {
+        r.list_failed(trigger.id);
+        r.problem(trigger, &format!("listing the pull requests of {full} failed: {problem}")).await?;
+        return Ok(false);
     }
-    playzone_pulls::record(&r.store, zone.id, &checked).await?;
     triggers::record_pass(&r.store, trigger.id, Some(zone.id), None).await?;
 
     let index = playzone_pulls::list(&r.store, zone.id).await?;
@@ -162,6 +144,35 @@ pub(super) async fn pass(r: &TriggerLoop, trigger: &Trigger, settings: &TriggerS
         trigger_targets::refuse(&r.store, trigger, "pull_request", &name, &pull.head_sha, reason).await?;
     }
     report::all(r, trigger, reviews, &repository.full_name).await
+}
+
+/// Reads the repository's open pull requests into the index, and one by
+/// one those the index still has open but the list does not (closed,
+/// unless a read says otherwise: the list may lag a delivery that opened
+/// one). A `closed` delivery that never arrived is repaired here.
+async fn refresh(
+    r: &TriggerLoop,
+    reviews: &dyn ReviewHost,
+    full: &FullName,
+    zone: i64,
+) -> std::result::Result<(), String> {
+    let open = reviews.open_pulls(full).await.map_err(|e| e.to_string())?;
+    playzone_pulls::record(&r.store, zone, &open).await.map_err(|e| e.to_string())?;
+    let listed: BTreeSet<u64> = open.iter().map(|p| p.number).collect();
+    let mut checked: Vec<PullRequest> = Vec::new();
+    for stale in playzone_pulls::list(&r.store, zone).await.map_err(|e| e.to_string())? {
+        if stale.state != PullState::Open || listed.contains(&stale.number) {
+            continue;
+        }
+        match reviews.pull(full, stale.number).await {
+            Ok(Some(now)) => checked.push(now),
+            Ok(None) => {
+                checked.push(PullRequest { state: PullState::Closed, updated_at: play_core::time::now(), ..stale })
+            }
+            Err(e) => tracing::warn!(zone, pull = stale.number, error = %e, "reading a pull request failed"),
+        }
+    }
+    playzone_pulls::record(&r.store, zone, &checked).await.map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -149,9 +149,15 @@ async fn describe(r: &TriggerLoop, trigger: &Trigger, target: &Target, number: u
                         PlaygroundStatus::Running if converged => {
                             (DeploymentState::Success, "running (no service is exposed)".to_owned(), true)
                         }
+                        // The step only: a pull request (perhaps public) is
+                        // no place for the Playground's error text, which
+                        // its events and `/debug` show to the account.
                         PlaygroundStatus::Failed => (
                             DeploymentState::Failure,
-                            format!("failed: {}", p.error_message.as_deref().unwrap_or("see its events")),
+                            match p.error_step {
+                                Some(step) => format!("failed at {step}: see the Playground's events in play"),
+                                None => "failed: see the Playground's events in play".to_owned(),
+                            },
                             true,
                         ),
                         _ => (DeploymentState::InProgress, format!("{} (deploying {short})", p.status), false),
