@@ -134,7 +134,11 @@ pub fn remove_labelled(label: &str) {
     }
     let images = ids(&["image", "ls", "-q", "--filter", &filter]);
     if !images.is_empty() {
-        let _ = Command::new("docker").args(["rmi", "-f"]).args(&images).output();
+        // `--no-prune`: the untagged parents (the classic builder's cache
+        // steps) may be what another installation's build on the same
+        // engine is using right now; removing them failed that build with
+        // "failed to get digest". They are left for the engine's prune.
+        let _ = Command::new("docker").args(["rmi", "-f", "--no-prune"]).args(&images).output();
     }
 }
 
