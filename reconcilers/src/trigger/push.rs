@@ -50,12 +50,16 @@ pub(super) async fn pass(r: &TriggerLoop, trigger: &Trigger, settings: &TriggerS
         let Some(target) = targets.iter().find(|t| t.id == *target_id) else { continue };
         r.destroy(trigger, target, &format!("branch {} was deleted", target.ref_name)).await?;
     }
+    // A pattern keeps several branches' Playgrounds on one Playroom: each
+    // gets its branch before its subdomains, or they would claim the
+    // same hosts. One branch keeps the template's own.
+    let several = pattern.contains('*');
     let at = |head: &Head| LaunchRef {
         playzone_id: zone.id,
         pin: head.branch.clone(),
         commit: head.commit.clone(),
         repo_url: url.to_owned(),
-        subdomain_prefix: None,
+        subdomain_prefix: several.then(|| branch_label(&head.branch)),
     };
     for (target_id, head) in &plan.keep {
         let Some(target) = targets.iter().find(|t| t.id == *target_id) else { continue };
@@ -69,4 +73,27 @@ pub(super) async fn pass(r: &TriggerLoop, trigger: &Trigger, settings: &TriggerS
         trigger_targets::refuse(&r.store, trigger, "branch", &head.branch, &head.commit, reason).await?;
     }
     Ok(false)
+}
+
+/// `branch` as the start of a DNS label: lowercase letters, digits and
+/// `-` (`feature/Login_v2` -> `feature-login-v2`), at most 40 characters,
+/// so the service's own subdomain still fits after it.
+fn branch_label(branch: &str) -> String {
+    let label = play_core::compose::classify::dns_label(&branch.replace('/', "-"));
+    let cut: String = label.chars().take(40).collect();
+    let cut = cut.trim_end_matches('-');
+    if cut.is_empty() { "branch".to_owned() } else { cut.to_owned() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::branch_label;
+
+    #[test]
+    fn branches_become_dns_labels() {
+        assert_eq!(branch_label("feature/Login_v2"), "feature-login-v2");
+        assert_eq!(branch_label(&"x".repeat(60)).len(), 40);
+        assert_eq!(branch_label("a/---"), "a");
+        assert_eq!(branch_label("é"), "branch");
+    }
 }
