@@ -118,21 +118,8 @@ pub fn plan_push(
         }
     }
     for head in matching {
-        let target = targets.iter().find(|t| t.ref_name == head.branch);
-        match target {
-            Some(t) if t.status == TargetStatus::Live => continue,
-            Some(t) if t.status == TargetStatus::Stopped && t.commit_sha.as_deref() == Some(head.commit.as_str()) => {
-                continue;
-            }
-            Some(t)
-                if t.status == TargetStatus::Refused
-                    && t.commit_sha.as_deref() == Some(head.commit.as_str())
-                    && t.updated_at >= changed_at
-                    && !t.reason.as_deref().is_some_and(|r| r.starts_with(CAP_REFUSAL)) =>
-            {
-                continue;
-            }
-            _ => {}
+        if settled(targets.iter().find(|t| t.ref_name == head.branch), &head.commit, changed_at) {
+            continue;
         }
         if live >= max_playgrounds {
             let reason = format!(
@@ -145,6 +132,25 @@ pub fn plan_push(
         plan.launch.push(head.clone());
     }
     plan
+}
+
+/// Whether a ref at `commit` needs no launch: its target is live, or was
+/// stopped outside the trigger at this very commit, or its launch was
+/// refused at this commit since the trigger last changed (not by the cap,
+/// which is tried again as soon as there is room).
+fn settled(target: Option<&Target>, commit: &str, changed_at: crate::time::Timestamp) -> bool {
+    let Some(t) = target else { return false };
+    let same_commit = t.commit_sha.as_deref() == Some(commit);
+    match t.status {
+        TargetStatus::Live => true,
+        TargetStatus::Stopped => same_commit,
+        TargetStatus::Refused => {
+            same_commit
+                && t.updated_at >= changed_at
+                && !t.reason.as_deref().is_some_and(|r| r.starts_with(CAP_REFUSAL))
+        }
+        TargetStatus::Gone => false,
+    }
 }
 
 /// What a pass of a `pull_request` trigger does.
@@ -214,19 +220,8 @@ pub fn plan_pulls(
     }
     for pull in pulls.iter().filter(|p| followed(p)) {
         let name = pull.number.to_string();
-        let same_commit = |t: &Target| t.commit_sha.as_deref() == Some(pull.head_sha.as_str());
-        match targets.iter().find(|t| t.ref_name == name) {
-            Some(t) if t.status == TargetStatus::Live => continue,
-            Some(t) if t.status == TargetStatus::Stopped && same_commit(t) => continue,
-            Some(t)
-                if t.status == TargetStatus::Refused
-                    && same_commit(t)
-                    && t.updated_at >= changed_at
-                    && !t.reason.as_deref().is_some_and(|r| r.starts_with(CAP_REFUSAL)) =>
-            {
-                continue;
-            }
-            _ => {}
+        if settled(targets.iter().find(|t| t.ref_name == name), &pull.head_sha, changed_at) {
+            continue;
         }
         if pull.fork && !allow_forks {
             let from = pull.head_repo.as_deref().unwrap_or("a deleted repository");
