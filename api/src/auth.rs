@@ -149,7 +149,7 @@ pub(crate) async fn git_caller(state: &AppState, headers: &HeaderMap) -> Result<
     identify(state, &Method::GET, headers).await.map(Some)
 }
 
-fn limited(state: &AppState, principal: Principal) -> Result<Principal, ApiError> {
+pub(crate) fn limited(state: &AppState, principal: Principal) -> Result<Principal, ApiError> {
     if let Err(not_until) = state.limiter.check_key(&principal.key_id) {
         let wait = not_until.wait_time_from(DefaultClock::default().now());
         return Err(ApiError::RateLimited(wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max_retry());

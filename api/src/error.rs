@@ -100,7 +100,7 @@ impl ApiError {
         ErrorEnvelope { error: ErrorBody { code, message, details } }
     }
 
-    fn parts(&self) -> (StatusCode, &'static str, String, FieldErrors) {
+    pub(crate) fn parts(&self) -> (StatusCode, &'static str, String, FieldErrors) {
         use play_core::Error as C;
         let none = FieldErrors::new;
         match self {

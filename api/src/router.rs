@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
-use axum::http::{HeaderName, HeaderValue, Method, Uri};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -123,8 +123,9 @@ pub fn router(state: AppState) -> Router {
         OpenApiRouter::new().routes(routes!(scm_github::webhook)).routes(routes!(scm_github::setup)).split_for_parts();
     doc.merge(github_doc);
     let api = api.route_layer(middleware::from_fn_with_state(state.clone(), auth::authenticate));
-    // MCP tools call the same routes in-process, authorised by the same
-    // table against the principal `/mcp` authenticated (`mcp` says how).
+    // MCP tools and the dashboard's pages call the same routes in-process,
+    // authorised by the same table against the principal `/mcp` or the
+    // browser session authenticated (`mcp` and `web::api` say how).
     let (in_process, in_process_doc) = api_routes();
     let in_process = in_process
         .route_layer(middleware::from_fn(auth::authorize))
@@ -132,7 +133,7 @@ pub fn router(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(state.config.body_limit))
         .with_state(state.clone());
     let mcp = Router::new()
-        .route_service("/mcp", mcp::service(&state, in_process, &in_process_doc))
+        .route_service("/mcp", mcp::service(&state, in_process.clone(), &in_process_doc))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::authenticate_caller));
     let doc = Arc::new(doc);
     let public = Router::new()
@@ -145,8 +146,8 @@ pub fn router(state: AppState) -> Router {
         .route("/git/{owner}/{repo}/info/refs", get(git::info_refs))
         .route("/git/{owner}/{repo}/{service}", post(git::exchange).layer(DefaultBodyLimit::disable()))
         .merge(github)
-        // The web pages (sign-in now; the dashboard, issue #31).
-        .merge(crate::web::routes());
+        // The dashboard (issue #31), reaching the API as MCP does.
+        .merge(crate::web::routes(in_process));
     let metrics = state.metrics.clone();
     let unmatched_metrics = state.metrics.clone();
     let docs = swagger_ui_dist::generate_routes(swagger_ui_dist::ApiDefinition {
@@ -159,7 +160,9 @@ pub fn router(state: AppState) -> Router {
         .route_layer(middleware::from_fn_with_state(metrics, record_http))
         .with_state(state.clone())
         .merge(docs)
-        .fallback(move |method: Method, uri: Uri| not_found(unmatched_metrics.clone(), method, uri))
+        .fallback(move |method: Method, uri: Uri, headers: HeaderMap| {
+            not_found(unmatched_metrics.clone(), method, uri, headers)
+        })
         .method_not_allowed_fallback(method_not_allowed)
         .layer(
             tower::ServiceBuilder::new()
@@ -217,10 +220,16 @@ async fn record_http(
     response
 }
 
-async fn not_found(metrics: Arc<Metrics>, method: Method, uri: Uri) -> ApiError {
+/// 404 for a path nothing routes: the error envelope, or the dashboard's
+/// page for a browser asking for a page outside `/api`.
+async fn not_found(metrics: Arc<Metrics>, method: Method, uri: Uri, headers: HeaderMap) -> Response {
     let labels = HttpLabels { method: method.as_str().to_owned(), route: "unmatched".into(), status: 404 };
     metrics.http_requests.get_or_create(&labels).inc();
-    ApiError::RouteNotFound(uri.path().to_owned())
+    let wants_page = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("text/html"));
+    if wants_page && !uri.path().starts_with("/api/") {
+        return crate::web::no_page().await;
+    }
+    ApiError::RouteNotFound(uri.path().to_owned()).into_response()
 }
 
 async fn method_not_allowed(method: Method) -> ApiError {

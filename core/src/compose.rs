@@ -29,6 +29,7 @@ mod validate;
 
 pub use classify::{Exposure, ServiceDefinition, ServiceType, classify};
 pub use load::{MAX_DEPTH, MAX_EXPANDED_BYTES, MAX_NODES};
+pub use locate::line_of;
 pub use policy::Policy;
 pub use template::{Compiled, compile};
 pub use validate::load_text as parse_yaml;

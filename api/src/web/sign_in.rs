@@ -16,7 +16,6 @@
 //! - `GET /session`: the session as JSON (account, key, scopes, when it
 //!   ends) with its CSRF token, for scripts of play's own pages; 401
 //!   without one.
-//! - `GET /`: who is signed in, or the sign-in page.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
@@ -29,7 +28,7 @@ use play_core::store::sessions;
 use play_core::token::{digests_match, random_base62};
 use serde::{Deserialize, Serialize};
 
-use super::page;
+use super::layout::bare_page as page;
 use crate::error::ApiError;
 use crate::session;
 use crate::state::AppState;
@@ -214,26 +213,4 @@ pub async fn session(State(state): State<AppState>, headers: HeaderMap) -> Resul
         csrf_token: session::csrf_token(&state.pepper, &secret),
     };
     Ok(axum::Json(view).into_response())
-}
-
-/// `GET /`: who is signed in, and sign-out.
-pub async fn home(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
-    let Some((found, secret)) = session::current(&state, &headers).await? else {
-        return Ok(Redirect::to("/sign-in").into_response());
-    };
-    let scopes: Vec<String> = found.scopes.iter().map(|s| s.to_string()).collect();
-    let body = page(
-        "play",
-        html! {
-            h1 { "play" }
-            p { "Signed in to account " (found.account_id) " with key " (found.key_id) "." }
-            p { "This session may: " (scopes.join(", ")) }
-            p { a href="/api/docs" { "The API" } }
-            form method="post" action="/sign-out" {
-                input type="hidden" name="csrf" value=(session::csrf_token(&state.pepper, &secret));
-                button type="submit" { "Sign out" }
-            }
-        },
-    );
-    Ok(body.into_response())
 }

@@ -20,6 +20,34 @@ use std::rc::Rc;
 
 use super::path::{Path, Seg};
 
+/// The line of `dotted` in `text`: an issue's path as it is rendered
+/// (`services.web.ports[1]`), for callers that only have the rendered
+/// form (the dashboard marks the lines of a refused Compose file). A key
+/// holding a dot is read as two segments; the walk then stops at the
+/// deepest segment found, its nearest enclosing key, as [`Locator::find`]
+/// does.
+pub fn line_of(text: &str, dotted: &str) -> Option<usize> {
+    let mut path = Path::root();
+    for part in dotted.split('.').filter(|p| !p.is_empty()) {
+        let (key, mut rest) = match part.find('[') {
+            Some(at) => (&part[..at], &part[at..]),
+            None => (part, ""),
+        };
+        if !key.is_empty() {
+            path = path.key(key);
+        }
+        while let Some(inner) = rest.strip_prefix('[') {
+            let Some((n, after)) = inner.split_once(']') else { break };
+            match n.parse() {
+                Ok(n) => path = path.index(n),
+                Err(_) => break,
+            }
+            rest = after;
+        }
+    }
+    Locator::new(text).find(&path)
+}
+
 #[derive(Debug, Clone)]
 struct Line {
     /// 1-based line number.
@@ -321,5 +349,15 @@ volumes:
         assert_eq!(mapping_key("http://example.com"), None);
         assert_eq!(mapping_key("KEY=value"), None);
         assert_eq!(mapping_key("\"80:80\""), None);
+    }
+
+    #[test]
+    fn a_rendered_path_finds_its_line() {
+        assert_eq!(line_of(DOC, "services.web.ports[1]"), Some(7));
+        assert_eq!(line_of(DOC, "services.web.labels.svc/expose"), Some(10));
+        assert_eq!(line_of(DOC, "services.db.image"), Some(12));
+        // An unknown tail answers its nearest enclosing key.
+        assert_eq!(line_of(DOC, "services.db.nothing[3]"), Some(11));
+        assert_eq!(line_of(DOC, ""), None);
     }
 }

@@ -87,6 +87,7 @@ pub mod keys;
 mod launch_settings;
 pub mod leases;
 pub mod master_key;
+pub mod overview;
 pub mod playground_detail;
 pub mod playground_status;
 pub mod playgrounds;
