@@ -14,14 +14,26 @@ use play_core::token::{self, TokenPepper};
 
 pub const ADMIN_TOKEN_FILE: &str = "admin.token";
 
-/// Creates the admin key if no key exists. Returns the token file's path
-/// when it did.
+/// The admin key made on first start.
+#[derive(Debug)]
+pub struct AdminKey {
+    /// The file its token is in.
+    pub path: PathBuf,
+    pub key_id: i64,
+    pub account_id: i64,
+}
+
+/// Creates the admin key if no key exists; returns it when it did.
 ///
 /// Replicas starting at once on one empty database make one key between
 /// them (`keys::create_first`); each writes the token to a file of its own
 /// first and moves it to `admin.token` only when its key was the one made,
 /// so a replica that lost the race leaves no token naming no key.
-pub async fn ensure_admin_key(store: &Store, pepper: &TokenPepper, data_dir: &Path) -> anyhow::Result<Option<PathBuf>> {
+pub async fn ensure_admin_key(
+    store: &Store,
+    pepper: &TokenPepper,
+    data_dir: &Path,
+) -> anyhow::Result<Option<AdminKey>> {
     if keys::count_all(store).await? > 0 {
         return Ok(None);
     }
@@ -47,12 +59,12 @@ pub async fn ensure_admin_key(store: &Store, pepper: &TokenPepper, data_dir: &Pa
     )
     .await;
     match created {
-        Ok(Some(_)) => {
+        Ok(Some(key)) => {
             // Replaces a token file left from an earlier database, which
             // names a key that no longer exists.
             std::fs::rename(&pending, &path)
                 .map_err(|e| anyhow::anyhow!("cannot move the admin token to {}: {e}", path.display()))?;
-            Ok(Some(path))
+            Ok(Some(AdminKey { path, key_id: key.id, account_id: account.id }))
         }
         Ok(None) => {
             remove_if_present(&pending)?;
@@ -63,6 +75,27 @@ pub async fn ensure_admin_key(store: &Store, pepper: &TokenPepper, data_dir: &Pa
             Err(e.into())
         }
     }
+}
+
+/// On first start, on a terminal: the secret of a one-time link that
+/// opens the dashboard signed in with the admin key, for
+/// [`print_sign_in_link`] once play listens. It goes to standard output
+/// only, never to the log (it is a credential until used, for ten
+/// minutes); without a terminal (a service manager's journal) there is
+/// none: `play login --web` makes one when it is wanted.
+pub async fn sign_in_link(store: &Store, pepper: &TokenPepper, admin: &AdminKey) -> anyhow::Result<Option<String>> {
+    use std::io::IsTerminal as _;
+    if !std::io::stdout().is_terminal() {
+        return Ok(None);
+    }
+    let (secret, _) = play_core::store::sign_in_links::create(store, pepper, admin.key_id, admin.account_id).await?;
+    Ok(Some(secret))
+}
+
+/// Prints the link of [`sign_in_link`] under play's URL `public`.
+pub fn print_sign_in_link(public: &str, secret: &str) {
+    println!("\nOpen the dashboard (this link works once, within ten minutes):");
+    println!("  {}/sign-in/link/{secret}\n", public.trim_end_matches('/'));
 }
 
 fn remove_if_present(path: &Path) -> anyhow::Result<()> {
@@ -86,7 +119,7 @@ mod tests {
         let dirs: Vec<tempfile::TempDir> = (0..4).map(|_| tempfile::tempdir().unwrap()).collect();
         let made =
             futures::future::join_all(dirs.iter().map(|dir| ensure_admin_key(&test.store, &pepper, dir.path()))).await;
-        let made: Vec<PathBuf> = made.into_iter().filter_map(|r| r.unwrap()).collect();
+        let made: Vec<PathBuf> = made.into_iter().filter_map(|r| r.unwrap().map(|k| k.path)).collect();
         assert_eq!(made.len(), 1, "{made:?}");
         assert_eq!(keys::count_all(&test.store).await.unwrap(), 1);
         let token = std::fs::read_to_string(&made[0]).unwrap();

@@ -28,8 +28,11 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     let store = settings.open_store().await?;
     let master_key = settings.checked_master_key(&store).await?;
     let pepper = master_key.token_pepper();
-    if let Some(path) = bootstrap::ensure_admin_key(&store, &pepper, &settings.data_dir).await? {
-        tracing::info!(path = %path.display(), "no API key existed: created an admin key; its token is in this file");
+    let first_start = bootstrap::ensure_admin_key(&store, &pepper, &settings.data_dir).await?;
+    let mut link = None;
+    if let Some(admin) = &first_start {
+        tracing::info!(path = %admin.path.display(), "no API key existed: created an admin key; its token is in this file");
+        link = bootstrap::sign_in_link(&store, &pepper, admin).await?;
     }
     let webhook_urls = UrlPolicy {
         allow_http: args.webhook_allow_http,
@@ -121,6 +124,10 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         TcpListener::bind(&args.listen).await.with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr()?;
     tracing::info!(%address, store = store.backend().as_str(), "play is serving");
+    if let Some(secret) = link {
+        let public = args.public_url.clone().unwrap_or_else(|| format!("http://{address}"));
+        bootstrap::print_sign_in_link(&public, &secret);
+    }
 
     let signal = shutdown.clone();
     tokio::spawn(async move {

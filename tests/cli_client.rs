@@ -64,6 +64,41 @@ async fn login_stores_a_private_context_and_get_uses_it() {
     assert!(!shown.contains(&server.token));
 }
 
+/// `play login --web` prints a one-time link that signs a browser in to
+/// the dashboard with the context's key: the link opens a confirmation
+/// page, and its form starts a session once.
+#[tokio::test]
+async fn login_web_prints_a_one_time_sign_in_link() {
+    let play = Play::new().await;
+    let server = play.serve().await;
+    login(&play, &server);
+    let out = play.run(&["login", "--web"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let link = text(&out.stdout).trim().to_owned();
+    assert!(link.starts_with(&format!("{}/sign-in/link/", server.base)), "{link}");
+    let secret = link.rsplit('/').next().unwrap().to_owned();
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let page = http.get(&link).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let cookie = page.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
+    let html = page.text().await.unwrap();
+    let nonce = html.split("name=\"csrf\" value=\"").nth(1).unwrap().split('"').next().unwrap().to_owned();
+    let redeem = || {
+        http.post(format!("{}/sign-in/link", server.base))
+            .header("cookie", &cookie)
+            .form(&[("csrf", nonce.as_str()), ("secret", secret.as_str())])
+            .send()
+    };
+    let first = redeem().await.unwrap();
+    assert_eq!(first.status(), 303);
+    assert!(first.headers()["set-cookie"].to_str().unwrap().starts_with("play_session="));
+    assert_eq!(redeem().await.unwrap().status(), 401, "used once");
+    assert!(!server.log().contains(&secret), "the secret is never logged");
+    // Without a context there is no key to sign in with.
+    let none = play.command().args(["login", "--web"]).env("XDG_CONFIG_HOME", play.path("nowhere")).output().unwrap();
+    assert!(!none.status.success());
+}
+
 #[tokio::test]
 async fn bad_tokens_and_unreachable_servers_have_their_exit_codes() {
     let play = Play::new().await;

@@ -170,7 +170,8 @@ pub fn complete(openapi: &mut OpenApiDoc) {
             if let Some(scope) = required_scope(method, path) {
                 operation.security = Some(vec![SecurityRequirement::new("bearer", [scope.as_str()])]);
             } else if crate::route_scopes::checks_per_object(method, path) {
-                // Any valid key; the handler checks a scope per object kind.
+                // Any valid key; the handler checks a scope per object kind,
+                // or the route needs none (`route_scopes::ANY_KEY_ROUTES`).
                 operation.security = Some(vec![SecurityRequirement::new("bearer", Vec::<String>::new())]);
             }
             positive_ids(operation);

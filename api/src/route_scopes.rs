@@ -114,9 +114,17 @@ pub const ROUTE_SCOPES: &[(&str, &str, Scope)] = &[
 /// tests, kind by kind.
 pub const PER_OBJECT_ROUTES: &[(&str, &str)] = &[("POST", "/api/apply"), ("GET", "/api/apply/objects")];
 
-/// Whether the route's handler checks scopes per object ([`PER_OBJECT_ROUTES`]).
+/// Routes any valid key may call: they act on the calling key itself and
+/// grant nothing it does not hold (a sign-in link opens a session of that
+/// key, with its scopes; the same as pasting the key into the sign-in
+/// form).
+pub const ANY_KEY_ROUTES: &[(&str, &str)] = &[("POST", "/api/sign_in_links")];
+
+/// Whether the route needs no scope of the table: its handler checks
+/// scopes per object ([`PER_OBJECT_ROUTES`]), or any key may call it
+/// ([`ANY_KEY_ROUTES`]).
 pub fn checks_per_object(method: &str, path: &str) -> bool {
-    PER_OBJECT_ROUTES.iter().any(|(m, p)| *m == method && *p == path)
+    PER_OBJECT_ROUTES.iter().chain(ANY_KEY_ROUTES).any(|(m, p)| *m == method && *p == path)
 }
 
 /// The scope a routed operation needs, if the table names it.

@@ -36,6 +36,7 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
     let (router, mut doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(keys::create, keys::list))
         .routes(routes!(keys::delete))
+        .routes(routes!(keys::sign_in_link))
         .routes(routes!(playrooms::list, playrooms::create))
         .routes(routes!(playrooms::show, playrooms::update, playrooms::delete))
         .routes(routes!(playrooms::generate_ssh_key))
@@ -171,7 +172,7 @@ pub fn router(state: AppState) -> Router {
                     TraceLayer::new_for_http()
                         .make_span_with(|request: &Request| {
                             let id = request.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("");
-                            tracing::info_span!("http", method = %request.method(), path = %request.uri().path(), request_id = %id)
+                            tracing::info_span!("http", method = %request.method(), path = %loggable_path(request.uri().path()), request_id = %id)
                         })
                         .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
                 )
@@ -183,6 +184,13 @@ pub fn router(state: AppState) -> Router {
                 .layer(middleware::from_fn_with_state(state.renders.writes(), recent::count_writes))
                 .layer(DefaultBodyLimit::max(state.config.body_limit)),
         )
+}
+
+/// `path` as the request log may show it: a sign-in link's secret is cut
+/// off (it is a credential until used).
+fn loggable_path(path: &str) -> &str {
+    const LINK: &str = "/sign-in/link/";
+    if path.starts_with(LINK) { &path[..LINK.len()] } else { path }
 }
 
 /// A random (v4) UUID for each request without an `x-request-id`, written

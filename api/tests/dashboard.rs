@@ -205,3 +205,43 @@ async fn a_refused_compose_file_comes_back_with_its_problem_lines_marked() {
     assert!(r.text.contains("class=\"flagged\""), "the line is marked: {}", r.text);
     assert_eq!(app.count("playspecs").await, 0, "nothing made");
 }
+
+#[tokio::test]
+async fn a_sign_in_link_opens_one_session_of_its_key_after_a_confirmation() {
+    let app = TestApp::new().await;
+    let key = app.key_for(app.account_id, scopes(&[Scope::PlaygroundsRead]), None).await;
+    let made = app.post("/api/sign_in_links", &key, json!({})).await;
+    assert_eq!(made.status, StatusCode::CREATED, "any key may ask: {}", made.text);
+    let path = made.body["path"].as_str().unwrap().to_owned();
+    assert!(path.starts_with("/sign-in/link/"), "{path}");
+    let secret = path.rsplit('/').next().unwrap().to_owned();
+
+    // Opening the link spends nothing (a link previewer cannot use it up).
+    for _ in 0..2 {
+        let page = app.request(Method::GET, &path, None, None).await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+        assert_eq!(page.headers[header::REFERRER_POLICY], "no-referrer");
+        assert!(support::browser::set_cookie(&page, "play_session").is_none(), "no session from a GET");
+    }
+    let page = app.request(Method::GET, &path, None, None).await;
+    let nonce = support::browser::hidden(&page.text, "csrf");
+    let form_cookie = format!("play_sign_in={}", support::browser::set_cookie(&page, "play_sign_in").unwrap());
+    let fields = [("csrf", nonce.as_str()), ("secret", secret.as_str())];
+    // A form of another site (no form cookie, or cross-site) is refused and spends nothing.
+    let forged = post_form(&app, "/sign-in/link", "", &[], &fields).await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN, "{}", forged.text);
+    let cross = post_form(&app, "/sign-in/link", &form_cookie, &[("sec-fetch-site", "cross-site")], &fields).await;
+    assert_eq!(cross.status, StatusCode::FORBIDDEN, "{}", cross.text);
+
+    let done = post_form(&app, "/sign-in/link", &form_cookie, &[("sec-fetch-site", "same-origin")], &fields).await;
+    assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.text);
+    let cookie = support::browser::set_cookie(&done, "play_session").unwrap();
+    let browser = Browser { cookie, csrf: String::new() };
+    // Exactly the key's scopes.
+    assert_eq!(browser.request(&app, Method::GET, "/api/playgrounds", None, false).await.status, StatusCode::OK);
+    assert_eq!(browser.request(&app, Method::GET, "/api/keys", None, false).await.status, StatusCode::FORBIDDEN);
+    let again = post_form(&app, "/sign-in/link", &form_cookie, &[("sec-fetch-site", "same-origin")], &fields).await;
+    assert_eq!(again.status, StatusCode::UNAUTHORIZED, "once: {}", again.text);
+    // Without a key, no link.
+    assert_eq!(app.request(Method::POST, "/api/sign_in_links", None, None).await.status, StatusCode::UNAUTHORIZED);
+}

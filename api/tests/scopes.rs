@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use axum::http::{Method, StatusCode};
-use play_api::route_scopes::{PER_OBJECT_ROUTES, ROUTE_SCOPES};
+use play_api::route_scopes::{ANY_KEY_ROUTES, PER_OBJECT_ROUTES, ROUTE_SCOPES};
 use play_api::testing::TestApp;
 use play_core::scopes::{Scope, ScopeSet};
 
@@ -20,7 +20,7 @@ fn every_routed_operation_has_exactly_one_scope_entry() {
         ROUTE_SCOPES.iter().map(|(m, p, _)| ((*m).to_owned(), (*p).to_owned())).collect();
     let mut table_set: BTreeSet<_> = table.iter().cloned().collect();
     assert_eq!(table.len(), table_set.len(), "duplicate entries in ROUTE_SCOPES");
-    for (m, p) in PER_OBJECT_ROUTES {
+    for (m, p) in PER_OBJECT_ROUTES.iter().chain(ANY_KEY_ROUTES) {
         assert!(table_set.insert(((*m).to_owned(), (*p).to_owned())), "{m} {p} is in both tables");
     }
     assert_eq!(routed, table_set, "routes and the scope table disagree");

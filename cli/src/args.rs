@@ -104,10 +104,11 @@ pub struct RepoPushArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("token_source").required(true).args(["token", "token_stdin"])))]
+#[command(group(ArgGroup::new("token_source").args(["token", "token_stdin"])))]
 pub struct LoginArgs {
-    /// The server, e.g. `https://play.example.com`.
-    pub url: String,
+    /// The server, e.g. `https://play.example.com` (not with `--web`).
+    #[arg(required_unless_present = "web")]
+    pub url: Option<String>,
     /// The API token. Prefer `--token-stdin`: a command line is visible to
     /// other users of the machine.
     #[arg(long)]
@@ -115,6 +116,11 @@ pub struct LoginArgs {
     /// Read the token from the first line of standard input.
     #[arg(long)]
     pub token_stdin: bool,
+    /// Print a one-time link that signs a browser in to the dashboard with
+    /// the current context's key (its account and scopes); it works once,
+    /// within ten minutes.
+    #[arg(long, conflicts_with_all = ["url", "token", "token_stdin"])]
+    pub web: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -65,6 +65,11 @@ impl Client {
         Ok(Client { http, base: target.url.trim_end_matches('/').to_owned(), token: target.token.clone() })
     }
 
+    /// The server's URL, without a trailing slash.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
     /// A request to `path` (starting with `/api/`), authenticated.
     pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
         self.http.request(method, format!("{}{path}", self.base)).bearer_auth(&self.token)

@@ -22,9 +22,14 @@ async fn check(client: &Client) -> anyhow::Result<Option<&'static str>> {
 }
 
 pub async fn login(opts: &ClientOpts, args: LoginArgs) -> anyhow::Result<()> {
+    if args.web {
+        return web_link(opts).await;
+    }
+    let Some(url) = args.url else { bail!("give the server's URL (or --web for a browser sign-in link)") };
     let token = match (args.token, args.token_stdin) {
         (Some(token), _) => token,
-        (None, _) => {
+        (None, false) => bail!("give the token with --token-stdin (or --token)"),
+        (None, true) => {
             let mut line = String::new();
             std::io::stdin().lock().read_line(&mut line).context("cannot read the token from standard input")?;
             line
@@ -34,7 +39,7 @@ pub async fn login(opts: &ClientOpts, args: LoginArgs) -> anyhow::Result<()> {
     if token.is_empty() {
         bail!("the token is empty");
     }
-    let url = context::normalize_url(&args.url)?;
+    let url = context::normalize_url(&url)?;
     let client = Client::new(&Target { url: url.clone(), token: token.clone(), context: None })?;
     let warning = check(&client).await?;
     let name = opts.context.clone().unwrap_or_else(|| context::name_for(&url));
@@ -47,6 +52,18 @@ pub async fn login(opts: &ClientOpts, args: LoginArgs) -> anyhow::Result<()> {
         eprintln!("warning: {warning}");
     }
     println!("Logged in to {url}; context {name:?} is now current ({}).", path.display());
+    Ok(())
+}
+
+/// `play login --web`: a one-time sign-in link for the current context's
+/// key, printed (it is a credential until used: shown on the terminal
+/// only, never logged).
+async fn web_link(opts: &ClientOpts) -> anyhow::Result<()> {
+    let client = crate::connect(opts)?;
+    let link = client.call(reqwest::Method::POST, "/api/sign_in_links", None).await?;
+    let path = link["path"].as_str().context("the server's answer has no link")?;
+    println!("{}{path}", client.base());
+    eprintln!("Open it in your browser: it works once, until {}.", link["expires_at"].as_str().unwrap_or("soon"));
     Ok(())
 }
 

@@ -12,7 +12,7 @@ use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json};
 use crate::input::keys::{CreateKeyRequest, validate, within_creator};
 use crate::state::AppState;
-use crate::views::keys::{ApiKeyView, CreatedKey};
+use crate::views::keys::{ApiKeyView, CreatedKey, SignInLink};
 
 /// Create an API key.
 #[utoipa::path(post, path = "/api/keys", tag = "API keys", request_body = CreateKeyRequest,
@@ -71,4 +71,20 @@ pub async fn delete(State(state): State<AppState>, principal: Principal, Id(id):
     // revocation generation move.
     state.keys.forget(id);
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// A one-time link that signs a browser in to the dashboard with the
+/// calling key (its account and scopes, no more): for `play login --web`.
+/// The link opens a page that asks to confirm; it works once, within ten
+/// minutes, and not after its key is deleted. Any valid key may ask.
+#[utoipa::path(post, path = "/api/sign_in_links", tag = "API keys",
+    responses((status = 201, description = "The link's path (under play's own URL) and when it stops working", body = SignInLink)))]
+pub async fn sign_in_link(
+    State(state): State<AppState>,
+    principal: Principal,
+) -> ApiResult<(StatusCode, JsonResponse<SignInLink>)> {
+    let (secret, expires_at) =
+        play_core::store::sign_in_links::create(&state.store, &state.pepper, principal.key_id, principal.account_id)
+            .await?;
+    Ok((StatusCode::CREATED, JsonResponse(SignInLink { path: format!("/sign-in/link/{secret}"), expires_at })))
 }

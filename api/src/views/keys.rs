@@ -40,3 +40,11 @@ pub struct CreatedKey {
     /// The secret bearer token. It cannot be shown again.
     pub token: String,
 }
+
+/// A one-time sign-in link (`POST /api/sign_in_links`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SignInLink {
+    /// The link's path: open it under play's URL (`https://play.example.com/sign-in/link/…`).
+    pub path: String,
+    pub expires_at: chrono::DateTime<chrono::Utc>,
+}

@@ -23,6 +23,7 @@ mod playground_parts;
 mod playgrounds;
 mod rooms_zones;
 pub mod sign_in;
+mod sign_in_link;
 mod specs_templates;
 mod viewer;
 mod webhooks;
@@ -51,6 +52,8 @@ pub fn routes(api: Router) -> Router<AppState> {
     Router::new()
         .route("/", get(overview::home))
         .route("/sign-in", get(sign_in::form).post(sign_in::submit))
+        .route("/sign-in/link/{secret}", get(sign_in_link::confirm))
+        .route("/sign-in/link", post(sign_in_link::redeem))
         .route("/sign-out", post(sign_in::sign_out))
         .route("/session", get(sign_in::session))
         .route("/assets/app.css", get(|| async { asset("text/css; charset=utf-8", APP_CSS) }))
@@ -106,7 +109,7 @@ fn with_page_headers(mut response: Response) -> Response {
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CONTENT_SECURITY_POLICY));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    headers.entry(header::REFERRER_POLICY).or_insert(HeaderValue::from_static("same-origin"));
     headers.insert("x-frame-options", HeaderValue::from_static("DENY"));
     if !headers.contains_key(header::CACHE_CONTROL) {
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

@@ -56,7 +56,9 @@ fn local_path(next: Option<&str>) -> String {
     }
 }
 
-fn form_page(status: StatusCode, next: &str, message: Option<&str>, secure: bool) -> Result<Response, ApiError> {
+/// A one-time form token and the cookie that carries it (`SameSite=Strict`,
+/// path `/sign-in`: sent back only by a form of play's own page).
+pub(super) fn form_nonce(secure: bool) -> (String, Cookie<'static>) {
     let nonce = random_base62(sessions::SECRET_LEN);
     let cookie = Cookie::build((FORM_COOKIE, nonce.clone()))
         .http_only(true)
@@ -65,6 +67,49 @@ fn form_page(status: StatusCode, next: &str, message: Option<&str>, secure: bool
         .secure(secure)
         .max_age(cookie::time::Duration::seconds(FORM_LIFETIME_SECONDS))
         .build();
+    (nonce, cookie)
+}
+
+/// Whether a posted sign-in form came from play's own page: the form
+/// token matches its cookie, and the browser does not say another site.
+pub(super) fn from_own_form(headers: &HeaderMap, csrf: &str) -> bool {
+    let nonce = session::cookie_value(headers, FORM_COOKIE);
+    !cross_site(headers) && nonce.is_some_and(|n| digests_match(&n, csrf))
+}
+
+/// The rate limit of sign-in attempts per client address; `Some` answer
+/// when this one is over it.
+pub(super) fn over_limit(state: &AppState, extensions: &Extensions) -> Option<Response> {
+    let address = extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |ConnectInfo(at)| at.ip());
+    state.sign_in_limiter.check_key(&address).err()?;
+    let mut response =
+        refused(StatusCode::TOO_MANY_REQUESTS, "Too many sign-in attempts from this address: wait a minute.");
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(crate::state::SIGN_IN_PERIOD.as_secs()));
+    Some(response)
+}
+
+/// A new session of key `key_id`: its cookie set (the form token's
+/// cleared), the browser sent to `next`.
+pub(super) async fn start_session(
+    state: &AppState,
+    key_id: i64,
+    account_id: i64,
+    next: &str,
+) -> Result<Response, ApiError> {
+    let secure = state.config.secure_cookies;
+    let (secret, id) = sessions::create(&state.store, &state.pepper, key_id, account_id).await?;
+    tracing::info!(account_id, key_id, session = id, "signed in");
+    let mut response = Redirect::to(next).into_response();
+    let done = Cookie::build((FORM_COOKIE, "")).path("/sign-in").removal().build();
+    response.headers_mut().append(header::SET_COOKIE, session::set_cookie(&secret, secure)?);
+    response.headers_mut().append(header::SET_COOKIE, session::header_value(&done)?);
+    Ok(response)
+}
+
+fn form_page(status: StatusCode, next: &str, message: Option<&str>, secure: bool) -> Result<Response, ApiError> {
+    let (nonce, cookie) = form_nonce(secure);
     let body = page(
         "Sign in",
         html! {
@@ -119,7 +164,7 @@ fn cross_site(headers: &HeaderMap) -> bool {
         .is_some_and(|site| !matches!(site, "same-origin" | "none"))
 }
 
-fn refused(status: StatusCode, message: &str) -> Response {
+pub(super) fn refused(status: StatusCode, message: &str) -> Response {
     let body =
         page("Refused", html! { h1 { "Refused" } p role="alert" { (message) } p { a href="/sign-in" { "Sign in" } } });
     (status, body).into_response()
@@ -134,34 +179,21 @@ pub async fn submit(
 ) -> Result<Response, ApiError> {
     let secure = state.config.secure_cookies;
     let next = local_path(form.next.as_deref());
-    let nonce = session::cookie_value(&headers, FORM_COOKIE);
-    if cross_site(&headers) || !nonce.is_some_and(|n| digests_match(&n, &form.csrf)) {
+    if !from_own_form(&headers, &form.csrf) {
         return Ok(refused(
             StatusCode::FORBIDDEN,
             "This sign-in did not come from play's own sign-in form (or the form expired): open the sign-in page again.",
         ));
     }
-    let address = extensions
-        .get::<ConnectInfo<SocketAddr>>()
-        .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |ConnectInfo(at)| at.ip());
-    if state.sign_in_limiter.check_key(&address).is_err() {
-        let mut response =
-            refused(StatusCode::TOO_MANY_REQUESTS, "Too many sign-in attempts from this address: wait a minute.");
-        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(crate::state::SIGN_IN_PERIOD.as_secs()));
-        return Ok(response);
+    if let Some(limited) = over_limit(&state, &extensions) {
+        return Ok(limited);
     }
     let principal = match crate::auth::resolve_token(&state, form.token.trim()).await {
         Ok(principal) => principal,
         Err(ApiError::Unauthorized(_)) => return form_page(StatusCode::UNAUTHORIZED, &next, Some(WRONG_KEY), secure),
         Err(other) => return Err(other),
     };
-    let (secret, id) = sessions::create(&state.store, &state.pepper, principal.key_id, principal.account_id).await?;
-    tracing::info!(account_id = principal.account_id, key_id = principal.key_id, session = id, "signed in");
-    let mut response = Redirect::to(&next).into_response();
-    let done = Cookie::build((FORM_COOKIE, "")).path("/sign-in").removal().build();
-    response.headers_mut().append(header::SET_COOKIE, session::set_cookie(&secret, secure)?);
-    response.headers_mut().append(header::SET_COOKIE, session::header_value(&done)?);
-    Ok(response)
+    start_session(&state, principal.key_id, principal.account_id, &next).await
 }
 
 #[derive(Debug, Deserialize)]

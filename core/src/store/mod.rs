@@ -109,6 +109,7 @@ pub mod scm_deliveries;
 pub mod scm_install_states;
 pub mod sessions;
 mod shapes;
+pub mod sign_in_links;
 pub use shapes::On;
 pub mod sweep;
 pub mod templates;
