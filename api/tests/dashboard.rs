@@ -186,11 +186,15 @@ async fn a_refused_compose_file_comes_back_with_its_problem_lines_marked() {
     let yaml = "services:\n  web:\n    image: busybox\n    privileged: true\n";
     let boundary = "XyZ";
     let mut body = String::new();
-    for (name, value) in
-        [("csrf", admin.csrf.as_str()), ("name", "bad"), ("playroom_id", room.as_str()), ("compose_yaml", yaml)]
-    {
+    // The textarea is left empty: the file uploaded with the form wins.
+    let fields = [("csrf", admin.csrf.as_str()), ("name", "bad"), ("playroom_id", room.as_str()), ("compose_yaml", "")];
+    for (name, value) in fields {
         body.push_str(&format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"));
     }
+    body.push_str(&format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"compose_file\"; filename=\"compose.yaml\"\r\n\
+         Content-Type: application/yaml\r\n\r\n{yaml}\r\n"
+    ));
     body.push_str(&format!("--{boundary}--\r\n"));
     let request = axum::http::Request::builder()
         .method(Method::POST)
@@ -244,4 +248,40 @@ async fn a_sign_in_link_opens_one_session_of_its_key_after_a_confirmation() {
     assert_eq!(again.status, StatusCode::UNAUTHORIZED, "once: {}", again.text);
     // Without a key, no link.
     assert_eq!(app.request(Method::POST, "/api/sign_in_links", None, None).await.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn the_playgrounds_list_pages_and_filters_on_the_server() {
+    let mut config = TestApp::default_config();
+    config.quotas.set(play_core::model::quota::Resource::Playgrounds, 1000);
+    let app = TestApp::with_config(config).await;
+    let compose = "services:\n  web:\n    image: busybox\n";
+    let spec = app
+        .post("/api/playspecs", &app.admin, json!({"playspec": {"name": "shop", "base_compose_yaml": compose}}))
+        .await;
+    let room = app.post("/api/playrooms", &app.admin, json!({"playroom": {"name": "box", "host": "127.0.0.1"}})).await;
+    for n in 0..60 {
+        let body = json!({"playground": {"name": format!("pg-{n}"), "playspec_id": spec.body["id"], "playroom_id": room.body["id"]}});
+        assert_eq!(app.post("/api/playgrounds", &app.admin, body).await.status, StatusCode::CREATED);
+    }
+    let admin = Browser::sign_in(&app, &app.admin).await;
+    let rows = |html: &str| html.matches("<tr><td class=\"wrap\"><a href=\"/playgrounds/").count();
+    let first = page(&app, &admin, "/playgrounds").await;
+    assert_eq!(rows(&first.text), 50, "a page of 50");
+    assert!(first.text.contains("60 of 60 Playgrounds, page 1 of 2"), "{}", first.text);
+    assert!(first.text.contains(">pg-59<") && !first.text.contains(">pg-9<"), "newest first");
+    assert!(first.text.contains("rel=\"next\""));
+    let second = page(&app, &admin, "/playgrounds?q=&status=&page=2").await;
+    assert_eq!(rows(&second.text), 10);
+    assert!(second.text.contains(">pg-0<") && second.text.contains("rel=\"prev\""));
+    let beyond = page(&app, &admin, "/playgrounds?page=99").await;
+    assert_eq!(rows(&beyond.text), 10, "a page past the end shows the last");
+    let found = page(&app, &admin, "/playgrounds?q=PG-5&status=").await;
+    assert_eq!(rows(&found.text), 11, "pg-5 and pg-50..59, case-insensitive");
+    let none = page(&app, &admin, "/playgrounds?q=&status=running").await;
+    assert_eq!(rows(&none.text), 0);
+    assert!(none.text.contains("None matches."));
+    // The live region alone, for the page's script.
+    let live = page(&app, &admin, "/playgrounds?page=2&part=live").await;
+    assert!(live.text.starts_with("<div id=\"playgrounds-live\""), "{}", &live.text[..80.min(live.text.len())]);
 }
