@@ -265,7 +265,7 @@ async fn the_playgrounds_list_pages_and_filters_on_the_server() {
         assert_eq!(app.post("/api/playgrounds", &app.admin, body).await.status, StatusCode::CREATED);
     }
     let admin = Browser::sign_in(&app, &app.admin).await;
-    let rows = |html: &str| html.matches("<tr><td class=\"wrap\"><a href=\"/playgrounds/").count();
+    let rows = |html: &str| html.matches("<tr><td class=\"name\"><a href=\"/playgrounds/").count();
     let first = page(&app, &admin, "/playgrounds").await;
     assert_eq!(rows(&first.text), 50, "a page of 50");
     assert!(first.text.contains("60 of 60 Playgrounds, page 1 of 2"), "{}", first.text);

@@ -150,7 +150,8 @@ pub async fn home(State(state): State<AppState>, viewer: Viewer) -> PageResult {
             section.card aria-labelledby="session" {
                 h2 #session { "This session" }
                 p { "Account " (account) ", key " (viewer.principal.key_id) "." }
-                p { "Scopes: " (viewer.principal.scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")) }
+                @let scopes: Vec<&str> = viewer.principal.scopes.iter().map(|s| s.as_str()).collect();
+                details { summary { (scopes.len()) " scopes" } p { (scopes.join(", ")) } }
                 p { a href="/api/docs" { "The API" } " accepts this session too (with its CSRF token for changes)." }
             }
         }

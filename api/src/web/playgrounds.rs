@@ -115,7 +115,7 @@ fn list_link(q: &ListQuery, number: usize) -> String {
 fn list_row(p: &PlaygroundItem, origin: Option<&play_core::playground::model::Origin>) -> Markup {
     html! {
         tr {
-            td.wrap { a href={ "/playgrounds/" (p.id) } { (p.name) } @if p.job_mode { " " span.muted { "(job)" } } }
+            td.name { a href={ "/playgrounds/" (p.id) } { (p.name) } @if p.job_mode { " " span.muted { "(job)" } } }
             td { (badge(p.status.as_str())) }
             td.wrap {
                 @for (service, url) in &p.urls { a href=(url) rel="noopener" { (service) } " " }
