@@ -38,3 +38,20 @@ start_simhost() {
 serve_default() {
   "$bin/play" serve --help | grep -A1 -- "--$1 " | sed -n 's/.*\[default: \([^]]*\)\].*/\1/p' | head -n 1
 }
+
+# time_runs N CMD...: runs CMD N times, each a whole process (its start-up
+# included), and prints the wall time's min, median and max.
+time_runs() {
+  local n=$1
+  shift
+  python3 - "$n" "$@" <<'PY'
+import statistics, subprocess, sys, time
+n, cmd = int(sys.argv[1]), sys.argv[2:]
+walls = []
+for _ in range(n):
+    started = time.perf_counter()
+    subprocess.run(cmd, check=True)
+    walls.append((time.perf_counter() - started) * 1000)
+print(f"{n} runs, wall: min {min(walls):.1f} ms, median {statistics.median(walls):.1f} ms, max {max(walls):.1f} ms")
+PY
+}
