@@ -6,6 +6,7 @@
 use axum::extract::State;
 use axum::response::IntoResponse;
 use maud::{Markup, html};
+use play_core::model::overview::Launch;
 use play_core::playground::PlaygroundStatus;
 use play_core::store::{overview, playgrounds};
 
@@ -36,8 +37,8 @@ pub fn bars(title: &str, rows: &[(String, i64, &str)]) -> Markup {
 }
 
 /// One bar per launch, its height the seconds to `running`.
-fn launch_chart(launches: &[overview::Launch]) -> Markup {
-    let shown: Vec<&overview::Launch> = launches.iter().rev().take(MAX_BARS).rev().collect();
+fn launch_chart(launches: &[Launch]) -> Markup {
+    let shown: Vec<&Launch> = launches.iter().rev().take(MAX_BARS).rev().collect();
     let seconds: Vec<Option<f64>> =
         shown.iter().map(|l| l.to_running.map(|d| d.num_milliseconds() as f64 / 1000.0)).collect();
     let max = seconds.iter().flatten().cloned().fold(1.0_f64, f64::max);
@@ -66,7 +67,7 @@ fn launch_chart(launches: &[overview::Launch]) -> Markup {
 
 /// The seconds each launch took to run, sorted (launches not running yet
 /// left out).
-fn seconds_to_running(launches: &[overview::Launch]) -> Vec<f64> {
+fn seconds_to_running(launches: &[Launch]) -> Vec<f64> {
     let mut done: Vec<f64> =
         launches.iter().filter_map(|l| l.to_running).map(|d| d.num_milliseconds() as f64 / 1000.0).collect();
     done.sort_by(f64::total_cmp);

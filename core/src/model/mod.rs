@@ -11,6 +11,7 @@ pub mod account;
 pub mod event;
 pub mod installation;
 pub mod lease;
+pub mod overview;
 pub mod playroom;
 pub mod playspec;
 pub mod quota;

@@ -7,19 +7,11 @@ use sqlx::Row;
 
 use super::Store;
 use crate::Result;
+use crate::model::overview::Launch;
 use crate::time::{self, Timestamp};
 
 /// The most rows one figure reads.
 pub const MAX_ROWS: i64 = 10_000;
-
-/// A launch: when the Playground was made, and how long it took to first
-/// reach `running` (`None`: not yet).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Launch {
-    pub playground_id: i64,
-    pub created_at: Timestamp,
-    pub to_running: Option<chrono::Duration>,
-}
 
 /// The account's Playgrounds made since `since`, oldest first, each with
 /// the time to its first `running` (read from its events).

@@ -4,8 +4,15 @@ use super::*;
 use crate::model::event::{Actor, NewEvent};
 use crate::store::{accounts, events};
 
-async fn record(store: &Store, account: i64, id: i64, action: &'static str, metadata: serde_json::Value) {
-    let event = NewEvent::new(account, "playground", id, action).actor(Actor::System).metadata(metadata);
+async fn created(store: &Store, account: i64, id: i64) {
+    let event = NewEvent::new(account, "playground", id, "created").actor(Actor::System);
+    store.in_write(async |conn| events::record(conn, event).await).await.unwrap();
+}
+
+async fn moved(store: &Store, account: i64, id: i64, from: &str, to: &str) {
+    let event = NewEvent::new(account, "playground", id, "status.changed")
+        .actor(Actor::System)
+        .metadata(serde_json::json!({"from": from, "to": to}));
     store.in_write(async |conn| events::record(conn, event).await).await.unwrap();
 }
 
@@ -16,12 +23,12 @@ async fn a_launch_counts_until_its_first_running_and_other_accounts_are_not_seen
     let (mine, _) = accounts::create_account(store, "mine").await.unwrap();
     let (other, _) = accounts::create_account(store, "other").await.unwrap();
     let since = time::now() - chrono::Duration::hours(1);
-    record(store, mine.id, 1, "created", serde_json::json!({})).await;
-    record(store, mine.id, 1, "status.changed", serde_json::json!({"from": "in_progress", "to": "running"})).await;
-    record(store, mine.id, 1, "status.changed", serde_json::json!({"from": "running", "to": "in_progress"})).await;
-    record(store, mine.id, 1, "status.changed", serde_json::json!({"from": "in_progress", "to": "running"})).await;
-    record(store, mine.id, 2, "created", serde_json::json!({})).await;
-    record(store, other.id, 3, "created", serde_json::json!({})).await;
+    created(store, mine.id, 1).await;
+    moved(store, mine.id, 1, "in_progress", "running").await;
+    moved(store, mine.id, 1, "running", "in_progress").await;
+    moved(store, mine.id, 1, "in_progress", "running").await;
+    created(store, mine.id, 2).await;
+    created(store, other.id, 3).await;
 
     let found = launches(store, mine.id, since).await.unwrap();
     assert_eq!(found.iter().map(|l| l.playground_id).collect::<Vec<_>>(), vec![1, 2], "{found:?}");
