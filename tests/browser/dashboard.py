@@ -23,6 +23,7 @@ import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -53,11 +54,24 @@ def shot(name):
 
 def wait(condition, what, timeout=180):
     try:
-        return WebDriverWait(driver, timeout, poll_frequency=0.2).until(condition)
+        # Live regions are swapped in place and forms load a new page, so an
+        # element found a moment ago may be gone: look again.
+        ignored = (NoSuchElementException, StaleElementReferenceException)
+        return WebDriverWait(driver, timeout, poll_frequency=0.2, ignored_exceptions=ignored).until(condition)
     except Exception as e:
         shot("failed")
         raise AssertionError(f"waited {timeout}s for {what}; page {driver.current_url}:\n"
                              f"{driver.find_element(By.TAG_NAME, 'body').text[:3000]}") from e
+
+
+def click(by, value, what):
+    """Clicks an element, finding it again if a live region replaced it."""
+    wait(lambda d: d.find_element(by, value).click() or True, what)
+
+
+def attribute(css, name, what):
+    """An attribute of an element, read again if a live region replaced it."""
+    return wait(lambda d: d.find_element(By.CSS_SELECTOR, css).get_attribute(name), what)
 
 
 def go(path):
@@ -132,14 +146,13 @@ try:
     step(f"Playground {playground} reaches running without a reload")
     wait(lambda d: "running" in text("#status"), "status running", timeout=240)
     assert driver.execute_script("return window.__same_page === true"), "the page was reloaded"
-    link = wait(lambda d: d.find_element(By.CSS_SELECTOR, "#urls a"), "the URL as a link")
-    url = link.get_attribute("href")
+    url = attribute("#urls a", "href", "the URL as a link")
     shot("playground-running")
 
     step(f"its URL answers: {url}")
     deadline = time.time() + 60
     while True:
-        go_to = driver.get(url)
+        driver.get(url)
         body = driver.find_element(By.TAG_NAME, "body").text.strip()
         if body == GREETING:
             break
@@ -150,7 +163,7 @@ try:
     # --- live logs -------------------------------------------------------------
     step("logs follow live; tenant markup, colours and progress lines are shown as text")
     go(f"/playgrounds/{playground}")
-    wait(EC.element_to_be_clickable((By.LINK_TEXT, "logs")), "the logs link").click()
+    click(By.LINK_TEXT, "logs", "the logs link")
     wait(lambda d: "following" in text("#log-status"), "the log stream")
     status, detail = api(f"/api/playgrounds/{playground}")
     container = next(s["container"] for s in detail["services"] if s["name"] == "web")
@@ -165,6 +178,15 @@ try:
     assert not driver.find_elements(By.CSS_SELECTOR, "#log script, #log img")
     no_script_ran()
     shot("logs")
+    step("a stream that ends is followed again from the last line, repeating none")
+    go(f"/playgrounds/{playground}/logs/web?follow_seconds=2")
+    wait(lambda d: "progress 100%" in text("#log"), "the tail")
+    wait(lambda d: "reconnecting" in text("#log-status"), "the stream's end")
+    wait(lambda d: "following" in text("#log-status"), "the next stream")
+    subprocess.run(["docker", "exec", container, "sh", "-c", "echo after the reconnect > /proc/1/fd/1"], check=True)
+    wait(lambda d: "after the reconnect" in text("#log"), "a line of the next stream")
+    log = text("#log")
+    assert log.count("line one") == 1 and log.count("progress 100%") == 1, f"lines repeated:\n{log}"
     toggle = driver.find_element(By.ID, "log-toggle")
     toggle.click()
     assert toggle.get_attribute("aria-pressed") == "true"
@@ -175,11 +197,11 @@ try:
     # --- extend ----------------------------------------------------------------
     step("extend")
     go(f"/playgrounds/{playground}")
-    before = driver.find_element(By.CSS_SELECTOR, "#expires time").get_attribute("datetime")
+    before = attribute("#expires time", "datetime", "the expiry")
     Select(driver.find_element(By.ID, "duration_hours")).select_by_value("24")
     driver.find_element(By.XPATH, "//button[text()='Extend']").click()
     wait(lambda d: "Extended" in text("main"), "the notice")
-    after = driver.find_element(By.CSS_SELECTOR, "#expires time").get_attribute("datetime")
+    after = attribute("#expires time", "datetime", "the new expiry")
     assert after > before, (before, after)
     shot("extended")
 

@@ -18,16 +18,25 @@ const MAX_TAIL: usize = 1000;
 
 const ROUTE: &str = "/api/playgrounds/{id}/logs/{service}";
 
+/// How long one stream of the page lasts before the script opens the next
+/// (from the last line shown), in seconds: the API's most by default.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct ShowQuery {
+    follow_seconds: Option<u32>,
+}
+
 /// `GET /playgrounds/{id}/logs/{service}`.
 pub async fn show(
     State(state): State<AppState>,
     viewer: Viewer,
     Path((id, service)): Path<(i64, String)>,
+    axum::extract::Query(q): axum::extract::Query<ShowQuery>,
 ) -> PageResult {
     viewer.require("GET", ROUTE)?;
     let p = playgrounds::get(&state.store, viewer.principal.account_id, id).await?;
     let escaped: String = url_segment(&service);
-    let stream = format!("/api/playgrounds/{id}/logs/{escaped}?follow=true&max_seconds=3600");
+    let seconds = q.follow_seconds.unwrap_or(3600).clamp(1, 3600);
+    let stream = format!("/api/playgrounds/{id}/logs/{escaped}?follow=true&max_seconds={seconds}");
     let title = format!("{service} · {}", p.name);
     let body = html! {
         p { a href={ "/playgrounds/" (id) } { "← " (p.name) } }

@@ -132,7 +132,7 @@ function followLogs(view) {
   const toggle = document.getElementById("log-toggle");
   const pending = [];
   const sgr = new Set();
-  let paused = false, flushTimer = null, source = null, last = null, reconnecting = false;
+  let paused = false, flushTimer = null, source = null, last = null, reconnecting = false, retry = 1000;
   const say = (text) => { if (status) status.textContent = text; };
   const flush = () => {
     flushTimer = null;
@@ -147,10 +147,22 @@ function followLogs(view) {
   };
   const receive = (text) => {
     if (reconnecting) { reconnecting = false; if (text === last) return; }
+    retry = 1000;
     last = text;
     pending.push(text);
     if (pending.length > MAX_LINES) pending.splice(0, pending.length - MAX_LINES);
     if (!flushTimer) flushTimer = setTimeout(flush, 50);
+  };
+  // Reconnects by hand from the last line shown (the browser's own
+  // reconnect would ask for the whole tail again and repeat lines): a
+  // second after lines came, backing off to 30 s while none come (a
+  // finished job's log, a host that fails).
+  const again = (why) => {
+    source.close();
+    say(`reconnecting (${why})`);
+    reconnecting = true;
+    setTimeout(() => open(1), retry);
+    retry = Math.min(retry * 2, 30000);
   };
   const open = (tail) => {
     const url = new URL(view.dataset.stream, location.href);
@@ -158,13 +170,8 @@ function followLogs(view) {
     source = new EventSource(url);
     source.onopen = () => say("following");
     source.onmessage = (event) => receive(event.data);
-    source.addEventListener("end", (event) => {
-      source.close();
-      say(`reconnecting (${event.data})`);
-      reconnecting = true;
-      setTimeout(() => open(1), 1000);
-    });
-    source.onerror = () => say(source.readyState === EventSource.CLOSED ? "stopped: reload the page to follow again" : "reconnecting");
+    source.addEventListener("end", (event) => again(event.data));
+    source.onerror = () => again("the connection dropped");
   };
   if (toggle) {
     toggle.addEventListener("click", () => {
