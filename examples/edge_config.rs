@@ -56,6 +56,9 @@ fn main() -> ExitCode {
         routes.push(Route::new(fqdn, path_rule.as_ref(), target));
     }
     let settings = EdgeSettings { http_port, https_port: http_port + 1, ..EdgeSettings::default() };
-    println!("{}", caddy_config(&EdgeConfig { settings, acme: Acme::default(), routes: &routes }));
+    println!(
+        "{}",
+        caddy_config(&EdgeConfig { settings, acme: Acme::default(), routes: &routes, sleep: &Default::default() })
+    );
     ExitCode::SUCCESS
 }

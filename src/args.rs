@@ -221,6 +221,11 @@ pub struct ServeArgs {
     /// Lifetime of a new Playground.
     #[arg(long, env = "PLAY_PLAYGROUND_TTL", default_value_t = HumanDuration(ApiConfig::default().playground_ttl))]
     pub playground_ttl: HumanDuration,
+    /// The default `sleep_after` of Playgrounds whose own setting and
+    /// Playspec's are absent: how long without activity at the edge before
+    /// they sleep (e.g. `30m`). Empty: such Playgrounds never sleep.
+    #[arg(long, env = "PLAY_SLEEP_AFTER", default_value = "", value_parser = parse_sleep_after)]
+    pub sleep_after: SleepAfter,
     /// Lifetime of a new job-mode Playground.
     #[arg(long, env = "PLAY_JOB_TTL", default_value_t = HumanDuration(ApiConfig::default().job_ttl))]
     pub job_ttl: HumanDuration,
@@ -406,4 +411,17 @@ pub struct GithubAppArgs {
     /// GitHub's web address (GitHub Enterprise Server: `https://HOST`).
     #[arg(long = "github-web-url", env = "PLAY_GITHUB_WEB_URL", default_value = "https://github.com")]
     pub web_url: String,
+}
+
+/// `--sleep-after`: empty (off) or a duration within the bounds a
+/// Playground's own `sleep_after` has.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SleepAfter(pub Option<std::time::Duration>);
+
+fn parse_sleep_after(text: &str) -> Result<SleepAfter, String> {
+    if text.trim().is_empty() {
+        return Ok(SleepAfter(None));
+    }
+    let secs = play_core::playground::sleep::parse_after(text)?;
+    Ok(SleepAfter((secs > 0).then(|| std::time::Duration::from_secs(secs.unsigned_abs()))))
 }

@@ -55,6 +55,7 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         quotas,
         allow_local_playrooms: args.allow_local_playrooms,
         playground_ttl: args.playground_ttl.into(),
+        sleep_after: args.sleep_after.0,
         job_ttl: args.job_ttl.into(),
         webhook_urls: webhook_urls.clone(),
         webhook_test_wait: args.webhook_test_wait.into(),

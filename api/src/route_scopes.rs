@@ -60,6 +60,8 @@ pub const ROUTE_SCOPES: &[(&str, &str, Scope)] = &[
     ("POST", "/api/playgrounds/{id}/rollout", Scope::PlaygroundsWrite),
     ("POST", "/api/playgrounds/{id}/hard_restart", Scope::PlaygroundsWrite),
     ("POST", "/api/playgrounds/{id}/recreate", Scope::PlaygroundsWrite),
+    ("POST", "/api/playgrounds/{id}/sleep", Scope::PlaygroundsWrite),
+    ("POST", "/api/playgrounds/{id}/wake", Scope::PlaygroundsWrite),
     ("GET", "/api/playgrounds/{id}/logs/{service}", Scope::PlaygroundsRead),
     // play's addition: a Playground's recent events (`play describe`).
     ("GET", "/api/playgrounds/{id}/events", Scope::PlaygroundsRead),

@@ -56,6 +56,8 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(playground_ops::rollout))
         .routes(routes!(playground_ops::hard_restart))
         .routes(routes!(playground_ops::recreate))
+        .routes(routes!(playground_ops::sleep))
+        .routes(routes!(playground_ops::wake_up))
         .routes(routes!(playground_logs::logs))
         .routes(routes!(playground_events::events))
         .routes(routes!(job_result::job_result))

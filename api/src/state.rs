@@ -66,6 +66,10 @@ pub struct ApiConfig {
     /// (`PLAY_SCHEDULE_MIN_INTERVAL`); a `cron` that fires more often is
     /// refused at validation.
     pub schedule_min_interval: std::time::Duration,
+    /// The installation's default `sleep_after` (`PLAY_SLEEP_AFTER`;
+    /// `None`: off), shown as the effective value of Playgrounds that
+    /// inherit it.
+    pub sleep_after: Option<std::time::Duration>,
 }
 
 impl Default for ApiConfig {
@@ -85,6 +89,7 @@ impl Default for ApiConfig {
             github_webhook_secret: None,
             secure_cookies: false,
             schedule_min_interval: std::time::Duration::from_secs(60),
+            sleep_after: None,
         }
     }
 }

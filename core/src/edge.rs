@@ -15,5 +15,6 @@ pub mod hosts;
 pub mod model;
 pub mod serving;
 pub mod settings;
+pub mod waking;
 
 pub use settings::{EdgeChanges, EdgeConflict, EdgeSettings, TlsMode};

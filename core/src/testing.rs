@@ -80,6 +80,7 @@ pub fn playground() -> crate::playground::model::Playground {
         env_overrides: Default::default(),
         service_subdomains: Default::default(),
         failed_rollouts: Default::default(),
+        sleep: Default::default(),
         service_settings: Default::default(),
         compose_project: "play-3fa91c-7-pr-7".into(),
         desired_state: crate::playground::state::DesiredState::Running,

@@ -31,16 +31,19 @@
 //! reconciler when a Playground's running services change, its own
 //! `check_interval`, and the resync.
 
+pub mod activity;
 pub mod admin;
 pub mod container;
 mod pass;
 pub mod routes;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use play_core::secrets::SecretBox;
 use play_core::store::{Store, sweep};
+use play_core::wake::Waker;
 
 use crate::host::DockerHostGateway;
 use crate::runtime::{Action, Ctx, Reconciler};
@@ -67,6 +70,9 @@ pub struct EdgeConfig {
     pub pull_timeout: Duration,
     /// How long a new container's admin socket may take to answer.
     pub start_timeout: Duration,
+    /// The installation's default `sleep_after` (`PLAY_SLEEP_AFTER`): which
+    /// Playgrounds may sleep, so whose requests the edge logs.
+    pub sleep_after: Option<Duration>,
 }
 
 impl Default for EdgeConfig {
@@ -79,6 +85,7 @@ impl Default for EdgeConfig {
             acme_root: None,
             pull_timeout: Duration::from_secs(600),
             start_timeout: Duration::from_secs(10),
+            sleep_after: None,
         }
     }
 }
@@ -90,11 +97,28 @@ pub struct EdgeReconciler {
     secrets: SecretBox,
     gateway: DockerHostGateway,
     config: EdgeConfig,
+    /// The activity monitors of the Playrooms this replica attends.
+    monitors: activity::Monitors,
+    /// Wakes the Playground reconciler when a request wakes a Playground.
+    playgrounds: Option<Arc<dyn Waker>>,
 }
 
 impl EdgeReconciler {
     pub fn new(store: Store, secrets: SecretBox, gateway: DockerHostGateway) -> Self {
-        EdgeReconciler { store, secrets, gateway, config: EdgeConfig::default() }
+        EdgeReconciler {
+            store,
+            secrets,
+            gateway,
+            config: EdgeConfig::default(),
+            monitors: activity::Monitors::default(),
+            playgrounds: None,
+        }
+    }
+
+    /// Wakes Playgrounds through `waker` when a request reaches one asleep.
+    pub fn waking_playgrounds(mut self, waker: Arc<dyn Waker>) -> Self {
+        self.playgrounds = Some(waker);
+        self
     }
 
     pub fn with_config(mut self, config: EdgeConfig) -> Self {

@@ -101,7 +101,9 @@ impl Shared {
 
     /// The edge reconciler of every Playroom.
     pub fn edges(&self, config: EdgeConfig) -> EdgeReconciler {
-        EdgeReconciler::new(self.store.clone(), self.secrets.clone(), self.gateway.clone()).with_config(config)
+        EdgeReconciler::new(self.store.clone(), self.secrets.clone(), self.gateway.clone())
+            .with_config(config)
+            .waking_playgrounds(Arc::new(self.waker.clone()))
     }
 
     /// The Playzone sync loop.

@@ -191,6 +191,21 @@ impl Action {
         Action(Next::Backoff)
     }
 
+    /// This action, or a pass at `at` if that comes first (a Playground's
+    /// idle deadline beside its expiry). A backoff stays a backoff.
+    pub fn or_at(self, at: Option<Timestamp>) -> Action {
+        let Some(at) = at else { return self };
+        match self.0 {
+            Next::AwaitChange => Action::requeue_at(at),
+            Next::At(t) => Action::requeue_at(t.min(at)),
+            Next::After(d) => {
+                let then = chrono::Duration::from_std(d).ok().map(|d| play_core::time::now() + d);
+                if then.is_some_and(|then| then <= at) { self } else { Action::requeue_at(at) }
+            }
+            Next::Backoff => self,
+        }
+    }
+
     /// Whether this action parks the object until it is woken.
     pub fn is_await_change(&self) -> bool {
         self.0 == Next::AwaitChange

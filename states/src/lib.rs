@@ -108,6 +108,33 @@ word_enum! {
         Destroyed => "destroyed",
         /// A job-mode Playground whose watched services have all exited.
         Complete => "complete",
+        /// Asleep: its containers stopped (not removed), networks, volumes
+        /// and pinned commits kept, its URLs answered by the edge's waking
+        /// route (an addition to the contract's statuses, issue #32).
+        Sleeping => "sleeping",
+    }
+}
+
+word_enum! {
+    /// Whether a running Playground should be awake or asleep (its
+    /// desired power; the status says which it is).
+    Power ("power") {
+        Awake => "awake",
+        /// Containers stopped, kept; the edge wakes it on a request.
+        Asleep => "asleep",
+    }
+}
+
+word_enum! {
+    /// Why a Playground last went to sleep or woke up: the `reason` of
+    /// `playground.slept` and `playground.woke`.
+    PowerReason ("power reason") {
+        /// No activity at its edge for `sleep_after`.
+        Idle => "idle",
+        /// A request reached its URL while it slept.
+        Request => "request",
+        /// `POST /api/playgrounds/{id}/sleep` or `/wake`.
+        Api => "api",
     }
 }
 
@@ -163,6 +190,13 @@ word_enum! {
     }
 }
 
+impl Default for Power {
+    /// A Playground is made awake.
+    fn default() -> Self {
+        Power::Awake
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,6 +221,8 @@ mod tests {
         round_trips(DesiredState::ALL, DesiredState::as_str);
         round_trips(CreationStep::ALL, CreationStep::as_str);
         round_trips(ServiceState::ALL, ServiceState::as_str);
+        round_trips(Power::ALL, Power::as_str);
+        round_trips(PowerReason::ALL, PowerReason::as_str);
         let error = "paused".parse::<PlaygroundStatus>().unwrap_err();
         assert_eq!(error.to_string(), "unknown playground status \"paused\"");
     }
@@ -196,7 +232,7 @@ mod tests {
         let words = |all: &[&'static str]| all.join(",");
         assert_eq!(
             words(&PlaygroundStatus::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>()),
-            "in_progress,running,failed,destroying,destroyed,complete"
+            "in_progress,running,failed,destroying,destroyed,complete,sleeping"
         );
         assert_eq!(
             words(&CreationStep::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>()),

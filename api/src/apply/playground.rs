@@ -228,6 +228,7 @@ async fn create(
         env_overrides: spec.env_overrides.clone(),
         service_subdomains: spec.service_subdomains.clone(),
         services: spec.services.clone(),
+        sleep_after: None,
     };
     let mut new = validate::check_create_in(cx.conn, &cx.state.cpu, cx.account(), request, lifetimes)
         .await

@@ -42,6 +42,12 @@ pub struct PlaygroundInput {
     #[serde(default)]
     #[schema(schema_with = crate::schemas::service_settings)]
     pub services: BTreeMap<String, ServiceSettings>,
+    /// Sleep after this long without activity at its edge (`30m`, `2h`;
+    /// 5 s to 30 days), or `never`. Absent: its Playspec's `sleep_after`,
+    /// else the installation's default (off unless the operator sets one).
+    /// A job-mode Playground never sleeps.
+    #[schema(example = "30m")]
+    pub sleep_after: Option<String>,
 }
 
 impl From<PlaygroundInput> for CreateRequest {
@@ -55,6 +61,7 @@ impl From<PlaygroundInput> for CreateRequest {
             env_overrides: input.env_overrides,
             service_subdomains: input.service_subdomains,
             services: input.services,
+            sleep_after: input.sleep_after,
         }
     }
 }

@@ -12,7 +12,7 @@
 
 use axum::Json as JsonResponse;
 use axum::extract::State;
-use play_core::playground::{RolloutChanges, ops};
+use play_core::playground::{Power, RolloutChanges, ops, power};
 
 use super::playgrounds::wake;
 use crate::auth::Principal;
@@ -74,4 +74,35 @@ pub async fn recreate(
     id: Id,
 ) -> ApiResult<JsonResponse<PlaygroundDetail>> {
     hard_restart(state, principal, id).await
+}
+
+/// Put the Playground to sleep now: its containers stop (kept, with their
+/// networks and volumes), status `sleeping`; the first request to one of
+/// its URLs, or `POST .../wake`, wakes it. `422` (`INVALID_STATE`) for a job-mode Playground.
+#[utoipa::path(post, path = "/api/playgrounds/{id}/sleep", tag = "Playgrounds", params(("id" = i64, Path)),
+    responses((status = 200, body = PlaygroundDetail), (status = 404, body = ErrorEnvelope),
+        (status = 422, body = ErrorEnvelope)))]
+pub async fn sleep(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<JsonResponse<PlaygroundDetail>> {
+    let playground = power::set(&state.store, principal.account_id, id, Power::Asleep, principal.actor()).await?;
+    wake(&state, &playground);
+    Ok(JsonResponse(detail(&state, playground).await?))
+}
+
+/// Wake the Playground now: its containers start in dependency order and
+/// it is `running` again once they are healthy.
+#[utoipa::path(post, path = "/api/playgrounds/{id}/wake", tag = "Playgrounds", params(("id" = i64, Path)),
+    responses((status = 200, body = PlaygroundDetail), (status = 404, body = ErrorEnvelope),
+        (status = 422, body = ErrorEnvelope)))]
+pub async fn wake_up(
+    State(state): State<AppState>,
+    principal: Principal,
+    Id(id): Id,
+) -> ApiResult<JsonResponse<PlaygroundDetail>> {
+    let playground = power::set(&state.store, principal.account_id, id, Power::Awake, principal.actor()).await?;
+    wake(&state, &playground);
+    Ok(JsonResponse(detail(&state, playground).await?))
 }

@@ -64,6 +64,46 @@ pub struct PlaygroundDetail {
     /// The trigger that keeps this Playground (`/api/triggers`), or
     /// `null`.
     pub trigger: Option<OriginView>,
+    /// Sleep and wake (issue #32; `docs/sleep.md`).
+    #[serde(flatten)]
+    pub sleep: SleepView,
+}
+
+/// When a Playground sleeps, and what its edge saw.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SleepView {
+    /// How long without activity before it sleeps (`30m`), as its own
+    /// setting, its Playspec's or the installation's default give it;
+    /// `null`: never.
+    pub sleep_after: Option<String>,
+    /// `awake` or `asleep`: what it should be (the status says what it
+    /// is: `sleeping` once its containers are stopped).
+    #[schema(value_type = String)]
+    pub power: play_core::playground::Power,
+    /// Why it last went to sleep or woke: `idle`, `request` or `api`.
+    #[schema(value_type = Option<String>)]
+    pub power_reason: Option<play_core::playground::PowerReason>,
+    /// When it was last converged asleep.
+    pub slept_at: Option<DateTime<Utc>>,
+    /// The last activity its edge saw (requests, open connections).
+    pub last_active_at: Option<DateTime<Utc>>,
+    /// When it sleeps if nothing happens before (awake and running only).
+    pub sleeps_at: Option<DateTime<Utc>>,
+}
+
+impl SleepView {
+    pub fn of(p: &Playground, operator: Option<std::time::Duration>) -> Self {
+        let after = p.sleep.after(p.job_mode, operator);
+        let awake_running = p.sleep.power == play_core::playground::Power::Awake && p.status == Status::Running;
+        SleepView {
+            sleep_after: play_core::playground::sleep::format_after(after),
+            power: p.sleep.power,
+            power_reason: p.sleep.reason,
+            slept_at: p.sleep.slept_at,
+            last_active_at: p.sleep.last_active_at,
+            sleeps_at: if awake_running { p.sleep.sleeps_at(after) } else { None },
+        }
+    }
 }
 
 /// The trigger that keeps a Playground and the ref it follows.
@@ -180,6 +220,7 @@ pub(crate) async fn detail_known(
         needs_rollout: !outdated.is_empty(),
         outdated_services: outdated.into_iter().filter(|s| s != play_core::build::PROJECT_PIN).collect(),
         trigger: origin.map(OriginView::from),
+        sleep: SleepView::of(&p, state.config.sleep_after),
         item: item(&p, urls),
         time_remaining: time_remaining(&p),
         expiration_percentage: expiration_percentage(&p),

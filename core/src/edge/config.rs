@@ -29,6 +29,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::EdgeSettings;
+use super::waking::{self, Sleeping};
 use crate::routing::Route;
 
 /// The admin socket's path inside the edge container.
@@ -58,6 +59,9 @@ pub struct EdgeConfig<'a> {
     pub acme: Acme,
     /// The routes to serve (already arbitrated: one Playground per host).
     pub routes: &'a [Route],
+    /// Which routes are of sleeping Playgrounds, and whose requests count
+    /// as activity ([`waking`]).
+    pub sleep: &'a Sleeping,
 }
 
 /// The route id of the catch-all 404.
@@ -71,8 +75,15 @@ pub fn caddy_config(input: &EdgeConfig<'_>) -> Value {
     let mut plain = Vec::new();
     let mut secure = Vec::new();
     let mut https_hosts: Vec<&str> = Vec::new();
+    let mut errors = Vec::new();
     for route in routes {
-        let served = proxy_route(route);
+        let served = match input.sleep.waking.get(&route.id) {
+            Some(playground) => {
+                errors.push((route.https, waking::error_route(route)));
+                waking::waking_route(route, *playground)
+            }
+            None => proxy_route(route),
+        };
         if route.https {
             secure.push(served);
             if !https_hosts.contains(&route.fqdn.as_str()) {
@@ -99,27 +110,25 @@ pub fn caddy_config(input: &EdgeConfig<'_>) -> Value {
     }
     plain.push(not_found());
     let mut servers = Map::new();
-    servers.insert(
-        "http".into(),
-        json!({
-            "listen": [format!(":{}", settings.http_port)],
-            "routes": plain,
-            // play writes the redirects itself; Caddy's would point at
-            // port 443 whatever the Playroom's HTTPS port is.
-            "automatic_https": {"disable_redirects": true},
-        }),
-    );
+    let mut http = json!({
+        "listen": [format!(":{}", settings.http_port)],
+        "routes": plain,
+        // play writes the redirects itself; Caddy's would point at
+        // port 443 whatever the Playroom's HTTPS port is.
+        "automatic_https": {"disable_redirects": true},
+    });
+    decorate(&mut http, input.sleep, &errors, false, settings.http_port);
+    servers.insert("http".into(), http);
     let mut apps = Map::new();
     if !https_hosts.is_empty() {
         secure.push(not_found());
-        servers.insert(
-            "https".into(),
-            json!({
-                "listen": [format!(":{}", settings.https_port)],
-                "routes": secure,
-                "automatic_https": {"disable_redirects": true},
-            }),
-        );
+        let mut https = json!({
+            "listen": [format!(":{}", settings.https_port)],
+            "routes": secure,
+            "automatic_https": {"disable_redirects": true},
+        });
+        decorate(&mut https, input.sleep, &errors, true, settings.https_port);
+        servers.insert("https".into(), https);
         apps.insert("tls".into(), tls_app(&https_hosts, &input.acme));
         if input.acme.email.is_none() {
             // Caddy's internal CA otherwise tries to install its root in
@@ -128,18 +137,37 @@ pub fn caddy_config(input: &EdgeConfig<'_>) -> Value {
             apps.insert("pki".into(), json!({"certificate_authorities": {"local": {"install_trust": false}}}));
         }
     }
+    if !input.sleep.waking.is_empty() {
+        servers.insert("play-wake".into(), waking::wake_server());
+    }
     apps.insert(
         "http".into(),
         json!({"http_port": settings.http_port, "https_port": settings.https_port, "servers": servers}),
     );
-    json!({
+    let mut config = json!({
         "admin": {
             "listen": format!("unix/{ADMIN_SOCKET}"),
             "origins": [ADMIN_ORIGIN],
             "config": {"persist": true},
         },
         "apps": apps,
-    })
+    });
+    if !input.sleep.waking.is_empty() || !input.sleep.watched_hosts.is_empty() {
+        config["logging"] = waking::logging();
+    }
+    config
+}
+
+/// Adds to a server what sleep needs: the error routes of its sleeping
+/// routes and the access log of watched hosts.
+fn decorate(server: &mut Value, sleep: &Sleeping, errors: &[(bool, Value)], https: bool, port: u16) {
+    let mine: Vec<&Value> = errors.iter().filter(|(h, _)| *h == https).map(|(_, r)| r).collect();
+    if !mine.is_empty() {
+        server["errors"] = json!({"routes": mine});
+    }
+    if !sleep.watched_hosts.is_empty() {
+        server["logs"] = waking::server_logs(&sleep.watched_hosts, &[port]);
+    }
 }
 
 /// SHA-256 (hex) of a config's canonical JSON text: what the edge records

@@ -1,6 +1,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::edge::waking::Sleeping;
 use crate::routing::PathRule;
 use crate::routing::route::Target;
 
@@ -12,7 +13,7 @@ fn route(id: &str, fqdn: &str, path_rule: Option<&str>, https: bool) -> Route {
 }
 
 fn config(routes: &[Route], acme: Acme) -> Value {
-    caddy_config(&EdgeConfig { settings: EdgeSettings::default(), acme, routes })
+    caddy_config(&EdgeConfig { settings: EdgeSettings::default(), acme, routes, sleep: &Sleeping::default() })
 }
 
 fn route_ids(config: &Value, server: &str) -> Vec<String> {
@@ -116,8 +117,43 @@ fn the_order_and_hash_do_not_depend_on_the_order_routes_come_in() {
 fn the_redirect_names_a_non_default_https_port() {
     let routes = [route("p-web", "shop.example.com", None, true)];
     let settings = EdgeSettings { http_port: 18080, https_port: 18443, ..EdgeSettings::default() };
-    let c = caddy_config(&EdgeConfig { settings, acme: Acme::default(), routes: &routes });
+    let c = caddy_config(&EdgeConfig { settings, acme: Acme::default(), routes: &routes, sleep: &Sleeping::default() });
     let redirect = &c["apps"]["http"]["servers"]["http"]["routes"][0];
     assert_eq!(redirect["handle"][0]["headers"]["Location"][0], "https://{http.request.host}:18443{http.request.uri}");
     assert_eq!(c["apps"]["http"]["servers"]["https"]["listen"], json!([":18443"]));
+}
+
+#[test]
+fn a_sleeping_playgrounds_route_wakes_it_holds_requests_and_logs_its_host() {
+    let routes = [route("p-web", "web-1.localhost", None, false), route("q-web", "web-2.localhost", None, false)];
+    let sleep =
+        Sleeping { waking: [("p-web".to_owned(), 7)].into(), watched_hosts: ["web-1.localhost".to_owned()].into() };
+    let c = caddy_config(&EdgeConfig {
+        settings: EdgeSettings::default(),
+        acme: Acme::default(),
+        routes: &routes,
+        sleep: &sleep,
+    });
+    let http = &c["apps"]["http"]["servers"]["http"];
+    let sleeping = &http["routes"][0];
+    assert_eq!(sleeping["@id"], "p-web");
+    let steps = sleeping["handle"][0]["routes"].as_array().unwrap();
+    // The quiet paths, the wake subrequest, bodies to the listener, the
+    // waiting page, then the held proxy to the real container.
+    assert_eq!(steps.len(), 5);
+    assert_eq!(steps[1]["handle"][0]["rewrite"]["uri"], "/wake/7");
+    assert_eq!(steps[4]["handle"][0]["upstreams"][0]["dial"], "p-web-1:8080");
+    assert_eq!(steps[4]["handle"][0]["load_balancing"]["try_duration"], "30s");
+    // The awake Playground's route is an ordinary proxy.
+    assert_eq!(http["routes"][1]["handle"][0]["handler"], "reverse_proxy");
+    assert_eq!(http["errors"]["routes"].as_array().unwrap().len(), 1);
+    assert_eq!(http["logs"]["logger_names"]["web-1.localhost"], "play");
+    assert!(http["logs"]["logger_names"].get("web-2.localhost").is_none());
+    assert!(c["apps"]["http"]["servers"]["play-wake"]["listen"][0].as_str().unwrap().ends_with("wake.sock"));
+    assert_eq!(c["logging"]["logs"]["play-activity"]["writer"]["output"], "stdout");
+    // Without sleep, none of it.
+    let plain = config(&routes, Acme::default());
+    assert!(plain.get("logging").is_none());
+    assert!(plain["apps"]["http"]["servers"].get("play-wake").is_none());
+    assert!(plain["apps"]["http"]["servers"]["http"].get("logs").is_none());
 }

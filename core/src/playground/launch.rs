@@ -154,6 +154,7 @@ pub async fn record_launch(
                 service_subdomains: launched.service_subdomains,
                 service_settings: launched.service_settings,
                 ttl: launched.ttl,
+                sleep_after: None,
                 origin: launched.origin,
             };
             let playground = create_in(&mut tx, account_id, &new, limits, actor).await?;

@@ -16,6 +16,8 @@ pub mod job;
 pub mod launch;
 pub mod model;
 pub mod ops;
+pub mod power;
+pub mod sleep;
 pub mod state;
 pub mod trigger_launch;
 pub mod ttl;
@@ -27,5 +29,6 @@ pub use model::{
     GitConfig, Lifetimes, NewPlayground, Playground, RolloutChanges, ServiceSettings, ServiceStatus, compose_project,
     container_name,
 };
-pub use state::{CreationStep, DesiredState, PlaygroundStatus, ServiceState, UnknownValue};
+pub use sleep::Sleep;
+pub use state::{CreationStep, DesiredState, PlaygroundStatus, Power, PowerReason, ServiceState, UnknownValue};
 pub use validate::CreateRequest;

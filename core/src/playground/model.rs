@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::sleep::Sleep;
 use super::state::{CreationStep, DesiredState, PlaygroundStatus, ServiceState};
 use crate::model::playroom::Playroom;
 use crate::time::Timestamp;
@@ -92,6 +93,8 @@ pub struct Playground {
     /// Zero-downtime rollouts that failed: service -> the config hash the
     /// reconciler does not try again until a rollout or hard restart.
     pub failed_rollouts: BTreeMap<String, String>,
+    /// Its sleep settings, desired power and recorded activity.
+    pub sleep: Sleep,
     pub expires_at: Option<Timestamp>,
     pub last_applied_at: Option<Timestamp>,
     pub created_at: Timestamp,
@@ -110,6 +113,8 @@ pub struct NewPlayground {
     pub service_subdomains: BTreeMap<String, String>,
     pub service_settings: BTreeMap<String, ServiceSettings>,
     pub ttl: chrono::Duration,
+    /// Its own `sleep_after` in seconds (`None`: inherit; 0: never).
+    pub sleep_after: Option<i64>,
     /// The trigger that launches it, for which ref and commit: its
     /// `playground.created` event says so.
     pub origin: Option<Origin>,

@@ -5,4 +5,4 @@
 //! the same types and no server dependency; this module keeps them where
 //! the domain names them.
 
-pub use play_states::{CreationStep, DesiredState, PlaygroundStatus, ServiceState, UnknownValue};
+pub use play_states::{CreationStep, DesiredState, PlaygroundStatus, Power, PowerReason, ServiceState, UnknownValue};

@@ -173,6 +173,8 @@ pub struct CreateRequest {
     pub env_overrides: BTreeMap<String, String>,
     pub service_subdomains: BTreeMap<String, String>,
     pub services: BTreeMap<String, ServiceSettings>,
+    /// `sleep_after` as given (`30m`, `never`); absent inherits.
+    pub sleep_after: Option<String>,
 }
 
 /// Everything a create needs, checked: the Playspec and Playroom are the
@@ -232,6 +234,7 @@ pub async fn check_create_in(
         }
     }
     check_settings(&mut errors, &services, &request.env_overrides, &request.service_subdomains, &request.services);
+    let sleep_after = check_sleep_after(&mut errors, request.sleep_after.as_deref(), request.job_mode);
     check_branches_to_create(conn, &mut errors, &services, &request.services).await?;
     if !errors.is_empty() {
         return Err(Error::Validation(errors));
@@ -246,8 +249,27 @@ pub async fn check_create_in(
         service_subdomains: request.service_subdomains,
         service_settings: request.services,
         ttl: lifetimes.ttl(request.job_mode),
+        sleep_after,
         origin: None,
     })
+}
+
+/// `playground.sleep_after`: a duration within the bounds or `never`
+/// ([`super::sleep::parse_after`]); a job never sleeps, so a job may only
+/// say `never`. Answers the seconds to store (`None`: inherit).
+fn check_sleep_after(errors: &mut FieldErrors, value: Option<&str>, job_mode: bool) -> Option<i64> {
+    let value = value?;
+    match super::sleep::parse_after(value) {
+        Ok(secs) if job_mode && secs > 0 => {
+            push_field_error(errors, "playground.sleep_after", "a job-mode Playground never sleeps");
+            None
+        }
+        Ok(secs) => Some(secs),
+        Err(message) => {
+            push_field_error(errors, "playground.sleep_after", message);
+            None
+        }
+    }
 }
 
 /// The settings a rollout would leave (`changes` over `current`) fit the

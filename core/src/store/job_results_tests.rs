@@ -42,6 +42,7 @@ impl Fixture {
             service_subdomains: Default::default(),
             service_settings: Default::default(),
             ttl: chrono::Duration::hours(1),
+            sleep_after: None,
             origin: None,
         };
         launch::create(&self.store, self.account, &new, &self.limits, Actor::System).await

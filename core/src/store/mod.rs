@@ -100,6 +100,7 @@ pub mod playzone_access;
 pub mod playzone_branches;
 pub mod playzone_pulls;
 pub mod playzones;
+pub mod power;
 pub mod quotas;
 pub mod reachability;
 pub mod repositories;

@@ -23,7 +23,7 @@ use super::{Conn, Store};
 use crate::Result;
 use crate::model::event::{Actor, NewEvent};
 use crate::playground::model::{Playground, ServiceStatus};
-use crate::playground::state::{CreationStep, DesiredState, PlaygroundStatus};
+use crate::playground::state::{CreationStep, DesiredState, PlaygroundStatus, Power, PowerReason};
 use crate::time::{self, Timestamp};
 
 /// Every Playground the resync should visit: all rows (a running one may
@@ -265,12 +265,16 @@ pub async fn record_observed(
         // new generation.
         if let Some(generation) = converged_generation
             && current.desired_state == DesiredState::Running
+            && current.sleep.power == Power::Awake
             && current.generation == generation
             && (current.status != PlaygroundStatus::Running || current.observed_generation != generation)
         {
+            // `running_since` starts the idle clock of sleep (issue #32)
+            // each time it becomes running.
             sqlx::query(
                 "UPDATE playgrounds SET status = $1, observed_generation = $2, last_applied_at = $3, \
-                 creation_step = $4, error_message = NULL, error_step = NULL, updated_at = $3 WHERE id = $5",
+                 creation_step = $4, error_message = NULL, error_step = NULL, updated_at = $3, \
+                 running_since = CASE WHEN status = $1 THEN running_since ELSE $3 END WHERE id = $5",
             )
             .bind(PlaygroundStatus::Running.as_str())
             .bind(generation)
@@ -279,6 +283,9 @@ pub async fn record_observed(
             .bind(id)
             .execute(&mut *tx)
             .await?;
+            if current.status == PlaygroundStatus::Sleeping {
+                woke_in(tx, &current).await?;
+            }
             if current.status != PlaygroundStatus::Running {
                 status_event(tx, &current, PlaygroundStatus::Running).await?;
             }
@@ -287,6 +294,21 @@ pub async fn record_observed(
         Ok(changed)
     })
     .await
+}
+
+/// Records `playground.woke` for `current`, which has just converged
+/// running after sleeping (in `record_observed`'s transaction).
+async fn woke_in(conn: &mut Conn, current: &Playground) -> Result<()> {
+    let reason = current.sleep.reason.unwrap_or(PowerReason::Api);
+    let asleep_for = current.sleep.slept_at.map(|at| (time::now() - at).num_milliseconds());
+    events::record(
+        conn,
+        NewEvent::new(current.account_id, "playground", current.id, "woke")
+            .playground_name(&current.name)
+            .metadata(serde_json::json!({"reason": reason, "asleep_ms": asleep_for})),
+    )
+    .await?;
+    Ok(())
 }
 
 /// Records `playground.drift.detected` with the `repairs` a pass is about

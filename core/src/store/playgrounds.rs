@@ -18,6 +18,7 @@ use super::shapes::{all, one_in, set_by_id};
 use super::{Conn, On, Store, flag};
 use crate::model::event::{Actor, NewEvent};
 use crate::playground::model::{NewPlayground, Playground, ServiceSettings, compose_project};
+use crate::playground::sleep::Sleep;
 use crate::playground::state::{CreationStep, DesiredState, PlaygroundStatus};
 use crate::time::{self, Timestamp};
 use crate::{Error, Result};
@@ -25,7 +26,9 @@ use crate::{Error, Result};
 pub(super) const COLUMNS: &str = "g.id, g.account_id, (SELECT uid FROM installation) AS installation, g.name, g.status, g.playspec_id, s.name AS playspec_name, g.playroom_id, \
     g.job_mode, g.watched_services, g.env_overrides, g.service_subdomains, g.service_settings, g.compose_project, \
     g.desired_state, g.generation, g.observed_generation, g.creation_step, g.error_message, g.error_step, \
-    g.needs_recreation, g.restart_epoch, g.pulled_epoch, g.services_status, g.failed_rollouts, g.expires_at, g.last_applied_at, g.created_at, g.updated_at";
+    g.needs_recreation, g.restart_epoch, g.pulled_epoch, g.services_status, g.failed_rollouts, g.expires_at, g.last_applied_at, g.created_at, g.updated_at, \
+    g.sleep_after_secs, s.sleep_after_secs AS playspec_sleep_after_secs, g.power, g.power_reason, g.power_changed_at, \
+    g.running_since, g.slept_at, g.last_active_at";
 pub(super) const FROM: &str = "playgrounds g LEFT JOIN playspecs s ON s.id = g.playspec_id";
 
 pub(super) fn from_row(row: &AnyRow) -> Result<Playground> {
@@ -58,10 +61,28 @@ pub(super) fn from_row(row: &AnyRow) -> Result<Playground> {
             pulled_epoch,
             services: super::json_column(row, "playgrounds", row.try_get("id")?, "services_status")?,
             failed_rollouts => json,
+            sleep: sleep_of(row)?,
             expires_at => opt_time,
             last_applied_at => opt_time,
             created_at => time,
             updated_at => time,
+        }
+    ))
+}
+
+fn sleep_of(row: &AnyRow) -> Result<Sleep> {
+    Ok(columns!(
+        row,
+        "playgrounds",
+        Sleep {
+            own_after: row.try_get("sleep_after_secs")?,
+            playspec_after: row.try_get("playspec_sleep_after_secs")?,
+            power => text,
+            reason: super::opt_text_column(row, "playgrounds", row.try_get("id")?, "power_reason")?,
+            power_changed_at => opt_time,
+            running_since => opt_time,
+            slept_at => opt_time,
+            last_active_at => opt_time,
         }
     ))
 }
@@ -77,8 +98,9 @@ pub async fn insert_in(conn: &mut Conn, account_id: i64, new: &NewPlayground, ac
     let now = time::now();
     let row = sqlx::query(
         "INSERT INTO playgrounds (account_id, playroom_id, playspec_id, name, status, job_mode, watched_services, \
-         env_overrides, service_subdomains, service_settings, creation_step, expires_at, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13) RETURNING id",
+         env_overrides, service_subdomains, service_settings, creation_step, expires_at, created_at, updated_at, \
+         power_changed_at, sleep_after_secs) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $13, $14) RETURNING id",
     )
     .bind(account_id)
     .bind(new.playroom_id)
@@ -93,6 +115,7 @@ pub async fn insert_in(conn: &mut Conn, account_id: i64, new: &NewPlayground, ac
     .bind(CreationStep::Queued.as_str())
     .bind(time::to_db(&crate::playground::ttl::expires_at(now, new.ttl)))
     .bind(time::to_db(&now))
+    .bind(new.sleep_after)
     .fetch_one(&mut *conn)
     .await?;
     let id: i64 = row.try_get("id")?;

@@ -44,6 +44,8 @@ pub const EVENT_TYPES: &[&str] = &[
     "playground.drift.detected",
     "playground.completed",
     "playground.route.conflict",
+    "playground.slept",
+    "playground.woke",
     "playroom.created",
     "playroom.updated",
     "playroom.destroyed",

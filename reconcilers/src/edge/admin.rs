@@ -58,6 +58,26 @@ impl Admin<'_> {
     }
 }
 
+impl Admin<'_> {
+    /// The upstreams Caddy proxies to and how many requests each has open
+    /// (`GET /reverse_proxy/upstreams`): `(address, open requests)`.
+    pub async fn upstreams(&self) -> Result<Vec<(String, u64)>> {
+        let (status, body) = self.call(Method::GET, "/reverse_proxy/upstreams", None).await?;
+        if !status.is_success() {
+            return Err(Error::Edge(format!("reading the upstreams: {status}: {}", message(&body))));
+        }
+        let list: Vec<Value> =
+            serde_json::from_slice(&body).map_err(|e| Error::Edge(format!("the upstreams are not JSON: {e}")))?;
+        Ok(list
+            .iter()
+            .filter_map(|u| {
+                let address = u.get("address")?.as_str()?.to_owned();
+                Some((address, u.get("num_requests").and_then(Value::as_u64).unwrap_or(0)))
+            })
+            .collect())
+    }
+}
+
 /// Caddy's error message from an answer (`{"error": "..."}`), else the text.
 fn message(body: &[u8]) -> String {
     serde_json::from_slice::<Value>(body)

@@ -9,6 +9,7 @@ use bollard::Docker;
 use play_core::edge::claims::{self, Decision};
 use play_core::edge::config::{self as caddy, Acme, EdgeConfig as ConfigInputs};
 use play_core::edge::model::PassOutcome;
+use play_core::edge::waking::Sleeping;
 use play_core::host::HostTarget;
 use play_core::model::playroom::Playroom;
 use play_core::routing::Route;
@@ -20,7 +21,7 @@ use serde_json::Value;
 
 use super::admin::Admin;
 use super::container::{self, EdgeSpec, Observed};
-use super::{EdgeReconciler, routes};
+use super::{EdgeReconciler, activity, routes};
 use crate::runtime::{Action, Ctx};
 use crate::{Error, Result};
 
@@ -83,7 +84,7 @@ async fn converge(r: &EdgeReconciler, fence: Fence<'_>, room: &Playroom, target:
         return Ok(Action::await_change());
     }
 
-    let wanted = routes::wanted(&r.store, room).await?;
+    let wanted = routes::wanted(&r.store, room, r.config.sleep_after).await?;
     let stored: Vec<claims::Claim> = {
         let mut conn = r.store.pool().acquire().await.map_err(play_core::Error::from)?;
         edges::routes_on(&mut conn, room.id).await?.into_iter().map(|row| row.claim).collect()
@@ -101,12 +102,13 @@ async fn converge(r: &EdgeReconciler, fence: Fence<'_>, room: &Playroom, target:
     // rule, so none can break the config: only lost claims are left out.
     let served: Vec<Route> =
         wanted.iter().zip(&decisions).filter(|(_, d)| d.lost_to.is_none()).map(|(w, _)| w.route.clone()).collect();
+    let sleep = sleeping(&wanted, &served);
     let acme = Acme {
         email: room.acme_email.clone().filter(|e| !e.is_empty()),
         directory: r.config.acme_directory.clone(),
         trusted_roots: r.config.acme_root.as_ref().map(|_| vec![container::ACME_ROOT.to_owned()]).unwrap_or_default(),
     };
-    let desired = caddy::caddy_config(&ConfigInputs { settings: room.edge, acme, routes: &served });
+    let desired = caddy::caddy_config(&ConfigInputs { settings: room.edge, acme, routes: &served, sleep: &sleep });
     let hash = caddy::config_hash(&desired);
 
     let (container_id, restored) = ensure_container(r, &docker, &spec, observed, room, &desired).await?;
@@ -129,7 +131,45 @@ async fn converge(r: &EdgeReconciler, fence: Fence<'_>, room: &Playroom, target:
         }
     }
     edges::record_pass(&r.store, fence, room.account_id, room.id, &outcome).await?.held()?;
+    let source = activity::Source { target: target.clone(), container: spec.name.clone(), socket: spec.host_socket() };
+    let cx = activity::Context {
+        store: r.store.clone(),
+        gateway: r.gateway.clone(),
+        playgrounds: r.playgrounds.clone(),
+        check_interval: r.config.check_interval,
+    };
+    r.monitors.ensure(&cx, room.id, source, snapshot(&wanted, &served));
     Ok(Action::requeue_after(r.config.check_interval))
+}
+
+/// The sleep part of the config: the served routes of sleeping
+/// Playgrounds, and the hosts of those that may sleep.
+fn sleeping(wanted: &[routes::Wanted], served: &[Route]) -> Sleeping {
+    let mut sleep = Sleeping::default();
+    for w in wanted.iter().filter(|w| served.iter().any(|s| s.id == w.route.id)) {
+        if w.sleeping {
+            sleep.waking.insert(w.route.id.clone(), w.playground_id);
+        }
+        if w.watched {
+            sleep.watched_hosts.insert(w.route.fqdn.clone());
+        }
+    }
+    sleep
+}
+
+/// What the activity monitor watches: the same routes, by host and by
+/// upstream.
+fn snapshot(wanted: &[routes::Wanted], served: &[Route]) -> activity::Snapshot {
+    let mut out = activity::Snapshot::default();
+    for w in wanted.iter().filter(|w| w.watched) {
+        let Some(route) = served.iter().find(|s| s.id == w.route.id) else { continue };
+        out.hosts.insert(route.fqdn.to_ascii_lowercase(), w.playground_id);
+        out.upstreams.insert(format!("{}:{}", route.upstream, route.port), w.playground_id);
+        if w.sleeping {
+            out.sleeping.insert(w.playground_id);
+        }
+    }
+    out
 }
 
 /// Makes the edge container exist, run, and match `spec`. Answers its id

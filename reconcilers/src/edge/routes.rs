@@ -16,7 +16,7 @@
 use std::collections::BTreeSet;
 
 use play_core::model::playroom::Playroom;
-use play_core::playground::{self, DesiredState};
+use play_core::playground::{self, DesiredState, PlaygroundStatus, Power};
 use play_core::routing::Route;
 use play_core::store::{Store, playground_status, playspec_files, playspecs, sweep};
 
@@ -28,10 +28,16 @@ pub struct Wanted {
     pub playground_id: i64,
     pub service: String,
     pub route: Route,
+    /// Its Playground sleeps (or is waking): the edge's waking route
+    /// serves it (`play_core::edge::waking`).
+    pub sleeping: bool,
+    /// Its Playground may sleep: its requests count as activity.
+    pub watched: bool,
 }
 
 /// See the [module documentation](self).
-pub async fn wanted(store: &Store, room: &Playroom) -> Result<Vec<Wanted>> {
+/// `sleep_after` is the installation's default (`EdgeConfig::sleep_after`).
+pub async fn wanted(store: &Store, room: &Playroom, sleep_after: Option<std::time::Duration>) -> Result<Vec<Wanted>> {
     let mut out = Vec::new();
     for id in sweep::playgrounds_in(store, room.id).await? {
         let Some(p) = playground_status::load(store, id).await? else { continue };
@@ -39,7 +45,11 @@ pub async fn wanted(store: &Store, room: &Playroom) -> Result<Vec<Wanted>> {
             continue;
         }
         let running: BTreeSet<&str> = p.services.iter().filter(|s| s.running).map(|s| s.name.as_str()).collect();
-        if running.is_empty() {
+        // Asleep, or woken but not yet running again: every route is the
+        // waking one, whatever runs.
+        let sleeping = p.sleep.power == Power::Asleep || p.status == PlaygroundStatus::Sleeping;
+        let watched = sleeping || p.sleep.after(p.job_mode, sleep_after).is_some();
+        if running.is_empty() && !sleeping {
             continue;
         }
         let Some(spec_id) = p.playspec_id else { continue };
@@ -59,7 +69,7 @@ pub async fn wanted(store: &Store, room: &Playroom) -> Result<Vec<Wanted>> {
             }
         };
         for (service, mut route) in computed.desired.routes() {
-            if !running.contains(service.as_str()) {
+            if !sleeping && !running.contains(service.as_str()) {
                 continue;
             }
             // The container that serves it: during a zero-downtime rollout
@@ -68,7 +78,7 @@ pub async fn wanted(store: &Store, room: &Playroom) -> Result<Vec<Wanted>> {
             if let Some(serving) = p.services.iter().find(|s| s.name == service).and_then(|s| s.container.clone()) {
                 route.upstream = serving;
             }
-            out.push(Wanted { playground_id: p.id, service, route });
+            out.push(Wanted { playground_id: p.id, service, route, sleeping, watched });
         }
     }
     Ok(out)

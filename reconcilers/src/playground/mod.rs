@@ -79,6 +79,7 @@ mod pass;
 mod pins;
 pub mod plan;
 mod rollout;
+mod sleep;
 mod slots;
 pub mod source;
 
@@ -139,6 +140,10 @@ pub struct PlaygroundConfig {
     /// Where build contexts are spooled on their way to the engine
     /// (`context`); `play serve` uses `<data dir>/spool`.
     pub spool_dir: std::path::PathBuf,
+    /// The installation's default `sleep_after` (`PLAY_SLEEP_AFTER`): how
+    /// long a Playground whose own setting and Playspec's are absent may
+    /// stay idle before it sleeps. `None`: such Playgrounds never sleep.
+    pub sleep_after: Option<Duration>,
 }
 
 impl Default for PlaygroundConfig {
@@ -156,6 +161,7 @@ impl Default for PlaygroundConfig {
             build_network: None,
             slots: SlotsConfig::default(),
             spool_dir: std::env::temp_dir(),
+            sleep_after: None,
         }
     }
 }

@@ -12,14 +12,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use play_core::playground::{self, CreationStep, DesiredState, Playground, PlaygroundStatus};
+use play_core::playground::{self, CreationStep, DesiredState, Playground, PlaygroundStatus, Power};
 use play_core::store::job_results;
 use play_core::store::playground_status::{self as status_store, Fence};
 use play_core::store::{playrooms, playspec_files, playspecs};
 use play_core::time;
 
 use super::build::Builder;
-use super::{PlaygroundReconciler, apply, job, observe, pins, plan, rollout, source, spec};
+use super::{PlaygroundReconciler, apply, job, observe, pins, plan, rollout, sleep, source, spec};
 use crate::host::RegistryCredentials;
 use crate::runtime::Action;
 use crate::{Error, Result};
@@ -70,6 +70,16 @@ impl<'a> Pass<'a> {
         if let Some(action) = self.released_job(&p).await? {
             return Ok(action);
         }
+        // Idle for its `sleep_after`: asleep from now on (issue #32).
+        if p.desired_state == DesiredState::Running
+            && p.status == PlaygroundStatus::Running
+            && sleep::sleep_if_due(self.r, self.fence, &p).await?
+        {
+            match status_store::load(store, self.id).await? {
+                Some(reloaded) => p = reloaded,
+                None => return Ok(Action::await_change()),
+            }
+        }
         if p.desired_state == DesiredState::Running {
             // An error before any step of this pass (the host unreachable,
             // a corrupt row) is reported at the step the Playground is at.
@@ -89,6 +99,12 @@ impl<'a> Pass<'a> {
             None => None,
         };
         let docker = self.r.gateway.docker(&target).await?;
+        if p.desired_state == DesiredState::Running && p.sleep.power == Power::Asleep {
+            let playspec = playspec.as_ref().ok_or(playground::DesiredError::NoPlayspec)?;
+            let files = playspec_files::list_files(store, playspec.id).await?;
+            let desired = playground::desired_for(&p, Some(playspec), &files, &room, &Default::default())?.desired;
+            return sleep::converge_asleep(self.r, self.fence, &docker, &p, &desired).await;
+        }
         if p.desired_state == DesiredState::Running {
             let playspec = playspec.as_ref().ok_or(playground::DesiredError::NoPlayspec)?;
             let files = playspec_files::list_files(store, playspec.id).await?;
@@ -100,7 +116,9 @@ impl<'a> Pass<'a> {
             let desired = playground::desired_for(&p, Some(playspec), &files, &room, &sources)?.desired;
             let watched = if p.job_mode { Some(job::watched(&p, &desired).map_err(Error::InvalidSpec)?) } else { None };
             match self.converge(&docker, &target, &p, &desired, watched.as_ref(), playspec.id).await? {
-                Converged::Wait(action) => return Ok(action),
+                // An awake Playground that may sleep is looked at again
+                // when its idle time would be up.
+                Converged::Wait(action) => return Ok(action.or_at(sleep::deadline(self.r, &p))),
                 Converged::JobDone => {}
             }
             // The job is recorded (or a DELETE or the expiry came first):

@@ -1,0 +1,268 @@
+//! The activity monitor of a Playroom's edge (issue #32): follows the edge
+//! container's access log over the Playroom's connection and samples its
+//! open upstream requests, so that
+//! - a request that reaches a sleeping Playground wakes it at once (the
+//!   wake listener's line, `play_core::edge::waking`), and
+//! - requests through a watched Playground's routes, and connections still
+//!   open to its containers (a WebSocket, a Server-Sent Events stream, a
+//!   long download), are recorded as its activity (`last_active_at`),
+//!   which its reconciler reads to decide when it sleeps. Quiet paths
+//!   (health checks) are not activity.
+//!
+//! One task per Playroom, started and fed by the edge pass that attends
+//! the Playroom ([`Monitors::ensure`], every `check_interval`); a task not
+//! fed for [`STALE_AFTER_PASSES`] passes ends by itself, so only a replica
+//! whose edge loop holds the Playroom keeps one (another replica's task,
+//! for the moment a lease moves, only repeats idempotent writes: activity
+//! moves `last_active_at` forward, a wake changes a sleeping Playground
+//! once).
+//!
+//! Guarantees: no line is kept or logged (they hold request paths);
+//! memory is bounded by the line length ([`MAX_LINE`]) and the Playroom's
+//! Playground count; a broken stream is opened again after
+//! [`RECONNECT`]. An open connection counts once it is seen in two
+//! samples in a row ([`SAMPLE`] apart), so a health check caught in flight
+//! once keeps nothing awake.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bollard::query_parameters::LogsOptions;
+use futures::StreamExt as _;
+use play_core::edge::waking::{ACCESS_LOGGER, WAKE_LOGGER, is_quiet};
+use play_core::host::HostTarget;
+use play_core::store::{Store, power};
+use play_core::wake::{Kind, Waker};
+use serde::Deserialize;
+use tokio::sync::watch;
+
+use super::admin::Admin;
+use crate::host::DockerHostGateway;
+
+/// How often open connections are sampled and activity is written.
+pub const SAMPLE: Duration = Duration::from_secs(2);
+/// How long a broken log stream waits before it is opened again.
+const RECONNECT: Duration = Duration::from_millis(500);
+/// A task not fed by an edge pass for this many check intervals ends.
+const STALE_AFTER_PASSES: u32 = 5;
+/// The longest access-log line read; longer ones are skipped.
+const MAX_LINE: usize = 16 * 1024;
+
+/// What the monitor of one Playroom needs to know, from the edge pass.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Watched host (without port) -> its Playground.
+    pub hosts: HashMap<String, i64>,
+    /// `container:port` of a watched route -> its Playground.
+    pub upstreams: HashMap<String, i64>,
+    /// Playgrounds whose routes are waking ones: the only ids a wake line
+    /// may wake.
+    pub sleeping: HashSet<i64>,
+}
+
+/// Where the monitor reads from.
+#[derive(Clone, Debug)]
+pub struct Source {
+    pub target: HostTarget,
+    /// The edge container's name.
+    pub container: String,
+    /// The admin socket's path on the host.
+    pub socket: String,
+}
+
+/// The running monitors of this replica, by Playroom.
+#[derive(Clone, Debug, Default)]
+pub struct Monitors {
+    inner: Arc<Mutex<HashMap<i64, Entry>>>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    snapshot: watch::Sender<Arc<Snapshot>>,
+    fed: Arc<Mutex<Instant>>,
+    source: Source,
+}
+
+/// What a monitor task shares with the edge reconciler.
+#[derive(Clone, Debug)]
+pub struct Context {
+    pub store: Store,
+    pub gateway: DockerHostGateway,
+    /// Wakes the Playground reconciler of a Playground a request woke.
+    pub playgrounds: Option<Arc<dyn Waker>>,
+    /// The edge loop's check interval (how often it feeds the monitor).
+    pub check_interval: Duration,
+}
+
+impl Monitors {
+    /// Feeds Playroom `playroom`'s monitor `snapshot`, starting one (or a
+    /// new one, when its source changed) if none runs. Without anything to
+    /// watch, a running monitor is left to end by itself.
+    pub fn ensure(&self, cx: &Context, playroom: i64, source: Source, snapshot: Snapshot) {
+        let mut map = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(entry) = map.get(&playroom)
+            && entry.source.container == source.container
+            && entry.source.target == source.target
+            && !entry.snapshot.is_closed()
+        {
+            *entry.fed.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+            entry.snapshot.send_if_modified(|old| {
+                let changed = **old != snapshot;
+                if changed {
+                    *old = Arc::new(snapshot.clone());
+                }
+                changed
+            });
+            return;
+        }
+        if snapshot.hosts.is_empty() && snapshot.sleeping.is_empty() {
+            map.remove(&playroom);
+            return;
+        }
+        let (tx, rx) = watch::channel(Arc::new(snapshot));
+        let fed = Arc::new(Mutex::new(Instant::now()));
+        let task = Task { cx: cx.clone(), source: source.clone(), snapshot: rx, fed: fed.clone(), playroom };
+        tokio::spawn(task.run());
+        map.insert(playroom, Entry { snapshot: tx, fed, source });
+    }
+}
+
+struct Task {
+    cx: Context,
+    source: Source,
+    snapshot: watch::Receiver<Arc<Snapshot>>,
+    fed: Arc<Mutex<Instant>>,
+    playroom: i64,
+}
+
+#[derive(Deserialize)]
+struct Line {
+    logger: String,
+    request: Request,
+}
+
+#[derive(Deserialize)]
+struct Request {
+    host: String,
+    uri: String,
+}
+
+impl Task {
+    fn stale(&self) -> bool {
+        let fed = *self.fed.lock().unwrap_or_else(|p| p.into_inner());
+        fed.elapsed() > self.cx.check_interval * STALE_AFTER_PASSES
+    }
+
+    async fn run(self) {
+        let mut active: HashSet<i64> = HashSet::new();
+        let mut open_before: HashSet<i64> = HashSet::new();
+        let mut tick = tokio::time::interval(SAMPLE);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        'connect: while !self.stale() {
+            let docker = match self.cx.gateway.docker(&self.source.target).await {
+                Ok(docker) => docker,
+                Err(error) => {
+                    tracing::debug!(playroom = self.playroom, %error, "edge activity: no connection yet");
+                    tokio::time::sleep(RECONNECT).await;
+                    continue;
+                }
+            };
+            let since = i32::try_from(chrono::Utc::now().timestamp()).unwrap_or(0);
+            let options = LogsOptions { follow: true, stdout: true, stderr: false, since, ..LogsOptions::default() };
+            let mut logs = docker.logs(&self.source.container, Some(options));
+            let mut partial: Vec<u8> = Vec::new();
+            loop {
+                tokio::select! {
+                    chunk = logs.next() => match chunk {
+                        Some(Ok(chunk)) => {
+                            partial.extend_from_slice(&chunk.into_bytes());
+                            while let Some(end) = partial.iter().position(|b| *b == b'\n') {
+                                let line: Vec<u8> = partial.drain(..=end).collect();
+                                self.line(&line, &mut active).await;
+                            }
+                            if partial.len() > MAX_LINE {
+                                partial.clear();
+                            }
+                        }
+                        Some(Err(error)) => {
+                            tracing::debug!(playroom = self.playroom, %error, "edge activity: the log stream broke");
+                            tokio::time::sleep(RECONNECT).await;
+                            continue 'connect;
+                        }
+                        None => {
+                            tokio::time::sleep(RECONNECT).await;
+                            continue 'connect;
+                        }
+                    },
+                    _ = tick.tick() => {
+                        if self.stale() {
+                            break 'connect;
+                        }
+                        self.sample(&mut open_before, &mut active).await;
+                        let ids: Vec<i64> = active.drain().collect();
+                        if let Err(error) = power::touch(&self.cx.store, &ids, play_core::time::now()).await {
+                            tracing::warn!(playroom = self.playroom, %error, "edge activity: could not record activity");
+                        }
+                    }
+                }
+            }
+        }
+        tracing::debug!(playroom = self.playroom, "edge activity monitor ended");
+    }
+
+    /// One access-log line: a wake, or activity.
+    async fn line(&self, line: &[u8], active: &mut HashSet<i64>) {
+        if line.len() > MAX_LINE {
+            return;
+        }
+        let Ok(line) = serde_json::from_slice::<Line>(line) else { return };
+        let snapshot = self.snapshot.borrow().clone();
+        if line.logger == WAKE_LOGGER {
+            let Some(id) = line.request.uri.strip_prefix("/wake/").and_then(|id| id.parse::<i64>().ok()) else {
+                return;
+            };
+            if !snapshot.sleeping.contains(&id) {
+                return;
+            }
+            match power::wake_on_request(&self.cx.store, id).await {
+                Ok(woken) => {
+                    if woken {
+                        tracing::info!(playground = id, "a request woke the Playground");
+                    }
+                    if let Some(waker) = &self.cx.playgrounds {
+                        waker.wake(Kind::Playground, id);
+                    }
+                }
+                Err(error) => tracing::warn!(playground = id, %error, "could not record a wake"),
+            }
+        } else if line.logger == ACCESS_LOGGER {
+            let host = line.request.host.rsplit_once(':').map_or(line.request.host.as_str(), |(h, _)| h);
+            let path = line.request.uri.split('?').next().unwrap_or_default();
+            if let Some(id) = snapshot.hosts.get(&host.to_ascii_lowercase())
+                && !is_quiet(path)
+            {
+                active.insert(*id);
+            }
+        }
+    }
+
+    /// Samples the requests open to each watched upstream: a Playground
+    /// with one open in this sample and the last is active.
+    async fn sample(&self, open_before: &mut HashSet<i64>, active: &mut HashSet<i64>) {
+        let snapshot = self.snapshot.borrow().clone();
+        if snapshot.upstreams.is_empty() {
+            open_before.clear();
+            return;
+        }
+        let admin = Admin { gateway: &self.cx.gateway, target: &self.source.target, socket: &self.source.socket };
+        let Ok(upstreams) = admin.upstreams().await else { return };
+        let open: HashSet<i64> = upstreams
+            .into_iter()
+            .filter(|(_, requests)| *requests > 0)
+            .filter_map(|(address, _)| snapshot.upstreams.get(&address).copied())
+            .collect();
+        active.extend(open.intersection(open_before).copied());
+        *open_before = open;
+    }
+}

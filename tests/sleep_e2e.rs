@@ -1,0 +1,203 @@
+//! Sleep and wake end to end (issue #32), through the edge (Debian's
+//! Caddy) on the harness's sshd and Docker engine, with a 3-service
+//! Playground: `db` (a database-like dependency writing to a volume),
+//! `web` (exposed, depends on `db`) and `worker` (depends on `web`).
+//! - Without traffic and `sleep_after: 5s` it is `sleeping` with its
+//!   containers stopped, well within 10 s of running;
+//! - a plain request to its URL wakes it and gets the service's own
+//!   answer (the time to the first byte is printed); the containers are
+//!   the same ones and the volume kept its data;
+//! - `POST .../sleep` puts it to sleep again (reason `api`); a browser's
+//!   page load gets the waiting page, and the page's own mechanism (a
+//!   request with `X-Play-Wake: wait`) returns the service's answer;
+//! - requests to a health-check path neither keep it awake nor wake it.
+
+#![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use play_core::edge::EdgeSettings;
+use play_reconcilers::playground::PlaygroundConfig;
+use serde_json::{Value, json};
+use support::caddy::{edge_config, ensure_caddy_image};
+use support::docker::BUSYBOX_IMAGE;
+use support::free_port;
+use support::world::{World, docker_lines};
+
+const COMPOSE: &str = r#"
+services:
+  db:
+    image: play-test/sleepy:1
+    command: ["sh", "-c", "echo started >> /data/starts; exec sleep 3600"]
+    stop_grace_period: 1s
+    volumes:
+      - data:/data
+  web:
+    image: play-test/sleepy:1
+    command: ["sh", "-c", "mkdir -p /www/healthz && echo hello from web > /www/index.html && echo ok > /www/healthz/index.html && exec httpd -f -p 8080 -h /www"]
+    stop_grace_period: 1s
+    depends_on: [db]
+    labels:
+      svc/expose: "8080"
+      svc/subdomain: sleepy
+  worker:
+    image: play-test/sleepy:1
+    command: ["sleep", "3600"]
+    stop_grace_period: 1s
+    depends_on: [web]
+volumes:
+  data: {}
+"#;
+
+/// `id state` of every container of `project`, sorted.
+fn containers(project: &str) -> Vec<String> {
+    let mut lines = docker_lines(&[
+        "ps",
+        "-a",
+        "--filter",
+        &format!("label=com.docker.compose.project={project}"),
+        "--format",
+        "{{.ID}} {{.Names}} {{.State}}",
+    ]);
+    lines.sort();
+    lines
+}
+
+fn client(host: &str, port: u16) -> reqwest::Client {
+    reqwest::Client::builder()
+        .resolve(host, ([127, 0, 0, 1], port).into())
+        .timeout(Duration::from_secs(40))
+        .build()
+        .unwrap()
+}
+
+async fn status(world: &World, id: i64) -> Value {
+    world.detail(id).await.1
+}
+
+async fn wait_status(world: &World, id: i64, want: &str, bound: Duration) -> Duration {
+    let started = Instant::now();
+    loop {
+        let body = status(world, id).await;
+        if body["status"] == want {
+            return started.elapsed();
+        }
+        assert!(started.elapsed() < bound, "not {want} within {bound:?}: {body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The reasons of every `playground.<action>` event of `id`, oldest first.
+async fn reasons(world: &World, id: i64, action: &str) -> Vec<String> {
+    play_core::store::events::list_for_account(world.app.store(), world.app.account_id)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.entity_type == "playground" && e.entity_id == id && e.action == action)
+        .map(|e| e.metadata.unwrap_or(Value::Null)["reason"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_idle_playground_sleeps_and_the_first_request_wakes_it() {
+    ensure_caddy_image();
+    let world = World::start().await;
+    support::run(std::process::Command::new("docker").args(["tag", BUSYBOX_IMAGE, "play-test/sleepy:1"]));
+    let (http_port, https_port) = (free_port(), free_port());
+    world.set_edge(EdgeSettings { http_port, https_port, ..EdgeSettings::default() }).await;
+    let admin_dir = tempfile::tempdir().unwrap();
+    let playgrounds = PlaygroundConfig { poll_interval: Duration::from_millis(300), ..PlaygroundConfig::default() };
+    let _runtimes = world.runtimes_with_edge_and(edge_config(admin_dir.path()), playgrounds);
+    let spec = world.playspec("sleepy", COMPOSE).await;
+    let created = world.playground("pr-1", spec, json!({"sleep_after": "5s"})).await;
+    assert_eq!(created["sleep_after"], "5s", "{created}");
+    let id = created["id"].as_i64().unwrap();
+    let project = created["compose_project"].as_str().unwrap().to_owned();
+    let host = format!("sleepy-{id}.localhost");
+    let url = format!("http://{host}:{http_port}/");
+    let http = client(&host, http_port);
+    world.wait_converged(id, "the first start").await;
+    let running = containers(&project);
+    assert_eq!(running.len(), 3, "{running:?}");
+
+    // No traffic but health checks: asleep within 10 s, containers stopped, kept.
+    let idle = Instant::now();
+    let health = tokio::spawn({
+        let (http, url) = (http.clone(), format!("http://{host}:{http_port}/healthz/"));
+        async move {
+            loop {
+                let _ = http.get(&url).send().await;
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+        }
+    });
+    wait_status(&world, id, "sleeping", Duration::from_secs(10)).await;
+    println!("asleep {:?} after running, with no traffic but health checks", idle.elapsed());
+    let asleep = containers(&project);
+    let ids = |lines: &[String]| lines.iter().map(|l| l.split(' ').next().unwrap().to_owned()).collect::<Vec<_>>();
+    assert_eq!(ids(&asleep), ids(&running), "the same containers, not removed");
+    let view = status(&world, id).await;
+    assert!(asleep.iter().all(|l| l.ends_with("exited")), "every container stopped: {asleep:?} {view}");
+    assert_eq!((view["power"].as_str(), view["power_reason"].as_str()), (Some("asleep"), Some("idle")), "{view}");
+    assert!(view["slept_at"].is_string(), "{view}");
+    // A health check reaches a sleeping Playground without waking it.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let answer = http.get(format!("http://{host}:{http_port}/healthz/")).send().await.unwrap();
+    assert_eq!(answer.status().as_u16(), 503);
+    assert_eq!(status(&world, id).await["status"], "sleeping", "health checks do not wake it");
+    health.abort();
+
+    // The first request wakes it and gets the service's own answer.
+    let asked = Instant::now();
+    let answer = http.get(&url).send().await.unwrap();
+    let first_byte = asked.elapsed();
+    let code = answer.status().as_u16();
+    let body = answer.text().await.unwrap();
+    println!("woken by a request: first byte after {first_byte:?} (goal <= 2 s)");
+    assert_eq!((code, body.trim()), (200, "hello from web"));
+    wait_status(&world, id, "running", Duration::from_secs(20)).await;
+    let awake = containers(&project);
+    assert_eq!(ids(&awake), ids(&running), "woken, not recreated: {awake:?}");
+    assert!(awake.iter().all(|l| l.ends_with("running")), "{awake:?}");
+    let db = running.iter().find(|l| l.contains("-db-")).unwrap().split(' ').nth(1).unwrap().to_owned();
+    let starts = docker_lines(&["exec", &db, "cat", "/data/starts"]);
+    assert_eq!(starts, ["started", "started"], "the volume kept its data across the sleep");
+    assert_eq!(reasons(&world, id, "slept").await, ["idle"]);
+    assert_eq!(reasons(&world, id, "woke").await, ["request"]);
+
+    // Asked to sleep through the API; a browser gets the waiting page, and
+    // the page's request gets the service's answer once it woke.
+    let r = world.app.post(&format!("/api/playgrounds/{id}/sleep"), &world.app.admin, json!({})).await;
+    assert_eq!(r.status.as_u16(), 200, "{}", r.text);
+    wait_status(&world, id, "sleeping", Duration::from_secs(10)).await;
+    let page = http.get(&url).header("Accept", "text/html,application/xhtml+xml").send().await.unwrap();
+    assert_eq!(page.status().as_u16(), 503);
+    assert_eq!(page.headers()["x-play-sleeping"], "1");
+    assert!(page.headers()["content-security-policy"].to_str().unwrap().contains("script-src 'sha256-"));
+    assert!(page.text().await.unwrap().contains("X-Play-Wake"), "the page asks again by itself");
+    let asked = Instant::now();
+    let again = http.get(&url).header("Accept", "*/*").header("X-Play-Wake", "wait").send().await.unwrap();
+    assert!(again.headers().get("x-play-sleeping").is_none());
+    assert_eq!(again.text().await.unwrap().trim(), "hello from web");
+    println!("the waiting page's request answered by the service after {:?}", asked.elapsed());
+    assert_eq!(reasons(&world, id, "slept").await, ["idle", "api"]);
+    wait_status(&world, id, "running", Duration::from_secs(20)).await;
+    assert_eq!(ids(&containers(&project)), ids(&running));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_job_never_sleeps() {
+    let world = World::start().await;
+    let spec = world.playspec("job", "services:\n  run: {image: play-test/sleepy:1, command: [\"true\"]}\n").await;
+    let body = json!({"playground": {"name": "j", "playspec_id": spec, "playroom_id": world.playroom,
+        "job_mode": true, "sleep_after": "10m"}});
+    let r = world.app.post("/api/playgrounds", &world.app.admin, body).await;
+    assert_eq!(r.status.as_u16(), 422, "{}", r.text);
+    assert!(r.text.contains("playground.sleep_after"), "{}", r.text);
+    let bad =
+        json!({"playground": {"name": "k", "playspec_id": spec, "playroom_id": world.playroom, "sleep_after": "1s"}});
+    let r = world.app.post("/api/playgrounds", &world.app.admin, bad).await;
+    assert_eq!(r.status.as_u16(), 422, "{}", r.text);
+}
