@@ -203,6 +203,19 @@ async fn a_playground_that_cannot_start_is_extended_and_waited_for_until_the_tim
     );
     assert!(started.elapsed() < Duration::from_secs(20));
 
+    // Asked to sleep and to wake: desired power, recorded (no reconciler
+    // runs here, so the status stays; `--wait` times out with exit 5).
+    let out = play.run(&["sleep", "demo", "-o", "json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let asleep: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((asleep["power"].as_str(), asleep["power_reason"].as_str()), (Some("asleep"), Some("api")));
+    let out = play.run(&["wake", "demo"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "playground/demo: status in_progress, power awake");
+    let out = play.run(&["sleep", "demo", "--wait", "--timeout", "1s"]);
+    assert_eq!(code(&out), 5, "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("to be sleeping"), "{}", text(&out.stderr));
+
     let described = text(&play.run(&["describe", "pg", "demo"]).stdout);
     assert!(described.contains("Name:        demo") && described.contains("Services:"), "{described}");
 

@@ -145,17 +145,70 @@ async fn destroying_or_foreign_playgrounds_refuse_both() {
     let (app, id) = setup().await;
     let other = app.new_account("other").await;
     let token = app.key_for(other, play_core::scopes::ScopeSet::all(), None).await;
-    for op in ["rollout", "hard_restart"] {
+    for op in ["rollout", "hard_restart", "sleep", "wake"] {
         app.request(Method::POST, &format!("/api/playgrounds/{id}/{op}"), Some(&token), None)
             .await
             .assert_error(StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND");
     }
     app.delete(&format!("/api/playgrounds/{id}"), &app.admin).await;
-    for op in ["rollout", "hard_restart", "recreate"] {
+    for op in ["rollout", "hard_restart", "recreate", "sleep", "wake"] {
         post(&app, &format!("/api/playgrounds/{id}/{op}"), None)
             .await
             .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "INVALID_STATE");
     }
     let p = app.get(&format!("/api/playgrounds/{id}"), &app.admin).await;
     assert_eq!(p.body["status"], "destroying");
+}
+
+#[tokio::test]
+async fn sleep_and_wake_record_the_desired_power_once() {
+    let (app, id) = setup().await;
+    let r = post(&app, &format!("/api/playgrounds/{id}/sleep"), None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!((r.body["power"].as_str(), r.body["power_reason"].as_str()), (Some("asleep"), Some("api")));
+    assert_eq!(r.body["generation"], 2, "a change of desired state");
+    assert_eq!(r.body["sleep_after"], Value::Null, "never, unless set (no installation default here)");
+    // Asking again changes nothing and records nothing.
+    let again = post(&app, &format!("/api/playgrounds/{id}/sleep"), None).await;
+    assert_eq!(again.body["generation"], 2);
+    let r = post(&app, &format!("/api/playgrounds/{id}/wake"), None).await;
+    assert_eq!((r.body["power"].as_str(), r.body["generation"].as_i64()), (Some("awake"), Some(3)));
+    let updates: Vec<String> = sqlx::query_scalar(
+        "SELECT metadata FROM events WHERE entity_type = 'playground' AND action = 'updated' ORDER BY id",
+    )
+    .fetch_all(app.store().pool())
+    .await
+    .unwrap();
+    assert_eq!(updates.len(), 2, "{updates:?}");
+    assert!(updates[0].contains("\"sleep\"") && updates[1].contains("\"wake\""), "{updates:?}");
+}
+
+#[tokio::test]
+async fn sleep_after_is_checked_and_a_job_never_sleeps() {
+    let (app, _) = setup().await;
+    let spec: i64 = sqlx::query_scalar("SELECT id FROM playspecs").fetch_one(app.store().pool()).await.unwrap();
+    let room: i64 = sqlx::query_scalar("SELECT id FROM playrooms").fetch_one(app.store().pool()).await.unwrap();
+    let create = |extra: Value| {
+        let mut body = json!({"name": "x", "playspec_id": spec, "playroom_id": room, "env_overrides": {"TAG": "1"}});
+        body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        json!({"playground": body})
+    };
+    for (bad, says) in [
+        (json!({"sleep_after": "1s"}), "between 5s and 30days"),
+        (json!({"sleep_after": "soon"}), "\"never\""),
+        (json!({"sleep_after": "10m", "job_mode": true}), "never sleeps"),
+    ] {
+        let r = app.post("/api/playgrounds", &app.admin, create(bad)).await;
+        let err = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+        assert!(err["playground.sleep_after"][0].as_str().unwrap().contains(says), "{err}");
+    }
+    let r = app.post("/api/playgrounds", &app.admin, create(json!({"sleep_after": "90m"}))).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert_eq!(r.body["sleep_after"], "1h 30m");
+    let job = app.post("/api/playgrounds", &app.admin, create(json!({"name": "j", "job_mode": true}))).await;
+    assert_eq!(job.status, StatusCode::CREATED, "{}", job.text);
+    let id = job.body["id"].as_i64().unwrap();
+    post(&app, &format!("/api/playgrounds/{id}/sleep"), None)
+        .await
+        .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "INVALID_STATE");
 }

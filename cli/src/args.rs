@@ -42,6 +42,11 @@ pub enum ClientCommand {
     Launch(LaunchArgs),
     /// Extend a Playground's lifetime.
     Extend(ExtendArgs),
+    /// Put a Playground to sleep now: its containers stop and are kept; a
+    /// request to its URL, or `play wake`, wakes it.
+    Sleep(PowerArgs),
+    /// Wake a sleeping Playground now.
+    Wake(PowerArgs),
     /// Repositories on play's own Git host: create, push a folder, clone URL,
     /// attach as a Playzone, delete.
     #[command(subcommand)]
@@ -282,6 +287,19 @@ pub struct ExtendArgs {
     /// Hours to add (1-720); the server's default (8) when not given.
     #[arg(long)]
     pub hours: Option<u16>,
+    #[arg(short = 'o', long, value_enum, default_value = "text")]
+    pub output: ReportFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct PowerArgs {
+    /// The Playground (name or id).
+    pub playground: String,
+    /// Wait until it is `sleeping` (sleep) or `running` (wake).
+    #[arg(long)]
+    pub wait: bool,
+    #[arg(long, default_value = "2m")]
+    pub timeout: HumanDuration,
     #[arg(short = 'o', long, value_enum, default_value = "text")]
     pub output: ReportFormat,
 }

@@ -28,6 +28,7 @@ mod logs;
 mod lookup;
 mod manifest;
 mod output;
+mod power;
 mod repo;
 mod sse;
 mod wait;
@@ -80,6 +81,8 @@ async fn dispatch(opts: ClientOpts, command: ClientCommand) -> anyhow::Result<()
                 C::Wait(args) => wait::wait(&client, args).await,
                 C::Launch(args) => launch::launch(&client, args).await,
                 C::Extend(args) => launch::extend(&client, args).await,
+                C::Sleep(args) => power::power(&client, args, power::Way::Sleep).await,
+                C::Wake(args) => power::power(&client, args, power::Way::Wake).await,
                 C::Repo(command) => repo::repo(&client, command).await,
                 C::Login(_) | C::Config(_) => Ok(()),
             }

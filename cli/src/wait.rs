@@ -129,7 +129,7 @@ pub async fn playground_ready(
 }
 
 /// Waits for `want` (else running, or complete for a job).
-async fn playground_status_is(
+pub(crate) async fn playground_status_is(
     client: &Client,
     id: i64,
     label: &str,

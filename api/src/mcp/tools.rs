@@ -163,6 +163,20 @@ pub const TOOLS: &[ToolSpec] = &[
         "Restart a Playground from scratch: every container (and, unless the Playspec persists volumes, every named volume) is removed and made again, and images are pulled again.",
     ),
     tool(
+        "sleep_playground",
+        "POST",
+        "/api/playgrounds/{id}/sleep",
+        NoBody,
+        "Put a Playground to sleep now: its containers stop (kept, with networks and volumes) and its status becomes `sleeping`; the first request to one of its URLs, or wake_playground, wakes it. Not for job-mode Playgrounds.",
+    ),
+    tool(
+        "wake_playground",
+        "POST",
+        "/api/playgrounds/{id}/wake",
+        NoBody,
+        "Wake a sleeping Playground now: its containers start in dependency order and it is `running` again once they are healthy.",
+    ),
+    tool(
         "get_playground_job_result",
         "GET",
         "/api/playgrounds/{id}/job_result",
