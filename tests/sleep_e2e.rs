@@ -24,19 +24,19 @@ use serde_json::{Value, json};
 use support::caddy::{edge_config, ensure_caddy_image};
 use support::docker::BUSYBOX_IMAGE;
 use support::free_port;
-use support::world::{World, docker_lines};
+use support::world::{Running, World, docker_lines};
 
 const COMPOSE: &str = r#"
 services:
   db:
     image: play-test/sleepy:1
-    command: ["sh", "-c", "echo started >> /data/starts; exec sleep 3600"]
+    command: ["sh", "-c", "echo started >> /data/starts; trap 'exit 0' TERM; sleep 3600 & wait"]
     stop_grace_period: 1s
     volumes:
       - data:/data
   web:
     image: play-test/sleepy:1
-    command: ["sh", "-c", "mkdir -p /www/healthz && echo hello from web > /www/index.html && echo ok > /www/healthz/index.html && exec httpd -f -p 8080 -h /www"]
+    command: ["sh", "-c", "mkdir -p /www/healthz && echo hello from ${GREETING:-web} > /www/index.html && echo ok > /www/healthz/index.html && trap 'exit 0' TERM; httpd -f -p 8080 -h /www & wait"]
     stop_grace_period: 1s
     depends_on: [db]
     labels:
@@ -44,7 +44,7 @@ services:
       svc/subdomain: sleepy
   worker:
     image: play-test/sleepy:1
-    command: ["sleep", "3600"]
+    command: ["sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"]
     stop_grace_period: 1s
     depends_on: [web]
 volumes:
@@ -100,16 +100,31 @@ async fn reasons(world: &World, id: i64, action: &str) -> Vec<String> {
         .collect()
 }
 
+/// A world with the edge on free ports and the reconcilers running.
+struct Edged {
+    world: World,
+    http_port: u16,
+    _admin_dir: tempfile::TempDir,
+    _runtimes: (Running, Running),
+}
+
+impl Edged {
+    async fn start() -> Edged {
+        ensure_caddy_image();
+        let world = World::start().await;
+        support::run(std::process::Command::new("docker").args(["tag", BUSYBOX_IMAGE, "play-test/sleepy:1"]));
+        let (http_port, https_port) = (free_port(), free_port());
+        world.set_edge(EdgeSettings { http_port, https_port, ..EdgeSettings::default() }).await;
+        let admin_dir = tempfile::tempdir().unwrap();
+        let playgrounds = PlaygroundConfig { poll_interval: Duration::from_millis(300), ..PlaygroundConfig::default() };
+        let runtimes = world.runtimes_with_edge_and(edge_config(admin_dir.path()), playgrounds);
+        Edged { world, http_port, _admin_dir: admin_dir, _runtimes: runtimes }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_idle_playground_sleeps_and_the_first_request_wakes_it() {
-    ensure_caddy_image();
-    let world = World::start().await;
-    support::run(std::process::Command::new("docker").args(["tag", BUSYBOX_IMAGE, "play-test/sleepy:1"]));
-    let (http_port, https_port) = (free_port(), free_port());
-    world.set_edge(EdgeSettings { http_port, https_port, ..EdgeSettings::default() }).await;
-    let admin_dir = tempfile::tempdir().unwrap();
-    let playgrounds = PlaygroundConfig { poll_interval: Duration::from_millis(300), ..PlaygroundConfig::default() };
-    let _runtimes = world.runtimes_with_edge_and(edge_config(admin_dir.path()), playgrounds);
+    let Edged { world, http_port, _admin_dir, _runtimes } = Edged::start().await;
     let spec = world.playspec("sleepy", COMPOSE).await;
     let created = world.playground("pr-1", spec, json!({"sleep_after": "5s"})).await;
     assert_eq!(created["sleep_after"], "5s", "{created}");
@@ -185,6 +200,24 @@ async fn an_idle_playground_sleeps_and_the_first_request_wakes_it() {
     assert_eq!(reasons(&world, id, "slept").await, ["idle", "api"]);
     wait_status(&world, id, "running", Duration::from_secs(20)).await;
     assert_eq!(ids(&containers(&project)), ids(&running));
+
+    // Rolled out while asleep: it stays asleep, and wakes to the new state.
+    let r = world.app.post(&format!("/api/playgrounds/{id}/sleep"), &world.app.admin, json!({})).await;
+    assert_eq!(r.status.as_u16(), 200, "{}", r.text);
+    wait_status(&world, id, "sleeping", Duration::from_secs(10)).await;
+    let body = json!({"playground": {"env_overrides": {"GREETING": "v2"}}});
+    let r = world.app.post(&format!("/api/playgrounds/{id}/rollout"), &world.app.admin, body).await;
+    assert_eq!(r.status.as_u16(), 200, "{}", r.text);
+    let slept = world
+        .wait_for(id, "asleep at the new generation", |_, b| {
+            b["status"] == "sleeping" && b["observed_generation"] == b["generation"]
+        })
+        .await;
+    assert_eq!(slept["power"], "asleep", "{slept}");
+    assert!(containers(&project).iter().all(|l| l.ends_with("exited")), "nothing started by the rollout");
+    let answer = http.get(&url).send().await.unwrap();
+    assert_eq!(answer.text().await.unwrap().trim(), "hello from v2", "woken to the rolled-out state");
+    wait_status(&world, id, "running", Duration::from_secs(20)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -200,4 +233,74 @@ async fn a_job_never_sleeps() {
         json!({"playground": {"name": "k", "playspec_id": spec, "playroom_id": world.playroom, "sleep_after": "1s"}});
     let r = world.app.post("/api/playgrounds", &world.app.admin, bad).await;
     assert_eq!(r.status.as_u16(), 422, "{}", r.text);
+}
+
+/// `web` serves `/cgi-bin/stream`: a response that writes a line a second
+/// for 22 s (a slow download, as a Server-Sent Events stream would be).
+const STREAMING: &str = r#"
+services:
+  web:
+    image: play-test/sleepy:1
+    stop_grace_period: 1s
+    command:
+      - sh
+      - -c
+      - |
+        mkdir -p /www/cgi-bin
+        cat > /www/cgi-bin/stream <<'END'
+        #!/bin/sh
+        echo "Content-Type: text/plain"
+        echo
+        for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22; do echo "tick $$i"; sleep 1; done
+        END
+        chmod +x /www/cgi-bin/stream
+        echo hi > /www/index.html
+        exec httpd -f -p 8080 -h /www
+    labels:
+      svc/expose: "8080"
+      svc/subdomain: stream
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_open_stream_keeps_a_playground_awake_until_it_closes() {
+    let Edged { world, http_port, _admin_dir, _runtimes } = Edged::start().await;
+    let spec = world.playspec("stream", STREAMING).await;
+    let created = world.playground("pr-2", spec, json!({"sleep_after": "5s"})).await;
+    let id = created["id"].as_i64().unwrap();
+    let host = format!("stream-{id}.localhost");
+    let http = client(&host, http_port);
+    world.wait_converged(id, "the first start").await;
+    // The edge serves it before the stream starts.
+    let started = Instant::now();
+    while http.get(format!("http://{host}:{http_port}/")).send().await.map(|r| r.status().as_u16()).ok() != Some(200) {
+        assert!(started.elapsed() < Duration::from_secs(20), "the edge never served it");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let stream = tokio::spawn({
+        let url = format!("http://{host}:{http_port}/cgi-bin/stream");
+        async move {
+            let mut answer = http.get(&url).send().await.unwrap();
+            let mut lines = 0;
+            while let Some(chunk) = answer.chunk().await.unwrap() {
+                lines += chunk.iter().filter(|b| **b == b'\n').count();
+            }
+            lines
+        }
+    });
+    let open = Instant::now();
+    while !stream.is_finished() {
+        let body = status(&world, id).await;
+        assert_eq!(body["status"], "running", "asleep {:?} into an open stream: {body}", open.elapsed());
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let lines = stream.await.unwrap();
+    println!("a stream open for {:?} kept it awake ({lines} lines)", open.elapsed());
+    assert!(open.elapsed() >= Duration::from_secs(20), "the stream was open 20 s");
+    assert!(lines >= 22, "{lines}");
+    let view = status(&world, id).await;
+    assert!(view["last_active_at"].is_string(), "{view}");
+    // Closed: asleep after its sleep_after.
+    let slept = wait_status(&world, id, "sleeping", Duration::from_secs(15)).await;
+    println!("asleep {slept:?} after the stream closed");
 }

@@ -99,13 +99,13 @@ async fn a_reader_sees_no_buttons_and_its_posts_are_refused() {
     let reader = Browser::sign_in(&app, &key).await;
     let detail = page(&app, &reader, &format!("/playgrounds/{playground}")).await;
     assert_eq!(detail.status, StatusCode::OK, "{}", detail.text);
-    for action in ["Destroy", "Extend", "Roll out", "Hard restart"] {
+    for action in ["Destroy", "Extend", "Roll out", "Hard restart", "submit\">Sleep<"] {
         assert!(!detail.text.contains(action), "no {action} for a reader: {}", detail.text);
     }
     // The sections it may not read are not offered either.
     assert!(!detail.text.contains("href=\"/keys\"") && !detail.text.contains("href=\"/webhooks\""));
     let csrf = reader.csrf.clone();
-    for action in ["destroy", "extend", "rollout", "hard_restart"] {
+    for action in ["destroy", "extend", "rollout", "hard_restart", "sleep", "wake"] {
         let r = form(&app, &reader, &format!("/playgrounds/{playground}/{action}"), "same-origin", &[("csrf", &csrf)])
             .await;
         assert_eq!(r.status, StatusCode::FORBIDDEN, "{action}: {}", r.text);
@@ -284,4 +284,25 @@ async fn the_playgrounds_list_pages_and_filters_on_the_server() {
     // The live region alone, for the page's script.
     let live = page(&app, &admin, "/playgrounds?page=2&part=live").await;
     assert!(live.text.starts_with("<div id=\"playgrounds-live\""), "{}", &live.text[..80.min(live.text.len())]);
+}
+
+#[tokio::test]
+async fn sleep_and_wake_from_the_detail_page() {
+    let app = TestApp::new().await;
+    let playground = app.new_playground().await;
+    let admin = Browser::sign_in(&app, &app.admin).await;
+    let path = format!("/playgrounds/{playground}");
+    let detail = page(&app, &admin, &path).await;
+    assert!(detail.text.contains("submit\">Sleep<") && !detail.text.contains("submit\">Wake<"), "{}", detail.text);
+    assert!(detail.text.contains("id=\"sleep\""), "the sleep setting is shown: {}", detail.text);
+    let done = form(&app, &admin, &format!("{path}/sleep"), "same-origin", &[("csrf", admin.csrf.as_str())]).await;
+    assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.text);
+    let p = playgrounds::get(app.store(), app.account_id, playground).await.unwrap();
+    assert_eq!(p.sleep.power.as_str(), "asleep");
+    let detail = page(&app, &admin, &path).await;
+    assert!(detail.text.contains("submit\">Wake<") && !detail.text.contains("submit\">Sleep<"), "{}", detail.text);
+    let done = form(&app, &admin, &format!("{path}/wake"), "same-origin", &[("csrf", admin.csrf.as_str())]).await;
+    assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.text);
+    let p = playgrounds::get(app.store(), app.account_id, playground).await.unwrap();
+    assert_eq!(p.sleep.power.as_str(), "awake");
 }

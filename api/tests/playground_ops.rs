@@ -212,3 +212,36 @@ async fn sleep_after_is_checked_and_a_job_never_sleeps() {
         .await
         .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "INVALID_STATE");
 }
+
+#[tokio::test]
+async fn a_playspec_gives_its_playgrounds_a_default_sleep_after() {
+    let app = TestApp::new().await;
+    let spec = app
+        .post(
+            "/api/playspecs",
+            &app.admin,
+            json!({"playspec": {"name": "shop", "base_compose_yaml": COMPOSE, "sleep_after": "20m"}}),
+        )
+        .await;
+    assert_eq!((spec.status, spec.body["sleep_after"].as_str()), (StatusCode::CREATED, Some("20m")), "{}", spec.text);
+    let bad = app
+        .post(
+            "/api/playspecs",
+            &app.admin,
+            json!({"playspec": {"name": "x", "base_compose_yaml": COMPOSE, "sleep_after": "2s"}}),
+        )
+        .await;
+    let err = bad.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    assert!(err["playspec.sleep_after"][0].as_str().unwrap().contains("between"), "{err}");
+    let room = app.post("/api/playrooms", &app.admin, json!({"playroom": {"name": "box", "host": "127.0.0.1"}})).await;
+    let body = |name: &str, extra: Value| {
+        let mut p = json!({"name": name, "playspec_id": spec.body["id"], "playroom_id": room.body["id"],
+            "env_overrides": {"TAG": "1"}});
+        p.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        json!({"playground": p})
+    };
+    let inherits = app.post("/api/playgrounds", &app.admin, body("a", json!({}))).await;
+    assert_eq!(inherits.body["sleep_after"], "20m", "{}", inherits.text);
+    let own = app.post("/api/playgrounds", &app.admin, body("b", json!({"sleep_after": "never"}))).await;
+    assert_eq!(own.body["sleep_after"], Value::Null, "its own `never` wins: {}", own.text);
+}

@@ -95,6 +95,7 @@ async fn create_classifies_services_and_shows_the_detail() {
             "persist_volumes",
             "playground_count",
             "playzone_id",
+            "sleep_after",
             "updated_at"
         ]
     );

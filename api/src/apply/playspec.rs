@@ -259,6 +259,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         persist_volumes: spec.persist_volumes,
         services: Some(overrides),
         playzone_id: Some(playzone_id),
+        sleep_after: None,
     };
     // Classified before the transaction opened (`super::prepare`).
     let classified = input.base_compose_yaml.as_deref().and_then(|yaml| cx.prepared.compose(yaml));

@@ -50,6 +50,12 @@ pub struct PlayspecInput {
     #[serde(default, deserialize_with = "crate::json::present")]
     #[schema(minimum = 1)]
     pub playzone_id: Option<Option<i64>>,
+    /// The default `sleep_after` of its Playgrounds (`30m`, 5 s to 30
+    /// days, or `never`); `null` or absent on create: the installation's
+    /// default. A Playground's own `sleep_after` wins.
+    #[serde(default, deserialize_with = "crate::json::present")]
+    #[schema(value_type = Option<String>, example = "30m")]
+    pub sleep_after: Option<Option<String>>,
 }
 
 /// What a client may say about a service; everything else is derived from
@@ -233,6 +239,17 @@ pub(crate) fn fields_classified(
         apply_overrides(&mut defs, input.services.unwrap_or_default(), &mut errors);
         services = Some(defs);
     }
+    let sleep_after_secs = match input.sleep_after {
+        Some(Some(text)) => match play_core::playground::sleep::parse_after(&text) {
+            Ok(secs) => Some(Some(secs)),
+            Err(message) => {
+                push_field_error(&mut errors, "playspec.sleep_after", message);
+                None
+            }
+        },
+        Some(None) => Some(None),
+        None => None,
+    };
     if input.playzone_id.flatten().is_some_and(|id| id < 1) {
         push_field_error(&mut errors, "playspec.playzone_id", "must be a Playzone id");
     }
@@ -246,6 +263,7 @@ pub(crate) fn fields_classified(
         services,
         persist_volumes: input.persist_volumes,
         playzone_id: input.playzone_id,
+        sleep_after_secs,
     })
 }
 

@@ -20,6 +20,9 @@ pub struct PlayspecItem {
     pub persist_volumes: bool,
     /// The Playzone the Compose file belongs to (see the request).
     pub playzone_id: Option<i64>,
+    /// The default `sleep_after` of its Playgrounds (`30m`, `never`);
+    /// `null`: the installation's default.
+    pub sleep_after: Option<String>,
     pub playground_count: i64,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -52,6 +55,10 @@ impl From<&Playspec> for PlayspecItem {
             locked: p.locked(),
             persist_volumes: p.persist_volumes,
             playzone_id: p.playzone_id,
+            sleep_after: p.sleep_after_secs.map(|secs| match secs {
+                0 => "never".to_owned(),
+                secs => humantime::format_duration(std::time::Duration::from_secs(secs.unsigned_abs())).to_string(),
+            }),
             playground_count: p.playground_count,
             created_at: p.created_at,
             updated_at: p.updated_at,

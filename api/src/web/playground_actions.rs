@@ -53,7 +53,8 @@ pub async fn extend(
 }
 
 /// `POST /playgrounds/{id}/{action}` for the actions without fields:
-/// `rollout` and `hard_restart`, each the API's route of the same name.
+/// `rollout`, `hard_restart`, `sleep` and `wake`, each the API's route of
+/// the same name.
 pub async fn act(
     viewer: Viewer,
     headers: HeaderMap,
@@ -64,6 +65,8 @@ pub async fn act(
     let notice = match action.as_str() {
         "rollout" => "Rolling out: the page follows it until it is running again.",
         "hard_restart" => "Restarting from scratch: containers are made again, images pulled again.",
+        "sleep" => "Going to sleep: its containers stop and are kept; a visit to its URL wakes it.",
+        "wake" => "Waking up: its containers start again, in dependency order.",
         _ => return Err(ApiError::RouteNotFound(format!("/playgrounds/{id}/{action}")).into()),
     };
     viewer.call(Method::POST, &format!("/api/playgrounds/{id}/{action}"), None).await?;

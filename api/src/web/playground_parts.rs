@@ -3,7 +3,7 @@
 //! next to what the host reports (`/debug`).
 
 use maud::{Markup, html};
-use play_core::playground::{Playground, PlaygroundStatus};
+use play_core::playground::{Playground, PlaygroundStatus, Power};
 use serde_json::Value;
 
 use super::failure::Failure;
@@ -50,6 +50,16 @@ pub fn actions(viewer: &Viewer, p: &Playground) -> Markup {
                         (csrf_field(viewer)) button type="submit" { "Hard restart" }
                     }
                 }
+                @if !p.job_mode && p.sleep.power == Power::Awake && viewer.may("POST", "/api/playgrounds/{id}/sleep") {
+                    form method="post" action={ "/playgrounds/" (id) "/sleep" } {
+                        (csrf_field(viewer)) button type="submit" { "Sleep" }
+                    }
+                }
+                @if p.sleep.power == Power::Asleep && viewer.may("POST", "/api/playgrounds/{id}/wake") {
+                    form method="post" action={ "/playgrounds/" (id) "/wake" } {
+                        (csrf_field(viewer)) button type="submit" { "Wake" }
+                    }
+                }
                 @if viewer.may("DELETE", "/api/playgrounds/{id}") {
                     a.button.danger href={ "/playgrounds/" (id) "/destroy" } { "Destroy…" }
                 }
@@ -84,6 +94,13 @@ pub async fn live_part(viewer: &Viewer, p: &Playground, view: &PlaygroundDetail)
                     dd.error { @if let Some(step) = p.error_step { (step.label()) ": " } (error) }
                 }
                 dt { "Expires" } dd #expires { (countdown(view.item.expires_at)) }
+                dt { "Sleep" }
+                dd #sleep {
+                    @match &view.sleep.sleep_after { Some(after) => { "after " (after) " without activity" } None => { "never" } }
+                    @if let Some(at) = view.sleep.sleeps_at { " · sleeps " (countdown(Some(at))) }
+                    @if let Some(at) = view.sleep.slept_at.filter(|_| p.status == PlaygroundStatus::Sleeping) { " · asleep since " (ago(at)) }
+                    @if let Some(at) = view.sleep.last_active_at { " · last active " (ago(at)) }
+                }
                 dt { "Created" } dd { (ago(view.item.created_at)) }
                 @if let Some(spec) = &view.item.playspec_name { dt { "Playspec" } dd { a href={ "/playspecs/" (view.item.playspec_id.unwrap_or_default()) } { (spec) } } }
                 @if let Some(t) = &view.trigger {

@@ -253,6 +253,7 @@ pub async fn launch_compose(
         services: Some(services),
         persist_volumes: Some(request.persist_volumes),
         playzone_id: None,
+        sleep_after_secs: None,
     };
     // The Playroom was checked above and the Compose passed its policy.
     let playground = match (request.create_playground, request.playroom_id) {
@@ -395,6 +396,7 @@ pub async fn launch_template(
         services: Some(services),
         persist_volumes: Some(false),
         playzone_id: None,
+        sleep_after_secs: None,
     };
     // The Playground runs the new Playspec on the Playroom checked above.
     let launched = LaunchedPlayground {

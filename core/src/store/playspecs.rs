@@ -27,7 +27,7 @@ use crate::{Error, Result};
 /// is `PlaygroundStatus::Destroyed`.)
 const COLUMNS: &str = concat!(
     "p.id, p.account_id, p.name, p.description, p.base_compose_yaml, p.services, \
-     p.persist_volumes, p.playzone_id, p.created_at, p.updated_at, \
+     p.persist_volumes, p.playzone_id, p.sleep_after_secs, p.created_at, p.updated_at, \
      (SELECT COUNT(*) FROM playgrounds g WHERE g.playspec_id = p.id AND g.status <> 'destroyed' AND ",
     super::job_results::holds_host!(),
     ") AS playground_count"
@@ -46,6 +46,7 @@ fn from_row(row: &AnyRow) -> Result<Playspec> {
             services => json,
             persist_volumes => flag,
             playzone_id,
+            sleep_after_secs,
             playground_count,
             created_at => time,
             updated_at => time,
@@ -75,7 +76,8 @@ pub async fn create(on: impl Into<On<'_>>, by: Acting, new: PlayspecFields, limi
             let now = time::to_db(&time::now());
             let inserted = sqlx::query(
                 "INSERT INTO playspecs (account_id, name, description, base_compose_yaml, services, persist_volumes, \
-         created_at, updated_at, playzone_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) RETURNING id",
+         created_at, updated_at, playzone_id, sleep_after_secs) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9) \
+         RETURNING id",
             )
             .bind(account_id)
             .bind(&name)
@@ -85,6 +87,7 @@ pub async fn create(on: impl Into<On<'_>>, by: Acting, new: PlayspecFields, limi
             .bind(flag(new.persist_volumes.unwrap_or(false)))
             .bind(&now)
             .bind(new.playzone_id.flatten())
+            .bind(new.sleep_after_secs.flatten())
             .fetch_one(&mut *conn)
             .await;
             let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
@@ -148,7 +151,7 @@ pub async fn update(on: impl Into<On<'_>>, by: Acting, id: i64, fields: Playspec
             };
             let result = sqlx::query(
                 "UPDATE playspecs SET name = $1, description = $2, base_compose_yaml = $3, services = $4, \
-         persist_volumes = $5, updated_at = $6, playzone_id = $9 WHERE id = $7 AND account_id = $8",
+         persist_volumes = $5, updated_at = $6, playzone_id = $9, sleep_after_secs = $10 WHERE id = $7 AND account_id = $8",
             )
             .bind(&name)
             .bind(fields.description.unwrap_or(current.description))
@@ -159,6 +162,7 @@ pub async fn update(on: impl Into<On<'_>>, by: Acting, id: i64, fields: Playspec
             .bind(id)
             .bind(account_id)
             .bind(fields.playzone_id.unwrap_or(current.playzone_id))
+            .bind(fields.sleep_after_secs.unwrap_or(current.sleep_after_secs))
             .execute(&mut *conn)
             .await;
             result.on_unique(|| name_taken(&name))?;

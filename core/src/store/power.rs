@@ -158,3 +158,7 @@ pub async fn touch(store: &Store, ids: &[i64], at: Timestamp) -> Result<()> {
     tx.commit().await?;
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "power_tests.rs"]
+mod tests;

@@ -41,13 +41,18 @@ use super::admin::Admin;
 use crate::host::DockerHostGateway;
 
 /// How often open connections are sampled and activity is written.
-pub const SAMPLE: Duration = Duration::from_secs(2);
+pub const SAMPLE: Duration = Duration::from_secs(1);
 /// How long a broken log stream waits before it is opened again.
 const RECONNECT: Duration = Duration::from_millis(500);
 /// A task not fed by an edge pass for this many check intervals ends.
 const STALE_AFTER_PASSES: u32 = 5;
 /// The longest access-log line read; longer ones are skipped.
 const MAX_LINE: usize = 16 * 1024;
+/// How far back a monitor reads when it starts: a request that reached a
+/// sleeping Playground while no monitor followed the edge (play
+/// restarting; the edge holds it meanwhile) still wakes it. Older lines
+/// count for wakes only, never as activity.
+const REPLAY: i64 = 15;
 
 /// What the monitor of one Playroom needs to know, from the edge pass.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -139,6 +144,8 @@ struct Task {
 #[derive(Deserialize)]
 struct Line {
     logger: String,
+    /// When Caddy wrote it (seconds since the epoch).
+    ts: f64,
     request: Request,
 }
 
@@ -155,6 +162,8 @@ impl Task {
     }
 
     async fn run(self) {
+        let started = chrono::Utc::now().timestamp();
+        let mut since = started - REPLAY;
         let mut active: HashSet<i64> = HashSet::new();
         let mut open_before: HashSet<i64> = HashSet::new();
         let mut tick = tokio::time::interval(SAMPLE);
@@ -168,8 +177,11 @@ impl Task {
                     continue;
                 }
             };
-            let since = i32::try_from(chrono::Utc::now().timestamp()).unwrap_or(0);
-            let options = LogsOptions { follow: true, stdout: true, stderr: false, since, ..LogsOptions::default() };
+            let from = i32::try_from(since).unwrap_or(0);
+            // A stream opened again reads from where the last one broke.
+            since = chrono::Utc::now().timestamp();
+            let options =
+                LogsOptions { follow: true, stdout: true, stderr: false, since: from, ..LogsOptions::default() };
             let mut logs = docker.logs(&self.source.container, Some(options));
             let mut partial: Vec<u8> = Vec::new();
             loop {
@@ -179,7 +191,7 @@ impl Task {
                             partial.extend_from_slice(&chunk.into_bytes());
                             while let Some(end) = partial.iter().position(|b| *b == b'\n') {
                                 let line: Vec<u8> = partial.drain(..=end).collect();
-                                self.line(&line, &mut active).await;
+                                self.line(&line, started, &mut active).await;
                             }
                             if partial.len() > MAX_LINE {
                                 partial.clear();
@@ -211,8 +223,9 @@ impl Task {
         tracing::debug!(playroom = self.playroom, "edge activity monitor ended");
     }
 
-    /// One access-log line: a wake, or activity.
-    async fn line(&self, line: &[u8], active: &mut HashSet<i64>) {
+    /// One access-log line: a wake, or activity (unless it is older than
+    /// the monitor, `started`).
+    async fn line(&self, line: &[u8], started: i64, active: &mut HashSet<i64>) {
         if line.len() > MAX_LINE {
             return;
         }
@@ -236,7 +249,7 @@ impl Task {
                 }
                 Err(error) => tracing::warn!(playground = id, %error, "could not record a wake"),
             }
-        } else if line.logger == ACCESS_LOGGER {
+        } else if line.logger == ACCESS_LOGGER && line.ts >= started as f64 {
             let host = line.request.host.rsplit_once(':').map_or(line.request.host.as_str(), |(h, _)| h);
             let path = line.request.uri.split('?').next().unwrap_or_default();
             if let Some(id) = snapshot.hosts.get(&host.to_ascii_lowercase())

@@ -149,6 +149,10 @@ async fn describe(r: &TriggerLoop, trigger: &Trigger, target: &Target, number: u
                         PlaygroundStatus::Running if converged => {
                             (DeploymentState::Success, "running (no service is exposed)".to_owned(), true)
                         }
+                        // Asleep is deployed: its URLs answer and wake it.
+                        PlaygroundStatus::Sleeping if converged => {
+                            (DeploymentState::Success, "asleep: opening its URL wakes it".to_owned(), true)
+                        }
                         // The step only: a pull request (perhaps public) is
                         // no place for the Playground's error text, which
                         // its events and `/debug` show to the account.
