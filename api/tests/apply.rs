@@ -388,3 +388,29 @@ async fn a_secret_of_a_service_named_with_a_dot_is_never_answered() {
         assert!(!r.text.contains("dotted-s3cret"), "the secret was answered: {}", r.text);
     }
 }
+
+#[tokio::test]
+async fn a_manifests_sleep_after_is_the_playgrounds_own_and_absent_inherits() {
+    let app = TestApp::new().await;
+    let mut objects = strip_nulls(set(COMPOSE, "dev"));
+    objects[2]["spec"]["sleep_after"] = json!("45m");
+    let r = apply(&app, &app.admin, json!({"objects": objects.clone()}), false).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let playground = r.body["results"][2]["id"].as_i64().unwrap();
+    let detail = app.get(&format!("/api/playgrounds/{playground}"), &app.admin).await;
+    assert_eq!(detail.body["sleep_after"], "45m", "{}", detail.text);
+    // Applied again unchanged: nothing to do.
+    let again = apply(&app, &app.admin, json!({"objects": objects.clone()}), false).await;
+    assert_eq!(again.body["results"][2]["action"], "unchanged", "{}", again.text);
+    // Taken out of the manifest: the Playground inherits again (never, here).
+    objects[2]["spec"].as_object_mut().unwrap().remove("sleep_after");
+    let r = apply(&app, &app.admin, json!({"objects": objects.clone()}), false).await;
+    assert_eq!(r.body["results"][2]["action"], "configured", "{}", r.text);
+    let detail = app.get(&format!("/api/playgrounds/{playground}"), &app.admin).await;
+    assert_eq!(detail.body["sleep_after"], Value::Null, "{}", detail.text);
+    // A bad value names its field and applies nothing.
+    objects[2]["spec"]["sleep_after"] = json!("1s");
+    let r = apply(&app, &app.admin, json!({"objects": objects}), false).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert!(r.text.contains("sleep_after") && r.text.contains("between"), "{}", r.text);
+}

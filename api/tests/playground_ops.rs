@@ -245,3 +245,18 @@ async fn a_playspec_gives_its_playgrounds_a_default_sleep_after() {
     let own = app.post("/api/playgrounds", &app.admin, body("b", json!({"sleep_after": "never"}))).await;
     assert_eq!(own.body["sleep_after"], Value::Null, "its own `never` wins: {}", own.text);
 }
+
+#[tokio::test]
+async fn a_rollout_changes_or_clears_the_playgrounds_own_sleep_after() {
+    let (app, id) = setup().await;
+    let r =
+        post(&app, &format!("/api/playgrounds/{id}/rollout"), Some(json!({"playground": {"sleep_after": "1h"}}))).await;
+    assert_eq!((r.status, r.body["sleep_after"].as_str()), (StatusCode::OK, Some("1h")), "{}", r.text);
+    let r =
+        post(&app, &format!("/api/playgrounds/{id}/rollout"), Some(json!({"playground": {"sleep_after": null}}))).await;
+    assert_eq!((r.status, r.body["sleep_after"].clone()), (StatusCode::OK, Value::Null), "{}", r.text);
+    let r =
+        post(&app, &format!("/api/playgrounds/{id}/rollout"), Some(json!({"playground": {"sleep_after": "2s"}}))).await;
+    let err = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+    assert!(err["playground.sleep_after"][0].as_str().unwrap().contains("between"), "{err}");
+}

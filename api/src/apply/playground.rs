@@ -51,6 +51,8 @@ struct Spec {
     #[serde(default)]
     services: BTreeMap<String, ServiceSettings>,
     ttl: Option<String>,
+    /// `30m`, `never`; absent: its Playspec's, then the installation's.
+    sleep_after: Option<String>,
 }
 
 /// Paths of values that look like secrets (`is_sensitive`): shown as
@@ -121,6 +123,15 @@ fn parse_ttl(object: &Object, text: Option<&str>) -> Result<Option<Duration>, Ap
     Ok(Some(ttl))
 }
 
+/// `spec.sleep_after` in seconds (`None`: inherit).
+fn parse_sleep_after(object: &Object, text: Option<&str>) -> Result<Option<i64>, ApiError> {
+    text.map(|t| {
+        play_core::playground::sleep::parse_after(t)
+            .map_err(|message| ApiError::field(object.field("spec.sleep_after"), message))
+    })
+    .transpose()
+}
+
 fn immutable(object: &Object, field: &str) -> ApiError {
     ApiError::field(
         object.field(&format!("spec.{field}")),
@@ -132,6 +143,7 @@ fn immutable(object: &Object, field: &str) -> ApiError {
 pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError> {
     let spec: Spec = parse_value(&object.spec, &object.field("spec")).map_err(ApiError::validation)?;
     let ttl = parse_ttl(object, spec.ttl.as_deref())?;
+    let sleep_after = parse_sleep_after(object, spec.sleep_after.as_deref())?;
     let paths = secret_paths(&spec);
     let redacted = cx.redact(&object.spec, &paths);
     let mut errors = FieldErrors::new();
@@ -181,6 +193,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
                 service_subdomains: Some(spec.service_subdomains.clone()),
                 service_settings: Some(spec.services.clone()),
                 playspec_id: Some(playspec_id),
+                sleep_after: Some(sleep_after),
             };
             validate::check_rollout_in(cx.conn, &cx.state.cpu, p, &changes)
                 .await
@@ -228,7 +241,7 @@ async fn create(
         env_overrides: spec.env_overrides.clone(),
         service_subdomains: spec.service_subdomains.clone(),
         services: spec.services.clone(),
-        sleep_after: None,
+        sleep_after: spec.sleep_after.clone(),
     };
     let mut new = validate::check_create_in(cx.conn, &cx.state.cpu, cx.account(), request, lifetimes)
         .await

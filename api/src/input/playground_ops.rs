@@ -26,4 +26,22 @@ pub struct RolloutInput {
     pub service_subdomains: Option<BTreeMap<String, String>>,
     #[schema(schema_with = crate::schemas::service_settings_or_null)]
     pub services: Option<BTreeMap<String, ServiceSettings>>,
+    /// Its own `sleep_after` (`30m`, `never`); `null`: inherit its
+    /// Playspec's, then the installation's (`docs/sleep.md`).
+    #[serde(default, deserialize_with = "crate::json::present")]
+    #[schema(value_type = Option<String>, example = "30m")]
+    pub sleep_after: Option<Option<String>>,
+}
+
+impl RolloutInput {
+    /// `sleep_after` parsed: `Some(None)` to inherit, seconds otherwise.
+    pub fn sleep_after(&self) -> Result<Option<Option<i64>>, crate::error::ApiError> {
+        match &self.sleep_after {
+            None => Ok(None),
+            Some(None) => Ok(Some(None)),
+            Some(Some(text)) => play_core::playground::sleep::parse_after(text)
+                .map(|secs| Some(Some(secs)))
+                .map_err(|message| crate::error::ApiError::field("playground.sleep_after", message)),
+        }
+    }
 }

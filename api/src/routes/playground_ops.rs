@@ -35,11 +35,13 @@ pub async fn rollout(
     body: Option<Json<RolloutRequest>>,
 ) -> ApiResult<JsonResponse<PlaygroundDetail>> {
     let input = body.map(|Json(b)| b.playground).unwrap_or_default();
+    let sleep_after = input.sleep_after()?;
     let changes = RolloutChanges {
         env_overrides: input.env_overrides,
         service_subdomains: input.service_subdomains,
         service_settings: input.services,
         playspec_id: None,
+        sleep_after,
     };
     let playground =
         ops::rollout(&state.store, &state.cpu, principal.account_id, id, changes, principal.actor()).await?;

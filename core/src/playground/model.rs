@@ -154,6 +154,9 @@ pub struct RolloutChanges {
     /// new revision of its Playspec); the caller checked it is the
     /// account's and that the settings fit it.
     pub playspec_id: Option<i64>,
+    /// Its own `sleep_after` in seconds (`Some(None)`: inherit; `Some(Some(0))`:
+    /// never), parsed by the caller (`sleep::parse_after`).
+    pub sleep_after: Option<Option<i64>>,
 }
 
 impl RolloutChanges {
@@ -163,6 +166,7 @@ impl RolloutChanges {
             && self.service_subdomains.is_none()
             && self.service_settings.is_none()
             && self.playspec_id.is_none()
+            && self.sleep_after.is_none()
     }
 
     /// The settings that differ from `current`, as the event names them.
@@ -179,6 +183,9 @@ impl RolloutChanges {
         }
         if self.playspec_id.is_some_and(|id| Some(id) != current.playspec_id) {
             fields.push("playspec_id");
+        }
+        if self.sleep_after.is_some_and(|v| v != current.sleep.own_after) {
+            fields.push("sleep_after");
         }
         fields
     }

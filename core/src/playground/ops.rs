@@ -156,6 +156,9 @@ pub async fn record_rollout_in(
     if let Some(playspec_id) = changes.playspec_id {
         rows::set_playspec_in(conn, id, playspec_id).await?;
     }
+    if let Some(sleep_after) = changes.sleep_after {
+        rows::set_sleep_after_in(conn, id, sleep_after).await?;
+    }
     rows::set_settings_in(
         conn,
         id,

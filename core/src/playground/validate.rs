@@ -296,6 +296,9 @@ pub async fn check_rollout_in(
     if changes.is_empty() {
         return Ok(());
     }
+    if current.job_mode && changes.sleep_after.flatten().is_some_and(|secs| secs > 0) {
+        return Err(Error::field("playground.sleep_after", "a job-mode Playground never sleeps"));
+    }
     let account_id = current.account_id;
     let spec_id = changes
         .playspec_id

@@ -252,6 +252,11 @@ pub async fn set_playspec_in(conn: &mut Conn, id: i64, playspec_id: i64) -> Resu
     set_by_id(conn, "UPDATE playgrounds SET playspec_id = $1 WHERE id = $2", playspec_id, id).await
 }
 
+/// Sets the Playground's own `sleep_after` (seconds; `None` inherits).
+pub async fn set_sleep_after_in(conn: &mut Conn, id: i64, secs: Option<i64>) -> Result<()> {
+    set_by_id(conn, "UPDATE playgrounds SET sleep_after_secs = $1 WHERE id = $2", secs, id).await
+}
+
 /// Replaces the per-Playground settings a rollout may change.
 pub async fn set_settings_in(
     conn: &mut Conn,
