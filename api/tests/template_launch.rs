@@ -222,3 +222,21 @@ async fn launch_applies_the_playroom_policy() {
     assert!(d.as_object().unwrap().keys().any(|k| k.starts_with("services.app.privileged")), "{d}");
     assert_eq!(app.count("playspecs").await, 0);
 }
+
+#[tokio::test]
+async fn a_templates_sleep_after_is_the_default_of_what_it_launches() {
+    let app = TestApp::new().await;
+    let body = "svc:\n  sleep_after: 20m\nservices:\n  web:\n    image: play-test/busybox:1\n";
+    let (room, id) = room_and_template(&app, "napper", body).await;
+    let r = app.post(&format!("/api/import_templates/{id}/launch"), &app.admin, json!({"playroom_id": room})).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let playspec = app.get(&format!("/api/playspecs/{}", r.body["playspec_id"]), &app.admin).await;
+    assert_eq!(playspec.body["sleep_after"], "20m", "{}", playspec.text);
+    let playground = app.get(&format!("/api/playgrounds/{}", r.body["playground_id"]), &app.admin).await;
+    assert_eq!(playground.body["sleep_after"], "20m", "{}", playground.text);
+    // A value out of bounds is the template body's error.
+    let bad = create_template(&app, &app.admin, "insomniac", "").await;
+    let r = create_version(&app, &app.admin, bad, &body.replace("20m", "2s"), false).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert!(r.text.contains("svc.sleep_after"), "{}", r.text);
+}

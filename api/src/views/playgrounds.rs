@@ -20,7 +20,11 @@ pub struct BranchName {
 pub struct PlaygroundItem {
     pub id: i64,
     pub name: String,
-    #[schema(value_type = String)]
+    /// `in_progress`, `running`, `failed`, `destroying`, `complete`, or
+    /// `sleeping`: an addition to the contract's statuses, a Playground
+    /// whose containers are stopped until a request or `POST .../wake`
+    /// wakes it (docs/sleep.md).
+    #[schema(value_type = String, example = "running")]
     pub status: Status,
     pub job_mode: bool,
     pub playspec_id: Option<i64>,

@@ -37,6 +37,9 @@ pub struct TemplateInfo {
     pub muti_config: Option<serde_json::Value>,
     pub schedule_config: Option<ScheduleConfig>,
     pub trigger_config: Option<TriggerConfig>,
+    /// `svc.sleep_after` in seconds (0: never), the default of the
+    /// Playspecs it launches (`docs/sleep.md`).
+    pub sleep_after: Option<i64>,
     /// Service names in document order.
     pub services: Vec<String>,
     pub warnings: Vec<Issue>,
@@ -152,6 +155,7 @@ pub fn validate_template(body: &str) -> Result<TemplateInfo, FieldErrors> {
         muti_config: namespace.muti_config,
         schedule_config: namespace.schedule_config,
         trigger_config: namespace.trigger_config,
+        sleep_after: namespace.sleep_after,
         services: checked.model.map(|m| m.services.keys().cloned().collect()).unwrap_or_default(),
         warnings,
     })

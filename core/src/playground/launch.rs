@@ -360,13 +360,15 @@ pub async fn launch_template(
         return Err(Error::Validation(errors));
     };
     let (yaml, body) = (compiled.compose_yaml.clone(), version.template_body.clone());
-    let (report, services, job_mode) = cpu
+    let (report, services, job_mode, sleep_after) = cpu
         .run(move || {
             let (report, model) = compose::parse_compose(&yaml, &policy);
             let services = model.filter(|_| report.valid).map(|m| compose::classify(&m));
+            let info = svc::validate_template(&body).ok();
             // A template marked `svc.job_mode` launches a job-mode Playground.
-            let job_mode = forced_job || svc::validate_template(&body).is_ok_and(|info| info.job_mode);
-            (report, services, job_mode)
+            let job_mode = forced_job || info.as_ref().is_some_and(|info| info.job_mode);
+            let sleep_after = info.and_then(|info| info.sleep_after).filter(|_| !job_mode);
+            (report, services, job_mode, sleep_after)
         })
         .await?;
     let Some(mut services) = services else {
@@ -396,7 +398,8 @@ pub async fn launch_template(
         services: Some(services),
         persist_volumes: Some(false),
         playzone_id: None,
-        sleep_after_secs: None,
+        // The template's `svc.sleep_after`, the Playspec's default.
+        sleep_after_secs: Some(sleep_after),
     };
     // The Playground runs the new Playspec on the Playroom checked above.
     let launched = LaunchedPlayground {

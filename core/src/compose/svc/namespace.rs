@@ -95,6 +95,9 @@ pub struct Namespace {
     pub muti_config: Option<serde_json::Value>,
     pub schedule_config: Option<ScheduleConfig>,
     pub trigger_config: Option<TriggerConfig>,
+    /// `svc.sleep_after`: the default `sleep_after` of the Playspecs it
+    /// launches, in seconds (0: never; `None`: the installation's).
+    pub sleep_after: Option<i64>,
 }
 
 fn valid_variable_name(name: &str) -> bool {
@@ -367,6 +370,11 @@ pub(crate) fn parse_namespace(ctx: &mut Ctx<'_>, svc: Option<&Value>) -> Namespa
             "muti_config" => ns.muti_config = object(ctx, v, &at),
             "schedule_config" => ns.schedule_config = Some(parse_schedule(ctx, v, &at)),
             "trigger_config" => ns.trigger_config = Some(parse_trigger(ctx, v, &at)),
+            "sleep_after" => {
+                ns.sleep_after = strict_string(ctx, v, &at).and_then(|text| {
+                    crate::playground::sleep::parse_after(&text).map_err(|message| ctx.error(&at, message)).ok()
+                });
+            }
             k => ctx.error(&at, format!("unknown key `{k}` in the svc namespace")),
         }
     }
@@ -376,6 +384,9 @@ pub(crate) fn parse_namespace(ctx: &mut Ctx<'_>, svc: Option<&Value>) -> Namespa
         ctx.error(&base.key("job_mode"), "disagrees with `svc.metadata.job_mode`");
     }
     ns.job_mode = job_mode.or(ns.metadata.job_mode).unwrap_or(false);
+    if ns.job_mode && ns.sleep_after.is_some_and(|secs| secs > 0) {
+        ctx.error(&base.key("sleep_after"), "a job-mode template never sleeps");
+    }
     ns.muti_config = ns.muti_config.take().or_else(|| ns.metadata.muti_config.clone());
     ns.schedule_config = ns.schedule_config.take().or_else(|| ns.metadata.schedule_config.clone());
     ns.trigger_config = ns.trigger_config.take().or_else(|| ns.metadata.trigger_config.clone());
