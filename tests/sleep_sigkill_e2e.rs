@@ -34,7 +34,15 @@ async fn a_sleeping_playground_stays_asleep_across_sigkill_and_wakes_on_a_reques
     ensure_busybox_image();
     ensure_caddy_image();
     let sshd = Sshd::start();
-    let play = Play::new().await.env("PLAY_EDGE_IMAGE", CADDY_IMAGE).env("PLAY_EDGE_CHECK_INTERVAL", "500ms");
+    // One installation restarted as the same replica (as a single `play
+    // serve` on SQLite always is): it takes its own leases back at once.
+    // A replica with another id waits for the killed one's leases to expire
+    // (`--lease-duration`, issue #33), longer than the edge holds a request.
+    let play = Play::new()
+        .await
+        .env("PLAY_EDGE_IMAGE", CADDY_IMAGE)
+        .env("PLAY_EDGE_CHECK_INTERVAL", "500ms")
+        .env("PLAY_REPLICA_ID", "napper");
     let mut server = play.serve().await;
     let (http_port, https_port) = (support::free_port(), support::free_port());
     let mut room = sshd.playroom_body("box");
