@@ -52,6 +52,15 @@ pub fn unix_user_or_null() -> Schema {
     or_null(string().pattern(Some(patterns::UNIX_USER)))
 }
 
+/// `playground::sleep::parse_after`'s values the server always takes.
+pub fn sleep_after() -> Object {
+    string().pattern(Some(patterns::SLEEP_AFTER)).examples(["30m"]).build()
+}
+
+pub fn sleep_after_or_null() -> Schema {
+    or_null(sleep_after())
+}
+
 /// `validate::absolute_path`: absolute, no `..` segment, no control characters.
 pub fn absolute_path() -> Object {
     string().pattern(Some(patterns::ABSOLUTE_PATH)).build()

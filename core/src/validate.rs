@@ -113,6 +113,11 @@ pub mod patterns {
     /// A path without `..` anywhere and without control characters (with
     /// length at least 1): the service paths of a Playspec.
     pub const NO_DOTDOT_PATH: &str = r"^\.?([^.\x00-\x1f\x7f-\x9f]+\.)*[^.\x00-\x1f\x7f-\x9f]*$";
+    /// `sleep_after` (`crate::playground::sleep::parse_after`): `never`,
+    /// or one number and unit within 5 s to 30 days. The server also takes
+    /// `1h 30m` and the like; the document names the shapes it always
+    /// takes.
+    pub const SLEEP_AFTER: &str = r"^(never|([5-9]|[1-9][0-9]{1,5})s|[1-9][0-9]{0,3}m|([1-9][0-9]?|[1-6][0-9]{2}|7[01][0-9]|720)h|([1-9]|[12][0-9]|30)d)$";
     /// [`absolute_path`](super::absolute_path): `/`-separated segments,
     /// none of them `..`, no control characters.
     pub const ABSOLUTE_PATH: &str = r"^(/([^/.\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.([^/.\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*)?|\.\.[^/\x00-\x1f\x7f-\x9f]+)?)+$";

@@ -29,7 +29,7 @@ pub struct RolloutInput {
     /// Its own `sleep_after` (`30m`, `never`); `null`: inherit its
     /// Playspec's, then the installation's (`docs/sleep.md`).
     #[serde(default, deserialize_with = "crate::json::present")]
-    #[schema(value_type = Option<String>, example = "30m")]
+    #[schema(schema_with = crate::schemas::sleep_after_or_null)]
     pub sleep_after: Option<Option<String>>,
 }
 

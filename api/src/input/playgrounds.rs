@@ -46,7 +46,7 @@ pub struct PlaygroundInput {
     /// 5 s to 30 days), or `never`. Absent: its Playspec's `sleep_after`,
     /// else the installation's default (off unless the operator sets one).
     /// A job-mode Playground never sleeps.
-    #[schema(example = "30m")]
+    #[schema(schema_with = crate::schemas::sleep_after)]
     pub sleep_after: Option<String>,
 }
 

@@ -54,7 +54,7 @@ pub struct PlayspecInput {
     /// days, or `never`); `null` or absent on create: the installation's
     /// default. A Playground's own `sleep_after` wins.
     #[serde(default, deserialize_with = "crate::json::present")]
-    #[schema(value_type = Option<String>, example = "30m")]
+    #[schema(schema_with = crate::schemas::sleep_after_or_null)]
     pub sleep_after: Option<Option<String>>,
 }
 

@@ -140,4 +140,24 @@ mod tests {
         assert!(parse_after("soon").unwrap_err().contains("\"never\""));
         assert_eq!(format_after(Some(Duration::from_secs(5400))).as_deref(), Some("1h 30m"));
     }
+
+    #[test]
+    fn every_value_the_documents_pattern_allows_is_accepted() {
+        let pattern = regex::Regex::new(crate::validate::patterns::SLEEP_AFTER).unwrap();
+        let mut allowed = vec!["never".to_owned()];
+        for (unit, max) in [("s", 999_999), ("m", 9_999), ("h", 720), ("d", 30)] {
+            for n in (1..=max).step_by(if max > 1000 { 997 } else { 1 }).chain([max]) {
+                allowed.push(format!("{n}{unit}"));
+            }
+        }
+        let mut checked = 0;
+        for text in allowed.iter().filter(|t| pattern.is_match(t)) {
+            assert!(parse_after(text).is_ok(), "{text} matches the pattern but is refused");
+            checked += 1;
+        }
+        assert!(checked > 1000, "{checked}");
+        for refused in ["4s", "0m", "721h", "31d", "1000000s", "30m ", "soon"] {
+            assert!(!pattern.is_match(refused), "{refused}");
+        }
+    }
 }
