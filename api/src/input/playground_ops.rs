@@ -36,12 +36,7 @@ pub struct RolloutInput {
 impl RolloutInput {
     /// `sleep_after` parsed: `Some(None)` to inherit, seconds otherwise.
     pub fn sleep_after(&self) -> Result<Option<Option<i64>>, crate::error::ApiError> {
-        match &self.sleep_after {
-            None => Ok(None),
-            Some(None) => Ok(Some(None)),
-            Some(Some(text)) => play_core::playground::sleep::parse_after(text)
-                .map(|secs| Some(Some(secs)))
-                .map_err(|message| crate::error::ApiError::field("playground.sleep_after", message)),
-        }
+        play_core::playground::sleep::parse_change(self.sleep_after.as_ref().map(Option::as_deref))
+            .map_err(|message| crate::error::ApiError::field("playground.sleep_after", message))
     }
 }

@@ -239,17 +239,14 @@ pub(crate) fn fields_classified(
         apply_overrides(&mut defs, input.services.unwrap_or_default(), &mut errors);
         services = Some(defs);
     }
-    let sleep_after_secs = match input.sleep_after {
-        Some(Some(text)) => match play_core::playground::sleep::parse_after(&text) {
-            Ok(secs) => Some(Some(secs)),
+    let sleep_after_secs =
+        match play_core::playground::sleep::parse_change(input.sleep_after.as_ref().map(Option::as_deref)) {
+            Ok(change) => change,
             Err(message) => {
                 push_field_error(&mut errors, "playspec.sleep_after", message);
                 None
             }
-        },
-        Some(None) => Some(None),
-        None => None,
-    };
+        };
     if input.playzone_id.flatten().is_some_and(|id| id < 1) {
         push_field_error(&mut errors, "playspec.playzone_id", "must be a Playzone id");
     }

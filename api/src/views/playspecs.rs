@@ -55,10 +55,7 @@ impl From<&Playspec> for PlayspecItem {
             locked: p.locked(),
             persist_volumes: p.persist_volumes,
             playzone_id: p.playzone_id,
-            sleep_after: p.sleep_after_secs.map(|secs| match secs {
-                0 => "never".to_owned(),
-                secs => humantime::format_duration(std::time::Duration::from_secs(secs.unsigned_abs())).to_string(),
-            }),
+            sleep_after: play_core::playground::sleep::format_own(p.sleep_after_secs),
             playground_count: p.playground_count,
             created_at: p.created_at,
             updated_at: p.updated_at,

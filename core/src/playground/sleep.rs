@@ -96,6 +96,22 @@ pub fn parse_after(text: &str) -> Result<i64, String> {
     i64::try_from(d.as_secs()).map_err(|_| "too long".to_owned())
 }
 
+/// A change of a stored `sleep_after` setting (a rollout's, a Playspec's):
+/// absent keeps it (`None`), `null` clears it to inherit (`Some(None)`), a
+/// value sets it ([`parse_after`]).
+pub fn parse_change(value: Option<Option<&str>>) -> Result<Option<Option<i64>>, String> {
+    value.map(|v| v.map(parse_after).transpose()).transpose()
+}
+
+/// A stored own setting as the API shows it: `never` for 0, `None` when
+/// it inherits.
+pub fn format_own(secs: Option<i64>) -> Option<String> {
+    secs.map(|secs| match secs {
+        0 => "never".to_owned(),
+        secs => humantime::format_duration(Duration::from_secs(secs.unsigned_abs())).to_string(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,6 +155,14 @@ mod tests {
         assert!(parse_after("90days").is_err());
         assert!(parse_after("soon").unwrap_err().contains("\"never\""));
         assert_eq!(format_after(Some(Duration::from_secs(5400))).as_deref(), Some("1h 30m"));
+        assert_eq!(parse_change(None), Ok(None));
+        assert_eq!(parse_change(Some(None)), Ok(Some(None)));
+        assert_eq!(parse_change(Some(Some("1h"))), Ok(Some(Some(3600))));
+        assert!(parse_change(Some(Some("2s"))).is_err());
+        assert_eq!(
+            (format_own(Some(0)), format_own(Some(60)), format_own(None)),
+            (Some("never".into()), Some("1m".into()), None)
+        );
     }
 
     #[test]
