@@ -12,9 +12,11 @@ mod source_tree;
 
 /// The types the store may define: its connection, its backend, where a
 /// function runs (`On`), the fence of a reconciler's writes and the read
-/// coalescer. Anything else is a record, and records live in
+/// coalescer, the counters of this process's writes (`LocalWrites`,
+/// `Stamp`). Anything else is a record, and records live in
 /// `core/src/model` or beside their flows.
-const STORE_PLUMBING: [&str; 7] = ["Backend", "Coalescer", "Fence", "Fenced", "LeaseLost", "On", "Store"];
+const STORE_PLUMBING: [&str; 9] =
+    ["Backend", "Coalescer", "Fence", "Fenced", "LeaseLost", "LocalWrites", "On", "Stamp", "Store"];
 
 /// The types defined at the top level of the production code under `dir`.
 fn defined_types(dir: &str) -> Vec<(String, String)> {

@@ -3,13 +3,17 @@
 //! poll.
 //!
 //! Invariants:
-//! - a body is served again only while both hold: no write request that
-//!   this replica answered (any method but `GET`, `HEAD` and `OPTIONS`,
-//!   over HTTP or through an MCP tool) completed since its read began
-//!   ([`Writes`]), and its read began less than `fresh_for` ago. So a
-//!   client sees the writes it made through this replica at once, and every
-//!   other write (the reconcilers', another replica's, an offline command's)
-//!   within `fresh_for` (250 ms by default, `PLAY_READ_STALENESS`);
+//! - a body is served again only while both hold: no write of this
+//!   process that it may show committed since its read began, and its read
+//!   began less than `fresh_for` ago. This process's writes are counted by
+//!   the store ([`LocalWrites`]): every write request this replica answered
+//!   (any method but `GET`, `HEAD` and `OPTIONS`, over HTTP or through an
+//!   MCP tool) retires every body; a write of this replica's reconcilers
+//!   (a status, a wake, a route the edge made live) retires the bodies of
+//!   its Playground (issue #33). So a client sees its own writes and this
+//!   replica's reconcilers' at once, and the writes of another replica or an
+//!   offline command within `fresh_for` (250 ms by default,
+//!   `PLAY_READ_STALENESS`);
 //! - `fresh_for` zero turns this off, and a request with
 //!   `Cache-Control: no-cache` (or `max-age=0`) is never answered from here
 //!   ([`Freshness`]): both get a read that starts after they asked, as
@@ -21,8 +25,7 @@
 //!   (a cache, not a store).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
@@ -31,31 +34,19 @@ use axum::http::request::Parts;
 use axum::http::{Method, header};
 use axum::middleware::Next;
 use axum::response::Response;
+use play_core::store::local_writes::{LocalWrites, Stamp};
 
 /// The most bodies kept per view.
 pub const MAX_ENTRIES: usize = 4096;
 
-/// How many write requests this replica has answered. Bumped after the
-/// handler's work is done and before its response leaves ([`count_writes`]).
-#[derive(Debug, Default)]
-pub struct Writes(AtomicU64);
-
-impl Writes {
-    fn now(&self) -> u64 {
-        self.0.load(Ordering::SeqCst)
-    }
-
-    fn bump(&self) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-/// Counts every write request once its handler returned (middleware).
-pub async fn count_writes(State(writes): State<std::sync::Arc<Writes>>, request: Request, next: Next) -> Response {
+/// Counts every write request once its handler returned, before its
+/// response leaves (middleware): the objects it wrote are not known here,
+/// so it retires every body ([`LocalWrites::mark_all`]).
+pub async fn count_writes(State(writes): State<Arc<LocalWrites>>, request: Request, next: Next) -> Response {
     let write = !matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
     let response = next.run(request).await;
     if write {
-        writes.bump();
+        writes.mark_all();
     }
     response
 }
@@ -88,7 +79,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Freshness {
 struct Entry {
     body: Bytes,
     read_at: Instant,
-    writes: u64,
+    stamp: Stamp,
 }
 
 /// The kept bodies of one view. See the [module documentation](self).
@@ -101,22 +92,22 @@ pub struct Recent {
 #[derive(Clone, Copy, Debug)]
 pub struct ReadStart {
     at: Instant,
-    writes: u64,
+    stamp: Stamp,
 }
 
 impl ReadStart {
-    /// Now, to be taken before the read starts.
-    pub fn now(writes: &Writes) -> Self {
-        ReadStart { at: Instant::now(), writes: writes.now() }
+    /// Now, for the object of `key`, to be taken before the read starts.
+    pub fn now(writes: &LocalWrites, key: (i64, i64)) -> Self {
+        ReadStart { at: Instant::now(), stamp: writes.stamp(key.1) }
     }
 }
 
 impl Recent {
-    /// The body kept for `key`, if it may still be served.
-    pub fn get(&self, key: (i64, i64), writes: &Writes, fresh_for: Duration) -> Option<Bytes> {
+    /// The body kept for `key` (account, object), if it may still be served.
+    pub fn get(&self, key: (i64, i64), writes: &LocalWrites, fresh_for: Duration) -> Option<Bytes> {
         let entries = self.entries.lock().ok()?;
         let entry = entries.get(&key)?;
-        (entry.writes == writes.now() && entry.read_at.elapsed() < fresh_for).then(|| entry.body.clone())
+        (entry.stamp == writes.stamp(key.1) && entry.read_at.elapsed() < fresh_for).then(|| entry.body.clone())
     }
 
     /// Keeps `body`, rendered from a read that began at `start`.
@@ -129,7 +120,7 @@ impl Recent {
         if entries.get(&key).is_some_and(|kept| kept.read_at > start.at) {
             return;
         }
-        entries.insert(key, Entry { body, read_at: start.at, writes: start.writes });
+        entries.insert(key, Entry { body, read_at: start.at, stamp: start.stamp });
     }
 
     #[cfg(test)]
@@ -144,31 +135,41 @@ mod tests {
 
     const LONG: Duration = Duration::from_secs(3600);
 
-    fn kept(recent: &Recent, writes: &Writes, key: (i64, i64), body: &'static str) {
-        recent.keep(key, Bytes::from_static(body.as_bytes()), ReadStart::now(writes));
+    fn kept(recent: &Recent, writes: &LocalWrites, key: (i64, i64), body: &'static str) {
+        recent.keep(key, Bytes::from_static(body.as_bytes()), ReadStart::now(writes, key));
     }
 
     #[test]
     fn a_body_is_served_until_a_write_request_completes() {
-        let (recent, writes) = (Recent::default(), Writes::default());
+        let (recent, writes) = (Recent::default(), LocalWrites::default());
         kept(&recent, &writes, (1, 7), "a");
         assert_eq!(recent.get((1, 7), &writes, LONG).as_deref(), Some(&b"a"[..]));
-        writes.bump();
+        writes.mark_all();
         assert_eq!(recent.get((1, 7), &writes, LONG), None);
     }
 
     #[test]
+    fn a_write_of_one_object_retires_its_bodies_only() {
+        let (recent, writes) = (Recent::default(), LocalWrites::default());
+        kept(&recent, &writes, (1, 7), "a");
+        kept(&recent, &writes, (1, 8), "b");
+        writes.mark(7);
+        assert_eq!(recent.get((1, 7), &writes, LONG), None);
+        assert_eq!(recent.get((1, 8), &writes, LONG).as_deref(), Some(&b"b"[..]));
+    }
+
+    #[test]
     fn a_render_whose_read_began_before_a_write_is_not_served_after_it() {
-        let (recent, writes) = (Recent::default(), Writes::default());
-        let start = ReadStart::now(&writes);
-        writes.bump();
+        let (recent, writes) = (Recent::default(), LocalWrites::default());
+        let start = ReadStart::now(&writes, (1, 7));
+        writes.mark(7);
         recent.keep((1, 7), Bytes::from_static(b"old"), start);
         assert_eq!(recent.get((1, 7), &writes, LONG), None);
     }
 
     #[test]
     fn a_body_is_served_only_within_the_bound_and_never_with_a_zero_bound() {
-        let (recent, writes) = (Recent::default(), Writes::default());
+        let (recent, writes) = (Recent::default(), LocalWrites::default());
         kept(&recent, &writes, (1, 7), "a");
         assert_eq!(recent.get((1, 7), &writes, Duration::ZERO), None);
         std::thread::sleep(Duration::from_millis(20));
@@ -178,7 +179,7 @@ mod tests {
 
     #[test]
     fn bodies_are_kept_per_account_and_object() {
-        let (recent, writes) = (Recent::default(), Writes::default());
+        let (recent, writes) = (Recent::default(), LocalWrites::default());
         kept(&recent, &writes, (1, 7), "a");
         assert_eq!(recent.get((2, 7), &writes, LONG), None);
         assert_eq!(recent.get((1, 8), &writes, LONG), None);
@@ -186,8 +187,8 @@ mod tests {
 
     #[test]
     fn an_older_read_does_not_replace_a_newer_one() {
-        let (recent, writes) = (Recent::default(), Writes::default());
-        let older = ReadStart::now(&writes);
+        let (recent, writes) = (Recent::default(), LocalWrites::default());
+        let older = ReadStart::now(&writes, (1, 7));
         kept(&recent, &writes, (1, 7), "newer");
         recent.keep((1, 7), Bytes::from_static(b"older"), older);
         assert_eq!(recent.get((1, 7), &writes, LONG).as_deref(), Some(&b"newer"[..]));
@@ -195,7 +196,7 @@ mod tests {
 
     #[test]
     fn the_number_of_bodies_is_bounded() {
-        let (recent, writes) = (Recent::default(), Writes::default());
+        let (recent, writes) = (Recent::default(), LocalWrites::default());
         for id in 0..(MAX_ENTRIES as i64 * 3) {
             kept(&recent, &writes, (1, id), "a");
             assert!(recent.len() <= MAX_ENTRIES);

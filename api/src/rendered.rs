@@ -29,7 +29,9 @@ use axum::response::{IntoResponse, Response};
 use play_core::store::coalesce::Coalescer;
 use serde::Serialize;
 
-use crate::recent::{Freshness, ReadStart, Recent, Writes};
+use play_core::store::local_writes::LocalWrites;
+
+use crate::recent::{Freshness, ReadStart, Recent};
 
 /// The shared renders, by `(account id, object id)`.
 #[derive(Debug)]
@@ -38,7 +40,7 @@ pub struct Renders {
     pub playground_detail: View,
     /// `GET /api/playgrounds/{id}/status`.
     pub playground_status: View,
-    writes: Arc<Writes>,
+    writes: Arc<LocalWrites>,
     fresh_for: Duration,
 }
 
@@ -50,18 +52,15 @@ pub struct View {
 }
 
 impl Renders {
-    /// Renders whose bodies may be served again for `fresh_for` (zero: never).
-    pub fn new(fresh_for: Duration) -> Self {
-        Renders {
-            playground_detail: View::default(),
-            playground_status: View::default(),
-            writes: Arc::default(),
-            fresh_for,
-        }
+    /// Renders whose bodies may be served again for `fresh_for` (zero:
+    /// never) unless `writes` (the store's, `Store::local_writes`) counted
+    /// a write since.
+    pub fn new(fresh_for: Duration, writes: Arc<LocalWrites>) -> Self {
+        Renders { playground_detail: View::default(), playground_status: View::default(), writes, fresh_for }
     }
 
-    /// The count of write requests, for `crate::recent::count_writes`.
-    pub fn writes(&self) -> Arc<Writes> {
+    /// This process's writes, for `crate::recent::count_writes`.
+    pub fn writes(&self) -> Arc<LocalWrites> {
         self.writes.clone()
     }
 
@@ -84,7 +83,7 @@ impl Renders {
             return Ok(body);
         }
         let render_and_keep = || async {
-            let start = ReadStart::now(&self.writes);
+            let start = ReadStart::now(&self.writes, key);
             let body = render().await?;
             if !self.fresh_for.is_zero() {
                 view.recent.keep(key, body.clone(), start);

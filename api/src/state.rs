@@ -190,7 +190,7 @@ impl AppState {
         let per_second = NonZeroU32::new(config.rate_limit_per_second).unwrap_or(NonZeroU32::MIN);
         let burst = NonZeroU32::new(config.rate_limit_burst).unwrap_or(NonZeroU32::MIN);
         let quota = Quota::per_second(per_second).allow_burst(burst);
-        let renders = Arc::new(crate::rendered::Renders::new(config.read_staleness));
+        let renders = Arc::new(crate::rendered::Renders::new(config.read_staleness, store.local_writes().clone()));
         AppState(Arc::new(Shared {
             store,
             config: Arc::new(config),

@@ -119,7 +119,9 @@ impl TestApp {
     pub fn replica(&self) -> TestApp {
         let mut state = self.state.clone();
         state.shared_mut().keys = Arc::default();
-        state.shared_mut().renders = Arc::new(crate::rendered::Renders::new(self.state.config.read_staleness));
+        // Its own count of writes: another process's are not seen.
+        state.shared_mut().renders =
+            Arc::new(crate::rendered::Renders::new(self.state.config.read_staleness, Arc::default()));
         TestApp {
             router: crate::router(state.clone()),
             state,

@@ -112,6 +112,52 @@ async fn writes_through_this_replica_are_seen_at_once() {
     assert_eq!(app.get(&format!("{detail}/status"), &app.admin).await.body["status"], "destroying");
 }
 
+/// This replica's reconcilers write status through the same store: a
+/// client polling a Playground sees it at once, not up to the bound late
+/// (issue #33: a no-op rollout looked 250 ms slower than its pass), and a
+/// kept body of another Playground is still served.
+#[tokio::test]
+async fn this_replicas_reconciler_writes_are_seen_at_once() {
+    use play_core::playground::{CreationStep, ServiceState, ServiceStatus};
+    use play_core::store::fence::Fence;
+    use play_core::store::{leases, playground_status};
+    let app = app(LONG).await;
+    let id = app.new_playground().await;
+    let first = app.get(&format!("/api/playgrounds/{id}"), &app.admin).await.body;
+    let body = json!({"playground": {"name": "pg2", "playspec_id": first["playspec_id"], "playroom_id": first["playroom_id"]}});
+    let other = app.post("/api/playgrounds", &app.admin, body).await.body["id"].as_i64().unwrap();
+    let other_status = format!("/api/playgrounds/{other}/status");
+    assert_eq!(error_message(&app, id).await, Value::Null);
+    assert_eq!(app.get(&other_status, &app.admin).await.body["error_message"], Value::Null);
+    let lease = leases::claim(app.store(), "playground", id, "this-replica", play_core::time::now(), LONG)
+        .await
+        .unwrap()
+        .unwrap();
+    let fence = Fence { reconciler: "playground", owner: "this-replica", token: lease.token };
+    let written = playground_status::record_error(app.store(), fence, id, CreationStep::Network, "pull failed", false)
+        .await
+        .unwrap();
+    assert!(written.is_held());
+    let status = app.get(&format!("/api/playgrounds/{id}/status"), &app.admin).await;
+    assert_eq!(status.body["error_message"], "pull failed", "{}", status.text);
+    // The pass that follows converges: `running`, in the detail at once.
+    let web = ServiceStatus {
+        name: "web".into(),
+        status: ServiceState::Running,
+        health: None,
+        running: true,
+        container: Some("c1".into()),
+    };
+    let converged = playground_status::record_observed(app.store(), fence, id, &[web], Some(1)).await.unwrap();
+    assert!(converged.is_held());
+    let detail = app.get(&format!("/api/playgrounds/{id}"), &app.admin).await;
+    assert_eq!(detail.body["status"], "running", "{}", detail.text);
+    // The other Playground's body is still the one kept: shown by a write
+    // around the API that it does not see within the bound.
+    write_around_the_api(&app, other, "unseen").await;
+    assert_eq!(app.get(&other_status, &app.admin).await.body["error_message"], Value::Null);
+}
+
 #[tokio::test]
 async fn writes_through_mcp_tools_are_seen_at_once() {
     let app = app(LONG).await;

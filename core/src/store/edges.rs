@@ -89,7 +89,8 @@ pub async fn record_pass(
     playroom_id: i64,
     outcome: &PassOutcome,
 ) -> Result<Fenced> {
-    leases::write_fenced(store, fence, playroom_id, async |tx| {
+    let written = leases::write_fenced(store, fence, playroom_id, async |tx| {
+        let mut changed = Changed::default();
         let now = time::now();
         let now_db = time::to_db(&now);
         let before: BTreeMap<(i64, String), RouteRow> = routes_on(tx, playroom_id)
@@ -127,9 +128,14 @@ pub async fn record_pass(
                 .bind(time::to_db(&claim.claimed_at))
                 .bind(flag(live))
                 .bind(decision.lost_to)
-                .bind(upstream)
+                .bind(upstream.clone())
                 .execute(&mut *tx)
                 .await?;
+            if previous.map(|p| (p.live, &p.upstream, &p.claim.host, p.conflict_with))
+                != Some((live, &upstream, &claim.host, decision.lost_to))
+            {
+                changed.playgrounds.push(claim.playground_id);
+            }
             let newly_lost = decision.lost_to.is_some() && previous.and_then(|p| p.conflict_with) != decision.lost_to;
             if let Some(holder) = decision.lost_to.filter(|_| newly_lost) {
                 events::record(
@@ -160,6 +166,9 @@ pub async fn record_pass(
             )
             .await?;
         }
+        let decided: std::collections::BTreeSet<i64> = outcome.decisions.iter().map(|d| d.claim.playground_id).collect();
+        changed.playgrounds.extend(before.keys().map(|(id, _)| *id).filter(|id| !decided.contains(id)));
+        changed.all = current.as_ref().and_then(|c| c.error.as_ref()) != outcome.error.as_ref();
         let current = current.unwrap_or_default();
         let (hash, applied_at, container) = match &outcome.applied {
             Some((hash, container)) => {
@@ -187,9 +196,31 @@ pub async fn record_pass(
         .bind(&now_db)
         .execute(&mut *tx)
         .await?;
-        Ok(())
+        Ok(changed)
     })
-    .await
+    .await?;
+    Ok(written.map(|changed| changed.retire(store)))
+}
+
+/// What an edge write changed of the Playground views that show routes
+/// (`store::local_writes`): some Playgrounds' routes, or the edge's error
+/// that every Playground of the Playroom shows.
+#[derive(Debug, Default)]
+struct Changed {
+    playgrounds: Vec<i64>,
+    all: bool,
+}
+
+impl Changed {
+    /// Marks what changed, once the write committed.
+    fn retire(self, store: &Store) {
+        if self.all {
+            store.local_writes().mark_all();
+        }
+        for id in self.playgrounds {
+            store.local_writes().mark(id);
+        }
+    }
 }
 
 /// Records that a pass on Playroom `playroom_id` failed before it could
@@ -203,10 +234,10 @@ pub async fn record_error(
     playroom_id: i64,
     error: &str,
 ) -> Result<Fenced> {
-    leases::write_fenced(store, fence, playroom_id, async |tx| {
+    let written = leases::write_fenced(store, fence, playroom_id, async |tx| {
         let current = edge_row(tx, playroom_id).await?;
         if current.as_ref().and_then(|c| c.error.as_deref()) == Some(error) {
-            return Ok(());
+            return Ok(Changed::default());
         }
         events::record(
             tx,
@@ -232,20 +263,22 @@ pub async fn record_error(
             .execute(&mut *tx)
             .await?;
         }
-        Ok(())
+        Ok(Changed { all: true, ..Changed::default() })
     })
-    .await
+    .await?;
+    Ok(written.map(|changed| changed.retire(store)))
 }
 
 /// Forgets Playroom `playroom_id`'s edge: it was switched off, or the
 /// Playroom is gone. Fenced like [`record_pass`].
 pub async fn forget(store: &Store, fence: Fence<'_>, playroom_id: i64) -> Result<Fenced> {
-    leases::write_fenced(store, fence, playroom_id, async |tx| {
+    let written = leases::write_fenced(store, fence, playroom_id, async |tx| {
         sqlx::query("DELETE FROM edge_routes WHERE playroom_id = $1").bind(playroom_id).execute(&mut *tx).await?;
         sqlx::query("DELETE FROM playroom_edges WHERE playroom_id = $1").bind(playroom_id).execute(&mut *tx).await?;
-        Ok(())
+        Ok(Changed { all: true, ..Changed::default() })
     })
-    .await
+    .await?;
+    Ok(written.map(|changed| changed.retire(store)))
 }
 
 async fn edge_row(conn: &mut Conn, playroom_id: i64) -> Result<Option<EdgeStatus>> {

@@ -47,6 +47,14 @@ impl<T> Fenced<T> {
         }
     }
 
+    /// The write's answer turned by `f`; [`Fenced::Lost`] stays lost.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Fenced<U> {
+        match self {
+            Fenced::Held(value) => Fenced::Held(f(value)),
+            Fenced::Lost => Fenced::Lost,
+        }
+    }
+
     pub fn is_held(&self) -> bool {
         matches!(self, Fenced::Held(_))
     }

@@ -197,6 +197,7 @@ pub async fn write_fenced<T>(
     };
     let out = work(&mut tx).await?;
     tx.commit().await?;
+    store.local_writes().mark(object_id);
     Ok(Fenced::Held(out))
 }
 

@@ -86,6 +86,7 @@ pub mod job_results;
 pub mod keys;
 mod launch_settings;
 pub mod leases;
+pub mod local_writes;
 pub mod master_key;
 pub mod overview;
 pub mod playground_detail;
@@ -170,6 +171,7 @@ pub struct Store {
     backend: Backend,
     reads: Arc<Reads>,
     hot: Arc<hot_conn::HotConnection>,
+    local_writes: Arc<local_writes::LocalWrites>,
 }
 
 /// Hot reads shared by concurrent callers ([`coalesce`]): keyed by
@@ -251,7 +253,7 @@ impl Store {
             }
         };
         let hot = Arc::new(hot_conn::HotConnection::new(options, backend));
-        Ok(Store { pool, backend, reads: Arc::default(), hot })
+        Ok(Store { pool, backend, reads: Arc::default(), hot, local_writes: Arc::default() })
     }
 
     pub fn backend(&self) -> Backend {
@@ -264,6 +266,12 @@ impl Store {
 
     pub(crate) fn reads(&self) -> &Reads {
         &self.reads
+    }
+
+    /// The counters of this process's writes ([`local_writes`]), shared by
+    /// every clone of this store.
+    pub fn local_writes(&self) -> &Arc<local_writes::LocalWrites> {
+        &self.local_writes
     }
 
     /// Runs a hot read (one statement) on the connection kept for them, or

@@ -90,7 +90,7 @@ pub async fn record_sync(
     id: i64,
     result: &SyncResult,
 ) -> Result<Fenced<BranchChanges>> {
-    leases::write_fenced(store, fence, id, async |tx| {
+    let written = leases::write_fenced(store, fence, id, async |tx| {
         let exists = sqlx::query("SELECT id FROM playzones WHERE id = $1").bind(id).fetch_optional(&mut *tx).await?;
         if exists.is_none() {
             return Ok(BranchChanges::default());
@@ -150,7 +150,15 @@ pub async fn record_sync(
         .await?;
         Ok(changes)
     })
-    .await
+    .await?;
+    if let Fenced::Held(changes) = &written
+        && !(changes.moved.is_empty() && changes.added.is_empty() && changes.removed.is_empty())
+    {
+        // Whether a Playground's built services are outdated follows the
+        // branches (`store::local_writes`).
+        store.local_writes().mark_all();
+    }
+    Ok(written)
 }
 
 /// Records a failed sync, fenced like [`record_sync`]: status `error` with

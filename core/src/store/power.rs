@@ -51,6 +51,7 @@ pub async fn wake_on_request(store: &Store, id: i64) -> Result<bool> {
     let mut tx = store.write().await?;
     let woken = set_power_in(&mut tx, id, Power::Awake, PowerReason::Request).await?;
     tx.commit().await?;
+    store.local_writes().mark(id);
     Ok(woken)
 }
 
@@ -156,6 +157,9 @@ pub async fn touch(store: &Store, ids: &[i64], at: Timestamp) -> Result<()> {
         .await?;
     }
     tx.commit().await?;
+    for id in ids {
+        store.local_writes().mark(*id);
+    }
     Ok(())
 }
 

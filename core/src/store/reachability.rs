@@ -19,20 +19,24 @@ use crate::time::{self, Timestamp};
 
 /// Records that the engine of Playroom `id` answered.
 pub async fn record_reached(store: &Store, id: i64) -> Result<()> {
-    sqlx::query(
+    let done = sqlx::query(
         "UPDATE playrooms SET reachable = 1, unreachable_since = NULL, unreachable_reason = NULL \
          WHERE id = $1 AND (reachable IS NULL OR reachable <> 1)",
     )
     .bind(id)
     .execute(store.pool())
     .await?;
+    if done.rows_affected() > 0 {
+        // Every Playground of the Playroom shows it (`local_writes`).
+        store.local_writes().mark_all();
+    }
     Ok(())
 }
 
 /// Records that reaching the engine of Playroom `id` failed at `at`, and
 /// why.
 pub async fn record_unreachable(store: &Store, id: i64, reason: &str, at: Timestamp) -> Result<()> {
-    sqlx::query(
+    let done = sqlx::query(
         "UPDATE playrooms SET reachable = 0, \
          unreachable_since = CASE WHEN reachable = 0 AND unreachable_since IS NOT NULL THEN unreachable_since ELSE $2 END, \
          unreachable_reason = $3 \
@@ -43,6 +47,9 @@ pub async fn record_unreachable(store: &Store, id: i64, reason: &str, at: Timest
     .bind(reason)
     .execute(store.pool())
     .await?;
+    if done.rows_affected() > 0 {
+        store.local_writes().mark_all();
+    }
     Ok(())
 }
 
