@@ -66,6 +66,11 @@ pub struct Service {
     pub working_dir: Option<String>,
     pub user: Option<String>,
     pub stop_grace_period: Option<Duration>,
+    /// The signal that asks the process to stop (`SIGTERM` when unset).
+    pub stop_signal: Option<String>,
+    /// `init: true`: the engine's init runs as PID 1 and forwards signals,
+    /// so a process that sets no handler still stops on `SIGTERM`.
+    pub init: Option<bool>,
     pub profiles: Vec<String>,
     pub hostname: Option<String>,
     pub container_name: Option<String>,

@@ -143,7 +143,7 @@ fn unknown_keys_are_warnings_with_paths() {
 #[test]
 fn type_errors() {
     let report = untrusted(
-        "services:\n  web:\n    image: x\n    privileged: maybe\n    healthcheck:\n      test: [\"echo\"]\n      interval: 10\n      retries: -1\n    stop_grace_period: forever\n    depends_on:\n      db: {condition: service_ready}\n    deploy:\n      resources:\n        limits: {cpus: lots, memory: 1q}\n  db: {image: x}\n",
+        "services:\n  web:\n    image: x\n    privileged: maybe\n    healthcheck:\n      test: [\"echo\"]\n      interval: 10\n      retries: -1\n    stop_grace_period: forever\n    stop_signal: SIGNOPE\n    init: sometimes\n    depends_on:\n      db: {condition: service_ready}\n    deploy:\n      resources:\n        limits: {cpus: lots, memory: 1q}\n  db: {image: x}\n",
     );
     for path in [
         "services.web.privileged",
@@ -151,6 +151,8 @@ fn type_errors() {
         "services.web.healthcheck.interval",
         "services.web.healthcheck.retries",
         "services.web.stop_grace_period",
+        "services.web.stop_signal",
+        "services.web.init",
         "services.web.depends_on.db.condition",
         "services.web.deploy.resources.limits.cpus",
         "services.web.deploy.resources.limits.memory",

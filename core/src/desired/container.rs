@@ -39,6 +39,12 @@ pub struct ContainerSpec {
     pub privileged: bool,
     pub security_opt: Vec<String>,
     pub stop_timeout: Option<i64>,
+    /// Left out of the hash when unset, as the fields below, so hashes
+    /// made before they existed stay valid.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_signal: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub init: Option<bool>,
     /// Mounted files (see `files`), bind-mounted from the files volume.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileMountSpec>,
@@ -178,6 +184,8 @@ pub(super) fn container_spec(
         privileged: service.privileged,
         security_opt: service.security_opt.clone(),
         stop_timeout: service.stop_grace_period.and_then(|d| i64::try_from(d.as_secs()).ok()),
+        stop_signal: service.stop_signal.clone(),
+        init: service.init,
         files: Vec::new(),
         source_binds: Vec::new(),
         epoch: playground.restart_epoch,

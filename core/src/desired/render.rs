@@ -242,6 +242,12 @@ fn service(desired: &Desired, svc: &ServiceSpec, keys: &Keys) -> Value {
     if let Some(seconds) = c.stop_timeout {
         insert(&mut m, "stop_grace_period", Value::String(format!("{seconds}s")));
     }
+    if let Some(signal) = &c.stop_signal {
+        insert(&mut m, "stop_signal", s(signal));
+    }
+    if let Some(init) = c.init {
+        insert(&mut m, "init", Value::Bool(init));
+    }
     Value::Mapping(m)
 }
 

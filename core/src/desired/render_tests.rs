@@ -40,6 +40,8 @@ services:
     restart: unless-stopped
     user: "1000"
     stop_grace_period: 20s
+    stop_signal: SIGINT
+    init: true
     labels:
       app.tier: front
       svc/subdomain: shop
@@ -127,6 +129,7 @@ fn the_document_describes_the_same_containers() {
         assert_eq!(a.restart, b.restart);
         assert_eq!((a.nano_cpus, a.memory, a.pids_limit), (b.nano_cpus, b.memory, b.pids_limit));
         assert_eq!((&a.user, a.stop_timeout), (&b.user, b.stop_timeout));
+        assert_eq!((&a.stop_signal, a.init), (&b.stop_signal, b.init));
         assert_eq!(a.networks.keys().collect::<Vec<_>>(), b.networks.keys().collect::<Vec<_>>());
     }
     let deps: Vec<_> = again.services.iter().map(|s| s.depends_on.clone()).collect();

@@ -335,3 +335,37 @@ fn bridge_mode_is_the_project_network_on_an_untrusted_playroom() {
     let d = desired(&Inputs::new(&p, &model)).unwrap();
     assert_eq!(d.services[0].container.network_mode.as_deref(), Some("bridge"), "trusted: as written");
 }
+
+#[test]
+fn stop_signal_and_init_are_applied_and_leave_other_hashes_alone() {
+    let p = playground(&[]);
+    let hash_of = |yaml: &str| {
+        let model = model_for(yaml, &Policy::UNTRUSTED, &p).unwrap();
+        let d = desired(&Inputs::new(&p, &model)).unwrap();
+        (d.services[0].config_hash.clone(), d.services[0].container.clone())
+    };
+    let (plain, container) = hash_of("services:\n  web:\n    image: x\n");
+    assert_eq!((&container.stop_signal, container.init), (&None, None));
+    // The hash of a service without them is what it was before they were
+    // typed: no container is recreated by the upgrade.
+    assert!(!serde_json::to_string(&container).unwrap().contains("stop_signal"));
+    let (with, container) = hash_of("services:\n  web:\n    image: x\n    stop_signal: SIGINT\n    init: true\n");
+    assert_eq!((container.stop_signal.as_deref(), container.init), (Some("SIGINT"), Some(true)));
+    assert_ne!(plain, with);
+    for signal in ["INT", "9", "SIGUSR1", "64"] {
+        let model = model_for(
+            &format!("services:\n  web:\n    image: x\n    stop_signal: \"{signal}\"\n"),
+            &Policy::UNTRUSTED,
+            &p,
+        );
+        assert!(model.is_ok(), "{signal}");
+    }
+    for signal in ["SIGNOPE", "0", "65", "TERM; rm -rf /", ""] {
+        let model = model_for(
+            &format!("services:\n  web:\n    image: x\n    stop_signal: \"{signal}\"\n"),
+            &Policy::UNTRUSTED,
+            &p,
+        );
+        assert!(model.is_err(), "{signal}");
+    }
+}

@@ -5,7 +5,9 @@ use indexmap::IndexMap;
 use serde_yaml::{Mapping, Value};
 
 use super::ports::parse_port;
-use super::service_parts::{parse_depends_on, parse_deploy, parse_healthcheck, parse_restart, parse_service_networks};
+use super::service_parts::{
+    parse_depends_on, parse_deploy, parse_healthcheck, parse_restart, parse_service_networks, parse_stop_signal,
+};
 use super::volumes::parse_volume;
 use super::{Build, Command, ComposeFile, EnvFile, FileObject, ObjectRef, Service, TopNetwork, TopVolume};
 use crate::compose::ctx::{Ctx, untag};
@@ -37,7 +39,6 @@ const PASSTHROUGH_SERVICE_KEYS: &[&str] = &[
     "extra_hosts",
     "gpus",
     "group_add",
-    "init",
     "isolation",
     "label_file",
     "links",
@@ -60,7 +61,6 @@ const PASSTHROUGH_SERVICE_KEYS: &[&str] = &[
     "scale",
     "shm_size",
     "stdin_open",
-    "stop_signal",
     "storage_opt",
     "sysctls",
     "tmpfs",
@@ -220,6 +220,8 @@ fn parse_service(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> Service {
             "working_dir" => s.working_dir = ctx.string(value, &at),
             "user" => s.user = ctx.string(value, &at),
             "stop_grace_period" => s.stop_grace_period = ctx.duration(value, &at),
+            "stop_signal" => s.stop_signal = parse_stop_signal(ctx, value, &at),
+            "init" => s.init = ctx.bool(value, &at),
             "profiles" => s.profiles = ctx.string_list(value, &at),
             "hostname" => s.hostname = ctx.string(value, &at),
             "container_name" => s.container_name = ctx.string(value, &at),

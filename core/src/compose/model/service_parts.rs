@@ -1,5 +1,5 @@
 //! Parsers of the structured service keys: `networks`, `depends_on`,
-//! `healthcheck`, `restart` and `deploy`.
+//! `healthcheck`, `restart`, `stop_signal` and `deploy`.
 
 use indexmap::IndexMap;
 use serde_yaml::Value;
@@ -132,6 +132,31 @@ pub(super) fn parse_restart(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> Op
         ctx.error(path, format!("restart `{policy}` must be no, always, unless-stopped, on-failure or on-failure:N"));
     }
     Some(policy)
+}
+
+/// The signal names a container's `stop_signal` may be (with or without
+/// `SIG`), as the engine's `signal.ParseSignal` takes them on Linux; a
+/// number from 1 to 64 is taken too.
+const SIGNALS: &[&str] = &[
+    "ABRT", "ALRM", "BUS", "CHLD", "CONT", "FPE", "HUP", "ILL", "INT", "IO", "IOT", "KILL", "PIPE", "PROF", "PWR",
+    "QUIT", "SEGV", "STKFLT", "STOP", "SYS", "TERM", "TRAP", "TSTP", "TTIN", "TTOU", "URG", "USR1", "USR2", "VTALRM",
+    "WINCH", "XCPU", "XFSZ",
+];
+
+/// `stop_signal`: a name of [`SIGNALS`] (`SIGINT`, `INT`) or a number from
+/// 1 to 64, as the engine reads it; anything else is refused here rather
+/// than at container create.
+pub(super) fn parse_stop_signal(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> Option<String> {
+    let signal = match untag(value) {
+        Value::Number(n) => n.to_string(),
+        _ => ctx.string(value, path)?,
+    };
+    let name = signal.strip_prefix("SIG").unwrap_or(&signal);
+    let valid = SIGNALS.contains(&name) || name.parse::<u8>().is_ok_and(|n| (1..=64).contains(&n));
+    if !valid && !ctx.is_deferred(&signal) {
+        ctx.error(path, format!("stop_signal `{signal}` must be a signal name such as SIGTERM or SIGINT, or 1 to 64"));
+    }
+    Some(signal)
 }
 
 pub(super) fn parse_resources(ctx: &mut Ctx<'_>, value: &Value, path: &Path) -> Resources {

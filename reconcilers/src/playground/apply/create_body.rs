@@ -67,6 +67,7 @@ pub fn create_body(desired: &Desired, service: &ServiceSpec) -> ContainerCreateB
         cap_drop: Some(spec.cap_drop.clone()).filter(|c| !c.is_empty()),
         privileged: Some(spec.privileged),
         security_opt: Some(spec.security_opt.clone()).filter(|c| !c.is_empty()),
+        init: spec.init,
         ..Default::default()
     };
     let networking_config = first_network.map(|(name, aliases)| NetworkingConfig {
@@ -94,6 +95,7 @@ pub fn create_body(desired: &Desired, service: &ServiceSpec) -> ContainerCreateB
         user: spec.user.clone(),
         hostname: spec.hostname.clone(),
         stop_timeout: spec.stop_timeout,
+        stop_signal: spec.stop_signal.clone(),
         host_config: Some(host_config),
         networking_config,
         ..Default::default()
