@@ -37,7 +37,7 @@ async fn a_sleeping_playground_stays_asleep_across_sigkill_and_wakes_on_a_reques
     // One installation restarted as the same replica (as a single `play
     // serve` on SQLite always is): it takes its own leases back at once.
     // A replica with another id waits for the killed one's leases to expire
-    // (`--lease-duration`, issue #33), longer than the edge holds a request.
+    // (`--lease-duration`, 8 s since issue #33), within the edge's hold.
     let play = Play::new()
         .await
         .env("PLAY_EDGE_IMAGE", CADDY_IMAGE)

@@ -30,7 +30,12 @@ pub struct Config {
     /// 40 s at 250/s) but not all at once.
     pub startup_rate: u32,
     /// How long a claimed lease lasts; renewed every third of it while the
-    /// pass runs. A crashed replica's objects are free again after this.
+    /// pass runs. A crashed replica's objects are free again after this, and
+    /// a replica that found one busy retries at its expiry: 8 s by default,
+    /// so another replica attends them within 10 s (issue #33; 60 s
+    /// before). Replicas' clocks must agree well within it (NTP): a replica
+    /// whose clock runs ahead takes over early, which fencing makes safe
+    /// but wasteful.
     pub lease_duration: Duration,
     /// When an object's lease is held by another replica, try again after
     /// about this long (jittered by +-50%).
@@ -48,7 +53,7 @@ impl Default for Config {
             resync_every: Duration::from_secs(30),
             resync_rate: 20,
             startup_rate: 250,
-            lease_duration: Duration::from_secs(60),
+            lease_duration: Duration::from_secs(8),
             lease_busy_retry: Duration::from_secs(5),
             backoff: Backoff::default(),
             shutdown_grace: Duration::from_secs(30),
