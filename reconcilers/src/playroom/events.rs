@@ -101,7 +101,9 @@ pub struct EventsConfig {
     pub stable_after: Duration,
     /// Events wake one Playground at most once per this long; later ones
     /// are held back to its end (so a crash-looping container does not keep
-    /// its Playground's pass running back to back).
+    /// its Playground's pass running back to back). Short enough that a
+    /// dependency's `health_status` event, which follows its start within
+    /// a healthcheck interval, is not held back long (docs/decisions.md).
     pub cooldown: Duration,
 }
 
@@ -111,7 +113,7 @@ impl Default for EventsConfig {
             refresh: Duration::from_secs(10),
             backoff: Backoff { initial: Duration::from_secs(1), max: Duration::from_secs(60) },
             stable_after: Duration::from_secs(30),
-            cooldown: Duration::from_secs(2),
+            cooldown: Duration::from_millis(500),
         }
     }
 }
