@@ -57,8 +57,15 @@ pub(super) async fn ensure(
     let mut pinned = builds::pins(&r.store, p.id).await?;
     let unpinned = |name: &str, pinned: &[Pin]| !pinned.iter().any(|pin| pin.service == name);
     let missing: Vec<&&ServiceDefinition> = dynamic.iter().filter(|d| unpinned(&d.name, &pinned)).collect();
-    let statics: Vec<&ServiceDefinition> =
-        definitions.iter().filter(|d| d.service_type == ServiceType::Static && unpinned(&d.name, &pinned)).collect();
+    // Only a prebuilt service with an `env_file:` is pinned; one without
+    // stays unpinned, and finding that out parses the Compose file. Keys
+    // are never interpolated, so a file whose text never says `env_file`
+    // has none: it is not parsed again on every pass (issue #33).
+    let may_have_env_files = playspec.base_compose_yaml.contains("env_file");
+    let statics: Vec<&ServiceDefinition> = definitions
+        .iter()
+        .filter(|d| d.service_type == ServiceType::Static && may_have_env_files && unpinned(&d.name, &pinned))
+        .collect();
     if !missing.is_empty() || !statics.is_empty() {
         let policy = play_core::playground::policy_for(room.trusted, playspec, files);
         let model = desired::model_for(&playspec.base_compose_yaml, &policy, p).map_err(Error::InvalidSpec)?;
