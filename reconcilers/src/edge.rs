@@ -101,6 +101,8 @@ pub struct EdgeReconciler {
     monitors: activity::Monitors,
     /// Wakes the Playground reconciler when a request wakes a Playground.
     playgrounds: Option<Arc<dyn Waker>>,
+    /// The routes computed per Playground, reused while their inputs hold.
+    routes: routes::RouteCache,
 }
 
 impl EdgeReconciler {
@@ -112,6 +114,7 @@ impl EdgeReconciler {
             config: EdgeConfig::default(),
             monitors: activity::Monitors::default(),
             playgrounds: None,
+            routes: routes::RouteCache::default(),
         }
     }
 

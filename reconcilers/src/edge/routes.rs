@@ -12,8 +12,20 @@
 //! gone, a Compose the Playroom's policy refuses) contributes no route: it
 //! is failed by its own reconciler, and must not hold the edge back for
 //! the others.
+//!
+//! The routes computed for a Playground are kept ([`RouteCache`]) by what
+//! they are computed from: its generation (every change of its settings or
+//! Playspec bumps it), its Playspec's revision (`updated_at`), its mounted
+//! files and its Playroom's revision. The edge looks at every Playground of
+//! its Playroom every check interval; before, each look parsed and
+//! validated its Compose file again (issue #33).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Mutex;
+
+use play_core::model::playspec::{MountedFile, Playspec};
+use play_core::playground::Playground;
+use play_core::time::Timestamp;
 
 use play_core::model::playroom::Playroom;
 use play_core::playground::{self, DesiredState, PlaygroundStatus, Power};
@@ -35,9 +47,77 @@ pub struct Wanted {
     pub watched: bool,
 }
 
+/// The most Playgrounds whose routes are kept; full, the cache starts
+/// over (a cache, not a store).
+pub const MAX_CACHED: usize = 50_000;
+
+/// What a Playground's routes are computed from (see the [module
+/// documentation](self)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Inputs {
+    generation: i64,
+    playspec: (i64, Timestamp),
+    files: Vec<(i64, String, Timestamp)>,
+    playroom: (i64, Timestamp, bool),
+}
+
+impl Inputs {
+    fn of(p: &Playground, spec: &Playspec, files: &[MountedFile], room: &Playroom) -> Self {
+        Inputs {
+            generation: p.generation,
+            playspec: (spec.id, spec.updated_at),
+            files: files.iter().map(|f| (f.id, f.sha256.clone(), f.updated_at)).collect(),
+            playroom: (room.id, room.updated_at, room.trusted),
+        }
+    }
+}
+
+/// A Playground's routable services and their routes, or `None` when its
+/// desired objects cannot be computed.
+type Routes = Option<BTreeMap<String, Route>>;
+
+/// The routes computed per Playground, by their [`Inputs`].
+#[derive(Debug, Default)]
+pub struct RouteCache {
+    kept: Mutex<HashMap<i64, (Inputs, Routes)>>,
+}
+
+impl RouteCache {
+    /// `p`'s routes: kept ones when their inputs are the same, else
+    /// computed and kept.
+    fn routes(&self, p: &Playground, spec: &Playspec, files: &[MountedFile], room: &Playroom) -> Routes {
+        let inputs = Inputs::of(p, spec, files, room);
+        if let Ok(kept) = self.kept.lock()
+            && let Some((at, routes)) = kept.get(&p.id)
+            && *at == inputs
+        {
+            return routes.clone();
+        }
+        let routes = match playground::desired_for(p, Some(spec), files, room, &Default::default()) {
+            Ok(computed) => Some(computed.desired.routes()),
+            Err(error) => {
+                tracing::debug!(playground = p.id, %error, "no routes: its desired objects cannot be computed");
+                None
+            }
+        };
+        if let Ok(mut kept) = self.kept.lock() {
+            if kept.len() >= MAX_CACHED && !kept.contains_key(&p.id) {
+                kept.clear();
+            }
+            kept.insert(p.id, (inputs, routes.clone()));
+        }
+        routes
+    }
+}
+
 /// See the [module documentation](self).
 /// `sleep_after` is the installation's default (`EdgeConfig::sleep_after`).
-pub async fn wanted(store: &Store, room: &Playroom, sleep_after: Option<std::time::Duration>) -> Result<Vec<Wanted>> {
+pub async fn wanted(
+    store: &Store,
+    cache: &RouteCache,
+    room: &Playroom,
+    sleep_after: Option<std::time::Duration>,
+) -> Result<Vec<Wanted>> {
     let mut out = Vec::new();
     for id in sweep::playgrounds_in(store, room.id).await? {
         let Some(p) = playground_status::load(store, id).await? else { continue };
@@ -61,14 +141,8 @@ pub async fn wanted(store: &Store, room: &Playroom, sleep_after: Option<std::tim
         // The mounted files decide whether relative sources resolve, so
         // whether the Compose can run at all.
         let files = playspec_files::list_files(store, spec.id).await?;
-        let computed = match playground::desired_for(&p, Some(&spec), &files, room, &Default::default()) {
-            Ok(computed) => computed,
-            Err(error) => {
-                tracing::debug!(playground = id, %error, "no routes: its desired objects cannot be computed");
-                continue;
-            }
-        };
-        for (service, mut route) in computed.desired.routes() {
+        let Some(routes) = cache.routes(&p, &spec, &files, room) else { continue };
+        for (service, mut route) in routes {
             if !sleeping && !running.contains(service.as_str()) {
                 continue;
             }
@@ -82,4 +156,53 @@ pub async fn wanted(store: &Store, room: &Playroom, sleep_after: Option<std::tim
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
+
+    use super::*;
+    use play_core::store::{accounts, playrooms};
+
+    #[tokio::test]
+    async fn routes_are_computed_again_only_when_their_inputs_change() {
+        let db = play_core::testing::store().await;
+        let store = &db.store;
+        let (account, _) = accounts::create_account(store, "a").await.unwrap();
+        let room_id = play_core::testing::insert_playroom(store, account.id, "box").await;
+        let room = playrooms::get(store, account.id, room_id).await.unwrap();
+        let now = play_core::time::now();
+        let mut spec = Playspec {
+            id: 1,
+            account_id: account.id,
+            name: "shop".into(),
+            description: String::new(),
+            // Not Compose: its desired objects cannot be computed.
+            base_compose_yaml: "services: [".into(),
+            services: serde_json::json!([]),
+            persist_volumes: false,
+            playzone_id: None,
+            sleep_after_secs: None,
+            playground_count: 1,
+            created_at: now,
+            updated_at: now,
+        };
+        let mut p = play_core::testing::playground();
+        p.playroom_id = room.id;
+        let cache = RouteCache::default();
+        assert_eq!(cache.routes(&p, &spec, &[], &room), None);
+        // The same revision: the kept answer, even though the text moved
+        // (a revision is never rewritten in place; this shows reuse).
+        spec.base_compose_yaml = "services:\n  web:\n    image: x\n".into();
+        assert_eq!(cache.routes(&p, &spec, &[], &room), None);
+        // A new revision of the Playspec is computed again.
+        spec.updated_at = now + chrono::Duration::seconds(1);
+        assert_eq!(cache.routes(&p, &spec, &[], &room), Some(BTreeMap::new()));
+        // So is a new generation of the Playground.
+        spec.base_compose_yaml = "services: [".into();
+        assert_eq!(cache.routes(&p, &spec, &[], &room), Some(BTreeMap::new()));
+        p.generation += 1;
+        assert_eq!(cache.routes(&p, &spec, &[], &room), None);
+    }
 }
