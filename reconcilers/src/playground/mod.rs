@@ -180,6 +180,8 @@ pub struct PlaygroundReconciler {
     repositories: Arc<dyn RepositoryGateway>,
     /// Bounds builds and source fills (made from `config.slots`).
     slots: Arc<slots::Slots>,
+    /// The source volumes found complete, not checked again.
+    sources: source::Completed,
 }
 
 impl PlaygroundReconciler {
@@ -193,6 +195,7 @@ impl PlaygroundReconciler {
             edge: None,
             repositories: Arc::new(play_core::repository::NoRepositories),
             slots: Arc::new(slots::Slots::new(SlotsConfig::default())),
+            sources: source::Completed::default(),
         }
     }
 

@@ -58,11 +58,12 @@ pub async fn observe(
         .collect();
     let networks = labels::networks(docker, &filters).await?.into_iter().filter_map(|n| n.name).collect();
     let labelled = labels::volumes(docker, &filters).await?;
-    let source_volumes = labelled
+    let source_created: std::collections::BTreeMap<String, String> = labelled
         .iter()
         .filter(|v| v.labels.get(LABEL_VOLUME).is_some_and(|key| is_source_key(key)))
-        .map(|v| v.name.clone())
+        .map(|v| (v.name.clone(), v.created_at.clone().unwrap_or_default()))
         .collect();
+    let source_volumes = source_created.keys().cloned().collect();
     let mut found: std::collections::BTreeMap<String, i64> =
         labelled.into_iter().map(|v| (v.name, epoch_of(&v.labels))).collect();
     let unlabelled: Vec<&String> = volumes.iter().filter(|v| !found.contains_key(*v)).collect();
@@ -94,6 +95,7 @@ pub async fn observe(
         volumes: found.keys().cloned().collect(),
         volume_epochs: found,
         source_volumes,
+        source_created,
         // Checked by the pass (`super::source::complete`), which knows the
         // desired sources.
         complete_sources: Default::default(),

@@ -214,7 +214,7 @@ impl<'a> Pass<'a> {
             let edge = desired.edge_network.as_deref();
             let mut observed =
                 observe::observe(docker, &desired.installation, self.id, &images, &volumes, edge).await?;
-            observed.complete_sources = source::complete(docker, &desired, &observed).await?;
+            observed.complete_sources = source::complete(docker, &desired, &observed, &self.r.sources).await?;
             if let Some(watched) = watched
                 && let Some(exits) = job::finished(&desired, &observed, watched)
             {

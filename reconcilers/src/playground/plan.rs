@@ -63,6 +63,9 @@ pub struct Observed {
     /// The observed volumes play made for services' sources (their key
     /// label is a source key: `play_core::desired::is_source_key`).
     pub source_volumes: BTreeSet<String>,
+    /// When the engine created each of them (its `CreatedAt`): a volume
+    /// removed and made again under its name is another volume.
+    pub source_created: BTreeMap<String, String>,
     /// The desired source volumes whose fill completed (see
     /// `super::source`).
     pub complete_sources: BTreeSet<String>,

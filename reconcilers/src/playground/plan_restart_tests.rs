@@ -44,6 +44,7 @@ fn host_of(d: &Desired, epoch: i64) -> Observed {
         volumes: d.volumes.iter().map(|v| v.name.clone()).collect(),
         volume_epochs: d.volumes.iter().map(|v| (v.name.clone(), epoch)).collect(),
         source_volumes: Default::default(),
+        source_created: Default::default(),
         complete_sources: Default::default(),
         images: d.services.iter().map(|s| s.container.image.clone()).collect(),
         containers: d

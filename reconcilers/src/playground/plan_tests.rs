@@ -78,6 +78,7 @@ pub(crate) fn converged_observed(d: &Desired) -> Observed {
         volumes: d.volumes.iter().map(|v| v.name.clone()).collect(),
         volume_epochs: d.volumes.iter().map(|v| (v.name.clone(), d.epoch)).collect(),
         source_volumes: d.services.iter().flat_map(|s| &s.sources).map(|s| s.volume.clone()).collect(),
+        source_created: Default::default(),
         complete_sources: d.services.iter().flat_map(|s| &s.sources).map(|s| s.volume.clone()).collect(),
         images: d.services.iter().map(|s| s.container.image.clone()).collect(),
         containers: vec![

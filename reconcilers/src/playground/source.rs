@@ -23,7 +23,8 @@
 //! [`MARKER`] holding the commit id. The engine extracts an archive in
 //! order, so the marker exists only if everything before it was written.
 //! A pass checks it with a second never-started [`Helper`] that downloads
-//! that one path ([`complete`]); a missing or different marker (a crash
+//! that one path ([`complete`]), once per volume while this process runs
+//! ([`Completed`]); a missing or different marker (a crash
 //! mid-upload, a volume the engine made empty for a mount) means: fill
 //! again. Filling again is harmless (the same commit's files over the
 //! same files). A repository entry at (or under) the marker's path is
@@ -160,19 +161,63 @@ fn folder_for_a_file(source: &SourceMount) -> String {
     format!("{} is a folder in the repository; a secret or config is one file", shown(source))
 }
 
+/// The most complete fills [`Completed`] remembers; full, it starts over.
+pub const MAX_COMPLETED: usize = 10_000;
+
+/// The source volumes this process found complete, by (name, the engine's
+/// `CreatedAt`, commit): a complete fill stays complete (only the helper
+/// writes the marker, and nothing but the volume's removal undoes it;
+/// one made again under the name has another `CreatedAt`), so it is
+/// checked once, not by a helper container on every pass (issue #33).
+#[derive(Debug, Default)]
+pub struct Completed(std::sync::Mutex<std::collections::HashSet<(String, String, String)>>);
+
+impl Completed {
+    fn key(volume: &str, created: &str, commit: &str) -> Option<(String, String, String)> {
+        // Without the engine's creation time a volume made again could not
+        // be told apart: always checked.
+        (!created.is_empty()).then(|| (volume.to_owned(), created.to_owned(), commit.to_owned()))
+    }
+
+    fn knows(&self, key: &Option<(String, String, String)>) -> bool {
+        key.as_ref().is_some_and(|key| self.0.lock().is_ok_and(|known| known.contains(key)))
+    }
+
+    fn remember(&self, key: Option<(String, String, String)>) {
+        if let (Some(key), Ok(mut known)) = (key, self.0.lock()) {
+            if known.len() >= MAX_COMPLETED {
+                known.clear();
+            }
+            known.insert(key);
+        }
+    }
+}
+
 /// The desired source volumes of `desired` whose fill completed. Only a
 /// volume that exists and whose service's image is present can be
 /// checked (the helper is made from that image); any other is not
-/// complete. A volume several services use is checked once.
-pub async fn complete(docker: &Docker, desired: &Desired, observed: &Observed) -> Result<BTreeSet<String>> {
+/// complete. A volume several services use is checked once, and one
+/// `known` to be complete not at all.
+pub async fn complete(
+    docker: &Docker,
+    desired: &Desired,
+    observed: &Observed,
+    known: &Completed,
+) -> Result<BTreeSet<String>> {
     let mut out = BTreeSet::new();
     let pairs: Vec<(&ServiceSpec, &SourceMount)> =
         desired.services.iter().flat_map(|s| s.sources.iter().map(move |src| (s, src))).collect();
     for (service, source) in pairs {
-        if out.contains(&source.volume)
-            || !observed.volumes.contains(&source.volume)
-            || !observed.images.contains(&service.container.image)
-        {
+        if out.contains(&source.volume) || !observed.volumes.contains(&source.volume) {
+            continue;
+        }
+        let created = observed.source_created.get(&source.volume).map(String::as_str).unwrap_or_default();
+        let key = Completed::key(&source.volume, created, &source.commit);
+        if known.knows(&key) {
+            out.insert(source.volume.clone());
+            continue;
+        }
+        if !observed.images.contains(&service.container.image) {
             continue;
         }
         let labels = helper::labels(&desired.installation, desired.playground_id, ROLE);
@@ -183,6 +228,7 @@ pub async fn complete(docker: &Docker, desired: &Desired, observed: &Observed) -
         let done = read?.is_some_and(|archive| marks(&archive, &source.commit));
         removed?;
         if done {
+            known.remember(key);
             out.insert(source.volume.clone());
         }
     }
@@ -406,5 +452,18 @@ mod tests {
         );
         let err = packed(TreeEntry::Directory(tar_of(&[])), Expect::File).unwrap_err();
         assert!(err.contains("is a folder"), "{err}");
+    }
+
+    #[test]
+    fn a_complete_fill_is_known_by_volume_creation_and_commit() {
+        let known = Completed::default();
+        known.remember(Completed::key("v", "2026-11-28T03:00:00Z", "abc"));
+        assert!(known.knows(&Completed::key("v", "2026-11-28T03:00:00Z", "abc")));
+        // Made again under its name, or another commit: checked again.
+        assert!(!known.knows(&Completed::key("v", "2026-11-28T03:05:00Z", "abc")));
+        assert!(!known.knows(&Completed::key("v", "2026-11-28T03:00:00Z", "def")));
+        // Without a creation time nothing is remembered or known.
+        known.remember(Completed::key("w", "", "abc"));
+        assert!(!known.knows(&Completed::key("w", "", "abc")));
     }
 }
