@@ -5,7 +5,8 @@
 //!
 //! - **Fan-out is atomic per event**: the delivery rows of one event (one
 //!   per matching endpoint enabled when the event was recorded) and the
-//!   event's `dispatched_at` commit in one transaction. A crash before the commit leaves the event
+//!   event's `dispatched_at` commit in one transaction (with the other
+//!   events of its batch: [`fan_out_all`]). A crash before the commit leaves the event
 //!   undispatched (it is fanned out again); after it, every delivery
 //!   exists. `UNIQUE (endpoint_id, event_id)` makes a second fan-out of the
 //!   same event (two replicas, a retry) add nothing.
@@ -15,7 +16,8 @@
 //!   re-checks the row after waiting on its lock, so two replicas never
 //!   both claim one attempt; SQLite runs one writer at a time.
 //! - **An outcome clears the claim** and is recorded with the endpoint's
-//!   failure count in one transaction; disabling the endpoint and its
+//!   failure count in one transaction (with the other outcomes of its
+//!   batch: [`record_all`]); disabling the endpoint and its
 //!   `webhook_endpoint.disabled` event happen once, on the transition.
 
 use std::collections::HashMap;
@@ -26,7 +28,7 @@ use sqlx::Row;
 use super::events;
 use super::webhook_deliveries::bind_attempt;
 use super::webhooks::{self, COLUMNS as ENDPOINT_COLUMNS};
-use super::{Store, is_set};
+use super::{Conn, Store, is_set};
 use crate::model::event::{Event, NewEvent};
 use crate::secrets::SecretBox;
 use crate::time::{self, Timestamp};
@@ -47,6 +49,26 @@ use crate::{Error, Result};
 /// recorded while it is disabled are not queued for it.
 pub async fn fan_out(store: &Store, event: &Event) -> Result<Vec<i64>> {
     let mut tx = store.write().await?;
+    let recipients = fan_out_in(&mut tx, event).await?;
+    tx.commit().await?;
+    Ok(recipients)
+}
+
+/// [`fan_out`] of each of `events` in one transaction (issue #33: a
+/// transaction per event bounded the rate): all of them dispatched, or
+/// none. The endpoints each was fanned out to, in order.
+pub async fn fan_out_all(store: &Store, events: &[Event]) -> Result<Vec<Vec<i64>>> {
+    let mut tx = store.write().await?;
+    let mut out = Vec::with_capacity(events.len());
+    for event in events {
+        out.push(fan_out_in(&mut tx, event).await?);
+    }
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// [`fan_out`] inside the caller's transaction.
+async fn fan_out_in(tx: &mut Conn, event: &Event) -> Result<Vec<i64>> {
     let rows = sqlx::query(&format!(
         "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE account_id = $1 \
          AND (enabled = 1 OR disabled_after_event >= $2) ORDER BY id"
@@ -79,7 +101,6 @@ pub async fn fan_out(store: &Store, event: &Event) -> Result<Vec<i64>> {
         .bind(event.id)
         .execute(&mut *tx)
         .await?;
-    tx.commit().await?;
     Ok(recipients)
 }
 
@@ -186,6 +207,29 @@ pub async fn release_claims(store: &Store, owner: &str) -> Result<u64> {
 /// endpoint, in one transaction.
 pub async fn record(store: &Store, claimed: &Claimed, attempt: Attempt, effect: EndpointEffect) -> Result<Recorded> {
     let mut tx = store.write().await?;
+    let recorded = record_in(&mut tx, claimed, attempt, effect).await?;
+    tx.commit().await?;
+    Ok(recorded)
+}
+
+/// Records the outcomes of several attempts in one transaction (the
+/// dispatcher's recorder, issue #33: one write transaction per delivery
+/// bounded the rate), each as [`record`] would, in order: a failure count
+/// and a disable see the outcomes before them. All or none: on an error
+/// nothing is recorded, the claims expire and the attempts are made again
+/// (at least once).
+pub async fn record_all(store: &Store, outcomes: Vec<(Claimed, Attempt, EndpointEffect)>) -> Result<Vec<Recorded>> {
+    let mut tx = store.write().await?;
+    let mut recorded = Vec::with_capacity(outcomes.len());
+    for (claimed, attempt, effect) in outcomes {
+        recorded.push(record_in(&mut tx, &claimed, attempt, effect).await?);
+    }
+    tx.commit().await?;
+    Ok(recorded)
+}
+
+/// [`record`] inside the caller's transaction.
+async fn record_in(tx: &mut Conn, claimed: &Claimed, attempt: Attempt, effect: EndpointEffect) -> Result<Recorded> {
     let now = time::to_db(&time::now());
     let query = sqlx::query(
         "UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1, next_attempt_at = $2, \
@@ -204,7 +248,6 @@ pub async fn record(store: &Store, claimed: &Claimed, attempt: Attempt, effect: 
             .bind(claimed.endpoint_id)
             .execute(&mut *tx)
             .await?;
-            tx.commit().await?;
             return Ok(Recorded { failure_count: 0, disabled: None });
         }
         EndpointEffect::Failed { gone } => gone,
@@ -223,7 +266,6 @@ pub async fn record(store: &Store, claimed: &Claimed, attempt: Attempt, effect: 
         .await?
     else {
         // Deleted while the attempt ran.
-        tx.commit().await?;
         return Ok(Recorded { failure_count: 0, disabled: None });
     };
     let failure_count: i64 = row.try_get("failure_count")?;
@@ -251,7 +293,7 @@ pub async fn record(store: &Store, claimed: &Claimed, attempt: Attempt, effect: 
             let metadata =
                 serde_json::json!({ "reason": reason, "failure_count": failure_count, "delivery_id": claimed.id });
             events::record(
-                &mut tx,
+                tx,
                 NewEvent::new(claimed.account_id, "webhook_endpoint", claimed.endpoint_id, "disabled")
                     .metadata(metadata),
             )
@@ -259,7 +301,6 @@ pub async fn record(store: &Store, claimed: &Claimed, attempt: Attempt, effect: 
             disabled = Some(reason);
         }
     }
-    tx.commit().await?;
     Ok(Recorded { failure_count, disabled })
 }
 

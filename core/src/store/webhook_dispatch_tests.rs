@@ -149,3 +149,39 @@ async fn the_owners_disable_keeps_earlier_events_only() {
     }
     assert_eq!(s.delivered_templates().await, vec![1, 3], "enabled again: new events are queued");
 }
+
+/// Batched (issue #33): a batch of events is dispatched in one transaction,
+/// and a batch of outcomes is recorded in order in one transaction, the
+/// tenth failure disabling the endpoint once and the one after it not
+/// counted, as when recorded one by one.
+#[tokio::test]
+async fn batches_fan_out_and_record_as_one_at_a_time_would() {
+    let s = setup().await;
+    s.record(&[1, 2, 3]).await;
+    let fanned = fan_out_all(&s.store, &s.undispatched().await).await.unwrap();
+    assert_eq!(fanned, vec![vec![s.endpoint]; 3]);
+    assert!(s.undispatched().await.is_empty(), "every event of the batch is dispatched");
+    assert_eq!(s.delivered_templates().await, vec![1, 2, 3]);
+    assert!(fan_out_all(&s.store, &[]).await.unwrap().is_empty());
+
+    let claimed = s.claim(3).await;
+    assert_eq!(claimed.len(), 3);
+    sqlx::query("UPDATE webhook_endpoints SET failure_count = 8 WHERE id = $1")
+        .bind(s.endpoint)
+        .execute(s.store.pool())
+        .await
+        .unwrap();
+    let effect = EndpointEffect::Failed { gone: false };
+    let outcomes = claimed.into_iter().map(|c| (c, failed(500), effect)).collect();
+    let recorded = record_all(&s.store, outcomes).await.unwrap();
+    let counts: Vec<i64> = recorded.iter().map(|r| r.failure_count).collect();
+    assert_eq!(counts, vec![9, 10, 10]);
+    let disabled: Vec<bool> = recorded.iter().map(|r| r.disabled.is_some()).collect();
+    assert_eq!(disabled, vec![false, true, false], "disabled once, by the tenth");
+    let disables = sqlx::query("SELECT COUNT(*) AS n FROM events WHERE action = 'disabled'")
+        .fetch_one(s.store.pool())
+        .await
+        .unwrap();
+    assert_eq!(disables.try_get::<i64, _>("n").unwrap(), 1);
+    assert!(s.claim(10).await.is_empty(), "every claim cleared and the endpoint disabled");
+}

@@ -10,7 +10,8 @@
 //!    recorded, and marks the event
 //!    dispatched (`play_core::store::webhook_dispatch::fan_out`).
 //! 2. **Send** claims due deliveries of enabled endpoints, posts each one
-//!    signed ([`send`]) and records the outcome: 2xx succeeds and resets
+//!    signed ([`send`]) and records the outcome (one recorder task, the
+//!    outcomes that arrived together in one transaction): 2xx succeeds and resets
 //!    the endpoint's failure count; anything else is retried after the
 //!    next delay of [`WebhooksConfig::retry_schedule`] (plus up to 20%
 //!    jitter) until the schedule is spent (`abandoned`), counts one
@@ -61,7 +62,7 @@ use play_core::wake::WakeReceiver;
 use play_core::webhook::UrlPolicy;
 use play_core::webhook::delivery::default_retry_schedule;
 use play_core::webhook::model::ClaimLimits;
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::{Notify, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -69,6 +70,9 @@ pub use client::{Answer, ClientLimits, DeliveryClient, SendError};
 pub use send::{headers, outcome};
 
 use crate::{Error, Result};
+
+/// The most outcomes recorded in one transaction.
+pub const RECORD_BATCH: usize = 256;
 
 /// The dispatcher's settings (the operator's).
 #[derive(Clone, Debug)]
@@ -205,17 +209,38 @@ impl Dispatcher {
         }
     }
 
-    /// Fans out one batch of undispatched events; how many were read.
+    /// Fans out one batch of undispatched events, in one transaction; how
+    /// many were read.
     pub async fn fan_out_once(&self) -> Result<i64> {
         let batch = events::undispatched(&self.store, self.config.fan_out_batch).await?;
-        for event in &batch {
-            let recipients = webhook_dispatch::fan_out(&self.store, event).await?;
+        if batch.is_empty() {
+            return Ok(0);
+        }
+        let fanned = webhook_dispatch::fan_out_all(&self.store, &batch).await?;
+        for (event, recipients) in batch.iter().zip(&fanned) {
             if !recipients.is_empty() {
                 tracing::debug!(event = event.id, endpoints = ?recipients, "webhook deliveries created");
-                self.wake_sender.notify_one();
             }
         }
+        if fanned.iter().any(|r| !r.is_empty()) {
+            self.wake_sender.notify_one();
+        }
         Ok(i64::try_from(batch.len()).unwrap_or(i64::MAX))
+    }
+
+    /// Records the outcomes `attempts` send, as many at once as have
+    /// arrived (at most [`RECORD_BATCH`]), until every sender is gone.
+    async fn record_loop(store: Store, mut outcomes: mpsc::Receiver<send::Outcome>) {
+        while let Some(first) = outcomes.recv().await {
+            let mut batch = vec![first];
+            while batch.len() < RECORD_BATCH {
+                match outcomes.try_recv() {
+                    Ok(next) => batch.push(next),
+                    Err(_) => break,
+                }
+            }
+            send::record(&store, batch).await;
+        }
     }
 
     async fn send_loop(self, shutdown: CancellationToken) {
@@ -231,6 +256,11 @@ impl Dispatcher {
         // attempt, wait until a batch of slots is free (or the poll timer)
         // rather than claim one delivery per transaction.
         let batch = (self.config.concurrency / 8).max(1);
+        // Outcomes are written by one recorder, many per transaction; an
+        // attempt waits for room in its queue before it frees its slot, so
+        // no more outcomes wait than attempts may run.
+        let (outcomes, queued) = mpsc::channel(self.config.concurrency.max(1));
+        let recorder = tokio::spawn(Self::record_loop(self.store.clone(), queued));
         let mut polled = true;
         while !shutdown.is_cancelled() {
             let free = permits.available_permits();
@@ -243,10 +273,14 @@ impl Dispatcher {
                             if let Ok(mut m) = in_flight.lock() {
                                 *m.entry(delivery.endpoint_id).or_default() += 1;
                             }
-                            let (this, in_flight) = (self.clone(), in_flight.clone());
+                            let (this, in_flight, outcomes) = (self.clone(), in_flight.clone(), outcomes.clone());
                             tasks.spawn(async move {
                                 let endpoint = delivery.endpoint_id;
-                                send::attempt(&this.store, &this.client, &this.config.retry_schedule, delivery).await;
+                                let done = send::attempt(&this.client, &this.config.retry_schedule, delivery).await;
+                                if let Some(done) = done {
+                                    // Closed only once every attempt ended.
+                                    let _ = outcomes.send(done).await;
+                                }
                                 if let Ok(mut m) = in_flight.lock()
                                     && let Some(n) = m.get_mut(&endpoint)
                                 {
@@ -273,6 +307,12 @@ impl Dispatcher {
         let grace = self.config.timeout + Duration::from_secs(1);
         if tokio::time::timeout(grace, tasks.wait()).await.is_err() {
             tracing::warn!("webhook attempts still running at shutdown; they are sent again after a restart");
+        }
+        // The recorder writes what has arrived, then ends with the last
+        // sender (attempts cut off above hold theirs until dropped).
+        drop(outcomes);
+        if tokio::time::timeout(Duration::from_secs(5), recorder).await.is_err() {
+            tracing::warn!("webhook outcomes not all recorded at shutdown; those attempts are made again");
         }
     }
 }

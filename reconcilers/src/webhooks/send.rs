@@ -75,14 +75,17 @@ pub fn outcome(
     (attempt, EndpointEffect::Failed { gone })
 }
 
-/// Sends `delivery` once and records the outcome. A failure to record is
-/// logged: the claim then expires and the attempt is made again.
-pub(super) async fn attempt(store: &Store, client: &DeliveryClient, schedule: &[Duration], delivery: Claimed) {
+/// What one attempt came to, for the recorder ([`record`]).
+pub(super) type Outcome = (Claimed, Attempt, EndpointEffect);
+
+/// Sends `delivery` once: its outcome, or `None` when it could not be sent
+/// at all (its payload does not serialise: logged; the claim expires).
+pub(super) async fn attempt(client: &DeliveryClient, schedule: &[Duration], delivery: Claimed) -> Option<Outcome> {
     let body = match serde_json::to_vec(&delivery.event) {
         Ok(body) => body,
         Err(e) => {
             tracing::error!(%delivery, error = %e, "cannot serialise a webhook payload");
-            return;
+            return None;
         }
     };
     let timestamp = play_core::time::now().timestamp();
@@ -93,13 +96,23 @@ pub(super) async fn attempt(store: &Store, client: &DeliveryClient, schedule: &[
     let jitter = rand::thread_rng().r#gen::<f64>();
     let (attempt, effect) = outcome(result, delivery.attempts + 1, schedule, jitter, duration_ms);
     tracing::debug!(%delivery, status = attempt.status.as_str(), code = ?attempt.status_code, error = ?attempt.error, duration_ms, "webhook attempt");
-    match webhook_dispatch::record(store, &delivery, attempt, effect).await {
+    Some((delivery, attempt, effect))
+}
+
+/// Records `outcomes` in one transaction. A failure to record is logged:
+/// the claims then expire and the attempts are made again.
+pub(super) async fn record(store: &Store, outcomes: Vec<Outcome>) {
+    let ids: Vec<i64> = outcomes.iter().map(|(claimed, ..)| claimed.id).collect();
+    let endpoints: Vec<i64> = outcomes.iter().map(|(claimed, ..)| claimed.endpoint_id).collect();
+    match webhook_dispatch::record_all(store, outcomes).await {
         Ok(recorded) => {
-            if let Some(reason) = recorded.disabled {
-                tracing::warn!(endpoint = delivery.endpoint_id, %reason, "webhook endpoint disabled");
+            for (endpoint, recorded) in endpoints.iter().zip(recorded) {
+                if let Some(reason) = recorded.disabled {
+                    tracing::warn!(endpoint, %reason, "webhook endpoint disabled");
+                }
             }
         }
-        Err(e) => tracing::warn!(%delivery, error = %e, "cannot record a webhook attempt; it is made again"),
+        Err(e) => tracing::warn!(deliveries = ?ids, error = %e, "cannot record webhook attempts; they are made again"),
     }
 }
 
