@@ -5,6 +5,7 @@
 pub mod docker;
 pub mod edge;
 pub mod error;
+pub mod heartbeat;
 pub mod host;
 pub mod launching;
 pub mod loops;

@@ -22,12 +22,13 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::edge::{EdgeConfig, EdgeReconciler};
+use crate::heartbeat::Heartbeat;
 use crate::host::DockerHostGateway;
 use crate::playground::{PlaygroundConfig, PlaygroundReconciler};
 use crate::playroom::events::{EventsConfig, PlaygroundEvents};
 use crate::playroom::sweep::{PlayroomSweep, SweepConfig};
 use crate::playzone::{PlayzoneSync, SyncConfig};
-use crate::runtime::{Config, Reconciler, Runtime};
+use crate::runtime::{Config, Handle, Reconciler, Runtime};
 use crate::schedule::{ScheduleLoop, ScheduleLoopConfig};
 use crate::trigger::{TriggerLoop, TriggerLoopConfig};
 use crate::webhooks::{Dispatcher, WebhooksConfig};
@@ -135,10 +136,17 @@ struct Spawner<'a> {
 impl Spawner<'_> {
     /// Runs `reconciler` under `config`, woken by the API and by whatever
     /// `extra` adds (`Runtime::trigger`).
-    fn spawn<R: Reconciler>(&self, reconciler: R, config: Config, extra: impl FnOnce(Runtime<R>) -> Runtime<R>) {
+    fn spawn<R: Reconciler>(
+        &self,
+        reconciler: R,
+        config: Config,
+        extra: impl FnOnce(Runtime<R>) -> Runtime<R>,
+    ) -> Handle {
         let runtime = self.shared.runtime(reconciler, config, self.replica);
+        let handle = runtime.handle();
         self.tasks.spawn(extra(runtime).run(self.shutdown.child_token()));
         tracing::info!(reconciler = R::NAME, kind = R::KIND.as_str(), replica = self.replica, "reconcile loop started");
+        handle
     }
 }
 
@@ -164,9 +172,15 @@ pub fn start_all(
         .with_config(EventsConfig { refresh: loops.events_refresh, ..EventsConfig::default() });
     let (playground_events, watch, watchers) = events.start(shutdown.child_token());
     tasks.spawn(watchers);
-    spawner.spawn(s.playgrounds(loops.playground.clone()).with_watch(watch), loops.runtime.clone(), |runtime| {
-        runtime.trigger(playground_events)
-    });
+    let playgrounds =
+        spawner.spawn(s.playgrounds(loops.playground.clone()).with_watch(watch), loops.runtime.clone(), |runtime| {
+            runtime.trigger(playground_events)
+        });
+
+    // This replica's heartbeat; the Playgrounds a silent replica left
+    // unconverged are woken here (crate::heartbeat).
+    let heartbeat = Heartbeat::new(s.store.clone(), replica, loops.runtime.lease_duration);
+    tasks.spawn(heartbeat.run(move |id| playgrounds.wake(id), shutdown.child_token()));
 
     // The sweep visits every Playroom once per sweep interval: its resync.
     spawner.spawn(

@@ -81,6 +81,7 @@ pub mod edges;
 pub mod events;
 pub mod fence;
 pub mod generated_env;
+pub mod heartbeats;
 mod hot_conn;
 pub mod job_results;
 pub mod keys;

@@ -33,7 +33,8 @@ pub struct Config {
     /// pass runs. A crashed replica's objects are free again after this, and
     /// a replica that found one busy retries at its expiry: 8 s by default,
     /// so another replica attends them within 10 s (issue #33; 60 s
-    /// before). Replicas' clocks must agree well within it (NTP): a replica
+    /// before). It is also how long a replica's heartbeat may be silent
+    /// before another wakes what it left unconverged (`crate::heartbeat`). Replicas' clocks must agree well within it (NTP): a replica
     /// whose clock runs ahead takes over early, which fencing makes safe
     /// but wasteful.
     pub lease_duration: Duration,
