@@ -11,8 +11,6 @@
 //! Read and written by the heartbeat loop only; across all accounts, never
 //! shown to anyone.
 
-use sqlx::Row as _;
-
 use super::Store;
 use super::shapes::column;
 use crate::Result;
@@ -55,10 +53,8 @@ pub async fn forget(store: &Store, replica: &str, cutoff: Timestamp) -> Result<b
 /// Every Playground whose desired state changed since a pass last
 /// converged it (`generation <> observed_generation`), in id order.
 pub async fn unconverged_playgrounds(store: &Store) -> Result<Vec<i64>> {
-    let rows = sqlx::query("SELECT id FROM playgrounds WHERE generation <> observed_generation ORDER BY id")
-        .fetch_all(store.pool())
-        .await?;
-    rows.iter().map(|r| Ok(r.try_get("id")?)).collect()
+    let query = sqlx::query("SELECT id FROM playgrounds WHERE generation <> observed_generation ORDER BY id");
+    column(store, query, "id").await
 }
 
 #[cfg(test)]
@@ -66,6 +62,7 @@ mod tests {
     #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::*;
+    use sqlx::Row as _;
 
     #[tokio::test]
     async fn a_silent_replica_is_found_and_handled_once() {
