@@ -35,6 +35,10 @@
 //!   [`WebhooksConfig::concurrency`] in all, each bounded by
 //!   [`WebhooksConfig::timeout`]: a slow or dead endpoint holds at most its
 //!   own slots and never delays another endpoint's deliveries.
+//! - **Each claim sees its endpoint as the last outcome left it**: an
+//!   attempt holds its slots until its outcome is written, so a 410 or the
+//!   10th failure disables the endpoint before this replica claims its
+//!   next delivery.
 //! - **A disabled endpoint keeps its backlog**: its deliveries are not
 //!   claimed while it is disabled and are sent when it is enabled again.
 //!
@@ -62,7 +66,7 @@ use play_core::wake::WakeReceiver;
 use play_core::webhook::UrlPolicy;
 use play_core::webhook::delivery::default_retry_schedule;
 use play_core::webhook::model::ClaimLimits;
-use tokio::sync::{Notify, Semaphore, mpsc};
+use tokio::sync::{Notify, Semaphore, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -73,6 +77,10 @@ use crate::{Error, Result};
 
 /// The most outcomes recorded in one transaction.
 pub const RECORD_BATCH: usize = 256;
+
+/// An outcome on its way to the recorder, and how the recorder tells its
+/// attempt it is written.
+type Recording = (send::Outcome, oneshot::Sender<()>);
 
 /// The dispatcher's settings (the operator's).
 #[derive(Clone, Debug)]
@@ -229,8 +237,9 @@ impl Dispatcher {
     }
 
     /// Records the outcomes `attempts` send, as many at once as have
-    /// arrived (at most [`RECORD_BATCH`]), until every sender is gone.
-    async fn record_loop(store: Store, mut outcomes: mpsc::Receiver<send::Outcome>) {
+    /// arrived (at most [`RECORD_BATCH`]), until every sender is gone; then
+    /// tells each attempt its outcome is written.
+    async fn record_loop(store: Store, mut outcomes: mpsc::Receiver<Recording>) {
         while let Some(first) = outcomes.recv().await {
             let mut batch = vec![first];
             while batch.len() < RECORD_BATCH {
@@ -239,7 +248,11 @@ impl Dispatcher {
                     Err(_) => break,
                 }
             }
+            let (batch, written): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
             send::record(&store, batch).await;
+            for written in written {
+                let _ = written.send(());
+            }
         }
     }
 
@@ -256,9 +269,11 @@ impl Dispatcher {
         // attempt, wait until a batch of slots is free (or the poll timer)
         // rather than claim one delivery per transaction.
         let batch = (self.config.concurrency / 8).max(1);
-        // Outcomes are written by one recorder, many per transaction; an
-        // attempt waits for room in its queue before it frees its slot, so
-        // no more outcomes wait than attempts may run.
+        // Outcomes are written by one recorder, many per transaction. An
+        // attempt frees its slots only once its outcome is written: until
+        // then the endpoint's state (a 410 disables it, a success resets
+        // its failures) is not what the next claim must see, and no more
+        // outcomes wait than attempts may run.
         let (outcomes, queued) = mpsc::channel(self.config.concurrency.max(1));
         let recorder = tokio::spawn(Self::record_loop(self.store.clone(), queued));
         let mut polled = true;
@@ -278,8 +293,11 @@ impl Dispatcher {
                                 let endpoint = delivery.endpoint_id;
                                 let done = send::attempt(&this.client, &this.config.retry_schedule, delivery).await;
                                 if let Some(done) = done {
+                                    let (written, recorded) = oneshot::channel();
                                     // Closed only once every attempt ended.
-                                    let _ = outcomes.send(done).await;
+                                    if outcomes.send((done, written)).await.is_ok() {
+                                        let _ = recorded.await;
+                                    }
                                 }
                                 if let Ok(mut m) = in_flight.lock()
                                     && let Some(n) = m.get_mut(&endpoint)
