@@ -238,6 +238,10 @@ pub struct ServeArgs {
     /// Objects reconciled at once, per reconciler.
     #[arg(long, env = "PLAY_RECONCILE_CONCURRENCY", default_value_t = RuntimeConfig::default().concurrency)]
     pub reconcile_concurrency: usize,
+    /// Of those, Playground passes on one Playroom at once, so a slow or
+    /// unreachable host holds only its own share.
+    #[arg(long, env = "PLAY_RECONCILE_PER_PLAYROOM", default_value_t = RuntimeConfig::default().per_group)]
+    pub reconcile_per_playroom: usize,
     /// How often every object is reconciled even without a change (the
     /// safety net for missed events); at most 60 s is sensible.
     #[arg(long, env = "PLAY_RESYNC_INTERVAL", default_value_t = HumanDuration(RuntimeConfig::default().resync_every))]

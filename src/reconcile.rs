@@ -18,6 +18,7 @@ pub fn config(args: &ServeArgs) -> anyhow::Result<Loops> {
     Ok(Loops {
         runtime: Config {
             concurrency: args.reconcile_concurrency.max(1),
+            per_group: args.reconcile_per_playroom.max(1),
             resync_every: args.resync_interval.into(),
             resync_rate: args.resync_rate.max(1),
             startup_rate: args.startup_resync_rate.max(1),

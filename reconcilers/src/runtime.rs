@@ -46,8 +46,11 @@
 //! - **Changes first**: of the ids due, ones woken through the API start
 //!   first, then ones a host event named, then routine ones (resync
 //!   visits, timers, retries).
-//! - **Bounded work**: at most `Config::concurrency` passes run at once; the
-//!   queue holds at most one entry per object.
+//! - **Bounded work**: at most `Config::concurrency` passes run at once, and
+//!   of a grouped reconciler ([`Reconciler::GROUPED`]) at most
+//!   `Config::per_group` of one group (a Playroom), so a slow host holds
+//!   only its own share of the workers; the queue holds at most one entry
+//!   per object, and an object waiting for its group is parked once.
 //! - **Backoff**: consecutive failures of an object are retried after a
 //!   jittered delay whose ceiling doubles from `Backoff::initial` to
 //!   `Backoff::max`; one successful pass resets it.
@@ -94,6 +97,7 @@
 mod backoff;
 mod config;
 mod controller;
+mod groups;
 mod lease;
 mod pass;
 mod queue;
@@ -151,6 +155,18 @@ pub trait Reconciler: Send + Sync + 'static {
     /// The ids the periodic resync visits: every object that exists and may
     /// need work (including ones being destroyed).
     fn list(&self) -> impl Future<Output = Result<Vec<i64>>> + Send;
+
+    /// Whether objects belong to groups ([`Reconciler::group`]) whose passes
+    /// are bounded by `Config::per_group`.
+    const GROUPED: bool = false;
+
+    /// The group of object `id` (a Playground's Playroom), `None` when it
+    /// has none (e.g. it no longer exists). Asked once per object per
+    /// process, before its first pass, so a group must never change.
+    fn group(&self, id: i64) -> impl Future<Output = Result<Option<i64>>> + Send {
+        let _ = id;
+        std::future::ready(Ok(None))
+    }
 }
 
 /// When to run an object's next pass.

@@ -34,6 +34,13 @@ pub async fn ids_to_reconcile(store: &Store) -> Result<Vec<i64>> {
     column(store, query, "id").await
 }
 
+/// The Playroom of Playground `id`, `None` once it is gone. A
+/// Playground never moves to another Playroom.
+pub async fn playroom_of(store: &Store, id: i64) -> Result<Option<i64>> {
+    let query = sqlx::query("SELECT playroom_id FROM playgrounds WHERE id = $1").bind(id);
+    Ok(column(store, query, "playroom_id").await?.into_iter().next())
+}
+
 async fn account_of(conn: &mut Conn, id: i64) -> Result<Option<i64>> {
     let row =
         sqlx::query("SELECT account_id FROM playgrounds WHERE id = $1").bind(id).fetch_optional(&mut *conn).await?;

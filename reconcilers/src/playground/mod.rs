@@ -275,4 +275,11 @@ impl Reconciler for PlaygroundReconciler {
     async fn list(&self) -> Result<Vec<i64>> {
         Ok(status_store::ids_to_reconcile(&self.store).await?)
     }
+
+    /// Passes are bounded per Playroom (`Config::per_group`).
+    const GROUPED: bool = true;
+
+    async fn group(&self, id: i64) -> Result<Option<i64>> {
+        Ok(status_store::playroom_of(&self.store, id).await?)
+    }
 }

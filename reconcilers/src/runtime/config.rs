@@ -14,6 +14,12 @@ use super::Backoff;
 pub struct Config {
     /// Passes running at once, across objects (at least 1).
     pub concurrency: usize,
+    /// Passes of one group running at once (at least 1), for a grouped
+    /// reconciler: a Playground's passes on one Playroom. Keeps what one
+    /// host is asked at once where it was with the old global default (4;
+    /// an SSH Playroom's sshd allows 10 sessions per connection by default)
+    /// while `concurrency` serves many Playrooms.
+    pub per_group: usize,
     /// How often every listed object is visited; the safety net for lost
     /// wakes and for changes made behind play's back. Keep it at most 60 s.
     /// With more objects than [`Config::resync_rate`] allows in this period,
@@ -50,7 +56,8 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            concurrency: 4,
+            concurrency: 16,
+            per_group: 4,
             resync_every: Duration::from_secs(30),
             resync_rate: 20,
             startup_rate: 250,

@@ -17,7 +17,8 @@ use tokio::task::{Id, JoinError, JoinSet};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::pass::{Outcome, Shared, run_pass};
+use super::groups::{Admission, Groups};
+use super::pass::{Outcome, Shared, look_up_group, run_pass};
 use super::queue::{Lane, Queue};
 use super::{Config, Handle, LeaseStore, Next, Reconciler, Request, instant_after, instant_at, replica_id};
 use crate::Error;
@@ -118,6 +119,7 @@ impl<R: Reconciler> Runtime<R> {
             config,
         });
         let mut state = State {
+            groups: Groups::new(shared.config.per_group),
             shared: shared.clone(),
             metrics,
             queue: Queue::default(),
@@ -205,9 +207,11 @@ struct State<R: Reconciler> {
     queue: Queue,
     failures: HashMap<i64, Failure>,
     workers: JoinSet<(i64, Outcome)>,
-    /// Object id of each worker task, to settle a worker that panicked
-    /// outside the pass.
-    tasks: HashMap<Id, i64>,
+    /// Object id and lane of each worker task, to settle a worker that
+    /// panicked outside the pass and to requeue a group lookup.
+    tasks: HashMap<Id, (i64, Lane)>,
+    /// The per-group bound (`Config::per_group`) of a grouped reconciler.
+    groups: Groups,
 }
 
 impl<R: Reconciler> State<R> {
@@ -217,13 +221,23 @@ impl<R: Reconciler> State<R> {
         let now = Instant::now();
         let slots = self.shared.config.concurrency;
         while self.queue.running() < slots {
-            let Some(id) = self.queue.pop_due(now) else { break };
-            let attempt = self.failures.get(&id).map_or(0, |f| f.attempt);
+            let Some((id, lane)) = self.queue.pop_due(now) else { break };
+            let admission = if R::GROUPED { self.groups.admit(id, lane) } else { Admission::Run };
             let shared = self.shared.clone();
-            let task = self.workers.spawn(async move { (id, run_pass(&shared, id, attempt).await) });
-            self.tasks.insert(task.id(), id);
+            let task = match admission {
+                Admission::Parked => {
+                    self.queue.finish(id, None);
+                    continue;
+                }
+                Admission::LookUp => self.workers.spawn(async move { (id, look_up_group(&shared, id).await) }),
+                Admission::Run => {
+                    let attempt = self.failures.get(&id).map_or(0, |f| f.attempt);
+                    self.workers.spawn(async move { (id, run_pass(&shared, id, attempt).await) })
+                }
+            };
+            self.tasks.insert(task.id(), (id, lane));
         }
-        let depth = i64::try_from(self.queue.due(now)).unwrap_or(i64::MAX);
+        let depth = i64::try_from(self.queue.due(now) + self.groups.parked()).unwrap_or(i64::MAX);
         self.metrics.queue_depth.get_or_create(&ReconcilerLabels { reconciler: R::NAME.to_owned() }).set(depth);
         if self.queue.running() < slots { self.queue.next_at() } else { None }
     }
@@ -232,14 +246,38 @@ impl<R: Reconciler> State<R> {
         let (task, id, outcome) = match joined {
             Ok((task, (id, outcome))) => (task, id, outcome),
             Err(error) => {
-                let Some(&id) = self.tasks.get(&error.id()) else { return };
+                let Some(&(id, _)) = self.tasks.get(&error.id()) else { return };
                 tracing::error!(reconciler = R::NAME, id, %error, "reconcile worker failed");
                 (error.id(), id, Outcome::Panicked(Duration::ZERO))
             }
         };
-        self.tasks.remove(&task);
+        let lane = self.tasks.remove(&task).map_or(Lane::Routine, |(_, lane)| lane);
+        if let Outcome::Grouped(group) = outcome {
+            // No pass ran: the id starts again at once, in its lane, now
+            // that its group is known (or after a backoff when the lookup
+            // failed, as a failed lease claim would).
+            let next = match group {
+                Ok(group) => {
+                    self.groups.learn(id, group);
+                    None
+                }
+                Err(error) => {
+                    tracing::warn!(reconciler = R::NAME, id, %error, "looking up the object's group failed");
+                    Some(self.backoff(id))
+                }
+            };
+            self.queue.finish(id, next);
+            if next.is_none() {
+                self.queue.schedule(id, Instant::now(), lane);
+            }
+            return;
+        }
         let next = self.settle(id, outcome);
         self.queue.finish(id, next);
+        let now = Instant::now();
+        for (freed, lane) in self.groups.finished(id) {
+            self.queue.schedule(freed, now, lane);
+        }
     }
 
     /// Counts the outcome and decides the object's next run.
@@ -287,6 +325,8 @@ impl<R: Reconciler> State<R> {
                 self.observe(elapsed);
                 self.settle_error(id, &error)
             }
+            // Handled by `joined` before a pass is settled.
+            Outcome::Grouped(_) => return None,
         };
         self.metrics
             .reconciles
@@ -349,8 +389,10 @@ impl<R: Reconciler> State<R> {
             }
         }
         let listed: HashSet<i64> = listed.iter().copied().collect();
-        let queue = &self.queue;
-        self.failures.retain(|id, _| listed.contains(id) || queue.is_running(*id) || queue.is_scheduled(*id));
+        let (queue, groups) = (&self.queue, &self.groups);
+        let known = |id: i64| listed.contains(&id) || queue.is_running(id) || queue.is_scheduled(id);
+        self.failures.retain(|id, _| known(*id) || groups.is_parked(*id));
+        self.groups.retain(known);
         period
     }
 

@@ -50,6 +50,21 @@ pub(super) enum Outcome {
     LeaseLost(Duration),
     Finished(Duration, Result<Action, Error>),
     Panicked(Duration),
+    /// No pass ran: the object's group was looked up ([`look_up_group`]).
+    Grouped(Result<Option<i64>, Error>),
+}
+
+/// Looks up the group of `id` ([`Reconciler::group`]), bounded by the
+/// lease duration like any store call of a pass.
+pub(super) async fn look_up_group<R: Reconciler>(shared: &Shared<R>, id: i64) -> Outcome {
+    let bound = shared.config.lease_duration;
+    match tokio::time::timeout(bound, shared.reconciler.group(id)).await {
+        Ok(group) => Outcome::Grouped(group),
+        Err(_) => {
+            let message = format!("looking up the group of {} {id} took over {bound:?}", R::NAME);
+            Outcome::Grouped(Err(Error::Store(play_core::Error::Internal(message))))
+        }
+    }
 }
 
 /// One pass over `id`: claim, reconcile while renewing, release.

@@ -82,13 +82,13 @@ impl Queue {
     }
 
     /// Takes the earliest due id of the most urgent lane that has one and
-    /// marks it running.
-    pub(crate) fn pop_due(&mut self, now: Instant) -> Option<i64> {
+    /// marks it running; the id and its lane.
+    pub(crate) fn pop_due(&mut self, now: Instant) -> Option<(i64, Lane)> {
         let lane = LANES.into_iter().find(|&lane| self.lane(lane).first().is_some_and(|&(at, _)| at <= now))?;
         let (_, id) = self.lane_mut(lane).pop_first()?;
         self.at.remove(&id);
         self.running.insert(id, None);
-        Some(id)
+        Some((id, lane))
     }
 
     fn lane(&self, lane: Lane) -> &BTreeSet<(Instant, i64)> {
@@ -160,9 +160,9 @@ mod tests {
         q.schedule(1, t0 + secs(5), Lane::Routine);
         q.schedule(1, t0 + secs(20), Lane::Routine);
         assert_eq!(q.next_at(), Some(t0 + secs(5)));
-        assert_eq!(q.pop_due(t0 + secs(4)), None);
-        assert_eq!(q.pop_due(t0 + secs(5)), Some(1));
-        assert_eq!(q.pop_due(t0 + secs(30)), None, "deduplicated: one entry only");
+        assert_eq!(q.pop_due(t0 + secs(4)).map(|(id, _)| id), None);
+        assert_eq!(q.pop_due(t0 + secs(5)).map(|(id, _)| id), Some(1));
+        assert_eq!(q.pop_due(t0 + secs(30)).map(|(id, _)| id), None, "deduplicated: one entry only");
     }
 
     #[test]
@@ -170,14 +170,14 @@ mod tests {
         let t0 = Instant::now();
         let mut q = Queue::default();
         q.schedule(1, t0, Lane::Routine);
-        assert_eq!(q.pop_due(t0), Some(1));
+        assert_eq!(q.pop_due(t0).map(|(id, _)| id), Some(1));
         q.schedule(1, t0 + secs(1), Lane::Routine);
         q.schedule(1, t0 + secs(2), Lane::Routine);
         assert!(!q.is_scheduled(1), "not startable while running");
-        assert_eq!(q.pop_due(t0 + secs(9)), None);
+        assert_eq!(q.pop_due(t0 + secs(9)).map(|(id, _)| id), None);
         q.finish(1, Some(t0 + secs(60)));
         assert_eq!(q.next_at(), Some(t0 + secs(1)), "the dirty request beats the pass's own requeue");
-        assert_eq!(q.pop_due(t0 + secs(9)), Some(1));
+        assert_eq!(q.pop_due(t0 + secs(9)).map(|(id, _)| id), Some(1));
         q.finish(1, None);
         assert_eq!(q.next_at(), None);
     }
@@ -190,8 +190,8 @@ mod tests {
         q.schedule(2, t0 + secs(1), Lane::Routine);
         q.schedule(3, t0 + secs(100), Lane::Routine);
         assert_eq!(q.due(t0 + secs(1)), 2);
-        assert_eq!(q.pop_due(t0 + secs(1)), Some(1));
-        assert_eq!(q.pop_due(t0 + secs(1)), Some(2));
+        assert_eq!(q.pop_due(t0 + secs(1)).map(|(id, _)| id), Some(1));
+        assert_eq!(q.pop_due(t0 + secs(1)).map(|(id, _)| id), Some(2));
         assert_eq!(q.running(), 2);
         assert!(q.is_running(1));
     }
@@ -204,9 +204,9 @@ mod tests {
             q.schedule(id, t0, Lane::Routine);
         }
         q.schedule(20_000, t0 + secs(1), Lane::Urgent);
-        assert_eq!(q.pop_due(t0), Some(1), "not due yet: the backlog runs meanwhile");
-        assert_eq!(q.pop_due(t0 + secs(1)), Some(20_000), "due: ahead of 9,999 routine visits");
-        assert_eq!(q.pop_due(t0 + secs(1)), Some(2));
+        assert_eq!(q.pop_due(t0).map(|(id, _)| id), Some(1), "not due yet: the backlog runs meanwhile");
+        assert_eq!(q.pop_due(t0 + secs(1)).map(|(id, _)| id), Some(20_000), "due: ahead of 9,999 routine visits");
+        assert_eq!(q.pop_due(t0 + secs(1)).map(|(id, _)| id), Some(2));
         assert_eq!(q.due(t0 + secs(1)), 9_998);
     }
 
@@ -219,8 +219,8 @@ mod tests {
         q.schedule(2, t0 + secs(5), Lane::Urgent);
         q.schedule(2, t0 + secs(60), Lane::Routine);
         assert_eq!(q.len(), 2);
-        assert_eq!(q.pop_due(t0 + secs(5)), Some(2), "urgent, at the earlier time");
-        assert_eq!(q.pop_due(t0 + secs(5)), Some(1));
+        assert_eq!(q.pop_due(t0 + secs(5)).map(|(id, _)| id), Some(2), "urgent, at the earlier time");
+        assert_eq!(q.pop_due(t0 + secs(5)).map(|(id, _)| id), Some(1));
     }
 
     #[test]
@@ -229,11 +229,11 @@ mod tests {
         let mut q = Queue::default();
         q.schedule(1, t0, Lane::Routine);
         q.schedule(2, t0, Lane::Routine);
-        assert_eq!(q.pop_due(t0), Some(1));
+        assert_eq!(q.pop_due(t0).map(|(id, _)| id), Some(1));
         q.schedule(1, t0, Lane::Urgent);
         q.finish(1, Some(t0 + secs(60)));
-        assert_eq!(q.pop_due(t0), Some(1), "the wake during the run beats the waiting routine visit");
-        assert_eq!(q.pop_due(t0), Some(2));
+        assert_eq!(q.pop_due(t0).map(|(id, _)| id), Some(1), "the wake during the run beats the waiting routine visit");
+        assert_eq!(q.pop_due(t0).map(|(id, _)| id), Some(2));
     }
 
     #[test]
@@ -244,9 +244,9 @@ mod tests {
         q.schedule(2, t0, Lane::Observed);
         q.schedule(3, t0 + secs(1), Lane::Urgent);
         q.schedule(4, t0 + secs(1), Lane::Observed);
-        assert_eq!(q.pop_due(t0), Some(2));
-        assert_eq!(q.pop_due(t0 + secs(1)), Some(3));
-        assert_eq!(q.pop_due(t0 + secs(1)), Some(4));
-        assert_eq!(q.pop_due(t0 + secs(1)), Some(1));
+        assert_eq!(q.pop_due(t0).map(|(id, _)| id), Some(2));
+        assert_eq!(q.pop_due(t0 + secs(1)).map(|(id, _)| id), Some(3));
+        assert_eq!(q.pop_due(t0 + secs(1)).map(|(id, _)| id), Some(4));
+        assert_eq!(q.pop_due(t0 + secs(1)).map(|(id, _)| id), Some(1));
     }
 }
