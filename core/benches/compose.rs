@@ -1,9 +1,11 @@
 //! The Compose and template engine, stage by stage, on a realistic
 //! 10-service template: YAML parse (the bounded loader), template
-//! validation, compile (parse, substitute, write, validate the result),
-//! validate + compile (what creating a version and launching it cost
-//! together), Compose validation of the compiled file, and the desired-state
-//! render a reconciler pass makes from a Playspec (model + desired objects).
+//! validation of a new body, compile of a new body (parse, substitute,
+//! write, validate the result), validate + compile of a new body (what
+//! creating a version and launching it once cost together), compile of a
+//! known version (a launch: the version's analysis is kept), Compose
+//! validation of the compiled file, and the desired-state render a
+//! reconciler pass makes from a Playspec (model + desired objects).
 //!
 //! Run: `cargo bench -p play-core --bench compose`
 //! (quick: `cargo bench -p play-core --bench compose -- --quick`).
@@ -202,14 +204,27 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("compose");
     group.throughput(Throughput::Bytes(TEMPLATE.len() as u64));
     group.bench_function("parse", |b| b.iter(|| parse_yaml(black_box(TEMPLATE))));
-    group.bench_function("validate_template", |b| b.iter(|| validate_template(black_box(TEMPLATE))));
-    group.bench_function("compile", |b| b.iter(|| compile(black_box(TEMPLATE), &vars, &mut rng, &Policy::UNTRUSTED)));
-    group.bench_function("validate_template+compile", |b| {
+    // A new version's body is new text: each iteration takes the next of
+    // more bodies than the analysis cache keeps, so every one is analysed
+    // (and cached) afresh, as creating a version does. A launch compiles a
+    // body the process has seen: the version's analysis is reused.
+    let fresh: Vec<String> = (0..4096).map(|n| format!("{TEMPLATE}# version {n}\n")).collect();
+    let mut next = fresh.iter().cycle();
+    let mut new_body = move || next.next().map_or(TEMPLATE, String::as_str);
+    group.bench_function("validate_template(new body)", |b| b.iter(|| validate_template(black_box(new_body()))));
+    group.bench_function("compile(new body)", |b| {
+        b.iter(|| compile(black_box(new_body()), &vars, &mut rng, &Policy::UNTRUSTED))
+    });
+    group.bench_function("validate_template+compile(new body)", |b| {
         b.iter(|| {
-            let info = validate_template(black_box(TEMPLATE));
-            let compiled = compile(black_box(TEMPLATE), &vars, &mut rng, &Policy::UNTRUSTED);
+            let body = new_body();
+            let info = validate_template(black_box(body));
+            let compiled = compile(black_box(body), &vars, &mut rng, &Policy::UNTRUSTED);
             (info.is_ok(), compiled.is_ok())
         })
+    });
+    group.bench_function("compile(launch of a known version)", |b| {
+        b.iter(|| compile(black_box(TEMPLATE), &vars, &mut rng, &Policy::UNTRUSTED))
     });
     group.throughput(Throughput::Bytes(compiled_yaml.len() as u64));
     group.bench_function("validate_compose(compiled)", |b| {

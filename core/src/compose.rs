@@ -11,8 +11,10 @@
 //! Every problem is an [`Issue`] addressed by a dotted path
 //! (`services.web.ports[0]`) and, where the source text allows, a line.
 
+mod analysis_cache;
 pub mod classify;
 mod ctx;
+mod emit;
 pub mod image_ref;
 pub mod interpolate;
 pub mod limits;

@@ -5,7 +5,7 @@ pub mod labels;
 pub mod namespace;
 pub mod refs;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use indexmap::IndexMap;
 use serde::Serialize;
@@ -46,14 +46,15 @@ pub struct TemplateInfo {
 }
 
 /// Where each variable is referenced: name -> kinds -> first path.
-pub(crate) type Usage = BTreeMap<String, BTreeMap<RefKind, Path>>;
+type Usage = BTreeMap<String, BTreeMap<RefKind, Path>>;
 
 /// The loaded template: the body without its namespace, and the namespace.
 #[derive(Debug)]
 pub(crate) struct Analyzed {
     pub(crate) root: Mapping,
     pub(crate) namespace: namespace::Namespace,
-    pub(crate) usage: Usage,
+    /// How each variable is referenced (`$$var__`, `$$random__`).
+    pub(crate) usage: BTreeMap<String, BTreeSet<RefKind>>,
     pub(crate) errors: Vec<Issue>,
     pub(crate) warnings: Vec<Issue>,
 }
@@ -94,6 +95,7 @@ pub(crate) fn analyze(body: &str) -> Result<Analyzed, FieldErrors> {
             ctx.error(&Path::root().key("svc").key("variables").key(name.clone()), "is declared but never used");
         }
     }
+    let usage = usage.into_iter().map(|(name, kinds)| (name, kinds.into_keys().collect())).collect();
     Ok(Analyzed { root, namespace, usage, errors: ctx.errors, warnings: ctx.warnings })
 }
 
@@ -136,12 +138,14 @@ fn no_variables(_: &str) -> Option<String> {
 /// untrusted policy is not applied here: it depends on the Playroom, so
 /// [`compile`](super::template::compile) applies it.
 pub fn validate_template(body: &str) -> Result<TemplateInfo, FieldErrors> {
-    let analyzed = analyze(body)?;
-    let Analyzed { root, namespace, errors, mut warnings, .. } = analyzed;
+    // Kept for the launches of the version about to be created.
+    let analysis = super::analysis_cache::analyzed(body)?;
+    let Analyzed { root, namespace, errors, warnings, .. } = &*analysis;
+    let (namespace, mut warnings) = (namespace.clone(), warnings.clone());
     let options =
         Options { policy: &Policy::TRUSTED, lookup: &no_variables, template: true, blueprint: false, reserved: true };
-    let checked = check_value(body, Value::Mapping(root), options);
-    let mut all_errors = errors;
+    let checked = check_value(body, Value::Mapping(root.clone()), options);
+    let mut all_errors = errors.clone();
     all_errors.extend(checked.errors);
     if !all_errors.is_empty() {
         return Err(issues_to_field_errors(&all_errors, BODY_KEY));

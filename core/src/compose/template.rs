@@ -27,9 +27,10 @@ use std::collections::BTreeMap;
 use rand::Rng;
 use serde_yaml::{Mapping, Value};
 
-use super::svc::{self, Analyzed, BODY_KEY, RefKind, refs};
+use super::svc::{Analyzed, BODY_KEY, RefKind, refs};
 use super::validate::validate_loaded;
 use super::{Issue, Policy, issues_to_field_errors};
+use super::{analysis_cache, emit};
 use crate::FieldErrors;
 use crate::error::push_field_error;
 
@@ -68,22 +69,25 @@ pub fn compile<R: Rng + ?Sized>(
     rng: &mut R,
     policy: &Policy,
 ) -> Result<Compiled, FieldErrors> {
-    let Analyzed { mut root, namespace, usage, errors, .. } = svc::analyze(body)?;
-    let mut field_errors = issues_to_field_errors(&errors, BODY_KEY);
+    // The version's analysis, made when it was created (or the first time
+    // this process compiles it): only the substitution below is per launch.
+    let analysis = analysis_cache::analyzed(body)?;
+    let Analyzed { root, namespace, usage, errors, .. } = &*analysis;
+    let mut field_errors = issues_to_field_errors(errors, BODY_KEY);
     for name in provided.keys() {
         if !namespace.variables.contains_key(name) {
             push_field_error(&mut field_errors, format!("variables.{name}"), "is not a variable of this template");
         }
     }
     let mut generated = BTreeMap::new();
-    for (name, kinds) in &usage {
-        if kinds.contains_key(&RefKind::Random) {
+    for (name, kinds) in usage {
+        if kinds.contains(&RefKind::Random) {
             generated.insert(name.clone(), random_value(rng));
         }
     }
     let mut values = BTreeMap::new();
     for (name, def) in &namespace.variables {
-        if !usage.get(name).is_some_and(|k| k.contains_key(&RefKind::Var)) {
+        if !usage.get(name).is_some_and(|k| k.contains(&RefKind::Var)) {
             continue;
         }
         let key = format!("variables.{name}");
@@ -125,17 +129,25 @@ pub fn compile<R: Rng + ?Sized>(
         };
         value.map(|v| escape(v)).unwrap_or_default()
     };
+    let mut root = root.clone();
     substitute_mapping(&mut root, &lookup);
     let tree = Value::Mapping(root);
-    let compose_yaml = serde_yaml::to_string(&tree).map_err(|e| {
+    // Written by the engine's own writer; by serde_yaml only for what that
+    // one leaves to it (tags, complex keys).
+    let written = match emit::to_yaml(&tree) {
+        Some(text) => Ok(text),
+        None => serde_yaml::to_string(&tree).map_err(|e| e.to_string()),
+    };
+    let compose_yaml = written.map_err(|e| {
         issues_to_field_errors(
             &[Issue { path: String::new(), message: format!("cannot write YAML: {e}"), line: None }],
             BODY_KEY,
         )
     })?;
-    // The tree is what `compose_yaml` reads back as (serde_yaml writes what
-    // it reads; `the_compiled_tree_validates_as_its_text` holds it to that),
-    // so it is validated as is instead of parsing the text again.
+    // The tree is what `compose_yaml` reads back as (both writers write what
+    // the loader reads: `emit_tests.rs` and
+    // `the_compiled_tree_validates_as_its_text` hold them to it), so it is
+    // validated as is instead of parsing the text again.
     let report = validate_loaded(&compose_yaml, tree, policy);
     if !report.valid {
         let errors: Vec<Issue> = report.errors.into_iter().map(|i| Issue { line: None, ..i }).collect();

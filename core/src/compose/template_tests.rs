@@ -201,7 +201,7 @@ services:
         let compiled = run(body, &[("NOTE", json!(value))]).unwrap_or_else(|e| panic!("{value:?}: {e:?}"));
         let yaml = &compiled.compose_yaml;
         let reread = crate::compose::parse_yaml(yaml).unwrap_or_else(|e| panic!("{value:?}: {e:?}"));
-        let rewritten = serde_yaml::to_string(&reread).unwrap_or_default();
+        let rewritten = super::super::emit::to_yaml(&reread).unwrap_or_default();
         assert_eq!(&rewritten, yaml, "{value:?} does not read back as written");
         assert_eq!(service_env(&compiled, "web", "NOTE").as_deref(), Some(value), "{value:?}");
         let report = crate::compose::validate_compose(yaml, &Policy::UNTRUSTED);
