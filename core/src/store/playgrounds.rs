@@ -185,6 +185,13 @@ pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playground>> {
     all(store, sqlx::query(&sql).bind(account_id).bind(PlaygroundStatus::Destroyed.as_str()), from_row).await
 }
 
+/// The Playgrounds of Playroom `playroom_id` whose desired state is
+/// running, in id order: what its edge routes, in one read per pass.
+pub async fn running_in(store: &Store, playroom_id: i64) -> Result<Vec<Playground>> {
+    let sql = format!("SELECT {COLUMNS} FROM {FROM} WHERE g.playroom_id = $1 AND g.desired_state = $2 ORDER BY g.id");
+    all(store, sqlx::query(&sql).bind(playroom_id).bind(DesiredState::Running.as_str()), from_row).await
+}
+
 /// Records `playground.status.changed` from the Playground's status to `to`.
 pub async fn status_changed_in(
     conn: &mut Conn,

@@ -15,6 +15,7 @@ use crate::model::event::{Acting, Actor};
 use crate::model::playspec::{
     MountedFile, MountedFileChange, NewMountedFile, NewRegistryCredential, RegistryCredential,
 };
+use crate::playground::state::DesiredState;
 use crate::secrets::SecretBox;
 use crate::time;
 use crate::{Error, Result};
@@ -48,6 +49,17 @@ fn path_taken(path: &str) -> Error {
 pub async fn list_files(on: impl Into<On<'_>>, playspec_id: i64) -> Result<Vec<MountedFile>> {
     let sql = format!("SELECT {FILE_COLUMNS} FROM playspec_mounted_files WHERE playspec_id = $1 ORDER BY id");
     all(on, sqlx::query(&sql).bind(playspec_id), file_from_row).await
+}
+
+/// The mounted files of the Playspecs [`super::playspecs::of_running_in`]
+/// lists, each with its Playspec's id, in id order.
+pub async fn of_running_in(store: &Store, playroom_id: i64) -> Result<Vec<(i64, MountedFile)>> {
+    let sql = format!(
+        "SELECT playspec_id, {FILE_COLUMNS} FROM playspec_mounted_files WHERE playspec_id IN \
+         (SELECT playspec_id FROM playgrounds WHERE playroom_id = $1 AND desired_state = $2) ORDER BY id"
+    );
+    let query = sqlx::query(&sql).bind(playroom_id).bind(DesiredState::Running.as_str());
+    all(store, query, |row| Ok((row.try_get("playspec_id")?, file_from_row(row)?))).await
 }
 
 /// A mounted file's content, for the reconciler that writes it to hosts.

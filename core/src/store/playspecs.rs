@@ -18,6 +18,7 @@ use crate::compose::ServiceDefinition;
 use crate::model::event::{Acting, Actor, NewEvent};
 use crate::model::playspec::{Playspec, PlayspecFields};
 use crate::model::quota::{QuotaLimits, Resource};
+use crate::playground::state::DesiredState;
 use crate::time;
 use crate::{Error, Result};
 
@@ -110,6 +111,18 @@ pub async fn name_taken_in(conn: &mut Conn, account_id: i64, name: &str) -> Resu
 pub async fn get(on: impl Into<On<'_>>, account_id: i64, id: i64) -> Result<Playspec> {
     let sql = format!("SELECT {COLUMNS} FROM playspecs p WHERE p.id = $1 AND p.account_id = $2");
     one_in(on, &sql, id, account_id, "playspec", from_row).await
+}
+
+/// The Playspecs of the Playgrounds [`super::playgrounds::running_in`]
+/// lists, whatever their accounts (the edge's read; it pairs each with its
+/// Playground by id and account).
+pub async fn of_running_in(store: &Store, playroom_id: i64) -> Result<Vec<Playspec>> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM playspecs p WHERE p.id IN \
+         (SELECT playspec_id FROM playgrounds WHERE playroom_id = $1 AND desired_state = $2) ORDER BY p.id"
+    );
+    let query = sqlx::query(&sql).bind(playroom_id).bind(DesiredState::Running.as_str());
+    super::shapes::all(store, query, from_row).await
 }
 
 pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playspec>> {

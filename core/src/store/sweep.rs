@@ -120,4 +120,68 @@ mod tests {
         assert_eq!(playgrounds_in(store, room_b).await.unwrap(), vec![pb]);
         assert_eq!(store.installation().await.unwrap().len(), 16);
     }
+
+    /// The edge's three reads of a Playroom: its running Playgrounds,
+    /// their Playspecs and their mounted files, across accounts, and
+    /// nothing of another Playroom or of a Playground that is stopped.
+    #[tokio::test]
+    async fn the_edge_reads_a_rooms_running_playgrounds_with_their_playspecs_and_files() {
+        use crate::model::event::Acting;
+        use crate::model::playspec::{NewMountedFile, PlayspecFields};
+        use crate::model::quota::QuotaLimits;
+        use crate::store::{playgrounds, playspec_files, playspecs};
+
+        let db = crate::testing::store().await;
+        let store = &db.store;
+        let (a, _) = accounts::create_account(store, "a").await.unwrap();
+        let (b, _) = accounts::create_account(store, "b").await.unwrap();
+        let limits = QuotaLimits::default();
+        let spec = |account: i64, name: &str| {
+            let fields = PlayspecFields {
+                name: Some(name.into()),
+                base_compose_yaml: Some("services:\n  web:\n    image: x\n".into()),
+                ..PlayspecFields::default()
+            };
+            playspecs::create(store, Acting::system(account), fields, &limits)
+        };
+        let (spec_a, spec_b, spec_other) =
+            (spec(a.id, "a").await.unwrap(), spec(b.id, "b").await.unwrap(), spec(b.id, "o").await.unwrap());
+        let file = |name: &str| NewMountedFile {
+            name: name.into(),
+            mount_path: format!("/etc/{name}"),
+            path: None,
+            target_services: vec!["web".into()],
+            readonly: true,
+            content: b"x".to_vec(),
+        };
+        playspec_files::add_file(store, Acting::system(a.id), spec_a.id, file("one")).await.unwrap();
+        playspec_files::add_file(store, Acting::system(b.id), spec_other.id, file("two")).await.unwrap();
+        let (shared, other) = (room(store, a.id, "shared").await, room(store, b.id, "other").await);
+        let with_spec = async |account: i64, room: i64, spec: i64, desired: &str| {
+            let id = playground(store, account, room).await;
+            sqlx::query("UPDATE playgrounds SET playspec_id = $1, desired_state = $2 WHERE id = $3")
+                .bind(spec)
+                .bind(desired)
+                .bind(id)
+                .execute(store.pool())
+                .await
+                .unwrap();
+            id
+        };
+        let pa = with_spec(a.id, shared, spec_a.id, "running").await;
+        let pb = with_spec(b.id, shared, spec_b.id, "running").await;
+        with_spec(b.id, shared, spec_other.id, "stopped").await;
+        with_spec(b.id, other, spec_other.id, "running").await;
+
+        let running: Vec<i64> = playgrounds::running_in(store, shared).await.unwrap().iter().map(|p| p.id).collect();
+        assert_eq!(running, vec![pa, pb]);
+        let specs: Vec<i64> = playspecs::of_running_in(store, shared).await.unwrap().iter().map(|s| s.id).collect();
+        assert_eq!(specs, vec![spec_a.id, spec_b.id], "not the stopped Playground's");
+        let files = playspec_files::of_running_in(store, shared).await.unwrap();
+        assert_eq!(
+            files.iter().map(|(spec, f)| (*spec, f.name.as_str())).collect::<Vec<_>>(),
+            vec![(spec_a.id, "one")]
+        );
+        assert!(playgrounds::running_in(store, 999_999).await.unwrap().is_empty());
+    }
 }

@@ -18,7 +18,9 @@
 //! Playspec bumps it), its Playspec's revision (`updated_at`), its mounted
 //! files and its Playroom's revision. The edge looks at every Playground of
 //! its Playroom every check interval; before, each look parsed and
-//! validated its Compose file again (issue #33).
+//! validated its Compose file again (issue #33). It reads them in three
+//! queries per Playroom (its running Playgrounds, their Playspecs, their
+//! mounted files), not several per Playground.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
@@ -28,9 +30,9 @@ use play_core::playground::Playground;
 use play_core::time::Timestamp;
 
 use play_core::model::playroom::Playroom;
-use play_core::playground::{self, DesiredState, PlaygroundStatus, Power};
+use play_core::playground::{self, PlaygroundStatus, Power};
 use play_core::routing::Route;
-use play_core::store::{Store, playground_status, playspec_files, playspecs, sweep};
+use play_core::store::{Store, playgrounds, playspec_files, playspecs};
 
 use crate::Result;
 
@@ -119,11 +121,19 @@ pub async fn wanted(
     sleep_after: Option<std::time::Duration>,
 ) -> Result<Vec<Wanted>> {
     let mut out = Vec::new();
-    for id in sweep::playgrounds_in(store, room.id).await? {
-        let Some(p) = playground_status::load(store, id).await? else { continue };
-        if p.desired_state != DesiredState::Running || p.playroom_id != room.id {
-            continue;
-        }
+    // Three reads per Playroom, whatever its number of Playgrounds: the
+    // routes themselves are computed again only when their inputs changed.
+    let playgrounds = playgrounds::running_in(store, room.id).await?;
+    if playgrounds.is_empty() {
+        return Ok(out);
+    }
+    let specs: HashMap<i64, Playspec> =
+        playspecs::of_running_in(store, room.id).await?.into_iter().map(|spec| (spec.id, spec)).collect();
+    let mut files: HashMap<i64, Vec<MountedFile>> = HashMap::new();
+    for (spec_id, file) in playspec_files::of_running_in(store, room.id).await? {
+        files.entry(spec_id).or_default().push(file);
+    }
+    for p in playgrounds {
         let running: BTreeSet<&str> = p.services.iter().filter(|s| s.running).map(|s| s.name.as_str()).collect();
         // Asleep, or woken but not yet running again: every route is the
         // waking one, whatever runs.
@@ -132,16 +142,14 @@ pub async fn wanted(
         if running.is_empty() && !sleeping {
             continue;
         }
-        let Some(spec_id) = p.playspec_id else { continue };
-        let spec = match playspecs::get(store, p.account_id, spec_id).await {
-            Ok(spec) => spec,
-            Err(play_core::Error::NotFound(_)) => continue,
-            Err(e) => return Err(e.into()),
+        let Some(spec) = p.playspec_id.and_then(|id| specs.get(&id)).filter(|spec| spec.account_id == p.account_id)
+        else {
+            continue;
         };
         // The mounted files decide whether relative sources resolve, so
         // whether the Compose can run at all.
-        let files = playspec_files::list_files(store, spec.id).await?;
-        let Some(routes) = cache.routes(&p, &spec, &files, room) else { continue };
+        let files = files.get(&spec.id).map_or(&[][..], Vec::as_slice);
+        let Some(routes) = cache.routes(&p, spec, files, room) else { continue };
         for (service, mut route) in routes {
             if !sleeping && !running.contains(service.as_str()) {
                 continue;
