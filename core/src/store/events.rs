@@ -9,10 +9,12 @@
 //! action, timestamp) and, for Playground audit events, playground_name,
 //! actor_type, actor_id and metadata; `audit_log_id` is the row id.
 
+use std::collections::HashMap;
+
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::shapes::{all, all_of, one, set_by_id};
+use super::shapes::{all, all_of, set_by_id};
 use super::{Conn, Store};
 use crate::Result;
 use crate::model::event::{Event, NewEvent};
@@ -107,9 +109,26 @@ pub async fn undispatched(store: &Store, limit: i64) -> Result<Vec<Event>> {
     all(store, sqlx::query(&sql).bind(limit), from_row).await
 }
 
-/// Event `id`, on `conn` (the dispatcher reads the event it delivers).
-pub(super) async fn get_in(conn: &mut Conn, id: i64) -> Result<Event> {
-    one(conn, sqlx::query(&format!("SELECT {COLUMNS} FROM events WHERE id = $1")).bind(id), "event", from_row).await
+/// The events among `ids` that exist, by id, on `conn` (the dispatcher
+/// reads the events it delivers, one statement per claim).
+pub(super) async fn by_ids_in(conn: &mut Conn, ids: &[i64]) -> Result<HashMap<i64, Event>> {
+    let mut distinct = ids.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let mut found = HashMap::with_capacity(distinct.len());
+    for chunk in distinct.chunks(500) {
+        let listed = (1..=chunk.len()).map(|n| format!("${n}")).collect::<Vec<_>>().join(", ");
+        let sql = format!("SELECT {COLUMNS} FROM events WHERE id IN ({listed})");
+        let mut query = sqlx::query(&sql);
+        for id in chunk {
+            query = query.bind(*id);
+        }
+        for row in query.fetch_all(&mut *conn).await? {
+            let event = from_row(&row)?;
+            found.insert(event.id, event);
+        }
+    }
+    Ok(found)
 }
 
 pub async fn mark_dispatched(store: &Store, id: i64, at: Timestamp) -> Result<()> {
