@@ -11,7 +11,6 @@
 //! Every problem is an [`Issue`] addressed by a dotted path
 //! (`services.web.ports[0]`) and, where the source text allows, a line.
 
-mod analysis_cache;
 pub mod classify;
 mod ctx;
 mod emit;
@@ -27,6 +26,7 @@ pub mod project_files;
 pub mod reserved;
 pub mod svc;
 pub mod template;
+mod text_cache;
 mod validate;
 
 pub use classify::{Exposure, ServiceDefinition, ServiceType, classify};

@@ -6,6 +6,7 @@ pub mod namespace;
 pub mod refs;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 use serde::Serialize;
@@ -20,6 +21,7 @@ use super::load::key_string;
 use super::locate::Locator;
 use super::path::Path;
 use super::policy::Policy;
+use super::text_cache::TextCache;
 use super::validate::{Options, check_value, load_text};
 use super::{Issue, issues_to_field_errors};
 use crate::FieldErrors;
@@ -57,6 +59,15 @@ pub(crate) struct Analyzed {
     pub(crate) usage: BTreeMap<String, BTreeSet<RefKind>>,
     pub(crate) errors: Vec<Issue>,
     pub(crate) warnings: Vec<Issue>,
+}
+
+/// Every template body analysed, kept (`text_cache`).
+static ANALYSES: TextCache<Analyzed> = TextCache::new();
+
+/// The analysis of `body`, from the kept ones when this process has seen
+/// it: what every launch of a version compiles from.
+pub(crate) fn analyzed(body: &str) -> Result<Arc<Analyzed>, FieldErrors> {
+    ANALYSES.get_or_try(body, || analyze(body))
 }
 
 /// Loads a body, parses its namespace and checks that references and
@@ -139,7 +150,7 @@ fn no_variables(_: &str) -> Option<String> {
 /// [`compile`](super::template::compile) applies it.
 pub fn validate_template(body: &str) -> Result<TemplateInfo, FieldErrors> {
     // Kept for the launches of the version about to be created.
-    let analysis = super::analysis_cache::analyzed(body)?;
+    let analysis = analyzed(body)?;
     let Analyzed { root, namespace, errors, warnings, .. } = &*analysis;
     let (namespace, mut warnings) = (namespace.clone(), warnings.clone());
     let options =

@@ -257,3 +257,17 @@ fn errors_carry_lines() {
         errors("svc:\n  variables:\n    A:\n      required: yes\nservices:\n  web:\n    image: \"$$var__A\"\n");
     assert_eq!(errors["svc.variables.A.required"], ["must be a boolean (true or false) (line 4)"]);
 }
+
+#[test]
+fn a_body_is_analysed_once_and_another_body_is_not_confused_with_it() {
+    let body = |n: u32| {
+        format!(
+            "svc:\n  variables:\n    V{n}: {{default: x}}\nservices:\n  web:\n    image: busybox\n    environment: {{A: $$var__V{n}}}\n"
+        )
+    };
+    let first = super::analyzed(&body(1)).unwrap();
+    let again = super::analyzed(&body(1)).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&first, &again), "a launch reuses the version's analysis");
+    let other = super::analyzed(&body(2)).unwrap();
+    assert!(other.namespace.variables.contains_key("V2") && !other.namespace.variables.contains_key("V1"));
+}

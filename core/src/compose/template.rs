@@ -27,10 +27,10 @@ use std::collections::BTreeMap;
 use rand::Rng;
 use serde_yaml::{Mapping, Value};
 
-use super::svc::{Analyzed, BODY_KEY, RefKind, refs};
+use super::emit;
+use super::svc::{self, Analyzed, BODY_KEY, RefKind, refs};
 use super::validate::validate_loaded;
 use super::{Issue, Policy, issues_to_field_errors};
-use super::{analysis_cache, emit};
 use crate::FieldErrors;
 use crate::error::push_field_error;
 
@@ -71,7 +71,7 @@ pub fn compile<R: Rng + ?Sized>(
 ) -> Result<Compiled, FieldErrors> {
     // The version's analysis, made when it was created (or the first time
     // this process compiles it): only the substitution below is per launch.
-    let analysis = analysis_cache::analyzed(body)?;
+    let analysis = svc::analyzed(body)?;
     let Analyzed { root, namespace, usage, errors, .. } = &*analysis;
     let mut field_errors = issues_to_field_errors(errors, BODY_KEY);
     for name in provided.keys() {
