@@ -56,7 +56,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            concurrency: 16,
+            concurrency: 48,
             per_group: 4,
             resync_every: Duration::from_secs(30),
             resync_rate: 20,
