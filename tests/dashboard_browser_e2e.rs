@@ -15,8 +15,6 @@
 
 mod support;
 
-use std::process::Command;
-
 use serde_json::json;
 use support::caddy::{CADDY_IMAGE, ensure_caddy_image};
 use support::docker::{BUSYBOX_IMAGE, ensure_busybox_image};
@@ -40,18 +38,10 @@ services:
     )
 }
 
-/// The Python with Selenium (installed on first use).
-fn selenium_python() -> String {
-    let out = Command::new("bash").arg("scripts/lib/browser-venv.sh").output().expect("run browser-venv.sh");
-    assert!(out.status.success(), "installing Selenium failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_signs_in_launches_follows_logs_extends_makes_a_key_destroys_and_signs_out() {
     ensure_busybox_image();
     ensure_caddy_image();
-    let python = selenium_python();
     let sshd = Sshd::start();
     let play = Play::new().await.env("PLAY_EDGE_IMAGE", CADDY_IMAGE);
     let server = play.serve().await;
@@ -75,23 +65,13 @@ async fn a_person_signs_in_launches_follows_logs_extends_makes_a_key_destroys_an
 
     let artefacts = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("dashboard-screenshots");
     let _ = std::fs::remove_dir_all(&artefacts);
-    let run = tokio::task::spawn_blocking({
-        let (base, token) = (server.base.clone(), server.token.clone());
-        let artefacts = artefacts.clone();
-        move || {
-            Command::new(python)
-                .arg("tests/browser/dashboard.py")
-                .env("PLAY_URL", base)
-                .env("PLAY_TOKEN", token)
-                .env("TEMPLATE_NAME", TEMPLATE)
-                .env("ARTEFACTS", artefacts)
-                .output()
-                .expect("run the browser test")
-        }
-    })
-    .await
-    .unwrap();
-    let said = format!("{}\n{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+    let env = vec![
+        ("PLAY_URL", server.base.clone()),
+        ("PLAY_TOKEN", server.token.clone()),
+        ("TEMPLATE_NAME", TEMPLATE.to_owned()),
+        ("ARTEFACTS", artefacts.display().to_string()),
+    ];
+    let (run, said) = support::browser::run_script("dashboard.py", env).await;
     println!("{said}");
     assert!(
         run.status.success(),

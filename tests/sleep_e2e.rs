@@ -18,13 +18,9 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use play_core::edge::EdgeSettings;
-use play_reconcilers::playground::PlaygroundConfig;
 use serde_json::{Value, json};
-use support::caddy::{edge_config, ensure_caddy_image};
-use support::docker::BUSYBOX_IMAGE;
-use support::free_port;
-use support::world::{Running, World, docker_lines};
+use support::edged::{Edged, client, status, wait_status};
+use support::world::{World, docker_lines};
 
 const COMPOSE: &str = r#"
 services:
@@ -65,30 +61,6 @@ fn containers(project: &str) -> Vec<String> {
     lines
 }
 
-fn client(host: &str, port: u16) -> reqwest::Client {
-    reqwest::Client::builder()
-        .resolve(host, ([127, 0, 0, 1], port).into())
-        .timeout(Duration::from_secs(40))
-        .build()
-        .unwrap()
-}
-
-async fn status(world: &World, id: i64) -> Value {
-    world.detail(id).await.1
-}
-
-async fn wait_status(world: &World, id: i64, want: &str, bound: Duration) -> Duration {
-    let started = Instant::now();
-    loop {
-        let body = status(world, id).await;
-        if body["status"] == want {
-            return started.elapsed();
-        }
-        assert!(started.elapsed() < bound, "not {want} within {bound:?}: {body}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 /// The reasons of every `playground.<action>` event of `id`, oldest first.
 async fn reasons(world: &World, id: i64, action: &str) -> Vec<String> {
     play_core::store::events::list_for_account(world.app.store(), world.app.account_id)
@@ -98,28 +70,6 @@ async fn reasons(world: &World, id: i64, action: &str) -> Vec<String> {
         .filter(|e| e.entity_type == "playground" && e.entity_id == id && e.action == action)
         .map(|e| e.metadata.unwrap_or(Value::Null)["reason"].as_str().unwrap_or_default().to_owned())
         .collect()
-}
-
-/// A world with the edge on free ports and the reconcilers running.
-struct Edged {
-    world: World,
-    http_port: u16,
-    _admin_dir: tempfile::TempDir,
-    _runtimes: (Running, Running),
-}
-
-impl Edged {
-    async fn start() -> Edged {
-        ensure_caddy_image();
-        let world = World::start().await;
-        support::run(std::process::Command::new("docker").args(["tag", BUSYBOX_IMAGE, "play-test/sleepy:1"]));
-        let (http_port, https_port) = (free_port(), free_port());
-        world.set_edge(EdgeSettings { http_port, https_port, ..EdgeSettings::default() }).await;
-        let admin_dir = tempfile::tempdir().unwrap();
-        let playgrounds = PlaygroundConfig { poll_interval: Duration::from_millis(300), ..PlaygroundConfig::default() };
-        let runtimes = world.runtimes_with_edge_and(edge_config(admin_dir.path()), playgrounds);
-        Edged { world, http_port, _admin_dir: admin_dir, _runtimes: runtimes }
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -31,6 +31,11 @@ pub enum Error {
     /// engine pulled `image`.
     #[error("registry refused the credentials for {image}: {message}")]
     RegistryUnauthorized { image: String, message: String },
+    /// The engine could not pull `image` (no registry serves it, the
+    /// registry is unreachable from the host): retried, and named, so the
+    /// Playground's status says which image.
+    #[error("pulling the image {image} failed: {message}")]
+    PullFailed { image: String, message: String },
     /// The Playroom's stored parameters cannot be used (a key that does not
     /// parse, a pin that is not a key).
     #[error("invalid Playroom host settings: {0}")]
@@ -117,6 +122,7 @@ impl Error {
             Error::Host(e) => e.kind().as_str(),
             Error::Docker { .. } => "docker",
             Error::RegistryUnauthorized { .. } => "registry_unauthorized",
+            Error::PullFailed { .. } => "pull_failed",
             Error::InvalidTarget(_) => "invalid_target",
             Error::Store(_) => "store",
             Error::InvalidSpec(_) => "invalid_spec",
@@ -137,6 +143,7 @@ impl Error {
             Error::Docker { operation, source } => HostError::Protocol(format!("Docker {operation}: {source}")),
             e @ Error::RegistryUnauthorized { .. } => HostError::AuthRefused(e.to_string()),
             e @ (Error::InvalidTarget(_)
+            | Error::PullFailed { .. }
             | Error::Store(_)
             | Error::InvalidSpec(_)
             | Error::Files(_)
@@ -154,6 +161,7 @@ impl Error {
             Error::Host(e) => e.kind(),
             Error::RegistryUnauthorized { .. } => FailureKind::AuthRefused,
             Error::Docker { .. }
+            | Error::PullFailed { .. }
             | Error::InvalidTarget(_)
             | Error::Store(_)
             | Error::InvalidSpec(_)

@@ -13,8 +13,10 @@
 #![allow(clippy::expect_used, reason = "test harness: a panic with the reason is the failure report")]
 
 pub mod app;
+pub mod browser;
 pub mod caddy;
 pub mod docker;
+pub mod edged;
 pub mod git_cli;
 pub mod github;
 pub mod host_view;

@@ -137,7 +137,9 @@ fn a_sleeping_playgrounds_route_wakes_it_holds_requests_and_logs_its_host() {
     let http = &c["apps"]["http"]["servers"]["http"];
     let sleeping = &http["routes"][0];
     assert_eq!(sleeping["@id"], "p-web");
-    let steps = sleeping["handle"][0]["routes"].as_array().unwrap();
+    // Every answer closes its connection (the route switches on wake).
+    assert_eq!(sleeping["handle"][0]["response"]["set"]["Connection"][0], "close");
+    let steps = sleeping["handle"][1]["routes"].as_array().unwrap();
     // The quiet paths, the wake subrequest, bodies to the listener, the
     // waiting page, then the held proxy to the real container.
     assert_eq!(steps.len(), 5);
@@ -147,6 +149,13 @@ fn a_sleeping_playgrounds_route_wakes_it_holds_requests_and_logs_its_host() {
     // The awake Playground's route is an ordinary proxy.
     assert_eq!(http["routes"][1]["handle"][0]["handler"], "reverse_proxy");
     assert_eq!(http["errors"]["routes"].as_array().unwrap().len(), 1);
+    // A hold that failed: a browser's page load gets the waiting page (its
+    // script shows the error), anything else the error; both close.
+    let failed = http["errors"]["routes"][0]["handle"][0]["routes"].as_array().unwrap();
+    assert!(failed[0]["match"][0]["header_regexp"]["Accept"].is_object());
+    assert!(failed[0]["handle"][0]["body"].as_str().unwrap().contains("X-Play-Wake"));
+    assert_eq!(failed[1]["handle"][0]["headers"]["X-Play-Sleeping"][0], "failed");
+    assert!(failed.iter().all(|r| r["handle"][0]["close"] == true));
     assert_eq!(http["logs"]["logger_names"]["web-1.localhost"], "play");
     assert!(http["logs"]["logger_names"].get("web-2.localhost").is_none());
     assert!(c["apps"]["http"]["servers"]["play-wake"]["listen"][0].as_str().unwrap().ends_with("wake.sock"));

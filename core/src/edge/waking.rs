@@ -87,13 +87,14 @@ pub fn waking_route(route: &Route, playground_id: i64) -> Value {
                 "Content-Type": ["text/plain; charset=utf-8"],
             },
             "body": body,
+            "close": true,
         })
     };
     let has_body = json!({"header": {"Content-Length": ["*"]}});
     json!({
         "@id": route.id,
         "match": [route.matcher],
-        "handle": [{"handler": "subroute", "routes": [
+        "handle": [close_after(), {"handler": "subroute", "routes": [
             {
                 "match": [{"path": quiet}],
                 "handle": [answer(503, "play: this Playground is asleep; health checks do not wake it\n")],
@@ -114,11 +115,7 @@ pub fn waking_route(route: &Route, playground_id: i64) -> Value {
                 "terminal": true,
             },
             {
-                "match": [{
-                    "method": ["GET"],
-                    "header_regexp": {"Accept": {"pattern": "text/html"}},
-                    "not": [{"header": {"X-Play-Wake": ["*"]}}],
-                }],
+                "match": [page_load()],
                 "handle": [waiting_page()],
                 "terminal": true,
             },
@@ -134,12 +131,48 @@ pub fn waking_route(route: &Route, playground_id: i64) -> Value {
     })
 }
 
-/// The error route of a sleeping Playground's route: a held request whose
-/// wake did not finish within [`HOLD`] (or whose service refused it).
+/// Every answer of a sleeping Playground's route closes its connection:
+/// the edge switches the route when the Playground runs again, and a
+/// keep-alive connection opened before would otherwise go on being served
+/// by the config it was opened under (Caddy keeps an old server's busy
+/// connections until they are idle), whose wake listener is gone: the
+/// reload of a woken browser page got the error page (found by
+/// `tests/sleep_faults_e2e.rs` in Chromium).
+fn close_after() -> Value {
+    json!({"handler": "headers", "response": {"set": {"Connection": ["close"]}, "deferred": true}})
+}
+
+/// The error routes of a sleeping Playground's route: a held request whose
+/// wake did not finish within [`HOLD`] (or whose service refused it). A
+/// browser's page load gets the waiting page instead, whose script shows
+/// the error when a held request of its own gets it (and keeps asking, so
+/// a wake retried later still reaches the page).
 pub fn error_route(route: &Route) -> Value {
+    let mut page = waiting_page();
+    page["close"] = json!(true);
     json!({
         "match": [route.matcher],
-        "handle": [{
+        "handle": [{"handler": "subroute", "routes": [
+            {"match": [page_load()], "handle": [page], "terminal": true},
+            {"handle": [failed_answer()], "terminal": true},
+        ]}],
+        "terminal": true,
+    })
+}
+
+/// A browser's page load: `GET` accepting HTML, not the waiting page's
+/// own request.
+fn page_load() -> Value {
+    json!({
+        "method": ["GET"],
+        "header_regexp": {"Accept": {"pattern": "text/html"}},
+        "not": [{"header": {"X-Play-Wake": ["*"]}}],
+    })
+}
+
+/// The answer to a held request whose wake did not finish in time.
+fn failed_answer() -> Value {
+    json!({
             "handler": "static_response",
             "status_code": 503,
             "headers": {
@@ -152,8 +185,7 @@ pub fn error_route(route: &Route) -> Value {
                 "play: this Playground was asleep and did not answer within {HOLD} of the request ({{http.error.status_code}}); \
                  its status and events say why (play get playground). Try again in a few seconds.\n"
             ),
-        }],
-        "terminal": true,
+            "close": true,
     })
 }
 

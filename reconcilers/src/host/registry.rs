@@ -99,7 +99,7 @@ fn classify(image: &str, error: bollard::errors::Error) -> Error {
     } else if lower.contains("not found") || lower.contains("manifest unknown") {
         Error::Host(HostError::NotFound(format!("{image}: {message}")))
     } else {
-        Error::docker("pull", error)
+        Error::PullFailed { image: image.to_owned(), message }
     }
 }
 
@@ -118,7 +118,7 @@ mod tests {
     }
 
     #[test]
-    fn credential_refusals_are_named() {
+    fn credential_refusals_and_pull_failures_are_named() {
         let refused = classify(
             "r/x:1",
             bollard::errors::Error::DockerResponseServerError {
@@ -127,6 +127,17 @@ mod tests {
             },
         );
         assert!(matches!(refused, Error::RegistryUnauthorized { .. }), "{refused}");
+        let unreachable = classify(
+            "play-test/gone:1",
+            bollard::errors::Error::DockerResponseServerError {
+                status_code: 500,
+                message:
+                    "Get \"https://registry-1.docker.io/v2/\": dial tcp: lookup registry-1.docker.io: no such host"
+                        .into(),
+            },
+        );
+        assert!(unreachable.to_string().starts_with("pulling the image play-test/gone:1 failed: Get"), "{unreachable}");
+        assert!(!unreachable.is_terminal());
         let creds = RegistryCredentials { username: "u".into(), password: "hunter2".into(), server: "r".into() };
         assert!(!format!("{creds:?}").contains("hunter2"));
     }
