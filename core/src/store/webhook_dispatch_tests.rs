@@ -185,3 +185,42 @@ async fn batches_fan_out_and_record_as_one_at_a_time_would() {
     assert_eq!(disables.try_get::<i64, _>("n").unwrap(), 1);
     assert!(s.claim(10).await.is_empty(), "every claim cleared and the endpoint disabled");
 }
+
+/// A claim takes each endpoint's oldest due deliveries, at most
+/// `per_endpoint` of each (issue #33, item 7: read through the per-endpoint
+/// index, not a sort of every due row): a backlog on one endpoint neither
+/// crowds out another's delivery nor is claimed twice, and a disabled
+/// endpoint's deliveries wait.
+#[tokio::test]
+async fn a_claim_takes_each_endpoints_oldest_few_past_anothers_backlog() {
+    let s = setup().await;
+    let other = Changes {
+        url: Some("http://127.0.0.1:9/other".to_owned()),
+        events: Some(vec!["template.updated".to_owned()]),
+        secret: Some("another-secret-of-enough-length".to_owned()),
+        ..Changes::default()
+    };
+    let (other, _) = webhooks::create(&s.store, &s.secrets, s.account, other, &QuotaLimits::default()).await.unwrap();
+    s.record(&(1..=30).collect::<Vec<_>>()).await;
+    let mut tx = s.store.write().await.unwrap();
+    events::record(&mut tx, NewEvent::new(s.account, "template", 99, "updated")).await.unwrap();
+    tx.commit().await.unwrap();
+    fan_out_all(&s.store, &s.undispatched().await).await.unwrap();
+
+    let of = |claimed: &[Claimed], endpoint: i64| -> Vec<i64> {
+        claimed.iter().filter(|c| c.endpoint_id == endpoint).map(|c| c.event.entity_id).collect()
+    };
+    let first = s.claim(2).await;
+    assert_eq!(of(&first, s.endpoint), [1, 2], "the backlog's two oldest");
+    assert_eq!(of(&first, other.id), [99], "the other endpoint's delivery, past the backlog");
+    let second = s.claim(2).await;
+    assert_eq!(of(&second, s.endpoint), [3, 4], "claimed ones are skipped");
+    assert!(of(&second, other.id).is_empty());
+
+    sqlx::query("UPDATE webhook_endpoints SET enabled = 0 WHERE id = $1")
+        .bind(s.endpoint)
+        .execute(s.store.pool())
+        .await
+        .unwrap();
+    assert!(s.claim(2).await.is_empty(), "a disabled endpoint's backlog waits");
+}
