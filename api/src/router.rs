@@ -119,26 +119,33 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
 
 /// The complete application.
 pub fn router(state: AppState) -> Router {
-    let (api, mut doc) = api_routes();
-    // Signed by GitHub, not by a key: outside the authenticated routes, in
-    // the same document.
-    let (github, github_doc) =
-        OpenApiRouter::new().routes(routes!(scm_github::webhook)).routes(routes!(scm_github::setup)).split_for_parts();
-    doc.merge(github_doc);
-    let api = api.route_layer(middleware::from_fn_with_state(state.clone(), auth::authenticate));
+    // The routes and their document are built once: the routers below are
+    // clones with their own layers (building them twice doubled start-up's
+    // allocations, issue #33 item 8).
+    let (routes, mut doc) = api_routes();
+    let api = routes.clone().route_layer(middleware::from_fn_with_state(state.clone(), auth::authenticate));
     // MCP tools and the dashboard's pages call the same routes in-process,
     // authorised by the same table against the principal `/mcp` or the
     // browser session authenticated (`mcp` and `web::api` say how).
-    let (in_process, in_process_doc) = api_routes();
-    let in_process = in_process
+    let in_process = routes
         .route_layer(middleware::from_fn(auth::authorize))
         .layer(middleware::from_fn_with_state(state.renders.writes(), recent::count_writes))
         .layer(DefaultBodyLimit::max(state.config.body_limit))
         .with_state(state.clone());
     let mcp = Router::new()
-        .route_service("/mcp", mcp::service(&state, in_process.clone(), &in_process_doc))
+        .route_service("/mcp", mcp::service(&state, in_process.clone(), &doc))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::authenticate_caller));
-    let doc = Arc::new(doc);
+    // Signed by GitHub, not by a key: outside the authenticated routes, in
+    // the same document.
+    let (github, github_doc) =
+        OpenApiRouter::new().routes(routes!(scm_github::webhook)).routes(routes!(scm_github::setup)).split_for_parts();
+    doc.merge(github_doc);
+    // Served as the text written once here; the document itself is not kept.
+    let doc = serde_json::to_vec(&doc).map(axum::body::Bytes::from);
+    if let Err(e) = &doc {
+        tracing::error!(error = %e, "the OpenAPI document cannot be written; /api/openapi.json answers 500");
+    }
+    let doc = doc.ok();
     let public = Router::new()
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
@@ -209,8 +216,12 @@ impl MakeRequestId for RequestUuid {
     }
 }
 
-async fn openapi_json(doc: Arc<OpenApiDoc>) -> Response {
-    axum::Json(&*doc).into_response()
+async fn openapi_json(doc: Option<axum::body::Bytes>) -> Response {
+    match doc {
+        Some(text) => ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], text).into_response(),
+        None => ApiError::Core(play_core::Error::Internal("the OpenAPI document could not be written".into()))
+            .into_response(),
+    }
 }
 
 /// Counts every routed request by method, route template and status.

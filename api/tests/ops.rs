@@ -50,6 +50,9 @@ async fn openapi_document_is_served_and_lists_the_routes() {
     assert_eq!(r.body["openapi"], "3.1.0");
     assert!(r.body["paths"]["/api/keys"]["post"].is_object());
     assert!(r.body["components"]["securitySchemes"]["bearer"].is_object());
+    assert_eq!(r.headers["content-type"], "application/json");
+    // The routes outside the authenticated ones are in the same document.
+    assert!(r.body["paths"]["/api/scm_installations/github/webhook"]["post"].is_object());
 }
 
 #[tokio::test]
