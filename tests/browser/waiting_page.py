@@ -20,6 +20,7 @@ import time
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -33,12 +34,14 @@ for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--dis
              "--no-first-run", "--disable-extensions"):
     options.add_argument(flag)
 driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+# The page reloads itself: an element found a moment ago may be gone.
+IGNORED = (NoSuchElementException, StaleElementReferenceException)
 try:
     asked = time.monotonic()
     driver.get(URL)
     if KIND == "service":
         # The page asks again by itself and reloads once the service answers.
-        WebDriverWait(driver, 40, poll_frequency=0.1).until(
+        WebDriverWait(driver, 40, poll_frequency=0.1, ignored_exceptions=IGNORED).until(
             lambda d: TEXT in d.find_element(By.TAG_NAME, "body").text)
         navigation = driver.execute_script(
             "return performance.getEntriesByType('navigation').map(e => e.type)")
@@ -47,7 +50,7 @@ try:
         # the one navigation entry of this document is a reload.
         assert navigation == ["reload"], f"not reloaded by the page itself: {navigation}"
     else:
-        WebDriverWait(driver, 60, poll_frequency=0.2).until(
+        WebDriverWait(driver, 60, poll_frequency=0.2, ignored_exceptions=IGNORED).until(
             lambda d: TEXT in d.find_element(By.ID, "play-wake").text)
         print(f"the waiting page shows the failure after {time.monotonic() - asked:.2f} s: "
               f"{driver.find_element(By.ID, 'play-wake').text!r}")
