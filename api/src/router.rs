@@ -132,20 +132,21 @@ pub fn router(state: AppState) -> Router {
         .layer(middleware::from_fn_with_state(state.renders.writes(), recent::count_writes))
         .layer(DefaultBodyLimit::max(state.config.body_limit))
         .with_state(state.clone());
-    let mcp = Router::new()
-        .route_service("/mcp", mcp::service(&state, in_process.clone(), &doc))
-        .route_layer(middleware::from_fn_with_state(state.clone(), auth::authenticate_caller));
     // Signed by GitHub, not by a key: outside the authenticated routes, in
     // the same document.
     let (github, github_doc) =
         OpenApiRouter::new().routes(routes!(scm_github::webhook)).routes(routes!(scm_github::setup)).split_for_parts();
     doc.merge(github_doc);
-    // Served as the text written once here; the document itself is not kept.
+    // Served as the text written once here, which MCP also compiles its
+    // tools from; the document itself is not kept.
     let doc = serde_json::to_vec(&doc).map(axum::body::Bytes::from);
     if let Err(e) = &doc {
         tracing::error!(error = %e, "the OpenAPI document cannot be written; /api/openapi.json answers 500");
     }
     let doc = doc.ok();
+    let mcp = Router::new()
+        .route_service("/mcp", mcp::service(&state, in_process.clone(), doc.clone()))
+        .route_layer(middleware::from_fn_with_state(state.clone(), auth::authenticate_caller));
     let public = Router::new()
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))

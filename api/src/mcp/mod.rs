@@ -24,10 +24,11 @@
 mod schema;
 pub mod tools;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use axum::Router;
 use axum::body::Body as HttpBody;
+use axum::body::Bytes;
 use axum::http::{Method, Request, StatusCode, header};
 use http_body_util::BodyExt;
 use rmcp::model::{
@@ -40,7 +41,6 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value};
 use tower::ServiceExt;
-use utoipa::openapi::OpenApi as OpenApiDoc;
 
 use crate::auth::Principal;
 use crate::error::ApiError;
@@ -55,10 +55,15 @@ it is running. Each tool needs the scope its description names. Failed calls are
 API's error envelope: {\"error\": {\"code\", \"message\", \"details\"}}.";
 
 /// The `/mcp` service: rmcp's Streamable HTTP transport over [`PlayMcp`].
-/// `api` is the in-process router the tools call and `doc` the OpenAPI
-/// document of its routes, which the tools' schemas are taken from (the
-/// router module builds both; this one never reaches back for them).
-pub fn service(state: &AppState, api: Router, doc: &OpenApiDoc) -> StreamableHttpService<PlayMcp, NeverSessionManager> {
+/// `api` is the in-process router the tools call and `doc` the text of the
+/// OpenAPI document of its routes, which the tools' schemas are taken from
+/// (the router module builds both; this one never reaches back for them).
+/// `None` when the document could not be written: no tools then.
+pub fn service(
+    state: &AppState,
+    api: Router,
+    doc: Option<Bytes>,
+) -> StreamableHttpService<PlayMcp, NeverSessionManager> {
     let handler = PlayMcp::new(api, doc);
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
@@ -69,36 +74,36 @@ pub fn service(state: &AppState, api: Router, doc: &OpenApiDoc) -> StreamableHtt
     StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(NeverSessionManager::default()), config)
 }
 
-/// The tools, compiled once, and the API router they call.
+/// The tools, compiled on first use, and the API router they call.
 #[derive(Clone, Debug)]
 pub struct PlayMcp {
     inner: Arc<Inner>,
 }
 
+/// A tool: its operation, the schemas its arguments are checked against
+/// and what `tools/list` shows of it.
+type Compiled = (&'static ToolSpec, schema::Compiled, Tool);
+
 #[derive(Debug)]
 struct Inner {
-    tools: Vec<(&'static ToolSpec, schema::Compiled, Tool)>,
+    /// Compiled by the first MCP request, not at start: compiling reads the
+    /// whole document as a JSON tree (a few MiB, freed after) and keeps the
+    /// tools' schemas, which a `play serve` nobody reaches by MCP would
+    /// hold for nothing (issue #33 item 8). Once compiled, never again.
+    tools: OnceLock<Vec<Compiled>>,
+    doc: Option<Bytes>,
     api: Router,
 }
 
 impl PlayMcp {
-    fn new(api: Router, doc: &OpenApiDoc) -> Self {
-        let doc = serde_json::to_value(doc).unwrap_or_default();
-        let tools = tools::TOOLS
-            .iter()
-            .filter_map(|spec| match schema::compile(&doc, spec) {
-                Ok(compiled) => {
-                    let tool = describe(spec, &compiled);
-                    Some((spec, compiled, tool))
-                }
-                Err(e) => {
-                    // Unreachable while the schema test passes.
-                    tracing::error!(tool = spec.name, error = %e, "MCP tool left out: no schema");
-                    None
-                }
-            })
-            .collect();
-        PlayMcp { inner: Arc::new(Inner { tools, api }) }
+    fn new(api: Router, doc: Option<Bytes>) -> Self {
+        PlayMcp { inner: Arc::new(Inner { tools: OnceLock::new(), doc, api }) }
+    }
+
+    /// The tools, compiled from the document the first time they are asked
+    /// for (a few milliseconds, once per process).
+    fn tools(&self) -> &[Compiled] {
+        self.inner.tools.get_or_init(|| compile_tools(self.inner.doc.as_deref()))
     }
 
     /// Runs the tool's route for `principal` and shapes the answer.
@@ -131,6 +136,36 @@ impl PlayMcp {
         };
         if status.is_success() { success(status, body) } else { tool_error(spec, body) }
     }
+}
+
+/// Every tool of [`tools::TOOLS`] that compiles against `doc`: one that
+/// does not is left out and logged (unreachable while the schema test
+/// passes).
+fn compile_tools(doc: Option<&[u8]>) -> Vec<Compiled> {
+    let doc = match doc.map(serde_json::from_slice::<Value>) {
+        Some(Ok(doc)) => doc,
+        Some(Err(e)) => {
+            tracing::error!(error = %e, "MCP tools left out: the OpenAPI document does not parse");
+            return Vec::new();
+        }
+        None => {
+            tracing::error!("MCP tools left out: no OpenAPI document");
+            return Vec::new();
+        }
+    };
+    tools::TOOLS
+        .iter()
+        .filter_map(|spec| match schema::compile(&doc, spec) {
+            Ok(compiled) => {
+                let tool = describe(spec, &compiled);
+                Some((spec, compiled, tool))
+            }
+            Err(e) => {
+                tracing::error!(tool = spec.name, error = %e, "MCP tool left out: no schema");
+                None
+            }
+        })
+        .collect()
 }
 
 fn describe(spec: &ToolSpec, compiled: &schema::Compiled) -> Tool {
@@ -259,7 +294,7 @@ impl ServerHandler for PlayMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.inner.tools.iter().map(|(_, _, tool)| tool.clone()).collect()))
+        Ok(ListToolsResult::with_all_items(self.tools().iter().map(|(_, _, tool)| tool.clone()).collect()))
     }
 
     async fn call_tool(
@@ -267,7 +302,7 @@ impl ServerHandler for PlayMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some((spec, compiled, _)) = self.inner.tools.iter().find(|(spec, _, _)| spec.name == request.name) else {
+        let Some((spec, compiled, _)) = self.tools().iter().find(|(spec, _, _)| spec.name == request.name) else {
             return Err(ErrorData::invalid_params(format!("unknown tool {}", request.name), None));
         };
         // Set by `auth::authenticate_caller` on the HTTP request, which
@@ -289,6 +324,21 @@ impl ServerHandler for PlayMcp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tools_are_compiled_on_first_use_from_the_documents_text() {
+        let doc = serde_json::to_vec(&crate::router::api_routes().1).unwrap();
+        let mcp = PlayMcp::new(Router::new(), Some(doc.into()));
+        assert!(mcp.inner.tools.get().is_none(), "nothing is compiled before MCP is used");
+        assert_eq!(mcp.tools().len(), tools::TOOLS.len());
+        assert!(mcp.inner.tools.get().is_some());
+    }
+
+    #[test]
+    fn without_a_readable_document_there_are_no_tools() {
+        assert!(PlayMcp::new(Router::new(), None).tools().is_empty());
+        assert!(PlayMcp::new(Router::new(), Some(Bytes::from_static(b"{not json"))).tools().is_empty());
+    }
 
     #[test]
     fn segments_are_encoded() {
