@@ -82,7 +82,7 @@ pub struct PlayMcp {
 
 /// A tool: its operation, the schemas its arguments are checked against
 /// and what `tools/list` shows of it.
-type Compiled = (&'static ToolSpec, schema::Compiled, Tool);
+type CompiledTool = (&'static ToolSpec, schema::Compiled, Tool);
 
 #[derive(Debug)]
 struct Inner {
@@ -90,7 +90,7 @@ struct Inner {
     /// whole document as a JSON tree (a few MiB, freed after) and keeps the
     /// tools' schemas, which a `play serve` nobody reaches by MCP would
     /// hold for nothing (issue #33 item 8). Once compiled, never again.
-    tools: OnceLock<Vec<Compiled>>,
+    tools: OnceLock<Vec<CompiledTool>>,
     doc: Option<Bytes>,
     api: Router,
 }
@@ -101,8 +101,9 @@ impl PlayMcp {
     }
 
     /// The tools, compiled from the document the first time they are asked
-    /// for (a few milliseconds, once per process).
-    fn tools(&self) -> &[Compiled] {
+    /// for, once per process (the unit test that builds the document and
+    /// compiles every tool runs in a few hundredths of a second, unoptimised).
+    fn tools(&self) -> &[CompiledTool] {
         self.inner.tools.get_or_init(|| compile_tools(self.inner.doc.as_deref()))
     }
 
@@ -141,7 +142,7 @@ impl PlayMcp {
 /// Every tool of [`tools::TOOLS`] that compiles against `doc`: one that
 /// does not is left out and logged (unreachable while the schema test
 /// passes).
-fn compile_tools(doc: Option<&[u8]>) -> Vec<Compiled> {
+fn compile_tools(doc: Option<&[u8]>) -> Vec<CompiledTool> {
     let doc = match doc.map(serde_json::from_slice::<Value>) {
         Some(Ok(doc)) => doc,
         Some(Err(e)) => {
