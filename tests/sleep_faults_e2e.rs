@@ -9,7 +9,11 @@
 //!   edge's error page within the documented hold, shows a browser the
 //!   failure on the waiting page, and records the error on the Playground
 //!   as a failed pass does; once the image is back, the next request wakes
-//!   it.
+//!   it;
+//! - a service that listens seconds after its container starts (an
+//!   application server loading, no healthcheck) answers the request held
+//!   while it woke: the route switches only once it accepts connections
+//!   (`reconcilers/src/playground/wake_gate.rs`).
 
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
@@ -122,4 +126,20 @@ async fn a_wake_that_fails_answers_the_error_page_records_why_and_a_later_reques
     wait_status(&world, id, "running", Duration::from_secs(20)).await;
     let view = world.app.get(&format!("/api/playgrounds/{id}/status"), &world.app.admin).await.body;
     assert!(view["error_message"].is_null(), "the error is cleared once it runs: {view}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_service_that_listens_seconds_after_it_starts_answers_the_request_held_while_it_woke() {
+    let Edged { world, http_port, _admin_dir, _runtimes } = Edged::start().await;
+    let slow = compose(SLEEPY_IMAGE, "slow").replace("trap 'exit 0' TERM; httpd", "trap 'exit 0' TERM; sleep 3; httpd");
+    assert!(slow.contains("sleep 3; httpd"), "{slow}");
+    let (id, host) = asleep(&world, "slow", &slow, "slow").await;
+    let asked = Instant::now();
+    let answer = client(&host, http_port).get(format!("http://{host}:{http_port}/")).send().await.unwrap();
+    let sleeping = answer.headers().get("x-play-sleeping").map(|v| v.to_str().unwrap().to_owned());
+    let (code, body) = (answer.status().as_u16(), answer.text().await.unwrap());
+    println!("the held request answered {code} after {:?}", asked.elapsed());
+    assert_eq!((code, sleeping, body.trim()), (200, None, "hello from slow"));
+    assert!(asked.elapsed() >= Duration::from_secs(3), "answered by the service, so after it listened");
+    wait_status(&world, id, "running", Duration::from_secs(20)).await;
 }

@@ -30,6 +30,7 @@
 //! [`WAKE_LOGGER`].
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -37,9 +38,13 @@ use crate::routing::Route;
 
 /// How long a request to a sleeping Playground is held before the error
 /// page: the bound documented for clients.
-pub const HOLD: &str = "30s";
-/// How often a held request tries the container again.
-const HOLD_INTERVAL: &str = "100ms";
+pub const HOLD: Duration = Duration::from_secs(30);
+/// How often a held request tries the container again. A woken
+/// Playground's route switches only after its services have accepted
+/// connections for several of these (the reconciler's wake gate): a
+/// switch is a config load, which ends the retries of every request the
+/// old config still holds.
+pub const HOLD_INTERVAL: Duration = Duration::from_millis(100);
 /// The wake listener's socket inside the edge container (beside the admin
 /// socket, in play's own directory).
 pub const WAKE_SOCKET: &str = "/run/play-edge/wake.sock";
@@ -63,6 +68,11 @@ pub struct Sleeping {
     /// The hosts whose requests count as activity (Playgrounds that may
     /// sleep).
     pub watched_hosts: BTreeSet<String>,
+}
+
+/// `d` as Caddy reads a duration (Go's syntax: `30s`, `100ms`).
+fn go_duration(d: Duration) -> String {
+    humantime::format_duration(d).to_string()
 }
 
 /// Whether `path` (no query) is a quiet path.
@@ -123,7 +133,7 @@ pub fn waking_route(route: &Route, playground_id: i64) -> Value {
                 "handle": [{
                     "handler": "reverse_proxy",
                     "upstreams": [{"dial": format!("{}:{}", route.upstream, route.port)}],
-                    "load_balancing": {"try_duration": HOLD, "try_interval": HOLD_INTERVAL},
+                    "load_balancing": {"try_duration": go_duration(HOLD), "try_interval": go_duration(HOLD_INTERVAL)},
                 }],
             },
         ]}],
@@ -182,8 +192,9 @@ fn failed_answer() -> Value {
                 "Content-Type": ["text/plain; charset=utf-8"],
             },
             "body": format!(
-                "play: this Playground was asleep and did not answer within {HOLD} of the request ({{http.error.status_code}}); \
-                 its status and events say why (play get playground). Try again in a few seconds.\n"
+                "play: this Playground was asleep and did not answer within {} of the request ({{http.error.status_code}}); \
+                 its status and events say why (play get playground). Try again in a few seconds.\n",
+                go_duration(HOLD)
             ),
             "close": true,
     })

@@ -82,6 +82,7 @@ mod rollout;
 mod sleep;
 mod slots;
 pub mod source;
+mod wake_gate;
 
 pub use context::remove_dead_spools;
 pub use play_core::desired as spec;

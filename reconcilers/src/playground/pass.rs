@@ -19,7 +19,7 @@ use play_core::store::{playrooms, playspec_files, playspecs};
 use play_core::time;
 
 use super::build::Builder;
-use super::{PlaygroundReconciler, apply, job, observe, pins, plan, rollout, sleep, source, spec};
+use super::{PlaygroundReconciler, apply, job, observe, pins, plan, rollout, sleep, source, spec, wake_gate};
 use crate::host::RegistryCredentials;
 use crate::runtime::Action;
 use crate::{Error, Result};
@@ -309,6 +309,10 @@ impl<'a> Pass<'a> {
             return Ok(Converged::Wait(p.expires_at.map_or_else(Action::await_change, Action::requeue_at)));
         }
         if plan::converged_keeping(&desired, &observed, &keep_exited) {
+            // Woken: the route switches once the services listen.
+            if p.status == PlaygroundStatus::Sleeping && watched.is_none() {
+                wake_gate::await_listening(self.r, self.id, docker, target, &desired).await?;
+            }
             if status_store::record_observed(&self.r.store, self.fence, self.id, &services, Some(p.generation))
                 .await?
                 .held()?

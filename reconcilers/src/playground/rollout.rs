@@ -100,7 +100,9 @@ impl SwitchOver<'_> {
         let started = Instant::now();
         let mut failures = 0u32;
         loop {
-            let (running, address) = self.address(new).await.map_err(|e| format!("could not be inspected: {e}"))?;
+            let (running, address) = edge_address(self.docker, self.desired, new)
+                .await
+                .map_err(|e| format!("could not be inspected: {e}"))?;
             if !running {
                 return Err("exited before it answered its health path".to_owned());
             }
@@ -123,24 +125,6 @@ impl SwitchOver<'_> {
             }
             tokio::time::sleep(gate.interval).await;
         }
-    }
-
-    /// Whether `id` runs, and its address on the edge network.
-    async fn address(&self, id: &str) -> Result<(bool, Option<String>)> {
-        let c = self
-            .docker
-            .inspect_container(id, None::<InspectContainerOptions>)
-            .await
-            .map_err(|e| Error::docker("inspect container", e))?;
-        let running = c.state.as_ref().and_then(|s| s.running).unwrap_or(false);
-        let edge = self.desired.edge_network.as_deref();
-        let ip = c
-            .network_settings
-            .and_then(|n| n.networks)
-            .and_then(|mut n| edge.and_then(|e| n.remove(e)))
-            .and_then(|e| e.ip_address)
-            .filter(|ip| !ip.is_empty());
-        Ok((running, ip))
     }
 
     /// One `GET` of the health path; `Err` says why it failed.
@@ -185,4 +169,22 @@ impl SwitchOver<'_> {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
+}
+
+/// Whether container `id` runs, and its address on `desired`'s edge
+/// network (the one the edge reaches it at).
+pub(super) async fn edge_address(docker: &Docker, desired: &Desired, id: &str) -> Result<(bool, Option<String>)> {
+    let c = docker
+        .inspect_container(id, None::<InspectContainerOptions>)
+        .await
+        .map_err(|e| Error::docker("inspect container", e))?;
+    let running = c.state.as_ref().and_then(|s| s.running).unwrap_or(false);
+    let edge = desired.edge_network.as_deref();
+    let ip = c
+        .network_settings
+        .and_then(|n| n.networks)
+        .and_then(|mut n| edge.and_then(|e| n.remove(e)))
+        .and_then(|e| e.ip_address)
+        .filter(|ip| !ip.is_empty());
+    Ok((running, ip))
 }
