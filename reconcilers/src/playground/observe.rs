@@ -11,10 +11,11 @@
 use std::collections::HashMap;
 
 use bollard::Docker;
+use bollard::query_parameters::InspectContainerOptions;
 use futures::future::try_join_all;
 
 use super::plan::{Observed, ObservedContainer};
-use super::spec::{LABEL_CONFIG_HASH, LABEL_EPOCH, LABEL_SERVICE, LABEL_VOLUME, is_source_key};
+use super::spec::{Desired, LABEL_CONFIG_HASH, LABEL_EPOCH, LABEL_SERVICE, LABEL_VOLUME, is_source_key};
 use crate::docker::edge_network;
 use crate::docker::{inspect, labels, status_of};
 use crate::{Error, Result};
@@ -103,6 +104,24 @@ pub async fn observe(
         containers,
         shared_networks,
     })
+}
+
+/// Whether container `id` runs, and its address on `desired`'s edge
+/// network (the one the edge reaches it at).
+pub(super) async fn edge_address(docker: &Docker, desired: &Desired, id: &str) -> Result<(bool, Option<String>)> {
+    let c = docker
+        .inspect_container(id, None::<InspectContainerOptions>)
+        .await
+        .map_err(|e| Error::docker("inspect container", e))?;
+    let running = inspect::status(&c).running;
+    let edge = desired.edge_network.as_deref();
+    let ip = c
+        .network_settings
+        .and_then(|n| n.networks)
+        .and_then(|mut n| edge.and_then(|e| n.remove(e)))
+        .and_then(|e| e.ip_address)
+        .filter(|ip| !ip.is_empty());
+    Ok((running, ip))
 }
 
 /// The restart epoch an object was made in; 0 for objects made before

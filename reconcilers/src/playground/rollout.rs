@@ -29,7 +29,6 @@
 use std::time::{Duration, Instant};
 
 use bollard::Docker;
-use bollard::query_parameters::InspectContainerOptions;
 use http::Method;
 use play_core::desired::{Routing, ZeroDowntime};
 use play_core::host::HostTarget;
@@ -37,8 +36,8 @@ use play_core::store::edges;
 use play_core::store::playground_status::Fence;
 use play_core::store::rollouts;
 
-use super::PlaygroundReconciler;
 use super::spec::{Desired, ServiceSpec};
+use super::{PlaygroundReconciler, observe};
 use crate::docker::remove;
 use crate::host::exchange::exchange;
 use crate::{Error, Result};
@@ -100,7 +99,7 @@ impl SwitchOver<'_> {
         let started = Instant::now();
         let mut failures = 0u32;
         loop {
-            let (running, address) = edge_address(self.docker, self.desired, new)
+            let (running, address) = observe::edge_address(self.docker, self.desired, new)
                 .await
                 .map_err(|e| format!("could not be inspected: {e}"))?;
             if !running {
@@ -169,22 +168,4 @@ impl SwitchOver<'_> {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
-}
-
-/// Whether container `id` runs, and its address on `desired`'s edge
-/// network (the one the edge reaches it at).
-pub(super) async fn edge_address(docker: &Docker, desired: &Desired, id: &str) -> Result<(bool, Option<String>)> {
-    let c = docker
-        .inspect_container(id, None::<InspectContainerOptions>)
-        .await
-        .map_err(|e| Error::docker("inspect container", e))?;
-    let running = c.state.as_ref().and_then(|s| s.running).unwrap_or(false);
-    let edge = desired.edge_network.as_deref();
-    let ip = c
-        .network_settings
-        .and_then(|n| n.networks)
-        .and_then(|mut n| edge.and_then(|e| n.remove(e)))
-        .and_then(|e| e.ip_address)
-        .filter(|ip| !ip.is_empty());
-    Ok((running, ip))
 }

@@ -36,7 +36,7 @@ use play_core::edge::waking::{HOLD, HOLD_INTERVAL};
 use play_core::host::HostTarget;
 
 use super::PlaygroundReconciler;
-use super::rollout::edge_address;
+use super::observe::edge_address;
 use super::spec::Desired;
 use crate::Result;
 
