@@ -143,8 +143,18 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         shutdown.cancelled().await;
         tokio::time::sleep(args.shutdown_timeout.into()).await;
     };
+    // Start-up's freed pages back to the system once it settles. Here, not
+    // in a task: this future is polled on the main thread (`block_on`),
+    // which ran start-up, and `mi_collect` frees the calling thread's pages
+    // (and every thread's delayed ones).
+    let settled = async {
+        tokio::time::sleep(crate::allocator::START_UP_SETTLES).await;
+        crate::allocator::return_freed_pages();
+        std::future::pending::<()>().await;
+    };
     tokio::select! {
         result = server => result.context("server failed")?,
+        () = settled => {}
         () = drained => tracing::warn!(timeout = ?args.shutdown_timeout, "in-flight requests did not finish in time"),
     }
     background.close();

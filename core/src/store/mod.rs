@@ -161,6 +161,22 @@ impl Backend {
 /// (see `Store::connect`).
 pub const TEST_IDLE_AFTER: Duration = Duration::from_secs(1);
 
+/// How many pooled connections SQLite gets on a machine with `cores`
+/// cores: two per core, at least 4 and at most 8 (the hot reads' own
+/// connection is one more).
+///
+/// Why not more: sqlx runs each SQLite connection on a thread of its own,
+/// and an open connection keeps its schema, its lookaside buffer and that
+/// thread's malloc arena resident, about 230 KiB even idle. SQLite has one
+/// writer, and a read is CPU work on its connection's thread, so past
+/// twice the cores more connections add memory, not throughput: on 2 cores
+/// 4 connections deliver webhooks and bring 10,000 Playgrounds to running
+/// as fast as 8 did, and an idle `play serve` is 1 MB smaller
+/// (BENCHMARKS.md, "Idle memory").
+fn sqlite_pool_size(cores: usize) -> u32 {
+    u32::try_from(cores.saturating_mul(2)).unwrap_or(u32::MAX).clamp(4, 8)
+}
+
 /// A transaction over either backend.
 pub type Tx = Transaction<'static, Any>;
 /// A connection (or a transaction, through `&mut *tx`) over either backend.
@@ -228,7 +244,9 @@ impl Store {
         let pool = match backend {
             Backend::Sqlite => {
                 pool_options
-                    .max_connections(8)
+                    .max_connections(sqlite_pool_size(
+                        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+                    ))
                     .after_connect(|conn, _meta| {
                         Box::pin(async move {
                             conn.execute(hot_conn::SQLITE_PRAGMAS).await?;
@@ -463,5 +481,11 @@ mod tests {
     fn passwords_are_redacted_from_urls() {
         assert_eq!(redact_url("postgres://play:secret@db:5432/play"), "postgres://play:***@db:5432/play");
         assert_eq!(redact_url("sqlite://./.play/play.db"), "sqlite://./.play/play.db");
+    }
+
+    #[test]
+    fn sqlite_gets_two_connections_per_core_between_4_and_8() {
+        let sizes: Vec<u32> = [1, 2, 3, 4, 64, usize::MAX].into_iter().map(sqlite_pool_size).collect();
+        assert_eq!(sizes, [4, 4, 6, 8, 8, 8]);
     }
 }
