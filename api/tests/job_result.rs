@@ -184,8 +184,7 @@ async fn a_released_job_frees_its_playspec_and_quota_and_delete_removes_it() {
 
     f.complete(job, true).await;
     assert_eq!(f.locked().await, false);
-    let playspec = playspecs::get(f.app.store(), f.app.account_id, f.playspec).await.unwrap();
-    assert_eq!(playspec.playground_count, 0);
+    assert_eq!(playspecs::holders(f.app.store(), f.playspec).await.unwrap(), 0);
     // Listed as complete, and no longer counted against the quota.
     let list = f.app.get("/api/playgrounds", &f.app.admin).await;
     assert_eq!(list.body[0]["status"], "complete", "{}", list.text);

@@ -35,16 +35,23 @@ async fn created(app: &TestApp) -> i64 {
     r.body["id"].as_i64().unwrap()
 }
 
+/// A Playground row of Playspec `playspec_id` on a new Playroom (the
+/// reconciler is not running: only the lock matters).
 async fn reference_from_playground(app: &TestApp, playspec_id: i64, status: &str) {
     let room = app.post("/api/playrooms", &app.admin, json!({"playroom": {"name": "r", "host": "h"}})).await;
+    insert_playground(app, room.body["id"].as_i64().unwrap(), playspec_id, "pg", status).await;
+}
+
+async fn insert_playground(app: &TestApp, room: i64, playspec_id: i64, name: &str, status: &str) {
     let now = play_core::time::to_db(&play_core::time::now());
     sqlx::query(
         "INSERT INTO playgrounds (account_id, playroom_id, playspec_id, name, status, created_at, updated_at) \
-         VALUES ($1, $2, $3, 'pg', $4, $5, $5)",
+         VALUES ($1, $2, $3, $4, $5, $6, $6)",
     )
     .bind(app.account_id)
-    .bind(room.body["id"].as_i64().unwrap())
+    .bind(room)
     .bind(playspec_id)
+    .bind(name)
     .bind(status)
     .bind(&now)
     .execute(app.store().pool())
@@ -230,6 +237,36 @@ async fn a_playspec_used_by_a_playground_is_locked() {
     let r = app.request(Method::PATCH, &path, Some(&app.admin), Some(json!({"playspec": {"description": "x"}}))).await;
     assert_eq!((r.status, r.body["locked"].as_bool()), (StatusCode::OK, Some(false)));
     assert_eq!(app.delete(&path, &app.admin).await.status, StatusCode::NO_CONTENT);
+}
+
+/// The listing counts each Playspec's own holders in one grouped read:
+/// not destroyed Playgrounds, and not another Playspec's.
+#[tokio::test]
+async fn the_listing_counts_each_playspecs_own_playgrounds() {
+    let app = TestApp::new().await;
+    let shop = created(&app).await;
+    let blog = create(&app, json!({"name": "blog", "base_compose_yaml": COMPOSE})).await.body["id"].as_i64().unwrap();
+    let idle = create(&app, json!({"name": "idle", "base_compose_yaml": COMPOSE})).await.body["id"].as_i64().unwrap();
+    let room = app.post("/api/playrooms", &app.admin, json!({"playroom": {"name": "r", "host": "h"}})).await;
+    let room = room.body["id"].as_i64().unwrap();
+    for (name, spec, status) in
+        [("a", shop, "running"), ("b", shop, "in_progress"), ("c", shop, "destroyed"), ("d", blog, "failed")]
+    {
+        insert_playground(&app, room, spec, name, status).await;
+    }
+    let list = app.get("/api/playspecs", &app.admin).await;
+    let counts: Vec<(i64, i64, bool)> = list
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["id"].as_i64().unwrap(), p["playground_count"].as_i64().unwrap(), p["locked"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(counts, [(shop, 2, true), (blog, 1, true), (idle, 0, false)]);
+    for (id, count) in [(shop, 2), (blog, 1), (idle, 0)] {
+        let detail = app.get(&format!("/api/playspecs/{id}"), &app.admin).await;
+        assert_eq!(detail.body["playground_count"].as_i64(), Some(count), "{id}");
+    }
 }
 
 #[tokio::test]

@@ -109,7 +109,7 @@ pub async fn collect_revisions(cx: &mut Cx<'_>) -> Result<(), ApiError> {
     let account = cx.account();
     for id in applied::retired_in(cx.conn, account).await? {
         match playspecs::get(&mut *cx.conn, account, id).await {
-            Ok(p) if p.locked() => continue,
+            Ok(p) if playspecs::holders(&mut *cx.conn, p.id).await? > 0 => continue,
             Ok(p) => playspecs::delete(&mut *cx.conn, account, p.id, cx.principal.actor()).await?,
             Err(e) if gone(&e) => {}
             Err(e) => return Err(e.into()),

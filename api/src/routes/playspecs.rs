@@ -24,7 +24,8 @@ use crate::views::playspecs::{PlayspecDetail, PlayspecItem, detail};
 #[utoipa::path(get, path = "/api/playspecs", tag = "Playspecs", responses((status = 200, body = [PlayspecItem])))]
 pub async fn list(State(state): State<AppState>, principal: Principal) -> ApiResult<JsonResponse<Vec<PlayspecItem>>> {
     let all = playspecs::list(&state.store, principal.account_id).await?;
-    Ok(JsonResponse(all.iter().map(PlayspecItem::from).collect()))
+    let holders = playspecs::holders_by_playspec(&state.store, principal.account_id).await?;
+    Ok(JsonResponse(all.iter().map(|p| PlayspecItem::new(p, holders.get(&p.id).copied().unwrap_or(0))).collect()))
 }
 
 /// A Playspec with its services, mounted files and credentials.

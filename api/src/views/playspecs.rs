@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use play_core::compose::{self, Issue, Policy};
 use play_core::model::playspec::Playspec;
 use play_core::model::playspec::{MountedFile, RegistryCredential};
-use play_core::store::playspec_files;
+use play_core::store::{playspec_files, playspecs};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -46,17 +46,19 @@ pub struct PlayspecDetail {
     pub warnings: Vec<Issue>,
 }
 
-impl From<&Playspec> for PlayspecItem {
-    fn from(p: &Playspec) -> Self {
+impl PlayspecItem {
+    /// The item of `p`, held by `playground_count` Playgrounds
+    /// (`playspecs::holders`): locked while that is above 0.
+    pub fn new(p: &Playspec, playground_count: i64) -> Self {
         PlayspecItem {
             id: p.id,
             name: p.name.clone(),
             description: p.description.clone(),
-            locked: p.locked(),
+            locked: playground_count > 0,
             persist_volumes: p.persist_volumes,
             playzone_id: p.playzone_id,
             sleep_after: play_core::playground::sleep::format_own(p.sleep_after_secs),
-            playground_count: p.playground_count,
+            playground_count,
             created_at: p.created_at,
             updated_at: p.updated_at,
         }
@@ -83,7 +85,7 @@ pub(crate) async fn detail(state: &AppState, playspec: Playspec) -> ApiResult<Pl
     let (spec, files) = (playspec.clone(), mounted_files.clone());
     let warnings = state.cpu.run(move || warnings(&spec, &files)).await?;
     Ok(PlayspecDetail {
-        item: PlayspecItem::from(&playspec),
+        item: PlayspecItem::new(&playspec, playspecs::holders(&state.store, playspec.id).await?),
         mounted_files,
         credentials: playspec_files::list_credentials(&state.store, playspec.id).await?,
         warnings,

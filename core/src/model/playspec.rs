@@ -24,16 +24,11 @@ pub struct Playspec {
     /// The `sleep_after` of its Playgrounds that set none, in seconds
     /// (`None`: the installation's default; 0: never).
     pub sleep_after_secs: Option<i64>,
-    pub playground_count: i64,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
 
 impl Playspec {
-    pub fn locked(&self) -> bool {
-        self.playground_count > 0
-    }
-
     /// The stored service definitions. A value that does not read as
     /// definitions is [`Error::Corrupt`], never an empty list: the
     /// reconciler and the API views build the desired state from it.

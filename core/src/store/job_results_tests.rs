@@ -65,7 +65,7 @@ impl Fixture {
     }
 
     async fn locked(&self) -> bool {
-        playspecs::get(&self.store, self.account, self.playspec).await.unwrap().locked()
+        playspecs::holders(&self.store, self.playspec).await.unwrap() > 0
     }
 }
 
@@ -173,7 +173,7 @@ async fn a_released_job_neither_locks_its_playspec_nor_counts_against_the_quota(
     assert_eq!((p.status.as_str(), p.observed_generation), ("complete", p.generation));
     assert!(get(&f.store, f.id).await.unwrap().unwrap().host_released_at.is_some());
     assert!(!f.locked().await);
-    assert_eq!(playspecs::get(&f.store, f.account, f.playspec).await.unwrap().playground_count, 0);
+    assert_eq!(playspecs::holders(&f.store, f.playspec).await.unwrap(), 0);
     let second = f.new_playground("second").await.unwrap();
     assert!(f.locked().await, "the new Playground holds it");
     assert_eq!(second.status.as_str(), "in_progress");

@@ -2,9 +2,17 @@
 //!
 //! Invariant: a Playspec is *locked* exactly while a Playground that is not
 //! destroyed references it, a finished job excepted once its host objects
-//! are gone (`job_results::HOLDS_HOST`). The lock is derived (`playground_count`), never
-//! stored, so it cannot drift; every change checks it inside the write
-//! transaction that makes the change.
+//! are gone (`job_results::HOLDS_HOST`). The lock is derived (counted by
+//! [`holders`]), never stored, so it cannot drift; every change checks it
+//! inside the write transaction that makes the change.
+//!
+//! Reading a Playspec does not count its holders: the count is a range of
+//! the Playspec's Playgrounds, and the reconciler reads the Playspec of
+//! every Playground on every pass (with 10,000 Playgrounds of one Playspec
+//! that made each pass read 10,000 rows; issue #33). Only what shows or
+//! checks the lock counts ([`holders`], [`holders_by_playspec`]).
+
+use std::collections::HashMap;
 
 use sqlx::Row;
 use sqlx::any::AnyRow;
@@ -12,7 +20,7 @@ use sqlx::any::AnyRow;
 use super::On;
 use super::events;
 use super::quotas;
-use super::shapes::{all_of, delete_owned, one_in, set_by_id};
+use super::shapes::{all_of, delete_owned, one, one_in, set_by_id};
 use super::{Conn, OnUnique, Store, flag};
 use crate::compose::ServiceDefinition;
 use crate::model::event::{Acting, Actor, NewEvent};
@@ -22,17 +30,13 @@ use crate::playground::state::DesiredState;
 use crate::time;
 use crate::{Error, Result};
 
-/// `playground_count` counts the Playgrounds that hold the Playspec: not
-/// destroyed, and not a finished job whose host objects are gone. (The
-/// status is a literal here, so the text stays a constant; a test checks it
-/// is `PlaygroundStatus::Destroyed`.)
-const COLUMNS: &str = concat!(
-    "p.id, p.account_id, p.name, p.description, p.base_compose_yaml, p.services, \
-     p.persist_volumes, p.playzone_id, p.sleep_after_secs, p.created_at, p.updated_at, \
-     (SELECT COUNT(*) FROM playgrounds g WHERE g.playspec_id = p.id AND g.status <> 'destroyed' AND ",
-    super::job_results::holds_host!(),
-    ") AS playground_count"
-);
+const COLUMNS: &str = "p.id, p.account_id, p.name, p.description, p.base_compose_yaml, p.services, \
+     p.persist_volumes, p.playzone_id, p.sleep_after_secs, p.created_at, p.updated_at";
+
+/// The Playgrounds that hold a Playspec: not destroyed, and not a finished
+/// job whose host objects are gone. (The status is a literal here, so the
+/// text stays a constant; a test checks it is `PlaygroundStatus::Destroyed`.)
+const HOLDS: &str = concat!("g.status <> 'destroyed' AND ", super::job_results::holds_host!());
 
 fn from_row(row: &AnyRow) -> Result<Playspec> {
     let playspec = columns!(
@@ -48,7 +52,6 @@ fn from_row(row: &AnyRow) -> Result<Playspec> {
             persist_volumes => flag,
             playzone_id,
             sleep_after_secs,
-            playground_count,
             created_at => time,
             updated_at => time,
         }
@@ -130,14 +133,34 @@ pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playspec>> {
     all_of(store, &sql, account_id, from_row).await
 }
 
+/// How many Playgrounds hold Playspec `id` (see the module's invariant);
+/// the Playspec is locked while this is above 0.
+pub async fn holders(on: impl Into<On<'_>>, id: i64) -> Result<i64> {
+    let sql = format!("SELECT COUNT(*) AS n FROM playgrounds g WHERE g.playspec_id = $1 AND {HOLDS}");
+    let query = sqlx::query(&sql).bind(id);
+    one(on, query, "playspec", |row| Ok(row.try_get::<i64, _>("n")?)).await
+}
+
+/// [`holders`] of each of the account's Playspecs that has any, in one
+/// grouped read (the listing's).
+pub async fn holders_by_playspec(store: &Store, account_id: i64) -> Result<HashMap<i64, i64>> {
+    let sql = format!(
+        "SELECT g.playspec_id, COUNT(*) AS n FROM playgrounds g \
+         WHERE g.account_id = $1 AND g.playspec_id IS NOT NULL AND {HOLDS} GROUP BY g.playspec_id"
+    );
+    let rows =
+        all_of(store, &sql, account_id, |row| Ok((row.try_get::<i64, _>("playspec_id")?, row.try_get("n")?))).await?;
+    Ok(rows.into_iter().collect())
+}
+
 /// Fails with `Locked` when Playgrounds reference the Playspec. Call inside
 /// the transaction of the change.
 pub async fn ensure_unlocked(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playspec> {
     let playspec = get(&mut *conn, account_id, id).await?;
-    if playspec.locked() {
+    let count = holders(&mut *conn, id).await?;
+    if count > 0 {
         return Err(Error::Locked(format!(
-            "the Playspec is used by {} Playground(s); destroy them before changing it",
-            playspec.playground_count
+            "the Playspec is used by {count} Playground(s); destroy them before changing it"
         )));
     }
     Ok(playspec)
@@ -204,12 +227,19 @@ pub async fn delete(on: impl Into<On<'_>>, account_id: i64, id: i64, actor: Acto
 
 #[cfg(test)]
 mod tests {
-    use super::COLUMNS;
+    use super::{COLUMNS, HOLDS};
     use crate::playground::PlaygroundStatus;
+
+    /// A Playspec read is one row: the reconciler reads one per pass, so a
+    /// count of its Playgrounds in it made every pass scale with them.
+    #[test]
+    fn a_read_does_not_count_the_holders() {
+        assert!(!COLUMNS.contains("playgrounds"), "{COLUMNS}");
+    }
 
     #[test]
     fn the_lock_counts_playgrounds_not_destroyed() {
         let condition = format!("g.status <> '{}'", PlaygroundStatus::Destroyed.as_str());
-        assert!(COLUMNS.contains(&condition), "{COLUMNS}");
+        assert!(HOLDS.contains(&condition), "{HOLDS}");
     }
 }

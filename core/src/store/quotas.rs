@@ -27,7 +27,11 @@ pub async fn check(conn: &mut Conn, account_id: i64, resource: Resource, limits:
         Some(row) => row.try_get::<i64, _>("max_count")?,
         None => limits.limit(resource),
     };
-    let count: i64 = sqlx::query(count_sql(resource)).bind(account_id).fetch_one(&mut *conn).await?.try_get("n")?;
+    // Counted up to the limit only: whether it is reached is all the check
+    // needs, so an account far below a generous limit costs its rows, and
+    // one at a small limit no more than the limit.
+    let sql = format!("SELECT COUNT(*) AS n FROM ({} LIMIT $2) held", held_sql(resource));
+    let count: i64 = sqlx::query(&sql).bind(account_id).bind(limit).fetch_one(&mut *conn).await?.try_get("n")?;
     if count >= limit {
         return Err(Error::QuotaExceeded { resource: resource.as_str().to_owned(), limit });
     }
@@ -52,24 +56,23 @@ pub async fn set_account_limit(store: &super::Store, account_id: i64, resource: 
     Ok(())
 }
 
-/// Counts the account's (`$1`) objects that use up its quota. A
-/// finished job whose host objects are gone holds nothing and does not
-/// count.
-fn count_sql(resource: Resource) -> &'static str {
+/// Selects a row for each of the account's (`$1`) objects that use up its
+/// quota. A finished job whose host objects are gone holds nothing and
+/// does not count.
+fn held_sql(resource: Resource) -> &'static str {
     match resource {
-        Resource::ApiKeys => "SELECT COUNT(*) AS n FROM api_keys WHERE account_id = $1",
-        Resource::Playrooms => "SELECT COUNT(*) AS n FROM playrooms WHERE account_id = $1 AND deleted_at IS NULL",
-        Resource::Playspecs => "SELECT COUNT(*) AS n FROM playspecs WHERE account_id = $1",
-        Resource::Playgrounds => concat!(
-            "SELECT COUNT(*) AS n FROM playgrounds g WHERE g.account_id = $1 AND ",
-            super::job_results::holds_host!()
-        ),
-        Resource::ImportTemplates => "SELECT COUNT(*) AS n FROM import_templates WHERE account_id = $1",
-        Resource::WebhookEndpoints => "SELECT COUNT(*) AS n FROM webhook_endpoints WHERE account_id = $1",
-        Resource::Playzones => "SELECT COUNT(*) AS n FROM playzones WHERE account_id = $1",
-        Resource::Repositories => "SELECT COUNT(*) AS n FROM repositories WHERE account_id = $1",
-        Resource::Triggers => "SELECT COUNT(*) AS n FROM triggers WHERE account_id = $1 AND config IS NOT NULL",
-        Resource::Schedules => "SELECT COUNT(*) AS n FROM schedules WHERE account_id = $1 AND config IS NOT NULL",
+        Resource::ApiKeys => "SELECT 1 FROM api_keys WHERE account_id = $1",
+        Resource::Playrooms => "SELECT 1 FROM playrooms WHERE account_id = $1 AND deleted_at IS NULL",
+        Resource::Playspecs => "SELECT 1 FROM playspecs WHERE account_id = $1",
+        Resource::Playgrounds => {
+            concat!("SELECT 1 FROM playgrounds g WHERE g.account_id = $1 AND ", super::job_results::holds_host!())
+        }
+        Resource::ImportTemplates => "SELECT 1 FROM import_templates WHERE account_id = $1",
+        Resource::WebhookEndpoints => "SELECT 1 FROM webhook_endpoints WHERE account_id = $1",
+        Resource::Playzones => "SELECT 1 FROM playzones WHERE account_id = $1",
+        Resource::Repositories => "SELECT 1 FROM repositories WHERE account_id = $1",
+        Resource::Triggers => "SELECT 1 FROM triggers WHERE account_id = $1 AND config IS NOT NULL",
+        Resource::Schedules => "SELECT 1 FROM schedules WHERE account_id = $1 AND config IS NOT NULL",
     }
 }
 

@@ -192,7 +192,6 @@ mod tests {
             persist_volumes: false,
             playzone_id: None,
             sleep_after_secs: None,
-            playground_count: 1,
             created_at: now,
             updated_at: now,
         };
