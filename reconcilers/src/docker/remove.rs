@@ -27,7 +27,13 @@ use crate::{Error, Result};
 
 /// The engine's default stop timeout.
 const DEFAULT_GRACE: Duration = Duration::from_secs(10);
-const POLL: Duration = Duration::from_millis(250);
+/// The first look after the signal, doubled after each look up to
+/// [`POLL_MAX`]: a process that handles its signal is usually gone within
+/// a few milliseconds (a rollout used to wait out a whole 250 ms poll
+/// for each container it replaced), one that takes its grace period costs
+/// a look every 250 ms.
+const POLL_FIRST: Duration = Duration::from_millis(10);
+const POLL_MAX: Duration = Duration::from_millis(250);
 
 /// Stops container `id` gracefully (see the [module documentation](self)),
 /// then removes it with its anonymous volumes.
@@ -76,14 +82,24 @@ pub async fn stop_gracefully(docker: &Docker, id: &str) -> Result<()> {
         other => other.map_err(|e| Error::docker("signal container", e))?,
     }
     let deadline = Instant::now() + grace;
-    while Instant::now() < deadline {
-        tokio::time::sleep(POLL).await;
+    for poll in polls() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        tokio::time::sleep(poll.min(left)).await;
         match stop_state(docker, id).await? {
             Some((true, ..)) => {}
             _ => return Ok(()),
         }
     }
     Ok(())
+}
+
+/// The waits between looks at a signalled container: [`POLL_FIRST`],
+/// doubled each time, then [`POLL_MAX`] for ever.
+fn polls() -> impl Iterator<Item = Duration> {
+    std::iter::successors(Some(POLL_FIRST), |poll| Some((*poll * 2).min(POLL_MAX)))
 }
 
 /// (running, stop timeout, stop signal), or `None` when the container is
@@ -98,4 +114,23 @@ async fn stop_state(docker: &Docker, id: &str) -> Result<Option<(bool, Duration,
         .map_or(DEFAULT_GRACE, Duration::from_secs);
     let signal = config.and_then(|c| c.stop_signal.clone()).unwrap_or_else(|| "SIGTERM".to_owned());
     Ok(Some((running, grace, signal)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A container that stops at once is seen stopped after 10 ms, not a
+    /// whole poll later; one that takes its 10 s grace costs about 45 looks.
+    #[test]
+    fn looks_start_soon_and_settle_at_the_longest_poll() {
+        let first: Vec<u128> = polls().take(7).map(|d| d.as_millis()).collect();
+        assert_eq!(first, [10, 20, 40, 80, 160, 250, 250]);
+        let mut waited = Duration::ZERO;
+        let looks = polls().take_while(|d| {
+            waited += *d;
+            waited <= DEFAULT_GRACE
+        });
+        assert!((40..=46).contains(&looks.count()));
+    }
 }

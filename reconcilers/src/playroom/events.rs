@@ -73,6 +73,7 @@ use play_core::model::playroom::WatchedPlayroom;
 use play_core::secrets::SecretBox;
 use play_core::store::Store;
 use play_core::store::sweep;
+use throttle::{Spacing, Wake};
 use tokio::sync::mpsc;
 use tokio::task::{Id, JoinSet};
 use tokio_util::sync::CancellationToken;
@@ -105,6 +106,10 @@ pub struct EventsConfig {
     /// dependency's `health_status` event, which follows its start within
     /// a healthcheck interval, is not held back long (docs/decisions.md).
     pub cooldown: Duration,
+    /// The spacing of a `health_status` event's wake-up instead: what a
+    /// rollout waits for goes on within this of the last wake-up, not the
+    /// rest of the cooldown (`throttle`'s documentation).
+    pub health_cooldown: Duration,
 }
 
 impl Default for EventsConfig {
@@ -114,6 +119,7 @@ impl Default for EventsConfig {
             backoff: Backoff { initial: Duration::from_secs(1), max: Duration::from_secs(60) },
             stable_after: Duration::from_secs(30),
             cooldown: Duration::from_millis(500),
+            health_cooldown: Duration::from_millis(100),
         }
     }
 }
@@ -168,7 +174,8 @@ impl PlaygroundEvents {
     ) -> (impl Stream<Item = i64> + Send + 'static, WatchHandle, impl Future<Output = ()> + Send + 'static) {
         let (tx, rx) = mpsc::channel(BUFFER);
         let (requests_tx, requests) = mpsc::unbounded_channel();
-        let ids = throttle::throttle(rx, self.config.cooldown);
+        let spacing = Spacing { cooldown: self.config.cooldown, health_cooldown: self.config.health_cooldown };
+        let ids = throttle::throttle(rx, spacing);
         (ids, WatchHandle { tx: requests_tx }, supervise(Arc::new(self), tx, requests, shutdown))
     }
 }
@@ -182,7 +189,7 @@ struct Watching {
 
 async fn supervise(
     events: Arc<PlaygroundEvents>,
-    tx: mpsc::Sender<i64>,
+    tx: mpsc::Sender<Wake>,
     mut requests: mpsc::UnboundedReceiver<i64>,
     shutdown: CancellationToken,
 ) {

@@ -18,6 +18,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::throttle::Wake;
 use super::{ACTIONS, PlaygroundEvents};
 use crate::docker::{labels, ownership};
 use crate::{Error, Result};
@@ -27,7 +28,7 @@ pub(super) struct Watcher {
     pub(super) events: Arc<PlaygroundEvents>,
     pub(super) room: WatchedPlayroom,
     pub(super) installation: String,
-    pub(super) tx: mpsc::Sender<i64>,
+    pub(super) tx: mpsc::Sender<Wake>,
     pub(super) stop: CancellationToken,
 }
 
@@ -82,21 +83,22 @@ impl Watcher {
         let since = engine_now(&docker).await?;
         let mut stream = subscribe(&docker, &self.installation, &since);
         for id in sweep::playgrounds_in(&e.store, self.room.id).await? {
-            self.send(id).await;
+            self.send(Wake::of(id)).await;
         }
         while let Some(event) = stream.next().await {
             let event = event.map_err(|e| Error::docker("events", e))?;
             if let Some(id) = playground_of(&event, &self.installation) {
                 tracing::debug!(playroom = self.room.id, playground = id, action = ?event.action, "Docker event");
-                self.send(id).await;
+                let health = event.action.as_deref().is_some_and(|a| a.starts_with("health_status"));
+                self.send(Wake { id, health }).await;
             }
         }
         Ok(())
     }
 
-    async fn send(&self, id: i64) {
+    async fn send(&self, wake: Wake) {
         // Fails only when the runtime is gone; `run` then stops.
-        let _ = self.tx.send(id).await;
+        let _ = self.tx.send(wake).await;
     }
 }
 
