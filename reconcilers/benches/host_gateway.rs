@@ -1,5 +1,8 @@
-//! Host access benchmark: SSH connect + Docker ping, and 100 sequential small
-//! Docker API calls over one pooled SSH connection vs the local socket.
+//! Host access benchmark: SSH connect + Docker ping, 100 sequential small
+//! Docker API calls over one pooled SSH connection vs the local socket, and
+//! 20 container inspects (about 5 KB each, which the engine writes in two
+//! pieces) one at a time and 4 at a time, as an observation of a
+//! 20-service Playground makes them.
 //!
 //! Needs root (sshd), Debian's openssh-server and a Docker engine on
 //! /var/run/docker.sock, like the e2e tests. Run:
@@ -27,6 +30,37 @@ type Result<T, E = Box<dyn std::error::Error>> = std::result::Result<T, E>;
 const CALLS: usize = 100;
 const ROUNDS: usize = 7;
 const CONNECTS: usize = 15;
+const INSPECTS: usize = 20;
+/// The container the inspects read: created (never started) from an empty
+/// imported image, removed at the end.
+const INSPECTED: &str = "play-bench-host-gateway-inspected";
+
+/// Removes the inspected container (and its image) when dropped.
+struct Inspected;
+
+impl Inspected {
+    fn create() -> Result<Inspected> {
+        let image = "play-bench/empty:1";
+        let import = "tar -cf - -T /dev/null | docker import - play-bench/empty:1 >/dev/null";
+        let status = Command::new("sh").args(["-c", import]).status()?;
+        if !status.success() {
+            return Err("docker import of an empty image failed".into());
+        }
+        let _ = Command::new("docker").args(["rm", "-f", INSPECTED]).output();
+        let out = Command::new("docker").args(["create", "--name", INSPECTED, image, "none"]).output()?;
+        if !out.status.success() {
+            return Err(format!("docker create: {}", String::from_utf8_lossy(&out.stderr)).into());
+        }
+        Ok(Inspected)
+    }
+}
+
+impl Drop for Inspected {
+    fn drop(&mut self) {
+        let _ = Command::new("docker").args(["rm", "-f", INSPECTED]).output();
+        let _ = Command::new("docker").args(["rmi", "play-bench/empty:1"]).output();
+    }
+}
 
 struct Sshd {
     child: Child,
@@ -119,6 +153,28 @@ async fn sequential_calls(target: &HostTarget) -> Result<(Duration, Duration)> {
     Ok((median(pings), median(versions)))
 }
 
+/// `INSPECTS` inspects of [`INSPECTED`] one after the other, then 4 at a
+/// time, over one warmed-up pooled connection; median per round.
+async fn inspects(target: &HostTarget) -> Result<(Duration, Duration)> {
+    use futures::{StreamExt as _, TryStreamExt as _};
+    let gateway = gateway();
+    let docker = gateway.docker(target).await?;
+    let inspect = || docker.inspect_container(INSPECTED, None::<bollard::query_parameters::InspectContainerOptions>);
+    inspect().await?;
+    let (mut one, mut four) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        let started = Instant::now();
+        for _ in 0..INSPECTS {
+            inspect().await?;
+        }
+        one.push(started.elapsed());
+        let started = Instant::now();
+        let _: Vec<_> = futures::stream::iter((0..INSPECTS).map(|_| inspect())).buffered(4).try_collect().await?;
+        four.push(started.elapsed());
+    }
+    Ok((median(one), median(four)))
+}
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
@@ -155,6 +211,12 @@ async fn main() -> Result<()> {
             ms(versions) / CALLS as f64
         );
         results.push((name, pings, versions));
+    }
+    let _inspected = Inspected::create()?;
+    for (name, target) in [("local socket", &local), ("ssh direct-streamlocal", &ssh), ("ssh dial-stdio", &dial_stdio)]
+    {
+        let (one, four) = inspects(target).await?;
+        println!("{name:<24} {INSPECTS} inspects: {:>8.2} ms one at a time, {:>8.2} ms 4 at a time", ms(one), ms(four));
     }
     let (_, local_pings, local_versions) = results[0];
     for (name, pings, versions) in &results[1..] {

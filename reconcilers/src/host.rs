@@ -31,6 +31,7 @@ pub mod exchange;
 pub mod gateway;
 pub mod local;
 pub mod pool;
+mod quickack;
 pub mod reachability;
 pub mod registry;
 pub mod ssh;

@@ -243,6 +243,7 @@ async fn connect_inner(
         .await
         .map_err(|e| fail(FailureStage::Connect, classify_tcp(params, &e)))?;
     let _ = tcp.set_nodelay(true);
+    let tcp = super::quickack::QuickAck::new(tcp);
 
     let handler = Client { pin: params.pin.clone(), observed: Arc::clone(&observed) };
     let mut handle = client::connect_stream(Arc::new(russh_config(params, cfg)), tcp, handler)

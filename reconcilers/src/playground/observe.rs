@@ -12,13 +12,21 @@ use std::collections::HashMap;
 
 use bollard::Docker;
 use bollard::query_parameters::InspectContainerOptions;
-use futures::future::try_join_all;
+use futures::{StreamExt, TryStreamExt};
 
 use super::plan::{Observed, ObservedContainer};
 use super::spec::{Desired, LABEL_CONFIG_HASH, LABEL_EPOCH, LABEL_SERVICE, LABEL_VOLUME, is_source_key};
 use crate::docker::edge_network;
 use crate::docker::{inspect, labels, status_of};
 use crate::{Error, Result};
+
+/// How many containers one observation inspects at a time: as many HTTP
+/// connections as the host pool keeps idle (`HostConfig`'s
+/// `max_idle_http_connections`), so a pass reuses its Playroom's channels
+/// instead of opening one per container and dropping all but four
+/// (`docs/decisions.md`, "Host access"). Measured over SSH, 20 inspects 4
+/// at a time take about as long as 20 at once (BENCHMARKS.md).
+const INSPECTS_AT_ONCE: usize = 4;
 
 /// Everything on the host labelled for `playground_id`, which of `images`
 /// are present, which of the named `volumes` exist (labelled or not: the
@@ -35,10 +43,12 @@ pub async fn observe(
     let filters = labels::of_playground(installation, playground_id);
     let listed = labels::containers(docker, &filters).await?;
     // A container removed between the list and the inspect is skipped.
-    let inspected = try_join_all(
-        listed.iter().filter_map(|c| c.id.clone()).map(|id| async move { inspect::container(docker, &id).await }),
-    )
-    .await?;
+    let ids: Vec<String> = listed.iter().filter_map(|c| c.id.clone()).collect();
+    let inspected: Vec<_> =
+        futures::stream::iter(ids.into_iter().map(|id| async move { inspect::container(docker, &id).await }))
+            .buffered(INSPECTS_AT_ONCE)
+            .try_collect()
+            .await?;
     let containers = inspected
         .into_iter()
         .flatten()
