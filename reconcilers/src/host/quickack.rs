@@ -81,6 +81,8 @@ impl AsyncWrite for QuickAck {
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
+
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpListener;
 
