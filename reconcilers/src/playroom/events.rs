@@ -31,8 +31,12 @@
 //!   observe the host after it. Playgrounds that were backing off because
 //!   the host was down are retried at once.
 //! - When the stream fails or ends (SSH dropped, engine restarted) the
-//!   watcher reconnects after a jittered backoff ([`EventsConfig::backoff`]),
-//!   reloading the Playroom's settings each time.
+//!   watcher reconnects, reloading the Playroom's settings each time: at
+//!   once after a stream that stayed open [`EventsConfig::stable_after`],
+//!   else after a jittered backoff ([`EventsConfig::backoff`]) that grows
+//!   with each stream that ended sooner (each open wakes every Playground
+//!   of the Playroom, so a stream that opens and drops in a loop must not
+//!   do so at full speed).
 //!
 //! # Guarantees
 //!
@@ -97,8 +101,9 @@ pub struct EventsConfig {
     /// Delay before reconnecting a failed stream; grows with consecutive
     /// failures.
     pub backoff: Backoff,
-    /// A stream open at least this long counts as healthy: the next failure
-    /// backs off from the start again.
+    /// A stream open at least this long counts as healthy: when it ends,
+    /// the watcher reconnects at once, and the next failure backs off from
+    /// the start again (`watcher::Reconnects`).
     pub stable_after: Duration,
     /// Events wake one Playground at most once per this long; later ones
     /// are held back to its end (so a crash-looping container does not keep
@@ -116,8 +121,11 @@ impl Default for EventsConfig {
     fn default() -> Self {
         EventsConfig {
             refresh: Duration::from_secs(10),
-            backoff: Backoff { initial: Duration::from_secs(1), max: Duration::from_secs(60) },
-            stable_after: Duration::from_secs(30),
+            // Attempts that fail to connect wake nothing, so they may start
+            // soon: a restarted sshd listens again within a fraction of a
+            // second.
+            backoff: Backoff { initial: Duration::from_millis(250), max: Duration::from_secs(60) },
+            stable_after: Duration::from_secs(10),
             cooldown: Duration::from_millis(500),
             health_cooldown: Duration::from_millis(100),
         }

@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use super::throttle::Wake;
 use super::{ACTIONS, PlaygroundEvents};
 use crate::docker::{labels, ownership};
+use crate::runtime::Backoff;
 use crate::{Error, Result};
 
 /// Follows one Playroom's events until stopped.
@@ -37,7 +38,7 @@ impl Watcher {
         let room = self.room.id;
         tracing::debug!(playroom = room, "watching the Playroom's Docker events");
         let config = &self.events.config;
-        let mut failures: u32 = 0;
+        let mut reconnects = Reconnects::default();
         loop {
             let opened = Instant::now();
             let outcome = tokio::select! {
@@ -47,11 +48,7 @@ impl Watcher {
             if self.tx.is_closed() {
                 break;
             }
-            if opened.elapsed() >= config.stable_after {
-                failures = 0;
-            }
-            failures = failures.saturating_add(1);
-            let delay = config.backoff.delay(failures);
+            let delay = reconnects.after(opened.elapsed(), config.stable_after, &config.backoff);
             match outcome {
                 Ok(()) => tracing::debug!(playroom = room, ?delay, "the Docker event stream ended; reconnecting"),
                 Err(error) => {
@@ -99,6 +96,40 @@ impl Watcher {
     async fn send(&self, wake: Wake) {
         // Fails only when the runtime is gone; `run` then stops.
         let _ = self.tx.send(wake).await;
+    }
+}
+
+/// When to reconnect after a stream ended: at once after a healthy one,
+/// then backing off.
+///
+/// Invariants: the first reconnect after a stream that stayed open at
+/// least `stable_after` is immediate (a host restarting its sshd, or a
+/// network blip, is watched again, and fully observed, without waiting
+/// out a delay); every further stream that ends sooner than that counts as
+/// one more consecutive failure and waits `backoff.delay(failures)`, so a
+/// connection that opens and drops in a loop, each open waking every
+/// Playground of the Playroom, is retried ever more slowly (up to
+/// `backoff.max`). A failure to connect counts the same as a short stream.
+#[derive(Debug, Default)]
+struct Reconnects {
+    /// Consecutive streams (or attempts) that ended before `stable_after`.
+    failures: u32,
+}
+
+impl Reconnects {
+    /// The delay before the next attempt, after one that lasted `lived`.
+    fn after(
+        &mut self,
+        lived: std::time::Duration,
+        stable_after: std::time::Duration,
+        backoff: &Backoff,
+    ) -> std::time::Duration {
+        if lived >= stable_after {
+            self.failures = 0;
+        }
+        let delay = if self.failures == 0 { std::time::Duration::ZERO } else { backoff.delay(self.failures) };
+        self.failures = self.failures.saturating_add(1);
+        delay
     }
 }
 
@@ -153,6 +184,8 @@ pub fn playground_of(event: &EventMessage, installation: &str) -> Option<i64> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
+
     use bollard::models::{EventActor, EventMessageTypeEnum};
     use play_core::desired::{LABEL_INSTALLATION, LABEL_PLAYGROUND};
 
@@ -168,6 +201,30 @@ mod tests {
             }),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_healthy_stream_reconnects_at_once_and_short_ones_back_off() {
+        use std::time::Duration;
+        let backoff = Backoff { initial: Duration::from_millis(250), max: Duration::from_secs(60) };
+        let stable = Duration::from_secs(10);
+        let mut r = Reconnects::default();
+        // The first stream stayed up: reconnect at once.
+        assert_eq!(r.after(Duration::from_secs(60), stable, &backoff), Duration::ZERO);
+        // Then each short one waits longer (the ceiling doubles).
+        let mut ceilings = Vec::new();
+        for _ in 0..10 {
+            let delay = r.after(Duration::from_millis(300), stable, &backoff);
+            assert!(delay >= backoff.initial, "{delay:?}");
+            ceilings.push(backoff.ceiling(r.failures - 1));
+            assert!(delay <= *ceilings.last().unwrap(), "{delay:?}");
+        }
+        assert_eq!(ceilings[0], Duration::from_millis(500));
+        assert_eq!(ceilings[9], Duration::from_secs(60), "capped at the maximum");
+        // A healthy stream again: at once, and the backoff starts over.
+        assert_eq!(r.after(stable, stable, &backoff), Duration::ZERO);
+        let next = r.after(Duration::ZERO, stable, &backoff);
+        assert!(next <= Duration::from_millis(500), "{next:?}");
     }
 
     #[test]
