@@ -6,6 +6,7 @@
 //! only wakes Playgrounds: it never changes anything on the host.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bollard::Docker;
 use bollard::models::EventMessage;
@@ -118,16 +119,11 @@ struct Reconnects {
 
 impl Reconnects {
     /// The delay before the next attempt, after one that lasted `lived`.
-    fn after(
-        &mut self,
-        lived: std::time::Duration,
-        stable_after: std::time::Duration,
-        backoff: &Backoff,
-    ) -> std::time::Duration {
+    fn after(&mut self, lived: Duration, stable_after: Duration, backoff: &Backoff) -> Duration {
         if lived >= stable_after {
             self.failures = 0;
         }
-        let delay = if self.failures == 0 { std::time::Duration::ZERO } else { backoff.delay(self.failures) };
+        let delay = if self.failures == 0 { Duration::ZERO } else { backoff.delay(self.failures) };
         self.failures = self.failures.saturating_add(1);
         delay
     }
@@ -205,7 +201,6 @@ mod tests {
 
     #[test]
     fn a_healthy_stream_reconnects_at_once_and_short_ones_back_off() {
-        use std::time::Duration;
         let backoff = Backoff { initial: Duration::from_millis(250), max: Duration::from_secs(60) };
         let stable = Duration::from_secs(10);
         let mut r = Reconnects::default();
