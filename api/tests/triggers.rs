@@ -130,6 +130,50 @@ async fn a_pull_request_trigger_acts_only_when_started_by_a_key_that_may_read_pl
     assert!(again.body["condition"].as_str().unwrap().contains("playzones:read"), "{}", again.text);
 }
 
+/// Issue #49, item 3: a template version needs only
+/// `import_templates:write`; one that points a started pull-request
+/// trigger at another repository, another branch pattern or another
+/// Compose file takes back what the starting key's `playzones:read`
+/// allowed, and the trigger says so until a key that may read starts it
+/// again. The same versions from a key that holds `playzones:read` keep
+/// it, and so does a version that changes nothing the trigger builds.
+#[tokio::test]
+async fn a_version_that_redirects_a_pull_request_trigger_takes_back_its_reading() {
+    let app = TestApp::new().await;
+    let id = create_template(&app, &app.admin, "previews", "").await;
+    let body = SITE.replace("event_type: push", "event_type: pull_request");
+    assert_eq!(create_version(&app, &app.admin, id, &body, false).await.status, StatusCode::CREATED);
+    let path = format!("/api/triggers/{}", app.get("/api/triggers", &app.admin).await.body[0]["id"]);
+    let room = app.post("/api/playrooms", &app.admin, json!({"playroom": {"name": "room", "host": "h"}})).await;
+    let start = json!({"trigger": {"playroom_id": room.body["id"], "variables": {"WHO": "x"}}});
+    let author: ScopeSet = [Scope::ImportTemplatesRead, Scope::ImportTemplatesWrite].into_iter().collect();
+    let author = app.key_for(app.account_id, author, None).await;
+    let condition = async || app.get(&path, &app.admin).await.body["condition"].clone();
+    for redirect in [
+        body.replace("site.git", "secret.git"),
+        body.replace("branch: \"feature/*\"", "branch: \"release/*\""),
+        body.replace("WHO: $$var__WHO", "WHO: $$var__WHO\n      MORE: built-differently"),
+    ] {
+        let started = patch(&app, &path, &app.admin, Some(start.clone())).await;
+        assert!(started.body["condition"].is_null(), "{}", started.text);
+        // The same body again changes nothing it builds.
+        assert_eq!(create_version(&app, &author, id, &body, false).await.status, StatusCode::CREATED);
+        assert!(condition().await.is_null(), "an unchanged body keeps it");
+        let made = create_version(&app, &author, id, &redirect, false).await;
+        assert_eq!(made.status, StatusCode::CREATED, "{}", made.text);
+        let said = condition().await;
+        assert!(said.as_str().is_some_and(|c| c.contains("playzones:read")), "{redirect}: {said}");
+        // Back to the first body, by a key that may read: still waits.
+        assert_eq!(create_version(&app, &app.admin, id, &body, false).await.status, StatusCode::CREATED);
+        assert!(condition().await.as_str().is_some_and(|c| c.contains("playzones:read")));
+    }
+    let started = patch(&app, &path, &app.admin, Some(start)).await;
+    assert!(started.body["condition"].is_null(), "{}", started.text);
+    let by_reader = create_version(&app, &app.admin, id, &body.replace("site.git", "secret.git"), false).await;
+    assert_eq!(by_reader.status, StatusCode::CREATED, "{}", by_reader.text);
+    assert!(condition().await.is_null(), "a key that may read keeps it");
+}
+
 /// Triggers count against the account's `triggers` quota (and schedules
 /// against `schedules`): a version that turns one on beyond it is refused
 /// and writes nothing; a new version of a template whose trigger is on

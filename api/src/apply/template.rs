@@ -87,7 +87,12 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
                     .map_err(|e| rekeyed(e.into(), "import_template", object))?;
             }
             if changed("template_body") != Some(&json!(spec.template_body)) {
-                let new = NewVersion { template_body: &spec.template_body, public, variables: &variables };
+                let new = NewVersion {
+                    template_body: &spec.template_body,
+                    public,
+                    variables: &variables,
+                    author_may_read_playzones: cx.principal.scopes.grants(play_core::scopes::Scope::PlayzonesRead),
+                };
                 templates::create_version(&mut *cx.conn, cx.principal.acting(), t.id, new, &cx.state.config.quotas)
                     .await?;
             } else if changed("public") != Some(&json!(public))
@@ -101,7 +106,12 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
             let created = templates::create(&mut *cx.conn, cx.principal.acting(), fields, &cx.state.config.quotas)
                 .await
                 .map_err(|e| rekeyed(e.into(), "import_template", object))?;
-            let new = NewVersion { template_body: &spec.template_body, public, variables: &variables };
+            let new = NewVersion {
+                template_body: &spec.template_body,
+                public,
+                variables: &variables,
+                author_may_read_playzones: cx.principal.scopes.grants(play_core::scopes::Scope::PlayzonesRead),
+            };
             templates::create_version(&mut *cx.conn, cx.principal.acting(), created.id, new, &cx.state.config.quotas)
                 .await?;
             created.id

@@ -11,6 +11,7 @@ use axum::http::StatusCode;
 use play_core::compose::{self, svc};
 use play_core::model::template::NewVersion;
 use play_core::playground::launch::{self, TemplateLaunch};
+use play_core::scopes::Scope;
 use play_core::store::templates;
 
 use crate::auth::Principal;
@@ -56,8 +57,12 @@ pub async fn create_version(
     crate::input::templates::check_schedule(&info, state.config.schedule_min_interval).map_err(ApiError::validation)?;
     let variables = serde_json::to_value(&info.variables)
         .map_err(|e| play_core::Error::Internal(format!("variables do not serialise: {e}")))?;
-    let new =
-        NewVersion { template_body: &body.template_body, public: body.public.unwrap_or(false), variables: &variables };
+    let new = NewVersion {
+        template_body: &body.template_body,
+        public: body.public.unwrap_or(false),
+        variables: &variables,
+        author_may_read_playzones: principal.scopes.grants(Scope::PlayzonesRead),
+    };
     let version = templates::create_version(&state.store, principal.acting(), id, new, &state.config.quotas).await?;
     wake_schedule(&state, id).await?;
     Ok((StatusCode::CREATED, JsonResponse(CreatedVersion { version: version.into(), warnings: info.warnings })))
@@ -77,7 +82,9 @@ pub async fn destroy_version(
     body: Option<Json<VersionParams>>,
 ) -> ApiResult<StatusCode> {
     let (version_id, _) = version_params(query, body, false)?;
-    templates::destroy_version(&state.store, principal.acting(), id, version_id, &state.config.quotas).await?;
+    let may_read = principal.scopes.grants(Scope::PlayzonesRead);
+    templates::destroy_version(&state.store, principal.acting(), id, version_id, &state.config.quotas, may_read)
+        .await?;
     wake_schedule(&state, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -67,4 +67,9 @@ pub struct NewVersion<'a> {
     pub public: bool,
     /// What the body declares.
     pub variables: &'a serde_json::Value,
+    /// Whether the key that writes it holds `playzones:read`: a version
+    /// by a key without it that changes what a trigger builds takes back
+    /// the trigger's reading through the installation (issue #49, item
+    /// 3).
+    pub author_may_read_playzones: bool,
 }

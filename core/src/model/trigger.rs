@@ -49,7 +49,8 @@ pub struct Trigger {
     /// The Playzone the trigger follows, once found.
     pub playzone_id: Option<i64>,
     /// Whether the key that last started it (set its Playroom, or
-    /// unpaused it) held `playzones:read`: a pull-request trigger reads
+    /// unpaused it) held `playzones:read`, and no version since changed
+    /// what it builds by a key without it: a pull-request trigger reads
     /// through the account's installation only then.
     pub may_read_playzones: bool,
     pub last_pass_at: Option<Timestamp>,
@@ -61,7 +62,8 @@ pub struct Trigger {
 /// `playzones:read`.
 pub const NEEDS_PLAYZONES_READ: &str = "a pull_request trigger builds a repository read through the account's \
      GitHub installation: start it (PATCH /api/triggers/{id} with playroom_id) with a key that also holds \
-     playzones:read";
+     playzones:read (a template version written by a key without it that changes the repository, the branch or \
+     the Compose file takes that back)";
 
 impl Trigger {
     /// Why the trigger does nothing, if it does nothing: what the account

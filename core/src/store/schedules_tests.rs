@@ -119,5 +119,10 @@ async fn a_pending_run_closed_as_missed_is_a_missed_event() {
 
 fn version(body: &str) -> crate::model::template::NewVersion<'_> {
     static NONE: std::sync::LazyLock<serde_json::Value> = std::sync::LazyLock::new(|| serde_json::json!({}));
-    crate::model::template::NewVersion { template_body: body, public: false, variables: &NONE }
+    crate::model::template::NewVersion {
+        template_body: body,
+        public: false,
+        variables: &NONE,
+        author_may_read_playzones: false,
+    }
 }

@@ -265,10 +265,12 @@ pub async fn create_version(
     limits: &QuotaLimits,
 ) -> Result<Version> {
     let Acting { account_id, actor } = by;
-    let NewVersion { template_body, public, variables } = new;
+    let NewVersion { template_body, public, variables, author_may_read_playzones } = new;
     on.into()
         .write(async |conn| {
             owned(&mut *conn, account_id, id).await?;
+            let previous =
+                super::triggers::Authored::before_in(conn, account_id, id, author_may_read_playzones).await?;
             // Takes the template's row lock on PostgreSQL: concurrent writers queue
             // here and each reads the number the previous one left.
             let number: i64 = sqlx::query(
@@ -298,7 +300,7 @@ pub async fn create_version(
             touch_in(conn, account_id, id, actor, serde_json::json!({"version": number, "change": "version_created"}))
                 .await?;
             super::schedules::sync_in(conn, account_id, id, limits).await?;
-            super::triggers::sync_in(conn, account_id, id, limits).await?;
+            super::triggers::sync_in(conn, account_id, id, limits, Some(previous)).await?;
             owned_version_in(conn, account_id, id, version_id).await
         })
         .await
@@ -315,18 +317,28 @@ async fn owned_version_in(conn: &mut Conn, account_id: i64, id: i64, version_id:
 
 /// Deletes one version (by its id). Its number is not reused. When that
 /// makes an older version the latest, its trigger or schedule counts
-/// against the quota like a new version's.
-pub async fn destroy_version(store: &Store, by: Acting, id: i64, version_id: i64, limits: &QuotaLimits) -> Result<()> {
+/// against the quota like a new version's, and a trigger it redirects
+/// needs a start by a key that may read Playzones unless `by` may
+/// (`author_may_read_playzones`).
+pub async fn destroy_version(
+    store: &Store,
+    by: Acting,
+    id: i64,
+    version_id: i64,
+    limits: &QuotaLimits,
+    author_may_read_playzones: bool,
+) -> Result<()> {
     let Acting { account_id, actor } = by;
     store
         .in_write(async |tx| {
             owned(&mut *tx, account_id, id).await?;
+            let previous = super::triggers::Authored::before_in(tx, account_id, id, author_may_read_playzones).await?;
             let version = owned_version_in(tx, account_id, id, version_id).await?;
             delete_owned(tx, "import_template_versions", version_id, account_id).await?;
             let metadata = serde_json::json!({"version": version.version, "change": "version_destroyed"});
             touch_in(tx, account_id, id, actor, metadata).await?;
             super::schedules::sync_in(tx, account_id, id, limits).await?;
-            super::triggers::sync_in(tx, account_id, id, limits).await.map(|_| ())
+            super::triggers::sync_in(tx, account_id, id, limits, Some(previous)).await.map(|_| ())
         })
         .await
 }

@@ -75,5 +75,10 @@ async fn what_a_target_reported_is_kept_beside_it() {
 
 fn version(body: &str) -> crate::model::template::NewVersion<'_> {
     static NONE: std::sync::LazyLock<serde_json::Value> = std::sync::LazyLock::new(|| serde_json::json!({}));
-    crate::model::template::NewVersion { template_body: body, public: false, variables: &NONE }
+    crate::model::template::NewVersion {
+        template_body: body,
+        public: false,
+        variables: &NONE,
+        author_may_read_playzones: false,
+    }
 }

@@ -68,19 +68,52 @@ fn settings_of(body: &str) -> Option<TriggerSettings> {
     })
 }
 
+/// Who changes a template's versions, and what its trigger built before:
+/// read in the same transaction before the change.
+#[derive(Debug)]
+pub struct Authored {
+    /// The latest version's body before the change (`None`: none).
+    previous_body: Option<String>,
+    /// Whether the key that makes the change holds `playzones:read`.
+    author_may_read_playzones: bool,
+}
+
+impl Authored {
+    /// What template `template_id` builds now, and whether the key about
+    /// to change it may read Playzones.
+    pub async fn before_in(
+        conn: &mut Conn,
+        account_id: i64,
+        template_id: i64,
+        author_may_read_playzones: bool,
+    ) -> Result<Authored> {
+        let previous_body = launch_settings::latest_body_in(conn, account_id, template_id).await?.map(|(_, b)| b);
+        Ok(Authored { previous_body, author_may_read_playzones })
+    }
+}
+
 /// Brings template `template_id`'s trigger in line with its latest
 /// version, in the caller's transaction: made when that version has an
 /// enabled trigger, its settings replaced, or switched off (its targets
 /// stay: the next pass converges them). Its id, if it has one.
+///
+/// A change of the repository, the branch pattern or the Compose file
+/// (the template's body) by a key without `playzones:read` (`authored`)
+/// takes back what the key that started the trigger was allowed: the
+/// trigger waits for a start by a key that may read (issue #49, item 3:
+/// else a version, which needs only `import_templates:write`, points a
+/// started pull-request trigger at another private repository of the
+/// installation and has it built into an image its author chose).
 pub async fn sync_in(
     conn: &mut Conn,
     account_id: i64,
     template_id: i64,
     limits: &crate::model::quota::QuotaLimits,
+    authored: Option<Authored>,
 ) -> Result<Option<i64>> {
-    let (settings, version) = match launch_settings::latest_body_in(&mut *conn, account_id, template_id).await? {
-        Some((version, body)) => (settings_of(&body), version),
-        None => (None, 0),
+    let (settings, version, body) = match launch_settings::latest_body_in(&mut *conn, account_id, template_id).await? {
+        Some((version, body)) => (settings_of(&body), version, Some(body)),
+        None => (None, 0, None),
     };
     let existing = sqlx::query(&format!("SELECT {COLUMNS} FROM triggers WHERE template_id = $1"))
         .bind(template_id)
@@ -89,6 +122,16 @@ pub async fn sync_in(
         .as_ref()
         .map(from_row)
         .transpose()?;
+    if let (Some(row), Some(authored)) = (&existing, &authored)
+        && row.may_read_playzones
+        && !authored.author_may_read_playzones
+        && redirects(row.settings.as_ref(), settings.as_ref(), authored.previous_body.as_deref(), body.as_deref())
+    {
+        sqlx::query("UPDATE triggers SET may_read_playzones = 0 WHERE id = $1")
+            .bind(row.id)
+            .execute(&mut *conn)
+            .await?;
+    }
     let synced = launch_settings::Synced {
         account_id,
         template_id,
@@ -99,6 +142,18 @@ pub async fn sync_in(
         limits,
     };
     launch_settings::sync_row_in(conn, Owner::Triggers, synced).await
+}
+
+/// Whether a change of the latest version changes what the trigger
+/// builds: its repository, its branch pattern, or the Compose file.
+fn redirects(
+    before: Option<&TriggerSettings>,
+    after: Option<&TriggerSettings>,
+    previous_body: Option<&str>,
+    body: Option<&str>,
+) -> bool {
+    let target = |s: Option<&TriggerSettings>| s.map(|s| (s.repo_url.clone(), s.branch.clone()));
+    after.is_some() && (target(before) != target(after) || previous_body != body)
 }
 
 pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Trigger> {
