@@ -200,6 +200,10 @@ pub struct ServeArgs {
     /// Most bytes one fetch from a repository may receive.
     #[arg(long, env = "PLAY_REPOSITORY_MAX_FETCH_BYTES", default_value_t = 512 * 1024 * 1024)]
     pub repository_max_fetch_bytes: u64,
+    /// Most tree entries (files, folders, links; those `.dockerignore`
+    /// leaves out included) one build context or folder read may visit.
+    #[arg(long, env = "PLAY_REPOSITORY_MAX_TREE_ENTRIES", default_value_t = play_git::DEFAULT_MAX_TREE_ENTRIES)]
+    pub repository_max_tree_entries: u64,
     /// Bound on one webhook delivery attempt (connect, send, read the answer).
     #[arg(long, env = "PLAY_WEBHOOK_TIMEOUT", default_value_t = HumanDuration(WebhooksConfig::default().timeout))]
     pub webhook_timeout: HumanDuration,

@@ -31,6 +31,7 @@ pub fn gateway(
     let config = GitConfig {
         timeout: args.repository_timeout.into(),
         max_fetch_bytes: args.repository_max_fetch_bytes,
+        max_tree_entries: args.repository_max_tree_entries,
         hosted_root: args.git_host.then(|| git_host_root(settings, args)),
         installation_tokens: github.map(|app| app as Arc<dyn InstallationTokens>),
         ..GitConfig::new(settings.data_dir.join("git"), policy.urls.clone())

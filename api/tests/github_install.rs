@@ -95,6 +95,35 @@ async fn another_organisations_installation_id_is_refused() {
     assert_eq!(app.count("scm_installations").await, 0);
 }
 
+/// Issue #49, item 4: GitHub lists an installation to anyone who can read
+/// one of its repositories. Only a person who administers the account it
+/// is on connects it: an organisation's admin, or the user account's own
+/// user; a plain member, or someone who sees another user's installation,
+/// is told why and nothing is connected.
+#[tokio::test]
+async fn only_a_person_who_administers_the_account_connects_its_installation() {
+    let Setup { app, github, browser, .. } = setup().await;
+    github.grant_member("reader", 7);
+    let member = come_back(&app, &browser, "7", &start(&app, &app.admin).await, &github.code_for("reader")).await;
+    assert_eq!(member.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", member.text);
+    let said = member.body["error"]["details"]["installation_id"][0].as_str().unwrap();
+    assert!(said.contains("do not administer") && said.contains("member"), "{said}");
+
+    github.install(12, "octocat", "User");
+    github.grant("collaborator", 12);
+    let theirs =
+        come_back(&app, &browser, "12", &start(&app, &app.admin).await, &github.code_for("collaborator")).await;
+    assert_eq!(theirs.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", theirs.text);
+    assert!(theirs.text.contains("only octocat can connect it"), "{}", theirs.text);
+    assert_eq!(app.count("scm_installations").await, 0, "nothing connected");
+
+    github.grant("octocat", 12);
+    let own = come_back(&app, &browser, "12", &start(&app, &app.admin).await, &github.code_for("octocat")).await;
+    assert_eq!(own.status, StatusCode::OK, "{}", own.text);
+    let admin = come_back(&app, &browser, "7", &start(&app, &app.admin).await, &github.code_for("octocat")).await;
+    assert_eq!(admin.status, StatusCode::OK, "an admin of acme: {}", admin.text);
+}
+
 #[tokio::test]
 async fn an_installation_belongs_to_one_account() {
     let Setup { app, github, browser, .. } = setup().await;

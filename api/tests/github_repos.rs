@@ -163,7 +163,8 @@ async fn a_private_github_repository_is_attached_and_read_with_the_installation_
         (Some(true), Some(false))
     );
     let access = g.access(zone).await;
-    assert_eq!(access.reach, Reach::App { provider: Provider::Github, installation: "7".into() });
+    let repository = play_core::scm::FullName::parse("t", "acme/api").unwrap();
+    assert_eq!(access.reach, Reach::App { provider: Provider::Github, installation: "7".into(), repository });
     assert_eq!(access.token, None, "no token is stored or handed out");
     assert_eq!(g.branches(zone).await, vec![("main".to_owned(), head.clone())], "read over HTTPS with a token");
 

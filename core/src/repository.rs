@@ -54,11 +54,16 @@ pub enum Reach {
     /// public one).
     Builtin(FullName),
     /// A repository attached through a source-hosting app installation
-    /// (a GitHub App): over the network at `url`, under the operator's
-    /// policy, with a short-lived token the gateway asks the app for
-    /// ([`InstallationTokens`]) at each call, never stored. Only the store
-    /// gives this, for an installation that is active.
-    App { provider: Provider, installation: String },
+    /// (a GitHub App): over the network, under the operator's policy, at
+    /// the clone URL the app derives from `repository` and the provider's
+    /// own host ([`InstallationTokens::clone_url`]), never at the stored
+    /// `url` (a tenant may edit that text, and the installation's token
+    /// must only ever reach the provider: issue #49, item 1), with a
+    /// short-lived token limited to that one repository and to what the
+    /// call does ([`GitAccess`]), asked of the app at each call and never
+    /// stored. Only the store gives this, for an installation that is
+    /// active, from the repository record the Playzone was attached to.
+    App { provider: Provider, installation: String, repository: FullName },
     /// The Playzone was attached through an installation that no longer
     /// gives access (the repository or the installation is gone, or the
     /// repository became private to another account): every call fails
@@ -83,15 +88,38 @@ impl fmt::Debug for RepositoryAccess {
     }
 }
 
+/// What one git call does with a repository reached through an
+/// installation: the token asked for may do that and no more.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GitAccess {
+    /// Fetches: listing branches, reading files, archives (`contents: read`
+    /// on GitHub).
+    Read,
+    /// A push: creating a branch (`contents: write`).
+    Write,
+}
+
 /// Short-lived tokens of source-hosting app installations, for git over
-/// HTTPS ([`Reach::App`]). The app caches them until shortly before they
-/// expire; the gateway forgets one the remote refused, so the next call
-/// gets a fresh one.
+/// HTTPS ([`Reach::App`]), and where the provider serves a repository.
+/// The app caches tokens until shortly before they expire; the gateway
+/// forgets the installation's tokens when the remote refused one, so the
+/// next call gets a fresh one.
 #[async_trait]
 pub trait InstallationTokens: Send + Sync + fmt::Debug {
-    /// A token of `installation` (the provider's id) of `provider`'s app.
-    async fn token(&self, provider: Provider, installation: &str) -> Result<String, RepositoryError>;
-    /// Drops the cached token of `installation` (the remote refused it).
+    /// The URL git reaches `repository` at on `provider`: built from the
+    /// provider's host as the operator configured it, so that no text a
+    /// tenant wrote decides where an installation's token goes.
+    fn clone_url(&self, provider: Provider, repository: &FullName) -> Result<String, RepositoryError>;
+    /// A token of `installation` (the provider's id) of `provider`'s app,
+    /// limited to `repository` and to `access`.
+    async fn token(
+        &self,
+        provider: Provider,
+        installation: &str,
+        repository: &FullName,
+        access: GitAccess,
+    ) -> Result<String, RepositoryError>;
+    /// Drops the cached tokens of `installation` (the remote refused one).
     fn forget(&self, provider: Provider, installation: &str);
 }
 

@@ -190,7 +190,7 @@ async fn updates_bump_the_generation_only_when_a_sync_is_needed() {
     };
     playzones::record_sync(&t.store, fence(token), z.id, &result).await.unwrap().held().unwrap();
     let policy = RepositoryPolicy::default();
-    let stored = Some(Stored { private: false, has_token: false, scm_url: "" });
+    let stored = Some(Stored { private: false, has_token: false, attached: false, scm_url: "" });
     let rename =
         Changes::validate(Input { name: Some("renamed".into()), ..Input::default() }, stored, &policy).unwrap();
     let z1 = playzones::update(&t.store, &secrets, Acting::system(a.id), z.id, rename).await.unwrap();

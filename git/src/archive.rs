@@ -20,6 +20,7 @@ use play_core::repository::{ArchiveOptions, TreeEntry};
 use tar::{EntryType, Header};
 
 use crate::error::{Error, Result};
+use crate::tree_walk::Walk;
 
 /// Git's file modes, as tree entries store them.
 const MODE_DIR: i32 = 0o040000;
@@ -91,10 +92,16 @@ pub(crate) fn read_files(
 /// directories (0755), regular files (0644, or 0755 when executable),
 /// symbolic links as link entries; submodules are left out (their
 /// contents are not in this repository). Paths are relative to `subdir`;
-/// times are the commit's, owners root.
-pub(crate) fn archive(repo: &Repository, commit: Oid, subdir: &[&str], max_bytes: u64) -> Result<Vec<u8>> {
+/// times are the commit's, owners root. The walk is bounded by `walk`.
+pub(crate) fn archive(
+    repo: &Repository,
+    commit: Oid,
+    subdir: &[&str],
+    max_bytes: u64,
+    walk: &mut Walk,
+) -> Result<Vec<u8>> {
     let mut out = Vec::new();
-    write_archive(repo, commit, subdir, max_bytes, &ArchiveOptions::default(), &mut out)?;
+    write_archive(repo, commit, subdir, max_bytes, &ArchiveOptions::default(), walk, &mut out)?;
     Ok(out)
 }
 
@@ -119,16 +126,19 @@ impl<W: Write> Write for Counting<W> {
 /// [`archive`] written to `out` as it is made (a file: one blob of the tree
 /// in memory at a time), shaped by `options`: every entry whose path
 /// (relative to `subdir`) its rules exclude is left out (a folder left
-/// out is still walked, as a `.dockerignore` exception may bring files of
-/// it back), entries go under its prefix, its last file comes last, and
-/// each entry's bytes are taken from its budget before they are written.
-/// Answers the bytes written.
+/// out is walked only when a `.dockerignore` exception may bring back
+/// something below it, as the `docker` CLI decides; issue #49, item 2),
+/// entries go under its prefix, its last file comes last, and each
+/// entry's bytes are taken from its budget before they are written. Every
+/// entry visited counts against `walk`'s bound, and its deadline is
+/// checked as it goes. Answers the bytes written.
 pub(crate) fn write_archive(
     repo: &Repository,
     commit: Oid,
     subdir: &[&str],
     max_bytes: u64,
     options: &ArchiveOptions,
+    walk: &mut Walk,
     out: impl Write,
 ) -> Result<u64> {
     let found = repo.find_commit(commit).map_err(|e| failed("reading the commit", &e))?;
@@ -150,26 +160,28 @@ pub(crate) fn write_archive(
         out.append(&mut header(mtime, EntryType::Directory, 0o755, 0), &root, Item::Data(&[]))?;
     }
     // Depth-first without recursion: a hostile repository may nest deeply.
-    let mut pending: Vec<(Tree<'_>, PathBuf)> = vec![(tree, PathBuf::new())];
+    let mut pending: Vec<(Oid, PathBuf)> = vec![(tree.id(), PathBuf::new())];
     while let Some((tree, relative)) = pending.pop() {
-        for entry in tree.iter() {
-            let path = relative.join(OsStr::from_bytes(entry.name_bytes()));
-            let left_out = options.excludes(&path.to_string_lossy());
-            let mode = entry.filemode();
-            match mode {
+        for entry in walk.entries(repo, tree)?.iter() {
+            let path = relative.join(OsStr::from_bytes(&entry.name));
+            let shown = path.to_string_lossy();
+            let left_out = options.excludes(&shown);
+            match entry.mode {
                 MODE_DIR => {
                     if !left_out {
                         let mut header = header(mtime, EntryType::Directory, 0o755, 0);
                         out.append(&mut header, &root.join(&path), Item::Data(&[]))?;
                     }
-                    let subtree = repo.find_tree(entry.id()).map_err(|e| failed("reading a tree", &e))?;
-                    pending.push((subtree, path));
+                    if !left_out || options.rules.may_bring_back_below(&shown) {
+                        pending.push((entry.id, path));
+                    }
                 }
-                MODE_FILE | MODE_FILE_GROUP_WRITABLE | MODE_EXEC | MODE_LINK if !left_out => {
-                    let size = blob_size(repo, entry.id())?;
+                mode @ (MODE_FILE | MODE_FILE_GROUP_WRITABLE | MODE_EXEC | MODE_LINK) if !left_out => {
+                    walk.check_clock()?;
+                    let size = blob_size(repo, entry.id)?;
                     // Checked before the blob is loaded.
                     out.admit(size)?;
-                    let blob = repo.find_blob(entry.id()).map_err(|e| failed("reading a file", &e))?;
+                    let blob = repo.find_blob(entry.id).map_err(|e| failed("reading a file", &e))?;
                     let path = root.join(&path);
                     if mode == MODE_LINK {
                         let mut header = header(mtime, EntryType::Symlink, 0o777, 0);
@@ -284,8 +296,15 @@ impl<W: Write> Writer<'_, W> {
 /// What `parts` (a clean relative path, split) names at `commit`: walked
 /// one folder at a time so that a link on the way is reported, not
 /// followed; a folder comes as [`archive`] makes it, a file whole (bounded
-/// by `max_bytes` before it is loaded).
-pub(crate) fn entry(repo: &Repository, commit: Oid, parts: &[&str], max_bytes: u64) -> Result<TreeEntry> {
+/// by `max_bytes` before it is loaded), the folder's walk bounded by
+/// `walk`.
+pub(crate) fn entry(
+    repo: &Repository,
+    commit: Oid,
+    parts: &[&str],
+    max_bytes: u64,
+    walk: &mut Walk,
+) -> Result<TreeEntry> {
     let mut tree = tree_of(repo, commit)?;
     for (i, part) in parts.iter().enumerate() {
         let last = i + 1 == parts.len();
@@ -294,7 +313,7 @@ pub(crate) fn entry(repo: &Repository, commit: Oid, parts: &[&str], max_bytes: u
         };
         match mode {
             MODE_LINK => return Ok(TreeEntry::Link(parts[..=i].join("/"))),
-            MODE_DIR if last => return archive(repo, commit, parts, max_bytes).map(TreeEntry::Directory),
+            MODE_DIR if last => return archive(repo, commit, parts, max_bytes, walk).map(TreeEntry::Directory),
             MODE_DIR => tree = repo.find_tree(id).map_err(|e| failed("reading a tree", &e))?,
             MODE_FILE | MODE_FILE_GROUP_WRITABLE | MODE_EXEC if last => {
                 let size = blob_size(repo, id)?;
@@ -313,5 +332,5 @@ pub(crate) fn entry(repo: &Repository, commit: Oid, parts: &[&str], max_bytes: u
         }
     }
     // No parts: the root, a folder.
-    archive(repo, commit, parts, max_bytes).map(TreeEntry::Directory)
+    archive(repo, commit, parts, max_bytes, walk).map(TreeEntry::Directory)
 }

@@ -6,8 +6,10 @@
 //! work in `spawn_blocking` under a call guard that gives the
 //! transport this call's token, policy, deadline and byte bound (see
 //! the `transport` and `call` modules). The whole call is bounded by
-//! [`GitConfig::timeout`]: the transport stops at the deadline, and the
-//! caller stops waiting shortly after it whatever libgit2 does.
+//! [`GitConfig::timeout`]: the transport and the tree walk stop at the
+//! deadline; past it (and a grace period) the call answers a timeout once
+//! its blocking work has really stopped, so nothing the caller holds for
+//! it (a build slot) is given back while a thread still works for it.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,7 +18,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use git2::{Direction, Oid, PushOptions, RemoteCallbacks, RemoteRedirect, Repository};
 use play_core::repository::{
-    ArchiveOptions, InstallationTokens, Reach, RemoteBranch, RemoteRefs, RepositoryAccess, RepositoryError,
+    ArchiveOptions, GitAccess, InstallationTokens, Reach, RemoteBranch, RemoteRefs, RepositoryAccess, RepositoryError,
     RepositoryGateway, TreeEntry,
 };
 use play_core::webhook::UrlPolicy;
@@ -35,7 +37,8 @@ pub const DEFAULT_MAX_FETCH_BYTES: u64 = 512 * 1024 * 1024;
 /// Default of [`GitConfig::max_branches`].
 pub const DEFAULT_MAX_BRANCHES: usize = 10_000;
 
-/// How long the caller waits past the deadline for libgit2 to notice it.
+/// How long past the deadline the caller waits before it logs that the
+/// work has not stopped yet (it then waits on until it has).
 const GRACE: Duration = Duration::from_secs(2);
 
 /// The operator's settings of a [`GitGateway`].
@@ -52,6 +55,9 @@ pub struct GitConfig {
     pub max_fetch_bytes: u64,
     /// Bound of the branches a remote may list.
     pub max_branches: usize,
+    /// Bound of the tree entries one archive or folder read may visit,
+    /// ignored ones included (a tree bomb: issue #49, item 2).
+    pub max_tree_entries: u64,
     /// Where play's own Git host keeps its repositories
     /// (`PLAY_GIT_HOST_ROOT`); `None` when that host is off. A
     /// [`Reach::Builtin`] repository is opened there, without the network.
@@ -71,6 +77,7 @@ impl GitConfig {
             timeout: DEFAULT_TIMEOUT,
             max_fetch_bytes: DEFAULT_MAX_FETCH_BYTES,
             max_branches: DEFAULT_MAX_BRANCHES,
+            max_tree_entries: crate::tree_walk::DEFAULT_MAX_TREE_ENTRIES,
             hosted_root: None,
             installation_tokens: None,
         }
@@ -104,17 +111,25 @@ impl GitGateway {
     }
 
     /// Runs `work` for `repo` in the blocking pool under a call guard;
-    /// `work` gets the gateway, the call and the checked URL.
+    /// `work` gets the gateway, the call and the checked URL. `access` is
+    /// what the call does with the repository: an installation's token is
+    /// asked for that and no more.
     /// Logs each call's operation, URL, duration and outcome kind (never
     /// the token: it is only in the call's header).
-    async fn run<T, F>(&self, what: &'static str, repo: &RepositoryAccess, work: F) -> Result<T, RepositoryError>
+    async fn run<T, F>(
+        &self,
+        what: &'static str,
+        access: GitAccess,
+        repo: &RepositoryAccess,
+        work: F,
+    ) -> Result<T, RepositoryError>
     where
         T: Send + 'static,
         F: FnOnce(&Inner, &Call, &Target) -> Result<T> + Send + 'static,
     {
         let started = std::time::Instant::now();
         let url = crate::names::shown_url(&repo.url);
-        let result = self.run_inner(repo, work).await;
+        let result = self.run_inner(access, repo, work).await;
         let outcome = match &result {
             Ok(_) => "ok",
             Err(RepositoryError::Timeout(_)) => "timeout",
@@ -129,7 +144,7 @@ impl GitGateway {
         result
     }
 
-    async fn run_inner<T, F>(&self, repo: &RepositoryAccess, work: F) -> Result<T, RepositoryError>
+    async fn run_inner<T, F>(&self, access: GitAccess, repo: &RepositoryAccess, work: F) -> Result<T, RepositoryError>
     where
         T: Send + 'static,
         F: FnOnce(&Inner, &Call, &Target) -> Result<T> + Send + 'static,
@@ -138,15 +153,17 @@ impl GitGateway {
         let (target, token) = match &repo.reach {
             Reach::Remote => (Target::Remote(check_url(&inner.policy, &repo.url)?), repo.token.clone()),
             Reach::Builtin(full) => (Target::Hosted(hosted_path(&inner.config, full)?), None),
-            Reach::App { provider, installation } => {
+            Reach::App { provider, installation, repository } => {
                 let Some(tokens) = &inner.config.installation_tokens else {
                     return Err(RepositoryError::Failed(format!(
                         "the repository is reached through the {provider} app, which this play is not configured \
                          for (ask the operator)"
                     )));
                 };
-                let url = check_url(&inner.policy, &repo.url)?;
-                let token = tokens.token(*provider, installation).await?;
+                // The provider's own URL for the repository record, never
+                // the stored text (issue #49, item 1).
+                let url = check_url(&inner.policy, &tokens.clone_url(*provider, repository)?)?;
+                let token = tokens.token(*provider, installation, repository, access).await?;
                 let result = self.call_with(inner.clone(), Target::Remote(url), Some(token), work).await;
                 if let Err(RepositoryError::Unauthorized(_)) = &result {
                     // A token revoked before its expiry: the next call
@@ -184,16 +201,31 @@ impl GitGateway {
         ));
         let timeout = config.timeout;
         let timed_out = call.timed_out();
-        let task = tokio::task::spawn_blocking(move || {
+        let mut task = tokio::task::spawn_blocking(move || {
             let _current = CallGuard::enter(call.clone());
             work(&inner, &call, &target)
         });
-        match tokio::time::timeout(timeout + GRACE, task).await {
+        match tokio::time::timeout(timeout + GRACE, &mut task).await {
             Ok(Ok(result)) => result.map_err(RepositoryError::from),
             Ok(Err(join)) => Err(RepositoryError::Failed(format!("the repository call failed: {join}"))),
-            Err(_) => Err(timed_out.into()),
+            Err(_) => {
+                // The work checks the deadline as it goes (the transport,
+                // the tree walk): wait until it has stopped, so that what
+                // the caller holds for it (a build slot, an account's
+                // bytes) is given back only once no thread works for it
+                // (issue #49, item 2).
+                tracing::warn!(?timeout, "a repository call is past its deadline; waiting for it to stop");
+                let _ = task.await;
+                Err(timed_out.into())
+            }
         }
     }
+}
+
+/// The bounded tree walk of one call: the operator's entry bound and the
+/// call's deadline.
+fn walk(inner: &Inner, call: &Call) -> crate::tree_walk::Walk {
+    crate::tree_walk::Walk::new(inner.config.max_tree_entries, call.deadline, call.timeout)
 }
 
 /// Where one call's repository is.
@@ -313,7 +345,10 @@ fn push_branch(repo: &Repository, call: &Call, url: &str, branch: &str, commit: 
 #[async_trait]
 impl RepositoryGateway for GitGateway {
     async fn list_branches(&self, repo: &RepositoryAccess) -> Result<RemoteRefs, RepositoryError> {
-        self.run("list_branches", repo, |inner, call, target| list_refs(call, target, inner.config.max_branches)).await
+        self.run("list_branches", GitAccess::Read, repo, |inner, call, target| {
+            list_refs(call, target, inner.config.max_branches)
+        })
+        .await
     }
 
     async fn read_files(
@@ -325,7 +360,7 @@ impl RepositoryGateway for GitGateway {
     ) -> Result<Vec<Option<Vec<u8>>>, RepositoryError> {
         let commit = commit_id(commit)?;
         let paths = paths.to_vec();
-        self.run("read_files", repo, move |inner, call, target| {
+        self.run("read_files", GitAccess::Read, repo, move |inner, call, target| {
             with_commit(inner, call, target, commit, |repo| crate::archive::read_files(repo, commit, &paths, max_bytes))
         })
         .await
@@ -340,9 +375,11 @@ impl RepositoryGateway for GitGateway {
     ) -> Result<Vec<u8>, RepositoryError> {
         let commit = commit_id(commit)?;
         let parts: Vec<String> = subdir_parts(subdir)?.into_iter().map(str::to_owned).collect();
-        self.run("archive", repo, move |inner, call, target| {
+        self.run("archive", GitAccess::Read, repo, move |inner, call, target| {
             let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
-            with_commit(inner, call, target, commit, |repo| crate::archive::archive(repo, commit, &parts, max_bytes))
+            with_commit(inner, call, target, commit, |repo| {
+                crate::archive::archive(repo, commit, &parts, max_bytes, &mut walk(inner, call))
+            })
         })
         .await
     }
@@ -358,7 +395,7 @@ impl RepositoryGateway for GitGateway {
     ) -> Result<u64, RepositoryError> {
         let commit = commit_id(commit)?;
         let parts: Vec<String> = subdir_parts(subdir)?.into_iter().map(str::to_owned).collect();
-        self.run("archive", repo, move |inner, call, target| {
+        self.run("archive", GitAccess::Read, repo, move |inner, call, target| {
             let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
             with_commit(inner, call, target, commit, |repo| {
                 // Opened, never created: the caller made it and removes it when it
@@ -369,7 +406,7 @@ impl RepositoryGateway for GitGateway {
                     .open(&to)
                     .map_err(|e| Error::Failed(format!("opening {}: {e}", to.display())))?;
                 let out = std::io::BufWriter::with_capacity(256 * 1024, file);
-                crate::archive::write_archive(repo, commit, &parts, max_bytes, &options, out)
+                crate::archive::write_archive(repo, commit, &parts, max_bytes, &options, &mut walk(inner, call), out)
             })
         })
         .await
@@ -384,9 +421,11 @@ impl RepositoryGateway for GitGateway {
     ) -> Result<TreeEntry, RepositoryError> {
         let commit = commit_id(commit)?;
         let parts: Vec<String> = subdir_parts(path)?.into_iter().map(str::to_owned).collect();
-        self.run("entry", repo, move |inner, call, target| {
+        self.run("entry", GitAccess::Read, repo, move |inner, call, target| {
             let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
-            with_commit(inner, call, target, commit, |repo| crate::archive::entry(repo, commit, &parts, max_bytes))
+            with_commit(inner, call, target, commit, |repo| {
+                crate::archive::entry(repo, commit, &parts, max_bytes, &mut walk(inner, call))
+            })
         })
         .await
     }
@@ -395,7 +434,7 @@ impl RepositoryGateway for GitGateway {
         check_branch(branch)?;
         let commit = commit_id(commit)?;
         let branch = branch.to_owned();
-        self.run("create_branch", repo, move |inner, call, target| {
+        self.run("create_branch", GitAccess::Write, repo, move |inner, call, target| {
             let refs = list_refs(call, target, inner.config.max_branches)?;
             if let Some(existing) = refs.branches.iter().find(|b| b.name == branch) {
                 return if existing.commit == commit.to_string() {

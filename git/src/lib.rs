@@ -11,6 +11,7 @@
 //! - `client`: the HTTP client (play-outbound's) and its failures.
 //! - `cache`: the commit cache (bare repositories keyed by URL hash).
 //! - `archive`: files and tar archives out of a cached commit.
+//! - `tree_walk`: the walk under them, bounded in entries and time.
 //! - `names`: argument checks done before any network call.
 //! - [`builtin`]: play's own Git host behind the `SourceHost` seam.
 //! - `smart_http`: Git's smart HTTP for those repositories (`git
@@ -33,8 +34,10 @@ pub mod hosted;
 mod names;
 mod smart_http;
 mod transport;
+mod tree_walk;
 
 #[cfg(feature = "testing")]
 pub mod testing;
 
 pub use gateway::{GitConfig, GitGateway};
+pub use tree_walk::DEFAULT_MAX_TREE_ENTRIES;

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::app::{AppKey, GithubAppConfig};
-use crate::tokens::{InstallationToken, TokenCache};
+use crate::tokens::{InstallationToken, TokenCache, TokenScope};
 use crate::{GithubError, Result};
 
 /// GitHub's REST API version play is written against.
@@ -128,13 +128,16 @@ impl GithubApi {
         Ok(body.into_info())
     }
 
-    /// A token of installation `id`, from the cache while it is fresh,
-    /// else from `POST /app/installations/{id}/access_tokens`.
-    pub async fn installation_token(&self, id: u64) -> Result<InstallationToken> {
+    /// A token of installation `id` limited to `scope`, from the cache
+    /// while it is fresh, else from
+    /// `POST /app/installations/{id}/access_tokens` with the scope as its
+    /// body.
+    pub async fn installation_token(&self, id: u64, scope: &TokenScope) -> Result<InstallationToken> {
         self.tokens
-            .get(id, Utc::now, async || {
+            .get(id, scope, Utc::now, async || {
                 let path = format!("/app/installations/{id}/access_tokens");
-                let body: TokenBody = send(self.request(Method::POST, &path, &self.app_jwt()?), &path).await?;
+                let request = self.request(Method::POST, &path, &self.app_jwt()?).json(scope);
+                let body: TokenBody = send(request, &path).await?;
                 Ok(InstallationToken::new(body.token, body.expires_at))
             })
             .await

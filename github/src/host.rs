@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use play_core::repository::{InstallationTokens, RepositoryError};
+use play_core::repository::{GitAccess, InstallationTokens, RepositoryError};
 use play_core::scm::host::{
     AppRepository, ConfirmedInstallation, Created, InstallableApp, Removal, RepoUrls, SourceHost,
 };
@@ -16,6 +16,7 @@ use play_core::scm::{Author, FullName, PushFiles, PushOutcome, ScmError};
 
 use crate::api::GithubApi;
 use crate::repos::{Head, RepoCalls};
+use crate::tokens::{ADMINISTRATION_WRITE, CONTENTS_READ, CONTENTS_WRITE, METADATA_READ, TokenScope};
 use crate::{GithubError, push, scm_error};
 
 fn installation_number(external_id: &str) -> Result<u64, ScmError> {
@@ -43,8 +44,10 @@ impl InstallationHost {
         &self.login
     }
 
-    pub(crate) async fn token(&self) -> Result<String, ScmError> {
-        let token = self.api.installation_token(self.installation).await.map_err(scm_error)?;
+    /// A token of this installation limited to `scope` (issue #49, item
+    /// 1: each call asks for its repository and permissions only).
+    pub(crate) async fn token(&self, scope: &TokenScope) -> Result<String, ScmError> {
+        let token = self.api.installation_token(self.installation, scope).await.map_err(scm_error)?;
         Ok(token.secret().to_owned())
     }
 }
@@ -79,7 +82,8 @@ impl SourceHost for InstallationHost {
             );
             return Err(ScmError::Invalid(errors));
         }
-        let token = self.token().await?;
+        // The repository does not exist yet: no token can name it.
+        let token = self.token(&TokenScope::installation_wide(&[ADMINISTRATION_WRITE])).await?;
         let made =
             self.api.create_in_org(&token, &self.login, &full.name, description, private, auto_init).await.map_err(
                 |e| match e {
@@ -89,6 +93,7 @@ impl SourceHost for InstallationHost {
             )?;
         let mut initial = None;
         if auto_init {
+            let token = self.token(&TokenScope::on(&full.name, &[CONTENTS_READ])).await?;
             let calls = RepoCalls::new(&self.api, &token, &self.login, &full.name);
             if let Head::At(sha) = calls.head(&made.default_branch).await.map_err(scm_error)? {
                 let tree = calls.commit(&sha).await.map_err(scm_error)?.tree.sha;
@@ -111,7 +116,7 @@ impl SourceHost for InstallationHost {
         if why != Removal::Undo {
             return Ok(());
         }
-        let token = self.token().await?;
+        let token = self.token(&TokenScope::on(&full.name, &[ADMINISTRATION_WRITE])).await?;
         RepoCalls::new(&self.api, &token, &self.login, &full.name).delete().await.map_err(scm_error)
     }
 
@@ -122,7 +127,7 @@ impl SourceHost for InstallationHost {
         files: &PushFiles,
         by: &Author,
     ) -> Result<PushOutcome, ScmError> {
-        let token = self.token().await?;
+        let token = self.token(&TokenScope::on(&full.name, &[CONTENTS_WRITE])).await?;
         let calls = RepoCalls::new(&self.api, &token, &self.login, &full.name);
         let default_branch = calls.repository().await.map_err(scm_error)?.default_branch;
         let branch = branch.unwrap_or(&default_branch);
@@ -130,7 +135,7 @@ impl SourceHost for InstallationHost {
     }
 
     async fn head(&self, full: &FullName, branch: &str) -> Result<Option<String>, ScmError> {
-        let token = self.token().await?;
+        let token = self.token(&TokenScope::on(&full.name, &[CONTENTS_READ])).await?;
         let calls = RepoCalls::new(&self.api, &token, &self.login, &full.name);
         match calls.head(branch).await.map_err(scm_error)? {
             Head::At(sha) => Ok(Some(sha)),
@@ -140,7 +145,7 @@ impl SourceHost for InstallationHost {
 
     /// `PATCH /repos/{owner}/{repo}` with the two settings.
     async fn update(&self, full: &FullName, description: &str, private: bool) -> Result<(), ScmError> {
-        let token = self.token().await?;
+        let token = self.token(&TokenScope::on(&full.name, &[ADMINISTRATION_WRITE])).await?;
         let calls = RepoCalls::new(&self.api, &token, &self.login, &full.name);
         let body = serde_json::json!({ "description": description, "private": private });
         calls.patch("", &body).await.map_err(scm_error)
@@ -185,6 +190,11 @@ impl InstallableApp for GithubApi {
         let id: u64 = external_id.parse().map_err(|_| ScmError::NotFound)?;
         self.confirm_installation(code, id).await.map_err(|e| match e {
             GithubError::NotFound(_) => ScmError::NotFound,
+            GithubError::NotPermitted(m) => {
+                let mut errors = play_core::FieldErrors::new();
+                play_core::error::push_field_error(&mut errors, "installation_id", m);
+                ScmError::Invalid(errors)
+            }
             GithubError::Unauthorized(m) => {
                 let mut errors = play_core::FieldErrors::new();
                 play_core::error::push_field_error(
@@ -213,7 +223,19 @@ impl InstallableApp for GithubApi {
         full: &FullName,
     ) -> Result<Option<AppRepository>, ScmError> {
         let id = installation_number(&installation.external_id)?;
-        let token = self.installation_token(id).await.map_err(scm_error)?;
+        if !full.owner.eq_ignore_ascii_case(&installation.account_login) {
+            // A token names repositories under the installation's own
+            // account: another owner's is not this installation's.
+            return Ok(None);
+        }
+        let scope = TokenScope::on(&full.name, &[METADATA_READ]);
+        let token = match self.installation_token(id, &scope).await {
+            Ok(token) => token,
+            // GitHub refuses a token for a repository the installation
+            // was not given (or that does not exist) with 422.
+            Err(GithubError::Unprocessable(_)) => return Ok(None),
+            Err(e) => return Err(scm_error(e)),
+        };
         let calls = RepoCalls::new(self, token.secret(), &full.owner, &full.name);
         let found = match calls.repository().await {
             Ok(found) => found,
@@ -240,12 +262,31 @@ impl InstallableApp for GithubApi {
 
 #[async_trait]
 impl InstallationTokens for GithubApi {
-    async fn token(&self, provider: Provider, installation: &str) -> Result<String, RepositoryError> {
+    fn clone_url(&self, provider: Provider, repository: &FullName) -> Result<String, RepositoryError> {
+        if provider != Provider::Github {
+            return Err(RepositoryError::Failed(format!("no {provider} app here")));
+        }
+        Ok(self.urls(repository).clone_url)
+    }
+
+    /// Limited to `repository` and to `contents: read` for a fetch,
+    /// `contents: write` for a push.
+    async fn token(
+        &self,
+        provider: Provider,
+        installation: &str,
+        repository: &FullName,
+        access: GitAccess,
+    ) -> Result<String, RepositoryError> {
         if provider != Provider::Github {
             return Err(RepositoryError::Failed(format!("no {provider} app here")));
         }
         let id = installation_number(installation).map_err(|e| RepositoryError::Failed(e.to_string()))?;
-        match self.installation_token(id).await {
+        let permission = match access {
+            GitAccess::Read => CONTENTS_READ,
+            GitAccess::Write => CONTENTS_WRITE,
+        };
+        match self.installation_token(id, &TokenScope::on(&repository.name, &[permission])).await {
             Ok(token) => Ok(token.secret().to_owned()),
             Err(GithubError::NotFound(m) | GithubError::Unauthorized(m)) => Err(RepositoryError::Unauthorized(
                 format!("GitHub gave no token for installation {installation} (suspended or removed?): {m}"),

@@ -5,14 +5,20 @@
 //! type another organisation's id), so play exchanges the code for the
 //! person's token and accepts the installation only if it is among the
 //! ones that person can see (`GET /user/installations`), as GitHub's
-//! documentation advises. The person's token is used for that one check
-//! and dropped.
+//! documentation advises, and only if the person administers the account
+//! it is installed on (issue #49, item 4): GitHub lists an installation
+//! to anyone who can read one of its repositories, and connecting it
+//! hands its repositories to the play account. A user installation is
+//! the person's own (`GET /user`); on an organisation the person's
+//! membership must be active with the role `admin`
+//! (`GET /user/memberships/orgs/{org}`). The person's token is used for
+//! these checks and dropped.
 
 use play_core::scm::host::ConfirmedInstallation;
 use reqwest::Method;
 use serde::Deserialize;
 
-use crate::api::{GithubApi, InstallationBody, send};
+use crate::api::{GithubApi, InstallationBody, InstallationInfo, send};
 use crate::{GithubError, Result};
 
 /// Pages of `GET /user/installations` read at most (100 each).
@@ -28,6 +34,20 @@ struct OauthAnswer {
 #[derive(Deserialize)]
 struct InstallationPage {
     installations: Vec<InstallationBody>,
+}
+
+#[derive(Deserialize)]
+struct UserBody {
+    login: String,
+}
+
+/// "Get an organization membership for the authenticated user".
+#[derive(Deserialize)]
+struct MembershipBody {
+    /// `active` or `pending` (invited, not yet joined).
+    state: String,
+    /// `admin` or `member`.
+    role: String,
 }
 
 impl GithubApi {
@@ -64,6 +84,7 @@ impl GithubApi {
             let last = found.installations.len() < 100;
             if let Some(mine) = found.installations.into_iter().find(|i| i.id == id) {
                 let info = mine.into_info();
+                self.check_administers(&token, &info).await?;
                 return Ok(ConfirmedInstallation {
                     external_id: info.id.to_string(),
                     organisation: info.account_type == "Organization",
@@ -76,5 +97,38 @@ impl GithubApi {
             }
         }
         Err(GithubError::NotFound(format!("installation {id} is not one this GitHub user can see")))
+    }
+
+    /// `Ok` when the person whose user token this is administers the
+    /// account `installation` is on; [`GithubError::NotPermitted`] saying
+    /// why otherwise.
+    async fn check_administers(&self, token: &str, installation: &InstallationInfo) -> Result<()> {
+        let login = &installation.account_login;
+        if installation.account_type == "Organization" {
+            let path = format!("/user/memberships/orgs/{login}");
+            let role = match send::<MembershipBody>(self.request(Method::GET, &path, token), &path).await {
+                Ok(m) if m.state == "active" => m.role,
+                Ok(m) => format!("{} ({})", m.role, m.state),
+                Err(GithubError::NotFound(_)) => "none".into(),
+                Err(e) => return Err(e),
+            };
+            if role == "admin" {
+                return Ok(());
+            }
+            return Err(GithubError::NotPermitted(format!(
+                "installation {} is on the GitHub organisation {login}, which you can see but do not administer \
+                 (your role there: {role}): connecting it hands the organisation's repositories to this play \
+                 account, so an owner of {login} must finish the install",
+                installation.id
+            )));
+        }
+        let me: UserBody = send(self.request(Method::GET, "/user", token), "/user").await?;
+        if me.login.eq_ignore_ascii_case(login) {
+            return Ok(());
+        }
+        Err(GithubError::NotPermitted(format!(
+            "installation {} is on the GitHub user account {login}, not on yours ({}): only {login} can connect it",
+            installation.id, me.login
+        )))
     }
 }

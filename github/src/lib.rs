@@ -29,7 +29,7 @@ pub mod testing;
 
 pub use api::{GithubApi, InstallationInfo};
 pub use app::{AppKey, ClientSecret, GithubAppConfig};
-pub use tokens::{InstallationToken, TokenCache};
+pub use tokens::{InstallationToken, TokenCache, TokenScope};
 
 /// Why a call to GitHub failed. Messages name the endpoint and GitHub's
 /// status and message, never a token or the app key.
@@ -42,6 +42,10 @@ pub enum GithubError {
     /// see, which GitHub also uses to hide what exists).
     #[error("not found on GitHub: {0}")]
     NotFound(String),
+    /// The person may see what they named but may not do this with it
+    /// (connect an installation of an account they do not administer).
+    #[error("{0}")]
+    NotPermitted(String),
     /// GitHub answered 401: the app JWT or the installation token was
     /// refused (a wrong app id or key, a clock far off, a revoked token).
     #[error("GitHub refused the credentials: {0}")]

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::host::InstallationHost;
 use crate::repos::RepoCalls;
+use crate::tokens::{DEPLOYMENTS_WRITE, PULL_REQUESTS_READ, PULL_REQUESTS_WRITE, Permission, TokenScope};
 use crate::{GithubError, scm_error};
 
 /// GitHub's page size for lists play reads whole.
@@ -118,12 +119,14 @@ struct NewStatus<'a> {
 }
 
 impl InstallationHost {
+    /// Runs `work` with a token limited to `full` and `permission`.
     async fn calls_for<T>(
         &self,
         full: &FullName,
+        permission: Permission,
         work: impl AsyncFnOnce(RepoCalls<'_>) -> crate::Result<T>,
     ) -> Result<T, ScmError> {
-        let token = self.token().await?;
+        let token = self.token(&TokenScope::on(&full.name, &[permission])).await?;
         work(RepoCalls::new(self.api(), &token, self.login(), &full.name)).await.map_err(scm_error)
     }
 }
@@ -131,7 +134,7 @@ impl InstallationHost {
 #[async_trait]
 impl ReviewHost for InstallationHost {
     async fn open_pulls(&self, full: &FullName) -> Result<Vec<PullRequest>, ScmError> {
-        self.calls_for(full, async |calls| {
+        self.calls_for(full, PULL_REQUESTS_READ, async |calls| {
             let mut out = Vec::new();
             for page in 1.. {
                 let rest = format!("/pulls?state=open&per_page={PER_PAGE}&page={page}");
@@ -153,10 +156,12 @@ impl ReviewHost for InstallationHost {
     }
 
     async fn pull(&self, full: &FullName, number: u64) -> Result<Option<PullRequest>, ScmError> {
-        self.calls_for(full, async |calls| match calls.get::<PullBody>(&format!("/pulls/{number}")).await {
-            Ok(body) => Ok(Some(body.into_pull())),
-            Err(GithubError::NotFound(_)) => Ok(None),
-            Err(e) => Err(e),
+        self.calls_for(full, PULL_REQUESTS_READ, async |calls| {
+            match calls.get::<PullBody>(&format!("/pulls/{number}")).await {
+                Ok(body) => Ok(Some(body.into_pull())),
+                Err(GithubError::NotFound(_)) => Ok(None),
+                Err(e) => Err(e),
+            }
         })
         .await
     }
@@ -168,7 +173,7 @@ impl ReviewHost for InstallationHost {
         comment_id: Option<&str>,
     ) -> Result<String, ScmError> {
         let bot = format!("{}[bot]", self.api().config().slug);
-        self.calls_for(full, async |calls| {
+        self.calls_for(full, PULL_REQUESTS_WRITE, async |calls| {
             let body = NewComment { body: &report.body };
             if let Some(id) = comment_id {
                 match calls.patch(&format!("/issues/comments/{id}"), &body).await {
@@ -201,7 +206,7 @@ impl ReviewHost for InstallationHost {
     }
 
     async fn deployment(&self, full: &FullName, report: &PreviewReport) -> Result<String, ScmError> {
-        self.calls_for(full, async |calls| {
+        self.calls_for(full, DEPLOYMENTS_WRITE, async |calls| {
             let query = format!(
                 "/deployments?sha={}&environment={}",
                 report.commit,
@@ -227,7 +232,7 @@ impl ReviewHost for InstallationHost {
     }
 
     async fn deployment_status(&self, full: &FullName, id: &str, report: &PreviewReport) -> Result<(), ScmError> {
-        self.calls_for(full, async |calls| {
+        self.calls_for(full, DEPLOYMENTS_WRITE, async |calls| {
             let body = NewStatus {
                 state: report.state.as_str(),
                 environment_url: report.environment_url.as_deref(),

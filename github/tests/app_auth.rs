@@ -7,7 +7,9 @@
 use std::sync::Arc;
 
 use play_core::webhook::url::AllowEntry;
+use play_github::testing::IssuedScope;
 use play_github::testing::{CLIENT_ID, CLIENT_SECRET, FakeGithub, KeyPair};
+use play_github::tokens::{CONTENTS_READ, CONTENTS_WRITE, TokenScope};
 use play_github::{AppKey, ClientSecret, GithubApi, GithubAppConfig, GithubError};
 use play_outbound::UrlPolicy;
 
@@ -26,6 +28,11 @@ fn config(server: &FakeGithub) -> GithubAppConfig {
         client_id: CLIENT_ID.into(),
         client_secret: ClientSecret(CLIENT_SECRET.into()),
     }
+}
+
+/// The scope most calls here ask for: read the installation's contents.
+fn fetch() -> TokenScope {
+    TokenScope::installation_wide(&[CONTENTS_READ])
 }
 
 async fn setup() -> (tempfile::TempDir, KeyPair, FakeGithub, GithubApi) {
@@ -55,7 +62,7 @@ async fn a_jwt_signed_with_another_key_is_refused() {
     let other = tempfile::tempdir_in(dir.path()).unwrap();
     let wrong = KeyPair::generate(other.path());
     let api = GithubApi::new(config(&server), AppKey::from_pem(&wrong.private_pem).unwrap(), loopback()).unwrap();
-    match api.installation_token(7).await {
+    match api.installation_token(7, &fetch()).await {
         Err(GithubError::Unauthorized(message)) => assert!(message.contains("401"), "{message}"),
         other => panic!("expected Unauthorized, got {other:?}"),
     }
@@ -70,7 +77,7 @@ async fn an_installation_token_is_fetched_once_and_reused_while_fresh() {
         .map(|_| {
             tokio::spawn({
                 let api = api.clone();
-                async move { api.installation_token(7).await.unwrap() }
+                async move { api.installation_token(7, &fetch()).await.unwrap() }
             })
         })
         .collect();
@@ -79,12 +86,12 @@ async fn an_installation_token_is_fetched_once_and_reused_while_fresh() {
         tokens.push(call.await.unwrap());
     }
     assert!(tokens.windows(2).all(|w| w[0] == w[1]), "one token for every concurrent caller");
-    assert_eq!(api.installation_token(7).await.unwrap(), tokens[0]);
+    assert_eq!(api.installation_token(7, &fetch()).await.unwrap(), tokens[0]);
     assert_eq!(server.lock().token_requests.get(&7), Some(&1));
     assert_eq!(server.lock().tokens.get(tokens[0].secret()), Some(&7), "the token GitHub issued");
 
     api.forget_token(7);
-    assert_ne!(api.installation_token(7).await.unwrap(), tokens[0], "forgotten: a new one is fetched");
+    assert_ne!(api.installation_token(7, &fetch()).await.unwrap(), tokens[0], "forgotten: a new one is fetched");
     assert_eq!(server.lock().token_requests.get(&7), Some(&2));
 }
 
@@ -93,8 +100,8 @@ async fn a_token_close_to_expiry_is_replaced_before_use() {
     let (_dir, _keys, server, api) = setup().await;
     // Four minutes left is inside the five-minute margin: never used again.
     server.lock().token_lifetime_secs = 240;
-    let first = api.installation_token(7).await.unwrap();
-    let second = api.installation_token(7).await.unwrap();
+    let first = api.installation_token(7, &fetch()).await.unwrap();
+    let second = api.installation_token(7, &fetch()).await.unwrap();
     assert_ne!(first, second);
     assert_eq!(server.lock().token_requests.get(&7), Some(&2));
 }
@@ -104,13 +111,13 @@ async fn a_suspended_installation_gets_no_token() {
     let (_dir, _keys, server, api) = setup().await;
     server.lock().installations.get_mut(&7).unwrap().suspended = true;
     assert!(api.installation(7).await.unwrap().suspended);
-    assert!(matches!(api.installation_token(7).await, Err(GithubError::NotFound(_))));
+    assert!(matches!(api.installation_token(7, &fetch()).await, Err(GithubError::NotFound(_))));
 }
 
 #[tokio::test]
 async fn secrets_never_show_in_debug_output() {
     let (_dir, keys, _server, api) = setup().await;
-    let token = api.installation_token(7).await.unwrap();
+    let token = api.installation_token(7, &fetch()).await.unwrap();
     let printed = format!("{token:?} {api:?}");
     assert!(!printed.contains(token.secret()), "{printed}");
     let pem = String::from_utf8(keys.private_pem.clone()).unwrap();
@@ -167,4 +174,38 @@ async fn the_person_s_installations_are_read_past_the_first_page() {
     }
     let confirmed = api.confirm_installation(&server.code_for("busy"), 1149).await.unwrap();
     assert_eq!(confirmed.account_login, "org1149");
+}
+
+/// Issue #49, item 1: each token is asked for with its repository and
+/// permissions in the request body, and tokens of different scopes are
+/// different tokens, each cached on its own.
+#[tokio::test]
+async fn a_token_is_asked_for_its_scope_and_cached_per_scope() {
+    let (_dir, _keys, server, api) = setup().await;
+    server.lock().repos.insert(
+        "acme/app".into(),
+        play_github::testing::FakeRepo {
+            full_name: "acme/app".into(),
+            installation: 7,
+            private: true,
+            description: String::new(),
+            default_branch: "main".into(),
+            key: "acme--app".into(),
+            dir: std::path::PathBuf::new(),
+        },
+    );
+    let read = api.installation_token(7, &TokenScope::on("app", &[CONTENTS_READ])).await.unwrap();
+    let write = api.installation_token(7, &TokenScope::on("app", &[CONTENTS_WRITE])).await.unwrap();
+    assert_ne!(read, write, "one token per scope");
+    assert_eq!(api.installation_token(7, &TokenScope::on("app", &[CONTENTS_READ])).await.unwrap(), read);
+    let asked = server.lock().scope_requests.clone();
+    let scope = |level: &str| IssuedScope {
+        repositories: Some(vec!["app".into()]),
+        permissions: [("contents".to_owned(), level.to_owned())].into(),
+    };
+    assert_eq!(asked, [(7, scope("read")), (7, scope("write"))]);
+    assert_eq!(server.lock().scopes.get(read.secret()), Some(&scope("read")), "the token GitHub issued is limited");
+    // A repository the installation was not given: GitHub's 422.
+    let other = api.installation_token(7, &TokenScope::on("elsewhere", &[CONTENTS_READ])).await;
+    assert!(matches!(other, Err(GithubError::Unprocessable(_))), "{other:?}");
 }

@@ -91,8 +91,12 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
                        another name to make a Playzone on that URL";
         return Err(ApiError::field(object.field("spec.scm_url"), message));
     }
-    let stored =
-        current.as_ref().map(|z| Stored { private: z.private, has_token: z.has_credentials, scm_url: &z.scm_url });
+    let stored = current.as_ref().map(|z| Stored {
+        private: z.private,
+        has_token: z.has_credentials,
+        attached: z.attached,
+        scm_url: &z.scm_url,
+    });
     let checked = changes(input, stored, cx.state).map_err(|e| rekeyed(e, "playzone", object))?;
     let before = current.as_ref().map(live);
     let decision = decide(cx, object, &redacted, before.as_ref());

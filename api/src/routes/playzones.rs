@@ -104,7 +104,12 @@ pub async fn update(
         private: b.private,
         credentials: b.credentials,
     };
-    let stored = Stored { private: current.private, has_token: current.has_credentials, scm_url: &current.scm_url };
+    let stored = Stored {
+        private: current.private,
+        has_token: current.has_credentials,
+        attached: current.attached,
+        scm_url: &current.scm_url,
+    };
     let changes = changes(input, Some(stored), &state)?;
     let sync = changes.needs_sync();
     let playzone = playzones::update(&state.store, &state.secrets, principal.acting(), id, changes).await?;

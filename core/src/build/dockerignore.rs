@@ -13,7 +13,10 @@
 //! - a path is excluded when the last pattern that matches it, or one of
 //!   its parent directories, is not a `!` pattern;
 //! - the Dockerfile and `.dockerignore` are always sent (the engine needs
-//!   the one, and the CLI keeps both).
+//!   the one, and the CLI keeps both);
+//! - a folder that is left out is not walked unless a `!` pattern may
+//!   bring back something below it ([`Rules::may_bring_back_below`]): what
+//!   is ignored costs nothing to skip, however large (issue #49, item 2).
 
 use regex::Regex;
 
@@ -24,6 +27,31 @@ pub const MAX_PATTERNS: usize = 1000;
 #[derive(Clone, Debug, Default)]
 pub struct Rules {
     patterns: Vec<(Regex, bool)>,
+    /// The `!` patterns, split into components.
+    exceptions: Vec<Vec<Component>>,
+}
+
+/// One component of a `!` pattern, compiled once.
+#[derive(Clone, Debug)]
+enum Component {
+    /// Matches itself only.
+    Literal(String),
+    /// `*`, `?`, a class or an escape within one component.
+    Glob(Regex),
+    /// Holds `**`: may match any number of components.
+    Any,
+}
+
+impl Component {
+    fn parse(text: &str) -> Result<Component, regex::Error> {
+        Ok(if text.contains("**") {
+            Component::Any
+        } else if text.contains(['*', '?', '[', '\\']) {
+            Component::Glob(Regex::new(&to_regex(text))?)
+        } else {
+            Component::Literal(text.to_owned())
+        })
+    }
 }
 
 impl Rules {
@@ -31,6 +59,7 @@ impl Rules {
     /// error naming its line.
     pub fn parse(text: &str) -> Result<Rules, String> {
         let mut patterns = Vec::new();
+        let mut exceptions = Vec::new();
         for (i, raw) in text.lines().enumerate() {
             let line = raw.trim();
             if line.is_empty() || line.starts_with('#') {
@@ -49,9 +78,41 @@ impl Rules {
             }
             let regex = Regex::new(&to_regex(&pattern))
                 .map_err(|e| format!(".dockerignore line {}: `{line}` is not a pattern ({e})", i + 1))?;
+            if negated {
+                let components = pattern.split('/').map(Component::parse).collect::<Result<Vec<_>, _>>();
+                exceptions.push(
+                    components.map_err(|e| format!(".dockerignore line {}: `{line}` is not a pattern ({e})", i + 1))?,
+                );
+            }
             patterns.push((regex, negated));
         }
-        Ok(Rules { patterns })
+        Ok(Rules { patterns, exceptions })
+    }
+
+    /// Whether some `!` pattern may match a path strictly below folder
+    /// `dir` (relative, `/`-separated): only then is a folder the rules
+    /// leave out walked. Each pattern is compared component by component;
+    /// a component with a wildcard matches as one component does, and
+    /// `**` may match anything (so it is always walked, under the walk's
+    /// entry bound). A pattern that ends at or above `dir` brings back
+    /// nothing below it that the exclusion of `dir` did not already
+    /// decide: the patterns matching `dir` match all of its contents too.
+    pub fn may_bring_back_below(&self, dir: &str) -> bool {
+        let dir: Vec<&str> = dir.split('/').collect();
+        self.exceptions.iter().any(|pattern| {
+            for (i, d) in dir.iter().enumerate() {
+                let matches = match pattern.get(i) {
+                    None => false,
+                    Some(Component::Any) => return true,
+                    Some(Component::Glob(one)) => one.is_match(d),
+                    Some(Component::Literal(text)) => text == d,
+                };
+                if !matches {
+                    return false;
+                }
+            }
+            pattern.len() > dir.len()
+        })
     }
 
     /// Whether `path` (relative to the context, `/`-separated, without a
@@ -159,6 +220,23 @@ mod tests {
         assert!(!r.excludes("src/main.rs"));
         assert!(!r.excludes("Dockerfile"));
         assert!(r.excludes("src/x.tmp"));
+    }
+
+    /// Issue #49, item 2: an ignored folder is walked only when an
+    /// exception may reach below it.
+    #[test]
+    fn an_ignored_folder_is_walked_only_for_an_exception_below_it() {
+        let none = rules("node_modules\nbomb\n");
+        assert!(!none.may_bring_back_below("bomb") && !none.may_bring_back_below("node_modules"));
+        let r = rules("bomb\n!bomb/d1/keep.txt\n!docs/*/x.md\n!a\n");
+        assert!(r.may_bring_back_below("bomb") && r.may_bring_back_below("bomb/d1"));
+        assert!(!r.may_bring_back_below("bomb/d2"), "another branch of the bomb is skipped");
+        assert!(!r.may_bring_back_below("bomb/d1/keep.txt"), "nothing below the file itself");
+        assert!(r.may_bring_back_below("docs/api") && !r.may_bring_back_below("docs/api/x.md"));
+        assert!(!r.may_bring_back_below("a"), "a pattern ending at the folder decided it already");
+        let deep = rules("bomb\n!**/keep\n!x/**/y\n");
+        assert!(deep.may_bring_back_below("bomb/d1/d2"), "** may match anything: walked, under the bound");
+        assert!(deep.may_bring_back_below("x/a/b/c"));
     }
 
     #[test]

@@ -153,6 +153,9 @@ impl Changes {
 pub struct Stored<'a> {
     pub private: bool,
     pub has_token: bool,
+    /// Attached to a repository through a source-hosting installation:
+    /// its `scm_url` is the repository's, and never changes.
+    pub attached: bool,
     /// The stored URL: a token is only ever sent to the origin it was
     /// given for (see [`Changes::validate`]).
     pub scm_url: &'a str,
@@ -189,6 +192,10 @@ impl Changes {
     /// Playzone could point it at a host it controls and have the next
     /// sync send it the token (issue #27, item 1). A private Playzone then
     /// needs the token in the same request (422 naming why).
+    ///
+    /// An attached Playzone's `scm_url` does not change at all (issue
+    /// #49, item 1): it names the repository the installation reads, and
+    /// moving it is detaching and attaching another, which says so.
     pub fn validate(input: Input, stored: Option<Stored>, policy: &RepositoryPolicy) -> Result<Changes, FieldErrors> {
         let creating = stored.is_none();
         let mut errors = FieldErrors::new();
@@ -226,6 +233,15 @@ impl Changes {
             }
         };
         let stored = stored.unwrap_or_default();
+        if stored.attached && scm_url.as_deref().is_some_and(|url| url != stored.scm_url.trim_end_matches('/')) {
+            push_field_error(
+                &mut errors,
+                field("scm_url"),
+                "this Playzone is attached to a repository through a source-hosting installation, so its scm_url is \
+                 that repository's and does not change: delete the Playzone and attach the other repository \
+                 (POST /api/playzones/attach), or create a Playzone on the new URL",
+            );
+        }
         let moved_origin = stored.has_token && scm_url.as_deref().is_some_and(|url| !same_origin(url, stored.scm_url));
         let credentials = match credentials {
             None if moved_origin => Some(None),
@@ -236,7 +252,8 @@ impl Changes {
             Some(token) => token.is_some(),
             None => stored.has_token,
         };
-        if private && !has_token {
+        // An attached Playzone reads through its installation, no token.
+        if private && !has_token && !stored.attached {
             let message = if moved_origin {
                 "the new scm_url is on another origin (scheme, host or port) than the stored access token was given \
                  for: send the token again in credentials (a stored token never follows the URL to another host)"

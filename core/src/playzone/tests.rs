@@ -69,7 +69,8 @@ fn a_private_repository_needs_a_token() {
     input.credentials = Some("ghp_abc123".into());
     Changes::validate(input, None, &policy()).expect("token given");
     // On update the stored token counts, and removing it is refused.
-    let stored = Stored { private: true, has_token: true, scm_url: "https://git.example.com/team/app" };
+    let stored =
+        Stored { private: true, has_token: true, attached: false, scm_url: "https://git.example.com/team/app" };
     Changes::validate(Input::default(), Some(stored), &policy()).expect("keeps the token");
     let remove = Input { credentials: Some(String::new()), ..Input::default() };
     Changes::validate(remove, Some(stored), &policy()).expect_err("private without a token");
@@ -80,7 +81,8 @@ fn a_private_repository_needs_a_token() {
 #[test]
 fn a_stored_token_never_follows_the_url_to_another_origin() {
     let url = |u: &str| Input { scm_url: Some(u.into()), ..Input::default() };
-    let public = Stored { private: false, has_token: true, scm_url: "https://git.example.com/team/app" };
+    let public =
+        Stored { private: false, has_token: true, attached: false, scm_url: "https://git.example.com/team/app" };
     let same = Changes::validate(url("https://git.example.com/team/other.git"), Some(public), &policy()).unwrap();
     assert_eq!(same.credentials, None, "same origin: the token stays");
     for elsewhere in [
@@ -101,6 +103,24 @@ fn a_stored_token_never_follows_the_url_to_another_origin() {
     assert!(messages(&errors, "playzone.credentials")[0].contains("another origin"), "{errors:?}");
     assert!(same_origin("https://h.example/a", "https://H.example:443/b"), "default port, case");
     assert!(!same_origin("https://h.example/a", "not a url"));
+}
+
+/// Issue #49, item 1: an attached Playzone's URL is its repository's; a
+/// key that may edit the Playzone cannot point it (and the installation's
+/// token) at another host, on any origin, with or without `private`.
+#[test]
+fn an_attached_playzones_url_never_moves() {
+    let attached =
+        Stored { private: true, has_token: false, attached: true, scm_url: "https://github.com/acme/app.git" };
+    for elsewhere in ["https://elsewhere.example/x.git", "https://github.com/acme/other.git"] {
+        let input = Input { scm_url: Some(elsewhere.into()), private: Some(false), ..Input::default() };
+        let errors = Changes::validate(input, Some(attached), &policy()).expect_err(elsewhere);
+        assert!(messages(&errors, "playzone.scm_url")[0].contains("attach"), "{errors:?}");
+    }
+    let same = Input { scm_url: Some("https://github.com/acme/app.git/".into()), ..Input::default() };
+    Changes::validate(same, Some(attached), &policy()).expect("the same URL is no move");
+    let renamed = Input { name: Some("web".into()), ..Input::default() };
+    Changes::validate(renamed, Some(attached), &policy()).expect("other fields change");
 }
 
 #[test]

@@ -64,7 +64,9 @@ pub async fn access(store: &Store, secrets: &SecretBox, id: i64) -> Result<Repos
                          provider's side: install or unsuspend the app again, and the Playzone syncs at once"
                     )),
                     Some(Ok(Provider::Builtin)) => Reach::Builtin(full),
-                    Some(Ok(provider)) => Reach::App { provider, installation: row.try_get("external_id")? },
+                    Some(Ok(provider)) => {
+                        Reach::App { provider, installation: row.try_get("external_id")?, repository: full }
+                    }
                     Some(Err(_)) | None => {
                         Reach::Lost(format!("repository {full} is on a source host this play does not serve"))
                     }

@@ -9,7 +9,7 @@
 //! the test command): a 2048-bit RSA key in PKCS#1 PEM, the form GitHub
 //! hands out.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
@@ -76,12 +76,61 @@ pub struct FakeInstallation {
     pub suspended: bool,
 }
 
+/// The permissions of the test app, as an installation grants them: a
+/// token may ask for these or less.
+pub const APP_PERMISSIONS: [(&str, &str); 6] = [
+    ("administration", "write"),
+    ("contents", "write"),
+    ("deployments", "write"),
+    ("metadata", "read"),
+    ("pull_requests", "write"),
+    ("issues", "write"),
+];
+
+/// What one installation token may do, as issued: the repositories it is
+/// limited to (names under the installation's account; `None`: all of
+/// the installation's) and its permissions.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IssuedScope {
+    pub repositories: Option<Vec<String>>,
+    pub permissions: BTreeMap<String, String>,
+}
+
+impl IssuedScope {
+    /// Whether the token may do `level` of `permission` (`metadata: read`
+    /// comes with every token, as on GitHub).
+    pub fn grants(&self, permission: &str, level: &str) -> bool {
+        if (permission, level) == ("metadata", "read") {
+            return true;
+        }
+        match self.permissions.get(permission).map(String::as_str) {
+            Some("write") => true,
+            Some("read") => level == "read",
+            _ => false,
+        }
+    }
+
+    /// Whether the token reaches repository `name` (without its owner).
+    pub fn reaches(&self, name: &str) -> bool {
+        self.repositories.as_ref().is_none_or(|names| names.iter().any(|n| n.eq_ignore_ascii_case(name)))
+    }
+}
+
 /// What the server saw and holds; tests read and change it.
 #[derive(Debug, Default)]
 pub struct Recorded {
     pub installations: HashMap<u64, FakeInstallation>,
     /// Installation tokens issued: token -> installation id.
     pub tokens: HashMap<String, u64>,
+    /// What each token issued may do: token -> scope.
+    pub scopes: HashMap<String, IssuedScope>,
+    /// Every token request's scope, in order: (installation, scope asked).
+    pub scope_requests: Vec<(u64, IssuedScope)>,
+    /// Requests refused for what their token may not do (method, path,
+    /// what was missing): GitHub's 403 "Resource not accessible by
+    /// integration" (answered 404 here, as GitHub hides private
+    /// repositories).
+    pub refused: Vec<String>,
     /// How many access tokens each installation was issued.
     pub token_requests: HashMap<u64, usize>,
     /// How long the next tokens live, in seconds (GitHub: one hour).
@@ -95,6 +144,9 @@ pub struct Recorded {
     pub user_tokens: HashMap<String, String>,
     /// Which installations each GitHub user can see.
     pub user_installations: HashMap<String, Vec<u64>>,
+    /// Organisation memberships: (user, lowercase organisation) -> role
+    /// (`admin` or `member`).
+    pub memberships: HashMap<(String, String), String>,
     /// Repositories, by lowercase full name.
     pub repos: HashMap<String, FakeRepo>,
     /// Pull requests, their comments and deployments.
@@ -157,6 +209,8 @@ impl FakeGithub {
             .route("/app/installations/{id}/access_tokens", post(access_token))
             .route("/login/oauth/access_token", post(oauth_token))
             .route("/user/installations", get(user_installations))
+            .route("/user", get(user))
+            .route("/user/memberships/orgs/{org}", get(membership))
             .route("/orgs/{org}/repos", post(repos::create_in_org))
             .route("/repos/{o}/{r}", get(repos::get_repo).patch(repos::update_repo).delete(repos::delete_repo))
             .route("/repos/{o}/{r}/git/ref/heads/{*branch}", get(git_data::get_ref))
@@ -242,10 +296,27 @@ impl FakeGithub {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Lets GitHub user `user` see installation `id` (a member of the
-    /// organisation it is installed on).
+    /// Lets GitHub user `user` see installation `id` as an admin of the
+    /// organisation it is installed on (on a user account: as anyone who
+    /// can see it; only the account's own user administers it).
     pub fn grant(&self, user: &str, id: u64) {
-        self.lock().user_installations.entry(user.into()).or_default().push(id);
+        self.grant_role(user, id, "admin");
+    }
+
+    /// Lets `user` see installation `id` as a plain member of its
+    /// organisation (GitHub lists an installation to anyone who can read
+    /// one of its repositories).
+    pub fn grant_member(&self, user: &str, id: u64) {
+        self.grant_role(user, id, "member");
+    }
+
+    fn grant_role(&self, user: &str, id: u64, role: &str) {
+        let mut state = self.lock();
+        state.user_installations.entry(user.into()).or_default().push(id);
+        let org = state.installations.get(&id).filter(|i| i.account_type == "Organization");
+        if let Some(org) = org.map(|i| i.account_login.to_ascii_lowercase()) {
+            state.memberships.insert((user.into(), org), role.into());
+        }
     }
 
     /// The OAuth code GitHub gives `user`'s browser on the setup redirect.
@@ -344,10 +415,31 @@ async fn installation(State(s): State<Shared>, UrlPath(id): UrlPath<u64>, header
     }
 }
 
-async fn access_token(State(s): State<Shared>, UrlPath(id): UrlPath<u64>, headers: HeaderMap) -> Response {
+/// The body of an access token request: both fields optional (GitHub
+/// gives every repository and permission of the installation then).
+#[derive(Deserialize, Default)]
+struct TokenRequest {
+    repositories: Option<Vec<String>>,
+    permissions: Option<BTreeMap<String, String>>,
+}
+
+async fn access_token(
+    State(s): State<Shared>,
+    UrlPath(id): UrlPath<u64>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
     if let Err(refused) = s.as_app("POST", format!("/app/installations/{id}/access_tokens"), &headers) {
         return unauthorized(refused);
     }
+    let request: TokenRequest = if body.is_empty() {
+        TokenRequest::default()
+    } else {
+        match serde_json::from_slice(&body) {
+            Ok(request) => request,
+            Err(_) => return repos::said(StatusCode::BAD_REQUEST, "Problems parsing JSON"),
+        }
+    };
     let mut state = s.lock();
     match state.installations.get(&id) {
         None => return not_found(),
@@ -357,11 +449,34 @@ async fn access_token(State(s): State<Shared>, UrlPath(id): UrlPath<u64>, header
         }
         Some(_) => {}
     }
+    let granted: BTreeMap<String, String> =
+        APP_PERMISSIONS.iter().map(|(p, l)| ((*p).to_owned(), (*l).to_owned())).collect();
+    let permissions = request.permissions.clone().unwrap_or_else(|| granted.clone());
+    let app = IssuedScope { repositories: None, permissions: granted };
+    if let Some((p, l)) = permissions.iter().find(|(p, l)| !app.grants(p, l)) {
+        return repos::unprocessable(&format!(
+            "The permissions requested are not granted to this installation: {p}: {l}"
+        ));
+    }
+    if let Some(names) = &request.repositories {
+        let login = state.installations.get(&id).map(|i| i.account_login.to_ascii_lowercase()).unwrap_or_default();
+        let missing = names.iter().any(|name| {
+            state.repos.get(&format!("{login}/{}", name.to_ascii_lowercase())).is_none_or(|r| r.installation != id)
+        });
+        if names.is_empty() || missing {
+            return repos::unprocessable(
+                "There is at least one repository that does not exist or is not accessible to the parent installation.",
+            );
+        }
+    }
+    let scope = IssuedScope { repositories: request.repositories.clone(), permissions: permissions.clone() };
+    state.scope_requests.push((id, scope.clone()));
     let issued = state.token_requests.entry(id).or_default();
     *issued += 1;
     let token = format!("ghs_{id}x{issued}{}", "t".repeat(30));
     let expires_at = Utc::now() + Duration::seconds(state.token_lifetime_secs);
     state.tokens.insert(token.clone(), id);
+    state.scopes.insert(token.clone(), scope);
     if let Some(backend) = &s.backend {
         for repo in state.repos.values().filter(|r| r.installation == id) {
             backend.allow(&repo.key, &token);
@@ -370,7 +485,7 @@ async fn access_token(State(s): State<Shared>, UrlPath(id): UrlPath<u64>, header
     let body = json!({
         "token": token,
         "expires_at": expires_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        "permissions": {"contents": "write", "metadata": "read"},
+        "permissions": permissions,
         "repository_selection": "selected",
     });
     (StatusCode::CREATED, Json(body)).into_response()
@@ -401,6 +516,39 @@ async fn oauth_token(State(s): State<Shared>, Json(request): Json<OauthRequest>)
     let token = format!("ghu_{}{}", state.user_tokens.len(), "u".repeat(32));
     state.user_tokens.insert(token.clone(), user);
     Json(json!({"access_token": token, "expires_in": 28800, "token_type": "bearer", "scope": ""})).into_response()
+}
+
+/// The GitHub user a request's user token is of.
+fn user_of(s: &Shared, headers: &HeaderMap) -> Option<String> {
+    let state = s.lock();
+    bearer(headers).and_then(|t| state.user_tokens.get(t)).cloned()
+}
+
+/// `GET /user`: the authenticated user.
+async fn user(State(s): State<Shared>, headers: HeaderMap) -> Response {
+    s.lock().requests.push(("GET".into(), "/user".into(), true));
+    match user_of(&s, &headers) {
+        Some(login) => Json(json!({"login": login, "id": 1, "type": "User"})).into_response(),
+        None => unauthorized("Bad credentials"),
+    }
+}
+
+/// `GET /user/memberships/orgs/{org}`: the user's membership, or 404
+/// when they are not a member.
+async fn membership(State(s): State<Shared>, UrlPath(org): UrlPath<String>, headers: HeaderMap) -> Response {
+    s.lock().requests.push(("GET".into(), format!("/user/memberships/orgs/{org}"), true));
+    let Some(login) = user_of(&s, &headers) else { return unauthorized("Bad credentials") };
+    let role = s.lock().memberships.get(&(login.clone(), org.to_ascii_lowercase())).cloned();
+    match role {
+        Some(role) => Json(json!({
+            "state": "active",
+            "role": role,
+            "organization": {"login": org},
+            "user": {"login": login},
+        }))
+        .into_response(),
+        None => not_found(),
+    }
 }
 
 #[derive(Deserialize)]

@@ -15,7 +15,40 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Shared, bearer, not_found};
+use super::{IssuedScope, Shared, bearer, not_found};
+
+/// What GitHub asks of an installation token for `method` on a
+/// repository endpoint (`rest` after `/repos/{owner}/{repo}`): any one of
+/// the alternatives.
+fn needed(method: &str, rest: &str) -> &'static [(&'static str, &'static str)] {
+    let read = method == "GET";
+    match rest {
+        "" if read => &[("metadata", "read")],
+        "" => &[("administration", "write")],
+        r if r.starts_with("/git/") || r.starts_with("/contents/") => {
+            if read {
+                &[("contents", "read")]
+            } else {
+                &[("contents", "write")]
+            }
+        }
+        r if r.starts_with("/pulls") => &[("pull_requests", "read")],
+        r if r.starts_with("/issues/") && read => &[("pull_requests", "read"), ("issues", "read")],
+        r if r.starts_with("/issues/") => &[("pull_requests", "write"), ("issues", "write")],
+        r if r.starts_with("/deployments") && read => &[("deployments", "read")],
+        r if r.starts_with("/deployments") => &[("deployments", "write")],
+        _ => &[("metadata", "read")],
+    }
+}
+
+/// The password of a request's HTTP Basic credential.
+fn basic_password(headers: &HeaderMap) -> Option<String> {
+    use base64::Engine as _;
+    let value = headers.get("authorization")?.to_str().ok()?.strip_prefix("Basic ")?;
+    let decoded = base64::engine::general_purpose::STANDARD.decode(value.trim()).ok()?;
+    let text = String::from_utf8(decoded).ok()?;
+    Some(text.split_once(':')?.1.to_owned())
+}
 
 /// Where the fake keeps repositories: bare repositories served over git's
 /// smart HTTP (in play's tests, `play_git::testing::GitServer`).
@@ -101,14 +134,20 @@ pub(crate) fn empty_repository() -> Response {
 }
 
 impl Shared {
-    /// The installation a request's token is of.
-    fn installation_of(&self, headers: &HeaderMap) -> Option<u64> {
+    /// The installation a request's token is of, and what the token may
+    /// do.
+    fn installation_of(&self, headers: &HeaderMap) -> Option<(u64, IssuedScope)> {
         let token =
             bearer(headers).or_else(|| headers.get("authorization")?.to_str().ok()?.strip_prefix("token "))?.to_owned();
-        self.lock().tokens.get(&token).copied()
+        let state = self.lock();
+        let installation = *state.tokens.get(&token)?;
+        Some((installation, state.scopes.get(&token).cloned().unwrap_or_default()))
     }
 
-    /// Repository `owner/name` if the request's token may see it.
+    /// Repository `owner/name` if the request's token may see it and do
+    /// what `method` on `rest` does (GitHub's permission per endpoint,
+    /// [`needed`]); a refusal for what the token may not do is recorded
+    /// in [`Recorded::refused`](super::Recorded).
     pub(crate) fn visible(
         &self,
         headers: &HeaderMap,
@@ -118,9 +157,30 @@ impl Shared {
         rest: &str,
     ) -> Option<FakeRepo> {
         let full = format!("{owner}/{name}").to_ascii_lowercase();
-        self.lock().requests.push((method.into(), format!("/repos/{owner}/{name}{rest}"), true));
-        let installation = self.installation_of(headers)?;
-        self.lock().repos.get(&full).filter(|r| r.installation == installation).cloned()
+        let path = format!("/repos/{owner}/{name}{rest}");
+        self.lock().requests.push((method.into(), path.clone(), true));
+        let (installation, scope) = self.installation_of(headers)?;
+        let repo = self.lock().repos.get(&full).filter(|r| r.installation == installation).cloned()?;
+        let alternatives = needed(method, rest);
+        if !scope.reaches(name) || !alternatives.iter().any(|(p, l)| scope.grants(p, l)) {
+            let (p, l) = alternatives[0];
+            self.lock().refused.push(format!("{method} {path}: the token may not do {p}: {l} on {name}"));
+            return None;
+        }
+        Some(repo)
+    }
+
+    /// Whether a git request's basic password, a token this server
+    /// issued, may not fetch (or push, `write`) repository `name` of
+    /// `installation`. Other passwords are for the backend to refuse
+    /// (401, as for a revoked token).
+    fn git_out_of_scope(&self, headers: &HeaderMap, installation: u64, name: &str, write: bool) -> bool {
+        let Some(password) = basic_password(headers) else { return false };
+        let state = self.lock();
+        let (Some(of), Some(scope)) = (state.tokens.get(&password), state.scopes.get(&password)) else {
+            return false;
+        };
+        *of != installation || !scope.reaches(name) || !scope.grants("contents", if write { "write" } else { "read" })
     }
 
     /// Adds a repository of `installation` on the backend; its record.
@@ -164,7 +224,11 @@ pub(crate) async fn create_in_org(
     Json(body): Json<CreateRepo>,
 ) -> Response {
     s.lock().requests.push(("POST".into(), format!("/orgs/{org}/repos"), true));
-    let Some(installation) = s.installation_of(&headers) else { return not_found() };
+    let Some((installation, scope)) = s.installation_of(&headers) else { return not_found() };
+    if !scope.grants("administration", "write") {
+        s.lock().refused.push(format!("POST /orgs/{org}/repos: the token may not do administration: write"));
+        return not_found();
+    }
     let on_org = s
         .lock()
         .installations
@@ -295,6 +359,13 @@ pub(crate) async fn git_http(State(s): State<Shared>, request: axum::extract::Re
     else {
         return not_found();
     };
+    let name = full.split_once('/').map_or(full, |(_, name)| name);
+    let write = rest.ends_with("git-receive-pack") || request.uri().query() == Some("service=git-receive-pack");
+    if s.git_out_of_scope(request.headers(), repo.installation, name, write) {
+        let level = if write { "write" } else { "read" };
+        s.lock().refused.push(format!("git {path}: the token may not do contents: {level} on {name}"));
+        return said(StatusCode::FORBIDDEN, "Permission to the repository denied");
+    }
     let query = request.uri().query().map(|q| format!("?{q}")).unwrap_or_default();
     let url = format!("{}/{rest}{query}", backend.url(&repo.key));
     let method = request.method().clone();
