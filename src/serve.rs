@@ -166,17 +166,15 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Forgets rate-limit state of keys idle for a while, so memory stays
-/// bounded by recently active keys.
+/// Forgets rate-limit state of keys idle for a while
+/// (`Shared::forget_idle_rate_limits`), so memory stays bounded by
+/// recently active keys.
 async fn prune_rate_limiter(state: AppState, shutdown: CancellationToken) {
     let mut tick = tokio::time::interval(Duration::from_secs(60));
     loop {
         tokio::select! {
             () = shutdown.cancelled() => return,
-            _ = tick.tick() => {
-                state.limiter.retain_recent();
-                state.limiter.shrink_to_fit();
-            }
+            _ = tick.tick() => state.forget_idle_rate_limits(),
         }
     }
 }

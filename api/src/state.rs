@@ -159,6 +159,14 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// Forgets the rate-limit state of keys idle long enough to be
+    /// indistinguishable from new ones, so memory stays bounded by recently
+    /// active keys. `play serve` calls it every minute.
+    pub fn forget_idle_rate_limits(&self) {
+        self.limiter.retain_recent();
+        self.limiter.shrink_to_fit();
+    }
+
     /// What bounds the creation of Playgrounds (quotas, lifetimes,
     /// repositories, and the source host a repository URL may name), for
     /// the domain's flows.
