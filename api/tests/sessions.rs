@@ -2,17 +2,20 @@
 //! the form, the API accepting the session cookie with its CSRF token on
 //! every change, sign-out, the end of a session with its key, when idle
 //! and when old, and the attacks on sign-in (a form posted from another
-//! site, an open redirect, guessing keys).
+//! site, an open redirect, also one hidden from the check by characters
+//! browsers drop, guessing keys).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
 
 mod support;
 
+use std::net::SocketAddr;
+
 use axum::http::{Method, StatusCode, header};
 use play_api::testing::TestApp;
 use play_core::scopes::{Scope, ScopeSet};
 use serde_json::json;
-use support::browser::{Browser, post_form, set_cookie, set_cookie_header, sign_in_form};
+use support::browser::{Browser, post_form, post_form_from, set_cookie, set_cookie_header, sign_in_form};
 
 #[tokio::test]
 async fn a_session_acts_with_its_key_needs_its_csrf_token_to_change_anything_and_ends_at_sign_out() {
@@ -170,4 +173,67 @@ async fn sign_in_refuses_other_sites_forms_open_redirects_and_guessing() {
     let limited = post_form(&app, "/sign-in", &cookies, &[], &fields).await;
     assert_eq!(limited.status, StatusCode::TOO_MANY_REQUESTS, "even the right key waits");
     assert!(limited.headers.contains_key(header::RETRY_AFTER));
+}
+
+/// A client at `ip`, as `play serve` sees it.
+fn client(ip: &str) -> SocketAddr {
+    SocketAddr::new(ip.parse().unwrap(), 40_000)
+}
+
+/// Issue #49, item 8: browsers drop tabs and newlines from a `Location`
+/// and read `\` as `/`, so a `next` that hid a second slash behind one of
+/// them (`/%09/elsewhere.example`) sent a signed-in person to another site.
+#[tokio::test]
+async fn sign_in_sends_the_browser_to_no_other_site_whatever_next_hides() {
+    let app = TestApp::new().await;
+    let hiding = [
+        "/\t/elsewhere.example",
+        "/\n/elsewhere.example",
+        "/\r/elsewhere.example",
+        "/\t\t/elsewhere.example/path?q=1",
+        "\t//elsewhere.example",
+        "/\u{0b}/elsewhere.example",
+        "/\u{0}/elsewhere.example",
+        "/\u{7f}/elsewhere.example",
+        "/\u{85}/elsewhere.example",
+        "/\\elsewhere.example",
+        "/..//elsewhere.example",
+        "/%2e%2e//elsewhere.example",
+        "/./\t/elsewhere.example",
+        " //elsewhere.example",
+        "http:/elsewhere.example",
+        "elsewhere.example",
+    ];
+    let admin = Browser::sign_in(&app, &app.admin).await;
+    let issue = admin.request(&app, Method::GET, "/sign-in?next=/%09/elsewhere.example", None, false).await;
+    assert_eq!((issue.status, issue.headers[header::LOCATION].to_str().unwrap()), (StatusCode::SEE_OTHER, "/"));
+    for (n, next) in hiding.into_iter().enumerate() {
+        let query = serde_urlencoded::to_string([("next", next)]).unwrap();
+        let signed_in = admin.request(&app, Method::GET, &format!("/sign-in?{query}"), None, false).await;
+        assert_eq!(
+            (signed_in.status, signed_in.headers.get(header::LOCATION).and_then(|l| l.to_str().ok())),
+            (StatusCode::SEE_OTHER, Some("/")),
+            "signed in, {next:?}: {}",
+            signed_in.text
+        );
+        let form = app.request(Method::GET, &format!("/sign-in?{query}"), None, None).await;
+        assert_eq!(support::browser::hidden(&form.text, "next"), "/", "the form's next, {next:?}");
+        let (csrf, form_cookie) = sign_in_form(&app).await;
+        let fields = [("token", app.admin.as_str()), ("csrf", csrf.as_str()), ("next", next)];
+        // Each from its own address: sign-ins are limited per address.
+        let from = client(&format!("192.0.2.{n}"));
+        let posted = post_form_from(&app, from, "/sign-in", &format!("play_sign_in={form_cookie}"), &fields).await;
+        assert_eq!(
+            (posted.status, posted.headers.get(header::LOCATION).and_then(|l| l.to_str().ok())),
+            (StatusCode::SEE_OTHER, Some("/")),
+            "posted, {next:?}: {}",
+            posted.text
+        );
+    }
+    // A plain path of play keeps its query and fragment.
+    for next in ["/playgrounds?q=a%20b&status=running", "/playgrounds/7#logs", "/api/playrooms", "/"] {
+        let query = serde_urlencoded::to_string([("next", next)]).unwrap();
+        let r = admin.request(&app, Method::GET, &format!("/sign-in?{query}"), None, false).await;
+        assert_eq!((r.status, r.headers[header::LOCATION].to_str().unwrap()), (StatusCode::SEE_OTHER, next));
+    }
 }

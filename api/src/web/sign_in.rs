@@ -8,7 +8,8 @@
 //!   `Sec-Fetch-Site` other than `same-origin` or `none` is refused too.
 //! - `POST /sign-in`: the key is checked as the API checks it; a session
 //!   is made (`play_core::store::sessions`), its cookie set, and the
-//!   browser sent to `next` (a path of play only). Attempts are limited per
+//!   browser sent to `next` (a plain path of play only, `next_path`;
+//!   anything else sends it to `/`). Attempts are limited per
 //!   client address (`crate::state::SIGN_IN_BURST`); a wrong key gets one
 //!   message whatever was wrong with it.
 //! - `POST /sign-out`: with the session's CSRF token; the session is
@@ -45,15 +46,38 @@ pub struct Next {
     next: Option<String>,
 }
 
-/// `next` if it is a path of play (`/…`, not `//…`, no backslash), else
-/// `/`: a sign-in link can never send the browser to another site.
-fn local_path(next: Option<&str>) -> String {
-    match next {
-        Some(path) if path.starts_with('/') && !path.starts_with("//") && !path.contains(['\\', '\r', '\n']) => {
-            path.to_owned()
-        }
-        _ => "/".to_owned(),
+/// Where the browser goes after signing in when `next` is missing or refused.
+const DEFAULT_NEXT: &str = "/";
+/// The origin `next` is resolved against. Any origin would do: only
+/// whether `next` keeps it matters, and it never reaches a browser.
+const PLAY_ORIGIN: &str = "https://play.invalid/";
+
+/// `next` if it is a plain absolute path of play, else [`DEFAULT_NEXT`]:
+/// a sign-in link can never send the browser to another site.
+///
+/// Browsers drop tabs and newlines from a URL and read `\` as `/`, so
+/// `/\t/elsewhere.example` is `//elsewhere.example` to them, another site.
+/// So `next` must hold no control character and no backslash, start with
+/// one `/` (not two), and, parsed relative to play as browsers parse it,
+/// keep play's origin with a path that still starts with one `/` (`/..//x`
+/// becomes `//x`). The answer is that parsed path, query and fragment
+/// (percent-encoded ASCII): the browser gets exactly what was checked.
+fn next_path(next: Option<&str>) -> String {
+    next.and_then(same_origin_path).unwrap_or_else(|| DEFAULT_NEXT.to_owned())
+}
+
+fn same_origin_path(next: &str) -> Option<String> {
+    let plain = next.starts_with('/') && !next.starts_with("//");
+    if !plain || next.chars().any(|c| c.is_control() || c == '\\') {
+        return None;
     }
+    let play = url::Url::parse(PLAY_ORIGIN).ok()?;
+    let resolved = play.join(next).ok()?;
+    if resolved.origin() != play.origin() {
+        return None;
+    }
+    let path = &resolved[url::Position::BeforePath..];
+    (path.starts_with('/') && !path.starts_with("//")).then(|| path.to_owned())
 }
 
 /// A one-time form token and the cookie that carries it (`SameSite=Strict`,
@@ -136,7 +160,7 @@ pub async fn form(
     headers: HeaderMap,
     Query(q): Query<Next>,
 ) -> Result<Response, ApiError> {
-    let next = local_path(q.next.as_deref());
+    let next = next_path(q.next.as_deref());
     if session::current(&state, &headers).await?.is_some() {
         return Ok(Redirect::to(&next).into_response());
     }
@@ -178,7 +202,7 @@ pub async fn submit(
     Form(form): Form<SignIn>,
 ) -> Result<Response, ApiError> {
     let secure = state.config.secure_cookies;
-    let next = local_path(form.next.as_deref());
+    let next = next_path(form.next.as_deref());
     if !from_own_form(&headers, &form.csrf) {
         return Ok(refused(
             StatusCode::FORBIDDEN,

@@ -3,10 +3,20 @@
 //! field), then calls the API with its session cookie and, when asked,
 //! the session's CSRF token.
 
+use std::net::SocketAddr;
+
 use axum::body::Body;
+use axum::extract::ConnectInfo;
 use axum::http::{Method, Request, header};
 use play_api::testing::{Response, TestApp};
 use serde_json::Value;
+
+/// The session cookie's name as `app` sets it: `__Host-` prefixed when
+/// play is served over HTTPS (spelled out here, not taken from the code,
+/// so a changed name fails the tests).
+pub fn session_cookie(app: &TestApp) -> &'static str {
+    if app.state.config.secure_cookies { "__Host-play_session" } else { "play_session" }
+}
 
 /// A signed-in browser: its session cookie and the session's CSRF token.
 #[derive(Clone, Debug)]
@@ -59,6 +69,24 @@ pub async fn post_form(
     headers: &[(&str, &str)],
     fields: &[(&str, &str)],
 ) -> Response {
+    app.send(form_request(path, cookies, headers, fields)).await
+}
+
+/// [`post_form`] from the client address `from` (what `play serve` gives
+/// handlers as `ConnectInfo`).
+pub async fn post_form_from(
+    app: &TestApp,
+    from: SocketAddr,
+    path: &str,
+    cookies: &str,
+    fields: &[(&str, &str)],
+) -> Response {
+    let mut request = form_request(path, cookies, &[], fields);
+    request.extensions_mut().insert(ConnectInfo(from));
+    app.send(request).await
+}
+
+fn form_request(path: &str, cookies: &str, headers: &[(&str, &str)], fields: &[(&str, &str)]) -> Request<Body> {
     let mut builder = Request::builder()
         .method(Method::POST)
         .uri(path)
@@ -68,7 +96,7 @@ pub async fn post_form(
         builder = builder.header(*name, *value);
     }
     let body = serde_urlencoded::to_string(fields).unwrap();
-    app.send(builder.body(Body::from(body)).unwrap()).await
+    builder.body(Body::from(body)).unwrap()
 }
 
 impl Browser {
@@ -84,7 +112,7 @@ impl Browser {
         )
         .await;
         assert_eq!(done.status, 303, "{}", done.text);
-        let cookie = set_cookie(&done, "play_session").expect("a session cookie");
+        let cookie = set_cookie(&done, session_cookie(app)).expect("a session cookie");
         let mut browser = Browser { cookie, csrf: String::new() };
         let session = browser.request(app, Method::GET, "/session", None, false).await;
         assert_eq!(session.status, 200, "{}", session.text);
@@ -101,8 +129,8 @@ impl Browser {
         body: Option<Value>,
         csrf: bool,
     ) -> Response {
-        let mut builder =
-            Request::builder().method(method).uri(path).header(header::COOKIE, format!("play_session={}", self.cookie));
+        let cookie = format!("{}={}", session_cookie(app), self.cookie);
+        let mut builder = Request::builder().method(method).uri(path).header(header::COOKIE, cookie);
         if csrf {
             builder = builder.header("x-csrf-token", &self.csrf);
         }
