@@ -166,9 +166,9 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Forgets rate-limit state of keys idle for a while
-/// (`Shared::forget_idle_rate_limits`), so memory stays bounded by
-/// recently active keys.
+/// Forgets rate-limit state of API keys and sign-in clients idle for a
+/// while (`Shared::forget_idle_rate_limits`), so memory stays bounded by
+/// recently active ones.
 async fn prune_rate_limiter(state: AppState, shutdown: CancellationToken) {
     let mut tick = tokio::time::interval(Duration::from_secs(60));
     loop {

@@ -102,7 +102,8 @@ impl ApiConfig {
 }
 
 pub type KeyRateLimiter = RateLimiter<i64, DefaultKeyedStateStore<i64>, DefaultClock>;
-/// Sign-in attempts, per client address (`crate::web::sign_in`).
+/// Sign-in attempts, per client: an IPv4 address or an IPv6 /64
+/// (`crate::web::sign_in::client_of`).
 pub type AddressRateLimiter = RateLimiter<std::net::IpAddr, DefaultKeyedStateStore<std::net::IpAddr>, DefaultClock>;
 
 /// Sign-in attempts allowed per client address: a burst of this many, then
@@ -134,7 +135,7 @@ pub struct Shared {
     pub secrets: SecretBox,
     pub metrics: Arc<Metrics>,
     pub limiter: Arc<KeyRateLimiter>,
-    /// Sign-in attempts per client address.
+    /// Sign-in attempts per client (an IPv4 address or an IPv6 /64).
     pub sign_in_limiter: Arc<AddressRateLimiter>,
     /// Verified API keys (see `crate::key_cache`).
     pub keys: Arc<crate::key_cache::KeyCache>,
@@ -159,12 +160,16 @@ pub struct Shared {
 }
 
 impl Shared {
-    /// Forgets the rate-limit state of keys idle long enough to be
-    /// indistinguishable from new ones, so memory stays bounded by recently
-    /// active keys. `play serve` calls it every minute.
+    /// Forgets the rate-limit state of API keys and sign-in clients idle
+    /// long enough to be indistinguishable from new ones, so memory stays
+    /// bounded by recently active ones (the sign-in limiter is keyed by
+    /// client addresses, of which IPv6 clients have no shortage).
+    /// `play serve` calls it every minute.
     pub fn forget_idle_rate_limits(&self) {
         self.limiter.retain_recent();
         self.limiter.shrink_to_fit();
+        self.sign_in_limiter.retain_recent();
+        self.sign_in_limiter.shrink_to_fit();
     }
 
     /// What bounds the creation of Playgrounds (quotas, lifetimes,

@@ -3,13 +3,14 @@
 //! every change, sign-out, the end of a session with its key, when idle
 //! and when old, and the attacks on sign-in (a form posted from another
 //! site, an open redirect, also one hidden from the check by characters
-//! browsers drop, guessing keys).
+//! browsers drop, guessing keys, from a whole IPv6 /64 too).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
 
 mod support;
 
 use std::net::SocketAddr;
+use std::time::{Duration, Instant};
 
 use axum::http::{Method, StatusCode, header};
 use play_api::testing::TestApp;
@@ -235,5 +236,60 @@ async fn sign_in_sends_the_browser_to_no_other_site_whatever_next_hides() {
         let query = serde_urlencoded::to_string([("next", next)]).unwrap();
         let r = admin.request(&app, Method::GET, &format!("/sign-in?{query}"), None, false).await;
         assert_eq!((r.status, r.headers[header::LOCATION].to_str().unwrap()), (StatusCode::SEE_OTHER, next));
+    }
+}
+
+/// Issue #49, item 9: an IPv6 client is given a /64 and picks any address
+/// in it, so a limit per address let it guess keys without end.
+#[tokio::test]
+async fn sign_in_attempts_are_limited_per_ipv6_64_not_per_address() {
+    let app = TestApp::new().await;
+    let (csrf, form_cookie) = sign_in_form(&app).await;
+    let cookies = format!("play_sign_in={form_cookie}");
+    let wrong = [("token", "play_nope"), ("csrf", csrf.as_str())];
+    let mut statuses = Vec::new();
+    for n in 1..=12 {
+        let from = client(&format!("2001:db8:1:2:{n:x}::{n:x}"));
+        statuses.push(post_form_from(&app, from, "/sign-in", &cookies, &wrong).await.status);
+    }
+    assert_eq!(statuses.last(), Some(&StatusCode::TOO_MANY_REQUESTS), "{statuses:?}");
+    let neighbour = post_form_from(&app, client("2001:db8:1:3::1"), "/sign-in", &cookies, &wrong).await;
+    assert_eq!(neighbour.status, StatusCode::UNAUTHORIZED, "another /64 is another client");
+
+    // IPv4 clients of a dual-stack socket arrive as `::ffff:a.b.c.d`: each
+    // is its own client, the same as when it arrives as plain IPv4.
+    for n in 1..=12 {
+        let from = client(&format!("::ffff:192.0.2.{n}"));
+        let r = post_form_from(&app, from, "/sign-in", &cookies, &wrong).await;
+        assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{from}");
+    }
+    for _ in 0..10 {
+        post_form_from(&app, client("::ffff:198.51.100.7"), "/sign-in", &cookies, &wrong).await;
+    }
+    let plain = post_form_from(&app, client("198.51.100.7"), "/sign-in", &cookies, &wrong).await;
+    assert_eq!(plain.status, StatusCode::TOO_MANY_REQUESTS, "{}", plain.text);
+}
+
+/// Issue #49, item 9: the sign-in limiter kept every address it ever saw.
+/// Pruned as the API's is, an address is forgotten once its attempts no
+/// longer count (governor keeps a state for twice the period).
+#[tokio::test]
+async fn the_sign_in_limiter_forgets_idle_addresses_when_pruned() {
+    let app = TestApp::new().await;
+    let (csrf, form_cookie) = sign_in_form(&app).await;
+    let cookies = format!("play_sign_in={form_cookie}");
+    let wrong = [("token", "play_nope"), ("csrf", csrf.as_str())];
+    for from in ["192.0.2.1", "192.0.2.2", "2001:db8::1"] {
+        post_form_from(&app, client(from), "/sign-in", &cookies, &wrong).await;
+    }
+    assert_eq!(app.state.sign_in_limiter.len(), 3);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        app.state.forget_idle_rate_limits();
+        if app.state.sign_in_limiter.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{} addresses kept after 30 s", app.state.sign_in_limiter.len());
+        tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }

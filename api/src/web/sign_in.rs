@@ -9,16 +9,17 @@
 //! - `POST /sign-in`: the key is checked as the API checks it; a session
 //!   is made (`play_core::store::sessions`), its cookie set, and the
 //!   browser sent to `next` (a plain path of play only, `next_path`;
-//!   anything else sends it to `/`). Attempts are limited per
-//!   client address (`crate::state::SIGN_IN_BURST`); a wrong key gets one
-//!   message whatever was wrong with it.
+//!   anything else sends it to `/`). Attempts are limited per client
+//!   (an IPv4 address or an IPv6 /64, `client_of`;
+//!   `crate::state::SIGN_IN_BURST`); a wrong key gets one message whatever
+//!   was wrong with it.
 //! - `POST /sign-out`: with the session's CSRF token; the session is
 //!   deleted, the cookie cleared.
 //! - `GET /session`: the session as JSON (account, key, scopes, when it
 //!   ends) with its CSRF token, for scripts of play's own pages; 401
 //!   without one.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use axum::extract::{ConnectInfo, Form, Query, State};
 use axum::http::{Extensions, HeaderMap, HeaderValue, StatusCode, header};
@@ -101,17 +102,30 @@ pub(super) fn from_own_form(headers: &HeaderMap, csrf: &str) -> bool {
     !cross_site(headers) && nonce.is_some_and(|n| digests_match(&n, csrf))
 }
 
-/// The rate limit of sign-in attempts per client address; `Some` answer
-/// when this one is over it.
+/// The rate limit of sign-in attempts per client ([`client_of`]); `Some`
+/// answer when this one is over it.
 pub(super) fn over_limit(state: &AppState, extensions: &Extensions) -> Option<Response> {
     let address = extensions
         .get::<ConnectInfo<SocketAddr>>()
         .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |ConnectInfo(at)| at.ip());
-    state.sign_in_limiter.check_key(&address).err()?;
+    state.sign_in_limiter.check_key(&client_of(address)).err()?;
     let mut response =
         refused(StatusCode::TOO_MANY_REQUESTS, "Too many sign-in attempts from this address: wait a minute.");
     response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(crate::state::SIGN_IN_PERIOD.as_secs()));
     Some(response)
+}
+
+/// Who sign-in attempts from `address` are counted against: an IPv4
+/// address, or an IPv6 address's /64. An IPv6 client is usually given a
+/// whole /64 and may use any address in it, so the /64 is the smallest
+/// unit it cannot multiply. An IPv4 client of a dual-stack socket
+/// (`::ffff:a.b.c.d`) is its IPv4 address, never the /64 that all of them
+/// share.
+pub(crate) fn client_of(address: IpAddr) -> IpAddr {
+    match address.to_canonical() {
+        IpAddr::V6(v6) => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & (u128::MAX << 64))),
+        v4 => v4,
+    }
 }
 
 /// A new session of key `key_id`: its cookie set (the form token's
