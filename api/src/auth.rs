@@ -49,9 +49,10 @@ enum Credential<'a> {
 }
 
 impl<'a> Credential<'a> {
-    fn from_headers(headers: &'a HeaderMap) -> Option<Credential<'a>> {
+    /// `session_cookie`: the session cookie's name (`session::cookie_name`).
+    fn from_headers(headers: &'a HeaderMap, session_cookie: &str) -> Option<Credential<'a>> {
         let Some(value) = headers.get(header::AUTHORIZATION) else {
-            return session::cookie_value(headers, session::COOKIE).map(Credential::Session);
+            return session::cookie_value(headers, session_cookie).map(Credential::Session);
         };
         let (scheme, token) = value.to_str().ok()?.split_once(' ')?;
         scheme.eq_ignore_ascii_case("bearer").then(|| Credential::Bearer(token.trim()))
@@ -226,7 +227,8 @@ fn route_scope(request: &Request, matched: &MatchedPath) -> Result<Option<Scope>
 
 /// The caller's `Principal`, after the per-key rate limit.
 async fn identify(state: &AppState, method: &Method, headers: &HeaderMap) -> Result<Principal, ApiError> {
-    let credential = Credential::from_headers(headers).ok_or(ApiError::Unauthorized(INVALID))?;
+    let session_cookie = session::cookie_name(state.config.secure_cookies);
+    let credential = Credential::from_headers(headers, session_cookie).ok_or(ApiError::Unauthorized(INVALID))?;
     let principal = credential.resolve(state, method, headers).await?;
     limited(state, principal)
 }

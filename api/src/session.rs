@@ -2,11 +2,13 @@
 //! request changing something must carry with it (issue #31; the store's
 //! side is `play_core::store::sessions`).
 //!
-//! - The cookie `play_session` holds the session id: `HttpOnly` (scripts
-//!   never read it), `SameSite=Lax` (a cross-site request carries it only
-//!   for a top-level `GET`, which changes nothing), `Path=/`, `Secure`
-//!   when play is served over HTTPS (`PLAY_PUBLIC_URL`), `Max-Age` the
-//!   session's absolute lifetime.
+//! - The cookie holds the session id: `HttpOnly` (scripts never read it),
+//!   `SameSite=Lax` (a cross-site request carries it only for a top-level
+//!   `GET`, which changes nothing), `Path=/`, no `Domain`, `Max-Age` the
+//!   session's absolute lifetime. When play is served over HTTPS
+//!   (`PLAY_PUBLIC_URL`) it is `Secure` and named `__Host-play_session`
+//!   ([`cookie_name`]), and only that name is read; over HTTP it is
+//!   `play_session`.
 //! - The CSRF token is an HMAC of the session id under the token pepper:
 //!   bound to the session, never stored, and useless without the cookie.
 //!   A request authenticated by the cookie whose method is not `GET`,
@@ -23,8 +25,22 @@ use play_core::token::{TokenPepper, digests_match};
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// The session cookie's name.
+/// The session cookie's name when play is served over plain HTTP.
 pub const COOKIE: &str = "play_session";
+/// The session cookie's name when play is served over HTTPS. Browsers
+/// accept a `__Host-` cookie only from a secure origin, with `Secure`,
+/// `Path=/` and no `Domain`: a sibling subdomain, which may set cookies
+/// for the whole parent domain, cannot plant or overwrite it (to sign a
+/// visitor in to its own session, say).
+pub const HOST_COOKIE: &str = "__Host-play_session";
+
+/// The name of the session cookie play sets and reads: [`HOST_COOKIE`]
+/// over HTTPS (`secure`), where a `play_session` cookie may have been
+/// planted by a sibling subdomain and is never read; [`COOKIE`] over HTTP,
+/// where browsers refuse `__Host-` cookies.
+pub fn cookie_name(secure: bool) -> &'static str {
+    if secure { HOST_COOKIE } else { COOKIE }
+}
 /// The header a cookie-authenticated request that changes something
 /// carries the CSRF token in.
 pub const CSRF_HEADER: &str = "x-csrf-token";
@@ -58,7 +74,7 @@ pub fn changes_something(method: &Method) -> bool {
 
 /// `Set-Cookie` for a new session.
 pub fn set_cookie(secret: &str, secure: bool) -> Result<HeaderValue, ApiError> {
-    let cookie = Cookie::build((COOKIE, secret.to_owned()))
+    let cookie = Cookie::build((cookie_name(secure), secret.to_owned()))
         .http_only(true)
         .same_site(SameSite::Lax)
         .path("/")
@@ -70,7 +86,8 @@ pub fn set_cookie(secret: &str, secure: bool) -> Result<HeaderValue, ApiError> {
 
 /// `Set-Cookie` that removes the session cookie.
 pub fn clear_cookie(secure: bool) -> Result<HeaderValue, ApiError> {
-    let cookie = Cookie::build((COOKIE, "")).http_only(true).same_site(SameSite::Lax).path("/").secure(secure);
+    let cookie =
+        Cookie::build((cookie_name(secure), "")).http_only(true).same_site(SameSite::Lax).path("/").secure(secure);
     let mut cookie = cookie.build();
     cookie.make_removal();
     header_value(&cookie)
@@ -84,6 +101,6 @@ pub fn header_value(cookie: &Cookie<'_>) -> Result<HeaderValue, ApiError> {
 /// The live session the request's cookie names, and its id (the cookie's
 /// value); `None` without one, or for one that ended.
 pub async fn current(state: &AppState, headers: &HeaderMap) -> Result<Option<(Session, String)>, ApiError> {
-    let Some(secret) = cookie_value(headers, COOKIE) else { return Ok(None) };
+    let Some(secret) = cookie_value(headers, cookie_name(state.config.secure_cookies)) else { return Ok(None) };
     Ok(sessions::find(&state.store, &state.pepper, &secret).await?.map(|s| (s, secret)))
 }

@@ -2,8 +2,8 @@
 //! the form, the API accepting the session cookie with its CSRF token on
 //! every change, sign-out, the end of a session with its key, when idle
 //! and when old, and the attacks on sign-in (a form posted from another
-//! site, an open redirect, also one hidden from the check by characters
-//! browsers drop, guessing keys, from a whole IPv6 /64 too).
+//! site, an open redirect, guessing keys); on HTTPS, the `__Host-` cookie
+//! that a sibling subdomain cannot plant (issue #49, items 8, 9 and 11).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
 
@@ -12,7 +12,9 @@ mod support;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use axum::http::{Method, StatusCode, header};
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode, header};
+use play_api::ApiConfig;
 use play_api::testing::TestApp;
 use play_core::scopes::{Scope, ScopeSet};
 use serde_json::json;
@@ -292,4 +294,43 @@ async fn the_sign_in_limiter_forgets_idle_addresses_when_pruned() {
         assert!(Instant::now() < deadline, "{} addresses kept after 30 s", app.state.sign_in_limiter.len());
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
+}
+
+/// Issue #49, item 11: a sibling subdomain may set a cookie for the whole
+/// domain, so it could plant its own session under the old name; a
+/// `__Host-` cookie can only come from play's own origin over HTTPS.
+#[tokio::test]
+async fn on_https_the_session_cookie_is_host_prefixed_and_one_planted_by_a_sibling_is_refused() {
+    let app = TestApp::with_config(ApiConfig { secure_cookies: true, ..TestApp::default_config() }).await;
+    let (csrf, form_cookie) = sign_in_form(&app).await;
+    let fields = [("token", app.admin.as_str()), ("csrf", csrf.as_str()), ("next", "/")];
+    let done = post_form(&app, "/sign-in", &format!("play_sign_in={form_cookie}"), &[], &fields).await;
+    assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.text);
+    let cookie = set_cookie_header(&done, "__Host-play_session").expect("a __Host- session cookie");
+    for attribute in ["Secure", "Path=/", "HttpOnly", "SameSite=Lax"] {
+        assert!(cookie.contains(attribute), "{cookie}");
+    }
+    assert!(!cookie.to_ascii_lowercase().contains("domain"), "{cookie}");
+    assert!(set_cookie(&done, "play_session").is_none(), "no cookie of the old name");
+    let secret = set_cookie(&done, "__Host-play_session").unwrap();
+
+    let with = |cookie: String| Request::builder().uri("/session").header(header::COOKIE, cookie).body(Body::empty());
+    let own = app.send(with(format!("__Host-play_session={secret}")).unwrap()).await;
+    assert_eq!(own.status, StatusCode::OK, "{}", own.text);
+    // What a sibling subdomain can set: the old name, for the whole domain.
+    let planted = app.send(with(format!("play_session={secret}")).unwrap()).await;
+    assert_eq!(planted.status, StatusCode::UNAUTHORIZED, "{}", planted.text);
+    let request = Request::builder()
+        .uri("/api/playrooms")
+        .header(header::COOKIE, format!("play_session={secret}"))
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(app.send(request).await.status, StatusCode::UNAUTHORIZED);
+
+    let browser = Browser::sign_in(&app, &app.admin).await;
+    let cookies = format!("__Host-play_session={}", browser.cookie);
+    let out = post_form(&app, "/sign-out", &cookies, &[], &[("csrf", browser.csrf.as_str())]).await;
+    assert_eq!(out.status, StatusCode::SEE_OTHER, "{}", out.text);
+    let cleared = set_cookie_header(&out, "__Host-play_session").expect("cleared by its own name");
+    assert!(cleared.contains("Max-Age=0") && cleared.contains("Secure") && cleared.contains("Path=/"), "{cleared}");
 }
