@@ -19,7 +19,7 @@
 use axum::http::{HeaderMap, HeaderValue, Method, header};
 use cookie::{Cookie, SameSite};
 use play_core::model::session::Session;
-use play_core::store::sessions;
+use play_core::store::{Store, sessions};
 use play_core::token::{TokenPepper, digests_match};
 
 use crate::error::ApiError;
@@ -96,6 +96,30 @@ pub fn clear_cookie(secure: bool) -> Result<HeaderValue, ApiError> {
 pub fn header_value(cookie: &Cookie<'_>) -> Result<HeaderValue, ApiError> {
     HeaderValue::from_str(&cookie.to_string())
         .map_err(|e| ApiError::Core(play_core::Error::Internal(format!("a cookie header: {e}"))))
+}
+
+/// How often an answer that outlasts its request (a followed log) checks
+/// that the session it was made under still lives.
+pub const RECHECK: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Resolves, with why, once session `id` has ended (signed out, its key
+/// deleted or expired, idle or old), checked every [`RECHECK`]: a followed
+/// log answered under a session ends with it, within [`RECHECK`] and a
+/// read of the store, on every replica. A check that fails ends it too:
+/// a stream whose session cannot be confirmed stops, and the browser may
+/// open it again, authenticated afresh.
+pub async fn ended(store: Store, id: i64) -> &'static str {
+    loop {
+        tokio::time::sleep(RECHECK).await;
+        match sessions::is_live(&store, id).await {
+            Ok(true) => {}
+            Ok(false) => return "the session ended (signed out, or its key deleted or expired)",
+            Err(e) => {
+                tracing::warn!(session = id, error = %e, "cannot check the session of a stream: ending it");
+                return "the session could not be checked: open the stream again";
+            }
+        }
+    }
 }
 
 /// The live session the request's cookie names, and its id (the cookie's

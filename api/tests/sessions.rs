@@ -3,22 +3,30 @@
 //! every change, sign-out, the end of a session with its key, when idle
 //! and when old, and the attacks on sign-in (a form posted from another
 //! site, an open redirect, guessing keys); on HTTPS, the `__Host-` cookie
-//! that a sibling subdomain cannot plant (issue #49, items 8, 9 and 11).
+//! that a sibling subdomain cannot plant; log streams that end with their
+//! session (issue #49, items 8, 9 and 11).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
 
 mod support;
 
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use axum::body::Body;
+use axum::body::{Body, BodyDataStream};
 use axum::http::{Method, Request, StatusCode, header};
+use futures::StreamExt;
 use play_api::ApiConfig;
-use play_api::testing::TestApp;
+use play_api::testing::{NoHosts, TestApp};
+use play_core::host::{ConnectionReport, HostError, HostGateway, HostTarget, LogLines};
 use play_core::scopes::{Scope, ScopeSet};
 use serde_json::json;
-use support::browser::{Browser, post_form, post_form_from, set_cookie, set_cookie_header, sign_in_form};
+use support::browser::{
+    Browser, post_form, post_form_from, session_cookie, set_cookie, set_cookie_header, sign_in_form,
+};
+use tower::ServiceExt;
 
 #[tokio::test]
 async fn a_session_acts_with_its_key_needs_its_csrf_token_to_change_anything_and_ends_at_sign_out() {
@@ -333,4 +341,108 @@ async fn on_https_the_session_cookie_is_host_prefixed_and_one_planted_by_a_sibli
     assert_eq!(out.status, StatusCode::SEE_OTHER, "{}", out.text);
     let cleared = set_cookie_header(&out, "__Host-play_session").expect("cleared by its own name");
     assert!(cleared.contains("Max-Age=0") && cleared.contains("Secure") && cleared.contains("Path=/"), "{cleared}");
+}
+
+/// A host whose every followed log writes a line every 100 ms until its
+/// reader goes; `following` counts the follows still read.
+#[derive(Debug, Default)]
+struct EndlessLogs {
+    following: Arc<AtomicUsize>,
+}
+
+#[async_trait::async_trait]
+impl HostGateway for EndlessLogs {
+    async fn test_connection(&self, target: &HostTarget) -> ConnectionReport {
+        NoHosts.test_connection(target).await
+    }
+
+    async fn service_logs(&self, _: &HostTarget, _: &str, _: usize) -> Result<Vec<String>, HostError> {
+        Err(HostError::Unreachable("only follows here".into()))
+    }
+
+    async fn follow_logs(&self, _: &HostTarget, _: &str, _: usize, _: Duration) -> Result<LogLines, HostError> {
+        let (lines, rx) = tokio::sync::mpsc::channel(8);
+        let following = Arc::clone(&self.following);
+        following.fetch_add(1, Ordering::SeqCst);
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = lines.closed() => break,
+                    () = tokio::time::sleep(Duration::from_millis(100)) => {
+                        let _ = lines.try_send(Ok("a line".into()));
+                    }
+                }
+            }
+            following.fetch_sub(1, Ordering::SeqCst);
+        });
+        Ok(rx)
+    }
+}
+
+/// Follows `path` as `browser`: the event stream, after its first line.
+async fn follow(app: &TestApp, browser: &Browser, path: &str) -> BodyDataStream {
+    let request = Request::builder()
+        .uri(path)
+        .header(header::COOKIE, format!("{}={}", session_cookie(app), browser.cookie))
+        .body(Body::empty())
+        .unwrap();
+    let response = app.router.clone().oneshot(request).await.unwrap();
+    if response.status() != StatusCode::OK {
+        let status = response.status();
+        let body = axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap();
+        panic!("{status}: {}", String::from_utf8_lossy(&body));
+    }
+    let mut body = response.into_body().into_data_stream();
+    let first = tokio::time::timeout(Duration::from_secs(5), body.next()).await.expect("a line").unwrap().unwrap();
+    assert!(String::from_utf8_lossy(&first).contains("data: a line"), "{first:?}");
+    body
+}
+
+/// The rest of an event stream; panics if it is still open after `within`.
+async fn rest(body: &mut BodyDataStream, within: Duration, why: &str) -> String {
+    let all = async {
+        let mut text = String::new();
+        while let Some(chunk) = body.next().await {
+            text.push_str(&String::from_utf8_lossy(&chunk.unwrap()));
+        }
+        text
+    };
+    tokio::time::timeout(within, all).await.unwrap_or_else(|_| panic!("still streaming {within:?} after {why}"))
+}
+
+/// Issue #49, item 11: a followed log (up to an hour) ran on after its
+/// session signed out or its key was deleted.
+#[tokio::test]
+async fn a_followed_log_ends_when_its_session_signs_out_or_its_key_is_deleted() {
+    let host = Arc::new(EndlessLogs::default());
+    let app = TestApp::with(TestApp::default_config(), host.clone()).await;
+    let id = app.new_playground().await;
+    let room = app.get(&format!("/api/playgrounds/{id}"), &app.admin).await.body["playroom_id"].clone();
+    let keyed = app.post(&format!("/api/playrooms/{room}/generate_ssh_key"), &app.admin, json!({})).await;
+    assert_eq!(keyed.status, StatusCode::OK, "{}", keyed.text);
+    let path = format!("/api/playgrounds/{id}/logs/web?follow=true");
+    let key = app.key_for(app.account_id, ScopeSet::all(), None).await;
+    let leaving = Browser::sign_in(&app, &app.admin).await;
+    let staying = Browser::sign_in(&app, &key).await;
+    let mut left = follow(&app, &leaving, &path).await;
+    let mut stays = follow(&app, &staying, &path).await;
+
+    let cookies = format!("play_session={}", leaving.cookie);
+    let out = post_form(&app, "/sign-out", &cookies, &[], &[("csrf", leaving.csrf.as_str())]).await;
+    assert_eq!(out.status, StatusCode::SEE_OTHER, "{}", out.text);
+    let end = rest(&mut left, Duration::from_secs(10), "sign-out").await;
+    assert!(end.contains("event: end") && end.contains("session"), "{end}");
+    let more = tokio::time::timeout(Duration::from_secs(5), stays.next()).await.expect("the other session's lines");
+    assert!(String::from_utf8_lossy(&more.unwrap().unwrap()).contains("a line"), "another session streams on");
+
+    let key_id = staying.request(&app, Method::GET, "/session", None, false).await.body["key_id"].as_i64().unwrap();
+    let deleted = app.delete(&format!("/api/keys/{key_id}"), &app.admin).await;
+    assert_eq!(deleted.status, StatusCode::NO_CONTENT, "{}", deleted.text);
+    let end = rest(&mut stays, Duration::from_secs(10), "its key was deleted").await;
+    assert!(end.contains("event: end"), "{end}");
+    let released = Instant::now() + Duration::from_secs(2);
+    while host.following.load(Ordering::SeqCst) > 0 {
+        assert!(Instant::now() < released, "the host's follows were released");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }

@@ -1,7 +1,9 @@
 //! `GET /api/playgrounds/{id}/logs/{service}`: the last lines of a
 //! service's log, read live from the Playroom's Docker engine, or, for a
 //! completed job-mode Playground (whose containers are gone), from the last
-//! 1000 lines of each service stored when the job completed.
+//! 1000 lines of each service stored when the job completed. A followed
+//! log answered under a browser session ends when the session does
+//! (sign-out, its key deleted), within `session::RECHECK`.
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -10,6 +12,8 @@ use axum::Json as JsonResponse;
 use axum::extract::{Path, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use play_core::compose::ServiceDefinition;
 use play_core::host::{HostError, LogLines};
 use play_core::playground::{Playground, container_name};
@@ -21,6 +25,7 @@ use utoipa::ToSchema;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::Query;
+use crate::session;
 use crate::state::AppState;
 
 pub const DEFAULT_TAIL: usize = 100;
@@ -64,14 +69,34 @@ fn follow(query: &LogsQuery) -> ApiResult<Option<Duration>> {
     }
 }
 
-/// An event stream of `lines`, then `end` (with why it ended).
-fn events(lines: LogLines) -> Response {
-    let stream = futures::stream::unfold(Some(lines), |state| async move {
-        let mut lines = state?;
-        let event = match lines.recv().await {
-            Some(Ok(line)) => return Some((Ok::<_, Infallible>(Event::default().data(line)), Some(lines))),
-            Some(Err(e)) => Event::default().event("end").data(format!("the host failed: {e}")),
-            None => Event::default().event("end").data("the follow ended (bound reached, or the log closed)"),
+/// What ends a followed log before its bound: the end of the session it
+/// was answered under (`session::ended`), or nothing for a bearer key.
+type Until = BoxFuture<'static, &'static str>;
+
+/// The [`Until`] of a request by `principal`.
+fn until(state: &AppState, principal: &Principal) -> Until {
+    match principal.session_id {
+        Some(id) => session::ended(state.store.clone(), id).boxed(),
+        None => futures::future::pending().boxed(),
+    }
+}
+
+/// An event stream of `lines`, then `end` (with why it ended). `until`
+/// wins over a waiting line, so a session that ended gets no more lines;
+/// ending drops `lines`, which stops the read on the host.
+fn events(lines: LogLines, until: Until) -> Response {
+    let stream = futures::stream::unfold(Some((lines, until)), |state| async move {
+        let (mut lines, mut until) = state?;
+        let event = tokio::select! {
+            biased;
+            why = &mut until => Event::default().event("end").data(why),
+            line = lines.recv() => match line {
+                Some(Ok(line)) => {
+                    return Some((Ok::<_, Infallible>(Event::default().data(line)), Some((lines, until))));
+                }
+                Some(Err(e)) => Event::default().event("end").data(format!("the host failed: {e}")),
+                None => Event::default().event("end").data("the follow ended (bound reached, or the log closed)"),
+            },
         };
         Some((Ok(event), None))
     });
@@ -85,7 +110,7 @@ fn cached_events(lines: Vec<String>) -> Response {
         let _ = tx.try_send(Ok(line));
     }
     drop(tx);
-    events(rx)
+    events(rx, futures::future::pending().boxed())
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -176,7 +201,7 @@ pub async fn logs(
     };
     if let Some(bound) = follow {
         return match state.gateway.follow_logs(&target, &container, tail, bound).await {
-            Ok(lines) => Ok(events(lines)),
+            Ok(lines) => Ok(events(lines, until(&state, &principal))),
             Err(HostError::NotFound(_)) => Err(no_container()),
             Err(e) => Err(ApiError::Host(e)),
         };

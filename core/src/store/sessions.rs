@@ -9,6 +9,7 @@
 //!   reads the key in the same statement, so a deleted key ends its
 //!   sessions at the next request on every replica (the row also goes with
 //!   the key, `ON DELETE CASCADE`), and a key that expired ends them too;
+//!   [`is_live`] applies the same rules, for what outlasts a request;
 //! - a session ends after [`IDLE`] without a request, and [`ABSOLUTE`]
 //!   after it began whatever its use; sign-out deletes it;
 //! - use is written at most once per [`TOUCH_RESOLUTION`], so reading a
@@ -82,28 +83,14 @@ pub async fn find(store: &Store, pepper: &TokenPepper, secret: &str) -> Result<O
         return Ok(None);
     }
     let hash = pepper.digest(&session_context(secret));
-    let query = sqlx::query(
-        "SELECT s.id, s.key_id, s.account_id, s.created_at, s.last_seen_at, s.expires_at, k.user_id, k.scopes, \
-         k.expires_at AS key_expires_at FROM sessions s JOIN api_keys k ON k.id = s.key_id \
-         WHERE s.secret_hash = $1",
-    )
-    .bind(hash);
+    let sql = format!("{SELECT} WHERE s.secret_hash = $1");
+    let query = sqlx::query(&sql).bind(hash);
     let mut conn = store.conn().await?;
     let Some(row) = query.fetch_optional(&mut *conn).await? else { return Ok(None) };
     drop(conn);
-    let session = Session {
-        id: row.try_get("id")?,
-        key_id: row.try_get("key_id")?,
-        account_id: row.try_get("account_id")?,
-        user_id: row.try_get("user_id")?,
-        scopes: ScopeSet::from_db(&row.try_get::<String, _>("scopes")?),
-        key_expires_at: time::opt_from_db(row.try_get("key_expires_at")?)?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-        last_seen_at: time::from_db(&row.try_get::<String, _>("last_seen_at")?)?,
-        expires_at: time::from_db(&row.try_get::<String, _>("expires_at")?)?,
-    };
+    let session = from_row(&row)?;
     let now = time::now();
-    if session.ends_at() <= now || session.key_expires_at.is_some_and(|at| at <= now) {
+    if !is_live_at(&session, now) {
         return Ok(None);
     }
     if now - session.last_seen_at >= TOUCH_RESOLUTION {
@@ -120,6 +107,40 @@ pub async fn find(store: &Store, pepper: &TokenPepper, secret: &str) -> Result<O
         return Ok(Some(Session { last_seen_at: now, ..session }));
     }
     Ok(Some(session))
+}
+
+/// Whether session `id` is still live (not signed out, not ended, its key
+/// neither deleted nor expired), by the rules of [`find`] but without
+/// recording a use: for what outlasts the request that checked the
+/// session (a followed log), which must end with it.
+pub async fn is_live(store: &Store, id: i64) -> Result<bool> {
+    let sql = format!("{SELECT} WHERE s.id = $1");
+    let query = sqlx::query(&sql).bind(id);
+    let Some(row) = query.fetch_optional(store.pool()).await? else { return Ok(false) };
+    Ok(is_live_at(&from_row(&row)?, time::now()))
+}
+
+/// A session with its key's grants; joined, so a deleted key finds none.
+const SELECT: &str = "SELECT s.id, s.key_id, s.account_id, s.created_at, s.last_seen_at, s.expires_at, k.user_id, \
+     k.scopes, k.expires_at AS key_expires_at FROM sessions s JOIN api_keys k ON k.id = s.key_id";
+
+fn from_row(row: &sqlx::any::AnyRow) -> Result<Session> {
+    Ok(Session {
+        id: row.try_get("id")?,
+        key_id: row.try_get("key_id")?,
+        account_id: row.try_get("account_id")?,
+        user_id: row.try_get("user_id")?,
+        scopes: ScopeSet::from_db(&row.try_get::<String, _>("scopes")?),
+        key_expires_at: time::opt_from_db(row.try_get("key_expires_at")?)?,
+        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
+        last_seen_at: time::from_db(&row.try_get::<String, _>("last_seen_at")?)?,
+        expires_at: time::from_db(&row.try_get::<String, _>("expires_at")?)?,
+    })
+}
+
+/// Neither the session (idle or absolute end) nor its key has expired.
+fn is_live_at(session: &Session, now: Timestamp) -> bool {
+    session.ends_at() > now && session.key_expires_at.is_none_or(|at| at > now)
 }
 
 /// Ends session `id` (sign-out); gone already is fine.
