@@ -273,9 +273,11 @@ struct Recorder<'a> {
     actor: Actor,
 }
 
-/// Records each branch a push through Git's protocol moved (a deleted
-/// branch is not a push of a commit and is not recorded); whether any
-/// was.
+/// Records the branches one push through Git's protocol moved, all in
+/// one transaction with one `repo.push` event (a deleted branch is not a
+/// push of a commit and is not recorded); whether any was. The default
+/// branch comes first when it moved, so the event's top-level `branch`
+/// names it, then the others in the order given.
 pub async fn record_moves(
     store: &Store,
     host: &dyn SourceHost,
@@ -284,12 +286,20 @@ pub async fn record_moves(
     moves: Vec<super::http::BranchMove>,
     actor: Actor,
 ) -> Result<bool> {
-    let recorder = Recorder { store, host, waker, actor };
-    let mut recorded = false;
-    for change in moves {
-        let Some(new_sha) = change.new else { continue };
-        record(&recorder, repository, &change.branch, change.old, new_sha).await?;
-        recorded = true;
+    let mut pushes: Vec<Push> = moves
+        .into_iter()
+        .filter_map(|change| {
+            let new_sha = change.new?;
+            Some(Push { repository_id: repository.id, branch: change.branch, old_sha: change.old, new_sha })
+        })
+        .collect();
+    if pushes.is_empty() {
+        return Ok(false);
     }
-    Ok(recorded)
+    pushes.sort_by_key(|push| push.branch != repository.default_branch);
+    let candidates = url_candidates(host, &repository.full_name);
+    for id in repositories::record_pushes(store, repository, &pushes, actor, &candidates).await? {
+        waker.wake(Kind::Playzone, id);
+    }
+    Ok(true)
 }

@@ -5,8 +5,8 @@
 //! Invariants: every read is scoped by `account_id`, so another account's
 //! repository reads as missing (404, never 403); a repository's name is
 //! unique per installation and owner (the index decides a race); a push is
-//! recorded, with its `repo.push` event, in the transaction that records
-//! nothing else.
+//! recorded, with its one `repo.push` event however many branches it
+//! moved, in one transaction.
 
 use sqlx::Row;
 use sqlx::any::AnyRow;
@@ -234,7 +234,24 @@ pub async fn record_push(
     actor: Actor,
     urls: &[String],
 ) -> Result<Vec<i64>> {
-    store.in_write(async |conn| record_push_in(conn, repository, push, actor, urls).await).await
+    record_pushes(store, repository, std::slice::from_ref(push), actor, urls).await
+}
+
+/// [`record_push`] of every branch one push moved (a `git push` of
+/// several refs), all in one transaction with one `repo.push` event: a
+/// push of thousands of branches is one write and one event, never one
+/// per branch. Nothing is recorded for an empty `pushes`.
+pub async fn record_pushes(
+    store: &Store,
+    repository: &Repository,
+    pushes: &[Push],
+    actor: Actor,
+    urls: &[String],
+) -> Result<Vec<i64>> {
+    if pushes.is_empty() {
+        return Ok(Vec::new());
+    }
+    store.in_write(async |conn| record_pushes_in(conn, repository, pushes, actor, urls).await).await
 }
 
 /// [`record_push`] in the caller's transaction (a provider's webhook
@@ -246,24 +263,45 @@ pub async fn record_push_in(
     actor: Actor,
     urls: &[String],
 ) -> Result<Vec<i64>> {
+    record_pushes_in(conn, repository, std::slice::from_ref(push), actor, urls).await
+}
+
+/// [`record_pushes`] in the caller's transaction. The event's `metadata`
+/// is `{repository, branch, before, after, moves}`: `moves` lists every
+/// branch as `{branch, before, after}` in the order given, and the
+/// top-level `branch`, `before`, `after` repeat the first (the shape one
+/// event per branch had, kept for receivers that read only those).
+pub async fn record_pushes_in(
+    conn: &mut Conn,
+    repository: &Repository,
+    pushes: &[Push],
+    actor: Actor,
+    urls: &[String],
+) -> Result<Vec<i64>> {
+    let Some(first) = pushes.first() else { return Ok(Vec::new()) };
     let now = time::to_db(&time::now());
-    sqlx::query(
-        "INSERT INTO repository_pushes (repository_id, branch, old_sha, new_sha, pushed_at) \
-         VALUES ($1, $2, $3, $4, $5)",
-    )
-    .bind(repository.id)
-    .bind(&push.branch)
-    .bind(push.old_sha.as_deref())
-    .bind(&push.new_sha)
-    .bind(&now)
-    .execute(&mut *conn)
-    .await?;
+    let mut moves = Vec::with_capacity(pushes.len());
+    for push in pushes {
+        sqlx::query(
+            "INSERT INTO repository_pushes (repository_id, branch, old_sha, new_sha, pushed_at) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(repository.id)
+        .bind(&push.branch)
+        .bind(push.old_sha.as_deref())
+        .bind(&push.new_sha)
+        .bind(&now)
+        .execute(&mut *conn)
+        .await?;
+        moves.push(serde_json::json!({"branch": push.branch, "before": push.old_sha, "after": push.new_sha}));
+    }
     shapes::set_by_id(&mut *conn, "UPDATE repositories SET updated_at = $1 WHERE id = $2", &now, repository.id).await?;
     let metadata = serde_json::json!({
         "repository": repository.full_name.to_string(),
-        "branch": push.branch,
-        "before": push.old_sha,
-        "after": push.new_sha,
+        "branch": first.branch,
+        "before": first.old_sha,
+        "after": first.new_sha,
+        "moves": moves,
     });
     let event = NewEvent::new(repository.account_id, "repo", repository.id, "push").actor(actor);
     events::record(&mut *conn, event.metadata(metadata)).await?;
@@ -438,3 +476,7 @@ pub async fn claim_installation(
         })
         .await
 }
+
+#[cfg(test)]
+#[path = "repositories_tests.rs"]
+mod tests;
