@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 use play_api::ApiConfig;
 use play_cli::duration::HumanDuration;
+use play_git::GitHostLimits;
 use play_reconcilers::edge::EdgeConfig;
 use play_reconcilers::host::HostConfig;
 use play_reconcilers::playground::PlaygroundConfig;
@@ -132,6 +133,10 @@ pub struct ServeArgs {
     /// several replicas it must be one shared file system.
     #[arg(long, env = "PLAY_GIT_HOST_ROOT")]
     pub git_host_root: Option<std::path::PathBuf>,
+    /// The bounds of play's own Git host (`PLAY_GIT_MAX_*`,
+    /// `PLAY_GIT_QUEUE_WAIT`; docs/repositories.md, "Bounds").
+    #[command(flatten)]
+    pub git_limits: GitLimitsArgs,
     /// A file holding the GitHub App's webhook secret (as set on the app's
     /// settings page). Set, `POST /api/scm_installations/github/webhook`
     /// takes the app's deliveries; unset, it answers 404.
@@ -392,6 +397,44 @@ mod tests {
         let refused = parse_read_staleness("5s 1ms").map(|d| d.0);
         assert!(refused.as_ref().is_err_and(|e| e.to_string().contains("at most 5s")), "{refused:?}");
         assert!(parse_read_staleness("soon").is_err());
+    }
+}
+
+/// The bounds of play's own Git host (see `play_git::limits`, where the
+/// defaults live).
+#[derive(Debug, Clone, ClapArgs)]
+pub struct GitLimitsArgs {
+    /// Most bytes of one request body to the Git host, counted after gzip
+    /// inflation; a push's pack alone too (`receive.maxInputSize`).
+    #[arg(long = "git-max-request-bytes", env = "PLAY_GIT_MAX_REQUEST_BYTES", default_value_t = GitHostLimits::default().max_request_bytes, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_request_bytes: u64,
+    /// Most refs one push may create, move or delete.
+    #[arg(long = "git-max-refs-per-push", env = "PLAY_GIT_MAX_REFS_PER_PUSH", default_value_t = GitHostLimits::default().max_refs_per_push, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_refs_per_push: usize,
+    /// Most objects one push's pack may hold.
+    #[arg(long = "git-max-objects-per-push", env = "PLAY_GIT_MAX_OBJECTS_PER_PUSH", default_value_t = GitHostLimits::default().max_objects_per_push, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_objects_per_push: u64,
+    /// Most bytes an account's repositories may use on disk.
+    #[arg(long = "git-max-account-bytes", env = "PLAY_GIT_MAX_ACCOUNT_BYTES", default_value_t = GitHostLimits::default().max_account_bytes, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_account_bytes: u64,
+    /// Most Git processes this replica runs at once.
+    #[arg(long = "git-max-processes", env = "PLAY_GIT_MAX_PROCESSES", default_value_t = GitHostLimits::default().max_processes, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_processes: usize,
+    /// How long a Git request waits for a free process before `503`.
+    #[arg(long = "git-queue-wait", env = "PLAY_GIT_QUEUE_WAIT", default_value_t = HumanDuration(GitHostLimits::default().queue_wait))]
+    pub queue_wait: HumanDuration,
+}
+
+impl GitLimitsArgs {
+    pub fn limits(&self) -> GitHostLimits {
+        GitHostLimits {
+            max_request_bytes: self.max_request_bytes,
+            max_refs_per_push: self.max_refs_per_push,
+            max_objects_per_push: self.max_objects_per_push,
+            max_account_bytes: self.max_account_bytes,
+            max_processes: self.max_processes,
+            queue_wait: self.queue_wait.into(),
+        }
     }
 }
 

@@ -42,7 +42,7 @@ pub fn gateway(
 
 /// play's own Git host, unless the operator switched it off
 /// (`PLAY_GIT_HOST=false`): repositories under `PLAY_GIT_HOST_ROOT`, URLs
-/// under `PLAY_PUBLIC_URL`.
+/// under `PLAY_PUBLIC_URL`, held to the operator's bounds (`PLAY_GIT_MAX_*`).
 pub fn source_host(settings: &Settings, args: &ServeArgs) -> anyhow::Result<Option<Arc<dyn SourceHost>>> {
     if !args.git_host {
         return Ok(None);
@@ -50,7 +50,8 @@ pub fn source_host(settings: &Settings, args: &ServeArgs) -> anyhow::Result<Opti
     let root = git_host_root(settings, args);
     std::fs::create_dir_all(&root).with_context(|| format!("cannot create {}", root.display()))?;
     let public = args.public_url.clone().unwrap_or_else(|| format!("http://{}", args.listen));
-    Ok(Some(Arc::new(BuiltinHost::new(HostedRepositories::new(root), &public))))
+    let host = BuiltinHost::new(HostedRepositories::new(root), &public).with_limits(args.git_limits.limits());
+    Ok(Some(Arc::new(host)))
 }
 
 /// Where play's own Git host keeps its repositories (`PLAY_GIT_HOST_ROOT`,

@@ -115,3 +115,35 @@ async fn play_apply_of_a_folder_makes_the_repository_and_pushes_its_files_once()
     let kept = ok(&play.client(&server).args(["delete", "-f"]).arg(&dir).output().unwrap());
     assert!(kept.contains("repository shop kept"), "{kept}");
 }
+
+/// The Git host's bounds are the operator's settings (issue #49, item 6):
+/// `PLAY_GIT_MAX_REFS_PER_PUSH` through the real binary, over it `git`
+/// prints the reason on each ref; a bound of 0 stops `play serve` at start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_git_host_s_bounds_are_operator_settings_and_git_prints_why_a_push_is_refused() {
+    let refused = Play::new().await.env("PLAY_GIT_MAX_PROCESSES", "0").serve_refused();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("git-max-processes"), "names the setting");
+
+    let play = Play::new().await.env("PLAY_GIT_MAX_REFS_PER_PUSH", "2");
+    let server = play.serve().await;
+    let made = server.post("/api/repos", serde_json::json!({"name": "demo", "auto_init": true})).await;
+    assert_eq!(made.0, 201, "{}", made.1);
+    let work = tempfile::tempdir().unwrap();
+    let url = with_key(&format!("{}/git/default/demo.git", server.base), &server.token);
+    let clone = work.path().join("clone");
+    ok(&git(work.path(), &["clone", "--quiet", &url, clone.to_str().unwrap()]));
+    for branch in ["a", "b", "c"] {
+        ok(&git(&clone, &["branch", branch]));
+    }
+    let three = git(&clone, &["push", "origin", "a", "b", "c"]);
+    let stderr = String::from_utf8_lossy(&three.stderr);
+    assert!(!three.status.success(), "{stderr}");
+    assert!(stderr.contains("[remote rejected] a -> a (a push may update at most 2 refs)"), "{stderr}");
+    ok(&git(&clone, &["push", "--quiet", "origin", "a", "b"]));
+    let store = play_core::store::Store::connect(play.database_url()).await.unwrap();
+    let account = play_core::store::accounts::find_account_by_name(&store, "default").await.unwrap();
+    let events = play_core::store::events::list_for_account(&store, account.id).await.unwrap();
+    let pushes: Vec<_> = events.iter().filter(|e| e.event_type == "repo.push").collect();
+    assert_eq!(pushes.len(), 2, "the README commit, then one event for both branches: {pushes:?}");
+}

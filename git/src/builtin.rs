@@ -1,6 +1,8 @@
 //! play's own Git host as a [`SourceHost`]: [`HostedRepositories`] behind
 //! the seam, each call on a blocking thread (libgit2 blocks), and the URLs
-//! a repository is reached at under play's public address.
+//! a repository is reached at under play's public address. Its bounds
+//! ([`GitHostLimits`]) hold for Git's protocol and for the API's pushes
+//! alike.
 
 use std::sync::Arc;
 
@@ -11,6 +13,7 @@ use play_core::scm::model::Provider;
 use play_core::scm::{Author, FullName, PushFiles, PushOutcome, ScmError};
 
 use crate::hosted::HostedRepositories;
+use crate::limits::{GitHostLimits, Processes, usage};
 
 /// The path under play's public address where its repositories are served
 /// (`<base>/git/<owner>/<name>.git`).
@@ -22,11 +25,32 @@ pub struct BuiltinHost {
     repositories: Arc<HostedRepositories>,
     /// play's public address, without a trailing `/`.
     base_url: String,
+    limits: GitHostLimits,
+    /// This replica's Git processes (one host per `play serve`).
+    processes: Processes,
 }
 
 impl BuiltinHost {
+    /// The host with the default bounds ([`GitHostLimits::default`]).
     pub fn new(repositories: HostedRepositories, base_url: &str) -> Self {
-        BuiltinHost { repositories: Arc::new(repositories), base_url: base_url.trim_end_matches('/').to_owned() }
+        let limits = GitHostLimits::default();
+        BuiltinHost {
+            repositories: Arc::new(repositories),
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            processes: Processes::new(&limits),
+            limits,
+        }
+    }
+
+    /// The host held to `limits` (the operator's `PLAY_GIT_*`).
+    pub fn with_limits(mut self, limits: GitHostLimits) -> Self {
+        self.processes = Processes::new(&limits);
+        self.limits = limits;
+        self
+    }
+
+    pub fn limits(&self) -> &GitHostLimits {
+        &self.limits
     }
 
     pub fn repositories(&self) -> &HostedRepositories {
@@ -77,7 +101,19 @@ impl SourceHost for BuiltinHost {
         by: &Author,
     ) -> Result<PushOutcome, ScmError> {
         let (full, branch, files, by) = (full.clone(), branch.map(str::to_owned), files.clone(), by.clone());
-        self.blocking(move |r| r.push(&full, branch.as_deref(), &files, &by)).await
+        let limit = self.limits.max_account_bytes;
+        self.blocking(move |r| {
+            // The account's folder holds all its repositories.
+            let folder = r.root().join(&full.owner);
+            let used =
+                usage(&folder).map_err(|e| ScmError::Failed(format!("measuring the account's repositories: {e}")))?;
+            if used >= limit {
+                let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+                return Err(ScmError::QuotaExceeded { resource: "bytes of repositories".into(), limit });
+            }
+            r.push(&full, branch.as_deref(), &files, &by)
+        })
+        .await
     }
 
     async fn head(&self, full: &FullName, branch: &str) -> Result<Option<String>, ScmError> {
@@ -111,7 +147,16 @@ impl SourceHost for BuiltinHost {
 
 #[async_trait]
 impl GitHttp for BuiltinHost {
+    /// Waits at most the queue wait for one of this replica's Git
+    /// processes, else answers `503` with `Retry-After`, whoever asks (an
+    /// anonymous clone of a public repository included).
     async fn serve(&self, full: &FullName, request: GitHttpRequest) -> Result<GitHttpResponse, ScmError> {
-        crate::smart_http::serve(self.repositories.root().to_owned(), full, request).await
+        let Some(permit) = self.processes.admit().await else {
+            let retry = self.processes.retry_after();
+            let mut busy = crate::smart_http::plain(503, &format!("play's Git host is busy: try again in {retry} s"));
+            busy.headers.push(("Retry-After".into(), retry.to_string()));
+            return Ok(busy);
+        };
+        crate::smart_http::serve(self.repositories.root(), &self.limits, permit, full, request).await
     }
 }

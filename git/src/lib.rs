@@ -15,7 +15,8 @@
 //! - `names`: argument checks done before any network call.
 //! - [`builtin`]: play's own Git host behind the `SourceHost` seam.
 //! - `smart_http`: Git's smart HTTP for those repositories (`git
-//!   http-backend`).
+//!   http-backend`), held to [`limits`] (`body`: inflated, bounded request
+//!   bodies; `receive`: a push's commands counted before Git sees them).
 //! - [`hosted`]: play's own Git host, its storage side: bare repositories
 //!   created and written (one atomic commit per push) with libgit2.
 //!
@@ -24,6 +25,7 @@
 //! package `git`), for this crate's and other crates' tests.
 
 mod archive;
+mod body;
 pub mod builtin;
 mod cache;
 mod call;
@@ -31,7 +33,9 @@ mod client;
 mod error;
 pub mod gateway;
 pub mod hosted;
+pub mod limits;
 mod names;
+mod receive;
 mod smart_http;
 mod transport;
 mod tree_walk;
@@ -40,4 +44,5 @@ mod tree_walk;
 pub mod testing;
 
 pub use gateway::{GitConfig, GitGateway};
+pub use limits::GitHostLimits;
 pub use tree_walk::DEFAULT_MAX_TREE_ENTRIES;

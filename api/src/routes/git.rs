@@ -12,8 +12,14 @@
 //!   Basic challenge (so `git` asks for one); with one, a repository the
 //!   caller may not see is `404`, never `403`.
 //!
-//! A push that moved branches is recorded (`repo.push`) and wakes the
-//! Playzones on the repository, once the host has taken the pack in.
+//! The host holds every request to its bounds (`play_git::limits`).
+//!
+//! A push that moved branches is recorded (one `repo.push` event however
+//! many branches moved) and wakes the Playzones on the repository, once
+//! the host has taken the pack in. The answer ends only after that: when
+//! `git push` returns, the push is recorded. The recording does not
+//! depend on the answer being read (a client gone early changes nothing).
+
 
 use std::io;
 
@@ -21,8 +27,7 @@ use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use futures::TryStreamExt as _;
-use http_body_util::{BodyExt as _, Limited};
+use futures::{StreamExt as _, TryStreamExt as _};
 use play_core::scm::FullName;
 use play_core::scm::flows;
 use play_core::scm::http::{BranchMove, GitHttpRequest, Service};
@@ -35,9 +40,6 @@ use tokio_util::io::{ReaderStream, StreamReader};
 use crate::auth::{Principal, git_caller};
 use crate::error::ApiError;
 use crate::state::AppState;
-
-/// The largest request body of the protocol (a pushed pack), in bytes.
-pub const MAX_GIT_REQUEST_BYTES: usize = 512 * 1024 * 1024;
 
 #[derive(Debug, Deserialize)]
 pub struct ServiceQuery {
@@ -125,7 +127,8 @@ async fn serve(
         (Some(_), true) => Some(repository.full_name.owner.clone()),
         _ => None,
     };
-    let stream = Limited::new(body, MAX_GIT_REQUEST_BYTES).into_data_stream().map_err(io::Error::other);
+    // Bounded by the host, on the wire and inflated.
+    let stream = body.into_data_stream().map_err(io::Error::other);
     let request = GitHttpRequest {
         service,
         advertisement,
@@ -133,17 +136,22 @@ async fn serve(
         content_encoding: text(&headers, header::CONTENT_ENCODING),
         body: Box::new(StreamReader::new(stream)),
         remote_user,
+        refusal: None,
     };
     let answer = git.serve(&full, request).await.map_err(play_core::Error::from)?;
+    let (recorded_tx, recorded) = tokio::sync::oneshot::channel::<()>();
     if let (Some(moved), Some(principal)) = (answer.moved, caller) {
         let state = state.clone();
         tokio::spawn(async move {
             if let Ok(moves) = moved.await {
                 record(&state, &repository, &principal, moves).await;
             }
+            let _ = recorded_tx.send(());
         });
     }
-    let mut response = Response::new(Body::from_stream(ReaderStream::new(answer.body)));
+    let after_recording = futures::stream::once(recorded).filter_map(|_| futures::future::ready(None));
+    let body = ReaderStream::new(answer.body).chain(after_recording);
+    let mut response = Response::new(Body::from_stream(body));
     *response.status_mut() = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     for (name, value) in answer.headers {
         if let (Ok(name), Ok(value)) = (header::HeaderName::try_from(name), HeaderValue::try_from(value)) {

@@ -51,6 +51,11 @@ pub struct GitHttpRequest {
     /// Who pushes (the account's name): the protocol refuses a push
     /// without one.
     pub remote_user: Option<String>,
+    /// The caller refuses this push (the account's switch for the host is
+    /// off), for this reason: the host answers with Git's own error line
+    /// (`ERR` to the advertisement, a rejected report to the push itself)
+    /// and runs nothing. Ignored for fetches.
+    pub refusal: Option<String>,
 }
 
 impl fmt::Debug for GitHttpRequest {
@@ -59,6 +64,7 @@ impl fmt::Debug for GitHttpRequest {
             .field("service", &self.service)
             .field("advertisement", &self.advertisement)
             .field("remote_user", &self.remote_user)
+            .field("refusal", &self.refusal)
             .finish_non_exhaustive()
     }
 }
@@ -76,9 +82,13 @@ pub struct BranchMove {
 pub struct GitHttpResponse {
     pub status: u16,
     pub headers: Vec<(String, String)>,
+    /// Ends only once the host's work for the request is over (its Git
+    /// process has exited), so a client that read the whole answer may
+    /// rely on the host being free again.
     pub body: ByteReader,
-    /// For a push: the branches it moved, once the host has taken the
-    /// pack in (after the body has been read to its end).
+    /// For a push the host ran: the branches it moved, once the host has
+    /// taken the pack in and its process has exited; sent whether or not
+    /// the body is read. `None` for a fetch or a push the host refused.
     pub moved: Option<tokio::sync::oneshot::Receiver<Vec<BranchMove>>>,
 }
 

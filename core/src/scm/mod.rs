@@ -80,6 +80,10 @@ pub enum ScmError {
     /// file where the branch has a folder), field by field.
     #[error("validation failed")]
     Invalid(FieldErrors),
+    /// The account's bound on a resource of the host is reached (play's
+    /// own Git host: the bytes its repositories use on disk).
+    #[error("quota exceeded: at most {limit} {resource} per account")]
+    QuotaExceeded { resource: String, limit: i64 },
     /// The host failed; the message says how.
     #[error("{0}")]
     Failed(String),
@@ -92,6 +96,7 @@ impl From<ScmError> for Error {
             ScmError::Exists(name) => Error::Conflict(format!("a repository named {name} exists")),
             ScmError::Conflict(message) => Error::Conflict(message),
             ScmError::Invalid(errors) => Error::Validation(errors),
+            ScmError::QuotaExceeded { resource, limit } => Error::QuotaExceeded { resource, limit },
             ScmError::Failed(message) => Error::Internal(message),
         }
     }
