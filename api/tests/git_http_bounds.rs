@@ -334,3 +334,31 @@ fn tokio_stream_of(
 ) -> impl futures::Stream<Item = Result<Vec<u8>, std::io::Error>> {
     futures::stream::poll_fn(move |cx| receiver.poll_recv(cx))
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_of_an_account_switched_off_is_refused_and_its_repositories_stay_readable() {
+    let s = served_with(GitHostLimits::default(), true, true).await;
+    let work = s.clone("work");
+    commit_file(&work, "a.txt", b"a\n");
+    ok(&git(&work, &["push", "--quiet", "origin", "main"]));
+    play_core::store::accounts::set_git_host(s.app.store(), "default", false).await.unwrap();
+    let before = s.pushes().await.len();
+
+    commit_file(&work, "b.txt", b"b\n");
+    let stderr = refused(&git(&work, &["push", "origin", "main"]));
+    assert!(stderr.contains("remote error: play's own Git host is switched off for this account"), "{stderr}");
+    // A client that skips the advertisement gets Git's report.
+    let zero = "0".repeat(40);
+    let head = ok(&git(&work, &["rev-parse", "HEAD"]));
+    let mut body = pkt(&format!("{zero} {head} refs/heads/sneak\0report-status\n"));
+    body.extend(b"0000PACK\0\0\0\x02\0\0\0\0");
+    let (_, answer) = s.post("git-receive-pack", body, false).await;
+    assert!(String::from_utf8_lossy(&answer).contains("ng refs/heads/sneak play's own Git host is switched off"));
+    let api = json!({"repo": "default/app", "message": "m", "files": [{"path": "c", "content": "c"}]});
+    let answer = s.app.post("/api/repos/push", &s.app.admin, api).await;
+    assert_eq!(answer.body["error"]["code"], "SCM_APP_REQUIRED", "{}", answer.text);
+    assert_eq!(s.pushes().await.len(), before);
+
+    ok(&git(&work, &["fetch", "--quiet", "origin"]));
+    ok(&git(s.dir.path(), &["clone", "--quiet", &s.url, s.dir.path().join("again").to_str().unwrap()]));
+}

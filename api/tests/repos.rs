@@ -227,11 +227,15 @@ async fn with_the_host_enabled_account_by_account_only_a_switched_on_account_cre
     let made = app.post("/api/repos", &app.admin, json!({"name": "app", "auto_init": true})).await;
     assert_eq!(made.status, StatusCode::CREATED, "{}", made.text);
 
-    // Switched off again: no new repository, but the existing one is
-    // still the account's to push to.
+    // Switched off again: no new repository and no push to the existing
+    // one (issue #49, item 6), which the account still reads and deletes.
     play_core::store::accounts::set_git_host(app.store(), "default", false).await.unwrap();
     let again = app.post("/api/repos", &app.admin, json!({"name": "other"})).await;
     assert_eq!(again.body["error"]["code"], "SCM_APP_REQUIRED", "{}", again.text);
     let push = json!({"repo": "default/app", "message": "m", "files": [{"path": "a", "content": "a"}]});
-    assert_eq!(app.post("/api/repos/push", &app.admin, push).await.status, StatusCode::OK);
+    let refused = app.post("/api/repos/push", &app.admin, push).await;
+    assert_eq!(refused.body["error"]["code"], "SCM_APP_REQUIRED", "{}", refused.text);
+    assert!(refused.body["error"]["message"].as_str().unwrap().contains("switched off"), "{}", refused.text);
+    assert_eq!(app.get("/api/repos/default/app", &app.admin).await.status, StatusCode::OK);
+    assert_eq!(app.delete("/api/repos/default/app", &app.admin).await.status, StatusCode::NO_CONTENT);
 }

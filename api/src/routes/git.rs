@@ -12,14 +12,17 @@
 //!   Basic challenge (so `git` asks for one); with one, a repository the
 //!   caller may not see is `404`, never `403`.
 //!
-//! The host holds every request to its bounds (`play_git::limits`).
+//! A push of an account the operator switched off is refused by the host
+//! with Git's own error line ([`SourceHosts::push_refusal`]). The host
+//! holds every request to its bounds (`play_git::limits`).
 //!
 //! A push that moved branches is recorded (one `repo.push` event however
 //! many branches moved) and wakes the Playzones on the repository, once
 //! the host has taken the pack in. The answer ends only after that: when
 //! `git push` returns, the push is recorded. The recording does not
 //! depend on the answer being read (a client gone early changes nothing).
-
+//!
+//! [`SourceHosts::push_refusal`]: play_core::scm::hosts::SourceHosts::push_refusal
 
 use std::io;
 
@@ -127,6 +130,7 @@ async fn serve(
         (Some(_), true) => Some(repository.full_name.owner.clone()),
         _ => None,
     };
+    let refusal = if pushing { state.hosts.push_refusal(&state.store, &repository).await? } else { None };
     // Bounded by the host, on the wire and inflated.
     let stream = body.into_data_stream().map_err(io::Error::other);
     let request = GitHttpRequest {
@@ -136,7 +140,7 @@ async fn serve(
         content_encoding: text(&headers, header::CONTENT_ENCODING),
         body: Box::new(StreamReader::new(stream)),
         remote_user,
-        refusal: None,
+        refusal,
     };
     let answer = git.serve(&full, request).await.map_err(play_core::Error::from)?;
     let (recorded_tx, recorded) = tokio::sync::oneshot::channel::<()>();

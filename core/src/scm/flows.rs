@@ -196,6 +196,8 @@ pub struct PushRequest {
 
 /// Checks `request` whole, then writes its files as one commit to the
 /// account's repository, recording the push when it changed the branch.
+/// A repository of play's own host whose account the operator switched
+/// off is refused ([`SourceHosts::push_refusal`]).
 pub async fn push(
     store: &Store,
     hosts: &SourceHosts,
@@ -211,6 +213,9 @@ pub async fn push(
     }
     let files = PushFiles::check(request.files, &request.message)?;
     let repository = repositories::by_name(store, caller.by.account_id, &full).await?;
+    if let Some(refusal) = hosts.push_refusal(store, &repository).await? {
+        return Err(Error::ScmAppRequired(refusal));
+    }
     let host = hosts.of_repository(store, &repository).await?;
     let host = host.as_ref();
     let full = &repository.full_name;

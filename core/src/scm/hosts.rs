@@ -26,8 +26,9 @@ pub struct SourceHosts {
     pub builtin: Option<Arc<dyn SourceHost>>,
     /// The operator enables play's own host account by account
     /// (`PLAY_GIT_HOST_ACCOUNTS=selected`): only an account switched on
-    /// creates repositories there. Its existing repositories stay
-    /// reachable either way.
+    /// creates repositories there and pushes to them; an account switched
+    /// off still reads and deletes its existing ones
+    /// ([`SourceHosts::push_refusal`]).
     pub builtin_selected: bool,
     /// The GitHub App; `None`: the operator configured none.
     pub github: Option<Arc<dyn InstallableApp>>,
@@ -95,6 +96,27 @@ impl SourceHosts {
     pub async fn of_repository(&self, store: &Store, repository: &Repository) -> Result<Arc<dyn SourceHost>> {
         let installation = repositories::installation(store, repository.account_id, repository.installation_id).await?;
         self.of(&installation)
+    }
+
+    /// Why a push to `repository` is refused, if it is: a repository of
+    /// play's own host whose account the operator switched off
+    /// (`PLAY_GIT_HOST_ACCOUNTS=selected`, `play accounts git-host NAME
+    /// off`). Such an account keeps reading (clone, fetch, attach) and
+    /// deleting its repositories, but writes nothing more to the host, so
+    /// switching an account off bounds what it stores there. The message
+    /// is the one `git push` and the API show.
+    pub async fn push_refusal(&self, store: &Store, repository: &Repository) -> Result<Option<String>> {
+        if repository.provider != Provider::Builtin || !self.builtin_selected {
+            return Ok(None);
+        }
+        if accounts::git_host_enabled(store, repository.account_id).await? {
+            return Ok(None);
+        }
+        Ok(Some(
+            "play's own Git host is switched off for this account: pushes are refused (clone, fetch and \
+             delete still work); ask the operator (play accounts git-host <account> on)"
+                .to_owned(),
+        ))
     }
 
     /// Where `provider` serves `full`; `None` when this play does not
