@@ -126,3 +126,52 @@ async fn a_dry_run_holds_no_write_lock_while_it_validates() {
     assert_eq!(dry.status, StatusCode::OK, "{}", dry.text);
     assert_eq!(dry.body["results"].as_array().unwrap().len(), 20);
 }
+
+/// Issue #49, item 13: a read-only key looping large dry runs kept other
+/// tenants' writes waiting for seconds. SQLite's busy handler polls with
+/// growing sleeps, so a write that had waited a while polled seldom, and
+/// the next dry run, polling often as it had just begun, took the lock
+/// before it. A dry run now starts only once no writer waits: here a
+/// tenant's write has waited long for a held lock when a dry run arrives
+/// just before the lock is released, and the write must go first, in
+/// every round. (PostgreSQL has no single write lock: nothing to order.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dry_run_waits_for_the_writers_already_waiting() {
+    let app = TestApp::new().await;
+    if app.store().backend() != play_core::store::Backend::Sqlite {
+        return;
+    }
+    let reader = app.key_for(app.account_id, [Scope::PlayspecsRead].into_iter().collect(), None).await;
+    let objects: Vec<Value> =
+        (0..20).map(|n| object("Playspec", &format!("web-{n}"), json!({"base_compose_yaml": COMPOSE}))).collect();
+    let other = app.new_account("other").await;
+    let writer = app.key_for(other, ScopeSet::all(), None).await;
+    for round in 0..3 {
+        let held = app.store().write().await.unwrap();
+        let write = async {
+            let body = json!({"playroom": {"name": format!("room-{round}"), "host": "h"}});
+            let r = app.request(axum::http::Method::POST, "/api/playrooms", Some(&writer), Some(body)).await;
+            assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+            std::time::Instant::now()
+        };
+        let dry_run = async {
+            while app.store().writers_waiting() == 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            // The write is deep in the busy handler's longer sleeps.
+            tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+            let r = apply(&app, &reader, json!({"objects": objects}), true).await;
+            assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+            std::time::Instant::now()
+        };
+        let release = async {
+            while app.store().writers_waiting() == 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(1560)).await;
+            held.rollback().await.unwrap();
+        };
+        let (written_at, dry_at, ()) = tokio::join!(write, dry_run, release);
+        assert!(written_at < dry_at, "round {round}: the dry run took the lock before the waiting write");
+    }
+}

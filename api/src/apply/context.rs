@@ -57,7 +57,13 @@ pub struct Cx<'a> {
     failed: BTreeSet<(Kind, String)>,
     wakes: BTreeSet<(wake::Kind, i64)>,
     /// The pure checks, made before the transaction ([`super::prepare`]).
-    pub prepared: super::prepare::Prepared,
+    pub prepared: &'a super::prepare::Prepared,
+    /// Branch heads of the set's repositories, read before the
+    /// transaction ([`super::repository::read_heads`]).
+    pub heads: &'a super::repository::Heads,
+    /// The names this apply reserved for the repositories it creates (its
+    /// second run, once the hosts made them; empty before).
+    pub reservations: &'a BTreeMap<play_core::scm::FullName, i64>,
     /// Repository writes, made on the hosts once the set is valid.
     pub repos: play_core::scm::staged::Staged,
     /// Repositories whose applied rows wait for those writes.
@@ -77,7 +83,7 @@ impl<'a> Cx<'a> {
         tx: &'a mut Tx,
         rows: Vec<Applied>,
         apply_set: Option<String>,
-        prepared: super::prepare::Prepared,
+        before: &'a super::Before,
     ) -> Self {
         let applied = rows.into_iter().map(|r| ((r.kind, r.name.clone()), r)).collect();
         Cx {
@@ -89,7 +95,9 @@ impl<'a> Cx<'a> {
             resolved: BTreeMap::new(),
             failed: BTreeSet::new(),
             wakes: BTreeSet::new(),
-            prepared,
+            prepared: &before.prepared,
+            heads: &before.heads,
+            reservations: &before.reservations,
             repos: Default::default(),
             pending: Vec::new(),
         }
@@ -116,10 +124,11 @@ impl<'a> Cx<'a> {
         self.wakes.insert((kind, id));
     }
 
-    /// The wakes to send once the transaction committed, and the
-    /// repository writes to undo if it does not (or to finish if it does).
-    pub fn finish(self) -> (BTreeSet<(wake::Kind, i64)>, play_core::scm::staged::Staged) {
-        (self.wakes, self.repos)
+    /// The wakes to send once the transaction committed, the repository
+    /// writes to undo if it does not (or to finish if it does), and the
+    /// objects waiting for them.
+    pub fn finish(self) -> (BTreeSet<(wake::Kind, i64)>, play_core::scm::staged::Staged, Vec<Pending>) {
+        (self.wakes, self.repos, self.pending)
     }
 
     /// The keyed digest of a secret value: equal values give equal

@@ -211,7 +211,34 @@ fn check_objects(request: &ApplyRequest) -> Result<Vec<Object>, ApiError> {
     Ok(objects)
 }
 
+/// What an apply reads before its transaction opens: the pure checks,
+/// the repositories' branch heads, and (on its second run) the names it
+/// reserved for the repositories it creates.
+#[derive(Debug, Default)]
+pub struct Before {
+    pub prepared: prepare::Prepared,
+    pub heads: repository::Heads,
+    pub reservations: BTreeMap<play_core::scm::FullName, i64>,
+}
+
+/// What one run of the set in a transaction came to.
+enum Run {
+    /// Done: committed (or, for a dry run, rolled back).
+    Done(ApplyAnswer),
+    /// Valid, with host writes to make first: rolled back, and the writes
+    /// planned, with the objects waiting for them.
+    Writes(play_core::scm::staged::Staged, Vec<context::Pending>),
+}
+
 /// Runs an apply (see the [module documentation](self)).
+///
+/// A set with repository writes runs twice (issue #49, item 5: no host is
+/// called while the transaction, on SQLite the one write lock, is open):
+/// once to check everything and plan the writes, rolled back; then the
+/// names of new repositories are reserved and the hosts written with no
+/// transaction open; then the set runs again and records what the hosts
+/// did, provided it plans the same writes (else they are undone and the
+/// apply answers 409: something changed meanwhile, apply again).
 pub async fn run(
     state: &AppState,
     principal: &Principal,
@@ -220,9 +247,77 @@ pub async fn run(
 ) -> ApiResult<ApplyAnswer> {
     let mut objects = check_objects(&request)?;
     objects.sort_by_key(|o| (o.kind, o.index));
-    // The pure checks first, with no transaction open (see `prepare`).
-    let prepared = prepare::prepare(state, &objects).await?;
-    let mut tx = state.store.write().await?;
+    // The pure checks and the hosts' reads first, with no transaction
+    // open (see `prepare` and `repository::read_heads`).
+    let mut before = Before {
+        prepared: prepare::prepare(state, &objects).await?,
+        heads: repository::read_heads(state, principal.account_id, &objects).await?,
+        reservations: BTreeMap::new(),
+    };
+    let (mut planned, pending) = match run_once(state, principal, &request, &objects, &before, dry_run, None).await? {
+        Run::Done(answer) => return Ok(answer),
+        Run::Writes(planned, pending) => (planned, pending),
+    };
+    let creates: Vec<_> = planned.creates().cloned().collect();
+    for repository in &creates {
+        let caller = play_core::scm::flows::Caller { by: principal.acting(), limits: &state.config.quotas };
+        let reserved = state
+            .store
+            .in_write(async |tx| play_core::scm::flows::reserve_planned_in(tx, &caller, repository).await)
+            .await;
+        match reserved {
+            Ok(id) => {
+                before.reservations.insert(repository.full_name.clone(), id);
+            }
+            Err(e) => {
+                release(state, &before.reservations).await;
+                return Err(e.into());
+            }
+        }
+    }
+    let executed = match planned.write_hosts().await {
+        Ok(executed) => executed,
+        Err(failure) => {
+            release(state, &before.reservations).await;
+            return Err(repository::failed(&pending, failure));
+        }
+    };
+    let recorded = run_once(state, principal, &request, &objects, &before, false, Some((&planned, executed))).await;
+    match recorded {
+        Ok(Run::Done(answer)) => Ok(answer),
+        Ok(Run::Writes(..)) => Err(Error::Internal("an apply's second run planned writes again".into()).into()),
+        Err(e) => {
+            planned.undo().await;
+            release(state, &before.reservations).await;
+            Err(e)
+        }
+    }
+}
+
+/// Gives back the names an apply reserved that its record did not take.
+async fn release(state: &AppState, reservations: &BTreeMap<play_core::scm::FullName, i64>) {
+    for (full, id) in reservations {
+        if let Err(e) = play_core::store::repository_reservations::release(&state.store, *id).await {
+            tracing::warn!(repository = %full, error = %e, "apply: releasing a reserved name");
+        }
+    }
+}
+
+/// Runs the set once in a write transaction. With `written` (the plan of
+/// the first run and what its host writes left), records them and commits
+/// if this run plans the very same writes.
+async fn run_once(
+    state: &AppState,
+    principal: &Principal,
+    request: &ApplyRequest,
+    objects: &[Object],
+    before: &Before,
+    dry_run: bool,
+    written: Option<(&play_core::scm::staged::Staged, Vec<play_core::scm::staged::Executed>)>,
+) -> ApiResult<Run> {
+    // A dry run writes only to roll back: it waits for other writers
+    // first (issue #49, item 13).
+    let mut tx = if dry_run { state.store.write_after_others().await? } else { state.store.write().await? };
     let rows = applied::list(&mut tx, principal.account_id).await?;
     let to_prune: Vec<play_core::apply::model::Applied> = match (&request.apply_set, request.prune) {
         (Some(set), true) => rows
@@ -233,11 +328,11 @@ pub async fn run(
             .collect(),
         _ => Vec::new(),
     };
-    context::authorise(principal, &objects, &to_prune, dry_run)?;
-    let mut cx = Cx::new(state, principal, &mut tx, rows, request.apply_set.clone(), prepared);
+    context::authorise(principal, objects, &to_prune, dry_run)?;
+    let mut cx = Cx::new(state, principal, &mut tx, rows, request.apply_set.clone(), before);
     let mut results: BTreeMap<usize, ApplyResult> = BTreeMap::new();
     let mut errors = FieldErrors::new();
-    for object in &objects {
+    for object in objects {
         let outcome = match object.kind {
             Kind::Playroom => playroom::apply(&mut cx, object).await,
             Kind::Repository => repository::apply(&mut cx, object).await,
@@ -247,6 +342,9 @@ pub async fn run(
             Kind::Playground => playground::apply(&mut cx, object).await,
             Kind::ImportTemplate => template::apply(&mut cx, object).await,
         };
+        // Each object's diffs and digests are CPU work on this runtime
+        // thread: let the thread's other requests in between.
+        tokio::task::yield_now().await;
         match outcome {
             Ok(outcome) => {
                 cx.resolved(object, outcome.id);
@@ -267,19 +365,30 @@ pub async fn run(
         pruned.push(prune::prune(&mut cx, &row).await?);
     }
     prune::collect_revisions(&mut cx).await?;
-    // Last before the commit: the hosts are written only for a valid set.
-    if !dry_run && let Err(e) = repository::write(&mut cx).await {
-        cx.repos.undo().await;
-        return Err(e);
+    match written {
+        // Last before the commit: the hosts were written for this very
+        // plan, with no transaction open.
+        Some((first, executed)) => {
+            if !first.same_plan(&cx.repos) {
+                return Err(Error::Conflict(
+                    "the repositories of this set changed while it was applied: apply again".into(),
+                )
+                .into());
+            }
+            repository::record(&mut cx, executed).await?;
+        }
+        None if !dry_run && cx.repos.has_writes() => {
+            let (_, planned, pending) = cx.finish();
+            tx.rollback().await.map_err(Error::from)?;
+            return Ok(Run::Writes(planned, pending));
+        }
+        None => {}
     }
-    let (wakes, mut staged) = cx.finish();
+    let (wakes, staged, _) = cx.finish();
     if dry_run {
         tx.rollback().await.map_err(Error::from)?;
     } else {
-        if let Err(e) = tx.commit().await {
-            staged.undo().await;
-            return Err(Error::from(e).into());
-        }
+        tx.commit().await.map_err(Error::from)?;
         for (kind, id) in wakes {
             state.waker.wake(kind, id);
         }
@@ -292,7 +401,7 @@ pub async fn run(
             r.id = None;
         }
     }
-    Ok(ApplyAnswer { dry_run, apply_set: request.apply_set, results })
+    Ok(Run::Done(ApplyAnswer { dry_run, apply_set: request.apply_set.clone(), results }))
 }
 
 impl Outcome {

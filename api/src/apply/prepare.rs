@@ -46,9 +46,14 @@ impl Prepared {
     }
 }
 
+/// How many texts one CPU job checks: a large set is many short jobs, so
+/// other requests' CPU work takes turns with it in the pool's fair queue
+/// instead of waiting for the whole set (issue #49, item 13).
+const TEXTS_PER_JOB: usize = 8;
+
 /// Runs the pure checks of `objects` on the CPU pool (each distinct text
-/// once). Texts of the wrong type or size are left to the per-kind steps,
-/// which refuse them with their own messages.
+/// once), [`TEXTS_PER_JOB`] at a time. Texts of the wrong type or size are
+/// left to the per-kind steps, which refuse them with their own messages.
 pub async fn prepare(state: &AppState, objects: &[Object]) -> ApiResult<Prepared> {
     let text = |object: &Object, key: &str| object.spec.get(key).and_then(|v| v.as_str()).map(Arc::<str>::from);
     let mut yamls: Vec<Arc<str>> = objects
@@ -67,25 +72,33 @@ pub async fn prepare(state: &AppState, objects: &[Object]) -> ApiResult<Prepared
     yamls.dedup();
     bodies.sort();
     bodies.dedup();
-    let prepared = state
-        .cpu
-        .run(move || Prepared {
-            compose: yamls
-                .into_iter()
-                .map(|yaml| {
-                    let mut errors = FieldErrors::new();
-                    let services = crate::input::playspecs::classify(&yaml, &mut errors);
-                    (yaml, (errors, services))
-                })
-                .collect(),
-            templates: bodies
-                .into_iter()
-                .map(|body| {
-                    let checked = svc::validate_template(&body);
-                    (body, checked)
-                })
-                .collect(),
-        })
-        .await?;
+    let mut prepared = Prepared::default();
+    for chunk in yamls.chunks(TEXTS_PER_JOB) {
+        let chunk = chunk.to_vec();
+        let checked = state
+            .cpu
+            .run(move || {
+                chunk
+                    .into_iter()
+                    .map(|yaml| {
+                        let mut errors = FieldErrors::new();
+                        let services = crate::input::playspecs::classify(&yaml, &mut errors);
+                        (yaml, (errors, services))
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .await?;
+        prepared.compose.extend(checked);
+    }
+    for chunk in bodies.chunks(TEXTS_PER_JOB) {
+        let chunk = chunk.to_vec();
+        let checked = state
+            .cpu
+            .run(move || {
+                chunk.into_iter().map(|body| (body.clone(), svc::validate_template(&body))).collect::<Vec<_>>()
+            })
+            .await?;
+        prepared.templates.extend(checked);
+    }
     Ok(prepared)
 }

@@ -14,14 +14,18 @@
 //! names each changed path), and, as the live object, the description,
 //! the visibility and the branch's head commit. A head that moved since
 //! the last apply (someone pushed) is drift: the files are pushed again,
-//! which makes a commit only if one of them differs. Host writes wait for
-//! the whole set to be valid (`play_core::scm::staged`); a dry run makes
+//! which makes a commit only if one of them differs. Heads are read
+//! before the apply's transaction opens ([`read_heads`]), and host writes
+//! wait for the whole set to be valid and are made with no transaction
+//! open (`play_core::scm::staged`, issue #49 item 5); a dry run makes
 //! none.
 
-use play_core::apply::Action;
+use std::collections::BTreeMap;
+
+use play_core::apply::{Action, Kind};
 use play_core::scm::flows::{self, Caller, CreateRequest};
 use play_core::scm::model::Repository;
-use play_core::scm::staged::{Failure, Planned};
+use play_core::scm::staged::{Executed, Failure, Planned};
 use play_core::scm::{PushFile, PushFiles};
 use play_core::store::repositories;
 use play_core::wake::Kind as Wake;
@@ -34,6 +38,7 @@ use super::context::{Cx, Outcome, Pending, decide, found, name_error};
 use crate::error::ApiError;
 use crate::extract::parse_value;
 use crate::input::repos::{FileInput, choice};
+use crate::state::AppState;
 
 /// The commit message of an apply's push when the spec gives none.
 pub const DEFAULT_MESSAGE: &str = "play apply";
@@ -138,8 +143,10 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         let decision = decide(cx, object, &redacted, None);
         let caller = Caller { by: cx.principal.acting(), limits: &state.config.quotas };
         let target = hosts.choose(store, account, on).await.map_err(|e| rekeyed(e, object))?;
+        let reservations = cx.reservations;
+        let reserved = |full: &play_core::scm::FullName| reservations.get(full).copied();
         let (repository, host) =
-            flows::record_new_in(cx.conn, &caller, &request, target).await.map_err(|e| match e {
+            flows::record_new_in(cx.conn, &caller, &request, target, reserved).await.map_err(|e| match e {
                 Error::Conflict(_) => ApiError::field(
                     object.field("metadata.name"),
                     format!(
@@ -176,8 +183,13 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     }
     let host = hosts.of_repository(store, &repository).await?;
     let branch = spec.branch.clone().unwrap_or_else(|| repository.default_branch.clone());
-    let head =
-        host.head(&repository.full_name, &branch).await.map_err(|e| name_error(object, Error::from(e).into()))?;
+    // Read before the transaction: no host is called with it open.
+    let Some(head) = cx.heads.get(&(repository.id, branch.clone())).cloned() else {
+        return Err(ApiError::Core(Error::Conflict(format!(
+            "repository {} changed while this apply ran: apply again",
+            repository.full_name
+        ))));
+    };
     let before = live(&repository, head.as_deref());
     let decision = decide(cx, object, &redacted, Some(&before));
     if decision.action == Action::Unchanged {
@@ -189,6 +201,11 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         repositories::set_settings_in(&mut *cx.conn, repository.id, &request.description, request.private).await?;
     }
     let push = files.filter(|_| !decision.diff.is_empty() || !decision.drift.is_empty());
+    if push.is_some()
+        && let Some(refusal) = hosts.push_refusal(store, &repository).await?
+    {
+        return Err(ApiError::field(object.field("spec.files"), refusal));
+    }
     let id = repository.id;
     let repository = Repository { description: request.description, private: request.private, ..repository };
     let base = live(&repository, None);
@@ -198,27 +215,60 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     Ok(Outcome::of(id, decision, None))
 }
 
-/// Makes the set's repository writes on their hosts, then records the
-/// applied rows with the heads they left; a failure is the error of the
-/// object it came from, and nothing of it stays.
-pub async fn write(cx: &mut Cx<'_>) -> Result<(), ApiError> {
+/// Branch heads of the set's existing repositories, by repository id
+/// and branch, read before the apply's transaction opens.
+pub type Heads = BTreeMap<(i64, String), Option<String>>;
+
+/// Reads [`Heads`] for `objects` with no transaction open (issue #49,
+/// item 5: a host is never called while the store's write lock is held).
+/// A Repository object whose record or branch cannot be read is left out:
+/// the apply's own checks say why.
+pub async fn read_heads(state: &AppState, account_id: i64, objects: &[Object]) -> Result<Heads, ApiError> {
+    let mut heads = Heads::new();
+    let wanted: Vec<&Object> = objects.iter().filter(|o| o.kind == Kind::Repository).collect();
+    if wanted.is_empty() {
+        return Ok(heads);
+    }
+    let rows = play_core::store::applied::list(&state.store, account_id).await?;
+    let mut conn = state.store.conn().await?;
+    for object in wanted {
+        let Some(row) = rows.iter().find(|r| r.kind == Kind::Repository && r.name == object.name) else { continue };
+        let Ok(repository) = repositories::get_in(&mut conn, account_id, row.object_id).await else { continue };
+        let branch = match object.spec.get("branch").and_then(Value::as_str) {
+            Some(b) if play_core::playzone::branch_name(b).is_ok() => b.to_owned(),
+            Some(_) => continue,
+            None => repository.default_branch.clone(),
+        };
+        let host = state.hosts.of_repository(&state.store, &repository).await?;
+        let head =
+            host.head(&repository.full_name, &branch).await.map_err(|e| name_error(object, Error::from(e).into()))?;
+        heads.insert((repository.id, branch), head);
+    }
+    Ok(heads)
+}
+
+/// The error of the object whose plan `failure` came from.
+pub fn failed(pending: &[super::context::Pending], failure: Failure) -> ApiError {
+    let Failure { index, error } = failure;
+    let object = pending.iter().find(|p| p.plan == index).map(|p| &p.object);
+    match (object, error) {
+        (Some(object), Error::Validation(errors)) => ApiError::validation(rekey(errors, object)),
+        (Some(object), other) => name_error(object, other.into()),
+        (None, other) => other.into(),
+    }
+}
+
+/// Records what the hosts did for the set (`executed`, by plan index, made
+/// by the first run's writes of the same plan): default branches and
+/// pushes, then the applied rows with the heads they left.
+pub async fn record(cx: &mut Cx<'_>, executed: Vec<Executed>) -> Result<(), ApiError> {
     if cx.repos.is_empty() {
         return Ok(());
     }
     let actor = cx.principal.actor();
     let pending = std::mem::take(&mut cx.pending);
-    let mut staged = std::mem::take(&mut cx.repos);
-    let written = match staged.execute(cx.conn, actor).await {
-        Ok(written) => written,
-        Err(Failure { index, error }) => {
-            let object = pending.iter().find(|p| p.plan == index).map(|p| &p.object);
-            return Err(match (object, error) {
-                (Some(object), Error::Validation(errors)) => ApiError::validation(rekey(errors, object)),
-                (Some(object), other) => name_error(object, other.into()),
-                (None, other) => other.into(),
-            });
-        }
-    };
+    let staged = std::mem::take(&mut cx.repos);
+    let written = staged.record_in(cx.conn, executed, actor).await.map_err(|f| failed(&pending, f))?;
     cx.repos = staged;
     for item in pending {
         let mut live = item.live;

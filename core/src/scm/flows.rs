@@ -4,14 +4,18 @@
 //!
 //! # Create, safe to stop at any line
 //!
-//! The row is inserted first, in a write transaction (its quota and its
-//! unique name decide a race), then the repository is made on the host,
-//! then the transaction commits. Stopped before the commit, the row is
-//! gone with the transaction and the host may keep a repository nothing
-//! records: the next create of that name finds no row, so it clears what
-//! the host kept ([`Removal::Leftover`]; play's own host only, as GitHub's
-//! repositories may be someone's) before making it anew. A failure after
-//! the host made the repository removes it at once ([`Removal::Undo`]).
+//! No transaction is open while a host is called (issue #49, item 5: a
+//! GitHub push is one request per file, and SQLite has one write lock).
+//! The name is reserved first in a short write transaction (its quota and
+//! the unique names decide a race: `store::repository_reservations`),
+//! then the repository is made on the host and takes its first push, then
+//! a second short transaction turns the reservation into the record.
+//! Stopped before that, the reservation expires and the host may keep a
+//! repository nothing records: the next create of that name takes the
+//! reservation over and clears what the host kept ([`Removal::Leftover`];
+//! play's own host only, as GitHub's repositories may be someone's)
+//! before making it anew. A failure after the host made the repository
+//! removes it at once ([`Removal::Undo`]) and releases the name.
 
 use std::sync::Arc;
 
@@ -24,8 +28,8 @@ use super::{Author, DEFAULT_BRANCH, FullName, PushFile, PushFiles, PushOutcome};
 use crate::model::event::{Acting, Actor};
 use crate::model::quota::QuotaLimits;
 use crate::playzone::branch_name;
-use crate::store::repositories;
 use crate::store::{Conn, Store};
+use crate::store::{repositories, repository_reservations};
 use crate::wake::{Kind, Waker};
 use crate::{Error, Result};
 
@@ -97,43 +101,141 @@ async fn create_with(
 ) -> Result<(Repository, Option<PushOutcome>)> {
     check_create(request)?;
     let target = hosts.choose(store, caller.by.account_id, request.on).await?;
-    let mut tx = store.write().await?;
-    let (repository, host) = record_new_in(&mut tx, caller, request, target).await?;
-    let host = host.as_ref();
-    let full = repository.full_name.clone();
-    host.remove(&full, Removal::Leftover).await?;
+    let reserved = store.in_write(async |tx| reserve_new_in(tx, caller, request, target).await).await?;
+    let recorded = match make_on_host(&reserved, request, first).await {
+        Ok(made) => store
+            .in_write(async |tx| record_reserved_in(tx, caller, request, &reserved, &made.default_branch).await)
+            .await
+            .map(|repository| (repository, made)),
+        Err(e) => Err(e),
+    };
+    let (repository, made) = match recorded {
+        Ok(done) => done,
+        Err(e) => {
+            if reserved.made() {
+                let _ = reserved.host.remove(&reserved.full_name, Removal::Undo).await;
+            }
+            if let Err(release) = repository_reservations::release(store, reserved.id).await {
+                tracing::warn!(repository = %reserved.full_name, error = %release, "releasing a failed create's name");
+            }
+            return Err(e);
+        }
+    };
+    if let Some(first) = &made.initial {
+        let recorder = Recorder { store, host: reserved.host.as_ref(), waker, actor: caller.by.actor };
+        record(&recorder, &repository, &made.default_branch, first.previous.clone(), first.commit_sha.clone()).await?;
+    }
+    Ok((repository, made.initial))
+}
+
+/// A name held for a create ([`reserve_new_in`]): where, and whether the
+/// host made the repository yet (so a failure knows what to undo).
+#[derive(Debug)]
+pub struct Reserved {
+    /// The reservation's id (`store::repository_reservations`).
+    pub id: i64,
+    pub full_name: FullName,
+    pub installation: super::model::Installation,
+    pub host: Arc<dyn SourceHost>,
+    made: std::sync::atomic::AtomicBool,
+}
+
+impl Reserved {
+    /// Whether the host made the repository (a failure removes it).
+    pub fn made(&self) -> bool {
+        self.made.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// What the host made: the default branch, and the first commit.
+#[derive(Debug)]
+struct Made {
+    default_branch: String,
+    initial: Option<PushOutcome>,
+}
+
+/// Makes the repository on its host and pushes `first` (no transaction
+/// open); a push that fails leaves the made repository for the caller to
+/// undo ([`Reserved::made`]).
+async fn make_on_host(reserved: &Reserved, request: &CreateRequest, first: Option<&PushFiles>) -> Result<Made> {
+    let (host, full) = (reserved.host.as_ref(), &reserved.full_name);
+    host.remove(full, Removal::Leftover).await?;
     let by = author_for(&full.owner);
     let auto_init = request.auto_init && first.is_none();
     // Nothing was made when the create fails: there is nothing to undo
     // (the name may be someone else's repository on the provider).
-    let made = host.create(&full, &request.description, request.private, auto_init, &by).await?;
-    let branch = made.default_branch.clone();
-    let pushed = match first {
-        Some(files) => host.push(&full, Some(&branch), files, &by).await.map(Some),
-        None => Ok(made.initial),
+    let made = host.create(full, &request.description, request.private, auto_init, &by).await?;
+    reserved.made.store(true, std::sync::atomic::Ordering::Relaxed);
+    let initial = match first {
+        Some(files) => Some(host.push(full, Some(&made.default_branch), files, &by).await?),
+        None => made.initial,
     };
-    let pushed = match pushed {
-        Ok(pushed) => repositories::set_default_branch_in(&mut tx, repository.id, &branch).await.map(|_| pushed),
-        Err(e) => Err(e.into()),
+    Ok(Made { default_branch: made.default_branch, initial })
+}
+
+/// Reserves the name of `request` on `target` in the caller's write
+/// transaction (commit it before calling the host).
+pub async fn reserve_new_in(
+    conn: &mut Conn,
+    caller: &Caller<'_>,
+    request: &CreateRequest,
+    target: Target,
+) -> Result<Reserved> {
+    let Target { installation, host } = target;
+    let (installation, owner) = owner_on(conn, caller, installation).await?;
+    let full_name = FullName { owner, name: request.name.clone() };
+    let id = repository_reservations::reserve_in(conn, caller.by, installation.id, &full_name, caller.limits).await?;
+    Ok(Reserved { id, full_name, installation, host, made: std::sync::atomic::AtomicBool::new(false) })
+}
+
+/// Reserves the name of `repository`, planned (and rolled back) by an
+/// apply's first run, in the caller's write transaction: the
+/// installation of play's own host that run made for the account is made
+/// again here if it is not committed yet.
+pub async fn reserve_planned_in(conn: &mut Conn, caller: &Caller<'_>, repository: &Repository) -> Result<i64> {
+    let installation_id = match repository.provider {
+        super::model::Provider::Builtin => repositories::builtin_installation_in(conn, caller.by.account_id).await?.id,
+        _ => repository.installation_id,
     };
-    let initial = match pushed {
-        Ok(initial) => initial,
-        Err(e) => {
-            drop(tx);
-            let _ = host.remove(&full, Removal::Undo).await;
-            return Err(e);
+    repository_reservations::reserve_in(conn, caller.by, installation_id, &repository.full_name, caller.limits).await
+}
+
+/// Records the repository `reserved` holds the name of, with the default
+/// branch its host gave it, in the caller's write transaction.
+pub async fn record_reserved_in(
+    conn: &mut Conn,
+    caller: &Caller<'_>,
+    request: &CreateRequest,
+    reserved: &Reserved,
+    default_branch: &str,
+) -> Result<Repository> {
+    let new = NewRepository {
+        installation: &reserved.installation,
+        full_name: &reserved.full_name,
+        description: &request.description,
+        private: request.private,
+        default_branch,
+    };
+    repositories::insert_in(conn, caller.by, new, caller.limits, false, Some(reserved.id)).await
+}
+
+/// The installation a repository goes to (play's own host: the account's,
+/// made on first use) and its owner name.
+async fn owner_on(
+    conn: &mut Conn,
+    caller: &Caller<'_>,
+    installation: Option<super::model::Installation>,
+) -> Result<(super::model::Installation, String)> {
+    Ok(match installation {
+        Some(app) => {
+            let owner = app.account_login.to_ascii_lowercase();
+            (app, owner)
         }
-    };
-    if let Err(e) = tx.commit().await {
-        let _ = host.remove(&full, Removal::Undo).await;
-        return Err(e.into());
-    }
-    let repository = Repository { default_branch: branch.clone(), ..repository };
-    if let Some(first) = &initial {
-        let recorder = Recorder { store, host, waker, actor: caller.by.actor };
-        record(&recorder, &repository, &branch, first.previous.clone(), first.commit_sha.clone()).await?;
-    }
-    Ok((repository, initial))
+        None => (
+            repositories::builtin_installation_in(conn, caller.by.account_id).await?,
+            repositories::owner_name_in(conn, caller.by.account_id).await?,
+        ),
+    })
 }
 
 /// Checks a create's name and description (fields `name`,
@@ -147,25 +249,19 @@ pub fn check_create(request: &CreateRequest) -> Result<()> {
 }
 
 /// Records the repository of `request` on `target` in the caller's
-/// transaction (its quota and unique name checked there); the host's copy
-/// is the caller's to make before the transaction commits.
+/// transaction (its quota and unique name checked there), consuming the
+/// caller's reservation of the name, if `reservation` gives one (apply's
+/// second run, after the host made it); the host's copy is the caller's
+/// to make, with no transaction open.
 pub async fn record_new_in(
     conn: &mut Conn,
     caller: &Caller<'_>,
     request: &CreateRequest,
     target: Target,
+    reservation: impl FnOnce(&FullName) -> Option<i64>,
 ) -> Result<(Repository, Arc<dyn SourceHost>)> {
     let Target { installation, host } = target;
-    let (installation, owner) = match installation {
-        Some(app) => {
-            let owner = app.account_login.to_ascii_lowercase();
-            (app, owner)
-        }
-        None => (
-            repositories::builtin_installation_in(conn, caller.by.account_id).await?,
-            repositories::owner_name_in(conn, caller.by.account_id).await?,
-        ),
-    };
+    let (installation, owner) = owner_on(conn, caller, installation).await?;
     let full = FullName { owner, name: request.name.clone() };
     let new = NewRepository {
         installation: &installation,
@@ -174,7 +270,8 @@ pub async fn record_new_in(
         private: request.private,
         default_branch: DEFAULT_BRANCH,
     };
-    let repository = repositories::insert_in(conn, caller.by, new, caller.limits, false).await?;
+    let reserved = reservation(&full);
+    let repository = repositories::insert_in(conn, caller.by, new, caller.limits, false, reserved).await?;
     Ok((repository, host))
 }
 

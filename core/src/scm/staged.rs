@@ -1,18 +1,26 @@
 //! The repository writes of one server-side apply (a manifest's
-//! `Repository` objects): recorded in the apply's transaction while every
-//! object is checked, made on the hosts only once the whole set is valid,
-//! and undone when a later step fails.
+//! `Repository` objects): planned while every object is checked, made on
+//! the hosts only once the whole set is valid and with no transaction
+//! open, recorded in the apply's transaction after, and undone when a
+//! later step fails.
 //!
 //! Guarantees (`docs/manifests.md`, "Repository"):
 //! - **Nothing reaches a host before the set is valid.** The per-object
 //!   step records rows and [`plan`](Staged::plan)s host writes; a field
 //!   error anywhere in the set rolls the rows back and no host was asked
-//!   anything but to read a branch head. A dry run never calls
-//!   [`Staged::execute`].
+//!   anything but to read a branch head (before the transaction). A dry
+//!   run never calls [`Staged::write_hosts`].
+//! - **No transaction is open while a host is called** (issue #49, item
+//!   5: a GitHub push is a request per file, and SQLite has one write
+//!   lock). The apply runs once to check the set and plan, rolls back,
+//!   reserves the names it creates, makes the writes
+//!   ([`write_hosts`](Staged::write_hosts)), then runs again and records
+//!   what the hosts did ([`record_in`](Staged::record_in)) if it plans the
+//!   same writes ([`Staged::same_plan`]).
 //! - **All or nothing, as far as a host allows.** Writes run creates
 //!   first, then settings, then pushes. A failure undoes every repository
 //!   this apply created ([`Removal::Undo`]) and puts back the settings it
-//!   changed, then the transaction rolls back. A push already made to a
+//!   changed, and nothing is recorded. A push already made to a
 //!   repository that existed before stays: it is one commit on top of its
 //!   branch, like a push by `git`; the next apply finds the files in place.
 //! - **Pushes are recorded with the apply**: each push that moved a
@@ -57,9 +65,11 @@ pub struct Executed {
     pub branch: String,
     pub head: Option<String>,
     pub pushed: Option<PushOutcome>,
+    /// The default branch the host gave a repository it created.
+    pub made_default_branch: Option<String>,
 }
 
-/// What [`Staged::execute`] wrote.
+/// What [`Staged::record_in`] recorded.
 #[derive(Debug, Default)]
 pub struct Written {
     /// By plan index.
@@ -79,14 +89,14 @@ pub struct Failure {
 #[derive(Debug, Default)]
 pub struct Staged {
     planned: Vec<Planned>,
-    /// Made on a host by [`Staged::execute`]: undone on a failure.
+    /// Made on a host by [`Staged::write_hosts`]: undone on a failure.
     made: Vec<usize>,
     settings_changed: Vec<usize>,
     removals: Vec<(Arc<dyn SourceHost>, Repository)>,
 }
 
 impl Staged {
-    /// Adds a repository's writes; its index in [`Staged::execute`]'s
+    /// Adds a repository's writes; its index in [`Staged::write_hosts`]'s
     /// answer.
     pub fn plan(&mut self, planned: Planned) -> usize {
         self.planned.push(planned);
@@ -102,12 +112,41 @@ impl Staged {
         self.planned.is_empty() && self.removals.is_empty()
     }
 
-    /// Makes every planned write, recording pushes in `conn`; what each
-    /// plan left (by its index) and the Playzones to wake after the
-    /// commit. On an error everything made is undone first, and the error
-    /// names the plan it came from.
-    pub async fn execute(&mut self, conn: &mut Conn, actor: Actor) -> std::result::Result<Written, Failure> {
-        match self.write(conn, actor).await {
+    /// Whether any host write is planned (removals wait for the commit).
+    pub fn has_writes(&self) -> bool {
+        !self.planned.is_empty()
+    }
+
+    /// The repositories this apply creates (their names are reserved
+    /// before the hosts are called).
+    pub fn creates(&self) -> impl Iterator<Item = &Repository> {
+        self.planned.iter().filter(|p| p.create).map(|p| &p.repository)
+    }
+
+    /// Whether `other` (the apply's second run) plans the very writes this
+    /// one made: the same repositories, creates, settings, files and
+    /// branches, in the same order.
+    pub fn same_plan(&self, other: &Staged) -> bool {
+        let key = |p: &Planned| {
+            (
+                p.repository.full_name.clone(),
+                p.repository.description.clone(),
+                p.repository.private,
+                p.create,
+                p.settings_before.clone(),
+                p.push.clone(),
+                p.branch.clone(),
+            )
+        };
+        self.planned.len() == other.planned.len()
+            && self.planned.iter().zip(&other.planned).all(|(a, b)| key(a) == key(b))
+    }
+
+    /// Makes every planned write on its host, with no transaction open:
+    /// what each plan left, by its index. On an error everything made is
+    /// undone first, and the error names the plan it came from.
+    pub async fn write_hosts(&mut self) -> std::result::Result<Vec<Executed>, Failure> {
+        match self.write().await {
             Ok(done) => Ok(done),
             Err(e) => {
                 self.undo().await;
@@ -116,7 +155,8 @@ impl Staged {
         }
     }
 
-    async fn write(&mut self, conn: &mut Conn, actor: Actor) -> std::result::Result<Written, Failure> {
+    async fn write(&mut self) -> std::result::Result<Vec<Executed>, Failure> {
+        let mut made_branches = vec![None; self.planned.len()];
         for index in 0..self.planned.len() {
             let at = |error: Error| Failure { index, error };
             let plan = &self.planned[index];
@@ -130,18 +170,19 @@ impl Staged {
                     .await
                     .map_err(|e| at(e.into()))?;
                 self.made.push(index);
-                repositories::set_default_branch_in(conn, repo.id, &made.default_branch).await.map_err(at)?;
-                self.planned[index].repository.default_branch = made.default_branch;
+                made_branches[index] = Some(made.default_branch);
             } else if plan.settings_before.is_some() {
                 self.settings_changed.push(index);
                 plan.host.update(&repo.full_name, &repo.description, repo.private).await.map_err(|e| at(e.into()))?;
             }
         }
-        let mut written = Written::default();
+        let mut executed = Vec::with_capacity(self.planned.len());
         for (index, plan) in self.planned.iter().enumerate() {
             let at = |error: Error| Failure { index, error };
             let repo = &plan.repository;
-            let branch = plan.branch.clone().unwrap_or_else(|| repo.default_branch.clone());
+            let made_default_branch = made_branches[index].take();
+            let default_branch = made_default_branch.as_deref().unwrap_or(&repo.default_branch);
+            let branch = plan.branch.clone().unwrap_or_else(|| default_branch.to_owned());
             let pushed = match &plan.push {
                 Some(files) => {
                     let by = author_for(&repo.full_name.owner);
@@ -149,10 +190,35 @@ impl Staged {
                 }
                 None => None,
             };
-            if let Some(outcome) = pushed.as_ref().filter(|o| o.changed) {
+            let head = match &pushed {
+                Some(outcome) => Some(outcome.commit_sha.clone()),
+                None => plan.host.head(&repo.full_name, &branch).await.map_err(|e| at(e.into()))?,
+            };
+            executed.push(Executed { branch, head, pushed, made_default_branch });
+        }
+        Ok(executed)
+    }
+
+    /// Records in `conn` what [`write_hosts`](Staged::write_hosts) of the
+    /// same plan left (`executed`, by plan index): the default branch of
+    /// each repository made, and each push that moved a branch.
+    pub async fn record_in(
+        &self,
+        conn: &mut Conn,
+        executed: Vec<Executed>,
+        actor: Actor,
+    ) -> std::result::Result<Written, Failure> {
+        let mut written = Written::default();
+        for (index, (plan, done)) in self.planned.iter().zip(executed).enumerate() {
+            let at = |error: Error| Failure { index, error };
+            let repo = &plan.repository;
+            if let Some(branch) = &done.made_default_branch {
+                repositories::set_default_branch_in(conn, repo.id, branch).await.map_err(at)?;
+            }
+            if let Some(outcome) = done.pushed.as_ref().filter(|o| o.changed) {
                 let push = Push {
                     repository_id: repo.id,
-                    branch: branch.clone(),
+                    branch: done.branch.clone(),
                     old_sha: outcome.previous.clone(),
                     new_sha: outcome.commit_sha.clone(),
                 };
@@ -160,16 +226,12 @@ impl Staged {
                 let woken = repositories::record_push_in(conn, repo, &push, actor, &urls).await.map_err(at)?;
                 written.wakes.extend(woken);
             }
-            let head = match &pushed {
-                Some(outcome) => Some(outcome.commit_sha.clone()),
-                None => plan.host.head(&repo.full_name, &branch).await.map_err(|e| at(e.into()))?,
-            };
-            written.executed.push(Executed { branch, head, pushed });
+            written.executed.push(done);
         }
         Ok(written)
     }
 
-    /// Undoes what [`Staged::execute`] made: the repositories it created
+    /// Undoes what [`Staged::write_hosts`] made: the repositories it created
     /// go, changed settings are put back. Best effort: the apply fails
     /// with its own error whatever this meets (a failure is logged).
     pub async fn undo(&mut self) {

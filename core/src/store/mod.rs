@@ -106,6 +106,7 @@ pub mod power;
 pub mod quotas;
 pub mod reachability;
 pub mod repositories;
+pub mod repository_reservations;
 pub mod rollouts;
 pub mod schedules;
 pub mod scm_deliveries;
@@ -121,6 +122,7 @@ pub mod triggers;
 pub mod webhook_deliveries;
 pub mod webhook_dispatch;
 pub mod webhooks;
+mod write_queue;
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -189,6 +191,7 @@ pub struct Store {
     reads: Arc<Reads>,
     hot: Arc<hot_conn::HotConnection>,
     local_writes: Arc<local_writes::LocalWrites>,
+    writers: Arc<write_queue::WriteQueue>,
 }
 
 /// Hot reads shared by concurrent callers ([`coalesce`]): keyed by
@@ -272,7 +275,7 @@ impl Store {
             }
         };
         let hot = Arc::new(hot_conn::HotConnection::new(options, backend));
-        Ok(Store { pool, backend, reads: Arc::default(), hot, local_writes: Arc::default() })
+        Ok(Store { pool, backend, reads: Arc::default(), hot, local_writes: Arc::default(), writers: Arc::default() })
     }
 
     pub fn backend(&self) -> Backend {
@@ -336,6 +339,29 @@ impl Store {
     /// failed). Run to the end, an unwanted transaction is dropped, which
     /// rolls it back.
     pub async fn write(&self) -> Result<Tx> {
+        // Counted as waiting until the lock is taken ([`write_queue`]).
+        let _waiting = self.writers.enter();
+        self.begin().await
+    }
+
+    /// A write transaction that may wait: on SQLite it starts only once no
+    /// other writer waits for the lock, so a loop of such transactions (a
+    /// read-only key's dry runs, which write and roll back) cannot keep
+    /// other tenants' writes waiting for more than the one that holds it
+    /// (issue #49, item 13). On PostgreSQL, the same as [`Store::write`].
+    pub async fn write_after_others(&self) -> Result<Tx> {
+        if self.backend == Backend::Sqlite {
+            self.writers.until_clear().await;
+        }
+        self.begin().await
+    }
+
+    /// How many writers wait for the write lock now (tests).
+    pub fn writers_waiting(&self) -> usize {
+        self.writers.waiting()
+    }
+
+    async fn begin(&self) -> Result<Tx> {
         let (pool, backend) = (self.pool.clone(), self.backend);
         let begin = tokio::spawn(async move {
             match backend {

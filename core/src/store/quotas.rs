@@ -70,7 +70,11 @@ fn held_sql(resource: Resource) -> &'static str {
         Resource::ImportTemplates => "SELECT 1 FROM import_templates WHERE account_id = $1",
         Resource::WebhookEndpoints => "SELECT 1 FROM webhook_endpoints WHERE account_id = $1",
         Resource::Playzones => "SELECT 1 FROM playzones WHERE account_id = $1",
-        Resource::Repositories => "SELECT 1 FROM repositories WHERE account_id = $1",
+        // Names held by creates in flight count (`repository_reservations`).
+        Resource::Repositories => {
+            "SELECT 1 FROM repositories WHERE account_id = $1 \
+             UNION ALL SELECT 1 FROM repository_reservations WHERE account_id = $1"
+        }
         Resource::Triggers => "SELECT 1 FROM triggers WHERE account_id = $1 AND config IS NOT NULL",
         Resource::Schedules => "SELECT 1 FROM schedules WHERE account_id = $1 AND config IS NOT NULL",
     }

@@ -94,14 +94,19 @@ fn repository_from_row(row: &AnyRow) -> Result<Repository> {
 /// Records a repository of `account_id` (checking its quota first) with
 /// its `repo.created` event, or `repo.connected` when attach found it on
 /// the provider; a name taken on that installation is [`Error::Conflict`].
+/// `reservation` is the create's hold on the name
+/// ([`repository_reservations`](super::repository_reservations)),
+/// consumed here; without one, another create's live hold refuses it.
 pub async fn insert_in(
     conn: &mut Conn,
     by: Acting,
     new: NewRepository<'_>,
     limits: &QuotaLimits,
     connected: bool,
+    reservation: Option<i64>,
 ) -> Result<Repository> {
     let (account_id, actor) = (by.account_id, by.actor);
+    super::repository_reservations::consume_in(conn, new.installation.id, new.full_name, reservation).await?;
     quotas::check(conn, account_id, Resource::Repositories, limits).await?;
     let now = time::to_db(&time::now());
     let taken = || Error::Conflict(format!("a repository named {} exists", new.full_name));
@@ -156,7 +161,7 @@ pub async fn connect(
                     private: found.private,
                     default_branch: &found.default_branch,
                 };
-                return insert_in(conn, by, new, limits, true).await;
+                return insert_in(conn, by, new, limits, true, None).await;
             };
             sqlx::query(
                 "UPDATE repositories SET private = $1, default_branch = $2, description = $3, updated_at = $4 \

@@ -22,7 +22,8 @@ async fn the_branches_of_one_push_are_one_event_and_one_row_each() {
         private: true,
         default_branch: "main",
     };
-    let repository = insert_in(&mut tx, Acting::system(account.id), new, &QuotaLimits::default(), false).await.unwrap();
+    let repository =
+        insert_in(&mut tx, Acting::system(account.id), new, &QuotaLimits::default(), false, None).await.unwrap();
     tx.commit().await.unwrap();
     let push = |branch: &str, old: Option<&str>, new: &str| Push {
         repository_id: repository.id,

@@ -126,6 +126,9 @@ pub struct Recorded {
     pub scopes: HashMap<String, IssuedScope>,
     /// Every token request's scope, in order: (installation, scope asked).
     pub scope_requests: Vec<(u64, IssuedScope)>,
+    /// How long each request waits before it is served: a GitHub far
+    /// away, for tests of what waits while play calls it.
+    pub request_delay: std::time::Duration,
     /// Requests refused for what their token may not do (method, path,
     /// what was missing): GitHub's 403 "Resource not accessible by
     /// integration" (answered 404 here, as GitHub hides private
@@ -228,6 +231,7 @@ impl FakeGithub {
             .route("/repos/{o}/{r}/deployments", get(pulls::list_deployments).post(pulls::create_deployment))
             .route("/repos/{o}/{r}/deployments/{id}/statuses", post(pulls::create_status))
             .fallback(repos::git_http)
+            .layer(axum::middleware::from_fn_with_state(shared.clone(), far_away))
             .with_state(shared.clone());
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -367,6 +371,15 @@ impl Shared {
         }
         Ok(())
     }
+}
+
+/// Serves each request after [`Recorded::request_delay`].
+async fn far_away(State(s): State<Shared>, request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let delay = s.lock().request_delay;
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+    next.run(request).await
 }
 
 #[derive(Deserialize)]
