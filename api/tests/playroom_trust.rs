@@ -7,6 +7,7 @@
 use axum::http::{Method, StatusCode};
 use play_api::testing::TestApp;
 use play_core::scopes::{Scope, ScopeSet};
+use play_core::ssh_keys;
 use serde_json::json;
 
 async fn patch(app: &TestApp, id: i64, token: &str, fields: serde_json::Value) -> play_api::testing::Response {
@@ -168,6 +169,154 @@ async fn apply_moving_a_trusted_playroom_clears_trust_without_the_operator_scope
         (detail.body["host"].as_str(), detail.body["trusted"].as_bool()),
         (Some("attacker.example"), Some(false))
     );
+}
+
+/// Issue #49, item 10: a pinned host key names one machine, and the SSH
+/// key decides which account (and `authorized_keys` entry) on it play
+/// speaks as. A tenant key that re-pins a trusted Playroom (another host
+/// key, or none, which lets the next contact pin whatever answers) or
+/// replaces its SSH key has made it another machine: trust goes, as on a
+/// move. Giving the same key again (in another notation too) is no change.
+#[tokio::test]
+async fn repinning_a_trusted_playroom_clears_trust_without_the_operator_scope() {
+    let app = TestApp::new().await;
+    let operator = operator(&app).await;
+    let tenant = app.key_for(app.account_id, ScopeSet::parse_list("all").unwrap(), None).await;
+    let pinned = ssh_keys::generate_ed25519("host").unwrap().public_openssh;
+    let client = ssh_keys::generate_ed25519("client").unwrap().private_openssh;
+    let other_host = ssh_keys::generate_ed25519("other host").unwrap().public_openssh;
+    let other_client = ssh_keys::generate_ed25519("other client").unwrap().private_openssh;
+    let repins = [
+        ("host_key", json!({"host_key": other_host})),
+        ("host_key", json!({"host_key": null})),
+        ("ssh_private_key", json!({"ssh_private_key": other_client})),
+    ];
+    for (n, (what, change)) in repins.iter().enumerate() {
+        let body = json!({"playroom": {"name": format!("room{n}"), "host": "h", "trusted": true,
+            "host_key": pinned, "ssh_private_key": client}});
+        let r = app.post("/api/playrooms", &operator, body).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        let id = r.body["id"].as_i64().unwrap();
+
+        // The same keys again, the pin as its fingerprint: the same machine.
+        let fingerprint = ssh_keys::public_key_fingerprint(&pinned).unwrap();
+        for same in [json!({"host_key": pinned}), json!({"host_key": fingerprint}), json!({"ssh_private_key": client})]
+        {
+            let r = patch(&app, id, &tenant, same.clone()).await;
+            assert_eq!((r.status, r.body["trusted"].as_bool()), (StatusCode::OK, Some(true)), "{same}: {}", r.text);
+        }
+
+        let r = patch(&app, id, &tenant, change.clone()).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert_eq!(r.body["trusted"], false, "{change}: {}", r.text);
+        assert!(r.body["trusted_at"].is_null() && r.body["trusted_by_key_id"].is_null(), "{}", r.text);
+        let metadata = last_update_metadata(&app, id).await;
+        assert_eq!(metadata["trusted"], json!({"from": true, "to": false}), "{metadata}");
+        let reason = metadata["trust_cleared"].as_str().unwrap();
+        assert!(reason.contains("playrooms:trust") && reason.contains(what), "{metadata}");
+    }
+
+    // The operator may re-pin and re-key a trusted Playroom and keep it trusted.
+    let body = json!({"playroom": {"name": "op", "host": "h", "trusted": true, "host_key": pinned}});
+    let id = app.post("/api/playrooms", &operator, body).await.body["id"].as_i64().unwrap();
+    for change in [json!({"host_key": other_host}), json!({"host_key": null}), json!({"ssh_private_key": other_client})]
+    {
+        let r = patch(&app, id, &operator, change.clone()).await;
+        assert_eq!((r.status, r.body["trusted"].as_bool()), (StatusCode::OK, Some(true)), "{change}: {}", r.text);
+    }
+}
+
+/// `generate_ssh_key` replaces the SSH key too: a tenant key's new pair
+/// untrusts the Playroom, the operator's keeps it trusted.
+#[tokio::test]
+async fn generating_a_new_ssh_key_clears_trust_without_the_operator_scope() {
+    let app = TestApp::new().await;
+    let operator = operator(&app).await;
+    let tenant = app.key_for(app.account_id, ScopeSet::parse_list("all").unwrap(), None).await;
+    let r =
+        app.post("/api/playrooms", &operator, json!({"playroom": {"name": "x", "host": "h", "trusted": true}})).await;
+    let id = r.body["id"].as_i64().unwrap();
+
+    let r = app.post(&format!("/api/playrooms/{id}/generate_ssh_key"), &operator, json!({})).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let detail = app.get(&format!("/api/playrooms/{id}"), &app.admin).await;
+    assert_eq!(detail.body["trusted"], true, "{}", detail.text);
+
+    let r = app.post(&format!("/api/playrooms/{id}/generate_ssh_key"), &tenant, json!({})).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let detail = app.get(&format!("/api/playrooms/{id}"), &app.admin).await;
+    assert_eq!(
+        (
+            detail.body["trusted"].as_bool(),
+            detail.body["trusted_at"].as_str(),
+            detail.body["trusted_by_key_id"].as_i64()
+        ),
+        (Some(false), None, None),
+        "{}",
+        detail.text
+    );
+    let metadata = last_update_metadata(&app, id).await;
+    assert_eq!(metadata["trusted"], json!({"from": true, "to": false}), "{metadata}");
+    assert!(metadata["trust_cleared"].as_str().unwrap().contains("ssh_private_key"), "{metadata}");
+}
+
+/// The same attack through server-side apply: a tenant's manifest that
+/// gives a trusted Playroom another host key or SSH key gets it untrusted.
+#[tokio::test]
+async fn apply_repinning_a_trusted_playroom_clears_trust_without_the_operator_scope() {
+    let app = TestApp::new().await;
+    let tenant = app.key_for(app.account_id, ScopeSet::parse_list("all").unwrap(), None).await;
+    let pinned = ssh_keys::generate_ed25519("host").unwrap().public_openssh;
+    let client = ssh_keys::generate_ed25519("client").unwrap().private_openssh;
+    let changes = [
+        json!({"host_key": ssh_keys::generate_ed25519("other host").unwrap().public_openssh}),
+        json!({"ssh_private_key": ssh_keys::generate_ed25519("other client").unwrap().private_openssh}),
+    ];
+    for (n, change) in changes.iter().enumerate() {
+        let name = format!("box{n}");
+        let manifest = |spec: serde_json::Value| json!({"objects": [{"apiVersion": "play/v1", "kind": "Playroom", "metadata": {"name": name}, "spec": spec}]});
+        let spec = json!({"host": "127.0.0.1", "host_key": pinned, "ssh_private_key": client});
+        let mut trusted = spec.clone();
+        trusted["trusted"] = json!(true);
+        let r = app.post("/api/apply", &app.admin, manifest(trusted)).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let mut repinned = spec.clone();
+        for (key, value) in change.as_object().unwrap() {
+            repinned[key] = value.clone();
+        }
+        let r = app.post("/api/apply", &tenant, manifest(repinned)).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let list = app.get("/api/playrooms", &app.admin).await;
+        let room = list.body.as_array().unwrap().iter().find(|p| p["name"] == name.as_str()).unwrap().clone();
+        let detail = app.get(&format!("/api/playrooms/{}", room["id"]), &app.admin).await;
+        assert_eq!(detail.body["trusted"], false, "{change}: {}", detail.text);
+    }
+}
+
+/// The pin a first contact writes (trust on first use) does not touch
+/// trust: it is the machine at the address the operator trusted, and a
+/// pin can only be empty on a trusted Playroom by the operator's own act
+/// (a tenant's clearing of it untrusts the Playroom, above).
+#[tokio::test]
+async fn the_first_contact_pin_keeps_trust() {
+    let app = TestApp::new().await;
+    let operator = operator(&app).await;
+    let r =
+        app.post("/api/playrooms", &operator, json!({"playroom": {"name": "x", "host": "h", "trusted": true}})).await;
+    let id = r.body["id"].as_i64().unwrap();
+    let key = ssh_keys::generate_ed25519("host").unwrap().public_openssh;
+    let pin = play_core::store::playroom_checks::pin_first_contact(app.store(), id, &key).await.unwrap();
+    assert!(pin.is_some());
+    let detail = app.get(&format!("/api/playrooms/{id}"), &app.admin).await;
+    assert!(detail.body["host_key"].is_string(), "{}", detail.text);
+    assert_eq!(detail.body["trusted"], true, "{}", detail.text);
+}
+
+async fn operator(app: &TestApp) -> String {
+    let scopes: ScopeSet = [Scope::PlayroomsWrite, Scope::PlayroomsRead, Scope::PlayroomsManage, Scope::PlayroomsTrust]
+        .into_iter()
+        .collect();
+    app.key_for(app.account_id, scopes, None).await
 }
 
 async fn last_update_metadata(app: &TestApp, id: i64) -> serde_json::Value {

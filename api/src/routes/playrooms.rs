@@ -64,8 +64,9 @@ pub async fn create(
 
 /// Update a Playroom. Changing host, port, user or connection drops the
 /// pinned host key unless the same request sets `host_key`. Changing any of
-/// them or `docker_socket` also clears `trusted` unless the caller holds
-/// `playrooms:trust` (the event's `trust_cleared` says so).
+/// them, `docker_socket`, `host_key` (to another key or to none) or the SSH
+/// key also clears `trusted` unless the caller holds `playrooms:trust` (the
+/// event's `trust_cleared` says so).
 #[utoipa::path(patch, path = "/api/playrooms/{id}", tag = "Playrooms", params(("id" = i64, Path)),
     request_body = PlayroomRequest,
     responses(
@@ -101,6 +102,8 @@ pub async fn delete(State(state): State<AppState>, principal: Principal, Id(id):
 }
 
 /// Generate a new Ed25519 key pair for the Playroom, replacing its key.
+/// A trusted Playroom stays trusted only if the caller holds
+/// `playrooms:trust`: a new key is another way onto the host.
 #[utoipa::path(post, path = "/api/playrooms/{id}/generate_ssh_key", tag = "Playrooms", params(("id" = i64, Path)),
     responses((status = 200, body = GeneratedKey), (status = 404, body = ErrorEnvelope)))]
 pub async fn generate_ssh_key(
@@ -111,16 +114,9 @@ pub async fn generate_ssh_key(
     let room = playrooms::get(&state.store, principal.account_id, id).await?;
     let pair = ssh_keys::generate_ed25519(&format!("play-playroom-{}", room.id))
         .map_err(|e| ApiError::Core(play_core::Error::Internal(e.to_string())))?;
-    playrooms::set_key(
-        &state.store,
-        &state.secrets,
-        principal.account_id,
-        id,
-        &pair.private_openssh,
-        &pair.public_openssh,
-        principal.actor(),
-    )
-    .await?;
+    let caller_may_trust = principal.scopes.grants(Scope::PlayroomsTrust);
+    let pair_text = (pair.private_openssh.as_str(), pair.public_openssh.as_str());
+    playrooms::set_key(&state.store, &state.secrets, principal.acting(), id, pair_text, caller_may_trust).await?;
     Ok(JsonResponse(GeneratedKey { id, ssh_public_key: pair.public_openssh, fingerprint: pair.fingerprint }))
 }
 

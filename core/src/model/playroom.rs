@@ -101,9 +101,10 @@ pub struct PlayroomFields {
     pub trusted: Option<bool>,
     pub tutorial: Option<bool>,
     /// Whether the caller holds the operator's `playrooms:trust`. Trust is
-    /// a statement about one host: an update that moves a trusted Playroom
-    /// (host, port, user, connection or Docker socket) clears it unless the
-    /// caller could have granted it anew.
+    /// a statement about one machine reached one way: an update that moves
+    /// a trusted Playroom (host, port, user, connection or Docker socket),
+    /// re-pins it (another host key, or none) or gives it another SSH key
+    /// clears it unless the caller could have granted it anew.
     pub caller_may_trust: bool,
 }
 

@@ -1,7 +1,9 @@
 //! What connecting to a Playroom records on it: the outcome of a
 //! `test_connection`, and the host key pinned on first contact (trust on
 //! first use) by whichever path connects first. Queries only; the policy
-//! (refuse a connection whose key is not the pin) is the gateway's.
+//! (refuse a connection whose key is not the pin) is the gateway's. A
+//! first pin leaves `trusted` as it is: it names the machine at the
+//! address the operator trusted (see `playroom_trust`).
 
 use sqlx::Row;
 

@@ -15,7 +15,7 @@ use sqlx::any::AnyRow;
 
 use super::On;
 use super::events;
-use super::playroom_trust::{check_trust, record_trust};
+use super::playroom_trust::{check_trust, clear_trust, cleared_metadata, record_trust, retargeted};
 use super::quotas;
 use super::shapes::{all_of, delete_owned, one_in, set_by_id};
 use super::{Conn, OnUnique, Store, flag, is_set};
@@ -207,7 +207,9 @@ pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Playroom>> {
 /// drops the pinned host key (it belonged to the old host) unless the same
 /// update pins a new one; while the Playroom has Playgrounds such a change
 /// keeps the pin instead, and one that would drop or change it is a
-/// `Conflict`.
+/// `Conflict`. A change that makes a trusted Playroom another machine
+/// (those, the Docker socket, the pin or the SSH key: see
+/// `playroom_trust`) clears trust unless `fields.caller_may_trust`.
 pub async fn update(
     on: impl Into<On<'_>>,
     secrets: &SecretBox,
@@ -216,45 +218,48 @@ pub async fn update(
     fields: PlayroomFields,
 ) -> Result<Playroom> {
     let Acting { account_id, actor } = by;
-    on.into().write(async |conn| {
-    let current = select(conn, account_id, id).await?;
-    let moved = fields.host.as_ref().is_some_and(|h| *h != current.host)
-        || fields.port.is_some_and(|p| p != current.port)
-        || fields.user.as_ref().is_some_and(|u| *u != current.user)
-        || fields.connection.is_some_and(|c| c != current.connection);
-    // Playgrounds on the Playroom live on the host its pin names: a move
-    // keeps that pin, so only the same machine (same host key) is reached
-    // at the new address and nothing is orphaned; a move that would drop
-    // or change the pin is refused while they exist.
-    let occupied = moved && active_playgrounds(conn, id).await? > 0;
-    if occupied && (current.host_key.is_none() || fields.host_key.as_ref().is_some_and(|k| *k != current.host_key)) {
-        return Err(Error::Conflict(
-            "the Playroom has Playgrounds on its current host: a new host, port, user or connection must keep \
+    on.into()
+        .write(async |conn| {
+            let current = select(conn, account_id, id).await?;
+            let moved = fields.host.as_ref().is_some_and(|h| *h != current.host)
+                || fields.port.is_some_and(|p| p != current.port)
+                || fields.user.as_ref().is_some_and(|u| *u != current.user)
+                || fields.connection.is_some_and(|c| c != current.connection);
+            // Playgrounds on the Playroom live on the host its pin names: a move
+            // keeps that pin, so only the same machine (same host key) is reached
+            // at the new address and nothing is orphaned; a move that would drop
+            // or change the pin is refused while they exist.
+            let occupied = moved && active_playgrounds(conn, id).await? > 0;
+            if occupied
+                && (current.host_key.is_none() || fields.host_key.as_ref().is_some_and(|k| *k != current.host_key))
+            {
+                return Err(Error::Conflict(
+                    "the Playroom has Playgrounds on its current host: a new host, port, user or connection must keep \
              the pinned host key (the same machine at a new address), or destroy the Playgrounds first"
-                .into(),
-        ));
-    }
-    let keep_pin = !moved || occupied;
-    let host_key = match &fields.host_key {
-        Some(pin) => pin.clone(),
-        None if keep_pin => current.host_key.clone(),
-        None => None,
-    };
-    let pinned_at = match &fields.host_key {
-        Some(Some(pin)) if Some(pin) != current.host_key.as_ref() => Some(time::now()),
-        Some(Some(_)) => current.host_key_pinned_at,
-        Some(None) => None,
-        None if keep_pin => current.host_key_pinned_at,
-        None => None,
-    };
-    let retargeted = moved || fields.docker_socket.as_ref().is_some_and(|s| *s != current.docker_socket);
-    let trust_lost = current.trusted && retargeted && !fields.caller_may_trust;
-    let trusted = if trust_lost { false } else { fields.trusted.unwrap_or(current.trusted) };
-    check_trust(fields.connection.unwrap_or(current.connection), trusted)?;
-    let edge = edge_settings(fields.edge.as_ref(), current.edge)?;
-    let now = time::now();
-    let name = fields.name.clone().unwrap_or(current.name.clone());
-    let result = sqlx::query(
+                        .into(),
+                ));
+            }
+            let keep_pin = !moved || occupied;
+            let host_key = match &fields.host_key {
+                Some(pin) => pin.clone(),
+                None if keep_pin => current.host_key.clone(),
+                None => None,
+            };
+            let pinned_at = match &fields.host_key {
+                Some(Some(pin)) if Some(pin) != current.host_key.as_ref() => Some(time::now()),
+                Some(Some(_)) => current.host_key_pinned_at,
+                Some(None) => None,
+                None if keep_pin => current.host_key_pinned_at,
+                None => None,
+            };
+            let changed = retargeted(&current, &fields);
+            let trust_lost = current.trusted && !changed.is_empty() && !fields.caller_may_trust;
+            let trusted = if trust_lost { false } else { fields.trusted.unwrap_or(current.trusted) };
+            check_trust(fields.connection.unwrap_or(current.connection), trusted)?;
+            let edge = edge_settings(fields.edge.as_ref(), current.edge)?;
+            let now = time::now();
+            let name = fields.name.clone().unwrap_or(current.name.clone());
+            let result = sqlx::query(
         "UPDATE playrooms SET name = $1, connection = $2, host = $3, port = $4, ssh_user = $5, docker_socket = $6, \
          host_key = $7, host_key_pinned_at = $8, domains = $9, acme_email = $10, trusted = $11, tutorial = $12, \
          updated_at = $13, edge = $16 WHERE id = $14 AND account_id = $15",
@@ -277,24 +282,24 @@ pub async fn update(
     .bind(edge_json(&edge)?)
     .execute(&mut *conn)
     .await;
-    result.on_unique(|| name_taken(&name))?;
-    if let Some((private, public)) = &fields.ssh_key {
-        set_key_in(conn, secrets, id, private, public).await?;
-    }
-    let mut metadata = serde_json::json!({});
-    if trusted != current.trusted {
-        record_trust(conn, id, trusted, actor).await?;
-        metadata = serde_json::json!({ "trusted": { "from": current.trusted, "to": trusted } });
-        if trust_lost {
-            metadata["trust_cleared"] = serde_json::json!(
-                "the Playroom now names another Docker host (host, port, user, connection or docker_socket changed) \
-                 and the change was made without playrooms:trust: an operator must mark it trusted again"
-            );
-        }
-    }
-    events::record(conn, NewEvent::new(account_id, "playroom", id, "updated").actor(actor).metadata(metadata)).await?;
-    select(conn, account_id, id).await
-    }).await
+            result.on_unique(|| name_taken(&name))?;
+            if let Some((private, public)) = &fields.ssh_key {
+                set_key_in(conn, secrets, id, private, public).await?;
+            }
+            let mut metadata = serde_json::json!({});
+            if trusted != current.trusted {
+                record_trust(conn, id, trusted, actor).await?;
+                metadata = if trust_lost {
+                    cleared_metadata(&changed)
+                } else {
+                    serde_json::json!({ "trusted": { "from": current.trusted, "to": trusted } })
+                };
+            }
+            events::record(conn, NewEvent::new(account_id, "playroom", id, "updated").actor(actor).metadata(metadata))
+                .await?;
+            select(conn, account_id, id).await
+        })
+        .await
 }
 
 async fn set_key_in(conn: &mut Conn, secrets: &SecretBox, id: i64, private: &str, public: &str) -> Result<()> {
@@ -308,21 +313,29 @@ async fn set_key_in(conn: &mut Conn, secrets: &SecretBox, id: i64, private: &str
     Ok(())
 }
 
-/// Replaces the key pair (generate_ssh_key).
+/// Replaces the key pair (generate_ssh_key). A new key is another way
+/// onto the host, so it clears trust unless `caller_may_trust` (the
+/// caller holds `playrooms:trust`), as [`update`] does.
 pub async fn set_key(
     store: &Store,
     secrets: &SecretBox,
-    account_id: i64,
+    by: Acting,
     id: i64,
-    private: &str,
-    public: &str,
-    actor: Actor,
+    (private, public): (&str, &str),
+    caller_may_trust: bool,
 ) -> Result<Playroom> {
+    let Acting { account_id, actor } = by;
     store
         .in_write(async |tx| {
-            select(tx, account_id, id).await?;
+            let current = select(tx, account_id, id).await?;
             set_key_in(tx, secrets, id, private, public).await?;
-            events::record(tx, NewEvent::new(account_id, "playroom", id, "updated").actor(actor)).await?;
+            let metadata = if current.trusted && !caller_may_trust {
+                clear_trust(tx, id, actor, &["ssh_private_key"]).await?
+            } else {
+                serde_json::json!({})
+            };
+            events::record(tx, NewEvent::new(account_id, "playroom", id, "updated").actor(actor).metadata(metadata))
+                .await?;
             select(tx, account_id, id).await
         })
         .await
