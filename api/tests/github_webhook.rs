@@ -199,20 +199,27 @@ async fn missing_headers_and_foreign_payloads_are_bad_requests() {
 }
 
 #[tokio::test]
-async fn delivery_ids_are_forgotten_after_the_retention() {
+async fn delivery_ids_and_bodies_are_forgotten_after_the_retention() {
+    use sha2::Digest as _;
     let app = app().await;
-    for (id, received) in [("old", "2026-01-01T00:00:00Z"), ("recent", "2999-01-01T00:00:00Z")] {
+    let body = json!({"zen": "Half measures are as bad as nothing at all."});
+    // The old row holds the very body sent below: forgotten with its id.
+    let digest = format!("{:x}", sha2::Sha256::digest(body.to_string().as_bytes()));
+    for (id, received, sha) in [("old", "2026-01-01T00:00:00Z", Some(digest)), ("recent", "2999-01-01T00:00:00Z", None)]
+    {
         sqlx::query(
-            "INSERT INTO scm_deliveries (provider, delivery_id, event, received_at) VALUES ('github', $1, 'ping', $2)",
+            "INSERT INTO scm_deliveries (provider, delivery_id, event, received_at, body_sha256) \
+             VALUES ('github', $1, 'ping', $2, $3)",
         )
         .bind(id)
         .bind(received)
+        .bind(sha)
         .execute(app.store().pool())
         .await
         .unwrap();
     }
-    let ping = signed(&app, "ping", "new", json!({"zen": "Half measures are as bad as nothing at all."})).await;
-    assert_eq!(ping.status, StatusCode::ACCEPTED);
+    let ping = signed(&app, "ping", "new", body).await;
+    assert_eq!((ping.status, &ping.body["duplicate"]), (StatusCode::ACCEPTED, &json!(false)), "{}", ping.text);
     let left = sqlx::query("SELECT delivery_id FROM scm_deliveries ORDER BY delivery_id")
         .fetch_all(app.store().pool())
         .await
@@ -264,6 +271,54 @@ async fn a_push_on_github_is_recorded_once_and_asks_the_attached_playzone_to_syn
     signed(&app, "push", "d-elsewhere", elsewhere).await;
     assert_eq!(generation().await, before + 1);
     assert_eq!(app.count("repository_pushes").await, 1);
+}
+
+/// Issue #49, item 14: `X-GitHub-Delivery` is not signed. Whoever saw one
+/// signed delivery (a proxy's log, a leaked "Recent Deliveries" page) can
+/// send its body again under a fresh delivery id, and the signature still
+/// verifies. The digest of the signed body is remembered like the id: the
+/// replay answers 202 `duplicate: true` and changes nothing.
+#[tokio::test]
+async fn a_signed_body_replayed_under_a_new_delivery_id_changes_nothing() {
+    let app = app().await;
+    let zone = attached_playzone(&app).await;
+    let generation = || async {
+        let row = sqlx::query("SELECT generation FROM playzones WHERE id = $1").bind(zone);
+        sqlx::Row::get::<i64, _>(&row.fetch_one(app.store().pool()).await.unwrap(), "generation")
+    };
+    let before = generation().await;
+    let push = json!({
+        "ref": "refs/heads/main", "before": "1".repeat(40), "after": "2".repeat(40),
+        "repository": {"id": 7, "full_name": "acme/web", "pushed_at": 1_764_547_200},
+        "installation": {"id": 42},
+    });
+    let sent = signed(&app, "push", "d-push", push.clone()).await;
+    assert_eq!(sent.body["duplicate"], false, "{}", sent.text);
+    assert_eq!(generation().await, before + 1);
+
+    let replay = signed(&app, "push", "d-replayed-push", push.clone()).await;
+    assert_eq!(replay.status, StatusCode::ACCEPTED, "{}", replay.text);
+    assert_eq!(replay.body, json!({"delivery": "d-replayed-push", "duplicate": true}));
+    assert_eq!(generation().await, before + 1, "the replay asks for no sync");
+    assert_eq!(app.count("repository_pushes").await, 1);
+
+    // The attack that matters: an old `suspend` brought back after the
+    // owner unsuspended the installation would stop every Playzone.
+    let suspend = installation_event("suspend");
+    signed(&app, "installation", "d-suspend", suspend.clone()).await;
+    assert_eq!(status(&app).await, "suspended");
+    signed(&app, "installation", "d-unsuspend", installation_event("unsuspend")).await;
+    assert_eq!(status(&app).await, "active");
+    let replay = signed(&app, "installation", "d-replayed-suspend", suspend.clone()).await;
+    assert_eq!((replay.status, &replay.body["duplicate"]), (StatusCode::ACCEPTED, &json!(true)), "{}", replay.text);
+    assert_eq!(status(&app).await, "active");
+    assert!(matches!(reach(&app, zone).await, Reach::App { .. }), "still reached through the installation");
+
+    // GitHub's own "Redeliver" (same id, same body) is a duplicate too;
+    // and only the deliveries themselves were recorded.
+    let redelivered = signed(&app, "installation", "d-suspend", suspend).await;
+    assert_eq!(redelivered.body, json!({"delivery": "d-suspend", "duplicate": true}));
+    assert_eq!(app.count("scm_deliveries").await, 3);
 }
 
 #[tokio::test]

@@ -18,9 +18,11 @@
 //!   play's GitHub App. Not authenticated by an API key: GitHub signs each
 //!   delivery with the app's webhook secret (`X-Hub-Signature-256`), and
 //!   a delivery whose signature does not verify over the raw body is
-//!   refused before it is read. Each delivery id is processed once
-//!   (`store::scm_deliveries`); the answer comes as soon as the delivery
-//!   is recorded, and the Playzones it concerns are woken, not waited for.
+//!   refused before it is read. Each delivery is processed once, known
+//!   by its id and by the digest of its signed body, as the id is not
+//!   signed (`store::scm_deliveries`); the answer comes as soon as the
+//!   delivery is recorded, and the Playzones it concerns are woken, not
+//!   waited for.
 
 use axum::Json as JsonResponse;
 use axum::body::Bytes;
@@ -32,6 +34,7 @@ use play_core::scm::host::InstallableApp;
 use play_core::scm::model::InstallClaim as Claim;
 use play_core::scm::model::Provider;
 use play_core::scopes::Scope;
+use play_core::store::scm_deliveries::{Delivery, Received};
 use play_core::store::scm_install_states;
 use play_core::store::{repositories, scm_deliveries};
 use play_core::wake::Kind;
@@ -160,8 +163,8 @@ pub async fn setup(
 pub struct DeliveryReceipt {
     /// `X-GitHub-Delivery`.
     pub delivery: String,
-    /// `true`: this delivery id was received before, and nothing changed
-    /// this time.
+    /// `true`: this delivery was received before (its delivery id, or its
+    /// signed body under another id), and nothing changed this time.
     pub duplicate: bool,
 }
 
@@ -198,15 +201,23 @@ pub async fn webhook(
     let delivery = github_hook::plain_header(header(&headers, "x-github-delivery"))
         .ok_or_else(|| ApiError::BadRequest("X-GitHub-Delivery must carry the delivery's id".into()))?;
     let change = github_hook::change(event, &body).map_err(ApiError::BadRequest)?;
-    let woken = scm_deliveries::receive(&state.store, Provider::Github, delivery, event, &change).await?;
-    if let Some(ids) = &woken {
-        for id in ids {
-            state.waker.wake(Kind::Playzone, *id);
+    let arrived = Delivery { id: delivery, event, body: &body };
+    let received = scm_deliveries::receive(&state.store, Provider::Github, arrived, &change).await?;
+    match &received {
+        Received::Applied(ids) => {
+            for id in ids {
+                state.waker.wake(Kind::Playzone, *id);
+            }
         }
+        // GitHub never sends one body under two ids: someone holds a
+        // signed delivery and sent it again.
+        Received::Replayed => tracing::warn!(delivery, event, "GitHub delivery body replayed under a new delivery id"),
+        Received::Redelivered => {}
     }
+    let duplicate = received.duplicate();
     if change != Change::None {
-        tracing::info!(delivery, event, duplicate = woken.is_none(), "GitHub installation event");
+        tracing::info!(delivery, event, duplicate, "GitHub installation event");
     }
-    let receipt = DeliveryReceipt { delivery: delivery.to_owned(), duplicate: woken.is_none() };
+    let receipt = DeliveryReceipt { delivery: delivery.to_owned(), duplicate };
     Ok((StatusCode::ACCEPTED, JsonResponse(receipt)))
 }

@@ -1,12 +1,23 @@
 //! Webhook deliveries from source-hosting providers (issue #29): each is
-//! recorded by the provider's delivery id and its effect on installations
-//! applied in the same transaction, so a redelivery (GitHub retries, or a
-//! person presses "Redeliver") changes nothing a second time, and a crash
-//! before the commit leaves the delivery unrecorded for the retry.
+//! recorded by the provider's delivery id and by the SHA-256 of its raw
+//! body, and its effect on installations applied in the same transaction,
+//! so a redelivery (GitHub retries, or a person presses "Redeliver")
+//! changes nothing a second time, and a crash before the commit leaves the
+//! delivery unrecorded for the retry.
 //!
-//! Delivery ids are kept for [`RETENTION`], longer than GitHub lets a
-//! delivery be redelivered (3 days); older ones are deleted as new ones
-//! arrive, so the table holds about a week of deliveries.
+//! The body's digest is a key because the delivery id is not signed
+//! (issue #49, item 14): the signature covers the body only, so whoever
+//! saw one signed delivery could send it again under a fresh id. GitHub
+//! never sends one body under two ids ("Redeliver" keeps the id), and two
+//! events it sends differ in their bodies (each carries its objects' new
+//! state and times, to the second), so a known body under a new id is a
+//! replay. The limits of that claim are in docs/repositories.md.
+//!
+//! Delivery ids and digests are kept for [`RETENTION`], longer than GitHub
+//! lets a delivery be redelivered (3 days); older ones are deleted as new
+//! ones arrive, so the table holds about a week of deliveries.
+
+use sha2::{Digest, Sha256};
 
 use super::repositories::{self, ask_sync_in};
 use super::{Conn, Store};
@@ -16,41 +27,73 @@ use crate::scm::github_hook::Change;
 use crate::scm::model::{Provider, Push, Repository};
 use crate::time;
 
-/// How long a delivery id is remembered.
+/// How long a delivery id and a body's digest are remembered.
 pub const RETENTION: chrono::Duration = chrono::Duration::days(7);
 
-/// Records delivery `delivery_id` of `provider` and applies `change`:
-/// `None` when the delivery was recorded before (nothing changes), else
-/// the Playzones whose sync should run now (they read through an
-/// installation or repository that changed).
-pub async fn receive(
-    store: &Store,
-    provider: Provider,
-    delivery_id: &str,
-    event: &str,
-    change: &Change,
-) -> Result<Option<Vec<i64>>> {
+/// One delivery as it arrived: the provider's (unsigned) id, its event
+/// name, and the raw body its signature verified.
+#[derive(Clone, Copy, Debug)]
+pub struct Delivery<'a> {
+    pub id: &'a str,
+    pub event: &'a str,
+    pub body: &'a [u8],
+}
+
+/// What [`receive`] did with a delivery.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Received {
+    /// First seen: its change was applied; the Playzones whose sync should
+    /// run now (they read through an installation or repository that
+    /// changed).
+    Applied(Vec<i64>),
+    /// Its delivery id was recorded before (the provider's retry or
+    /// redelivery): nothing changed.
+    Redelivered,
+    /// Its body was recorded before under another delivery id: someone
+    /// sent a signed body again. Nothing changed.
+    Replayed,
+}
+
+impl Received {
+    /// Whether the delivery was one play had already received.
+    pub fn duplicate(&self) -> bool {
+        !matches!(self, Received::Applied(_))
+    }
+}
+
+/// Records `delivery` of `provider` and applies `change`, unless its id or
+/// its body was recorded within [`RETENTION`].
+pub async fn receive(store: &Store, provider: Provider, delivery: Delivery<'_>, change: &Change) -> Result<Received> {
     let now = time::now();
+    let digest = hex::encode(Sha256::digest(delivery.body));
     store
         .in_write(async |conn| {
             sqlx::query("DELETE FROM scm_deliveries WHERE received_at < $1")
                 .bind(time::to_db(&(now - RETENTION)))
                 .execute(&mut *conn)
                 .await?;
+            // No conflict target: either key (the id, or the body's digest)
+            // makes the delivery a duplicate.
             let inserted = sqlx::query(
-                "INSERT INTO scm_deliveries (provider, delivery_id, event, received_at) VALUES ($1, $2, $3, $4) \
-                 ON CONFLICT (provider, delivery_id) DO NOTHING",
+                "INSERT INTO scm_deliveries (provider, delivery_id, event, received_at, body_sha256) \
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
             )
             .bind(provider.as_str())
-            .bind(delivery_id)
-            .bind(event)
+            .bind(delivery.id)
+            .bind(delivery.event)
             .bind(time::to_db(&now))
+            .bind(&digest)
             .execute(&mut *conn)
             .await?;
-            if inserted.rows_affected() == 0 {
-                return Ok(None);
+            if inserted.rows_affected() > 0 {
+                return apply(conn, provider, change).await.map(Received::Applied);
             }
-            apply(conn, provider, change).await.map(Some)
+            let same_id = sqlx::query("SELECT 1 AS found FROM scm_deliveries WHERE provider = $1 AND delivery_id = $2")
+                .bind(provider.as_str())
+                .bind(delivery.id)
+                .fetch_optional(&mut *conn)
+                .await?;
+            Ok(if same_id.is_some() { Received::Redelivered } else { Received::Replayed })
         })
         .await
 }
