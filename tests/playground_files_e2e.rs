@@ -121,7 +121,7 @@ async fn an_image_cannot_plant_links_in_the_files_volume() {
         &format!("{:x}", Sha256::digest(&content)),
         "/etc/app.conf",
         None,
-        true,
+        play_core::desired::MountedFileAccess::ReadOnlyFile,
         &[],
     );
     let planted = planted.trim_end_matches("/file").to_owned();

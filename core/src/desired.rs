@@ -34,7 +34,7 @@ mod words;
 pub use container::{ContainerSpec, HealthSpec, MountSpec, PortSpec};
 pub use env::{EnvEntry, EnvMetadata, EnvSource, env_metadata};
 pub use exposure::{EdgeInputs, Routing, edge_network_name, legacy_edge_network_name};
-pub use files::{FILES_VOLUME_KEY, FileMountSpec, rel_path_of as mounted_file_path};
+pub use files::{Access as MountedFileAccess, FILES_VOLUME_KEY, FileMountSpec, rel_path_of as mounted_file_path};
 pub use inputs::{Inputs, model_for};
 pub use render::render_compose;
 pub use rollout::{ZeroDowntime, beside_name};

@@ -4,13 +4,19 @@
 //! The files of a Playground live in one named volume play creates,
 //! `<project>__play_files` (a key Compose cannot declare: Compose volume
 //! names start with a letter or digit), each at `<key>/file`, where the key
-//! is a digest of the file's content, `mount_path`, project path, `readonly`
-//! and target services, never of its row id ([`rel_path`]).
+//! is a digest of the file's content, `mount_path`, project path, target
+//! services and how the container sees it ([`Access`]: a `readonly` file, a
+//! writable file mounted writable, or a writable file mounted read-only),
+//! never of its row id ([`rel_path`]).
 //! A service container gets each of its files as a bind mount of that path
 //! under the volume's mount point, at the file's `mount_path`, read-only
 //! when the file is `readonly`. So:
 //! - a file mounts at any path, even one the image lacks, and `readonly` is
 //!   enforced by the kernel, not by file modes;
+//! - a writable copy is bound only into containers that mount it writable:
+//!   a read-only mount of a writable file (`:ro`, a secret, a config) has a
+//!   copy of its own that no container can write, so it always shows what
+//!   was uploaded (issue #49, item 12);
 //! - a changed file has a new path, hence a new config hash: its containers
 //!   are replaced, the others are not;
 //! - the same file in another Playspec revision (a new row, `play apply`'s
@@ -51,31 +57,81 @@ pub struct FileMountSpec {
     pub read_only: bool,
 }
 
-/// The path of `file` inside the files volume: `<key>/file`, the key the
-/// first 24 hex digits of SHA-256 over its content's digest, `mount_path`,
-/// project path, `readonly` and target services. It changes with any of
-/// them and with nothing else (not the row id, which another revision of
-/// the Playspec changes). Two files share a path only if they hold the same
-/// content at the same places with the same access for the same services,
-/// so a file one service may write is never the one another service reads
-/// as read-only (issue #27, item 9: across revisions, an old container's
-/// read-only file and a new revision's writable twin would otherwise be one
-/// file on the host).
-pub fn rel_path(file: &MountedFile) -> String {
-    rel_path_of(&file.sha256, &file.mount_path, file.path.as_deref(), file.readonly, &file.target_services)
+impl FileMountSpec {
+    /// `file` at `target`, read-only when `read_only` or the file is. The
+    /// place follows from the access ([`rel_path`]), never the other way
+    /// round, so a read-only mount can never be handed a writable copy.
+    fn new(file: &MountedFile, target: String, read_only: bool) -> Self {
+        let read_only = read_only || file.readonly;
+        FileMountSpec { file_id: file.id, rel_path: rel_path(file, read_only), target, read_only }
+    }
+}
+
+/// How a container sees a mounted file, as far as the file's place is
+/// concerned: each kind has places of its own, so no container that may
+/// write a copy shares it with one that reads it as read-only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// A `readonly` file: every mount of it is read-only, nothing writes it.
+    ReadOnlyFile,
+    /// A writable file mounted writable. Its copy is shared by the
+    /// services that mount it so, as a Compose bind of one host file is.
+    Writable,
+    /// A writable file mounted read-only (a `:ro` bind, a secret, a
+    /// config): a copy only play writes, so another service's writes to
+    /// the file never show here (issue #49, item 12).
+    ReadOnlyView,
+}
+
+impl Access {
+    /// The access of a mount that is `read_only` of a file that is
+    /// `readonly` (a read-only file is never mounted writable).
+    pub fn of(readonly: bool, read_only: bool) -> Access {
+        match (readonly, read_only) {
+            (true, _) => Access::ReadOnlyFile,
+            (false, false) => Access::Writable,
+            (false, true) => Access::ReadOnlyView,
+        }
+    }
+
+    /// Its part of the place's digest. `ro` and `rw` are those of issue
+    /// #27's places, so a file seen as before keeps its place (no
+    /// container is replaced for it); only read-only views moved.
+    fn key(self) -> &'static str {
+        match self {
+            Access::ReadOnlyFile => "ro",
+            Access::Writable => "rw",
+            Access::ReadOnlyView => "rw-viewed-ro",
+        }
+    }
+}
+
+/// The path of `file` inside the files volume for a mount that is
+/// `read_only`: `<key>/file`, the key the first 24 hex digits of SHA-256
+/// over its content's digest, `mount_path`, project path, [`Access`] and
+/// target services. It changes with any of them and with nothing else (not
+/// the row id, which another revision of the Playspec changes). Two mounts
+/// share a path only if they hold the same content at the same places with
+/// the same access for the same services, so a file one service may write
+/// is never the one another service reads as read-only: neither within one
+/// Playspec (issue #49, item 12: `./f:/f` in one service and `./f:/f:ro` in
+/// another) nor across revisions (issue #27, item 9: an old container's
+/// read-only file and a new revision's writable twin).
+pub fn rel_path(file: &MountedFile, read_only: bool) -> String {
+    let access = Access::of(file.readonly, read_only);
+    rel_path_of(&file.sha256, &file.mount_path, file.path.as_deref(), access, &file.target_services)
 }
 
 /// [`rel_path`] of a file with content digest `sha256` (hex), mounted at
-/// `mount_path`, with project path `path`, `readonly`, for `targets` (in
-/// any order; empty means every service).
-pub fn rel_path_of(sha256: &str, mount_path: &str, path: Option<&str>, readonly: bool, targets: &[String]) -> String {
+/// `mount_path`, with project path `path`, seen with `access`, for
+/// `targets` (in any order; empty means every service).
+pub fn rel_path_of(sha256: &str, mount_path: &str, path: Option<&str>, access: Access, targets: &[String]) -> String {
     let mut key = Sha256::new();
     let mut targets: Vec<&str> = targets.iter().map(String::as_str).collect();
     targets.sort_unstable();
     targets.dedup();
-    let access = if readonly { "ro" } else { "rw" };
     let count = targets.len().to_string();
-    for part in [sha256, mount_path, path.unwrap_or(""), access, &count].into_iter().chain(targets) {
+    for part in [sha256, mount_path, path.unwrap_or(""), access.key(), &count].into_iter().chain(targets) {
         key.update(part.len().to_le_bytes());
         key.update(part.as_bytes());
     }
@@ -129,12 +185,7 @@ pub(super) fn from_compose(file: &ComposeFile, files: &[MountedFile], service: &
             continue;
         };
         out.replaced_volumes.extend(source.volume);
-        out.mounts.extend(placed.into_iter().map(|p| FileMountSpec {
-            file_id: p.file.id,
-            rel_path: rel_path(p.file),
-            target: p.target,
-            read_only: source.read_only || p.file.readonly,
-        }));
+        out.mounts.extend(placed.into_iter().map(|p| FileMountSpec::new(p.file, p.target, source.read_only)));
     }
     out
 }
@@ -147,12 +198,7 @@ pub fn mounts_for(files: &[MountedFile], service: &str, from_compose: Vec<FileMo
     let by_path: Vec<FileMountSpec> = files
         .iter()
         .filter(|f| f.target_services.is_empty() || f.target_services.iter().any(|t| t == service))
-        .map(|f| FileMountSpec {
-            file_id: f.id,
-            rel_path: rel_path(f),
-            target: f.mount_path.clone(),
-            read_only: f.readonly,
-        })
+        .map(|f| FileMountSpec::new(f, f.mount_path.clone(), f.readonly))
         .collect();
     for mount in by_path {
         if !mounts.iter().any(|m| m.target == mount.target) {

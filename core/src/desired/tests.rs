@@ -117,11 +117,20 @@ fn mounted_files_go_to_their_services_and_their_content_is_in_the_hash() {
     writable.readonly = !base.readonly;
     let mut elsewhere = base.clone();
     elsewhere.target_services = vec!["web".into(), "db".into()];
-    assert_ne!(super::files::rel_path(&base), super::files::rel_path(&writable));
-    assert_ne!(super::files::rel_path(&base), super::files::rel_path(&elsewhere));
+    let place = |f: &crate::model::playspec::MountedFile| super::files::rel_path(f, f.readonly);
+    assert_ne!(place(&base), place(&writable));
+    assert_ne!(place(&base), place(&elsewhere));
     let mut reordered = elsewhere.clone();
     reordered.target_services.reverse();
-    assert_eq!(super::files::rel_path(&elsewhere), super::files::rel_path(&reordered), "the order says nothing");
+    assert_eq!(place(&elsewhere), place(&reordered), "the order says nothing");
+    // Issue #49, item 12: a read-only mount of the writable file is a third
+    // place. The first two are issue #27's, unchanged (pinned), so an
+    // upgrade replaces no container that mounts a file as the file allows.
+    let view = super::files::rel_path(&writable, true);
+    assert!(view != place(&writable) && view != place(&base), "{view}");
+    assert_eq!(place(&base), "e54943a2a7fecdec35d5eb2e/file");
+    assert_eq!(place(&writable), "fce569db8c6fc6cf5c2d1aa5/file");
+    assert_eq!(super::files::rel_path(&base, false), place(&base), "a read-only file is never mounted writable");
 
     // No files: no files volume.
     assert!(desired(&Inputs::new(&p, &model)).unwrap().volumes.is_empty());
@@ -197,6 +206,13 @@ configs:
             (4, "/uploaded/4".to_owned(), true),
         ]
     );
+    // Issue #49, item 12: file 2 is writable at /uploaded/2 and `:ro` at
+    // /srv/site: two places, so web's writes there never show under /srv.
+    let place = |target: &str| {
+        service("web").container.files.iter().find(|f| f.target == target).map(|f| f.rel_path.clone()).unwrap()
+    };
+    assert_ne!(place("/srv/site/index.html"), place("/uploaded/2"));
+    assert_eq!(place("/etc/app/app.conf"), place("/uploaded/1"), "both writable: one copy, as in Compose");
     // The Compose file, not `target_services`, decides who gets a file it names.
     assert_eq!(files_of("db"), [(3, "/run/secrets/db_password".to_owned(), true)]);
     // Resolved binds are no host binds; the named volume stays.
@@ -204,6 +220,51 @@ configs:
     assert_eq!(mounts, [("volume", "/data")]);
     // Without its files the Compose cannot run on an untrusted Playroom.
     assert!(model_for(yaml, &Policy::UNTRUSTED, &p).unwrap_err().contains("add_mounted_file"));
+}
+
+/// Issue #49, item 12, as tried from outside: one writable file that `rw`
+/// binds writable and `ro` binds `:ro`. The two got one place in the files
+/// volume, so `ro` read what `rw` wrote; now `ro` has a copy of its own,
+/// shared with no writer, and `rw`'s place is what it was.
+#[test]
+fn a_read_only_mount_never_shares_a_place_with_a_writable_one() {
+    let yaml = r#"
+services:
+  rw:
+    image: x
+    volumes: ["./app.conf:/conf/app.conf"]
+  ro:
+    image: x
+    volumes: ["./app.conf:/conf/app.conf:ro"]
+    secrets: [app]
+  other:
+    image: x
+secrets:
+  app:
+    file: ./app.conf
+"#;
+    let mut file = project_file(1, "app.conf", false);
+    file.mount_path = "/conf/app.conf".into();
+    file.target_services = vec!["rw".into()];
+    let files = [file];
+    let p = playground(&[]);
+    let policy = Policy::UNTRUSTED.with_project_files(files.iter().map(|f| f.path.as_deref()));
+    let model = model_for(yaml, &policy, &p).unwrap();
+    let d = desired(&Inputs::new(&p, &model).with_files(&files)).unwrap();
+    let mounts = |n: &str| {
+        let service = d.services.iter().find(|s| s.name == n).unwrap();
+        service.container.files.iter().map(|f| (f.target.clone(), f.rel_path.clone(), f.read_only)).collect::<Vec<_>>()
+    };
+    let writable = super::files::rel_path(&files[0], false);
+    let view = super::files::rel_path(&files[0], true);
+    assert_ne!(writable, view);
+    assert_eq!(mounts("rw"), [("/conf/app.conf".to_owned(), writable.clone(), false)]);
+    assert_eq!(
+        mounts("ro"),
+        [("/conf/app.conf".to_owned(), view.clone(), true), ("/run/secrets/app".to_owned(), view, true)],
+        "every read-only mount of the file reads the copy nothing writes"
+    );
+    assert!(mounts("other").is_empty());
 }
 
 const ENV_COMPOSE: &str = r#"
