@@ -203,3 +203,49 @@ async fn relative_compose_paths_are_served_from_mounted_files() {
 
     destroy(&w, id).await;
 }
+
+/// Issue #49, item 12: one writable mounted file that `rw` binds writable
+/// and `ro` binds `:ro` (the same relative source, as Docker Compose users
+/// write it). `ro` must keep reading what was uploaded after `rw` writes
+/// its copy: a read-only mount never shows another service's writes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_mount_never_sees_a_writable_mount_of_the_same_file() {
+    const SHARED_COMPOSE: &str = r#"
+services:
+  rw:
+    image: play-test/busybox:1
+    command: ["sh", "-c", "echo changed > /conf/app.conf; sleep 3600"]
+    stop_grace_period: 1s
+    volumes:
+      - ./app.conf:/conf/app.conf
+  ro:
+    image: play-test/busybox:1
+    command: ["sleep", "3600"]
+    stop_grace_period: 1s
+    volumes:
+      - ./app.conf:/conf/app.conf:ro
+"#;
+    let w = World::start().await;
+    let spec = w.playspec("shared", SHARED_COMPOSE).await;
+    let path = format!("/api/playspecs/{spec}/add_mounted_file");
+    let parts: Vec<(&str, Option<&str>, &[u8])> = vec![
+        ("file", Some("app.conf"), b"original\n"),
+        ("mount_path", None, b"/conf/app.conf"),
+        ("path", None, b"app.conf"),
+        ("readonly", None, b"false"),
+        ("target_services[]", None, b"rw"),
+    ];
+    let r = w.app.post_multipart(&path, &parts).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+
+    let (id, project, _running) = run_playground(&w, "shared", spec, "running with one file, rw and ro").await;
+    let (rw, ro) = (format!("{project}-rw-1"), format!("{project}-ro-1"));
+    // Written again here: whichever container play created last, the
+    // write comes after both exist.
+    assert!(exec(&rw, "echo changed > /conf/app.conf").0, "the writable mount can be written");
+    assert_eq!(exec(&rw, "cat /conf/app.conf"), (true, "changed\n".to_owned()));
+    assert!(!exec(&ro, "echo x > /conf/app.conf").0, "`:ro` holds");
+    assert_eq!(exec(&ro, "cat /conf/app.conf"), (true, "original\n".to_owned()), "ro sees rw's write");
+
+    destroy(&w, id).await;
+}
