@@ -101,3 +101,61 @@ async fn a_name_being_created_is_held_and_a_failed_create_releases_it() {
     assert!(refused.status.is_client_error(), "{}", refused.text);
     assert_eq!(app.count("repository_reservations").await, 0, "released");
 }
+
+/// The figure of issue #49, item 5 (BENCHMARKS.md, "Writes while GitHub
+/// is slow"): another account's writes during three 1,000-file
+/// create_and_push calls against a GitHub 300 ms away, p50/p99/max.
+///   cargo test --release -p play-api --test github_slow_create -- --ignored --nocapture
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "a benchmark: run it by name"]
+async fn bench_writes_while_create_and_push_waits_on_github() {
+    let g = Github::with_app(TestApp::new().await).await;
+    let row = sqlx::query("SELECT id FROM accounts WHERE name = 'default'");
+    let default: i64 = sqlx::Row::get(&row.fetch_one(g.app.store().pool()).await.unwrap(), "id");
+    g.connect(default, 7).await;
+    let app = &g.app;
+    let other = app.new_account("other").await;
+    let key = app.key_for(other, play_core::scopes::ScopeSet::all(), None).await;
+    play_core::store::quotas::set_account_limit(
+        app.store(),
+        other,
+        play_core::model::quota::Resource::Playzones,
+        10_000,
+    )
+    .await
+    .unwrap();
+    g.github.lock().request_delay = Duration::from_millis(300);
+    let (mut during, mut n) = (Vec::new(), 0);
+    for round in 0..3 {
+        let files: Vec<_> =
+            (0..1000).map(|i| json!({"path": format!("src/f{i:04}.txt"), "content": format!("file {i}\n")})).collect();
+        let done = AtomicBool::new(false);
+        let create = async {
+            let body = json!({"name": format!("big{round}"), "files": files});
+            let made = app.post("/api/repos/create_and_push", &app.admin, body).await;
+            done.store(true, Ordering::SeqCst);
+            made
+        };
+        let writes = async {
+            let mut took = Vec::new();
+            while !done.load(Ordering::SeqCst) {
+                took.push(other_write(app, &key, n).await);
+                n += 1;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            took
+        };
+        let (made, took) = tokio::join!(create, writes);
+        assert_eq!(made.status, StatusCode::CREATED, "{}", made.text);
+        during.extend(took);
+    }
+    during.sort();
+    let pick = |q: f64| during[((q * during.len() as f64) as usize).min(during.len() - 1)];
+    eprintln!(
+        "{} writes during 3 create_and_push of 1,000 files: p50 {:?} p99 {:?} max {:?}",
+        during.len(),
+        pick(0.5),
+        pick(0.99),
+        during[during.len() - 1]
+    );
+}

@@ -156,11 +156,11 @@ impl Staged {
     }
 
     async fn write(&mut self) -> std::result::Result<Vec<Executed>, Failure> {
-        let mut made_branches = vec![None; self.planned.len()];
-        for index in 0..self.planned.len() {
+        let mut made_branches = Vec::with_capacity(self.planned.len());
+        for (index, plan) in self.planned.iter().enumerate() {
             let at = |error: Error| Failure { index, error };
-            let plan = &self.planned[index];
             let repo = &plan.repository;
+            made_branches.push(None);
             if plan.create {
                 plan.host.remove(&repo.full_name, Removal::Leftover).await.map_err(|e| at(e.into()))?;
                 let by = author_for(&repo.full_name.owner);

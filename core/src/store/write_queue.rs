@@ -79,7 +79,7 @@ mod tests {
 
     use super::*;
 
-    #[tokio::test(start_paused = true)]
+    #[tokio::test]
     async fn a_low_priority_writer_starts_only_once_no_writer_waits() {
         let queue = Arc::new(WriteQueue::default());
         let first = queue.enter();
