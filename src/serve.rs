@@ -66,6 +66,7 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         schedule_min_interval: args.schedule_min_interval.into(),
     };
     let metrics = Arc::new(Metrics::new());
+    metrics.register_store(&store);
     let gateway = DockerHostGateway::new(HostConfig::with_timeout(args.host_timeout.into()), metrics.clone())
         .with_pins(store.clone())
         .reporting_reachability(store.clone());

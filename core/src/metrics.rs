@@ -130,6 +130,21 @@ impl Metrics {
         self.remote_call_duration.get_or_create(&labels).observe(elapsed.as_secs_f64());
     }
 
+    /// Exposes `store`'s count of write transactions
+    /// (`play_store_write_transactions_total`): called once, where the
+    /// process wires its store to its metrics (`play serve`).
+    pub fn register_store(&self, store: &crate::store::Store) {
+        let mut registry = match self.registry.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        registry.register(
+            "store_write_transactions",
+            "Write transactions begun on the store (on SQLite each holds the single writer)",
+            store.write_transactions().clone(),
+        );
+    }
+
     /// The whole registry in Prometheus text exposition format.
     pub fn render(&self) -> String {
         let mut out = String::new();
@@ -159,5 +174,17 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("play_remote_call_duration_seconds_bucket"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn the_store_write_transactions_are_rendered_once_registered() {
+        let db = crate::testing::store().await;
+        let metrics = Metrics::new();
+        metrics.register_store(&db.store);
+        let before = db.store.write_transactions().get();
+        let tx = db.store.write().await.unwrap();
+        tx.commit().await.unwrap();
+        let text = metrics.render();
+        assert!(text.contains(&format!("play_store_write_transactions_total {}", before + 1)), "{text}");
     }
 }

@@ -128,6 +128,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use prometheus_client::metrics::counter::Counter;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::migrate::Migrator;
 use sqlx::{Any, AnyPool, Executor, Transaction};
@@ -192,6 +193,10 @@ pub struct Store {
     hot: Arc<hot_conn::HotConnection>,
     local_writes: Arc<local_writes::LocalWrites>,
     writers: Arc<write_queue::WriteQueue>,
+    /// Write transactions begun ([`Store::write`]), shared by every clone:
+    /// on SQLite each one holds the single writer, so this is the figure a
+    /// flood of writes shows in (`play_store_write_transactions_total`).
+    writes: Counter,
 }
 
 /// Hot reads shared by concurrent callers ([`coalesce`]): keyed by
@@ -275,7 +280,15 @@ impl Store {
             }
         };
         let hot = Arc::new(hot_conn::HotConnection::new(options, backend));
-        Ok(Store { pool, backend, reads: Arc::default(), hot, local_writes: Arc::default(), writers: Arc::default() })
+        Ok(Store {
+            pool,
+            backend,
+            reads: Arc::default(),
+            hot,
+            local_writes: Arc::default(),
+            writers: Arc::default(),
+            writes: Counter::default(),
+        })
     }
 
     pub fn backend(&self) -> Backend {
@@ -294,6 +307,13 @@ impl Store {
     /// every clone of this store.
     pub fn local_writes(&self) -> &Arc<local_writes::LocalWrites> {
         &self.local_writes
+    }
+
+    /// The count of write transactions begun through [`Store::write`] by
+    /// this process (every clone shares it); `Metrics::register_store`
+    /// exposes it at `/metrics`.
+    pub fn write_transactions(&self) -> &Counter {
+        &self.writes
     }
 
     /// Runs a hot read (one statement) on the connection kept for them, or
@@ -370,7 +390,11 @@ impl Store {
             }
         });
         match begin.await {
-            Ok(tx) => Ok(tx?),
+            Ok(tx) => {
+                let tx = tx?;
+                self.writes.inc();
+                Ok(tx)
+            }
             Err(e) => Err(Error::Internal(format!("starting a transaction: {e}"))),
         }
     }

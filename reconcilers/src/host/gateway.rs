@@ -60,6 +60,11 @@ impl DockerHostGateway {
         self.pool.config()
     }
 
+    /// The process's metrics, which this gateway's calls are counted in.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        self.pool.metrics()
+    }
+
     /// The pooled connection to `target`'s engine, (re)connecting if needed.
     /// Its `host_key` is what a reconciler stores when the Playroom has no pin
     /// yet.
