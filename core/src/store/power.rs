@@ -46,13 +46,35 @@ pub async fn set_power_in(conn: &mut Conn, id: i64, power: Power, reason: PowerR
 }
 
 /// [`set_power_in`] to awake for a request that reached a sleeping
-/// Playground's URL (the edge monitor), in its own transaction.
+/// Playground's URL (the edge monitor), in its own transaction, taken only
+/// when a read finds the Playground asleep: one woken already (by an
+/// earlier request, another replica, the API) or not meant to run costs
+/// that read and no write transaction, so the lines of a flood never queue
+/// behind SQLite's single writer (issue #49, item 7). The write stays
+/// conditional: two callers that both read it asleep wake it once.
 pub async fn wake_on_request(store: &Store, id: i64) -> Result<bool> {
+    if !store.hot_read(|conn| Box::pin(asleep(conn, id))).await? {
+        return Ok(false);
+    }
     let mut tx = store.write().await?;
     let woken = set_power_in(&mut tx, id, Power::Awake, PowerReason::Request).await?;
     tx.commit().await?;
     store.local_writes().mark(id);
     Ok(woken)
+}
+
+/// Whether Playground `id` is meant to run and asleep: what a request may
+/// wake ([`set_power_in`]'s condition for `awake`).
+async fn asleep(conn: &mut Conn, id: i64) -> Result<bool> {
+    let found: Option<i64> = sqlx::query_scalar(
+        "SELECT id FROM playgrounds WHERE id = $1 AND power = $2 AND desired_state = $3 AND job_mode = 0",
+    )
+    .bind(id)
+    .bind(Power::Asleep.as_str())
+    .bind(DesiredState::Running.as_str())
+    .fetch_optional(&mut *conn)
+    .await?;
+    Ok(found.is_some())
 }
 
 /// Puts Playground `id` to sleep for being idle, if it still is: awake,

@@ -43,6 +43,26 @@ async fn concurrent_wakes_of_one_sleeping_playground_wake_it_once() {
 }
 
 #[tokio::test]
+async fn a_request_for_a_playground_awake_already_costs_no_write_transaction() {
+    let db = crate::testing::store().await;
+    let store = &db.store;
+    let (_, id) = crate::testing::playground_row(store).await;
+    set_running(store, id).await;
+    let mut tx = store.write().await.unwrap();
+    assert!(set_power_in(&mut tx, id, Power::Asleep, PowerReason::Api).await.unwrap());
+    tx.commit().await.unwrap();
+    let writes = || store.write_transactions().get();
+    let before = writes();
+    assert!(wake_on_request(store, id).await.unwrap(), "the first request wakes it");
+    assert_eq!(writes(), before + 1, "in one write transaction");
+    // Awake now: the next requests (a flood's lines) only read.
+    for _ in 0..50 {
+        assert!(!wake_on_request(store, id).await.unwrap());
+    }
+    assert_eq!(writes(), before + 1, "no write transaction for a Playground awake already");
+}
+
+#[tokio::test]
 async fn idle_sleep_yields_to_activity_recorded_after_the_look() {
     let db = crate::testing::store().await;
     let store = &db.store;
