@@ -254,3 +254,122 @@ async fn an_open_stream_keeps_a_playground_awake_until_it_closes() {
     let slept = wait_status(&world, id, "sleeping", Duration::from_secs(15)).await;
     println!("asleep {slept:?} after the stream closed");
 }
+
+/// One exposed busybox `httpd`.
+const ONE_WEB: &str = r#"
+services:
+  web:
+    image: play-test/sleepy:1
+    command: ["sh", "-c", "echo hello > /www-index; mkdir -p /www && mv /www-index /www/index.html && exec httpd -f -p 8080 -h /www"]
+    stop_grace_period: 1s
+    labels:
+      svc/expose: "8080"
+      svc/subdomain: flood
+"#;
+
+/// What the store and the edge's activity monitor did so far: write
+/// transactions, and wake lines by outcome (`play_edge_wake_lines_total`).
+fn counters(world: &World) -> (u64, std::collections::BTreeMap<String, u64>) {
+    let text = world.gateway.metrics().render();
+    let lines = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("play_edge_wake_lines_total{outcome=\""))
+        .filter_map(|l| l.split_once("\"} "))
+        .map(|(outcome, n)| (outcome.to_owned(), n.parse().unwrap()))
+        .collect();
+    (world.app.store().write_transactions().get(), lines)
+}
+
+/// Issue #49, item 7: every wake line was a store write transaction, so a
+/// flood at a sleeping URL kept SQLite's single writer busy. 2,000 page
+/// loads in 2 s (each a line of the wake listener, each answered at once
+/// with the waiting page) cost a handful of store writes more than a single
+/// request's wake, and wake the Playground once. (Plain requests would be
+/// held, and 2,000 of them reaching busybox `httpd` at once when it starts
+/// make the wake itself slow: `scripts/bench-sleep flood` measures both.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_flood_at_a_sleeping_url_wakes_it_once_for_a_handful_of_store_writes() {
+    let Edged { world, http_port, _admin_dir, _runtimes } = Edged::start().await;
+    let spec = world.playspec("flood", ONE_WEB).await;
+    let id = world.playground("pr-3", spec, json!({})).await["id"].as_i64().unwrap();
+    let host = format!("flood-{id}.localhost");
+    let url = format!("http://{host}:{http_port}/");
+    let http = client(&host, http_port);
+    world.wait_converged(id, "the first start").await;
+    let asleep = async || {
+        let r = world.app.post(&format!("/api/playgrounds/{id}/sleep"), &world.app.admin, json!({})).await;
+        assert_eq!(r.status.as_u16(), 200, "{}", r.text);
+        wait_status(&world, id, "sleeping", Duration::from_secs(10)).await;
+        // The edge routes it as asleep: a health check is answered for it.
+        let health = format!("http://{host}:{http_port}/healthz");
+        let started = Instant::now();
+        while http.get(&health).send().await.ok().and_then(|r| r.headers().get("x-play-sleeping").cloned()).is_none() {
+            assert!(started.elapsed() < Duration::from_secs(10), "the edge never routed it as asleep");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        status(&world, id).await["generation"].as_i64().unwrap()
+    };
+    let woken = async |writes_before: u64, generation: i64, asked: Instant| {
+        wait_status(&world, id, "running", Duration::from_secs(30)).await;
+        let (writes, lines) = counters(&world);
+        let view = status(&world, id).await;
+        assert_eq!(view["generation"].as_i64().unwrap(), generation + 1, "desired power changed once: {view}");
+        (writes - writes_before, lines, asked.elapsed())
+    };
+
+    // One request: what a wake costs anyway (the Playground's and the
+    // edge's passes, leases, events).
+    let generation = asleep().await;
+    let (before, asked) = (counters(&world), Instant::now());
+    assert_eq!(http.get(&url).send().await.unwrap().text().await.unwrap().trim(), "hello");
+    let (single, _, single_took) = woken(before.0, generation, asked).await;
+
+    // 2,000 page loads in 2 s, each on a connection of its own.
+    let generation = asleep().await;
+    let (before, asked) = (counters(&world), Instant::now());
+    let mut pace = tokio::time::interval(Duration::from_millis(1));
+    let mut requests = Vec::new();
+    for _ in 0..2000 {
+        pace.tick().await;
+        let page = http.get(&url).header("Accept", "text/html").header("Connection", "close");
+        requests.push(tokio::spawn(async move { page.send().await.map(|r| r.status().as_u16()).unwrap_or(0) }));
+    }
+    let sent = asked.elapsed();
+    let mut answers = std::collections::BTreeMap::<u16, usize>::new();
+    for r in requests {
+        *answers.entry(r.await.unwrap()).or_default() += 1;
+    }
+    // The monitor has read the flood's 2,000 wake lines (bounded: the code
+    // before the fix counted none).
+    let seen = Instant::now();
+    let flood = loop {
+        let (writes, lines) = counters(&world);
+        let read: u64 = lines.iter().map(|(k, v)| v - before.1.get(k).copied().unwrap_or(0)).sum();
+        if read >= 2000 || seen.elapsed() > Duration::from_secs(10) {
+            break writes - before.0;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let (until_running, lines, flood_took) = woken(before.0, generation, asked).await;
+    let line = |outcome: &str| lines.get(outcome).copied().unwrap_or(0) - before.1.get(outcome).copied().unwrap_or(0);
+    println!(
+        "one request: {single} store write transactions until running ({single_took:?}); 2,000 page loads sent in \
+         {sent:?}: {flood} until their lines were read, {until_running} until running ({flood_took:?}), answers \
+         {answers:?}, wake lines woke {} awake {} coalesced {} over_rate {} ignored {} failed {}",
+        line("woke"),
+        line("awake"),
+        line("coalesced"),
+        line("over_rate"),
+        line("ignored"),
+        line("failed"),
+    );
+    assert_eq!(answers.get(&0), None, "every page load answered: {answers:?}");
+    assert_eq!(reasons(&world, id, "woke").await, ["request", "request"], "one wake per sleep");
+    assert!(
+        flood <= single + 10,
+        "the flood cost {flood} write transactions, one request {single}: at most a handful more"
+    );
+    assert_eq!(line("woke"), 1, "one line woke it");
+    assert!(line("woke") + line("awake") + line("failed") <= 3, "the monitor's store calls: {lines:?}");
+    assert_eq!(http.get(&url).send().await.unwrap().text().await.unwrap().trim(), "hello");
+}

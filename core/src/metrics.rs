@@ -49,6 +49,19 @@ pub struct ReconcilerLabels {
     pub reconciler: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct WakeLineLabels {
+    /// What became of a wake listener's line in the edge's activity
+    /// monitor: `ignored` (no sleeping Playground of that edge),
+    /// `coalesced` (within the cooldown of the Playground's last wake, or
+    /// one already pending), `over_rate` (over the monitor's rate, left for
+    /// a later tick); or the store's answer to a line taken to it, or to
+    /// the one recheck that follows coalesced and deferred lines: `woke`
+    /// (a write woke the Playground), `awake` (found awake already: a read,
+    /// no write) or `failed`.
+    pub outcome: &'static str,
+}
+
 fn duration_histogram() -> Histogram {
     // 1 ms .. ~65 s
     Histogram::new(exponential_buckets(0.001, 2.0, 17))
@@ -63,6 +76,7 @@ pub struct Metrics {
     pub reconciles: Family<ReconcileLabels, Counter>,
     pub reconcile_duration: Family<ReconcilerLabels, Histogram, fn() -> Histogram>,
     pub queue_depth: Family<ReconcilerLabels, Gauge>,
+    pub edge_wake_lines: Family<WakeLineLabels, Counter>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -93,6 +107,7 @@ impl Metrics {
             duration_histogram as fn() -> Histogram,
         );
         let queue_depth = Family::<ReconcilerLabels, Gauge>::default();
+        let edge_wake_lines = Family::<WakeLineLabels, Counter>::default();
 
         registry.register("http_requests", "HTTP requests by route and status", http_requests.clone());
         registry.register(
@@ -109,6 +124,11 @@ impl Metrics {
         registry.register("reconciles", "Reconcile passes by result", reconciles.clone());
         registry.register("reconcile_duration_seconds", "Duration of one reconcile pass", reconcile_duration.clone());
         registry.register("reconcile_queue_depth", "Objects waiting in a reconciler's queue", queue_depth.clone());
+        registry.register(
+            "edge_wake_lines",
+            "Wake listener lines read by the edge activity monitors, by outcome",
+            edge_wake_lines.clone(),
+        );
 
         Metrics {
             registry: Mutex::new(registry),
@@ -119,6 +139,7 @@ impl Metrics {
             reconciles,
             reconcile_duration,
             queue_depth,
+            edge_wake_lines,
         }
     }
 

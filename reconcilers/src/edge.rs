@@ -36,6 +36,7 @@ pub mod admin;
 pub mod container;
 mod pass;
 pub mod routes;
+mod wake_lines;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -22,7 +22,12 @@
 //! Playground count; a broken stream is opened again after
 //! [`RECONNECT`]. An open connection counts once it is seen in two
 //! samples in a row ([`SAMPLE`] apart), so a health check caught in flight
-//! once keeps nothing awake.
+//! once keeps nothing awake. Store writes are bounded whatever the lines:
+//! activity is one transaction per [`SAMPLE`], and wake lines pass a
+//! [`WakeLineGate`] (a cooldown per Playground, a rate per monitor) before a
+//! store call, which writes only for a Playground it finds asleep (issue
+//! #49, item 7: a flood at a sleeping URL, or a host printing wake lines,
+//! was a write transaction per line).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -32,12 +37,14 @@ use bollard::query_parameters::LogsOptions;
 use futures::StreamExt as _;
 use play_core::edge::waking::{ACCESS_LOGGER, WAKE_LOGGER, is_quiet};
 use play_core::host::HostTarget;
+use play_core::metrics::{Metrics, WakeLineLabels};
 use play_core::store::{Store, power};
 use play_core::wake::{Kind, Waker};
 use serde::Deserialize;
 use tokio::sync::watch;
 
 use super::admin::Admin;
+use super::wake_lines::{Verdict, WakeLineGate};
 use crate::host::DockerHostGateway;
 
 /// How often open connections are sampled and activity is written.
@@ -98,6 +105,9 @@ pub struct Context {
     pub playgrounds: Option<Arc<dyn Waker>>,
     /// The edge loop's check interval (how often it feeds the monitor).
     pub check_interval: Duration,
+    /// Where wake lines are counted by outcome
+    /// (`play_edge_wake_lines_total`).
+    pub metrics: Arc<Metrics>,
 }
 
 impl Monitors {
@@ -166,6 +176,7 @@ impl Task {
         let mut since = started - REPLAY;
         let mut active: HashSet<i64> = HashSet::new();
         let mut open_before: HashSet<i64> = HashSet::new();
+        let mut gate = WakeLineGate::new(tokio::time::Instant::now());
         let mut tick = tokio::time::interval(SAMPLE);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         'connect: while !self.stale() {
@@ -191,7 +202,7 @@ impl Task {
                             partial.extend_from_slice(&chunk.into_bytes());
                             while let Some(end) = partial.iter().position(|b| *b == b'\n') {
                                 let line: Vec<u8> = partial.drain(..=end).collect();
-                                self.line(&line, started, &mut active).await;
+                                self.line(&line, started, &mut active, &mut gate).await;
                             }
                             if partial.len() > MAX_LINE {
                                 partial.clear();
@@ -212,6 +223,7 @@ impl Task {
                             break 'connect;
                         }
                         self.sample(&mut open_before, &mut active).await;
+                        self.pending_wakes(&mut gate).await;
                         let ids: Vec<i64> = active.drain().collect();
                         if let Err(error) = power::touch(&self.cx.store, &ids, play_core::time::now()).await {
                             tracing::warn!(playroom = self.playroom, %error, "edge activity: could not record activity");
@@ -223,9 +235,9 @@ impl Task {
         tracing::debug!(playroom = self.playroom, "edge activity monitor ended");
     }
 
-    /// One access-log line: a wake, or activity (unless it is older than
-    /// the monitor, `started`).
-    async fn line(&self, line: &[u8], started: i64, active: &mut HashSet<i64>) {
+    /// One access-log line: a wake (through `gate`), or activity (unless it
+    /// is older than the monitor, `started`).
+    async fn line(&self, line: &[u8], started: i64, active: &mut HashSet<i64>, gate: &mut WakeLineGate) {
         if line.len() > MAX_LINE {
             return;
         }
@@ -233,21 +245,14 @@ impl Task {
         let snapshot = self.snapshot.borrow().clone();
         if line.logger == WAKE_LOGGER {
             let Some(id) = line.request.uri.strip_prefix("/wake/").and_then(|id| id.parse::<i64>().ok()) else {
+                self.count("ignored");
                 return;
             };
-            if !snapshot.sleeping.contains(&id) {
-                return;
-            }
-            match power::wake_on_request(&self.cx.store, id).await {
-                Ok(woken) => {
-                    if woken {
-                        tracing::info!(playground = id, "a request woke the Playground");
-                    }
-                    if let Some(waker) = &self.cx.playgrounds {
-                        waker.wake(Kind::Playground, id);
-                    }
-                }
-                Err(error) => tracing::warn!(playground = id, %error, "could not record a wake"),
+            match gate.admit(id, &snapshot.sleeping, tokio::time::Instant::now()) {
+                Verdict::Store => self.wake(id, gate).await,
+                Verdict::Ignored => self.count("ignored"),
+                Verdict::Coalesced => self.count("coalesced"),
+                Verdict::OverRate => self.count("over_rate"),
             }
         } else if line.logger == ACCESS_LOGGER && line.ts >= started as f64 {
             let host = line.request.host.rsplit_once(':').map_or(line.request.host.as_str(), |(h, _)| h);
@@ -258,6 +263,55 @@ impl Task {
                 active.insert(*id);
             }
         }
+    }
+
+    /// Takes a request's wake of Playground `id` to the store (a read, and
+    /// a write only when it is asleep) and to its reconciler (so a wake
+    /// whose pass failed is tried again at once), and tells `gate` the
+    /// store's answer.
+    async fn wake(&self, id: i64, gate: &mut WakeLineGate) {
+        let outcome = match power::wake_on_request(&self.cx.store, id).await {
+            Ok(woken) => {
+                gate.stored(id, tokio::time::Instant::now());
+                if woken {
+                    tracing::info!(playground = id, "a request woke the Playground");
+                }
+                if let Some(waker) = &self.cx.playgrounds {
+                    waker.wake(Kind::Playground, id);
+                }
+                if woken { "woke" } else { "awake" }
+            }
+            Err(error) => {
+                gate.failed(id, tokio::time::Instant::now());
+                tracing::warn!(playground = id, %error, "could not record a wake");
+                "failed"
+            }
+        };
+        self.count(outcome);
+    }
+
+    /// The wakes `gate` left for later (coalesced in a cooldown, or over
+    /// the rate) that are due, against the current snapshot: a Playground
+    /// no longer sleeping costs nothing. Reports lines over the rate, at
+    /// most once a minute, without their content.
+    async fn pending_wakes(&self, gate: &mut WakeLineGate) {
+        let now = tokio::time::Instant::now();
+        let snapshot = self.snapshot.borrow().clone();
+        for id in gate.due(&snapshot.sleeping, now) {
+            self.wake(id, gate).await;
+        }
+        if let Some(lines) = gate.report(now) {
+            tracing::warn!(
+                playroom = self.playroom,
+                lines,
+                "edge activity: wake lines over this monitor's rate, their wakes left for a later tick"
+            );
+        }
+    }
+
+    /// Counts a wake line's `outcome`, or the store's answer to it.
+    fn count(&self, outcome: &'static str) {
+        self.cx.metrics.edge_wake_lines.get_or_create(&WakeLineLabels { outcome }).inc();
     }
 
     /// Samples the requests open to each watched upstream: a Playground

@@ -137,6 +137,7 @@ async fn converge(r: &EdgeReconciler, fence: Fence<'_>, room: &Playroom, target:
         gateway: r.gateway.clone(),
         playgrounds: r.playgrounds.clone(),
         check_interval: r.config.check_interval,
+        metrics: r.gateway.metrics().clone(),
     };
     r.monitors.ensure(&cx, room.id, source, snapshot(&wanted, &served));
     Ok(Action::requeue_after(r.config.check_interval))

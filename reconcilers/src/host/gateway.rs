@@ -60,7 +60,8 @@ impl DockerHostGateway {
         self.pool.config()
     }
 
-    /// The process's metrics, which this gateway's calls are counted in.
+    /// The process's metrics, which this gateway's calls are counted in
+    /// (the edge's activity monitors count their wake lines there too).
     pub fn metrics(&self) -> &Arc<Metrics> {
         self.pool.metrics()
     }
