@@ -3,12 +3,13 @@ issue #49 item 7), and what it cost play, read from outside: `/metrics`
 (store write transactions, the edge monitor's wake lines by outcome) and the
 Playground's `playground.woke` events through the API.
 
-  wake_flood.py PLAY_PORT TOKEN EDGE_PORT HOST PLAYGROUND REQUESTS SECONDS WINDOW LABEL
+  wake_flood.py PLAY_PORT TOKEN EDGE_PORT HOST PLAYGROUND REQUESTS SECONDS WINDOW KIND LABEL
 
-Sends REQUESTS plain `GET /` (no body, no `Accept: text/html`: each one is
-held by the edge until the Playground answers) to HOST on the edge at
-loopback, paced evenly over SECONDS, each on a connection of its own; waits
-for every answer; samples the counters before the first request and WINDOW
+Sends REQUESTS `GET /` to HOST on the edge at loopback, paced evenly over
+SECONDS, each on a connection of its own: KIND `plain` (no body, no
+`Accept: text/html`: each one is held by the edge until the service
+answers) or `page` (a browser's page load, `Accept: text/html`: answered
+at once with the waiting page while it sleeps); waits for every answer; samples the counters before the first request and WINDOW
 seconds after it (a fixed window, so a flood and a single request are
 compared over the same time, the wake's own writes included in both).
 REQUESTS 0 measures the window with no request at all (the background).
@@ -38,12 +39,12 @@ def woke_events(api, playground):
     return sum(1 for e in events if e["event_type"] == "playground.woke")
 
 
-async def one(edge_port, host, started):
+async def one(edge_port, host, accept, started):
     """One request on its own connection: (status, seconds to the first byte;
     status 0 when it got no answer)."""
     try:
         reader, writer = await asyncio.open_connection("127.0.0.1", edge_port)
-        writer.write(f"GET / HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        writer.write(f"GET / HTTP/1.1\r\nHost: {host}\r\nAccept: {accept}\r\nConnection: close\r\n\r\n".encode())
         await writer.drain()
         first = await asyncio.wait_for(reader.readline(), 45)
         at = time.monotonic() - started
@@ -55,7 +56,7 @@ async def one(edge_port, host, started):
         return 0, time.monotonic() - started
 
 
-async def flood(edge_port, host, requests, seconds):
+async def flood(edge_port, host, accept, requests, seconds):
     tasks = []
     started = time.monotonic()
     for i in range(requests):
@@ -63,19 +64,20 @@ async def flood(edge_port, host, requests, seconds):
         delay = due - time.monotonic()
         if delay > 0:
             await asyncio.sleep(delay)
-        tasks.append(asyncio.create_task(one(edge_port, host, time.monotonic())))
+        tasks.append(asyncio.create_task(one(edge_port, host, accept, time.monotonic())))
     sent = time.monotonic() - started
     return await asyncio.gather(*tasks), sent
 
 
 def main():
-    port, token, edge_port, host, playground, requests, seconds, window, label = sys.argv[1:10]
+    port, token, edge_port, host, playground, requests, seconds, window, kind, label = sys.argv[1:11]
+    accept = {"plain": "*/*", "page": "text/html,application/xhtml+xml"}[kind]
     requests, seconds, window = int(requests), float(seconds), float(window)
     api = Api(port, token)
     woke_before = woke_events(api, playground)
     writes_before, lines_before = counters(port)
     t0 = time.monotonic()
-    answers, sent = asyncio.run(flood(int(edge_port), host, requests, seconds)) if requests else ([], 0.0)
+    answers, sent = asyncio.run(flood(int(edge_port), host, accept, requests, seconds)) if requests else ([], 0.0)
     done = time.monotonic() - t0
     if done < window:
         time.sleep(window - done)
