@@ -260,7 +260,7 @@ const ONE_WEB: &str = r#"
 services:
   web:
     image: play-test/sleepy:1
-    command: ["sh", "-c", "echo hello > /www-index; mkdir -p /www && mv /www-index /www/index.html && exec httpd -f -p 8080 -h /www"]
+    command: ["sh", "-c", "mkdir -p /www && echo hello > /www/index.html && exec httpd -f -p 8080 -h /www"]
     stop_grace_period: 1s
     labels:
       svc/expose: "8080"
