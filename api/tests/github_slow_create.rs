@@ -29,12 +29,19 @@ async fn other_write(app: &TestApp, key: &str, n: usize) -> Duration {
     started.elapsed()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn another_accounts_writes_go_on_while_a_create_and_push_waits_on_github() {
+/// The GitHub App with installation 7 (organisation `acme`) connected to
+/// the default account.
+async fn acme_installed() -> Github {
     let g = Github::with_app(TestApp::new().await).await;
     let row = sqlx::query("SELECT id FROM accounts WHERE name = 'default'");
     let default: i64 = sqlx::Row::get(&row.fetch_one(g.app.store().pool()).await.unwrap(), "id");
     g.connect(default, 7).await;
+    g
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn another_accounts_writes_go_on_while_a_create_and_push_waits_on_github() {
+    let g = acme_installed().await;
     let app = &g.app;
     let other = app.new_account("other").await;
     let key = app.key_for(other, play_core::scopes::ScopeSet::all(), None).await;
@@ -77,10 +84,7 @@ async fn another_accounts_writes_go_on_while_a_create_and_push_waits_on_github()
 /// (the reservation holds it); a failed create releases the name.
 #[tokio::test]
 async fn a_name_being_created_is_held_and_a_failed_create_releases_it() {
-    let g = Github::with_app(TestApp::new().await).await;
-    let row = sqlx::query("SELECT id FROM accounts WHERE name = 'default'");
-    let default: i64 = sqlx::Row::get(&row.fetch_one(g.app.store().pool()).await.unwrap(), "id");
-    g.connect(default, 7).await;
+    let g = acme_installed().await;
     let app = &g.app;
     g.github.lock().request_delay = Duration::from_millis(300);
     let first = app.post("/api/repos", &app.admin, json!({"name": "held"}));
@@ -109,10 +113,7 @@ async fn a_name_being_created_is_held_and_a_failed_create_releases_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "a benchmark: run it by name"]
 async fn bench_writes_while_create_and_push_waits_on_github() {
-    let g = Github::with_app(TestApp::new().await).await;
-    let row = sqlx::query("SELECT id FROM accounts WHERE name = 'default'");
-    let default: i64 = sqlx::Row::get(&row.fetch_one(g.app.store().pool()).await.unwrap(), "id");
-    g.connect(default, 7).await;
+    let g = acme_installed().await;
     let app = &g.app;
     let other = app.new_account("other").await;
     let key = app.key_for(other, play_core::scopes::ScopeSet::all(), None).await;

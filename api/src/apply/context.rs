@@ -34,6 +34,11 @@ impl Outcome {
     }
 }
 
+/// Branch heads of the set's existing repositories, by repository id
+/// and branch, read before the apply's transaction opens
+/// ([`super::repository::read_heads`]).
+pub type Heads = BTreeMap<(i64, String), Option<String>>;
+
 /// An object whose applied row waits for its host writes (a Repository:
 /// the row holds the branch head they leave); `plan` is its index in
 /// [`Cx::repos`].
@@ -60,7 +65,7 @@ pub struct Cx<'a> {
     pub prepared: &'a super::prepare::Prepared,
     /// Branch heads of the set's repositories, read before the
     /// transaction ([`super::repository::read_heads`]).
-    pub heads: &'a super::repository::Heads,
+    pub heads: &'a Heads,
     /// The names this apply reserved for the repositories it creates (its
     /// second run, once the hosts made them; empty before).
     pub reservations: &'a BTreeMap<play_core::scm::FullName, i64>,

@@ -217,7 +217,7 @@ fn check_objects(request: &ApplyRequest) -> Result<Vec<Object>, ApiError> {
 #[derive(Debug, Default)]
 pub struct Before {
     pub prepared: prepare::Prepared,
-    pub heads: repository::Heads,
+    pub heads: context::Heads,
     pub reservations: BTreeMap<play_core::scm::FullName, i64>,
 }
 

@@ -20,8 +20,6 @@
 //! open (`play_core::scm::staged`, issue #49 item 5); a dry run makes
 //! none.
 
-use std::collections::BTreeMap;
-
 use play_core::apply::{Action, Kind};
 use play_core::scm::flows::{self, Caller, CreateRequest};
 use play_core::scm::model::Repository;
@@ -34,7 +32,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Object;
-use super::context::{Cx, Outcome, Pending, decide, found, name_error};
+use super::context::{Cx, Heads, Outcome, Pending, decide, found, name_error};
 use crate::error::ApiError;
 use crate::extract::parse_value;
 use crate::input::repos::{FileInput, choice};
@@ -214,10 +212,6 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     cx.pending.push(Pending { object: object.clone(), spec: redacted, live: base, id, plan });
     Ok(Outcome::of(id, decision, None))
 }
-
-/// Branch heads of the set's existing repositories, by repository id
-/// and branch, read before the apply's transaction opens.
-pub type Heads = BTreeMap<(i64, String), Option<String>>;
 
 /// Reads [`Heads`] for `objects` with no transaction open (issue #49,
 /// item 5: a host is never called while the store's write lock is held).
