@@ -1,6 +1,6 @@
 //! For `scripts/bench-edge`: prints the Caddy JSON config play would load
 //! into an edge serving `routes` routes, built by the same function the
-//! edge reconciler uses (`play_core::edge::config::caddy_config`).
+//! edge reconciler uses (`play_model::edge::config::caddy_config`).
 //!
 //!   edge_config <routes> <upstream> <upstream port> [http port, default 8080]
 //!
@@ -12,10 +12,10 @@
 
 use std::process::ExitCode;
 
-use play_core::edge::EdgeSettings;
-use play_core::edge::config::{Acme, EdgeConfig, caddy_config};
-use play_core::routing::route::Target;
-use play_core::routing::{PathRule, Route};
+use play_model::edge::EdgeSettings;
+use play_model::edge::config::{Acme, EdgeConfig, caddy_config};
+use play_model::routing::route::Target;
+use play_model::routing::{PathRule, Route};
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);

@@ -2,12 +2,12 @@
 //! configured database (no server needed).
 
 use anyhow::{Context, bail};
-use play_core::model::event::Actor;
-use play_core::model::quota::QuotaLimits;
-use play_core::scopes::ScopeSet;
-use play_core::store::{accounts, keys};
-use play_core::time::{self, Timestamp};
-use play_core::token;
+use play_model::model::event::Actor;
+use play_model::model::quota::QuotaLimits;
+use play_model::scopes::ScopeSet;
+use play_model::time::{self, Timestamp};
+use play_model::token;
+use play_store::{accounts, keys};
 
 use crate::args::{AccountsCommand, KeysCommand};
 use crate::config::Settings;
@@ -59,7 +59,7 @@ pub async fn keys(settings: Settings, command: KeysCommand) -> anyhow::Result<()
             let minted = token::generate();
             let key = keys::create(
                 &store,
-                play_core::model::account::NewApiKey {
+                play_model::model::account::NewApiKey {
                     account_id: account.id,
                     user_id: user.id,
                     label: label.trim().to_owned(),
@@ -105,7 +105,7 @@ pub async fn keys(settings: Settings, command: KeysCommand) -> anyhow::Result<()
 }
 
 fn known_scopes() -> String {
-    play_core::scopes::Scope::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+    play_model::scopes::Scope::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
 }
 
 /// An RFC 3339 time, or a duration from now (`90d`, `12h`).

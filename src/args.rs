@@ -370,7 +370,7 @@ pub enum KeysCommand {
         #[arg(long)]
         scopes: String,
         /// The account's name.
-        #[arg(long, default_value = play_core::store::accounts::DEFAULT_ACCOUNT)]
+        #[arg(long, default_value = play_store::accounts::DEFAULT_ACCOUNT)]
         account: String,
         /// An RFC 3339 time, or a duration from now such as `90d`.
         #[arg(long)]
@@ -473,6 +473,6 @@ fn parse_sleep_after(text: &str) -> Result<SleepAfter, String> {
     if text.trim().is_empty() {
         return Ok(SleepAfter(None));
     }
-    let secs = play_core::playground::sleep::parse_after(text)?;
+    let secs = play_model::playground::sleep::parse_after(text)?;
     Ok(SleepAfter((secs > 0).then(|| std::time::Duration::from_secs(secs.unsigned_abs()))))
 }

@@ -5,12 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
-use play_core::model::event::Actor;
-use play_core::model::quota::QuotaLimits;
-use play_core::scopes::ScopeSet;
-use play_core::secrets::write_private_file;
-use play_core::store::{Store, accounts, keys};
-use play_core::token::{self, TokenPepper};
+use play_model::model::event::Actor;
+use play_model::model::quota::QuotaLimits;
+use play_model::scopes::ScopeSet;
+use play_model::secrets::write_private_file;
+use play_model::token::{self, TokenPepper};
+use play_store::{Store, accounts, keys};
 
 pub const ADMIN_TOKEN_FILE: &str = "admin.token";
 
@@ -45,7 +45,7 @@ pub async fn ensure_admin_key(
     write_private_file(&pending, format!("{}\n", minted.token).as_bytes())?;
     let created = keys::create_first(
         store,
-        play_core::model::account::NewApiKey {
+        play_model::model::account::NewApiKey {
             account_id: account.id,
             user_id: user.id,
             label: "admin (created on first start)".into(),
@@ -88,7 +88,7 @@ pub async fn sign_in_link(store: &Store, pepper: &TokenPepper, admin: &AdminKey)
     if !std::io::stdout().is_terminal() {
         return Ok(None);
     }
-    let (secret, _) = play_core::store::sign_in_links::create(store, pepper, admin.key_id, admin.account_id).await?;
+    let (secret, _) = play_store::sign_in_links::create(store, pepper, admin.key_id, admin.account_id).await?;
     Ok(Some(secret))
 }
 
@@ -114,7 +114,7 @@ mod tests {
     /// and both made one.
     #[tokio::test]
     async fn replicas_starting_at_once_make_one_admin_key() {
-        let test = play_core::testing::store().await;
+        let test = play_store::testing::store().await;
         let pepper = TokenPepper::new([7; 32]);
         let dirs: Vec<tempfile::TempDir> = (0..4).map(|_| tempfile::tempdir().unwrap()).collect();
         let made =

@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use play_core::model::installation::KeyCheck;
-use play_core::secrets::MasterKey;
-use play_core::store::master_key;
-use play_core::store::{Store, redact_url};
+use play_model::model::installation::KeyCheck;
+use play_model::secrets::MasterKey;
+use play_store::master_key;
+use play_store::{Store, redact_url};
 
 use crate::args::Common;
 

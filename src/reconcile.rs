@@ -2,14 +2,14 @@
 //! line and this process's replica id. The loops themselves, and how each
 //! is woken, are listed once in `play_reconcilers::loops`.
 
-use play_core::store::Backend;
-use play_core::webhook::UrlPolicy;
+use play_model::webhook::UrlPolicy;
 use play_reconcilers::edge::EdgeConfig;
 pub use play_reconcilers::loops::{Loops, Shared, start_all};
 use play_reconcilers::playground::PlaygroundConfig;
 use play_reconcilers::playzone::SyncConfig;
 use play_reconcilers::runtime::{self, Config};
 use play_reconcilers::webhooks::WebhooksConfig;
+use play_store::Backend;
 
 use crate::args::ServeArgs;
 

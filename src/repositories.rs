@@ -6,14 +6,14 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use play_core::playzone::RepositoryPolicy;
-use play_core::repository::{InstallationTokens, RepositoryGateway};
-use play_core::scm::github_hook::WebhookSecret;
-use play_core::scm::host::SourceHost;
 use play_git::builtin::BuiltinHost;
 use play_git::hosted::HostedRepositories;
 use play_git::{GitConfig, GitGateway};
 use play_github::{AppKey, ClientSecret, GithubApi, GithubAppConfig};
+use play_model::playzone::RepositoryPolicy;
+use play_model::repository::{InstallationTokens, RepositoryGateway};
+use play_model::scm::github_hook::WebhookSecret;
+use play_model::scm::host::SourceHost;
 
 use crate::args::ServeArgs;
 use crate::config::Settings;

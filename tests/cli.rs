@@ -45,7 +45,7 @@ async fn first_start_writes_an_admin_token_that_works_and_only_once() {
     let (status, body) = get(&server.base, "/api/keys", Some(&token)).await;
     assert_eq!(status, 200);
     assert_eq!(body.as_array().unwrap().len(), 1);
-    assert_eq!(body[0]["scopes"].as_array().unwrap().len(), play_core::scopes::Scope::ALL.len());
+    assert_eq!(body[0]["scopes"].as_array().unwrap().len(), play_model::scopes::Scope::ALL.len());
 
     let (status, body) = get(&server.base, "/api/keys", None).await;
     assert_eq!(status, 401);
@@ -99,7 +99,7 @@ async fn offline_key_commands_work_against_a_running_server() {
     stdout(&play.run(&["accounts", "create", "acme"]));
     let token =
         stdout(&play.run(&["keys", "create", "--label", "cli", "--scopes", "keys:manage", "--account", "acme"]));
-    assert!(play_core::token::is_well_formed(&token), "{token}");
+    assert!(play_model::token::is_well_formed(&token), "{token}");
     let (status, body) = get(&server.base, "/api/keys", Some(&token)).await;
     assert_eq!(status, 200);
     // Only acme's key: the admin key lives in the default account.
@@ -123,11 +123,11 @@ async fn the_git_host_is_switched_on_per_account_from_the_command_line() {
     stdout(&play.run(&["accounts", "create", "acme"]));
     let on = stdout(&play.run(&["accounts", "git-host", "acme", "on"]));
     assert!(on.ends_with("acme\tgit-host on"), "{on}");
-    let store = play_core::store::Store::connect(play.database_url()).await.unwrap();
-    let acme = play_core::store::accounts::find_account_by_name(&store, "acme").await.unwrap();
-    assert!(play_core::store::accounts::git_host_enabled(&store, acme.id).await.unwrap());
+    let store = play_store::Store::connect(play.database_url()).await.unwrap();
+    let acme = play_store::accounts::find_account_by_name(&store, "acme").await.unwrap();
+    assert!(play_store::accounts::git_host_enabled(&store, acme.id).await.unwrap());
     stdout(&play.run(&["accounts", "git-host", "acme", "off"]));
-    assert!(!play_core::store::accounts::git_host_enabled(&store, acme.id).await.unwrap());
+    assert!(!play_store::accounts::git_host_enabled(&store, acme.id).await.unwrap());
     let unknown = play.run(&["accounts", "git-host", "nobody", "on"]);
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no account named \"nobody\""));
     let unclear = play.run(&["accounts", "git-host", "acme", "maybe"]);

@@ -2,6 +2,10 @@
 //! graph from `cargo metadata` (normal and build dependencies, transitively):
 //! - play-api never depends on play-reconcilers, bollard or russh;
 //! - play-reconcilers never depends on axum or play-api;
+//! - play-model (records and pure rules) depends on no other crate of
+//!   play's but play-states, nor on sqlx, axum, bollard, russh, git2;
+//! - play-store (the queries) depends on play-model only of play's: a
+//!   store module that imports a flow does not compile;
 //! - play-core depends on none of axum, bollard, russh, play-api,
 //!   play-reconcilers, play-git, git2;
 //! - libgit2 (play-git, git2) is reached only by the binary: the API and
@@ -73,6 +77,8 @@ const SERVER: &[&str] = &[
     "play-api",
     "play-reconcilers",
     "play-core",
+    "play-model",
+    "play-store",
     "play-git",
     "play-outbound",
     "sqlx",
@@ -92,7 +98,29 @@ fn crate_dependencies_point_the_allowed_way() {
         "play-core",
         &["axum", "bollard", "russh", "play-api", "play-reconcilers", "play-git", "git2"],
     );
-    assert_none_of(&meta, "play-git", &["bollard", "russh", "play-api", "play-reconcilers"]);
+    assert_none_of(
+        &meta,
+        "play-model",
+        &[
+            "play-store",
+            "play-core",
+            "play-api",
+            "play-reconcilers",
+            "play-git",
+            "sqlx",
+            "axum",
+            "bollard",
+            "russh",
+            "git2",
+        ],
+    );
+    assert_none_of(
+        &meta,
+        "play-store",
+        &["play-core", "play-api", "play-reconcilers", "play-git", "play-github", "axum", "bollard", "russh", "git2"],
+    );
+    assert!(reachable(&meta, "play-store").contains("sqlx"), "the store speaks SQL");
+    assert_none_of(&meta, "play-git", &["bollard", "russh", "play-api", "play-reconcilers", "sqlx", "play-store"]);
     assert_none_of(&meta, "play-github", &["bollard", "russh", "play-api", "play-reconcilers", "play-git", "git2"]);
     assert_none_of(&meta, "play-cli", SERVER);
     assert_none_of(&meta, "play-states", SERVER);

@@ -15,7 +15,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use play_core::edge::EdgeSettings;
+use play_model::edge::EdgeSettings;
 use serde_json::json;
 use support::caddy::{edge_config, edge_get, ensure_caddy_image};
 use support::docker::BUSYBOX_IMAGE;
@@ -75,7 +75,7 @@ async fn the_edge_routes_by_host_and_path_survives_its_removal_and_keeps_tenants
 
     // The edge container is play's, on the edge network, admin on a unix socket only.
     let edge_name = world.edge_container();
-    let edge_network = play_core::desired::edge_network_name(&world.installation, world.playroom);
+    let edge_network = play_model::desired::edge_network_name(&world.installation, world.playroom);
     assert_eq!(inspect(&edge_name, "{{.State.Running}}"), "true");
     let socket = admin_dir.path().join(&edge_name).join("admin.sock");
     assert!(socket.exists(), "the admin socket is on the host: {}", socket.display());
@@ -166,7 +166,7 @@ async fn the_edge_routes_by_host_and_path_survives_its_removal_and_keeps_tenants
     })
     .await;
     wait_until("the Playroom's row purged", Duration::from_secs(10), || async {
-        play_core::store::sweep::playroom_account(world.app.store(), world.playroom).await.unwrap().is_none()
+        play_store::sweep::playroom_account(world.app.store(), world.playroom).await.unwrap().is_none()
     })
     .await;
     assert_eq!(labelled("container"), Vec::<String>::new(), "no container labelled with the deleted Playroom's edge");
@@ -245,7 +245,7 @@ async fn one_accounts_routed_container_cannot_reach_anothers() {
     };
     assert_eq!(
         nets(&world.edge_container()),
-        [play_core::desired::edge_network_name(&world.installation, world.playroom)]
+        [play_model::desired::edge_network_name(&world.installation, world.playroom)]
     );
-    assert_eq!(nets(&b_edge_container), [play_core::desired::edge_network_name(&world.installation, b_room)]);
+    assert_eq!(nets(&b_edge_container), [play_model::desired::edge_network_name(&world.installation, b_room)]);
 }

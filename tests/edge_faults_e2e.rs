@@ -14,8 +14,8 @@ mod support;
 
 use std::time::Duration;
 
-use play_core::edge::settings::EdgeChanges;
-use play_core::model::playroom::PlayroomFields;
+use play_model::edge::settings::EdgeChanges;
+use play_model::model::playroom::PlayroomFields;
 use play_reconcilers::edge::EdgeConfig;
 use serde_json::json;
 use support::caddy::{edge_config, edge_get, ensure_caddy_image};

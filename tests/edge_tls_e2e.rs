@@ -18,9 +18,9 @@ mod support;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use play_core::edge::TlsMode;
-use play_core::edge::settings::EdgeChanges;
-use play_core::model::playroom::PlayroomFields;
+use play_model::edge::TlsMode;
+use play_model::edge::settings::EdgeChanges;
+use play_model::model::playroom::PlayroomFields;
 use play_reconcilers::edge::EdgeConfig;
 use serde_json::{Value, json};
 use support::caddy::{edge_config, ensure_caddy_image};

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use play_core::edge::EdgeSettings;
+use play_model::edge::EdgeSettings;
 use play_reconcilers::playground::PlaygroundConfig;
 use serde_json::json;
 use support::caddy::{edge_config, edge_get, ensure_caddy_image};

@@ -7,9 +7,9 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use play_core::host::{FailureKind, FailureStage, HostGateway, HostKind, HostTarget, Transport};
 use play_core::metrics::Metrics;
-use play_core::ssh_keys;
+use play_model::host::{FailureKind, FailureStage, HostGateway, HostKind, HostTarget, Transport};
+use play_model::ssh_keys;
 use play_reconcilers::host::{DockerHostGateway, HostConfig};
 use support::docker::require_docker;
 use support::sshd::Sshd;

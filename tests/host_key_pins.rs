@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
 use play_api::testing::TestApp;
-use play_core::host::FailureKind;
 use play_core::metrics::Metrics;
-use play_core::store::playrooms;
+use play_model::host::FailureKind;
 use play_reconcilers::host::{DockerHostGateway, HostConfig};
+use play_store::playrooms;
 use serde_json::json;
 use support::sshd::Sshd;
 
@@ -57,8 +57,8 @@ async fn a_racing_first_contact_with_another_key_is_refused() {
     let id = r.body["id"].as_i64().unwrap();
     // The target was read before another path pinned a different key.
     let (_, target) = playrooms::target(app.store(), &app.state.secrets, app.account_id, id).await.unwrap();
-    let other = play_core::ssh_keys::generate_ed25519("").unwrap().public_openssh;
-    play_core::store::playroom_checks::pin_first_contact(app.store(), id, &other).await.unwrap();
+    let other = play_model::ssh_keys::generate_ed25519("").unwrap().public_openssh;
+    play_store::playroom_checks::pin_first_contact(app.store(), id, &other).await.unwrap();
     let err = gateway.connection(&target).await.unwrap_err();
     assert_eq!(err.kind(), FailureKind::HostKeyMismatch, "{err}");
 }
@@ -66,7 +66,7 @@ async fn a_racing_first_contact_with_another_key_is_refused() {
 #[tokio::test]
 async fn a_host_change_under_playgrounds_keeps_the_pin_or_is_refused() {
     let app = TestApp::new().await;
-    let pin = play_core::ssh_keys::generate_ed25519("").unwrap().public_openssh;
+    let pin = play_model::ssh_keys::generate_ed25519("").unwrap().public_openssh;
     let room = app
         .post("/api/playrooms", &app.admin, json!({"playroom": {"name": "r", "host": "10.0.0.1", "host_key": pin}}))
         .await;
@@ -111,7 +111,7 @@ async fn a_host_change_under_playgrounds_keeps_the_pin_or_is_refused() {
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     assert_eq!(r.body["host_key"].as_str(), Some(pin.trim()), "{}", r.text);
     // ... and one that drops or replaces it is refused, changing nothing.
-    let other = play_core::ssh_keys::generate_ed25519("").unwrap().public_openssh;
+    let other = play_model::ssh_keys::generate_ed25519("").unwrap().public_openssh;
     for host_key in [json!(null), json!(other)] {
         let r = patch(json!({"host": "10.0.0.4", "host_key": host_key})).await;
         r.assert_error(StatusCode::CONFLICT, "CONFLICT");

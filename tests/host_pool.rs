@@ -7,8 +7,8 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use play_core::host::{FailureKind, HostGateway, Transport};
 use play_core::metrics::Metrics;
+use play_model::host::{FailureKind, HostGateway, Transport};
 use play_reconcilers::host::{DockerHostGateway, HostConfig};
 use support::docker::{BUSYBOX_IMAGE, Labelled, ensure_busybox_image};
 use support::sshd::{Sshd, SshdOptions};

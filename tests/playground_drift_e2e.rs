@@ -23,7 +23,7 @@ mod support;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use play_core::store::events;
+use play_store::events;
 use serde_json::{Value, json};
 use sqlx::Row;
 use support::world::{World, docker_lines, inspect};

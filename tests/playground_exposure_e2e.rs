@@ -175,10 +175,9 @@ async fn exposed_services_share_one_edge_network_without_routing_labels() {
         assert_eq!(pg.status, StatusCode::CREATED, "{}", pg.text);
         ids.push((pg.body["id"].as_i64().unwrap(), pg.body["compose_project"].as_str().unwrap().to_owned()));
     }
-    let installation =
-        play_core::store::playgrounds::get(app.store(), app.account_id, ids[0].0).await.unwrap().installation;
+    let installation = play_store::playgrounds::get(app.store(), app.account_id, ids[0].0).await.unwrap().installation;
     let mut cleanup = Cleanup { installation: installation.clone(), runtime: None };
-    let edge = play_core::desired::edge_network_name(&installation, room.body["id"].as_i64().unwrap());
+    let edge = play_model::desired::edge_network_name(&installation, room.body["id"].as_i64().unwrap());
 
     // Two networks of the edge network's name, as a race between replicas
     // leaves them (the engine's API only refuses a duplicate name when
@@ -218,7 +217,7 @@ async fn exposed_services_share_one_edge_network_without_routing_labels() {
     let compose = app.get(&format!("/api/playgrounds/{id}/compose"), &app.admin).await;
     assert_eq!(compose.status, StatusCode::OK, "{}", compose.text);
     let yaml = compose.body["compose_yaml"].as_str().unwrap();
-    let (report, model) = play_core::compose::parse_rendered(yaml);
+    let (report, model) = play_model::compose::parse_rendered(yaml);
     assert!(report.valid, "{:?}", report.errors);
     let model = model.unwrap();
     for service in ["web", "admin", "db"] {

@@ -117,11 +117,11 @@ async fn an_image_cannot_plant_links_in_the_files_volume() {
     let w = World::start().await;
     let content = b"from play\n".to_vec();
     // Where play will write the file: `<key>/file`, the link at `<key>`.
-    let planted = play_core::desired::mounted_file_path(
+    let planted = play_model::desired::mounted_file_path(
         &format!("{:x}", Sha256::digest(&content)),
         "/etc/app.conf",
         None,
-        play_core::desired::MountedFileAccess::ReadOnlyFile,
+        play_model::desired::MountedFileAccess::ReadOnlyFile,
         &[],
     );
     let planted = planted.trim_end_matches("/file").to_owned();
@@ -171,7 +171,7 @@ async fn an_image_cannot_plant_links_in_the_files_volume() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn relative_compose_paths_are_served_from_mounted_files() {
     let w = World::start().await;
-    let spec = w.playspec("project", play_core::testing::PROJECT_COMPOSE).await;
+    let spec = w.playspec("project", play_model::testing::PROJECT_COMPOSE).await;
     let path = format!("/api/playspecs/{spec}/add_mounted_file");
     for (name, project_path, content) in [
         ("nginx.conf", "./nginx.conf", b"server { listen 80; }\n".as_slice()),

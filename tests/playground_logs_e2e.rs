@@ -30,7 +30,7 @@ async fn with_web_running(sshd: &Sshd, script: &str) -> (TestApp, Value, i64, La
     let compose = "services:\n  web:\n    image: play-test/busybox:1\n  db:\n    image: play-test/busybox:1\n";
     let (room, pg) = support::app::create_playground(&app, sshd.playroom_body("box"), "logs", compose).await;
     let id = pg["id"].as_i64().unwrap();
-    let container = play_core::playground::container_name(pg["compose_project"].as_str().unwrap(), "web");
+    let container = play_model::playground::container_name(pg["compose_project"].as_str().unwrap(), "web");
     let label = support::unique_label("playground-logs");
     let cleanup = Labelled(label.clone());
     support::run(Command::new("docker").args([

@@ -109,7 +109,7 @@ async fn a_registry_on_the_hosts_loopback_is_refused_unless_allowlisted() {
     let p = w.playground("loopback", spec, json!({})).await;
     let id = p["id"].as_i64().unwrap();
     let strict = play_reconcilers::playground::PlaygroundConfig {
-        registry_policy: play_core::webhook::UrlPolicy::default(),
+        registry_policy: play_model::webhook::UrlPolicy::default(),
         ..support::world::playground_config()
     };
     let running = w.runtime_with("replica-a", Duration::from_secs(2), strict);

@@ -134,7 +134,7 @@ async fn generated_key_connects_pins_the_host_key_and_refuses_a_changed_one() {
     assert_eq!(report["failure"]["kind"], "unreachable", "{report:#}");
 
     seen.assert_no_private_key(&[]);
-    let events = play_core::store::events::list_for_account(app.store(), app.account_id).await.unwrap();
+    let events = play_store::events::list_for_account(app.store(), app.account_id).await.unwrap();
     // generate_ssh_key, the first pin, the PATCH and the pin after it (and
     // a port change if the freed port was taken meanwhile).
     let updates = events.iter().filter(|e| e.event_type == "playroom.updated").count();
@@ -148,7 +148,7 @@ async fn a_user_supplied_key_works_and_a_wrong_one_is_refused() {
     let app = app().await;
     let mut seen = Seen::default();
     let good = sshd.client_key.private_openssh.clone();
-    let wrong = play_core::ssh_keys::generate_ed25519("stranger").unwrap().private_openssh;
+    let wrong = play_model::ssh_keys::generate_ed25519("stranger").unwrap().private_openssh;
 
     let mut ids = Vec::new();
     for (name, key) in [("good", &good), ("wrong", &wrong)] {

@@ -24,18 +24,18 @@ use std::time::{Duration, Instant};
 use axum::http::StatusCode;
 use play_api::testing::TestApp;
 use play_core::metrics::Metrics;
-use play_core::model::event::Acting;
-use play_core::model::quota::QuotaLimits;
-use play_core::playzone::{Changes, Input, RepositoryPolicy};
-use play_core::store::accounts;
-use play_core::store::playzones;
-use play_core::webhook::UrlPolicy;
 use play_git::testing::{Access, GitServer, file};
 use play_git::{GitConfig, GitGateway};
+use play_model::model::event::Acting;
+use play_model::model::quota::QuotaLimits;
+use play_model::playzone::{Changes, Input, RepositoryPolicy};
+use play_model::webhook::UrlPolicy;
 use play_reconcilers::host::{DockerHostGateway, HostConfig};
 use play_reconcilers::loops::Shared;
 use play_reconcilers::playzone::SyncConfig;
 use play_reconcilers::runtime::Config;
+use play_store::accounts;
+use play_store::playzones;
 use serde_json::json;
 use support::docker::BUSYBOX_IMAGE;
 use support::world::World;
@@ -45,12 +45,12 @@ fn loopback_policy() -> UrlPolicy {
     UrlPolicy { allow_http: true, allowlist: UrlPolicy::parse_allowlist("127.0.0.1").unwrap() }
 }
 
-async fn until_synced(store: &play_core::store::Store, id: i64) -> Duration {
+async fn until_synced(store: &play_store::Store, id: i64) -> Duration {
     let started = Instant::now();
     loop {
         let z = playzones::find(store, id).await.unwrap().unwrap();
         if z.synced_generation == z.generation {
-            assert_eq!(z.status, play_core::playzone::Status::Active, "{:?}", z.status_message);
+            assert_eq!(z.status, play_model::playzone::Status::Active, "{:?}", z.status_message);
             return started.elapsed();
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
@@ -69,9 +69,9 @@ async fn bench_sync_of_1000_branches() {
     );
     let names: Vec<String> = (0..BRANCHES - 2).map(|i| format!("feature/branch-{i:04}")).collect();
     git.set_branches("big", &names.iter().map(|n| (n.clone(), commits[0].clone())).collect::<Vec<_>>());
-    let t = play_core::testing::store().await;
+    let t = play_store::testing::store().await;
     let store = t.store.clone();
-    let secrets = play_core::secrets::MasterKey::generate().secret_box();
+    let secrets = play_model::secrets::MasterKey::generate().secret_box();
     let (account, _) = accounts::create_account(&store, "bench").await.unwrap();
     let policy = RepositoryPolicy { urls: loopback_policy() };
     let input = Input { name: Some("big".into()), scm_url: Some(git.url("big")), ..Input::default() };
@@ -108,7 +108,7 @@ async fn bench_sync_of_1000_branches() {
 
     println!(
         "sync of {BRANCHES} branches ({}): first {} ms, unchanged {} ms, {} moved {} ms",
-        play_core::testing::backend().as_str(),
+        play_store::testing::backend().as_str(),
         first.as_millis(),
         unchanged.as_millis(),
         BRANCHES - 2,

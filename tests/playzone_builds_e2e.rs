@@ -15,8 +15,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use axum::http::StatusCode;
-use play_core::store::events;
 use play_git::testing::{Access, GitServer, file};
+use play_store::events;
 use serde_json::{Value, json};
 use support::docker::BUSYBOX_IMAGE;
 use support::world::World;

@@ -19,7 +19,7 @@ mod support;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use play_core::store::Backend;
+use play_store::Backend;
 use serde_json::{Value, json};
 use sqlx::Connection;
 use support::serve::{Play, Server};
@@ -139,7 +139,7 @@ async fn lease_owners(database_url: &str) -> Vec<(i64, String)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_replicas_share_the_playgrounds_and_one_takes_over_when_the_other_is_killed() {
-    if play_core::testing::backend() != Backend::Postgres {
+    if play_store::testing::backend() != Backend::Postgres {
         eprintln!("skipped: two replicas need PostgreSQL (PLAY_TEST_BACKEND=postgres)");
         return;
     }

@@ -18,7 +18,7 @@ use support::git_cli::{git, ok, with_key};
 
 use std::time::{Duration, Instant};
 
-use play_core::store::{Store, events};
+use play_store::{Store, events};
 use serde_json::{Value, json};
 use support::docker::{BUSYBOX_IMAGE, ensure_busybox_image};
 use support::serve::{Play, Server};
@@ -104,7 +104,7 @@ async fn a_pushed_project_is_attached_built_and_follows_git_push() {
     assert_eq!(detail["outdated_services"], json!(["web"]), "{detail:#}");
 
     let store = Store::connect(play.database_url()).await.unwrap();
-    let account = play_core::store::accounts::find_account_by_name(&store, "default").await.unwrap().id;
+    let account = play_store::accounts::find_account_by_name(&store, "default").await.unwrap().id;
     let pushes: Vec<_> = events::list_for_account(&store, account)
         .await
         .unwrap()

@@ -141,9 +141,9 @@ async fn the_git_host_s_bounds_are_operator_settings_and_git_prints_why_a_push_i
     assert!(!three.status.success(), "{stderr}");
     assert!(stderr.contains("[remote rejected] a -> a (a push may update at most 2 refs)"), "{stderr}");
     ok(&git(&clone, &["push", "--quiet", "origin", "a", "b"]));
-    let store = play_core::store::Store::connect(play.database_url()).await.unwrap();
-    let account = play_core::store::accounts::find_account_by_name(&store, "default").await.unwrap();
-    let events = play_core::store::events::list_for_account(&store, account.id).await.unwrap();
+    let store = play_store::Store::connect(play.database_url()).await.unwrap();
+    let account = play_store::accounts::find_account_by_name(&store, "default").await.unwrap();
+    let events = play_store::events::list_for_account(&store, account.id).await.unwrap();
     let pushes: Vec<_> = events.iter().filter(|e| e.event_type == "repo.push").collect();
     assert_eq!(pushes.len(), 2, "the README commit, then one event for both branches: {pushes:?}");
 }

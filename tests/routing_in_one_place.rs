@@ -2,7 +2,7 @@
 //! `svc/path_rule` is parsed and translated into Caddy matchers once, when
 //! the Compose document is validated, and every later step (the route, the
 //! edge's config) uses what validation made. The import directions of
-//! `core/src/routing` and of the edge loop are checked in
+//! `model/src/routing` and of the edge loop are checked in
 //! `module_cycles.rs`.
 
 mod source_tree;
@@ -11,7 +11,7 @@ mod source_tree;
 /// as `path:line` (comments, test files and `#[cfg(test)]` tails left out).
 fn written(needle: &str) -> Vec<String> {
     let mut found = Vec::new();
-    for dir in ["core/src", "api/src", "reconcilers/src", "src"] {
+    for dir in ["model/src", "store/src", "core/src", "api/src", "reconcilers/src", "src"] {
         for (path, text) in source_tree::rust_files(dir) {
             let rel = source_tree::relative(&path);
             if rel.ends_with("/tests.rs") || rel.ends_with("_tests.rs") {
@@ -34,7 +34,7 @@ fn written(needle: &str) -> Vec<String> {
 fn a_path_rule_is_checked_at_validation_and_nowhere_else() {
     let checks = written("PathRule::check(");
     assert_eq!(checks.len(), 1, "PathRule::check is called once, at validation: {checks:?}");
-    assert!(checks[0].starts_with("core/src/compose/svc/labels.rs:"), "{checks:?}");
+    assert!(checks[0].starts_with("model/src/compose/svc/labels.rs:"), "{checks:?}");
     assert_eq!(written("check_path_rule("), Vec::<String>::new(), "the old entry point is gone");
 }
 
@@ -42,13 +42,13 @@ fn a_path_rule_is_checked_at_validation_and_nowhere_else() {
 fn only_the_routing_module_translates_rules_for_caddy() {
     let translations = written("to_caddy(");
     assert!(!translations.is_empty(), "the scan finds the translation");
-    let outside: Vec<&String> = translations.iter().filter(|at| !at.starts_with("core/src/routing/")).collect();
-    assert!(outside.is_empty(), "rules translated for Caddy outside core/src/routing: {outside:?}");
+    let outside: Vec<&String> = translations.iter().filter(|at| !at.starts_with("model/src/routing/")).collect();
+    assert!(outside.is_empty(), "rules translated for Caddy outside model/src/routing: {outside:?}");
 }
 
 #[test]
 fn the_caddy_matcher_is_not_under_compose() {
-    let under_compose: Vec<String> = source_tree::rust_files("core/src/compose")
+    let under_compose: Vec<String> = source_tree::rust_files("model/src/compose")
         .into_iter()
         .map(|(path, _)| source_tree::relative(&path))
         .filter(|rel| rel.contains("caddy"))

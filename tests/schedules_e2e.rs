@@ -133,7 +133,7 @@ async fn after_thirty_seconds_unattended_one_catch_up_run_and_the_rest_missed() 
     let back = back - chrono::Duration::nanoseconds(i64::from(back.timestamp_subsec_nanos()));
     let back = if back.timestamp() % 2 == 0 { back } else { back + chrono::Duration::seconds(1) };
     sqlx::query("UPDATE schedules SET next_at = $1 WHERE id = $2")
-        .bind(play_core::time::to_db(&back))
+        .bind(play_model::time::to_db(&back))
         .bind(id)
         .execute(w.app.store().pool())
         .await

@@ -92,9 +92,9 @@ async fn sigkill_for_30_seconds_gives_one_catch_up_run_and_records_the_rest_as_m
 
     // The events say it too, with what was missed in their metadata (the
     // webhook payload).
-    let store = play_core::store::Store::connect(play.database_url()).await.unwrap();
-    let account = play_core::store::accounts::find_account_by_name(&store, "default").await.unwrap().id;
-    let events = play_core::store::events::list_for_account(&store, account).await.unwrap();
+    let store = play_store::Store::connect(play.database_url()).await.unwrap();
+    let account = play_store::accounts::find_account_by_name(&store, "default").await.unwrap().id;
+    let events = play_store::events::list_for_account(&store, account).await.unwrap();
     let said: i64 = events
         .iter()
         .filter(|e| e.event_type == "schedule.run.missed")

@@ -63,7 +63,7 @@ fn containers(project: &str) -> Vec<String> {
 
 /// The reasons of every `playground.<action>` event of `id`, oldest first.
 async fn reasons(world: &World, id: i64, action: &str) -> Vec<String> {
-    play_core::store::events::list_for_account(world.app.store(), world.app.account_id)
+    play_store::events::list_for_account(world.app.store(), world.app.account_id)
         .await
         .unwrap()
         .into_iter()

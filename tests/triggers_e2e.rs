@@ -130,9 +130,9 @@ async fn a_push_trigger_follows_main_across_a_restart_and_a_deleted_branch() {
     assert!(refused[0]["reason"].as_str().unwrap().contains("GREETING"), "{refused:#}");
     // Passes every 2 s: the absence of a second refusal needs time to show.
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let store = play_core::store::Store::connect(play.database_url()).await.unwrap();
-    let account = play_core::store::accounts::find_account_by_name(&store, "default").await.unwrap().id;
-    let events = play_core::store::events::list_for_account(&store, account).await.unwrap();
+    let store = play_store::Store::connect(play.database_url()).await.unwrap();
+    let account = play_store::accounts::find_account_by_name(&store, "default").await.unwrap().id;
+    let events = play_store::events::list_for_account(&store, account).await.unwrap();
     let refusals = events
         .iter()
         .filter(|e| e.event_type == "trigger.fired" && e.metadata.as_ref().is_some_and(|m| m["action"] == "refused"))

@@ -191,9 +191,9 @@ async fn pull_requests_get_previews_that_follow_them_and_go_when_they_close() {
     .await;
     assert_eq!(g.github.comments(REPO, one).len(), 1, "one comment");
     // Its events say which trigger, pull request and commit.
-    let store = play_core::store::Store::connect(play.database_url()).await.unwrap();
-    let account = play_core::store::accounts::find_account_by_name(&store, "default").await.unwrap().id;
-    let events = play_core::store::events::list_for_account(&store, account).await.unwrap();
+    let store = play_store::Store::connect(play.database_url()).await.unwrap();
+    let account = play_store::accounts::find_account_by_name(&store, "default").await.unwrap().id;
+    let events = play_store::events::list_for_account(&store, account).await.unwrap();
     let created = events
         .iter()
         .find(|e| e.event_type == "playground.created" && e.entity_id == playground)
@@ -241,7 +241,7 @@ async fn pull_requests_get_previews_that_follow_them_and_go_when_they_close() {
             .post(format!("{}/api/scm_installations/github/webhook", server.base))
             .header("x-github-event", "pull_request")
             .header("x-github-delivery", "d-2")
-            .header("x-hub-signature-256", play_core::webhook::delivery::spec_signature(WEBHOOK_SECRET, &bytes))
+            .header("x-hub-signature-256", play_model::webhook::delivery::spec_signature(WEBHOOK_SECRET, &bytes))
             .body(bytes)
             .send()
             .await

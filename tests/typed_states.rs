@@ -1,7 +1,7 @@
-//! Playground states are typed (`play_core::playground::{PlaygroundStatus,
+//! Playground states are typed (`play_model::playground::{PlaygroundStatus,
 //! DesiredState, CreationStep, ServiceState}`) and so are wake-up kinds
 //! (`play_core::wake::Kind`), never strings: this test reads the code of
-//! every crate (`core/src`, `api/src`, `reconcilers/src`, `src`) and fails
+//! every crate (`model/src`, `store/src`, `core/src`, `api/src`, `reconcilers/src`, `src`) and fails
 //! on a comparison of a state with a string literal (in Rust or in SQL
 //! text), or a wake sent or subscribed under a string.
 //!
@@ -12,7 +12,7 @@
 
 mod source_tree;
 
-const CRATES: &[&str] = &["core/src", "api/src", "reconcilers/src", "cli/src", "src"];
+const CRATES: &[&str] = &["model/src", "store/src", "core/src", "api/src", "reconcilers/src", "cli/src", "src"];
 
 /// Every word a Playground state is stored as.
 const STATE_WORDS: &[&str] = &[
@@ -39,11 +39,11 @@ const WAKE_PATTERNS: &[&str] =
 /// (file, text on the line, why it is safe).
 const ALLOWED: &[(&str, &str, &str)] = &[
     (
-        "core/src/store/playspecs.rs",
+        "store/src/playspecs.rs",
         "g.status <> 'destroyed'",
         "part of a constant SQL text; a unit test there checks it is PlaygroundStatus::Destroyed",
     ),
-    ("core/src/store/playspecs.rs", "format!(\"g.status <> '{}'\"", "that unit test"),
+    ("store/src/playspecs.rs", "format!(\"g.status <> '{}'\"", "that unit test"),
     ("api/src/openapi.rs", "*status == \"429\"", "an HTTP status code in the OpenAPI document"),
 ];
 
@@ -122,7 +122,7 @@ fn no_state_or_wake_kind_is_a_string() {
     }
     assert!(
         report.is_empty(),
-        "compare states as play_core::playground enums (bind `.as_str()` in SQL) and wake with \
+        "compare states as play_model::playground enums (bind `.as_str()` in SQL) and wake with \
          play_core::wake::Kind, not strings:\n{}",
         report.join("\n")
     );

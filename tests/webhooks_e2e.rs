@@ -14,15 +14,15 @@ mod support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use play_core::model::quota::QuotaLimits;
-use play_core::secrets::{MasterKey, SecretBox};
-use play_core::store::webhook_deliveries;
-use play_core::store::webhooks;
-use play_core::store::{Store, accounts, events};
-use play_core::webhook::model::Endpoint;
-use play_core::webhook::model::Page;
-use play_core::webhook::{Changes, DeliveryStatus, UrlPolicy};
+use play_model::model::quota::QuotaLimits;
+use play_model::secrets::{MasterKey, SecretBox};
+use play_model::webhook::model::Endpoint;
+use play_model::webhook::model::Page;
+use play_model::webhook::{Changes, DeliveryStatus, UrlPolicy};
 use play_reconcilers::webhooks::{Dispatcher, WebhooksConfig};
+use play_store::webhook_deliveries;
+use play_store::webhooks;
+use play_store::{Store, accounts, events};
 use support::serve::Play;
 use support::webhooks::{Mode, Receiver, verify};
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -30,7 +30,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 const SECRET: &str = "0123456789abcdef0123456789abcdef-test-secret";
 
 struct Setup {
-    _store: play_core::testing::TestStore,
+    _store: play_store::testing::TestStore,
     store: Store,
     secrets: SecretBox,
     account: i64,
@@ -52,7 +52,7 @@ fn config() -> WebhooksConfig {
 }
 
 async fn setup(config: WebhooksConfig) -> Setup {
-    let test_store = play_core::testing::store().await;
+    let test_store = play_store::testing::store().await;
     let store = test_store.store.clone();
     let secrets = MasterKey::generate().secret_box();
     let (account, _) = accounts::create_account(&store, "hooks").await.unwrap();
@@ -77,7 +77,7 @@ impl Setup {
     async fn event(&self, entity: &'static str, id: i64, action: &'static str) -> i64 {
         let mut tx = self.store.write().await.unwrap();
         let event_id =
-            events::record(&mut tx, play_core::model::event::NewEvent::new(self.account, entity, id, action))
+            events::record(&mut tx, play_model::model::event::NewEvent::new(self.account, entity, id, action))
                 .await
                 .unwrap();
         tx.commit().await.unwrap();
@@ -88,11 +88,11 @@ impl Setup {
         webhooks::get(&self.store, self.account, id).await.unwrap()
     }
 
-    async fn deliveries(&self, endpoint: i64) -> Vec<play_core::webhook::model::Delivery> {
+    async fn deliveries(&self, endpoint: i64) -> Vec<play_model::webhook::model::Delivery> {
         webhook_deliveries::list(&self.store, self.account, endpoint, Page { limit: 1000, before: None }).await.unwrap()
     }
 
-    async fn wait_delivery(&self, endpoint: i64, ok: impl Fn(&play_core::webhook::model::Delivery) -> bool) {
+    async fn wait_delivery(&self, endpoint: i64, ok: impl Fn(&play_model::webhook::model::Delivery) -> bool) {
         let started = Instant::now();
         while !self.deliveries(endpoint).await.iter().any(&ok) {
             assert!(started.elapsed() < Duration::from_secs(10), "{:?}", self.deliveries(endpoint).await);
@@ -119,7 +119,7 @@ async fn deliveries_are_signed_and_filters_narrow_them() {
     s.event("playground", 8, "created").await; // filtered out for A
     s.event("playground", 7, "created").await;
     s.event("playroom", 3, "updated").await; // A is not subscribed
-    webhooks::record_test(&s.store, s.account, ea.id, play_core::model::event::Actor::System).await.unwrap();
+    webhooks::record_test(&s.store, s.account, ea.id, play_model::model::event::Actor::System).await.unwrap();
 
     a.wait_for(2, Duration::from_secs(10)).await;
     b.wait_for(3, Duration::from_secs(10)).await;
@@ -204,7 +204,7 @@ async fn gone_disables_at_once_and_re_enabling_sends_the_backlog() {
     {
         let mut tx = s.store.write().await.unwrap();
         for id in [1, 2] {
-            events::record(&mut tx, play_core::model::event::NewEvent::new(s.account, "template", id, "created"))
+            events::record(&mut tx, play_model::model::event::NewEvent::new(s.account, "template", id, "created"))
                 .await
                 .unwrap();
         }
@@ -310,7 +310,7 @@ async fn play_serve_killed_mid_fan_out_delivers_every_event_at_least_once() {
     let (endpoint, _) = webhooks::create(&store, &secrets, account.id, changes, &QuotaLimits::default()).await.unwrap();
     let mut tx = store.write().await.unwrap();
     for i in 1..=N {
-        events::record(&mut tx, play_core::model::event::NewEvent::new(account.id, "playground", i, "updated"))
+        events::record(&mut tx, play_model::model::event::NewEvent::new(account.id, "playground", i, "updated"))
             .await
             .unwrap();
     }
@@ -368,7 +368,7 @@ async fn bench_signed_deliveries_per_second() {
     let started = Instant::now();
     let mut tx = s.store.write().await.unwrap();
     for i in 1..=EVENTS {
-        events::record(&mut tx, play_core::model::event::NewEvent::new(s.account, "playground", i, "updated"))
+        events::record(&mut tx, play_model::model::event::NewEvent::new(s.account, "playground", i, "updated"))
             .await
             .unwrap();
     }
@@ -380,7 +380,7 @@ async fn bench_signed_deliveries_per_second() {
     let rate = total as f64 / elapsed.as_secs_f64();
     println!(
         "{total} signed deliveries ({EVENTS} events x {ENDPOINTS} endpoints) in {elapsed:?}: {rate:.0}/s ({})",
-        play_core::testing::backend().as_str()
+        play_store::testing::backend().as_str()
     );
 }
 

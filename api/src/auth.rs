@@ -28,9 +28,9 @@ use axum::http::{HeaderMap, Method, header};
 use axum::middleware::Next;
 use axum::response::Response;
 use governor::clock::{Clock, DefaultClock};
-use play_core::scopes::Scope;
-use play_core::store::keys;
-use play_core::{time, token};
+use play_model::scopes::Scope;
+use play_model::{time, token};
+use play_store::keys;
 
 use crate::error::ApiError;
 pub use crate::principal::Principal;
@@ -64,11 +64,11 @@ impl<'a> Credential<'a> {
         match self {
             Credential::Bearer(token) => resolve_token(state, token).await,
             Credential::Session(secret) => {
-                let found = play_core::store::sessions::find(&state.store, &state.pepper, &secret).await?;
+                let found = play_store::sessions::find(&state.store, &state.pepper, &secret).await?;
                 let session = found.ok_or(ApiError::Unauthorized(INVALID))?;
                 let given = headers.get(session::CSRF_HEADER).and_then(|v| v.to_str().ok());
                 if session::changes_something(method) && !session::csrf_matches(&state.pepper, &secret, given) {
-                    let mut details = play_core::FieldErrors::new();
+                    let mut details = play_model::FieldErrors::new();
                     details.insert(
                         session::CSRF_HEADER.into(),
                         vec!["must be the session's CSRF token (GET /session gives it)".into()],
@@ -234,7 +234,7 @@ async fn identify(state: &AppState, method: &Method, headers: &HeaderMap) -> Res
 }
 
 pub(crate) fn forbidden(required: Scope) -> ApiError {
-    let mut details = play_core::FieldErrors::new();
+    let mut details = play_model::FieldErrors::new();
     details.insert("scope".into(), vec![format!("this key lacks the scope {required}")]);
     ApiError::Forbidden { message: format!("the scope {required} is required"), details }
 }

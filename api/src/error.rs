@@ -8,7 +8,7 @@
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use play_core::FieldErrors;
+use play_model::FieldErrors;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -36,11 +36,11 @@ pub enum ApiError {
     RateLimited(u64),
     /// A Playroom host did not answer as needed (unreachable, refused, ...).
     #[error("the Playroom host failed: {0}")]
-    Host(play_core::host::HostError),
+    Host(play_model::host::HostError),
     /// A Playzone's repository did not answer as needed (unreachable,
     /// refused credentials, a bound hit); its message carries no token.
     #[error("the repository failed: {0}")]
-    Repository(play_core::repository::RepositoryError),
+    Repository(play_model::repository::RepositoryError),
 }
 
 /// The error envelope.
@@ -123,7 +123,7 @@ impl ApiError {
                 (StatusCode::BAD_GATEWAY, "HOST_ERROR", self.to_string(), details)
             }
             ApiError::Repository(e) => {
-                use play_core::repository::RepositoryError as R;
+                use play_model::repository::RepositoryError as R;
                 let kind = match e {
                     R::Refused(_) => "refused",
                     R::Unreachable(_) => "unreachable",
@@ -170,6 +170,13 @@ impl ApiError {
     }
 }
 
+/// A refusal of the model's rules, as the store's error carries it.
+impl From<play_model::Error> for ApiError {
+    fn from(error: play_model::Error) -> Self {
+        ApiError::Core(error.into())
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, code, message, details) = self.parts();
@@ -202,8 +209,8 @@ mod tests {
             ApiError::MethodNotAllowed("PUT".into()),
             ApiError::PayloadTooLarge(1),
             ApiError::RateLimited(1),
-            ApiError::Host(play_core::host::HostError::Unreachable("x".into())),
-            ApiError::Repository(play_core::repository::RepositoryError::Timeout("x".into())),
+            ApiError::Host(play_model::host::HostError::Unreachable("x".into())),
+            ApiError::Repository(play_model::repository::RepositoryError::Timeout("x".into())),
             ApiError::Core(C::NotFound("x")),
             ApiError::Core(C::Validation(FieldErrors::new())),
             ApiError::Core(C::Locked("x".into())),

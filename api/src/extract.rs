@@ -12,7 +12,7 @@ use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::extract::{FromRef, FromRequest, FromRequestParts, OptionalFromRequest, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
-use play_core::FieldErrors;
+use play_model::FieldErrors;
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;

@@ -22,8 +22,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use play_core::store::{Store, keys};
-use play_core::time::Timestamp;
+use play_model::time::Timestamp;
+use play_store::{Store, keys};
 
 use crate::principal::Principal;
 
@@ -195,14 +195,14 @@ mod tests {
     #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::*;
-    use play_core::time;
+    use play_model::time;
 
     fn principal(key_id: i64) -> Principal {
         Principal {
             account_id: 1,
             user_id: 1,
             key_id,
-            scopes: play_core::scopes::ScopeSet::all(),
+            scopes: play_model::scopes::ScopeSet::all(),
             expires_at: None,
             session_id: None,
         }
@@ -254,7 +254,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_moved_generation_drops_the_cache() {
-        let db = play_core::testing::store().await;
+        let db = play_store::testing::store().await;
         let cache = KeyCache::default();
         cache.refresh(&db.store).await;
         cache.insert([0; 32], principal(1), None);

@@ -3,9 +3,9 @@
 //! stores principals, and `auth`, which fills the cache, do not import each
 //! other.
 
-use play_core::model::event::{Acting, Actor};
-use play_core::scopes::ScopeSet;
-use play_core::time;
+use play_model::model::event::{Acting, Actor};
+use play_model::scopes::ScopeSet;
+use play_model::time;
 
 /// Who is calling, after authentication.
 #[derive(Clone, Debug)]
@@ -24,7 +24,7 @@ pub struct Principal {
 
 impl Principal {
     /// The principal of a browser session: its key's account and scopes.
-    pub fn of_session(session: &play_core::model::session::Session) -> Principal {
+    pub fn of_session(session: &play_model::model::session::Session) -> Principal {
         Principal {
             account_id: session.account_id,
             user_id: session.user_id,

@@ -34,7 +34,7 @@ use axum::http::request::Parts;
 use axum::http::{Method, header};
 use axum::middleware::Next;
 use axum::response::Response;
-use play_core::store::local_writes::{LocalWrites, Stamp};
+use play_store::local_writes::{LocalWrites, Stamp};
 
 /// The most bodies kept per view.
 pub const MAX_ENTRIES: usize = 4096;

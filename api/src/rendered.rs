@@ -1,6 +1,6 @@
 //! Response bodies rendered once for all the callers waiting for the same
 //! read (issue #16). The store already coalesces the hot reads
-//! (`play_core::store::coalesce`), but each caller then cloned the row,
+//! (`play_store::coalesce`), but each caller then cloned the row,
 //! computed the same view and serialized the same JSON: for a Playground
 //! polled by many clients that was a fifth of a request's CPU.
 //!
@@ -26,10 +26,10 @@ use std::time::Duration;
 use axum::body::Bytes;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use play_core::store::coalesce::Coalescer;
+use play_store::coalesce::Coalescer;
 use serde::Serialize;
 
-use play_core::store::local_writes::LocalWrites;
+use play_store::local_writes::LocalWrites;
 
 use crate::recent::{Freshness, ReadStart, Recent};
 

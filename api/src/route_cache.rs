@@ -8,11 +8,11 @@
 //!   its `generation`;
 //! - its Playspec: locked, hence unchanged, while the Playground is not
 //!   destroyed, and only a running Playground has routes;
-//! - what `play_core::playground::desired_for` reads of its Playroom
+//! - what `play_model::playground::desired_for` reads of its Playroom
 //!   (trust, which decides the policy; address, domains, ACME email and
 //!   edge settings, which make the URLs): the key holds them
 //!   ([`RouteKey::playroom_routing`], from
-//!   `play_core::playground::playroom_inputs`), so a change is a miss
+//!   `play_model::playground::playroom_inputs`), so a change is a miss
 //!   whatever the clock says.
 //!
 //! Only computed answers are kept (a failure is computed again next
@@ -22,8 +22,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use play_core::model::playroom::Playroom;
-use play_core::routing::Route;
+use play_model::model::playroom::Playroom;
+use play_model::routing::Route;
 
 /// Most cached Playgrounds per replica.
 pub const CAPACITY: usize = 10_000;
@@ -40,9 +40,9 @@ pub struct RouteKey {
 
 impl RouteKey {
     /// What `desired_for` reads of a Playroom, as one comparable text
-    /// (`play_core::playground::playroom_inputs`, kept beside it).
+    /// (`play_model::playground::playroom_inputs`, kept beside it).
     pub fn playroom_routing(room: &Playroom) -> String {
-        play_core::playground::playroom_inputs(room)
+        play_model::playground::playroom_inputs(room)
     }
 }
 

@@ -3,7 +3,7 @@
 //! it; a test checks that every routed operation has exactly one entry and
 //! that every entry is routed.
 
-use play_core::scopes::Scope;
+use play_model::scopes::Scope;
 
 /// `(method, path template, scope)`. Path templates are axum's
 /// (`/api/keys/{id}`), exactly as routed.

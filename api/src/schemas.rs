@@ -1,12 +1,12 @@
-//! Schemas of request fields whose rules live in `play_core::validate` and
+//! Schemas of request fields whose rules live in `play_model::validate` and
 //! friends, for `#[schema(schema_with = ...)]` on request structs: the
 //! document states the rule the server applies, from the same constants.
 //!
 //! `*_or_null` variants are for optional fields, where `null` means the
 //! same as an absent field.
 
-use play_core::scopes::Scope;
-use play_core::validate::patterns;
+use play_model::scopes::Scope;
+use play_model::validate::patterns;
 use utoipa::openapi::schema::{
     AdditionalProperties, AnyOfBuilder, ArrayBuilder, KnownFormat, Object, ObjectBuilder, SchemaFormat, Type,
 };
@@ -147,7 +147,7 @@ pub fn subdomains_or_null() -> Schema {
     or_null(subdomains())
 }
 
-/// A map of service name -> `ServiceSettings` (`play_core::store::playgrounds`).
+/// A map of service name -> `ServiceSettings` (`play_store::playgrounds`).
 pub fn service_settings() -> Object {
     let text_or_null = || or_null(string());
     let git_config = ObjectBuilder::new()
@@ -198,7 +198,7 @@ pub fn null_only() -> Object {
 pub fn webhook_url() -> Object {
     string()
         .min_length(Some(1))
-        .max_length(Some(play_core::webhook::url::MAX_URL_LEN))
+        .max_length(Some(play_model::webhook::url::MAX_URL_LEN))
         .pattern(Some("^[Hh][Tt][Tt][Pp][Ss]?://"))
         .description(Some(
             "An absolute https URL (http only where the operator allows it), without user name, password or \
@@ -213,7 +213,7 @@ pub fn webhook_url_or_null() -> Schema {
 }
 
 fn event_type() -> Object {
-    string().enum_values(Some(play_core::webhook::EVENT_TYPES.iter().copied())).build()
+    string().enum_values(Some(play_model::webhook::EVENT_TYPES.iter().copied())).build()
 }
 
 /// `webhook::Changes::validate`: known event types, at least one, no repeats.
@@ -235,7 +235,7 @@ pub fn webhook_event_filters_or_null() -> Schema {
                 .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
                 .minimum(Some(1)),
         )
-        .max_items(Some(play_core::webhook::MAX_FILTER_IDS));
+        .max_items(Some(play_model::webhook::MAX_FILTER_IDS));
     or_null(
         ObjectBuilder::new()
             .schema_type(Type::Object)
@@ -248,15 +248,15 @@ pub fn webhook_event_filters_or_null() -> Schema {
 }
 
 pub fn webhook_description_or_null() -> Schema {
-    or_null(string().max_length(Some(play_core::webhook::MAX_DESCRIPTION_CHARS)).pattern(Some("^[^\\x00]*$")))
+    or_null(string().max_length(Some(play_model::webhook::MAX_DESCRIPTION_CHARS)).pattern(Some("^[^\\x00]*$")))
 }
 
 /// `webhook::check_secret`: printable ASCII without spaces.
 pub fn webhook_secret_or_null() -> Schema {
     or_null(
         string()
-            .min_length(Some(play_core::webhook::MIN_SECRET_CHARS))
-            .max_length(Some(play_core::webhook::MAX_SECRET_CHARS))
+            .min_length(Some(play_model::webhook::MIN_SECRET_CHARS))
+            .max_length(Some(play_model::webhook::MAX_SECRET_CHARS))
             .pattern(Some("^[!-~]+$")),
     )
 }
@@ -267,7 +267,7 @@ pub fn webhook_secret_or_null() -> Schema {
 pub fn repository_url() -> Object {
     string()
         .min_length(Some(1))
-        .max_length(Some(play_core::webhook::url::MAX_URL_LEN))
+        .max_length(Some(play_model::webhook::url::MAX_URL_LEN))
         .pattern(Some("^[Hh][Tt][Tt][Pp][Ss]?://"))
         .description(Some(
             "The repository's https URL (http only where the operator allows it), without user name, password, \
@@ -287,7 +287,7 @@ pub fn repository_url_or_null() -> Schema {
 pub fn branch_name() -> Object {
     string()
         .min_length(Some(1))
-        .max_length(Some(play_core::playzone::MAX_BRANCH_BYTES))
+        .max_length(Some(play_model::playzone::MAX_BRANCH_BYTES))
         .pattern(Some("^[A-Za-z0-9._+/-]+$"))
         .description(Some(
             "A branch name: letters, digits, '.', '_', '-', '+' and '/', without '..', '//', a component starting \
@@ -304,7 +304,7 @@ pub fn branch_name_or_null() -> Schema {
 /// characters; write-only.
 pub fn repository_token_or_null() -> Schema {
     or_null(
-        string().max_length(Some(play_core::playzone::MAX_CREDENTIALS_CHARS)).pattern(Some("^[!-~]*$")).description(
+        string().max_length(Some(play_model::playzone::MAX_CREDENTIALS_CHARS)).pattern(Some("^[!-~]*$")).description(
             Some(
                 "An access token for the repository (write-only; never returned). On update an empty string removes it",
             ),
@@ -317,7 +317,7 @@ pub fn repository_path_or_null() -> Schema {
     or_null(
         string()
             .min_length(Some(1))
-            .max_length(Some(play_core::playzone::MAX_PATH_BYTES))
+            .max_length(Some(play_model::playzone::MAX_PATH_BYTES))
             .pattern(Some("^[A-Za-z0-9_./-]+$"))
             .description(Some("A relative path in the repository, without '.' or '..' components")),
     )
@@ -328,7 +328,7 @@ pub fn repository_path_or_null() -> Schema {
 pub fn repo_name() -> Object {
     string()
         .min_length(Some(1))
-        .max_length(Some(play_core::scm::names::MAX_REPO_NAME_CHARS))
+        .max_length(Some(play_model::scm::names::MAX_REPO_NAME_CHARS))
         .pattern(Some("^[a-z0-9][a-z0-9._-]*$"))
         .description(Some(
             "Lowercase letters, digits, '-', '_' and '.', starting with a letter or digit, not ending in '.git' \
@@ -345,7 +345,7 @@ pub fn repo_description_or_null() -> Schema {
 /// [`repo_name`].
 pub fn repo_full_name() -> Object {
     string()
-        .max_length(Some(64 + 1 + play_core::scm::names::MAX_REPO_NAME_CHARS))
+        .max_length(Some(64 + 1 + play_model::scm::names::MAX_REPO_NAME_CHARS))
         .pattern(Some("^[A-Za-z0-9._-]{1,64}/[a-z0-9][a-z0-9._-]*$"))
         .description(Some("owner/name"))
         .build()
@@ -354,7 +354,7 @@ pub fn repo_full_name() -> Object {
 /// The files of one push (`scm::files`): 1-1,000 `{path, content}`, at
 /// most 10 MiB of content in all; the path rules are stated in prose.
 pub fn push_files() -> Schema {
-    use play_core::scm::files::{MAX_PATH_BYTES, MAX_PUSH_FILES};
+    use play_model::scm::files::{MAX_PATH_BYTES, MAX_PUSH_FILES};
     let file = ObjectBuilder::new()
         .property("path", string().min_length(Some(1)).max_length(Some(MAX_PATH_BYTES)))
         .property("content", string())
@@ -375,7 +375,7 @@ pub fn push_files() -> Schema {
 
 /// A commit message: not blank, at most 64 KiB.
 pub fn commit_message() -> Object {
-    string().min_length(Some(1)).max_length(Some(play_core::scm::files::MAX_MESSAGE_BYTES)).build()
+    string().min_length(Some(1)).max_length(Some(play_model::scm::files::MAX_MESSAGE_BYTES)).build()
 }
 
 pub fn commit_message_or_null() -> Schema {

@@ -1,6 +1,6 @@
 //! Browser sessions on the wire: the cookie, and the CSRF token that every
 //! request changing something must carry with it (issue #31; the store's
-//! side is `play_core::store::sessions`).
+//! side is `play_store::sessions`).
 //!
 //! - The cookie holds the session id: `HttpOnly` (scripts never read it),
 //!   `SameSite=Lax` (a cross-site request carries it only for a top-level
@@ -18,9 +18,9 @@
 
 use axum::http::{HeaderMap, HeaderValue, Method, header};
 use cookie::{Cookie, SameSite};
-use play_core::model::session::Session;
-use play_core::store::{Store, sessions};
-use play_core::token::{TokenPepper, digests_match};
+use play_model::model::session::Session;
+use play_model::token::{TokenPepper, digests_match};
+use play_store::{Store, sessions};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -79,7 +79,7 @@ pub fn set_cookie(secret: &str, secure: bool) -> Result<HeaderValue, ApiError> {
         .same_site(SameSite::Lax)
         .path("/")
         .secure(secure)
-        .max_age(cookie::time::Duration::seconds(play_core::model::session::ABSOLUTE.num_seconds()))
+        .max_age(cookie::time::Duration::seconds(play_model::model::session::ABSOLUTE.num_seconds()))
         .build();
     header_value(&cookie)
 }

@@ -7,19 +7,20 @@ use axum::extract::FromRef;
 use governor::clock::DefaultClock;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
-use play_core::host::HostGateway;
 use play_core::metrics::Metrics;
-use play_core::model::quota::QuotaLimits;
-use play_core::playground::{Lifetimes, Limits};
-use play_core::playzone::RepositoryPolicy;
-use play_core::repository::RepositoryGateway;
-use play_core::scm::host::{InstallableApp, SourceHost};
+use play_core::playground::Limits;
 use play_core::scm::hosts::SourceHosts;
-use play_core::secrets::SecretBox;
-use play_core::store::Store;
-use play_core::token::TokenPepper;
 use play_core::wake::Waker;
-use play_core::webhook::UrlPolicy;
+use play_model::host::HostGateway;
+use play_model::model::quota::QuotaLimits;
+use play_model::playground::Lifetimes;
+use play_model::playzone::RepositoryPolicy;
+use play_model::repository::RepositoryGateway;
+use play_model::scm::host::{InstallableApp, SourceHost};
+use play_model::secrets::SecretBox;
+use play_model::token::TokenPepper;
+use play_model::webhook::UrlPolicy;
+use play_store::Store;
 
 use crate::cpu::CpuPool;
 
@@ -58,7 +59,7 @@ pub struct ApiConfig {
     pub read_staleness: std::time::Duration,
     /// The GitHub App's webhook secret; `None`: no GitHub App is
     /// configured, and its webhook route answers 404.
-    pub github_webhook_secret: Option<play_core::scm::github_hook::WebhookSecret>,
+    pub github_webhook_secret: Option<play_model::scm::github_hook::WebhookSecret>,
     /// Whether play is served over HTTPS (`PLAY_PUBLIC_URL` is `https:`):
     /// browser cookies are then `Secure`.
     pub secure_cookies: bool,
@@ -80,8 +81,8 @@ impl Default for ApiConfig {
             rate_limit_burst: 100,
             quotas: QuotaLimits::default(),
             allow_local_playrooms: false,
-            playground_ttl: play_core::playground::ttl::DEFAULT_TTL,
-            job_ttl: play_core::playground::ttl::DEFAULT_JOB_TTL,
+            playground_ttl: play_model::playground::ttl::DEFAULT_TTL,
+            job_ttl: play_model::playground::ttl::DEFAULT_JOB_TTL,
             webhook_urls: UrlPolicy::default(),
             webhook_test_wait: std::time::Duration::from_secs(15),
             repository_policy: RepositoryPolicy::default(),
@@ -214,7 +215,7 @@ impl AppState {
             sign_in_limiter: Arc::new(RateLimiter::keyed(sign_in_quota())),
             keys: Arc::default(),
             gateway,
-            repositories: Arc::new(play_core::repository::NoRepositories),
+            repositories: Arc::new(play_model::repository::NoRepositories),
             hosts: SourceHosts::default(),
             waker,
             cpu: CpuPool::per_core(),

@@ -11,17 +11,18 @@ use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use http_body_util::BodyExt;
-use play_core::host::{
+use play_core::metrics::Metrics;
+use play_model::host::{
     ConnectionReport, DockerReport, Failure, FailureKind, FailureStage, HostError, HostGateway, HostTarget,
 };
-use play_core::metrics::Metrics;
-use play_core::model::event::Actor;
-use play_core::model::quota::QuotaLimits;
-use play_core::scopes::ScopeSet;
-use play_core::secrets::MasterKey;
-use play_core::store::{Store, accounts, keys};
-use play_core::testing::{self, TestStore};
-use play_core::{time, token};
+use play_model::model::event::Actor;
+use play_model::model::quota::QuotaLimits;
+use play_model::scopes::ScopeSet;
+use play_model::secrets::MasterKey;
+use play_model::{time, token};
+use play_store::testing;
+use play_store::testing::TestStore;
+use play_store::{Store, accounts, keys};
 use serde_json::Value;
 use std::sync::Arc;
 use tower::ServiceExt;
@@ -104,7 +105,7 @@ impl TestApp {
 
     /// This app with `host` as its source host (the repositories
     /// facility), as `play serve` wires play's own Git host.
-    pub fn with_source_host(mut self, host: Arc<dyn play_core::scm::host::SourceHost>) -> TestApp {
+    pub fn with_source_host(mut self, host: Arc<dyn play_model::scm::host::SourceHost>) -> TestApp {
         self.state = self.state.clone().with_source_host(host);
         self.router = crate::router(self.state.clone());
         self
@@ -138,7 +139,7 @@ impl TestApp {
         let minted = token::generate();
         keys::create(
             self.store(),
-            play_core::model::account::NewApiKey {
+            play_model::model::account::NewApiKey {
                 account_id,
                 user_id: user.id,
                 label: "test".into(),
@@ -333,7 +334,7 @@ impl HostGateway for NoHosts {
         _container: &str,
         _tail: usize,
         _bound: std::time::Duration,
-    ) -> Result<play_core::host::LogLines, HostError> {
+    ) -> Result<play_model::host::LogLines, HostError> {
         Err(HostError::Unreachable("this test app reaches no hosts".into()))
     }
 }

@@ -10,7 +10,7 @@ mod support;
 
 use axum::http::StatusCode;
 use play_api::testing::TestApp;
-use play_core::scopes::{Scope, ScopeSet};
+use play_model::scopes::{Scope, ScopeSet};
 use serde_json::{Value, json};
 use support::apply::{COMPOSE, apply, object};
 

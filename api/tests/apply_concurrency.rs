@@ -9,7 +9,7 @@ mod support;
 
 use axum::http::StatusCode;
 use play_api::testing::TestApp;
-use play_core::scopes::{Scope, ScopeSet};
+use play_model::scopes::{Scope, ScopeSet};
 use serde_json::{Value, json};
 use support::apply::{COMPOSE, apply, object};
 
@@ -69,12 +69,12 @@ async fn concurrent_identical_applies_make_one_revision() {
 /// The version check itself: a write planned from an older row is refused.
 #[tokio::test]
 async fn a_write_from_a_stale_version_is_a_conflict() {
-    use play_core::store::applied;
+    use play_store::applied;
     let app = TestApp::new().await;
     assert_eq!(apply(&app, &app.admin, two_objects("one"), false).await.status, StatusCode::OK);
     let rows = applied::list(app.store(), app.account_id).await.unwrap();
     let stale = rows[0].clone();
-    let fields = play_core::apply::model::AppliedFields {
+    let fields = play_model::apply::model::AppliedFields {
         apply_set: None,
         object_id: stale.object_id,
         labels: stale.labels.clone(),
@@ -138,7 +138,7 @@ async fn a_dry_run_holds_no_write_lock_while_it_validates() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dry_run_waits_for_the_writers_already_waiting() {
     let app = TestApp::new().await;
-    if app.store().backend() != play_core::store::Backend::Sqlite {
+    if app.store().backend() != play_store::Backend::Sqlite {
         return;
     }
     let reader = app.key_for(app.account_id, [Scope::PlayspecsRead].into_iter().collect(), None).await;

@@ -12,10 +12,10 @@ mod support;
 
 use axum::http::StatusCode;
 use play_api::testing::{Response, TestApp};
-use play_core::repository::Reach;
-use play_core::scm::FullName;
-use play_core::scopes::{Scope, ScopeSet};
-use play_core::store::playzone_access;
+use play_model::repository::Reach;
+use play_model::scm::FullName;
+use play_model::scopes::{Scope, ScopeSet};
+use play_store::playzone_access;
 use serde_json::{Value, json};
 use support::apply::{COMPOSE, apply, object};
 use support::hosted::{Hosted, git};

@@ -9,10 +9,10 @@ mod support;
 
 use axum::http::StatusCode;
 use play_api::testing::TestApp;
-use play_core::repository::Reach;
-use play_core::scm::FullName;
-use play_core::scopes::{Scope, ScopeSet};
-use play_core::store::playzone_access;
+use play_model::repository::Reach;
+use play_model::scm::FullName;
+use play_model::scopes::{Scope, ScopeSet};
+use play_store::playzone_access;
 use serde_json::json;
 use support::hosted::Hosted;
 
@@ -133,7 +133,7 @@ async fn deleting_the_repository_or_its_installation_loses_access_and_says_why()
     assert_eq!(app.delete("/api/repos/default/app", &app.admin).await.status, StatusCode::NO_CONTENT);
     let removed = app.delete(&format!("/api/scm_installations/{installation}"), &app.admin).await;
     assert_eq!(removed.status, StatusCode::NO_CONTENT, "{}", removed.text);
-    let events: Vec<String> = play_core::store::events::list_for_account(app.store(), app.account_id)
+    let events: Vec<String> = play_store::events::list_for_account(app.store(), app.account_id)
         .await
         .unwrap()
         .into_iter()

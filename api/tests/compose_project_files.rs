@@ -13,7 +13,7 @@
 
 use axum::http::StatusCode;
 use play_api::testing::TestApp;
-use play_core::testing::PROJECT_COMPOSE;
+use play_model::testing::PROJECT_COMPOSE;
 use serde_json::{Value, json};
 
 async fn untrusted_room(app: &TestApp) -> i64 {

@@ -13,8 +13,8 @@ mod support;
 
 use axum::http::{Method, StatusCode, header};
 use play_api::testing::{Response, TestApp};
-use play_core::scopes::{Scope, ScopeSet};
-use play_core::store::playgrounds;
+use play_model::scopes::{Scope, ScopeSet};
+use play_store::playgrounds;
 use serde_json::json;
 use support::browser::{Browser, post_form};
 
@@ -253,7 +253,7 @@ async fn a_sign_in_link_opens_one_session_of_its_key_after_a_confirmation() {
 #[tokio::test]
 async fn the_playgrounds_list_pages_and_filters_on_the_server() {
     let mut config = TestApp::default_config();
-    config.quotas.set(play_core::model::quota::Resource::Playgrounds, 1000);
+    config.quotas.set(play_model::model::quota::Resource::Playgrounds, 1000);
     let app = TestApp::with_config(config).await;
     let compose = "services:\n  web:\n    image: busybox\n";
     let spec = app

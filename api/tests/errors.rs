@@ -112,7 +112,7 @@ async fn exceeding_the_rate_limit_is_429_with_retry_after() {
     let retry: u64 = r.headers[header::RETRY_AFTER].to_str().unwrap().parse().unwrap();
     assert!((1..=2).contains(&retry), "Retry-After {retry}");
     // The limit is per key: another key of the same account is unaffected.
-    let other = app.key_for(app.account_id, play_core::scopes::ScopeSet::all(), None).await;
+    let other = app.key_for(app.account_id, play_model::scopes::ScopeSet::all(), None).await;
     assert_eq!(app.get("/api/keys", &other).await.status, StatusCode::OK);
 }
 

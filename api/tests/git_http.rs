@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use axum::http::StatusCode;
 use play_api::testing::TestApp;
-use play_core::scopes::{Scope, ScopeSet};
 use play_git::builtin::BuiltinHost;
 use play_git::hosted::HostedRepositories;
+use play_model::scopes::{Scope, ScopeSet};
 use serde_json::json;
 
 struct Served {
@@ -77,7 +77,7 @@ async fn the_stock_git_client_clones_and_pushes_with_an_api_key() {
     // The push is recorded once the host has the pack: wait for its event.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
-        let events = play_core::store::events::list_for_account(app.store(), app.account_id).await.unwrap();
+        let events = play_store::events::list_for_account(app.store(), app.account_id).await.unwrap();
         let pushes: Vec<_> = events.iter().filter(|e| e.event_type == "repo.push").collect();
         if let Some(last) = pushes.iter().find(|e| e.metadata.as_ref().is_some_and(|m| m["after"] == head.as_str())) {
             let metadata = last.metadata.as_ref().unwrap();

@@ -17,10 +17,10 @@ use axum::http::{Request, StatusCode, header};
 use base64::Engine as _;
 use http_body_util::BodyExt as _;
 use play_api::testing::TestApp;
-use play_core::scm::FullName;
 use play_git::GitHostLimits;
 use play_git::builtin::BuiltinHost;
 use play_git::hosted::HostedRepositories;
+use play_model::scm::FullName;
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
 
@@ -43,7 +43,7 @@ async fn served_with(limits: GitHostLimits, selected: bool, private: bool) -> Se
     if selected {
         app.state.shared_mut().hosts.builtin_selected = true;
         app.router = play_api::router(app.state.clone());
-        play_core::store::accounts::set_git_host(app.store(), "default", true).await.unwrap();
+        play_store::accounts::set_git_host(app.store(), "default", true).await.unwrap();
     }
     let made = app.post("/api/repos", &app.admin, json!({"name": "app", "auto_init": true, "private": private})).await;
     assert_eq!(made.status, StatusCode::CREATED, "{}", made.text);
@@ -70,7 +70,7 @@ impl Served {
     }
 
     async fn pushes(&self) -> Vec<Value> {
-        let events = play_core::store::events::list_for_account(self.app.store(), self.app.account_id).await.unwrap();
+        let events = play_store::events::list_for_account(self.app.store(), self.app.account_id).await.unwrap();
         events.into_iter().filter(|e| e.event_type == "repo.push").filter_map(|e| e.metadata).collect()
     }
 
@@ -341,7 +341,7 @@ async fn a_push_of_an_account_switched_off_is_refused_and_its_repositories_stay_
     let work = s.clone("work");
     commit_file(&work, "a.txt", b"a\n");
     ok(&git(&work, &["push", "--quiet", "origin", "main"]));
-    play_core::store::accounts::set_git_host(s.app.store(), "default", false).await.unwrap();
+    play_store::accounts::set_git_host(s.app.store(), "default", false).await.unwrap();
     let before = s.pushes().await.len();
 
     commit_file(&work, "b.txt", b"b\n");

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use axum::http::{Method, StatusCode};
 use play_api::testing::{Response, TestApp};
-use play_core::scopes::{Scope, ScopeSet};
 use play_github::testing::{CLIENT_SECRET, FakeGithub, KeyPair};
+use play_model::scopes::{Scope, ScopeSet};
 use support::browser::Browser;
 
 mod support;

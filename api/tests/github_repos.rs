@@ -11,8 +11,8 @@ mod support;
 
 use axum::http::StatusCode;
 use play_api::testing::TestApp;
-use play_core::repository::{Reach, RepositoryGateway};
-use play_core::scm::model::Provider;
+use play_model::repository::{Reach, RepositoryGateway};
+use play_model::scm::model::Provider;
 use serde_json::json;
 use support::github::Github;
 use support::hosted::Hosted;
@@ -163,7 +163,7 @@ async fn a_private_github_repository_is_attached_and_read_with_the_installation_
         (Some(true), Some(false))
     );
     let access = g.access(zone).await;
-    let repository = play_core::scm::FullName::parse("t", "acme/api").unwrap();
+    let repository = play_model::scm::FullName::parse("t", "acme/api").unwrap();
     assert_eq!(access.reach, Reach::App { provider: Provider::Github, installation: "7".into(), repository });
     assert_eq!(access.token, None, "no token is stored or handed out");
     assert_eq!(g.branches(zone).await, vec![("main".to_owned(), head.clone())], "read over HTTPS with a token");
@@ -182,7 +182,7 @@ async fn a_private_github_repository_is_attached_and_read_with_the_installation_
     }
     // Another account has no installation on acme: it cannot attach it.
     let other = app.new_account("mallory").await;
-    let key = app.key_for(other, play_core::scopes::ScopeSet::all(), None).await;
+    let key = app.key_for(other, play_model::scopes::ScopeSet::all(), None).await;
     let theirs = app.post("/api/playzones/attach", &key, json!({"repo_full_name": "acme/api"})).await;
     assert_eq!(theirs.status, StatusCode::UNPROCESSABLE_ENTITY, "no installation: {}", theirs.text);
     g.connect(other, 11).await;
@@ -194,7 +194,7 @@ async fn a_private_github_repository_is_attached_and_read_with_the_installation_
     g.github.revoke_tokens();
     let moved = g.github.commit("acme/Api", "main", &[("x", b"x")]);
     let refused = g.gateway.list_branches(&g.access(zone).await).await;
-    assert!(matches!(refused, Err(play_core::repository::RepositoryError::Unauthorized(_))), "{refused:?}");
+    assert!(matches!(refused, Err(play_model::repository::RepositoryError::Unauthorized(_))), "{refused:?}");
     assert_eq!(g.branches(zone).await, vec![("main".to_owned(), moved)], "then a new token is fetched");
 }
 
@@ -223,7 +223,7 @@ async fn a_playzone_attached_through_an_installation_is_never_linked_by_url() {
          thief:\n    image: attacker/exfiltrate:1\n    volumes:\n      - ./:/src\n"
     );
     let launcher =
-        app.key_for(app.account_id, [play_core::scopes::Scope::LaunchWrite].into_iter().collect(), None).await;
+        app.key_for(app.account_id, [play_model::scopes::Scope::LaunchWrite].into_iter().collect(), None).await;
     let before = (app.count("playzones").await, app.count("playspecs").await, app.count("playgrounds").await);
     for key in [&launcher, &app.admin] {
         let r = app.post("/api/launch", key, json!({"name": "grab", "compose_yaml": compose})).await;

@@ -44,7 +44,7 @@ async fn another_accounts_writes_go_on_while_a_create_and_push_waits_on_github()
     let g = acme_installed().await;
     let app = &g.app;
     let other = app.new_account("other").await;
-    let key = app.key_for(other, play_core::scopes::ScopeSet::all(), None).await;
+    let key = app.key_for(other, play_model::scopes::ScopeSet::all(), None).await;
     g.github.lock().request_delay = Duration::from_millis(300);
 
     let files: Vec<_> =
@@ -116,15 +116,10 @@ async fn bench_writes_while_create_and_push_waits_on_github() {
     let g = acme_installed().await;
     let app = &g.app;
     let other = app.new_account("other").await;
-    let key = app.key_for(other, play_core::scopes::ScopeSet::all(), None).await;
-    play_core::store::quotas::set_account_limit(
-        app.store(),
-        other,
-        play_core::model::quota::Resource::Playzones,
-        10_000,
-    )
-    .await
-    .unwrap();
+    let key = app.key_for(other, play_model::scopes::ScopeSet::all(), None).await;
+    play_store::quotas::set_account_limit(app.store(), other, play_model::model::quota::Resource::Playzones, 10_000)
+        .await
+        .unwrap();
     g.github.lock().request_delay = Duration::from_millis(300);
     let (mut during, mut n) = (Vec::new(), 0);
     for round in 0..3 {

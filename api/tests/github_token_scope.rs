@@ -13,9 +13,9 @@ mod support;
 
 use axum::http::{Method, StatusCode};
 use play_api::testing::TestApp;
-use play_core::playzone::RepositoryPolicy;
 use play_git::testing::{Access, Entry, GitServer};
 use play_github::testing::IssuedScope;
+use play_model::playzone::RepositoryPolicy;
 use serde_json::json;
 use support::github::Github;
 

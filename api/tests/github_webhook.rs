@@ -8,12 +8,12 @@
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use play_api::testing::{Response, TestApp};
-use play_core::model::event::Acting;
-use play_core::model::quota::QuotaLimits;
-use play_core::repository::Reach;
-use play_core::scm::github_hook::WebhookSecret;
-use play_core::store::{playzone_access, repositories};
-use play_core::webhook::delivery::spec_signature;
+use play_model::model::event::Acting;
+use play_model::model::quota::QuotaLimits;
+use play_model::repository::Reach;
+use play_model::scm::github_hook::WebhookSecret;
+use play_model::webhook::delivery::spec_signature;
+use play_store::{playzone_access, repositories};
 use serde_json::json;
 
 const SECRET: &str = "a webhook secret only GitHub and play know";

@@ -162,7 +162,7 @@ async fn mounted_files_per_playspec_are_bounded() {
 /// key and the check's outcome, so a read-only key may not call it.
 #[tokio::test]
 async fn test_connection_needs_a_write_scope() {
-    use play_core::scopes::{Scope, ScopeSet};
+    use play_model::scopes::{Scope, ScopeSet};
     let app = TestApp::new().await;
     let room = app.post("/api/playrooms", &app.admin, json!({"playroom": {"name": "r", "host": "h"}})).await;
     let path = format!("/api/playrooms/{}/test_connection", room.body["id"]);

@@ -10,15 +10,15 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use play_api::testing::TestApp;
-use play_core::model::quota::Resource;
-use play_core::playground::ServiceStatus;
-use play_core::playground::job::Completion;
-use play_core::scopes::{Scope, ScopeSet};
-use play_core::store::job_results;
-use play_core::store::playground_status::Fence;
-use play_core::store::quotas;
-use play_core::store::{leases, playspecs};
-use play_core::time;
+use play_model::model::quota::Resource;
+use play_model::playground::ServiceStatus;
+use play_model::playground::job::Completion;
+use play_model::scopes::{Scope, ScopeSet};
+use play_model::time;
+use play_store::job_results;
+use play_store::playground_status::Fence;
+use play_store::quotas;
+use play_store::{leases, playspecs};
 use serde_json::{Value, json};
 
 const COMPOSE: &str = r#"

@@ -2,7 +2,7 @@
 
 use axum::http::{Method, StatusCode};
 use play_api::testing::TestApp;
-use play_core::scopes::{Scope, ScopeSet};
+use play_model::scopes::{Scope, ScopeSet};
 use serde_json::json;
 
 #[tokio::test]
@@ -37,10 +37,10 @@ async fn create_use_list_and_delete_a_key() {
 async fn an_expired_key_is_refused_and_an_unexpired_one_accepted() {
     let app = TestApp::new().await;
     let scopes: ScopeSet = [Scope::KeysManage].into_iter().collect();
-    let past = play_core::time::now() - chrono::Duration::seconds(1);
+    let past = play_model::time::now() - chrono::Duration::seconds(1);
     let expired = app.key_for(app.account_id, scopes, Some(past)).await;
     app.get("/api/keys", &expired).await.assert_error(StatusCode::UNAUTHORIZED, "UNAUTHORIZED");
-    let future = play_core::time::now() + chrono::Duration::hours(1);
+    let future = play_model::time::now() + chrono::Duration::hours(1);
     let valid = app.key_for(app.account_id, scopes, Some(future)).await;
     assert_eq!(app.get("/api/keys", &valid).await.status, StatusCode::OK);
 }
@@ -73,7 +73,7 @@ async fn malformed_unknown_and_wrong_scheme_credentials_are_401() {
     app.request(Method::GET, "/api/keys", None, None).await.assert_error(StatusCode::UNAUTHORIZED, "UNAUTHORIZED");
     app.get("/api/keys", "not-a-token").await.assert_error(StatusCode::UNAUTHORIZED, "UNAUTHORIZED");
     // Well-formed (valid checksum) but never issued.
-    let stranger = play_core::token::generate().token;
+    let stranger = play_model::token::generate().token;
     app.get("/api/keys", &stranger).await.assert_error(StatusCode::UNAUTHORIZED, "UNAUTHORIZED");
     let request = axum::http::Request::builder()
         .uri("/api/keys")
@@ -95,7 +95,7 @@ async fn near_copies_of_a_cached_token_are_401() {
         bytes[at] = if bytes[at] == b'a' { b'b' } else { b'a' };
         String::from_utf8(bytes).unwrap()
     };
-    let (bad_checksum, bad_random) = (swap(token.len() - 1), swap(play_core::token::TOKEN_PREFIX.len()));
+    let (bad_checksum, bad_random) = (swap(token.len() - 1), swap(play_model::token::TOKEN_PREFIX.len()));
     for _ in 0..2 {
         assert_eq!(app.get("/api/keys", &token).await.status, StatusCode::OK);
         for near in [&bad_checksum, &bad_random] {
@@ -143,7 +143,7 @@ async fn keys_of_another_account_are_invisible_and_undeletable() {
 #[tokio::test]
 async fn the_key_quota_gives_quota_exceeded_and_writes_nothing() {
     let app = TestApp::with_config(play_api::ApiConfig {
-        quotas: play_core::model::quota::QuotaLimits::parse("api_keys=2").unwrap(),
+        quotas: play_model::model::quota::QuotaLimits::parse("api_keys=2").unwrap(),
         ..play_api::ApiConfig::default()
     })
     .await;
@@ -176,7 +176,7 @@ async fn use_is_recorded_on_the_key() {
 async fn a_key_cannot_mint_a_key_that_outlives_it() {
     let app = TestApp::new().await;
     let scopes: ScopeSet = [Scope::KeysManage, Scope::PlayroomsRead].into_iter().collect();
-    let limit = play_core::time::truncate(play_core::time::now() + chrono::Duration::hours(1));
+    let limit = play_model::time::truncate(play_model::time::now() + chrono::Duration::hours(1));
     let short = app.key_for(app.account_id, scopes, Some(limit)).await;
     let keys_before = app.count("api_keys").await;
     let body = |expires: serde_json::Value| json!({"api_key": {"label": "escape", "scopes": ["playrooms:read"], "expires_at": expires}});
@@ -250,7 +250,7 @@ async fn a_key_revoked_on_one_replica_is_refused_by_another_within_a_second() {
 #[tokio::test]
 async fn a_cached_key_still_expires_on_time() {
     let app = TestApp::new().await;
-    let soon = play_core::time::now() + chrono::Duration::milliseconds(600);
+    let soon = play_model::time::now() + chrono::Duration::milliseconds(600);
     let token = app.key_for(app.account_id, [Scope::KeysManage].into_iter().collect(), Some(soon)).await;
     assert_eq!(app.get("/api/keys", &token).await.status, StatusCode::OK);
     tokio::time::sleep(std::time::Duration::from_millis(800)).await;

@@ -2,7 +2,7 @@
 //! handlers in `src/routes/` stay thin (request types and their checks in
 //! `src/input/`, responses in `src/views/`), nothing but the router imports
 //! a handler module, and the Playground lifetime's default and cap are
-//! written once, in `play_core::playground::ttl`.
+//! written once, in `play_model::playground::ttl`.
 
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
@@ -62,7 +62,7 @@ fn only_the_router_imports_handler_modules() {
 #[test]
 fn the_lifetime_default_and_cap_are_written_once() {
     let mut all = Vec::new();
-    for dir in ["core/src", "api/src", "reconcilers/src", "src"] {
+    for dir in ["model/src", "store/src", "core/src", "api/src", "reconcilers/src", "src"] {
         all.extend(sources(dir));
     }
     for spelling in ["8 * 3600", "hours(8)", "30 * 24"] {
@@ -75,7 +75,7 @@ fn the_lifetime_default_and_cap_are_written_once() {
             .map(|(path, _)| path.display().to_string())
             .collect();
         let allowed = usize::from(spelling != "hours(8)");
-        assert!(at.len() <= allowed, "`{spelling}` is written in {at:?}; use play_core::playground::ttl");
+        assert!(at.len() <= allowed, "`{spelling}` is written in {at:?}; use play_model::playground::ttl");
         if allowed == 1 {
             assert!(at.iter().all(|p| p.ends_with("playground/ttl.rs")), "`{spelling}` in {at:?}");
         }

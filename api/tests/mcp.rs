@@ -7,8 +7,8 @@
 use axum::http::StatusCode;
 use play_api::ApiConfig;
 use play_api::testing::{Response, TestApp};
-use play_core::scopes::{Scope, ScopeSet};
-use play_core::webhook::{AllowEntry, UrlPolicy};
+use play_model::scopes::{Scope, ScopeSet};
+use play_model::webhook::{AllowEntry, UrlPolicy};
 use serde_json::{Value, json};
 
 async fn rpc(app: &TestApp, token: Option<&str>, method: &str, params: Value) -> Response {

@@ -137,10 +137,10 @@ fn optional_bodies_are_not_required() {
 
 /// The schema attribute needs literals: the document's bounds of an
 /// extension must still be the ones the server enforces (issue #28: the
-/// 30-day cap is defined once, in `play_core::playground::ttl`).
+/// 30-day cap is defined once, in `play_model::playground::ttl`).
 #[test]
 fn the_extension_bounds_are_the_servers() {
-    use play_core::playground::ttl::MAX_EXTEND_HOURS;
+    use play_model::playground::ttl::MAX_EXTEND_HOURS;
     let doc = document();
     let hours = &doc["components"]["schemas"]["ExtendRequest"]["properties"]["duration_hours"];
     assert_eq!(hours["maximum"].as_i64(), Some(MAX_EXTEND_HOURS), "{hours}");

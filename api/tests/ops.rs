@@ -10,7 +10,7 @@ async fn health_and_readiness_need_no_credential() {
     assert_eq!((r.status, r.body["status"].as_str()), (StatusCode::OK, Some("ok")));
     let r = app.request(Method::GET, "/readyz", None, None).await;
     assert_eq!(r.status, StatusCode::OK);
-    assert_eq!(r.body["store"], play_core::testing::backend().as_str());
+    assert_eq!(r.body["store"], play_store::testing::backend().as_str());
 }
 
 #[tokio::test]

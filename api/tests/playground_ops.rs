@@ -144,7 +144,7 @@ async fn hard_restart_and_recreate_record_a_fresh_provisioning() {
 async fn destroying_or_foreign_playgrounds_refuse_both() {
     let (app, id) = setup().await;
     let other = app.new_account("other").await;
-    let token = app.key_for(other, play_core::scopes::ScopeSet::all(), None).await;
+    let token = app.key_for(other, play_model::scopes::ScopeSet::all(), None).await;
     for op in ["rollout", "hard_restart", "sleep", "wake"] {
         app.request(Method::POST, &format!("/api/playgrounds/{id}/{op}"), Some(&token), None)
             .await

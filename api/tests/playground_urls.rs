@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use axum::http::{Method, StatusCode};
 use play_api::testing::{NoHosts, Response, TestApp};
-use play_core::playground::{ServiceState, ServiceStatus};
-use play_core::time;
 use play_core::wake::{ChannelWaker, Kind};
+use play_model::playground::{ServiceState, ServiceStatus};
+use play_model::time;
 use serde_json::{Value, json};
 
 const COMPOSE: &str = r#"

@@ -1,13 +1,13 @@
 //! `/compose`, `/env_metadata` and `/debug` over the real router and store:
 //! what the views show is computed like the reconciler computes it (the
-//! desired objects themselves are unit-tested in `play_core::desired`).
+//! desired objects themselves are unit-tested in `play_model::desired`).
 
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
 use axum::http::{Method, StatusCode};
 use play_api::testing::TestApp;
-use play_core::compose::parse_rendered;
-use play_core::scopes::ScopeSet;
+use play_model::compose::parse_rendered;
+use play_model::scopes::ScopeSet;
 use serde_json::{Value, json};
 
 const COMPOSE: &str = r#"
@@ -228,7 +228,7 @@ async fn decided(f: &Fixture, playground: i64, service: &str, host: &str, live: 
     .bind(service)
     .bind(f.playroom)
     .bind(host)
-    .bind(play_core::time::to_db(&play_core::time::now()))
+    .bind(play_model::time::to_db(&play_model::time::now()))
     .bind(i64::from(live))
     .bind(conflict_with)
     .execute(f.app.store().pool())
@@ -362,18 +362,18 @@ async fn debug_config_hashes_include_the_mounted_files() {
     // What the reconciler converges to: the desired objects with the files.
     let store = f.app.store();
     let account = f.app.account_id;
-    let playground = play_core::store::playgrounds::get(store, account, id).await.unwrap();
-    let playspec = play_core::store::playspecs::get(store, account, f.playspec).await.unwrap();
-    let playroom = play_core::store::playrooms::get(store, account, f.playroom).await.unwrap();
-    let files = play_core::store::playspec_files::list_files(store, f.playspec).await.unwrap();
+    let playground = play_store::playgrounds::get(store, account, id).await.unwrap();
+    let playspec = play_store::playspecs::get(store, account, f.playspec).await.unwrap();
+    let playroom = play_store::playrooms::get(store, account, f.playroom).await.unwrap();
+    let files = play_store::playspec_files::list_files(store, f.playspec).await.unwrap();
     assert_eq!(files.len(), 1);
-    let policy = play_core::compose::Policy::of_room(playroom.trusted);
-    let model = play_core::desired::model_for(&playspec.base_compose_yaml, &policy, &playground).unwrap();
+    let policy = play_model::compose::Policy::of_room(playroom.trusted);
+    let model = play_model::desired::model_for(&playspec.base_compose_yaml, &policy, &playground).unwrap();
     let definitions = playspec.definitions().unwrap();
-    let inputs = play_core::desired::Inputs::new(&playground, &model)
+    let inputs = play_model::desired::Inputs::new(&playground, &model)
         .with_persist_volumes(playspec.persist_volumes)
         .with_files(&files)
-        .with_edge(play_core::desired::EdgeInputs {
+        .with_edge(play_model::desired::EdgeInputs {
             settings: playroom.edge,
             domains: &playroom.domains,
             acme_email: playroom.acme_email.as_deref(),
@@ -381,16 +381,16 @@ async fn debug_config_hashes_include_the_mounted_files() {
             host: &playroom.host,
         })
         .with_definitions(&definitions);
-    let converged = play_core::desired::desired(&inputs).unwrap();
+    let converged = play_model::desired::desired(&inputs).unwrap();
     let hash = |name: &str| converged.services.iter().find(|s| s.name == name).unwrap().config_hash.clone();
     assert_eq!(shown("web"), hash("web"), "the mounted file is part of web's container");
     assert_eq!(shown("db"), hash("db"));
     // ... which is what the one builder the reconciler calls answers.
     let computed =
-        play_core::playground::desired_for(&playground, Some(&playspec), &files, &playroom, &Default::default())
+        play_model::playground::desired_for(&playground, Some(&playspec), &files, &playroom, &Default::default())
             .unwrap();
     assert_eq!(computed.desired, converged);
-    let without_files = play_core::desired::desired(&inputs.with_files(&[])).unwrap();
+    let without_files = play_model::desired::desired(&inputs.with_files(&[])).unwrap();
     let bare = without_files.services.iter().find(|s| s.name == "web").unwrap();
     assert_ne!(bare.config_hash, hash("web"), "the file changes the hash of the service that mounts it");
 }
@@ -461,7 +461,7 @@ async fn a_playgrounds_events_come_newest_first_and_are_bounded() {
         .await
         .assert_error(StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND");
     let other = app.new_account("other").await;
-    let theirs = app.key_for(other, play_core::scopes::ScopeSet::all(), None).await;
+    let theirs = app.key_for(other, play_model::scopes::ScopeSet::all(), None).await;
     app.get(&format!("/api/playgrounds/{id}/events"), &theirs)
         .await
         .assert_error(StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND");

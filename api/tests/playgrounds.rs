@@ -102,7 +102,7 @@ async fn create_records_desired_state_and_locks_the_playspec() {
         .await
         .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "LOCKED");
 
-    let events = play_core::store::events::list_for_account(f.app.store(), f.app.account_id).await.unwrap();
+    let events = play_store::events::list_for_account(f.app.store(), f.app.account_id).await.unwrap();
     let created = events.iter().find(|e| e.event_type == "playground.created").unwrap();
     assert_eq!(created.entity_id, id);
     assert_eq!(created.playground_name.as_deref(), Some("pr-42"));
@@ -164,7 +164,7 @@ async fn unknown_or_foreign_playspecs_and_playrooms_are_404() {
     f.create(json!({"playspec_id": 999_999})).await.assert_error(StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND");
     f.create(json!({"playroom_id": 999_999})).await.assert_error(StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND");
     let other = f.app.new_account("other").await;
-    let token = f.app.key_for(other, play_core::scopes::ScopeSet::all(), None).await;
+    let token = f.app.key_for(other, play_model::scopes::ScopeSet::all(), None).await;
     let body = json!({"playground": {"name": "x", "playspec_id": f.playspec, "playroom_id": f.playroom}});
     f.app.post("/api/playgrounds", &token, body).await.assert_error(StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND");
     assert_eq!(f.app.count("playgrounds").await, 0);
@@ -251,7 +251,7 @@ async fn delete_is_202_destroying_and_idempotent() {
 #[tokio::test]
 async fn the_playground_quota_applies() {
     let app = TestApp::with_config(play_api::ApiConfig {
-        quotas: play_core::model::quota::QuotaLimits::parse("playgrounds=1").unwrap(),
+        quotas: play_model::model::quota::QuotaLimits::parse("playgrounds=1").unwrap(),
         ..TestApp::default_config()
     })
     .await;

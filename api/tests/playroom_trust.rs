@@ -6,8 +6,8 @@
 
 use axum::http::{Method, StatusCode};
 use play_api::testing::TestApp;
-use play_core::scopes::{Scope, ScopeSet};
-use play_core::ssh_keys;
+use play_model::scopes::{Scope, ScopeSet};
+use play_model::ssh_keys;
 use serde_json::json;
 
 async fn patch(app: &TestApp, id: i64, token: &str, fields: serde_json::Value) -> play_api::testing::Response {
@@ -305,7 +305,7 @@ async fn the_first_contact_pin_keeps_trust() {
         app.post("/api/playrooms", &operator, json!({"playroom": {"name": "x", "host": "h", "trusted": true}})).await;
     let id = r.body["id"].as_i64().unwrap();
     let key = ssh_keys::generate_ed25519("host").unwrap().public_openssh;
-    let pin = play_core::store::playroom_checks::pin_first_contact(app.store(), id, &key).await.unwrap();
+    let pin = play_store::playroom_checks::pin_first_contact(app.store(), id, &key).await.unwrap();
     assert!(pin.is_some());
     let detail = app.get(&format!("/api/playrooms/{id}"), &app.admin).await;
     assert!(detail.body["host_key"].is_string(), "{}", detail.text);

@@ -6,7 +6,7 @@
 
 use axum::http::{Method, StatusCode};
 use play_api::testing::TestApp;
-use play_core::ssh_keys;
+use play_model::ssh_keys;
 use serde_json::{Value, json};
 
 fn private_key() -> String {
@@ -158,7 +158,7 @@ async fn duplicate_names_are_refused_per_account() {
     r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
     // Another account may use the name.
     let other = app.new_account("other").await;
-    let token = app.key_for(other, play_core::scopes::ScopeSet::all(), None).await;
+    let token = app.key_for(other, play_model::scopes::ScopeSet::all(), None).await;
     let r = app.post("/api/playrooms", &token, json!({"playroom": {"name": "a", "host": "h"}})).await;
     assert_eq!(r.status, StatusCode::CREATED);
 }
@@ -168,7 +168,7 @@ async fn another_accounts_playroom_is_404_everywhere() {
     let app = TestApp::new().await;
     let id = create(&app, json!({"name": "a", "host": "h"})).await;
     let other = app.new_account("other").await;
-    let token = app.key_for(other, play_core::scopes::ScopeSet::all(), None).await;
+    let token = app.key_for(other, play_model::scopes::ScopeSet::all(), None).await;
     let path = format!("/api/playrooms/{id}");
     app.get(&path, &token).await.assert_error(StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND");
     app.request(Method::PATCH, &path, Some(&token), Some(json!({"playroom": {"name": "x"}})))
@@ -187,7 +187,7 @@ async fn another_accounts_playroom_is_404_everywhere() {
 async fn deleting_a_playroom_with_active_playgrounds_is_409() {
     let app = TestApp::new().await;
     let id = create(&app, json!({"name": "a", "host": "h"})).await;
-    let now = play_core::time::to_db(&play_core::time::now());
+    let now = play_model::time::to_db(&play_model::time::now());
     sqlx::query("INSERT INTO playgrounds (account_id, playroom_id, name, status, created_at, updated_at) VALUES ($1, $2, 'pg', 'running', $3, $3)")
         .bind(app.account_id)
         .bind(id)
@@ -277,7 +277,7 @@ async fn playroom_changes_write_events() {
     )
     .await;
     app.delete(&format!("/api/playrooms/{id}"), &app.admin).await;
-    let events = play_core::store::events::list_for_account(app.store(), app.account_id).await.unwrap();
+    let events = play_store::events::list_for_account(app.store(), app.account_id).await.unwrap();
     let kinds: Vec<_> = events.iter().filter(|e| e.entity_type == "playroom").map(|e| e.event_type.as_str()).collect();
     assert_eq!(kinds, ["playroom.created", "playroom.updated", "playroom.destroyed"]);
 }
@@ -285,7 +285,7 @@ async fn playroom_changes_write_events() {
 #[tokio::test]
 async fn the_playroom_quota_applies() {
     let app = TestApp::with_config(play_api::ApiConfig {
-        quotas: play_core::model::quota::QuotaLimits::parse("playrooms=1").unwrap(),
+        quotas: play_model::model::quota::QuotaLimits::parse("playrooms=1").unwrap(),
         ..TestApp::default_config()
     })
     .await;

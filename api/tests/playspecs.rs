@@ -43,7 +43,7 @@ async fn reference_from_playground(app: &TestApp, playspec_id: i64, status: &str
 }
 
 async fn insert_playground(app: &TestApp, room: i64, playspec_id: i64, name: &str, status: &str) {
-    let now = play_core::time::to_db(&play_core::time::now());
+    let now = play_model::time::to_db(&play_model::time::now());
     sqlx::query(
         "INSERT INTO playgrounds (account_id, playroom_id, playspec_id, name, status, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $6)",
@@ -393,9 +393,8 @@ async fn registry_credentials_keep_their_secret() {
         .try_get("secret")
         .unwrap();
     assert!(!stored.contains("hunter2"));
-    let opened = play_core::store::playspec_files::credential_secret(app.store(), &app.state.secrets, id, cred_id)
-        .await
-        .unwrap();
+    let opened =
+        play_store::playspec_files::credential_secret(app.store(), &app.state.secrets, id, cred_id).await.unwrap();
     assert_eq!(opened, "hunter2-token");
 
     app.post(&format!("/api/playspecs/{id}/add_registry_credential"), &app.admin, body)
@@ -416,7 +415,7 @@ async fn another_accounts_playspec_is_404() {
     let app = TestApp::new().await;
     let id = created(&app).await;
     let other = app.new_account("other").await;
-    let token = app.key_for(other, play_core::scopes::ScopeSet::all(), None).await;
+    let token = app.key_for(other, play_model::scopes::ScopeSet::all(), None).await;
     app.get(&format!("/api/playspecs/{id}"), &token).await.assert_error(StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND");
     app.get(&format!("/api/playspecs/{id}/services"), &token)
         .await
@@ -433,7 +432,7 @@ async fn playspec_changes_write_events() {
     let id = created(&app).await;
     upload(&app, id, &[("file", Some("a"), b"1"), ("mount_path", None, b"/a")]).await;
     app.delete(&format!("/api/playspecs/{id}"), &app.admin).await;
-    let events = play_core::store::events::list_for_account(app.store(), app.account_id).await.unwrap();
+    let events = play_store::events::list_for_account(app.store(), app.account_id).await.unwrap();
     let kinds: Vec<_> = events.iter().filter(|e| e.entity_type == "playspec").map(|e| e.event_type.as_str()).collect();
     assert_eq!(kinds, ["playspec.created", "playspec.updated", "playspec.destroyed"]);
 }

@@ -9,7 +9,7 @@
 
 use axum::http::StatusCode;
 use play_api::testing::TestApp;
-use play_core::scopes::{Scope, ScopeSet};
+use play_model::scopes::{Scope, ScopeSet};
 use serde_json::json;
 
 const URL: &str = "https://git.example.org/team/private.git";

@@ -8,14 +8,14 @@ use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
 use play_api::testing::TestApp;
-use play_core::playzone::model::SyncResult;
-use play_core::repository::RemoteBranch;
-use play_core::scopes::{Scope, ScopeSet};
-use play_core::store::events;
-use play_core::store::fence::Fence;
-use play_core::store::leases;
-use play_core::store::playzones;
-use play_core::time;
+use play_model::playzone::model::SyncResult;
+use play_model::repository::RemoteBranch;
+use play_model::scopes::{Scope, ScopeSet};
+use play_model::time;
+use play_store::events;
+use play_store::fence::Fence;
+use play_store::leases;
+use play_store::playzones;
 use serde_json::{Value, json};
 
 const URL: &str = "https://git.example.org/team/app.git";
@@ -189,7 +189,7 @@ async fn hostile_and_bad_input_is_refused_field_by_field() {
 async fn the_operator_allowlist_admits_a_loopback_repository() {
     let mut config = TestApp::default_config();
     config.repository_policy.urls.allow_http = true;
-    config.repository_policy.urls.allowlist = play_core::webhook::UrlPolicy::parse_allowlist("127.0.0.1").unwrap();
+    config.repository_policy.urls.allowlist = play_model::webhook::UrlPolicy::parse_allowlist("127.0.0.1").unwrap();
     let app = TestApp::with_config(config).await;
     create(&app, json!({"name": "local", "scm_url": "http://127.0.0.1:3000/r.git"})).await;
     assert_eq!(
@@ -350,7 +350,7 @@ async fn a_playspec_links_its_build_service_to_a_playzone_of_the_account() {
     let details = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
     assert!(details["playspec.services[0].playzone_id"][0].as_str().unwrap().contains("only services built"));
     let other = app.new_account("other").await;
-    let stranger = app.key_for(other, play_core::scopes::ScopeSet::all(), None).await;
+    let stranger = app.key_for(other, play_model::scopes::ScopeSet::all(), None).await;
     let r = app.post("/api/playspecs", &stranger, body(json!([{"name": "web", "playzone_id": zone}]))).await;
     let details = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
     assert!(details["playspec.services.web.playzone_id"][0].as_str().unwrap().contains("no Playzone"), "{details}");

@@ -13,7 +13,7 @@ use std::time::Duration;
 use axum::http::StatusCode;
 use play_api::ApiConfig;
 use play_api::testing::TestApp;
-use play_core::scopes::{Scope, ScopeSet};
+use play_model::scopes::{Scope, ScopeSet};
 use serde_json::{Value, json};
 
 const LONG: Duration = Duration::from_secs(3600);
@@ -118,9 +118,9 @@ async fn writes_through_this_replica_are_seen_at_once() {
 /// kept body of another Playground is still served.
 #[tokio::test]
 async fn this_replicas_reconciler_writes_are_seen_at_once() {
-    use play_core::playground::{CreationStep, ServiceState, ServiceStatus};
-    use play_core::store::fence::Fence;
-    use play_core::store::{leases, playground_status};
+    use play_model::playground::{CreationStep, ServiceState, ServiceStatus};
+    use play_store::fence::Fence;
+    use play_store::{leases, playground_status};
     let app = app(LONG).await;
     let id = app.new_playground().await;
     let first = app.get(&format!("/api/playgrounds/{id}"), &app.admin).await.body;
@@ -129,7 +129,7 @@ async fn this_replicas_reconciler_writes_are_seen_at_once() {
     let other_status = format!("/api/playgrounds/{other}/status");
     assert_eq!(error_message(&app, id).await, Value::Null);
     assert_eq!(app.get(&other_status, &app.admin).await.body["error_message"], Value::Null);
-    let lease = leases::claim(app.store(), "playground", id, "this-replica", play_core::time::now(), LONG)
+    let lease = leases::claim(app.store(), "playground", id, "this-replica", play_model::time::now(), LONG)
         .await
         .unwrap()
         .unwrap();

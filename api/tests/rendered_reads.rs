@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::http::{StatusCode, header};
 use play_api::testing::TestApp;
-use play_core::scopes::{Scope, ScopeSet};
+use play_model::scopes::{Scope, ScopeSet};
 
 /// Readers keep renders of the same Playground in flight while the test
 /// writes and reads: a caller that was handed a render already in flight

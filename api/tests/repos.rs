@@ -8,7 +8,7 @@ mod support;
 
 use axum::http::StatusCode;
 use play_api::testing::TestApp;
-use play_core::scopes::{Scope, ScopeSet};
+use play_model::scopes::{Scope, ScopeSet};
 use serde_json::{Value, json};
 use support::hosted::{Hosted, git};
 
@@ -70,7 +70,7 @@ async fn every_push_is_recorded_with_a_repo_push_event() {
     assert_eq!(again.body["changed"], false, "the same files make no commit");
     assert_eq!(again.body["commit_sha"], first.body["commit_sha"]);
     assert_eq!(app.count("repository_pushes").await, 2, "the README and the first push; the no-op is not a push");
-    let events = play_core::store::events::list_for_account(app.store(), app.account_id).await.unwrap();
+    let events = play_store::events::list_for_account(app.store(), app.account_id).await.unwrap();
     let pushes: Vec<_> = events.iter().filter(|e| e.entity_type == "repo" && e.action == "push").collect();
     assert_eq!(pushes.len(), 2);
     let last = pushes.iter().max_by_key(|e| e.id).unwrap().metadata.clone().unwrap();
@@ -153,7 +153,7 @@ async fn without_a_source_host_every_route_needs_an_app_and_the_quota_holds() {
     }
 
     let mut config = TestApp::default_config();
-    config.quotas.set(play_core::model::quota::Resource::Repositories, 1);
+    config.quotas.set(play_model::model::quota::Resource::Repositories, 1);
     let h = Hosted::with_app(TestApp::with_config(config).await);
     h.app.post("/api/repos", &h.app.admin, json!({"name": "one"})).await;
     let second = h.app.post("/api/repos", &h.app.admin, json!({"name": "two"})).await;
@@ -223,13 +223,13 @@ async fn with_the_host_enabled_account_by_account_only_a_switched_on_account_cre
     assert_eq!(named.body["error"]["code"], "SCM_APP_REQUIRED", "{}", named.text);
     assert_eq!(app.count("repositories").await, 0);
 
-    play_core::store::accounts::set_git_host(app.store(), "default", true).await.unwrap();
+    play_store::accounts::set_git_host(app.store(), "default", true).await.unwrap();
     let made = app.post("/api/repos", &app.admin, json!({"name": "app", "auto_init": true})).await;
     assert_eq!(made.status, StatusCode::CREATED, "{}", made.text);
 
     // Switched off again: no new repository and no push to the existing
     // one (issue #49, item 6), which the account still reads and deletes.
-    play_core::store::accounts::set_git_host(app.store(), "default", false).await.unwrap();
+    play_store::accounts::set_git_host(app.store(), "default", false).await.unwrap();
     let again = app.post("/api/repos", &app.admin, json!({"name": "other"})).await;
     assert_eq!(again.body["error"]["code"], "SCM_APP_REQUIRED", "{}", again.text);
     let push = json!({"repo": "default/app", "message": "m", "files": [{"path": "a", "content": "a"}]});

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use axum::http::{Method, StatusCode};
 use play_api::route_scopes::{ANY_KEY_ROUTES, PER_OBJECT_ROUTES, ROUTE_SCOPES};
 use play_api::testing::TestApp;
-use play_core::scopes::{Scope, ScopeSet};
+use play_model::scopes::{Scope, ScopeSet};
 
 fn concrete(path: &str) -> String {
     path.replace("{id}", "999999").replace("{service}", "web")

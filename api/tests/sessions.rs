@@ -20,8 +20,8 @@ use axum::http::{Method, Request, StatusCode, header};
 use futures::StreamExt;
 use play_api::ApiConfig;
 use play_api::testing::{NoHosts, TestApp};
-use play_core::host::{ConnectionReport, HostError, HostGateway, HostTarget, LogLines};
-use play_core::scopes::{Scope, ScopeSet};
+use play_model::host::{ConnectionReport, HostError, HostGateway, HostTarget, LogLines};
+use play_model::scopes::{Scope, ScopeSet};
 use serde_json::json;
 use support::browser::{
     Browser, post_form, post_form_from, session_cookie, set_cookie, set_cookie_header, sign_in_form,

@@ -9,7 +9,7 @@ mod support;
 
 use axum::http::StatusCode;
 use play_api::testing::TestApp;
-use play_core::compose::{Policy, parse_compose};
+use play_model::compose::{Policy, parse_compose};
 use serde_json::json;
 use support::templates::{BODY, create_template, create_version, other_account, patch};
 

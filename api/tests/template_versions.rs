@@ -46,7 +46,7 @@ async fn versions_are_validated_numbered_and_listed() {
     assert_eq!(details.as_object().unwrap().keys().collect::<Vec<_>>(), ["services.web.labels.svc/expose"]);
     let details = refused(&app, id, "just text").await;
     assert_eq!(details.as_object().unwrap().keys().collect::<Vec<_>>(), ["template_body"]);
-    let huge = format!("{BODY}\n#{}\n", "x".repeat(play_core::compose::MAX_COMPOSE_BYTES));
+    let huge = format!("{BODY}\n#{}\n", "x".repeat(play_model::compose::MAX_COMPOSE_BYTES));
     let details = refused(&app, id, &huge).await;
     assert!(details["template_body"][0].as_str().unwrap().contains("at most"), "{details}");
     let r =

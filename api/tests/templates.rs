@@ -9,7 +9,7 @@ mod support;
 
 use axum::http::StatusCode;
 use play_api::testing::{Response, TestApp};
-use play_core::store::events;
+use play_store::events;
 use serde_json::{Value, json};
 use support::templates::{BODY, DATABASES, WEB, create_template, create_version, other_account, patch};
 
@@ -301,8 +301,8 @@ async fn writes_record_template_events() {
 
 #[tokio::test]
 async fn the_template_quota_is_enforced() {
-    use play_core::model::quota::Resource;
-    use play_core::store::quotas;
+    use play_model::model::quota::Resource;
+    use play_store::quotas;
     let app = TestApp::new().await;
     quotas::set_account_limit(app.store(), app.account_id, Resource::ImportTemplates, 1).await.unwrap();
     create_template(&app, &app.admin, "one", "").await;

@@ -10,7 +10,7 @@ mod support;
 
 use axum::http::StatusCode;
 use play_api::testing::TestApp;
-use play_core::scopes::{Scope, ScopeSet};
+use play_model::scopes::{Scope, ScopeSet};
 use serde_json::json;
 use support::templates::{create_template, create_version, other_account, patch};
 
@@ -181,8 +181,8 @@ async fn a_version_that_redirects_a_pull_request_trigger_takes_back_its_reading(
 #[tokio::test]
 async fn a_trigger_beyond_the_quota_is_refused_and_a_new_version_of_one_is_not() {
     let app = TestApp::new().await;
-    let quota = play_core::model::quota::Resource::Triggers;
-    play_core::store::quotas::set_account_limit(app.store(), app.account_id, quota, 1).await.unwrap();
+    let quota = play_model::model::quota::Resource::Triggers;
+    play_store::quotas::set_account_limit(app.store(), app.account_id, quota, 1).await.unwrap();
     let first = create_template(&app, &app.admin, "first", "").await;
     assert_eq!(create_version(&app, &app.admin, first, SITE, false).await.status, StatusCode::CREATED);
     let changed = SITE.replace("max_playgrounds: 3", "max_playgrounds: 4");

@@ -7,11 +7,11 @@
 use axum::http::{Method, StatusCode};
 use play_api::ApiConfig;
 use play_api::testing::TestApp;
-use play_core::scopes::{Scope, ScopeSet};
-use play_core::store::events;
-use play_core::store::webhook_deliveries;
-use play_core::webhook::model::Attempt;
-use play_core::webhook::{AllowEntry, DeliveryStatus, UrlPolicy};
+use play_model::scopes::{Scope, ScopeSet};
+use play_model::webhook::model::Attempt;
+use play_model::webhook::{AllowEntry, DeliveryStatus, UrlPolicy};
+use play_store::events;
+use play_store::webhook_deliveries;
 use serde_json::{Value, json};
 
 const URL: &str = "https://hooks.example.com/play";
@@ -299,7 +299,7 @@ async fn another_accounts_endpoints_are_not_found() {
 #[tokio::test]
 async fn the_quota_bounds_endpoints_per_account() {
     let mut config = TestApp::default_config();
-    config.quotas.set(play_core::model::quota::Resource::WebhookEndpoints, 1);
+    config.quotas.set(play_model::model::quota::Resource::WebhookEndpoints, 1);
     let app = TestApp::with_config(config).await;
     create(&app, json!({"url": URL, "events": ["webhook.test"]})).await;
     let r = app

@@ -154,7 +154,7 @@ impl Metrics {
     /// Exposes `store`'s count of write transactions
     /// (`play_store_write_transactions_total`): called once, where the
     /// process wires its store to its metrics (`play serve`).
-    pub fn register_store(&self, store: &crate::store::Store) {
+    pub fn register_store(&self, store: &play_store::Store) {
         let mut registry = match self.registry.lock() {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
@@ -199,7 +199,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_store_write_transactions_are_rendered_once_registered() {
-        let db = crate::testing::store().await;
+        let db = play_store::testing::store().await;
         let metrics = Metrics::new();
         metrics.register_store(&db.store);
         let before = db.store.write_transactions().get();

@@ -1,4 +1,4 @@
-//! The Caddy matcher translation (`play_core::routing::caddy_matcher`) of
+//! The Caddy matcher translation (`play_model::routing::caddy_matcher`) of
 //! every routing rule the parser accepts, path rules or not, and
 //! `cel_string` on arbitrary text.
 //!
@@ -21,8 +21,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use play_core::routing::caddy_matcher::{cel_string, to_caddy};
-use play_core::routing::rule::{Rule, parse};
+use play_model::routing::caddy_matcher::{cel_string, to_caddy};
+use play_model::routing::rule::{parse, Rule};
 use regex::RegexBuilder;
 use serde_json::{Map, Value};
 

@@ -4,8 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use play_core::compose::interpolate::interpolate;
-use play_core::compose::{Policy, validate_compose, validate_compose_with};
+use play_model::compose::interpolate::interpolate;
+use play_model::compose::{Policy, validate_compose, validate_compose_with};
 
 fn lookup(name: &str) -> Option<String> {
     match name.len() % 3 {

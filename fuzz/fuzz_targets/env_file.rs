@@ -1,4 +1,4 @@
-//! The dotenv parser (`play_core::playzone::env_file`, what `env_defaults`
+//! The dotenv parser (`play_model::playzone::env_file`, what `env_defaults`
 //! reads from a Playzone's `.env.example`) on arbitrary text.
 //!
 //! Invariants:
@@ -16,7 +16,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use play_core::playzone::env_file::{self, EnvDefaults, MAX_ENTRIES, is_sensitive, secret_placeholder};
+use play_model::playzone::env_file::{self, EnvDefaults, is_sensitive, MAX_ENTRIES, secret_placeholder};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

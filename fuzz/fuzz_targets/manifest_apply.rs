@@ -1,7 +1,7 @@
 //! Server-side apply's reading of a manifest set: the JSON body of
 //! `POST /api/apply` (`play_api::apply::ApplyRequest`, the objects the
 //! CLI sends once it has read the YAML) and the pure rules of
-//! `play_core::apply` that apply runs on every object.
+//! `play_model::apply` that apply runs on every object.
 //!
 //! The CLI's YAML reading lives in the `play` binary, which the fuzz crate
 //! cannot link; the per-kind handlers need a store. What is here is all
@@ -25,10 +25,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use play_api::apply::ApplyRequest;
-use play_core::apply::{
-    Action, Decision, Kind, MAX_APPLY_SET_CHARS, SecretPath, canonical, check_apply_set, check_name, diff, digest,
-    redact,
-};
+use play_model::apply::{Action, canonical, check_apply_set, check_name, Decision, diff, digest, Kind, MAX_APPLY_SET_CHARS, redact, SecretPath};
 use serde_json::{Map, Value};
 
 /// Secret paths as the kinds declare them (`api/src/apply/*.rs`), with
@@ -98,7 +95,7 @@ fuzz_target!(|data: &[u8]| {
         previous = Some(spec);
 
         let mut redacted = spec.clone();
-        let paths: Vec<SecretPath> = SECRET_PATHS.iter().map(|p| play_core::apply::path(p)).collect();
+        let paths: Vec<SecretPath> = SECRET_PATHS.iter().map(|p| play_model::apply::path(p)).collect();
         redact(&mut redacted, &paths, &|s: &str| format!("hmac:{}", s.len()));
         check_redacted(spec, &redacted, &mut Vec::new());
     }

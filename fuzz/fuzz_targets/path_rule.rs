@@ -4,8 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use play_core::routing::PathRule;
-use play_core::routing::rule::parse;
+use play_model::routing::PathRule;
+use play_model::routing::rule::parse;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

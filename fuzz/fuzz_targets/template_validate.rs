@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 
 use libfuzzer_sys::fuzz_target;
-use play_core::compose::svc::validate_template;
-use play_core::compose::{Policy, compile, validate_compose};
+use play_model::compose::svc::validate_template;
+use play_model::compose::{compile, Policy, validate_compose};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 

@@ -1,5 +1,5 @@
-//! The URL policies: webhook endpoints (`play_core::webhook::url`) and
-//! Playzone repositories (`play_core::playzone::RepositoryPolicy`), on an
+//! The URL policies: webhook endpoints (`play_model::webhook::url`) and
+//! Playzone repositories (`play_model::playzone::RepositoryPolicy`), on an
 //! operator allowlist and a URL from the input (`<allowlist>\n<url>`, or
 //! the whole input as the URL with no allowlist).
 //!
@@ -25,8 +25,8 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use libfuzzer_sys::fuzz_target;
-use play_core::playzone::RepositoryPolicy;
-use play_core::webhook::url::{AllowEntry, MAX_URL_LEN, UrlPolicy, non_public};
+use play_model::playzone::RepositoryPolicy;
+use play_model::webhook::url::{AllowEntry, MAX_URL_LEN, non_public, UrlPolicy};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

@@ -16,7 +16,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use git2::{ObjectType, Oid, Repository, Tree};
-use play_core::repository::{ArchiveOptions, TreeEntry};
+use play_model::repository::{ArchiveOptions, TreeEntry};
 use tar::{EntryType, Header};
 
 use crate::error::{Error, Result};

@@ -17,7 +17,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use flate2::bufread::GzDecoder;
-use play_core::scm::http::ByteReader;
+use play_model::scm::http::ByteReader;
 use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 
 /// How a body is encoded (`Content-Encoding`).

@@ -7,10 +7,10 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use play_core::scm::host::{Created, Removal, RepoUrls, SourceHost};
-use play_core::scm::http::{GitHttp, GitHttpRequest, GitHttpResponse};
-use play_core::scm::model::Provider;
-use play_core::scm::{Author, FullName, PushFiles, PushOutcome, ScmError};
+use play_model::scm::host::{Created, Removal, RepoUrls, SourceHost};
+use play_model::scm::http::{GitHttp, GitHttpRequest, GitHttpResponse};
+use play_model::scm::model::Provider;
+use play_model::scm::{Author, FullName, PushFiles, PushOutcome, ScmError};
 
 use crate::hosted::HostedRepositories;
 use crate::limits::{GitHostLimits, Processes, usage};

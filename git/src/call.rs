@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use play_core::webhook::UrlPolicy;
+use play_model::webhook::UrlPolicy;
 use tokio::runtime::Handle;
 
 use crate::error::Error;

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use play_core::webhook::UrlPolicy;
+use play_model::webhook::UrlPolicy;
 use play_outbound::Failure;
 
 use crate::error::Error;

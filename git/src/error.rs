@@ -8,7 +8,7 @@
 //! libgit2 never sees it (it never sees the header, and the URL carries no
 //! userinfo: such a URL is refused before any call).
 
-use play_core::repository::RepositoryError;
+use play_model::repository::RepositoryError;
 
 /// Why a gateway call failed; each variant is a [`RepositoryError`] kind.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -17,11 +17,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use git2::{Direction, Oid, PushOptions, RemoteCallbacks, RemoteRedirect, Repository};
-use play_core::repository::{
+use play_model::repository::{
     ArchiveOptions, GitAccess, InstallationTokens, Reach, RemoteBranch, RemoteRefs, RepositoryAccess, RepositoryError,
     RepositoryGateway, TreeEntry,
 };
-use play_core::webhook::UrlPolicy;
+use play_model::webhook::UrlPolicy;
 use tokio::runtime::Handle;
 
 use crate::cache::{Cache, ensure_commit};
@@ -238,7 +238,7 @@ enum Target {
 
 /// Where play's own host keeps `full`; an error when the host is off or
 /// does not hold it.
-fn hosted_path(config: &GitConfig, full: &play_core::scm::names::FullName) -> Result<PathBuf, RepositoryError> {
+fn hosted_path(config: &GitConfig, full: &play_model::scm::names::FullName) -> Result<PathBuf, RepositoryError> {
     let Some(root) = &config.hosted_root else {
         return Err(RepositoryError::Failed(format!(
             "repository {full} is on play's own Git host, which the operator turned off (PLAY_GIT_HOST)"

@@ -25,12 +25,12 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use git2::{ErrorCode, Index, IndexEntry, IndexTime, Oid, Repository, RepositoryInitOptions, Signature, Tree};
-use play_core::error::push_field_error;
-use play_core::playzone::branch_name;
-use play_core::repository::{RemoteBranch, RemoteRefs};
-use play_core::scm::files::folders_of;
-use play_core::scm::{Author, DEFAULT_BRANCH, FullName, PushFiles, PushOutcome, ScmError};
-use play_core::{FieldErrors, scm};
+use play_model::error::push_field_error;
+use play_model::playzone::branch_name;
+use play_model::repository::{RemoteBranch, RemoteRefs};
+use play_model::scm::files::folders_of;
+use play_model::scm::{Author, DEFAULT_BRANCH, FullName, PushFiles, PushOutcome, ScmError};
+use play_model::{FieldErrors, scm};
 
 /// How many times a push is rebuilt on a branch head that moved under it.
 pub const PUSH_ATTEMPTS: usize = 5;

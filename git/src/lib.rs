@@ -1,4 +1,4 @@
-//! play's [`RepositoryGateway`](play_core::repository::RepositoryGateway):
+//! play's [`RepositoryGateway`](play_model::repository::RepositoryGateway):
 //! libgit2 (the `git2` crate, vendored, built without its own network
 //! stacks) speaking git's smart HTTP protocol through play's own
 //! subtransport, so every request obeys the operator's address policy,

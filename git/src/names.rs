@@ -1,7 +1,7 @@
 //! What the gateway accepts from its callers before any network call:
 //! repository URLs, commit ids, branch names and archive subdirectories.
 
-use play_core::webhook::UrlPolicy;
+use play_model::webhook::UrlPolicy;
 
 use crate::error::{Error, Result};
 
@@ -10,7 +10,7 @@ pub(crate) const MAX_BRANCH_LEN: usize = 200;
 
 /// Checks a repository URL against the operator's policy (scheme, IP
 /// literals, `localhost`) and refuses userinfo outright: a token belongs
-/// in [`RepositoryAccess::token`](play_core::repository::RepositoryAccess),
+/// in [`RepositoryAccess::token`](play_model::repository::RepositoryAccess),
 /// where it stays out of URLs, logs and the cache.
 pub(crate) fn check_url(policy: &UrlPolicy, url: &str) -> Result<String> {
     // Messages must not echo a URL with userinfo: it may hold a secret.

@@ -22,7 +22,7 @@
 
 use std::io;
 
-use play_core::scm::http::GitHttpResponse;
+use play_model::scm::http::GitHttpResponse;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::body::BodyError;

@@ -30,8 +30,8 @@ use std::process::Stdio;
 
 use futures::StreamExt as _;
 use git2::Repository;
-use play_core::scm::http::{BranchMove, ByteReader, GitHttpRequest, GitHttpResponse, Service};
-use play_core::scm::{FullName, ScmError};
+use play_model::scm::http::{BranchMove, ByteReader, GitHttpRequest, GitHttpResponse, Service};
+use play_model::scm::{FullName, ScmError};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{ChildStdout, Command};
 use tokio::sync::{OwnedSemaphorePermit, oneshot};

@@ -49,7 +49,7 @@ use crate::call::{Call, current};
 use crate::error::Error;
 
 /// The HTTP basic-auth user sent with a token (see
-/// [`play_core::repository::RepositoryAccess::token`]).
+/// [`play_model::repository::RepositoryAccess::token`]).
 const TOKEN_USER: &str = "x-access-token";
 
 /// Registers [`factory`] for `http` and `https` with libgit2, once per

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::io::Read as _;
 
 use common::{World, any_file_contains, noise};
-use play_core::repository::{ArchiveOptions, ByteBudget, RepositoryError, RepositoryGateway, TreeEntry};
 use play_git::testing::{Access, Entry, executable, file, symlink};
+use play_model::repository::{ArchiveOptions, ByteBudget, RepositoryError, RepositoryGateway, TreeEntry};
 
 fn tree() -> Vec<(&'static str, Entry)> {
     vec![
@@ -134,7 +134,8 @@ async fn a_context_is_written_to_a_file_without_what_dockerignore_excludes() {
     let dir = tempfile::tempdir().unwrap();
     let to = dir.path().join("context.tar");
     std::fs::write(&to, b"").unwrap();
-    let rules = play_core::build::dockerignore::Rules::parse("*.md\nsecrets\n!secrets/keep.txt\nDockerfile\n").unwrap();
+    let rules =
+        play_model::build::dockerignore::Rules::parse("*.md\nsecrets\n!secrets/keep.txt\nDockerfile\n").unwrap();
     let options = ArchiveOptions { rules, dockerfile: "Dockerfile".into(), ..ArchiveOptions::default() };
     let bytes = world.gateway.archive_to_file(&access, &commit, "app", 1 << 20, options, to.clone()).await.unwrap();
     let written = std::fs::read(&to).unwrap();

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
-use play_core::scm::{Author, FullName, PushFile, PushFiles, ScmError};
 use play_git::hosted::HostedRepositories;
+use play_model::scm::{Author, FullName, PushFile, PushFiles, ScmError};
 
 fn author() -> Author {
     Author { name: "play test".into(), email: "test@play.invalid".into() }
@@ -157,8 +157,8 @@ fn concurrent_pushes_to_one_branch_lose_no_file() {
 /// access or a host switched off fails with the reason.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_gateway_reads_a_hosted_repository_in_place() {
-    use play_core::repository::{Reach, RepositoryAccess, RepositoryGateway};
     use play_git::{GitConfig, GitGateway};
+    use play_model::repository::{Reach, RepositoryAccess, RepositoryGateway};
 
     let dir = tempfile::tempdir().unwrap();
     let host = HostedRepositories::new(dir.path().join("repos"));
@@ -168,7 +168,7 @@ async fn the_gateway_reads_a_hosted_repository_in_place() {
     host.push(&app, Some("feature"), &files(&[("x", "y")], "m"), &author()).unwrap();
 
     // The policy allows no address at all: a dial would be refused.
-    let strict = play_core::webhook::UrlPolicy::default();
+    let strict = play_model::webhook::UrlPolicy::default();
     let config =
         GitConfig { hosted_root: Some(dir.path().join("repos")), ..GitConfig::new(dir.path().join("cache"), strict) };
     let gateway = GitGateway::new(config.clone()).unwrap();

@@ -7,9 +7,9 @@ mod common;
 use std::time::Duration;
 
 use common::{World, gateway};
-use play_core::repository::{RepositoryAccess, RepositoryError, RepositoryGateway};
-use play_core::webhook::UrlPolicy;
 use play_git::testing::{Access, file};
+use play_model::repository::{RepositoryAccess, RepositoryError, RepositoryGateway};
+use play_model::webhook::UrlPolicy;
 
 #[tokio::test]
 async fn lists_the_branches_and_the_default_branch_of_a_public_repository() {

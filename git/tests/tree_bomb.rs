@@ -13,9 +13,9 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::World;
-use play_core::build::dockerignore::Rules;
-use play_core::repository::{ArchiveOptions, RepositoryError, RepositoryGateway};
 use play_git::testing::{Access, file};
+use play_model::build::dockerignore::Rules;
+use play_model::repository::{ArchiveOptions, RepositoryError, RepositoryGateway};
 
 /// Commits, on `main` of `name`, a root holding a Dockerfile and folder
 /// `bomb`: `depth` levels of `width` names for one shared tree each.

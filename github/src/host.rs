@@ -7,12 +7,12 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use play_core::repository::{GitAccess, InstallationTokens, RepositoryError};
-use play_core::scm::host::{
+use play_model::repository::{GitAccess, InstallationTokens, RepositoryError};
+use play_model::scm::host::{
     AppRepository, ConfirmedInstallation, Created, InstallableApp, Removal, RepoUrls, SourceHost,
 };
-use play_core::scm::model::{Installation, Provider};
-use play_core::scm::{Author, FullName, PushFiles, PushOutcome, ScmError};
+use play_model::scm::model::{Installation, Provider};
+use play_model::scm::{Author, FullName, PushFiles, PushOutcome, ScmError};
 
 use crate::api::GithubApi;
 use crate::repos::{Head, RepoCalls};
@@ -70,8 +70,8 @@ impl SourceHost for InstallationHost {
         _by: &Author,
     ) -> Result<Created, ScmError> {
         if !self.organisation {
-            let mut errors = play_core::FieldErrors::new();
-            play_core::error::push_field_error(
+            let mut errors = play_model::FieldErrors::new();
+            play_model::error::push_field_error(
                 &mut errors,
                 "installation_id",
                 format!(
@@ -155,7 +155,7 @@ impl SourceHost for InstallationHost {
         self.api.urls(full)
     }
 
-    fn reviews(&self) -> Option<&dyn play_core::scm::pulls::ReviewHost> {
+    fn reviews(&self) -> Option<&dyn play_model::scm::pulls::ReviewHost> {
         Some(self)
     }
 }
@@ -191,13 +191,13 @@ impl InstallableApp for GithubApi {
         self.confirm_installation(code, id).await.map_err(|e| match e {
             GithubError::NotFound(_) => ScmError::NotFound,
             GithubError::NotPermitted(m) => {
-                let mut errors = play_core::FieldErrors::new();
-                play_core::error::push_field_error(&mut errors, "installation_id", m);
+                let mut errors = play_model::FieldErrors::new();
+                play_model::error::push_field_error(&mut errors, "installation_id", m);
                 ScmError::Invalid(errors)
             }
             GithubError::Unauthorized(m) => {
-                let mut errors = play_core::FieldErrors::new();
-                play_core::error::push_field_error(
+                let mut errors = play_model::FieldErrors::new();
+                play_model::error::push_field_error(
                     &mut errors,
                     "code",
                     format!("GitHub did not accept the authorization code ({m}): install the app again"),

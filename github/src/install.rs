@@ -14,7 +14,7 @@
 //! (`GET /user/memberships/orgs/{org}`). The person's token is used for
 //! these checks and dropped.
 
-use play_core::scm::host::ConfirmedInstallation;
+use play_model::scm::host::ConfirmedInstallation;
 use reqwest::Method;
 use serde::Deserialize;
 

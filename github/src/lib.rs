@@ -67,10 +67,10 @@ pub enum GithubError {
 pub type Result<T, E = GithubError> = std::result::Result<T, E>;
 
 /// What a GitHub error means to the repositories facility.
-pub(crate) fn scm_error(error: GithubError) -> play_core::scm::ScmError {
+pub(crate) fn scm_error(error: GithubError) -> play_model::scm::ScmError {
     match error {
-        GithubError::NotFound(_) => play_core::scm::ScmError::NotFound,
-        GithubError::Conflict(m) | GithubError::Unprocessable(m) => play_core::scm::ScmError::Conflict(m),
-        other => play_core::scm::ScmError::Failed(other.to_string()),
+        GithubError::NotFound(_) => play_model::scm::ScmError::NotFound,
+        GithubError::Conflict(m) | GithubError::Unprocessable(m) => play_model::scm::ScmError::Conflict(m),
+        other => play_model::scm::ScmError::Failed(other.to_string()),
     }
 }

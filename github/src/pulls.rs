@@ -14,8 +14,8 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use play_core::scm::pulls::{MAX_OPEN_PULLS, PreviewReport, PullRequest, PullState, ReviewHost};
-use play_core::scm::{FullName, ScmError};
+use play_model::scm::pulls::{MAX_OPEN_PULLS, PreviewReport, PullRequest, PullState, ReviewHost};
+use play_model::scm::{FullName, ScmError};
 use serde::{Deserialize, Serialize};
 
 use crate::host::InstallationHost;

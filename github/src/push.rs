@@ -20,7 +20,7 @@
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
-use play_core::scm::{Author, PushFiles, PushOutcome, ScmError};
+use play_model::scm::{Author, PushFiles, PushOutcome, ScmError};
 use serde::{Deserialize, Serialize};
 
 use crate::GithubError;
@@ -196,8 +196,8 @@ async fn first_push(
     person: Person<'_>,
 ) -> Result<PushOutcome, ScmError> {
     if branch != default_branch {
-        let mut errors = play_core::FieldErrors::new();
-        play_core::error::push_field_error(
+        let mut errors = play_model::FieldErrors::new();
+        play_model::error::push_field_error(
             &mut errors,
             "branch",
             format!("the repository is empty: its first push goes to its default branch {default_branch}"),

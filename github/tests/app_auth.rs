@@ -6,11 +6,11 @@
 
 use std::sync::Arc;
 
-use play_core::webhook::url::AllowEntry;
 use play_github::testing::IssuedScope;
 use play_github::testing::{CLIENT_ID, CLIENT_SECRET, FakeGithub, KeyPair};
 use play_github::tokens::{CONTENTS_READ, CONTENTS_WRITE, TokenScope};
 use play_github::{AppKey, ClientSecret, GithubApi, GithubAppConfig, GithubError};
+use play_model::webhook::url::AllowEntry;
 use play_outbound::UrlPolicy;
 
 const APP_ID: &str = "4242";

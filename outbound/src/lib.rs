@@ -21,7 +21,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use play_core::webhook::UrlPolicy;
+pub use play_model::webhook::UrlPolicy;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 /// Why an address was refused: carried through reqwest's error chain and

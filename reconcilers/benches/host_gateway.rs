@@ -19,10 +19,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use play_core::host::HostTarget;
 use play_core::metrics::Metrics;
-use play_core::ssh_keys;
-use play_core::testing::free_port;
+use play_model::host::HostTarget;
+use play_model::ssh_keys;
+use play_model::testing::free_port;
 use play_reconcilers::host::{DockerHostGateway, HostConfig};
 
 type Result<T, E = Box<dyn std::error::Error>> = std::result::Result<T, E>;

@@ -6,8 +6,8 @@
 //!    forget its routes, and wait for a change.
 //! 2. Compute the routes it should serve ([`routes`]), arbitrate hosts
 //!    claimed by several Playgrounds (the oldest claim wins,
-//!    `play_core::edge::claims`), and build the Caddy config
-//!    (`play_core::edge::config`).
+//!    `play_model::edge::claims`), and build the Caddy config
+//!    (`play_model::edge::config`).
 //! 3. Observe the edge container ([`container`]): missing or stopped, it is
 //!    made (or started) again, with the config as its bootstrap, and the
 //!    repair is recorded as drift (`playroom.edge.restored`) when play had
@@ -18,7 +18,7 @@
 //!    nothing. A config Caddy refuses leaves Caddy on its last good config;
 //!    the refusal is the Playroom's edge error, no Playground's.
 //! 5. Record the outcome (routes, live flags, conflicts, the applied hash
-//!    or the error; `play_core::store::edges`), fenced by the pass's lease,
+//!    or the error; `play_store::edges`), fenced by the pass's lease,
 //!    and look again after `EdgeConfig::check_interval`: that poll is how a
 //!    container removed behind play's back is noticed.
 //!
@@ -42,9 +42,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use play_core::secrets::SecretBox;
-use play_core::store::{Store, sweep};
 use play_core::wake::Waker;
+use play_model::secrets::SecretBox;
+use play_store::{Store, sweep};
 
 use crate::host::DockerHostGateway;
 use crate::runtime::{Action, Ctx, Reconciler};
@@ -132,7 +132,7 @@ impl EdgeReconciler {
 }
 
 impl Reconciler for EdgeReconciler {
-    const NAME: &'static str = play_core::store::edges::RECONCILER;
+    const NAME: &'static str = play_store::edges::RECONCILER;
     const KIND: play_core::wake::Kind = play_core::wake::Kind::Edge;
 
     async fn reconcile(&self, id: i64, ctx: &Ctx) -> Result<Action> {

@@ -11,7 +11,7 @@
 
 use std::io;
 
-use play_core::host::{FailureKind, HostError};
+use play_model::host::{FailureKind, HostError};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -72,7 +72,7 @@ pub enum Error {
     /// credentials, a missing repository or commit and a bound that was hit
     /// are terminal; an unreachable or slow repository is retried.
     #[error("repository: {0}")]
-    Repository(play_core::repository::RepositoryError),
+    Repository(play_model::repository::RepositoryError),
     /// A service's image failed to build (the engine refused the
     /// Dockerfile, a step failed, the build timed out): terminal until the
     /// Playground changes. The message ends with the build log's tail.
@@ -80,20 +80,27 @@ pub enum Error {
     BuildFailed(String),
 }
 
-impl From<play_core::store::fence::LeaseLost> for Error {
+impl From<play_store::fence::LeaseLost> for Error {
     /// A fenced write found the lease lost: `write(..).await?.held()?`.
-    fn from(_: play_core::store::fence::LeaseLost) -> Self {
+    fn from(_: play_store::fence::LeaseLost) -> Self {
         Error::LeaseLost
     }
 }
 
-impl From<play_core::playground::DesiredError> for Error {
+/// A refusal of the model's rules, as the store's error carries it.
+impl From<play_model::Error> for Error {
+    fn from(error: play_model::Error) -> Self {
+        Error::Store(error.into())
+    }
+}
+
+impl From<play_model::playground::DesiredError> for Error {
     /// A Playground that cannot run is terminal ([`Error::InvalidSpec`]); a
     /// corrupt row is a store error (terminal too, see `is_terminal`).
-    fn from(error: play_core::playground::DesiredError) -> Self {
-        use play_core::playground::DesiredError;
+    fn from(error: play_model::playground::DesiredError) -> Self {
+        use play_model::playground::DesiredError;
         match error {
-            DesiredError::Store(e) => Error::Store(e),
+            DesiredError::Store(e) => Error::Store(e.into()),
             e @ (DesiredError::NoPlayspec | DesiredError::CannotRun(_)) => Error::InvalidSpec(e.to_string()),
         }
     }
@@ -179,7 +186,7 @@ impl Error {
     /// changes. A corrupt stored row is terminal: the next read is just as
     /// corrupt, and nothing must act on a default in its place.
     pub fn is_terminal(&self) -> bool {
-        use play_core::repository::RepositoryError as R;
+        use play_model::repository::RepositoryError as R;
         matches!(
             self,
             Error::InvalidSpec(_)

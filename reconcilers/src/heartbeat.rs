@@ -25,8 +25,8 @@
 
 use std::time::Duration;
 
-use play_core::store::{Store, heartbeats};
-use play_core::time;
+use play_model::time;
+use play_store::{Store, heartbeats};
 use tokio_util::sync::CancellationToken;
 
 use crate::Result;
@@ -91,9 +91,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_survivor_wakes_the_unconverged_playgrounds_of_a_silent_replica_once() {
-        let db = play_core::testing::store().await;
+        let db = play_store::testing::store().await;
         let store = &db.store;
-        let (_, pending) = play_core::testing::playground_row(store).await;
+        let (_, pending) = play_store::testing::playground_row(store).await;
         let a = Heartbeat::new(store.clone(), "a", Duration::from_millis(200));
         let b = Heartbeat::new(store.clone(), "b", Duration::from_millis(200));
         assert!(a.beat_once().await.unwrap().is_empty());

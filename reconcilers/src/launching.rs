@@ -3,12 +3,12 @@
 //! that a loop never launches what a person could not, and template
 //! compilation off the async threads.
 
-use play_core::model::quota::QuotaLimits;
 use play_core::offload::Offload;
 use play_core::playground::launch::Limits;
-use play_core::playground::model::Lifetimes;
-use play_core::playzone::RepositoryPolicy;
 use play_core::scm::hosts::SourceHosts;
+use play_model::model::quota::QuotaLimits;
+use play_model::playground::model::Lifetimes;
+use play_model::playzone::RepositoryPolicy;
 
 /// The bounds of the Playgrounds a loop launches: `play serve` gives the
 /// API's.
@@ -27,8 +27,8 @@ impl Default for LaunchBounds {
         LaunchBounds {
             quotas: QuotaLimits::default(),
             lifetimes: Lifetimes {
-                playground: play_core::playground::ttl::DEFAULT_TTL,
-                job: play_core::playground::ttl::DEFAULT_JOB_TTL,
+                playground: play_model::playground::ttl::DEFAULT_TTL,
+                job: play_model::playground::ttl::DEFAULT_JOB_TTL,
             },
             repository_policy: RepositoryPolicy::default(),
             hosts: SourceHosts::default(),
@@ -65,6 +65,6 @@ impl Offload for Blocking {
 
 /// Field errors in one line (the reason a refused launch is recorded
 /// with).
-pub(crate) fn describe(errors: &play_core::FieldErrors) -> String {
+pub(crate) fn describe(errors: &play_model::FieldErrors) -> String {
     errors.iter().map(|(field, messages)| format!("{field}: {}", messages.join("; "))).collect::<Vec<_>>().join(", ")
 }

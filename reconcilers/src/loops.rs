@@ -13,11 +13,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use play_core::metrics::Metrics;
-use play_core::repository::RepositoryGateway;
-use play_core::secrets::SecretBox;
-use play_core::store::Store;
 use play_core::wake::{ChannelWaker, Kind};
-use play_core::webhook::UrlPolicy;
+use play_model::repository::RepositoryGateway;
+use play_model::secrets::SecretBox;
+use play_model::webhook::UrlPolicy;
+use play_store::Store;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 

@@ -80,7 +80,7 @@
 //!   pass, and a pass stuck inside one long remote call only notices a lost
 //!   lease when the call returns. Writes that must not happen after a
 //!   takeover are fenced with the token: the store's fenced writes start
-//!   their transaction with `play_core::store::leases::begin_fenced` under
+//!   their transaction with `play_store::leases::begin_fenced` under
 //!   [`Ctx::fence`], which checks the lease inside that transaction.
 //! - Timers live in memory. They are rebuilt by the start-up resync, so each
 //!   pass must return the timer it needs (e.g. `requeue_at(expires_at)`)
@@ -105,8 +105,8 @@ mod queue;
 use std::sync::Arc;
 use std::time::Duration;
 
-use play_core::store::fence::Fence;
-use play_core::time::Timestamp;
+use play_model::time::Timestamp;
+use play_store::fence::Fence;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -215,7 +215,7 @@ impl Action {
             Next::AwaitChange => Action::requeue_at(at),
             Next::At(t) => Action::requeue_at(t.min(at)),
             Next::After(d) => {
-                let then = chrono::Duration::from_std(d).ok().map(|d| play_core::time::now() + d);
+                let then = chrono::Duration::from_std(d).ok().map(|d| play_model::time::now() + d);
                 if then.is_some_and(|then| then <= at) { self } else { Action::requeue_at(at) }
             }
             Next::Backoff => self,
@@ -281,7 +281,7 @@ impl Ctx {
     }
 
     /// The lease this pass holds, for the store's fenced writes
-    /// (`play_core::store::leases::begin_fenced`): a write under it after
+    /// (`play_store::leases::begin_fenced`): a write under it after
     /// the lease was lost writes nothing.
     pub fn fence(&self) -> Fence<'_> {
         Fence { reconciler: self.reconciler, owner: &self.owner, token: self.token }
@@ -320,7 +320,7 @@ pub(crate) fn instant_after(delay: Duration) -> Instant {
 }
 
 pub(crate) fn instant_at(at: Timestamp) -> Instant {
-    let delay = (at - play_core::time::now()).to_std().unwrap_or(Duration::ZERO);
+    let delay = (at - play_model::time::now()).to_std().unwrap_or(Duration::ZERO);
     instant_after(delay)
 }
 

@@ -1,8 +1,8 @@
 //! The schedule loop (issue #30): keyed by schedule, it starts each
 //! scheduled time's run and follows it to its end.
 //!
-//! Guarantees (the rules are `play_core::schedule`, the rows
-//! `play_core::store::schedules`):
+//! Guarantees (the rules are `play_model::schedule`, the rows
+//! `play_store::schedules`):
 //! - **Level-triggered.** A pass reads the schedule, its open runs and the
 //!   clock, and does what is due: it never depends on having seen an
 //!   earlier pass or a wake. It asks to run again at the next fire time,
@@ -23,16 +23,17 @@
 
 use std::time::Duration;
 
-use play_core::model::event::Actor;
-use play_core::model::schedule::{RunEnd, RunStatus, Schedule, ScheduleRun};
 use play_core::playground::launch::{self, TemplateLaunch};
-use play_core::playground::{DesiredState, ops};
-use play_core::schedule::{Policy, Spec, plan};
-use play_core::secrets::SecretBox;
-use play_core::store::schedules;
-use play_core::store::{Store, job_results, playgrounds};
-use play_core::time;
+use play_core::playground::ops;
 use play_core::wake::{Kind, Waker};
+use play_model::model::event::Actor;
+use play_model::model::schedule::{RunEnd, RunStatus, Schedule, ScheduleRun};
+use play_model::playground::DesiredState;
+use play_model::schedule::{Policy, Spec, plan};
+use play_model::secrets::SecretBox;
+use play_model::time;
+use play_store::schedules;
+use play_store::{Store, job_results, playgrounds};
 
 use crate::Result;
 use crate::launching::{Blocking, LaunchBounds, describe};
@@ -268,7 +269,7 @@ impl Reconciler for ScheduleLoop {
 }
 
 /// The earlier of the next fire time and a poll of the open runs.
-fn sooner(next: Action, poll: Action, next_at: Option<play_core::time::Timestamp>, every: Duration) -> Action {
+fn sooner(next: Action, poll: Action, next_at: Option<play_model::time::Timestamp>, every: Duration) -> Action {
     match next_at {
         Some(at) if at - time::now() < chrono::Duration::from_std(every).unwrap_or(chrono::Duration::MAX) => next,
         _ => poll,

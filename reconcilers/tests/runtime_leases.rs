@@ -5,10 +5,10 @@ mod runtime_probe;
 
 use std::time::Duration;
 
-use play_core::store::leases;
-use play_core::testing;
-use play_core::time;
+use play_model::time;
 use play_reconcilers::runtime::Config;
+use play_store::leases;
+use play_store::testing;
 use runtime_probe::{Probe, Running, quiet_config, reconciles, runtime};
 
 const MINUTE: Duration = Duration::from_secs(60);

@@ -156,7 +156,7 @@ async fn terminal_errors_are_not_retried_until_woken() {
 async fn requeue_after_requeue_at_and_wake_at_fire_on_time() {
     let probe = Probe::new(Duration::ZERO, |id, n| match (id, n) {
         (1, 0) => Ok(Action::requeue_after(30 * SEC)),
-        (2, 0) => Ok(Action::requeue_at(play_core::time::now() + chrono::Duration::seconds(90))),
+        (2, 0) => Ok(Action::requeue_at(play_model::time::now() + chrono::Duration::seconds(90))),
         _ => Ok(Action::await_change()),
     });
     let (rt, metrics) = runtime(&probe, MemoryLeases::new(), quiet_config());
@@ -164,7 +164,7 @@ async fn requeue_after_requeue_at_and_wake_at_fire_on_time() {
     let t0 = Instant::now();
     handle.wake(1);
     handle.wake(2);
-    handle.wake_at(3, play_core::time::now() + chrono::Duration::seconds(45));
+    handle.wake_at(3, play_model::time::now() + chrono::Duration::seconds(45));
     let running = Running::start(rt, metrics);
     sleep(3600 * SEC).await;
     running.stop().await;
@@ -304,20 +304,20 @@ impl LeaseStore for Stolen {
         id: i64,
         owner: &str,
         duration: Duration,
-    ) -> play_core::Result<Option<play_core::model::lease::Lease>> {
+    ) -> play_core::Result<Option<play_model::model::lease::Lease>> {
         self.inner.claim(reconciler, id, owner, duration).await
     }
-    async fn renew(&self, _: &play_core::model::lease::Lease, _: Duration) -> play_core::Result<bool> {
+    async fn renew(&self, _: &play_model::model::lease::Lease, _: Duration) -> play_core::Result<bool> {
         Ok(false)
     }
-    async fn release(&self, lease: &play_core::model::lease::Lease) -> play_core::Result<()> {
+    async fn release(&self, lease: &play_model::model::lease::Lease) -> play_core::Result<()> {
         self.inner.release(lease).await
     }
     async fn expires_at(
         &self,
         reconciler: &'static str,
         id: i64,
-    ) -> play_core::Result<Option<play_core::time::Timestamp>> {
+    ) -> play_core::Result<Option<play_model::time::Timestamp>> {
         self.inner.expires_at(reconciler, id).await
     }
 }

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use play_core::edge::EdgeSettings;
+use play_model::edge::EdgeSettings;
 use play_reconcilers::playground::PlaygroundConfig;
 use serde_json::Value;
 

@@ -6,10 +6,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use play_core::scm::host::ConfirmedInstallation;
-use play_core::scm::model::Provider;
 use play_git::testing::{Access, GitServer};
 use play_github::testing::{APP_SLUG, CLIENT_ID, CLIENT_SECRET, FakeGithub, GitBackend, KeyPair};
+use play_model::scm::host::ConfirmedInstallation;
+use play_model::scm::model::Provider;
 
 use super::serve::Play;
 
@@ -77,15 +77,15 @@ impl Github {
     /// store, as a finished install flow does.
     pub async fn connect(&self, play: &Play, name: &str, id: u64) {
         let known = self.github.lock().installations.get(&id).cloned().expect("an installation of the fake");
-        let store = play_core::store::Store::connect(play.database_url()).await.expect("the store");
-        let account = play_core::store::accounts::find_account_by_name(&store, name).await.expect("the account").id;
+        let store = play_store::Store::connect(play.database_url()).await.expect("the store");
+        let account = play_store::accounts::find_account_by_name(&store, name).await.expect("the account").id;
         let confirmed = ConfirmedInstallation {
             external_id: id.to_string(),
             account_login: known.account_login,
             organisation: known.account_type == "Organization",
             suspended: false,
         };
-        play_core::store::repositories::claim_installation(&store, account, Provider::Github, &confirmed)
+        play_store::repositories::claim_installation(&store, account, Provider::Github, &confirmed)
             .await
             .expect("claim the installation");
     }
@@ -94,7 +94,7 @@ impl Github {
     /// `secret`: the status play answers.
     pub async fn deliver(base: &str, event: &str, delivery: &str, body: &serde_json::Value, secret: &str) -> u16 {
         let bytes = serde_json::to_vec(body).expect("json");
-        let signature = play_core::webhook::delivery::spec_signature(secret, &bytes);
+        let signature = play_model::webhook::delivery::spec_signature(secret, &bytes);
         reqwest::Client::new()
             .post(format!("{base}/api/scm_installations/github/webhook"))
             .header("content-type", "application/json")

@@ -34,7 +34,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-pub use play_core::testing::free_port;
+pub use play_model::testing::free_port;
 
 /// A loopback port bound but not listening: connections to it are refused
 /// for as long as the socket lives, whatever other processes do meanwhile.

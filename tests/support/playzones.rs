@@ -39,7 +39,7 @@ pub async fn start_with(
     let mut config = TestApp::default_config();
     config.repository_policy.urls.allow_http = true;
     config.repository_policy.urls.allowlist =
-        play_core::webhook::UrlPolicy::parse_allowlist("127.0.0.1").expect("a valid allowlist");
+        play_model::webhook::UrlPolicy::parse_allowlist("127.0.0.1").expect("a valid allowlist");
     let world = World::start_with(config.clone()).await;
     let cache = tempfile::tempdir().expect("a cache directory");
     let gateway =

@@ -54,7 +54,7 @@ pub struct Play {
 impl Play {
     /// An installation on a fresh database of the test backend.
     pub async fn new() -> Play {
-        let (database_url, dir) = play_core::testing::fresh_database_url().await;
+        let (database_url, dir) = play_store::testing::fresh_database_url().await;
         Play::with_database(database_url, Arc::new(dir), false)
     }
 
@@ -189,7 +189,7 @@ impl Play {
         server.wait_healthy().await;
         server.token = std::fs::read_to_string(self.path("admin.token")).unwrap_or_default().trim().to_owned();
         if self.installation.get().is_none() {
-            let store = play_core::store::Store::connect(&self.database_url).await.expect("connect to play's store");
+            let store = play_store::Store::connect(&self.database_url).await.expect("connect to play's store");
             let _ = self.installation.set(store.installation().await.expect("installation id"));
             store.close().await;
         }

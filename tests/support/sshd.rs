@@ -5,8 +5,8 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use play_core::host::{DEFAULT_DOCKER_SOCKET, HostKind, HostTarget};
-use play_core::ssh_keys::{self, GeneratedKeyPair};
+use play_model::host::{DEFAULT_DOCKER_SOCKET, HostKind, HostTarget};
+use play_model::ssh_keys::{self, GeneratedKeyPair};
 use tempfile::TempDir;
 
 use super::{free_port, require_binary, run, wait_for_port};

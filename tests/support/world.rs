@@ -16,22 +16,22 @@ use std::time::{Duration, Instant};
 use axum::http::StatusCode;
 use play_api::ApiConfig;
 use play_api::testing::TestApp;
-use play_core::edge::EdgeSettings;
-use play_core::edge::settings::EdgeChanges;
 use play_core::metrics::Metrics;
-use play_core::model::event::Acting;
-use play_core::model::playroom::PlayroomFields;
-use play_core::secrets::SecretBox;
-use play_core::store::Store;
-use play_core::store::events;
-use play_core::store::playrooms;
 use play_core::wake::ChannelWaker;
+use play_model::edge::EdgeSettings;
+use play_model::edge::settings::EdgeChanges;
+use play_model::model::event::Acting;
+use play_model::model::playroom::PlayroomFields;
+use play_model::secrets::SecretBox;
 use play_reconcilers::edge::EdgeConfig;
 use play_reconcilers::host::{DockerHostGateway, HostConfig};
 use play_reconcilers::loops::Shared;
 use play_reconcilers::playground::PlaygroundConfig;
 use play_reconcilers::playzone::SyncConfig;
 use play_reconcilers::runtime::{Backoff, Config, Handle, Reconciler, Runtime};
+use play_store::Store;
+use play_store::events;
+use play_store::playrooms;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -227,7 +227,7 @@ impl World {
     /// them): services built from Playzones.
     pub fn runtimes_with_repositories(
         &self,
-        repositories: Arc<dyn play_core::repository::RepositoryGateway>,
+        repositories: Arc<dyn play_model::repository::RepositoryGateway>,
     ) -> (Running, Running) {
         self.runtimes_with_repositories_and(repositories, playground_config())
     }
@@ -236,7 +236,7 @@ impl World {
     /// reconciler's own settings.
     pub fn runtimes_with_repositories_and(
         &self,
-        repositories: Arc<dyn play_core::repository::RepositoryGateway>,
+        repositories: Arc<dyn play_model::repository::RepositoryGateway>,
         playground: PlaygroundConfig,
     ) -> (Running, Running) {
         let shared = Shared { repositories, ..shared(&self.app, &self.gateway) };
@@ -298,7 +298,7 @@ impl World {
     pub async fn other_account_on_this_host(&self, name: &str, edge: EdgeSettings) -> (String, i64) {
         let Host::Ssh(sshd) = &self.host else { panic!("a simulated host has no second account") };
         let account = self.app.new_account(name).await;
-        let key = self.app.key_for(account, play_core::scopes::ScopeSet::all(), None).await;
+        let key = self.app.key_for(account, play_model::scopes::ScopeSet::all(), None).await;
         let mut body = sshd.playroom_body(name);
         body["playroom"]["edge"] =
             json!({"enabled": edge.enabled, "http_port": edge.http_port, "https_port": edge.https_port});
@@ -332,7 +332,7 @@ impl World {
     /// operator may (play finds it by name): what must join it before the
     /// edge exists can. Answers its name.
     pub fn create_edge_network(&self) -> String {
-        let name = play_core::desired::edge_network_name(&self.installation, self.playroom);
+        let name = play_model::desired::edge_network_name(&self.installation, self.playroom);
         super::run(Command::new("docker").args(["network", "create", "--label"]).args([
             &format!("dev.play.installation={}", self.installation),
             "--label",
@@ -438,10 +438,10 @@ impl Drop for World {
 /// the harness's registries (on loopback, as an operator's internal
 /// registry would be) allowlisted, as `PLAY_REGISTRY_ALLOWLIST=127.0.0.1`.
 pub fn playground_config() -> PlaygroundConfig {
-    let allowlist = play_core::webhook::UrlPolicy::parse_allowlist("127.0.0.1").expect("an address");
+    let allowlist = play_model::webhook::UrlPolicy::parse_allowlist("127.0.0.1").expect("an address");
     PlaygroundConfig {
         poll_interval: Duration::from_millis(500),
-        registry_policy: play_core::webhook::UrlPolicy { allowlist, ..Default::default() },
+        registry_policy: play_model::webhook::UrlPolicy { allowlist, ..Default::default() },
         ..Default::default()
     }
 }
@@ -462,8 +462,8 @@ pub fn shared_over(store: &Store, secrets: &SecretBox, gateway: &DockerHostGatew
         gateway: gateway.clone(),
         metrics: Arc::new(Metrics::new()),
         waker: ChannelWaker::new(),
-        webhook_urls: play_core::webhook::UrlPolicy::default(),
-        repositories: Arc::new(play_core::repository::NoRepositories),
+        webhook_urls: play_model::webhook::UrlPolicy::default(),
+        repositories: Arc::new(play_model::repository::NoRepositories),
     }
 }
 

@@ -3,13 +3,17 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use play_core::apply::model::{Applied, AppliedFields};
-use play_core::apply::{self as rules, Action, Decision, DiffEntry, Kind};
-use play_core::scopes::Scope;
-use play_core::store::applied;
-use play_core::store::{Conn, Tx};
+use play_core::Error;
 use play_core::wake;
-use play_core::{Error, FieldErrors};
+use play_model::FieldErrors;
+use play_model::apply::model::{Applied, AppliedFields};
+use play_model::scopes::Scope;
+use play_model::{
+    apply as rules,
+    apply::{Action, Decision, DiffEntry, Kind},
+};
+use play_store::applied;
+use play_store::{Conn, Tx};
 use sqlx::Row;
 
 use super::Object;
@@ -68,7 +72,7 @@ pub struct Cx<'a> {
     pub heads: &'a Heads,
     /// The names this apply reserved for the repositories it creates (its
     /// second run, once the hosts made them; empty before).
-    pub reservations: &'a BTreeMap<play_core::scm::FullName, i64>,
+    pub reservations: &'a BTreeMap<play_model::scm::FullName, i64>,
     /// Repository writes, made on the hosts once the set is valid.
     pub repos: play_core::scm::staged::Staged,
     /// Repositories whose applied rows wait for those writes.
@@ -223,7 +227,7 @@ impl<'a> Cx<'a> {
     }
 }
 
-pub use play_core::apply::digest;
+pub use play_model::apply::digest;
 
 /// A read of the object an applied row names: `None` when it is gone.
 pub fn found<T>(read: play_core::Result<T>) -> Result<Option<T>, ApiError> {

@@ -11,7 +11,7 @@
 //! - **Dry run is the same run, rolled back**, so it answers exactly what
 //!   the apply would do, and writes nothing.
 //! - **Unchanged writes nothing**: an object whose spec and live fields
-//!   match the last apply (`play_core::apply::Decision`) gets no row update,
+//!   match the last apply (`play_model::apply::Decision`) gets no row update,
 //!   no event and no wake.
 //! - **Concurrent applies of one object**: the second to commit fails with
 //!   409 `CONFLICT` (`store::applied` checks row versions); never a
@@ -20,7 +20,7 @@
 //!   the set (read only for a dry run), `<kind>:delete` for each kind
 //!   pruned; operator-only settings keep their own checks (`trusted`).
 //!
-//! Kinds are handled in `play_core::apply::Kind` order (references point
+//! Kinds are handled in `play_model::apply::Kind` order (references point
 //! backwards); pruning runs in reverse after them, then Playspec revisions
 //! no Playground uses any more are deleted ([`prune`]).
 
@@ -38,10 +38,14 @@ mod webhook;
 
 use std::collections::BTreeMap;
 
-use play_core::apply::{self as rules, Action, DiffEntry, Kind};
-use play_core::error::push_field_error;
-use play_core::store::applied;
-use play_core::{Error, FieldErrors};
+use play_core::Error;
+use play_model::FieldErrors;
+use play_model::error::push_field_error;
+use play_model::{
+    apply as rules,
+    apply::{Action, DiffEntry, Kind},
+};
+use play_store::applied;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -218,7 +222,7 @@ fn check_objects(request: &ApplyRequest) -> Result<Vec<Object>, ApiError> {
 pub struct Before {
     pub prepared: prepare::Prepared,
     pub heads: context::Heads,
-    pub reservations: BTreeMap<play_core::scm::FullName, i64>,
+    pub reservations: BTreeMap<play_model::scm::FullName, i64>,
 }
 
 /// What one run of the set in a transaction came to.
@@ -295,9 +299,9 @@ pub async fn run(
 }
 
 /// Gives back the names an apply reserved that its record did not take.
-async fn release(state: &AppState, reservations: &BTreeMap<play_core::scm::FullName, i64>) {
+async fn release(state: &AppState, reservations: &BTreeMap<play_model::scm::FullName, i64>) {
     for (full, id) in reservations {
-        if let Err(e) = play_core::store::repository_reservations::release(&state.store, *id).await {
+        if let Err(e) = play_store::repository_reservations::release(&state.store, *id).await {
             tracing::warn!(repository = %full, error = %e, "apply: releasing a reserved name");
         }
     }
@@ -319,7 +323,7 @@ async fn run_once(
     // first (issue #49, item 13).
     let mut tx = if dry_run { state.store.write_after_others().await? } else { state.store.write().await? };
     let rows = applied::list(&mut tx, principal.account_id).await?;
-    let to_prune: Vec<play_core::apply::model::Applied> = match (&request.apply_set, request.prune) {
+    let to_prune: Vec<play_model::apply::model::Applied> = match (&request.apply_set, request.prune) {
         (Some(set), true) => rows
             .iter()
             .filter(|r| r.apply_set.as_deref() == Some(set.as_str()))

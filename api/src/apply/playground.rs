@@ -16,15 +16,14 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use play_core::apply::{Action, Kind, SecretPath};
-use play_core::playground::{
-    CreateRequest, DesiredState, Playground, PlaygroundStatus, RolloutChanges, ServiceSettings, launch, ops, ttl,
-    validate,
-};
-use play_core::playzone::env_file::is_sensitive;
-use play_core::store::playgrounds as rows;
+use play_core::Error;
+use play_core::playground::{CreateRequest, launch, ops, validate};
 use play_core::wake::Kind as Wake;
-use play_core::{Error, FieldErrors};
+use play_model::FieldErrors;
+use play_model::apply::{Action, Kind, SecretPath};
+use play_model::playground::{DesiredState, Playground, PlaygroundStatus, RolloutChanges, ServiceSettings, ttl};
+use play_model::playzone::env_file::is_sensitive;
+use play_store::playgrounds as rows;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -126,7 +125,7 @@ fn parse_ttl(object: &Object, text: Option<&str>) -> Result<Option<Duration>, Ap
 /// `spec.sleep_after` in seconds (`None`: inherit).
 fn parse_sleep_after(object: &Object, text: Option<&str>) -> Result<Option<i64>, ApiError> {
     text.map(|t| {
-        play_core::playground::sleep::parse_after(t)
+        play_model::playground::sleep::parse_after(t)
             .map_err(|message| ApiError::field(object.field("spec.sleep_after"), message))
     })
     .transpose()
@@ -230,7 +229,7 @@ async fn create(
     playroom_id: i64,
     playspec_id: i64,
     ttl: Option<Duration>,
-    lifetimes: play_core::playground::Lifetimes,
+    lifetimes: play_model::playground::Lifetimes,
 ) -> Result<i64, ApiError> {
     let request = CreateRequest {
         name: Some(object.name.clone()),

@@ -7,11 +7,11 @@
 //! one), trust (kept unless the spec says), and a key pair made with
 //! `generate_ssh_key` (kept unless the spec gives `ssh_private_key`).
 
-use play_core::apply::Action;
-use play_core::model::playroom::Playroom;
-use play_core::scopes::Scope;
-use play_core::store::playrooms;
 use play_core::wake::Kind as Wake;
+use play_model::apply::Action;
+use play_model::model::playroom::Playroom;
+use play_model::scopes::Scope;
+use play_store::playrooms;
 use serde_json::{Value, json};
 
 use super::Object;
@@ -59,7 +59,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     let allow_local = cx.state.config.allow_local_playrooms;
     let mut fields = fields(input, true, allow_local).map_err(|e| rekeyed(e, "playroom", object))?;
     fields.caller_may_trust = cx.principal.scopes.grants(Scope::PlayroomsTrust);
-    let spec = cx.redact(&object.spec, &[play_core::apply::path("ssh_private_key")]);
+    let spec = cx.redact(&object.spec, &[play_model::apply::path("ssh_private_key")]);
     let account = cx.account();
     let current = match cx.last(object).map(|row| row.object_id) {
         Some(id) => found(playrooms::get(&mut *cx.conn, account, id).await)?,

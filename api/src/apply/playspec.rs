@@ -14,18 +14,19 @@
 //! creates Playzones on the side.
 
 use base64::Engine;
-use play_core::apply::{Action, Kind, revision_name};
-use play_core::compose::ServiceType;
-use play_core::error::push_field_error;
-use play_core::model::playspec::Playspec;
-use play_core::model::playspec::{NewMountedFile, NewRegistryCredential};
-use play_core::scopes::Scope;
-use play_core::store::applied as rows;
-use play_core::store::playspec_files;
-use play_core::store::playspec_files::MAX_FILES_PER_PLAYSPEC;
-use play_core::store::playspecs;
-use play_core::store::playzones;
-use play_core::{FieldErrors, Result as CoreResult};
+use play_core::Result as CoreResult;
+use play_model::FieldErrors;
+use play_model::apply::{Action, Kind, revision_name};
+use play_model::compose::ServiceType;
+use play_model::error::push_field_error;
+use play_model::model::playspec::Playspec;
+use play_model::model::playspec::{NewMountedFile, NewRegistryCredential};
+use play_model::scopes::Scope;
+use play_store::applied as rows;
+use play_store::playspec_files;
+use play_store::playspec_files::MAX_FILES_PER_PLAYSPEC;
+use play_store::playspecs;
+use play_store::playzones;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use sqlx::Row;
@@ -216,7 +217,7 @@ fn credentials(object: &Object, specs: Vec<CredentialSpec>, errors: &mut FieldEr
 
 pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError> {
     let spec: Spec = parse_value(&object.spec, &object.field("spec")).map_err(ApiError::validation)?;
-    let redacted = cx.redact(&object.spec, &[play_core::apply::path("registry_credentials.*.secret")]);
+    let redacted = cx.redact(&object.spec, &[play_model::apply::path("registry_credentials.*.secret")]);
     let revision = revision_name(&object.name, &digest(&redacted));
     let mut errors = FieldErrors::new();
     let playzone_id = match &spec.playzone_ref {
@@ -347,7 +348,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
 async fn create_revision(
     cx: &mut Cx<'_>,
     object: &Object,
-    fields: play_core::model::playspec::PlayspecFields,
+    fields: play_model::model::playspec::PlayspecFields,
     new_files: Vec<NewMountedFile>,
     new_credentials: Vec<NewRegistryCredential>,
 ) -> Result<i64, ApiError> {

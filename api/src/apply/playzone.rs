@@ -14,11 +14,11 @@
 //! `default_branch` changes later; a Playzone never moves to another
 //! repository.
 
-use play_core::apply::Action;
-use play_core::playzone::model::Playzone;
-use play_core::playzone::{Input, Stored};
-use play_core::store::playzones;
 use play_core::wake::Kind as Wake;
+use play_model::apply::Action;
+use play_model::playzone::model::Playzone;
+use play_model::playzone::{Input, Stored};
+use play_store::playzones;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -71,7 +71,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         }
         (None, None) => return Err(ApiError::field(object.field("spec.scm_url"), "is required (or repositoryRef)")),
     };
-    let redacted = cx.redact(&object.spec, &[play_core::apply::path("credentials")]);
+    let redacted = cx.redact(&object.spec, &[play_model::apply::path("credentials")]);
     let account = cx.account();
     let current = match cx.last(object).map(|row| row.object_id) {
         Some(id) => found(playzones::get(&mut *cx.conn, account, id).await)?,
@@ -85,7 +85,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         credentials: spec.credentials.clone(),
     };
     if let Some(zone) = &current
-        && play_core::store::playzone_access::repository_of_in(&mut *cx.conn, zone.id).await?.is_some()
+        && play_store::playzone_access::repository_of_in(&mut *cx.conn, zone.id).await?.is_some()
     {
         let message = "this Playzone is attached to a repository (repositoryRef): it does not move to a URL; give it \
                        another name to make a Playzone on that URL";

@@ -1,11 +1,11 @@
 //! Applying a Playzone with `repositoryRef` (see [`super::playzone`]): a
 //! Playzone attached to a Repository, reached through its host.
 
-use play_core::apply::{Action, Kind};
-use play_core::playzone::Changes;
-use play_core::playzone::model::Playzone;
-use play_core::store::{playzone_access, playzones, repositories};
 use play_core::wake::Kind as Wake;
+use play_model::apply::{Action, Kind};
+use play_model::playzone::Changes;
+use play_model::playzone::model::Playzone;
+use play_store::{playzone_access, playzones, repositories};
 use serde_json::{Value, json};
 
 use super::Object;
@@ -27,15 +27,15 @@ pub async fn apply(
     private: Option<bool>,
     credentials: Option<String>,
 ) -> Result<Outcome, ApiError> {
-    let mut errors = play_core::FieldErrors::new();
+    let mut errors = play_model::FieldErrors::new();
     for (field, given) in [("private", private.is_some()), ("credentials", credentials.is_some())] {
         if given {
             let message = "comes from the repository with repositoryRef (it is read through its host, with no token)";
-            play_core::error::push_field_error(&mut errors, object.field(&format!("spec.{field}")), message);
+            play_model::error::push_field_error(&mut errors, object.field(&format!("spec.{field}")), message);
         }
     }
-    if let Some(Err(message)) = default_branch.as_deref().map(play_core::playzone::branch_name) {
-        play_core::error::push_field_error(&mut errors, object.field("spec.default_branch"), message);
+    if let Some(Err(message)) = default_branch.as_deref().map(play_model::playzone::branch_name) {
+        play_model::error::push_field_error(&mut errors, object.field("spec.default_branch"), message);
     }
     if !errors.is_empty() {
         return Err(ApiError::validation(errors));

@@ -17,9 +17,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use play_core::FieldErrors;
-use play_core::apply::Kind;
-use play_core::compose::svc::{self, TemplateInfo};
+use play_model::FieldErrors;
+use play_model::apply::Kind;
+use play_model::compose::svc::{self, TemplateInfo};
 
 use super::Object;
 use crate::error::ApiResult;
@@ -60,13 +60,13 @@ pub async fn prepare(state: &AppState, objects: &[Object]) -> ApiResult<Prepared
         .iter()
         .filter(|o| o.kind == Kind::Playspec)
         .filter_map(|o| text(o, "base_compose_yaml"))
-        .filter(|y| y.len() <= play_core::compose::MAX_COMPOSE_BYTES)
+        .filter(|y| y.len() <= play_model::compose::MAX_COMPOSE_BYTES)
         .collect();
     let mut bodies: Vec<Arc<str>> = objects
         .iter()
         .filter(|o| o.kind == Kind::ImportTemplate)
         .filter_map(|o| text(o, "template_body"))
-        .filter(|b| b.len() <= play_core::compose::MAX_COMPOSE_BYTES)
+        .filter(|b| b.len() <= play_model::compose::MAX_COMPOSE_BYTES)
         .collect();
     yamls.sort();
     yamls.dedup();

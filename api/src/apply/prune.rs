@@ -7,12 +7,12 @@
 //! until that is done, so a pruned or replaced revision is *retired* and
 //! deleted by the first apply of the account that finds it unused.
 
-use play_core::apply::Action;
-use play_core::apply::model::Applied;
-use play_core::playground::{DesiredState, ops};
-use play_core::store::applied;
-use play_core::store::{playrooms, playspecs, playzones, repositories, templates, webhooks};
 use play_core::wake::Kind as Wake;
+use play_model::apply::Action;
+use play_model::apply::model::Applied;
+use play_model::playground::DesiredState;
+use play_store::applied;
+use play_store::{playrooms, playspecs, playzones, repositories, templates, webhooks};
 
 use super::ApplyResult;
 use super::context::Cx;
@@ -30,7 +30,7 @@ fn gone(error: &play_core::Error) -> bool {
 
 /// Deletes the object of `row` (if it still exists) and forgets the row.
 pub async fn prune(cx: &mut Cx<'_>, row: &Applied) -> Result<ApplyResult, ApiError> {
-    use play_core::apply::Kind;
+    use play_model::apply::Kind;
     let account = cx.account();
     let actor = cx.principal.actor();
     let named = |e: play_core::Error| {
@@ -42,9 +42,9 @@ pub async fn prune(cx: &mut Cx<'_>, row: &Applied) -> Result<ApplyResult, ApiErr
         }
     };
     match row.kind {
-        Kind::Playground => match play_core::store::playgrounds::get(&mut *cx.conn, account, row.object_id).await {
+        Kind::Playground => match play_store::playgrounds::get(&mut *cx.conn, account, row.object_id).await {
             Ok(p) if p.desired_state != DesiredState::Destroyed => {
-                let p = ops::request_destroy_in(cx.conn, account, p.id, actor).await?;
+                let p = play_store::playgrounds::request_destroy_in(cx.conn, account, p.id, actor).await?;
                 cx.wake(Wake::Playground, p.id);
                 cx.wake(Wake::Edge, p.playroom_id);
             }
@@ -97,7 +97,7 @@ pub async fn prune(cx: &mut Cx<'_>, row: &Applied) -> Result<ApplyResult, ApiErr
         name: row.name.clone(),
         id: Some(row.object_id),
         action: Action::Pruned,
-        diff: play_core::apply::diff("spec", Some(&row.spec), None),
+        diff: play_model::apply::diff("spec", Some(&row.spec), None),
         drift: Vec::new(),
         revision: row.revision.clone(),
     })

@@ -20,14 +20,15 @@
 //! open (`play_core::scm::staged`, issue #49 item 5); a dry run makes
 //! none.
 
-use play_core::apply::{Action, Kind};
+use play_core::Error;
 use play_core::scm::flows::{self, Caller, CreateRequest};
-use play_core::scm::model::Repository;
 use play_core::scm::staged::{Executed, Failure, Planned};
-use play_core::scm::{PushFile, PushFiles};
-use play_core::store::repositories;
 use play_core::wake::Kind as Wake;
-use play_core::{Error, FieldErrors};
+use play_model::FieldErrors;
+use play_model::apply::{Action, Kind};
+use play_model::scm::model::Repository;
+use play_model::scm::{PushFile, PushFiles};
+use play_store::repositories;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -73,7 +74,7 @@ fn rekeyed(error: Error, object: &Object) -> ApiError {
 }
 
 /// The spec as stored and compared: each file's content as a digest
-/// (the SHA-256 of its JSON text, `play_core::apply::digest`).
+/// (the SHA-256 of its JSON text, `play_model::apply::digest`).
 fn redacted(spec: &Value) -> Value {
     let mut out = spec.clone();
     if let Some(files) = out.get("files").and_then(Value::as_array) {
@@ -82,7 +83,7 @@ fn redacted(spec: &Value) -> Value {
             .filter_map(|f| {
                 let path = f.get("path")?.as_str()?;
                 let content = f.get("content")?.as_str()?;
-                Some((path.to_owned(), json!(format!("digest:{}", play_core::apply::digest(&json!(content))))))
+                Some((path.to_owned(), json!(format!("digest:{}", play_model::apply::digest(&json!(content))))))
             })
             .collect();
         out["files"] = Value::Object(digests);
@@ -108,14 +109,14 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     if let Err(Error::Validation(found)) = flows::check_create(&request) {
         errors.extend(found);
     }
-    if let Some(Err(message)) = spec.branch.as_deref().map(play_core::playzone::branch_name) {
-        play_core::error::push_field_error(&mut errors, "branch", message);
+    if let Some(Err(message)) = spec.branch.as_deref().map(play_model::playzone::branch_name) {
+        play_model::error::push_field_error(&mut errors, "branch", message);
     }
     let files = match spec.files {
         Some(list) => {
             let list = list.into_iter().map(|f| PushFile { path: f.path, content: f.content.into_bytes() }).collect();
             let message = spec.message.as_deref().unwrap_or(DEFAULT_MESSAGE);
-            match PushFiles::check(list, message) {
+            match PushFiles::check(list, message).map_err(Error::from) {
                 Ok(files) => Some(files),
                 Err(Error::Validation(found)) => {
                     errors.extend(found);
@@ -142,7 +143,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         let caller = Caller { by: cx.principal.acting(), limits: &state.config.quotas };
         let target = hosts.choose(store, account, on).await.map_err(|e| rekeyed(e, object))?;
         let reservations = cx.reservations;
-        let reserved = |full: &play_core::scm::FullName| reservations.get(full).copied();
+        let reserved = |full: &play_model::scm::FullName| reservations.get(full).copied();
         let (repository, host) =
             flows::record_new_in(cx.conn, &caller, &request, target, reserved).await.map_err(|e| match e {
                 Error::Conflict(_) => ApiError::field(
@@ -175,7 +176,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
             let message = format!(
                 "{now}: a repository does not move between hosts; give it another name to make a new one there"
             );
-            play_core::error::push_field_error(&mut errors, object.field(&format!("spec.{field}")), message);
+            play_model::error::push_field_error(&mut errors, object.field(&format!("spec.{field}")), message);
         }
         return Err(ApiError::validation(errors));
     }
@@ -223,13 +224,13 @@ pub async fn read_heads(state: &AppState, account_id: i64, objects: &[Object]) -
     if wanted.is_empty() {
         return Ok(heads);
     }
-    let rows = play_core::store::applied::list(&state.store, account_id).await?;
+    let rows = play_store::applied::list(&state.store, account_id).await?;
     let mut conn = state.store.conn().await?;
     for object in wanted {
         let Some(row) = rows.iter().find(|r| r.kind == Kind::Repository && r.name == object.name) else { continue };
         let Ok(repository) = repositories::get_in(&mut conn, account_id, row.object_id).await else { continue };
         let branch = match object.spec.get("branch").and_then(Value::as_str) {
-            Some(b) if play_core::playzone::branch_name(b).is_ok() => b.to_owned(),
+            Some(b) if play_model::playzone::branch_name(b).is_ok() => b.to_owned(),
             Some(_) => continue,
             None => repository.default_branch.clone(),
         };

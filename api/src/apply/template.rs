@@ -6,10 +6,10 @@
 //! and category are updated in place. Earlier versions stay (Playspecs
 //! launched from them name them).
 
-use play_core::apply::Action;
-use play_core::compose::svc;
-use play_core::model::template::{NewVersion, Template};
-use play_core::store::templates;
+use play_model::apply::Action;
+use play_model::compose::svc;
+use play_model::model::template::{NewVersion, Template};
+use play_store::templates;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -46,8 +46,8 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         category_id: Some(spec.category_id),
     };
     let fields = fields(input, true).map_err(|e| rekeyed(e, "import_template", object))?;
-    if spec.template_body.len() > play_core::compose::MAX_COMPOSE_BYTES {
-        let limit = play_core::compose::MAX_COMPOSE_BYTES;
+    if spec.template_body.len() > play_model::compose::MAX_COMPOSE_BYTES {
+        let limit = play_model::compose::MAX_COMPOSE_BYTES;
         return Err(ApiError::field(object.field("spec.template_body"), format!("must be at most {limit} bytes")));
     }
     let body = spec.template_body.clone();
@@ -91,7 +91,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
                     template_body: &spec.template_body,
                     public,
                     variables: &variables,
-                    author_may_read_playzones: cx.principal.scopes.grants(play_core::scopes::Scope::PlayzonesRead),
+                    author_may_read_playzones: cx.principal.scopes.grants(play_model::scopes::Scope::PlayzonesRead),
                 };
                 templates::create_version(&mut *cx.conn, cx.principal.acting(), t.id, new, &cx.state.config.quotas)
                     .await?;
@@ -110,7 +110,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
                 template_body: &spec.template_body,
                 public,
                 variables: &variables,
-                author_may_read_playzones: cx.principal.scopes.grants(play_core::scopes::Scope::PlayzonesRead),
+                author_may_read_playzones: cx.principal.scopes.grants(play_model::scopes::Scope::PlayzonesRead),
             };
             templates::create_version(&mut *cx.conn, cx.principal.acting(), created.id, new, &cx.state.config.quotas)
                 .await?;
@@ -122,11 +122,11 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         let after = live(cx, &template).await?;
         cx.record(object, object.spec.clone(), after, id, None).await?;
         // A new version may have changed its schedule: the loop looks at once.
-        if let Some(schedule) = play_core::store::schedules::of_template_in(cx.conn, id).await? {
+        if let Some(schedule) = play_store::schedules::of_template_in(cx.conn, id).await? {
             cx.wake(play_core::wake::Kind::Schedule, schedule);
         }
         // And its trigger.
-        if let Some(trigger) = play_core::store::triggers::of_template_in(cx.conn, id).await? {
+        if let Some(trigger) = play_store::triggers::of_template_in(cx.conn, id).await? {
             cx.wake(play_core::wake::Kind::Trigger, trigger);
         }
     }

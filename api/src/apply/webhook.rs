@@ -7,10 +7,10 @@
 
 use std::collections::BTreeMap;
 
-use play_core::apply::Action;
-use play_core::store::webhooks;
-use play_core::webhook::model::Endpoint;
-use play_core::webhook::{Changes, Input};
+use play_model::apply::Action;
+use play_model::webhook::model::Endpoint;
+use play_model::webhook::{Changes, Input};
+use play_store::webhooks;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -55,7 +55,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     };
     let changes = Changes::validate(input, true, &cx.state.config.webhook_urls)
         .map_err(|e| rekeyed(ApiError::validation(e), "webhook_endpoint", object))?;
-    let redacted = cx.redact(&object.spec, &[play_core::apply::path("secret")]);
+    let redacted = cx.redact(&object.spec, &[play_model::apply::path("secret")]);
     let account = cx.account();
     let current = match cx.last(object).map(|row| row.object_id) {
         Some(id) => found(webhooks::get(&mut *cx.conn, account, id).await)?,

@@ -5,10 +5,10 @@
 use crate::auth::Principal;
 use crate::error::ApiError;
 use chrono::{DateTime, Utc};
-use play_core::FieldErrors;
-use play_core::error::push_field_error;
-use play_core::scopes::{Scope, ScopeSet};
-use play_core::time;
+use play_model::FieldErrors;
+use play_model::error::push_field_error;
+use play_model::scopes::{Scope, ScopeSet};
+use play_model::time;
 use serde::Deserialize;
 use utoipa::ToSchema;
 

@@ -3,7 +3,7 @@
 //! field by field, into core's types (shared with server-side apply, which
 //! validates the same fields the same way).
 
-use play_core::playground::ServiceSettings;
+use play_model::playground::ServiceSettings;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use utoipa::ToSchema;
@@ -36,7 +36,7 @@ pub struct RolloutInput {
 impl RolloutInput {
     /// `sleep_after` parsed: `Some(None)` to inherit, seconds otherwise.
     pub fn sleep_after(&self) -> Result<Option<Option<i64>>, crate::error::ApiError> {
-        play_core::playground::sleep::parse_change(self.sleep_after.as_ref().map(Option::as_deref))
+        play_model::playground::sleep::parse_change(self.sleep_after.as_ref().map(Option::as_deref))
             .map_err(|message| crate::error::ApiError::field("playground.sleep_after", message))
     }
 }

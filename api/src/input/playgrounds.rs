@@ -2,7 +2,8 @@
 //! checks that turn them, field by field, into core's types (shared with
 //! server-side apply, which validates the same fields the same way).
 
-use play_core::playground::{CreateRequest, ServiceSettings};
+use play_core::playground::CreateRequest;
+use play_model::playground::ServiceSettings;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use utoipa::ToSchema;
@@ -69,7 +70,7 @@ impl From<PlaygroundInput> for CreateRequest {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExtendRequest {
-    /// Hours to add, 1-720; default 8 (`play_core::playground::ttl`).
+    /// Hours to add, 1-720; default 8 (`play_model::playground::ttl`).
     #[schema(minimum = 1, maximum = 720)]
     pub duration_hours: Option<i64>,
 }

@@ -1,14 +1,14 @@
 //! `playroom.edge`: a Playroom's edge settings as the API accepts them.
 //!
 //! Each key is optional: an absent one keeps the current value on update
-//! and takes its default on create (`play_core::edge::settings`). The keys
+//! and takes its default on create (`play_model::edge::settings`). The keys
 //! are checked one by one here; that the two ports differ is checked again
 //! against the stored settings inside the store's write
 //! (`EdgeChanges::apply`), since an update may set only one of them.
 
-use play_core::FieldErrors;
-use play_core::edge::{EdgeChanges, EdgeSettings, TlsMode};
-use play_core::error::push_field_error;
+use play_model::FieldErrors;
+use play_model::edge::{EdgeChanges, EdgeSettings, TlsMode};
+use play_model::error::push_field_error;
 use serde::Deserialize;
 use utoipa::ToSchema;
 

@@ -5,13 +5,13 @@
 use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::input::playroom_edge::{self, EdgeInput};
-use play_core::FieldErrors;
-use play_core::error::push_field_error;
-use play_core::host::DEFAULT_DOCKER_SOCKET;
-use play_core::model::playroom::{Connection, PlayroomFields};
-use play_core::scopes::Scope;
-use play_core::ssh_keys::{self, HostKeyPin};
-use play_core::validate;
+use play_model::FieldErrors;
+use play_model::error::push_field_error;
+use play_model::host::DEFAULT_DOCKER_SOCKET;
+use play_model::model::playroom::{Connection, PlayroomFields};
+use play_model::scopes::Scope;
+use play_model::ssh_keys::{self, HostKeyPin};
+use play_model::validate;
 use serde::Deserialize;
 use utoipa::ToSchema;
 

@@ -5,11 +5,11 @@
 
 use crate::error::ApiResult;
 use crate::state::AppState;
-use play_core::FieldErrors;
-use play_core::compose::{self, Policy};
-use play_core::error::push_field_error;
-use play_core::store::playspecs;
-use play_core::validate;
+use play_model::FieldErrors;
+use play_model::compose::{self, Policy};
+use play_model::error::push_field_error;
+use play_model::validate;
+use play_store::playspecs;
 use serde::Deserialize;
 use utoipa::ToSchema;
 

@@ -5,13 +5,13 @@
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
-use play_core::FieldErrors;
-use play_core::compose::classify::ServiceType;
-use play_core::compose::{self, Policy, ServiceDefinition};
-use play_core::error::push_field_error;
-use play_core::model::playspec::PlayspecFields;
-use play_core::scopes::Scope;
-use play_core::validate;
+use play_model::FieldErrors;
+use play_model::compose::classify::ServiceType;
+use play_model::compose::{self, Policy, ServiceDefinition};
+use play_model::error::push_field_error;
+use play_model::model::playspec::PlayspecFields;
+use play_model::scopes::Scope;
+use play_model::validate;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -240,7 +240,7 @@ pub(crate) fn fields_classified(
         services = Some(defs);
     }
     let sleep_after_secs =
-        match play_core::playground::sleep::parse_change(input.sleep_after.as_ref().map(Option::as_deref)) {
+        match play_model::playground::sleep::parse_change(input.sleep_after.as_ref().map(Option::as_deref)) {
             Ok(change) => change,
             Err(message) => {
                 push_field_error(&mut errors, "playspec.sleep_after", message);
@@ -274,7 +274,7 @@ pub(crate) async fn link(
 ) -> ApiResult<()> {
     let may_read_playzones = principal.scopes.grants(Scope::PlayzonesRead);
     if let Some(Some(id)) = fields.playzone_id {
-        match play_core::store::playzones::get(&state.store, principal.account_id, id).await {
+        match play_store::playzones::get(&state.store, principal.account_id, id).await {
             Err(play_core::Error::NotFound(_)) => {
                 return Err(ApiError::field("playspec.playzone_id", format!("no Playzone with id {id}")));
             }

@@ -4,7 +4,7 @@
 
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
-use play_core::playzone::{Changes, Input, Stored};
+use play_model::playzone::{Changes, Input, Stored};
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 

@@ -4,18 +4,19 @@
 //! default (`name`, `repo`, `files`, `message` where they occur) is
 //! required; a missing one is a field error like any other.
 
-use play_core::error::push_field_error;
+use play_core::Error;
 use play_core::scm::flows::{CreateRequest, PushRequest};
 use play_core::scm::hosts::Choice;
-use play_core::scm::model::Provider;
-use play_core::scm::{DEFAULT_INITIAL_MESSAGE, PushFile};
-use play_core::{Error, FieldErrors};
+use play_model::FieldErrors;
+use play_model::error::push_field_error;
+use play_model::scm::model::Provider;
+use play_model::scm::{DEFAULT_INITIAL_MESSAGE, PushFile};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
 /// Extra room for JSON around a push's content: escapes, names, paths.
 /// A push's body may be this much larger than its content bound.
-pub const MAX_PUSH_BODY_BYTES: usize = 2 * play_core::scm::files::MAX_PUSH_BYTES + 1024 * 1024;
+pub const MAX_PUSH_BODY_BYTES: usize = 2 * play_model::scm::files::MAX_PUSH_BYTES + 1024 * 1024;
 
 /// `POST /api/repos`.
 #[derive(Debug, Deserialize, ToSchema)]

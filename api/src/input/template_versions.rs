@@ -5,8 +5,8 @@
 
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Json;
-use play_core::FieldErrors;
-use play_core::error::push_field_error;
+use play_model::FieldErrors;
+use play_model::error::push_field_error;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use utoipa::ToSchema;

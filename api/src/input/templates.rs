@@ -3,10 +3,10 @@
 //! server-side apply, which validates the same fields the same way).
 
 use crate::error::{ApiError, ApiResult};
-use play_core::FieldErrors;
-use play_core::error::push_field_error;
-use play_core::model::template::TemplateFields;
-use play_core::validate;
+use play_model::FieldErrors;
+use play_model::error::push_field_error;
+use play_model::model::template::TemplateFields;
+use play_model::validate;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -77,16 +77,16 @@ pub(crate) fn fields(input: TemplateInput, creating: bool) -> ApiResult<Template
 /// allows (`ApiConfig::schedule_min_interval`); errors keyed as
 /// `svc.schedule_config.cron`.
 pub fn check_schedule(
-    info: &play_core::compose::svc::TemplateInfo,
+    info: &play_model::compose::svc::TemplateInfo,
     minimum: std::time::Duration,
-) -> Result<(), play_core::FieldErrors> {
+) -> Result<(), play_model::FieldErrors> {
     let Some(config) = info.schedule_config.as_ref() else { return Ok(()) };
-    let Ok(Some(spec)) = play_core::compose::svc::namespace::schedule_spec(config) else { return Ok(()) };
+    let Ok(Some(spec)) = play_model::compose::svc::namespace::schedule_spec(config) else { return Ok(()) };
     let minimum = chrono::Duration::from_std(minimum).unwrap_or(chrono::Duration::MAX);
-    match play_core::schedule::too_frequent(&spec, minimum, play_core::time::now()) {
+    match play_model::schedule::too_frequent(&spec, minimum, play_model::time::now()) {
         Some(message) => {
-            let mut errors = play_core::FieldErrors::new();
-            play_core::error::push_field_error(&mut errors, "svc.schedule_config.cron", message);
+            let mut errors = play_model::FieldErrors::new();
+            play_model::error::push_field_error(&mut errors, "svc.schedule_config.cron", message);
             Err(errors)
         }
         None => Ok(()),

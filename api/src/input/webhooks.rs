@@ -4,7 +4,7 @@
 
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
-use play_core::webhook::{Changes, Input};
+use play_model::webhook::{Changes, Input};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use utoipa::{IntoParams, ToSchema};

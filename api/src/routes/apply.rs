@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use chrono::{DateTime, Utc};
-use play_core::apply::Kind;
-use play_core::store::applied;
+use play_model::apply::Kind;
+use play_store::applied;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -93,7 +93,7 @@ pub async fn objects(
         Some(k) => Some(k.parse::<Kind>().map_err(|m| ApiError::field("kind", m))?),
         None => None,
     };
-    if let Some(Err(m)) = query.apply_set.as_deref().map(play_core::apply::check_apply_set) {
+    if let Some(Err(m)) = query.apply_set.as_deref().map(play_model::apply::check_apply_set) {
         return Err(ApiError::field("apply_set", m));
     }
     let rows = applied::list(&state.store, principal.account_id).await?;

@@ -31,12 +31,12 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures::{StreamExt as _, TryStreamExt as _};
-use play_core::scm::FullName;
 use play_core::scm::flows;
-use play_core::scm::http::{BranchMove, GitHttpRequest, Service};
-use play_core::scm::model::Repository;
-use play_core::scopes::Scope;
-use play_core::store::repositories;
+use play_model::scm::FullName;
+use play_model::scm::http::{BranchMove, GitHttpRequest, Service};
+use play_model::scm::model::Repository;
+use play_model::scopes::Scope;
+use play_store::repositories;
 use serde::Deserialize;
 use tokio_util::io::{ReaderStream, StreamReader};
 
@@ -116,7 +116,7 @@ async fn serve(
             }
             if pushing {
                 let message = "only the repository's own account may push to it".to_owned();
-                return Err(ApiError::Forbidden { message, details: play_core::FieldErrors::new() });
+                return Err(ApiError::Forbidden { message, details: play_model::FieldErrors::new() });
             }
         }
         Some(p) => {

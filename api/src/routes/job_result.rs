@@ -10,7 +10,7 @@
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use chrono::{DateTime, Utc};
-use play_core::store::{job_results, playgrounds};
+use play_store::{job_results, playgrounds};
 use serde::Serialize;
 use utoipa::ToSchema;
 

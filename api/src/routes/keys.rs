@@ -3,9 +3,9 @@
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
-use play_core::model::account::NewApiKey;
-use play_core::store::keys;
-use play_core::token;
+use play_model::model::account::NewApiKey;
+use play_model::token;
+use play_store::keys;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
@@ -84,7 +84,6 @@ pub async fn sign_in_link(
     principal: Principal,
 ) -> ApiResult<(StatusCode, JsonResponse<SignInLink>)> {
     let (secret, expires_at) =
-        play_core::store::sign_in_links::create(&state.store, &state.pepper, principal.key_id, principal.account_id)
-            .await?;
+        play_store::sign_in_links::create(&state.store, &state.pepper, principal.key_id, principal.account_id).await?;
     Ok((StatusCode::CREATED, JsonResponse(SignInLink { path: format!("/sign-in/link/{secret}"), expires_at })))
 }

@@ -5,7 +5,7 @@
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use chrono::{DateTime, Utc};
-use play_core::store::{events, playgrounds};
+use play_store::{events, playgrounds};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 

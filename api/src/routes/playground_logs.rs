@@ -14,11 +14,11 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use play_core::compose::ServiceDefinition;
-use play_core::host::{HostError, LogLines};
-use play_core::playground::{Playground, container_name};
-use play_core::store::playgrounds;
-use play_core::store::{job_results, playrooms, playspecs};
+use play_model::compose::ServiceDefinition;
+use play_model::host::{HostError, LogLines};
+use play_model::playground::{Playground, container_name};
+use play_store::playgrounds;
+use play_store::{job_results, playrooms, playspecs};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 

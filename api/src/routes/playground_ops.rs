@@ -12,7 +12,8 @@
 
 use axum::Json as JsonResponse;
 use axum::extract::State;
-use play_core::playground::{Power, RolloutChanges, ops, power};
+use play_core::playground::{ops, power};
+use play_model::playground::{Power, RolloutChanges};
 
 use super::playgrounds::wake;
 use crate::auth::Principal;

@@ -2,7 +2,7 @@
 //! /api/playgrounds/{id}/compose`, `/env_metadata` and `/debug`.
 //!
 //! Each view computes the Playground's desired objects with the function
-//! the reconciler converges with (`play_core::playground::desired_for`),
+//! the reconciler converges with (`play_model::playground::desired_for`),
 //! from the same rows (Playground, Playspec and its mounted files,
 //! Playroom), so what they show is what the reconciler converges to. None
 //! of them touches the host. `/debug` joins each route with what the edge
@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 
 use axum::Json as JsonResponse;
 use axum::extract::State;
-use play_core::desired::{self, Inputs};
-use play_core::playground::Computed;
+use play_model::desired::{self, Inputs};
+use play_model::playground::Computed;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
@@ -132,7 +132,7 @@ pub async fn debug(
         }
         Err(message) => (None, Vec::new(), None, Some(message)),
     };
-    let build_records = play_core::store::builds::records(&state.store, loaded.playground.id)
+    let build_records = play_store::builds::records(&state.store, loaded.playground.id)
         .await?
         .into_iter()
         .map(|r| BuildRecordView {

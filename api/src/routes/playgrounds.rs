@@ -10,9 +10,10 @@
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
-use play_core::playground::{CreateRequest, Playground, launch, ops};
-use play_core::store::{playground_detail, playgrounds};
+use play_core::playground::{CreateRequest, launch, ops};
 use play_core::wake::Kind;
+use play_model::playground::Playground;
+use play_store::{playground_detail, playgrounds};
 
 use crate::auth::Principal;
 use crate::error::{ApiResult, ErrorEnvelope};

@@ -10,14 +10,14 @@
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
-use play_core::host::ConnectionReport;
-use play_core::model::playroom::CheckOutcome;
-use play_core::model::playroom::Connection;
-use play_core::scopes::Scope;
-use play_core::ssh_keys;
-use play_core::store::playroom_checks;
-use play_core::store::playrooms;
 use play_core::wake::Kind;
+use play_model::host::ConnectionReport;
+use play_model::model::playroom::CheckOutcome;
+use play_model::model::playroom::Connection;
+use play_model::scopes::Scope;
+use play_model::ssh_keys;
+use play_store::playroom_checks;
+use play_store::playrooms;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};

@@ -4,12 +4,12 @@
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
-use play_core::FieldErrors;
-use play_core::error::push_field_error;
-use play_core::model::playspec::{
+use play_model::FieldErrors;
+use play_model::error::push_field_error;
+use play_model::model::playspec::{
     MountedFile, MountedFileChange, NewMountedFile, NewRegistryCredential, RegistryCredential,
 };
-use play_core::store::playspec_files;
+use play_store::playspec_files;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};

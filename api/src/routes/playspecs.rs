@@ -8,10 +8,10 @@
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
-use play_core::compose::{self, Policy, ValidationReport};
-use play_core::store::playrooms;
-use play_core::store::playspec_files;
-use play_core::store::playspecs;
+use play_model::compose::{self, Policy, ValidationReport};
+use play_store::playrooms;
+use play_store::playspec_files;
+use play_store::playspecs;
 
 use crate::auth::Principal;
 use crate::error::{ApiResult, ErrorEnvelope};
@@ -108,7 +108,7 @@ pub async fn validate_compose(
     if let Some(id) = body.playspec_id {
         let playspec = playspecs::get(&state.store, principal.account_id, id).await?;
         let files = playspec_files::list_files(&state.store, playspec.id).await?;
-        policy = play_core::playground::policy_for(policy.trusted, &playspec, &files);
+        policy = play_model::playground::policy_for(policy.trusted, &playspec, &files);
     }
     Ok(JsonResponse(state.cpu.run(move || compose::validate_compose(&body.compose_yaml, &policy)).await?))
 }

@@ -1,6 +1,6 @@
 //! `/api/playzones`: git repositories that supply code to dynamic services.
 //!
-//! The handlers parse, call `play_core::playzone` for the rules and the
+//! The handlers parse, call `play_model::playzone` for the rules and the
 //! store for the write, wake the sync loop and shape the response. Only
 //! `env_defaults` reads the repository while the request waits (through
 //! the `RepositoryGateway` seam); `sync` records the wish and returns, and
@@ -9,9 +9,9 @@
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
-use play_core::playzone::{self, Input, Stored, env_file};
-use play_core::store::{playzone_access, playzones};
 use play_core::wake::Kind;
+use play_model::playzone::{self, Input, Stored, env_file};
+use play_store::{playzone_access, playzones};
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
@@ -189,12 +189,12 @@ pub async fn env_defaults(
     Query(query): Query<EnvDefaultsQuery>,
 ) -> ApiResult<JsonResponse<EnvDefaults>> {
     let path = query.env_file_path.unwrap_or_else(|| playzone::DEFAULT_ENV_FILE.to_owned());
-    let mut errors = play_core::FieldErrors::new();
+    let mut errors = play_model::FieldErrors::new();
     if let Err(message) = playzone::branch_name(&query.branch) {
-        play_core::error::push_field_error(&mut errors, "branch", message);
+        play_model::error::push_field_error(&mut errors, "branch", message);
     }
     if let Err(message) = playzone::repo_path(&path) {
-        play_core::error::push_field_error(&mut errors, "env_file_path", message);
+        play_model::error::push_field_error(&mut errors, "env_file_path", message);
     }
     if !errors.is_empty() {
         return Err(ApiError::validation(errors));
@@ -215,7 +215,7 @@ pub async fn env_defaults(
         .read_files(&access, &commit, std::slice::from_ref(&path), playzone::MAX_ENV_FILE_BYTES)
         .await
         .map_err(|e| match e {
-            play_core::repository::RepositoryError::TooLarge(_) => {
+            play_model::repository::RepositoryError::TooLarge(_) => {
                 ApiError::field("env_file_path", format!("is larger than {} bytes", playzone::MAX_ENV_FILE_BYTES))
             }
             other => ApiError::Repository(other),

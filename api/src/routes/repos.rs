@@ -1,6 +1,6 @@
 //! `/api/repos` (the contract's repositories facility),
 //! `/api/scm_installations` and `/api/playzones/attach`. Each handler reads its input, calls one flow
-//! of `play_core::scm` (which also wakes the Playzones on a repository
+//! of `play_model::scm` (which also wakes the Playzones on a repository
 //! that moved), and renders.
 //!
 //! Without a source host (the operator switched play's own Git host off
@@ -10,12 +10,12 @@ use axum::Json as JsonResponse;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use play_core::scm::FullName;
 use play_core::scm::attach;
 use play_core::scm::flows::{self, Caller};
 use play_core::scm::hosts::SourceHosts;
-use play_core::store::repositories;
 use play_core::wake::Kind;
+use play_model::scm::FullName;
+use play_store::repositories;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
@@ -108,7 +108,7 @@ pub async fn attach(
     Json(body): Json<AttachRequest>,
 ) -> ApiResult<(StatusCode, JsonResponse<PlayzoneDetail>)> {
     let hosts = hosts(&state)?;
-    let mut errors = play_core::FieldErrors::new();
+    let mut errors = play_model::FieldErrors::new();
     let on = repos::choice(&mut errors, body.provider, body.installation_id);
     if !errors.is_empty() {
         return Err(ApiError::validation(errors));

@@ -10,10 +10,10 @@ use std::collections::BTreeMap;
 
 use axum::Json as JsonResponse;
 use axum::extract::State;
-use play_core::model::schedule::Activation;
-use play_core::scopes::Scope;
-use play_core::store::schedules;
 use play_core::wake::Kind;
+use play_model::model::schedule::Activation;
+use play_model::scopes::Scope;
+use play_store::schedules;
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 

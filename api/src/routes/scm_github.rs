@@ -29,15 +29,15 @@ use axum::body::Bytes;
 use axum::extract::{OriginalUri, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
-use play_core::scm::github_hook::{self, Change};
-use play_core::scm::host::InstallableApp;
-use play_core::scm::model::InstallClaim as Claim;
-use play_core::scm::model::Provider;
-use play_core::scopes::Scope;
-use play_core::store::scm_deliveries::{Delivery, Received};
-use play_core::store::scm_install_states;
-use play_core::store::{repositories, scm_deliveries};
 use play_core::wake::Kind;
+use play_model::scm::github_hook::{self, Change};
+use play_model::scm::github_hook::{Delivery, Received};
+use play_model::scm::host::InstallableApp;
+use play_model::scm::model::InstallClaim as Claim;
+use play_model::scm::model::Provider;
+use play_model::scopes::Scope;
+use play_store::scm_install_states;
+use play_store::{repositories, scm_deliveries};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -87,13 +87,13 @@ pub struct SetupQuery {
     pub code: Option<String>,
 }
 
-fn bounded<'q>(value: &'q Option<String>, field: &str, errors: &mut play_core::FieldErrors) -> &'q str {
+fn bounded<'q>(value: &'q Option<String>, field: &str, errors: &mut play_model::FieldErrors) -> &'q str {
     let text = value.as_deref().unwrap_or_default();
     if text.is_empty()
         || text.len() > 200
         || !text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
     {
-        play_core::error::push_field_error(errors, field, "is required: 1 to 200 letters, digits, '_', '-' or '.'");
+        play_model::error::push_field_error(errors, field, "is required: 1 to 200 letters, digits, '_', '-' or '.'");
     }
     text
 }
@@ -116,12 +116,12 @@ pub async fn setup(
     Query(query): Query<SetupQuery>,
 ) -> ApiResult<Response> {
     let app = app(&state)?;
-    let mut errors = play_core::FieldErrors::new();
+    let mut errors = play_model::FieldErrors::new();
     let installation = bounded(&query.installation_id, "installation_id", &mut errors);
     let given = bounded(&query.state, "state", &mut errors);
     let code = bounded(&query.code, "code", &mut errors);
     if !installation.bytes().all(|b| b.is_ascii_digit()) {
-        play_core::error::push_field_error(&mut errors, "installation_id", "must be GitHub's numeric installation id");
+        play_model::error::push_field_error(&mut errors, "installation_id", "must be GitHub's numeric installation id");
     }
     if !errors.is_empty() {
         return Err(ApiError::validation(errors));

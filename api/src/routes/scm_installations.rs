@@ -5,7 +5,7 @@
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
-use play_core::store::repositories;
+use play_store::repositories;
 
 use crate::auth::Principal;
 use crate::error::{ApiResult, ErrorEnvelope};

@@ -8,11 +8,11 @@
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
-use play_core::compose::{self, svc};
-use play_core::model::template::NewVersion;
 use play_core::playground::launch::{self, TemplateLaunch};
-use play_core::scopes::Scope;
-use play_core::store::templates;
+use play_model::compose::{self, svc};
+use play_model::model::template::NewVersion;
+use play_model::scopes::Scope;
+use play_store::templates;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
@@ -154,10 +154,10 @@ pub async fn launch(
 /// trigger, if it has them: a version change may have changed or switched
 /// off either.
 async fn wake_schedule(state: &AppState, id: i64) -> ApiResult<()> {
-    if let Some(schedule) = play_core::store::schedules::of_template(&state.store, id).await? {
+    if let Some(schedule) = play_store::schedules::of_template(&state.store, id).await? {
         state.waker.wake(play_core::wake::Kind::Schedule, schedule);
     }
-    if let Some(trigger) = play_core::store::triggers::of_template(&state.store, id).await? {
+    if let Some(trigger) = play_store::triggers::of_template(&state.store, id).await? {
         state.waker.wake(play_core::wake::Kind::Trigger, trigger);
     }
     Ok(())

@@ -9,8 +9,8 @@
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
-use play_core::model::template::ListFilter;
-use play_core::store::templates;
+use play_model::model::template::ListFilter;
+use play_store::templates;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};

@@ -1,7 +1,7 @@
 //! `/api/webhook_endpoints`: where an account's events are sent, and the
 //! history of what was sent.
 //!
-//! The handlers parse, call `play_core::webhook` for the rules and the
+//! The handlers parse, call `play_model::webhook` for the rules and the
 //! store for the write, and shape the response. Nothing here sends a
 //! request: `test` records a `webhook.test` event for the endpoint and
 //! `redeliver` makes a delivery due again; the delivery dispatcher (its
@@ -11,11 +11,11 @@ use axum::Json as JsonResponse;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use play_core::store::webhook_deliveries;
-use play_core::store::webhooks;
 use play_core::wake::Kind;
-use play_core::webhook::model::{Delivery, Page};
-use play_core::webhook::{self, DeliveryStatus, Input};
+use play_model::webhook::model::{Delivery, Page};
+use play_model::webhook::{self, DeliveryStatus, Input};
+use play_store::webhook_deliveries;
+use play_store::webhooks;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};

@@ -1,7 +1,7 @@
 //! What `/api/keys` answers: its response bodies, built from core's records.
 
 use chrono::{DateTime, Utc};
-use play_core::model::account::ApiKey;
+use play_model::model::account::ApiKey;
 use serde::Serialize;
 use utoipa::ToSchema;
 

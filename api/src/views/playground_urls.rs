@@ -3,7 +3,7 @@
 //! (whether the edge serves each now, and why not) in the detail.
 //!
 //! - The detail view and launch compute the routes from the desired state
-//!   (`play_core::playground::desired_for`, on the CPU pool), so a route
+//!   (`play_model::playground::desired_for`, on the CPU pool), so a route
 //!   shows as soon as it is asked for, with `live: false` until the edge
 //!   serves it; the edge's decisions (`store::edges`) say whether it does.
 //! - The list reads only the edge's stored decisions, one query per
@@ -15,13 +15,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use play_core::edge::hosts;
-use play_core::edge::serving::{self, Decided};
-use play_core::model::playroom::Playroom;
-use play_core::playground::{Computed, DesiredState, Playground};
-use play_core::routing::Route;
-use play_core::store::edges;
-use play_core::store::playrooms;
+use play_model::edge::hosts;
+use play_model::edge::serving::{self, Decided};
+use play_model::model::playroom::Playroom;
+use play_model::playground::{Computed, DesiredState, Playground};
+use play_model::routing::Route;
+use play_store::edges;
+use play_store::playrooms;
 use serde::Serialize;
 use utoipa::ToSchema;
 

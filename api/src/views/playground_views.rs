@@ -3,19 +3,19 @@
 
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
-use play_core::desired::{EnvSource, Routing, ServiceSpec};
-use play_core::edge::model::RouteRow;
-use play_core::edge::serving::{self, Decided};
-use play_core::model::playroom::Playroom;
-use play_core::model::playspec::MountedFile;
-use play_core::model::playspec::Playspec;
-use play_core::playground::{self, Computed, Playground};
-use play_core::routing::Route;
-use play_core::store::edges;
-use play_core::store::playgrounds;
-use play_core::store::playrooms;
-use play_core::store::playspec_files;
-use play_core::store::playspecs;
+use play_model::desired::{EnvSource, Routing, ServiceSpec};
+use play_model::edge::model::RouteRow;
+use play_model::edge::serving::{self, Decided};
+use play_model::model::playroom::Playroom;
+use play_model::model::playspec::MountedFile;
+use play_model::model::playspec::Playspec;
+use play_model::playground::{self, Computed, Playground};
+use play_model::routing::Route;
+use play_store::edges;
+use play_store::playgrounds;
+use play_store::playrooms;
+use play_store::playspec_files;
+use play_store::playspecs;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use utoipa::ToSchema;
@@ -27,7 +27,7 @@ pub(crate) struct Loaded {
     pub(crate) playspec: Option<Playspec>,
     pub(crate) files: Vec<MountedFile>,
     pub(crate) playroom: Playroom,
-    pub(crate) sources: play_core::build::Sources,
+    pub(crate) sources: play_model::build::Sources,
 }
 
 /// The rows the desired objects of `playground` are computed from.
@@ -45,7 +45,7 @@ pub(crate) async fn load_for(
         }
         None => (None, Vec::new()),
     };
-    let sources = play_core::store::builds::sources(&state.store, &state.secrets, account_id, playground.id).await?;
+    let sources = play_store::builds::sources(&state.store, &state.secrets, account_id, playground.id).await?;
     Ok(Loaded { playground, playspec, files, playroom, sources })
 }
 
@@ -309,7 +309,7 @@ pub struct BuildRecordView {
     pub created_at: chrono::DateTime<chrono::Utc>,
 }
 
-pub(crate) fn condition(c: play_core::compose::model::DependencyCondition) -> String {
+pub(crate) fn condition(c: play_model::compose::model::DependencyCondition) -> String {
     serde_json::to_value(c).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
 }
 

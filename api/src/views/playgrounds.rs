@@ -4,8 +4,8 @@
 use crate::state::AppState;
 use crate::views::playground_urls::{self, RouteView, Urls};
 use chrono::{DateTime, Utc};
-use play_core::playground::{CreationStep, Playground, PlaygroundStatus as Status, ServiceStatus};
-use play_core::time;
+use play_model::playground::{CreationStep, Playground, PlaygroundStatus as Status, ServiceStatus};
+use play_model::time;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use utoipa::ToSchema;
@@ -83,10 +83,10 @@ pub struct SleepView {
     /// `awake` or `asleep`: what it should be (the status says what it
     /// is: `sleeping` once its containers are stopped).
     #[schema(value_type = String)]
-    pub power: play_core::playground::Power,
+    pub power: play_model::playground::Power,
     /// Why it last went to sleep or woke: `idle`, `request` or `api`.
     #[schema(value_type = Option<String>)]
-    pub power_reason: Option<play_core::playground::PowerReason>,
+    pub power_reason: Option<play_model::playground::PowerReason>,
     /// When it was last converged asleep.
     pub slept_at: Option<DateTime<Utc>>,
     /// The last activity its edge saw (requests, open connections).
@@ -98,9 +98,9 @@ pub struct SleepView {
 impl SleepView {
     pub fn of(p: &Playground, operator: Option<std::time::Duration>) -> Self {
         let after = p.sleep.after(p.job_mode, operator);
-        let awake_running = p.sleep.power == play_core::playground::Power::Awake && p.status == Status::Running;
+        let awake_running = p.sleep.power == play_model::playground::Power::Awake && p.status == Status::Running;
         SleepView {
-            sleep_after: play_core::playground::sleep::format_after(after),
+            sleep_after: play_model::playground::sleep::format_after(after),
             power: p.sleep.power,
             power_reason: p.sleep.reason,
             slept_at: p.sleep.slept_at,
@@ -122,8 +122,8 @@ pub struct OriginView {
     pub commit: Option<String>,
 }
 
-impl From<play_core::playground::model::Origin> for OriginView {
-    fn from(o: play_core::playground::model::Origin) -> Self {
+impl From<play_model::playground::model::Origin> for OriginView {
+    fn from(o: play_model::playground::model::Origin) -> Self {
         OriginView { trigger_id: o.trigger_id, ref_kind: o.ref_kind, ref_name: o.ref_name, commit: o.commit }
     }
 }
@@ -187,14 +187,14 @@ pub(crate) fn expiration_percentage(p: &Playground) -> f64 {
 /// The detail view of `p`, with its routes.
 pub async fn detail(state: &AppState, p: Playground) -> play_core::Result<PlaygroundDetail> {
     let (urls, routes) = playground_urls::urls_and_routes(state, &p).await?;
-    let origin = play_core::store::trigger_targets::origin_of(&state.store, p.id).await?;
+    let origin = play_store::trigger_targets::origin_of(&state.store, p.id).await?;
     detail_known(state, p, true, origin, urls, routes).await
 }
 
 /// [`detail`] from one read ([`playground_detail::get_for_detail`]).
 pub(crate) async fn detail_read(
     state: &AppState,
-    read: play_core::playground::model::ForDetail,
+    read: play_model::playground::model::ForDetail,
 ) -> play_core::Result<PlaygroundDetail> {
     let p = read.playground;
     // A deleted Playroom: not found, as `playrooms::get` answers.
@@ -210,19 +210,19 @@ pub(crate) async fn detail_known(
     state: &AppState,
     p: Playground,
     maybe_outdated: bool,
-    origin: Option<play_core::playground::model::Origin>,
+    origin: Option<play_model::playground::model::Origin>,
     urls: playground_urls::Urls,
     routes: Vec<playground_urls::RouteView>,
 ) -> play_core::Result<PlaygroundDetail> {
     let outdated = match maybe_outdated {
-        true => play_core::store::builds::outdated(&state.store, p.id).await?,
+        true => play_store::builds::outdated(&state.store, p.id).await?,
         false => Vec::new(),
     };
     Ok(PlaygroundDetail {
         // The Playspec's own repository moving needs a rollout too, but
         // is no service.
         needs_rollout: !outdated.is_empty(),
-        outdated_services: outdated.into_iter().filter(|s| s != play_core::build::PROJECT_PIN).collect(),
+        outdated_services: outdated.into_iter().filter(|s| s != play_model::build::PROJECT_PIN).collect(),
         trigger: origin.map(OriginView::from),
         sleep: SleepView::of(&p, state.config.sleep_after),
         item: item(&p, urls),

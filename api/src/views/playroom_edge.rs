@@ -2,8 +2,8 @@
 //! shows them, and what its edge last did.
 
 use chrono::{DateTime, Utc};
-use play_core::edge::EdgeSettings;
-use play_core::edge::model::EdgeStatus;
+use play_model::edge::EdgeSettings;
+use play_model::edge::model::EdgeStatus;
 use serde::Serialize;
 use utoipa::ToSchema;
 

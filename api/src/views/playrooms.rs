@@ -5,9 +5,9 @@ use crate::error::ApiResult;
 use crate::state::AppState;
 use crate::views::playroom_edge::{EdgeStatusView, EdgeView};
 use chrono::{DateTime, Utc};
-use play_core::model::playroom::{Connection, Playroom};
-use play_core::ssh_keys::HostKeyPin;
-use play_core::store::edges;
+use play_model::model::playroom::{Connection, Playroom};
+use play_model::ssh_keys::HostKeyPin;
+use play_store::edges;
 use serde::Serialize;
 use utoipa::ToSchema;
 

@@ -4,10 +4,10 @@
 use crate::error::ApiResult;
 use crate::state::AppState;
 use chrono::{DateTime, Utc};
-use play_core::compose::{self, Issue, Policy};
-use play_core::model::playspec::Playspec;
-use play_core::model::playspec::{MountedFile, RegistryCredential};
-use play_core::store::{playspec_files, playspecs};
+use play_model::compose::{self, Issue, Policy};
+use play_model::model::playspec::Playspec;
+use play_model::model::playspec::{MountedFile, RegistryCredential};
+use play_store::{playspec_files, playspecs};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -57,7 +57,7 @@ impl PlayspecItem {
             locked: playground_count > 0,
             persist_volumes: p.persist_volumes,
             playzone_id: p.playzone_id,
-            sleep_after: play_core::playground::sleep::format_own(p.sleep_after_secs),
+            sleep_after: play_model::playground::sleep::format_own(p.sleep_after_secs),
             playground_count,
             created_at: p.created_at,
             updated_at: p.updated_at,
@@ -70,7 +70,7 @@ impl PlayspecItem {
 pub(crate) fn warnings(playspec: &Playspec, files: &[MountedFile]) -> Vec<Issue> {
     let yaml = &playspec.base_compose_yaml;
     let trusted = compose::validate_blueprint(yaml, &Policy::TRUSTED);
-    let project = play_core::playground::policy_for(false, playspec, files);
+    let project = play_model::playground::policy_for(false, playspec, files);
     let untrusted = compose::validate_blueprint(yaml, &project);
     let mut out = trusted.warnings;
     out.extend(untrusted.errors.into_iter().filter(|e| !trusted.errors.contains(e)).map(|mut issue| {

@@ -2,8 +2,8 @@
 //! records.
 
 use chrono::{DateTime, Utc};
-use play_core::playzone::Status;
-use play_core::playzone::model::Playzone;
+use play_model::playzone::Status;
+use play_model::playzone::model::Playzone;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use utoipa::ToSchema;

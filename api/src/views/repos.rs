@@ -3,10 +3,10 @@
 //! core's records and the host's URLs.
 
 use chrono::{DateTime, Utc};
-use play_core::scm::PushOutcome;
-use play_core::scm::host::RepoUrls;
 use play_core::scm::hosts::SourceHosts;
-use play_core::scm::model::{Installation, Repository};
+use play_model::scm::PushOutcome;
+use play_model::scm::host::RepoUrls;
+use play_model::scm::model::{Installation, Repository};
 use serde::Serialize;
 use utoipa::ToSchema;
 

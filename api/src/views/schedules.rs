@@ -2,7 +2,7 @@
 //! variables are never shown, only whether they are set.
 
 use chrono::{DateTime, Utc};
-use play_core::model::schedule::{Schedule, ScheduleRun};
+use play_model::model::schedule::{Schedule, ScheduleRun};
 use serde::Serialize;
 use utoipa::ToSchema;
 

@@ -3,8 +3,8 @@
 
 use crate::views::playground_urls::Urls;
 use chrono::{DateTime, Utc};
-use play_core::compose::Issue;
-use play_core::model::template::Version;
+use play_model::compose::Issue;
+use play_model::model::template::Version;
 use serde::Serialize;
 use utoipa::ToSchema;
 

@@ -2,7 +2,7 @@
 //! core's records.
 
 use chrono::{DateTime, Utc};
-use play_core::model::template::{Category, Template};
+use play_model::model::template::{Category, Template};
 use serde::Serialize;
 use utoipa::ToSchema;
 

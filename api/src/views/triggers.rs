@@ -2,7 +2,7 @@
 //! variables are never shown, only whether they are set.
 
 use chrono::{DateTime, Utc};
-use play_core::model::trigger::{Target, Trigger};
+use play_model::model::trigger::{Target, Trigger};
 use serde::Serialize;
 use utoipa::ToSchema;
 

@@ -2,8 +2,8 @@
 //! core's records.
 
 use chrono::{DateTime, Utc};
-use play_core::webhook::model::Delivery;
-use play_core::webhook::model::Endpoint;
+use play_model::webhook::model::Delivery;
+use play_model::webhook::model::Endpoint;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use utoipa::ToSchema;

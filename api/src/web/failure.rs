@@ -5,7 +5,7 @@
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::html;
-use play_core::FieldErrors;
+use play_model::FieldErrors;
 use serde_json::Value;
 
 use super::layout::bare_page;

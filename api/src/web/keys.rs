@@ -7,7 +7,7 @@ use axum::extract::{Form, Path};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Redirect};
 use maud::{Markup, html};
-use play_core::scopes::Scope;
+use play_model::scopes::Scope;
 use serde_json::{Value, json};
 
 use super::failure::PageResult;

@@ -7,10 +7,10 @@ use axum::extract::{Multipart, Query, State};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
-use play_core::FieldErrors;
-use play_core::compose::line_of;
-use play_core::model::template::ListFilter;
-use play_core::store::templates;
+use play_model::FieldErrors;
+use play_model::compose::line_of;
+use play_model::model::template::ListFilter;
+use play_store::templates;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -21,7 +21,7 @@ use crate::error::ApiError;
 use crate::state::AppState;
 
 /// The largest Compose file the form takes (the engine's own bound).
-const MAX_COMPOSE: usize = play_core::compose::MAX_COMPOSE_BYTES;
+const MAX_COMPOSE: usize = play_model::compose::MAX_COMPOSE_BYTES;
 
 #[derive(Debug, Default, Deserialize)]
 pub struct CatalogQuery {
@@ -39,7 +39,7 @@ pub async fn playroom_field(state: &AppState, viewer: &Viewer, chosen: Option<i6
             input #playroom_id type="number" name="playroom_id" min="1" required value=[chosen];
         });
     }
-    let rooms = play_core::store::playrooms::list(&state.store, viewer.principal.account_id).await?;
+    let rooms = play_store::playrooms::list(&state.store, viewer.principal.account_id).await?;
     Ok(html! {
         label for="playroom_id" { "Playroom" }
         @if rooms.is_empty() { p.error { "There is no Playroom yet: " a href="/playrooms" { "add one" } " first." } }

@@ -9,8 +9,8 @@ use axum::extract::{Form, Path, State};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Redirect};
 use maud::{Markup, html};
-use play_core::FieldErrors;
-use play_core::store::templates;
+use play_model::FieldErrors;
+use play_store::templates;
 use serde_json::json;
 
 use super::failure::PageResult;

@@ -6,7 +6,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderValue, header};
 use axum::response::IntoResponse;
 use maud::html;
-use play_core::store::playgrounds;
+use play_store::playgrounds;
 
 use super::failure::PageResult;
 use super::frame::page;

@@ -6,9 +6,9 @@
 use axum::extract::State;
 use axum::response::IntoResponse;
 use maud::{Markup, html};
-use play_core::model::overview::Launch;
-use play_core::playground::PlaygroundStatus;
-use play_core::store::{overview, playgrounds};
+use play_model::model::overview::Launch;
+use play_model::playground::PlaygroundStatus;
+use play_store::{overview, playgrounds};
 
 use super::failure::PageResult;
 use super::frame::page;
@@ -85,7 +85,7 @@ fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
 /// `GET /`.
 pub async fn home(State(state): State<AppState>, viewer: Viewer) -> PageResult {
     let account = viewer.principal.account_id;
-    let since = play_core::time::now() - chrono::Duration::hours(24);
+    let since = play_model::time::now() - chrono::Duration::hours(24);
     let by_state = if viewer.may("GET", "/api/playgrounds") {
         let all = playgrounds::list(&state.store, account).await?;
         let rows: Vec<(String, i64, &str)> = PlaygroundStatus::ALL

@@ -9,7 +9,7 @@ use axum::extract::{Form, Path, State};
 use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Redirect};
 use maud::html;
-use play_core::store::playgrounds;
+use play_store::playgrounds;
 use serde::Deserialize;
 use serde_json::json;
 

@@ -3,7 +3,7 @@
 //! next to what the host reports (`/debug`).
 
 use maud::{Markup, html};
-use play_core::playground::{Playground, PlaygroundStatus, Power};
+use play_model::playground::{Playground, PlaygroundStatus, Power};
 use serde_json::Value;
 
 use super::failure::Failure;
@@ -153,7 +153,7 @@ fn event_summary(e: &Value) -> String {
 /// What play asks of the host next to what the host reports, per service
 /// (`GET /api/playgrounds/{id}/debug`); built images with the end of their
 /// build log.
-pub fn debug_part(debug: &Value, observed: &[play_core::playground::ServiceStatus]) -> Markup {
+pub fn debug_part(debug: &Value, observed: &[play_model::playground::ServiceStatus]) -> Markup {
     let services = debug["services_configuration"].as_array().cloned().unwrap_or_default();
     let builds = debug["build_records"].as_array().cloned().unwrap_or_default();
     let short = |v: &Value, n: usize| text_of(v).chars().take(n).collect::<String>();

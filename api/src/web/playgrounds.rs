@@ -6,8 +6,8 @@
 use axum::extract::{Path, Query, State};
 use axum::response::IntoResponse;
 use maud::{Markup, html};
-use play_core::playground::{Playground, PlaygroundStatus};
-use play_core::store::{playground_detail, playgrounds};
+use play_model::playground::{Playground, PlaygroundStatus};
+use play_store::{playground_detail, playgrounds};
 use serde::Deserialize;
 
 use super::failure::PageResult;
@@ -56,7 +56,7 @@ pub async fn list(State(state): State<AppState>, viewer: Viewer, Query(q): Query
     let mut urls = playground_urls::live_urls(&state, account, &shown).await?;
     let mut rows = Vec::with_capacity(shown.len());
     for p in &shown {
-        let origin = play_core::store::trigger_targets::origin_of(&state.store, p.id).await?;
+        let origin = play_store::trigger_targets::origin_of(&state.store, p.id).await?;
         rows.push((item(p, urls.remove(&p.id).unwrap_or_default()), origin));
     }
     let follow = shown.iter().any(moving);
@@ -112,7 +112,7 @@ fn list_link(q: &ListQuery, number: usize) -> String {
     format!("/playgrounds?{query}&page={number}")
 }
 
-fn list_row(p: &PlaygroundItem, origin: Option<&play_core::playground::model::Origin>) -> Markup {
+fn list_row(p: &PlaygroundItem, origin: Option<&play_model::playground::model::Origin>) -> Markup {
     html! {
         tr {
             td.name { a href={ "/playgrounds/" (p.id) } { (p.name) } @if p.job_mode { " " span.muted { "(job)" } } }
@@ -130,7 +130,7 @@ fn list_row(p: &PlaygroundItem, origin: Option<&play_core::playground::model::Or
 
 /// Where the code came from: the trigger's ref and commit, or the
 /// branches of built services.
-pub fn source(p: &PlaygroundItem, origin: Option<&play_core::playground::model::Origin>) -> Markup {
+pub fn source(p: &PlaygroundItem, origin: Option<&play_model::playground::model::Origin>) -> Markup {
     html! {
         @if let Some(o) = origin {
             @if o.ref_kind == "pull_request" { "PR #" (o.ref_name) } @else { (o.ref_name) }

@@ -7,7 +7,7 @@
 //!   a visitor in to someone else's account (login CSRF). A browser's
 //!   `Sec-Fetch-Site` other than `same-origin` or `none` is refused too.
 //! - `POST /sign-in`: the key is checked as the API checks it; a session
-//!   is made (`play_core::store::sessions`), its cookie set, and the
+//!   is made (`play_store::sessions`), its cookie set, and the
 //!   browser sent to `next` (a plain path of play only, `next_path`;
 //!   anything else sends it to `/`). Attempts are limited per client
 //!   (an IPv4 address or an IPv6 /64, `client_of`;
@@ -26,8 +26,8 @@ use axum::http::{Extensions, HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use cookie::{Cookie, SameSite};
 use maud::html;
-use play_core::store::sessions;
-use play_core::token::{digests_match, random_base62};
+use play_model::token::{digests_match, random_base62};
+use play_store::sessions;
 use serde::{Deserialize, Serialize};
 
 use super::layout::bare_page as page;
@@ -262,7 +262,7 @@ pub async fn sign_out(
 pub struct SessionView {
     pub account_id: i64,
     pub key_id: i64,
-    pub scopes: play_core::scopes::ScopeSet,
+    pub scopes: play_model::scopes::ScopeSet,
     /// When the session ends if unused (idle end, or its absolute end).
     pub ends_at: chrono::DateTime<chrono::Utc>,
     pub expires_at: chrono::DateTime<chrono::Utc>,

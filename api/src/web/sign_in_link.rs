@@ -7,14 +7,14 @@
 //!   visitor in by making the browser load it.
 //! - `POST /sign-in/link`: from that page only (its token and cookie,
 //!   `Sec-Fetch-Site`), rate limited per address as sign-in is; the link is
-//!   spent (`play_core::store::sign_in_links::redeem`) and a session of its
+//!   spent (`play_store::sign_in_links::redeem`) and a session of its
 //!   key starts.
 
 use axum::extract::{Form, Path, State};
 use axum::http::{Extensions, HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use maud::html;
-use play_core::store::sign_in_links;
+use play_store::sign_in_links;
 use serde::Deserialize;
 
 use super::layout::bare_page;

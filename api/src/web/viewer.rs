@@ -95,7 +95,7 @@ impl Viewer {
             .get("sec-fetch-site")
             .and_then(|v| v.to_str().ok())
             .is_some_and(|site| !matches!(site, "same-origin" | "none"));
-        if cross_site || !play_core::token::digests_match(&self.csrf, given) {
+        if cross_site || !play_model::token::digests_match(&self.csrf, given) {
             return Err(Failure::from(ApiError::Forbidden {
                 message: "this form did not come from play's own page (or the session changed): open the page again"
                     .into(),

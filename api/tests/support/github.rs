@@ -7,16 +7,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use play_api::testing::TestApp;
-use play_core::repository::{RepositoryAccess, RepositoryGateway};
-use play_core::scm::host::ConfirmedInstallation;
-use play_core::scm::model::{Installation, Provider};
-use play_core::store::{playzone_access, repositories};
-use play_core::webhook::UrlPolicy;
-use play_core::webhook::url::AllowEntry;
 use play_git::testing::{Access, GitServer};
 use play_git::{GitConfig, GitGateway};
 use play_github::testing::{CLIENT_ID, CLIENT_SECRET, FakeGithub, GitBackend, KeyPair};
 use play_github::{AppKey, ClientSecret, GithubApi, GithubAppConfig};
+use play_model::repository::{RepositoryAccess, RepositoryGateway};
+use play_model::scm::host::ConfirmedInstallation;
+use play_model::scm::model::{Installation, Provider};
+use play_model::webhook::UrlPolicy;
+use play_model::webhook::url::AllowEntry;
+use play_store::{playzone_access, repositories};
 
 /// The GitServer as the fake GitHub's repository store.
 struct Backend(GitServer);

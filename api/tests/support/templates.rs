@@ -5,7 +5,7 @@
 
 use axum::http::{Method, StatusCode};
 use play_api::testing::{Response, TestApp};
-use play_core::scopes::ScopeSet;
+use play_model::scopes::ScopeSet;
 use serde_json::{Value, json};
 
 /// A template body using every kind of variable: required with a

@@ -2,7 +2,7 @@
 //! `POST /api/launch` and `POST /api/import_templates/{id}/launch`.
 //!
 //! Each flow checks its request (the fields, the Playroom's policy, the
-//! Playspec's services: [`super::validate`]), then records:
+//! Playspec's services: [`crate::playground::validate`]), then records:
 //! - a create, one checked [`NewPlayground`] (status `in_progress`, step
 //!   `queued`) after the account's quota check ([`create_in`]);
 //! - a launch, a Playspec and (optionally for `POST /api/launch`) a
@@ -11,27 +11,28 @@
 //!
 //! Compose parsing and template compilation run through the caller's
 //! [`Offload`]. Owns the order of the checks and writes. It must not hold
-//! SQL (the rows are written by `crate::store`) nor wake anything: waking
+//! SQL (the rows are written by `play_store`) nor wake anything: waking
 //! the reconciler is the caller's, after the commit these functions make.
 
 use std::collections::BTreeMap;
 
-use super::model::{Lifetimes, NewPlayground, Playground, ServiceSettings};
-use super::trigger_launch;
-pub use super::trigger_launch::TriggerLaunch;
-use super::validate::{self, CreateRequest};
-use crate::compose::{self, Compiled, Issue, Policy, svc};
-use crate::error::push_field_error;
-use crate::model::event::{Acting, Actor};
-use crate::model::playspec::{Playspec, PlayspecFields};
-use crate::model::quota::{QuotaLimits, Resource};
-use crate::model::template::{Template, Version};
 use crate::offload::Offload;
-use crate::store::playspecs;
-use crate::store::quotas;
-use crate::store::templates;
-use crate::store::{Conn, Store, playgrounds, playrooms};
-use crate::{Error, FieldErrors, Result};
+use crate::playground::validate::{self, CreateRequest};
+use crate::{Error, Result};
+use play_model::FieldErrors;
+use play_model::compose::{self, Compiled, Issue, Policy, svc};
+use play_model::error::push_field_error;
+use play_model::model::event::{Acting, Actor};
+use play_model::model::playspec::{Playspec, PlayspecFields};
+use play_model::model::quota::{QuotaLimits, Resource};
+use play_model::model::template::{Template, Version};
+use play_model::playground::model::{Lifetimes, NewPlayground, Playground, ServiceSettings};
+use play_model::playground::trigger_launch;
+pub use play_model::playground::trigger_launch::TriggerLaunch;
+use play_store::playspecs;
+use play_store::quotas;
+use play_store::templates;
+use play_store::{Conn, Store, playgrounds, playrooms};
 
 /// What configuration bounds a create: the account quotas, the lifetimes
 /// of new Playgrounds and which repositories a launch may link (the
@@ -40,7 +41,7 @@ use crate::{Error, FieldErrors, Result};
 pub struct Limits<'a> {
     pub quotas: &'a QuotaLimits,
     pub lifetimes: Lifetimes,
-    pub repositories: &'a crate::playzone::RepositoryPolicy,
+    pub repositories: &'a play_model::playzone::RepositoryPolicy,
     /// The source hosts (a URL may name a repository of play's own Git
     /// host).
     pub hosts: &'a crate::scm::hosts::SourceHosts,
@@ -113,7 +114,7 @@ pub struct LaunchedPlayground {
     /// ([`TriggerLaunch::target`]).
     pub target: Option<(i64, i64)>,
     /// The trigger's ref and commit, for the `playground.created` event.
-    pub origin: Option<super::model::Origin>,
+    pub origin: Option<play_model::playground::model::Origin>,
 }
 
 /// A checked launch: the Playspec's fields (but its name) and, optionally,
@@ -159,7 +160,7 @@ pub async fn record_launch(
             };
             let playground = create_in(&mut tx, account_id, &new, limits, actor).await?;
             if let Some((target, generation)) = launched.target
-                && !crate::store::trigger_targets::claim_in(&mut tx, target, generation, playground.id).await?
+                && !play_store::trigger_targets::claim_in(&mut tx, target, generation, playground.id).await?
             {
                 return Err(Error::Conflict(
                     "the trigger's target moved on while this launch was made (its ref closed or was launched \
@@ -211,7 +212,7 @@ pub async fn launch_compose(
     actor: Actor,
 ) -> Result<Launched> {
     let mut errors = FieldErrors::new();
-    if let Err(m) = crate::validate::display_name(&request.name) {
+    if let Err(m) = play_model::validate::display_name(&request.name) {
         push_field_error(&mut errors, "name", m);
     }
     if request.agent.is_some() {
@@ -341,7 +342,7 @@ pub async fn launch_template(
     let playroom = playrooms::get(store, account_id, playroom_id).await?;
     let policy = Policy::of_room(playroom.trusted);
     let mut errors = FieldErrors::new();
-    if let Some(Err(m)) = request.name.as_deref().map(crate::validate::display_name) {
+    if let Some(Err(m)) = request.name.as_deref().map(play_model::validate::display_name) {
         push_field_error(&mut errors, "name", m);
     }
     let (text, variables, forced_job) = (version.template_body.clone(), request.variables, request.job_mode);
@@ -453,7 +454,7 @@ fn compile_for_launch(
     variables: &BTreeMap<String, serde_json::Value>,
     policy: &Policy,
 ) -> std::result::Result<Compiled, FieldErrors> {
-    crate::compose::compile(template_body, variables, &mut rand::rngs::OsRng, policy)
+    play_model::compose::compile(template_body, variables, &mut rand::rngs::OsRng, policy)
 }
 
 /// The longest Playspec name (`validate::display_name`).
@@ -465,7 +466,7 @@ const MAX_PLAYSPEC_NAME_CHARS: usize = 100;
 async fn unused_playspec_name_in(conn: &mut Conn, account_id: i64, template_name: &str) -> Result<String> {
     let base: String = template_name.chars().take(MAX_PLAYSPEC_NAME_CHARS - 7).collect();
     for _ in 0..8 {
-        let suffix = &crate::compose::template::random_value(&mut rand::rngs::OsRng)[..6];
+        let suffix = &play_model::compose::template::random_value(&mut rand::rngs::OsRng)[..6];
         let name = format!("{}-{suffix}", base.trim());
         if !playspecs::name_taken_in(conn, account_id, &name).await? {
             return Ok(name);

@@ -26,41 +26,29 @@
 //!   epoch goes and every image is pulled again.
 //!
 //! This module owns those rules and the order of the writes; it must not
-//! hold SQL (that is `crate::store::playgrounds`) nor wake anything (the
+//! hold SQL (that is `play_store::playgrounds`) nor wake anything (the
 //! caller wakes after the commit).
 
-use super::model::{Playground, RolloutChanges};
-use super::state::{DesiredState, PlaygroundStatus};
-use super::ttl;
-use super::validate;
-use crate::model::event::Actor;
 use crate::offload::Offload;
-use crate::store::playgrounds as rows;
-use crate::store::{Conn, Store};
-use crate::time;
+use crate::playground::validate;
 use crate::{Error, Result};
+use play_model::model::event::Actor;
+use play_model::playground::model::{Playground, RolloutChanges};
+use play_model::playground::state::{DesiredState, PlaygroundStatus};
+use play_model::playground::ttl;
+use play_model::time;
+use play_store::playgrounds as rows;
+use play_store::{Conn, Store};
 
 /// Records the wish to destroy (see the [module documentation](self)).
 pub async fn request_destroy(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<Playground> {
     let mut tx = store.write().await?;
-    let out = request_destroy_in(&mut tx, account_id, id, actor).await?;
+    let out = rows::request_destroy_in(&mut tx, account_id, id, actor).await?;
     tx.commit().await?;
     Ok(out)
 }
 
-/// [`request_destroy`] inside the caller's transaction (server-side apply writes a
-/// whole set in one).
-pub async fn request_destroy_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor) -> Result<Playground> {
-    let current = rows::get(&mut *conn, account_id, id).await?;
-    if current.desired_state != DesiredState::Destroyed {
-        rows::mark_destroying_in(conn, id).await?;
-        rows::status_changed_in(conn, &current, PlaygroundStatus::Destroying, actor).await?;
-    }
-    let playground = rows::get(&mut *conn, account_id, id).await?;
-    Ok(playground)
-}
-
-pub use super::ttl::{DEFAULT_EXTEND_HOURS, MAX_EXTEND_HOURS};
+pub use play_model::playground::ttl::{DEFAULT_EXTEND_HOURS, MAX_EXTEND_HOURS};
 
 /// Extends the Playground's lifetime by `hours` (1 to
 /// [`MAX_EXTEND_HOURS`], [`DEFAULT_EXTEND_HOURS`] when `None`): `expires_at`
@@ -170,7 +158,7 @@ pub async fn record_rollout_in(
     restart_progress(conn, &current, 0, actor).await?;
     // Services built from Playzones are built again from their branches'
     // current commits (or found in the cache): the next pass pins them.
-    crate::store::builds::clear_pins(conn, id).await?;
+    play_store::builds::clear_pins(conn, id).await?;
     rows::updated_in(conn, &current, actor, serde_json::json!({"operation": "rollout", "changed": fields})).await?;
     let playground = rows::get(&mut *conn, account_id, id).await?;
     Ok(playground)
@@ -182,7 +170,7 @@ pub async fn hard_restart(store: &Store, account_id: i64, id: i64, actor: Actor)
     let current = rows::get(&mut tx, account_id, id).await?;
     current.check_live()?;
     restart_progress(&mut tx, &current, 1, actor).await?;
-    crate::store::builds::clear_pins(&mut tx, id).await?;
+    play_store::builds::clear_pins(&mut tx, id).await?;
     rows::updated_in(
         &mut tx,
         &current,

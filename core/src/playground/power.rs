@@ -1,9 +1,9 @@
 //! Sleep and wake asked through the API (`POST /api/playgrounds/{id}/sleep`
 //! and `/wake`, the CLI's `play sleep|wake`, MCP): each records the desired
-//! power with reason `api` (`crate::store::power`) and a
+//! power with reason `api` (`play_store::power`) and a
 //! `playground.updated` event, in one transaction; the Playground
 //! reconciler does the work and records `playground.slept` or
-//! `playground.woke` once the host has converged (see [`super::sleep`]).
+//! `playground.woke` once the host has converged (see [`play_model::playground::sleep`]).
 //!
 //! Both are idempotent: asking for what is already asked changes nothing.
 //! A Playground being destroyed, a finished job, and any job-mode
@@ -12,12 +12,12 @@
 //! Owns those rules; it must not hold SQL nor wake anything (the caller
 //! wakes after the commit).
 
-use super::model::Playground;
-use super::state::{Power, PowerReason};
-use crate::model::event::Actor;
-use crate::store::Store;
-use crate::store::{playgrounds as rows, power};
 use crate::{Error, Result};
+use play_model::model::event::Actor;
+use play_model::playground::model::Playground;
+use play_model::playground::state::{Power, PowerReason};
+use play_store::Store;
+use play_store::{playgrounds as rows, power};
 
 /// Asks Playground `id` of `account_id` to be `to` (see the [module
 /// documentation](self)); answers it as it is then.

@@ -9,16 +9,17 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{Lifetimes, NewPlayground, Playground, RolloutChanges, ServiceSettings};
-use crate::compose::{self, Policy, ServiceDefinition, ServiceType};
-use crate::error::push_field_error;
-use crate::model::playroom::Playroom;
-use crate::model::playspec::Playspec;
 use crate::offload::Offload;
-use crate::store::playrooms;
-use crate::store::playspecs;
-use crate::store::{Conn, Store, playspec_files};
-use crate::{Error, FieldErrors, Result, validate};
+use crate::{Error, Result};
+use play_model::compose::{self, Policy, ServiceDefinition, ServiceType};
+use play_model::error::push_field_error;
+use play_model::model::playroom::Playroom;
+use play_model::model::playspec::Playspec;
+use play_model::playground::model::{Lifetimes, NewPlayground, Playground, RolloutChanges, ServiceSettings};
+use play_model::{FieldErrors, validate};
+use play_store::playrooms;
+use play_store::playspecs;
+use play_store::{Conn, Store, playspec_files};
 
 /// The largest value of one variable.
 pub const MAX_ENV_VALUE_BYTES: usize = 64 * 1024;
@@ -67,7 +68,7 @@ async fn compose_errors_on(
     env_overrides: &BTreeMap<String, String>,
 ) -> Result<FieldErrors> {
     let files = playspec_files::list_files(&mut *conn, playspec.id).await?;
-    let policy = super::desired::policy_for(playroom.trusted, playspec, &files);
+    let policy = play_model::playground::desired::policy_for(playroom.trusted, playspec, &files);
     let (yaml, overrides) = (playspec.base_compose_yaml.clone(), env_overrides.clone());
     cpu.run(move || compose_errors(&yaml, &policy, &overrides)).await
 }
@@ -142,8 +143,8 @@ async fn check_branches_to_create(
         let Some(playzone) = services.iter().find(|d| &d.name == service).and_then(|d| d.playzone_id) else {
             continue;
         };
-        let existing = crate::store::playzones::branch_commit(&mut *conn, playzone, branch).await?;
-        let base_commit = crate::store::playzones::branch_commit(&mut *conn, playzone, base).await?;
+        let existing = play_store::playzones::branch_commit(&mut *conn, playzone, branch).await?;
+        let base_commit = play_store::playzones::branch_commit(&mut *conn, playzone, base).await?;
         if let (Some(existing), Some(base_commit)) = (existing, base_commit)
             && existing != base_commit
         {
@@ -255,11 +256,11 @@ pub async fn check_create_in(
 }
 
 /// `playground.sleep_after`: a duration within the bounds or `never`
-/// ([`super::sleep::parse_after`]); a job never sleeps, so a job may only
+/// ([`play_model::playground::sleep::parse_after`]); a job never sleeps, so a job may only
 /// say `never`. Answers the seconds to store (`None`: inherit).
 fn check_sleep_after(errors: &mut FieldErrors, value: Option<&str>, job_mode: bool) -> Option<i64> {
     let value = value?;
-    match super::sleep::parse_after(value) {
+    match play_model::playground::sleep::parse_after(value) {
         Ok(secs) if job_mode && secs > 0 => {
             push_field_error(errors, "playground.sleep_after", "a job-mode Playground never sleeps");
             None

@@ -14,7 +14,7 @@
 //!
 //! A Playzone that holds an access token, or reads through a
 //! source-hosting installation it was attached through
-//! ([`Playzone::reads_privately`](crate::playzone::model::Playzone::reads_privately)), is linked only by an explicit
+//! ([`Playzone::reads_privately`](play_model::playzone::model::Playzone::reads_privately)), is linked only by an explicit
 //! `playzone_id` from a caller whose key may read Playzones
 //! (`playzones:read`, [`Linker::may_read_playzones`]); never by URL. A
 //! URL is text anyone can write into a Compose file, a template of another
@@ -35,17 +35,18 @@
 //! (it may be linked later); a Playground of it fails at `image_build`
 //! saying how to link one.
 
-use super::RepositoryPolicy;
-use crate::compose::classify::{ServiceDefinition, ServiceType};
-use crate::error::push_field_error;
-use crate::model::event::{Acting, Actor};
-use crate::model::quota::QuotaLimits;
 use crate::scm::hosts::{Choice, SourceHosts};
-use crate::scm::model::Provider;
-use crate::scm::names::FullName;
-use crate::store::Store;
-use crate::store::playzones;
-use crate::{Error, FieldErrors, Result};
+use crate::{Error, Result};
+use play_model::FieldErrors;
+use play_model::compose::classify::{ServiceDefinition, ServiceType};
+use play_model::error::push_field_error;
+use play_model::model::event::{Acting, Actor};
+use play_model::model::quota::QuotaLimits;
+use play_model::playzone::RepositoryPolicy;
+use play_model::scm::model::Provider;
+use play_model::scm::names::FullName;
+use play_store::Store;
+use play_store::playzones;
 
 /// Where and for whom links are made.
 #[derive(Clone, Copy, Debug)]
@@ -125,7 +126,7 @@ pub async fn link(
     if !errors.is_empty() {
         return Err(Error::Validation(errors));
     }
-    let mut created: Vec<crate::playzone::model::Playzone> = Vec::new();
+    let mut created: Vec<play_model::playzone::model::Playzone> = Vec::new();
     for def in definitions.iter_mut().filter(|d| d.service_type == ServiceType::Dynamic) {
         if def.playzone_id.is_some() {
             continue;
@@ -174,7 +175,12 @@ pub async fn for_url(linker: Linker<'_>, url: &str) -> Result<i64> {
         env_file_path: None,
         workdir: None,
         image: None,
-        exposure: crate::compose::classify::Exposure { enabled: false, port: None, subdomain: None, visibility: None },
+        exposure: play_model::compose::classify::Exposure {
+            enabled: false,
+            port: None,
+            subdomain: None,
+            visibility: None,
+        },
         repo_url: Some(url.to_owned()),
     }];
     link(linker, &mut one, &[], |_| "trigger".into()).await.map_err(|e| match e {
@@ -199,7 +205,7 @@ async fn hosted(
     url: &str,
 ) -> Option<std::result::Result<FullName, String>> {
     let full = hosts.builtin.as_deref()?.repository_at(url)?;
-    Some(match crate::store::repositories::readable_by_name(store, account_id, &full).await {
+    Some(match play_store::repositories::readable_by_name(store, account_id, &full).await {
         Ok(repository) if !repository.private => Ok(full),
         Ok(_) => Err(format!(
             "{full} is a private repository of play's Git host, which is never linked by URL (a Compose file or \
@@ -215,7 +221,7 @@ async fn hosted(
 fn previous_link(
     def: &ServiceDefinition,
     previous: &[ServiceDefinition],
-    zones: &[crate::playzone::model::Playzone],
+    zones: &[play_model::playzone::model::Playzone],
 ) -> Option<i64> {
     let before = previous.iter().find(|p| p.name == def.name)?.playzone_id?;
     zones.iter().any(|z| z.id == before).then_some(before)
@@ -229,7 +235,7 @@ async fn create_for(
     url: &str,
     limits: &QuotaLimits,
     actor: Actor,
-) -> Result<crate::playzone::model::Playzone> {
+) -> Result<play_model::playzone::model::Playzone> {
     let base: String = url
         .rsplit('/')
         .find(|s| !s.is_empty())
@@ -241,7 +247,7 @@ async fn create_for(
     let base = if base.trim().is_empty() { "repository".to_owned() } else { base };
     for n in 1..=50 {
         let name = if n == 1 { base.clone() } else { format!("{base}-{n}") };
-        let changes = super::Changes {
+        let changes = play_model::playzone::Changes {
             name: Some(name),
             scm_url: Some(url.to_owned()),
             default_branch: None,

@@ -9,13 +9,13 @@
 //! that Playzone (the contract's "shared with the requesting player");
 //! two attaches at once make one Playzone (a unique index decides).
 
-use super::flows::Caller;
-use super::hosts::{Choice, SourceHosts};
-use super::model::{InstallationStatus, Provider, Repository};
-use super::names::FullName;
-use crate::playzone::model::Playzone;
-use crate::store::{Store, playzone_access, repositories};
+use crate::scm::flows::Caller;
+use crate::scm::hosts::{Choice, SourceHosts};
 use crate::{Error, Result};
+use play_model::playzone::model::Playzone;
+use play_model::scm::model::{InstallationStatus, Provider, Repository};
+use play_model::scm::names::FullName;
+use play_store::{Store, playzone_access, repositories};
 
 /// What attach did.
 #[derive(Clone, Debug)]

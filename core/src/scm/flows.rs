@@ -19,19 +19,19 @@
 
 use std::sync::Arc;
 
-use super::host::{Removal, SourceHost};
-use super::hosts::{Choice, SourceHosts, Target};
-use super::model::NewRepository;
-use super::model::{Push, Repository};
-use super::names::check_repo_name;
-use super::{Author, DEFAULT_BRANCH, FullName, PushFile, PushFiles, PushOutcome};
-use crate::model::event::{Acting, Actor};
-use crate::model::quota::QuotaLimits;
-use crate::playzone::branch_name;
-use crate::store::{Conn, Store};
-use crate::store::{repositories, repository_reservations};
+use crate::scm::hosts::{Choice, SourceHosts, Target};
 use crate::wake::{Kind, Waker};
 use crate::{Error, Result};
+use play_model::model::event::{Acting, Actor};
+use play_model::model::quota::QuotaLimits;
+use play_model::playzone::branch_name;
+use play_model::scm::host::{Removal, SourceHost};
+use play_model::scm::model::NewRepository;
+use play_model::scm::model::{Push, Repository};
+use play_model::scm::names::check_repo_name;
+use play_model::scm::{Author, DEFAULT_BRANCH, FullName, PushFile, PushFiles, PushOutcome};
+use play_store::{Conn, Store};
+use play_store::{repositories, repository_reservations};
 
 /// The longest description, in characters.
 pub const MAX_DESCRIPTION_CHARS: usize = 1_000;
@@ -135,7 +135,7 @@ pub struct Reserved {
     /// The reservation's id (`store::repository_reservations`).
     pub id: i64,
     pub full_name: FullName,
-    pub installation: super::model::Installation,
+    pub installation: play_model::scm::model::Installation,
     pub host: Arc<dyn SourceHost>,
     made: std::sync::atomic::AtomicBool,
 }
@@ -194,7 +194,9 @@ pub async fn reserve_new_in(
 /// again here if it is not committed yet.
 pub async fn reserve_planned_in(conn: &mut Conn, caller: &Caller<'_>, repository: &Repository) -> Result<i64> {
     let installation_id = match repository.provider {
-        super::model::Provider::Builtin => repositories::builtin_installation_in(conn, caller.by.account_id).await?.id,
+        play_model::scm::model::Provider::Builtin => {
+            repositories::builtin_installation_in(conn, caller.by.account_id).await?.id
+        }
         _ => repository.installation_id,
     };
     repository_reservations::reserve_in(conn, caller.by, installation_id, &repository.full_name, caller.limits).await
@@ -224,8 +226,8 @@ pub async fn record_reserved_in(
 async fn owner_on(
     conn: &mut Conn,
     caller: &Caller<'_>,
-    installation: Option<super::model::Installation>,
-) -> Result<(super::model::Installation, String)> {
+    installation: Option<play_model::scm::model::Installation>,
+) -> Result<(play_model::scm::model::Installation, String)> {
     Ok(match installation {
         Some(app) => {
             let owner = app.account_login.to_ascii_lowercase();
@@ -385,7 +387,7 @@ pub async fn record_moves(
     host: &dyn SourceHost,
     waker: &dyn Waker,
     repository: &Repository,
-    moves: Vec<super::http::BranchMove>,
+    moves: Vec<play_model::scm::http::BranchMove>,
     actor: Actor,
 ) -> Result<bool> {
     let mut pushes: Vec<Push> = moves

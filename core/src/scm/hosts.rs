@@ -13,11 +13,11 @@
 
 use std::sync::Arc;
 
-use super::host::{InstallableApp, RepoUrls, SourceHost};
-use super::model::{Installation, InstallationStatus, Provider, Repository};
-use super::names::FullName;
-use crate::store::{Store, accounts, repositories};
 use crate::{Error, Result};
+use play_model::scm::host::{InstallableApp, RepoUrls, SourceHost};
+use play_model::scm::model::{Installation, InstallationStatus, Provider, Repository};
+use play_model::scm::names::FullName;
+use play_store::{Store, accounts, repositories};
 
 /// The source hosts this play serves.
 #[derive(Clone, Debug, Default)]

@@ -33,13 +33,13 @@
 
 use std::sync::Arc;
 
-use super::flows::{author_for, url_candidates};
-use super::host::{Removal, SourceHost};
-use super::model::{Push, Repository};
-use super::{PushFiles, PushOutcome};
 use crate::Error;
-use crate::model::event::Actor;
-use crate::store::{Conn, repositories};
+use crate::scm::flows::{author_for, url_candidates};
+use play_model::model::event::Actor;
+use play_model::scm::host::{Removal, SourceHost};
+use play_model::scm::model::{Push, Repository};
+use play_model::scm::{PushFiles, PushOutcome};
+use play_store::{Conn, repositories};
 
 /// What an apply asks of one repository's host.
 #[derive(Debug)]

@@ -6,10 +6,10 @@
 
 use std::path::Path;
 
-use play_core::repository::RepositoryAccess;
-use play_core::webhook::UrlPolicy;
 use play_git::testing::GitServer;
 use play_git::{GitConfig, GitGateway};
+use play_model::repository::RepositoryAccess;
+use play_model::webhook::UrlPolicy;
 use tempfile::TempDir;
 
 /// The policy of the tests: http allowed, 127.0.0.1 allowlisted.

@@ -9,7 +9,7 @@
 //! the test command): a 2048-bit RSA key in PKCS#1 PEM, the form GitHub
 //! hands out.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
@@ -21,7 +21,6 @@ use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, patch, post};
-use chrono::{Duration, Utc};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -29,9 +28,12 @@ use serde_json::{Value, json};
 mod git_data;
 mod pulls;
 mod repos;
+mod tokens;
+mod users;
 
 pub use pulls::{FakeComment, FakeDeployment, FakePull, Reviews};
 pub use repos::{FakeRepo, GitBackend};
+pub use tokens::{APP_PERMISSIONS, IssuedScope};
 
 /// The app's slug: its comments are written by `play-test[bot]` (the app
 /// settings of a test must use it).
@@ -74,46 +76,6 @@ pub struct FakeInstallation {
     /// `User` or `Organization`.
     pub account_type: String,
     pub suspended: bool,
-}
-
-/// The permissions of the test app, as an installation grants them: a
-/// token may ask for these or less.
-pub const APP_PERMISSIONS: [(&str, &str); 6] = [
-    ("administration", "write"),
-    ("contents", "write"),
-    ("deployments", "write"),
-    ("metadata", "read"),
-    ("pull_requests", "write"),
-    ("issues", "write"),
-];
-
-/// What one installation token may do, as issued: the repositories it is
-/// limited to (names under the installation's account; `None`: all of
-/// the installation's) and its permissions.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct IssuedScope {
-    pub repositories: Option<Vec<String>>,
-    pub permissions: BTreeMap<String, String>,
-}
-
-impl IssuedScope {
-    /// Whether the token may do `level` of `permission` (`metadata: read`
-    /// comes with every token, as on GitHub).
-    pub fn grants(&self, permission: &str, level: &str) -> bool {
-        if (permission, level) == ("metadata", "read") {
-            return true;
-        }
-        match self.permissions.get(permission).map(String::as_str) {
-            Some("write") => true,
-            Some("read") => level == "read",
-            _ => false,
-        }
-    }
-
-    /// Whether the token reaches repository `name` (without its owner).
-    pub fn reaches(&self, name: &str) -> bool {
-        self.repositories.as_ref().is_none_or(|names| names.iter().any(|n| n.eq_ignore_ascii_case(name)))
-    }
 }
 
 /// What the server saw and holds; tests read and change it.
@@ -209,11 +171,11 @@ impl FakeGithub {
         };
         let app = Router::new()
             .route("/app/installations/{id}", get(installation))
-            .route("/app/installations/{id}/access_tokens", post(access_token))
-            .route("/login/oauth/access_token", post(oauth_token))
-            .route("/user/installations", get(user_installations))
-            .route("/user", get(user))
-            .route("/user/memberships/orgs/{org}", get(membership))
+            .route("/app/installations/{id}/access_tokens", post(tokens::access_token))
+            .route("/login/oauth/access_token", post(users::oauth_token))
+            .route("/user/installations", get(users::user_installations))
+            .route("/user", get(users::user))
+            .route("/user/memberships/orgs/{org}", get(users::membership))
             .route("/orgs/{org}/repos", post(repos::create_in_org))
             .route("/repos/{o}/{r}", get(repos::get_repo).patch(repos::update_repo).delete(repos::delete_repo))
             .route("/repos/{o}/{r}/git/ref/heads/{*branch}", get(git_data::get_ref))
@@ -426,169 +388,4 @@ async fn installation(State(s): State<Shared>, UrlPath(id): UrlPath<u64>, header
         Some(i) => Json(installation_body(id, i)).into_response(),
         None => not_found(),
     }
-}
-
-/// The body of an access token request: both fields optional (GitHub
-/// gives every repository and permission of the installation then).
-#[derive(Deserialize, Default)]
-struct TokenRequest {
-    repositories: Option<Vec<String>>,
-    permissions: Option<BTreeMap<String, String>>,
-}
-
-async fn access_token(
-    State(s): State<Shared>,
-    UrlPath(id): UrlPath<u64>,
-    headers: HeaderMap,
-    body: axum::body::Bytes,
-) -> Response {
-    if let Err(refused) = s.as_app("POST", format!("/app/installations/{id}/access_tokens"), &headers) {
-        return unauthorized(refused);
-    }
-    let request: TokenRequest = if body.is_empty() {
-        TokenRequest::default()
-    } else {
-        match serde_json::from_slice(&body) {
-            Ok(request) => request,
-            Err(_) => return repos::said(StatusCode::BAD_REQUEST, "Problems parsing JSON"),
-        }
-    };
-    let mut state = s.lock();
-    match state.installations.get(&id) {
-        None => return not_found(),
-        Some(i) if i.suspended => {
-            let body = json!({"message": "This installation has been suspended"});
-            return (StatusCode::FORBIDDEN, Json(body)).into_response();
-        }
-        Some(_) => {}
-    }
-    let granted: BTreeMap<String, String> =
-        APP_PERMISSIONS.iter().map(|(p, l)| ((*p).to_owned(), (*l).to_owned())).collect();
-    let permissions = request.permissions.clone().unwrap_or_else(|| granted.clone());
-    let app = IssuedScope { repositories: None, permissions: granted };
-    if let Some((p, l)) = permissions.iter().find(|(p, l)| !app.grants(p, l)) {
-        return repos::unprocessable(&format!(
-            "The permissions requested are not granted to this installation: {p}: {l}"
-        ));
-    }
-    if let Some(names) = &request.repositories {
-        let login = state.installations.get(&id).map(|i| i.account_login.to_ascii_lowercase()).unwrap_or_default();
-        let missing = names.iter().any(|name| {
-            state.repos.get(&format!("{login}/{}", name.to_ascii_lowercase())).is_none_or(|r| r.installation != id)
-        });
-        if names.is_empty() || missing {
-            return repos::unprocessable(
-                "There is at least one repository that does not exist or is not accessible to the parent installation.",
-            );
-        }
-    }
-    let scope = IssuedScope { repositories: request.repositories.clone(), permissions: permissions.clone() };
-    state.scope_requests.push((id, scope.clone()));
-    let issued = state.token_requests.entry(id).or_default();
-    *issued += 1;
-    let token = format!("ghs_{id}x{issued}{}", "t".repeat(30));
-    let expires_at = Utc::now() + Duration::seconds(state.token_lifetime_secs);
-    state.tokens.insert(token.clone(), id);
-    state.scopes.insert(token.clone(), scope);
-    if let Some(backend) = &s.backend {
-        for repo in state.repos.values().filter(|r| r.installation == id) {
-            backend.allow(&repo.key, &token);
-        }
-    }
-    let body = json!({
-        "token": token,
-        "expires_at": expires_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        "permissions": permissions,
-        "repository_selection": "selected",
-    });
-    (StatusCode::CREATED, Json(body)).into_response()
-}
-
-#[derive(Deserialize)]
-struct OauthRequest {
-    client_id: String,
-    client_secret: String,
-    code: String,
-}
-
-/// `POST /login/oauth/access_token`: as GitHub, a bad code is a 200 with
-/// an `error` field; a code works once.
-async fn oauth_token(State(s): State<Shared>, Json(request): Json<OauthRequest>) -> Response {
-    let mut state = s.lock();
-    state.requests.push(("POST".into(), "/login/oauth/access_token".into(), true));
-    if request.client_id != CLIENT_ID || request.client_secret != CLIENT_SECRET {
-        let body = json!({"error": "incorrect_client_credentials",
-            "error_description": "The client_id and/or client_secret passed are incorrect."});
-        return Json(body).into_response();
-    }
-    let Some(user) = state.codes.remove(&request.code) else {
-        let body = json!({"error": "bad_verification_code",
-            "error_description": "The code passed is incorrect or expired."});
-        return Json(body).into_response();
-    };
-    let token = format!("ghu_{}{}", state.user_tokens.len(), "u".repeat(32));
-    state.user_tokens.insert(token.clone(), user);
-    Json(json!({"access_token": token, "expires_in": 28800, "token_type": "bearer", "scope": ""})).into_response()
-}
-
-/// The GitHub user a request's user token is of.
-fn user_of(s: &Shared, headers: &HeaderMap) -> Option<String> {
-    let state = s.lock();
-    bearer(headers).and_then(|t| state.user_tokens.get(t)).cloned()
-}
-
-/// `GET /user`: the authenticated user.
-async fn user(State(s): State<Shared>, headers: HeaderMap) -> Response {
-    s.lock().requests.push(("GET".into(), "/user".into(), true));
-    match user_of(&s, &headers) {
-        Some(login) => Json(json!({"login": login, "id": 1, "type": "User"})).into_response(),
-        None => unauthorized("Bad credentials"),
-    }
-}
-
-/// `GET /user/memberships/orgs/{org}`: the user's membership, or 404
-/// when they are not a member.
-async fn membership(State(s): State<Shared>, UrlPath(org): UrlPath<String>, headers: HeaderMap) -> Response {
-    s.lock().requests.push(("GET".into(), format!("/user/memberships/orgs/{org}"), true));
-    let Some(login) = user_of(&s, &headers) else { return unauthorized("Bad credentials") };
-    let role = s.lock().memberships.get(&(login.clone(), org.to_ascii_lowercase())).cloned();
-    match role {
-        Some(role) => Json(json!({
-            "state": "active",
-            "role": role,
-            "organization": {"login": org},
-            "user": {"login": login},
-        }))
-        .into_response(),
-        None => not_found(),
-    }
-}
-
-#[derive(Deserialize)]
-struct Page {
-    per_page: Option<usize>,
-    page: Option<usize>,
-}
-
-/// `GET /user/installations`: the installations of this app the user's
-/// token can see, paginated.
-async fn user_installations(
-    State(s): State<Shared>,
-    axum::extract::Query(page): axum::extract::Query<Page>,
-    headers: HeaderMap,
-) -> Response {
-    let state = s.lock();
-    let Some(user) = bearer(&headers).and_then(|t| state.user_tokens.get(t)) else {
-        return unauthorized("Bad credentials");
-    };
-    let ids = state.user_installations.get(user).cloned().unwrap_or_default();
-    let per_page = page.per_page.unwrap_or(30).clamp(1, 100);
-    let skip = (page.page.unwrap_or(1).max(1) - 1) * per_page;
-    let listed: Vec<Value> = ids
-        .iter()
-        .skip(skip)
-        .take(per_page)
-        .filter_map(|id| state.installations.get(id).map(|i| installation_body(*id, i)))
-        .collect();
-    Json(json!({"total_count": ids.len(), "installations": listed})).into_response()
 }

@@ -1,6 +1,6 @@
 //! The edge network on a Playroom's engine: one per Playroom, joined by
 //! its routed containers and its edge container, so the edge can reach
-//! them (see `play_core::desired::edge_network_name`). Both the Playground
+//! them (see `play_model::desired::edge_network_name`). Both the Playground
 //! reconciler (which attaches containers) and the edge reconciler (which
 //! attaches the edge) find or create it here, so neither loop imports the
 //! other.
@@ -23,7 +23,7 @@ use bollard::Docker;
 use bollard::models::NetworkCreateRequest;
 use bollard::query_parameters::{InspectNetworkOptions, ListNetworksOptions};
 
-use play_core::desired::{LABEL_EDGE, LABEL_INSTALLATION};
+use play_model::desired::{LABEL_EDGE, LABEL_INSTALLATION};
 
 use super::status_of;
 use crate::{Error, Result};

@@ -10,7 +10,7 @@
 use bollard::Docker;
 use bollard::models::{ContainerInspectResponse, ContainerStateStatusEnum, HealthStatusEnum};
 use bollard::query_parameters::InspectContainerOptions;
-use play_core::time::Timestamp;
+use play_model::time::Timestamp;
 
 use super::status_of;
 use crate::{Error, Result};
@@ -82,7 +82,7 @@ pub async fn container(docker: &Docker, id: &str) -> Result<Option<ContainerInsp
 /// `0001-01-01T00:00:00Z` for a container that never exited).
 fn finished_at(text: &str) -> Option<Timestamp> {
     let at = chrono::DateTime::parse_from_rfc3339(text).ok()?.with_timezone(&chrono::Utc);
-    (chrono::Datelike::year(&at) > 1).then(|| play_core::time::truncate(at))
+    (chrono::Datelike::year(&at) > 1).then(|| play_model::time::truncate(at))
 }
 
 #[cfg(test)]
@@ -94,7 +94,7 @@ mod tests {
     #[test]
     fn finished_at_reads_the_engine_time_and_ignores_the_zero_time() {
         let at = finished_at("2026-03-01T10:20:30.123456789Z").unwrap();
-        assert_eq!(play_core::time::to_db(&at), "2026-03-01T10:20:30.123Z");
+        assert_eq!(play_model::time::to_db(&at), "2026-03-01T10:20:30.123Z");
         assert_eq!(finished_at("0001-01-01T00:00:00Z"), None);
         assert_eq!(finished_at("nonsense"), None);
     }

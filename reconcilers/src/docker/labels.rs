@@ -7,14 +7,14 @@
 //! networks and volumes by such a map. It filters only: deciding that a
 //! returned object really is ours is `ownership`'s (an engine may
 //! ignore a filter), and the labels written on objects come from
-//! `play_core::desired`.
+//! `play_model::desired`.
 
 use std::collections::HashMap;
 
 use bollard::Docker;
 use bollard::models::{ContainerSummary, Network, Volume};
 use bollard::query_parameters::{ListContainersOptions, ListNetworksOptions, ListVolumesOptions};
-use play_core::desired::{LABEL_INSTALLATION, LABEL_PLAYGROUND};
+use play_model::desired::{LABEL_INSTALLATION, LABEL_PLAYGROUND};
 
 use crate::{Error, Result};
 

@@ -14,7 +14,7 @@ use std::time::Duration;
 use bollard::Docker;
 use bollard::query_parameters::LogsOptions;
 use futures::StreamExt as _;
-use play_core::host::HostError;
+use play_model::host::HostError;
 
 use crate::{Error, Result};
 
@@ -56,7 +56,7 @@ pub async fn follow(
     lines: usize,
     bound: Duration,
     call_timeout: Duration,
-) -> Result<play_core::host::LogLines> {
+) -> Result<play_model::host::LogLines> {
     tokio::time::timeout(
         call_timeout,
         docker.inspect_container(container, None::<bollard::query_parameters::InspectContainerOptions>),
@@ -90,7 +90,7 @@ pub async fn follow(
             for line in String::from_utf8_lossy(&bytes).lines() {
                 let line = clip(line);
                 sent += line.len() + 1;
-                if sent > play_core::host::FOLLOW_MAX_BYTES || tx.send(Ok(line)).await.is_err() {
+                if sent > play_model::host::FOLLOW_MAX_BYTES || tx.send(Ok(line)).await.is_err() {
                     return;
                 }
             }

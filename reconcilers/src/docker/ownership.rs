@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use play_core::desired::{LABEL_INSTALLATION, LABEL_PLAYGROUND};
+use play_model::desired::{LABEL_INSTALLATION, LABEL_PLAYGROUND};
 
 /// Whether `labels` are those of an object of `installation`.
 pub fn is_installations(labels: &HashMap<String, String>, installation: &str) -> bool {

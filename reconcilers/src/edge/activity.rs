@@ -2,7 +2,7 @@
 //! container's access log over the Playroom's connection and samples its
 //! open upstream requests, so that
 //! - a request that reaches a sleeping Playground wakes it at once (the
-//!   wake listener's line, `play_core::edge::waking`), and
+//!   wake listener's line, `play_model::edge::waking`), and
 //! - requests through a watched Playground's routes, and connections still
 //!   open to its containers (a WebSocket, a Server-Sent Events stream, a
 //!   long download), are recorded as its activity (`last_active_at`),
@@ -35,11 +35,11 @@ use std::time::{Duration, Instant};
 
 use bollard::query_parameters::LogsOptions;
 use futures::StreamExt as _;
-use play_core::edge::waking::{ACCESS_LOGGER, WAKE_LOGGER, is_quiet};
-use play_core::host::HostTarget;
 use play_core::metrics::{Metrics, WakeLineLabels};
-use play_core::store::{Store, power};
 use play_core::wake::{Kind, Waker};
+use play_model::edge::waking::{ACCESS_LOGGER, WAKE_LOGGER, is_quiet};
+use play_model::host::HostTarget;
+use play_store::{Store, power};
 use serde::Deserialize;
 use tokio::sync::watch;
 
@@ -225,7 +225,7 @@ impl Task {
                         self.sample(&mut open_before, &mut active).await;
                         self.pending_wakes(&mut gate).await;
                         let ids: Vec<i64> = active.drain().collect();
-                        if let Err(error) = power::touch(&self.cx.store, &ids, play_core::time::now()).await {
+                        if let Err(error) = power::touch(&self.cx.store, &ids, play_model::time::now()).await {
                             tracing::warn!(playroom = self.playroom, %error, "edge activity: could not record activity");
                         }
                     }

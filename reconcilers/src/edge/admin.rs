@@ -7,8 +7,8 @@
 
 use bytes::Bytes;
 use http::{Method, StatusCode};
-use play_core::edge::config::ADMIN_ORIGIN;
-use play_core::host::{HostError, HostTarget};
+use play_model::edge::config::ADMIN_ORIGIN;
+use play_model::host::{HostError, HostTarget};
 use serde_json::Value;
 
 use crate::host::{DockerHostGateway, exchange};

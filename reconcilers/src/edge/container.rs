@@ -33,8 +33,8 @@ use bollard::query_parameters::{
     CreateContainerOptions, InspectContainerOptions, InspectNetworkOptions, StartContainerOptions,
     UploadToContainerOptions,
 };
-use play_core::desired::{LABEL_INSTALLATION, edge_network_name};
-use play_core::edge::EdgeSettings;
+use play_model::desired::{LABEL_INSTALLATION, edge_network_name};
+use play_model::edge::EdgeSettings;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 

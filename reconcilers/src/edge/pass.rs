@@ -6,17 +6,20 @@
 use std::time::Instant;
 
 use bollard::Docker;
-use play_core::edge::claims::{self, Decision};
-use play_core::edge::config::{self as caddy, Acme, EdgeConfig as ConfigInputs};
-use play_core::edge::model::PassOutcome;
-use play_core::edge::waking::Sleeping;
-use play_core::host::HostTarget;
-use play_core::model::playroom::Playroom;
-use play_core::routing::Route;
-use play_core::store::edges;
-use play_core::store::fence::Fence;
-use play_core::store::playrooms;
-use play_core::store::sweep;
+use play_model::edge::claims::{self, Decision};
+use play_model::edge::model::PassOutcome;
+use play_model::edge::waking::Sleeping;
+use play_model::edge::{
+    config as caddy,
+    config::{Acme, EdgeConfig as ConfigInputs},
+};
+use play_model::host::HostTarget;
+use play_model::model::playroom::Playroom;
+use play_model::routing::Route;
+use play_store::edges;
+use play_store::fence::Fence;
+use play_store::playrooms;
+use play_store::sweep;
 use serde_json::Value;
 
 use super::admin::Admin;
@@ -97,7 +100,7 @@ async fn converge(r: &EdgeReconciler, fence: Fence<'_>, room: &Playroom, target:
             host: w.route.fqdn.clone(),
         })
         .collect();
-    let decisions: Vec<Decision> = claims::decide(&asks, &stored, play_core::time::now());
+    let decisions: Vec<Decision> = claims::decide(&asks, &stored, play_model::time::now());
     // Every route carries the matcher set validation made of its path
     // rule, so none can break the config: only lost claims are left out.
     let served: Vec<Route> =

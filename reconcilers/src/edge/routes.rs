@@ -1,7 +1,7 @@
 //! The routes a Playroom's edge should serve: every routed service that is
 //! running, of every Playground on the Playroom whose desired state is
 //! `running`, computed by the one desired-state builder
-//! (`play_core::playground::desired_for`) the Playground reconciler and
+//! (`play_model::playground::desired_for`) the Playground reconciler and
 //! the API's views use, and read with `Desired::routes`.
 //!
 //! Each route's upstream is the container the Playground reconciler says
@@ -25,14 +25,14 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
 
-use play_core::model::playspec::{MountedFile, Playspec};
-use play_core::playground::Playground;
-use play_core::time::Timestamp;
+use play_model::model::playspec::{MountedFile, Playspec};
+use play_model::playground::Playground;
+use play_model::time::Timestamp;
 
-use play_core::model::playroom::Playroom;
-use play_core::playground::{self, PlaygroundStatus, Power};
-use play_core::routing::Route;
-use play_core::store::{Store, playgrounds, playspec_files, playspecs};
+use play_model::model::playroom::Playroom;
+use play_model::playground::{self, PlaygroundStatus, Power};
+use play_model::routing::Route;
+use play_store::{Store, playgrounds, playspec_files, playspecs};
 
 use crate::Result;
 
@@ -43,7 +43,7 @@ pub struct Wanted {
     pub service: String,
     pub route: Route,
     /// Its Playground sleeps (or is waking): the edge's waking route
-    /// serves it (`play_core::edge::waking`).
+    /// serves it (`play_model::edge::waking`).
     pub sleeping: bool,
     /// Its Playground may sleep: its requests count as activity.
     pub watched: bool,
@@ -171,16 +171,16 @@ mod tests {
     #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::*;
-    use play_core::store::{accounts, playrooms};
+    use play_store::{accounts, playrooms};
 
     #[tokio::test]
     async fn routes_are_computed_again_only_when_their_inputs_change() {
-        let db = play_core::testing::store().await;
+        let db = play_store::testing::store().await;
         let store = &db.store;
         let (account, _) = accounts::create_account(store, "a").await.unwrap();
-        let room_id = play_core::testing::insert_playroom(store, account.id, "box").await;
+        let room_id = play_store::testing::insert_playroom(store, account.id, "box").await;
         let room = playrooms::get(store, account.id, room_id).await.unwrap();
-        let now = play_core::time::now();
+        let now = play_model::time::now();
         let mut spec = Playspec {
             id: 1,
             account_id: account.id,
@@ -195,7 +195,7 @@ mod tests {
             created_at: now,
             updated_at: now,
         };
-        let mut p = play_core::testing::playground();
+        let mut p = play_model::testing::playground();
         p.playroom_id = room.id;
         let cache = RouteCache::default();
         assert_eq!(cache.routes(&p, &spec, &[], &room), None);

@@ -24,7 +24,7 @@
 //! reaches the store within [`COOLDOWN`] plus the bucket's delay; store
 //! calls per monitor never exceed [`BURST`] plus [`RATE`] a second. The
 //! store call itself writes only for a Playground it finds asleep
-//! (`play_core::store::power::wake_on_request`).
+//! (`play_store::power::wake_on_request`).
 //!
 //! Time is tokio's, so tests drive it with `tokio::time::pause()`.
 

@@ -6,13 +6,13 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use bollard::Docker;
-use play_core::host::{
+use play_core::metrics::Metrics;
+use play_model::host::{
     ConnectionReport, DockerReport, Failure, FailureStage, HostError, HostGateway, HostKind, HostTarget, SshReport,
     Transport,
 };
-use play_core::metrics::Metrics;
-use play_core::ssh_keys::{self, HostKeyPin};
-use play_core::store::{Store, playroom_checks};
+use play_model::ssh_keys::{self, HostKeyPin};
+use play_store::{Store, playroom_checks};
 
 use super::HostConfig;
 use super::local::LocalDialer;
@@ -269,7 +269,7 @@ impl HostGateway for DockerHostGateway {
         container: &str,
         tail: usize,
         bound: std::time::Duration,
-    ) -> std::result::Result<play_core::host::LogLines, HostError> {
+    ) -> std::result::Result<play_model::host::LogLines, HostError> {
         let docker = self.docker(target).await.map_err(Error::into_host_error)?;
         crate::docker::logs::follow(docker, container, tail, bound, self.config().call_timeout)
             .await

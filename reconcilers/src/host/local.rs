@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use play_core::host::HostError;
+use play_model::host::HostError;
 
 use super::tunnel::{Dialer, HostStream};
 

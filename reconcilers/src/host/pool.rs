@@ -45,9 +45,9 @@ use std::time::Instant;
 
 use bollard::Docker;
 use futures::future::BoxFuture;
-use play_core::host::{HostError, HostKind, HostTarget, Transport};
 use play_core::metrics::Metrics;
-use play_core::ssh_keys::HostKeyPin;
+use play_model::host::{HostError, HostKind, HostTarget, Transport};
+use play_model::ssh_keys::HostKeyPin;
 use tokio::sync::OnceCell;
 
 use super::HostConfig;

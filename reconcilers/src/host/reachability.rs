@@ -19,8 +19,8 @@
 
 use std::collections::HashMap;
 
-use play_core::store::{Store, reachability};
-use play_core::time;
+use play_model::time;
+use play_store::{Store, reachability};
 use tokio::sync::Mutex;
 
 use crate::Error;

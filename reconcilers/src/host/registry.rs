@@ -12,7 +12,7 @@ use bollard::Docker;
 use bollard::auth::DockerCredentials;
 use bollard::query_parameters::CreateImageOptions;
 use futures::StreamExt as _;
-use play_core::host::HostError;
+use play_model::host::HostError;
 
 use crate::error::{Error, Result};
 
@@ -154,8 +154,8 @@ mod tests {
 /// same rule as webhook targets and repositories). A name play cannot
 /// resolve is let through: the engine resolves it itself, and a name
 /// that resolves differently there is outside what play can see.
-pub async fn check_registry(policy: &play_core::webhook::UrlPolicy, image: &str) -> std::result::Result<(), String> {
-    use play_core::compose::image_ref::{DEFAULT_REGISTRY, ImageRef};
+pub async fn check_registry(policy: &play_model::webhook::UrlPolicy, image: &str) -> std::result::Result<(), String> {
+    use play_model::compose::image_ref::{DEFAULT_REGISTRY, ImageRef};
 
     let reference = ImageRef::parse(image);
     if reference.registry == DEFAULT_REGISTRY {
@@ -177,7 +177,7 @@ pub async fn check_registry(policy: &play_core::webhook::UrlPolicy, image: &str)
         if policy.address_allowed(ip) {
             return Ok(());
         }
-        let what = play_core::webhook::url::non_public(ip).unwrap_or("refused");
+        let what = play_model::webhook::url::non_public(ip).unwrap_or("refused");
         return Err(refuse(format!("{ip} is {what}")));
     }
     let resolved = match tokio::net::lookup_host((host.as_str(), 443)).await {
@@ -189,7 +189,7 @@ pub async fn check_registry(policy: &play_core::webhook::UrlPolicy, image: &str)
 
 #[cfg(test)]
 mod address_tests {
-    use play_core::webhook::UrlPolicy;
+    use play_model::webhook::UrlPolicy;
 
     use super::check_registry;
 

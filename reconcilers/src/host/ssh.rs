@@ -16,8 +16,8 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use play_core::host::{FailureStage, HostError, HostKind, Transport};
-use play_core::ssh_keys::{self, HostKeyPin};
+use play_model::host::{FailureStage, HostError, HostKind, Transport};
+use play_model::ssh_keys::{self, HostKeyPin};
 use russh::client::{self, AuthResult, Handle};
 use russh::keys::ssh_key::{Algorithm, HashAlg, PublicKey};
 use russh::keys::{PrivateKey, PrivateKeyWithHashAlg};

@@ -27,8 +27,8 @@ use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::{Connected, Connection};
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use play_core::host::HostError;
 use play_core::metrics::Metrics;
+use play_model::host::HostError;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::HostConfig;

@@ -26,7 +26,7 @@ use bollard::models::{EndpointSettings, NetworkConnectRequest, NetworkCreateRequ
 use bollard::query_parameters::{CreateContainerOptions, InspectContainerOptions, StartContainerOptions};
 use futures::future::try_join_all;
 
-use play_core::build::is_reserved_image;
+use play_model::build::is_reserved_image;
 
 use super::plan::Step;
 use super::spec::{
@@ -52,7 +52,7 @@ pub struct Apply<'a> {
     pub account_id: i64,
     /// The Playroom is trusted: pulls skip the registry address policy.
     pub trusted: bool,
-    pub registry_policy: &'a play_core::webhook::UrlPolicy,
+    pub registry_policy: &'a play_model::webhook::UrlPolicy,
     pub credentials: &'a [RegistryCredentials],
     /// Mounted file contents by file id (only those the pass may write).
     pub files: &'a std::collections::BTreeMap<i64, Vec<u8>>,
@@ -282,7 +282,7 @@ mod tests {
             Step::Wait {
                 service: "b".into(),
                 on: "a".into(),
-                condition: play_core::compose::model::DependencyCondition::ServiceStarted,
+                condition: play_model::compose::model::DependencyCondition::ServiceStarted,
             },
             Step::CreateNetwork("n".into()),
             Step::RemoveContainer { id: "x".into(), service: None },

@@ -28,14 +28,14 @@ use std::time::{Duration, Instant};
 use bollard::Docker;
 use bollard::query_parameters::BuildImageOptions;
 use futures::StreamExt;
-use play_core::build::dockerfile;
-use play_core::build::model::NewRecord;
-use play_core::build::{BuildSpec, MAX_LOG_TAIL_BYTES};
-use play_core::repository::RepositoryGateway;
-use play_core::secrets::SecretBox;
-use play_core::store::builds;
-use play_core::store::playground_status::Fence;
-use play_core::store::{Store, playzone_access};
+use play_model::build::dockerfile;
+use play_model::build::model::NewRecord;
+use play_model::build::{BuildSpec, MAX_LOG_TAIL_BYTES};
+use play_model::repository::RepositoryGateway;
+use play_model::secrets::SecretBox;
+use play_store::builds;
+use play_store::playground_status::Fence;
+use play_store::{Store, playzone_access};
 
 use super::context;
 use super::spec::{LABEL_INSTALLATION, LABEL_PLAYGROUND, ServiceSpec};
@@ -65,7 +65,7 @@ pub struct Builder<'a> {
     /// The Playroom is trusted: its builds may fetch remote `ADD` sources
     /// and pull from any registry.
     pub trusted: bool,
-    pub registry_policy: &'a play_core::webhook::UrlPolicy,
+    pub registry_policy: &'a play_model::webhook::UrlPolicy,
     /// The network `RUN` steps join (`PLAY_BUILD_NETWORK`).
     pub network: Option<&'a str>,
     /// Bounds builds and source fills (`super::slots`), by Playroom.
@@ -118,7 +118,7 @@ impl Builder<'_> {
     pub async fn note_cache_hit(
         &self,
         service: &ServiceSpec,
-        recorded: &[play_core::build::model::BuildRecord],
+        recorded: &[play_model::build::model::BuildRecord],
     ) -> Result<()> {
         let Some(spec) = &service.built else { return Ok(()) };
         if recorded.iter().any(|r| r.service == service.name && r.image == spec.image && r.succeeded) {
@@ -291,7 +291,7 @@ impl Tail {
 fn check_dockerfile(text: &str, spec: &BuildSpec, trusted: bool) -> std::result::Result<dockerfile::Uses, String> {
     let uses = dockerfile::uses(text, &spec.args);
     let path = &spec.dockerfile;
-    if let Some(named) = uses.images.iter().find(|n| n.image.is_official(play_core::build::BUILD_IMAGE_REPO)) {
+    if let Some(named) = uses.images.iter().find(|n| n.image.is_official(play_model::build::BUILD_IMAGE_REPO)) {
         return Err(format!(
             "{path}, line {}: `{}` is one of play's built images, which hold other builds' code: start from a \
              public or registry image instead",

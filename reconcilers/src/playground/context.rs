@@ -18,10 +18,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use play_core::build::dockerfile::MAX_DOCKERFILE_BYTES;
-use play_core::build::dockerignore::Rules;
-use play_core::build::{BuildSpec, MAX_CONTEXT_BYTES};
-use play_core::repository::{
+use play_model::build::dockerfile::MAX_DOCKERFILE_BYTES;
+use play_model::build::dockerignore::Rules;
+use play_model::build::{BuildSpec, MAX_CONTEXT_BYTES};
+use play_model::repository::{
     ArchiveOptions, ByteBudget, RepositoryAccess, RepositoryError, RepositoryGateway, TreeEntry,
 };
 

@@ -8,15 +8,15 @@
 //! sits; each is bounded by `MAX_ENV_FILE_BYTES` and parsed as
 //! `env_defaults` parses (dotenv, `$$secret(N)` placeholders kept as
 //! written: the generated values are the Playground's, see
-//! `play_core::store::generated_env`).
+//! `play_store::generated_env`).
 
 use std::collections::BTreeMap;
 
-use play_core::build::Pin;
-use play_core::compose::model::Service;
-use play_core::compose::project_files;
-use play_core::playzone::{self, env_file};
-use play_core::store::playzone_access;
+use play_model::build::Pin;
+use play_model::compose::model::Service;
+use play_model::compose::project_files;
+use play_model::playzone::{self, env_file};
+use play_store::playzone_access;
 
 use super::PlaygroundReconciler;
 use crate::{Error, Result};

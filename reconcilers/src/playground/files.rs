@@ -1,5 +1,5 @@
 //! Mounted files on the host: written into the Playground's files volume
-//! (see `play_core::desired` `files`), then bind-mounted into containers.
+//! (see `play_model::desired` `files`), then bind-mounted into containers.
 //!
 //! Writing goes through the engine only (no shell on the host): a
 //! [`Helper`] container is *created, never started* from the service's own
@@ -27,13 +27,13 @@
 //! Owns writing mounted files into the files volume and the binds that
 //! carry them; [`super::apply`] calls it before creating a container. It
 //! must not create or remove tenant containers, nor decide which files a
-//! service mounts (that is the desired state's, `play_core::desired`).
+//! service mounts (that is the desired state's, `play_model::desired`).
 
 use std::collections::{BTreeMap, HashMap};
 
 use bollard::Docker;
 use bollard::models::{Mount, MountTypeEnum};
-use play_core::desired::{Desired, FileMountSpec, ServiceSpec, files_volume};
+use play_model::desired::{Desired, FileMountSpec, ServiceSpec, files_volume};
 
 use super::helper::Helper;
 

@@ -19,7 +19,7 @@
 //! When every watched service has exited ([`finished`]), [`result`] reads
 //! the last [`MAX_CACHED_LINES`] lines of every service's container and
 //! makes the result the pass records in one fenced transaction
-//! (`play_core::store::job_results::record_completion`): `exit_code`
+//! (`play_store::job_results::record_completion`): `exit_code`
 //! ([`exit_code`]), `completed_at` (the latest exit of a watched service),
 //! `tail_logs` ([`tail_logs`]). The host is then cleaned
 //! like a DELETE does, from the stored desired state `complete`, so a crash
@@ -33,11 +33,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use bollard::Docker;
-use play_core::host::HostError;
-use play_core::playground::job::Completion;
-use play_core::playground::{Playground, ServiceState, ServiceStatus};
-use play_core::store::job_results::MAX_CACHED_LINES;
-use play_core::time::{self, Timestamp};
+use play_model::host::HostError;
+use play_model::playground::job::Completion;
+use play_model::playground::{Playground, ServiceState, ServiceStatus};
+use play_model::time::{self, Timestamp};
+use play_store::job_results::MAX_CACHED_LINES;
 
 use super::plan::{self, Observed, State};
 use super::spec::{Desired, ServiceSpec};
@@ -140,7 +140,7 @@ async fn last_lines(docker: &Docker, container: &str, bound: Duration) -> Result
 }
 
 /// A finished job's result, owned: what
-/// `play_core::store::job_results::record_completion` records (see
+/// `play_store::job_results::record_completion` records (see
 /// [`JobResult::completion`]).
 #[derive(Debug)]
 pub struct JobResult {

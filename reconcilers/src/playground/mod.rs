@@ -6,7 +6,7 @@
 //!    yet being destroyed: record the expiry (desired state `destroyed`,
 //!    `playground.expired`) and carry on as a destroy.
 //! 2. **Running**: compute the [`spec::Desired`] objects from the Playspec's
-//!    Compose, files and the Playroom (`play_core::playground::desired_for`,
+//!    Compose, files and the Playroom (`play_model::playground::desired_for`,
 //!    the builder the API's views use too), then repeat *observe by label
 //!    -> [`plan::plan`] -> apply the plan's groups* until the plan holds
 //!    nothing but waits (a dependency not yet healthy). Each group writes its `creation_step` first. Then
@@ -85,18 +85,18 @@ pub mod source;
 mod wake_gate;
 
 pub use context::remove_dead_spools;
-pub use play_core::desired as spec;
+pub use play_model::desired as spec;
 pub use slots::SlotsConfig;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use pass::Pass;
-use play_core::repository::RepositoryGateway;
-use play_core::secrets::SecretBox;
-use play_core::store::Store;
-use play_core::store::playground_status::{self as status_store, Fenced};
 use play_core::wake::{Kind, Waker};
+use play_model::repository::RepositoryGateway;
+use play_model::secrets::SecretBox;
+use play_store::Store;
+use play_store::{playground_status as status_store, playground_status::Fenced};
 
 use crate::host::DockerHostGateway;
 use crate::playroom::events::WatchHandle;
@@ -130,7 +130,7 @@ pub struct PlaygroundConfig {
     /// Registries an untrusted Playroom may pull from although they are on
     /// loopback, private, link-local or metadata addresses
     /// (`PLAY_REGISTRY_ALLOWLIST`; `host::check_registry`).
-    pub registry_policy: play_core::webhook::UrlPolicy,
+    pub registry_policy: play_model::webhook::UrlPolicy,
     /// The network the `RUN` steps of builds join (`PLAY_BUILD_NETWORK`;
     /// `None`: the engine's default bridge). An operator points it at a
     /// network whose egress the host's firewall limits (docs/hosts.md).
@@ -158,7 +158,7 @@ impl Default for PlaygroundConfig {
             drain: Duration::from_secs(10),
             build_timeout: Duration::from_secs(1800),
             edge_switch_timeout: Duration::from_secs(30),
-            registry_policy: play_core::webhook::UrlPolicy::default(),
+            registry_policy: play_model::webhook::UrlPolicy::default(),
             build_network: None,
             slots: SlotsConfig::default(),
             spool_dir: std::env::temp_dir(),
@@ -194,7 +194,7 @@ impl PlaygroundReconciler {
             config: PlaygroundConfig::default(),
             watch: None,
             edge: None,
-            repositories: Arc::new(play_core::repository::NoRepositories),
+            repositories: Arc::new(play_model::repository::NoRepositories),
             slots: Arc::new(slots::Slots::new(SlotsConfig::default())),
             sources: source::Completed::default(),
         }

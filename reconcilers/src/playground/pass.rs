@@ -12,11 +12,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use play_core::playground::{self, CreationStep, DesiredState, Playground, PlaygroundStatus, Power};
-use play_core::store::job_results;
-use play_core::store::playground_status::{self as status_store, Fence};
-use play_core::store::{playrooms, playspec_files, playspecs};
-use play_core::time;
+use play_model::playground::{self, CreationStep, DesiredState, Playground, PlaygroundStatus, Power};
+use play_model::time;
+use play_store::job_results;
+use play_store::{playground_status as status_store, playground_status::Fence};
+use play_store::{playrooms, playspec_files, playspecs};
 
 use super::build::Builder;
 use super::{PlaygroundReconciler, apply, job, observe, pins, plan, rollout, sleep, source, spec, wake_gate};
@@ -189,7 +189,7 @@ impl<'a> Pass<'a> {
     async fn converge(
         &mut self,
         docker: &bollard::Docker,
-        target: &play_core::host::HostTarget,
+        target: &play_model::host::HostTarget,
         p: &Playground,
         desired: &spec::Desired,
         watched: Option<&BTreeSet<String>>,
@@ -409,7 +409,7 @@ impl<'a> Pass<'a> {
         if present.is_empty() {
             return Ok(());
         }
-        let recorded = play_core::store::builds::records(&self.r.store, self.id).await?;
+        let recorded = play_store::builds::records(&self.r.store, self.id).await?;
         for service in present {
             builder.note_cache_hit(service, &recorded).await?;
         }

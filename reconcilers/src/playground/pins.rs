@@ -14,19 +14,19 @@
 //! A branch that moved since shows as `needs_rollout` (the API compares the
 //! pins with the index).
 
-use play_core::build::{self, Pin, Sources};
-use play_core::compose::ServiceDefinition;
-use play_core::compose::classify::ServiceType;
-use play_core::desired;
-use play_core::model::playroom::Playroom;
-use play_core::model::playspec::MountedFile;
-use play_core::model::playspec::Playspec;
-use play_core::playground::Playground;
-use play_core::playzone::model::Playzone;
-use play_core::repository::{RemoteRefs, RepositoryAccess};
-use play_core::store::playground_status::Fence;
-use play_core::store::{builds, generated_env};
-use play_core::store::{playzone_access, playzones};
+use play_model::build::{self, Pin, Sources};
+use play_model::compose::ServiceDefinition;
+use play_model::compose::classify::ServiceType;
+use play_model::desired;
+use play_model::model::playroom::Playroom;
+use play_model::model::playspec::MountedFile;
+use play_model::model::playspec::Playspec;
+use play_model::playground::Playground;
+use play_model::playzone::model::Playzone;
+use play_model::repository::{RemoteRefs, RepositoryAccess};
+use play_store::playground_status::Fence;
+use play_store::{builds, generated_env};
+use play_store::{playzone_access, playzones};
 
 use super::{PlaygroundReconciler, env_files};
 use crate::{Error, Result};
@@ -67,7 +67,7 @@ pub(super) async fn ensure(
         .filter(|d| d.service_type == ServiceType::Static && may_have_env_files && unpinned(&d.name, &pinned))
         .collect();
     if !missing.is_empty() || !statics.is_empty() {
-        let policy = play_core::playground::policy_for(room.trusted, playspec, files);
+        let policy = play_model::playground::policy_for(room.trusted, playspec, files);
         let model = desired::model_for(&playspec.base_compose_yaml, &policy, p).map_err(Error::InvalidSpec)?;
         let in_compose = |name: &str| {
             model
@@ -125,7 +125,7 @@ fn project_definition(playzone_id: i64) -> ServiceDefinition {
         env_file_path: None,
         workdir: None,
         image: None,
-        exposure: play_core::compose::classify::Exposure {
+        exposure: play_model::compose::classify::Exposure {
             enabled: false,
             port: None,
             subdomain: None,
@@ -227,7 +227,7 @@ async fn check_existing_branch(
     access: &RepositoryAccess,
     remote: &mut Option<RemoteRefs>,
     (service, branch, commit): (&str, &str, &str),
-    git: &play_core::playground::GitConfig,
+    git: &play_model::playground::GitConfig,
 ) -> Result<()> {
     if builds::records(&r.store, p.id).await?.iter().any(|b| b.service == service) {
         return Ok(());

@@ -47,9 +47,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use play_core::compose::model::DependencyCondition;
-use play_core::playground::{ServiceState, ServiceStatus};
-use play_core::time::Timestamp;
+use play_model::compose::model::DependencyCondition;
+use play_model::playground::{ServiceState, ServiceStatus};
+use play_model::time::Timestamp;
 
 use super::spec::{Desired, ServiceSpec};
 
@@ -61,7 +61,7 @@ pub struct Observed {
     /// The restart epoch of each observed volume (0 when unlabelled).
     pub volume_epochs: BTreeMap<String, i64>,
     /// The observed volumes play made for services' sources (their key
-    /// label is a source key: `play_core::desired::is_source_key`).
+    /// label is a source key: `play_model::desired::is_source_key`).
     pub source_volumes: BTreeSet<String>,
     /// When the engine created each of them (its `CreatedAt`): a volume
     /// removed and made again under its name is another volume.

@@ -5,9 +5,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
 
-use play_core::compose::{Policy, parse_compose};
-use play_core::desired::{self, Desired, Inputs};
-use play_core::playground::Playground;
+use play_model::compose::{Policy, parse_compose};
+use play_model::desired::{self, Desired, Inputs};
+use play_model::playground::Playground;
 
 use super::*;
 
@@ -25,7 +25,7 @@ volumes:
 "#;
 
 fn playground(epoch: i64, pulled: i64, env: &[(&str, &str)]) -> Playground {
-    let mut p = play_core::testing::playground();
+    let mut p = play_model::testing::playground();
     p.restart_epoch = epoch;
     p.pulled_epoch = pulled;
     p.env_overrides = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();

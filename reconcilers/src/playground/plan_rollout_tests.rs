@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use play_core::desired::ZeroDowntime;
+use play_model::desired::ZeroDowntime;
 
 use super::tests::{container, converged_observed, routed};
 use super::*;

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
-use play_core::playground::CreationStep;
+use play_model::playground::CreationStep;
 
 use super::super::spec::Desired;
 use super::tests::{container, playground};
@@ -20,8 +20,8 @@ services:
 "#;
 
 fn desired_at(commit: char) -> Desired {
-    let pins = vec![play_core::testing::pin("app", commit)];
-    play_core::testing::pinned_desired(&playground(&[], &[]), COMPOSE, pins).unwrap()
+    let pins = vec![play_model::testing::pin("app", commit)];
+    play_model::testing::pinned_desired(&playground(&[], &[]), COMPOSE, pins).unwrap()
 }
 
 fn volume(d: &Desired) -> String {

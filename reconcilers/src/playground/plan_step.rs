@@ -1,8 +1,8 @@
 //! The steps a plan is made of, with the creation step each belongs to
 //! and how events and logs describe it.
 
-use play_core::compose::model::DependencyCondition;
-use play_core::playground::CreationStep;
+use play_model::compose::model::DependencyCondition;
+use play_model::playground::CreationStep;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Step {

@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
 
-use play_core::compose::{Policy, parse_compose};
-use play_core::playground::{CreationStep, Playground, ServiceSettings, ServiceState};
+use play_model::compose::{Policy, parse_compose};
+use play_model::playground::{CreationStep, Playground, ServiceSettings, ServiceState};
 
 use super::super::spec::{self, Desired};
 use super::*;
@@ -34,7 +34,7 @@ volumes:
 /// The shared fixture with `env` as overrides, `worker_env` as the worker's
 /// variables and the short project name the assertions below use.
 pub(crate) fn playground(env: &[(&str, &str)], worker_env: &[(&str, &str)]) -> Playground {
-    let mut p = play_core::testing::playground();
+    let mut p = play_model::testing::playground();
     p.env_overrides = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
     p.service_settings.insert(
         "worker".to_owned(),
@@ -101,10 +101,10 @@ pub(crate) fn routed() -> Desired {
     let (report, model) = parse_compose(COMPOSE, &Policy::UNTRUSTED);
     assert!(report.valid, "{:?}", report.errors);
     let model = model.unwrap();
-    let definitions = play_core::compose::classify(&model);
+    let definitions = play_model::compose::classify(&model);
     let domains = vec!["apps.example.com".to_owned()];
-    let edge = play_core::desired::EdgeInputs {
-        settings: play_core::edge::EdgeSettings::default(),
+    let edge = play_model::desired::EdgeInputs {
+        settings: play_model::edge::EdgeSettings::default(),
         domains: &domains,
         acme_email: None,
         local: false,
@@ -326,8 +326,8 @@ fn build_services_fail_at_image_build() {
 fn built_desired(commit: char) -> Desired {
     let compose =
         "services:\n  api:\n    build: ./api\n  web:\n    image: play-test/busybox:1\n    depends_on: [api]\n";
-    let pins = vec![play_core::testing::pin("api", commit)];
-    play_core::testing::pinned_desired(&playground(&[], &[]), compose, pins).unwrap()
+    let pins = vec![play_model::testing::pin("api", commit)];
+    play_model::testing::pinned_desired(&playground(&[], &[]), compose, pins).unwrap()
 }
 
 #[test]

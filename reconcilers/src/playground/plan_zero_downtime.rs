@@ -49,7 +49,7 @@ pub(super) fn zero_downtime_steps(
     match new {
         None => steps.push(wait_step(desired, service, containers).unwrap_or_else(|| Step::RunBeside {
             service: service.name.clone(),
-            name: play_core::desired::beside_name(&service.container_name, &old.name),
+            name: play_model::desired::beside_name(&service.container_name, &old.name),
         })),
         Some(new) => steps.push(Step::SwitchOver {
             service: service.name.clone(),

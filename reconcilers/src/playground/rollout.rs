@@ -30,11 +30,11 @@ use std::time::{Duration, Instant};
 
 use bollard::Docker;
 use http::Method;
-use play_core::desired::{Routing, ZeroDowntime};
-use play_core::host::HostTarget;
-use play_core::store::edges;
-use play_core::store::playground_status::Fence;
-use play_core::store::rollouts;
+use play_model::desired::{Routing, ZeroDowntime};
+use play_model::host::HostTarget;
+use play_store::edges;
+use play_store::playground_status::Fence;
+use play_store::rollouts;
 
 use super::spec::{Desired, ServiceSpec};
 use super::{PlaygroundReconciler, observe};

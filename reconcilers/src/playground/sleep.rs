@@ -1,7 +1,7 @@
 //! A Playground asleep (issue #32): its containers stopped in reverse
 //! dependency order, kept with their networks, volumes and pinned commits,
 //! and the status `sleeping`; and the idle check that puts an awake one to
-//! sleep (`play_core::playground::sleep` holds the rules, `store::power`
+//! sleep (`play_model::playground::sleep` holds the rules, `store::power`
 //! the writes).
 //!
 //! Converging asleep is level-triggered like the rest of a pass: every
@@ -23,10 +23,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use bollard::Docker;
 use bollard::query_parameters::StopContainerOptions;
 use futures::future::try_join_all;
-use play_core::playground::Playground;
-use play_core::store::playground_status::Fence;
-use play_core::store::power;
-use play_core::time;
+use play_model::playground::Playground;
+use play_model::time;
+use play_store::playground_status::Fence;
+use play_store::power;
 
 use super::plan::{self, Observed, State};
 use super::spec::Desired;
@@ -122,7 +122,7 @@ pub(super) async fn sleep_if_due(r: &PlaygroundReconciler, fence: Fence<'_>, p: 
 }
 
 /// When an awake Playground falls asleep if nothing happens before.
-pub(super) fn deadline(r: &PlaygroundReconciler, p: &Playground) -> Option<play_core::time::Timestamp> {
+pub(super) fn deadline(r: &PlaygroundReconciler, p: &Playground) -> Option<play_model::time::Timestamp> {
     p.sleep.sleeps_at(p.sleep.after(p.job_mode, r.config.sleep_after))
 }
 

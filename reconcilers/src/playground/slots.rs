@@ -27,7 +27,7 @@
 //! the account's [`SlotsConfig::bytes_per_account`] before it is written,
 //! and given back when the job ends. An account whose jobs on every
 //! Playroom already hold that many bytes gets
-//! [`RepositoryError::Busy`](play_core::repository::RepositoryError) for
+//! [`RepositoryError::Busy`](play_model::repository::RepositoryError) for
 //! the next one, a retryable error: the pass backs off and the job runs
 //! once the others are done. The bound is at least
 //! [`MAX_CONTEXT_BYTES`], so a job alone always fits.
@@ -35,8 +35,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use play_core::build::MAX_CONTEXT_BYTES;
-use play_core::repository::ByteBudget;
+use play_model::build::MAX_CONTEXT_BYTES;
+use play_model::repository::ByteBudget;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// How many builds and fills may hold repository files at once.

@@ -1,6 +1,6 @@
 //! Source volumes (`svc/source_mount`) on the host: the branch's files at
 //! the service's pinned commit, in the volume the desired state names
-//! (`play_core::desired` `source`), before the service runs.
+//! (`play_model::desired` `source`), before the service runs.
 //!
 //! # Where the files come from
 //!
@@ -41,12 +41,12 @@ use std::io::Read as _;
 
 use bollard::Docker;
 use bollard::models::{Mount, MountTypeEnum};
-use play_core::build::MAX_CONTEXT_BYTES;
-use play_core::build::dockerignore::Rules;
-use play_core::compose::project_files::Expect;
-use play_core::desired::{CONTENT, SourceLayout, SourceMount};
-use play_core::repository::{ArchiveOptions, RepositoryError, TreeEntry};
-use play_core::store::playzone_access;
+use play_model::build::MAX_CONTEXT_BYTES;
+use play_model::build::dockerignore::Rules;
+use play_model::compose::project_files::Expect;
+use play_model::desired::{CONTENT, SourceLayout, SourceMount};
+use play_model::repository::{ArchiveOptions, RepositoryError, TreeEntry};
+use play_store::playzone_access;
 
 use super::build::Builder;
 use super::context::Spool;
@@ -236,7 +236,7 @@ pub async fn complete(
 }
 
 /// The binds of `service`'s relative sources: each source volume's
-/// [`CONTENT`] at its host path (see `play_core::desired::source` for why
+/// [`CONTENT`] at its host path (see `play_model::desired::source` for why
 /// that path cannot be a link: only the helper ever mounts the volume's
 /// root, and the fill writes `content` itself as a file or a folder).
 pub async fn binds(docker: &Docker, service: &ServiceSpec) -> Result<Vec<Mount>> {

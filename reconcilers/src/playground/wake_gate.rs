@@ -14,10 +14,10 @@
 //! service that listens 3 s after its container starts.
 //!
 //! Guarantees: a held request retries every
-//! [`HOLD_INTERVAL`](play_core::edge::waking::HOLD_INTERVAL); once the
+//! [`HOLD_INTERVAL`](play_model::edge::waking::HOLD_INTERVAL); once the
 //! port accepted a connection, [`SETTLE`] is several of those, so every
 //! request held before has reached the service when the route switches.
-//! Bounded by [`HOLD`](play_core::edge::waking::HOLD) from the start of the
+//! Bounded by [`HOLD`](play_model::edge::waking::HOLD) from the start of the
 //! wait: past it, every held request got its answer anyway, and the
 //! Playground is recorded running as before (whether it serves is its
 //! healthcheck's business). A pass that dies while waiting leaves the
@@ -32,8 +32,8 @@
 use std::time::{Duration, Instant};
 
 use bollard::Docker;
-use play_core::edge::waking::{HOLD, HOLD_INTERVAL};
-use play_core::host::HostTarget;
+use play_model::edge::waking::{HOLD, HOLD_INTERVAL};
+use play_model::host::HostTarget;
 
 use super::PlaygroundReconciler;
 use super::observe::edge_address;

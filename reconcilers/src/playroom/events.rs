@@ -73,10 +73,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::Stream;
-use play_core::model::playroom::WatchedPlayroom;
-use play_core::secrets::SecretBox;
-use play_core::store::Store;
-use play_core::store::sweep;
+use play_model::model::playroom::WatchedPlayroom;
+use play_model::secrets::SecretBox;
+use play_store::Store;
+use play_store::sweep;
 use throttle::{Spacing, Wake};
 use tokio::sync::mpsc;
 use tokio::task::{Id, JoinSet};

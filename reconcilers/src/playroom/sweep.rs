@@ -14,7 +14,7 @@
 //! - A Playground's row is committed before any object is labelled with its
 //!   id (the API writes the row; only a reconcile pass over a committed row
 //!   creates objects), and ids are never reused (see
-//!   `play_core::store::sweep`). Step 1 runs before step 2, so every object
+//!   `play_store::sweep`). Step 1 runs before step 2, so every object
 //!   listed was created after its row: if the row is missing at step 2 it
 //!   was deleted, and no new Playground can take the id.
 //! - A row is deleted only by a destroy pass once the host showed nothing of
@@ -61,10 +61,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use bollard::Docker;
-use play_core::secrets::SecretBox;
-use play_core::store::{Store, playrooms, sweep};
+use play_model::secrets::SecretBox;
+use play_store::{Store, playrooms, sweep};
 
-use play_core::desired::{edge_network_name, legacy_edge_network_name};
+use play_model::desired::{edge_network_name, legacy_edge_network_name};
 
 use crate::docker::ownership::playground_of;
 use crate::docker::{labels, remove};

@@ -1,8 +1,8 @@
 //! Which branch is a Playzone's default: a pure decision from the stored
 //! Playzone and the remote's branches.
 
-use play_core::playzone::model::Playzone;
-use play_core::repository::RemoteRefs;
+use play_model::playzone::model::Playzone;
+use play_model::repository::RemoteRefs;
 
 /// The default branch and its commit, or why there is none:
 /// - a pinned branch (the user's `default_branch`) must exist on the
@@ -37,13 +37,13 @@ pub fn default_branch(z: &Playzone, refs: &RemoteRefs) -> Result<(String, String
 
 #[cfg(test)]
 mod tests {
-    use play_core::playzone::Status;
-    use play_core::repository::RemoteBranch;
+    use play_model::playzone::Status;
+    use play_model::repository::RemoteBranch;
 
     use super::*;
 
     fn zone(pinned: Option<&str>) -> Playzone {
-        let now = play_core::time::now();
+        let now = play_model::time::now();
         Playzone {
             id: 1,
             account_id: 1,

@@ -7,12 +7,12 @@
 //!    attempt is younger than [`SyncConfig::interval`]: the pass asks to
 //!    be run again when the next scheduled sync is due.
 //! 2. List the remote's branches through the
-//!    [`RepositoryGateway`](play_core::repository::RepositoryGateway)
+//!    [`RepositoryGateway`](play_model::repository::RepositoryGateway)
 //!    (bounded in time and count there).
 //! 3. Choose the default branch ([`default_branch`]): the pinned one, which
 //!    must exist, or the remote's HEAD.
 //! 4. Read the Compose file candidates at the default branch's commit
-//!    ([`COMPOSE_FILES`](play_core::playzone::COMPOSE_FILES), first found
+//!    ([`COMPOSE_FILES`](play_model::playzone::COMPOSE_FILES), first found
 //!    wins).
 //! 5. Record it all in one fenced write that rewrites only the branch rows
 //!    that moved.
@@ -28,14 +28,14 @@ mod choose;
 use std::sync::Arc;
 use std::time::Duration;
 
-use play_core::playzone::model::{Playzone, SyncResult};
-use play_core::playzone::{COMPOSE_FILES, MAX_COMPOSE_FILE_BYTES};
-use play_core::repository::{RepositoryAccess, RepositoryError, RepositoryGateway};
-use play_core::secrets::SecretBox;
-use play_core::store::Store;
-use play_core::store::{playzone_access, playzones, triggers};
-use play_core::time;
 use play_core::wake::{Kind, Waker};
+use play_model::playzone::model::{Playzone, SyncResult};
+use play_model::playzone::{COMPOSE_FILES, MAX_COMPOSE_FILE_BYTES};
+use play_model::repository::{RepositoryAccess, RepositoryError, RepositoryGateway};
+use play_model::secrets::SecretBox;
+use play_model::time;
+use play_store::Store;
+use play_store::{playzone_access, playzones, triggers};
 
 pub use self::choose::default_branch;
 use crate::Result;
@@ -107,7 +107,7 @@ impl PlayzoneSync {
             branches: refs
                 .branches
                 .into_iter()
-                .filter(|b| play_core::scm::pulls::pull_number(&b.name).is_none())
+                .filter(|b| play_model::scm::pulls::pull_number(&b.name).is_none())
                 .collect(),
         })
     }

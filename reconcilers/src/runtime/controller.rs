@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use futures::stream::{self, BoxStream, Stream, StreamExt};
 use play_core::metrics::{Metrics, ReconcileLabels, ReconcilerLabels};
-use play_core::model::lease::Lease;
 use play_core::wake::WakeReceiver;
+use play_model::model::lease::Lease;
 use rand::Rng;
 use tokio::sync::mpsc;
 use tokio::task::{Id, JoinError, JoinSet};
@@ -53,7 +53,7 @@ impl<R: Reconciler> std::fmt::Debug for Runtime<R> {
 
 impl<R: Reconciler> Runtime<R> {
     /// A runtime for `reconciler`, claiming leases in `leases` (the
-    /// [`Store`](play_core::store::Store) in every deployment) as this
+    /// [`Store`](play_store::Store) in every deployment) as this
     /// process's [`replica_id`].
     pub fn new(reconciler: R, leases: impl LeaseStore, metrics: Arc<Metrics>) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();

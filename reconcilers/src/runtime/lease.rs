@@ -6,14 +6,14 @@ use std::fmt::Debug;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use play_core::model::lease::Lease;
-use play_core::store::Store;
-use play_core::store::leases;
-use play_core::time::{self, Timestamp};
+use play_model::model::lease::Lease;
+use play_model::time::{self, Timestamp};
+use play_store::Store;
+use play_store::leases;
 use tokio::time::Instant;
 
 /// Claim, renew and release of per-object leases, with the semantics of
-/// [`play_core::store::leases`]: a claim succeeds when the lease is free,
+/// [`play_store::leases`]: a claim succeeds when the lease is free,
 /// expired or already the claimant's, and always carries a new, higher
 /// fencing token; an expired lease cannot be renewed.
 #[async_trait::async_trait]

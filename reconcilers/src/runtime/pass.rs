@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use futures::FutureExt;
-use play_core::model::lease::Lease;
+use play_model::model::lease::Lease;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 

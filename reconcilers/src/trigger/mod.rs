@@ -2,8 +2,8 @@
 //! per matching branch (`push`, [`push`]) or per open pull request
 //! (`pull_request`, [`pulls`]) of the repository the trigger follows.
 //!
-//! Guarantees (the rules are `play_core::trigger`, the rows
-//! `play_core::store::{triggers, trigger_targets, playzone_pulls}`):
+//! Guarantees (the rules are `play_model::trigger`, the rows
+//! `play_store::{triggers, trigger_targets, playzone_pulls}`):
 //! - **Level-triggered.** A pass compares what the repository holds (the
 //!   Playzone's branch index; the provider's open pull requests, merged
 //!   into the Playzone's pull request index) with the trigger's targets
@@ -38,19 +38,19 @@ mod report;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use play_core::model::event::Actor;
-use play_core::model::trigger::{Target, Trigger};
-use play_core::playground::DesiredState;
 use play_core::playground::launch::{self, TemplateLaunch, TriggerLaunch};
-use play_core::playground::model::RolloutChanges;
 use play_core::playground::ops;
-use play_core::playzone::model::Playzone;
-use play_core::secrets::SecretBox;
-use play_core::store::{
+use play_core::wake::{Kind, Waker};
+use play_model::model::event::Actor;
+use play_model::model::trigger::{Target, Trigger};
+use play_model::playground::DesiredState;
+use play_model::playground::model::RolloutChanges;
+use play_model::playzone::model::Playzone;
+use play_model::secrets::SecretBox;
+use play_model::time;
+use play_store::{
     Store, builds, playgrounds, playrooms, playspec_files, playspecs, playzones, trigger_targets, triggers,
 };
-use play_core::time;
-use play_core::wake::{Kind, Waker};
 
 use crate::Result;
 use crate::launching::{Blocking, LaunchBounds, describe};
@@ -141,7 +141,7 @@ impl TriggerLoop {
                 repo_url: at.repo_url.clone(),
                 subdomain_prefix: at.subdomain_prefix.clone(),
                 target: (target.id, target.generation),
-                origin: play_core::playground::model::Origin {
+                origin: play_model::playground::model::Origin {
                     trigger_id: trigger.id,
                     ref_kind: target.ref_kind.clone(),
                     ref_name: target.ref_name.clone(),
@@ -233,7 +233,7 @@ impl TriggerLoop {
         let playspec = playspecs::get(&self.store, account_id, spec_id).await?;
         let files = playspec_files::list_files(&self.store, spec_id).await?;
         let computed = tokio::task::spawn_blocking(move || {
-            play_core::playground::desired_for(&playground, Some(&playspec), &files, &room, &Default::default())
+            play_model::playground::desired_for(&playground, Some(&playspec), &files, &room, &Default::default())
                 .map(|c| c.desired.routes())
         })
         .await

@@ -1,5 +1,5 @@
 //! A pass of a `pull_request` trigger: one preview per open pull request
-//! whose base the trigger follows (`play_core::trigger::plan_pulls`),
+//! whose base the trigger follows (`play_model::trigger::plan_pulls`),
 //! over the Playzone's pull request index.
 //!
 //! The repository must be one a GitHub installation of the account
@@ -14,16 +14,16 @@
 
 use std::collections::BTreeSet;
 
-use play_core::model::event::{Acting, Actor};
-use play_core::model::trigger::{Trigger, TriggerSettings};
 use play_core::scm::attach;
 use play_core::scm::flows::Caller;
 use play_core::scm::hosts::Choice;
-use play_core::scm::model::Provider;
-use play_core::scm::names::FullName;
-use play_core::scm::pulls::{PullRequest, PullState, ReviewHost, pull_ref};
-use play_core::store::{playzone_pulls, repositories, trigger_targets, triggers};
-use play_core::trigger::plan_pulls;
+use play_model::model::event::{Acting, Actor};
+use play_model::model::trigger::{Trigger, TriggerSettings};
+use play_model::scm::model::Provider;
+use play_model::scm::names::FullName;
+use play_model::scm::pulls::{PullRequest, PullState, ReviewHost, pull_ref};
+use play_model::trigger::plan_pulls;
+use play_store::{playzone_pulls, repositories, trigger_targets, triggers};
 
 use super::{LaunchRef, TriggerLoop, report};
 use crate::Result;
@@ -53,7 +53,7 @@ fn plain(url: &str) -> String {
 /// whether a preview is still converging (the next pass comes sooner).
 pub(super) async fn pass(r: &TriggerLoop, trigger: &Trigger, settings: &TriggerSettings, url: &str) -> Result<bool> {
     if !trigger.may_read_playzones {
-        r.problem(trigger, play_core::model::trigger::NEEDS_PLAYZONES_READ).await?;
+        r.problem(trigger, play_model::model::trigger::NEEDS_PLAYZONES_READ).await?;
         return Ok(false);
     }
     let hosts = &r.config.launch.hosts;
@@ -167,7 +167,7 @@ async fn refresh(
         match reviews.pull(full, stale.number).await {
             Ok(Some(now)) => checked.push(now),
             Ok(None) => {
-                checked.push(PullRequest { state: PullState::Closed, updated_at: play_core::time::now(), ..stale })
+                checked.push(PullRequest { state: PullState::Closed, updated_at: play_model::time::now(), ..stale })
             }
             Err(e) => tracing::warn!(zone, pull = stale.number, error = %e, "reading a pull request failed"),
         }

@@ -1,11 +1,11 @@
 //! A pass of a `push` trigger: one Playground per matching branch of the
-//! Playzone's branch index (`play_core::trigger::plan_push`).
+//! Playzone's branch index (`play_model::trigger::plan_push`).
 
-use play_core::model::event::Actor;
-use play_core::model::trigger::{Trigger, TriggerSettings};
 use play_core::playzone::link::{self, Linker};
-use play_core::store::{playzone_branches, playzones, trigger_targets, triggers};
-use play_core::trigger::{Head, plan_push};
+use play_model::model::event::Actor;
+use play_model::model::trigger::{Trigger, TriggerSettings};
+use play_model::trigger::{Head, plan_push};
+use play_store::{playzone_branches, playzones, trigger_targets, triggers};
 
 use super::{LaunchRef, TriggerLoop};
 use crate::Result;
@@ -79,7 +79,7 @@ pub(super) async fn pass(r: &TriggerLoop, trigger: &Trigger, settings: &TriggerS
 /// `-` (`feature/Login_v2` -> `feature-login-v2`), at most 40 characters,
 /// so the service's own subdomain still fits after it.
 fn branch_label(branch: &str) -> String {
-    let label = play_core::compose::classify::dns_label(&branch.replace('/', "-"));
+    let label = play_model::compose::classify::dns_label(&branch.replace('/', "-"));
     let cut: String = label.chars().take(40).collect();
     let cut = cut.trim_end_matches('-');
     if cut.is_empty() { "branch".to_owned() } else { cut.to_owned() }

@@ -12,12 +12,12 @@
 //! environment, so nothing is made twice. A provider that fails is logged
 //! and tried again at the next pass.
 
-use play_core::model::trigger::{Reported, Target, TargetStatus, Trigger};
-use play_core::playground::{DesiredState, PlaygroundStatus};
-use play_core::scm::names::FullName;
-use play_core::scm::pulls::{DeploymentState, PreviewReport, ReviewHost};
-use play_core::store::trigger_targets;
-use play_core::store::{edges, playgrounds, playrooms};
+use play_model::model::trigger::{Reported, Target, TargetStatus, Trigger};
+use play_model::playground::{DesiredState, PlaygroundStatus};
+use play_model::scm::names::FullName;
+use play_model::scm::pulls::{DeploymentState, PreviewReport, ReviewHost};
+use play_store::trigger_targets;
+use play_store::{edges, playgrounds, playrooms};
 use sha2::{Digest, Sha256};
 
 use super::TriggerLoop;
@@ -63,7 +63,7 @@ async fn write(
     full: &FullName,
     report: &PreviewReport,
     done: &mut Reported,
-) -> Result<(), play_core::scm::ScmError> {
+) -> Result<(), play_model::scm::ScmError> {
     done.comment_id = Some(reviews.comment(full, report, done.comment_id.as_deref()).await?);
     if report.commit.is_empty() {
         return Ok(());
@@ -184,7 +184,7 @@ async fn describe(r: &TriggerLoop, trigger: &Trigger, target: &Target, number: u
     if let Some(id) = target.playground_id.filter(|_| target.status == TargetStatus::Live) {
         body.push_str(&format!(" · Playground {id}"));
     }
-    body.push_str(&format!("\nUpdated {}", play_core::time::now().format("%Y-%m-%d %H:%M:%S UTC")));
+    body.push_str(&format!("\nUpdated {}", play_model::time::now().format("%Y-%m-%d %H:%M:%S UTC")));
     let environment_url = urls.first().map(|(_, url)| url.clone()).filter(|_| state == DeploymentState::Success);
     let report = PreviewReport {
         number,
@@ -200,14 +200,14 @@ async fn describe(r: &TriggerLoop, trigger: &Trigger, target: &Target, number: u
 }
 
 /// The Playground's routes the edge serves now, as URLs, by service.
-async fn live_urls(r: &TriggerLoop, p: &play_core::playground::Playground) -> Result<Vec<(String, String)>> {
+async fn live_urls(r: &TriggerLoop, p: &play_model::playground::Playground) -> Result<Vec<(String, String)>> {
     let room = playrooms::get(&r.store, p.account_id, p.playroom_id).await?;
     let routes = edges::routes_of(&r.store, p.id).await?;
     Ok(routes
         .into_iter()
         .filter(|(_, row)| row.live)
         .map(|(service, row)| {
-            let url = play_core::edge::hosts::url_for_host(
+            let url = play_model::edge::hosts::url_for_host(
                 &row.claim.host,
                 &room.domains,
                 room.acme_email.as_deref(),

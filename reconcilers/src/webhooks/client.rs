@@ -17,8 +17,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use play_core::webhook::UrlPolicy;
-use play_core::webhook::delivery::USER_AGENT;
+use play_model::webhook::UrlPolicy;
+use play_model::webhook::delivery::USER_AGENT;
 use play_outbound::Failure;
 
 /// How a receiver answered.

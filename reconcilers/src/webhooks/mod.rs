@@ -8,7 +8,7 @@
 //!    event in one transaction, writes one pending delivery per matching
 //!    endpoint of the event's account that was enabled when the event was
 //!    recorded, and marks the event
-//!    dispatched (`play_core::store::webhook_dispatch::fan_out`).
+//!    dispatched (`play_store::webhook_dispatch::fan_out`).
 //! 2. **Send** claims due deliveries of enabled endpoints, posts each one
 //!    signed ([`send`]) and records the outcome (one recorder task, the
 //!    outcomes that arrived together in one transaction): 2xx succeeds and resets
@@ -59,13 +59,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use play_core::secrets::SecretBox;
-use play_core::store::webhook_dispatch;
-use play_core::store::{Store, events};
 use play_core::wake::WakeReceiver;
-use play_core::webhook::UrlPolicy;
-use play_core::webhook::delivery::default_retry_schedule;
-use play_core::webhook::model::ClaimLimits;
+use play_model::secrets::SecretBox;
+use play_model::webhook::UrlPolicy;
+use play_model::webhook::delivery::default_retry_schedule;
+use play_model::webhook::model::ClaimLimits;
+use play_store::webhook_dispatch;
+use play_store::{Store, events};
 use tokio::sync::{Notify, Semaphore, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;

@@ -3,12 +3,12 @@
 
 use std::time::{Duration, Instant};
 
-use play_core::store::Store;
-use play_core::store::webhook_dispatch;
-use play_core::webhook::DeliveryStatus;
-use play_core::webhook::delivery::{retry_delay, spec_signature, standard_signature};
-use play_core::webhook::model::Attempt;
-use play_core::webhook::model::{Claimed, EndpointEffect};
+use play_model::webhook::DeliveryStatus;
+use play_model::webhook::delivery::{retry_delay, spec_signature, standard_signature};
+use play_model::webhook::model::Attempt;
+use play_model::webhook::model::{Claimed, EndpointEffect};
+use play_store::Store;
+use play_store::webhook_dispatch;
 use rand::Rng;
 
 use super::client::{Answer, DeliveryClient, SendError};
@@ -88,7 +88,7 @@ pub(super) async fn attempt(client: &DeliveryClient, schedule: &[Duration], deli
             return None;
         }
     };
-    let timestamp = play_core::time::now().timestamp();
+    let timestamp = play_model::time::now().timestamp();
     let headers = headers(delivery.id, &delivery.event.event_type, &delivery.secret, timestamp, &body);
     let started = Instant::now();
     let result = client.post(&delivery.url, &headers, body).await;

@@ -12,9 +12,9 @@ use bollard::Docker;
 use bollard::models::EventMessage;
 use bollard::query_parameters::EventsOptions;
 use futures::{Stream, StreamExt};
-use play_core::model::playroom::WatchedPlayroom;
-use play_core::store::playrooms;
-use play_core::store::sweep;
+use play_model::model::playroom::WatchedPlayroom;
+use play_store::playrooms;
+use play_store::sweep;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -136,7 +136,7 @@ async fn engine_now(docker: &Docker) -> Result<String> {
     let info = docker.info().await.map_err(|e| Error::docker("info", e))?;
     let text = info.system_time.unwrap_or_default();
     since_param(&text).ok_or_else(|| {
-        Error::Host(play_core::host::HostError::Protocol(format!(
+        Error::Host(play_model::host::HostError::Protocol(format!(
             "the engine reported its time as {text:?}, not an RFC 3339 time"
         )))
     })
@@ -183,7 +183,7 @@ mod tests {
     #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use bollard::models::{EventActor, EventMessageTypeEnum};
-    use play_core::desired::{LABEL_INSTALLATION, LABEL_PLAYGROUND};
+    use play_model::desired::{LABEL_INSTALLATION, LABEL_PLAYGROUND};
 
     use super::*;
 

@@ -1,0 +1,5 @@
+//! Playzones, the flows: linking a Compose file's build services to the
+//! account's Playzones ([`link`]). What a Playzone is and its rules are
+//! `play_model::playzone`; its rows are `play_store`.
+
+pub mod link;

@@ -1,0 +1,103 @@
+//! Replicas' heartbeats (migration 0037): which replicas are alive, so a
+//! survivor can attend the changes a silent one accepted (issue #33).
+//!
+//! Invariants:
+//! - `seen_at` only moves forward for a replica that beats;
+//! - a silent replica is handled once: [`forget`] deletes its row only if
+//!   it is still silent, and answers whether this call deleted it, so of
+//!   two survivors exactly one handles it, and a replica that beat again
+//!   meanwhile is not forgotten.
+//!
+//! Read and written by the heartbeat loop only; across all accounts, never
+//! shown to anyone.
+
+use super::Store;
+use super::shapes::column;
+use crate::Result;
+use play_model::time::{self, Timestamp};
+
+/// Records that `replica` is alive at `now`.
+pub async fn beat(store: &Store, replica: &str, now: Timestamp) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO replica_heartbeats (replica, seen_at) VALUES ($1, $2) \
+         ON CONFLICT (replica) DO UPDATE SET seen_at = excluded.seen_at \
+         WHERE replica_heartbeats.seen_at < excluded.seen_at",
+    )
+    .bind(replica)
+    .bind(time::to_db(&now))
+    .execute(store.pool())
+    .await?;
+    Ok(())
+}
+
+/// The replicas other than `me` last seen before `cutoff`.
+pub async fn silent(store: &Store, me: &str, cutoff: Timestamp) -> Result<Vec<String>> {
+    let query =
+        sqlx::query("SELECT replica FROM replica_heartbeats WHERE replica <> $1 AND seen_at < $2 ORDER BY replica")
+            .bind(me)
+            .bind(time::to_db(&cutoff));
+    column(store, query, "replica").await
+}
+
+/// Deletes `replica`'s row if it is still silent (last seen before
+/// `cutoff`): whether this call did, so whether the caller handles it.
+pub async fn forget(store: &Store, replica: &str, cutoff: Timestamp) -> Result<bool> {
+    let done = sqlx::query("DELETE FROM replica_heartbeats WHERE replica = $1 AND seen_at < $2")
+        .bind(replica)
+        .bind(time::to_db(&cutoff))
+        .execute(store.pool())
+        .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// Every Playground whose desired state changed since a pass last
+/// converged it (`generation <> observed_generation`), in id order.
+pub async fn unconverged_playgrounds(store: &Store) -> Result<Vec<i64>> {
+    let query = sqlx::query("SELECT id FROM playgrounds WHERE generation <> observed_generation ORDER BY id");
+    column(store, query, "id").await
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
+
+    use super::*;
+    use sqlx::Row as _;
+
+    #[tokio::test]
+    async fn a_silent_replica_is_found_and_handled_once() {
+        let db = crate::testing::store().await;
+        let store = &db.store;
+        let now = time::now();
+        let long_ago = now - chrono::Duration::seconds(60);
+        beat(store, "alive", now).await.unwrap();
+        beat(store, "dead", long_ago).await.unwrap();
+        // A beat never moves seen_at back.
+        beat(store, "alive", long_ago).await.unwrap();
+        let cutoff = now - chrono::Duration::seconds(8);
+        assert_eq!(silent(store, "alive", cutoff).await.unwrap(), vec!["dead".to_owned()]);
+        assert!(silent(store, "dead", cutoff).await.unwrap().is_empty(), "one's own row is never silent");
+        assert!(forget(store, "dead", cutoff).await.unwrap());
+        assert!(!forget(store, "dead", cutoff).await.unwrap(), "handled once");
+        assert!(!forget(store, "alive", cutoff).await.unwrap(), "a live replica is not forgotten");
+
+        let (_, converged) = crate::testing::playground_row(store).await;
+        let room = sqlx::query("SELECT playroom_id, account_id FROM playgrounds WHERE id = $1")
+            .bind(converged)
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        let changed = crate::testing::insert_playground(
+            store,
+            room.try_get("account_id").unwrap(),
+            room.try_get("playroom_id").unwrap(),
+        )
+        .await;
+        sqlx::query("UPDATE playgrounds SET observed_generation = generation WHERE id = $1")
+            .bind(converged)
+            .execute(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(unconverged_playgrounds(store).await.unwrap(), vec![changed]);
+    }
+}

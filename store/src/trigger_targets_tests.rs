@@ -1,0 +1,84 @@
+#![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
+
+use super::*;
+use crate::{accounts, templates, triggers};
+use play_model::model::event::Acting;
+use play_model::model::quota::QuotaLimits;
+use play_model::model::template::TemplateFields;
+
+const BODY: &str = "svc:\n  trigger_config: {enabled: true, event_type: pull_request, repo_url: \
+                    \"https://github.com/acme/app\", branch: main}\nservices:\n  web:\n    image: busybox\n";
+
+async fn trigger(store: &Store) -> Trigger {
+    let account = accounts::create_account(store, "acme").await.unwrap().0.id;
+    let category: i64 = sqlx::query("SELECT id FROM template_categories ORDER BY id LIMIT 1")
+        .fetch_one(store.pool())
+        .await
+        .unwrap()
+        .try_get("id")
+        .unwrap();
+    let fields = TemplateFields { name: Some("app".into()), description: None, category_id: Some(category) };
+    let made = templates::create(store, Acting::system(account), fields, &QuotaLimits::default()).await.unwrap();
+    templates::create_version(store, Acting::system(account), made.id, version(BODY), &QuotaLimits::default())
+        .await
+        .unwrap();
+    triggers::list(store, account).await.unwrap().remove(0)
+}
+
+/// The generation fence: a launch records its Playground on the target in
+/// its own transaction only while the target is live at the generation
+/// the launch was announced with. A pull request closed meanwhile (the
+/// target gone), or a later launch (the next generation), refuses it.
+#[tokio::test]
+async fn a_launch_is_claimed_only_at_the_generation_it_was_announced_with() {
+    let db = crate::testing::store().await;
+    let store = &db.store;
+    let trigger = trigger(store).await;
+    let first = begin_launch(store, trigger.id, "pull_request", "7", "a").await.unwrap();
+    assert_eq!((first.status, first.generation, first.playground_id), (TargetStatus::Live, 1, None));
+
+    // Closed while the launch was being made: the claim fails.
+    destroy(store, &trigger, &first, "pull request #7 was closed").await.unwrap();
+    let claim = async |generation: i64, playground: i64| {
+        let mut tx = store.write().await.unwrap();
+        let claimed = claim_in(&mut tx, first.id, generation, playground).await.unwrap();
+        tx.commit().await.unwrap();
+        claimed
+    };
+    assert!(!claim(1, 41).await, "a gone target takes no Playground");
+
+    // Reopened: the next generation; the old launch still cannot claim.
+    let second = begin_launch(store, trigger.id, "pull_request", "7", "b").await.unwrap();
+    assert_eq!((second.id, second.generation), (first.id, 2));
+    assert!(!claim(1, 41).await, "a launch of an earlier generation is refused");
+    assert!(claim(2, 42).await);
+    let now = list(store, trigger.id).await.unwrap().remove(0);
+    assert_eq!((now.playground_id, now.commit_sha.as_deref()), (Some(42), Some("b")));
+}
+
+#[tokio::test]
+async fn what_a_target_reported_is_kept_beside_it() {
+    let db = crate::testing::store().await;
+    let store = &db.store;
+    let trigger = trigger(store).await;
+    let target = begin_launch(store, trigger.id, "pull_request", "3", "a").await.unwrap();
+    assert_eq!(reported(store, target.id).await.unwrap(), Reported::default());
+    let done = Reported {
+        comment_id: Some("1001".into()),
+        deployment_id: Some("1002".into()),
+        deployment_sha: Some("a".into()),
+        digest: Some("d".into()),
+    };
+    record_report(store, target.id, &done).await.unwrap();
+    assert_eq!(reported(store, target.id).await.unwrap(), done);
+}
+
+fn version(body: &str) -> play_model::model::template::NewVersion<'_> {
+    static NONE: std::sync::LazyLock<serde_json::Value> = std::sync::LazyLock::new(|| serde_json::json!({}));
+    play_model::model::template::NewVersion {
+        template_body: body,
+        public: false,
+        variables: &NONE,
+        author_may_read_playzones: false,
+    }
+}

@@ -1,0 +1,260 @@
+//! Triggers (issue #30; the rules are `play_model::trigger`, the loop
+//! `play_reconcilers::trigger`, the targets `store::trigger_targets`).
+//!
+//! Invariants:
+//! - one trigger per template ([`sync_in`] runs in every transaction that
+//!   changes the template's versions): its settings are those of the
+//!   latest version, or none when that version has no enabled trigger;
+//!   its targets and their Playgrounds outlive a version change (a pass
+//!   converges them to the new settings);
+//! - launch variables are sealed, never shown, and never in events.
+
+use std::collections::BTreeMap;
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::launch_settings::{self, Owner};
+use super::shapes::{all, one};
+use super::{Conn, Store, flag, is_set};
+use crate::{Error, Result};
+use play_model::compose::svc;
+use play_model::model::schedule::Activation;
+use play_model::model::trigger::{Authored, Trigger, TriggerSettings};
+use play_model::secrets::SecretBox;
+use play_model::time;
+use play_model::trigger::DEFAULT_MAX_PLAYGROUNDS;
+
+const COLUMNS: &str = "id, account_id, template_id, config, config_version, playroom_id, variables, paused, problem, \
+                       playzone_id, may_read_playzones, last_pass_at, created_at, updated_at";
+
+fn from_row(row: &AnyRow) -> Result<Trigger> {
+    let config: Option<String> = row.try_get("config")?;
+    let settings = config
+        .map(|text| serde_json::from_str(&text))
+        .transpose()
+        .map_err(|e| Error::Internal(format!("a trigger's stored settings: {e}")))?;
+    Ok(Trigger {
+        id: row.try_get("id")?,
+        account_id: row.try_get("account_id")?,
+        template_id: row.try_get("template_id")?,
+        settings,
+        config_version: row.try_get("config_version")?,
+        playroom_id: row.try_get("playroom_id")?,
+        has_variables: row.try_get::<Option<String>, _>("variables")?.is_some(),
+        paused: is_set(row.try_get("paused")?),
+        problem: row.try_get("problem")?,
+        playzone_id: row.try_get("playzone_id")?,
+        may_read_playzones: is_set(row.try_get("may_read_playzones")?),
+        last_pass_at: time::opt_from_db(row.try_get("last_pass_at")?)?,
+        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
+        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+    })
+}
+
+/// The settings `body`'s `svc.trigger_config` asks for, when enabled (the
+/// body was validated when its version was made).
+fn settings_of(body: &str) -> Option<TriggerSettings> {
+    let info = svc::validate_template(body).ok()?;
+    let config = info.trigger_config.filter(|c| c.enabled)?;
+    Some(TriggerSettings {
+        event_type: config.event_type.clone().unwrap_or_else(|| "push".into()),
+        repo_url: config.repo_url.clone().map(|u| u.trim_end_matches('/').to_owned()),
+        branch: config.branch.clone(),
+        allow_forks: config.allow_forks,
+        max_playgrounds: config.max_playgrounds.unwrap_or(DEFAULT_MAX_PLAYGROUNDS),
+        prop_id: config.prop_id,
+        marquee_id: config.marquee_id,
+    })
+}
+
+/// What template `template_id` builds now, and whether the key about to
+/// change its versions may read Playzones: read in the same transaction
+/// before the change, for [`sync_in`].
+pub async fn authored_in(
+    conn: &mut Conn,
+    account_id: i64,
+    template_id: i64,
+    author_may_read_playzones: bool,
+) -> Result<Authored> {
+    let previous_body = launch_settings::latest_body_in(conn, account_id, template_id).await?.map(|(_, b)| b);
+    Ok(Authored { previous_body, author_may_read_playzones })
+}
+
+/// Brings template `template_id`'s trigger in line with its latest
+/// version, in the caller's transaction: made when that version has an
+/// enabled trigger, its settings replaced, or switched off (its targets
+/// stay: the next pass converges them). Its id, if it has one.
+///
+/// A change of the repository, the branch pattern or the Compose file
+/// (the template's body) by a key without `playzones:read` (`authored`)
+/// takes back what the key that started the trigger was allowed: the
+/// trigger waits for a start by a key that may read (issue #49, item 3:
+/// else a version, which needs only `import_templates:write`, points a
+/// started pull-request trigger at another private repository of the
+/// installation and has it built into an image its author chose).
+pub async fn sync_in(
+    conn: &mut Conn,
+    account_id: i64,
+    template_id: i64,
+    limits: &play_model::model::quota::QuotaLimits,
+    authored: Option<Authored>,
+) -> Result<Option<i64>> {
+    let (settings, version, body) = match launch_settings::latest_body_in(&mut *conn, account_id, template_id).await? {
+        Some((version, body)) => (settings_of(&body), version, Some(body)),
+        None => (None, 0, None),
+    };
+    let existing = sqlx::query(&format!("SELECT {COLUMNS} FROM triggers WHERE template_id = $1"))
+        .bind(template_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .as_ref()
+        .map(from_row)
+        .transpose()?;
+    if let (Some(row), Some(authored)) = (&existing, &authored)
+        && row.may_read_playzones
+        && !authored.author_may_read_playzones
+        && redirects(row.settings.as_ref(), settings.as_ref(), authored.previous_body.as_deref(), body.as_deref())
+    {
+        sqlx::query("UPDATE triggers SET may_read_playzones = 0 WHERE id = $1")
+            .bind(row.id)
+            .execute(&mut *conn)
+            .await?;
+    }
+    let synced = launch_settings::Synced {
+        account_id,
+        template_id,
+        version,
+        config: settings.as_ref().map(|s| serde_json::json!(s).to_string()),
+        existing: existing.map(|row| (row.id, row.settings != settings)),
+        reset: "problem = NULL, playzone_id = NULL",
+        limits,
+    };
+    launch_settings::sync_row_in(conn, Owner::Triggers, synced).await
+}
+
+/// Whether a change of the latest version changes what the trigger
+/// builds: its repository, its branch pattern, or the Compose file.
+fn redirects(
+    before: Option<&TriggerSettings>,
+    after: Option<&TriggerSettings>,
+    previous_body: Option<&str>,
+    body: Option<&str>,
+) -> bool {
+    let target = |s: Option<&TriggerSettings>| s.map(|s| (s.repo_url.clone(), s.branch.clone()));
+    after.is_some() && (target(before) != target(after) || previous_body != body)
+}
+
+pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Trigger> {
+    let sql = format!("SELECT {COLUMNS} FROM triggers WHERE id = $1 AND account_id = $2");
+    let mut conn = store.conn().await?;
+    one(&mut *conn, sqlx::query(&sql).bind(id).bind(account_id), "trigger", from_row).await
+}
+
+/// Trigger `id` of any account (the loop), `None` when gone.
+pub async fn find(store: &Store, id: i64) -> Result<Option<Trigger>> {
+    let sql = format!("SELECT {COLUMNS} FROM triggers WHERE id = $1");
+    let mut conn = store.conn().await?;
+    sqlx::query(&sql).bind(id).fetch_optional(&mut *conn).await?.as_ref().map(from_row).transpose()
+}
+
+pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Trigger>> {
+    let sql = format!("SELECT {COLUMNS} FROM triggers WHERE account_id = $1 ORDER BY id");
+    let mut conn = store.conn().await?;
+    all(&mut *conn, sqlx::query(&sql).bind(account_id), from_row).await
+}
+
+/// Every trigger's id (the loop's resync).
+pub async fn ids(store: &Store) -> Result<Vec<i64>> {
+    let mut conn = store.conn().await?;
+    let rows = sqlx::query("SELECT id FROM triggers ORDER BY id").fetch_all(&mut *conn).await?;
+    rows.iter().map(|r| Ok(r.try_get::<i64, _>("id")?)).collect()
+}
+
+/// The trigger of template `template_id`, if it has one (to wake the loop
+/// after a version changed it).
+pub async fn of_template_in(conn: &mut Conn, template_id: i64) -> Result<Option<i64>> {
+    let row = sqlx::query("SELECT id FROM triggers WHERE template_id = $1")
+        .bind(template_id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    Ok(row.map(|r| r.try_get::<i64, _>("id")).transpose()?)
+}
+
+/// [`of_template_in`] on a connection of its own.
+pub async fn of_template(store: &Store, template_id: i64) -> Result<Option<i64>> {
+    let mut conn = store.conn().await?;
+    of_template_in(&mut conn, template_id).await
+}
+
+/// The triggers following Playzone `playzone_id` (woken when its branch
+/// index moves).
+pub async fn of_playzone(store: &Store, playzone_id: i64) -> Result<Vec<i64>> {
+    let mut conn = store.conn().await?;
+    let rows = sqlx::query("SELECT id FROM triggers WHERE playzone_id = $1 ORDER BY id")
+        .bind(playzone_id)
+        .fetch_all(&mut *conn)
+        .await?;
+    rows.iter().map(|r| Ok(r.try_get::<i64, _>("id")?)).collect()
+}
+
+/// Sets where and with what the trigger launches, and pauses or resumes
+/// it. A paused trigger keeps its Playgrounds as they are.
+pub async fn activate(
+    store: &Store,
+    secrets: &SecretBox,
+    account_id: i64,
+    id: i64,
+    change: Activation,
+    may_read_playzones: bool,
+) -> Result<Trigger> {
+    store
+        .in_write(async |conn| {
+            let sql = format!("SELECT {COLUMNS} FROM triggers WHERE id = $1 AND account_id = $2");
+            let current = one(&mut *conn, sqlx::query(&sql).bind(id).bind(account_id), "trigger", from_row).await?;
+            if let Some(Some(playroom)) = change.playroom_id {
+                super::playrooms::get(&mut *conn, account_id, playroom).await.map_err(|e| match e {
+                    Error::NotFound(_) => Error::field("playroom_id", "no Playroom of this account has this id"),
+                    other => other,
+                })?;
+            }
+            let playroom = change.playroom_id.unwrap_or(current.playroom_id);
+            let paused = change.paused.unwrap_or(current.paused);
+            let starts = matches!(change.playroom_id, Some(Some(_))) || change.paused == Some(false);
+            let reader = if starts { may_read_playzones } else { current.may_read_playzones };
+            sqlx::query(
+                "UPDATE triggers SET playroom_id = $1, paused = $2, may_read_playzones = $5, updated_at = $3 \
+                 WHERE id = $4",
+            )
+            .bind(playroom)
+            .bind(flag(paused))
+            .bind(time::to_db(&time::now()))
+            .bind(id)
+            .bind(flag(reader))
+            .execute(&mut *conn)
+            .await?;
+            if let Some(variables) = &change.variables {
+                launch_settings::set_variables_in(conn, secrets, Owner::Triggers, id, variables).await?;
+            }
+            one(&mut *conn, sqlx::query(&sql).bind(id).bind(account_id), "trigger", from_row).await
+        })
+        .await
+}
+
+/// The trigger's launch variables, opened.
+pub async fn variables(store: &Store, secrets: &SecretBox, id: i64) -> Result<BTreeMap<String, serde_json::Value>> {
+    launch_settings::variables(store, secrets, Owner::Triggers, id).await
+}
+
+/// Records what a pass found: the Playzone it follows and what is in its
+/// way (`None`: nothing).
+pub async fn record_pass(store: &Store, id: i64, playzone_id: Option<i64>, problem: Option<&str>) -> Result<()> {
+    sqlx::query("UPDATE triggers SET playzone_id = $1, problem = $2, last_pass_at = $3 WHERE id = $4")
+        .bind(playzone_id)
+        .bind(problem)
+        .bind(time::to_db(&time::now()))
+        .bind(id)
+        .execute(store.pool())
+        .await?;
+    Ok(())
+}
