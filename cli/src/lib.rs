@@ -1,7 +1,7 @@
 //! The client side of `play`: commands that talk to a play server over its
 //! HTTP API only (`docs/cli.md`). Nothing here opens the database or the
 //! data directory, and the crate depends on no server crate (play-api,
-//! play-reconcilers, sqlx: `tests/dependency_directions.rs`); the status
+//! play-reconcilers, sqlx: `tests/e2e/dependency_directions.rs`); the status
 //! words it judges come from `play-states`. The `play` binary parses
 //! [`ClientOpts`] and [`ClientCommand`] beside its server commands and
 //! hands them to [`run`].

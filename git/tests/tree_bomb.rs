@@ -8,6 +8,7 @@
 
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
+#[path = "git/common/mod.rs"]
 mod common;
 
 use std::time::{Duration, Instant};

@@ -14,7 +14,7 @@
 //! Invariants:
 //! - this module imports nothing else of `play_core` (the Compose engine,
 //!   the desired-state builder and the edge import it, never the other way;
-//!   `tests/module_cycles.rs` checks it), so the rule's journey from a
+//!   `tests/e2e/module_cycles.rs` checks it), so the rule's journey from a
 //!   label to Caddy can be read here alone;
 //! - a rule is parsed and translated at validation, once, and what later
 //!   steps carry is the checked result, never text to parse again.

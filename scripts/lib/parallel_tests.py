@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Runs every test binary of the workspace, several at once.
 
-`cargo test` runs its test binaries one after another; most of ours spend
-their time waiting on Docker, SSH and containers, not on the CPU, so the
-suite's wall time is mostly waiting in series. This builds them once
+`cargo test` runs its test binaries one after another; the end-to-end one
+spends its time waiting on Docker, SSH and containers, not on the CPU, so
+the suite's wall time is mostly waiting in series. This builds them once
 (`cargo test --no-run`), then runs JOBS binaries at a time (each with its
 own tests in parallel as usual), every one in its package's folder as
 `cargo test` does, its output printed whole when it ends. The doc tests
@@ -41,8 +41,8 @@ def binaries():
         target = message["target"]
         name = f"{message['package_id'].split('#')[0].rsplit('/', 1)[-1]} {target['kind'][0]} {target['name']}"
         found.append((name, message["executable"], os.path.dirname(message["manifest_path"])))
-    # The end-to-end binaries are the long ones: start them first.
-    found.sort(key=lambda b: (not b[0].endswith("_e2e"), b[0]))
+    # The end-to-end binary is the long one: start it first.
+    found.sort(key=lambda b: (not b[0].endswith(" e2e"), b[0]))
     return found
 
 
@@ -50,6 +50,11 @@ def run(binary):
     name, executable, folder = binary
     started = time.monotonic()
     env = dict(os.environ, CARGO_MANIFEST_DIR=folder)
+    # Its tests wait on Docker and SSH far more than they compute: the one
+    # end-to-end binary runs several at once, as the separate binaries it
+    # replaces did (PLAY_E2E_THREADS, default 6).
+    if name.endswith(" e2e") and "RUST_TEST_THREADS" not in env:
+        env["RUST_TEST_THREADS"] = os.environ.get("PLAY_E2E_THREADS", "6")
     done = subprocess.run([executable], cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     return name, done.returncode, done.stdout.decode(errors="replace"), time.monotonic() - started
 

@@ -147,7 +147,7 @@ pub fn waking_route(route: &Route, playground_id: i64) -> Value {
 /// by the config it was opened under (Caddy keeps an old server's busy
 /// connections until they are idle), whose wake listener is gone: the
 /// reload of a woken browser page got the error page (found by
-/// `tests/sleep_faults_e2e.rs` in Chromium).
+/// `tests/e2e/sleep_faults_e2e.rs` in Chromium).
 fn close_after() -> Value {
     json!({"handler": "headers", "response": {"set": {"Connection": ["close"]}, "deferred": true}})
 }

@@ -9,8 +9,8 @@
 //! `LoadBalancing.tryAgain`), so they get the error page. A container runs
 //! before its process listens (an application server that loads for a
 //! few seconds, with no healthcheck), and switching as soon as every
-//! container ran cut the requests the wake was for: `tests/sleep_e2e.rs`
-//! failed so once in CI, and `tests/sleep_faults_e2e.rs` shows it with a
+//! container ran cut the requests the wake was for: `tests/e2e/sleep_e2e.rs`
+//! failed so once in CI, and `tests/e2e/sleep_faults_e2e.rs` shows it with a
 //! service that listens 3 s after its container starts.
 //!
 //! Guarantees: a held request retries every

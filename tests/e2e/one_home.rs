@@ -1,0 +1,135 @@
+//! One home for each idea (issue #28), checked on the source:
+//! - the store holds queries, not records: the only types `store/src`
+//!   defines are its own plumbing (that the records never import the store
+//!   is a crate boundary now: `play-model` does not depend on `play-store`,
+//!   `tests/e2e/dependency_directions.rs`);
+//! - every fenced write checks its lease in one place
+//!   (`leases::begin_fenced`);
+//! - one end-to-end harness: no test or bench outside `tests/e2e/support`
+//!   starts the `play` binary or picks its own ports;
+//! - no Rust source file is over 500 lines.
+
+/// The types the store may define: its connection, its backend, where a
+/// function runs (`On`), the fence of a reconciler's writes and the read
+/// coalescer, the counters of this process's writes (`LocalWrites`,
+/// `Stamp`), the crate's error. Anything else is a record, and records live
+/// in `model/src`.
+const STORE_PLUMBING: [&str; 10] =
+    ["Backend", "Coalescer", "Error", "Fence", "Fenced", "LeaseLost", "LocalWrites", "On", "Stamp", "Store"];
+
+/// The types defined at the top level of the production code under `dir`.
+fn defined_types(dir: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for (path, text) in crate::source_tree::rust_files(dir) {
+        let rel = crate::source_tree::relative(&path);
+        for (_, line) in crate::source_tree::code_lines(&text) {
+            let rest = line.strip_prefix("pub struct ").or_else(|| line.strip_prefix("pub enum "));
+            if let Some(rest) = rest {
+                let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                found.push((rel.clone(), name));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_store_defines_no_record() {
+    // Test fixtures (`testing.rs`) are no records.
+    let records: Vec<_> = defined_types("store/src")
+        .into_iter()
+        .filter(|(path, name)| !STORE_PLUMBING.contains(&name.as_str()) && !path.ends_with("/testing.rs"))
+        .collect();
+    assert_eq!(records, Vec::<(String, String)>::new(), "records belong in model/src");
+}
+
+#[test]
+fn the_lease_of_a_fenced_write_is_checked_in_one_place() {
+    let mut sites = Vec::new();
+    for (path, text) in crate::source_tree::rust_files("store/src") {
+        for (number, line) in crate::source_tree::code_lines(&text) {
+            if line.contains("still_held(") {
+                sites.push(format!("{}:{number}", crate::source_tree::relative(&path)));
+            }
+        }
+    }
+    assert_eq!(sites.len(), 2, "the definition and its one call in begin_fenced: {sites:?}");
+    assert!(sites.iter().all(|s| s.starts_with("store/src/leases.rs:")), "{sites:?}");
+}
+
+/// Every test and bench source of the workspace, outside the shared
+/// harness.
+fn test_sources() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for dir in [
+        "tests",
+        "model/tests",
+        "store/tests",
+        "api/tests",
+        "reconcilers/tests",
+        "reconcilers/benches",
+        "git/tests",
+        "cli/tests",
+    ] {
+        if !crate::source_tree::workspace().join(dir).is_dir() {
+            continue;
+        }
+        for (path, text) in crate::source_tree::rust_files(dir) {
+            let rel = crate::source_tree::relative(&path);
+            if !rel.starts_with("tests/e2e/support/") && rel != "tests/e2e/one_home.rs" {
+                out.push((rel, text));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn only_the_harness_starts_play_or_picks_ports() {
+    let mut found = Vec::new();
+    for (rel, text) in test_sources() {
+        for (number, line) in crate::source_tree::code_lines(&text) {
+            if line.contains("fn free_port") || line.contains("CARGO_BIN_EXE_play") {
+                found.push(format!("{rel}:{number}: {}", line.trim()));
+            }
+        }
+    }
+    assert_eq!(found, Vec::<String>::new(), "use tests/e2e/support (Play, free_port) instead");
+}
+
+#[test]
+fn no_source_file_is_over_500_lines() {
+    let mut long = Vec::new();
+    for dir in [
+        "model",
+        "store",
+        "core",
+        "api",
+        "reconcilers",
+        "git",
+        "github",
+        "simhost",
+        "cli",
+        "states",
+        "outbound",
+        "src",
+        "tests",
+        "fuzz/fuzz_targets",
+    ] {
+        let root = crate::source_tree::workspace().join(dir);
+        if !root.is_dir() {
+            continue;
+        }
+        for (path, text) in crate::source_tree::rust_files(dir) {
+            let rel = crate::source_tree::relative(&path);
+            if rel.contains("/target/") {
+                continue;
+            }
+            let lines = text.lines().count();
+            if lines > 500 {
+                long.push(format!("{rel}: {lines}"));
+            }
+        }
+    }
+    assert_eq!(long, Vec::<String>::new(), "split these by what they hold");
+}

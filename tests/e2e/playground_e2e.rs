@@ -1,0 +1,85 @@
+//! Playgrounds converged on a real host: the API records desired state, the
+//! Playground reconciler (under the reconcile runtime, leases in the store)
+//! makes it true over the harness's sshd on the machine's Docker engine.
+//!
+//! Covered: the shared create and destroy scenarios (`crate::support::scenarios`,
+//! the bodies the simulated host runs too: a crash mid-creation taken over
+//! by another replica, one container per service; DELETE leaves no
+//! container, network or volume and removes the row), plus what only a real
+//! engine shows: `docker-compose -p` lists the created Playground. A service
+//! to build fails terminally at `image_build`; a short TTL destroys the
+//! Playground on time with `playground.expired`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::scenario_test;
+use crate::support::scenarios;
+use crate::support::world::World;
+use axum::http::StatusCode;
+use play_api::testing::TestApp;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_create_on_the_real_engine() {
+    let w = World::start().await;
+    let scenario = scenarios::shared_create(&w).await;
+
+    // docker-compose lists the Playground by its project (1.29 needs the
+    // file to know the service names; v2 reads only the labels).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("docker-compose.yml"), scenarios::COMPOSE).unwrap();
+    let ps = crate::support::run(Command::new("docker-compose").current_dir(dir.path()).args([
+        "-p",
+        &scenario.project,
+        "ps",
+    ]));
+    let ps = String::from_utf8_lossy(&ps.stdout);
+    for service in ["db", "web", "worker"] {
+        let name = scenario.container(service);
+        assert!(ps.contains(&name), "docker-compose ps does not list {name}:\n{ps}");
+    }
+}
+
+scenario_test!(shared_destroy_on_the_real_engine, shared_destroy, World::start);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_to_build_without_a_playzone_fails_terminally_at_image_build() {
+    let w = World::start().await;
+    let compose = "services:\n  api:\n    build: ./api\n  web:\n    image: play-test/busybox:1\n    command: [\"sleep\", \"60\"]\n";
+    let spec = w.playspec("built", compose).await;
+    let (id, _, _running) = w.run_playground("built", spec, "replica-build", Duration::from_secs(2)).await;
+    let body = w.wait_for(id, "failed", |_, b| b["status"] == "failed").await;
+    let status = w.app.get(&format!("/api/playgrounds/{id}/status"), &w.app.admin).await;
+    assert_eq!(status.body["error_step"], "image_build", "{}", status.text);
+    // It names what is missing and how to give it.
+    let message = status.body["error_message"].as_str().unwrap();
+    assert!(message.contains("links no Playzone") && message.contains("svc/repo_url"), "{}", status.text);
+    assert!(w.host().containers(id).is_empty(), "{body:#}");
+    assert!(w.event_types().await.iter().any(|e| e == "playground.error"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_playground_is_destroyed_on_time() {
+    let w =
+        World::start_with(play_api::ApiConfig { playground_ttl: Duration::from_secs(6), ..TestApp::default_config() })
+            .await;
+    let compose = "services:\n  app:\n    image: play-test/busybox:1\n    command: [\"sleep\", \"3600\"]\n";
+    let spec = w.playspec("short", compose).await;
+    let (id, project, _running) = w.run_playground("short", spec, "replica-ttl", Duration::from_secs(60)).await;
+    w.wait_for(id, "running", |_, b| b["status"] == "running").await;
+    let host = w.host();
+    assert_eq!(host.containers(id).len(), 1);
+    // No wake from here on: the pass asked for a timer at expires_at.
+    let started = Instant::now();
+    w.wait_for(id, "the expired row to be deleted", |status, _| status == StatusCode::NOT_FOUND).await;
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert!(host.containers(id).is_empty());
+    assert_eq!(host.networks(id), Vec::<String>::new());
+    assert_eq!(host.volumes(id), Vec::<String>::new());
+    assert_eq!(host.named_for(&project), Vec::<String>::new());
+    let events = w.event_types().await;
+    assert!(events.iter().any(|e| e == "playground.expired"), "{events:?}");
+    assert!(events.iter().any(|e| e == "playground.destroyed"), "{events:?}");
+}

@@ -1,0 +1,117 @@
+//! Schedules across a crash, through the real binary (issue #30): a job
+//! every 2 s runs on a Playroom over the harness's sshd; `play serve` is
+//! killed with SIGKILL for 30 s and started again; of the times that
+//! passed while it was down, exactly one (the latest, within the starting
+//! deadline) runs as the catch-up and the others are recorded as missed;
+//! runs go on after it. `play get runs TEMPLATE` shows them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
+
+use std::time::{Duration, Instant};
+
+use crate::support::docker::{BUSYBOX_IMAGE, ensure_busybox_image};
+use crate::support::serve::{Play, Server};
+use crate::support::sshd::Sshd;
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+async fn runs(server: &Server, schedule: &str) -> Vec<Value> {
+    let (status, all) = server.get(&format!("{schedule}/runs?limit=500")).await;
+    assert_eq!(status, 200, "{all}");
+    let mut all = all.as_array().unwrap().clone();
+    all.reverse();
+    all
+}
+
+async fn wait_runs(server: &Server, schedule: &str, what: &str, ok: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let started = Instant::now();
+    loop {
+        let all = runs(server, schedule).await;
+        if ok(&all) {
+            return all;
+        }
+        assert!(started.elapsed() < Duration::from_secs(120), "{what}: {all:#?}\n{}", server.log_tail(60));
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+fn at(run: &Value) -> DateTime<Utc> {
+    run["scheduled_at"].as_str().unwrap().parse().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_for_30_seconds_gives_one_catch_up_run_and_records_the_rest_as_missed() {
+    ensure_busybox_image();
+    let sshd = Sshd::start();
+    let play = Play::new().await.env("PLAY_SCHEDULE_MIN_INTERVAL", "1s");
+    let mut server = play.serve().await;
+    let room = server.create("/api/playrooms", sshd.playroom_body("box")).await;
+    // A starting deadline of 20 s: the restarted play's first pass may come
+    // several seconds after the latest missed time when the machine is
+    // loaded (CI ran it late once with 10 s, and caught nothing up).
+    let body = format!(
+        "svc:\n  job_mode: true\n  schedule_config: {{enabled: true, cron: \"*/2 * * * * *\", concurrency_policy: \
+         allow, starting_deadline_seconds: 20}}\nservices:\n  job:\n    image: {BUSYBOX_IMAGE}\n    command: \"true\"\n"
+    );
+    let template =
+        server.create("/api/import_templates", json!({"import_template": {"name": "tick", "category_id": 1}})).await;
+    let template_id = template["id"].as_i64().unwrap();
+    server.create(&format!("/api/import_templates/{template_id}/create_version"), json!({"template_body": body})).await;
+    let (_, all) = server.get("/api/schedules").await;
+    let schedule = format!("/api/schedules/{}", all[0]["id"]);
+    server.ok(reqwest::Method::PATCH, &schedule, Some(json!({"schedule": {"playroom_id": room["id"]}}))).await;
+    wait_runs(&server, &schedule, "two runs succeeded", |all| {
+        all.iter().filter(|r| r["status"] == "succeeded").count() >= 2
+    })
+    .await;
+
+    server.kill();
+    let killed_at = Utc::now();
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    let restarted_at = Utc::now();
+    let server = play.serve().await;
+    let all = wait_runs(&server, &schedule, "a run scheduled after the restart", |all| {
+        all.iter().any(|r| at(r) > restarted_at + chrono::Duration::seconds(2) && r["status"] != "pending")
+    })
+    .await;
+    // The times strictly inside the outage (the edges may have started
+    // before the kill or after the restart on their own).
+    let inside: Vec<&Value> =
+        all.iter().filter(|r| at(r) > killed_at + chrono::Duration::seconds(1) && at(r) < restarted_at).collect();
+    let missed = inside.iter().filter(|r| r["status"] == "missed").count();
+    let caught_up: Vec<&&Value> = inside.iter().filter(|r| r["status"] != "missed").collect();
+    assert_eq!(caught_up.len(), 1, "exactly one catch-up run: {inside:#?}");
+    assert!(missed >= 12, "the other times of 30 s are missed ({missed}): {inside:#?}");
+    let latest = inside.iter().map(|r| at(r)).max().unwrap();
+    assert_eq!(at(caught_up[0]), latest, "the catch-up is the latest missed time");
+    let mut times: Vec<DateTime<Utc>> = all.iter().map(at).collect();
+    times.dedup();
+    assert_eq!(times.len(), all.len(), "one row per time");
+
+    // The events say it too, with what was missed in their metadata (the
+    // webhook payload).
+    let store = play_store::Store::connect(play.database_url()).await.unwrap();
+    let account = play_store::accounts::find_account_by_name(&store, "default").await.unwrap().id;
+    let events = play_store::events::list_for_account(&store, account).await.unwrap();
+    let said: i64 = events
+        .iter()
+        .filter(|e| e.event_type == "schedule.run.missed")
+        // A plan's event counts the times; a stale pending run's is one.
+        .map(|e| e.metadata.as_ref().and_then(|m| m["count"].as_i64()).unwrap_or(1))
+        .sum();
+    let recorded = runs(&server, &schedule).await.iter().filter(|r| r["status"] == "missed").count();
+    assert_eq!(usize::try_from(said).unwrap(), recorded, "schedule.run.missed events count the missed times");
+
+    let out = play.client(&server).args(["get", "runs", "tick"]).output().unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{table}{}", String::from_utf8_lossy(&out.stderr));
+    let header = table.lines().next().unwrap();
+    assert!(header.starts_with("NAME") && header.contains("STATUS") && header.contains("EXIT"), "{table}");
+    assert!(table.contains("missed") && table.contains("succeeded"), "{table}");
+    let out = play.client(&server).args(["get", "schedules"]).output().unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.lines().nth(1).unwrap().starts_with("tick"), "named by the template: {table}");
+    let out = play.client(&server).args(["delete", "schedule", "tick"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("delete the template"));
+}
