@@ -37,18 +37,22 @@ pub struct Args {
 /// Settings every subcommand shares.
 #[derive(Debug, Clone, ClapArgs)]
 pub struct Common {
-    /// Directory for the SQLite database, the master key and the admin token.
+    /// Directory for the SQLite database, the master key, the admin token and `spool/` (build
+    /// contexts on their way to a Playroom).
     #[arg(long, env = "PLAY_DATA_DIR", default_value = "./.play", global = true)]
     pub data_dir: PathBuf,
     /// `sqlite://PATH` or `postgres://...`; defaults to SQLite in the data directory.
     #[arg(long, env = "PLAY_DATABASE_URL", global = true)]
     pub database_url: Option<String>,
-    /// File holding the 32-byte master key (hex); created with mode 0600 when missing.
+    /// File holding the 32-byte master key (hex) that derives the token pepper and encrypts stored
+    /// secrets; created with mode 0600 when missing. Back it up: without it stored secrets cannot
+    /// be read and every token stops working. Default `<data dir>/master.key`.
     #[arg(long, env = "PLAY_MASTER_KEY_FILE", global = true)]
     pub master_key_file: Option<PathBuf>,
     /// Log filter, e.g. `info` or `play=debug,tower_http=info`.
     #[arg(long = "log", env = "PLAY_LOG", default_value = "info", global = true)]
     pub log_filter: String,
+    /// Log lines as text or JSON (one object per line).
     #[arg(long, env = "PLAY_LOG_FORMAT", value_enum, default_value = "text", global = true)]
     pub log_format: LogFormat,
 }
@@ -83,39 +87,41 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "PLAY_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: String,
-    /// Largest accepted request body, in bytes.
+    /// Largest accepted request body, in bytes; larger ones get `413 PAYLOAD_TOO_LARGE`.
     #[arg(long, env = "PLAY_MAX_BODY_BYTES", default_value_t = ApiConfig::default().body_limit)]
     pub max_body_bytes: usize,
     /// Sustained requests per second allowed per API key.
     #[arg(long, env = "PLAY_RATE_LIMIT_PER_SECOND", default_value_t = ApiConfig::default().rate_limit_per_second)]
     pub rate_limit_per_second: u32,
-    /// Burst allowed per API key above the sustained rate.
+    /// Burst allowed per API key above the sustained rate; beyond it `429 RATE_LIMITED` with
+    /// `Retry-After`.
     #[arg(long, env = "PLAY_RATE_LIMIT_BURST", default_value_t = ApiConfig::default().rate_limit_burst)]
     pub rate_limit_burst: u32,
-    /// Default per-account quotas, e.g. `api_keys=100`.
+    /// Default per-account limits, `RESOURCE=N,...` (e.g. `api_keys=100`); beyond them `422
+    /// QUOTA_EXCEEDED`.
     #[arg(long, env = "PLAY_QUOTAS", default_value = "")]
     pub quotas: String,
-    /// Allow Playrooms on the Docker engine play itself runs on
-    /// (`connection: local`). Tenants' containers then run next to play.
+    /// Allow Playrooms on the Docker engine play itself runs on (`connection: local`), for single-machine
+    /// installs. Tenants' containers then run next to play.
     #[arg(long, env = "PLAY_ALLOW_LOCAL_PLAYROOMS", default_value_t = false)]
     pub allow_local_playrooms: bool,
     /// How long `POST /api/webhook_endpoints/:id/test` waits for the first
     /// attempt's outcome before answering 202.
     #[arg(long, env = "PLAY_WEBHOOK_TEST_WAIT", default_value_t = HumanDuration(ApiConfig::default().webhook_test_wait))]
     pub webhook_test_wait: HumanDuration,
-    /// How long a Playground's detail or status, once rendered, may be
-    /// served again to its account. Writes made through this replica are
-    /// seen at once whatever the value; others (reconcilers, other
-    /// replicas) within it. `0s`: every read goes to the store.
+    /// How long a Playground's detail or status, once rendered, may be served again to its account
+    /// (at most `5s`; `0s`: every read goes to the store). Writes made through this replica, and
+    /// its reconcilers' status writes, are seen at once whatever the value; other replicas' writes
+    /// within it; a request with `Cache-Control: no-cache` always reads the store.
     #[arg(long, env = "PLAY_READ_STALENESS", default_value_t = HumanDuration(ApiConfig::default().read_staleness), value_parser = parse_read_staleness)]
     pub read_staleness: HumanDuration,
     /// Accept `http://` webhook endpoint URLs. Off by default: deliveries
     /// and their signatures would cross the network in clear.
     #[arg(long, env = "PLAY_WEBHOOK_ALLOW_HTTP", default_value_t = false)]
     pub webhook_allow_http: bool,
-    /// Hosts and networks webhook endpoints may name although they are
-    /// loopback, private or link-local, comma-separated
-    /// (`127.0.0.1,10.0.0.0/8,hooks.internal`). Empty by default.
+    /// Hosts and networks webhook endpoints may name although they are loopback, private, link-local
+    /// or metadata addresses, comma-separated (`127.0.0.1,10.0.0.0/8,hooks.internal`). Empty
+    /// by default; checked again on every resolved address at send time.
     #[arg(long, env = "PLAY_WEBHOOK_ALLOWLIST", default_value = "")]
     pub webhook_allowlist: String,
     /// play's own Git host (the repositories facility without an external
@@ -123,9 +129,9 @@ pub struct ServeArgs {
     /// `/api/repos` answers `SCM_APP_REQUIRED`.
     #[arg(long, env = "PLAY_GIT_HOST", default_value_t = true, action = clap::ArgAction::Set)]
     pub git_host: bool,
-    /// Which accounts may create repositories on play's own Git host:
-    /// `all`, or `selected` (those switched on with
-    /// `play accounts git-host NAME on`).
+    /// Which accounts may create repositories on play's own Git host and push to them: `all`, or
+    /// `selected` (those switched on with `play accounts git-host NAME on`; switched off, an
+    /// account still clones, fetches and deletes its repositories, but pushes are refused).
     #[arg(long, env = "PLAY_GIT_HOST_ACCOUNTS", value_enum, default_value_t = GitHostAccounts::All)]
     pub git_host_accounts: GitHostAccounts,
     /// Where play's own Git host keeps its bare repositories
@@ -147,9 +153,9 @@ pub struct ServeArgs {
     /// client secret. All five or none.
     #[command(flatten)]
     pub github: GithubAppArgs,
-    /// The address people and `git` reach this installation at, for the
-    /// URLs it shows (`clone_url`); default `http://` and the listen
-    /// address.
+    /// The address people and `git` reach this installation at, for the URLs it shows
+    /// (`clone_url`); default `http://` and the listen address. `https:` makes browser session
+    /// cookies `Secure` and names them `__Host-play_session`.
     #[arg(long, env = "PLAY_PUBLIC_URL")]
     pub public_url: Option<String>,
     /// Accept `http://` repository URLs for Playzones. Off by default:
@@ -166,9 +172,9 @@ pub struct ServeArgs {
     /// asked.
     #[arg(long, env = "PLAY_PLAYZONE_SYNC_INTERVAL", default_value_t = HumanDuration(SyncConfig::default().interval))]
     pub playzone_sync_interval: HumanDuration,
-    /// How often each trigger compares its Playgrounds with its
-    /// repository's branches without a wake (and the most its Playzone's
-    /// last sync may be behind before it asks for another).
+    /// How often each trigger compares its Playgrounds with its repository's branches (or open pull
+    /// requests) without a wake, and the most its Playzone's last sync may be behind before it asks
+    /// for another.
     #[arg(long, env = "PLAY_TRIGGER_INTERVAL", default_value = "60s")]
     pub trigger_interval: HumanDuration,
     /// Bound on one repository operation (list branches, fetch a commit,
@@ -194,7 +200,8 @@ pub struct ServeArgs {
     /// once in this replica, over all Playrooms.
     #[arg(long, env = "PLAY_BUILD_CONCURRENCY", default_value_t = PlaygroundConfig::default().slots.per_replica)]
     pub build_concurrency: usize,
-    /// Builds and source fills at once for one Playroom.
+    /// Of those, builds and source fills at once for one Playroom: a slow host or one tenant's
+    /// burst holds no other Playroom back beyond it.
     #[arg(long, env = "PLAY_BUILDS_PER_PLAYROOM", default_value_t = PlaygroundConfig::default().slots.per_playroom)]
     pub builds_per_playroom: usize,
     /// Bytes of build contexts and source trees one account's builds and
@@ -222,9 +229,8 @@ pub struct ServeArgs {
     /// Webhook delivery attempts in flight at once per endpoint (per replica).
     #[arg(long, env = "PLAY_WEBHOOK_PER_ENDPOINT", default_value_t = WebhooksConfig::default().per_endpoint)]
     pub webhook_per_endpoint: usize,
-    /// Delays before the 2nd, 3rd, ... attempt of a failed webhook
-    /// delivery, comma-separated; when they are spent the delivery is
-    /// abandoned.
+    /// Delays before the 2nd, 3rd, ... attempt of a failed webhook delivery, comma-separated, each
+    /// with 0-20% jitter added; when they are spent the delivery is abandoned.
     #[arg(long, env = "PLAY_WEBHOOK_RETRY_SCHEDULE", default_value_t = schedule_text(&WebhooksConfig::default().retry_schedule))]
     pub webhook_retry_schedule: String,
     /// Lifetime of a new Playground.
@@ -238,7 +244,8 @@ pub struct ServeArgs {
     /// Lifetime of a new job-mode Playground.
     #[arg(long, env = "PLAY_JOB_TTL", default_value_t = HumanDuration(ApiConfig::default().job_ttl))]
     pub job_ttl: HumanDuration,
-    /// The shortest time a template's schedule may leave between two runs.
+    /// The shortest time a template's schedule may leave between two runs; a `cron` that fires more
+    /// often is refused at validation.
     #[arg(long, env = "PLAY_SCHEDULE_MIN_INTERVAL", default_value_t = HumanDuration(ApiConfig::default().schedule_min_interval))]
     pub schedule_min_interval: HumanDuration,
     /// Bound on each call to a Playroom host (SSH connect, one Docker request).
@@ -255,11 +262,12 @@ pub struct ServeArgs {
     /// safety net for missed events); at most 60 s is sensible.
     #[arg(long, env = "PLAY_RESYNC_INTERVAL", default_value_t = HumanDuration(RuntimeConfig::default().resync_every))]
     pub resync_interval: HumanDuration,
-    /// Resync visits per second at most, per reconciler: with more objects
-    /// than fit in the interval at this rate, the interval stretches.
+    /// Resync visits per second at most, per reconciler: with more objects than fit in the interval
+    /// at this rate, the interval stretches (10,000 Playgrounds: every 500 s). Changes and host
+    /// events do not wait for it.
     #[arg(long, env = "PLAY_RESYNC_RATE", default_value_t = RuntimeConfig::default().resync_rate)]
     pub resync_rate: u32,
-    /// Visits per second of the first resync after start-up.
+    /// Visits per second of the first resync after start-up (10,000 objects revisited within 40 s).
     #[arg(long, env = "PLAY_STARTUP_RESYNC_RATE", default_value_t = RuntimeConfig::default().startup_rate)]
     pub startup_resync_rate: u32,
     /// How often each Playroom is swept for host objects of Playgrounds
@@ -294,7 +302,11 @@ pub struct ServeArgs {
     /// private ACME server).
     #[arg(long, env = "PLAY_EDGE_ACME_ROOT")]
     pub edge_acme_root: Option<PathBuf>,
-    /// How long a replica's claim on an object lasts without renewal.
+    /// How long a replica's claim on an object lasts without renewal (renewed every third of it
+    /// while a pass runs): a killed replica's objects are attended by another within about this
+    /// long, and so are the changes it had accepted (each replica writes a heartbeat every quarter
+    /// of it; a survivor wakes the unconverged Playgrounds of one silent this long). Replicas'
+    /// clocks must agree well within it.
     #[arg(long, env = "PLAY_LEASE_DURATION", default_value_t = HumanDuration(RuntimeConfig::default().lease_duration))]
     pub lease_duration: HumanDuration,
     /// This replica's lease owner id; default `local` on SQLite, random on PostgreSQL.
@@ -414,13 +426,15 @@ pub struct GitLimitsArgs {
     /// Most objects one push's pack may hold.
     #[arg(long = "git-max-objects-per-push", env = "PLAY_GIT_MAX_OBJECTS_PER_PUSH", default_value_t = GitHostLimits::default().max_objects_per_push, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_objects_per_push: u64,
-    /// Most bytes an account's repositories may use on disk.
+    /// Most bytes an account's repositories may use on disk; pushes (Git's and the API's) are
+    /// refused once they do.
     #[arg(long = "git-max-account-bytes", env = "PLAY_GIT_MAX_ACCOUNT_BYTES", default_value_t = GitHostLimits::default().max_account_bytes, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_account_bytes: u64,
-    /// Most Git processes this replica runs at once.
+    /// Most Git processes this replica runs at once (clones, fetches, pushes, anonymous ones
+    /// included).
     #[arg(long = "git-max-processes", env = "PLAY_GIT_MAX_PROCESSES", default_value_t = GitHostLimits::default().max_processes, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub max_processes: usize,
-    /// How long a Git request waits for a free process before `503`.
+    /// How long a Git request waits for a free process before `503` with `Retry-After`.
     #[arg(long = "git-queue-wait", env = "PLAY_GIT_QUEUE_WAIT", default_value_t = HumanDuration(GitHostLimits::default().queue_wait))]
     pub queue_wait: HumanDuration,
 }
@@ -441,7 +455,8 @@ impl GitLimitsArgs {
 /// The operator's GitHub App (see `ServeArgs::github`).
 #[derive(Debug, Clone, ClapArgs)]
 pub struct GithubAppArgs {
-    /// The app's id (or client id), as on its settings page.
+    /// The GitHub App accounts install (docs/repositories.md, "Operator settings"): its id (or
+    /// client id), as on its settings page. The app's five settings are given all or none.
     #[arg(long = "github-app-id", env = "PLAY_GITHUB_APP_ID")]
     pub app_id: Option<String>,
     /// The app's URL name (`https://github.com/apps/<slug>`).

@@ -10,6 +10,8 @@ mod logging;
 mod reconcile;
 mod repositories;
 mod serve;
+#[cfg(test)]
+mod settings_table;
 
 use std::process::ExitCode;
 

@@ -19,7 +19,7 @@ pub const ROUTE_SCOPES: &[(&str, &str, Scope)] = &[
     ("POST", "/api/playrooms/{id}/generate_ssh_key", Scope::PlayroomsManage),
     // The spec names playrooms:read, but the check connects to the host
     // (outbound traffic on a reader's request) and writes the pinned host
-    // key and the check's outcome: a write (docs/decisions.md).
+    // key and the check's outcome: a write (docs/decisions/hosts.md, "Playrooms").
     ("POST", "/api/playrooms/{id}/test_connection", Scope::PlayroomsWrite),
     ("GET", "/api/playspecs", Scope::PlayspecsRead),
     ("POST", "/api/playspecs", Scope::PlayspecsWrite),
@@ -105,7 +105,7 @@ pub const ROUTE_SCOPES: &[(&str, &str, Scope)] = &[
     ("GET", "/api/webhook_endpoints/event_types", Scope::WebhooksRead),
     ("GET", "/api/webhook_endpoints/{id}/deliveries", Scope::WebhooksRead),
     // Not in the spec's table: making a delivery due again is control of
-    // the endpoint, like `test` (docs/decisions.md).
+    // the endpoint, like `test` (docs/decisions/webhooks.md, "Webhooks").
     ("POST", "/api/webhook_endpoints/{id}/deliveries/{delivery_id}/redeliver", Scope::WebhooksWrite),
 ];
 

@@ -5,6 +5,7 @@
 mod source_tree;
 mod support;
 
+mod architecture_loops;
 mod cli;
 mod cli_client;
 mod dashboard_browser_e2e;

@@ -140,8 +140,8 @@ const HEALTHY_STREAM: Duration = Duration::from_secs(11);
 /// Each round is one reconnect: it starts from a stream that has stayed
 /// open long enough to count as healthy. Rounds back to back would measure
 /// a connection cut every two seconds, which the watcher backs off from on
-/// purpose (docs/decisions.md, "An event stream that drops is reopened at
-/// once").
+/// purpose (docs/decisions/hosts.md, "An event stream that drops is
+/// reopened at once").
 async fn drift_runs(server: &Server, sshd: &mut Sshd, id: i64, container: &str, settle: Duration) -> Vec<Duration> {
     let mut runs = Vec::new();
     for _ in 0..rounds() {

@@ -2,7 +2,7 @@
 //! `crate::edge`) serves for a service, and the shared edge network the
 //! edge reaches the service's container on.
 //!
-//! Decisions (see `docs/decisions.md`, "Exposure", and `docs/edge.md`):
+//! Decisions (see `docs/decisions/edge.md`, "Exposure", and `docs/edge.md`):
 //! - Only services whose definition has `exposure.enabled` and visibility
 //!   `external` are routed. `internal` means reachable by the Playground's
 //!   own services only (its project networks): no route, no edge network.

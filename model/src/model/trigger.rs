@@ -22,7 +22,7 @@ pub struct TriggerSettings {
     pub branch: Option<String>,
     pub allow_forks: bool,
     pub max_playgrounds: u64,
-    /// Kept and shown as given (`docs/decisions.md`).
+    /// Kept and shown as given (`docs/decisions/automation.md`, "Triggers").
     pub prop_id: Option<u64>,
     pub marquee_id: Option<u64>,
 }

@@ -24,8 +24,8 @@ use crate::{Error, Result};
 /// connections as the host pool keeps idle (`HostConfig`'s
 /// `max_idle_http_connections`), so a pass reuses its Playroom's channels
 /// instead of opening one per container and dropping all but four
-/// (`docs/decisions.md`, "Host access"). Measured over SSH, 20 inspects 4
-/// at a time take about as long as 20 at once (BENCHMARKS.md).
+/// (`docs/decisions/hosts.md`, "Host access"). Measured over SSH, 20
+/// inspects 4 at a time take about as long as 20 at once (BENCHMARKS.md).
 const INSPECTS_AT_ONCE: usize = 4;
 
 /// Everything on the host labelled for `playground_id`, which of `images`

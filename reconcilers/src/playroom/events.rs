@@ -109,7 +109,8 @@ pub struct EventsConfig {
     /// are held back to its end (so a crash-looping container does not keep
     /// its Playground's pass running back to back). Short enough that a
     /// dependency's `health_status` event, which follows its start within
-    /// a healthcheck interval, is not held back long (docs/decisions.md).
+    /// a healthcheck interval, is not held back long (docs/decisions/hosts.md,
+    /// "Orphan sweep and Docker events").
     pub cooldown: Duration,
     /// The spacing of a `health_status` event's wake-up instead: what a
     /// rollout waits for goes on within this of the last wake-up, not the
