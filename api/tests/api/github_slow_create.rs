@@ -5,7 +5,7 @@
 //! called with none open, and the record is written in another: another
 //! account's writes go on while a 1,000-file create_and_push waits on a
 //! slow GitHub (each request 300 ms away). The latency figures are in
-//! BENCHMARKS.md ("Writes while GitHub is slow"); this test checks what
+//! docs/benchmarks/isolation.md ("Writes while GitHub is slow"); this test checks what
 //! fails on the old code: no other write completed before the create did.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
@@ -104,7 +104,7 @@ async fn a_name_being_created_is_held_and_a_failed_create_releases_it() {
     assert_eq!(app.count("repository_reservations").await, 0, "released");
 }
 
-/// The figure of issue #49, item 5 (BENCHMARKS.md, "Writes while GitHub
+/// The figure of issue #49, item 5 (docs/benchmarks/isolation.md, "Writes while GitHub
 /// is slow"): another account's writes during three 1,000-file
 /// create_and_push calls against a GitHub 300 ms away, p50/p99/max.
 ///   cargo test --release -p play-api --test api github_slow_create::bench -- --ignored --nocapture
