@@ -52,9 +52,11 @@ def run(binary):
     env = dict(os.environ, CARGO_MANIFEST_DIR=folder)
     # Its tests wait on Docker and SSH far more than they compute: the one
     # end-to-end binary runs several at once, as the separate binaries it
-    # replaces did (PLAY_E2E_THREADS, default 6).
+    # replaces did (PLAY_E2E_THREADS, default 4: with 6, beside two other
+    # binaries on 2 cores, CI saw an edge isolation probe fail once, see
+    # docs/architecture.md, "Tests").
     if name.endswith(" e2e") and "RUST_TEST_THREADS" not in env:
-        env["RUST_TEST_THREADS"] = os.environ.get("PLAY_E2E_THREADS", "6")
+        env["RUST_TEST_THREADS"] = os.environ.get("PLAY_E2E_THREADS", "4")
     done = subprocess.run([executable], cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     return name, done.returncode, done.stdout.decode(errors="replace"), time.monotonic() - started
 

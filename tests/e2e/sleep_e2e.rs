@@ -363,9 +363,15 @@ async fn a_flood_at_a_sleeping_url_wakes_it_once_for_a_handful_of_store_writes()
     );
     assert_eq!(answers.get(&0), None, "every page load answered: {answers:?}");
     assert_eq!(reasons(&world, id, "woke").await, ["request", "request"], "one wake per sleep");
+    // Every write transaction of this store counts, the wake's own too:
+    // status steps, and lease renewals every third of the lease while its
+    // pass runs, so a wake slowed by a loaded machine (22 s on PostgreSQL
+    // in CI beside other tests, against 1-2 s alone) writes more. The
+    // flood's own store calls are counted exactly below; this bound is
+    // the outside view, far under the 400-1,100 before the fix.
     assert!(
-        flood <= single + 10,
-        "the flood cost {flood} write transactions, one request {single}: at most a handful more"
+        flood <= single + 30,
+        "the flood cost {flood} write transactions, one request {single}: at most the wake's own more"
     );
     assert_eq!(line("woke"), 1, "one line woke it");
     assert!(line("woke") + line("awake") + line("failed") <= 3, "the monitor's store calls: {lines:?}");
