@@ -49,34 +49,27 @@ fn from_row(row: &AnyRow) -> Result<PullRequest> {
 /// Records `pull` for Playzone `playzone_id` when it is later than the
 /// stored row (see the module invariants), in the caller's transaction;
 /// whether the row changed.
+///
+/// One statement, so two writers of the same pull request cannot both
+/// find no row and both insert: the trigger loop's list and a
+/// `pull_request` delivery of a just-opened pull request did that on
+/// PostgreSQL (read committed), and the second insert's primary-key
+/// violation answered the delivery with a 500. The "later" rule runs in
+/// the conflict clause; timestamps are stored as fixed-width RFC 3339
+/// (`time::to_db`), so text order is time order.
 pub async fn record_in(conn: &mut Conn, playzone_id: i64, pull: &PullRequest) -> Result<bool> {
     let number = i64::try_from(pull.number).unwrap_or(i64::MAX);
-    let stored = maybe_one(
-        &mut *conn,
-        sqlx::query("SELECT state, pr_updated_at FROM playzone_pulls WHERE playzone_id = $1 AND number = $2")
-            .bind(playzone_id)
-            .bind(number),
-        |row| Ok((row.try_get::<String, _>("state")?, time_column(row, "pr_updated_at")?)),
-    )
-    .await?;
-    let later = match &stored {
-        None => true,
-        Some((state, at)) => {
-            pull.updated_at > *at || (pull.updated_at == *at && pull.state == PullState::Closed && state != "closed")
-        }
-    };
-    if !later {
-        return Ok(false);
-    }
     let now = time::to_db(&time::now());
-    sqlx::query("DELETE FROM playzone_pulls WHERE playzone_id = $1 AND number = $2")
-        .bind(playzone_id)
-        .bind(number)
-        .execute(&mut *conn)
-        .await?;
-    sqlx::query(
+    let written = sqlx::query(
         "INSERT INTO playzone_pulls (playzone_id, number, state, head_sha, head_ref, head_repo, base_ref, fork, \
-         title, html_url, pr_updated_at, recorded_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+         title, html_url, pr_updated_at, recorded_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+         ON CONFLICT (playzone_id, number) DO UPDATE SET state = excluded.state, head_sha = excluded.head_sha, \
+         head_ref = excluded.head_ref, head_repo = excluded.head_repo, base_ref = excluded.base_ref, \
+         fork = excluded.fork, title = excluded.title, html_url = excluded.html_url, \
+         pr_updated_at = excluded.pr_updated_at, recorded_at = excluded.recorded_at \
+         WHERE excluded.pr_updated_at > playzone_pulls.pr_updated_at \
+         OR (excluded.pr_updated_at = playzone_pulls.pr_updated_at AND excluded.state = 'closed' \
+         AND playzone_pulls.state <> 'closed')",
     )
     .bind(playzone_id)
     .bind(number)
@@ -92,7 +85,7 @@ pub async fn record_in(conn: &mut Conn, playzone_id: i64, pull: &PullRequest) ->
     .bind(&now)
     .execute(&mut *conn)
     .await?;
-    Ok(true)
+    Ok(written.rows_affected() > 0)
 }
 
 /// Records `pulls` (as [`record_in`]) in one transaction, and deletes the

@@ -61,3 +61,29 @@ async fn the_later_description_wins_and_a_stale_list_never_reopens() {
     // No branch of the index answers for a pull request's name.
     assert_eq!(playzones::branch_commit(store, zone, "pull/9/head").await.unwrap(), None);
 }
+
+/// A delivery of a just-opened pull request and the trigger loop's list
+/// record the same new pull request at once: on PostgreSQL both found no
+/// row and both inserted, and the loser's primary-key violation failed
+/// the delivery with a 500 (CI, triggers_pulls_e2e). Every writer must
+/// succeed and leave one row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn writers_of_one_new_pull_request_at_once_all_succeed() {
+    let db = crate::testing::store().await;
+    let store = &db.store;
+    let zone = zone(store).await;
+    for number in 1..=25 {
+        let mut writers = tokio::task::JoinSet::new();
+        for at in 0..6 {
+            let store = store.clone();
+            writers.spawn(async move { record(&store, zone, &[pull(number, PullState::Open, 'a', at)]).await });
+        }
+        while let Some(done) = writers.join_next().await {
+            done.unwrap().unwrap();
+        }
+    }
+    let listed = list(store, zone).await.unwrap();
+    assert_eq!(listed.len(), 25);
+    // The latest description won each race, whichever writer came last.
+    assert!(listed.iter().all(|p| p.updated_at == pull(1, PullState::Open, 'a', 5).updated_at), "{listed:?}");
+}
