@@ -93,6 +93,7 @@ mod launch_settings;
 pub mod leases;
 pub mod local_writes;
 pub mod master_key;
+pub mod names;
 pub mod overview;
 pub mod playground_detail;
 pub mod playground_status;

@@ -226,13 +226,13 @@ fn credential_context(playspec_id: i64, registry_url: &str) -> String {
     format!("playspec:{playspec_id}:registry:{registry_url}")
 }
 
-pub async fn list_credentials(store: &Store, playspec_id: i64) -> Result<Vec<RegistryCredential>> {
+pub async fn list_credentials(on: impl Into<On<'_>>, playspec_id: i64) -> Result<Vec<RegistryCredential>> {
     let query = sqlx::query(
         "SELECT id, registry_type, registry_url, username, created_at FROM playspec_registry_credentials \
          WHERE playspec_id = $1 ORDER BY id",
     )
     .bind(playspec_id);
-    all(store, query, |row| {
+    all(on, query, |row| {
         Ok(columns!(
             row,
             RegistryCredential {

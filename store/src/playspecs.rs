@@ -101,16 +101,6 @@ pub async fn create(on: impl Into<On<'_>>, by: Acting, new: PlayspecFields, limi
         .await
 }
 
-/// Whether the account already has a Playspec named `name`.
-pub async fn name_taken_in(conn: &mut Conn, account_id: i64, name: &str) -> Result<bool> {
-    let row = sqlx::query("SELECT id FROM playspecs WHERE account_id = $1 AND name = $2")
-        .bind(account_id)
-        .bind(name)
-        .fetch_optional(&mut *conn)
-        .await?;
-    Ok(row.is_some())
-}
-
 pub async fn get(on: impl Into<On<'_>>, account_id: i64, id: i64) -> Result<Playspec> {
     let sql = format!("SELECT {COLUMNS} FROM playspecs p WHERE p.id = $1 AND p.account_id = $2");
     one_in(on, &sql, id, account_id, "playspec", from_row).await

@@ -12,10 +12,10 @@
 /// The types the store may define: its connection, its backend, where a
 /// function runs (`On`), the fence of a reconciler's writes and the read
 /// coalescer, the counters of this process's writes (`LocalWrites`,
-/// `Stamp`), the crate's error. Anything else is a record, and records live
-/// in `model/src`.
-const STORE_PLUMBING: [&str; 10] =
-    ["Backend", "Coalescer", "Error", "Fence", "Fenced", "LeaseLost", "LocalWrites", "On", "Stamp", "Store"];
+/// `Stamp`), the crate's error, and which table a lookup by name reads
+/// (`Named`). Anything else is a record, and records live in `model/src`.
+const STORE_PLUMBING: [&str; 11] =
+    ["Backend", "Coalescer", "Error", "Fence", "Fenced", "LeaseLost", "LocalWrites", "Named", "On", "Stamp", "Store"];
 
 /// The types defined at the top level of the production code under `dir`.
 fn defined_types(dir: &str) -> Vec<(String, String)> {
@@ -55,6 +55,42 @@ fn the_lease_of_a_fenced_write_is_checked_in_one_place() {
     }
     assert_eq!(sites.len(), 2, "the definition and its one call in begin_fenced: {sites:?}");
     assert!(sites.iter().all(|s| s.starts_with("store/src/leases.rs:")), "{sites:?}");
+}
+
+/// The production code of a crate other than the store: its files
+/// without test fixtures (`testing/`, `testing.rs`, `*_tests.rs`), each cut
+/// at its first `#[cfg(test)]` (the tests module closes a file).
+fn production_code_outside_the_store() -> Vec<(String, usize, String)> {
+    let mut out = Vec::new();
+    let crates = ["src", "api/src", "cli/src", "core/src", "git/src", "github/src", "model/src", "outbound/src"];
+    for dir in crates.into_iter().chain(["reconcilers/src", "simhost/src", "states/src"]) {
+        for (path, text) in crate::source_tree::rust_files(dir) {
+            let rel = crate::source_tree::relative(&path);
+            if rel.contains("/testing/") || rel.ends_with("/testing.rs") || rel.ends_with("_tests.rs") {
+                continue;
+            }
+            for (number, line) in crate::source_tree::code_lines(&text) {
+                if line.trim() == "#[cfg(test)]" {
+                    break;
+                }
+                out.push((rel.clone(), number, line));
+            }
+        }
+    }
+    out
+}
+
+/// SQL lives in the store (issue #50, item 2): no other crate's
+/// production code builds a query, so a flow (server-side apply, Launch)
+/// reads and writes through store functions that run on both backends.
+#[test]
+fn no_sql_outside_the_store() {
+    let sites: Vec<String> = production_code_outside_the_store()
+        .into_iter()
+        .filter(|(_, _, line)| line.contains("sqlx::query"))
+        .map(|(path, number, _)| format!("{path}:{number}"))
+        .collect();
+    assert_eq!(sites, Vec::<String>::new(), "queries belong in store/src");
 }
 
 /// Every test and bench source of the workspace, outside the shared

@@ -13,8 +13,8 @@ use play_model::{
     apply::{Action, Decision, DiffEntry, Kind},
 };
 use play_store::applied;
+use play_store::names::{self, Named};
 use play_store::{Conn, Tx};
-use sqlx::Row;
 
 use super::Object;
 use crate::auth::{Principal, forbidden};
@@ -169,10 +169,10 @@ impl<'a> Cx<'a> {
         if let Some(row) = self.applied.get(&key) {
             return Ok(row.object_id);
         }
-        let table = match kind {
-            Kind::Playroom => "playrooms",
-            Kind::Playspec => "playspecs",
-            Kind::Playzone => "playzones",
+        let named = match kind {
+            Kind::Playroom => Named::Playroom,
+            Kind::Playspec => Named::Playspec,
+            Kind::Playzone => Named::Playzone,
             Kind::Repository => {
                 let message = format!(
                     "no Repository {name:?} in this set or made by an earlier apply (a repository made otherwise is \
@@ -182,15 +182,9 @@ impl<'a> Cx<'a> {
             }
             _ => return Err(ApiError::field(field, format!("no {kind} {name:?} in this set"))),
         };
-        let deleted = if kind == Kind::Playroom { " AND deleted_at IS NULL" } else { "" };
-        let row = sqlx::query(&format!("SELECT id FROM {table} WHERE account_id = $1 AND name = $2{deleted}"))
-            .bind(self.account())
-            .bind(name)
-            .fetch_optional(&mut *self.conn)
-            .await
-            .map_err(Error::from)?;
-        match row {
-            Some(row) => Ok(row.try_get::<i64, _>("id").map_err(Error::from)?),
+        let account = self.account();
+        match names::id_of(&mut *self.conn, named, account, name).await? {
+            Some(id) => Ok(id),
             None => Err(ApiError::field(field, format!("no {kind} named {name:?} in this set or the account"))),
         }
     }

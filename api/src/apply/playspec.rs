@@ -23,13 +23,13 @@ use play_model::model::playspec::Playspec;
 use play_model::model::playspec::{NewMountedFile, NewRegistryCredential};
 use play_model::scopes::Scope;
 use play_store::applied as rows;
+use play_store::names::{self, Named};
 use play_store::playspec_files;
 use play_store::playspec_files::MAX_FILES_PER_PLAYSPEC;
 use play_store::playspecs;
 use play_store::playzones;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use sqlx::Row;
 
 use super::Object;
 use super::context::{Cx, Outcome, decide, digest, found, rekeyed, resolve};
@@ -95,23 +95,12 @@ struct CredentialSpec {
 /// The revision as stored: what a change outside apply would alter.
 async fn live(cx: &mut Cx<'_>, playspec: &Playspec) -> CoreResult<Value> {
     let files = playspec_files::list_files(&mut *cx.conn, playspec.id).await?;
-    let credentials = sqlx::query(
-        "SELECT registry_type, registry_url, username FROM playspec_registry_credentials WHERE playspec_id = $1 \
-         ORDER BY registry_url",
-    )
-    .bind(playspec.id)
-    .fetch_all(&mut *cx.conn)
-    .await?;
+    let mut credentials = playspec_files::list_credentials(&mut *cx.conn, playspec.id).await?;
+    credentials.sort_by(|a, b| a.registry_url.cmp(&b.registry_url));
     let credentials: Vec<Value> = credentials
         .iter()
-        .map(|r| {
-            Ok(json!({
-                "registry_type": r.try_get::<String, _>("registry_type")?,
-                "registry_url": r.try_get::<String, _>("registry_url")?,
-                "username": r.try_get::<String, _>("username")?,
-            }))
-        })
-        .collect::<Result<_, sqlx::Error>>()?;
+        .map(|c| json!({"registry_type": c.registry_type, "registry_url": c.registry_url, "username": c.username}))
+        .collect();
     let files: Vec<Value> = files
         .iter()
         .map(|f| {
@@ -354,14 +343,8 @@ async fn create_revision(
 ) -> Result<i64, ApiError> {
     let account = cx.account();
     let name = fields.name.clone().unwrap_or_default();
-    let existing = sqlx::query("SELECT id FROM playspecs WHERE account_id = $1 AND name = $2")
-        .bind(account)
-        .bind(&name)
-        .fetch_optional(&mut *cx.conn)
-        .await
-        .map_err(play_core::Error::from)?;
-    if let Some(row) = existing {
-        let id: i64 = row.try_get("id").map_err(play_core::Error::from)?;
+    let existing = names::id_of(&mut *cx.conn, Named::Playspec, account, &name).await?;
+    if let Some(id) = existing {
         if rows::retired_in(cx.conn, account).await?.contains(&id) {
             rows::forget_retired_in(cx.conn, id).await?;
             return Ok(id);

@@ -29,6 +29,7 @@ use play_model::model::template::{Template, Version};
 use play_model::playground::model::{Lifetimes, NewPlayground, Playground, ServiceSettings};
 use play_model::playground::trigger_launch;
 pub use play_model::playground::trigger_launch::TriggerLaunch;
+use play_store::names::{self, Named};
 use play_store::playspecs;
 use play_store::quotas;
 use play_store::templates;
@@ -468,7 +469,7 @@ async fn unused_playspec_name_in(conn: &mut Conn, account_id: i64, template_name
     for _ in 0..8 {
         let suffix = &play_model::compose::template::random_value(&mut rand::rngs::OsRng)[..6];
         let name = format!("{}-{suffix}", base.trim());
-        if !playspecs::name_taken_in(conn, account_id, &name).await? {
+        if names::id_of(&mut *conn, Named::Playspec, account_id, &name).await?.is_none() {
             return Ok(name);
         }
     }
