@@ -88,6 +88,9 @@ pub async fn list_accounts(store: &Store) -> Result<Vec<Account>> {
 /// The account's admin user, created if an older account lacks one.
 pub async fn admin_user(store: &Store, account_id: i64) -> Result<User> {
     let mut tx = store.write().await?;
+    // Two replicas starting at once both find none: the account's lock
+    // makes the second wait and find the first one's user.
+    super::shapes::lock_row(&mut tx, "accounts", account_id).await?;
     let row = sqlx::query("SELECT id, name, created_at FROM users WHERE account_id = $1 AND name = $2")
         .bind(account_id)
         .bind(ADMIN_USER)
@@ -123,5 +126,38 @@ pub async fn ensure_account(store: &Store, name: &str) -> Result<(Account, User)
             other => other,
         },
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
+
+    use super::*;
+
+    /// Two replicas start at once on an account from before admin users
+    /// (PostgreSQL): both found none and both inserted one, and the second
+    /// failed on the unique name, so that replica did not start.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn replicas_asking_for_a_missing_admin_user_at_once_share_one() {
+        let db = crate::testing::store().await;
+        for round in 0..20 {
+            let (account, _) = create_account(&db.store, &format!("old-{round}")).await.unwrap();
+            sqlx::query("DELETE FROM users WHERE account_id = $1")
+                .bind(account.id)
+                .execute(db.store.pool())
+                .await
+                .unwrap();
+            let mut asking = tokio::task::JoinSet::new();
+            for _ in 0..4 {
+                let store = db.store.clone();
+                asking.spawn(async move { admin_user(&store, account.id).await });
+            }
+            let mut ids = std::collections::BTreeSet::new();
+            while let Some(done) = asking.join_next().await {
+                ids.insert(done.unwrap().unwrap().id);
+            }
+            assert_eq!(ids.len(), 1, "round {round}: {ids:?}");
+        }
     }
 }

@@ -130,9 +130,11 @@ pub async fn delete_in(conn: &mut Conn, current: &Applied) -> Result<()> {
 }
 
 /// Remembers a Playspec revision to delete once no Playground holds it.
+/// One statement: two applies retiring the same revision at once (a prune
+/// and a revert) both succeed, where a delete and an insert made the
+/// second fail on the key.
 pub async fn retire_in(conn: &mut Conn, account_id: i64, playspec_id: i64) -> Result<()> {
-    forget_retired_in(conn, playspec_id).await?;
-    sqlx::query("INSERT INTO applied_retired (playspec_id, account_id) VALUES ($1, $2)")
+    sqlx::query("INSERT INTO applied_retired (playspec_id, account_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
         .bind(playspec_id)
         .bind(account_id)
         .execute(&mut *conn)
@@ -151,4 +153,37 @@ pub async fn retired_in(conn: &mut Conn, account_id: i64) -> Result<Vec<i64>> {
 pub async fn forget_retired_in(conn: &mut Conn, playspec_id: i64) -> Result<()> {
     sqlx::query("DELETE FROM applied_retired WHERE playspec_id = $1").bind(playspec_id).execute(&mut *conn).await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
+
+    use super::*;
+
+    /// Two applies retire the same revision at once (a prune and a
+    /// revert; PostgreSQL): each deleted, found nothing and inserted, and
+    /// the second insert failed on the key, a 500 for that apply.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn two_applies_retiring_one_revision_at_once_both_succeed() {
+        let db = crate::testing::store().await;
+        let (account, _) = crate::accounts::create_account(&db.store, "acme").await.unwrap();
+        for playspec in 1..=30 {
+            let mut retiring = tokio::task::JoinSet::new();
+            for _ in 0..4 {
+                let store = db.store.clone();
+                retiring.spawn(async move {
+                    let mut tx = store.write().await?;
+                    retire_in(&mut tx, account.id, playspec).await?;
+                    tx.commit().await?;
+                    Ok::<_, crate::Error>(())
+                });
+            }
+            while let Some(done) = retiring.join_next().await {
+                done.unwrap().unwrap();
+            }
+        }
+        let mut tx = db.store.write().await.unwrap();
+        assert_eq!(retired_in(&mut tx, account.id).await.unwrap(), (1..=30).collect::<Vec<i64>>());
+    }
 }

@@ -39,19 +39,8 @@ impl Fixture {
     }
 
     async fn new_playground(&self, name: &str) -> crate::Result<Playground> {
-        let new = NewPlayground {
-            name: name.into(),
-            playspec_id: self.playspec,
-            playroom_id: self.room().await,
-            job_mode: true,
-            watched_services: Vec::new(),
-            env_overrides: Default::default(),
-            service_subdomains: Default::default(),
-            service_settings: Default::default(),
-            ttl: chrono::Duration::hours(1),
-            sleep_after: None,
-            origin: None,
-        };
+        let new =
+            NewPlayground { job_mode: true, ..crate::testing::new_playground(name, self.room().await, self.playspec) };
         let mut tx = self.store.write().await?;
         crate::quotas::check(&mut tx, self.account, Resource::Playgrounds, &self.limits).await?;
         let made = crate::playgrounds::insert_in(&mut tx, self.account, &new, Actor::System).await?;
@@ -118,6 +107,11 @@ fn lines(n: usize) -> Vec<String> {
 
 /// Records a completion with exit code 3 and 1200 lines of `run` logs.
 async fn complete(f: &Fixture, fence: Fence<'_>) -> bool {
+    complete_one(&f.store, fence, f.id).await
+}
+
+/// [`complete`] of Playground `id`.
+async fn complete_one(store: &Store, fence: Fence<'_>, id: i64) -> bool {
     let watched = BTreeMap::from([("run".to_owned(), 3)]);
     let logs = BTreeMap::from([("run".to_owned(), lines(1200)), ("db".to_owned(), Vec::new())]);
     let services = vec![ServiceStatus {
@@ -136,7 +130,7 @@ async fn complete(f: &Fixture, fence: Fence<'_>) -> bool {
         services: &services,
         keep_until: time::now() + chrono::Duration::hours(24),
     };
-    record_completion(&f.store, fence, f.id, &done).await.unwrap().is_held()
+    record_completion(store, fence, id, &done).await.unwrap().is_held()
 }
 
 #[tokio::test]
@@ -238,4 +232,32 @@ async fn the_retention_end_expires_a_complete_job() {
     let p = load(&f.store, f.id).await.unwrap().unwrap();
     assert_eq!((p.status.as_str(), p.desired_state.as_str()), ("destroying", "destroyed"));
     assert!(get(&f.store, f.id).await.unwrap().is_some(), "readable until the row goes");
+}
+
+/// A DELETE of a job as it finishes (PostgreSQL): the completion read the
+/// Playground still running, the DELETE committed `destroying`, and the
+/// completion wrote `complete` over it; the DELETE had answered that the
+/// Playground was being destroyed, and it stayed until its result's
+/// expiry. Whichever commits first, the Playground ends up destroyed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_delete_racing_a_job_completion_is_never_undone() {
+    let mut f = fixture().await;
+    f.limits.set(Resource::Playgrounds, 100);
+    for round in 0..25 {
+        let id = f.new_playground(&format!("round-{round}")).await.unwrap().id;
+        let lease = leases::claim(&f.store, "playground", id, OWNER, time::now(), Duration::from_secs(60));
+        let fence = Fence { token: lease.await.unwrap().unwrap().token, ..f.fence() };
+        let (store, account) = (f.store.clone(), f.account);
+        let destroy = tokio::spawn(async move {
+            let mut tx = store.write().await.unwrap();
+            crate::playgrounds::request_destroy_in(&mut tx, account, id, Actor::System).await.unwrap();
+            tx.commit().await.unwrap();
+        });
+        let store = f.store.clone();
+        let completion = tokio::spawn(async move { complete_one(&store, fence, id).await });
+        destroy.await.unwrap();
+        assert!(completion.await.unwrap());
+        let p = load(&f.store, id).await.unwrap().unwrap();
+        assert_eq!(p.desired_state.as_str(), "destroyed", "round {round}: the completion undid the DELETE");
+    }
 }

@@ -62,7 +62,8 @@ async fn load_in(conn: &mut Conn, id: i64) -> Result<Option<Playground>> {
 }
 
 /// Runs `work` on Playground `id` as `read` finds it now, in one write
-/// transaction fenced by `fence` ([`leases::write_fenced`]) that commits
+/// transaction fenced by `fence` ([`leases::write_fenced`]), with the row
+/// locked from before `read` ([`super::shapes::lock_row`]), that commits
 /// when `work` succeeds. [`Fenced::Lost`], with nothing written, when the
 /// lease is lost or `read` finds no row (only a lease holder deletes it).
 async fn write_read<R, T>(
@@ -72,9 +73,14 @@ async fn write_read<R, T>(
     read: impl AsyncFnOnce(&mut Conn) -> Result<Option<R>>,
     work: impl AsyncFnOnce(&mut Conn, R) -> Result<T>,
 ) -> Result<Fenced<T>> {
-    let written = leases::write_fenced(store, fence, id, async |tx| match read(tx).await? {
-        Some(current) => Ok(Some(work(tx, current).await?)),
-        None => Ok(None),
+    let written = leases::write_fenced(store, fence, id, async |tx| {
+        // An API change committed between `read` and `work` would be
+        // written over: lock the row first (`shapes::lock_row`).
+        super::shapes::lock_row(tx, "playgrounds", id).await?;
+        match read(tx).await? {
+            Some(current) => Ok(Some(work(tx, current).await?)),
+            None => Ok(None),
+        }
     })
     .await?;
     Ok(match written {

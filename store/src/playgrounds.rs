@@ -95,6 +95,16 @@ fn to_json<T: Serialize>(value: &T) -> Result<String> {
 /// `playground.created` event, inside the caller's transaction. The caller
 /// has checked the request and the account's quota.
 pub async fn insert_in(conn: &mut Conn, account_id: i64, new: &NewPlayground, actor: Actor) -> Result<Playground> {
+    // The Playroom and the Playspec stay as the caller checked them until
+    // this commits: a Playroom's delete and a Playspec's change lock them
+    // and count the Playgrounds that use them (`shapes::share_row`).
+    let room = "SELECT id FROM playrooms WHERE id = $1 AND deleted_at IS NULL";
+    if !super::shapes::share_row(conn, room, new.playroom_id).await? {
+        return Err(Error::field("playroom_id", "the Playroom was deleted; choose another"));
+    }
+    if !super::shapes::share_row(conn, "SELECT id FROM playspecs WHERE id = $1", new.playspec_id).await? {
+        return Err(Error::field("playspec_id", "the Playspec was deleted; choose another"));
+    }
     let now = time::now();
     let row = sqlx::query(
         "INSERT INTO playgrounds (account_id, playroom_id, playspec_id, name, status, job_mode, watched_services, \
@@ -171,6 +181,16 @@ pub async fn get(on: impl Into<On<'_>>, account_id: i64, id: i64) -> Result<Play
         }
         On::Tx(conn) => select(conn, account_id, id).await,
     }
+}
+
+/// [`get`] in the caller's write transaction, with the row locked until it
+/// ends ([`super::shapes::lock_row`]): for a change that reads the
+/// Playground, decides on what it read and writes it back (a rollout, an
+/// extension, a destroy), so a change another replica commits meanwhile
+/// is seen, never written over.
+pub async fn get_for_update(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playground> {
+    super::shapes::lock_row(conn, "playgrounds", id).await?;
+    select(conn, account_id, id).await
 }
 
 /// [`get`] on `conn`, uncoalesced.
@@ -312,7 +332,7 @@ pub async fn request_destroy_in(
     id: i64,
     actor: play_model::model::event::Actor,
 ) -> Result<Playground> {
-    let current = get(&mut *conn, account_id, id).await?;
+    let current = get_for_update(&mut *conn, account_id, id).await?;
     if current.desired_state != play_model::playground::DesiredState::Destroyed {
         mark_destroying_in(conn, id).await?;
         status_changed_in(conn, &current, play_model::playground::PlaygroundStatus::Destroying, actor).await?;

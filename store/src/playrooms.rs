@@ -220,6 +220,8 @@ pub async fn update(
     let Acting { account_id, actor } = by;
     on.into()
         .write(async |conn| {
+            // Read, decided on and written back: lock the row first.
+            super::shapes::lock_row(conn, "playrooms", id).await?;
             let current = select(conn, account_id, id).await?;
             let moved = fields.host.as_ref().is_some_and(|h| *h != current.host)
                 || fields.port.is_some_and(|p| p != current.port)
@@ -327,6 +329,7 @@ pub async fn set_key(
     let Acting { account_id, actor } = by;
     store
         .in_write(async |tx| {
+            super::shapes::lock_row(tx, "playrooms", id).await?;
             let current = select(tx, account_id, id).await?;
             set_key_in(tx, secrets, id, private, public).await?;
             let metadata = if current.trusted && !caller_may_trust {
@@ -354,6 +357,9 @@ pub async fn active_playgrounds(conn: &mut Conn, playroom_id: i64) -> Result<i64
 /// Deletes a Playroom; refused with `Conflict` while Playgrounds are active.
 pub async fn delete(on: impl Into<On<'_>>, account_id: i64, id: i64, actor: Actor) -> Result<()> {
     on.into().write(async |conn| {
+    // A launch onto this Playroom share-locks it (`playgrounds::insert_in`):
+    // the count below and the launch cannot pass each other.
+    super::shapes::lock_row(conn, "playrooms", id).await?;
     select(conn, account_id, id).await?;
     let active = active_playgrounds(conn, id).await?;
     if active > 0 {
@@ -454,3 +460,7 @@ async fn target_of(store: &Store, secrets: &SecretBox, room: Playroom) -> Result
     };
     Ok((room, target))
 }
+
+#[cfg(test)]
+#[path = "playrooms_tests.rs"]
+mod tests;

@@ -107,14 +107,9 @@ pub async fn add_file(
     let Acting { account_id, actor } = by;
     on.into()
         .write(async |conn| {
+            // Locks the Playspec row: adds to one Playspec run one at a
+            // time, so the count below cannot race.
             ensure_unlocked(conn, account_id, playspec_id).await?;
-            if super::Backend::of(conn) == super::Backend::Postgres {
-                // Serialise adds to one Playspec, so the count below cannot race.
-                sqlx::query("SELECT id FROM playspecs WHERE id = $1 FOR UPDATE")
-                    .bind(playspec_id)
-                    .execute(&mut *conn)
-                    .await?;
-            }
             let count: i64 = sqlx::query("SELECT COUNT(*) AS n FROM playspec_mounted_files WHERE playspec_id = $1")
                 .bind(playspec_id)
                 .fetch_one(&mut *conn)

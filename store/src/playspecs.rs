@@ -146,6 +146,12 @@ pub async fn holders_by_playspec(store: &Store, account_id: i64) -> Result<HashM
 /// Fails with `Locked` when Playgrounds reference the Playspec. Call inside
 /// the transaction of the change.
 pub async fn ensure_unlocked(conn: &mut Conn, account_id: i64, id: i64) -> Result<Playspec> {
+    // A launch share-locks the Playspec it uses (`playgrounds::insert_in`):
+    // the count below and the launch cannot pass each other. The account
+    // first, as a launch locks it (`quotas::check`) before the Playspec:
+    // one order, so the two never wait for each other in a cycle.
+    super::shapes::lock_row(conn, "accounts", account_id).await?;
+    super::shapes::lock_row(conn, "playspecs", id).await?;
     let playspec = get(&mut *conn, account_id, id).await?;
     let count = holders(&mut *conn, id).await?;
     if count > 0 {

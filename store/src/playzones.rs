@@ -190,6 +190,8 @@ pub async fn update(
     let Acting { account_id, actor } = by;
     on.into()
         .write(async |conn| {
+            // Read, decided on and written back: lock the row first.
+            super::shapes::lock_row(conn, "playzones", id).await?;
             let current = get(&mut *conn, account_id, id).await?;
             let name = changes.name.clone().unwrap_or_else(|| current.name.clone());
             let url_changed = changes.scm_url.as_ref().is_some_and(|u| *u != current.scm_url);

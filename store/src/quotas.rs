@@ -8,16 +8,14 @@
 
 use sqlx::Row;
 
-use super::{Backend, Conn};
+use super::Conn;
 use crate::{Error, Result};
 use play_model::model::quota::{QuotaLimits, Resource};
 
 /// Fails with `QuotaExceeded` when the account already holds its limit of
 /// `resource`. Call inside the creating transaction.
 pub async fn check(conn: &mut Conn, account_id: i64, resource: Resource, limits: &QuotaLimits) -> Result<()> {
-    if Backend::of(conn) == Backend::Postgres {
-        sqlx::query("SELECT id FROM accounts WHERE id = $1 FOR UPDATE").bind(account_id).execute(&mut *conn).await?;
-    }
+    super::shapes::lock_row(conn, "accounts", account_id).await?;
     let limit = match sqlx::query("SELECT max_count FROM account_quotas WHERE account_id = $1 AND resource = $2")
         .bind(account_id)
         .bind(resource.as_str())

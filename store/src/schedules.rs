@@ -178,6 +178,8 @@ pub async fn activate(
 ) -> Result<Schedule> {
     store
         .in_write(async |conn| {
+            // Read, decided on and written back: lock the row first.
+            super::shapes::lock_row(conn, "schedules", id).await?;
             let sql = format!("SELECT {COLUMNS} FROM schedules WHERE id = $1 AND account_id = $2");
             let current = one(&mut *conn, sqlx::query(&sql).bind(id).bind(account_id), "schedule", from_row).await?;
             if let Some(Some(playroom)) = change.playroom_id {

@@ -7,25 +7,13 @@ use crate::{accounts, templates};
 use play_model::model::event::Acting;
 use play_model::model::quota::QuotaLimits;
 use play_model::model::schedule::RunEnd;
-use play_model::model::template::TemplateFields;
 use play_model::schedule::{Spec, plan};
 
 const BODY: &str = "svc:\n  job_mode: true\n  schedule_config: {enabled: true, cron: \"*/2 * * * * *\"}\nservices:\n  job:\n    image: busybox\n";
 const OFF: &str = "svc:\n  job_mode: true\nservices:\n  job:\n    image: busybox\n";
 
 async fn template(store: &Store, account: i64, body: &str) -> i64 {
-    let category: i64 = sqlx::query("SELECT id FROM template_categories ORDER BY id LIMIT 1")
-        .fetch_one(store.pool())
-        .await
-        .unwrap()
-        .try_get("id")
-        .unwrap();
-    let fields = TemplateFields { name: Some("nightly".into()), description: None, category_id: Some(category) };
-    let made = templates::create(store, Acting::system(account), fields, &QuotaLimits::default()).await.unwrap();
-    templates::create_version(store, Acting::system(account), made.id, version(body), &QuotaLimits::default())
-        .await
-        .unwrap();
-    made.id
+    crate::testing::template(store, account, "nightly", body).await
 }
 
 fn at(s: u32) -> Timestamp {
@@ -45,7 +33,15 @@ async fn a_version_with_an_enabled_schedule_makes_the_schedule_and_a_later_one_s
     assert_eq!(schedule.settings.as_ref().unwrap().cron, "*/2 * * * * *");
     assert_eq!(schedule.condition(), Some("needs a Playroom: PATCH /api/schedules/{id} with playroom_id"));
 
-    templates::create_version(store, Acting::system(account), id, version(OFF), &QuotaLimits::default()).await.unwrap();
+    templates::create_version(
+        store,
+        Acting::system(account),
+        id,
+        crate::testing::version(OFF),
+        &QuotaLimits::default(),
+    )
+    .await
+    .unwrap();
     let off = get(store, account, schedule.id).await.unwrap();
     assert_eq!((off.settings.as_ref(), off.config_version), (None, 2));
     assert!(off.condition().unwrap().starts_with("disabled"));
@@ -115,14 +111,4 @@ async fn a_pending_run_closed_as_missed_is_a_missed_event() {
     let all = events::list_for_account(store, account).await.unwrap();
     let actions: Vec<&str> = all.iter().filter(|e| e.entity_type == "schedule").map(|e| e.action.as_str()).collect();
     assert_eq!(actions, ["run.missed"]);
-}
-
-fn version(body: &str) -> play_model::model::template::NewVersion<'_> {
-    static NONE: std::sync::LazyLock<serde_json::Value> = std::sync::LazyLock::new(|| serde_json::json!({}));
-    play_model::model::template::NewVersion {
-        template_body: body,
-        public: false,
-        variables: &NONE,
-        author_may_read_playzones: false,
-    }
 }

@@ -4,8 +4,9 @@
 //! ([`Store::in_write`]), a read of one row ([`one`], [`one_in`],
 //! [`maybe_one`]), of every row ([`all`], [`all_of`]) or of one column of
 //! every row ([`column`]), each on the store or a caller's connection, a
-//! one-column update by id ([`set_by_id`]) and a delete of an account's row
-//! ([`delete_owned`]). (Fenced writes have theirs in `leases::write_fenced`
+//! one-column update by id ([`set_by_id`]), a delete of an account's row
+//! ([`delete_owned`]) and the lock of a row a transaction reads, decides on
+//! and writes back ([`lock_row`]). (Fenced writes have theirs in `leases::write_fenced`
 //! and `playground_status::write`.)
 //!
 //! Each helper takes the SQL text, or the query with its binds, from its
@@ -25,7 +26,7 @@ use sqlx::any::{AnyArguments, AnyRow};
 use sqlx::query::Query;
 use sqlx::{Any, Executor, Row};
 
-use super::{Conn, Store};
+use super::{Backend, Conn, Store};
 use crate::{Error, Result};
 
 impl Store {
@@ -171,6 +172,34 @@ pub(super) async fn all_of<T>(
 pub(super) async fn delete_owned(conn: &mut Conn, table: &'static str, id: i64, account_id: i64) -> Result<u64> {
     let sql = format!("DELETE FROM {table} WHERE id = $1 AND account_id = $2");
     Ok(sqlx::query(&sql).bind(id).bind(account_id).execute(&mut *conn).await?.rows_affected())
+}
+
+/// Locks row `id` of `table` until the transaction ends, on PostgreSQL;
+/// nothing on SQLite, whose write transactions run one at a time already
+/// (`BEGIN IMMEDIATE`). Call it first in a transaction that reads a row,
+/// decides on what it read and writes the row back: under PostgreSQL's
+/// read committed, a write that commits between that read and that write
+/// would otherwise be lost (a revoked right written back, an extension or
+/// a wake undone). `FOR NO KEY UPDATE` is the lock an `UPDATE` of non-key
+/// columns takes: lockers and writers of the row wait for each other, and
+/// inserts of rows that reference it do not. `table` is a constant of the
+/// calling module, never tenant input.
+pub(super) async fn lock_row(conn: &mut Conn, table: &'static str, id: i64) -> Result<()> {
+    if Backend::of(conn) == Backend::Postgres {
+        let sql = format!("SELECT id FROM {table} WHERE id = $1 FOR NO KEY UPDATE");
+        sqlx::query(&sql).bind(id).execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// Whether `sql` (`SELECT id FROM <table> WHERE id = $1 ..`, a constant of
+/// the caller) finds row `id`; on PostgreSQL the row is share-locked until
+/// the transaction ends, so a [`lock_row`] of it waits for this one (a
+/// launch onto a Playroom against the Playroom's delete, which counts the
+/// Playgrounds on it).
+pub(super) async fn share_row(conn: &mut Conn, sql: &'static str, id: i64) -> Result<bool> {
+    let lock = if Backend::of(conn) == Backend::Postgres { " FOR SHARE" } else { "" };
+    Ok(sqlx::query(&format!("{sql}{lock}")).bind(id).fetch_optional(&mut *conn).await?.is_some())
 }
 
 /// Runs `sql`, `UPDATE <table> SET <column> = $1 WHERE id = $2`: one

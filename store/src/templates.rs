@@ -174,6 +174,8 @@ pub async fn update(on: impl Into<On<'_>>, by: Acting, id: i64, fields: Template
     let Acting { account_id, actor } = by;
     on.into()
         .write(async |conn| {
+            // Read, decided on and written back: lock the row first.
+            super::shapes::lock_row(conn, "import_templates", id).await?;
             let current = owned(&mut *conn, account_id, id).await?;
             if let Some(category_id) = fields.category_id {
                 ensure_category(conn, category_id).await?;

@@ -108,3 +108,57 @@ pub async fn insert_playground(store: &Store, account: i64, room: i64) -> i64 {
     .and_then(|r| r.try_get("id"))
     .expect("a Playground row")
 }
+
+/// A template version with `body`, private, without variables, by an
+/// author without `playzones:read`.
+pub fn version(body: &str) -> play_model::model::template::NewVersion<'_> {
+    static NONE: std::sync::LazyLock<serde_json::Value> = std::sync::LazyLock::new(|| serde_json::json!({}));
+    play_model::model::template::NewVersion {
+        template_body: body,
+        public: false,
+        variables: &NONE,
+        author_may_read_playzones: false,
+    }
+}
+
+/// A template `name` of account `account` in the first category, with one
+/// version of `body` ([`version`]): its id.
+pub async fn template(store: &Store, account: i64, name: &str, body: &str) -> i64 {
+    use play_model::model::event::Acting;
+    use play_model::model::quota::QuotaLimits;
+    use sqlx::Row as _;
+    let category: i64 = sqlx::query("SELECT id FROM template_categories ORDER BY id LIMIT 1")
+        .fetch_one(store.pool())
+        .await
+        .and_then(|r| r.try_get("id"))
+        .expect("a template category");
+    let fields = play_model::model::template::TemplateFields {
+        name: Some(name.into()),
+        description: None,
+        category_id: Some(category),
+    };
+    let limits = QuotaLimits::default();
+    let made = crate::templates::create(store, Acting::system(account), fields, &limits).await.expect("a template");
+    crate::templates::create_version(store, Acting::system(account), made.id, version(body), &limits)
+        .await
+        .expect("a template version");
+    made.id
+}
+
+/// What a launch of Playspec `playspec` onto Playroom `room` inserts: a
+/// Playground `name` with an hour to live and nothing else set.
+pub fn new_playground(name: &str, room: i64, playspec: i64) -> play_model::playground::model::NewPlayground {
+    play_model::playground::model::NewPlayground {
+        name: name.into(),
+        playspec_id: playspec,
+        playroom_id: room,
+        job_mode: false,
+        watched_services: Vec::new(),
+        env_overrides: Default::default(),
+        service_subdomains: Default::default(),
+        service_settings: Default::default(),
+        ttl: chrono::Duration::hours(1),
+        sleep_after: None,
+        origin: None,
+    }
+}

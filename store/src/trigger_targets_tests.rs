@@ -1,29 +1,7 @@
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
 use super::*;
-use crate::{accounts, templates, triggers};
-use play_model::model::event::Acting;
-use play_model::model::quota::QuotaLimits;
-use play_model::model::template::TemplateFields;
-
-const BODY: &str = "svc:\n  trigger_config: {enabled: true, event_type: pull_request, repo_url: \
-                    \"https://github.com/acme/app\", branch: main}\nservices:\n  web:\n    image: busybox\n";
-
-async fn trigger(store: &Store) -> Trigger {
-    let account = accounts::create_account(store, "acme").await.unwrap().0.id;
-    let category: i64 = sqlx::query("SELECT id FROM template_categories ORDER BY id LIMIT 1")
-        .fetch_one(store.pool())
-        .await
-        .unwrap()
-        .try_get("id")
-        .unwrap();
-    let fields = TemplateFields { name: Some("app".into()), description: None, category_id: Some(category) };
-    let made = templates::create(store, Acting::system(account), fields, &QuotaLimits::default()).await.unwrap();
-    templates::create_version(store, Acting::system(account), made.id, version(BODY), &QuotaLimits::default())
-        .await
-        .unwrap();
-    triggers::list(store, account).await.unwrap().remove(0)
-}
+use crate::triggers::tests::trigger;
 
 /// The generation fence: a launch records its Playground on the target in
 /// its own transaction only while the target is live at the generation
@@ -71,14 +49,4 @@ async fn what_a_target_reported_is_kept_beside_it() {
     };
     record_report(store, target.id, &done).await.unwrap();
     assert_eq!(reported(store, target.id).await.unwrap(), done);
-}
-
-fn version(body: &str) -> play_model::model::template::NewVersion<'_> {
-    static NONE: std::sync::LazyLock<serde_json::Value> = std::sync::LazyLock::new(|| serde_json::json!({}));
-    play_model::model::template::NewVersion {
-        template_body: body,
-        public: false,
-        variables: &NONE,
-        author_may_read_playzones: false,
-    }
 }

@@ -210,6 +210,10 @@ pub async fn activate(
 ) -> Result<Trigger> {
     store
         .in_write(async |conn| {
+            // A change of the template's version may clear
+            // `may_read_playzones` (`sync_in`) meanwhile: the value kept
+            // below must be the one it left, so lock the row first.
+            super::shapes::lock_row(conn, "triggers", id).await?;
             let sql = format!("SELECT {COLUMNS} FROM triggers WHERE id = $1 AND account_id = $2");
             let current = one(&mut *conn, sqlx::query(&sql).bind(id).bind(account_id), "trigger", from_row).await?;
             if let Some(Some(playroom)) = change.playroom_id {
@@ -258,3 +262,7 @@ pub async fn record_pass(store: &Store, id: i64, playzone_id: Option<i64>, probl
         .await?;
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "triggers_tests.rs"]
+pub(crate) mod tests;

@@ -143,6 +143,8 @@ pub async fn update(
 ) -> Result<Endpoint> {
     on.into()
         .write(async |conn| {
+            // Read, decided on and written back: lock the row first.
+            super::shapes::lock_row(conn, "webhook_endpoints", id).await?;
             let current = get(&mut *conn, account_id, id).await?;
             let subscription =
                 current.subscription.apply(changes.events, changes.event_filters).map_err(Error::Validation)?;

@@ -155,7 +155,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     };
     let account = cx.account();
     let current = match cx.last(object).map(|row| row.object_id) {
-        Some(id) => match rows::get(&mut *cx.conn, account, id).await {
+        Some(id) => match rows::get_for_update(&mut *cx.conn, account, id).await {
             Ok(p) if standing(&p) => Some(p),
             Ok(_) | Err(Error::NotFound(_)) => None,
             Err(e) => return Err(e.into()),

@@ -70,7 +70,7 @@ pub async fn extend_by(
     actor: Actor,
 ) -> Result<Playground> {
     let mut tx = store.write().await?;
-    let current = rows::get(&mut tx, account_id, id).await?;
+    let current = rows::get_for_update(&mut tx, account_id, id).await?;
     if current.desired_state == DesiredState::Destroyed {
         return Err(Error::InvalidState("the Playground is being destroyed".into()));
     }
@@ -138,7 +138,7 @@ pub async fn record_rollout_in(
     changes: RolloutChanges,
     actor: Actor,
 ) -> Result<Playground> {
-    let current = rows::get(&mut *conn, account_id, id).await?;
+    let current = rows::get_for_update(&mut *conn, account_id, id).await?;
     current.check_live()?;
     let fields = changes.changed_fields(&current);
     if let Some(playspec_id) = changes.playspec_id {
@@ -167,7 +167,7 @@ pub async fn record_rollout_in(
 /// Records a hard restart: a new restart epoch and generation.
 pub async fn hard_restart(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<Playground> {
     let mut tx = store.write().await?;
-    let current = rows::get(&mut tx, account_id, id).await?;
+    let current = rows::get_for_update(&mut tx, account_id, id).await?;
     current.check_live()?;
     restart_progress(&mut tx, &current, 1, actor).await?;
     play_store::builds::clear_pins(&mut tx, id).await?;
@@ -182,3 +182,7 @@ pub async fn hard_restart(store: &Store, account_id: i64, id: i64, actor: Actor)
     tx.commit().await?;
     Ok(playground)
 }
+
+#[cfg(test)]
+#[path = "ops_tests.rs"]
+mod tests;

@@ -23,7 +23,7 @@ use play_store::{playgrounds as rows, power};
 /// documentation](self)); answers it as it is then.
 pub async fn set(store: &Store, account_id: i64, id: i64, to: Power, actor: Actor) -> Result<Playground> {
     let mut tx = store.write().await?;
-    let current = rows::get(&mut tx, account_id, id).await?;
+    let current = rows::get_for_update(&mut tx, account_id, id).await?;
     current.check_live()?;
     if current.job_mode {
         return Err(Error::InvalidState("a job-mode Playground never sleeps".into()));
