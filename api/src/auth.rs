@@ -73,11 +73,10 @@ impl<'a> Credential<'a> {
                         session::CSRF_HEADER.into(),
                         vec!["must be the session's CSRF token (GET /session gives it)".into()],
                     );
-                    return Err(ApiError::Forbidden {
-                        message: "a request made with a browser session that changes something needs its CSRF token"
-                            .into(),
+                    return Err(ApiError::forbidden(
+                        "a request made with a browser session that changes something needs its CSRF token",
                         details,
-                    });
+                    ));
                 }
                 Ok(Principal::of_session(&session))
             }
@@ -234,9 +233,7 @@ async fn identify(state: &AppState, method: &Method, headers: &HeaderMap) -> Res
 }
 
 pub(crate) fn forbidden(required: Scope) -> ApiError {
-    let mut details = play_model::FieldErrors::new();
-    details.insert("scope".into(), vec![format!("this key lacks the scope {required}")]);
-    ApiError::Forbidden { message: format!("the scope {required} is required"), details }
+    required.missing().into()
 }
 
 impl ApiError {

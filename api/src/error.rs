@@ -23,8 +23,6 @@ pub enum ApiError {
     BadRequest(String),
     #[error("{0}")]
     Unauthorized(&'static str),
-    #[error("{message}")]
-    Forbidden { message: String, details: FieldErrors },
     /// No route has this path.
     #[error("no route for {0}")]
     RouteNotFound(String),
@@ -93,6 +91,11 @@ impl ApiError {
         ApiError::Core(play_core::Error::field(field, message))
     }
 
+    /// A refusal of what the caller's key may do (`403 FORBIDDEN`).
+    pub fn forbidden(message: impl Into<String>, details: FieldErrors) -> Self {
+        ApiError::Core(play_core::Error::Forbidden { message: message.into(), details })
+    }
+
     /// The envelope this error is answered with; MCP tool errors carry it
     /// too.
     pub fn envelope(&self) -> ErrorEnvelope {
@@ -106,9 +109,6 @@ impl ApiError {
         match self {
             ApiError::BadRequest(m) => (StatusCode::BAD_REQUEST, "BAD_REQUEST", m.clone(), none()),
             ApiError::Unauthorized(m) => (StatusCode::UNAUTHORIZED, "UNAUTHORIZED", (*m).to_owned(), none()),
-            ApiError::Forbidden { message, details } => {
-                (StatusCode::FORBIDDEN, "FORBIDDEN", message.clone(), details.clone())
-            }
             ApiError::RouteNotFound(_) => (StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND", self.to_string(), none()),
             ApiError::MethodNotAllowed(_) => {
                 (StatusCode::METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED", self.to_string(), none())
@@ -153,6 +153,9 @@ impl ApiError {
                 }
                 C::Conflict(m) => (StatusCode::CONFLICT, "CONFLICT", m.clone(), none()),
                 C::ScmAppRequired(m) => (StatusCode::UNPROCESSABLE_ENTITY, "SCM_APP_REQUIRED", m.clone(), none()),
+                C::Forbidden { message, details } => {
+                    (StatusCode::FORBIDDEN, "FORBIDDEN", message.clone(), details.clone())
+                }
                 C::Database(sqlx::Error::PoolTimedOut) => (
                     StatusCode::SERVICE_UNAVAILABLE,
                     "SERVICE_UNAVAILABLE",
@@ -204,7 +207,7 @@ mod tests {
         let errors = [
             ApiError::BadRequest("x".into()),
             ApiError::Unauthorized("x"),
-            ApiError::Forbidden { message: "x".into(), details: FieldErrors::new() },
+            ApiError::forbidden("x", FieldErrors::new()),
             ApiError::RouteNotFound("/x".into()),
             ApiError::MethodNotAllowed("PUT".into()),
             ApiError::PayloadTooLarge(1),

@@ -36,22 +36,9 @@ fn is_json(headers: &HeaderMap) -> bool {
 /// structs from objects only, `8.0` as the integer 8.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let json: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| classify(e, String::new()))?;
-    serde_path_to_error::deserialize(crate::json::Strict(&json)).map_err(|error| {
+    serde_path_to_error::deserialize(play_model::json::Strict(&json)).map_err(|error| {
         let path = error.path().to_string();
         classify(error.into_inner(), path)
-    })
-}
-
-/// `json` read as `T` the way a request body is ([`parse_json`]), its
-/// field errors keyed under `prefix` (`objects[2].spec.host`): server-side
-/// apply reads each manifest object's `spec` with the create body's type.
-pub fn parse_value<T: DeserializeOwned>(json: &serde_json::Value, prefix: &str) -> Result<T, FieldErrors> {
-    serde_path_to_error::deserialize(crate::json::Strict(json)).map_err(|error| {
-        let path = error.path().to_string();
-        let field = if path.is_empty() || path == "." { prefix.to_owned() } else { format!("{prefix}.{path}") };
-        let mut details = FieldErrors::new();
-        details.insert(field, vec![strip_position(&error.into_inner().to_string())]);
-        details
     })
 }
 
@@ -60,18 +47,10 @@ fn classify(error: serde_json::Error, path: String) -> ApiError {
         serde_json::error::Category::Data => {
             let mut details = FieldErrors::new();
             let field = if path.is_empty() || path == "." { "body".to_owned() } else { path };
-            details.insert(field, vec![strip_position(&error.to_string())]);
+            details.insert(field, vec![play_model::json::strip_position(&error.to_string())]);
             ApiError::validation(details)
         }
         _ => ApiError::BadRequest(format!("request body is not valid JSON: {error}")),
-    }
-}
-
-/// serde_json appends "at line 1 column 42"; the field path says more.
-fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(i) => message[..i].to_owned(),
-        None => message.to_owned(),
     }
 }
 

@@ -13,7 +13,6 @@ pub mod cpu;
 pub mod error;
 pub mod extract;
 pub mod input;
-pub mod json;
 pub mod key_cache;
 pub mod mcp;
 pub mod openapi;
@@ -24,7 +23,6 @@ pub mod route_cache;
 pub mod route_scopes;
 pub mod router;
 pub mod routes;
-pub mod schemas;
 pub mod session;
 pub mod state;
 #[cfg(feature = "testing")]

@@ -33,7 +33,7 @@ use utoipa::{Modify, OpenApi};
 
 use crate::error::ErrorEnvelope;
 use crate::route_scopes::required_scope;
-use crate::schemas;
+use play_model::openapi as schemas;
 
 #[derive(Debug, OpenApi)]
 #[openapi(

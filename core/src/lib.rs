@@ -1,10 +1,12 @@
 //! play's flows: launch, Playground operations, linking Playzones, the
-//! repositories facility, and the seams the loops and the API share
-//! (wakes, CPU offloading, metrics). The records and rules are
-//! `play-model`; the queries are `play-store`, whose error is this crate's.
+//! repositories facility, the checks of what play accepts (`input`), and
+//! the seams the loops and the API share (wakes, CPU offloading, metrics).
+//! The records and rules are `play-model`; the queries are `play-store`,
+//! whose error is this crate's.
 //!
 //! This crate never talks to Docker or SSH and never serves HTTP.
 
+pub mod input;
 pub mod metrics;
 pub mod offload;
 pub mod playground;

@@ -40,6 +40,10 @@ pub enum Error {
     /// A conflicting object exists (a name taken, dependants present).
     #[error("{0}")]
     Conflict(String),
+    /// The caller may not do this: its key lacks a scope, or the change
+    /// would give more than the key holds (`details` names the field).
+    #[error("{message}")]
+    Forbidden { message: String, details: FieldErrors },
     /// The repository endpoints need the source-hosting app installed on
     /// the account (the spec's `SCM_APP_REQUIRED`).
     #[error("{0}")]
@@ -75,6 +79,7 @@ impl Error {
             Error::QuotaExceeded { .. } => "quota_exceeded",
             Error::Conflict(_) => "conflict",
             Error::ScmAppRequired(_) => "scm_app_required",
+            Error::Forbidden { .. } => "forbidden",
             Error::Crypto(_) => "crypto",
             Error::Corrupt { .. } => "corrupt",
             Error::Internal(_) => "internal",

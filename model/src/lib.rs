@@ -16,7 +16,10 @@ pub mod desired;
 pub mod edge;
 pub mod error;
 pub mod host;
+pub mod json;
 pub mod model;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 pub mod playground;
 pub mod playzone;
 pub mod repository;

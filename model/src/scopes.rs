@@ -22,6 +22,14 @@ macro_rules! scopes {
         pub enum Scope { $($variant),* }
 
         impl Scope {
+    /// The refusal of a caller whose key lacks this scope: `403
+    /// FORBIDDEN`, the scope named under `scope`.
+    pub fn missing(self) -> crate::Error {
+        let mut details = crate::FieldErrors::new();
+        details.insert("scope".into(), vec![format!("this key lacks the scope {self}")]);
+        crate::Error::Forbidden { message: format!("the scope {self} is required"), details }
+    }
+
             /// Every scope, in the spec's order.
             pub const ALL: &'static [Scope] = &[$(Scope::$variant),*];
 

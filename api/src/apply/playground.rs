@@ -30,7 +30,7 @@ use serde_json::{Value, json};
 use super::Object;
 use super::context::{Cx, Outcome, decide, drift_lines, rekeyed, resolve};
 use crate::error::ApiError;
-use crate::extract::parse_value;
+use play_model::json::parse_value;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 use super::Object;
 use super::context::{Cx, Outcome, decide, found, rekeyed};
 use crate::error::ApiError;
-use crate::extract::parse_value;
 use crate::input::playrooms::{PlayroomInput, authorise_trust, fields};
+use play_model::json::parse_value;
 
 /// The fields apply sets, as they are on the Playroom: a change made
 /// outside apply shows here.
@@ -55,9 +55,9 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     if input.acme_email.is_none() {
         input.acme_email = Some(None);
     }
-    authorise_trust(cx.principal, &input)?;
+    authorise_trust(&cx.principal.scopes, &input)?;
     let allow_local = cx.state.config.allow_local_playrooms;
-    let mut fields = fields(input, true, allow_local).map_err(|e| rekeyed(e, "playroom", object))?;
+    let mut fields = fields(input, true, allow_local).map_err(|e| rekeyed(e.into(), "playroom", object))?;
     fields.caller_may_trust = cx.principal.scopes.grants(Scope::PlayroomsTrust);
     let spec = cx.redact(&object.spec, &[play_model::apply::path("ssh_private_key")]);
     let account = cx.account();

@@ -34,11 +34,11 @@ use serde_json::{Value, json};
 use super::Object;
 use super::context::{Cx, Outcome, decide, digest, found, rekeyed, resolve};
 use crate::error::ApiError;
-use crate::extract::parse_value;
 use crate::input::playspec_files::{
     MAX_MOUNTED_FILE_BYTES, REGISTRY_TYPES, check_mount_path, file_name, project_path, registry_host,
 };
 use crate::input::playspecs::{ExposureInput, PlayspecInput, ServiceInput, fields, fields_classified};
+use play_model::json::parse_value;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -259,7 +259,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     };
     let fields = match checked {
         Ok(fields) => Some(fields),
-        Err(e) => match rekeyed(e, "playspec", object) {
+        Err(e) => match rekeyed(e.into(), "playspec", object) {
             ApiError::Core(play_core::Error::Validation(found)) => {
                 errors.extend(found);
                 None

@@ -25,8 +25,8 @@ use serde_json::{Value, json};
 use super::Object;
 use super::context::{Cx, Outcome, decide, found, rekeyed};
 use crate::error::ApiError;
-use crate::extract::parse_value;
 use crate::input::playzones::changes;
+use play_model::json::parse_value;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -97,7 +97,8 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         attached: z.attached,
         scm_url: &z.scm_url,
     });
-    let checked = changes(input, stored, cx.state).map_err(|e| rekeyed(e, "playzone", object))?;
+    let checked = changes(input, stored, &cx.state.config.repository_policy)
+        .map_err(|e| rekeyed(e.into(), "playzone", object))?;
     let before = current.as_ref().map(live);
     let decision = decide(cx, object, &redacted, before.as_ref());
     let id = match (decision.action, &current) {

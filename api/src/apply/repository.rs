@@ -35,9 +35,9 @@ use serde_json::{Value, json};
 use super::Object;
 use super::context::{Cx, Heads, Outcome, Pending, decide, found, name_error};
 use crate::error::ApiError;
-use crate::extract::parse_value;
 use crate::input::repos::{FileInput, choice};
 use crate::state::AppState;
+use play_model::json::parse_value;
 
 /// The commit message of an apply's push when the spec gives none.
 pub const DEFAULT_MESSAGE: &str = "play apply";

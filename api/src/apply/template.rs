@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 use super::Object;
 use super::context::{Cx, Outcome, decide, found, rekeyed};
 use crate::error::ApiError;
-use crate::extract::parse_value;
 use crate::input::templates::{TemplateInput, fields};
+use play_model::json::parse_value;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -45,7 +45,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         description: Some(spec.description.clone().unwrap_or_default()),
         category_id: Some(spec.category_id),
     };
-    let fields = fields(input, true).map_err(|e| rekeyed(e, "import_template", object))?;
+    let fields = fields(input, true).map_err(|e| rekeyed(e.into(), "import_template", object))?;
     if spec.template_body.len() > play_model::compose::MAX_COMPOSE_BYTES {
         let limit = play_model::compose::MAX_COMPOSE_BYTES;
         return Err(ApiError::field(object.field("spec.template_body"), format!("must be at most {limit} bytes")));

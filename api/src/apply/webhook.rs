@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::Object;
 use super::context::{Cx, Outcome, decide, found, rekeyed};
 use crate::error::ApiError;
-use crate::extract::parse_value;
+use play_model::json::parse_value;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

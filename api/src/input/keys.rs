@@ -27,7 +27,7 @@ pub struct NewKeyFields {
     #[schema(schema_with = label)]
     pub label: String,
     /// Scope names; a key can only grant scopes its creator holds.
-    #[schema(schema_with = crate::schemas::scopes)]
+    #[schema(schema_with = play_model::openapi::scopes)]
     pub scopes: Vec<String>,
     /// Optional expiry, in the future. Without it the key lasts until deleted.
     #[serde(default)]
@@ -74,7 +74,7 @@ pub(crate) fn within_creator(
             "api_key.scopes".into(),
             vec![format!("cannot grant scopes you do not hold: {}", names.join(", "))],
         );
-        return Err(ApiError::Forbidden { message: "a key can only grant scopes its creator holds".into(), details });
+        return Err(ApiError::forbidden("a key can only grant scopes its creator holds", details));
     }
     if let Some(limit) = principal.expires_at {
         let message = match expires_at {
@@ -87,7 +87,7 @@ pub(crate) fn within_creator(
         if let Some(message) = message {
             let mut details = FieldErrors::new();
             details.insert("api_key.expires_at".into(), vec![message]);
-            return Err(ApiError::Forbidden { message: "a key cannot create a key that outlives it".into(), details });
+            return Err(ApiError::forbidden("a key cannot create a key that outlives it", details));
         }
     }
     Ok(())
@@ -95,5 +95,5 @@ pub(crate) fn within_creator(
 
 /// An API key's label, in the OpenAPI document.
 fn label() -> utoipa::openapi::Object {
-    crate::schemas::not_blank(MAX_LABEL_LEN)
+    play_model::openapi::not_blank(MAX_LABEL_LEN)
 }

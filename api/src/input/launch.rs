@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 #[serde(deny_unknown_fields)]
 pub struct LaunchRequest {
     /// Name of the Playspec and the Playground.
-    #[schema(schema_with = crate::schemas::display_name)]
+    #[schema(schema_with = play_model::openapi::display_name)]
     pub name: String,
     /// Compose YAML; it must be valid under the Playroom's policy (trusted
     /// without a Playroom).
@@ -23,6 +23,6 @@ pub struct LaunchRequest {
     pub persist_volumes: bool,
     /// AI agent provider to attach: not supported by this server yet, so
     /// it must be absent or null.
-    #[schema(schema_with = crate::schemas::null_only)]
+    #[schema(schema_with = play_model::openapi::null_only)]
     pub agent: Option<String>,
 }

@@ -8,12 +8,8 @@ pub mod launch;
 pub mod playground_ops;
 pub mod playground_views;
 pub mod playgrounds;
-pub mod playroom_edge;
-pub mod playrooms;
-pub mod playspec_files;
-pub mod playspecs;
-pub mod playzones;
-pub mod repos;
 pub mod template_versions;
-pub mod templates;
 pub mod webhooks;
+
+// Shared with server-side apply, which runs in `play-core`.
+pub use play_core::input::{playroom_edge, playrooms, playspec_files, playspecs, playzones, repos, templates};

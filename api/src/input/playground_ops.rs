@@ -20,16 +20,16 @@ pub struct RolloutRequest {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RolloutInput {
-    #[schema(schema_with = crate::schemas::env_vars_or_null)]
+    #[schema(schema_with = play_model::openapi::env_vars_or_null)]
     pub env_overrides: Option<BTreeMap<String, String>>,
-    #[schema(schema_with = crate::schemas::subdomains_or_null)]
+    #[schema(schema_with = play_model::openapi::subdomains_or_null)]
     pub service_subdomains: Option<BTreeMap<String, String>>,
-    #[schema(schema_with = crate::schemas::service_settings_or_null)]
+    #[schema(schema_with = play_model::openapi::service_settings_or_null)]
     pub services: Option<BTreeMap<String, ServiceSettings>>,
     /// Its own `sleep_after` (`30m`, `never`); `null`: inherit its
     /// Playspec's, then the installation's (`docs/sleep.md`).
-    #[serde(default, deserialize_with = "crate::json::present")]
-    #[schema(schema_with = crate::schemas::sleep_after_or_null)]
+    #[serde(default, deserialize_with = "play_model::json::present")]
+    #[schema(schema_with = play_model::openapi::sleep_after_or_null)]
     pub sleep_after: Option<Option<String>>,
 }
 

@@ -17,7 +17,7 @@ pub struct PlaygroundRequest {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlaygroundInput {
-    #[schema(schema_with = crate::schemas::display_name, required = true)]
+    #[schema(schema_with = play_model::openapi::display_name, required = true)]
     pub name: Option<String>,
     /// An unknown id is 404.
     #[schema(value_type = i64, required = true)]
@@ -33,21 +33,21 @@ pub struct PlaygroundInput {
     pub watched_services: Vec<String>,
     /// Variables for every service.
     #[serde(default)]
-    #[schema(schema_with = crate::schemas::env_vars)]
+    #[schema(schema_with = play_model::openapi::env_vars)]
     pub env_overrides: BTreeMap<String, String>,
     /// Service name -> subdomain; only for exposed services.
     #[serde(default)]
-    #[schema(schema_with = crate::schemas::subdomains)]
+    #[schema(schema_with = play_model::openapi::subdomains)]
     pub service_subdomains: BTreeMap<String, String>,
     /// Service name -> {git_config, production, env_vars}.
     #[serde(default)]
-    #[schema(schema_with = crate::schemas::service_settings)]
+    #[schema(schema_with = play_model::openapi::service_settings)]
     pub services: BTreeMap<String, ServiceSettings>,
     /// Sleep after this long without activity at its edge (`30m`, `2h`;
     /// 5 s to 30 days), or `never`. Absent: its Playspec's `sleep_after`,
     /// else the installation's default (off unless the operator sets one).
     /// A job-mode Playground never sleeps.
-    #[schema(schema_with = crate::schemas::sleep_after)]
+    #[schema(schema_with = play_model::openapi::sleep_after)]
     pub sleep_after: Option<String>,
 }
 

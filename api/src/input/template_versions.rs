@@ -44,7 +44,7 @@ pub struct LaunchRequest {
     #[schema(value_type = Object)]
     pub variables: Option<BTreeMap<String, serde_json::Value>>,
     /// The Playspec's name; default: the template's name and a random suffix.
-    #[schema(schema_with = crate::schemas::display_name_or_null)]
+    #[schema(schema_with = play_model::openapi::display_name_or_null)]
     pub name: Option<String>,
 }
 

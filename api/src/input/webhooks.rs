@@ -27,22 +27,22 @@ pub struct NewWebhookEndpoint {
     /// without user name or password, whose host is not a loopback,
     /// private, link-local, unique-local or metadata address unless the
     /// operator allowlists it.
-    #[schema(schema_with = crate::schemas::webhook_url)]
+    #[schema(schema_with = play_model::openapi::webhook_url)]
     pub url: String,
     /// Event types to receive (`GET /api/webhook_endpoints/event_types`).
-    #[schema(schema_with = crate::schemas::webhook_events)]
+    #[schema(schema_with = play_model::openapi::webhook_events)]
     pub events: Vec<String>,
     /// Event type (one of `events`) -> entity ids; an absent type or an
     /// empty list receives every entity of that type.
     #[serde(default)]
-    #[schema(schema_with = crate::schemas::webhook_event_filters_or_null)]
+    #[schema(schema_with = play_model::openapi::webhook_event_filters_or_null)]
     pub event_filters: Option<BTreeMap<String, Vec<i64>>>,
     #[serde(default)]
-    #[schema(schema_with = crate::schemas::webhook_description_or_null)]
+    #[schema(schema_with = play_model::openapi::webhook_description_or_null)]
     pub description: Option<String>,
     /// The signing secret; 64 hex characters are generated when omitted.
     #[serde(default)]
-    #[schema(schema_with = crate::schemas::webhook_secret_or_null)]
+    #[schema(schema_with = play_model::openapi::webhook_secret_or_null)]
     pub secret: Option<String>,
 }
 
@@ -60,16 +60,16 @@ pub struct WebhookEndpointUpdateRequest {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebhookEndpointUpdate {
-    #[schema(schema_with = crate::schemas::webhook_url_or_null)]
+    #[schema(schema_with = play_model::openapi::webhook_url_or_null)]
     pub url: Option<String>,
-    #[schema(schema_with = crate::schemas::webhook_events_or_null)]
+    #[schema(schema_with = play_model::openapi::webhook_events_or_null)]
     pub events: Option<Vec<String>>,
-    #[schema(schema_with = crate::schemas::webhook_event_filters_or_null)]
+    #[schema(schema_with = play_model::openapi::webhook_event_filters_or_null)]
     pub event_filters: Option<BTreeMap<String, Vec<i64>>>,
-    #[schema(schema_with = crate::schemas::webhook_description_or_null)]
+    #[schema(schema_with = play_model::openapi::webhook_description_or_null)]
     pub description: Option<String>,
     /// A new signing secret.
-    #[schema(schema_with = crate::schemas::webhook_secret_or_null)]
+    #[schema(schema_with = play_model::openapi::webhook_secret_or_null)]
     pub secret: Option<String>,
     pub enabled: Option<bool>,
 }

@@ -62,7 +62,7 @@ pub struct ObjectsQuery {
 
 fn kind_schema() -> utoipa::openapi::Object {
     let kinds: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
-    crate::schemas::one_of(&kinds)
+    play_model::openapi::one_of(&kinds)
 }
 
 /// An object apply created.

@@ -116,7 +116,7 @@ async fn serve(
             }
             if pushing {
                 let message = "only the repository's own account may push to it".to_owned();
-                return Err(ApiError::Forbidden { message, details: play_model::FieldErrors::new() });
+                return Err(ApiError::forbidden(message, play_model::FieldErrors::new()));
             }
         }
         Some(p) => {

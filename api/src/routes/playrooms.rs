@@ -54,7 +54,7 @@ pub async fn create(
     principal: Principal,
     Json(body): Json<PlayroomRequest>,
 ) -> ApiResult<(StatusCode, JsonResponse<PlayroomDetail>)> {
-    authorise_trust(&principal, &body.playroom)?;
+    authorise_trust(&principal.scopes, &body.playroom)?;
     let fields = fields(body.playroom, true, state.config.allow_local_playrooms)?;
     let room =
         playrooms::create(&state.store, &state.secrets, principal.acting(), fields, &state.config.quotas).await?;
@@ -83,7 +83,7 @@ pub async fn update(
     Id(id): Id,
     Json(body): Json<PlayroomRequest>,
 ) -> ApiResult<JsonResponse<PlayroomDetail>> {
-    authorise_trust(&principal, &body.playroom)?;
+    authorise_trust(&principal.scopes, &body.playroom)?;
     let mut fields = fields(body.playroom, false, state.config.allow_local_playrooms)?;
     fields.caller_may_trust = principal.scopes.grants(Scope::PlayroomsTrust);
     let room = playrooms::update(&state.store, &state.secrets, principal.acting(), id, fields).await?;

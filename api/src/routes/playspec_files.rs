@@ -31,7 +31,7 @@ pub async fn add(
     Id(id): Id,
     Multipart(mut multipart): Multipart,
 ) -> ApiResult<(StatusCode, JsonResponse<MountedFile>)> {
-    let known = service_names(&state, principal.account_id, id).await?;
+    let known = service_names(&state.store, &state.cpu, principal.account_id, id).await?;
     let mut errors = FieldErrors::new();
     let (mut content, mut name, mut mount_path, mut targets, mut readonly) = (None, None, None, Vec::new(), true);
     let mut path = None;
@@ -110,7 +110,7 @@ pub async fn update(
     Id(id): Id,
     Json(body): Json<UpdateMountedFile>,
 ) -> ApiResult<JsonResponse<MountedFile>> {
-    let known = service_names(&state, principal.account_id, id).await?;
+    let known = service_names(&state.store, &state.cpu, principal.account_id, id).await?;
     let mut errors = FieldErrors::new();
     if let Some(Err(m)) = body.mount_path.as_deref().map(check_mount_path) {
         push_field_error(&mut errors, "mount_path", m);

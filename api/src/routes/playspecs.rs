@@ -60,7 +60,7 @@ pub async fn create(
     Json(body): Json<PlayspecRequest>,
 ) -> ApiResult<(StatusCode, JsonResponse<PlayspecDetail>)> {
     let mut fields = state.cpu.run(move || fields(body.playspec, true, None)).await??;
-    link(&state, &principal, &mut fields, &[]).await?;
+    link(&state.store, state.limits(), (principal.acting(), &principal.scopes), &mut fields, &[]).await?;
     let playspec = playspecs::create(&state.store, principal.acting(), fields, &state.config.quotas).await?;
     Ok((StatusCode::CREATED, JsonResponse(detail(&state, playspec).await?)))
 }
@@ -79,7 +79,7 @@ pub async fn update(
     let previous = current.definitions()?;
     let current_yaml = current.base_compose_yaml;
     let mut fields = state.cpu.run(move || fields(body.playspec, false, Some(current_yaml))).await??;
-    link(&state, &principal, &mut fields, &previous).await?;
+    link(&state.store, state.limits(), (principal.acting(), &principal.scopes), &mut fields, &previous).await?;
     let playspec = playspecs::update(&state.store, principal.acting(), id, fields).await?;
     Ok(JsonResponse(detail(&state, playspec).await?))
 }

@@ -64,7 +64,7 @@ pub async fn create(
         private: b.private,
         credentials: b.credentials,
     };
-    let changes = changes(input, None, &state)?;
+    let changes = changes(input, None, &state.config.repository_policy)?;
     let playzone =
         playzones::create(&state.store, Some(&state.secrets), principal.acting(), changes, false, &state.config.quotas)
             .await?;
@@ -110,7 +110,7 @@ pub async fn update(
         attached: current.attached,
         scm_url: &current.scm_url,
     };
-    let changes = changes(input, Some(stored), &state)?;
+    let changes = changes(input, Some(stored), &state.config.repository_policy)?;
     let sync = changes.needs_sync();
     let playzone = playzones::update(&state.store, &state.secrets, principal.acting(), id, changes).await?;
     if sync {

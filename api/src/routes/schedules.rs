@@ -46,7 +46,7 @@ pub async fn show(
 #[serde(deny_unknown_fields)]
 pub struct ScheduleChanges {
     /// One of the account's Playrooms; `null` stops the schedule.
-    #[serde(default, deserialize_with = "crate::json::present")]
+    #[serde(default, deserialize_with = "play_model::json::present")]
     #[schema(minimum = 1)]
     pub playroom_id: Option<Option<i64>>,
     /// The template's variables for each run (replaces the ones set).

@@ -48,7 +48,7 @@ pub async fn show(
 pub struct TriggerChanges {
     /// One of the account's Playrooms; `null` stops the trigger (its
     /// Playgrounds stay as they are).
-    #[serde(default, deserialize_with = "crate::json::present")]
+    #[serde(default, deserialize_with = "play_model::json::present")]
     #[schema(minimum = 1)]
     pub playroom_id: Option<Option<i64>>,
     /// The template's variables for each launch (replaces the ones set).

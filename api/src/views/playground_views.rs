@@ -146,7 +146,7 @@ pub struct ExposureView {
 }
 
 pub(crate) fn scheme() -> utoipa::openapi::Schema {
-    crate::schemas::one_of_or_null(&["http", "https"])
+    play_model::openapi::one_of_or_null(&["http", "https"])
 }
 
 /// A route of another Playground.

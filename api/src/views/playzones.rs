@@ -27,7 +27,7 @@ pub struct PlayzoneItem {
 }
 
 pub(crate) fn status_schema() -> utoipa::openapi::Object {
-    crate::schemas::one_of(&Status::ALL.map(Status::as_str))
+    play_model::openapi::one_of(&Status::ALL.map(Status::as_str))
 }
 
 /// A Playzone with its sync state (never its token).

@@ -74,7 +74,7 @@ pub struct WebhookDeliveryItem {
 }
 
 pub(crate) fn delivery_status() -> utoipa::openapi::Object {
-    crate::schemas::one_of(&["pending", "succeeded", "failed", "abandoned"])
+    play_model::openapi::one_of(&["pending", "succeeded", "failed", "abandoned"])
 }
 
 impl From<Delivery> for WebhookDeliveryItem {

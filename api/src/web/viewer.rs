@@ -96,11 +96,10 @@ impl Viewer {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|site| !matches!(site, "same-origin" | "none"));
         if cross_site || !play_model::token::digests_match(&self.csrf, given) {
-            return Err(Failure::from(ApiError::Forbidden {
-                message: "this form did not come from play's own page (or the session changed): open the page again"
-                    .into(),
-                details: [("csrf".to_owned(), vec!["must be the session's CSRF token".to_owned()])].into(),
-            }));
+            return Err(Failure::from(ApiError::forbidden(
+                "this form did not come from play's own page (or the session changed): open the page again",
+                [("csrf".to_owned(), vec!["must be the session's CSRF token".to_owned()])].into(),
+            )));
         }
         Ok(())
     }

@@ -33,8 +33,7 @@ use play_model::scm::{Author, DEFAULT_BRANCH, FullName, PushFile, PushFiles, Pus
 use play_store::{Conn, Store};
 use play_store::{repositories, repository_reservations};
 
-/// The longest description, in characters.
-pub const MAX_DESCRIPTION_CHARS: usize = 1_000;
+pub use play_model::scm::names::MAX_DESCRIPTION_CHARS;
 
 /// A repository to create.
 #[derive(Clone, Debug)]

@@ -13,6 +13,9 @@ use std::fmt;
 use crate::{Error, Result};
 
 /// The longest repository name, in characters.
+/// The longest description of a repository, in characters.
+pub const MAX_DESCRIPTION_CHARS: usize = 1_000;
+
 pub const MAX_REPO_NAME_CHARS: usize = 100;
 
 /// Checks a repository name (field `field` of the request).

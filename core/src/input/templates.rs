@@ -2,30 +2,31 @@
 //! the checks that turn them, field by field, into core's types (shared with
 //! server-side apply, which validates the same fields the same way).
 
-use crate::error::{ApiError, ApiResult};
+use crate::{Error, Result};
 use play_model::FieldErrors;
 use play_model::error::push_field_error;
 use play_model::model::template::TemplateFields;
 use play_model::validate;
 use serde::Deserialize;
-use utoipa::ToSchema;
 
-pub(crate) const MAX_DESCRIPTION_CHARS: usize = 2000;
-pub(crate) const MAX_QUERY_CHARS: usize = 200;
+pub const MAX_DESCRIPTION_CHARS: usize = 2000;
+pub const MAX_QUERY_CHARS: usize = 200;
 
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TemplateRequest {
     pub import_template: TemplateInput,
 }
 
-#[derive(Debug, Default, Deserialize, ToSchema)]
+#[derive(Debug, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TemplateInput {
     /// Required on create.
-    #[schema(schema_with = crate::schemas::display_name_or_null)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = play_model::openapi::display_name_or_null))]
     pub name: Option<String>,
-    #[schema(max_length = 2000)]
+    #[cfg_attr(feature = "openapi", schema(max_length = 2000))]
     pub description: Option<String>,
     /// An id from `GET /api/template_categories` (required on create).
     pub category_id: Option<i64>,
@@ -45,7 +46,7 @@ pub struct SearchQuery {
 }
 
 /// Validates a create or update body; `creating` requires name and category.
-pub(crate) fn fields(input: TemplateInput, creating: bool) -> ApiResult<TemplateFields> {
+pub fn fields(input: TemplateInput, creating: bool) -> Result<TemplateFields> {
     let mut errors = FieldErrors::new();
     if creating && input.name.is_none() {
         push_field_error(&mut errors, "import_template.name", "is required");
@@ -64,7 +65,7 @@ pub(crate) fn fields(input: TemplateInput, creating: bool) -> ApiResult<Template
         );
     }
     if !errors.is_empty() {
-        return Err(ApiError::validation(errors));
+        return Err(Error::Validation(errors));
     }
     Ok(TemplateFields {
         name: input.name.map(|n| n.trim().to_owned()),

@@ -2,23 +2,23 @@
 //! checks that turn them, field by field, into core's types (shared with
 //! server-side apply, which validates the same fields the same way).
 
-use crate::auth::Principal;
-use crate::error::ApiError;
 use crate::input::playroom_edge::{self, EdgeInput};
+use crate::{Error, Result};
 use play_model::FieldErrors;
 use play_model::error::push_field_error;
 use play_model::host::DEFAULT_DOCKER_SOCKET;
 use play_model::model::playroom::{Connection, PlayroomFields};
 use play_model::scopes::Scope;
+use play_model::scopes::ScopeSet;
 use play_model::ssh_keys::{self, HostKeyPin};
 use play_model::validate;
 use serde::Deserialize;
-use utoipa::ToSchema;
 
-pub(crate) const DEFAULT_SSH_PORT: u16 = 22;
+pub const DEFAULT_SSH_PORT: u16 = 22;
 const DEFAULT_SSH_USER: &str = "root";
 
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PlayroomRequest {
     pub playroom: PlayroomInput,
@@ -26,42 +26,43 @@ pub struct PlayroomRequest {
 
 /// Fields of a create or update. On update every field is optional and an
 /// absent one is left as it is.
-#[derive(Debug, Default, Deserialize, ToSchema)]
+#[derive(Debug, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PlayroomInput {
     /// Required on create.
-    #[schema(schema_with = crate::schemas::display_name_or_null)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = play_model::openapi::display_name_or_null))]
     pub name: Option<String>,
     /// `ssh` (default) or `local` (the Docker engine play itself runs on;
     /// only where the operator allows it).
-    #[schema(schema_with = connection_or_null)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = connection_or_null))]
     pub connection: Option<String>,
     /// SSH host: a DNS name or an IP address. Required on create (for `ssh`).
-    #[schema(schema_with = crate::schemas::host_or_null)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = play_model::openapi::host_or_null))]
     pub host: Option<String>,
     /// SSH port, default 22.
-    #[schema(schema_with = crate::schemas::port_or_null)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = play_model::openapi::port_or_null))]
     pub port: Option<i64>,
     /// SSH user, default `root`; it needs access to the Docker socket.
-    #[schema(schema_with = crate::schemas::unix_user_or_null)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = play_model::openapi::unix_user_or_null))]
     pub user: Option<String>,
     /// Write-only. An unencrypted private key (OpenSSH or PEM); never returned.
     pub ssh_private_key: Option<String>,
     /// The host key to expect: `SHA256:...`, an OpenSSH public key line, or
     /// a `known_hosts` line. `null` removes the pin (the next successful
     /// connection pins again).
-    #[serde(default, deserialize_with = "crate::json::present")]
-    #[schema(value_type = Option<String>)]
+    #[serde(default, deserialize_with = "play_model::json::present")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub host_key: Option<Option<String>>,
     /// Path of the Docker socket on the host, default `/var/run/docker.sock`.
-    #[schema(schema_with = crate::schemas::absolute_path_or_null)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = play_model::openapi::absolute_path_or_null))]
     pub docker_socket: Option<String>,
     /// Domains Playgrounds are routed under (lowercase, at least two labels).
-    #[schema(schema_with = crate::schemas::domains_or_null)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = play_model::openapi::domains_or_null))]
     pub domains: Option<Vec<String>>,
     /// The ACME account's email; `null` removes it.
-    #[serde(default, deserialize_with = "crate::json::present")]
-    #[schema(schema_with = crate::schemas::email_or_null)]
+    #[serde(default, deserialize_with = "play_model::json::present")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = play_model::openapi::email_or_null))]
     pub acme_email: Option<Option<String>>,
     /// Lifts the Compose policy (privileged containers, host mounts, ...) for
     /// this host. Default false. Setting it to `true` needs the operator's
@@ -72,11 +73,12 @@ pub struct PlayroomInput {
     pub edge: Option<EdgeInput>,
 }
 
-pub(crate) fn connection_or_null() -> utoipa::openapi::Schema {
-    crate::schemas::one_of_or_null(&["ssh", "local"])
+#[cfg(feature = "openapi")]
+pub fn connection_or_null() -> utoipa::openapi::Schema {
+    play_model::openapi::one_of_or_null(&["ssh", "local"])
 }
 
-pub(crate) fn check<T>(
+pub fn check<T>(
     errors: &mut FieldErrors,
     field: &str,
     value: Option<&T>,
@@ -89,7 +91,7 @@ pub(crate) fn check<T>(
 
 /// Validates the input field by field and turns it into store fields.
 /// `creating` makes name and (for SSH) host required.
-pub(crate) fn fields(input: PlayroomInput, creating: bool, allow_local: bool) -> Result<PlayroomFields, ApiError> {
+pub fn fields(input: PlayroomInput, creating: bool, allow_local: bool) -> Result<PlayroomFields> {
     let mut errors = FieldErrors::new();
     let connection = match input.connection.as_deref() {
         None => None,
@@ -166,7 +168,7 @@ pub(crate) fn fields(input: PlayroomInput, creating: bool, allow_local: bool) ->
         None => None,
     };
     if !errors.is_empty() {
-        return Err(ApiError::validation(errors));
+        return Err(Error::Validation(errors));
     }
     let local = connection == Some(Connection::Local);
     Ok(PlayroomFields {
@@ -190,17 +192,15 @@ pub(crate) fn fields(input: PlayroomInput, creating: bool, allow_local: bool) ->
 
 /// Marking a Playroom trusted is the operator's act: 403 without
 /// `playrooms:trust`. Lifting trust (`false`) is open to any writer.
-pub(crate) fn authorise_trust(principal: &Principal, input: &PlayroomInput) -> Result<(), ApiError> {
-    if input.trusted == Some(true) && !principal.scopes.grants(Scope::PlayroomsTrust) {
+pub fn authorise_trust(scopes: &ScopeSet, input: &PlayroomInput) -> Result<()> {
+    if input.trusted == Some(true) && !scopes.grants(Scope::PlayroomsTrust) {
         let mut details = FieldErrors::new();
         details.insert(
             "playroom.trusted".into(),
             vec![format!("marking a Playroom trusted needs the operator's scope {}", Scope::PlayroomsTrust)],
         );
-        return Err(ApiError::Forbidden {
-            message: format!("the scope {} is required to trust a Playroom", Scope::PlayroomsTrust),
-            details,
-        });
+        let message = format!("the scope {} is required to trust a Playroom", Scope::PlayroomsTrust);
+        return Err(Error::Forbidden { message, details });
     }
     Ok(())
 }

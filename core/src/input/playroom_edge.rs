@@ -10,42 +10,44 @@ use play_model::FieldErrors;
 use play_model::edge::{EdgeChanges, EdgeSettings, TlsMode};
 use play_model::error::push_field_error;
 use serde::Deserialize;
-use utoipa::ToSchema;
 
-pub(crate) const TLS_MODES: &[&str] = &["auto", "internal", "off"];
+pub const TLS_MODES: &[&str] = &["auto", "internal", "off"];
 
 /// The edge: one Caddy container on the Playroom routing its Playgrounds'
 /// exposed services. Every key is optional (absent: unchanged on update,
 /// the default on create); `http_port` and `https_port` must differ.
-#[derive(Debug, Default, Deserialize, ToSchema)]
+#[derive(Debug, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EdgeInput {
     /// Whether play runs an edge on the Playroom. Default true.
     pub enabled: Option<bool>,
     /// The host port the edge serves HTTP (and ACME HTTP-01 challenges) on.
     /// Default 80; must differ from `https_port`.
-    #[schema(schema_with = crate::schemas::port_or_null)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = play_model::openapi::port_or_null))]
     pub http_port: Option<i64>,
     /// The host port the edge serves HTTPS on. Default 443; must differ
     /// from `http_port`.
-    #[schema(schema_with = crate::schemas::port_or_null)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = play_model::openapi::port_or_null))]
     pub https_port: Option<i64>,
     /// HTTPS under the Playroom's domains: `auto` (ACME certificates when
     /// the Playroom has an `acme_email`, else plain HTTP; the default),
     /// `internal` (Caddy's own CA) or `off` (plain HTTP).
-    #[schema(schema_with = tls_or_null)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = tls_or_null))]
     pub tls: Option<String>,
 }
 
-pub(crate) fn tls_or_null() -> utoipa::openapi::Schema {
-    crate::schemas::one_of_or_null(TLS_MODES)
+#[cfg(feature = "openapi")]
+pub fn tls_or_null() -> utoipa::openapi::Schema {
+    play_model::openapi::one_of_or_null(TLS_MODES)
 }
 
-pub(crate) fn tls() -> utoipa::openapi::schema::Object {
-    crate::schemas::one_of(TLS_MODES)
+#[cfg(feature = "openapi")]
+pub fn tls() -> utoipa::openapi::schema::Object {
+    play_model::openapi::one_of(TLS_MODES)
 }
 
-pub(crate) fn port(errors: &mut FieldErrors, key: &str, value: Option<i64>) -> Option<u16> {
+pub fn port(errors: &mut FieldErrors, key: &str, value: Option<i64>) -> Option<u16> {
     let value = value?;
     match u16::try_from(value) {
         Ok(p) if p > 0 => Some(p),

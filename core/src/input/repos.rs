@@ -1,31 +1,31 @@
 //! What `/api/repos` accepts (the contract's repositories facility): the
 //! request bodies, and the checks that turn them, field by field, into the
-//! requests of `play_core::scm::flows`. A field the contract gives no
+//! requests of `crate::scm::flows`. A field the contract gives no
 //! default (`name`, `repo`, `files`, `message` where they occur) is
 //! required; a missing one is a field error like any other.
 
-use play_core::Error;
-use play_core::scm::flows::{CreateRequest, PushRequest};
-use play_core::scm::hosts::Choice;
+use crate::Error;
+use crate::scm::flows::{CreateRequest, PushRequest};
+use crate::scm::hosts::Choice;
 use play_model::FieldErrors;
 use play_model::error::push_field_error;
 use play_model::scm::model::Provider;
 use play_model::scm::{DEFAULT_INITIAL_MESSAGE, PushFile};
 use serde::Deserialize;
-use utoipa::ToSchema;
 
 /// Extra room for JSON around a push's content: escapes, names, paths.
 /// A push's body may be this much larger than its content bound.
 pub const MAX_PUSH_BODY_BYTES: usize = 2 * play_model::scm::files::MAX_PUSH_BYTES + 1024 * 1024;
 
 /// `POST /api/repos`.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateRepoRequest {
-    #[schema(required = true, schema_with = crate::schemas::repo_name)]
+    #[cfg_attr(feature = "openapi", schema(required = true, schema_with = play_model::openapi::repo_name))]
     pub name: Option<String>,
     /// At most 1,000 characters.
-    #[schema(schema_with = crate::schemas::repo_description_or_null)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = play_model::openapi::repo_description_or_null))]
     pub description: Option<String>,
     /// Default `true`.
     pub private: Option<bool>,
@@ -34,15 +34,16 @@ pub struct CreateRepoRequest {
     /// Where to create it: `builtin` (play's own Git host) or `github`
     /// (the account's GitHub App installation). Default: the account's
     /// only choice; with several, this or `installation_id` is required.
-    #[schema(value_type = Option<String>, example = "builtin", pattern = "^(builtin|github)$")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "builtin", pattern = "^(builtin|github)$"))]
     pub provider: Option<String>,
     /// Which of the account's installations (`GET /api/scm_installations`).
-    #[schema(minimum = 1)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub installation_id: Option<i64>,
 }
 
 /// One file of a push: a relative path and its text.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FileInput {
     /// Relative, `/`-separated; no `.`, `..` or `.git` segment.
@@ -51,45 +52,47 @@ pub struct FileInput {
 }
 
 /// `POST /api/repos/push`.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PushRepoRequest {
     /// The repository's full name, `owner/name`.
-    #[schema(required = true, schema_with = crate::schemas::repo_full_name)]
+    #[cfg_attr(feature = "openapi", schema(required = true, schema_with = play_model::openapi::repo_full_name))]
     pub repo: Option<String>,
     /// 1-1,000 files, at most 10 MiB of content in all: one commit.
-    #[schema(required = true, schema_with = crate::schemas::push_files)]
+    #[cfg_attr(feature = "openapi", schema(required = true, schema_with = play_model::openapi::push_files))]
     pub files: Option<Vec<FileInput>>,
     /// The commit message.
-    #[schema(required = true, schema_with = crate::schemas::commit_message)]
+    #[cfg_attr(feature = "openapi", schema(required = true, schema_with = play_model::openapi::commit_message))]
     pub message: Option<String>,
     /// Default: the repository's default branch.
-    #[schema(schema_with = crate::schemas::branch_name_or_null)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = play_model::openapi::branch_name_or_null))]
     pub branch: Option<String>,
 }
 
 /// `POST /api/repos/create_and_push`.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateAndPushRequest {
-    #[schema(required = true, schema_with = crate::schemas::repo_name)]
+    #[cfg_attr(feature = "openapi", schema(required = true, schema_with = play_model::openapi::repo_name))]
     pub name: Option<String>,
-    #[schema(schema_with = crate::schemas::repo_description_or_null)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = play_model::openapi::repo_description_or_null))]
     pub description: Option<String>,
     /// Default `true`.
     pub private: Option<bool>,
-    #[schema(required = true, schema_with = crate::schemas::push_files)]
+    #[cfg_attr(feature = "openapi", schema(required = true, schema_with = play_model::openapi::push_files))]
     pub files: Option<Vec<FileInput>>,
     /// Default `Initial commit`.
-    #[schema(schema_with = crate::schemas::commit_message_or_null)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = play_model::openapi::commit_message_or_null))]
     pub message: Option<String>,
     /// Where to create it: `builtin` (play's own Git host) or `github`
     /// (the account's GitHub App installation). Default: the account's
     /// only choice; with several, this or `installation_id` is required.
-    #[schema(value_type = Option<String>, example = "builtin", pattern = "^(builtin|github)$")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "builtin", pattern = "^(builtin|github)$"))]
     pub provider: Option<String>,
     /// Which of the account's installations (`GET /api/scm_installations`).
-    #[schema(minimum = 1)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub installation_id: Option<i64>,
 }
 

@@ -2,43 +2,46 @@
 //! checks that turn them, field by field, into core's types (shared with
 //! server-side apply, which validates the same fields the same way).
 
-use crate::auth::Principal;
-use crate::error::{ApiError, ApiResult};
-use crate::state::AppState;
+use crate::playground::launch::Limits;
+use crate::{Error, Result};
 use play_model::FieldErrors;
 use play_model::compose::classify::ServiceType;
 use play_model::compose::{self, Policy, ServiceDefinition};
 use play_model::error::push_field_error;
+use play_model::model::event::Acting;
 use play_model::model::playspec::PlayspecFields;
 use play_model::scopes::Scope;
+use play_model::scopes::ScopeSet;
 use play_model::validate;
+use play_store::Store;
 use serde::Deserialize;
-use utoipa::ToSchema;
 
 /// A Compose file's parse, classified: the errors found and the services
 /// (what [`classify`] answers; server-side apply makes it before its
 /// transaction, `crate::apply::prepare`).
 pub type Classified = (FieldErrors, Option<Vec<ServiceDefinition>>);
 
-pub(crate) const MAX_DESCRIPTION_CHARS: usize = 2000;
+pub const MAX_DESCRIPTION_CHARS: usize = 2000;
 
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PlayspecRequest {
     pub playspec: PlayspecInput,
 }
 
-#[derive(Debug, Default, Deserialize, ToSchema)]
+#[derive(Debug, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PlayspecInput {
     /// Required on create.
-    #[schema(schema_with = crate::schemas::display_name_or_null)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = play_model::openapi::display_name_or_null))]
     pub name: Option<String>,
-    #[schema(max_length = 2000)]
+    #[cfg_attr(feature = "openapi", schema(max_length = 2000))]
     pub description: Option<String>,
     /// The Compose YAML (required on create). It must be a valid Compose
     /// file under the trusted policy; errors are keyed under this field.
-    #[schema(example = "services:\n  web:\n    image: nginx:alpine\n")]
+    #[cfg_attr(feature = "openapi", schema(example = "services:\n  web:\n    image: nginx:alpine\n"))]
     pub base_compose_yaml: Option<String>,
     pub persist_volumes: Option<bool>,
     /// Overrides of the classified service definitions, matched by name.
@@ -47,67 +50,71 @@ pub struct PlayspecInput {
     /// file belongs to: its relative paths (`./nginx.conf`, `./db/init`,
     /// `secrets.x.file`) are read from it at the Playground's commit, even
     /// when no service is built. `null` removes it.
-    #[serde(default, deserialize_with = "crate::json::present")]
-    #[schema(minimum = 1)]
+    #[serde(default, deserialize_with = "play_model::json::present")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub playzone_id: Option<Option<i64>>,
     /// The default `sleep_after` of its Playgrounds (`30m`, 5 s to 30
     /// days, or `never`); `null` or absent on create: the installation's
     /// default. A Playground's own `sleep_after` wins.
-    #[serde(default, deserialize_with = "crate::json::present")]
-    #[schema(schema_with = crate::schemas::sleep_after_or_null)]
+    #[serde(default, deserialize_with = "play_model::json::present")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = play_model::openapi::sleep_after_or_null))]
     pub sleep_after: Option<Option<String>>,
 }
 
 /// What a client may say about a service; everything else is derived from
 /// the Compose text.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ServiceInput {
     /// A service of `base_compose_yaml`.
     pub name: String,
     /// Must agree with the Compose text: `dynamic` (build) or `static` (image).
     #[serde(rename = "type")]
-    #[schema(schema_with = service_type_or_null)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = service_type_or_null))]
     pub service_type: Option<String>,
     /// The Playzone a dynamic service is built from (one of the account's);
     /// without it, a `svc/repo_url` label links or creates one.
-    #[schema(minimum = 1)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub playzone_id: Option<i64>,
-    #[schema(schema_with = crate::schemas::relative_path_or_null)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = play_model::openapi::relative_path_or_null))]
     pub dockerfile_path: Option<String>,
-    #[schema(schema_with = crate::schemas::relative_path_or_null)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = play_model::openapi::relative_path_or_null))]
     pub env_file_path: Option<String>,
-    #[schema(schema_with = crate::schemas::relative_path_or_null)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = play_model::openapi::relative_path_or_null))]
     pub workdir: Option<String>,
     pub exposure: Option<ExposureInput>,
 }
 
-pub(crate) fn service_type_or_null() -> utoipa::openapi::Schema {
-    crate::schemas::one_of_or_null(&["dynamic", "static"])
+#[cfg(feature = "openapi")]
+pub fn service_type_or_null() -> utoipa::openapi::Schema {
+    play_model::openapi::one_of_or_null(&["dynamic", "static"])
 }
 
-pub(crate) fn visibility_or_null() -> utoipa::openapi::Schema {
-    crate::schemas::one_of_or_null(&["external", "internal"])
+#[cfg(feature = "openapi")]
+pub fn visibility_or_null() -> utoipa::openapi::Schema {
+    play_model::openapi::one_of_or_null(&["external", "internal"])
 }
 
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ExposureInput {
     pub enabled: bool,
     /// The container port; required when enabled.
-    #[schema(schema_with = crate::schemas::port_or_null)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = play_model::openapi::port_or_null))]
     pub port: Option<i64>,
     /// Empty, `@`, or lowercase letters, digits and hyphens that start and
     /// end with a letter or digit.
     pub subdomain: Option<String>,
     /// `external` or `internal`.
-    #[schema(schema_with = visibility_or_null)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = visibility_or_null))]
     pub visibility: Option<String>,
 }
 
 /// Validates the Compose text under the trusted policy and classifies its
 /// services; errors are keyed under `playspec.base_compose_yaml`.
-pub(crate) fn classify(yaml: &str, errors: &mut FieldErrors) -> Option<Vec<ServiceDefinition>> {
+pub fn classify(yaml: &str, errors: &mut FieldErrors) -> Option<Vec<ServiceDefinition>> {
     let (report, model) = compose::parse_blueprint(yaml, &Policy::TRUSTED);
     for issue in &report.errors {
         let key = if issue.path.is_empty() {
@@ -125,7 +132,7 @@ pub(crate) fn classify(yaml: &str, errors: &mut FieldErrors) -> Option<Vec<Servi
 }
 
 /// Applies client overrides to the classified services, field by field.
-pub(crate) fn apply_overrides(defs: &mut [ServiceDefinition], overrides: Vec<ServiceInput>, errors: &mut FieldErrors) {
+pub fn apply_overrides(defs: &mut [ServiceDefinition], overrides: Vec<ServiceInput>, errors: &mut FieldErrors) {
     for (i, input) in overrides.into_iter().enumerate() {
         let field = |name: &str| format!("playspec.services[{i}].{name}");
         let Some(def) = defs.iter_mut().find(|d| d.name == input.name) else {
@@ -194,18 +201,18 @@ pub(crate) fn apply_overrides(defs: &mut [ServiceDefinition], overrides: Vec<Ser
 
 /// Validates a create or update body; `creating` requires name and Compose.
 /// Runs on the CPU pool: it parses and classifies the Compose text.
-pub(crate) fn fields(input: PlayspecInput, creating: bool, current_yaml: Option<String>) -> ApiResult<PlayspecFields> {
+pub fn fields(input: PlayspecInput, creating: bool, current_yaml: Option<String>) -> Result<PlayspecFields> {
     fields_classified(input, creating, current_yaml, None)
 }
 
 /// [`fields`] with the Compose text's classification already made (server-
 /// side apply makes it before its transaction: `crate::apply::prepare`).
-pub(crate) fn fields_classified(
+pub fn fields_classified(
     input: PlayspecInput,
     creating: bool,
     current_yaml: Option<String>,
     classified: Option<Classified>,
-) -> ApiResult<PlayspecFields> {
+) -> Result<PlayspecFields> {
     let mut errors = FieldErrors::new();
     if creating && input.name.is_none() {
         push_field_error(&mut errors, "playspec.name", "is required");
@@ -251,7 +258,7 @@ pub(crate) fn fields_classified(
         push_field_error(&mut errors, "playspec.playzone_id", "must be a Playzone id");
     }
     if !errors.is_empty() {
-        return Err(ApiError::validation(errors));
+        return Err(Error::Validation(errors));
     }
     Ok(PlayspecFields {
         name: input.name.map(|n| n.trim().to_owned()),
@@ -265,21 +272,23 @@ pub(crate) fn fields_classified(
 }
 
 /// Links the dynamic services to Playzones (`playzone::link`), and checks
-/// the Playspec's own Playzone is one of the account's.
-pub(crate) async fn link(
-    state: &AppState,
-    principal: &Principal,
+/// the Playspec's own Playzone is one of the account's. `by` and `scopes`
+/// are the caller's: a Playzone that reads privately needs `playzones:read`.
+pub async fn link(
+    store: &Store,
+    limits: Limits<'_>,
+    (by, scopes): (Acting, &ScopeSet),
     fields: &mut PlayspecFields,
     previous: &[ServiceDefinition],
-) -> ApiResult<()> {
-    let may_read_playzones = principal.scopes.grants(Scope::PlayzonesRead);
+) -> Result<()> {
+    let may_read_playzones = scopes.grants(Scope::PlayzonesRead);
     if let Some(Some(id)) = fields.playzone_id {
-        match play_store::playzones::get(&state.store, principal.account_id, id).await {
-            Err(play_core::Error::NotFound(_)) => {
-                return Err(ApiError::field("playspec.playzone_id", format!("no Playzone with id {id}")));
+        match play_store::playzones::get(store, by.account_id, id).await {
+            Err(crate::Error::NotFound(_)) => {
+                return Err(Error::field("playspec.playzone_id", format!("no Playzone with id {id}")));
             }
             Ok(zone) if zone.reads_privately() && !may_read_playzones => {
-                return Err(ApiError::field(
+                return Err(Error::field(
                     "playspec.playzone_id",
                     format!(
                         "Playzone {id} reads its repository with an access token or an installation: linking it needs a key with playzones:read"
@@ -292,23 +301,24 @@ pub(crate) async fn link(
         }
     }
     let Some(services) = fields.services.as_mut() else { return Ok(()) };
-    let linker = play_core::playzone::link::Linker {
-        store: &state.store,
-        account_id: principal.account_id,
-        policy: &state.config.repository_policy,
-        hosts: &state.hosts,
-        limits: &state.config.quotas,
-        actor: principal.actor(),
+    let linker = crate::playzone::link::Linker {
+        store,
+        account_id: by.account_id,
+        policy: limits.repositories,
+        hosts: limits.hosts,
+        limits: limits.quotas,
+        actor: by.actor,
         may_read_playzones,
     };
-    play_core::playzone::link::link(linker, services, previous, |d| format!("playspec.services.{}", d.name)).await?;
+    crate::playzone::link::link(linker, services, previous, |d| format!("playspec.services.{}", d.name)).await?;
     Ok(())
 }
 
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ValidateRequest {
-    #[schema(example = "services:\n  web:\n    image: nginx:alpine\n")]
+    #[cfg_attr(feature = "openapi", schema(example = "services:\n  web:\n    image: nginx:alpine\n"))]
     pub compose_yaml: String,
     /// Validate under this Playroom's policy (trusted or not); default
     /// untrusted. An unknown id is 404.

@@ -9,7 +9,9 @@
 //!   integer fields).
 //!
 //! Everything else is what `serde_json::Value` does; errors are
-//! `serde_json::Error`s, so `extract::parse_json` classifies them as before.
+//! `serde_json::Error`s, so the API's body extractor (`parse_json`)
+//! classifies them as before. [`parse_value`] reads a part of a document
+//! (a manifest object's `spec`) the same way, its errors keyed by path.
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Unexpected, Visitor};
 use serde::forward_to_deserialize_any;
@@ -140,7 +142,28 @@ impl<'de> MapAccess<'de> for Entries<'de> {
     }
 }
 
-/// For `#[serde(default, deserialize_with = "crate::json::present")]`:
+/// `json` read as `T` the way a request body is, its field errors keyed
+/// under `prefix` (`objects[2].spec.host`): server-side apply reads each
+/// manifest object's `spec` with the create body's type.
+pub fn parse_value<T: serde::de::DeserializeOwned>(json: &Value, prefix: &str) -> Result<T, crate::FieldErrors> {
+    serde_path_to_error::deserialize(Strict(json)).map_err(|error| {
+        let path = error.path().to_string();
+        let field = if path.is_empty() || path == "." { prefix.to_owned() } else { format!("{prefix}.{path}") };
+        let mut details = crate::FieldErrors::new();
+        details.insert(field, vec![strip_position(&error.into_inner().to_string())]);
+        details
+    })
+}
+
+/// serde_json appends "at line 1 column 42"; the field path says more.
+pub fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+/// For `#[serde(default, deserialize_with = "play_model::json::present")]`:
 /// distinguishes an absent field (`None`) from an explicit `null`
 /// (`Some(None)`).
 pub fn present<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(

@@ -1,12 +1,12 @@
-//! Schemas of request fields whose rules live in `play_model::validate` and
+//! Schemas of request fields whose rules live in `validate` and
 //! friends, for `#[schema(schema_with = ...)]` on request structs: the
 //! document states the rule the server applies, from the same constants.
 //!
 //! `*_or_null` variants are for optional fields, where `null` means the
 //! same as an absent field.
 
-use play_model::scopes::Scope;
-use play_model::validate::patterns;
+use crate::scopes::Scope;
+use crate::validate::patterns;
 use utoipa::openapi::schema::{
     AdditionalProperties, AnyOfBuilder, ArrayBuilder, KnownFormat, Object, ObjectBuilder, SchemaFormat, Type,
 };
@@ -198,7 +198,7 @@ pub fn null_only() -> Object {
 pub fn webhook_url() -> Object {
     string()
         .min_length(Some(1))
-        .max_length(Some(play_model::webhook::url::MAX_URL_LEN))
+        .max_length(Some(crate::webhook::url::MAX_URL_LEN))
         .pattern(Some("^[Hh][Tt][Tt][Pp][Ss]?://"))
         .description(Some(
             "An absolute https URL (http only where the operator allows it), without user name, password or \
@@ -213,7 +213,7 @@ pub fn webhook_url_or_null() -> Schema {
 }
 
 fn event_type() -> Object {
-    string().enum_values(Some(play_model::webhook::EVENT_TYPES.iter().copied())).build()
+    string().enum_values(Some(crate::webhook::EVENT_TYPES.iter().copied())).build()
 }
 
 /// `webhook::Changes::validate`: known event types, at least one, no repeats.
@@ -235,7 +235,7 @@ pub fn webhook_event_filters_or_null() -> Schema {
                 .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
                 .minimum(Some(1)),
         )
-        .max_items(Some(play_model::webhook::MAX_FILTER_IDS));
+        .max_items(Some(crate::webhook::MAX_FILTER_IDS));
     or_null(
         ObjectBuilder::new()
             .schema_type(Type::Object)
@@ -248,15 +248,15 @@ pub fn webhook_event_filters_or_null() -> Schema {
 }
 
 pub fn webhook_description_or_null() -> Schema {
-    or_null(string().max_length(Some(play_model::webhook::MAX_DESCRIPTION_CHARS)).pattern(Some("^[^\\x00]*$")))
+    or_null(string().max_length(Some(crate::webhook::MAX_DESCRIPTION_CHARS)).pattern(Some("^[^\\x00]*$")))
 }
 
 /// `webhook::check_secret`: printable ASCII without spaces.
 pub fn webhook_secret_or_null() -> Schema {
     or_null(
         string()
-            .min_length(Some(play_model::webhook::MIN_SECRET_CHARS))
-            .max_length(Some(play_model::webhook::MAX_SECRET_CHARS))
+            .min_length(Some(crate::webhook::MIN_SECRET_CHARS))
+            .max_length(Some(crate::webhook::MAX_SECRET_CHARS))
             .pattern(Some("^[!-~]+$")),
     )
 }
@@ -267,7 +267,7 @@ pub fn webhook_secret_or_null() -> Schema {
 pub fn repository_url() -> Object {
     string()
         .min_length(Some(1))
-        .max_length(Some(play_model::webhook::url::MAX_URL_LEN))
+        .max_length(Some(crate::webhook::url::MAX_URL_LEN))
         .pattern(Some("^[Hh][Tt][Tt][Pp][Ss]?://"))
         .description(Some(
             "The repository's https URL (http only where the operator allows it), without user name, password, \
@@ -287,7 +287,7 @@ pub fn repository_url_or_null() -> Schema {
 pub fn branch_name() -> Object {
     string()
         .min_length(Some(1))
-        .max_length(Some(play_model::playzone::MAX_BRANCH_BYTES))
+        .max_length(Some(crate::playzone::MAX_BRANCH_BYTES))
         .pattern(Some("^[A-Za-z0-9._+/-]+$"))
         .description(Some(
             "A branch name: letters, digits, '.', '_', '-', '+' and '/', without '..', '//', a component starting \
@@ -303,13 +303,9 @@ pub fn branch_name_or_null() -> Schema {
 /// `playzone::check_token`: printable ASCII without spaces, 1 to 1024
 /// characters; write-only.
 pub fn repository_token_or_null() -> Schema {
-    or_null(
-        string().max_length(Some(play_model::playzone::MAX_CREDENTIALS_CHARS)).pattern(Some("^[!-~]*$")).description(
-            Some(
-                "An access token for the repository (write-only; never returned). On update an empty string removes it",
-            ),
-        ),
-    )
+    or_null(string().max_length(Some(crate::playzone::MAX_CREDENTIALS_CHARS)).pattern(Some("^[!-~]*$")).description(
+        Some("An access token for the repository (write-only; never returned). On update an empty string removes it"),
+    ))
 }
 
 /// `playzone::repo_path`: a relative path in the repository.
@@ -317,7 +313,7 @@ pub fn repository_path_or_null() -> Schema {
     or_null(
         string()
             .min_length(Some(1))
-            .max_length(Some(play_model::playzone::MAX_PATH_BYTES))
+            .max_length(Some(crate::playzone::MAX_PATH_BYTES))
             .pattern(Some("^[A-Za-z0-9_./-]+$"))
             .description(Some("A relative path in the repository, without '.' or '..' components")),
     )
@@ -328,7 +324,7 @@ pub fn repository_path_or_null() -> Schema {
 pub fn repo_name() -> Object {
     string()
         .min_length(Some(1))
-        .max_length(Some(play_model::scm::names::MAX_REPO_NAME_CHARS))
+        .max_length(Some(crate::scm::names::MAX_REPO_NAME_CHARS))
         .pattern(Some("^[a-z0-9][a-z0-9._-]*$"))
         .description(Some(
             "Lowercase letters, digits, '-', '_' and '.', starting with a letter or digit, not ending in '.git' \
@@ -338,14 +334,14 @@ pub fn repo_name() -> Object {
 }
 
 pub fn repo_description_or_null() -> Schema {
-    or_null(string().max_length(Some(play_core::scm::flows::MAX_DESCRIPTION_CHARS)).build())
+    or_null(string().max_length(Some(crate::scm::names::MAX_DESCRIPTION_CHARS)).build())
 }
 
 /// A full name `owner/name`: the owner an account name, the name as
 /// [`repo_name`].
 pub fn repo_full_name() -> Object {
     string()
-        .max_length(Some(64 + 1 + play_model::scm::names::MAX_REPO_NAME_CHARS))
+        .max_length(Some(64 + 1 + crate::scm::names::MAX_REPO_NAME_CHARS))
         .pattern(Some("^[A-Za-z0-9._-]{1,64}/[a-z0-9][a-z0-9._-]*$"))
         .description(Some("owner/name"))
         .build()
@@ -354,7 +350,7 @@ pub fn repo_full_name() -> Object {
 /// The files of one push (`scm::files`): 1-1,000 `{path, content}`, at
 /// most 10 MiB of content in all; the path rules are stated in prose.
 pub fn push_files() -> Schema {
-    use play_model::scm::files::{MAX_PATH_BYTES, MAX_PUSH_FILES};
+    use crate::scm::files::{MAX_PATH_BYTES, MAX_PUSH_FILES};
     let file = ObjectBuilder::new()
         .property("path", string().min_length(Some(1)).max_length(Some(MAX_PATH_BYTES)))
         .property("content", string())
@@ -375,7 +371,7 @@ pub fn push_files() -> Schema {
 
 /// A commit message: not blank, at most 64 KiB.
 pub fn commit_message() -> Object {
-    string().min_length(Some(1)).max_length(Some(play_model::scm::files::MAX_MESSAGE_BYTES)).build()
+    string().min_length(Some(1)).max_length(Some(crate::scm::files::MAX_MESSAGE_BYTES)).build()
 }
 
 pub fn commit_message_or_null() -> Schema {
