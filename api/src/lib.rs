@@ -7,9 +7,7 @@
 //! SSH: reconcilers converge the hosts, and live host reads go through the
 //! `HostGateway` trait from `play-core`.
 
-pub mod apply;
 pub mod auth;
-pub mod cpu;
 pub mod error;
 pub mod extract;
 pub mod input;
@@ -31,5 +29,8 @@ pub mod views;
 pub mod web;
 
 pub use error::{ApiError, ApiResult};
+// Server-side apply and the CPU pool are `play-core`'s; kept at these
+// paths for the handlers, MCP and the tests.
+pub use play_core::{apply, cpu};
 pub use router::router;
 pub use state::{ApiConfig, AppState};

@@ -44,4 +44,9 @@ impl Principal {
     pub fn acting(&self) -> Acting {
         Acting::new(self.account_id, self.actor())
     }
+
+    /// Whom server-side apply runs for: this key, its account and scopes.
+    pub fn for_apply(&self) -> play_core::apply::Principal {
+        play_core::apply::Principal { account_id: self.account_id, key_id: self.key_id, scopes: self.scopes }
+    }
 }

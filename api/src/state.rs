@@ -173,6 +173,21 @@ impl Shared {
         self.sign_in_limiter.shrink_to_fit();
     }
 
+    /// What server-side apply runs with on this replica.
+    pub fn apply_env(&self) -> play_core::apply::Env<'_> {
+        play_core::apply::Env {
+            store: &self.store,
+            secrets: &self.secrets,
+            pepper: &self.pepper,
+            cpu: &self.cpu,
+            waker: self.waker.as_ref(),
+            limits: self.limits(),
+            allow_local_playrooms: self.config.allow_local_playrooms,
+            schedule_min_interval: self.config.schedule_min_interval,
+            webhook_urls: &self.config.webhook_urls,
+        }
+    }
+
     /// What bounds the creation of Playgrounds (quotas, lifetimes,
     /// repositories, and the source host a repository URL may name), for
     /// the domain's flows.

@@ -6,6 +6,8 @@
 //!
 //! This crate never talks to Docker or SSH and never serves HTTP.
 
+pub mod apply;
+pub mod cpu;
 pub mod input;
 pub mod metrics;
 pub mod offload;

@@ -46,7 +46,7 @@ pub async fn apply(
     Query(query): Query<ApplyQuery>,
     Json(body): Json<ApplyRequest>,
 ) -> ApiResult<JsonResponse<ApplyAnswer>> {
-    Ok(JsonResponse(apply::run(&state, &principal, body, query.dry_run).await?))
+    Ok(JsonResponse(apply::run(&state.apply_env(), &principal.for_apply(), body, query.dry_run).await?))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

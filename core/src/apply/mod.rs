@@ -25,6 +25,7 @@
 //! no Playground uses any more are deleted ([`prune`]).
 
 mod context;
+mod env;
 mod playground;
 mod playroom;
 mod playspec;
@@ -38,7 +39,7 @@ mod webhook;
 
 use std::collections::BTreeMap;
 
-use play_core::Error;
+use crate::Error;
 use play_model::FieldErrors;
 use play_model::error::push_field_error;
 use play_model::{
@@ -47,36 +48,36 @@ use play_model::{
 };
 use play_store::applied;
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use context::Outcome;
 pub use context::{Cx, read_scope};
 
-use crate::auth::Principal;
-use crate::error::{ApiError, ApiResult};
-use crate::state::AppState;
+pub use env::Env;
+pub use env::Principal;
 
 /// The body of `POST /api/apply`.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ApplyRequest {
     /// The apply set the objects belong to (the CLI sends one per
     /// repository path); required with `prune`.
     #[serde(default)]
-    #[schema(max_length = 200, pattern = "^[A-Za-z0-9._:/@=,-]+$")]
+    #[cfg_attr(feature = "openapi", schema(max_length = 200, pattern = "^[A-Za-z0-9._:/@=,-]+$"))]
     pub apply_set: Option<String>,
     /// Delete the objects this apply set created that `objects` no longer
     /// lists.
     #[serde(default)]
     pub prune: bool,
     /// At most 500 objects.
-    #[schema(max_items = 500)]
+    #[cfg_attr(feature = "openapi", schema(max_items = 500))]
     pub objects: Vec<ManifestObject>,
 }
 
 /// One manifest document, with files and `valueFrom` already resolved by
 /// the client.
-#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[derive(Clone, Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ManifestObject {
     /// `play/v1`.
@@ -88,22 +89,24 @@ pub struct ManifestObject {
     pub metadata: Metadata,
     /// The kind's create body, references by name (`playroomRef`,
     /// `playspecRef`, `playzoneRef`).
-    #[schema(value_type = Object)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub spec: serde_json::Value,
 }
 
-#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[derive(Clone, Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Metadata {
     /// Unique per kind in the account: lowercase letters, digits, `-`, `.`.
-    #[schema(max_length = 63)]
+    #[cfg_attr(feature = "openapi", schema(max_length = 63))]
     pub name: String,
     #[serde(default)]
     pub labels: BTreeMap<String, String>,
 }
 
 /// What apply did with one object.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ApplyResult {
     pub kind: String,
     pub name: String,
@@ -111,10 +114,10 @@ pub struct ApplyResult {
     /// `null` in a dry run of a create.
     pub id: Option<i64>,
     /// `created`, `configured`, `unchanged` or `pruned`.
-    #[schema(value_type = String)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub action: Action,
     /// The spec's changes since the last apply (secret values as digests).
-    #[schema(value_type = Vec<Object>)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
     pub diff: Vec<DiffEntry>,
     /// What changed on the live object outside apply (apply undoes it),
     /// and what the reconcilers report (a failed Playground, a service not
@@ -124,7 +127,8 @@ pub struct ApplyResult {
     pub revision: Option<String>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ApplyAnswer {
     pub dry_run: bool,
     pub apply_set: Option<String>,
@@ -150,11 +154,11 @@ impl Object {
 
 /// Checks the envelope of every object (version, kind, name, labels,
 /// duplicates) before anything else.
-fn check_objects(request: &ApplyRequest) -> Result<Vec<Object>, ApiError> {
+fn check_objects(request: &ApplyRequest) -> Result<Vec<Object>, Error> {
     let mut errors = FieldErrors::new();
     if request.objects.len() > rules::MAX_OBJECTS {
         push_field_error(&mut errors, "objects", format!("at most {} objects per apply", rules::MAX_OBJECTS));
-        return Err(ApiError::validation(errors));
+        return Err(Error::Validation(errors));
     }
     match &request.apply_set {
         Some(set) => {
@@ -210,7 +214,7 @@ fn check_objects(request: &ApplyRequest) -> Result<Vec<Object>, ApiError> {
         });
     }
     if !errors.is_empty() {
-        return Err(ApiError::validation(errors));
+        return Err(Error::Validation(errors));
     }
     Ok(objects)
 }
@@ -231,7 +235,7 @@ enum Run {
     Done(ApplyAnswer),
     /// Valid, with host writes to make first: rolled back, and the writes
     /// planned, with the objects waiting for them.
-    Writes(play_core::scm::staged::Staged, Vec<context::Pending>),
+    Writes(crate::scm::staged::Staged, Vec<context::Pending>),
 }
 
 /// Runs an apply (see the [module documentation](self)).
@@ -244,64 +248,62 @@ enum Run {
 /// did, provided it plans the same writes (else they are undone and the
 /// apply answers 409: something changed meanwhile, apply again).
 pub async fn run(
-    state: &AppState,
+    env: &Env<'_>,
     principal: &Principal,
     request: ApplyRequest,
     dry_run: bool,
-) -> ApiResult<ApplyAnswer> {
+) -> crate::Result<ApplyAnswer> {
     let mut objects = check_objects(&request)?;
     objects.sort_by_key(|o| (o.kind, o.index));
     // The pure checks and the hosts' reads first, with no transaction
     // open (see `prepare` and `repository::read_heads`).
     let mut before = Before {
-        prepared: prepare::prepare(state, &objects).await?,
-        heads: repository::read_heads(state, principal.account_id, &objects).await?,
+        prepared: prepare::prepare(env, &objects).await?,
+        heads: repository::read_heads(env, principal.account_id, &objects).await?,
         reservations: BTreeMap::new(),
     };
-    let (mut planned, pending) = match run_once(state, principal, &request, &objects, &before, dry_run, None).await? {
+    let (mut planned, pending) = match run_once(env, principal, &request, &objects, &before, dry_run, None).await? {
         Run::Done(answer) => return Ok(answer),
         Run::Writes(planned, pending) => (planned, pending),
     };
     let creates: Vec<_> = planned.creates().cloned().collect();
     for repository in &creates {
-        let caller = play_core::scm::flows::Caller { by: principal.acting(), limits: &state.config.quotas };
-        let reserved = state
-            .store
-            .in_write(async |tx| play_core::scm::flows::reserve_planned_in(tx, &caller, repository).await)
-            .await;
+        let caller = crate::scm::flows::Caller { by: principal.acting(), limits: env.limits.quotas };
+        let reserved =
+            env.store.in_write(async |tx| crate::scm::flows::reserve_planned_in(tx, &caller, repository).await).await;
         match reserved {
             Ok(id) => {
                 before.reservations.insert(repository.full_name.clone(), id);
             }
             Err(e) => {
-                release(state, &before.reservations).await;
-                return Err(e.into());
+                release(env, &before.reservations).await;
+                return Err(e);
             }
         }
     }
     let executed = match planned.write_hosts().await {
         Ok(executed) => executed,
         Err(failure) => {
-            release(state, &before.reservations).await;
+            release(env, &before.reservations).await;
             return Err(repository::failed(&pending, failure));
         }
     };
-    let recorded = run_once(state, principal, &request, &objects, &before, false, Some((&planned, executed))).await;
+    let recorded = run_once(env, principal, &request, &objects, &before, false, Some((&planned, executed))).await;
     match recorded {
         Ok(Run::Done(answer)) => Ok(answer),
-        Ok(Run::Writes(..)) => Err(Error::Internal("an apply's second run planned writes again".into()).into()),
+        Ok(Run::Writes(..)) => Err(Error::Internal("an apply's second run planned writes again".into())),
         Err(e) => {
             planned.undo().await;
-            release(state, &before.reservations).await;
+            release(env, &before.reservations).await;
             Err(e)
         }
     }
 }
 
 /// Gives back the names an apply reserved that its record did not take.
-async fn release(state: &AppState, reservations: &BTreeMap<play_model::scm::FullName, i64>) {
+async fn release(env: &Env<'_>, reservations: &BTreeMap<play_model::scm::FullName, i64>) {
     for (full, id) in reservations {
-        if let Err(e) = play_store::repository_reservations::release(&state.store, *id).await {
+        if let Err(e) = play_store::repository_reservations::release(env.store, *id).await {
             tracing::warn!(repository = %full, error = %e, "apply: releasing a reserved name");
         }
     }
@@ -311,17 +313,17 @@ async fn release(state: &AppState, reservations: &BTreeMap<play_model::scm::Full
 /// the first run and what its host writes left), records them and commits
 /// if this run plans the very same writes.
 async fn run_once(
-    state: &AppState,
+    env: &Env<'_>,
     principal: &Principal,
     request: &ApplyRequest,
     objects: &[Object],
     before: &Before,
     dry_run: bool,
-    written: Option<(&play_core::scm::staged::Staged, Vec<play_core::scm::staged::Executed>)>,
-) -> ApiResult<Run> {
+    written: Option<(&crate::scm::staged::Staged, Vec<crate::scm::staged::Executed>)>,
+) -> crate::Result<Run> {
     // A dry run writes only to roll back: it waits for other writers
     // first (issue #49, item 13).
-    let mut tx = if dry_run { state.store.write_after_others().await? } else { state.store.write().await? };
+    let mut tx = if dry_run { env.store.write_after_others().await? } else { env.store.write().await? };
     let rows = applied::list(&mut tx, principal.account_id).await?;
     let to_prune: Vec<play_model::apply::model::Applied> = match (&request.apply_set, request.prune) {
         (Some(set), true) => rows
@@ -333,7 +335,7 @@ async fn run_once(
         _ => Vec::new(),
     };
     context::authorise(principal, objects, &to_prune, dry_run)?;
-    let mut cx = Cx::new(state, principal, &mut tx, rows, request.apply_set.clone(), before);
+    let mut cx = Cx::new(env, principal, &mut tx, rows, request.apply_set.clone(), before);
     let mut results: BTreeMap<usize, ApplyResult> = BTreeMap::new();
     let mut errors = FieldErrors::new();
     for object in objects {
@@ -354,7 +356,7 @@ async fn run_once(
                 cx.resolved(object, outcome.id);
                 results.insert(object.index, outcome.result(object));
             }
-            Err(ApiError::Core(Error::Validation(found))) => {
+            Err(Error::Validation(found)) => {
                 cx.failed(object);
                 errors.extend(found);
             }
@@ -362,7 +364,7 @@ async fn run_once(
         }
     }
     if !errors.is_empty() {
-        return Err(ApiError::validation(errors));
+        return Err(Error::Validation(errors));
     }
     let mut pruned = Vec::new();
     for row in prune::order(to_prune) {
@@ -376,8 +378,7 @@ async fn run_once(
             if !first.same_plan(&cx.repos) {
                 return Err(Error::Conflict(
                     "the repositories of this set changed while it was applied: apply again".into(),
-                )
-                .into());
+                ));
             }
             repository::record(&mut cx, executed).await?;
         }
@@ -394,7 +395,7 @@ async fn run_once(
     } else {
         tx.commit().await.map_err(Error::from)?;
         for (kind, id) in wakes {
-            state.waker.wake(kind, id);
+            env.waker.wake(kind, id);
         }
         staged.after_commit().await;
     }

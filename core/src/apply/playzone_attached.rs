@@ -1,7 +1,8 @@
 //! Applying a Playzone with `repositoryRef` (see [`super::playzone`]): a
 //! Playzone attached to a Repository, reached through its host.
 
-use play_core::wake::Kind as Wake;
+use crate::Error;
+use crate::wake::Kind as Wake;
 use play_model::apply::{Action, Kind};
 use play_model::playzone::Changes;
 use play_model::playzone::model::Playzone;
@@ -10,7 +11,6 @@ use serde_json::{Value, json};
 
 use super::Object;
 use super::context::{Cx, Outcome, decide, found, rekeyed};
-use crate::error::ApiError;
 
 fn live(zone: &Playzone, repository: &str) -> Value {
     json!({
@@ -26,7 +26,7 @@ pub async fn apply(
     default_branch: Option<String>,
     private: Option<bool>,
     credentials: Option<String>,
-) -> Result<Outcome, ApiError> {
+) -> Result<Outcome, Error> {
     let mut errors = play_model::FieldErrors::new();
     for (field, given) in [("private", private.is_some()), ("credentials", credentials.is_some())] {
         if given {
@@ -38,7 +38,7 @@ pub async fn apply(
         play_model::error::push_field_error(&mut errors, object.field("spec.default_branch"), message);
     }
     if !errors.is_empty() {
-        return Err(ApiError::validation(errors));
+        return Err(Error::Validation(errors));
     }
     let account = cx.account();
     let id = cx.reference(Kind::Repository, name, object.field("spec.repositoryRef")).await?;
@@ -57,7 +57,7 @@ pub async fn apply(
              Playzone on that repository",
             zone.scm_url
         );
-        return Err(ApiError::field(object.field("spec.repositoryRef"), message));
+        return Err(Error::field(object.field("spec.repositoryRef"), message));
     }
     let before = current.as_ref().map(|z| live(z, &full));
     let decision = decide(cx, object, &redacted, before.as_ref());
@@ -71,33 +71,33 @@ pub async fn apply(
     let by = cx.principal.acting();
     let zone = match (decision.action, current) {
         (Action::Unchanged, Some(zone)) => return Ok(Outcome::of(zone.id, decision, None)),
-        (Action::Configured, Some(zone)) => playzones::update(&mut *cx.conn, &cx.state.secrets, by, zone.id, pinned())
+        (Action::Configured, Some(zone)) => playzones::update(&mut *cx.conn, cx.env.secrets, by, zone.id, pinned())
             .await
-            .map_err(|e| rekeyed(e.into(), "playzone", object))?,
+            .map_err(|e| rekeyed(e, "playzone", object))?,
         _ => {
-            let Some(urls) = cx.state.hosts.urls(repository.provider, &repository.full_name) else {
-                return Err(ApiError::Core(play_core::Error::ScmAppRequired(format!(
+            let Some(urls) = cx.env.limits.hosts.urls(repository.provider, &repository.full_name) else {
+                return Err(crate::Error::ScmAppRequired(format!(
                     "repository {full} is on {}, which this play no longer serves: ask the operator",
                     repository.provider
-                ))));
+                )));
             };
-            let limits = &cx.state.config.quotas;
+            let limits = &cx.env.limits.quotas;
             let zone = playzone_access::attach_in(cx.conn, by, &repository, &urls.clone_url, &object.name, limits)
                 .await
                 .map_err(|e| match e {
-                    play_core::Error::Conflict(_) => ApiError::field(
+                    crate::Error::Conflict(_) => Error::field(
                         object.field("spec.repositoryRef"),
                         format!(
                             "repository {full} is attached to another Playzone of this account already: name that \
                              Playzone in the manifest, or delete it"
                         ),
                     ),
-                    other => rekeyed(other.into(), "playzone", object),
+                    other => rekeyed(other, "playzone", object),
                 })?;
             match default_branch {
-                Some(_) => playzones::update(&mut *cx.conn, &cx.state.secrets, by, zone.id, pinned())
+                Some(_) => playzones::update(&mut *cx.conn, cx.env.secrets, by, zone.id, pinned())
                     .await
-                    .map_err(|e| rekeyed(e.into(), "playzone", object))?,
+                    .map_err(|e| rekeyed(e, "playzone", object))?,
                 None => zone,
             }
         }

@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use play_core::Error;
-use play_core::wake;
+use crate::Error;
+use crate::wake;
 use play_model::FieldErrors;
 use play_model::apply::model::{Applied, AppliedFields};
 use play_model::scopes::Scope;
@@ -16,10 +16,9 @@ use play_store::applied;
 use play_store::names::{self, Named};
 use play_store::{Conn, Tx};
 
+use super::Env;
 use super::Object;
-use crate::auth::{Principal, forbidden};
-use crate::error::ApiError;
-use crate::state::AppState;
+use super::Principal;
 
 /// One object's result, before it is shaped for the answer.
 #[derive(Debug)]
@@ -57,7 +56,7 @@ pub struct Pending {
 
 /// The apply in progress.
 pub struct Cx<'a> {
-    pub state: &'a AppState,
+    pub env: &'a Env<'a>,
     pub principal: &'a Principal,
     pub conn: &'a mut Conn,
     apply_set: Option<String>,
@@ -74,7 +73,7 @@ pub struct Cx<'a> {
     /// second run, once the hosts made them; empty before).
     pub reservations: &'a BTreeMap<play_model::scm::FullName, i64>,
     /// Repository writes, made on the hosts once the set is valid.
-    pub repos: play_core::scm::staged::Staged,
+    pub repos: crate::scm::staged::Staged,
     /// Repositories whose applied rows wait for those writes.
     pub pending: Vec<Pending>,
 }
@@ -87,7 +86,7 @@ impl std::fmt::Debug for Cx<'_> {
 
 impl<'a> Cx<'a> {
     pub fn new(
-        state: &'a AppState,
+        env: &'a Env<'a>,
         principal: &'a Principal,
         tx: &'a mut Tx,
         rows: Vec<Applied>,
@@ -96,7 +95,7 @@ impl<'a> Cx<'a> {
     ) -> Self {
         let applied = rows.into_iter().map(|r| ((r.kind, r.name.clone()), r)).collect();
         Cx {
-            state,
+            env,
             principal,
             conn: &mut *tx,
             apply_set,
@@ -136,7 +135,7 @@ impl<'a> Cx<'a> {
     /// The wakes to send once the transaction committed, the repository
     /// writes to undo if it does not (or to finish if it does), and the
     /// objects waiting for them.
-    pub fn finish(self) -> (BTreeSet<(wake::Kind, i64)>, play_core::scm::staged::Staged, Vec<Pending>) {
+    pub fn finish(self) -> (BTreeSet<(wake::Kind, i64)>, crate::scm::staged::Staged, Vec<Pending>) {
         (self.wakes, self.repos, self.pending)
     }
 
@@ -144,7 +143,7 @@ impl<'a> Cx<'a> {
     /// digests (so an unchanged secret is unchanged), and the value
     /// cannot be read back or guessed offline without the server's pepper.
     pub fn secret_digest(&self, value: &str) -> String {
-        let full = self.state.pepper.digest(&format!("apply-secret:{value}"));
+        let full = self.env.pepper.digest(&format!("apply-secret:{value}"));
         format!("hmac:{}", &full[..full.len().min(16)])
     }
 
@@ -158,10 +157,10 @@ impl<'a> Cx<'a> {
     /// The id a reference names: an object of this set (resolved earlier,
     /// kinds run in reference order), else one an earlier apply created,
     /// else an API object of that name. `field` is where the error goes.
-    pub async fn reference(&mut self, kind: Kind, name: &str, field: String) -> Result<i64, ApiError> {
+    pub async fn reference(&mut self, kind: Kind, name: &str, field: String) -> Result<i64, Error> {
         let key = (kind, name.to_owned());
         if self.failed.contains(&key) {
-            return Err(ApiError::field(field, format!("the {kind} {name:?} of this set is invalid (see its errors)")));
+            return Err(Error::field(field, format!("the {kind} {name:?} of this set is invalid (see its errors)")));
         }
         if let Some(id) = self.resolved.get(&key) {
             return Ok(*id);
@@ -178,14 +177,14 @@ impl<'a> Cx<'a> {
                     "no Repository {name:?} in this set or made by an earlier apply (a repository made otherwise is \
                      attached: POST /api/playzones/attach)"
                 );
-                return Err(ApiError::field(field, message));
+                return Err(Error::field(field, message));
             }
-            _ => return Err(ApiError::field(field, format!("no {kind} {name:?} in this set"))),
+            _ => return Err(Error::field(field, format!("no {kind} {name:?} in this set"))),
         };
         let account = self.account();
         match names::id_of(&mut *self.conn, named, account, name).await? {
             Some(id) => Ok(id),
-            None => Err(ApiError::field(field, format!("no {kind} named {name:?} in this set or the account"))),
+            None => Err(Error::field(field, format!("no {kind} named {name:?} in this set or the account"))),
         }
     }
 
@@ -197,7 +196,7 @@ impl<'a> Cx<'a> {
         live: serde_json::Value,
         object_id: i64,
         revision: Option<String>,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), Error> {
         let fields = AppliedFields {
             apply_set: self.apply_set.clone(),
             object_id,
@@ -224,11 +223,11 @@ impl<'a> Cx<'a> {
 pub use play_model::apply::digest;
 
 /// A read of the object an applied row names: `None` when it is gone.
-pub fn found<T>(read: play_core::Result<T>) -> Result<Option<T>, ApiError> {
+pub fn found<T>(read: crate::Result<T>) -> Result<Option<T>, Error> {
     match read {
         Ok(value) => Ok(Some(value)),
         Err(Error::NotFound(_)) => Ok(None),
-        Err(e) => Err(e.into()),
+        Err(e) => Err(e),
     }
 }
 
@@ -240,10 +239,10 @@ pub async fn resolve(
     name: &str,
     field: String,
     errors: &mut FieldErrors,
-) -> Result<Option<i64>, ApiError> {
+) -> Result<Option<i64>, Error> {
     match cx.reference(kind, name, field).await {
         Ok(id) => Ok(Some(id)),
-        Err(ApiError::Core(Error::Validation(e))) => {
+        Err(Error::Validation(e)) => {
             errors.extend(e);
             Ok(None)
         }
@@ -291,23 +290,21 @@ pub fn rekey(errors: FieldErrors, resource: &str, object: &Object) -> FieldError
 }
 
 /// `error` of a resource call, validation errors re-keyed ([`rekey`]).
-pub fn rekeyed(error: ApiError, resource: &str, object: &Object) -> ApiError {
+pub fn rekeyed(error: Error, resource: &str, object: &Object) -> Error {
     match error {
-        ApiError::Core(Error::Validation(errors)) => ApiError::validation(rekey(errors, resource, object)),
+        Error::Validation(errors) => Error::Validation(rekey(errors, resource, object)),
         other => other,
     }
 }
 
 /// A non-validation error names the object it is about.
-pub fn name_error(object: &Object, error: ApiError) -> ApiError {
+pub fn name_error(object: &Object, error: Error) -> Error {
     let prefix = |m: String| format!("{} {:?}: {m}", object.kind, object.name);
     match error {
-        ApiError::Core(Error::Conflict(m)) => ApiError::Core(Error::Conflict(prefix(m))),
-        ApiError::Core(Error::Locked(m)) => ApiError::Core(Error::Locked(prefix(m))),
-        ApiError::Core(Error::InvalidState(m)) => ApiError::Core(Error::InvalidState(prefix(m))),
-        ApiError::Core(Error::NotFound(what)) => {
-            ApiError::field(object.field("spec"), format!("the {what} it names does not exist"))
-        }
+        Error::Conflict(m) => Error::Conflict(prefix(m)),
+        Error::Locked(m) => Error::Locked(prefix(m)),
+        Error::InvalidState(m) => Error::InvalidState(prefix(m)),
+        Error::NotFound(what) => Error::field(object.field("spec"), format!("the {what} it names does not exist")),
         other => other,
     }
 }
@@ -333,7 +330,7 @@ pub fn read_scope(kind: Kind) -> Scope {
 }
 
 /// 403 naming the first scope the key lacks for this apply.
-pub fn authorise(principal: &Principal, objects: &[Object], pruned: &[Applied], dry_run: bool) -> Result<(), ApiError> {
+pub fn authorise(principal: &Principal, objects: &[Object], pruned: &[Applied], dry_run: bool) -> Result<(), Error> {
     let mut needed = Vec::new();
     for kind in objects.iter().map(|o| o.kind).chain(pruned.iter().map(|r| r.kind)) {
         let (read, write, _) = scopes(kind);
@@ -346,7 +343,7 @@ pub fn authorise(principal: &Principal, objects: &[Object], pruned: &[Applied], 
         needed.extend(pruned.iter().map(|r| scopes(r.kind).2));
     }
     match needed.into_iter().find(|s| !principal.scopes.grants(*s)) {
-        Some(missing) => Err(forbidden(missing)),
+        Some(missing) => Err(missing.missing().into()),
         None => Ok(()),
     }
 }

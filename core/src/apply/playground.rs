@@ -16,9 +16,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use play_core::Error;
-use play_core::playground::{CreateRequest, launch, ops, validate};
-use play_core::wake::Kind as Wake;
+use crate::Error;
+use crate::playground::{CreateRequest, launch, ops, validate};
+use crate::wake::Kind as Wake;
 use play_model::FieldErrors;
 use play_model::apply::{Action, Kind, SecretPath};
 use play_model::playground::{DesiredState, Playground, PlaygroundStatus, RolloutChanges, ServiceSettings, ttl};
@@ -29,7 +29,6 @@ use serde_json::{Value, json};
 
 use super::Object;
 use super::context::{Cx, Outcome, decide, drift_lines, rekeyed, resolve};
-use crate::error::ApiError;
 use play_model::json::parse_value;
 
 #[derive(Debug, Deserialize)]
@@ -112,35 +111,35 @@ fn reported(playground: &Playground) -> Vec<String> {
     out
 }
 
-fn parse_ttl(object: &Object, text: Option<&str>) -> Result<Option<Duration>, ApiError> {
+fn parse_ttl(object: &Object, text: Option<&str>) -> Result<Option<Duration>, Error> {
     let Some(text) = text else { return Ok(None) };
     let field = object.field("spec.ttl");
-    let ttl = humantime::parse_duration(text).map_err(|e| ApiError::field(field.clone(), e.to_string()))?;
+    let ttl = humantime::parse_duration(text).map_err(|e| Error::field(field.clone(), e.to_string()))?;
     if let Some(why) = ttl::check(ttl) {
-        return Err(ApiError::field(field, why));
+        return Err(Error::field(field, why));
     }
     Ok(Some(ttl))
 }
 
 /// `spec.sleep_after` in seconds (`None`: inherit).
-fn parse_sleep_after(object: &Object, text: Option<&str>) -> Result<Option<i64>, ApiError> {
+fn parse_sleep_after(object: &Object, text: Option<&str>) -> Result<Option<i64>, Error> {
     text.map(|t| {
         play_model::playground::sleep::parse_after(t)
-            .map_err(|message| ApiError::field(object.field("spec.sleep_after"), message))
+            .map_err(|message| Error::field(object.field("spec.sleep_after"), message))
     })
     .transpose()
 }
 
-fn immutable(object: &Object, field: &str) -> ApiError {
-    ApiError::field(
+fn immutable(object: &Object, field: &str) -> Error {
+    Error::field(
         object.field(&format!("spec.{field}")),
         "cannot change on an existing Playground: delete it (play delete playground NAME) and apply again, or give \
          the manifest a new name",
     )
 }
 
-pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError> {
-    let spec: Spec = parse_value(&object.spec, &object.field("spec")).map_err(ApiError::validation)?;
+pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, Error> {
+    let spec: Spec = parse_value(&object.spec, &object.field("spec")).map_err(Error::Validation)?;
     let ttl = parse_ttl(object, spec.ttl.as_deref())?;
     let sleep_after = parse_sleep_after(object, spec.sleep_after.as_deref())?;
     let paths = secret_paths(&spec);
@@ -151,14 +150,14 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     let playspec_id =
         resolve(cx, Kind::Playspec, &spec.playspec_ref, object.field("spec.playspecRef"), &mut errors).await?;
     let (Some(playroom_id), Some(playspec_id)) = (playroom_id, playspec_id) else {
-        return Err(ApiError::validation(errors));
+        return Err(Error::Validation(errors));
     };
     let account = cx.account();
     let current = match cx.last(object).map(|row| row.object_id) {
         Some(id) => match rows::get_for_update(&mut *cx.conn, account, id).await {
             Ok(p) if standing(&p) => Some(p),
             Ok(_) | Err(Error::NotFound(_)) => None,
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         },
         None => None,
     };
@@ -168,7 +167,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     if decision.action == Action::Unchanged && moved {
         decision.action = Action::Configured;
     }
-    let lifetimes = cx.state.config.lifetimes();
+    let lifetimes = cx.env.limits.lifetimes;
     let id = match (decision.action, &current) {
         (Action::Unchanged, Some(p)) => p.id,
         (Action::Configured, Some(p))
@@ -194,9 +193,9 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
                 playspec_id: Some(playspec_id),
                 sleep_after: Some(sleep_after),
             };
-            validate::check_rollout_in(cx.conn, &cx.state.cpu, p, &changes)
+            validate::check_rollout_in(cx.conn, cx.env.cpu, p, &changes)
                 .await
-                .map_err(|e| rekeyed(e.into(), "playground", object))?;
+                .map_err(|e| rekeyed(e, "playground", object))?;
             let settings_changed = !changes.changed_fields(p).is_empty();
             if settings_changed || !decision.drift.is_empty() {
                 ops::record_rollout_in(cx.conn, account, p.id, changes, cx.principal.actor()).await?;
@@ -230,7 +229,7 @@ async fn create(
     playspec_id: i64,
     ttl: Option<Duration>,
     lifetimes: play_model::playground::Lifetimes,
-) -> Result<i64, ApiError> {
+) -> Result<i64, Error> {
     let request = CreateRequest {
         name: Some(object.name.clone()),
         playspec_id: Some(playspec_id),
@@ -242,14 +241,14 @@ async fn create(
         services: spec.services.clone(),
         sleep_after: spec.sleep_after.clone(),
     };
-    let mut new = validate::check_create_in(cx.conn, &cx.state.cpu, cx.account(), request, lifetimes)
+    let mut new = validate::check_create_in(cx.conn, cx.env.cpu, cx.account(), request, lifetimes)
         .await
-        .map_err(|e| rekeyed(e.into(), "playground", object))?;
+        .map_err(|e| rekeyed(e, "playground", object))?;
     if let Some(ttl) = ttl {
         new.ttl = chrono::Duration::from_std(ttl).unwrap_or(new.ttl);
     }
-    let created = launch::create_in(cx.conn, cx.account(), &new, &cx.state.config.quotas, cx.principal.actor())
+    let created = launch::create_in(cx.conn, cx.account(), &new, cx.env.limits.quotas, cx.principal.actor())
         .await
-        .map_err(|e| rekeyed(e.into(), "playground", object))?;
+        .map_err(|e| rekeyed(e, "playground", object))?;
     Ok(created.id)
 }

@@ -14,7 +14,8 @@
 //! `default_branch` changes later; a Playzone never moves to another
 //! repository.
 
-use play_core::wake::Kind as Wake;
+use crate::Error;
+use crate::wake::Kind as Wake;
 use play_model::apply::Action;
 use play_model::playzone::model::Playzone;
 use play_model::playzone::{Input, Stored};
@@ -24,7 +25,6 @@ use serde_json::{Value, json};
 
 use super::Object;
 use super::context::{Cx, Outcome, decide, found, rekeyed};
-use crate::error::ApiError;
 use crate::input::playzones::changes;
 use play_model::json::parse_value;
 
@@ -48,8 +48,8 @@ fn live(zone: &Playzone) -> Value {
     })
 }
 
-pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError> {
-    let spec: Spec = parse_value(&object.spec, &object.field("spec")).map_err(ApiError::validation)?;
+pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, Error> {
+    let spec: Spec = parse_value(&object.spec, &object.field("spec")).map_err(Error::Validation)?;
     let scm_url = match (spec.scm_url.clone(), spec.repository_ref.clone()) {
         (Some(url), None) => url,
         (None, Some(name)) => {
@@ -64,12 +64,12 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
             .await;
         }
         (Some(_), Some(_)) => {
-            return Err(ApiError::field(
+            return Err(Error::field(
                 object.field("spec.repositoryRef"),
                 "give either scm_url or repositoryRef, not both",
             ));
         }
-        (None, None) => return Err(ApiError::field(object.field("spec.scm_url"), "is required (or repositoryRef)")),
+        (None, None) => return Err(Error::field(object.field("spec.scm_url"), "is required (or repositoryRef)")),
     };
     let redacted = cx.redact(&object.spec, &[play_model::apply::path("credentials")]);
     let account = cx.account();
@@ -89,7 +89,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     {
         let message = "this Playzone is attached to a repository (repositoryRef): it does not move to a URL; give it \
                        another name to make a Playzone on that URL";
-        return Err(ApiError::field(object.field("spec.scm_url"), message));
+        return Err(Error::field(object.field("spec.scm_url"), message));
     }
     let stored = current.as_ref().map(|z| Stored {
         private: z.private,
@@ -97,23 +97,22 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         attached: z.attached,
         scm_url: &z.scm_url,
     });
-    let checked = changes(input, stored, &cx.state.config.repository_policy)
-        .map_err(|e| rekeyed(e.into(), "playzone", object))?;
+    let checked = changes(input, stored, cx.env.limits.repositories).map_err(|e| rekeyed(e, "playzone", object))?;
     let before = current.as_ref().map(live);
     let decision = decide(cx, object, &redacted, before.as_ref());
     let id = match (decision.action, &current) {
         (Action::Unchanged, Some(z)) => z.id,
         (Action::Configured, Some(z)) => {
-            playzones::update(&mut *cx.conn, &cx.state.secrets, cx.principal.acting(), z.id, checked)
+            playzones::update(&mut *cx.conn, cx.env.secrets, cx.principal.acting(), z.id, checked)
                 .await
-                .map_err(|e| rekeyed(e.into(), "playzone", object))?
+                .map_err(|e| rekeyed(e, "playzone", object))?
                 .id
         }
         _ => {
-            let quotas = &cx.state.config.quotas;
-            playzones::create(&mut *cx.conn, Some(&cx.state.secrets), cx.principal.acting(), checked, false, quotas)
+            let quotas = &cx.env.limits.quotas;
+            playzones::create(&mut *cx.conn, Some(cx.env.secrets), cx.principal.acting(), checked, false, quotas)
                 .await
-                .map_err(|e| rekeyed(e.into(), "playzone", object))?
+                .map_err(|e| rekeyed(e, "playzone", object))?
                 .id
         }
     };

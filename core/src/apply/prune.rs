@@ -7,7 +7,8 @@
 //! until that is done, so a pruned or replaced revision is *retired* and
 //! deleted by the first apply of the account that finds it unused.
 
-use play_core::wake::Kind as Wake;
+use crate::Error;
+use crate::wake::Kind as Wake;
 use play_model::apply::Action;
 use play_model::apply::model::Applied;
 use play_model::playground::DesiredState;
@@ -16,7 +17,6 @@ use play_store::{playrooms, playspecs, playzones, repositories, templates, webho
 
 use super::ApplyResult;
 use super::context::Cx;
-use crate::error::ApiError;
 
 /// The rows to prune, dependants first.
 pub fn order(mut rows: Vec<Applied>) -> Vec<Applied> {
@@ -24,20 +24,20 @@ pub fn order(mut rows: Vec<Applied>) -> Vec<Applied> {
     rows
 }
 
-fn gone(error: &play_core::Error) -> bool {
-    matches!(error, play_core::Error::NotFound(_))
+fn gone(error: &crate::Error) -> bool {
+    matches!(error, crate::Error::NotFound(_))
 }
 
 /// Deletes the object of `row` (if it still exists) and forgets the row.
-pub async fn prune(cx: &mut Cx<'_>, row: &Applied) -> Result<ApplyResult, ApiError> {
+pub async fn prune(cx: &mut Cx<'_>, row: &Applied) -> Result<ApplyResult, Error> {
     use play_model::apply::Kind;
     let account = cx.account();
     let actor = cx.principal.actor();
-    let named = |e: play_core::Error| {
+    let named = |e: crate::Error| {
         let message = format!("cannot prune {} {:?}: {e}", row.kind, row.name);
         match e {
-            play_core::Error::Conflict(_) => play_core::Error::Conflict(message),
-            play_core::Error::Locked(_) => play_core::Error::Locked(message),
+            crate::Error::Conflict(_) => crate::Error::Conflict(message),
+            crate::Error::Locked(_) => crate::Error::Locked(message),
             other => other,
         }
     };
@@ -50,44 +50,44 @@ pub async fn prune(cx: &mut Cx<'_>, row: &Applied) -> Result<ApplyResult, ApiErr
             }
             Ok(_) => {}
             Err(e) if gone(&e) => {}
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         },
         Kind::Playspec => applied::retire_in(cx.conn, account, row.object_id).await?,
         Kind::WebhookEndpoint => match webhooks::delete(&mut *cx.conn, account, row.object_id).await {
-            Err(e) if !gone(&e) => return Err(e.into()),
+            Err(e) if !gone(&e) => return Err(e),
             _ => {}
         },
         Kind::Playroom => match playrooms::delete(&mut *cx.conn, account, row.object_id, actor).await {
             Ok(()) => cx.wake(Wake::Edge, row.object_id),
             Err(e) if gone(&e) => {}
-            Err(e) => return Err(named(e).into()),
+            Err(e) => return Err(named(e)),
         },
         Kind::Playzone => {
             // Revisions this apply retired may still name it: gone first.
             collect_revisions(cx).await?;
             match playzones::delete(&mut *cx.conn, account, row.object_id, actor).await {
-                Err(e) if !gone(&e) => return Err(named(e).into()),
+                Err(e) if !gone(&e) => return Err(named(e)),
                 _ => {}
             }
         }
         Kind::Repository => match repositories::get_in(&mut *cx.conn, account, row.object_id).await {
             Ok(repository) => {
-                let host = cx.state.hosts.of_repository(&cx.state.store, &repository).await?;
+                let host = cx.env.limits.hosts.of_repository(cx.env.store, &repository).await?;
                 for id in repositories::delete_in(cx.conn, &repository, actor).await? {
                     cx.wake(Wake::Playzone, id);
                 }
                 cx.repos.remove_after_commit(host, repository);
             }
             Err(e) if gone(&e) => {}
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         },
         Kind::ImportTemplate => match templates::delete(&mut *cx.conn, account, row.object_id, actor).await {
             Ok(destroyed) => {
                 for playground in destroyed {
-                    cx.wake(play_core::wake::Kind::Playground, playground);
+                    cx.wake(crate::wake::Kind::Playground, playground);
                 }
             }
-            Err(e) if !gone(&e) => return Err(e.into()),
+            Err(e) if !gone(&e) => return Err(e),
             Err(_) => {}
         },
     }
@@ -105,14 +105,14 @@ pub async fn prune(cx: &mut Cx<'_>, row: &Applied) -> Result<ApplyResult, ApiErr
 
 /// Deletes the account's retired Playspec revisions that no Playground
 /// holds; the others wait for a later apply.
-pub async fn collect_revisions(cx: &mut Cx<'_>) -> Result<(), ApiError> {
+pub async fn collect_revisions(cx: &mut Cx<'_>) -> Result<(), Error> {
     let account = cx.account();
     for id in applied::retired_in(cx.conn, account).await? {
         match playspecs::get(&mut *cx.conn, account, id).await {
             Ok(p) if playspecs::holders(&mut *cx.conn, p.id).await? > 0 => continue,
             Ok(p) => playspecs::delete(&mut *cx.conn, account, p.id, cx.principal.actor()).await?,
             Err(e) if gone(&e) => {}
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         }
         applied::forget_retired_in(cx.conn, id).await?;
     }

@@ -6,6 +6,7 @@
 //! and category are updated in place. Earlier versions stay (Playspecs
 //! launched from them name them).
 
+use crate::Error;
 use play_model::apply::Action;
 use play_model::compose::svc;
 use play_model::model::template::{NewVersion, Template};
@@ -15,7 +16,6 @@ use serde_json::{Value, json};
 
 use super::Object;
 use super::context::{Cx, Outcome, decide, found, rekeyed};
-use crate::error::ApiError;
 use crate::input::templates::{TemplateInput, fields};
 use play_model::json::parse_value;
 
@@ -28,7 +28,7 @@ struct Spec {
     public: Option<bool>,
 }
 
-async fn live(cx: &mut Cx<'_>, template: &Template) -> Result<Value, ApiError> {
+async fn live(cx: &mut Cx<'_>, template: &Template) -> Result<Value, Error> {
     let latest = templates::latest_version_in(cx.conn, cx.account(), template.id).await?;
     Ok(json!({
         "description": template.description,
@@ -38,31 +38,31 @@ async fn live(cx: &mut Cx<'_>, template: &Template) -> Result<Value, ApiError> {
     }))
 }
 
-pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError> {
-    let spec: Spec = parse_value(&object.spec, &object.field("spec")).map_err(ApiError::validation)?;
+pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, Error> {
+    let spec: Spec = parse_value(&object.spec, &object.field("spec")).map_err(Error::Validation)?;
     let input = TemplateInput {
         name: Some(object.name.clone()),
         description: Some(spec.description.clone().unwrap_or_default()),
         category_id: Some(spec.category_id),
     };
-    let fields = fields(input, true).map_err(|e| rekeyed(e.into(), "import_template", object))?;
+    let fields = fields(input, true).map_err(|e| rekeyed(e, "import_template", object))?;
     if spec.template_body.len() > play_model::compose::MAX_COMPOSE_BYTES {
         let limit = play_model::compose::MAX_COMPOSE_BYTES;
-        return Err(ApiError::field(object.field("spec.template_body"), format!("must be at most {limit} bytes")));
+        return Err(Error::field(object.field("spec.template_body"), format!("must be at most {limit} bytes")));
     }
     let body = spec.template_body.clone();
     // Validated before the transaction opened (`super::prepare`).
     let checked = match cx.prepared.template(&body) {
         Some(checked) => checked,
-        None => cx.state.cpu.run(move || svc::validate_template(&body)).await?,
+        None => cx.env.cpu.run(move || svc::validate_template(&body)).await?,
     };
-    let minimum = cx.state.config.schedule_min_interval;
+    let minimum = cx.env.schedule_min_interval;
     let info = checked.and_then(|info| crate::input::templates::check_schedule(&info, minimum).map(|()| info));
     let info = info.map_err(|errors| {
-        ApiError::validation(errors.into_iter().map(|(k, m)| (object.field(&format!("spec.{k}")), m)).collect())
+        Error::Validation(errors.into_iter().map(|(k, m)| (object.field(&format!("spec.{k}")), m)).collect())
     })?;
     let variables = serde_json::to_value(&info.variables)
-        .map_err(|e| play_core::Error::Internal(format!("variables do not serialise: {e}")))?;
+        .map_err(|e| crate::Error::Internal(format!("variables do not serialise: {e}")))?;
     let public = spec.public.unwrap_or(false);
     let account = cx.account();
     let current = match cx.last(object).map(|row| row.object_id) {
@@ -84,7 +84,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
             {
                 templates::update(&mut *cx.conn, cx.principal.acting(), t.id, fields)
                     .await
-                    .map_err(|e| rekeyed(e.into(), "import_template", object))?;
+                    .map_err(|e| rekeyed(e, "import_template", object))?;
             }
             if changed("template_body") != Some(&json!(spec.template_body)) {
                 let new = NewVersion {
@@ -93,7 +93,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
                     variables: &variables,
                     author_may_read_playzones: cx.principal.scopes.grants(play_model::scopes::Scope::PlayzonesRead),
                 };
-                templates::create_version(&mut *cx.conn, cx.principal.acting(), t.id, new, &cx.state.config.quotas)
+                templates::create_version(&mut *cx.conn, cx.principal.acting(), t.id, new, cx.env.limits.quotas)
                     .await?;
             } else if changed("public") != Some(&json!(public))
                 && let Some(latest) = templates::latest_version_in(cx.conn, account, t.id).await?
@@ -103,16 +103,16 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
             t.id
         }
         _ => {
-            let created = templates::create(&mut *cx.conn, cx.principal.acting(), fields, &cx.state.config.quotas)
+            let created = templates::create(&mut *cx.conn, cx.principal.acting(), fields, cx.env.limits.quotas)
                 .await
-                .map_err(|e| rekeyed(e.into(), "import_template", object))?;
+                .map_err(|e| rekeyed(e, "import_template", object))?;
             let new = NewVersion {
                 template_body: &spec.template_body,
                 public,
                 variables: &variables,
                 author_may_read_playzones: cx.principal.scopes.grants(play_model::scopes::Scope::PlayzonesRead),
             };
-            templates::create_version(&mut *cx.conn, cx.principal.acting(), created.id, new, &cx.state.config.quotas)
+            templates::create_version(&mut *cx.conn, cx.principal.acting(), created.id, new, cx.env.limits.quotas)
                 .await?;
             created.id
         }
@@ -123,11 +123,11 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         cx.record(object, object.spec.clone(), after, id, None).await?;
         // A new version may have changed its schedule: the loop looks at once.
         if let Some(schedule) = play_store::schedules::of_template_in(cx.conn, id).await? {
-            cx.wake(play_core::wake::Kind::Schedule, schedule);
+            cx.wake(crate::wake::Kind::Schedule, schedule);
         }
         // And its trigger.
         if let Some(trigger) = play_store::triggers::of_template_in(cx.conn, id).await? {
-            cx.wake(play_core::wake::Kind::Trigger, trigger);
+            cx.wake(crate::wake::Kind::Trigger, trigger);
         }
     }
     Ok(Outcome::of(id, decision, None))

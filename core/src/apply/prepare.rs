@@ -21,9 +21,8 @@ use play_model::FieldErrors;
 use play_model::apply::Kind;
 use play_model::compose::svc::{self, TemplateInfo};
 
+use super::Env;
 use super::Object;
-use crate::error::ApiResult;
-use crate::state::AppState;
 
 use crate::input::playspecs::Classified;
 
@@ -54,7 +53,7 @@ const TEXTS_PER_JOB: usize = 8;
 /// Runs the pure checks of `objects` on the CPU pool (each distinct text
 /// once), [`TEXTS_PER_JOB`] at a time. Texts of the wrong type or size are
 /// left to the per-kind steps, which refuse them with their own messages.
-pub async fn prepare(state: &AppState, objects: &[Object]) -> ApiResult<Prepared> {
+pub async fn prepare(env: &Env<'_>, objects: &[Object]) -> crate::Result<Prepared> {
     let text = |object: &Object, key: &str| object.spec.get(key).and_then(|v| v.as_str()).map(Arc::<str>::from);
     let mut yamls: Vec<Arc<str>> = objects
         .iter()
@@ -75,7 +74,7 @@ pub async fn prepare(state: &AppState, objects: &[Object]) -> ApiResult<Prepared
     let mut prepared = Prepared::default();
     for chunk in yamls.chunks(TEXTS_PER_JOB) {
         let chunk = chunk.to_vec();
-        let checked = state
+        let checked = env
             .cpu
             .run(move || {
                 chunk
@@ -92,7 +91,7 @@ pub async fn prepare(state: &AppState, objects: &[Object]) -> ApiResult<Prepared
     }
     for chunk in bodies.chunks(TEXTS_PER_JOB) {
         let chunk = chunk.to_vec();
-        let checked = state
+        let checked = env
             .cpu
             .run(move || {
                 chunk.into_iter().map(|body| (body.clone(), svc::validate_template(&body))).collect::<Vec<_>>()

@@ -17,13 +17,13 @@
 //! which makes a commit only if one of them differs. Heads are read
 //! before the apply's transaction opens ([`read_heads`]), and host writes
 //! wait for the whole set to be valid and are made with no transaction
-//! open (`play_core::scm::staged`, issue #49 item 5); a dry run makes
+//! open (`crate::scm::staged`, issue #49 item 5); a dry run makes
 //! none.
 
-use play_core::Error;
-use play_core::scm::flows::{self, Caller, CreateRequest};
-use play_core::scm::staged::{Executed, Failure, Planned};
-use play_core::wake::Kind as Wake;
+use crate::Error;
+use crate::scm::flows::{self, Caller, CreateRequest};
+use crate::scm::staged::{Executed, Failure, Planned};
+use crate::wake::Kind as Wake;
 use play_model::FieldErrors;
 use play_model::apply::{Action, Kind};
 use play_model::scm::model::Repository;
@@ -32,11 +32,10 @@ use play_store::repositories;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::Env;
 use super::Object;
 use super::context::{Cx, Heads, Outcome, Pending, decide, found, name_error};
-use crate::error::ApiError;
 use crate::input::repos::{FileInput, choice};
-use crate::state::AppState;
 use play_model::json::parse_value;
 
 /// The commit message of an apply's push when the spec gives none.
@@ -66,10 +65,10 @@ fn rekey(errors: FieldErrors, object: &Object) -> FieldErrors {
         .collect()
 }
 
-fn rekeyed(error: Error, object: &Object) -> ApiError {
+fn rekeyed(error: Error, object: &Object) -> Error {
     match error {
-        Error::Validation(errors) => ApiError::validation(rekey(errors, object)),
-        other => ApiError::Core(other),
+        Error::Validation(errors) => Error::Validation(rekey(errors, object)),
+        other => other,
     }
 }
 
@@ -95,8 +94,8 @@ fn live(repository: &Repository, head: Option<&str>) -> Value {
     json!({ "description": repository.description, "private": repository.private, "head": head })
 }
 
-pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError> {
-    let spec: Spec = parse_value(&object.spec, &object.field("spec")).map_err(ApiError::validation)?;
+pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, Error> {
+    let spec: Spec = parse_value(&object.spec, &object.field("spec")).map_err(Error::Validation)?;
     let mut errors = FieldErrors::new();
     let on = choice(&mut errors, spec.provider.clone(), spec.installation_id);
     let request = CreateRequest {
@@ -122,13 +121,13 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
                     errors.extend(found);
                     None
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(e),
             }
         }
         None => None,
     };
     if !errors.is_empty() {
-        return Err(ApiError::validation(rekey(errors, object)));
+        return Err(Error::Validation(rekey(errors, object)));
     }
     let redacted = redacted(&object.spec);
     let account = cx.account();
@@ -136,17 +135,17 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         Some(id) => found(repositories::get_in(&mut *cx.conn, account, id).await)?,
         None => None,
     };
-    let state = cx.state;
-    let (store, hosts) = (&state.store, &state.hosts);
+    let env = cx.env;
+    let (store, hosts) = (env.store, &env.limits.hosts);
     let Some(repository) = current else {
         let decision = decide(cx, object, &redacted, None);
-        let caller = Caller { by: cx.principal.acting(), limits: &state.config.quotas };
+        let caller = Caller { by: cx.principal.acting(), limits: env.limits.quotas };
         let target = hosts.choose(store, account, on).await.map_err(|e| rekeyed(e, object))?;
         let reservations = cx.reservations;
         let reserved = |full: &play_model::scm::FullName| reservations.get(full).copied();
         let (repository, host) =
             flows::record_new_in(cx.conn, &caller, &request, target, reserved).await.map_err(|e| match e {
-                Error::Conflict(_) => ApiError::field(
+                Error::Conflict(_) => Error::field(
                     object.field("metadata.name"),
                     format!(
                         "a repository named {} exists that this manifest did not make: delete it (play repo delete) \
@@ -178,16 +177,16 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
             );
             play_model::error::push_field_error(&mut errors, object.field(&format!("spec.{field}")), message);
         }
-        return Err(ApiError::validation(errors));
+        return Err(Error::Validation(errors));
     }
     let host = hosts.of_repository(store, &repository).await?;
     let branch = spec.branch.clone().unwrap_or_else(|| repository.default_branch.clone());
     // Read before the transaction: no host is called with it open.
     let Some(head) = cx.heads.get(&(repository.id, branch.clone())).cloned() else {
-        return Err(ApiError::Core(Error::Conflict(format!(
+        return Err(Error::Conflict(format!(
             "repository {} changed while this apply ran: apply again",
             repository.full_name
-        ))));
+        )));
     };
     let before = live(&repository, head.as_deref());
     let decision = decide(cx, object, &redacted, Some(&before));
@@ -203,7 +202,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     if push.is_some()
         && let Some(refusal) = hosts.push_refusal(store, &repository).await?
     {
-        return Err(ApiError::field(object.field("spec.files"), refusal));
+        return Err(Error::field(object.field("spec.files"), refusal));
     }
     let id = repository.id;
     let repository = Repository { description: request.description, private: request.private, ..repository };
@@ -218,14 +217,14 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
 /// item 5: a host is never called while the store's write lock is held).
 /// A Repository object whose record or branch cannot be read is left out:
 /// the apply's own checks say why.
-pub async fn read_heads(state: &AppState, account_id: i64, objects: &[Object]) -> Result<Heads, ApiError> {
+pub async fn read_heads(env: &Env<'_>, account_id: i64, objects: &[Object]) -> Result<Heads, Error> {
     let mut heads = Heads::new();
     let wanted: Vec<&Object> = objects.iter().filter(|o| o.kind == Kind::Repository).collect();
     if wanted.is_empty() {
         return Ok(heads);
     }
-    let rows = play_store::applied::list(&state.store, account_id).await?;
-    let mut conn = state.store.conn().await?;
+    let rows = play_store::applied::list(env.store, account_id).await?;
+    let mut conn = env.store.conn().await?;
     for object in wanted {
         let Some(row) = rows.iter().find(|r| r.kind == Kind::Repository && r.name == object.name) else { continue };
         let Ok(repository) = repositories::get_in(&mut conn, account_id, row.object_id).await else { continue };
@@ -234,29 +233,28 @@ pub async fn read_heads(state: &AppState, account_id: i64, objects: &[Object]) -
             Some(_) => continue,
             None => repository.default_branch.clone(),
         };
-        let host = state.hosts.of_repository(&state.store, &repository).await?;
-        let head =
-            host.head(&repository.full_name, &branch).await.map_err(|e| name_error(object, Error::from(e).into()))?;
+        let host = env.limits.hosts.of_repository(env.store, &repository).await?;
+        let head = host.head(&repository.full_name, &branch).await.map_err(|e| name_error(object, Error::from(e)))?;
         heads.insert((repository.id, branch), head);
     }
     Ok(heads)
 }
 
 /// The error of the object whose plan `failure` came from.
-pub fn failed(pending: &[super::context::Pending], failure: Failure) -> ApiError {
+pub fn failed(pending: &[super::context::Pending], failure: Failure) -> Error {
     let Failure { index, error } = failure;
     let object = pending.iter().find(|p| p.plan == index).map(|p| &p.object);
     match (object, error) {
-        (Some(object), Error::Validation(errors)) => ApiError::validation(rekey(errors, object)),
-        (Some(object), other) => name_error(object, other.into()),
-        (None, other) => other.into(),
+        (Some(object), Error::Validation(errors)) => Error::Validation(rekey(errors, object)),
+        (Some(object), other) => name_error(object, other),
+        (None, other) => other,
     }
 }
 
 /// Records what the hosts did for the set (`executed`, by plan index, made
 /// by the first run's writes of the same plan): default branches and
 /// pushes, then the applied rows with the heads they left.
-pub async fn record(cx: &mut Cx<'_>, executed: Vec<Executed>) -> Result<(), ApiError> {
+pub async fn record(cx: &mut Cx<'_>, executed: Vec<Executed>) -> Result<(), Error> {
     if cx.repos.is_empty() {
         return Ok(());
     }

@@ -5,6 +5,7 @@
 //! failing endpoint, and apply does not re-enable it behind the
 //! operator's back unless asked).
 
+use crate::Error;
 use std::collections::BTreeMap;
 
 use play_model::apply::Action;
@@ -16,7 +17,6 @@ use serde_json::{Value, json};
 
 use super::Object;
 use super::context::{Cx, Outcome, decide, found, rekeyed};
-use crate::error::ApiError;
 use play_model::json::parse_value;
 
 #[derive(Debug, Deserialize)]
@@ -43,8 +43,8 @@ fn live(endpoint: &Endpoint, spec: &Spec) -> Value {
     view
 }
 
-pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError> {
-    let spec: Spec = parse_value(&object.spec, &object.field("spec")).map_err(ApiError::validation)?;
+pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, Error> {
+    let spec: Spec = parse_value(&object.spec, &object.field("spec")).map_err(Error::Validation)?;
     let input = Input {
         url: Some(spec.url.clone()),
         events: Some(spec.events.clone()),
@@ -53,8 +53,8 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
         secret: spec.secret.clone(),
         enabled: spec.enabled,
     };
-    let changes = Changes::validate(input, true, &cx.state.config.webhook_urls)
-        .map_err(|e| rekeyed(ApiError::validation(e), "webhook_endpoint", object))?;
+    let changes = Changes::validate(input, true, cx.env.webhook_urls)
+        .map_err(|e| rekeyed(Error::Validation(e), "webhook_endpoint", object))?;
     let redacted = cx.redact(&object.spec, &[play_model::apply::path("secret")]);
     let account = cx.account();
     let current = match cx.last(object).map(|row| row.object_id) {
@@ -66,16 +66,16 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     let id = match (decision.action, &current) {
         (Action::Unchanged, Some(e)) => e.id,
         (Action::Configured, Some(e)) => {
-            webhooks::update(&mut *cx.conn, &cx.state.secrets, account, e.id, changes)
+            webhooks::update(&mut *cx.conn, cx.env.secrets, account, e.id, changes)
                 .await
-                .map_err(|err| rekeyed(err.into(), "webhook_endpoint", object))?
+                .map_err(|err| rekeyed(err, "webhook_endpoint", object))?
                 .id
         }
         _ => {
             let (created, _secret) =
-                webhooks::create(&mut *cx.conn, &cx.state.secrets, account, changes, &cx.state.config.quotas)
+                webhooks::create(&mut *cx.conn, cx.env.secrets, account, changes, cx.env.limits.quotas)
                     .await
-                    .map_err(|err| rekeyed(err.into(), "webhook_endpoint", object))?;
+                    .map_err(|err| rekeyed(err, "webhook_endpoint", object))?;
             created.id
         }
     };

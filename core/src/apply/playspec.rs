@@ -13,8 +13,9 @@
 //! Dynamic services name their Playzone (`playzoneRef`): apply never
 //! creates Playzones on the side.
 
+use crate::Error;
+use crate::Result as CoreResult;
 use base64::Engine;
-use play_core::Result as CoreResult;
 use play_model::FieldErrors;
 use play_model::apply::{Action, Kind, revision_name};
 use play_model::compose::ServiceType;
@@ -33,7 +34,6 @@ use serde_json::{Value, json};
 
 use super::Object;
 use super::context::{Cx, Outcome, decide, digest, found, rekeyed, resolve};
-use crate::error::ApiError;
 use crate::input::playspec_files::{
     MAX_MOUNTED_FILE_BYTES, REGISTRY_TYPES, check_mount_path, file_name, project_path, registry_host,
 };
@@ -204,8 +204,8 @@ fn credentials(object: &Object, specs: Vec<CredentialSpec>, errors: &mut FieldEr
     out
 }
 
-pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError> {
-    let spec: Spec = parse_value(&object.spec, &object.field("spec")).map_err(ApiError::validation)?;
+pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, Error> {
+    let spec: Spec = parse_value(&object.spec, &object.field("spec")).map_err(Error::Validation)?;
     let redacted = cx.redact(&object.spec, &[play_model::apply::path("registry_credentials.*.secret")]);
     let revision = revision_name(&object.name, &digest(&redacted));
     let mut errors = FieldErrors::new();
@@ -255,12 +255,12 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     let classified = input.base_compose_yaml.as_deref().and_then(|yaml| cx.prepared.compose(yaml));
     let checked = match classified {
         Some(classified) => fields_classified(input, true, None, Some(classified)),
-        None => cx.state.cpu.run(move || fields(input, true, None)).await?,
+        None => cx.env.cpu.run(move || fields(input, true, None)).await?,
     };
     let fields = match checked {
         Ok(fields) => Some(fields),
-        Err(e) => match rekeyed(e.into(), "playspec", object) {
-            ApiError::Core(play_core::Error::Validation(found)) => {
+        Err(e) => match rekeyed(e, "playspec", object) {
+            crate::Error::Validation(found) => {
                 errors.extend(found);
                 None
             }
@@ -288,7 +288,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     let new_files = files(object, spec.mounted_files, &names, &mut errors);
     let new_credentials = credentials(object, spec.registry_credentials, &mut errors);
     let (Some(fields), true) = (fields, errors.is_empty()) else {
-        return Err(ApiError::validation(errors));
+        return Err(Error::Validation(errors));
     };
 
     let account = cx.account();
@@ -315,7 +315,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
                 // while unused): made again as the spec says.
                 playspecs::delete(&mut *cx.conn, account, p.id, actor)
                     .await
-                    .map_err(|e| rekeyed(e.into(), "playspec", object))?;
+                    .map_err(|e| rekeyed(e, "playspec", object))?;
             }
             let id = create_revision(cx, object, fields, new_files, new_credentials).await?;
             if let Some(old) = current.as_ref().filter(|p| p.id != id && p.name != revision) {
@@ -340,7 +340,7 @@ async fn create_revision(
     fields: play_model::model::playspec::PlayspecFields,
     new_files: Vec<NewMountedFile>,
     new_credentials: Vec<NewRegistryCredential>,
-) -> Result<i64, ApiError> {
+) -> Result<i64, Error> {
     let account = cx.account();
     let name = fields.name.clone().unwrap_or_default();
     let existing = names::id_of(&mut *cx.conn, Named::Playspec, account, &name).await?;
@@ -349,23 +349,23 @@ async fn create_revision(
             rows::forget_retired_in(cx.conn, id).await?;
             return Ok(id);
         }
-        return Err(ApiError::field(
+        return Err(Error::field(
             object.field("metadata.name"),
             format!("a Playspec named {name:?} exists and was not made by apply; rename or delete it"),
         ));
     }
     let actor = cx.principal.actor();
-    let created = match playspecs::create(&mut *cx.conn, cx.principal.acting(), fields, &cx.state.config.quotas).await {
+    let created = match playspecs::create(&mut *cx.conn, cx.principal.acting(), fields, cx.env.limits.quotas).await {
         Ok(created) => created,
         // The name was free when looked up above: another apply made the
         // same revision meanwhile.
-        Err(play_core::Error::Validation(e)) if e.contains_key("playspec.name") => {
-            return Err(ApiError::Core(play_core::Error::Conflict(format!(
+        Err(crate::Error::Validation(e)) if e.contains_key("playspec.name") => {
+            return Err(crate::Error::Conflict(format!(
                 "the revision {name} was made by another apply at the same time; nothing of this apply was written, \
                  apply again"
-            ))));
+            )));
         }
-        Err(e) => return Err(rekeyed(e.into(), "playspec", object)),
+        Err(e) => return Err(rekeyed(e, "playspec", object)),
     };
     for (j, file) in new_files.into_iter().enumerate() {
         playspec_files::add_file(&mut *cx.conn, cx.principal.acting(), created.id, file)
@@ -373,7 +373,7 @@ async fn create_revision(
             .map_err(|e| under(object, &format!("spec.mounted_files[{j}]"), e))?;
     }
     for (j, credential) in new_credentials.into_iter().enumerate() {
-        playspec_files::add_credential(&mut *cx.conn, &cx.state.secrets, account, created.id, credential, actor)
+        playspec_files::add_credential(&mut *cx.conn, cx.env.secrets, account, created.id, credential, actor)
             .await
             .map_err(|e| under(object, &format!("spec.registry_credentials[{j}]"), e))?;
     }
@@ -382,23 +382,19 @@ async fn create_revision(
 
 /// A store error about one item of the spec: its field errors under
 /// `objects[i].<prefix>.`.
-fn under(object: &Object, prefix: &str, error: play_core::Error) -> ApiError {
+fn under(object: &Object, prefix: &str, error: crate::Error) -> Error {
     match error {
-        play_core::Error::Validation(found) => ApiError::validation(
+        crate::Error::Validation(found) => Error::Validation(
             found.into_iter().map(|(k, m)| (object.field(&format!("{prefix}.{k}")), m)).collect::<FieldErrors>(),
         ),
-        other => other.into(),
+        other => other,
     }
 }
 
 /// A Playzone that holds an access token is linked only by a key that may
-/// read Playzones (`play_core::playzone::link`, issue #27 item 2): a
+/// read Playzones (`crate::playzone::link`, issue #27 item 2): a
 /// `playzoneRef` to one, from a key without `playzones:read`, is refused.
-async fn check_token_links(
-    cx: &mut Cx<'_>,
-    linked: &[(String, i64)],
-    errors: &mut FieldErrors,
-) -> Result<(), ApiError> {
+async fn check_token_links(cx: &mut Cx<'_>, linked: &[(String, i64)], errors: &mut FieldErrors) -> Result<(), Error> {
     if cx.principal.scopes.grants(Scope::PlayzonesRead) {
         return Ok(());
     }

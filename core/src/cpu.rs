@@ -1,6 +1,6 @@
 //! CPU-heavy request work (Compose parsing, validation, template compile,
 //! desired-state rendering) off the async threads: the handlers' own
-//! ([`CpuPool::run`]) and the domain flows' (`play_core::offload::Offload`).
+//! ([`CpuPool::run`]) and the domain flows' (`crate::offload::Offload`).
 //!
 //! A 512 KiB Compose document takes long enough to parse and check that
 //! running it on a runtime thread would stall every other request that
@@ -12,7 +12,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use play_core::offload::Offload;
+use crate::offload::Offload;
 use tokio::sync::Semaphore;
 
 /// See the [module documentation](self).
@@ -41,11 +41,11 @@ impl CpuPool {
     }
 
     /// Runs `job` on a blocking thread once a permit is free.
-    pub async fn run<T: Send + 'static>(&self, job: impl FnOnce() -> T + Send + 'static) -> play_core::Result<T> {
+    pub async fn run<T: Send + 'static>(&self, job: impl FnOnce() -> T + Send + 'static) -> crate::Result<T> {
         self.spawn(job).await
     }
 
-    async fn spawn<T: Send + 'static>(&self, job: impl FnOnce() -> T + Send + 'static) -> play_core::Result<T> {
+    async fn spawn<T: Send + 'static>(&self, job: impl FnOnce() -> T + Send + 'static) -> crate::Result<T> {
         #[cfg(feature = "testing")]
         self.waiting.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let permit = Arc::clone(&self.permits).acquire_owned().await;
@@ -78,10 +78,10 @@ impl CpuPool {
     }
 }
 
-/// The domain's flows (`play_core::playground::launch`, `ops`) run their
+/// The domain's flows (`crate::playground::launch`, `ops`) run their
 /// Compose work on this pool.
 impl Offload for CpuPool {
-    fn run<T, F>(&self, job: F) -> impl Future<Output = play_core::Result<T>> + Send
+    fn run<T, F>(&self, job: F) -> impl Future<Output = crate::Result<T>> + Send
     where
         T: Send + 'static,
         F: FnOnce() -> T + Send + 'static,
@@ -90,6 +90,6 @@ impl Offload for CpuPool {
     }
 }
 
-fn internal(message: &str) -> play_core::Error {
-    play_core::Error::Internal(message.to_owned())
+fn internal(message: &str) -> crate::Error {
+    crate::Error::Internal(message.to_owned())
 }

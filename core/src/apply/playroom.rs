@@ -7,7 +7,8 @@
 //! one), trust (kept unless the spec says), and a key pair made with
 //! `generate_ssh_key` (kept unless the spec gives `ssh_private_key`).
 
-use play_core::wake::Kind as Wake;
+use crate::Error;
+use crate::wake::Kind as Wake;
 use play_model::apply::Action;
 use play_model::model::playroom::Playroom;
 use play_model::scopes::Scope;
@@ -16,7 +17,6 @@ use serde_json::{Value, json};
 
 use super::Object;
 use super::context::{Cx, Outcome, decide, found, rekeyed};
-use crate::error::ApiError;
 use crate::input::playrooms::{PlayroomInput, authorise_trust, fields};
 use play_model::json::parse_value;
 
@@ -46,18 +46,18 @@ fn live(room: &Playroom, spec: &Value) -> Value {
     view
 }
 
-pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError> {
+pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, Error> {
     if object.spec.get("name").is_some() {
-        return Err(ApiError::field(object.field("spec.name"), "the name is metadata.name"));
+        return Err(Error::field(object.field("spec.name"), "the name is metadata.name"));
     }
-    let mut input: PlayroomInput = parse_value(&object.spec, &object.field("spec")).map_err(ApiError::validation)?;
+    let mut input: PlayroomInput = parse_value(&object.spec, &object.field("spec")).map_err(Error::Validation)?;
     input.name = Some(object.name.clone());
     if input.acme_email.is_none() {
         input.acme_email = Some(None);
     }
     authorise_trust(&cx.principal.scopes, &input)?;
-    let allow_local = cx.state.config.allow_local_playrooms;
-    let mut fields = fields(input, true, allow_local).map_err(|e| rekeyed(e.into(), "playroom", object))?;
+    let allow_local = cx.env.allow_local_playrooms;
+    let mut fields = fields(input, true, allow_local).map_err(|e| rekeyed(e, "playroom", object))?;
     fields.caller_may_trust = cx.principal.scopes.grants(Scope::PlayroomsTrust);
     let spec = cx.redact(&object.spec, &[play_model::apply::path("ssh_private_key")]);
     let account = cx.account();
@@ -70,21 +70,16 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, ApiError
     let id = match (decision.action, &current) {
         (Action::Unchanged, Some(room)) => room.id,
         (Action::Configured, Some(room)) => {
-            let updated = playrooms::update(&mut *cx.conn, &cx.state.secrets, cx.principal.acting(), room.id, fields)
+            let updated = playrooms::update(&mut *cx.conn, cx.env.secrets, cx.principal.acting(), room.id, fields)
                 .await
-                .map_err(|e| rekeyed(e.into(), "playroom", object))?;
+                .map_err(|e| rekeyed(e, "playroom", object))?;
             updated.id
         }
         _ => {
-            let created = playrooms::create(
-                &mut *cx.conn,
-                &cx.state.secrets,
-                cx.principal.acting(),
-                fields,
-                &cx.state.config.quotas,
-            )
-            .await
-            .map_err(|e| rekeyed(e.into(), "playroom", object))?;
+            let created =
+                playrooms::create(&mut *cx.conn, cx.env.secrets, cx.principal.acting(), fields, cx.env.limits.quotas)
+                    .await
+                    .map_err(|e| rekeyed(e, "playroom", object))?;
             created.id
         }
     };
