@@ -9,6 +9,9 @@
 //!   A call runs that route through the in-process API router, whose
 //!   `auth::authorize` checks the route table's scope against the caller's
 //!   `Principal`: a tool cannot need a different scope than its route.
+//!   The apply tools' route checks a scope per object kind in the set
+//!   (`route_scopes::PER_OBJECT_ROUTES`), in the same flow as the REST
+//!   call and `play apply` (`play_core::apply`).
 //! - **Same rules.** The route's own extractors and handler parse, validate
 //!   and write; there is no second implementation of any of it.
 //! - **Same errors.** A non-2xx answer becomes an MCP tool error
@@ -51,7 +54,8 @@ use tools::{Body, ToolSpec};
 const INSTRUCTIONS: &str = "play runs Docker Compose environments. A Playroom is a Docker host; a Playspec is a \
 Compose definition; a Playground is a Playspec running on a Playroom. To run an environment: `launch` with Compose \
 YAML, `create_playground: true` and a `playroom_id` (or `launch_template`), then poll `get_playground_status` until \
-it is running. Each tool needs the scope its description names. Failed calls are tool errors whose content is the \
+it is running. To keep a set of objects as declared, `apply` manifest objects (`dry_run: true` first shows what \
+would change). Each tool needs the scope its description names. Failed calls are tool errors whose content is the \
 API's error envelope: {\"error\": {\"code\", \"message\", \"details\"}}.";
 
 /// The `/mcp` service: rmcp's Streamable HTTP transport over [`PlayMcp`].
@@ -169,12 +173,23 @@ fn compile_tools(doc: Option<&[u8]>) -> Vec<CompiledTool> {
         .collect()
 }
 
+/// What `tools/list` says a per-object route needs (`POST /api/apply`).
+const PER_OBJECT_SCOPES: &str = "the scopes of each object's kind (<kind>:read; <kind>:write to write it, \
+<kind>:delete to prune it)";
+
 fn describe(spec: &ToolSpec, compiled: &schema::Compiled) -> Tool {
-    let scope = required_scope(spec.method, spec.path).map_or("?", |s| s.as_str());
+    let per_object = crate::route_scopes::PER_OBJECT_ROUTES.contains(&(spec.method, spec.path));
+    let scope = match required_scope(spec.method, spec.path) {
+        Some(scope) => scope.as_str(),
+        None if per_object => PER_OBJECT_SCOPES,
+        None => "?",
+    };
     let description = format!("{} Scope: {scope}. REST: {} {}.", spec.description, spec.method, spec.path);
+    // Apply may prune: it can delete what its set no longer lists.
+    let destructive = spec.method == "DELETE" || spec.path == "/api/apply";
     let annotations = ToolAnnotations::new()
         .read_only(spec.method == "GET")
-        .destructive(spec.method == "DELETE")
+        .destructive(destructive)
         .idempotent(matches!(spec.method, "GET" | "DELETE"))
         .open_world(false);
     Tool::new(spec.name, description, Arc::new(compiled.input_schema.clone())).annotate(annotations)

@@ -41,6 +41,21 @@ use Body::{Flat, None as NoBody, Wrapped};
 
 /// Every tool, in the order `tools/list` shows them.
 pub const TOOLS: &[ToolSpec] = &[
+    // --- server-side apply: the flow of POST /api/apply and `play apply` -------
+    tool(
+        "apply",
+        "POST",
+        "/api/apply",
+        Flat,
+        "Apply a set of manifest objects, all or nothing (docs/manifests.md): each of `objects` is `{apiVersion: \"play/v1\", kind, metadata: {name, labels}, spec}` with kind Playroom, Repository, Playzone, Playspec, ImportTemplate, WebhookEndpoint or Playground, its spec the create body with references by name (playroomRef, playspecRef, playzoneRef). Each object is answered created, configured, unchanged or pruned, with its diff and drift. `dry_run: true` answers exactly that and writes nothing (read scopes suffice). With `apply_set`, `prune: true` deletes what the set made that `objects` no longer lists. Errors name `objects[i].<field>`.",
+    ),
+    tool(
+        "list_applied_objects",
+        "GET",
+        "/api/apply/objects",
+        NoBody,
+        "List the objects server-side apply made in the account (kind, manifest name, id, apply_set, labels, a Playspec's revision), of the kinds the key may read; narrow by `kind` or `apply_set`.",
+    ),
     // --- webhook endpoints: the spec's six, and two readers -------------------
     tool(
         "list_webhook_endpoints",
@@ -382,7 +397,9 @@ mod tests {
     #[test]
     fn every_tool_is_a_routed_operation_with_a_scope() {
         for t in TOOLS {
-            assert!(required_scope(t.method, t.path).is_some(), "{} names no route: {} {}", t.name, t.method, t.path);
+            let per_object = crate::route_scopes::PER_OBJECT_ROUTES.contains(&(t.method, t.path));
+            let scoped = per_object || required_scope(t.method, t.path).is_some();
+            assert!(scoped, "{} names no route: {} {}", t.name, t.method, t.path);
         }
     }
 

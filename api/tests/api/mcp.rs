@@ -163,3 +163,50 @@ async fn launch_and_read_the_status() {
     assert_eq!(status["structuredContent"]["id"], id, "{status}");
     assert!(status["structuredContent"]["status"].is_string(), "{status}");
 }
+
+/// Server-side apply as a tool: the same flow as `POST /api/apply`, its
+/// scopes per object kind, its errors keyed by object.
+#[tokio::test]
+async fn apply_is_a_tool_with_the_scopes_of_each_kind() {
+    let app = TestApp::with_config(allow_loopback()).await;
+    let hook = |url: &str| {
+        json!({"apiVersion": "play/v1", "kind": "WebhookEndpoint", "metadata": {"name": "agent"},
+               "spec": {"url": url, "events": ["webhook.test"]}})
+    };
+    let set = json!({"apply_set": "agent", "objects": [hook("http://127.0.0.1:9/hook")]});
+
+    // A dry run writes nothing and needs only the read scope.
+    let reader = app.key_for(app.account_id, ScopeSet::from_iter([Scope::WebhooksRead]), None).await;
+    let dry =
+        call(&app, &reader, "apply", json!({"dry_run": true, "apply_set": "agent", "objects": set["objects"]})).await;
+    assert_eq!(dry["isError"], false, "{dry}");
+    assert_eq!(dry["structuredContent"]["results"][0]["action"], "created", "{dry}");
+    assert_eq!(app.count("webhook_endpoints").await, 0);
+    // Writing needs the kind's write scope: the envelope names it.
+    let refused = call(&app, &reader, "apply", set.clone()).await;
+    let error = envelope(&refused);
+    assert_eq!(
+        (error["code"].as_str(), error["message"].as_str()),
+        (Some("FORBIDDEN"), Some("the scope webhooks:write is required"))
+    );
+    assert_eq!(app.count("webhook_endpoints").await, 0);
+
+    let applied = call(&app, &app.admin, "apply", set.clone()).await;
+    assert_eq!(applied["structuredContent"]["results"][0]["action"], "created", "{applied}");
+    let again = call(&app, &app.admin, "apply", set).await;
+    assert_eq!(again["structuredContent"]["results"][0]["action"], "unchanged", "{again}");
+    let listed = call(&app, &app.admin, "list_applied_objects", json!({"kind": "WebhookEndpoint"})).await;
+    assert_eq!(listed["structuredContent"]["items"][0]["name"], "agent", "{listed}");
+
+    // A bad object is an error keyed by its place in the set.
+    let bad = call(&app, &app.admin, "apply", json!({"objects": [hook("ftp://x")]})).await;
+    let error = envelope(&bad);
+    assert_eq!(error["code"], "VALIDATION_FAILED");
+    assert!(error["details"].as_object().unwrap().keys().any(|k| k.starts_with("objects[0].spec.url")), "{error}");
+
+    let tools = rpc(&app, Some(&app.admin), "tools/list", json!({})).await;
+    let apply =
+        tools.body["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "apply").unwrap().clone();
+    assert!(apply["description"].as_str().unwrap().contains("<kind>:write"), "{apply}");
+    assert_eq!(apply["annotations"]["destructiveHint"], true, "{apply}");
+}
