@@ -179,6 +179,9 @@ pub(crate) enum Next {
     After(Duration),
     At(Timestamp),
     Backoff,
+    /// The backoff, but no later than this instant (a Playground that
+    /// keeps failing still expires on time).
+    BackoffUntil(Timestamp),
 }
 
 impl Action {
@@ -186,6 +189,13 @@ impl Action {
     /// error policy: the error is terminal, see [`Reconciler::error_policy`].
     pub fn await_change() -> Action {
         Action(Next::AwaitChange)
+    }
+
+    /// Run again at once: the pass changed the object's state in the
+    /// store and ends there, so the next pass reads the new state instead
+    /// of this one reloading it in place.
+    pub fn requeue_now() -> Action {
+        Action(Next::After(Duration::ZERO))
     }
 
     /// Run again after `delay` (or sooner if woken).
@@ -208,7 +218,8 @@ impl Action {
     }
 
     /// This action, or a pass at `at` if that comes first (a Playground's
-    /// idle deadline beside its expiry). A backoff stays a backoff.
+    /// idle deadline beside its expiry). A backoff stays a backoff, no
+    /// later than `at`.
     pub fn or_at(self, at: Option<Timestamp>) -> Action {
         let Some(at) = at else { return self };
         match self.0 {
@@ -218,7 +229,8 @@ impl Action {
                 let then = chrono::Duration::from_std(d).ok().map(|d| play_model::time::now() + d);
                 if then.is_some_and(|then| then <= at) { self } else { Action::requeue_at(at) }
             }
-            Next::Backoff => self,
+            Next::Backoff => Action(Next::BackoffUntil(at)),
+            Next::BackoffUntil(t) => Action(Next::BackoffUntil(t.min(at))),
         }
     }
 

@@ -83,3 +83,23 @@ async fn an_expired_playground_is_destroyed_on_time() {
     assert!(events.iter().any(|e| e == "playground.expired"), "{events:?}");
     assert!(events.iter().any(|e| e == "playground.destroyed"), "{events:?}");
 }
+
+/// A Playground that fails terminally (a service to build without a
+/// Playzone) waits for a change, not a retry; it must still expire on
+/// time. Before, nothing ran its next pass: it stayed `failed` past its
+/// TTL until someone changed it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminally_failed_playground_still_expires_on_time() {
+    let w =
+        World::start_with(play_api::ApiConfig { playground_ttl: Duration::from_secs(8), ..TestApp::default_config() })
+            .await;
+    let compose = "services:\n  api:\n    build: ./api\n";
+    let spec = w.playspec("broken", compose).await;
+    let (id, _, _running) = w.run_playground("broken", spec, "replica-broken", Duration::from_secs(60)).await;
+    w.wait_for(id, "failed", |_, b| b["status"] == "failed").await;
+    // No wake from here on: the error policy asked for a pass at expires_at.
+    w.wait_for(id, "the expired row to be deleted", |status, _| status == StatusCode::NOT_FOUND).await;
+    let events = w.event_types().await;
+    assert!(events.iter().any(|e| e == "playground.expired"), "{events:?}");
+    assert!(events.iter().any(|e| e == "playground.destroyed"), "{events:?}");
+}

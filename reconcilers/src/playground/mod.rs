@@ -1,10 +1,12 @@
 //! The Playground reconciler: makes a Playground's desired state true on its
 //! Playroom's Docker engine.
 //!
-//! One pass:
+//! One pass reads the Playground once and runs the one arm its lifecycle
+//! calls for (`pass::lifecycle`); an arm that changes its state in the
+//! store ends the pass, and the next one (at once) reads the new state:
 //! 1. Load the Playground (gone: nothing to do). Past `expires_at` and not
 //!    yet being destroyed: record the expiry (desired state `destroyed`,
-//!    `playground.expired`) and carry on as a destroy.
+//!    `playground.expired`); the next pass destroys it.
 //! 2. **Running**: compute the [`spec::Desired`] objects from the Playspec's
 //!    Compose, files and the Playroom (`play_model::playground::desired_for`,
 //!    the builder the API's views use too), then repeat *observe by label
@@ -16,7 +18,7 @@
 //!    ([`job`]) exited watched services are left alone, a running job is
 //!    looked at every `job_poll_interval`, and once every watched service
 //!    has exited the result is recorded (desired state `complete`) and the
-//!    pass goes on to step 3.
+//!    next pass does step 3.
 //! 3. **Destroyed** or **complete**: remove every container, network and
 //!    (unless the Playspec persists volumes) volume labelled for the
 //!    Playground (the shared edge network is not: it carries no Playground
@@ -41,14 +43,16 @@
 //! Playground changes. Anything else (host unreachable, engine errors) is
 //! written as `error_message`/`error_step` with the status unchanged (and
 //! the `creation_step` of a running Playground unchanged), retried with
-//! backoff, and cleared by the next pass that gets through its plan.
+//! backoff, and cleared by the next pass that gets through its plan. Either
+//! way the next pass comes no later than the Playground's expiry
+//! (`expiries`): one that keeps failing still expires on time.
 //!
 //! # Where the code lives: observe -> plan -> apply
 //!
 //! - this module: the reconciler, its [`PlaygroundConfig`], the
 //!   [`Reconciler`] impl (fences the pass, records its error);
-//! - `pass`: one pass as listed above, top to bottom, and its fenced store
-//!   writes;
+//! - `pass`: one pass as listed above (a snapshot read once, the lifecycle
+//!   classified, one file per arm), and its fenced store writes;
 //! - [`observe`]: what the host holds for a Playground ([`plan::Observed`]);
 //! - [`plan`]: the pure plan from desired and observed state, with its
 //!   table tests;
@@ -71,6 +75,7 @@ pub mod apply;
 mod build;
 mod context;
 mod env_files;
+mod expiries;
 pub mod files;
 pub mod helper;
 pub mod job;
@@ -183,6 +188,8 @@ pub struct PlaygroundReconciler {
     slots: Arc<slots::Slots>,
     /// The source volumes found complete, not checked again.
     sources: source::Completed,
+    /// Each live Playground's expiry, for the error policy.
+    expiries: expiries::Expiries,
 }
 
 impl PlaygroundReconciler {
@@ -197,6 +204,7 @@ impl PlaygroundReconciler {
             repositories: Arc::new(play_model::repository::NoRepositories),
             slots: Arc::new(slots::Slots::new(SlotsConfig::default())),
             sources: source::Completed::default(),
+            expiries: expiries::Expiries::default(),
         }
     }
 
@@ -269,8 +277,12 @@ impl Reconciler for PlaygroundReconciler {
         }
     }
 
-    fn error_policy(&self, _id: i64, error: &Error, _attempt: u32) -> Action {
-        if error.is_terminal() { Action::await_change() } else { Action::backoff() }
+    /// A terminal error waits for a change, anything else backs off; either
+    /// way no later than the Playground's expiry, so one that keeps failing
+    /// still expires on time (`expiries`).
+    fn error_policy(&self, id: i64, error: &Error, _attempt: u32) -> Action {
+        let base = if error.is_terminal() { Action::await_change() } else { Action::backoff() };
+        base.or_at(self.expiries.ahead(id))
     }
 
     async fn list(&self) -> Result<Vec<i64>> {

@@ -24,7 +24,7 @@ use bollard::Docker;
 use bollard::query_parameters::StopContainerOptions;
 use futures::future::try_join_all;
 use play_model::playground::Playground;
-use play_model::time;
+use play_model::time::Timestamp;
 use play_store::playground_status::Fence;
 use play_store::power;
 
@@ -102,23 +102,20 @@ pub(super) async fn converge_asleep(
         r.wake_edge(p.playroom_id);
     }
     // Still running (started again meanwhile): look again soon.
-    if observed.containers.iter().any(|c| c.state == State::Running) {
-        return Ok(Action::requeue_after(r.config.poll_interval));
-    }
-    Ok(p.expires_at.map_or_else(Action::await_change, Action::requeue_at))
+    let running = observed.containers.iter().any(|c| c.state == State::Running);
+    Ok(super::pass::lifecycle::next_visit(p, None, running.then_some(r.config.poll_interval)))
 }
 
-/// Puts an awake, `running` Playground to sleep when its idle deadline has
-/// passed, if the store still finds it idle (activity may have come since
-/// it was read). Answers whether it now should sleep.
-pub(super) async fn sleep_if_due(r: &PlaygroundReconciler, fence: Fence<'_>, p: &Playground) -> Result<bool> {
-    let Some(after) = p.sleep.after(p.job_mode, r.config.sleep_after) else { return Ok(false) };
-    let now = time::now();
+/// When an awake Playground's idle deadline has passed at `now`: the
+/// instant before which activity no longer keeps it awake (the store checks
+/// it again as it puts the Playground to sleep: activity may have come
+/// since the pass read it). `None` while it may stay awake.
+pub(super) fn idle_cutoff(r: &PlaygroundReconciler, p: &Playground, now: Timestamp) -> Option<Timestamp> {
+    let after = p.sleep.after(p.job_mode, r.config.sleep_after)?;
     if p.sleep.sleeps_at(Some(after)).is_none_or(|at| at > now) {
-        return Ok(false);
+        return None;
     }
-    let Ok(after) = chrono::Duration::from_std(after) else { return Ok(false) };
-    Ok(power::sleep_if_idle(&r.store, fence, p.id, now - after).await?.held()?)
+    Some(now - chrono::Duration::from_std(after).ok()?)
 }
 
 /// When an awake Playground falls asleep if nothing happens before.

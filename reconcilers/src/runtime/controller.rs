@@ -311,12 +311,13 @@ impl<R: Reconciler> State<R> {
                 self.observe(elapsed);
                 match action.0 {
                     Next::Backoff => ("requeue", Some(self.backoff(id))),
+                    Next::BackoffUntil(at) => ("requeue", Some(self.backoff(id).min(instant_at(at)))),
                     next => {
                         self.failures.remove(&id);
                         match next {
                             Next::After(delay) => ("requeue", Some(instant_after(delay))),
                             Next::At(at) => ("requeue", Some(instant_at(at))),
-                            Next::AwaitChange | Next::Backoff => ("ok", None),
+                            Next::AwaitChange | Next::Backoff | Next::BackoffUntil(_) => ("ok", None),
                         }
                     }
                 }
@@ -347,10 +348,12 @@ impl<R: Reconciler> State<R> {
             return ("terminal", None);
         }
         tracing::warn!(reconciler = R::NAME, id, attempt, error = %error, kind = label, "reconcile failed");
+        let backoff = || instant_after(self.shared.config.backoff.delay(attempt));
         let next = match action.0 {
             Next::After(delay) => instant_after(delay),
             Next::At(at) => instant_at(at),
-            Next::Backoff | Next::AwaitChange => instant_after(self.shared.config.backoff.delay(attempt)),
+            Next::Backoff | Next::AwaitChange => backoff(),
+            Next::BackoffUntil(at) => backoff().min(instant_at(at)),
         };
         ("error", Some(next))
     }

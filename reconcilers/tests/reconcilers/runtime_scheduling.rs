@@ -150,6 +150,35 @@ async fn terminal_errors_are_not_retried_until_woken() {
     assert_eq!(reconciles(&metrics, "ok"), 1);
 }
 
+/// A Playground that keeps failing must still expire on time: its error
+/// policy caps the retry at its expiry. A terminal error then runs again at
+/// that instant instead of waiting for a change, and a backoff of minutes
+/// comes back by it.
+#[tokio::test(start_paused = true)]
+async fn a_failing_object_is_retried_no_later_than_its_deadline() {
+    for terminal in [true, false] {
+        let probe =
+            Probe::new(
+                Duration::ZERO,
+                |_, n| if n == 0 { Err(failure("failing")) } else { Ok(Action::await_change()) },
+            );
+        let probe = if terminal { probe.terminal() } else { probe };
+        probe.retry_by(play_model::time::now() + chrono::Duration::seconds(90));
+        let backoff = Backoff { initial: 600 * SEC, max: 600 * SEC };
+        let (rt, metrics) = runtime(&probe, MemoryLeases::new(), Config { backoff, ..quiet_config() });
+        let handle = rt.handle();
+        let t0 = Instant::now();
+        handle.wake(1);
+        let running = Running::start(rt, metrics);
+        sleep(3600 * SEC).await;
+        running.stop().await;
+        let starts: Vec<Duration> = probe.runs_of(1).iter().map(|r| r.started - t0).collect();
+        assert_eq!(starts.len(), 2, "terminal: {terminal}: {starts:?}");
+        // The wall clock moves on while tokio's is paused: allow for it.
+        assert!(starts[1] > 89 * SEC && starts[1] <= 90 * SEC, "terminal: {terminal}: {starts:?}");
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn requeue_after_requeue_at_and_wake_at_fire_on_time() {
     let probe = Probe::new(Duration::ZERO, |id, n| match (id, n) {

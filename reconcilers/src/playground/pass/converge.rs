@@ -1,186 +1,50 @@
-//! One pass over one Playground, top to bottom: load it, record its
-//! expiry, converge a running one (observe -> plan -> apply, round after
-//! round), and clean the host of a destroyed or completed one (see the
-//! [parent module](super) for the whole contract).
-//!
-//! Owns the order of a pass and its fenced store writes. What the host
-//! holds is [`observe`]'s, what to do is [`plan`]'s (pure), how a step
-//! reaches the engine is [`apply`]'s and the job rules are [`job`]'s: this
-//! module calls them, and must not grow engine calls or plan rules of its
-//! own.
+//! The converge arm: a running Playground's desired services on its host,
+//! observe -> plan -> apply, round after round. In job mode an exited
+//! watched container is left as it is, and once every watched service has
+//! exited the job's completion is recorded and the next pass (at once)
+//! cleans the host.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use play_model::playground::{self, CreationStep, DesiredState, Playground, PlaygroundStatus, Power};
-use play_model::time;
+use play_model::playground::{self, CreationStep, Playground, PlaygroundStatus};
 use play_store::job_results;
-use play_store::{playground_status as status_store, playground_status::Fence};
-use play_store::{playrooms, playspec_files, playspecs};
+use play_store::{playground_status as status_store, playspec_files};
 
-use super::build::Builder;
-use super::{PlaygroundReconciler, apply, job, observe, pins, plan, rollout, sleep, source, spec, wake_gate};
+use super::super::build::Builder;
+use super::super::{PlaygroundReconciler, apply, job, observe, pins, plan, rollout, sleep, source, spec, wake_gate};
+use super::Pass;
+use super::lifecycle;
+use super::snapshot::Host;
 use crate::host::RegistryCredentials;
 use crate::runtime::Action;
 use crate::{Error, Result};
 
 /// How a converging pass ended.
 enum Converged {
-    /// Look again as the action says.
-    Wait(Action),
-    /// Job mode: the job's completion is recorded; the host is to be
-    /// cleaned.
+    /// Look again after this poll (waiting on the host), or only at the
+    /// expiry, the sleep deadline or a change (`None`).
+    Wait(Option<Duration>),
+    /// Job mode: the job's completion is recorded.
     JobDone,
 }
 
-/// One pass over one Playground; `step` is where it is, for error reports.
-pub(super) struct Pass<'a> {
-    r: &'a PlaygroundReconciler,
-    fence: Fence<'a>,
-    id: i64,
-    step: CreationStep,
-    /// Whether the Playground's Playroom is trusted (its builds may fetch
-    /// remote sources and use any registry), once the pass loaded it.
-    trusted: bool,
-}
-
 impl<'a> Pass<'a> {
-    pub(super) fn new(r: &'a PlaygroundReconciler, fence: Fence<'a>, id: i64) -> Self {
-        Pass { r, fence, id, step: CreationStep::Queued, trusted: false }
-    }
-
-    /// Where the pass is, for an error report.
-    pub(super) fn step(&self) -> CreationStep {
-        self.step
-    }
-
-    /// The pass, top to bottom: load, expiry, converge, clean the host.
-    pub(super) async fn run(&mut self) -> Result<Action> {
-        let store = &self.r.store;
-        let Some(mut p) = status_store::load(store, self.id).await? else { return Ok(Action::await_change()) };
-        let now = time::now();
-        if p.desired_state != DesiredState::Destroyed && p.expires_at.is_some_and(|at| at <= now) {
-            status_store::expire_if_due(store, self.fence, self.id, now).await?.held()?;
-            match status_store::load(store, self.id).await? {
-                Some(reloaded) if reloaded.desired_state == DesiredState::Destroyed => p = reloaded,
-                Some(_) => return Err(Error::LeaseLost),
-                None => return Ok(Action::await_change()),
-            }
+    /// The arm: the Playspec's services on the Playroom, built from their
+    /// pinned commits.
+    pub(super) async fn converge_running(&mut self, p: &Playground, host: &Host) -> Result<Action> {
+        let playspec = host.playspec.as_ref().ok_or(playground::DesiredError::NoPlayspec)?;
+        // Pinning a built service's commit is part of `image_build`.
+        let at = std::mem::replace(&mut self.step, CreationStep::ImageBuild);
+        let sources = pins::ensure(self.r, self.fence, p, playspec, &host.files, &host.room).await?;
+        self.step = at;
+        self.trusted = host.room.trusted;
+        let desired = playground::desired_for(p, Some(playspec), &host.files, &host.room, &sources)?.desired;
+        let watched = if p.job_mode { Some(job::watched(p, &desired).map_err(Error::InvalidSpec)?) } else { None };
+        match self.converge(&host.docker, &host.target, p, &desired, watched.as_ref(), playspec.id).await? {
+            Converged::Wait(poll) => Ok(lifecycle::next_visit(p, sleep::deadline(self.r, p), poll)),
+            Converged::JobDone => Ok(Action::requeue_now()),
         }
-        if let Some(action) = self.released_job(&p).await? {
-            return Ok(action);
-        }
-        // Idle for its `sleep_after`: asleep from now on (issue #32).
-        if p.desired_state == DesiredState::Running
-            && p.status == PlaygroundStatus::Running
-            && sleep::sleep_if_due(self.r, self.fence, &p).await?
-        {
-            match status_store::load(store, self.id).await? {
-                Some(reloaded) => p = reloaded,
-                None => return Ok(Action::await_change()),
-            }
-        }
-        if p.desired_state == DesiredState::Running {
-            // An error before any step of this pass (the host unreachable,
-            // a corrupt row) is reported at the step the Playground is at.
-            self.step = p.creation_step.unwrap_or(CreationStep::Queued);
-        }
-        if let Some(watch) = &self.r.watch {
-            watch.ensure(p.playroom_id);
-        }
-        // A Playroom without a key is a setting to fix, shown on the Playground.
-        let (room, target) =
-            playrooms::target(store, &self.r.secrets, p.account_id, p.playroom_id).await.map_err(|e| match e {
-                play_core::Error::InvalidState(message) => Error::InvalidTarget(message),
-                other => other.into(),
-            })?;
-        let playspec = match p.playspec_id {
-            Some(spec_id) => Some(playspecs::get(store, p.account_id, spec_id).await?),
-            None => None,
-        };
-        let docker = self.r.gateway.docker(&target).await?;
-        if p.desired_state == DesiredState::Running && p.sleep.power == Power::Asleep {
-            let playspec = playspec.as_ref().ok_or(playground::DesiredError::NoPlayspec)?;
-            let files = playspec_files::list_files(store, playspec.id).await?;
-            let desired = playground::desired_for(&p, Some(playspec), &files, &room, &Default::default())?.desired;
-            return sleep::converge_asleep(self.r, self.fence, &docker, &p, &desired).await;
-        }
-        if p.desired_state == DesiredState::Running {
-            let playspec = playspec.as_ref().ok_or(playground::DesiredError::NoPlayspec)?;
-            let files = playspec_files::list_files(store, playspec.id).await?;
-            // Pinning a built service's commit is part of `image_build`.
-            let at = std::mem::replace(&mut self.step, CreationStep::ImageBuild);
-            let sources = pins::ensure(self.r, self.fence, &p, playspec, &files, &room).await?;
-            self.step = at;
-            self.trusted = room.trusted;
-            let desired = playground::desired_for(&p, Some(playspec), &files, &room, &sources)?.desired;
-            let watched = if p.job_mode { Some(job::watched(&p, &desired).map_err(Error::InvalidSpec)?) } else { None };
-            match self.converge(&docker, &target, &p, &desired, watched.as_ref(), playspec.id).await? {
-                // An awake Playground that may sleep is looked at again
-                // when its idle time would be up.
-                Converged::Wait(action) => return Ok(action.or_at(sleep::deadline(self.r, &p))),
-                Converged::JobDone => {}
-            }
-            // The job is recorded (or a DELETE or the expiry came first):
-            // clean the host as the stored desired state says.
-            match status_store::load(store, self.id).await? {
-                Some(reloaded) if reloaded.desired_state != DesiredState::Running => p = reloaded,
-                Some(_) => return Err(Error::LeaseLost),
-                None => return Ok(Action::await_change()),
-            }
-        }
-        // Desired state `destroyed` or `complete`: nothing may stay on the
-        // host. Named volumes are also found by name: one the engine
-        // created unlabelled (a mount racing its creation) is still this
-        // Playground's. A Compose that can no longer run (the Playroom's
-        // policy changed) must still be destroyed: its volumes are then
-        // found by label only. The mounted files are read because relative
-        // sources need them to resolve, so for the Compose to run at all.
-        let persist = playspec.as_ref().is_some_and(|s| s.persist_volumes);
-        let files = match &playspec {
-            Some(spec) => playspec_files::list_files(store, spec.id).await?,
-            None => Vec::new(),
-        };
-        let volumes = playground::desired_for(&p, playspec.as_ref(), &files, &room, &Default::default())
-            .map(|c| c.desired.volumes.into_iter().map(|v| v.name).collect::<Vec<_>>())
-            .unwrap_or_default();
-        if !self.clean_host(&docker, &p.installation, persist, &volumes).await? {
-            return Ok(Action::requeue_after(self.r.config.poll_interval));
-        }
-        if p.desired_state == DesiredState::Complete {
-            job_results::release_host(store, self.fence, self.id).await?.held()?;
-            return Ok(p.expires_at.map_or_else(Action::await_change, Action::requeue_at));
-        }
-        self.finish_destroy().await?;
-        self.r.wake_edge(p.playroom_id);
-        Ok(Action::await_change())
-    }
-
-    /// Deletes the row of a destroyed Playground whose host objects are
-    /// gone. A refusal (`Held(false)`: the desired state is no longer
-    /// `destroyed`) needs nothing more: destroyed is final today, and a
-    /// change would wake a pass that follows it.
-    async fn finish_destroy(&self) -> Result<()> {
-        let _deleted: bool = status_store::finish_destroy(&self.r.store, self.fence, self.id).await?.held()?;
-        Ok(())
-    }
-
-    /// A completed job whose host objects are already gone needs no host:
-    /// it waits for its retention to end, or (DELETE, or that end) has its
-    /// row deleted. `None` for every other Playground.
-    async fn released_job(&self, p: &Playground) -> Result<Option<Action>> {
-        if !p.job_mode || p.desired_state == DesiredState::Running {
-            return Ok(None);
-        }
-        let released = job_results::get(&self.r.store, self.id).await?.is_some_and(|r| r.host_released_at.is_some());
-        if !released {
-            return Ok(None);
-        }
-        if p.desired_state == DesiredState::Destroyed {
-            self.finish_destroy().await?;
-            return Ok(Some(Action::await_change()));
-        }
-        Ok(Some(p.expires_at.map_or_else(Action::await_change, Action::requeue_at)))
     }
 
     /// Converges a running Playground. In job mode (`watched` given), an
@@ -306,7 +170,7 @@ impl<'a> Pass<'a> {
             if status_store::record_observed(&self.r.store, self.fence, self.id, &services, None).await?.held()? {
                 self.r.wake_edge(p.playroom_id);
             }
-            return Ok(Converged::Wait(p.expires_at.map_or_else(Action::await_change, Action::requeue_at)));
+            return Ok(Converged::Wait(None));
         }
         if plan::converged_keeping(&desired, &observed, &keep_exited) {
             // Woken: the route switches once the services listen.
@@ -321,10 +185,7 @@ impl<'a> Pass<'a> {
             }
             // A running job is watched for its end; anything else waits
             // for its expiry (or a change).
-            return Ok(Converged::Wait(match watched {
-                Some(_) => self.poll_or_expiry(p, self.r.config.job_poll_interval),
-                None => p.expires_at.map_or_else(Action::await_change, Action::requeue_at),
-            }));
+            return Ok(Converged::Wait(watched.map(|_| self.r.config.job_poll_interval)));
         }
         let waiting = if waits.iter().any(|w| w.creation_step() == CreationStep::Healthcheck)
             || observed.containers.iter().any(|c| c.health == Some(plan::Health::Starting))
@@ -337,7 +198,7 @@ impl<'a> Pass<'a> {
         if status_store::record_observed(&self.r.store, self.fence, self.id, &services, None).await?.held()? {
             self.r.wake_edge(p.playroom_id);
         }
-        Ok(Converged::Wait(self.poll_or_expiry(p, self.r.config.poll_interval)))
+        Ok(Converged::Wait(Some(self.r.config.poll_interval)))
     }
 
     /// Records the step the pass reached (a Playground being created
@@ -348,13 +209,6 @@ impl<'a> Pass<'a> {
             status_store::set_step(&self.r.store, self.fence, self.id, step).await?.held()?;
         }
         Ok(())
-    }
-
-    fn poll_or_expiry(&self, p: &Playground, poll: Duration) -> Action {
-        match p.expires_at {
-            Some(at) if (at - time::now()).to_std().unwrap_or_default() < poll => Action::requeue_at(at),
-            _ => Action::requeue_after(poll),
-        }
     }
 
     /// The contents of every mounted file a desired container mounts.
@@ -424,40 +278,5 @@ impl<'a> Pass<'a> {
             out.push(RegistryCredentials { username: c.username, password, server: c.registry_url });
         }
         Ok(out)
-    }
-
-    /// Removes every container, network and (unless `persist_volumes`)
-    /// volume of the Playground; true once an observation shows none left.
-    async fn clean_host(
-        &mut self,
-        docker: &bollard::Docker,
-        installation: &str,
-        persist_volumes: bool,
-        volumes: &[String],
-    ) -> Result<bool> {
-        let apply = apply::Apply {
-            docker,
-            desired: None,
-            installation,
-            playground_id: self.id,
-            // A destroy runs no container, so no image is checked for it.
-            account_id: 0,
-            trusted: false,
-            registry_policy: &self.r.config.registry_policy,
-            credentials: &[],
-            files: &BTreeMap::new(),
-            pull_timeout: self.r.config.pull_timeout,
-            builder: None,
-        };
-        let observed = observe::observe(docker, installation, self.id, &[], volumes, None).await?;
-        let steps = plan::destroy_plan(&observed, persist_volumes);
-        if steps.is_empty() {
-            return Ok(true);
-        }
-        for group in apply::groups(steps) {
-            apply.group(&group).await?;
-        }
-        let observed = observe::observe(docker, installation, self.id, &[], volumes, None).await?;
-        Ok(plan::destroy_plan(&observed, persist_volumes).is_empty())
     }
 }

@@ -33,6 +33,9 @@ pub struct Inner {
     hold: Duration,
     plan: Box<Plan>,
     terminal_errors: bool,
+    /// The error policy's action, no later than this (a Playground's
+    /// expiry).
+    retry_by: Mutex<Option<play_model::time::Timestamp>>,
     listed: Mutex<Vec<i64>>,
     runs: Mutex<Vec<Run>>,
     active: Mutex<HashMap<i64, usize>>,
@@ -49,6 +52,7 @@ impl Probe {
             hold,
             plan: Box::new(plan),
             terminal_errors: false,
+            retry_by: Mutex::new(None),
             listed: Mutex::new(Vec::new()),
             runs: Mutex::new(Vec::new()),
             active: Mutex::new(HashMap::new()),
@@ -65,6 +69,11 @@ impl Probe {
     pub fn terminal(self) -> Probe {
         let inner = Arc::into_inner(self.0).expect("configure before sharing");
         Probe(Arc::new(Inner { terminal_errors: true, ..inner }))
+    }
+
+    /// Failed passes run again no later than `at`, whatever the policy.
+    pub fn retry_by(&self, at: play_model::time::Timestamp) {
+        *self.0.retry_by.lock().unwrap() = Some(at);
     }
 
     pub fn set_listed(&self, ids: &[i64]) {
@@ -137,7 +146,8 @@ impl Reconciler for Probe {
     }
 
     fn error_policy(&self, _id: i64, _error: &Error, _attempt: u32) -> Action {
-        if self.0.terminal_errors { Action::await_change() } else { Action::backoff() }
+        let base = if self.0.terminal_errors { Action::await_change() } else { Action::backoff() };
+        base.or_at(*self.0.retry_by.lock().unwrap())
     }
 
     async fn list(&self) -> Result<Vec<i64>> {
