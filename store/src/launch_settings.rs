@@ -1,6 +1,8 @@
-//! What the store of schedules and of triggers share: both are made from
-//! the latest version of a template, and both keep the launch variables
-//! an account gives them, sealed.
+//! What the store of schedules and of triggers share, the one idea of a
+//! launch setting with two kinds ([`Owner`]): both are made from the latest
+//! version of a template, both launch on one of the account's Playrooms,
+//! paused or not ([`activate_in`]), and both keep the launch variables an
+//! account gives them, sealed.
 //!
 //! Not through `store::templates`: it calls `schedules::sync_in` and
 //! `triggers::sync_in`, which read the version here.
@@ -8,10 +10,13 @@
 use std::collections::BTreeMap;
 
 use sqlx::Row;
+use sqlx::any::AnyRow;
 
-use super::{Conn, Store};
+use super::{Conn, Store, flag, is_set};
 use crate::{Error, Result};
+use play_model::model::schedule::Activation;
 use play_model::secrets::SecretBox;
+use play_model::time;
 
 /// The tables whose rows keep launch variables.
 #[derive(Clone, Copy, Debug)]
@@ -28,6 +33,14 @@ impl Owner {
         }
     }
 
+    /// What a missing row is called (`NotFound`).
+    fn what(self) -> &'static str {
+        match self {
+            Owner::Schedules => "schedule",
+            Owner::Triggers => "trigger",
+        }
+    }
+
     fn resource(self) -> play_model::model::quota::Resource {
         match self {
             Owner::Schedules => play_model::model::quota::Resource::Schedules,
@@ -39,6 +52,105 @@ impl Owner {
     fn context(self, id: i64) -> String {
         format!("{}:{id}:variables", self.table())
     }
+}
+
+/// A launch setting's record, of either kind: how its rows are read.
+pub(super) trait Setting: Sized {
+    const OWNER: Owner;
+    /// The columns [`Setting::from_row`] reads.
+    const COLUMNS: &'static str;
+    fn from_row(row: &AnyRow) -> Result<Self>;
+}
+
+/// The account's setting `id`; `NotFound` for another account's.
+pub(super) async fn get<T: Setting>(store: &Store, account_id: i64, id: i64) -> Result<T> {
+    let sql = format!("SELECT {} FROM {} WHERE id = $1 AND account_id = $2", T::COLUMNS, T::OWNER.table());
+    let mut conn = store.conn().await?;
+    super::shapes::one(&mut *conn, sqlx::query(&sql).bind(id).bind(account_id), T::OWNER.what(), T::from_row).await
+}
+
+/// Setting `id` of any account (its loop), `None` when gone.
+pub(super) async fn find<T: Setting>(store: &Store, id: i64) -> Result<Option<T>> {
+    let mut conn = store.conn().await?;
+    find_in(&mut conn, id).await
+}
+
+/// [`find`] in the caller's transaction.
+pub(super) async fn find_in<T: Setting>(conn: &mut Conn, id: i64) -> Result<Option<T>> {
+    let sql = format!("SELECT {} FROM {} WHERE id = $1", T::COLUMNS, T::OWNER.table());
+    sqlx::query(&sql).bind(id).fetch_optional(&mut *conn).await?.as_ref().map(T::from_row).transpose()
+}
+
+/// The account's settings of one kind, by id.
+pub(super) async fn list<T: Setting>(store: &Store, account_id: i64) -> Result<Vec<T>> {
+    let sql = format!("SELECT {} FROM {} WHERE account_id = $1 ORDER BY id", T::COLUMNS, T::OWNER.table());
+    let mut conn = store.conn().await?;
+    super::shapes::all(&mut *conn, sqlx::query(&sql).bind(account_id), T::from_row).await
+}
+
+/// Where a row launches before and after an [`activate_in`], and whether
+/// the change starts it (a Playroom given, or unpaused): what each kind
+/// resets or records beside it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Activated {
+    pub before: (Option<i64>, bool),
+    pub after: (Option<i64>, bool),
+    pub starts: bool,
+}
+
+/// Sets where (`playroom_id`) and with what (`variables`, sealed) row `id`
+/// of `owner` launches, and pauses or resumes it, in the caller's
+/// transaction. The row is locked first (`shapes::lock_row`): what each
+/// kind writes beside it may read the row as this change leaves it. A
+/// Playroom must be one of the account's (a field error otherwise); a row
+/// of another account is `NotFound`.
+pub(super) async fn activate_in(
+    conn: &mut Conn,
+    secrets: &SecretBox,
+    owner: Owner,
+    (account_id, id): (i64, i64),
+    change: &Activation,
+) -> Result<Activated> {
+    super::shapes::lock_row(conn, owner.table(), id).await?;
+    let sql = format!("SELECT playroom_id, paused FROM {} WHERE id = $1 AND account_id = $2", owner.table());
+    let row = sqlx::query(&sql).bind(id).bind(account_id).fetch_optional(&mut *conn).await?;
+    let Some(row) = row else { return Err(Error::NotFound(owner.what())) };
+    let before: (Option<i64>, bool) = (row.try_get("playroom_id")?, is_set(row.try_get("paused")?));
+    if let Some(Some(playroom)) = change.playroom_id {
+        super::playrooms::get(&mut *conn, account_id, playroom).await.map_err(|e| match e {
+            Error::NotFound(_) => Error::field("playroom_id", "no Playroom of this account has this id"),
+            other => other,
+        })?;
+    }
+    let after = (change.playroom_id.unwrap_or(before.0), change.paused.unwrap_or(before.1));
+    let sql = format!("UPDATE {} SET playroom_id = $1, paused = $2, updated_at = $3 WHERE id = $4", owner.table());
+    sqlx::query(&sql)
+        .bind(after.0)
+        .bind(flag(after.1))
+        .bind(time::to_db(&time::now()))
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    if let Some(variables) = &change.variables {
+        set_variables_in(conn, secrets, owner, id, variables).await?;
+    }
+    Ok(Activated { before, after, starts: change.starts() })
+}
+
+/// The row of `owner` made for template `template_id`, if there is one
+/// (to wake its loop after a version changed it).
+pub(super) async fn of_template_in(conn: &mut Conn, owner: Owner, template_id: i64) -> Result<Option<i64>> {
+    let sql = format!("SELECT id FROM {} WHERE template_id = $1", owner.table());
+    let row = sqlx::query(&sql).bind(template_id).fetch_optional(&mut *conn).await?;
+    Ok(row.map(|r| r.try_get::<i64, _>("id")).transpose()?)
+}
+
+/// Every row's id of `owner` (its loop's resync).
+pub(super) async fn ids(store: &Store, owner: Owner) -> Result<Vec<i64>> {
+    let mut conn = store.conn().await?;
+    let sql = format!("SELECT id FROM {} ORDER BY id", owner.table());
+    let rows = sqlx::query(&sql).fetch_all(&mut *conn).await?;
+    rows.iter().map(|r| Ok(r.try_get::<i64, _>("id")?)).collect()
 }
 
 /// The number and body of template `template_id`'s latest version.

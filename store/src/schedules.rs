@@ -18,8 +18,8 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::launch_settings::{self, Owner};
-use super::shapes::{all, one};
-use super::{Conn, Store, events, flag, is_set};
+use super::shapes::all;
+use super::{Conn, Store, events, is_set};
 use crate::{Error, Result};
 use play_model::compose::svc;
 use play_model::model::event::{Actor, NewEvent};
@@ -127,11 +127,7 @@ pub async fn sync_in(
 /// The schedule of template `template_id`, if it has one (to wake the
 /// loop after a version changed it).
 pub async fn of_template_in(conn: &mut Conn, template_id: i64) -> Result<Option<i64>> {
-    let row = sqlx::query("SELECT id FROM schedules WHERE template_id = $1")
-        .bind(template_id)
-        .fetch_optional(&mut *conn)
-        .await?;
-    Ok(row.map(|r| r.try_get::<i64, _>("id")).transpose()?)
+    launch_settings::of_template_in(conn, Owner::Schedules, template_id).await
 }
 
 /// [`of_template_in`] on a connection of its own.
@@ -140,30 +136,30 @@ pub async fn of_template(store: &Store, template_id: i64) -> Result<Option<i64>>
     of_template_in(&mut conn, template_id).await
 }
 
+impl launch_settings::Setting for Schedule {
+    const OWNER: Owner = Owner::Schedules;
+    const COLUMNS: &'static str = COLUMNS;
+    fn from_row(row: &AnyRow) -> Result<Self> {
+        from_row(row)
+    }
+}
+
 pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Schedule> {
-    let sql = format!("SELECT {COLUMNS} FROM schedules WHERE id = $1 AND account_id = $2");
-    let mut conn = store.conn().await?;
-    one(&mut *conn, sqlx::query(&sql).bind(id).bind(account_id), "schedule", from_row).await
+    launch_settings::get(store, account_id, id).await
 }
 
 /// Schedule `id` of any account (the loop), `None` when gone.
 pub async fn find(store: &Store, id: i64) -> Result<Option<Schedule>> {
-    let sql = format!("SELECT {COLUMNS} FROM schedules WHERE id = $1");
-    let mut conn = store.conn().await?;
-    sqlx::query(&sql).bind(id).fetch_optional(&mut *conn).await?.as_ref().map(from_row).transpose()
+    launch_settings::find(store, id).await
 }
 
 pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Schedule>> {
-    let sql = format!("SELECT {COLUMNS} FROM schedules WHERE account_id = $1 ORDER BY id");
-    let mut conn = store.conn().await?;
-    all(&mut *conn, sqlx::query(&sql).bind(account_id), from_row).await
+    launch_settings::list(store, account_id).await
 }
 
 /// Every schedule's id (the loop's resync).
 pub async fn ids(store: &Store) -> Result<Vec<i64>> {
-    let mut conn = store.conn().await?;
-    let rows = sqlx::query("SELECT id FROM schedules ORDER BY id").fetch_all(&mut *conn).await?;
-    rows.iter().map(|r| Ok(r.try_get::<i64, _>("id")?)).collect()
+    launch_settings::ids(store, Owner::Schedules).await
 }
 
 /// Sets where and with what the schedule runs. A change that starts or
@@ -178,35 +174,11 @@ pub async fn activate(
 ) -> Result<Schedule> {
     store
         .in_write(async |conn| {
-            // Read, decided on and written back: lock the row first.
-            super::shapes::lock_row(conn, "schedules", id).await?;
-            let sql = format!("SELECT {COLUMNS} FROM schedules WHERE id = $1 AND account_id = $2");
-            let current = one(&mut *conn, sqlx::query(&sql).bind(id).bind(account_id), "schedule", from_row).await?;
-            if let Some(Some(playroom)) = change.playroom_id {
-                super::playrooms::get(&mut *conn, account_id, playroom).await.map_err(|e| match e {
-                    Error::NotFound(_) => Error::field("playroom_id", "no Playroom of this account has this id"),
-                    other => other,
-                })?;
+            let done = launch_settings::activate_in(conn, secrets, Owner::Schedules, (account_id, id), &change).await?;
+            if done.after != done.before {
+                sqlx::query("UPDATE schedules SET next_at = NULL WHERE id = $1").bind(id).execute(&mut *conn).await?;
             }
-            let playroom = change.playroom_id.unwrap_or(current.playroom_id);
-            let paused = change.paused.unwrap_or(current.paused);
-            let restart = playroom != current.playroom_id || paused != current.paused;
-            let now = time::to_db(&time::now());
-            sqlx::query(
-                "UPDATE schedules SET playroom_id = $1, paused = $2, updated_at = $3, \
-                 next_at = CASE WHEN $4 = 1 THEN NULL ELSE next_at END WHERE id = $5",
-            )
-            .bind(playroom)
-            .bind(flag(paused))
-            .bind(&now)
-            .bind(flag(restart))
-            .bind(id)
-            .execute(&mut *conn)
-            .await?;
-            if let Some(variables) = &change.variables {
-                launch_settings::set_variables_in(conn, secrets, Owner::Schedules, id, variables).await?;
-            }
-            one(&mut *conn, sqlx::query(&sql).bind(id).bind(account_id), "schedule", from_row).await
+            launch_settings::find_in(conn, id).await?.ok_or(Error::NotFound("schedule"))
         })
         .await
 }

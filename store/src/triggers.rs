@@ -15,7 +15,6 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::launch_settings::{self, Owner};
-use super::shapes::{all, one};
 use super::{Conn, Store, flag, is_set};
 use crate::{Error, Result};
 use play_model::compose::svc;
@@ -145,40 +144,36 @@ fn redirects(
     after.is_some() && (target(before) != target(after) || previous_body != body)
 }
 
+impl launch_settings::Setting for Trigger {
+    const OWNER: Owner = Owner::Triggers;
+    const COLUMNS: &'static str = COLUMNS;
+    fn from_row(row: &AnyRow) -> Result<Self> {
+        from_row(row)
+    }
+}
+
 pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Trigger> {
-    let sql = format!("SELECT {COLUMNS} FROM triggers WHERE id = $1 AND account_id = $2");
-    let mut conn = store.conn().await?;
-    one(&mut *conn, sqlx::query(&sql).bind(id).bind(account_id), "trigger", from_row).await
+    launch_settings::get(store, account_id, id).await
 }
 
 /// Trigger `id` of any account (the loop), `None` when gone.
 pub async fn find(store: &Store, id: i64) -> Result<Option<Trigger>> {
-    let sql = format!("SELECT {COLUMNS} FROM triggers WHERE id = $1");
-    let mut conn = store.conn().await?;
-    sqlx::query(&sql).bind(id).fetch_optional(&mut *conn).await?.as_ref().map(from_row).transpose()
+    launch_settings::find(store, id).await
 }
 
 pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Trigger>> {
-    let sql = format!("SELECT {COLUMNS} FROM triggers WHERE account_id = $1 ORDER BY id");
-    let mut conn = store.conn().await?;
-    all(&mut *conn, sqlx::query(&sql).bind(account_id), from_row).await
+    launch_settings::list(store, account_id).await
 }
 
 /// Every trigger's id (the loop's resync).
 pub async fn ids(store: &Store) -> Result<Vec<i64>> {
-    let mut conn = store.conn().await?;
-    let rows = sqlx::query("SELECT id FROM triggers ORDER BY id").fetch_all(&mut *conn).await?;
-    rows.iter().map(|r| Ok(r.try_get::<i64, _>("id")?)).collect()
+    launch_settings::ids(store, Owner::Triggers).await
 }
 
 /// The trigger of template `template_id`, if it has one (to wake the loop
 /// after a version changed it).
 pub async fn of_template_in(conn: &mut Conn, template_id: i64) -> Result<Option<i64>> {
-    let row = sqlx::query("SELECT id FROM triggers WHERE template_id = $1")
-        .bind(template_id)
-        .fetch_optional(&mut *conn)
-        .await?;
-    Ok(row.map(|r| r.try_get::<i64, _>("id")).transpose()?)
+    launch_settings::of_template_in(conn, Owner::Triggers, template_id).await
 }
 
 /// [`of_template_in`] on a connection of its own.
@@ -210,37 +205,18 @@ pub async fn activate(
 ) -> Result<Trigger> {
     store
         .in_write(async |conn| {
-            // A change of the template's version may clear
-            // `may_read_playzones` (`sync_in`) meanwhile: the value kept
-            // below must be the one it left, so lock the row first.
-            super::shapes::lock_row(conn, "triggers", id).await?;
-            let sql = format!("SELECT {COLUMNS} FROM triggers WHERE id = $1 AND account_id = $2");
-            let current = one(&mut *conn, sqlx::query(&sql).bind(id).bind(account_id), "trigger", from_row).await?;
-            if let Some(Some(playroom)) = change.playroom_id {
-                super::playrooms::get(&mut *conn, account_id, playroom).await.map_err(|e| match e {
-                    Error::NotFound(_) => Error::field("playroom_id", "no Playroom of this account has this id"),
-                    other => other,
-                })?;
+            // The row is locked from here on: a change of the template's
+            // version that clears `may_read_playzones` (`sync_in`) comes
+            // before (and is kept) or after.
+            let done = launch_settings::activate_in(conn, secrets, Owner::Triggers, (account_id, id), &change).await?;
+            if done.starts {
+                sqlx::query("UPDATE triggers SET may_read_playzones = $1 WHERE id = $2")
+                    .bind(flag(may_read_playzones))
+                    .bind(id)
+                    .execute(&mut *conn)
+                    .await?;
             }
-            let playroom = change.playroom_id.unwrap_or(current.playroom_id);
-            let paused = change.paused.unwrap_or(current.paused);
-            let starts = matches!(change.playroom_id, Some(Some(_))) || change.paused == Some(false);
-            let reader = if starts { may_read_playzones } else { current.may_read_playzones };
-            sqlx::query(
-                "UPDATE triggers SET playroom_id = $1, paused = $2, may_read_playzones = $5, updated_at = $3 \
-                 WHERE id = $4",
-            )
-            .bind(playroom)
-            .bind(flag(paused))
-            .bind(time::to_db(&time::now()))
-            .bind(id)
-            .bind(flag(reader))
-            .execute(&mut *conn)
-            .await?;
-            if let Some(variables) = &change.variables {
-                launch_settings::set_variables_in(conn, secrets, Owner::Triggers, id, variables).await?;
-            }
-            one(&mut *conn, sqlx::query(&sql).bind(id).bind(account_id), "trigger", from_row).await
+            launch_settings::find_in(conn, id).await?.ok_or(Error::NotFound("trigger"))
         })
         .await
 }

@@ -5,6 +5,7 @@
 
 pub mod keys;
 pub mod launch;
+pub mod launch_settings;
 pub mod playground_ops;
 pub mod playground_views;
 pub mod playgrounds;

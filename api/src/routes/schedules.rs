@@ -6,20 +6,17 @@
 //! `import_templates:write`, and `playgrounds:write` too when it makes the
 //! schedule run (a Playroom, or unpausing): its runs launch Playgrounds.
 
-use std::collections::BTreeMap;
-
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use play_core::wake::Kind;
-use play_model::model::schedule::Activation;
-use play_model::scopes::Scope;
 use play_store::schedules;
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
-use crate::auth::{Principal, forbidden};
+use crate::auth::Principal;
 use crate::error::{ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json, Query};
+use crate::input::launch_settings::LaunchChanges;
 use crate::state::AppState;
 use crate::views::schedules::{RunView, ScheduleView};
 
@@ -41,24 +38,10 @@ pub async fn show(
     Ok(JsonResponse(schedules::get(&state.store, principal.account_id, id).await?.into()))
 }
 
-/// What a schedule runs with.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ScheduleChanges {
-    /// One of the account's Playrooms; `null` stops the schedule.
-    #[serde(default, deserialize_with = "play_model::json::present")]
-    #[schema(minimum = 1)]
-    pub playroom_id: Option<Option<i64>>,
-    /// The template's variables for each run (replaces the ones set).
-    /// Stored sealed and never shown.
-    pub variables: Option<BTreeMap<String, serde_json::Value>>,
-    pub paused: Option<bool>,
-}
-
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateScheduleRequest {
-    pub schedule: ScheduleChanges,
+    pub schedule: LaunchChanges,
 }
 
 /// Set where and with what a schedule runs, or pause it.
@@ -72,12 +55,7 @@ pub async fn update(
     Id(id): Id,
     Json(body): Json<UpdateScheduleRequest>,
 ) -> ApiResult<JsonResponse<ScheduleView>> {
-    let changes = body.schedule;
-    let starts = matches!(changes.playroom_id, Some(Some(_))) || changes.paused == Some(false);
-    if starts && !principal.scopes.grants(Scope::PlaygroundsWrite) {
-        return Err(forbidden(Scope::PlaygroundsWrite));
-    }
-    let change = Activation { playroom_id: changes.playroom_id, variables: changes.variables, paused: changes.paused };
+    let change = body.schedule.authorised(&principal)?;
     let updated = schedules::activate(&state.store, &state.secrets, principal.account_id, id, change).await?;
     state.waker.wake(Kind::Schedule, id);
     Ok(JsonResponse(updated.into()))

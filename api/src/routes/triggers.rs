@@ -7,20 +7,18 @@
 //! `import_templates:write`, and `playgrounds:write` too when it makes the
 //! trigger act (a Playroom, or unpausing): it launches Playgrounds.
 
-use std::collections::BTreeMap;
-
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use play_core::wake::Kind;
-use play_model::model::schedule::Activation;
 use play_model::scopes::Scope;
 use play_store::{trigger_targets, triggers};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::auth::{Principal, forbidden};
+use crate::auth::Principal;
 use crate::error::{ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json};
+use crate::input::launch_settings::LaunchChanges;
 use crate::state::AppState;
 use crate::views::triggers::{TargetView, TriggerView};
 
@@ -42,25 +40,10 @@ pub async fn show(
     Ok(JsonResponse(triggers::get(&state.store, principal.account_id, id).await?.into()))
 }
 
-/// What a trigger launches with.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TriggerChanges {
-    /// One of the account's Playrooms; `null` stops the trigger (its
-    /// Playgrounds stay as they are).
-    #[serde(default, deserialize_with = "play_model::json::present")]
-    #[schema(minimum = 1)]
-    pub playroom_id: Option<Option<i64>>,
-    /// The template's variables for each launch (replaces the ones set).
-    /// Stored sealed and never shown.
-    pub variables: Option<BTreeMap<String, serde_json::Value>>,
-    pub paused: Option<bool>,
-}
-
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateTriggerRequest {
-    pub trigger: TriggerChanges,
+    pub trigger: LaunchChanges,
 }
 
 /// Set where and with what a trigger launches, or pause it.
@@ -74,12 +57,7 @@ pub async fn update(
     Id(id): Id,
     Json(body): Json<UpdateTriggerRequest>,
 ) -> ApiResult<JsonResponse<TriggerView>> {
-    let changes = body.trigger;
-    let starts = matches!(changes.playroom_id, Some(Some(_))) || changes.paused == Some(false);
-    if starts && !principal.scopes.grants(Scope::PlaygroundsWrite) {
-        return Err(forbidden(Scope::PlaygroundsWrite));
-    }
-    let change = Activation { playroom_id: changes.playroom_id, variables: changes.variables, paused: changes.paused };
+    let change = body.trigger.authorised(&principal)?;
     let reader = principal.scopes.grants(Scope::PlayzonesRead);
     let updated = triggers::activate(&state.store, &state.secrets, principal.account_id, id, change, reader).await?;
     state.waker.wake(Kind::Trigger, id);

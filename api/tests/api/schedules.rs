@@ -6,10 +6,11 @@
 
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
-use crate::support::templates::{create_template, create_version, other_account, patch};
+use crate::support::templates::{
+    activate_launch_setting, create_template, create_version, other_account, patch, pause_then_switch_off,
+};
 use axum::http::StatusCode;
 use play_api::testing::TestApp;
-use play_model::scopes::{Scope, ScopeSet};
 use serde_json::json;
 
 const NIGHTLY: &str = "svc:\n  job_mode: true\n  variables:\n    WHO: {required: true}\n  schedule_config: {enabled: true, cron: \"0 3 * * *\", time_zone: Europe/Paris, concurrency_policy: replace}\nservices:\n  job:\n    image: play-test/busybox:1\n    command: echo $$var__WHO\n";
@@ -30,34 +31,13 @@ async fn a_scheduled_template_is_listed_and_runs_once_given_a_playroom() {
     assert!(schedule["condition"].as_str().unwrap().contains("needs a Playroom"), "{schedule}");
     let path = format!("/api/schedules/{}", schedule["id"]);
 
-    let room = app.post("/api/playrooms", &app.admin, json!({"playroom": {"name": "room", "host": "h"}})).await;
-    let room = room.body["id"].as_i64().unwrap();
-    let body = json!({"schedule": {"playroom_id": room, "variables": {"WHO": "s3cret-value"}}});
-    // Making it run launches Playgrounds: playgrounds:write is needed too.
-    let templates_only: ScopeSet = [Scope::ImportTemplatesRead, Scope::ImportTemplatesWrite].into_iter().collect();
-    let key = app.key_for(app.account_id, templates_only, None).await;
-    let refused = patch(&app, &path, &key, Some(body.clone())).await;
-    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.text);
-    let set = patch(&app, &path, &app.admin, Some(body)).await;
-    assert_eq!(set.status, StatusCode::OK, "{}", set.text);
-    assert_eq!((set.body["playroom_id"].as_i64(), set.body["has_variables"].as_bool()), (Some(room), Some(true)));
-    assert!(set.body["condition"].is_null(), "{}", set.text);
-    assert!(!set.text.contains("s3cret-value"), "variables are never shown");
-    let sealed: Option<String> = sqlx::Row::get(
-        &sqlx::query("SELECT variables FROM schedules").fetch_one(app.store().pool()).await.unwrap(),
-        "variables",
-    );
-    assert!(!sealed.unwrap().contains("s3cret-value"), "and stored sealed");
+    activate_launch_setting(&app, "schedule", &path).await;
     let runs = app.get(&format!("{path}/runs"), &app.admin).await;
     assert_eq!((runs.status, runs.body.as_array().map(Vec::len)), (StatusCode::OK, Some(0)));
 
     // Paused, it says so; a later version without a schedule switches it off.
-    let paused = patch(&app, &path, &app.admin, Some(json!({"schedule": {"paused": true}}))).await;
-    assert_eq!(paused.body["condition"], "paused");
     let off = "svc:\n  job_mode: true\nservices:\n  job:\n    image: play-test/busybox:1\n";
-    create_version(&app, &app.admin, id, off, false).await;
-    let after = app.get(&path, &app.admin).await;
-    assert!(after.body["condition"].as_str().unwrap().starts_with("disabled"), "{}", after.text);
+    let after = pause_then_switch_off(&app, "schedule", &path, id, off).await;
     assert_eq!(after.body["config_version"], 2);
 }
 

@@ -6,7 +6,9 @@
 
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
-use crate::support::templates::{create_template, create_version, other_account, patch};
+use crate::support::templates::{
+    activate_launch_setting, create_template, create_version, other_account, patch, pause_then_switch_off,
+};
 use axum::http::StatusCode;
 use play_api::testing::TestApp;
 use play_model::scopes::{Scope, ScopeSet};
@@ -31,33 +33,12 @@ async fn a_triggered_template_is_listed_and_acts_once_given_a_playroom() {
     assert!(trigger["condition"].as_str().unwrap().contains("needs a Playroom"), "{trigger}");
     let path = format!("/api/triggers/{}", trigger["id"]);
 
-    let room = app.post("/api/playrooms", &app.admin, json!({"playroom": {"name": "room", "host": "h"}})).await;
-    let room = room.body["id"].as_i64().unwrap();
-    let body = json!({"trigger": {"playroom_id": room, "variables": {"WHO": "s3cret-value"}}});
-    // Making it act launches Playgrounds: playgrounds:write is needed too.
-    let templates_only: ScopeSet = [Scope::ImportTemplatesRead, Scope::ImportTemplatesWrite].into_iter().collect();
-    let key = app.key_for(app.account_id, templates_only, None).await;
-    let refused = patch(&app, &path, &key, Some(body.clone())).await;
-    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.text);
-    let set = patch(&app, &path, &app.admin, Some(body)).await;
-    assert_eq!(set.status, StatusCode::OK, "{}", set.text);
-    assert_eq!((set.body["playroom_id"].as_i64(), set.body["has_variables"].as_bool()), (Some(room), Some(true)));
-    assert!(set.body["condition"].is_null(), "{}", set.text);
-    assert!(!set.text.contains("s3cret-value"), "variables are never shown");
-    let sealed: Option<String> = sqlx::Row::get(
-        &sqlx::query("SELECT variables FROM triggers").fetch_one(app.store().pool()).await.unwrap(),
-        "variables",
-    );
-    assert!(!sealed.unwrap().contains("s3cret-value"), "and stored sealed");
+    activate_launch_setting(&app, "trigger", &path).await;
     let targets = app.get(&format!("{path}/targets"), &app.admin).await;
     assert_eq!((targets.status, targets.body.as_array().map(Vec::len)), (StatusCode::OK, Some(0)));
 
-    let paused = patch(&app, &path, &app.admin, Some(json!({"trigger": {"paused": true}}))).await;
-    assert_eq!(paused.body["condition"], "paused");
     let off = "services:\n  web:\n    image: play-test/busybox:1\n";
-    create_version(&app, &app.admin, id, off, false).await;
-    let after = app.get(&path, &app.admin).await;
-    assert!(after.body["condition"].as_str().unwrap().starts_with("disabled"), "{}", after.text);
+    let after = pause_then_switch_off(&app, "trigger", &path, id, off).await;
     assert_eq!((after.body["config_version"].as_i64(), after.body["event_type"].as_str()), (Some(2), None));
 }
 

@@ -137,13 +137,24 @@ pub struct ScheduleRun {
     pub log_tail: Option<String>,
 }
 
-/// What `PATCH /api/schedules/{id}` sets; `None` leaves a field.
+/// What `PATCH /api/schedules/{id}` or `PATCH /api/triggers/{id}` sets (a
+/// launch setting of either kind); `None` leaves a field.
 #[derive(Clone, Debug, Default)]
 pub struct Activation {
-    /// `Some(None)` clears the Playroom (the schedule stops).
+    /// `Some(None)` clears the Playroom (the setting stops).
     pub playroom_id: Option<Option<i64>>,
     pub variables: Option<BTreeMap<String, serde_json::Value>>,
     pub paused: Option<bool>,
+}
+
+impl Activation {
+    /// Whether the change makes the setting act (a Playroom given, or
+    /// unpaused): it launches Playgrounds from then on, so the caller needs
+    /// `playgrounds:write`, and a trigger takes the caller's right to read
+    /// Playzones.
+    pub fn starts(&self) -> bool {
+        matches!(self.playroom_id, Some(Some(_))) || self.paused == Some(false)
+    }
 }
 
 /// How an open run ended.

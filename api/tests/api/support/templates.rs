@@ -69,3 +69,41 @@ pub async fn other_account(app: &TestApp, name: &str) -> String {
     let id = app.new_account(name).await;
     app.key_for(id, ScopeSet::all(), None).await
 }
+
+/// A launch setting (a schedule or a trigger: `kind`) at `path` is set to
+/// run on a new Playroom with variables: refused without
+/// `playgrounds:write` (it launches Playgrounds), then set by the admin,
+/// its variables sealed in `kind`'s table and never shown.
+pub async fn activate_launch_setting(app: &TestApp, kind: &str, path: &str) {
+    let room = app.post("/api/playrooms", &app.admin, json!({"playroom": {"name": "room", "host": "h"}})).await;
+    let room = room.body["id"].as_i64().unwrap();
+    let body = json!({kind: {"playroom_id": room, "variables": {"WHO": "s3cret-value"}}});
+    let templates_only: ScopeSet =
+        [play_model::scopes::Scope::ImportTemplatesRead, play_model::scopes::Scope::ImportTemplatesWrite]
+            .into_iter()
+            .collect();
+    let key = app.key_for(app.account_id, templates_only, None).await;
+    let refused = patch(app, path, &key, Some(body.clone())).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.text);
+    let set = patch(app, path, &app.admin, Some(body)).await;
+    assert_eq!(set.status, StatusCode::OK, "{}", set.text);
+    assert_eq!((set.body["playroom_id"].as_i64(), set.body["has_variables"].as_bool()), (Some(room), Some(true)));
+    assert!(set.body["condition"].is_null(), "{}", set.text);
+    assert!(!set.text.contains("s3cret-value"), "variables are never shown");
+    let table = format!("SELECT variables FROM {kind}s");
+    let sealed: Option<String> =
+        sqlx::Row::get(&sqlx::query(&table).fetch_one(app.store().pool()).await.unwrap(), "variables");
+    assert!(!sealed.unwrap().contains("s3cret-value"), "and stored sealed");
+}
+
+/// The launch setting at `path` of template `template`, paused, says so;
+/// a later version `off` without its settings switches it off. The answer
+/// after that.
+pub async fn pause_then_switch_off(app: &TestApp, kind: &str, path: &str, template: i64, off: &str) -> Response {
+    let paused = patch(app, path, &app.admin, Some(json!({kind: {"paused": true}}))).await;
+    assert_eq!(paused.body["condition"], "paused");
+    create_version(app, &app.admin, template, off, false).await;
+    let after = app.get(path, &app.admin).await;
+    assert!(after.body["condition"].as_str().unwrap().starts_with("disabled"), "{}", after.text);
+    after
+}
