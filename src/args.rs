@@ -488,6 +488,8 @@ fn parse_sleep_after(text: &str) -> Result<SleepAfter, String> {
     if text.trim().is_empty() {
         return Ok(SleepAfter(None));
     }
-    let secs = play_model::playground::sleep::parse_after(text)?;
-    Ok(SleepAfter((secs > 0).then(|| std::time::Duration::from_secs(secs.unsigned_abs()))))
+    match play_model::playground::sleep::parse_after(text)? {
+        play_model::playground::sleep::SleepAfter::After(d) => Ok(SleepAfter(Some(d))),
+        _ => Ok(SleepAfter(None)),
+    }
 }

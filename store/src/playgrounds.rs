@@ -20,6 +20,7 @@ use crate::{Error, Result};
 use play_model::model::event::{Actor, NewEvent};
 use play_model::playground::model::{NewPlayground, Playground, ServiceSettings, compose_project};
 use play_model::playground::sleep::Sleep;
+use play_model::playground::sleep::SleepAfter;
 use play_model::playground::state::{CreationStep, DesiredState, PlaygroundStatus};
 use play_model::time::{self, Timestamp};
 
@@ -75,8 +76,8 @@ fn sleep_of(row: &AnyRow) -> Result<Sleep> {
         row,
         "playgrounds",
         Sleep {
-            own_after: row.try_get("sleep_after_secs")?,
-            playspec_after: row.try_get("playspec_sleep_after_secs")?,
+            own_after: SleepAfter::from_db(row.try_get("sleep_after_secs")?),
+            playspec_after: SleepAfter::from_db(row.try_get("playspec_sleep_after_secs")?),
             power => text,
             reason: super::opt_text_column(row, "playgrounds", row.try_get("id")?, "power_reason")?,
             power_changed_at => opt_time,
@@ -125,7 +126,7 @@ pub async fn insert_in(conn: &mut Conn, account_id: i64, new: &NewPlayground, ac
     .bind(CreationStep::Queued.as_str())
     .bind(time::to_db(&play_model::playground::ttl::expires_at(now, new.ttl)))
     .bind(time::to_db(&now))
-    .bind(new.sleep_after)
+    .bind(new.sleep_after.to_db())
     .fetch_one(&mut *conn)
     .await?;
     let id: i64 = row.try_get("id")?;
@@ -279,9 +280,9 @@ pub async fn set_playspec_in(conn: &mut Conn, id: i64, playspec_id: i64) -> Resu
     set_by_id(conn, "UPDATE playgrounds SET playspec_id = $1 WHERE id = $2", playspec_id, id).await
 }
 
-/// Sets the Playground's own `sleep_after` (seconds; `None` inherits).
-pub async fn set_sleep_after_in(conn: &mut Conn, id: i64, secs: Option<i64>) -> Result<()> {
-    set_by_id(conn, "UPDATE playgrounds SET sleep_after_secs = $1 WHERE id = $2", secs, id).await
+/// Sets the Playground's own `sleep_after`.
+pub async fn set_sleep_after_in(conn: &mut Conn, id: i64, setting: SleepAfter) -> Result<()> {
+    set_by_id(conn, "UPDATE playgrounds SET sleep_after_secs = $1 WHERE id = $2", setting.to_db(), id).await
 }
 
 /// Replaces the per-Playground settings a rollout may change.

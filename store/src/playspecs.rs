@@ -27,6 +27,7 @@ use play_model::compose::ServiceDefinition;
 use play_model::model::event::{Acting, Actor, NewEvent};
 use play_model::model::playspec::{Playspec, PlayspecFields};
 use play_model::model::quota::{QuotaLimits, Resource};
+use play_model::playground::sleep::SleepAfter;
 use play_model::playground::state::DesiredState;
 use play_model::time;
 
@@ -51,7 +52,7 @@ fn from_row(row: &AnyRow) -> Result<Playspec> {
             services => json,
             persist_volumes => flag,
             playzone_id,
-            sleep_after_secs,
+            sleep_after: SleepAfter::from_db(sqlx::Row::try_get(row, "sleep_after_secs")?),
             created_at => time,
             updated_at => time,
         }
@@ -91,7 +92,7 @@ pub async fn create(on: impl Into<On<'_>>, by: Acting, new: PlayspecFields, limi
             .bind(flag(new.persist_volumes.unwrap_or(false)))
             .bind(&now)
             .bind(new.playzone_id.flatten())
-            .bind(new.sleep_after_secs.flatten())
+            .bind(new.sleep_after.unwrap_or_default().to_db())
             .fetch_one(&mut *conn)
             .await;
             let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
@@ -194,7 +195,7 @@ pub async fn update(on: impl Into<On<'_>>, by: Acting, id: i64, fields: Playspec
             .bind(id)
             .bind(account_id)
             .bind(fields.playzone_id.unwrap_or(current.playzone_id))
-            .bind(fields.sleep_after_secs.unwrap_or(current.sleep_after_secs))
+            .bind(fields.sleep_after.unwrap_or(current.sleep_after).to_db())
             .execute(&mut *conn)
             .await;
             result.on_unique(|| name_taken(&name))?;

@@ -158,7 +158,7 @@ pub fn new_playground(name: &str, room: i64, playspec: i64) -> play_model::playg
         service_subdomains: Default::default(),
         service_settings: Default::default(),
         ttl: chrono::Duration::hours(1),
-        sleep_after: None,
+        sleep_after: Default::default(),
         origin: None,
     }
 }

@@ -34,8 +34,8 @@ pub struct RolloutInput {
 }
 
 impl RolloutInput {
-    /// `sleep_after` parsed: `Some(None)` to inherit, seconds otherwise.
-    pub fn sleep_after(&self) -> Result<Option<Option<i64>>, crate::error::ApiError> {
+    /// `sleep_after` parsed: `None` keeps the setting, `null` inherits.
+    pub fn sleep_after(&self) -> Result<Option<play_model::playground::sleep::SleepAfter>, crate::error::ApiError> {
         play_model::playground::sleep::parse_change(self.sleep_after.as_ref().map(Option::as_deref))
             .map_err(|message| crate::error::ApiError::field("playground.sleep_after", message))
     }

@@ -57,7 +57,7 @@ impl PlayspecItem {
             locked: playground_count > 0,
             persist_volumes: p.persist_volumes,
             playzone_id: p.playzone_id,
-            sleep_after: play_model::playground::sleep::format_own(p.sleep_after_secs),
+            sleep_after: p.sleep_after.shown(),
             playground_count,
             created_at: p.created_at,
             updated_at: p.updated_at,

@@ -21,6 +21,7 @@ use crate::playground::{CreateRequest, launch, ops, validate};
 use crate::wake::Kind as Wake;
 use play_model::FieldErrors;
 use play_model::apply::{Action, Kind, SecretPath};
+use play_model::playground::sleep::SleepAfter;
 use play_model::playground::{DesiredState, Playground, PlaygroundStatus, RolloutChanges, ServiceSettings, ttl};
 use play_model::playzone::env_file::is_sensitive;
 use play_store::playgrounds as rows;
@@ -121,13 +122,11 @@ fn parse_ttl(object: &Object, text: Option<&str>) -> Result<Option<Duration>, Er
     Ok(Some(ttl))
 }
 
-/// `spec.sleep_after` in seconds (`None`: inherit).
-fn parse_sleep_after(object: &Object, text: Option<&str>) -> Result<Option<i64>, Error> {
-    text.map(|t| {
-        play_model::playground::sleep::parse_after(t)
-            .map_err(|message| Error::field(object.field("spec.sleep_after"), message))
-    })
-    .transpose()
+/// `spec.sleep_after` (absent: inherit).
+fn parse_sleep_after(object: &Object, text: Option<&str>) -> Result<SleepAfter, Error> {
+    let Some(text) = text else { return Ok(SleepAfter::Inherit) };
+    play_model::playground::sleep::parse_after(text)
+        .map_err(|message| Error::field(object.field("spec.sleep_after"), message))
 }
 
 fn immutable(object: &Object, field: &str) -> Error {

@@ -246,7 +246,7 @@ pub fn fields_classified(
         apply_overrides(&mut defs, input.services.unwrap_or_default(), &mut errors);
         services = Some(defs);
     }
-    let sleep_after_secs =
+    let sleep_after =
         match play_model::playground::sleep::parse_change(input.sleep_after.as_ref().map(Option::as_deref)) {
             Ok(change) => change,
             Err(message) => {
@@ -267,7 +267,7 @@ pub fn fields_classified(
         services,
         persist_volumes: input.persist_volumes,
         playzone_id: input.playzone_id,
-        sleep_after_secs,
+        sleep_after,
     })
 }
 

@@ -156,7 +156,7 @@ pub async fn record_launch(
                 service_subdomains: launched.service_subdomains,
                 service_settings: launched.service_settings,
                 ttl: launched.ttl,
-                sleep_after: None,
+                sleep_after: Default::default(),
                 origin: launched.origin,
             };
             let playground = create_in(&mut tx, account_id, &new, limits, actor).await?;
@@ -255,7 +255,7 @@ pub async fn launch_compose(
         services: Some(services),
         persist_volumes: Some(request.persist_volumes),
         playzone_id: None,
-        sleep_after_secs: None,
+        sleep_after: None,
     };
     // The Playroom was checked above and the Compose passed its policy.
     let playground = match (request.create_playground, request.playroom_id) {
@@ -369,7 +369,7 @@ pub async fn launch_template(
             let info = svc::validate_template(&body).ok();
             // A template marked `svc.job_mode` launches a job-mode Playground.
             let job_mode = forced_job || info.as_ref().is_some_and(|info| info.job_mode);
-            let sleep_after = info.and_then(|info| info.sleep_after).filter(|_| !job_mode);
+            let sleep_after = info.map(|info| info.sleep_after).filter(|_| !job_mode).unwrap_or_default();
             (report, services, job_mode, sleep_after)
         })
         .await?;
@@ -401,7 +401,7 @@ pub async fn launch_template(
         persist_volumes: Some(false),
         playzone_id: None,
         // The template's `svc.sleep_after`, the Playspec's default.
-        sleep_after_secs: Some(sleep_after),
+        sleep_after: Some(sleep_after),
     };
     // The Playground runs the new Playspec on the Playroom checked above.
     let launched = LaunchedPlayground {

@@ -16,6 +16,7 @@ use play_model::error::push_field_error;
 use play_model::model::playroom::Playroom;
 use play_model::model::playspec::Playspec;
 use play_model::playground::model::{Lifetimes, NewPlayground, Playground, RolloutChanges, ServiceSettings};
+use play_model::playground::sleep::SleepAfter;
 use play_model::{FieldErrors, validate};
 use play_store::playrooms;
 use play_store::playspecs;
@@ -256,19 +257,19 @@ pub async fn check_create_in(
 }
 
 /// `playground.sleep_after`: a duration within the bounds or `never`
-/// ([`play_model::playground::sleep::parse_after`]); a job never sleeps, so a job may only
-/// say `never`. Answers the seconds to store (`None`: inherit).
-fn check_sleep_after(errors: &mut FieldErrors, value: Option<&str>, job_mode: bool) -> Option<i64> {
-    let value = value?;
+/// ([`play_model::playground::sleep::parse_after`]); a job never sleeps, so
+/// a job may only say `never`. Absent: it inherits.
+fn check_sleep_after(errors: &mut FieldErrors, value: Option<&str>, job_mode: bool) -> SleepAfter {
+    let Some(value) = value else { return SleepAfter::Inherit };
     match play_model::playground::sleep::parse_after(value) {
-        Ok(secs) if job_mode && secs > 0 => {
+        Ok(setting) if job_mode && setting.sleeps() => {
             push_field_error(errors, "playground.sleep_after", "a job-mode Playground never sleeps");
-            None
+            SleepAfter::Inherit
         }
-        Ok(secs) => Some(secs),
+        Ok(setting) => setting,
         Err(message) => {
             push_field_error(errors, "playground.sleep_after", message);
-            None
+            SleepAfter::Inherit
         }
     }
 }
@@ -297,7 +298,7 @@ pub async fn check_rollout_in(
     if changes.is_empty() {
         return Ok(());
     }
-    if current.job_mode && changes.sleep_after.flatten().is_some_and(|secs| secs > 0) {
+    if current.job_mode && changes.sleep_after.is_some_and(SleepAfter::sleeps) {
         return Err(Error::field("playground.sleep_after", "a job-mode Playground never sleeps"));
     }
     let account_id = current.account_id;

@@ -39,9 +39,9 @@ pub struct TemplateInfo {
     pub muti_config: Option<serde_json::Value>,
     pub schedule_config: Option<ScheduleConfig>,
     pub trigger_config: Option<TriggerConfig>,
-    /// `svc.sleep_after` in seconds (0: never), the default of the
-    /// Playspecs it launches (`docs/sleep.md`).
-    pub sleep_after: Option<i64>,
+    /// `svc.sleep_after`, the default of the Playspecs it launches
+    /// (`docs/sleep.md`).
+    pub sleep_after: crate::playground::sleep::SleepAfter,
     /// Service names in document order.
     pub services: Vec<String>,
     pub warnings: Vec<Issue>,

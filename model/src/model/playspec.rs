@@ -21,9 +21,9 @@ pub struct Playspec {
     /// The Playzone whose repository the Compose file belongs to: its
     /// relative paths are read from it (`crate::desired::source`).
     pub playzone_id: Option<i64>,
-    /// The `sleep_after` of its Playgrounds that set none, in seconds
-    /// (`None`: the installation's default; 0: never).
-    pub sleep_after_secs: Option<i64>,
+    /// The `sleep_after` of its Playgrounds that set none (inherit: the
+    /// installation's default).
+    pub sleep_after: crate::playground::sleep::SleepAfter,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -53,9 +53,9 @@ pub struct PlayspecFields {
     /// `Some(None)` clears it; checked by the caller (a Playzone of the
     /// account).
     pub playzone_id: Option<Option<i64>>,
-    /// Its Playgrounds' default `sleep_after` in seconds (0: never);
-    /// `Some(None)` clears it (the installation's default applies).
-    pub sleep_after_secs: Option<Option<i64>>,
+    /// Its Playgrounds' default `sleep_after` (`None` keeps it; inherit:
+    /// the installation's default applies).
+    pub sleep_after: Option<crate::playground::sleep::SleepAfter>,
 }
 
 /// A file play writes into containers at `mount_path`. The content is not

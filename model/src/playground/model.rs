@@ -113,8 +113,8 @@ pub struct NewPlayground {
     pub service_subdomains: BTreeMap<String, String>,
     pub service_settings: BTreeMap<String, ServiceSettings>,
     pub ttl: chrono::Duration,
-    /// Its own `sleep_after` in seconds (`None`: inherit; 0: never).
-    pub sleep_after: Option<i64>,
+    /// Its own `sleep_after`.
+    pub sleep_after: super::sleep::SleepAfter,
     /// The trigger that launches it, for which ref and commit: its
     /// `playground.created` event says so.
     pub origin: Option<Origin>,
@@ -154,9 +154,9 @@ pub struct RolloutChanges {
     /// new revision of its Playspec); the caller checked it is the
     /// account's and that the settings fit it.
     pub playspec_id: Option<i64>,
-    /// Its own `sleep_after` in seconds (`Some(None)`: inherit; `Some(Some(0))`:
-    /// never), parsed by the caller (`sleep::parse_after`).
-    pub sleep_after: Option<Option<i64>>,
+    /// Its own `sleep_after` (`None` keeps it), parsed by the caller
+    /// (`sleep::parse_change`).
+    pub sleep_after: Option<super::sleep::SleepAfter>,
 }
 
 impl RolloutChanges {

@@ -25,14 +25,68 @@ pub const MAX_SLEEP_AFTER: Duration = Duration::from_secs(30 * 86_400);
 /// The shortest: 5 seconds (the edge samples activity every 2 s).
 pub const MIN_SLEEP_AFTER: Duration = Duration::from_secs(5);
 
+/// A `sleep_after` setting (a Playground's own, a Playspec's default, a
+/// template's `svc.sleep_after`): inherit the next one out (the
+/// Playspec's, then the operator's `PLAY_SLEEP_AFTER`), never sleep, or
+/// sleep after this long without activity.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SleepAfter {
+    #[default]
+    Inherit,
+    Never,
+    After(Duration),
+}
+
+impl SleepAfter {
+    /// As stored: `NULL` inherits, 0 is never, else seconds.
+    pub fn from_db(secs: Option<i64>) -> SleepAfter {
+        match secs {
+            None => SleepAfter::Inherit,
+            Some(secs) if secs <= 0 => SleepAfter::Never,
+            Some(secs) => SleepAfter::After(Duration::from_secs(secs.unsigned_abs())),
+        }
+    }
+
+    /// What [`SleepAfter::from_db`] reads back.
+    pub fn to_db(self) -> Option<i64> {
+        match self {
+            SleepAfter::Inherit => None,
+            SleepAfter::Never => Some(0),
+            SleepAfter::After(d) => Some(i64::try_from(d.as_secs()).unwrap_or(i64::MAX).max(1)),
+        }
+    }
+
+    /// Whether it makes a Playground sleep (a job-mode one may not).
+    pub fn sleeps(self) -> bool {
+        matches!(self, SleepAfter::After(_))
+    }
+
+    /// As the API shows a stored setting: `never`, a duration (`30m`),
+    /// `None` when it inherits.
+    pub fn shown(self) -> Option<String> {
+        match self {
+            SleepAfter::Inherit => None,
+            SleepAfter::Never => Some("never".to_owned()),
+            SleepAfter::After(d) => Some(humantime::format_duration(d).to_string()),
+        }
+    }
+}
+
+/// Serialized as stored (seconds, 0 for never, `null` to inherit), as the
+/// template checks have always shown `svc.sleep_after`.
+impl serde::Serialize for SleepAfter {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_db().serialize(serializer)
+    }
+}
+
 /// A Playground's sleep settings and what its edge and reconciler recorded.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Sleep {
-    /// Its own `sleep_after` in seconds: `None` inherits (its Playspec's,
-    /// then the operator's), `Some(0)` never sleeps.
-    pub own_after: Option<i64>,
-    /// Its Playspec's default, the same way.
-    pub playspec_after: Option<i64>,
+    /// Its own `sleep_after`.
+    pub own_after: SleepAfter,
+    /// Its Playspec's default.
+    pub playspec_after: SleepAfter,
     pub power: Power,
     pub reason: Option<PowerReason>,
     pub power_changed_at: Option<Timestamp>,
@@ -49,11 +103,14 @@ impl Sleep {
         if job_mode {
             return None;
         }
-        let secs = |s: i64| (s > 0).then(|| Duration::from_secs(s.unsigned_abs()));
-        match (self.own_after, self.playspec_after) {
-            (Some(own), _) => secs(own),
-            (None, Some(spec)) => secs(spec),
-            (None, None) => operator.filter(|d| !d.is_zero()),
+        let setting = match (self.own_after, self.playspec_after) {
+            (SleepAfter::Inherit, SleepAfter::Inherit) => return operator.filter(|d| !d.is_zero()),
+            (SleepAfter::Inherit, spec) => spec,
+            (own, _) => own,
+        };
+        match setting {
+            SleepAfter::After(d) => Some(d),
+            SleepAfter::Inherit | SleepAfter::Never => None,
         }
     }
 
@@ -77,12 +134,12 @@ pub fn format_after(after: Option<Duration>) -> Option<String> {
 }
 
 /// Parses a `sleep_after` value: a duration (`30m`, `2h`) within
-/// [`MIN_SLEEP_AFTER`]..=[`MAX_SLEEP_AFTER`], or `never`. Answers seconds
-/// (0 for never) or what is wrong with it.
-pub fn parse_after(text: &str) -> Result<i64, String> {
+/// [`MIN_SLEEP_AFTER`]..=[`MAX_SLEEP_AFTER`], or `never`; or what is wrong
+/// with it.
+pub fn parse_after(text: &str) -> Result<SleepAfter, String> {
     let text = text.trim();
     if text == "never" {
-        return Ok(0);
+        return Ok(SleepAfter::Never);
     }
     let d = humantime::parse_duration(text)
         .map_err(|e| format!("{e}: give a duration such as \"30m\" or \"2h\", or \"never\""))?;
@@ -93,23 +150,14 @@ pub fn parse_after(text: &str) -> Result<i64, String> {
             humantime::format_duration(MAX_SLEEP_AFTER)
         ));
     }
-    i64::try_from(d.as_secs()).map_err(|_| "too long".to_owned())
+    Ok(SleepAfter::After(d))
 }
 
 /// A change of a stored `sleep_after` setting (a rollout's, a Playspec's):
-/// absent keeps it (`None`), `null` clears it to inherit (`Some(None)`), a
-/// value sets it ([`parse_after`]).
-pub fn parse_change(value: Option<Option<&str>>) -> Result<Option<Option<i64>>, String> {
-    value.map(|v| v.map(parse_after).transpose()).transpose()
-}
-
-/// A stored own setting as the API shows it: `never` for 0, `None` when
-/// it inherits.
-pub fn format_own(secs: Option<i64>) -> Option<String> {
-    secs.map(|secs| match secs {
-        0 => "never".to_owned(),
-        secs => humantime::format_duration(Duration::from_secs(secs.unsigned_abs())).to_string(),
-    })
+/// absent keeps it (`None`), `null` clears it to inherit, a value sets it
+/// ([`parse_after`]).
+pub fn parse_change(value: Option<Option<&str>>) -> Result<Option<SleepAfter>, String> {
+    value.map(|v| v.map_or(Ok(SleepAfter::Inherit), parse_after)).transpose()
 }
 
 #[cfg(test)]
@@ -123,7 +171,11 @@ mod tests {
     #[test]
     fn the_own_setting_wins_then_the_playspec_then_the_operator() {
         let hour = Some(Duration::from_secs(3600));
-        let s = |own, spec| Sleep { own_after: own, playspec_after: spec, ..Sleep::default() };
+        let s = |own: Option<i64>, spec: Option<i64>| Sleep {
+            own_after: SleepAfter::from_db(own),
+            playspec_after: SleepAfter::from_db(spec),
+            ..Sleep::default()
+        };
         assert_eq!(s(Some(60), Some(600)).after(false, hour), Some(Duration::from_secs(60)));
         assert_eq!(s(Some(0), Some(600)).after(false, hour), None, "0 is never, not inherit");
         assert_eq!(s(None, Some(600)).after(false, hour), Some(Duration::from_secs(600)));
@@ -149,18 +201,25 @@ mod tests {
 
     #[test]
     fn sleep_after_values() {
-        assert_eq!(parse_after("30m"), Ok(1800));
-        assert_eq!(parse_after("never"), Ok(0));
+        assert_eq!(parse_after("30m"), Ok(SleepAfter::After(Duration::from_secs(1800))));
+        assert_eq!(parse_after("never"), Ok(SleepAfter::Never));
         assert!(parse_after("1s").unwrap_err().contains("between 5s and 30days"));
         assert!(parse_after("90days").is_err());
         assert!(parse_after("soon").unwrap_err().contains("\"never\""));
         assert_eq!(format_after(Some(Duration::from_secs(5400))).as_deref(), Some("1h 30m"));
         assert_eq!(parse_change(None), Ok(None));
-        assert_eq!(parse_change(Some(None)), Ok(Some(None)));
-        assert_eq!(parse_change(Some(Some("1h"))), Ok(Some(Some(3600))));
+        assert_eq!(parse_change(Some(None)), Ok(Some(SleepAfter::Inherit)));
+        assert_eq!(parse_change(Some(Some("1h"))), Ok(Some(SleepAfter::After(Duration::from_secs(3600)))));
         assert!(parse_change(Some(Some("2s"))).is_err());
+        for setting in [SleepAfter::Inherit, SleepAfter::Never, SleepAfter::After(Duration::from_secs(90))] {
+            assert_eq!(SleepAfter::from_db(setting.to_db()), setting, "stored and read back");
+        }
         assert_eq!(
-            (format_own(Some(0)), format_own(Some(60)), format_own(None)),
+            (
+                SleepAfter::from_db(Some(0)).shown(),
+                SleepAfter::from_db(Some(60)).shown(),
+                SleepAfter::from_db(None).shown()
+            ),
             (Some("never".into()), Some("1m".into()), None)
         );
     }

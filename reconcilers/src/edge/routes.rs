@@ -191,7 +191,7 @@ mod tests {
             services: serde_json::json!([]),
             persist_volumes: false,
             playzone_id: None,
-            sleep_after_secs: None,
+            sleep_after: Default::default(),
             created_at: now,
             updated_at: now,
         };

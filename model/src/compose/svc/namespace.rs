@@ -97,7 +97,7 @@ pub struct Namespace {
     pub trigger_config: Option<TriggerConfig>,
     /// `svc.sleep_after`: the default `sleep_after` of the Playspecs it
     /// launches, in seconds (0: never; `None`: the installation's).
-    pub sleep_after: Option<i64>,
+    pub sleep_after: crate::playground::sleep::SleepAfter,
 }
 
 fn valid_variable_name(name: &str) -> bool {
@@ -371,9 +371,11 @@ pub(crate) fn parse_namespace(ctx: &mut Ctx<'_>, svc: Option<&Value>) -> Namespa
             "schedule_config" => ns.schedule_config = Some(parse_schedule(ctx, v, &at)),
             "trigger_config" => ns.trigger_config = Some(parse_trigger(ctx, v, &at)),
             "sleep_after" => {
-                ns.sleep_after = strict_string(ctx, v, &at).and_then(|text| {
-                    crate::playground::sleep::parse_after(&text).map_err(|message| ctx.error(&at, message)).ok()
-                });
+                ns.sleep_after = strict_string(ctx, v, &at)
+                    .and_then(|text| {
+                        crate::playground::sleep::parse_after(&text).map_err(|message| ctx.error(&at, message)).ok()
+                    })
+                    .unwrap_or_default();
             }
             k => ctx.error(&at, format!("unknown key `{k}` in the svc namespace")),
         }
@@ -384,7 +386,7 @@ pub(crate) fn parse_namespace(ctx: &mut Ctx<'_>, svc: Option<&Value>) -> Namespa
         ctx.error(&base.key("job_mode"), "disagrees with `svc.metadata.job_mode`");
     }
     ns.job_mode = job_mode.or(ns.metadata.job_mode).unwrap_or(false);
-    if ns.job_mode && ns.sleep_after.is_some_and(|secs| secs > 0) {
+    if ns.job_mode && ns.sleep_after.sleeps() {
         ctx.error(&base.key("sleep_after"), "a job-mode template never sleeps");
     }
     ns.muti_config = ns.muti_config.take().or_else(|| ns.metadata.muti_config.clone());
