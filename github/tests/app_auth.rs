@@ -10,13 +10,12 @@ use play_github::testing::IssuedScope;
 use play_github::testing::{CLIENT_ID, CLIENT_SECRET, FakeGithub, KeyPair};
 use play_github::tokens::{CONTENTS_READ, CONTENTS_WRITE, TokenScope};
 use play_github::{AppKey, ClientSecret, GithubApi, GithubAppConfig, GithubError};
-use play_model::webhook::url::AllowEntry;
 use play_outbound::UrlPolicy;
 
 const APP_ID: &str = "4242";
 
 fn loopback() -> Arc<UrlPolicy> {
-    Arc::new(UrlPolicy { allow_http: true, ..UrlPolicy::default() }.allow(AllowEntry::parse("127.0.0.1").unwrap()))
+    Arc::new(play_model::testing::loopback_policy())
 }
 
 fn config(server: &FakeGithub) -> GithubAppConfig {

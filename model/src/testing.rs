@@ -111,3 +111,12 @@ pub fn free_port() -> u16 {
     }
     panic!("no free loopback port in 20000-29999");
 }
+
+/// The URL policy of tests that reach servers on loopback: `http` allowed,
+/// `127.0.0.1` allowlisted (the default policy refuses both).
+pub fn loopback_policy() -> crate::webhook::UrlPolicy {
+    crate::webhook::UrlPolicy {
+        allow_http: true,
+        allowlist: crate::webhook::UrlPolicy::parse_allowlist("127.0.0.1").expect("a valid allowlist"),
+    }
+}

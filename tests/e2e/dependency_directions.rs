@@ -20,7 +20,9 @@
 //!   of play's, nor on sqlx;
 //! - play-outbound, the one outbound HTTP client, is reached by play-git
 //!   and play-reconcilers, and depends on none of axum, bollard, russh,
-//!   play-api, play-reconcilers, play-git.
+//!   play-api, play-reconcilers, play-git;
+//! - play-testkit, the tests' shared support, is a dev-dependency only: no
+//!   crate reaches it through a normal or build dependency.
 
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
@@ -131,6 +133,14 @@ fn crate_dependencies_point_the_allowed_way() {
     );
     for user in ["play-git", "play-github", "play-reconcilers"] {
         assert!(reachable(&meta, user).contains("play-outbound"), "{user} should send through play-outbound");
+    }
+    let members: Vec<&str> =
+        meta["workspace_members"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+    let packages = meta["packages"].as_array().unwrap().iter().filter(|p| members.contains(&p["id"].as_str().unwrap()));
+    let names: Vec<&str> = packages.map(|p| p["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"play") && names.contains(&"play-testkit"), "the workspace's members: {names:?}");
+    for member in names.iter().filter(|name| **name != "play-testkit") {
+        assert!(!reachable(&meta, member).contains("play-testkit"), "{member} must not reach the testkit");
     }
     // The check can fail: the binary does reach all of them.
     let play = reachable(&meta, "play");

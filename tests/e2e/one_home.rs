@@ -145,6 +145,7 @@ fn no_source_file_is_over_500_lines() {
         "git",
         "github",
         "simhost",
+        "testkit",
         "cli",
         "states",
         "outbound",

@@ -29,7 +29,6 @@ use play_git::{GitConfig, GitGateway};
 use play_model::model::event::Acting;
 use play_model::model::quota::QuotaLimits;
 use play_model::playzone::{Changes, Input, RepositoryPolicy};
-use play_model::webhook::UrlPolicy;
 use play_reconcilers::host::{DockerHostGateway, HostConfig};
 use play_reconcilers::loops::Shared;
 use play_reconcilers::playzone::SyncConfig;
@@ -39,9 +38,7 @@ use play_store::playzones;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-fn loopback_policy() -> UrlPolicy {
-    UrlPolicy { allow_http: true, allowlist: UrlPolicy::parse_allowlist("127.0.0.1").unwrap() }
-}
+use play_model::testing::loopback_policy;
 
 async fn until_synced(store: &play_store::Store, id: i64) -> Duration {
     let started = Instant::now();

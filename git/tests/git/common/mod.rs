@@ -9,13 +9,9 @@ use std::path::Path;
 use play_git::testing::GitServer;
 use play_git::{GitConfig, GitGateway};
 use play_model::repository::RepositoryAccess;
-use play_model::webhook::UrlPolicy;
 use tempfile::TempDir;
 
-/// The policy of the tests: http allowed, 127.0.0.1 allowlisted.
-pub fn loopback_policy() -> UrlPolicy {
-    UrlPolicy { allow_http: true, allowlist: UrlPolicy::parse_allowlist("127.0.0.1").unwrap() }
-}
+pub use play_model::testing::loopback_policy;
 
 pub struct World {
     pub server: GitServer,
