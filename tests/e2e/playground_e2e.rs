@@ -56,6 +56,11 @@ async fn a_service_to_build_without_a_playzone_fails_terminally_at_image_build()
     // It names what is missing and how to give it.
     let message = status.body["error_message"].as_str().unwrap();
     assert!(message.contains("links no Playzone") && message.contains("svc/repo_url"), "{}", status.text);
+    // Issue #51, item 6: the detail says why too, as the status does.
+    for field in ["error_step", "error_step_label", "error_message", "creation_step", "creation_step_label"] {
+        assert_eq!(body[field], status.body[field], "{field} of the detail: {body:#}");
+    }
+    assert_eq!(body["error_step_label"], "Building Images", "{body:#}");
     assert!(w.host().containers(id).is_empty(), "{body:#}");
     assert!(w.event_types().await.iter().any(|e| e == "playground.error"));
 }

@@ -68,6 +68,10 @@ pub struct PlaygroundDetail {
     /// The trigger that keeps this Playground (`/api/triggers`), or
     /// `null`.
     pub trigger: Option<OriginView>,
+    /// Where creation or a rollout is, and why it failed (as the status
+    /// view shows them).
+    #[serde(flatten)]
+    pub progress: Progress,
     /// Sleep and wake (issue #32; `docs/sleep.md`).
     #[serde(flatten)]
     pub sleep: SleepView,
@@ -134,6 +138,18 @@ pub struct PlaygroundStatus {
     #[schema(value_type = String)]
     pub status: Status,
     pub job_mode: bool,
+    #[serde(flatten)]
+    pub progress: Progress,
+    pub needs_recreation: bool,
+    #[schema(value_type = Vec<Object>)]
+    pub services: Vec<ServiceStatus>,
+}
+
+/// Where a Playground's creation or rollout is, and why it failed: the
+/// status view's fields, which the detail view carries too (a failed
+/// Playground's detail says why, issue #51 item 6).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Progress {
     #[schema(value_type = Option<String>)]
     pub creation_step: Option<CreationStep>,
     pub creation_step_label: Option<String>,
@@ -141,9 +157,19 @@ pub struct PlaygroundStatus {
     #[schema(value_type = Option<String>)]
     pub error_step: Option<CreationStep>,
     pub error_step_label: Option<String>,
-    pub needs_recreation: bool,
-    #[schema(value_type = Vec<Object>)]
-    pub services: Vec<ServiceStatus>,
+}
+
+impl Progress {
+    fn of(p: &Playground) -> Self {
+        let label = |step: Option<CreationStep>| step.map(|s| s.label().to_owned());
+        Progress {
+            creation_step: p.creation_step,
+            creation_step_label: label(p.creation_step),
+            error_message: p.error_message.clone(),
+            error_step: p.error_step,
+            error_step_label: label(p.error_step),
+        }
+    }
 }
 
 pub(crate) fn item(p: &Playground, urls: Urls) -> PlaygroundItem {
@@ -225,6 +251,7 @@ pub(crate) async fn detail_known(
         outdated_services: outdated.into_iter().filter(|s| s != play_model::build::PROJECT_PIN).collect(),
         trigger: origin.map(OriginView::from),
         sleep: SleepView::of(&p, state.config.sleep_after),
+        progress: Progress::of(&p),
         item: item(&p, urls),
         time_remaining: time_remaining(&p),
         expiration_percentage: expiration_percentage(&p),
@@ -244,16 +271,11 @@ pub(crate) async fn detail_known(
 
 /// The status view of `p`.
 pub(crate) fn status_of(p: Playground) -> PlaygroundStatus {
-    let label = |step: Option<CreationStep>| step.map(|s| s.label().to_owned());
     PlaygroundStatus {
         id: p.id,
-        creation_step_label: label(p.creation_step),
-        error_step_label: label(p.error_step),
+        progress: Progress::of(&p),
         status: p.status,
         job_mode: p.job_mode,
-        creation_step: p.creation_step,
-        error_message: p.error_message,
-        error_step: p.error_step,
         needs_recreation: p.needs_recreation,
         services: p.services,
     }

@@ -304,3 +304,27 @@ async fn sleep_and_wake_from_the_detail_page() {
     let p = playgrounds::get(app.store(), app.account_id, playground).await.unwrap();
     assert_eq!(p.sleep.power.as_str(), "awake");
 }
+
+/// Issue #51, item 6: a failed Playground's page says at which step and why.
+#[tokio::test]
+async fn a_failed_playgrounds_page_shows_its_step_and_error() {
+    let app = TestApp::new().await;
+    let playground = app.new_playground().await;
+    sqlx::query(
+        "UPDATE playgrounds SET status = 'failed', error_step = 'image_build', error_message = $1 WHERE id = $2",
+    )
+    .bind("the Dockerfile's RUN step failed <exit 2>")
+    .bind(playground)
+    .execute(app.store().pool())
+    .await
+    .unwrap();
+    let admin = Browser::sign_in(&app, &app.admin).await;
+    let detail = page(&app, &admin, &format!("/playgrounds/{playground}")).await;
+    assert_eq!(detail.status, StatusCode::OK, "{}", detail.text);
+    let shown = "Building Images: the Dockerfile&#39;s RUN step failed &lt;exit 2&gt;";
+    let shown_alt = "Building Images: the Dockerfile's RUN step failed &lt;exit 2&gt;";
+    assert!(detail.text.contains(shown) || detail.text.contains(shown_alt), "{}", detail.text);
+    let api = app.get(&format!("/api/playgrounds/{playground}"), &app.admin).await;
+    assert_eq!(api.body["error_step_label"], "Building Images", "{}", api.text);
+    assert_eq!(api.body["error_message"], "the Dockerfile's RUN step failed <exit 2>", "{}", api.text);
+}
