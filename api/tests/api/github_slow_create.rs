@@ -84,10 +84,15 @@ async fn another_accounts_writes_go_on_while_a_create_and_push_waits_on_github()
 async fn a_name_being_created_is_held_and_a_failed_create_releases_it() {
     let g = acme_installed().await;
     let app = &g.app;
-    g.github.lock().request_delay = Duration::from_millis(300);
+    g.github.lock().request_delay = Duration::from_secs(1);
     let first = app.post("/api/repos", &app.admin, json!({"name": "held"}));
+    // Once the first create holds the name (its reservation is written
+    // before GitHub is called, which then takes a second): a fixed 150 ms
+    // lost the race on a loaded machine, the second create going first.
     let second = async {
-        tokio::time::sleep(Duration::from_millis(150)).await;
+        while app.count("repository_reservations").await == 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         app.post("/api/repos", &app.admin, json!({"name": "held"})).await
     };
     let (first, second) = tokio::join!(first, second);
