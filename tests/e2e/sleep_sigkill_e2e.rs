@@ -86,4 +86,36 @@ async fn a_sleeping_playground_stays_asleep_across_sigkill_and_wakes_on_a_reques
     assert_eq!((status, body.trim()), (200, "awake"), "{}", server.log_tail(40));
     let woke = wait_status(&server, &path, "running").await;
     assert_eq!(woke["power_reason"], "request", "{woke}");
+
+    // Issue #51, item 4: requests through the edge are the activity the
+    // detail shows, and a request that woke it before a restart does not
+    // wake it again after one (the monitor reads the last 15 s of the
+    // edge's log again when play starts).
+    let url = format!("http://{host}:{http_port}/");
+    let started = Instant::now();
+    loop {
+        assert_eq!(http.get(&url).send().await.unwrap().text().await.unwrap().trim(), "awake");
+        let (_, view) = server.get(&path).await;
+        if view["last_active_at"].is_string() {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "no activity recorded: {view}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let (code, body) = server.post(&format!("{path}/sleep"), json!({})).await;
+    assert_eq!(code, 200, "{body}");
+    wait_status(&server, &path, "sleeping").await;
+    let mut server = server;
+    server.kill();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let server = play.serve().await;
+    assert!(asked.elapsed() < Duration::from_secs(14), "the wake line is still within the replay");
+    // Five seconds without a request: it stays asleep (the old code had
+    // it running again within them).
+    let watched = Instant::now();
+    while watched.elapsed() < Duration::from_secs(5) {
+        let (_, view) = server.get(&path).await;
+        assert_eq!((view["status"].as_str(), view["power"].as_str()), (Some("sleeping"), Some("asleep")), "{view}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
 }

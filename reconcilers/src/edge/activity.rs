@@ -58,7 +58,9 @@ const MAX_LINE: usize = 16 * 1024;
 /// How far back a monitor reads when it starts: a request that reached a
 /// sleeping Playground while no monitor followed the edge (play
 /// restarting; the edge holds it meanwhile) still wakes it. Older lines
-/// count for wakes only, never as activity.
+/// count for wakes only, never as activity, and only when written after
+/// the Playground was asked to sleep (issue #51, item 4: a request that
+/// woke it before a restart woke it again after).
 const REPLAY: i64 = 15;
 
 /// What the monitor of one Playroom needs to know, from the edge pass.
@@ -71,6 +73,10 @@ pub struct Snapshot {
     /// Playgrounds whose routes are waking ones: the only ids a wake line
     /// may wake.
     pub sleeping: HashSet<i64>,
+    /// When each of `sleeping` was asked to sleep (or woken), in
+    /// microseconds since the epoch: its wake lines written before are
+    /// stale.
+    pub power_changed: HashMap<i64, i64>,
 }
 
 /// Where the monitor reads from.
@@ -188,9 +194,11 @@ impl Task {
                     continue;
                 }
             };
+            // A stream opened again reads from the second of the last line
+            // read (lines of that second are read twice: a wake is
+            // idempotent and stale ones are dropped, activity only moves
+            // forward).
             let from = i32::try_from(since).unwrap_or(0);
-            // A stream opened again reads from where the last one broke.
-            since = chrono::Utc::now().timestamp();
             let options =
                 LogsOptions { follow: true, stdout: true, stderr: false, since: from, ..LogsOptions::default() };
             let mut logs = docker.logs(&self.source.container, Some(options));
@@ -202,7 +210,9 @@ impl Task {
                             partial.extend_from_slice(&chunk.into_bytes());
                             while let Some(end) = partial.iter().position(|b| *b == b'\n') {
                                 let line: Vec<u8> = partial.drain(..=end).collect();
-                                self.line(&line, started, &mut active, &mut gate).await;
+                                if let Some(written) = self.line(&line, started, &mut active, &mut gate).await {
+                                    since = since.max(written as i64);
+                                }
                             }
                             if partial.len() > MAX_LINE {
                                 partial.clear();
@@ -235,19 +245,30 @@ impl Task {
         tracing::debug!(playroom = self.playroom, "edge activity monitor ended");
     }
 
-    /// One access-log line: a wake (through `gate`), or activity (unless it
-    /// is older than the monitor, `started`).
-    async fn line(&self, line: &[u8], started: i64, active: &mut HashSet<i64>, gate: &mut WakeLineGate) {
+    /// One access-log line: a wake (through `gate`, unless it is stale), or
+    /// activity (unless it is older than the monitor, `started`). Answers
+    /// when Caddy wrote it, for a line it could read.
+    ///
+    /// A wake line is stale when written no later than its Playground was
+    /// asked to sleep (or woken): the edge's clock against play's, so a
+    /// skew between the two hosts larger than the time between a sleep and
+    /// the next request drops that request's line; the waiting page asks
+    /// again, and NTP keeps skews far below that.
+    async fn line(&self, line: &[u8], started: i64, active: &mut HashSet<i64>, gate: &mut WakeLineGate) -> Option<f64> {
         if line.len() > MAX_LINE {
-            return;
+            return None;
         }
-        let Ok(line) = serde_json::from_slice::<Line>(line) else { return };
+        let line = serde_json::from_slice::<Line>(line).ok()?;
         let snapshot = self.snapshot.borrow().clone();
         if line.logger == WAKE_LOGGER {
             let Some(id) = line.request.uri.strip_prefix("/wake/").and_then(|id| id.parse::<i64>().ok()) else {
                 self.count("ignored");
-                return;
+                return Some(line.ts);
             };
+            if snapshot.power_changed.get(&id).is_some_and(|at| line.ts * 1e6 <= *at as f64) {
+                self.count("stale");
+                return Some(line.ts);
+            }
             match gate.admit(id, &snapshot.sleeping, tokio::time::Instant::now()) {
                 Verdict::Store => self.wake(id, gate).await,
                 Verdict::Ignored => self.count("ignored"),
@@ -263,6 +284,7 @@ impl Task {
                 active.insert(*id);
             }
         }
+        Some(line.ts)
     }
 
     /// Takes a request's wake of Playground `id` to the store (a read, and

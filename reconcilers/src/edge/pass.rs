@@ -171,6 +171,9 @@ fn snapshot(wanted: &[routes::Wanted], served: &[Route]) -> activity::Snapshot {
         out.upstreams.insert(format!("{}:{}", route.upstream, route.port), w.playground_id);
         if w.sleeping {
             out.sleeping.insert(w.playground_id);
+            if let Some(at) = w.power_changed_at {
+                out.power_changed.insert(w.playground_id, at.timestamp_micros());
+            }
         }
     }
     out

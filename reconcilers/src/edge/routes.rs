@@ -47,6 +47,9 @@ pub struct Wanted {
     pub sleeping: bool,
     /// Its Playground may sleep: its requests count as activity.
     pub watched: bool,
+    /// When its Playground was last asked to sleep or woken: a wake line
+    /// written before is stale (a log read again must not wake it).
+    pub power_changed_at: Option<Timestamp>,
 }
 
 /// The most Playgrounds whose routes are kept; full, the cache starts
@@ -160,7 +163,8 @@ pub async fn wanted(
             if let Some(serving) = p.services.iter().find(|s| s.name == service).and_then(|s| s.container.clone()) {
                 route.upstream = serving;
             }
-            out.push(Wanted { playground_id: p.id, service, route, sleeping, watched });
+            let power_changed_at = p.sleep.power_changed_at;
+            out.push(Wanted { playground_id: p.id, service, route, sleeping, watched, power_changed_at });
         }
     }
     Ok(out)
