@@ -17,6 +17,15 @@
 //!   deadline; the other times are recorded as missed.
 //! - **Concurrency policy** (`forbid`, `allow`, `replace`) is applied when
 //!   a run starts; a skipped run is recorded with the reason.
+//! - **Runs left running are settled before the policy decides** (issue
+//!   #51, item 3). A replica that visits a schedule for the first time
+//!   (after a crash, or taking over a dead replica's leases) may find a run
+//!   still `running` whose job ended while nobody watched: its result is
+//!   recorded by the Playground loop's first pass, not yet made. For
+//!   [`SETTLE`] from that first visit, a pending run that `forbid` or
+//!   `replace` would decide against a running run waits (the running
+//!   run's Playground woken), so the catch-up starts once the old run is
+//!   closed, instead of being skipped for a run that was already over.
 //! - **Failures are visible:** a run whose launch is refused (a required
 //!   variable missing, a quota) is failed with the reason, and the
 //!   schedule counts consecutive failures and keeps its last success.
@@ -39,6 +48,12 @@ use crate::Result;
 use crate::launching::{Blocking, LaunchBounds, describe};
 use crate::runtime::{Action, Ctx, Reconciler};
 
+/// How long after a replica's first visit of a schedule a pending run
+/// waits for the runs left running to settle before `forbid` or `replace`
+/// decides against them: the Playground loop's first passes over the
+/// Playroom (a connection, one observation) take a few seconds.
+pub const SETTLE: Duration = Duration::from_secs(10);
+
 /// The loop's settings.
 #[derive(Clone, Debug)]
 pub struct ScheduleLoopConfig {
@@ -60,6 +75,9 @@ pub struct ScheduleLoop {
     secrets: SecretBox,
     waker: std::sync::Arc<dyn Waker>,
     config: ScheduleLoopConfig,
+    /// Schedule id -> until when its runs left running are settling (see
+    /// [`SETTLE`]); an entry is made at this replica's first visit.
+    settling: std::sync::Mutex<std::collections::HashMap<i64, std::time::Instant>>,
 }
 
 impl std::fmt::Debug for ScheduleLoop {
@@ -70,7 +88,38 @@ impl std::fmt::Debug for ScheduleLoop {
 
 impl ScheduleLoop {
     pub fn new(store: Store, secrets: SecretBox, waker: std::sync::Arc<dyn Waker>) -> Self {
-        ScheduleLoop { store, secrets, waker, config: ScheduleLoopConfig::default() }
+        ScheduleLoop { store, secrets, waker, config: ScheduleLoopConfig::default(), settling: Default::default() }
+    }
+
+    /// Whether schedule `id`'s runs left running may still be settling:
+    /// within [`SETTLE`] of this replica's first visit of it.
+    fn settling(&self, id: i64) -> bool {
+        let now = std::time::Instant::now();
+        let mut map = self.settling.lock().unwrap_or_else(|p| p.into_inner());
+        now < *map.entry(id).or_insert(now + SETTLE)
+    }
+
+    /// Whether pending `run` waits for the runs left running to settle:
+    /// within the settling window, under a policy that decides against a
+    /// running run, with one running. Wakes their Playgrounds, so their
+    /// first pass here comes now.
+    fn waits_to_settle(&self, id: i64, spec: &Spec, run: &ScheduleRun, open: &[ScheduleRun]) -> bool {
+        if spec.policy == Policy::Allow {
+            return false;
+        }
+        let running: Vec<i64> = open
+            .iter()
+            .filter(|r| r.id != run.id && r.status == RunStatus::Running)
+            .filter_map(|r| r.playground_id)
+            .collect();
+        if running.is_empty() || !self.settling(id) {
+            return false;
+        }
+        for playground in running {
+            self.waker.wake(Kind::Playground, playground);
+        }
+        tracing::debug!(schedule = id, run = run.id, "waiting for the runs left running to settle");
+        true
     }
 
     pub fn with_config(mut self, config: ScheduleLoopConfig) -> Self {
@@ -208,6 +257,8 @@ impl Reconciler for ScheduleLoop {
 
     async fn reconcile(&self, id: i64, _ctx: &Ctx) -> Result<Action> {
         let Some(schedule) = schedules::find(&self.store, id).await? else { return Ok(Action::await_change()) };
+        // The first visit opens the settling window (see SETTLE).
+        self.settling(id);
         let mut open = Vec::new();
         for run in schedules::open_runs(&self.store, id).await? {
             if self.follow(&schedule, &run).await? {
@@ -255,7 +306,9 @@ impl Reconciler for ScheduleLoop {
                     continue;
                 }
                 let current = schedules::open_runs(&self.store, id).await?;
-                self.start(&schedule, &spec, &run, &current).await?;
+                if !self.waits_to_settle(id, &spec, &run, &current) {
+                    self.start(&schedule, &spec, &run, &current).await?;
+                }
             }
             open.push(run);
         }

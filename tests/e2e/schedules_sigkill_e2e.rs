@@ -115,3 +115,57 @@ async fn sigkill_for_30_seconds_gives_one_catch_up_run_and_records_the_rest_as_m
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("delete the template"));
 }
+
+/// Issue #51, item 3: with `concurrency_policy: forbid`, the run in flight
+/// at the kill ended while play was down; the restarted play records its
+/// result before the policy decides, so the catch-up runs instead of being
+/// skipped for a run that was already over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_left_running_by_a_crash_is_settled_before_forbid_decides_the_catch_up() {
+    ensure_busybox_image();
+    let sshd = Sshd::start();
+    let play = Play::new().await.env("PLAY_SCHEDULE_MIN_INTERVAL", "1s");
+    let mut server = play.serve().await;
+    let room = server.create("/api/playrooms", sshd.playroom_body("box")).await;
+    let body = format!(
+        "svc:\n  job_mode: true\n  schedule_config: {{enabled: true, cron: \"*/2 * * * * *\", concurrency_policy: \
+         forbid, starting_deadline_seconds: 20}}\nservices:\n  job:\n    image: {BUSYBOX_IMAGE}\n    command: \
+         [\"sleep\", \"3\"]\n    stop_grace_period: 1s\n"
+    );
+    let template =
+        server.create("/api/import_templates", json!({"import_template": {"name": "slow", "category_id": 1}})).await;
+    let template_id = template["id"].as_i64().unwrap();
+    server.create(&format!("/api/import_templates/{template_id}/create_version"), json!({"template_body": body})).await;
+    let (_, all) = server.get("/api/schedules").await;
+    let schedule = format!("/api/schedules/{}", all[0]["id"]);
+    server.ok(reqwest::Method::PATCH, &schedule, Some(json!({"schedule": {"playroom_id": room["id"]}}))).await;
+    // A run has started (its job sleeps 3 s): killed now, it is left
+    // `running` and its job ends while play is down.
+    wait_runs(&server, &schedule, "a run running", |all| all.iter().any(|r| r["status"] == "running")).await;
+    server.kill();
+    let killed_at = Utc::now();
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    let restarted_at = Utc::now();
+    let server = play.serve().await;
+    let all = wait_runs(&server, &schedule, "the catch-up decided", |all| {
+        all.iter().any(|r| {
+            at(r) > killed_at + chrono::Duration::seconds(1) && at(r) < restarted_at && {
+                let status = r["status"].as_str().unwrap_or_default();
+                status != "missed" && status != "pending"
+            }
+        })
+    })
+    .await;
+    let inside: Vec<&Value> =
+        all.iter().filter(|r| at(r) > killed_at + chrono::Duration::seconds(1) && at(r) < restarted_at).collect();
+    let caught_up: Vec<&&Value> = inside.iter().filter(|r| r["status"] != "missed").collect();
+    println!(
+        "runs around a 20 s crash: {:#?}",
+        all.iter().map(|r| (&r["scheduled_at"], &r["status"])).collect::<Vec<_>>()
+    );
+    assert_eq!(caught_up.len(), 1, "exactly one catch-up run: {inside:#?}");
+    assert_ne!(caught_up[0]["status"], "skipped", "the catch-up ran: {all:#?}");
+    // The run left running was closed with its job's own result.
+    let before: Vec<&Value> = all.iter().filter(|r| at(r) <= killed_at).collect();
+    assert!(before.iter().all(|r| r["status"] != "running" && r["status"] != "pending"), "{before:#?}");
+}
