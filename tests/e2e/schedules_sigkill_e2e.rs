@@ -39,37 +39,53 @@ fn at(run: &Value) -> DateTime<Utc> {
     run["scheduled_at"].as_str().unwrap().parse().unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigkill_for_30_seconds_gives_one_catch_up_run_and_records_the_rest_as_missed() {
+/// `play serve` (schedules may fire every second) with a Playroom over
+/// `sshd` and template `name`, whose schedule fires every 2 s under
+/// `policy` (starting deadline 20 s) and runs a busybox job `command`
+/// (YAML): the server, its `Play` and the schedule's path.
+async fn every_two_seconds(sshd: &Sshd, name: &str, policy: &str, command: &str) -> (Play, Server, String) {
     ensure_busybox_image();
-    let sshd = Sshd::start();
     let play = Play::new().await.env("PLAY_SCHEDULE_MIN_INTERVAL", "1s");
-    let mut server = play.serve().await;
+    let server = play.serve().await;
     let room = server.create("/api/playrooms", sshd.playroom_body("box")).await;
     // A starting deadline of 20 s: the restarted play's first pass may come
     // several seconds after the latest missed time when the machine is
     // loaded (CI ran it late once with 10 s, and caught nothing up).
     let body = format!(
         "svc:\n  job_mode: true\n  schedule_config: {{enabled: true, cron: \"*/2 * * * * *\", concurrency_policy: \
-         allow, starting_deadline_seconds: 20}}\nservices:\n  job:\n    image: {BUSYBOX_IMAGE}\n    command: \"true\"\n"
+         {policy}, starting_deadline_seconds: 20}}\nservices:\n  job:\n    image: {BUSYBOX_IMAGE}\n    command: \
+         {command}\n    stop_grace_period: 1s\n"
     );
     let template =
-        server.create("/api/import_templates", json!({"import_template": {"name": "tick", "category_id": 1}})).await;
+        server.create("/api/import_templates", json!({"import_template": {"name": name, "category_id": 1}})).await;
     let template_id = template["id"].as_i64().unwrap();
     server.create(&format!("/api/import_templates/{template_id}/create_version"), json!({"template_body": body})).await;
     let (_, all) = server.get("/api/schedules").await;
     let schedule = format!("/api/schedules/{}", all[0]["id"]);
     server.ok(reqwest::Method::PATCH, &schedule, Some(json!({"schedule": {"playroom_id": room["id"]}}))).await;
+    (play, server, schedule)
+}
+
+/// Kills `server` with SIGKILL, waits `outage` and starts `play` again:
+/// when it was killed, when started again, and the new server.
+async fn down_for(play: &Play, mut server: Server, outage: Duration) -> (DateTime<Utc>, DateTime<Utc>, Server) {
+    server.kill();
+    let killed_at = Utc::now();
+    tokio::time::sleep(outage).await;
+    let restarted_at = Utc::now();
+    (killed_at, restarted_at, play.serve().await)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_for_30_seconds_gives_one_catch_up_run_and_records_the_rest_as_missed() {
+    let sshd = Sshd::start();
+    let (play, server, schedule) = every_two_seconds(&sshd, "tick", "allow", "\"true\"").await;
     wait_runs(&server, &schedule, "two runs succeeded", |all| {
         all.iter().filter(|r| r["status"] == "succeeded").count() >= 2
     })
     .await;
 
-    server.kill();
-    let killed_at = Utc::now();
-    tokio::time::sleep(Duration::from_secs(30)).await;
-    let restarted_at = Utc::now();
-    let server = play.serve().await;
+    let (killed_at, restarted_at, server) = down_for(&play, server, Duration::from_secs(30)).await;
     let all = wait_runs(&server, &schedule, "a run scheduled after the restart", |all| {
         all.iter().any(|r| at(r) > restarted_at + chrono::Duration::seconds(2) && r["status"] != "pending")
     })
@@ -122,31 +138,12 @@ async fn sigkill_for_30_seconds_gives_one_catch_up_run_and_records_the_rest_as_m
 /// skipped for a run that was already over.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_left_running_by_a_crash_is_settled_before_forbid_decides_the_catch_up() {
-    ensure_busybox_image();
     let sshd = Sshd::start();
-    let play = Play::new().await.env("PLAY_SCHEDULE_MIN_INTERVAL", "1s");
-    let mut server = play.serve().await;
-    let room = server.create("/api/playrooms", sshd.playroom_body("box")).await;
-    let body = format!(
-        "svc:\n  job_mode: true\n  schedule_config: {{enabled: true, cron: \"*/2 * * * * *\", concurrency_policy: \
-         forbid, starting_deadline_seconds: 20}}\nservices:\n  job:\n    image: {BUSYBOX_IMAGE}\n    command: \
-         [\"sleep\", \"3\"]\n    stop_grace_period: 1s\n"
-    );
-    let template =
-        server.create("/api/import_templates", json!({"import_template": {"name": "slow", "category_id": 1}})).await;
-    let template_id = template["id"].as_i64().unwrap();
-    server.create(&format!("/api/import_templates/{template_id}/create_version"), json!({"template_body": body})).await;
-    let (_, all) = server.get("/api/schedules").await;
-    let schedule = format!("/api/schedules/{}", all[0]["id"]);
-    server.ok(reqwest::Method::PATCH, &schedule, Some(json!({"schedule": {"playroom_id": room["id"]}}))).await;
+    let (play, server, schedule) = every_two_seconds(&sshd, "slow", "forbid", "[\"sleep\", \"3\"]").await;
     // A run has started (its job sleeps 3 s): killed now, it is left
     // `running` and its job ends while play is down.
     wait_runs(&server, &schedule, "a run running", |all| all.iter().any(|r| r["status"] == "running")).await;
-    server.kill();
-    let killed_at = Utc::now();
-    tokio::time::sleep(Duration::from_secs(20)).await;
-    let restarted_at = Utc::now();
-    let server = play.serve().await;
+    let (killed_at, restarted_at, server) = down_for(&play, server, Duration::from_secs(20)).await;
     let all = wait_runs(&server, &schedule, "the catch-up decided", |all| {
         all.iter().any(|r| {
             at(r) > killed_at + chrono::Duration::seconds(1) && at(r) < restarted_at && {
