@@ -154,3 +154,60 @@ async fn play_serve_follows_docker_events_and_sweeps_orphans() {
     assert!(running(&format!("{project}-app-1")));
     served.stop().await;
 }
+
+/// Issue #51, item 2: a host that cannot be reached is tried again every
+/// second, not on a backoff that grew through the outage, so its return
+/// clears its Playgrounds' errors at once. After 20 s of sshd down, a
+/// listener on its port counts the connection attempts of 10 s (the old
+/// code's backoff had grown past 16 s: none or one), then sshd comes back.
+#[tokio::test]
+async fn a_host_back_from_an_outage_is_tried_every_second_and_its_errors_clear() {
+    let served = start(&["--resync-interval", "300s", "--sweep-interval", "1h"]).await;
+    let mut sshd = Sshd::start();
+    // A service that stops at once, so the rollout's recreation after the
+    // outage is not what the clearing waits for.
+    let quick = "services:\n  app:\n    image: play-test/busybox:1\n    command: [\"sh\", \"-c\", \"trap 'exit 0' \
+                 TERM; sleep 3600 & wait\"]\n";
+    let pg = served.server.playground(sshd.playroom_body("box"), "app", quick).await;
+    let id = pg["id"].as_i64().unwrap();
+    served.wait_running(id).await;
+    let path = format!("/api/playgrounds/{id}");
+    let down = Instant::now();
+    sshd.stop();
+    // A change while the host is down: its pass fails and says why.
+    let change = serde_json::json!({"playground": {"env_overrides": {"WAVE": "2"}}});
+    let (code, body) = served.server.post(&format!("{path}/rollout"), change).await;
+    assert!(code == 200 || code == 202, "{code} {body}");
+    eventually("the Playground's error", Duration::from_secs(30), async || {
+        served.server.get(&format!("{path}/status")).await.1["error_message"].is_string()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(20).saturating_sub(down.elapsed())).await;
+    let port = std::net::TcpListener::bind(("127.0.0.1", sshd.port)).expect("sshd's port, free while it is down");
+    port.set_nonblocking(true).unwrap();
+    let counting = Instant::now();
+    let mut attempts = 0;
+    while counting.elapsed() < Duration::from_secs(10) {
+        match port.accept() {
+            Ok(_) => attempts += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("accept: {e}"),
+        }
+    }
+    drop(port);
+    sshd.restart();
+    let back = Instant::now();
+    let cleared = eventually("the error cleared", Duration::from_secs(60), async || {
+        let status = served.server.get(&format!("{path}/status")).await.1;
+        status["error_message"].is_null() && status["status"] == "running"
+    })
+    .await;
+    println!(
+        "after {:?} down: {attempts} connection attempts in its last 10 s; error cleared {cleared:?} after the host was back",
+        back - down
+    );
+    assert!(attempts >= 5, "the host is tried about every second while down: {attempts} attempts in 10 s");
+    served.stop().await;
+}

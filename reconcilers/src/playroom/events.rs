@@ -36,7 +36,10 @@
 //!   else after a jittered backoff ([`EventsConfig::backoff`]) that grows
 //!   with each stream that ended sooner (each open wakes every Playground
 //!   of the Playroom, so a stream that opens and drops in a loop must not
-//!   do so at full speed).
+//!   do so at full speed). A host that cannot be reached at all is tried
+//!   again every [`EventsConfig::probe_every`] (1 s), without backoff: an
+//!   attempt that fails to connect wakes nothing, and the host's return
+//!   is seen, and its Playgrounds' errors cleared, within about that.
 //!
 //! # Guarantees
 //!
@@ -101,6 +104,10 @@ pub struct EventsConfig {
     /// Delay before reconnecting a failed stream; grows with consecutive
     /// failures.
     pub backoff: Backoff,
+    /// How often a host that could not be reached is tried again (a
+    /// connect attempt: the probe), whatever the backoff: when it is back,
+    /// its stream opens and every Playground of it is woken within this.
+    pub probe_every: Duration,
     /// A stream open at least this long counts as healthy: when it ends,
     /// the watcher reconnects at once, and the next failure backs off from
     /// the start again (`watcher::Reconnects`).
@@ -126,6 +133,7 @@ impl Default for EventsConfig {
             // soon: a restarted sshd listens again within a fraction of a
             // second.
             backoff: Backoff { initial: Duration::from_millis(250), max: Duration::from_secs(60) },
+            probe_every: Duration::from_secs(1),
             stable_after: Duration::from_secs(10),
             cooldown: Duration::from_millis(500),
             health_cooldown: Duration::from_millis(100),

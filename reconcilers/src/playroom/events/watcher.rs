@@ -42,14 +42,23 @@ impl Watcher {
         let mut reconnects = Reconnects::default();
         loop {
             let opened = Instant::now();
+            let mut subscribed = false;
             let outcome = tokio::select! {
                 () = self.stop.cancelled() => break,
-                outcome = self.follow() => outcome,
+                outcome = self.follow(&mut subscribed) => outcome,
             };
             if self.tx.is_closed() {
                 break;
             }
-            let delay = reconnects.after(opened.elapsed(), config.stable_after, &config.backoff);
+            // A host that could not be reached is probed on a short fixed
+            // period (issue #51, item 2: after a 30 s outage the backoff
+            // had grown to seconds, and the Playgrounds' errors cleared
+            // 6 s after the host was back); only a stream that opened and
+            // dropped backs off, since each open wakes every Playground.
+            let delay = match subscribed {
+                true => reconnects.after(opened.elapsed(), config.stable_after, &config.backoff),
+                false => config.probe_every,
+            };
             match outcome {
                 Ok(()) => tracing::debug!(playroom = room, ?delay, "the Docker event stream ended; reconnecting"),
                 Err(error) => {
@@ -74,7 +83,10 @@ impl Watcher {
     /// answer the subscription. A change made while the Playroom was not yet
     /// watched, or while the stream was down, is therefore always followed
     /// by a full observe.
-    async fn follow(&self) -> Result<()> {
+    ///
+    /// `subscribed` is set once the engine answered and every Playground
+    /// was woken: an error before that is a host not reached.
+    async fn follow(&self, subscribed: &mut bool) -> Result<()> {
         let e = &self.events;
         let (_, target) = playrooms::target(&e.store, &e.secrets, self.room.account_id, self.room.id).await?;
         let docker = e.gateway.docker(&target).await?;
@@ -83,6 +95,7 @@ impl Watcher {
         for id in sweep::playgrounds_in(&e.store, self.room.id).await? {
             self.send(Wake::of(id)).await;
         }
+        *subscribed = true;
         while let Some(event) = stream.next().await {
             let event = event.map_err(|e| Error::docker("events", e))?;
             if let Some(id) = playground_of(&event, &self.installation) {
@@ -110,7 +123,8 @@ impl Watcher {
 /// one more consecutive failure and waits `backoff.delay(failures)`, so a
 /// connection that opens and drops in a loop, each open waking every
 /// Playground of the Playroom, is retried ever more slowly (up to
-/// `backoff.max`). A failure to connect counts the same as a short stream.
+/// `backoff.max`). A failure to connect does not count: it wakes nothing,
+/// and is tried again every `EventsConfig::probe_every`.
 #[derive(Debug, Default)]
 struct Reconnects {
     /// Consecutive streams (or attempts) that ended before `stable_after`.
