@@ -221,3 +221,39 @@ async fn a_push_trigger_follows_main_across_a_restart_and_a_deleted_branch() {
     let (status, _) = server.get(&path).await;
     assert_eq!(status, 404, "the trigger went with its template");
 }
+
+/// Issue #51, item 5: `POST /api/repos` makes private repositories by
+/// default, and a push trigger on one of play's own Git host launches
+/// from it: the trigger, started with a key that may read Playzones,
+/// attaches the repository (as a pull request trigger does) instead of
+/// linking it by URL, which a private repository never is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_trigger_on_a_private_repository_of_plays_git_host_launches() {
+    ensure_busybox_image();
+    let sshd = Sshd::start();
+    let play = Play::new().await.env("PLAY_TRIGGER_INTERVAL", "2s");
+    let server = play.serve().await;
+    let made = server
+        .create("/api/repos/create_and_push", json!({"name": "secret-site", "files": project_files("private")}))
+        .await;
+    assert_eq!(made["repo"]["private"], true, "private by default: {made:#}");
+    let clone_url = made["repo"]["clone_url"].as_str().unwrap().to_owned();
+    let room = server.create("/api/playrooms", sshd.playroom_body("box")).await;
+    let body = format!(
+        "svc:\n  trigger_config: {{enabled: true, event_type: push, repo_url: \"{clone_url}\", branch: main}}\n\
+         services:\n  web:\n    build: .\n    labels:\n      svc/repo_url: \"{clone_url}\"\n"
+    );
+    let template = server
+        .create("/api/import_templates", json!({"import_template": {"name": "secret-site", "category_id": 1}}))
+        .await;
+    let template_id = template["id"].as_i64().unwrap();
+    server.create(&format!("/api/import_templates/{template_id}/create_version"), json!({"template_body": body})).await;
+    let (_, all) = server.get("/api/triggers").await;
+    let trigger = all.as_array().unwrap().iter().find(|t| t["template_id"] == template_id).unwrap().clone();
+    let path = format!("/api/triggers/{}", trigger["id"]);
+    server.ok(reqwest::Method::PATCH, &path, Some(json!({"trigger": {"playroom_id": room["id"]}}))).await;
+    let served = wait_serving(&server, &path, "private").await;
+    assert_eq!(served["trigger"]["commit"], made["commit"]["commit_sha"], "{served:#}");
+    let (_, trigger) = server.get(&path).await;
+    assert!(trigger["condition"].is_null(), "{trigger:#}");
+}

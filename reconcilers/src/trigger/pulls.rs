@@ -49,6 +49,13 @@ fn plain(url: &str) -> String {
     url.trim_end_matches('/').trim_end_matches(".git").to_ascii_lowercase()
 }
 
+/// The GitHub repository `url` names (its page's URL, `.git` or not), when
+/// this play serves GitHub.
+pub(super) fn github_repository(hosts: &play_core::scm::hosts::SourceHosts, url: &str) -> Option<FullName> {
+    let github = |full: &FullName| hosts.urls(Provider::Github, full);
+    full_name_in(url).filter(|f| github(f).is_some_and(|u| plain(&u.html_url) == plain(url)))
+}
+
 /// Converges the trigger's pull request targets and reports on them;
 /// whether a preview is still converging (the next pass comes sooner).
 pub(super) async fn pass(r: &TriggerLoop, trigger: &Trigger, settings: &TriggerSettings, url: &str) -> Result<bool> {
@@ -57,8 +64,7 @@ pub(super) async fn pass(r: &TriggerLoop, trigger: &Trigger, settings: &TriggerS
         return Ok(false);
     }
     let hosts = &r.config.launch.hosts;
-    let github = |full: &FullName| hosts.urls(Provider::Github, full);
-    let Some(full) = full_name_in(url).filter(|f| github(f).is_some_and(|u| plain(&u.html_url) == plain(url))) else {
+    let Some(full) = github_repository(hosts, url) else {
         let problem = format!(
             "repo_url {url} names no GitHub repository this play serves: pull_request triggers follow a repository \
              of one of the account's GitHub App installations (https://github.com/<owner>/<name>)"

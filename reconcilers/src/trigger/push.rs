@@ -2,8 +2,12 @@
 //! Playzone's branch index (`play_model::trigger::plan_push`).
 
 use play_core::playzone::link::{self, Linker};
-use play_model::model::event::Actor;
+use play_core::scm::attach;
+use play_core::scm::flows::Caller;
+use play_core::scm::hosts::Choice;
+use play_model::model::event::{Acting, Actor};
 use play_model::model::trigger::{Trigger, TriggerSettings};
+use play_model::scm::model::Provider;
 use play_model::trigger::{Head, plan_push};
 use play_store::{playzone_branches, playzones, trigger_targets, triggers};
 
@@ -23,13 +27,27 @@ pub(super) async fn pass(r: &TriggerLoop, trigger: &Trigger, settings: &TriggerS
         actor: Actor::System,
         may_read_playzones: false,
     };
-    let playzone_id = match link::for_url(linker, url).await {
-        Ok(id) => id,
-        Err(play_core::Error::Validation(errors)) => {
-            r.problem(trigger, &format!("repo_url {url}: {}", describe(&errors))).await?;
+    let playzone_id = match attached(r, trigger, url).await? {
+        Some(Ok(id)) => id,
+        Some(Err(problem)) => {
+            r.problem(trigger, &problem).await?;
             return Ok(false);
         }
-        Err(e) => return Err(e.into()),
+        None => match link::for_url(linker, url).await {
+            Ok(id) => id,
+            Err(play_core::Error::Validation(errors)) => {
+                let hint = match trigger.may_read_playzones {
+                    true => "",
+                    false => {
+                        " (a trigger started with a key that also holds playzones:read attaches a private \
+                         repository of the account's source hosts itself: PATCH /api/triggers/{id} with playroom_id)"
+                    }
+                };
+                r.problem(trigger, &format!("repo_url {url}: {}{hint}", describe(&errors))).await?;
+                return Ok(false);
+            }
+            Err(e) => return Err(e.into()),
+        },
     };
     triggers::record_pass(&r.store, trigger.id, Some(playzone_id), None).await?;
     let Some(zone) = playzones::find(&r.store, playzone_id).await? else { return Ok(false) };
@@ -73,6 +91,37 @@ pub(super) async fn pass(r: &TriggerLoop, trigger: &Trigger, settings: &TriggerS
         trigger_targets::refuse(&r.store, trigger, "branch", &head.branch, &head.commit, reason).await?;
     }
     Ok(false)
+}
+
+/// The Playzone attached to the repository `url` names on a source host of
+/// the account (play's own Git host, a GitHub installation), for a trigger
+/// whose key may read Playzones: attached on the first pass, as a pull
+/// request trigger's is (issue #51, item 5: a private repository, which
+/// `POST /api/repos` makes by default, is never linked by URL, and a
+/// template cannot link one by id). `None`: not such a repository, or a
+/// trigger without `playzones:read`, linked by URL as before (a public
+/// repository; a private one is refused there, saying why).
+async fn attached(r: &TriggerLoop, trigger: &Trigger, url: &str) -> Result<Option<std::result::Result<i64, String>>> {
+    if !trigger.may_read_playzones {
+        return Ok(None);
+    }
+    let hosts = &r.config.launch.hosts;
+    let (full, provider) = if let Some(full) = hosts.builtin.as_deref().and_then(|host| host.repository_at(url)) {
+        (full, Provider::Builtin)
+    } else if let Some(full) = super::pulls::github_repository(hosts, url) {
+        (full, Provider::Github)
+    } else {
+        return Ok(None);
+    };
+    let caller = Caller { by: Acting::new(trigger.account_id, Actor::System), limits: &r.config.launch.quotas };
+    let choice = Choice { provider: Some(provider), installation_id: None };
+    Ok(Some(match attach::attach(&r.store, hosts, &caller, &full.to_string(), choice).await {
+        Ok(attached) => Ok(attached.playzone.id),
+        Err(play_core::Error::NotFound(_)) => Err(format!("repo_url {url}: this account reaches no repository {full}")),
+        Err(play_core::Error::ScmAppRequired(message)) => Err(message),
+        Err(play_core::Error::Validation(errors)) => Err(format!("repo_url {url}: {}", describe(&errors))),
+        Err(e) => return Err(e.into()),
+    }))
 }
 
 /// `branch` as the start of a DNS label: lowercase letters, digits and
