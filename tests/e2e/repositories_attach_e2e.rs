@@ -12,12 +12,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
 
-use crate::support::git_cli::{git, ok, with_key};
-
-use std::time::{Duration, Instant};
-
 use crate::support::docker::{BUSYBOX_IMAGE, ensure_busybox_image};
-use crate::support::serve::{Play, Server};
+use crate::support::git_cli::{git, ok, with_key};
+use crate::support::serve::Play;
 use crate::support::sshd::Sshd;
 use play_store::{Store, events};
 use serde_json::{Value, json};
@@ -31,18 +28,6 @@ fn project_files() -> Value {
         {"path": "Dockerfile", "content": dockerfile},
         {"path": "index.html", "content": "first"},
     ])
-}
-
-async fn wait_for(server: &Server, what: &str, path: &str, done: impl Fn(&Value) -> bool) -> (Value, Duration) {
-    let started = Instant::now();
-    loop {
-        let (status, body) = server.get(path).await;
-        if status == 200 && done(&body) {
-            return (body, started.elapsed());
-        }
-        assert!(started.elapsed() < Duration::from_secs(180), "{what}: {status} {body:#}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -71,7 +56,7 @@ async fn a_pushed_project_is_attached_built_and_follows_git_push() {
     let (status, again) = server.post("/api/playzones/attach", json!({"repo_full_name": "default/shop"})).await;
     assert_eq!((status, again["id"].as_i64()), (200, Some(zone_id)), "attaching again gives the same Playzone");
     let zone_path = format!("/api/playzones/{zone_id}");
-    wait_for(&server, "the first sync", &zone_path, |z| z["status"] == "active" && z["compose_file"].is_string()).await;
+    server.wait_for("the first sync", &zone_path, |z| z["status"] == "active" && z["compose_file"].is_string()).await;
 
     let room = server.create("/api/playrooms", sshd.playroom_body("box")).await;
     let spec = json!({"playspec": {"name": "shop", "base_compose_yaml": "services:\n  web:\n    build: .\n",
@@ -80,11 +65,12 @@ async fn a_pushed_project_is_attached_built_and_follows_git_push() {
     let pg = json!({"playground": {"name": "shop", "playspec_id": spec["id"], "playroom_id": room["id"]}});
     let pg = server.create("/api/playgrounds", pg).await;
     let pg_path = format!("/api/playgrounds/{}", pg["id"]);
-    let (running, _) = wait_for(&server, "the built Playground running", &pg_path, |p| {
-        assert_ne!(p["status"], "failed", "{p:#}");
-        p["status"] == "running"
-    })
-    .await;
+    let (running, _) = server
+        .wait_for("the built Playground running", &pg_path, |p| {
+            assert_ne!(p["status"], "failed", "{p:#}");
+            p["status"] == "running"
+        })
+        .await;
     assert_eq!(running["needs_rollout"], false, "{running:#}");
 
     std::fs::write(clone.join("index.html"), "second").unwrap();
@@ -94,11 +80,11 @@ async fn a_pushed_project_is_attached_built_and_follows_git_push() {
     let branches = format!("{zone_path}/branches?query=main");
     // The sync interval is ten minutes: the index moves only because the
     // push woke the sync.
-    let (_, moved_after) =
-        wait_for(&server, "the branch index at the pushed commit", &branches, |b| b["branches"][0]["commit"] == head)
-            .await;
+    let (_, moved_after) = server
+        .wait_for("the branch index at the pushed commit", &branches, |b| b["branches"][0]["commit"] == head)
+        .await;
     eprintln!("the Playzone's index moved {moved_after:?} after the push returned");
-    let (detail, _) = wait_for(&server, "needs_rollout", &pg_path, |p| p["needs_rollout"] == true).await;
+    let (detail, _) = server.wait_for("needs_rollout", &pg_path, |p| p["needs_rollout"] == true).await;
     assert_eq!(detail["outdated_services"], json!(["web"]), "{detail:#}");
 
     let store = Store::connect(play.database_url()).await.unwrap();
@@ -130,9 +116,10 @@ async fn a_pushed_project_is_attached_built_and_follows_git_push() {
 
     // The repository goes: the Playzone stops syncing and says why.
     server.ok(reqwest::Method::DELETE, "/api/repos/default/shop", None).await;
-    wait_for(&server, "the sync saying that access is lost", &zone_path, |z| {
-        z["status"] == "error"
-            && z["status_message"].as_str().is_some_and(|m| m.contains("attach the repository again"))
-    })
-    .await;
+    server
+        .wait_for("the sync saying that access is lost", &zone_path, |z| {
+            z["status"] == "error"
+                && z["status_message"].as_str().is_some_and(|m| m.contains("attach the repository again"))
+        })
+        .await;
 }

@@ -29,14 +29,16 @@ fn project_files(content: &str) -> Value {
     ])
 }
 
-async fn wait_for(server: &Server, what: &str, path: &str, done: impl Fn(&Value) -> bool) -> (Value, Duration) {
+/// Waits up to 60 s until Playground `id` is destroyed: on its way out,
+/// or gone from the API.
+async fn destroyed(server: &Server, id: i64, what: &str) {
     let started = Instant::now();
     loop {
-        let (status, body) = server.get(path).await;
-        if status == 200 && done(&body) {
-            return (body, started.elapsed());
+        let (status, p) = server.get(&format!("/api/playgrounds/{id}")).await;
+        if status == 404 || p["desired_state"] == "destroyed" {
+            return;
         }
-        assert!(started.elapsed() < Duration::from_secs(240), "{what}: {status} {body:#}\n{}", server.log_tail(60));
+        assert!(started.elapsed() < Duration::from_secs(60), "{what} is still there: {p:#}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -121,10 +123,11 @@ async fn a_push_trigger_follows_main_across_a_restart_and_a_deleted_branch() {
     // Without its required variable the launch is refused, recorded once
     // with the reason, and tried again when the variables are set.
     server.ok(reqwest::Method::PATCH, &path, Some(json!({"trigger": {"playroom_id": room["id"]}}))).await;
-    let (refused, _) = wait_for(&server, "the refused launch", &format!("{path}/targets"), |all| {
-        all.as_array().unwrap().iter().any(|t| t["status"] == "refused")
-    })
-    .await;
+    let (refused, _) = server
+        .wait_for("the refused launch", &format!("{path}/targets"), |all| {
+            all.as_array().unwrap().iter().any(|t| t["status"] == "refused")
+        })
+        .await;
     assert!(refused[0]["reason"].as_str().unwrap().contains("GREETING"), "{refused:#}");
     // Passes every 2 s: the absence of a second refusal needs time to show.
     tokio::time::sleep(Duration::from_secs(5)).await;
@@ -162,10 +165,11 @@ async fn a_push_trigger_follows_main_across_a_restart_and_a_deleted_branch() {
     eprintln!("push to serving the new commit: {:?}", pushed_at.elapsed());
     assert_eq!(second["id"].as_i64(), Some(playground), "rolled out, not launched again");
     let head = ok(&git(&clone, &["rev-parse", "HEAD"]));
-    wait_for(&server, "the detail at the pushed commit", &format!("/api/playgrounds/{playground}"), |p| {
-        p["trigger"]["commit"] == head.as_str()
-    })
-    .await;
+    server
+        .wait_for("the detail at the pushed commit", &format!("/api/playgrounds/{playground}"), |p| {
+            p["trigger"]["commit"] == head.as_str()
+        })
+        .await;
 
     // play is down while a commit lands without a push event: written
     // straight into the bare repository on disk.
@@ -184,20 +188,12 @@ async fn a_push_trigger_follows_main_across_a_restart_and_a_deleted_branch() {
     ok(&git(&clone, &["push", "--quiet", "origin", "HEAD:refs/heads/keep"]));
     ok(&git(&bare, &["symbolic-ref", "HEAD", "refs/heads/keep"]));
     ok(&git(&clone, &["push", "--quiet", "origin", ":main"]));
-    wait_for(&server, "main's target gone", &format!("{path}/targets"), |all| {
-        all.as_array().unwrap().iter().any(|t| t["ref_name"] == "main" && t["status"] == "gone")
-    })
-    .await;
-    let started = Instant::now();
-    loop {
-        // Destroyed: on its way out, then gone from the API.
-        let (status, p) = server.get(&format!("/api/playgrounds/{playground}")).await;
-        if status == 404 || p["desired_state"] == "destroyed" {
-            break;
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "the Playground is still there: {p:#}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    server
+        .wait_for("main's target gone", &format!("{path}/targets"), |all| {
+            all.as_array().unwrap().iter().any(|t| t["ref_name"] == "main" && t["status"] == "gone")
+        })
+        .await;
+    destroyed(&server, playground, "the branch's Playground").await;
     let (_, now) = server.get(&path).await;
     assert!(now["condition"].is_null(), "{now:#}");
 
@@ -209,15 +205,7 @@ async fn a_push_trigger_follows_main_across_a_restart_and_a_deleted_branch() {
     assert_ne!(again, playground, "a new Playground for the branch that came back");
     let (status, _) = server.call(reqwest::Method::DELETE, &format!("/api/import_templates/{template_id}"), None).await;
     assert_eq!(status, 204);
-    let started = Instant::now();
-    loop {
-        let (status, p) = server.get(&format!("/api/playgrounds/{again}")).await;
-        if status == 404 || p["desired_state"] == "destroyed" {
-            break;
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "the template's Playground is still there: {p:#}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    destroyed(&server, again, "the template's Playground").await;
     let (status, _) = server.get(&path).await;
     assert_eq!(status, 404, "the trigger went with its template");
 }

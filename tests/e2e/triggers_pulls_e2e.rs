@@ -41,18 +41,6 @@ fn dockerfile(slow: bool) -> String {
     )
 }
 
-async fn wait_for(server: &Server, what: &str, path: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let started = Instant::now();
-    loop {
-        let (status, body) = server.get(path).await;
-        if status == 200 && done(&body) {
-            return body;
-        }
-        assert!(started.elapsed() < Duration::from_secs(240), "{what}: {status} {body:#}\n{}", server.log_tail(60));
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
 /// Waits until `check` holds of the fake GitHub.
 async fn wait_github(what: &str, server: &Server, check: impl Fn() -> bool) {
     let started = Instant::now();
@@ -258,10 +246,12 @@ async fn pull_requests_get_previews_that_follow_them_and_go_when_they_close() {
     let fork = g.github.open_pull(REPO, "fork-work", "main", Some("mallory/app"));
     let opened = g.github.pull_event(REPO, fork, "opened");
     assert_eq!(Github::deliver(&server.base, "pull_request", "d-3", &opened, WEBHOOK_SECRET).await, 202);
-    let targets = wait_for(&server, "the fork refused", &format!("{path}/targets"), |all| {
-        target(all, fork).is_some_and(|t| t["status"] == "refused")
-    })
-    .await;
+    let targets = server
+        .wait_for("the fork refused", &format!("{path}/targets"), |all| {
+            target(all, fork).is_some_and(|t| t["status"] == "refused")
+        })
+        .await
+        .0;
     let refusal = target(&targets, fork).unwrap();
     assert!(refusal["reason"].as_str().unwrap().contains("allow_forks"), "{refusal:#}");
     assert!(refusal["playground_id"].is_null());
@@ -276,20 +266,23 @@ async fn pull_requests_get_previews_that_follow_them_and_go_when_they_close() {
     let slow = g.github.open_pull(REPO, "slow", "main", None);
     let opened = g.github.pull_event(REPO, slow, "opened");
     assert_eq!(Github::deliver(&server.base, "pull_request", "d-4", &opened, WEBHOOK_SECRET).await, 202);
-    let targets = wait_for(&server, "the slow preview launched", &format!("{path}/targets"), |all| {
-        target(all, slow).is_some_and(|t| t["playground_id"].is_i64())
-    })
-    .await;
+    let targets = server
+        .wait_for("the slow preview launched", &format!("{path}/targets"), |all| {
+            target(all, slow).is_some_and(|t| t["playground_id"].is_i64())
+        })
+        .await
+        .0;
     let building = target(&targets, slow).unwrap()["playground_id"].as_i64().unwrap();
     let (_, detail) = server.get(&format!("/api/playgrounds/{building}")).await;
     assert_ne!(detail["status"], "running", "still building: {detail:#}");
     g.github.close_pull(REPO, slow, false);
     let closed = g.github.pull_event(REPO, slow, "closed");
     assert_eq!(Github::deliver(&server.base, "pull_request", "d-5", &closed, WEBHOOK_SECRET).await, 202);
-    wait_for(&server, "the slow preview gone", &format!("{path}/targets"), |all| {
-        target(all, slow).is_some_and(|t| t["status"] == "gone")
-    })
-    .await;
+    server
+        .wait_for("the slow preview gone", &format!("{path}/targets"), |all| {
+            target(all, slow).is_some_and(|t| t["status"] == "gone")
+        })
+        .await;
     // Longer than the build: it finished (or was stopped), and nothing
     // came back.
     tokio::time::sleep(Duration::from_secs(12)).await;
@@ -307,10 +300,11 @@ async fn pull_requests_get_previews_that_follow_them_and_go_when_they_close() {
     // Closed on GitHub, and the delivery never comes: the periodic pass
     // finds it closed, destroys the preview, deploys nothing more.
     g.github.close_pull(REPO, one, true);
-    wait_for(&server, "#1's preview gone without a delivery", &format!("{path}/targets"), |all| {
-        target(all, one).is_some_and(|t| t["status"] == "gone")
-    })
-    .await;
+    server
+        .wait_for("#1's preview gone without a delivery", &format!("{path}/targets"), |all| {
+            target(all, one).is_some_and(|t| t["status"] == "gone")
+        })
+        .await;
     assert!(gone(&server, playground).await, "#1's Playground is on its way out");
     deleted(&server, playground).await;
     wait_github("the deployment inactive", &server, || {

@@ -313,6 +313,21 @@ impl Server {
         answer
     }
 
+    /// Polls `GET path` until it answers 200 with a body `done` accepts:
+    /// that body, and how long it took. Panics with `what`, the last
+    /// answer and the log's tail after 240 s.
+    pub async fn wait_for(&self, what: &str, path: &str, done: impl Fn(&Value) -> bool) -> (Value, Duration) {
+        let started = Instant::now();
+        loop {
+            let (status, body) = self.get(path).await;
+            if status == 200 && done(&body) {
+                return (body, started.elapsed());
+            }
+            assert!(started.elapsed() < Duration::from_secs(240), "{what}: {status} {body:#}\n{}", self.log_tail(60));
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// `POST path` that must answer 201 Created: the created object.
     pub async fn create(&self, path: &str, body: Value) -> Value {
         let (status, answer) = self.post(path, body).await;
