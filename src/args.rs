@@ -14,6 +14,7 @@ use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 use play_api::ApiConfig;
 use play_cli::duration::HumanDuration;
 use play_git::GitHostLimits;
+use play_model::playground::Lifetimes;
 use play_reconcilers::edge::EdgeConfig;
 use play_reconcilers::host::HostConfig;
 use play_reconcilers::playground::PlaygroundConfig;
@@ -234,7 +235,7 @@ pub struct ServeArgs {
     #[arg(long, env = "PLAY_WEBHOOK_RETRY_SCHEDULE", default_value_t = schedule_text(&WebhooksConfig::default().retry_schedule))]
     pub webhook_retry_schedule: String,
     /// Lifetime of a new Playground.
-    #[arg(long, env = "PLAY_PLAYGROUND_TTL", default_value_t = HumanDuration(ApiConfig::default().playground_ttl))]
+    #[arg(long, env = "PLAY_PLAYGROUND_TTL", default_value_t = HumanDuration(Lifetimes::default().playground))]
     pub playground_ttl: HumanDuration,
     /// The default `sleep_after` of Playgrounds whose own setting and
     /// Playspec's are absent: how long without activity at the edge before
@@ -242,7 +243,7 @@ pub struct ServeArgs {
     #[arg(long, env = "PLAY_SLEEP_AFTER", default_value = "", value_parser = parse_sleep_after)]
     pub sleep_after: SleepAfter,
     /// Lifetime of a new job-mode Playground.
-    #[arg(long, env = "PLAY_JOB_TTL", default_value_t = HumanDuration(ApiConfig::default().job_ttl))]
+    #[arg(long, env = "PLAY_JOB_TTL", default_value_t = HumanDuration(Lifetimes::default().job))]
     pub job_ttl: HumanDuration,
     /// The shortest time a template's schedule may leave between two runs; a `cron` that fires more
     /// often is refused at validation.

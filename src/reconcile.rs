@@ -41,7 +41,6 @@ pub fn config(args: &ServeArgs) -> anyhow::Result<Loops> {
                     .map_err(|e| anyhow::anyhow!("--registry-allowlist: {e}"))?,
             },
             build_network: Some(args.build_network.trim().to_owned()).filter(|n| !n.is_empty()),
-            sleep_after: args.sleep_after.0,
             ..PlaygroundConfig::default()
         },
         edge: EdgeConfig {
@@ -50,7 +49,6 @@ pub fn config(args: &ServeArgs) -> anyhow::Result<Loops> {
             check_interval: args.edge_check_interval.into(),
             acme_directory: args.edge_acme_directory.clone(),
             acme_root: args.edge_acme_root.clone(),
-            sleep_after: args.sleep_after.0,
             ..EdgeConfig::default()
         },
         playzone_sync: SyncConfig { interval: args.playzone_sync_interval.into(), ..SyncConfig::default() },

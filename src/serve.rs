@@ -13,6 +13,7 @@ use play_api::{ApiConfig, AppState};
 use play_core::metrics::Metrics;
 use play_core::wake::ChannelWaker;
 use play_model::model::quota::QuotaLimits;
+use play_model::playground::{LifePolicy, Lifetimes};
 use play_model::playzone::RepositoryPolicy;
 use play_model::webhook::UrlPolicy;
 use play_reconcilers::host::{DockerHostGateway, HostConfig};
@@ -48,15 +49,14 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     };
     let github_app = crate::repositories::github_app(&args, &repository_policy)?;
     let repositories = crate::repositories::gateway(&settings, &args, &repository_policy, github_app.clone())?;
+    let life = life_policy(&args);
     let config = ApiConfig {
         body_limit: args.max_body_bytes,
         rate_limit_per_second: args.rate_limit_per_second,
         rate_limit_burst: args.rate_limit_burst,
         quotas,
         allow_local_playrooms: args.allow_local_playrooms,
-        playground_ttl: args.playground_ttl.into(),
-        sleep_after: args.sleep_after.0,
-        job_ttl: args.job_ttl.into(),
+        life,
         webhook_urls: webhook_urls.clone(),
         webhook_test_wait: args.webhook_test_wait.into(),
         repository_policy,
@@ -81,6 +81,7 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         waker: waker.clone(),
         webhook_urls,
         repositories: repositories.clone(),
+        life,
     };
     let state = AppState::new(
         store.clone(),
@@ -114,7 +115,6 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     let api = &state.config;
     loops.schedules.launch = play_reconcilers::launching::LaunchBounds {
         quotas: api.quotas.clone(),
-        lifetimes: api.lifetimes(),
         repository_policy: api.repository_policy.clone(),
         hosts: state.hosts.clone(),
     };
@@ -201,5 +201,14 @@ async fn wait_for_signal() {
     tokio::select! {
         () = ctrl_c => {}
         () = terminate => {}
+    }
+}
+
+/// The installation's one [`LifePolicy`], which the API and the loops are
+/// both given.
+fn life_policy(args: &ServeArgs) -> LifePolicy {
+    LifePolicy {
+        lifetimes: Lifetimes { playground: args.playground_ttl.into(), job: args.job_ttl.into() },
+        sleep_after: args.sleep_after.0,
     }
 }

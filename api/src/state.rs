@@ -13,7 +13,7 @@ use play_core::scm::hosts::SourceHosts;
 use play_core::wake::Waker;
 use play_model::host::HostGateway;
 use play_model::model::quota::QuotaLimits;
-use play_model::playground::Lifetimes;
+use play_model::playground::LifePolicy;
 use play_model::playzone::RepositoryPolicy;
 use play_model::repository::RepositoryGateway;
 use play_model::scm::host::{InstallableApp, SourceHost};
@@ -38,10 +38,10 @@ pub struct ApiConfig {
     /// (`connection: local`). Off by default: such a Playroom runs tenant
     /// containers next to play.
     pub allow_local_playrooms: bool,
-    /// Lifetime of a new Playground (`expires_at` = creation + this).
-    pub playground_ttl: std::time::Duration,
-    /// Lifetime of a new job-mode Playground.
-    pub job_ttl: std::time::Duration,
+    /// How long new Playgrounds live and when those that inherit their
+    /// `sleep_after` sleep: the same value the loops are given
+    /// (`play_model::playground::policy`).
+    pub life: LifePolicy,
     /// Which webhook URLs endpoints may name: `https` to public hosts by
     /// default; `http` and allowlisted private hosts or networks only where
     /// the operator says so (`PLAY_WEBHOOK_ALLOW_HTTP`,
@@ -67,10 +67,6 @@ pub struct ApiConfig {
     /// (`PLAY_SCHEDULE_MIN_INTERVAL`); a `cron` that fires more often is
     /// refused at validation.
     pub schedule_min_interval: std::time::Duration,
-    /// The installation's default `sleep_after` (`PLAY_SLEEP_AFTER`;
-    /// `None`: off), shown as the effective value of Playgrounds that
-    /// inherit it.
-    pub sleep_after: Option<std::time::Duration>,
 }
 
 impl Default for ApiConfig {
@@ -81,8 +77,7 @@ impl Default for ApiConfig {
             rate_limit_burst: 100,
             quotas: QuotaLimits::default(),
             allow_local_playrooms: false,
-            playground_ttl: play_model::playground::ttl::DEFAULT_TTL,
-            job_ttl: play_model::playground::ttl::DEFAULT_JOB_TTL,
+            life: LifePolicy::default(),
             webhook_urls: UrlPolicy::default(),
             webhook_test_wait: std::time::Duration::from_secs(15),
             repository_policy: RepositoryPolicy::default(),
@@ -90,15 +85,7 @@ impl Default for ApiConfig {
             github_webhook_secret: None,
             secure_cookies: false,
             schedule_min_interval: std::time::Duration::from_secs(60),
-            sleep_after: None,
         }
-    }
-}
-
-impl ApiConfig {
-    /// The operator's bounds of a Playground's lifetime.
-    pub fn lifetimes(&self) -> Lifetimes {
-        Lifetimes { playground: self.playground_ttl, job: self.job_ttl }
     }
 }
 
@@ -194,7 +181,7 @@ impl Shared {
     pub fn limits(&self) -> Limits<'_> {
         Limits {
             quotas: &self.config.quotas,
-            lifetimes: self.config.lifetimes(),
+            lifetimes: self.config.life.lifetimes,
             repositories: &self.config.repository_policy,
             hosts: &self.hosts,
         }

@@ -43,6 +43,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use play_core::wake::Waker;
+use play_model::playground::LifePolicy;
 use play_model::secrets::SecretBox;
 use play_store::{Store, sweep};
 
@@ -71,9 +72,6 @@ pub struct EdgeConfig {
     pub pull_timeout: Duration,
     /// How long a new container's admin socket may take to answer.
     pub start_timeout: Duration,
-    /// The installation's default `sleep_after` (`PLAY_SLEEP_AFTER`): which
-    /// Playgrounds may sleep, so whose requests the edge logs.
-    pub sleep_after: Option<Duration>,
 }
 
 impl Default for EdgeConfig {
@@ -86,7 +84,6 @@ impl Default for EdgeConfig {
             acme_root: None,
             pull_timeout: Duration::from_secs(600),
             start_timeout: Duration::from_secs(10),
-            sleep_after: None,
         }
     }
 }
@@ -98,6 +95,9 @@ pub struct EdgeReconciler {
     secrets: SecretBox,
     gateway: DockerHostGateway,
     config: EdgeConfig,
+    /// Which Playgrounds may sleep, so whose requests the edge logs: the
+    /// API's policy (`play_model::playground::policy`).
+    life: LifePolicy,
     /// The activity monitors of the Playrooms this replica attends.
     monitors: activity::Monitors,
     /// Wakes the Playground reconciler when a request wakes a Playground.
@@ -113,6 +113,7 @@ impl EdgeReconciler {
             secrets,
             gateway,
             config: EdgeConfig::default(),
+            life: LifePolicy::default(),
             monitors: activity::Monitors::default(),
             playgrounds: None,
             routes: routes::RouteCache::default(),
@@ -127,6 +128,12 @@ impl EdgeReconciler {
 
     pub fn with_config(mut self, config: EdgeConfig) -> Self {
         self.config = config;
+        self
+    }
+
+    /// Playgrounds sleep under `life` (`play serve` gives the API's).
+    pub fn with_life(mut self, life: LifePolicy) -> Self {
+        self.life = life;
         self
     }
 }

@@ -7,40 +7,27 @@ use play_core::offload::Offload;
 use play_core::playground::launch::Limits;
 use play_core::scm::hosts::SourceHosts;
 use play_model::model::quota::QuotaLimits;
-use play_model::playground::model::Lifetimes;
+use play_model::playground::LifePolicy;
 use play_model::playzone::RepositoryPolicy;
 
 /// The bounds of the Playgrounds a loop launches: `play serve` gives the
-/// API's.
-#[derive(Clone, Debug)]
+/// API's. Their lifetimes are the installation's policy, which the loops
+/// get from `crate::loops::Shared::life`.
+#[derive(Clone, Debug, Default)]
 pub struct LaunchBounds {
     pub quotas: QuotaLimits,
-    pub lifetimes: Lifetimes,
     pub repository_policy: RepositoryPolicy,
     /// The source hosts a template's build services may name (play's own
     /// Git host).
     pub hosts: SourceHosts,
 }
 
-impl Default for LaunchBounds {
-    fn default() -> Self {
-        LaunchBounds {
-            quotas: QuotaLimits::default(),
-            lifetimes: Lifetimes {
-                playground: play_model::playground::ttl::DEFAULT_TTL,
-                job: play_model::playground::ttl::DEFAULT_JOB_TTL,
-            },
-            repository_policy: RepositoryPolicy::default(),
-            hosts: SourceHosts::default(),
-        }
-    }
-}
-
 impl LaunchBounds {
-    pub fn limits(&self) -> Limits<'_> {
+    /// The limits of one launch, whose Playground lives as `life` says.
+    pub fn limits(&self, life: &LifePolicy) -> Limits<'_> {
         Limits {
             quotas: &self.quotas,
-            lifetimes: self.lifetimes,
+            lifetimes: life.lifetimes,
             repositories: &self.repository_policy,
             hosts: &self.hosts,
         }

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use play_core::metrics::Metrics;
 use play_core::wake::{ChannelWaker, Kind};
+use play_model::playground::LifePolicy;
 use play_model::repository::RepositoryGateway;
 use play_model::secrets::SecretBox;
 use play_model::webhook::UrlPolicy;
@@ -48,6 +49,10 @@ pub struct Shared {
     pub webhook_urls: UrlPolicy,
     /// Access to Playzones' repositories (the sync loop, builds).
     pub repositories: Arc<dyn RepositoryGateway>,
+    /// How long Playgrounds live and when those that inherit their
+    /// `sleep_after` sleep: the value the API was given, so the loops
+    /// and the API agree (`play_model::playground::policy`).
+    pub life: LifePolicy,
 }
 
 /// The loops' settings.
@@ -85,6 +90,7 @@ impl std::fmt::Debug for Shared {
             .field("waker", &self.waker)
             .field("webhook_urls", &self.webhook_urls)
             .field("repositories", &self.repositories)
+            .field("life", &self.life)
             .finish_non_exhaustive()
     }
 }
@@ -96,6 +102,7 @@ impl Shared {
     pub fn playgrounds(&self, config: PlaygroundConfig) -> PlaygroundReconciler {
         PlaygroundReconciler::new(self.store.clone(), self.secrets.clone(), self.gateway.clone())
             .with_config(config)
+            .with_life(self.life)
             .with_repositories(self.repositories.clone())
             .waking_edge(Arc::new(self.waker.clone()))
     }
@@ -104,7 +111,22 @@ impl Shared {
     pub fn edges(&self, config: EdgeConfig) -> EdgeReconciler {
         EdgeReconciler::new(self.store.clone(), self.secrets.clone(), self.gateway.clone())
             .with_config(config)
+            .with_life(self.life)
             .waking_playgrounds(Arc::new(self.waker.clone()))
+    }
+
+    /// The schedule loop: its runs live as [`Shared::life`] says.
+    pub fn schedules(&self, config: ScheduleLoopConfig) -> ScheduleLoop {
+        ScheduleLoop::new(self.store.clone(), self.secrets.clone(), Arc::new(self.waker.clone()))
+            .with_config(config)
+            .with_life(self.life)
+    }
+
+    /// The trigger loop: its Playgrounds live as [`Shared::life`] says.
+    pub fn triggers(&self, config: TriggerLoopConfig) -> TriggerLoop {
+        TriggerLoop::new(self.store.clone(), self.secrets.clone(), Arc::new(self.waker.clone()))
+            .with_config(config)
+            .with_life(self.life)
     }
 
     /// The Playzone sync loop.
@@ -201,15 +223,11 @@ pub fn start_all(
 
     // Schedules: each pass asks for the next fire time (or a poll while a
     // run is open); the API wakes one whose settings changed.
-    let schedules = ScheduleLoop::new(s.store.clone(), s.secrets.clone(), Arc::new(s.waker.clone()))
-        .with_config(loops.schedules.clone());
-    spawner.spawn(schedules, loops.runtime.clone(), |runtime| runtime);
+    spawner.spawn(s.schedules(loops.schedules.clone()), loops.runtime.clone(), |runtime| runtime);
 
     // Triggers: woken by their template's changes and their Playzone's
     // syncs; each pass asks to run again at the trigger interval.
-    let triggers = TriggerLoop::new(s.store.clone(), s.secrets.clone(), Arc::new(s.waker.clone()))
-        .with_config(loops.triggers.clone());
-    spawner.spawn(triggers, loops.runtime.clone(), |runtime| runtime);
+    spawner.spawn(s.triggers(loops.triggers.clone()), loops.runtime.clone(), |runtime| runtime);
 
     // Webhook deliveries: not a keyed reconciler but a loop over the
     // outbox and the due deliveries (crate::webhooks).

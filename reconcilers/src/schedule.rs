@@ -75,6 +75,8 @@ pub struct ScheduleLoop {
     secrets: SecretBox,
     waker: std::sync::Arc<dyn Waker>,
     config: ScheduleLoopConfig,
+    /// How long the Playgrounds it launches live.
+    life: play_model::playground::LifePolicy,
     /// Schedule id -> until when its runs left running are settling (see
     /// [`SETTLE`]); an entry is made at this replica's first visit.
     settling: std::sync::Mutex<std::collections::HashMap<i64, std::time::Instant>>,
@@ -88,7 +90,14 @@ impl std::fmt::Debug for ScheduleLoop {
 
 impl ScheduleLoop {
     pub fn new(store: Store, secrets: SecretBox, waker: std::sync::Arc<dyn Waker>) -> Self {
-        ScheduleLoop { store, secrets, waker, config: ScheduleLoopConfig::default(), settling: Default::default() }
+        ScheduleLoop {
+            store,
+            secrets,
+            waker,
+            config: ScheduleLoopConfig::default(),
+            life: Default::default(),
+            settling: Default::default(),
+        }
     }
 
     /// Whether schedule `id`'s runs left running may still be settling:
@@ -124,6 +133,12 @@ impl ScheduleLoop {
 
     pub fn with_config(mut self, config: ScheduleLoopConfig) -> Self {
         self.config = config;
+        self
+    }
+
+    /// What it launches lives as `life` says (`play serve` gives the API's).
+    pub fn with_life(mut self, life: play_model::playground::LifePolicy) -> Self {
+        self.life = life;
         self
     }
 
@@ -206,7 +221,7 @@ impl ScheduleLoop {
             job_mode: true,
             trigger: None,
         };
-        let limits = self.config.launch.limits();
+        let limits = self.config.launch.limits(&self.life);
         let launched = launch::launch_template(
             &self.store,
             &Blocking,

@@ -48,6 +48,7 @@ mod schedules_e2e;
 mod schedules_sigkill_e2e;
 mod script_libs;
 mod serve_sweep_events_e2e;
+mod sleep_default_e2e;
 mod sleep_e2e;
 mod sleep_faults_e2e;
 mod sleep_sigkill_e2e;

@@ -67,9 +67,7 @@ async fn a_service_to_build_without_a_playzone_fails_terminally_at_image_build()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_playground_is_destroyed_on_time() {
-    let w =
-        World::start_with(play_api::ApiConfig { playground_ttl: Duration::from_secs(6), ..TestApp::default_config() })
-            .await;
+    let w = World::start_with(ttl_of(Duration::from_secs(6))).await;
     let compose = "services:\n  app:\n    image: play-test/busybox:1\n    command: [\"sleep\", \"3600\"]\n";
     let spec = w.playspec("short", compose).await;
     let (id, project, _running) = w.run_playground("short", spec, "replica-ttl", Duration::from_secs(60)).await;
@@ -95,9 +93,7 @@ async fn an_expired_playground_is_destroyed_on_time() {
 /// TTL until someone changed it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_terminally_failed_playground_still_expires_on_time() {
-    let w =
-        World::start_with(play_api::ApiConfig { playground_ttl: Duration::from_secs(8), ..TestApp::default_config() })
-            .await;
+    let w = World::start_with(ttl_of(Duration::from_secs(8))).await;
     let compose = "services:\n  api:\n    build: ./api\n";
     let spec = w.playspec("broken", compose).await;
     let (id, _, _running) = w.run_playground("broken", spec, "replica-broken", Duration::from_secs(60)).await;
@@ -107,4 +103,11 @@ async fn a_terminally_failed_playground_still_expires_on_time() {
     let events = w.event_types().await;
     assert!(events.iter().any(|e| e == "playground.expired"), "{events:?}");
     assert!(events.iter().any(|e| e == "playground.destroyed"), "{events:?}");
+}
+
+/// The tests' API settings with new Playgrounds living `ttl`.
+fn ttl_of(ttl: Duration) -> play_api::ApiConfig {
+    let mut config = TestApp::default_config();
+    config.life.lifetimes.playground = ttl;
+    config
 }

@@ -100,8 +100,9 @@ pub struct SleepView {
 }
 
 impl SleepView {
-    pub fn of(p: &Playground, operator: Option<std::time::Duration>) -> Self {
-        let after = p.sleep.after(p.job_mode, operator);
+    /// `p`'s sleep under the installation's `life` policy.
+    pub fn of(p: &Playground, life: &play_model::playground::LifePolicy) -> Self {
+        let after = life.sleep_after(p);
         let awake_running = p.sleep.power == play_model::playground::Power::Awake && p.status == Status::Running;
         SleepView {
             sleep_after: play_model::playground::sleep::format_after(after),
@@ -250,7 +251,7 @@ pub(crate) async fn detail_known(
         needs_rollout: !outdated.is_empty(),
         outdated_services: outdated.into_iter().filter(|s| s != play_model::build::PROJECT_PIN).collect(),
         trigger: origin.map(OriginView::from),
-        sleep: SleepView::of(&p, state.config.sleep_after),
+        sleep: SleepView::of(&p, &state.config.life),
         progress: Progress::of(&p),
         item: item(&p, urls),
         time_remaining: time_remaining(&p),

@@ -1,6 +1,7 @@
 //! Playgrounds, the model: what a Playground is ([`model`]), the typed
 //! states it moves through ([`state`]), the one builder of its desired
-//! objects ([`desired`]), its lifetime ([`ttl`]) and sleep ([`sleep`]).
+//! objects ([`desired`]), its lifetime ([`ttl`]) and sleep ([`sleep`]), and the operator's
+//! policy for both ([`policy`]).
 //! The flows that check, create and change Playgrounds are
 //! `play_core::playground`; their rows are `play_store`.
 //!
@@ -11,6 +12,7 @@
 pub mod desired;
 pub mod job;
 pub mod model;
+pub mod policy;
 pub mod sleep;
 pub mod state;
 pub mod trigger_launch;
@@ -18,8 +20,9 @@ pub mod ttl;
 
 pub use desired::{Computed, DesiredError, desired_for, playroom_inputs, policy_for};
 pub use model::{
-    GitConfig, Lifetimes, NewPlayground, Playground, RolloutChanges, ServiceSettings, ServiceStatus, compose_project,
+    GitConfig, NewPlayground, Playground, RolloutChanges, ServiceSettings, ServiceStatus, compose_project,
     container_name,
 };
+pub use policy::{LifePolicy, Lifetimes};
 pub use sleep::Sleep;
 pub use state::{CreationStep, DesiredState, PlaygroundStatus, Power, PowerReason, ServiceState, UnknownValue};

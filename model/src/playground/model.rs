@@ -191,24 +191,6 @@ impl RolloutChanges {
     }
 }
 
-/// How long new Playgrounds live, from configuration.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Lifetimes {
-    /// A Playground's `expires_at` is its creation plus this.
-    pub playground: std::time::Duration,
-    /// The same for a job-mode Playground.
-    pub job: std::time::Duration,
-}
-
-impl Lifetimes {
-    /// The lifetime of a new Playground: the configured TTL, the job TTL
-    /// for a job. A TTL too large for a date is the default
-    /// ([`super::ttl::offset`]).
-    pub fn ttl(&self, job_mode: bool) -> chrono::Duration {
-        super::ttl::offset(if job_mode { self.job } else { self.playground })
-    }
-}
-
 impl Playground {
     /// Fails with `INVALID_STATE` unless the Playground can still change:
     /// one being destroyed, or a finished job, has nothing left to update.
@@ -258,15 +240,5 @@ mod tests {
         assert_eq!(compose_project("3fa91c0d", 8, "!!!"), "play-3fa91c-8");
         let long = compose_project("3fa91c0d", 9, &"x".repeat(200));
         assert!(long.len() <= 57 && long.starts_with("play-3fa91c-9-"));
-    }
-
-    #[test]
-    fn jobs_get_the_job_lifetime() {
-        let hour = std::time::Duration::from_secs(3600);
-        let lifetimes = Lifetimes { playground: 8 * hour, job: hour };
-        assert_eq!(lifetimes.ttl(false), chrono::Duration::hours(8));
-        assert_eq!(lifetimes.ttl(true), chrono::Duration::hours(1));
-        let forever = Lifetimes { playground: std::time::Duration::MAX, job: hour };
-        assert_eq!(forever.ttl(false), chrono::Duration::hours(8), "a TTL too large for a date");
     }
 }

@@ -87,7 +87,7 @@ async fn converge(r: &EdgeReconciler, fence: Fence<'_>, room: &Playroom, target:
         return Ok(Action::await_change());
     }
 
-    let wanted = routes::wanted(&r.store, &r.routes, room, r.config.sleep_after).await?;
+    let wanted = routes::wanted(&r.store, &r.routes, room, &r.life).await?;
     let stored: Vec<claims::Claim> = {
         let mut conn = r.store.pool().acquire().await.map_err(play_core::Error::from)?;
         edges::routes_on(&mut conn, room.id).await?.into_iter().map(|row| row.claim).collect()

@@ -116,12 +116,12 @@ impl RouteCache {
 }
 
 /// See the [module documentation](self).
-/// `sleep_after` is the installation's default (`EdgeConfig::sleep_after`).
+/// `life` says which Playgrounds may sleep (so whose requests are logged).
 pub async fn wanted(
     store: &Store,
     cache: &RouteCache,
     room: &Playroom,
-    sleep_after: Option<std::time::Duration>,
+    life: &play_model::playground::LifePolicy,
 ) -> Result<Vec<Wanted>> {
     let mut out = Vec::new();
     // Three reads per Playroom, whatever its number of Playgrounds: the
@@ -141,7 +141,7 @@ pub async fn wanted(
         // Asleep, or woken but not yet running again: every route is the
         // waking one, whatever runs.
         let sleeping = p.sleep.power == Power::Asleep || p.status == PlaygroundStatus::Sleeping;
-        let watched = sleeping || p.sleep.after(p.job_mode, sleep_after).is_some();
+        let watched = sleeping || life.sleep_after(&p).is_some();
         if running.is_empty() && !sleeping {
             continue;
         }

@@ -98,6 +98,7 @@ use std::time::Duration;
 
 use pass::Pass;
 use play_core::wake::{Kind, Waker};
+use play_model::playground::LifePolicy;
 use play_model::repository::RepositoryGateway;
 use play_model::secrets::SecretBox;
 use play_store::Store;
@@ -146,10 +147,6 @@ pub struct PlaygroundConfig {
     /// Where build contexts are spooled on their way to the engine
     /// (`context`); `play serve` uses `<data dir>/spool`.
     pub spool_dir: std::path::PathBuf,
-    /// The installation's default `sleep_after` (`PLAY_SLEEP_AFTER`): how
-    /// long a Playground whose own setting and Playspec's are absent may
-    /// stay idle before it sleeps. `None`: such Playgrounds never sleep.
-    pub sleep_after: Option<Duration>,
 }
 
 impl Default for PlaygroundConfig {
@@ -167,7 +164,6 @@ impl Default for PlaygroundConfig {
             build_network: None,
             slots: SlotsConfig::default(),
             spool_dir: std::env::temp_dir(),
-            sleep_after: None,
         }
     }
 }
@@ -179,6 +175,9 @@ pub struct PlaygroundReconciler {
     secrets: SecretBox,
     gateway: DockerHostGateway,
     config: PlaygroundConfig,
+    /// The installation's lifetimes and default `sleep_after`, the value
+    /// the API shows (`play_model::playground::policy`).
+    life: LifePolicy,
     watch: Option<WatchHandle>,
     /// Wakes the edge of a Playroom whose routes may have changed.
     edge: Option<Arc<dyn Waker>>,
@@ -199,6 +198,7 @@ impl PlaygroundReconciler {
             secrets,
             gateway,
             config: PlaygroundConfig::default(),
+            life: LifePolicy::default(),
             watch: None,
             edge: None,
             repositories: Arc::new(play_model::repository::NoRepositories),
@@ -233,6 +233,12 @@ impl PlaygroundReconciler {
     pub fn with_config(mut self, config: PlaygroundConfig) -> Self {
         self.slots = Arc::new(slots::Slots::new(config.slots));
         self.config = config;
+        self
+    }
+
+    /// Playgrounds sleep under `life` (`play serve` gives the API's).
+    pub fn with_life(mut self, life: LifePolicy) -> Self {
+        self.life = life;
         self
     }
 

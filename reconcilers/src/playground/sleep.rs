@@ -111,7 +111,7 @@ pub(super) async fn converge_asleep(
 /// it again as it puts the Playground to sleep: activity may have come
 /// since the pass read it). `None` while it may stay awake.
 pub(super) fn idle_cutoff(r: &PlaygroundReconciler, p: &Playground, now: Timestamp) -> Option<Timestamp> {
-    let after = p.sleep.after(p.job_mode, r.config.sleep_after)?;
+    let after = r.life.sleep_after(p)?;
     if p.sleep.sleeps_at(Some(after)).is_none_or(|at| at > now) {
         return None;
     }
@@ -120,7 +120,7 @@ pub(super) fn idle_cutoff(r: &PlaygroundReconciler, p: &Playground, now: Timesta
 
 /// When an awake Playground falls asleep if nothing happens before.
 pub(super) fn deadline(r: &PlaygroundReconciler, p: &Playground) -> Option<play_model::time::Timestamp> {
-    p.sleep.sleeps_at(p.sleep.after(p.job_mode, r.config.sleep_after))
+    p.sleep.sleeps_at(r.life.sleep_after(p))
 }
 
 #[cfg(test)]

@@ -87,6 +87,8 @@ pub struct TriggerLoop {
     secrets: SecretBox,
     waker: std::sync::Arc<dyn Waker>,
     config: TriggerLoopConfig,
+    /// How long the Playgrounds it launches live.
+    life: play_model::playground::LifePolicy,
     /// When each pull-request trigger last listed its repository's open
     /// pull requests (this replica): the list is the periodic repair, so
     /// it is read once per interval, not at every pass a converging
@@ -112,11 +114,24 @@ struct LaunchRef {
 
 impl TriggerLoop {
     pub fn new(store: Store, secrets: SecretBox, waker: std::sync::Arc<dyn Waker>) -> Self {
-        TriggerLoop { store, secrets, waker, config: TriggerLoopConfig::default(), listed_at: Default::default() }
+        TriggerLoop {
+            store,
+            secrets,
+            waker,
+            config: TriggerLoopConfig::default(),
+            life: Default::default(),
+            listed_at: Default::default(),
+        }
     }
 
     pub fn with_config(mut self, config: TriggerLoopConfig) -> Self {
         self.config = config;
+        self
+    }
+
+    /// What it launches lives as `life` says (`play serve` gives the API's).
+    pub fn with_life(mut self, life: play_model::playground::LifePolicy) -> Self {
+        self.life = life;
         self
     }
 
@@ -155,7 +170,7 @@ impl TriggerLoop {
             trigger.account_id,
             trigger.template_id,
             request,
-            self.config.launch.limits(),
+            self.config.launch.limits(&self.life),
             Actor::System,
         )
         .await;

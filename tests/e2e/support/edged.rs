@@ -26,8 +26,14 @@ pub struct Edged {
 
 impl Edged {
     pub async fn start() -> Edged {
+        Edged::start_with(play_api::testing::TestApp::default_config()).await
+    }
+
+    /// [`Edged::start`] with the API (and so the loops' life policy)
+    /// configured as `config`.
+    pub async fn start_with(config: play_api::ApiConfig) -> Edged {
         ensure_caddy_image();
-        let world = World::start().await;
+        let world = World::start_with(config).await;
         super::run(std::process::Command::new("docker").args(["tag", BUSYBOX_IMAGE, SLEEPY_IMAGE]));
         let (http_port, https_port) = (free_port(), free_port());
         world.set_edge(EdgeSettings { http_port, https_port, ..EdgeSettings::default() }).await;

@@ -448,9 +448,10 @@ pub fn playground_config() -> PlaygroundConfig {
 
 /// What the loops share, as `play serve` builds it, over `app`'s store and
 /// secrets and `gateway`; with a waker of its own (only the loops started
-/// from it wake each other) and no repositories.
+/// from it wake each other) and no repositories; its loops live by the
+/// API's policy, as `play serve`'s do.
 pub fn shared(app: &TestApp, gateway: &DockerHostGateway) -> Shared {
-    shared_over(app.store(), &app.state.secrets, gateway)
+    Shared { life: app.state.config.life, ..shared_over(app.store(), &app.state.secrets, gateway) }
 }
 
 /// [`shared`] over a bare `store` and `secrets` (a test or bench with no
@@ -464,6 +465,7 @@ pub fn shared_over(store: &Store, secrets: &SecretBox, gateway: &DockerHostGatew
         waker: ChannelWaker::new(),
         webhook_urls: play_model::webhook::UrlPolicy::default(),
         repositories: Arc::new(play_model::repository::NoRepositories),
+        life: play_model::playground::LifePolicy::default(),
     }
 }
 
