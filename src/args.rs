@@ -306,8 +306,8 @@ pub struct ServeArgs {
     /// How long a replica's claim on an object lasts without renewal (renewed every third of it
     /// while a pass runs): a killed replica's objects are attended by another within about this
     /// long, and so are the changes it had accepted (each replica writes a heartbeat every quarter
-    /// of it; a survivor wakes the unconverged Playgrounds of one silent this long). Replicas'
-    /// clocks must agree well within it.
+    /// of it; a survivor gives a pass to every Playground one silent this long reconciled last or
+    /// left unconverged). Replicas' clocks must agree well within it.
     #[arg(long, env = "PLAY_LEASE_DURATION", default_value_t = HumanDuration(RuntimeConfig::default().lease_duration))]
     pub lease_duration: HumanDuration,
     /// This replica's lease owner id; default `local` on SQLite, random on PostgreSQL.

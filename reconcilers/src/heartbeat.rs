@@ -6,10 +6,17 @@
 //! changes it had accepted and not yet started: a rollout recorded through
 //! its API woke only its own runtime, so another replica found it at its
 //! next resync visit, up to a resync period later (48 s for 1,000
-//! Playgrounds in `scripts/bench-replicas`). So every replica writes a
-//! heartbeat every quarter of the lease duration, and one that finds
-//! another silent for a lease duration (and wins deleting its row) wakes
-//! every Playground whose desired state has not converged.
+//! Playgrounds in `scripts/bench-replicas`). Nor the drift on Playgrounds
+//! only it attended: a survivor follows a Playroom's Docker events from its
+//! own first pass there or its next watch-list refresh, so a container
+//! removed on a Playroom the dead replica alone had visited waited for a
+//! resync (issue #51, item 1). So every replica writes a heartbeat every
+//! quarter of the lease duration, and one that finds another silent for a
+//! lease duration (and wins deleting its row) wakes every Playground whose
+//! desired state has not converged and every Playground whose last pass
+//! was the silent replica's: each gets a pass that looks at its host (and
+//! asks for its Playroom's events to be followed) as soon as the silence
+//! is seen, when the silent replica's leases have expired.
 //!
 //! # Guarantees
 //!
@@ -53,17 +60,19 @@ impl Heartbeat {
         heartbeats::beat(&self.store, &self.replica, now).await?;
         let silent_for = chrono::Duration::from_std(self.silent_after).unwrap_or(chrono::Duration::seconds(60));
         let cutoff = now - silent_for;
-        let mut handled = false;
+        let mut woken = std::collections::BTreeSet::new();
         for gone in heartbeats::silent(&self.store, &self.replica, cutoff).await? {
             if heartbeats::forget(&self.store, &gone, cutoff).await? {
-                tracing::warn!(replica = %gone, "a replica stopped beating: waking the Playgrounds not yet converged");
-                handled = true;
+                let left = heartbeats::left_by(&self.store, &gone).await?;
+                tracing::warn!(
+                    replica = %gone,
+                    playgrounds = left.len(),
+                    "a replica stopped beating: waking the Playgrounds it reconciled last or left unconverged"
+                );
+                woken.extend(left);
             }
         }
-        if !handled {
-            return Ok(Vec::new());
-        }
-        Ok(heartbeats::unconverged_playgrounds(&self.store).await?)
+        Ok(woken.into_iter().collect())
     }
 
     /// Beats every quarter of `silent_after` until `shutdown`, handing the
@@ -93,14 +102,20 @@ mod tests {
     async fn a_survivor_wakes_the_unconverged_playgrounds_of_a_silent_replica_once() {
         let db = play_store::testing::store().await;
         let store = &db.store;
-        let (_, pending) = play_store::testing::playground_row(store).await;
+        let (account, room) = play_store::testing::playroom_row(store).await;
+        let pending = play_store::testing::insert_playground(store, account, room).await;
+        // A converged Playground whose last pass was `a`'s.
+        let attended = play_store::testing::insert_playground(store, account, room).await;
+        play_store::testing::mark_converged(store, attended).await;
+        let lease = play_store::leases::claim(store, "playground", attended, "a", time::now(), Duration::from_secs(8));
+        play_store::leases::release(store, &lease.await.unwrap().unwrap()).await.unwrap();
         let a = Heartbeat::new(store.clone(), "a", Duration::from_millis(200));
         let b = Heartbeat::new(store.clone(), "b", Duration::from_millis(200));
         assert!(a.beat_once().await.unwrap().is_empty());
         assert!(b.beat_once().await.unwrap().is_empty(), "a beats: nothing to do");
         // `a` is killed: it never beats again.
         tokio::time::sleep(Duration::from_millis(300)).await;
-        assert_eq!(b.beat_once().await.unwrap(), vec![pending]);
+        assert_eq!(b.beat_once().await.unwrap(), vec![pending, attended]);
         assert!(b.beat_once().await.unwrap().is_empty(), "handled once");
         // `a` comes back: a new replica to the others.
         assert!(a.beat_once().await.unwrap().is_empty());

@@ -50,10 +50,20 @@ pub async fn forget(store: &Store, replica: &str, cutoff: Timestamp) -> Result<b
     Ok(done.rows_affected() > 0)
 }
 
-/// Every Playground whose desired state changed since a pass last
-/// converged it (`generation <> observed_generation`), in id order.
-pub async fn unconverged_playgrounds(store: &Store) -> Result<Vec<i64>> {
-    let query = sqlx::query("SELECT id FROM playgrounds WHERE generation <> observed_generation ORDER BY id");
+/// What a survivor attends for the silent replica `gone`, in id order:
+/// every Playground whose desired state changed since a pass last
+/// converged it (`generation <> observed_generation`: a change `gone`
+/// accepted and had not converged), and every Playground whose last pass
+/// was `gone`'s (its lease row names `gone`, released or not: `gone` may
+/// have been the only replica following its Playroom's Docker events, so
+/// drift since then is found only by a pass).
+pub async fn left_by(store: &Store, gone: &str) -> Result<Vec<i64>> {
+    let query = sqlx::query(
+        "SELECT id FROM playgrounds WHERE generation <> observed_generation \
+         UNION SELECT object_id AS id FROM reconcile_leases WHERE reconciler = 'playground' AND owner = $1 \
+         ORDER BY id",
+    )
+    .bind(gone);
     column(store, query, "id").await
 }
 
@@ -98,6 +108,36 @@ mod tests {
             .execute(store.pool())
             .await
             .unwrap();
-        assert_eq!(unconverged_playgrounds(store).await.unwrap(), vec![changed]);
+        assert_eq!(left_by(store, "dead").await.unwrap(), vec![changed]);
+
+        // Its last pass was the silent replica's: attended too, whether
+        // the lease was released or still runs.
+        let leased = crate::testing::insert_playground(
+            store,
+            room.try_get("account_id").unwrap(),
+            room.try_get("playroom_id").unwrap(),
+        )
+        .await;
+        sqlx::query("UPDATE playgrounds SET observed_generation = generation WHERE id IN ($1, $2)")
+            .bind(changed)
+            .bind(leased)
+            .execute(store.pool())
+            .await
+            .unwrap();
+        let lease = crate::leases::claim(store, "playground", leased, "dead", now, std::time::Duration::from_secs(8))
+            .await
+            .unwrap()
+            .unwrap();
+        crate::leases::claim(store, "playground", converged, "alive", now, std::time::Duration::from_secs(8))
+            .await
+            .unwrap()
+            .unwrap();
+        crate::leases::claim(store, "edge", changed, "dead", now, std::time::Duration::from_secs(8))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(left_by(store, "dead").await.unwrap(), vec![leased], "another's, or another loop's, are not");
+        crate::leases::release(store, &lease).await.unwrap();
+        assert_eq!(left_by(store, "dead").await.unwrap(), vec![leased], "released: still its last pass");
     }
 }

@@ -110,6 +110,16 @@ pub async fn insert_playground(store: &Store, account: i64, room: i64) -> i64 {
 }
 
 /// A template version with `body`, private, without variables, by an
+/// Marks Playground `id` converged (`observed_generation = generation`),
+/// as a pass that finished would.
+pub async fn mark_converged(store: &Store, id: i64) {
+    sqlx::query("UPDATE playgrounds SET observed_generation = generation WHERE id = $1")
+        .bind(id)
+        .execute(store.pool())
+        .await
+        .expect("mark a Playground converged");
+}
+
 /// author without `playzones:read`.
 pub fn version(body: &str) -> play_model::model::template::NewVersion<'_> {
     static NONE: std::sync::LazyLock<serde_json::Value> = std::sync::LazyLock::new(|| serde_json::json!({}));

@@ -14,6 +14,7 @@ mod edge_e2e;
 mod edge_faults_e2e;
 mod edge_tls_e2e;
 mod edge_zero_downtime_e2e;
+mod failover_e2e;
 mod gitops_e2e;
 mod host_connection;
 mod host_key_pins;
