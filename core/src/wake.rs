@@ -9,6 +9,19 @@
 //! and the runtime's periodic resync visits every object, so a lost wake costs
 //! latency, never correctness.
 //!
+//! # Other replicas
+//!
+//! On PostgreSQL several replicas share the desired state. The replica
+//! that accepted a change runs its pass (its own runtime was woken); if
+//! another replica is in the middle of a pass of the same object, the
+//! first one's claim finds the lease busy and waits for it, while the pass
+//! holding it may have read the state before the change. So a
+//! [`ChannelWaker`] can relay every wake ([`ChannelWaker::relay`]; `play
+//! serve` sends them with `NOTIFY`) and take the other replicas' wakes
+//! ([`ChannelWaker::wake_remote`]); a runtime acts on a remote wake only
+//! for an object it is running, by running it again right after. Remote
+//! wakes are hints like the others: lost ones cost a busy retry.
+//!
 //! [`Kind`] is the one list of what can be woken, shared by the API, the
 //! reconcilers and the binary's wiring, so a wake cannot be sent under a
 //! name nobody subscribes to. (A reconciler's `NAME`, which its metrics and
@@ -16,7 +29,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Debug;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use tokio::sync::mpsc;
 
@@ -40,6 +53,15 @@ pub enum Kind {
     /// A trigger's settings or the branch index it follows changed (the
     /// trigger loop).
     Trigger,
+}
+
+impl std::str::FromStr for Kind {
+    type Err = ();
+
+    /// The kind [`Kind::as_str`] names.
+    fn from_str(s: &str) -> Result<Kind, ()> {
+        Kind::ALL.iter().copied().find(|k| k.as_str() == s).ok_or(())
+    }
 }
 
 impl Kind {
@@ -89,6 +111,10 @@ impl Waker for NoopWaker {
 #[derive(Clone, Debug, Default)]
 pub struct ChannelWaker {
     subscribers: Arc<Mutex<Subscribers>>,
+    /// Subscribers to the other replicas' wakes ([`ChannelWaker::wake_remote`]).
+    remote: Arc<Mutex<Subscribers>>,
+    /// Where every wake of this process is also sent, once set.
+    relay: Arc<OnceLock<mpsc::UnboundedSender<(Kind, i64)>>>,
 }
 
 type Subscribers = HashMap<Kind, Vec<mpsc::UnboundedSender<i64>>>;
@@ -105,19 +131,51 @@ impl ChannelWaker {
         WakeReceiver { kind, rx }
     }
 
+    /// A receiver of every later wake of `kind` from another replica.
+    pub fn subscribe_remote(&self, kind: Kind) -> WakeReceiver {
+        let (tx, rx) = mpsc::unbounded_channel();
+        lock(&self.remote).entry(kind).or_default().push(tx);
+        WakeReceiver { kind, rx }
+    }
+
+    /// From now on every wake of this process is also sent to the
+    /// receiver returned (the relay to the other replicas); `None` when a
+    /// relay was set before.
+    pub fn relay(&self) -> Option<mpsc::UnboundedReceiver<(Kind, i64)>> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.relay.set(tx).ok().map(|()| rx)
+    }
+
+    /// Delivers a wake another replica sent to the remote subscribers of
+    /// `kind` (never relayed again).
+    pub fn wake_remote(&self, kind: Kind, id: i64) {
+        deliver(&self.remote, kind, id);
+    }
+
     fn lock(&self) -> MutexGuard<'_, Subscribers> {
-        // The map stays consistent even if a holder panicked: every
-        // operation on it is a single insert or retain.
-        self.subscribers.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.subscribers)
+    }
+}
+
+fn lock(subscribers: &Mutex<Subscribers>) -> MutexGuard<'_, Subscribers> {
+    // The map stays consistent even if a holder panicked: every
+    // operation on it is a single insert or retain.
+    subscribers.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn deliver(subscribers: &Mutex<Subscribers>, kind: Kind, id: i64) {
+    if let Some(senders) = lock(subscribers).get_mut(&kind) {
+        // A failed send means the receiver is gone: forget it.
+        senders.retain(|tx| tx.send(id).is_ok());
     }
 }
 
 impl Waker for ChannelWaker {
     fn wake(&self, kind: Kind, id: i64) {
-        let mut subscribers = self.lock();
-        if let Some(senders) = subscribers.get_mut(&kind) {
-            // A failed send means the receiver is gone: forget it.
-            senders.retain(|tx| tx.send(id).is_ok());
+        deliver(&self.subscribers, kind, id);
+        if let Some(relay) = self.relay.get() {
+            // The relay task stopping (shutdown) drops its receiver.
+            let _ = relay.send((kind, id));
         }
     }
 }
@@ -166,6 +224,23 @@ mod tests {
         assert_eq!(b.recv().await, Some(7));
         assert_eq!(other.try_recv(), None);
         assert_eq!(a.kind(), Kind::Playground);
+    }
+
+    #[tokio::test]
+    async fn wakes_are_relayed_and_remote_wakes_reach_remote_subscribers_only() {
+        let waker = ChannelWaker::new();
+        let mut local = waker.subscribe(Kind::Playground);
+        let mut remote = waker.subscribe_remote(Kind::Playground);
+        let mut relayed = waker.relay().unwrap();
+        assert!(waker.relay().is_none(), "one relay");
+        waker.wake(Kind::Playground, 3);
+        assert_eq!(relayed.recv().await, Some((Kind::Playground, 3)));
+        assert_eq!((local.recv().await, remote.try_recv()), (Some(3), None));
+        waker.wake_remote(Kind::Playground, 4);
+        assert_eq!((remote.recv().await, local.try_recv(), relayed.try_recv().ok()), (Some(4), None, None));
+        assert_eq!("edge".parse::<Kind>(), Ok(Kind::Edge));
+        assert!(Kind::ALL.iter().all(|k| k.as_str().parse::<Kind>() == Ok(*k)));
+        assert_eq!("nope".parse::<Kind>(), Err(()));
     }
 
     #[tokio::test]

@@ -15,6 +15,7 @@ pub mod playzone;
 pub mod runtime;
 pub mod schedule;
 pub mod trigger;
+pub mod wake_relay;
 pub mod webhooks;
 
 pub use error::{Error, Result};

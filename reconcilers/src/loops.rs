@@ -32,6 +32,7 @@ use crate::playzone::{PlayzoneSync, SyncConfig};
 use crate::runtime::{Config, Handle, Reconciler, Runtime};
 use crate::schedule::{ScheduleLoop, ScheduleLoopConfig};
 use crate::trigger::{TriggerLoop, TriggerLoopConfig};
+use crate::wake_relay::start as relay_wakes;
 use crate::webhooks::{Dispatcher, WebhooksConfig};
 
 /// Everything a reconciler may need, built once per process.
@@ -143,6 +144,7 @@ impl Shared {
             .with_config(config)
             .with_replica_id(replica)
             .wake_from(self.waker.subscribe(R::KIND))
+            .remote_wakes_from(self.waker.subscribe_remote(R::KIND))
     }
 }
 
@@ -186,6 +188,8 @@ pub fn start_all(
 ) -> crate::Result<()> {
     let spawner = Spawner { shared, replica, shutdown, tasks };
     let s = shared;
+    // Wakes to and from the other replicas (PostgreSQL only).
+    relay_wakes(&s.store, &s.waker, replica, shutdown, tasks);
 
     // Playgrounds, also woken by their Playrooms' Docker events.
     // Each pass asks for its Playroom to be watched, so a new Playroom's

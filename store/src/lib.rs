@@ -126,6 +126,7 @@ pub mod sweep;
 pub mod templates;
 pub mod trigger_targets;
 pub mod triggers;
+pub mod wake_bus;
 pub mod webhook_deliveries;
 pub mod webhook_dispatch;
 pub mod webhooks;
@@ -206,6 +207,9 @@ pub struct Store {
     /// on SQLite each one holds the single writer, so this is the figure a
     /// flood of writes shows in (`play_store_write_transactions_total`).
     writes: Counter,
+    /// PostgreSQL's URL, for the one connection that listens for other
+    /// replicas' wakes ([`wake_bus`]); `None` on SQLite.
+    listen_url: Option<wake_bus::ListenUrl>,
 }
 
 /// Hot reads shared by concurrent callers ([`coalesce`]): keyed by
@@ -279,6 +283,7 @@ impl Store {
             }
         };
         let hot = Arc::new(hot_conn::HotConnection::new(options, backend));
+        let listen_url = (backend == Backend::Postgres).then(|| wake_bus::ListenUrl(Arc::from(url.as_str())));
         Ok(Store {
             pool,
             backend,
@@ -287,6 +292,7 @@ impl Store {
             local_writes: Arc::default(),
             writers: Arc::default(),
             writes: Counter::default(),
+            listen_url,
         })
     }
 

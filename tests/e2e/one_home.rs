@@ -12,10 +12,23 @@
 /// The types the store may define: its connection, its backend, where a
 /// function runs (`On`), the fence of a reconciler's writes and the read
 /// coalescer, the counters of this process's writes (`LocalWrites`,
-/// `Stamp`), the crate's error, and which table a lookup by name reads
-/// (`Named`). Anything else is a record, and records live in `model/src`.
-const STORE_PLUMBING: [&str; 11] =
-    ["Backend", "Coalescer", "Error", "Fence", "Fenced", "LeaseLost", "LocalWrites", "Named", "On", "Stamp", "Store"];
+/// `Stamp`), the crate's error, which table a lookup by name reads
+/// (`Named`) and the connection that listens for other replicas' wakes
+/// (`Listener`). Anything else is a record, and records live in `model/src`.
+const STORE_PLUMBING: [&str; 12] = [
+    "Backend",
+    "Coalescer",
+    "Error",
+    "Fence",
+    "Fenced",
+    "LeaseLost",
+    "Listener",
+    "LocalWrites",
+    "Named",
+    "On",
+    "Stamp",
+    "Store",
+];
 
 /// The types defined at the top level of the production code under `dir`.
 fn defined_types(dir: &str) -> Vec<(String, String)> {

@@ -35,6 +35,8 @@ pub struct Runtime<R: Reconciler> {
     config: Config,
     owner: Arc<str>,
     triggers: Vec<BoxStream<'static, (i64, Lane)>>,
+    /// Ids another replica was asked to run ([`Runtime::remote_wakes_from`]).
+    remote: Vec<BoxStream<'static, i64>>,
     tx: mpsc::UnboundedSender<Request>,
     rx: mpsc::UnboundedReceiver<Request>,
 }
@@ -64,6 +66,7 @@ impl<R: Reconciler> Runtime<R> {
             config: Config::default(),
             owner: Arc::from(replica_id()),
             triggers: Vec::new(),
+            remote: Vec::new(),
             tx,
             rx,
         }
@@ -90,6 +93,17 @@ impl<R: Reconciler> Runtime<R> {
         self
     }
 
+    /// Reruns, right after its pass, every id woken on another replica
+    /// that is running here (see `play_core::wake`: the replica that
+    /// accepted a change runs it itself; when this one holds the lease in
+    /// a pass, the other's claim waits for it, and without this the change
+    /// waited for a busy retry or a resync). Ids not running here are left
+    /// to the other replica.
+    pub fn remote_wakes_from(mut self, mut wakes: WakeReceiver) -> Self {
+        self.remote.push(stream::poll_fn(move |cx| wakes.poll_recv(cx)).boxed());
+        self
+    }
+
     /// Runs every id the stream yields, as soon as possible (e.g. objects
     /// named by a Playroom's Docker events), after due wakes and before due
     /// routine visits. A stream that ends is dropped.
@@ -107,7 +121,7 @@ impl<R: Reconciler> Runtime<R> {
     /// Runs until `shutdown` is cancelled, then lets running passes finish
     /// (within `Config::shutdown_grace`) and releases every lease.
     pub async fn run(self, shutdown: CancellationToken) {
-        let Runtime { reconciler, leases, metrics, config, owner, triggers, tx, mut rx } = self;
+        let Runtime { reconciler, leases, metrics, config, owner, triggers, remote, tx, mut rx } = self;
         let config = Config { concurrency: config.concurrency.max(1), ..config };
         let shared = Arc::new(Shared {
             reconciler,
@@ -129,6 +143,8 @@ impl<R: Reconciler> Runtime<R> {
         };
         let mut triggers = stream::select_all(triggers);
         let mut triggers_open = !triggers.is_empty();
+        let mut remote = stream::select_all(remote);
+        let mut remote_open = !remote.is_empty();
         // The first listing runs at once; each one sets when the next runs.
         let mut next_resync = Some(Instant::now());
         let mut first_resync = true;
@@ -155,6 +171,10 @@ impl<R: Reconciler> Runtime<R> {
                 id = triggers.next(), if triggers_open => match id {
                     Some((id, lane)) => state.queue.schedule(id, Instant::now(), lane),
                     None => triggers_open = false,
+                },
+                id = remote.next(), if remote_open => match id {
+                    Some(id) => state.queue.schedule_if_running(id, Instant::now(), Lane::Urgent),
+                    None => remote_open = false,
                 },
                 () = tokio::time::sleep_until(next_resync.unwrap_or_else(Instant::now)), if next_resync.is_some() => {
                     next_resync = None;

@@ -81,6 +81,16 @@ impl Queue {
         self.at.insert(id, wanted);
     }
 
+    /// Marks `id` dirty (to run again at `at` in `lane` after its run)
+    /// only if it is running; otherwise nothing. For a change another
+    /// replica accepted: that replica runs the pass itself unless this
+    /// one is in the middle of it (`play_core::wake`).
+    pub(crate) fn schedule_if_running(&mut self, id: i64, at: Instant, lane: Lane) {
+        if self.running.contains_key(&id) {
+            self.schedule(id, at, lane);
+        }
+    }
+
     /// Takes the earliest due id of the most urgent lane that has one and
     /// marks it running; the id and its lane.
     pub(crate) fn pop_due(&mut self, now: Instant) -> Option<(i64, Lane)> {
@@ -180,6 +190,19 @@ mod tests {
         assert_eq!(q.pop_due(t0 + secs(9)).map(|(id, _)| id), Some(1));
         q.finish(1, None);
         assert_eq!(q.next_at(), None);
+    }
+
+    #[test]
+    fn a_remote_wake_reruns_a_running_id_and_leaves_the_others_alone() {
+        let t0 = Instant::now();
+        let mut q = Queue::default();
+        q.schedule_if_running(1, t0, Lane::Urgent);
+        assert!(!q.is_scheduled(1) && q.next_at().is_none(), "not running here: the other replica runs it");
+        q.schedule(2, t0, Lane::Routine);
+        assert_eq!(q.pop_due(t0), Some((2, Lane::Routine)));
+        q.schedule_if_running(2, t0, Lane::Urgent);
+        q.finish(2, None);
+        assert_eq!(q.pop_due(t0), Some((2, Lane::Urgent)), "run again right after its run");
     }
 
     #[test]

@@ -6,4 +6,5 @@ mod runtime_probe;
 
 mod runtime_groups;
 mod runtime_leases;
+mod runtime_replicas;
 mod runtime_scheduling;
