@@ -93,7 +93,10 @@ pub struct SleepView {
     pub power_reason: Option<play_model::playground::PowerReason>,
     /// When it was last converged asleep.
     pub slept_at: Option<DateTime<Utc>>,
-    /// The last activity its edge saw (requests, open connections).
+    /// The last activity its edge saw (requests, open connections): the
+    /// start of the idle clock. Recorded only while it may sleep (the
+    /// edge logs those hosts' requests only); `null` for one that never
+    /// may (docs/sleep.md).
     pub last_active_at: Option<DateTime<Utc>>,
     /// When it sleeps if nothing happens before (awake and running only).
     pub sleeps_at: Option<DateTime<Utc>>,
