@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::scenario_test;
 use crate::support::scenarios;
-use crate::support::world::World;
+use crate::support::world::{Running, World};
 use axum::http::StatusCode;
 use play_api::testing::TestApp;
 
@@ -67,10 +67,8 @@ async fn a_service_to_build_without_a_playzone_fails_terminally_at_image_build()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_playground_is_destroyed_on_time() {
-    let w = World::start_with(ttl_of(Duration::from_secs(6))).await;
     let compose = "services:\n  app:\n    image: play-test/busybox:1\n    command: [\"sleep\", \"3600\"]\n";
-    let spec = w.playspec("short", compose).await;
-    let (id, project, _running) = w.run_playground("short", spec, "replica-ttl", Duration::from_secs(60)).await;
+    let (w, id, project, _running) = short_lived(6, "short", compose).await;
     w.wait_for(id, "running", |_, b| b["status"] == "running").await;
     let host = w.host();
     assert_eq!(host.containers(id).len(), 1);
@@ -93,10 +91,7 @@ async fn an_expired_playground_is_destroyed_on_time() {
 /// TTL until someone changed it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_terminally_failed_playground_still_expires_on_time() {
-    let w = World::start_with(ttl_of(Duration::from_secs(8))).await;
-    let compose = "services:\n  api:\n    build: ./api\n";
-    let spec = w.playspec("broken", compose).await;
-    let (id, _, _running) = w.run_playground("broken", spec, "replica-broken", Duration::from_secs(60)).await;
+    let (w, id, _, _running) = short_lived(8, "broken", "services:\n  api:\n    build: ./api\n").await;
     w.wait_for(id, "failed", |_, b| b["status"] == "failed").await;
     // No wake from here on: the error policy asked for a pass at expires_at.
     w.wait_for(id, "the expired row to be deleted", |status, _| status == StatusCode::NOT_FOUND).await;
@@ -105,9 +100,15 @@ async fn a_terminally_failed_playground_still_expires_on_time() {
     assert!(events.iter().any(|e| e == "playground.destroyed"), "{events:?}");
 }
 
-/// The tests' API settings with new Playgrounds living `ttl`.
-fn ttl_of(ttl: Duration) -> play_api::ApiConfig {
+/// A World whose new Playgrounds live `ttl_secs`, and a Playground
+/// `name` of `compose` in it with its runtime: (world, id, Compose
+/// project, the runtime).
+async fn short_lived(ttl_secs: u64, name: &str, compose: &str) -> (World, i64, String, Running) {
     let mut config = TestApp::default_config();
-    config.life.lifetimes.playground = ttl;
-    config
+    config.life.lifetimes.playground = Duration::from_secs(ttl_secs);
+    let w = World::start_with(config).await;
+    let spec = w.playspec(name, compose).await;
+    let (id, project, running) =
+        w.run_playground(name, spec, &format!("replica-{name}"), Duration::from_secs(60)).await;
+    (w, id, project, running)
 }

@@ -13,6 +13,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::support::docker::BUSYBOX_IMAGE;
+use crate::support::world::Running;
 use axum::http::StatusCode;
 use play_git::testing::{Access, GitServer, executable, file, symlink};
 use serde_json::{Value, json};
@@ -84,6 +85,17 @@ async fn create_playspec(world: &crate::support::world::World, name: &str, yaml:
     let r = app.post("/api/playspecs", &app.admin, body).await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
     r.body["id"].as_i64().unwrap()
+}
+
+/// Wakes Playground `id` on `runtime` and waits for it to fail: its
+/// status's `error_step` and `error_message`.
+async fn failure_of(world: &crate::support::world::World, runtime: &Running, id: i64, what: &str) -> (String, String) {
+    runtime.handle.wake(id);
+    world.wait_for(id, what, |_, body| body["status"] == "failed").await;
+    let app = &world.app;
+    let failed: Value = app.get(&format!("/api/playgrounds/{id}/status"), &app.admin).await.body;
+    let text = |key: &str| failed[key].as_str().unwrap_or_default().to_owned();
+    (text("error_step"), text("error_message"))
 }
 
 #[tokio::test]
@@ -225,12 +237,9 @@ async fn relative_binds_and_secret_files_come_from_the_repository_at_the_commit(
     let created = world.playground("evil", evil_spec, json!({})).await;
     let evil_id = created["id"].as_i64().unwrap();
     let evil_web = format!("{}-web-1", created["compose_project"].as_str().unwrap());
-    runtimes.0.handle.wake(evil_id);
-    world.wait_for(evil_id, "the link refused", |_, body| body["status"] == "failed").await;
-    let failed: Value = app.get(&format!("/api/playgrounds/{evil_id}/status"), &app.admin).await.body;
-    let message = failed["error_message"].as_str().unwrap_or_default();
-    assert!(message.contains("`./conf/passwd`") && message.contains("symbolic link"), "{failed:#}");
-    assert_eq!(failed["error_step"], "image_build", "{failed:#}");
+    let (step, message) = failure_of(&world, &runtimes.0, evil_id, "the link refused").await;
+    assert!(message.contains("`./conf/passwd`") && message.contains("symbolic link"), "{message}");
+    assert_eq!(step, "image_build");
     let exists = Command::new("docker").args(["inspect", &evil_web]).output().expect("docker inspect");
     assert!(!exists.status.success(), "a container was made for the refused Compose file");
 
@@ -239,11 +248,8 @@ async fn relative_binds_and_secret_files_come_from_the_repository_at_the_commit(
     let missing = "services:\n  web:\n    build: .\n    env_file: ops/nope.env\n";
     let spec = create_playspec(&world, "noenv", missing, playzone).await;
     let noenv = world.playground("noenv", spec, json!({})).await["id"].as_i64().unwrap();
-    runtimes.0.handle.wake(noenv);
-    world.wait_for(noenv, "the missing env file", |_, body| body["status"] == "failed").await;
-    let failed: Value = app.get(&format!("/api/playgrounds/{noenv}/status"), &app.admin).await.body;
-    let message = failed["error_message"].as_str().unwrap_or_default();
-    assert!(message.contains("`ops/nope.env`") && message.contains("not a file in the repository"), "{failed:#}");
+    let (_, message) = failure_of(&world, &runtimes.0, noenv, "the missing env file").await;
+    assert!(message.contains("`ops/nope.env`") && message.contains("not a file in the repository"), "{message}");
     let optional =
         "services:\n  web:\n    build: .\n    env_file:\n      - path: ops/nope.env\n        required: false\n";
     let spec = create_playspec(&world, "optenv", optional, playzone).await;
@@ -256,9 +262,6 @@ async fn relative_binds_and_secret_files_come_from_the_repository_at_the_commit(
     let folder = "services:\n  web:\n    build: .\n    secrets: [s]\nsecrets:\n  s:\n    file: ./db/init\n";
     let spec = create_playspec(&world, "foldersecret", folder, playzone).await;
     let folder_id = world.playground("foldersecret", spec, json!({})).await["id"].as_i64().unwrap();
-    runtimes.0.handle.wake(folder_id);
-    world.wait_for(folder_id, "the folder refused", |_, body| body["status"] == "failed").await;
-    let failed: Value = app.get(&format!("/api/playgrounds/{folder_id}/status"), &app.admin).await.body;
-    let message = failed["error_message"].as_str().unwrap_or_default();
-    assert!(message.contains("`./db/init`") && message.contains("is a folder"), "{failed:#}");
+    let (_, message) = failure_of(&world, &runtimes.0, folder_id, "the folder refused").await;
+    assert!(message.contains("`./db/init`") && message.contains("is a folder"), "{message}");
 }

@@ -70,6 +70,16 @@ async fn wait_runs(w: &World, path: &str, limit: Duration, ok: impl Fn(&[Value])
     }
 }
 
+/// [`wait_runs`] until `n` runs `succeeded`, each time recorded once.
+async fn wait_succeeded(w: &World, path: &str, n: usize) -> Vec<Value> {
+    let all = wait_runs(w, path, Duration::from_secs(90), |all| {
+        all.iter().filter(|r| r["status"] == "succeeded").count() >= n
+    })
+    .await;
+    one_row_per_time(&all);
+    all
+}
+
 fn times(all: &[Value]) -> Vec<chrono::DateTime<chrono::Utc>> {
     all.iter().map(|r| r["scheduled_at"].as_str().unwrap().parse().unwrap()).collect()
 }
@@ -87,11 +97,7 @@ async fn a_schedule_runs_its_job_once_per_time_and_forbid_skips_while_one_runs()
     let w = World::start().await;
     let (_playgrounds, _schedules) = w.runtimes_with_schedules("local");
     let quick = scheduled(&w, "quick", &template("sh -c 'echo ran at $$(date +%s)'")).await;
-    let all = wait_runs(&w, &quick, Duration::from_secs(90), |all| {
-        all.iter().filter(|r| r["status"] == "succeeded").count() >= 2
-    })
-    .await;
-    one_row_per_time(&all);
+    let all = wait_succeeded(&w, &quick, 2).await;
     let done: Vec<&Value> = all.iter().filter(|r| r["status"] == "succeeded").collect();
     for run in &done {
         assert_eq!(run["exit_code"], 0, "{run}");
@@ -163,11 +169,7 @@ async fn two_replicas_start_each_time_once() {
     let (_playgrounds_a, _schedules_a) = w.runtimes_with_schedules("replica-a");
     let (_playgrounds_b, _schedules_b) = w.runtimes_with_schedules("replica-b");
     let path = scheduled(&w, "twice", &template("sh -c 'echo once'")).await;
-    let all = wait_runs(&w, &path, Duration::from_secs(90), |all| {
-        all.iter().filter(|r| r["status"] == "succeeded").count() >= 3
-    })
-    .await;
-    one_row_per_time(&all);
+    let all = wait_succeeded(&w, &path, 3).await;
     let launched = all.iter().filter(|r| r["playground_id"].is_i64()).count();
     let playgrounds: i64 = sqlx::Row::get(
         &sqlx::query("SELECT COUNT(*) AS n FROM playspecs WHERE name LIKE 'schedule-%'")

@@ -13,27 +13,17 @@
 
 use std::time::Duration;
 
+use crate::sleep_e2e::COMPOSE;
 use crate::support::edged::{Edged, client, status, wait_status};
 use play_api::testing::TestApp;
 use serde_json::json;
-
-const COMPOSE: &str = r#"
-services:
-  web:
-    image: play-test/sleepy:1
-    command: ["sh", "-c", "mkdir -p /www && echo hello > /www/index.html && trap 'exit 0' TERM; httpd -f -p 8080 -h /www & wait"]
-    stop_grace_period: 1s
-    labels:
-      svc/expose: "8080"
-      svc/subdomain: dozy
-"#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_installation_default_is_the_one_the_api_shows_and_the_loops_follow() {
     let mut config = TestApp::default_config();
     config.life.sleep_after = Some(Duration::from_secs(5));
     let Edged { world, http_port, _admin_dir, _runtimes } = Edged::start_with(config).await;
-    let spec = world.playspec("dozy", COMPOSE).await;
+    let spec = world.playspec("sleepy", COMPOSE).await;
     let created = world.playground("inherits", spec, json!({})).await;
     assert_eq!(created["sleep_after"], "5s", "inherited from the installation: {created}");
     let id = created["id"].as_i64().unwrap();
@@ -45,9 +35,9 @@ async fn the_installation_default_is_the_one_the_api_shows_and_the_loops_follow(
     let view = status(&world, id).await;
     assert_eq!((view["power"].as_str(), view["power_reason"].as_str()), (Some("asleep"), Some("idle")), "{view}");
 
-    let host = format!("dozy-{id}.localhost");
+    let host = format!("sleepy-{id}.localhost");
     let answer = client(&host, http_port).get(format!("http://{host}:{http_port}/")).send().await.unwrap();
     assert_eq!(answer.status().as_u16(), 200, "the edge watched it, so a request wakes it");
-    assert_eq!(answer.text().await.unwrap().trim(), "hello");
+    assert_eq!(answer.text().await.unwrap().trim(), "hello from web");
     wait_status(&world, id, "running", Duration::from_secs(20)).await;
 }

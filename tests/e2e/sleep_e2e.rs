@@ -20,7 +20,9 @@ use crate::support::edged::{Edged, client, status, wait_status};
 use crate::support::world::{World, docker_lines};
 use serde_json::{Value, json};
 
-const COMPOSE: &str = r#"
+/// Three services, `web` exposed as `sleepy`; also the Playspec of
+/// `sleep_default_e2e`.
+pub(crate) const COMPOSE: &str = r#"
 services:
   db:
     image: play-test/sleepy:1
