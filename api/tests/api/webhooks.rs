@@ -141,7 +141,59 @@ async fn event_types_are_listed() {
     {
         assert!(types.contains(&t), "{t} missing from {types:?}");
     }
-    assert!(!types.contains(&"agent.created"), "play has no agents");
+    assert!(types.contains(&"agent.created"), "the contract's types play never fires are listed too");
+}
+
+/// Every event type of the contract's table (`Events`, "Event types by
+/// entity"), as written there: an endpoint subscribed to all of them is
+/// created (issue #52, item 5), also those of entities play does not have.
+const CONTRACT_EVENT_TYPES: &[&str] = &[
+    "playground.created",
+    "playground.updated",
+    "playground.destroyed",
+    "playground.status.changed",
+    "playground.error",
+    "playground.expired",
+    "playground.drift.detected",
+    "playroom.created",
+    "playroom.updated",
+    "playroom.destroyed",
+    "playzone.created",
+    "playzone.updated",
+    "playzone.destroyed",
+    "playspec.created",
+    "playspec.updated",
+    "playspec.destroyed",
+    "agent.created",
+    "agent.updated",
+    "agent.destroyed",
+    "agent.authenticated",
+    "agent.revoked",
+    "template.created",
+    "template.updated",
+    "template.destroyed",
+    "artefact.created",
+    "artefact.destroyed",
+    "feedback.created",
+    "feedback.updated",
+    "feedback.destroyed",
+    "mutter.created",
+    "mutter.updated",
+    "api_key.created",
+    "api_key.destroyed",
+    "webhook.test",
+];
+
+#[tokio::test]
+async fn an_endpoint_may_subscribe_to_every_type_the_contract_lists() {
+    let app = TestApp::new().await;
+    let endpoint = create(&app, json!({"url": URL, "events": CONTRACT_EVENT_TYPES})).await;
+    let events: Vec<&str> = endpoint["events"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(events, CONTRACT_EVENT_TYPES);
+    let listed = app.get("/api/webhook_endpoints/event_types", &app.admin).await.body;
+    for t in CONTRACT_EVENT_TYPES {
+        assert!(listed.as_array().unwrap().iter().any(|v| v == t), "{t} is not in event_types");
+    }
 }
 
 #[tokio::test]
@@ -165,7 +217,7 @@ async fn every_bad_field_is_refused_and_named() {
     let long = format!("https://hooks.example.com/{}", "a".repeat(3000));
     assert_eq!(refused(&app, ok(&long)).await, ["webhook_endpoint.url"]);
     assert_eq!(refused(&app, json!({"url": URL, "events": []})).await, ["webhook_endpoint.events"]);
-    assert_eq!(refused(&app, json!({"url": URL, "events": ["agent.created"]})).await, ["webhook_endpoint.events[0]"]);
+    assert_eq!(refused(&app, json!({"url": URL, "events": ["agent.born"]})).await, ["webhook_endpoint.events[0]"]);
     assert_eq!(
         refused(&app, json!({"url": URL, "events": ["webhook.test"], "event_filters": {"playground.created": [1]}}))
             .await,

@@ -33,7 +33,9 @@ pub const TEST_EVENT: &str = "webhook.test";
 /// endpoint the dispatcher disabled through another one, without polling).
 /// Playroom edge events (`playroom.edge.failed`, `playroom.edge.restored`)
 /// are recorded but not offered: the spec's Playroom row lists only
-/// created, updated and destroyed.
+/// created, updated and destroyed. Last come the contract's types play
+/// never fires ([`NEVER_FIRED`]), so a client that subscribes to every type
+/// the contract lists is accepted.
 pub const EVENT_TYPES: &[&str] = &[
     "playground.created",
     "playground.updated",
@@ -71,6 +73,37 @@ pub const EVENT_TYPES: &[&str] = &[
     "trigger.fired",
     delivery::DISABLED_EVENT,
     TEST_EVENT,
+    "agent.created",
+    "agent.updated",
+    "agent.destroyed",
+    "agent.authenticated",
+    "agent.revoked",
+    "artefact.created",
+    "artefact.destroyed",
+    "feedback.created",
+    "feedback.updated",
+    "feedback.destroyed",
+    "mutter.created",
+    "mutter.updated",
+];
+
+/// The event types of the contract's table for entities play does not
+/// have (agents, artefacts, feedback, mutters): an endpoint may subscribe
+/// to them (they are the tail of [`EVENT_TYPES`]) and never receives one.
+/// `docs/webhooks.md` says so.
+pub const NEVER_FIRED: &[&str] = &[
+    "agent.created",
+    "agent.updated",
+    "agent.destroyed",
+    "agent.authenticated",
+    "agent.revoked",
+    "artefact.created",
+    "artefact.destroyed",
+    "feedback.created",
+    "feedback.updated",
+    "feedback.destroyed",
+    "mutter.created",
+    "mutter.updated",
 ];
 
 /// Longest description, in characters.

@@ -51,8 +51,15 @@ fn event_types_are_the_types_the_code_records() {
     let unlisted: Vec<_> =
         recorded.iter().filter(|t| !offered.contains(*t) && !RECORDED_NOT_OFFERED.contains(&t.as_str())).collect();
     assert!(unlisted.is_empty(), "recorded but neither offered nor excluded: {unlisted:?}");
-    let never: Vec<_> = offered.iter().filter(|t| !recorded.contains(*t) && t.as_str() != TEST_EVENT).collect();
+    let never: Vec<_> = offered
+        .iter()
+        .filter(|t| !recorded.contains(*t) && t.as_str() != TEST_EVENT && !NEVER_FIRED.contains(&t.as_str()))
+        .collect();
     assert!(never.is_empty(), "offered but never recorded: {never:?}");
+    let fired: Vec<_> = NEVER_FIRED.iter().filter(|t| recorded.contains(**t)).collect();
+    assert!(fired.is_empty(), "listed as never fired, yet recorded: {fired:?}");
+    let tail = &EVENT_TYPES[EVENT_TYPES.len() - NEVER_FIRED.len()..];
+    assert_eq!(tail, NEVER_FIRED, "the never-fired types are offered, as the tail of EVENT_TYPES");
 }
 
 #[test]
