@@ -213,7 +213,7 @@ pub fn webhook_url_or_null() -> Schema {
 }
 
 fn event_type() -> Object {
-    string().enum_values(Some(crate::webhook::EVENT_TYPES.iter().copied())).build()
+    string().enum_values(Some(crate::webhook::offered())).build()
 }
 
 /// `webhook::Changes::validate`: known event types, at least one, no repeats.

@@ -142,11 +142,12 @@ pub async fn test(
     }
 }
 
-/// The event types an endpoint may subscribe to.
+/// The event types an endpoint may subscribe to: those play fires, then
+/// the contract's types it never fires (`docs/webhooks.md`).
 #[utoipa::path(get, path = "/api/webhook_endpoints/event_types", tag = "Webhook endpoints",
     responses((status = 200, body = [String])))]
-pub async fn event_types(_principal: Principal) -> JsonResponse<&'static [&'static str]> {
-    JsonResponse(webhook::EVENT_TYPES)
+pub async fn event_types(_principal: Principal) -> JsonResponse<Vec<&'static str>> {
+    JsonResponse(webhook::offered().collect())
 }
 
 /// The endpoint's deliveries, newest first.

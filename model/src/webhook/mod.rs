@@ -33,9 +33,8 @@ pub const TEST_EVENT: &str = "webhook.test";
 /// endpoint the dispatcher disabled through another one, without polling).
 /// Playroom edge events (`playroom.edge.failed`, `playroom.edge.restored`)
 /// are recorded but not offered: the spec's Playroom row lists only
-/// created, updated and destroyed. Last come the contract's types play
-/// never fires ([`NEVER_FIRED`]), so a client that subscribes to every type
-/// the contract lists is accepted.
+/// created, updated and destroyed. The contract's types play never fires
+/// are offered too ([`NEVER_FIRED`], [`offered`]).
 pub const EVENT_TYPES: &[&str] = &[
     "playground.created",
     "playground.updated",
@@ -73,24 +72,12 @@ pub const EVENT_TYPES: &[&str] = &[
     "trigger.fired",
     delivery::DISABLED_EVENT,
     TEST_EVENT,
-    "agent.created",
-    "agent.updated",
-    "agent.destroyed",
-    "agent.authenticated",
-    "agent.revoked",
-    "artefact.created",
-    "artefact.destroyed",
-    "feedback.created",
-    "feedback.updated",
-    "feedback.destroyed",
-    "mutter.created",
-    "mutter.updated",
 ];
 
 /// The event types of the contract's table for entities play does not
 /// have (agents, artefacts, feedback, mutters): an endpoint may subscribe
-/// to them (they are the tail of [`EVENT_TYPES`]) and never receives one.
-/// `docs/webhooks.md` says so.
+/// to them, so that a client subscribing to every type the contract lists
+/// is accepted, and never receives one. `docs/webhooks.md` says so.
 pub const NEVER_FIRED: &[&str] = &[
     "agent.created",
     "agent.updated",
@@ -116,8 +103,14 @@ pub const MAX_FILTER_IDS: usize = 100;
 /// Length of a generated secret: 32 random bytes in hex.
 pub const GENERATED_SECRET_CHARS: usize = 64;
 
+/// Every type an endpoint may subscribe to: [`EVENT_TYPES`], then
+/// [`NEVER_FIRED`].
+pub fn offered() -> impl Iterator<Item = &'static str> {
+    EVENT_TYPES.iter().chain(NEVER_FIRED).copied()
+}
+
 pub fn is_event_type(name: &str) -> bool {
-    EVENT_TYPES.contains(&name)
+    offered().any(|t| t == name)
 }
 
 /// A fresh signing secret: 64 hex characters from the OS's CSPRNG.

@@ -58,8 +58,7 @@ fn event_types_are_the_types_the_code_records() {
     assert!(never.is_empty(), "offered but never recorded: {never:?}");
     let fired: Vec<_> = NEVER_FIRED.iter().filter(|t| recorded.contains(**t)).collect();
     assert!(fired.is_empty(), "listed as never fired, yet recorded: {fired:?}");
-    let tail = &EVENT_TYPES[EVENT_TYPES.len() - NEVER_FIRED.len()..];
-    assert_eq!(tail, NEVER_FIRED, "the never-fired types are offered, as the tail of EVENT_TYPES");
+    assert!(NEVER_FIRED.iter().all(|t| is_event_type(t) && !EVENT_TYPES.contains(t)), "offered, apart");
 }
 
 #[test]
