@@ -186,10 +186,9 @@ pub fn one_of_or_null(values: &[&str]) -> Schema {
     or_null(one_of(values))
 }
 
-/// Only `null` (or absence) is accepted: a field the server knows but does
-/// not support yet.
-pub fn null_only() -> Object {
-    ObjectBuilder::new().schema_type(Type::Null).build()
+/// `validate::agent`.
+pub fn agent_or_null() -> Schema {
+    or_null(string().min_length(Some(1)).max_length(Some(64)).pattern(Some(patterns::AGENT)))
 }
 
 /// `webhook::UrlPolicy::check`, as far as a schema can say it: the rest

@@ -19,6 +19,7 @@ pub fn playground() -> crate::playground::model::Playground {
         playspec_name: Some("shop".into()),
         playroom_id: 1,
         job_mode: false,
+        agent: None,
         watched_services: Vec::new(),
         env_overrides: Default::default(),
         service_subdomains: Default::default(),

@@ -83,6 +83,21 @@ pub fn display_name(text: &str) -> Result<(), &'static str> {
     }
 }
 
+/// The name of an AI agent provider (`POST /api/launch`'s `agent`): 1-64
+/// characters of `a-z`, `0-9`, `.`, `_` and `-`, starting with a letter or
+/// a digit (`claude-code`, `codex`). An allowlist: it is shown in views
+/// and events, never run.
+pub fn agent(text: &str) -> Result<(), &'static str> {
+    let mut chars = text.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    let rest_ok = chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-'));
+    if first_ok && rest_ok && text.len() <= 64 {
+        Ok(())
+    } else {
+        Err("must be 1-64 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or a digit")
+    }
+}
+
 /// The validators above as JSON Schema (ECMA-262) patterns, for the
 /// OpenAPI document: a client (or a fuzzer) reads the same rules the
 /// server applies. Each is tested against its validator below; where a
@@ -105,6 +120,8 @@ pub mod patterns {
         r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$";
     /// [`domain`](super::domain) (with length at most 253).
     pub const DOMAIN: &str = r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$";
+    /// [`agent`](super::agent).
+    pub const AGENT: &str = r"^[a-z0-9][a-z0-9._-]{0,63}$";
     /// [`unix_user`](super::unix_user).
     pub const UNIX_USER: &str = r"^[a-z_][a-z0-9_.-]{0,31}$";
     /// [`email`](super::email), but for the 253-character bound on the
@@ -126,6 +143,17 @@ pub mod patterns {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn agents() {
+        let pattern = regex::Regex::new(patterns::AGENT).unwrap();
+        for ok in ["claude-code", "codex", "a", "agent.v2_1", &"a".repeat(64)] {
+            assert!(agent(ok).is_ok() && pattern.is_match(ok), "{ok}");
+        }
+        for bad in ["", "-x", "Claude", "a b", "x/y", "a\n", "ä", "$(id)", &"a".repeat(65)] {
+            assert!(agent(bad).is_err() && !pattern.is_match(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn hosts() {

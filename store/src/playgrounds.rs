@@ -25,7 +25,7 @@ use play_model::playground::state::{CreationStep, DesiredState, PlaygroundStatus
 use play_model::time::{self, Timestamp};
 
 pub(super) const COLUMNS: &str = "g.id, g.account_id, (SELECT uid FROM installation) AS installation, g.name, g.status, g.playspec_id, s.name AS playspec_name, g.playroom_id, \
-    g.job_mode, g.watched_services, g.env_overrides, g.service_subdomains, g.service_settings, g.compose_project, \
+    g.job_mode, g.agent, g.watched_services, g.env_overrides, g.service_subdomains, g.service_settings, g.compose_project, \
     g.desired_state, g.generation, g.observed_generation, g.creation_step, g.error_message, g.error_step, \
     g.needs_recreation, g.restart_epoch, g.pulled_epoch, g.services_status, g.failed_rollouts, g.expires_at, g.last_applied_at, g.created_at, g.updated_at, \
     g.sleep_after_secs, s.sleep_after_secs AS playspec_sleep_after_secs, g.power, g.power_reason, g.power_changed_at, \
@@ -46,6 +46,7 @@ pub(super) fn from_row(row: &AnyRow) -> Result<Playground> {
             playspec_name,
             playroom_id,
             job_mode => flag,
+            agent,
             watched_services => json,
             env_overrides => json,
             service_subdomains => json,
@@ -110,8 +111,8 @@ pub async fn insert_in(conn: &mut Conn, account_id: i64, new: &NewPlayground, ac
     let row = sqlx::query(
         "INSERT INTO playgrounds (account_id, playroom_id, playspec_id, name, status, job_mode, watched_services, \
          env_overrides, service_subdomains, service_settings, creation_step, expires_at, created_at, updated_at, \
-         power_changed_at, sleep_after_secs) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $13, $14) RETURNING id",
+         power_changed_at, sleep_after_secs, agent) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $13, $14, $15) RETURNING id",
     )
     .bind(account_id)
     .bind(new.playroom_id)
@@ -127,6 +128,7 @@ pub async fn insert_in(conn: &mut Conn, account_id: i64, new: &NewPlayground, ac
     .bind(time::to_db(&play_model::playground::ttl::expires_at(now, new.ttl)))
     .bind(time::to_db(&now))
     .bind(new.sleep_after.to_db())
+    .bind(new.agent.as_deref())
     .fetch_one(&mut *conn)
     .await?;
     let id: i64 = row.try_get("id")?;
@@ -136,6 +138,9 @@ pub async fn insert_in(conn: &mut Conn, account_id: i64, new: &NewPlayground, ac
     set_by_id(&mut *conn, "UPDATE playgrounds SET compose_project = $1 WHERE id = $2", project, id).await?;
     let mut metadata =
         serde_json::json!({"playspec_id": new.playspec_id, "playroom_id": new.playroom_id, "job_mode": new.job_mode});
+    if let Some(agent) = &new.agent {
+        metadata["agent"] = serde_json::json!(agent);
+    }
     if let Some(origin) = &new.origin {
         // Launched by a trigger: which, for which ref (under its kind's
         // name: `branch` or `pull_request`) and commit.

@@ -159,6 +159,7 @@ pub async fn template(store: &Store, account: i64, name: &str, body: &str) -> i6
 /// Playground `name` with an hour to live and nothing else set.
 pub fn new_playground(name: &str, room: i64, playspec: i64) -> play_model::playground::model::NewPlayground {
     play_model::playground::model::NewPlayground {
+        agent: None,
         name: name.into(),
         playspec_id: playspec,
         playroom_id: room,

@@ -21,8 +21,10 @@ pub struct LaunchRequest {
     pub create_playground: bool,
     #[serde(default)]
     pub persist_volumes: bool,
-    /// AI agent provider to attach: not supported by this server yet, so
-    /// it must be absent or null.
-    #[schema(schema_with = play_model::openapi::null_only)]
+    /// AI agent provider to attach (`claude-code`): recorded on the
+    /// Playground the launch creates (its detail's `agent` and its
+    /// `playground.created` event), so it needs `create_playground`. play
+    /// runs no agent itself (docs/decisions/api.md).
+    #[schema(schema_with = play_model::openapi::agent_or_null)]
     pub agent: Option<String>,
 }

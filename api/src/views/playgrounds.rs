@@ -43,6 +43,9 @@ pub struct PlaygroundDetail {
     #[serde(flatten)]
     pub item: PlaygroundItem,
     pub playroom_id: i64,
+    /// The AI agent provider its launch named (`POST /api/launch`'s
+    /// `agent`), `null` when none: recorded and shown; play runs no agent.
+    pub agent: Option<String>,
     pub compose_project: String,
     pub env_overrides: BTreeMap<String, String>,
     pub service_subdomains: BTreeMap<String, String>,
@@ -260,6 +263,7 @@ pub(crate) async fn detail_known(
         time_remaining: time_remaining(&p),
         expiration_percentage: expiration_percentage(&p),
         playroom_id: p.playroom_id,
+        agent: p.agent.clone(),
         compose_project: p.compose_project,
         env_overrides: p.env_overrides,
         service_subdomains: p.service_subdomains,

@@ -290,6 +290,20 @@ async fn launch_creates_a_playspec_and_optionally_a_playground() {
     assert_eq!(playground.body["playspec_id"], r.body["playspecs_created"]);
     let spec = f.app.get(&format!("/api/playspecs/{}", r.body["playspecs_created"]), &f.app.admin).await;
     assert_eq!((spec.body["locked"].as_bool(), spec.body["persist_volumes"].as_bool()), (Some(true), Some(true)));
+    assert!(playground.body["agent"].is_null(), "no agent named: {}", playground.body);
+
+    // The contract's `agent` is recorded on the Playground: its detail and
+    // its `playground.created` event (issue #52, item 4).
+    let body = json!({"name": "assisted", "compose_yaml": COMPOSE, "create_playground": true,
+                      "playroom_id": f.playroom, "agent": "claude-code"});
+    let r = f.app.post("/api/launch", &f.app.admin, body).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let id = r.body["playground_id"].as_i64().unwrap();
+    let playground = f.app.get(&format!("/api/playgrounds/{id}"), &f.app.admin).await;
+    assert_eq!(playground.body["agent"], "claude-code", "{}", playground.body);
+    let events = play_store::events::list_for_account(f.app.store(), f.app.account_id).await.unwrap();
+    let created = events.iter().find(|e| e.event_type == "playground.created" && e.entity_id == id).unwrap();
+    assert_eq!(created.metadata.as_ref().unwrap()["agent"], "claude-code");
 }
 
 #[tokio::test]
@@ -305,7 +319,16 @@ async fn launch_refuses_bad_input_and_writes_nothing() {
         )
         .await;
     let details = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
-    assert!(details.get("playroom_id").is_some() && details.get("agent").is_some(), "{details}");
+    assert!(details.get("playroom_id").is_some() && details.get("agent").is_none(), "{details}");
+    // An agent is recorded on the Playground: without one it is refused;
+    // a name outside the allowlist is refused as the attack it may be.
+    for (agent, create) in [("claude-code", false), ("$(id)", true), ("Claude", true), ("a\nb", true), ("", true)] {
+        let body = json!({"name": "x", "compose_yaml": COMPOSE, "create_playground": create,
+                          "playroom_id": f.playroom, "agent": agent});
+        let r = f.app.post("/api/launch", &f.app.admin, body).await;
+        let details = r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
+        assert_eq!(details.as_object().unwrap().keys().collect::<Vec<_>>(), ["agent"], "{agent:?}: {details}");
+    }
     let r = f.app.post("/api/launch", &f.app.admin, json!({"name": "x", "compose_yaml": "services: [1, 2]"})).await;
     r.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED");
     let r = f

@@ -117,6 +117,8 @@ pub struct LaunchedPlayground {
     pub target: Option<(i64, i64)>,
     /// The trigger's ref and commit, for the `playground.created` event.
     pub origin: Option<play_model::playground::model::Origin>,
+    /// The AI agent provider a launch by hand named.
+    pub agent: Option<String>,
 }
 
 /// A checked launch: the Playspec's fields (but its name) and, optionally,
@@ -159,6 +161,7 @@ pub async fn record_launch(
                 ttl: launched.ttl,
                 sleep_after: Default::default(),
                 origin: launched.origin,
+                agent: launched.agent,
             };
             let playground = create_in(&mut tx, account_id, &new, limits, actor).await?;
             if let Some((target, generation)) = launched.target
@@ -189,7 +192,8 @@ pub struct ComposeLaunch {
     pub playroom_id: Option<i64>,
     pub create_playground: bool,
     pub persist_volumes: bool,
-    /// An AI agent to attach: not supported, so it must be absent.
+    /// The AI agent provider to attach (`validate::agent`): recorded on
+    /// the Playground it creates, so it needs `create_playground`.
     pub agent: Option<String>,
 }
 
@@ -217,8 +221,20 @@ pub async fn launch_compose(
     if let Err(m) = play_model::validate::display_name(&request.name) {
         push_field_error(&mut errors, "name", m);
     }
-    if request.agent.is_some() {
-        push_field_error(&mut errors, "agent", "agents are not supported by this server");
+    match &request.agent {
+        Some(_) if !request.create_playground => {
+            push_field_error(
+                &mut errors,
+                "agent",
+                "is recorded on the Playground the launch creates: set create_playground to true, or leave agent out",
+            );
+        }
+        Some(agent) => {
+            if let Err(m) = play_model::validate::agent(agent) {
+                push_field_error(&mut errors, "agent", m);
+            }
+        }
+        None => {}
     }
     if request.create_playground && request.playroom_id.is_none() {
         push_field_error(&mut errors, "playroom_id", "is required when create_playground is true");
@@ -268,6 +284,7 @@ pub async fn launch_compose(
             service_subdomains: BTreeMap::new(),
             target: None,
             origin: None,
+            agent: request.agent.clone(),
         }),
         _ => None,
     };
@@ -413,6 +430,7 @@ pub async fn launch_template(
         service_subdomains,
         target: request.trigger.as_ref().map(|t| t.target),
         origin: request.trigger.as_ref().map(|t| t.origin.clone()),
+        agent: None,
     };
     let launch = Launch { name, playspec, playground: Some(launched) };
     let (playspec, playground) =

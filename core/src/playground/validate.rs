@@ -254,6 +254,7 @@ pub async fn check_create_in(
         ttl: lifetimes.ttl(request.job_mode),
         sleep_after,
         origin: None,
+        agent: None,
     })
 }
 

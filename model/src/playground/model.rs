@@ -71,6 +71,9 @@ pub struct Playground {
     pub playspec_name: Option<String>,
     pub playroom_id: i64,
     pub job_mode: bool,
+    /// The AI agent provider its launch named (`POST /api/launch`'s
+    /// `agent`); play records and shows it, and runs nothing for it.
+    pub agent: Option<String>,
     pub watched_services: Vec<String>,
     pub env_overrides: BTreeMap<String, String>,
     pub service_subdomains: BTreeMap<String, String>,
@@ -118,6 +121,9 @@ pub struct NewPlayground {
     /// The trigger that launches it, for which ref and commit: its
     /// `playground.created` event says so.
     pub origin: Option<Origin>,
+    /// The AI agent provider its launch named (`validate::agent`), shown
+    /// and recorded in `playground.created`.
+    pub agent: Option<String>,
 }
 
 /// The Docker Compose project name: `play-<installation, 6 characters>-<id>-
