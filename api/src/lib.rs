@@ -8,6 +8,7 @@
 //! `HostGateway` trait from `play-core`.
 
 pub mod auth;
+pub mod compression;
 pub mod error;
 pub mod extract;
 pub mod input;

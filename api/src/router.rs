@@ -187,6 +187,9 @@ pub fn router(state: AppState) -> Router {
                         .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
                 )
                 .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+                // JSON and HTML of a known size, gzipped for clients that
+                // take it (crate::compression).
+                .layer(middleware::from_fn(crate::compression::gzip))
                 // In the same stack as the layers above, so that neither adds
                 // a boxed service of its own to every request. The body
                 // limit set here is the default: the routes that take larger

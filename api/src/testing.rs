@@ -201,6 +201,14 @@ impl TestApp {
         Response { status, headers, body, text }
     }
 
+    /// Sends `request` and answers the response with its body's bytes as
+    /// sent (not decoded: a compressed body stays compressed).
+    pub async fn send_raw(&self, request: Request<Body>) -> http::Response<axum::body::Bytes> {
+        let response = self.router.clone().oneshot(request).await.unwrap();
+        let (parts, body) = response.into_parts();
+        http::Response::from_parts(parts, body.collect().await.unwrap().to_bytes())
+    }
+
     /// POSTs a `multipart/form-data` body of `parts` (name, optional file
     /// name, content) to `path` as the admin.
     pub async fn post_multipart(&self, path: &str, parts: &[(&str, Option<&str>, &[u8])]) -> Response {

@@ -96,6 +96,7 @@ pub mod master_key;
 pub mod names;
 pub mod overview;
 pub mod playground_detail;
+pub mod playground_list;
 pub mod playground_status;
 pub mod playgrounds;
 pub mod playroom_checks;

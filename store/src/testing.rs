@@ -109,7 +109,6 @@ pub async fn insert_playground(store: &Store, account: i64, room: i64) -> i64 {
     .expect("a Playground row")
 }
 
-/// A template version with `body`, private, without variables, by an
 /// Marks Playground `id` converged (`observed_generation = generation`),
 /// as a pass that finished would.
 pub async fn mark_converged(store: &Store, id: i64) {
@@ -120,6 +119,7 @@ pub async fn mark_converged(store: &Store, id: i64) {
         .expect("mark a Playground converged");
 }
 
+/// A template version with `body`, private, without variables, by an
 /// author without `playzones:read`.
 pub fn version(body: &str) -> play_model::model::template::NewVersion<'_> {
     static NONE: std::sync::LazyLock<serde_json::Value> = std::sync::LazyLock::new(|| serde_json::json!({}));

@@ -8,11 +8,12 @@
 //! promptly (a destroyed Playground's are dropped at once).
 
 use axum::Json as JsonResponse;
-use axum::extract::State;
-use axum::http::StatusCode;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use play_core::playground::{CreateRequest, launch, ops};
 use play_core::wake::Kind;
 use play_model::playground::Playground;
+use play_model::playground::list::{ListQuery, Page};
 use play_store::{playground_detail, playgrounds};
 
 use crate::auth::Principal;
@@ -51,12 +52,83 @@ pub async fn create(
     Ok((StatusCode::CREATED, JsonResponse(detail(&state, playground).await?)))
 }
 
-/// List the account's Playgrounds.
-#[utoipa::path(get, path = "/api/playgrounds", tag = "Playgrounds", responses((status = 200, body = [PlaygroundItem])))]
-pub async fn list(State(state): State<AppState>, principal: Principal) -> ApiResult<JsonResponse<Vec<PlaygroundItem>>> {
-    let all = playgrounds::list(&state.store, principal.account_id).await?;
-    let mut urls = playground_urls::live_urls(&state, principal.account_id, &all).await?;
-    Ok(JsonResponse(all.iter().map(|p| item(p, urls.remove(&p.id).unwrap_or_default())).collect()))
+/// List the account's Playgrounds, in id order: all of them, or those the
+/// filters select, a page at a time (`docs/playgrounds.md`).
+#[utoipa::path(get, path = "/api/playgrounds", tag = "Playgrounds",
+    params(
+        ("status" = Option<String>, Query, description = "Only this status (`running`, `failed`, ...)"),
+        ("playspec_id" = Option<i64>, Query, description = "Only this Playspec's"),
+        ("playroom_id" = Option<i64>, Query, description = "Only those on this Playroom"),
+        ("name" = Option<String>, Query, description = "Names that start with this (case matters)"),
+        ("trigger_id" = Option<i64>, Query, description = "Only those a trigger keeps"),
+        ("page" = Option<u32>, Query, description = "1-based page; with it or `per_page` the answer is one page, and `X-Total-Count` and `Link` say the rest"),
+        ("per_page" = Option<u32>, Query, description = "Items per page, 1-500 (default 100)"),
+    ),
+    responses((status = 200, body = [PlaygroundItem]), (status = 422, body = ErrorEnvelope)))]
+pub async fn list(
+    State(state): State<AppState>,
+    principal: Principal,
+    RawQuery(raw): RawQuery,
+) -> ApiResult<(HeaderMap, JsonResponse<Vec<PlaygroundItem>>)> {
+    let query = list_query(raw.as_deref().unwrap_or_default())?;
+    let (page, total) = play_store::playground_list::list(&state.store, principal.account_id, &query).await?;
+    let mut urls = playground_urls::live_urls(&state, principal.account_id, &page).await?;
+    let items = page.iter().map(|p| item(p, urls.remove(&p.id).unwrap_or_default())).collect();
+    let mut headers = HeaderMap::new();
+    if let Some(page) = query.page {
+        headers.insert("x-total-count", HeaderValue::from(total));
+        if let Some(link) = links(raw.as_deref().unwrap_or_default(), page, total)
+            && let Ok(value) = HeaderValue::from_str(&link)
+        {
+            headers.insert(axum::http::header::LINK, value);
+        }
+    }
+    Ok((headers, JsonResponse(items)))
+}
+
+/// The list's query string read into a [`ListQuery`]; a parameter given
+/// twice is refused like a bad one (422, `query.<name>`).
+fn list_query(raw: &str) -> Result<ListQuery, play_core::Error> {
+    let pairs: Vec<(String, String)> = serde_urlencoded::from_str(raw).map_err(|_| {
+        play_core::Error::Validation(
+            [("query".to_owned(), vec!["is not a valid query string".to_owned()])].into_iter().collect(),
+        )
+    })?;
+    let mut params = std::collections::BTreeMap::new();
+    let mut twice = play_model::FieldErrors::new();
+    for (name, value) in pairs {
+        if params.insert(name.clone(), value).is_some() {
+            play_model::error::push_field_error(&mut twice, format!("query.{name}"), "is given more than once");
+        }
+    }
+    let query = ListQuery::parse(&params).map_err(play_core::Error::Validation)?;
+    if twice.is_empty() { Ok(query) } else { Err(play_core::Error::Validation(twice)) }
+}
+
+/// The `Link` header of a page: `first`, `prev`, `next` and `last`, each
+/// the same query with its `page` changed.
+fn links(raw: &str, page: Page, total: i64) -> Option<String> {
+    let per_page = i64::from(page.per_page);
+    let last = u32::try_from(((total + per_page - 1) / per_page).max(1)).ok()?;
+    let keep: Vec<(String, String)> = serde_urlencoded::from_str::<Vec<(String, String)>>(raw)
+        .ok()?
+        .into_iter()
+        .filter(|(k, _)| k != "page")
+        .collect();
+    let link = |number: u32, rel: &str| {
+        let mut pairs = keep.clone();
+        pairs.push(("page".to_owned(), number.to_string()));
+        serde_urlencoded::to_string(&pairs).ok().map(|q| format!("</api/playgrounds?{q}>; rel=\"{rel}\""))
+    };
+    let mut out = vec![link(1, "first")?];
+    if page.number > 1 {
+        out.push(link(page.number.min(last + 1) - 1, "prev")?);
+    }
+    if page.number < last {
+        out.push(link(page.number + 1, "next")?);
+    }
+    out.push(link(last, "last")?);
+    Some(out.join(", "))
 }
 
 /// A Playground's detail view.

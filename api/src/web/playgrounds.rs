@@ -6,8 +6,8 @@
 use axum::extract::{Path, Query, State};
 use axum::response::IntoResponse;
 use maud::{Markup, html};
-use play_model::playground::{Playground, PlaygroundStatus};
-use play_store::{playground_detail, playgrounds};
+use play_model::playground::PlaygroundStatus;
+use play_store::playground_detail;
 use serde::Deserialize;
 
 use super::failure::PageResult;
@@ -21,6 +21,7 @@ use crate::views::playgrounds::{PlaygroundItem, detail_read, item};
 
 /// Playgrounds per page of the list.
 pub const PAGE_SIZE: usize = 50;
+const _: () = assert!(PAGE_SIZE <= play_model::playground::list::MAX_PER_PAGE as usize);
 
 #[derive(Debug, Default, Deserialize)]
 pub struct ListQuery {
@@ -37,22 +38,39 @@ pub struct ListQuery {
     pub notice: Option<String>,
 }
 
-fn matches(p: &Playground, q: &ListQuery, needle: &str) -> bool {
-    (q.status.is_empty() || p.status.as_str() == q.status)
-        && (needle.is_empty() || p.name.to_lowercase().contains(needle))
+/// The store's query for the list's filters and page `number` (newest
+/// first, as the page shows them).
+fn store_query(q: &ListQuery, number: usize) -> play_model::playground::list::ListQuery {
+    use play_model::playground::list::{ListQuery as Filter, Page};
+    let needle = q.q.trim();
+    Filter {
+        status: q.status.parse::<PlaygroundStatus>().ok(),
+        name_contains: (!needle.is_empty()).then(|| needle.to_owned()),
+        newest_first: true,
+        page: Some(Page {
+            number: u32::try_from(number).unwrap_or(u32::MAX),
+            per_page: u32::try_from(PAGE_SIZE).unwrap_or(u32::MAX),
+        }),
+        ..Filter::default()
+    }
 }
 
-/// `GET /playgrounds`.
+/// `GET /playgrounds`: one page, filtered and ordered in SQL (issue #52,
+/// item 7), so its cost is the page's, not the account's.
 pub async fn list(State(state): State<AppState>, viewer: Viewer, Query(q): Query<ListQuery>) -> PageResult {
     viewer.require("GET", "/api/playgrounds")?;
     let account = viewer.principal.account_id;
-    let all = playgrounds::list(&state.store, account).await?;
-    let needle = q.q.trim().to_lowercase();
-    let chosen: Vec<&Playground> = all.iter().rev().filter(|p| matches(p, &q, &needle)).collect();
-    let pages = chosen.len().div_ceil(PAGE_SIZE).max(1);
+    let store = &state.store;
+    // How many the account has in all: a count (a page of one row).
+    let mut count = store_query(&ListQuery::default(), 1);
+    count.page = Some(play_model::playground::list::Page { number: 1, per_page: 1 });
+    let (_, all) = play_store::playground_list::list(store, account, &count).await?;
+    let (mut shown, matched) = play_store::playground_list::list(store, account, &store_query(&q, 1)).await?;
+    let pages = usize::try_from(matched).unwrap_or(0).div_ceil(PAGE_SIZE).max(1);
     let number = q.page.unwrap_or(1).clamp(1, pages);
-    let shown: Vec<Playground> =
-        chosen.iter().skip((number - 1) * PAGE_SIZE).take(PAGE_SIZE).map(|p| (*p).clone()).collect();
+    if number > 1 {
+        shown = play_store::playground_list::list(store, account, &store_query(&q, number)).await?.0;
+    }
     let mut urls = playground_urls::live_urls(&state, account, &shown).await?;
     let mut rows = Vec::with_capacity(shown.len());
     for p in &shown {
@@ -64,7 +82,7 @@ pub async fn list(State(state): State<AppState>, viewer: Viewer, Query(q): Query
     let region = html! {
         div #playgrounds-live data-live=[follow.then(|| format!("{here}&part=live"))] data-interval="1500" {
             @if rows.is_empty() {
-                p { @if all.is_empty() { "No Playgrounds yet. " a href="/launch" { "Launch one" } "." } @else { "None matches." } }
+                p { @if all == 0 { "No Playgrounds yet. " a href="/launch" { "Launch one" } "." } @else { "None matches." } }
             } @else {
                 div.table-box { table {
                     caption.skip { "Playgrounds" }
@@ -95,7 +113,7 @@ pub async fn list(State(state): State<AppState>, viewer: Viewer, Query(q): Query
             button type="submit" { "Filter" }
             @if viewer.may("POST", "/api/launch") { a.button href="/launch" { "Launch" } }
         }
-        p.muted { (chosen.len()) " of " (all.len()) " Playgrounds" @if pages > 1 { ", page " (number) " of " (pages) } "." }
+        p.muted { (matched) " of " (all) " Playgrounds" @if pages > 1 { ", page " (number) " of " (pages) } "." }
         (region)
         @if pages > 1 {
             nav.pager aria-label="Pages" {

@@ -25,6 +25,7 @@ mod layout;
 mod mcp;
 mod openapi;
 mod ops;
+mod playground_list;
 mod playground_ops;
 mod playground_urls;
 mod playground_views;

@@ -11,6 +11,7 @@
 
 pub mod desired;
 pub mod job;
+pub mod list;
 pub mod model;
 pub mod policy;
 pub mod sleep;
