@@ -86,8 +86,9 @@ SEMANTIC_FIELDS = {
     ],
     # The service must run in the Playground.
     "GET /api/playgrounds/{id}/env_metadata": ["service"],
-    # Compose must be valid; playroom_id is required with create_playground; names unique.
-    "POST /api/launch": ["compose_yaml", "playroom_id", "playspec.name"],
+    # Compose must be valid; playroom_id is required with create_playground; names unique;
+    # agent is recorded on the Playground, so it needs create_playground (its description).
+    "POST /api/launch": ["compose_yaml", "playroom_id", "playspec.name", "agent"],
     # The category must exist; names unique.
     "POST /api/import_templates": ["import_template.category_id", "import_template.name"],
     "PATCH /api/import_templates/{id}": ["import_template.category_id", "import_template.name"],

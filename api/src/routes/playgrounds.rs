@@ -56,13 +56,16 @@ pub async fn create(
 /// filters select, a page at a time (`docs/playgrounds.md`).
 #[utoipa::path(get, path = "/api/playgrounds", tag = "Playgrounds",
     params(
-        ("status" = Option<String>, Query, description = "Only this status (`running`, `failed`, ...)"),
-        ("playspec_id" = Option<i64>, Query, description = "Only this Playspec's"),
-        ("playroom_id" = Option<i64>, Query, description = "Only those on this Playroom"),
-        ("name" = Option<String>, Query, description = "Names that start with this (case matters)"),
-        ("trigger_id" = Option<i64>, Query, description = "Only those a trigger keeps"),
-        ("page" = Option<u32>, Query, description = "1-based page; with it or `per_page` the answer is one page, and `X-Total-Count` and `Link` say the rest"),
-        ("per_page" = Option<u32>, Query, description = "Items per page, 1-500 (default 100)"),
+        ("status" = Option<String>, Query, description = "Only this status",
+            pattern = "^(in_progress|running|failed|destroying|destroyed|complete|sleeping)$"),
+        ("playspec_id" = Option<i64>, Query, minimum = 1, description = "Only this Playspec's"),
+        ("playroom_id" = Option<i64>, Query, minimum = 1, description = "Only those on this Playroom"),
+        ("name" = Option<String>, Query, min_length = 1, max_length = 100, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]+$",
+            description = "Names that start with this (case matters)"),
+        ("trigger_id" = Option<i64>, Query, minimum = 1, description = "Only those a trigger keeps"),
+        ("page" = Option<u32>, Query, minimum = 1, maximum = 8589934,
+            description = "1-based page; with it or `per_page` the answer is one page, and `X-Total-Count` and `Link` say the rest"),
+        ("per_page" = Option<u32>, Query, minimum = 1, maximum = 500, description = "Items per page (default 100)"),
     ),
     responses((status = 200, body = [PlaygroundItem]), (status = 422, body = ErrorEnvelope)))]
 pub async fn list(
