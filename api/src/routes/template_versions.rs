@@ -23,6 +23,7 @@ use crate::input::template_versions::{
 use crate::state::AppState;
 use crate::views::playground_urls;
 use crate::views::template_versions::{CreatedVersion, LaunchResponse, VersionRecord};
+use crate::views::templates::{idle_warnings, launch_settings};
 
 /// The versions the caller can see: all for the owner, public ones for
 /// others; oldest first, with their bodies.
@@ -65,7 +66,12 @@ pub async fn create_version(
     };
     let version = templates::create_version(&state.store, principal.acting(), id, new, &state.config.quotas).await?;
     wake_schedule(&state, id).await?;
-    Ok((StatusCode::CREATED, JsonResponse(CreatedVersion { version: version.into(), warnings: info.warnings })))
+    // A schedule or trigger this version turned on may still need a
+    // Playroom: say so, and how (issue #52, item 6).
+    let (schedule, trigger) = launch_settings(&state.store, principal.account_id, id).await?;
+    let mut warnings = info.warnings;
+    warnings.extend(idle_warnings(schedule.as_ref(), trigger.as_ref()));
+    Ok((StatusCode::CREATED, JsonResponse(CreatedVersion { version: version.into(), warnings })))
 }
 
 /// Delete a version (owner only). Playspecs created from it are unaffected.

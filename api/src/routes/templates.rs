@@ -17,7 +17,7 @@ use crate::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json, Query};
 use crate::input::templates::{ListQuery, MAX_QUERY_CHARS, SearchQuery, TemplateRequest, fields};
 use crate::state::AppState;
-use crate::views::templates::{CategoryRecord, TemplateRecord, records};
+use crate::views::templates::{CategoryRecord, TemplateDetail, TemplateRecord, launch_settings, records};
 
 /// The caller's templates and the public catalog.
 #[utoipa::path(get, path = "/api/import_templates", tag = "Import templates",
@@ -58,14 +58,20 @@ pub async fn search(
 
 /// One template.
 #[utoipa::path(get, path = "/api/import_templates/{id}", tag = "Import templates", params(("id" = i64, Path)),
-    responses((status = 200, body = TemplateRecord), (status = 404, body = ErrorEnvelope)))]
+    responses((status = 200, body = TemplateDetail), (status = 404, body = ErrorEnvelope)))]
 pub async fn show(
     State(state): State<AppState>,
     principal: Principal,
     Id(id): Id,
-) -> ApiResult<JsonResponse<TemplateRecord>> {
+) -> ApiResult<JsonResponse<TemplateDetail>> {
     let template = templates::get(&state.store, principal.account_id, id).await?;
-    Ok(JsonResponse(TemplateRecord::new(template, principal.account_id)))
+    // Its schedule and trigger are the owner's business only.
+    let (schedule, trigger) = match template.account_id == principal.account_id {
+        true => launch_settings(&state.store, principal.account_id, id).await?,
+        false => (None, None),
+    };
+    let record = TemplateRecord::new(template, principal.account_id);
+    Ok(JsonResponse(TemplateDetail { record, schedule, trigger }))
 }
 
 /// Create a template (without versions: add them with create_version).

@@ -56,3 +56,90 @@ impl From<Category> for CategoryRecord {
 pub(crate) fn records(all: Vec<Template>, viewer: i64) -> Vec<TemplateRecord> {
     all.into_iter().map(|t| TemplateRecord::new(t, viewer)).collect()
 }
+
+/// A template's schedule or trigger, as the template's detail shows it
+/// (issue #52, item 6).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LaunchSettingState {
+    pub id: i64,
+    /// Why it launches nothing (`needs a Playroom: PATCH
+    /// /api/schedules/7 with playroom_id`, `paused`, ...); `null` when it
+    /// acts.
+    pub condition: Option<String>,
+}
+
+/// The detail view of a template: its record and, for its owner, the state
+/// of its schedule and trigger (`null` when its versions never had one).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TemplateDetail {
+    #[serde(flatten)]
+    pub record: TemplateRecord,
+    pub schedule: Option<LaunchSettingState>,
+    pub trigger: Option<LaunchSettingState>,
+}
+
+/// The schedule and trigger of `account`'s template `template_id`, if it
+/// has them.
+pub(crate) async fn launch_settings(
+    store: &play_store::Store,
+    account: i64,
+    template_id: i64,
+) -> play_core::Result<(Option<LaunchSettingState>, Option<LaunchSettingState>)> {
+    let state = |id: i64, condition: Option<&str>| LaunchSettingState {
+        id,
+        condition: condition.map(|c| c.replace("{id}", &id.to_string())),
+    };
+    let schedule = match play_store::schedules::of_template(store, template_id).await? {
+        Some(id) => play_store::schedules::find(store, id)
+            .await?
+            .filter(|s| s.account_id == account)
+            .map(|s| state(s.id, s.condition())),
+        None => None,
+    };
+    let trigger = match play_store::triggers::of_template(store, template_id).await? {
+        Some(id) => play_store::triggers::find(store, id)
+            .await?
+            .filter(|t| t.account_id == account)
+            .map(|t| state(t.id, t.condition())),
+        None => None,
+    };
+    Ok((schedule, trigger))
+}
+
+/// Whether it is on but has no Playroom (its condition says so).
+fn needs_playroom(s: &LaunchSettingState) -> bool {
+    s.condition.as_deref().is_some_and(|c| c.starts_with("needs a Playroom"))
+}
+
+/// A warning for each of the template's schedule and trigger that is on in
+/// its latest version but has no Playroom, so launches nothing yet: which
+/// call gives it one.
+pub(crate) fn idle_warnings(
+    schedule: Option<&LaunchSettingState>,
+    trigger: Option<&LaunchSettingState>,
+) -> Vec<play_model::compose::Issue> {
+    let mut out = Vec::new();
+    if let Some(s) = schedule.filter(|s| needs_playroom(s)) {
+        out.push(play_model::compose::Issue {
+            path: "svc.schedule_config".into(),
+            message: format!(
+                "the schedule runs nothing until it has a Playroom: PATCH /api/schedules/{} with \
+                 {{\"schedule\": {{\"playroom_id\": <id>}}}}, by a key that may create Playgrounds",
+                s.id
+            ),
+            line: None,
+        });
+    }
+    if let Some(t) = trigger.filter(|t| needs_playroom(t)) {
+        out.push(play_model::compose::Issue {
+            path: "svc.trigger_config".into(),
+            message: format!(
+                "the trigger launches nothing until it has a Playroom: PATCH /api/triggers/{} with \
+                 {{\"trigger\": {{\"playroom_id\": <id>}}}}, by a key that may create Playgrounds",
+                t.id
+            ),
+            line: None,
+        });
+    }
+    out
+}

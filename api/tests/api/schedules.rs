@@ -114,3 +114,45 @@ async fn a_version_change_and_a_patch_wake_the_schedule_loop() {
     create_version(&app, &app.admin, id, &NIGHTLY.replace("0 3", "0 4"), false).await;
     assert_eq!(wakes.try_recv(), Some(schedule), "another version");
 }
+
+/// A version that turns a schedule on says it runs nothing until it has a
+/// Playroom, and how to give it one; the template's detail shows the
+/// condition to its owner only (issue #52, item 6).
+#[tokio::test]
+async fn an_idle_schedule_is_announced_by_its_version_and_shown_on_its_template() {
+    let app = TestApp::new().await;
+    let id = create_template(&app, &app.admin, "nightly", "").await;
+    let created = create_version(&app, &app.admin, id, NIGHTLY, true).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
+    let schedule = app.get("/api/schedules", &app.admin).await.body[0]["id"].as_i64().unwrap();
+    let warning = created.body["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["path"] == "svc.schedule_config")
+        .unwrap_or_else(|| panic!("no warning: {}", created.text));
+    let message = warning["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("PATCH /api/schedules/{schedule}")) && message.contains("playroom_id"),
+        "{message}"
+    );
+
+    let detail = app.get(&format!("/api/import_templates/{id}"), &app.admin).await;
+    assert_eq!(detail.body["schedule"]["id"], schedule, "{}", detail.text);
+    let condition = detail.body["schedule"]["condition"].as_str().unwrap();
+    assert!(condition.contains(&format!("/api/schedules/{schedule}")), "{condition}");
+    assert!(detail.body["trigger"].is_null(), "{}", detail.text);
+    let stranger = other_account(&app, "stranger").await;
+    let theirs = app.get(&format!("/api/import_templates/{id}"), &stranger).await;
+    assert_eq!(theirs.status, StatusCode::OK, "a public template: {}", theirs.text);
+    assert!(theirs.body["schedule"].is_null(), "another account sees no schedule: {}", theirs.text);
+
+    // Given a Playroom, it acts: no condition, and no warning on the next version.
+    activate_launch_setting(&app, "schedule", &format!("/api/schedules/{schedule}")).await;
+    let detail = app.get(&format!("/api/import_templates/{id}"), &app.admin).await;
+    assert!(detail.body["schedule"]["condition"].is_null(), "{}", detail.text);
+    let again = create_version(&app, &app.admin, id, &NIGHTLY.replace("0 3", "0 4"), false).await;
+    assert_eq!(again.status, StatusCode::CREATED, "{}", again.text);
+    let idle = again.body["warnings"].as_array().unwrap().iter().any(|w| w["path"] == "svc.schedule_config");
+    assert!(!idle, "{}", again.text);
+}
