@@ -98,9 +98,23 @@ impl Sshd {
 
     /// Kills sshd and every session it serves: existing connections drop, as
     /// when a host reboots.
+    ///
+    /// The listener is stopped (SIGSTOP) before its sessions are killed, so
+    /// it cannot accept and fork a new session between the two: before, a
+    /// connection accepted in that moment outlived the "outage" and served
+    /// play through it (a flake of the outage test in CI).
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
-            kill_descendants(child.id());
+            let pid = child.id().to_string();
+            let _ = Command::new("kill").args(["-STOP", &pid]).status();
+            // A fork under way when it stopped shows up on the next look;
+            // killed sessions stay as zombies until the parent dies.
+            for _ in 0..50 {
+                if children_of(child.id()).iter().all(|c| is_zombie(*c)) {
+                    break;
+                }
+                kill_descendants(child.id());
+            }
             let _ = child.kill();
             let _ = child.wait();
         }
@@ -184,6 +198,13 @@ fn kill_descendants(pid: u32) {
         kill_descendants(child);
         let _ = Command::new("kill").args(["-9", &child.to_string()]).status();
     }
+}
+
+/// Whether process `pid` has exited and waits to be reaped (or is gone).
+fn is_zombie(pid: u32) -> bool {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("").split_whitespace().next();
+    state.is_none_or(|s| s == "Z" || s == "X")
 }
 
 fn children_of(pid: u32) -> Vec<u32> {
