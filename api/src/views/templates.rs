@@ -118,28 +118,17 @@ pub(crate) fn idle_warnings(
     schedule: Option<&LaunchSettingState>,
     trigger: Option<&LaunchSettingState>,
 ) -> Vec<play_model::compose::Issue> {
-    let mut out = Vec::new();
-    if let Some(s) = schedule.filter(|s| needs_playroom(s)) {
-        out.push(play_model::compose::Issue {
-            path: "svc.schedule_config".into(),
+    let settings = [("schedule", "schedules", schedule), ("trigger", "triggers", trigger)];
+    settings
+        .into_iter()
+        .filter_map(|(kind, path, state)| state.filter(|s| needs_playroom(s)).map(|s| (kind, path, s.id)))
+        .map(|(kind, path, id)| play_model::compose::Issue {
+            path: format!("svc.{kind}_config"),
             message: format!(
-                "the schedule runs nothing until it has a Playroom: PATCH /api/schedules/{} with \
-                 {{\"schedule\": {{\"playroom_id\": <id>}}}}, by a key that may create Playgrounds",
-                s.id
+                "the {kind} launches nothing until it has a Playroom: PATCH /api/{path}/{id} with \
+                 {{\"{kind}\": {{\"playroom_id\": <id>}}}}, by a key that may create Playgrounds"
             ),
             line: None,
-        });
-    }
-    if let Some(t) = trigger.filter(|t| needs_playroom(t)) {
-        out.push(play_model::compose::Issue {
-            path: "svc.trigger_config".into(),
-            message: format!(
-                "the trigger launches nothing until it has a Playroom: PATCH /api/triggers/{} with \
-                 {{\"trigger\": {{\"playroom_id\": <id>}}}}, by a key that may create Playgrounds",
-                t.id
-            ),
-            line: None,
-        });
-    }
-    out
+        })
+        .collect()
 }
