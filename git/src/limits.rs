@@ -96,26 +96,37 @@ impl Processes {
 /// The bytes of the regular files under `dir` (an account's folder of
 /// repositories), symbolic links not followed; `0` when there is no such
 /// folder. Blocks: run it on a blocking thread.
+///
+/// A file or folder that vanishes between its listing and its `stat`
+/// counts nothing: a concurrent push renames its temporary object files
+/// away, and a push must not fail because another one is writing.
 pub(crate) fn usage(dir: &Path) -> std::io::Result<u64> {
     let mut total = 0u64;
     let mut folders = vec![dir.to_owned()];
     while let Some(folder) = folders.pop() {
-        let entries = match std::fs::read_dir(&folder) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(e),
-        };
+        let Some(entries) = unless_gone(std::fs::read_dir(&folder))? else { continue };
         for entry in entries {
-            let entry = entry?;
-            let kind = entry.file_type()?;
+            let Some(entry) = unless_gone(entry)? else { continue };
+            let Some(kind) = unless_gone(entry.file_type())? else { continue };
             if kind.is_dir() {
                 folders.push(entry.path());
-            } else if kind.is_file() {
-                total = total.saturating_add(entry.metadata()?.len());
+            } else if kind.is_file()
+                && let Some(metadata) = unless_gone(entry.metadata())?
+            {
+                total = total.saturating_add(metadata.len());
             }
         }
     }
     Ok(total)
+}
+
+/// `None` for what no longer exists; any other error stays one.
+fn unless_gone<T>(result: std::io::Result<T>) -> std::io::Result<Option<T>> {
+    match result {
+        Ok(value) => Ok(Some(value)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(test)]
@@ -132,6 +143,37 @@ mod tests {
         std::fs::write(dir.path().join("a.git/HEAD"), [0u8; 10]).unwrap();
         std::fs::write(dir.path().join("a.git/objects/ab/cd"), [0u8; 1000]).unwrap();
         assert_eq!(usage(dir.path()).unwrap(), 1010);
+    }
+
+    /// Git writes each loose object to a temporary file and renames it, so
+    /// a concurrent push makes files vanish between the listing and the
+    /// `stat`: such a file counts nothing instead of failing the push (a
+    /// `500` on concurrent pushes in CI).
+    #[test]
+    fn files_that_vanish_during_the_walk_count_nothing_instead_of_failing() {
+        let dir = tempfile::tempdir().unwrap();
+        let objects = dir.path().join("a.git/objects/ab");
+        std::fs::create_dir_all(&objects).unwrap();
+        std::fs::write(objects.join("kept"), [0u8; 7]).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let churn = {
+            let (objects, stop) = (objects.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut n = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let temporary = objects.join(format!("tmp_object_{n}"));
+                    std::fs::write(&temporary, [0u8; 3]).unwrap();
+                    std::fs::remove_file(&temporary).unwrap();
+                    n += 1;
+                }
+            })
+        };
+        let walks: Vec<_> = (0..3000).map(|_| usage(dir.path())).collect();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        churn.join().unwrap();
+        for walk in walks {
+            assert!(walk.unwrap() >= 7);
+        }
     }
 
     #[tokio::test]
