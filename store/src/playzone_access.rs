@@ -97,22 +97,30 @@ pub async fn repository_of_in(conn: &mut Conn, id: i64) -> Result<Option<i64>> {
     Ok(row.map(|r| r.try_get::<Option<i64>, _>("repository_id")).transpose()?.flatten())
 }
 
-/// Creates the account's Playzone on `repository` (whose clone URL is
-/// `scm_url`) named `name`, in the caller's transaction. A name taken is
-/// the usual `playzone.name` validation error; the repository attached
-/// already (a concurrent attach won) is [`Error::Conflict`].
+/// What an attach makes: the Playzone's name, the repository's clone URL,
+/// and the branch it builds from (`None`: the repository's default).
+#[derive(Clone, Copy, Debug)]
+pub struct Attach<'a> {
+    pub name: &'a str,
+    pub scm_url: &'a str,
+    pub default_branch: Option<&'a str>,
+}
+
+/// Creates the account's Playzone on `repository` as `how` says, in the
+/// caller's transaction. A name taken is the usual `playzone.name`
+/// validation error; the repository attached already (a concurrent attach
+/// won) is [`Error::Conflict`].
 pub async fn attach_in(
     conn: &mut Conn,
     by: Acting,
     repository: &Repository,
-    scm_url: &str,
-    name: &str,
+    how: Attach<'_>,
     limits: &QuotaLimits,
 ) -> Result<Playzone> {
     let changes = Changes {
-        name: Some(name.to_owned()),
-        scm_url: Some(scm_url.to_owned()),
-        default_branch: None,
+        name: Some(how.name.to_owned()),
+        scm_url: Some(how.scm_url.to_owned()),
+        default_branch: how.default_branch.map(|b| Some(b.to_owned())),
         private: Some(repository.private),
         credentials: None,
     };

@@ -9,6 +9,8 @@
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
+use play_core::scm::by_url;
+use play_core::scm::flows::Caller;
 use play_core::wake::Kind;
 use play_model::playzone::{self, Input, Stored, env_file};
 use play_store::{playzone_access, playzones};
@@ -48,15 +50,33 @@ pub async fn with_docker_compose(
     Ok(JsonResponse(out))
 }
 
-/// Create a Playzone; its first sync starts at once.
+/// Create a Playzone; its first sync starts at once. Without
+/// `credentials`, a repository of play's own Git host or of an installed
+/// app that one of the account's installations reaches is read through it
+/// (as `attach` does), no token needed.
 #[utoipa::path(post, path = "/api/playzones", tag = "Playzones", request_body = NewPlayzoneRequest,
-    responses((status = 201, body = PlayzoneDetail), (status = 422, body = ErrorEnvelope)))]
+    responses((status = 201, body = PlayzoneDetail),
+        (status = 409, description = "The account's Playzone on that repository exists already", body = ErrorEnvelope),
+        (status = 422, body = ErrorEnvelope)))]
 pub async fn create(
     State(state): State<AppState>,
     principal: Principal,
     Json(body): Json<NewPlayzoneRequest>,
 ) -> ApiResult<(StatusCode, JsonResponse<PlayzoneDetail>)> {
     let b = body.playzone;
+    if b.credentials.is_none() && !state.hosts.is_empty() {
+        let wanted = by_url::Wanted {
+            name: &b.name,
+            scm_url: &b.scm_url,
+            default_branch: b.default_branch.as_deref(),
+            private: b.private,
+        };
+        let caller = Caller { by: principal.acting(), limits: &state.config.quotas };
+        if let Some(zone) = by_url::create(&state.store, &state.hosts, &caller, wanted).await? {
+            state.waker.wake(Kind::Playzone, zone.id);
+            return Ok((StatusCode::CREATED, JsonResponse((&zone).into())));
+        }
+    }
     let input = Input {
         name: Some(b.name),
         scm_url: Some(b.scm_url),

@@ -82,7 +82,15 @@ async fn attached_playzone(app: &TestApp) -> i64 {
     let repository = repositories::get_in(&mut tx, app.account_id, sqlx::Row::get(&row, "id")).await.unwrap();
     let by = Acting::system(app.account_id);
     let url = "https://github.com/acme/web.git";
-    let zone = playzone_access::attach_in(&mut tx, by, &repository, url, "web", &QuotaLimits::default()).await.unwrap();
+    let zone = playzone_access::attach_in(
+        &mut tx,
+        by,
+        &repository,
+        playzone_access::Attach { name: "web", scm_url: url, default_branch: None },
+        &QuotaLimits::default(),
+    )
+    .await
+    .unwrap();
     tx.commit().await.unwrap();
     zone.id
 }

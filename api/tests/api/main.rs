@@ -34,6 +34,7 @@ mod playroom_edge;
 mod playroom_trust;
 mod playrooms;
 mod playspecs;
+mod playzone_by_url;
 mod playzone_links;
 mod playzones;
 mod recent_reads;

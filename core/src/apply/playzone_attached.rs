@@ -82,18 +82,24 @@ pub async fn apply(
                 )));
             };
             let limits = &cx.env.limits.quotas;
-            let zone = playzone_access::attach_in(cx.conn, by, &repository, &urls.clone_url, &object.name, limits)
-                .await
-                .map_err(|e| match e {
-                    crate::Error::Conflict(_) => Error::field(
-                        object.field("spec.repositoryRef"),
-                        format!(
-                            "repository {full} is attached to another Playzone of this account already: name that \
+            let zone = playzone_access::attach_in(
+                cx.conn,
+                by,
+                &repository,
+                playzone_access::Attach { name: &object.name, scm_url: &urls.clone_url, default_branch: None },
+                limits,
+            )
+            .await
+            .map_err(|e| match e {
+                crate::Error::Conflict(_) => Error::field(
+                    object.field("spec.repositoryRef"),
+                    format!(
+                        "repository {full} is attached to another Playzone of this account already: name that \
                              Playzone in the manifest, or delete it"
-                        ),
                     ),
-                    other => rekeyed(other, "playzone", object),
-                })?;
+                ),
+                other => rekeyed(other, "playzone", object),
+            })?;
             match default_branch {
                 Some(_) => playzones::update(&mut *cx.conn, cx.env.secrets, by, zone.id, pinned())
                     .await

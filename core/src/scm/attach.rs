@@ -62,7 +62,8 @@ pub async fn attach(
         let name = if n == 1 { full.name.clone() } else { format!("{}-{n}", full.name) };
         let made = store
             .in_write(async |tx| {
-                playzone_access::attach_in(tx, caller.by, &repository, &scm_url, &name, caller.limits).await
+                let how = playzone_access::Attach { name: &name, scm_url: &scm_url, default_branch: None };
+                playzone_access::attach_in(tx, caller.by, &repository, how, caller.limits).await
             })
             .await;
         match made {
@@ -99,17 +100,41 @@ async fn connect(
                 .into(),
         ));
     }
+    match through_installations(store, hosts, caller, full, on).await? {
+        Ok(repository) => Ok(repository),
+        Err(_) => Err(Error::NotFound("repository")),
+    }
+}
+
+/// `full` found through one of the account's active app installations on
+/// its owner (or the one `on` names), and recorded for the account; or,
+/// when none has it, the installations asked (`github installation 3 on
+/// acme`), for an error that names them.
+pub(crate) async fn through_installations(
+    store: &Store,
+    hosts: &SourceHosts,
+    caller: &Caller<'_>,
+    full: &FullName,
+    on: Choice,
+) -> Result<std::result::Result<Repository, Vec<String>>> {
+    let installations = repositories::installations(store, caller.by.account_id).await?;
     let candidates = installations.into_iter().filter(|i| {
         i.status == InstallationStatus::Active
+            && i.provider != Provider::Builtin
             && i.account_login.eq_ignore_ascii_case(&full.owner)
             && on.provider.is_none_or(|p| p == i.provider)
             && on.installation_id.is_none_or(|id| id == i.id)
     });
+    let mut tried = Vec::new();
     for installation in candidates {
         let Some(app) = hosts.app(installation.provider) else { continue };
+        tried.push(format!(
+            "{} installation {} on {}",
+            installation.provider, installation.id, installation.account_login
+        ));
         if let Some(found) = app.repository(&installation, full).await? {
-            return repositories::connect(store, caller.by, &installation, &found, caller.limits).await;
+            return repositories::connect(store, caller.by, &installation, &found, caller.limits).await.map(Ok);
         }
     }
-    Err(Error::NotFound("repository"))
+    Ok(Err(tried))
 }

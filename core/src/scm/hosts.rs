@@ -128,6 +128,24 @@ impl SourceHosts {
         }
     }
 
+    /// The repository a URL names (its clone URL or its web address, with
+    /// or without `.git` or a trailing `/`) on a host this play serves:
+    /// play's own Git host, or the GitHub App's web URL. `None` for a URL
+    /// of anywhere else.
+    pub fn locate(&self, url: &str) -> Option<(Provider, FullName)> {
+        if let Some(full) = self.builtin.as_ref().and_then(|host| host.repository_at(url)) {
+            return Some((Provider::Builtin, full));
+        }
+        let bare = url.trim_end_matches('/');
+        let bare = bare.strip_suffix(".git").unwrap_or(bare);
+        let mut segments = bare.rsplit('/');
+        let (name, owner) = (segments.next()?, segments.next()?);
+        let full = FullName::parse("url", &format!("{owner}/{name}")).ok()?;
+        let urls = self.urls(Provider::Github, &full)?;
+        let web = urls.html_url.trim_end_matches('/');
+        (bare == web).then_some((Provider::Github, full))
+    }
+
     /// Where a create of `account_id` goes; see the [module
     /// documentation](self).
     pub async fn choose(&self, store: &Store, account_id: i64, choice: Choice) -> Result<Target> {

@@ -257,7 +257,9 @@ impl Changes {
                 "the new scm_url is on another origin (scheme, host or port) than the stored access token was given \
                  for: send the token again in credentials (a stored token never follows the URL to another host)"
             } else {
-                "a private repository needs an access token here (no source-hosting app is installed on the account)"
+                "a private repository needs an access token in credentials here (a repository of play's own Git \
+                 host or of one of the account's app installations is read without one: create the Playzone on its \
+                 clone URL without credentials, or attach it with POST /api/playzones/attach)"
             };
             push_field_error(&mut errors, field("credentials"), message);
         }
