@@ -39,6 +39,8 @@ pub const ROUTE_SCOPES: &[(&str, &str, Scope)] = &[
     ("POST", "/api/repos/create_and_push", Scope::ReposWrite),
     ("GET", "/api/repos/{owner}/{name}", Scope::ReposRead),
     ("DELETE", "/api/repos/{owner}/{name}", Scope::ReposWrite),
+    ("GET", "/api/launch_defaults", Scope::ImportTemplatesRead),
+    ("PUT", "/api/launch_defaults", Scope::ImportTemplatesWrite),
     ("GET", "/api/schedules", Scope::ImportTemplatesRead),
     ("GET", "/api/schedules/{id}", Scope::ImportTemplatesRead),
     ("PATCH", "/api/schedules/{id}", Scope::ImportTemplatesWrite),

@@ -23,9 +23,9 @@ use crate::mcp;
 use crate::openapi::{self, ApiDoc};
 use crate::recent;
 use crate::routes::{
-    apply, git, job_result, keys, launch, ops, playground_events, playground_logs, playground_ops, playground_views,
-    playgrounds, playrooms, playspec_files, playspecs, playzones, repos, schedules, scm_github, scm_installations,
-    template_versions, templates, triggers, webhooks,
+    apply, git, job_result, keys, launch, launch_defaults, ops, playground_events, playground_logs, playground_ops,
+    playground_views, playgrounds, playrooms, playspec_files, playspecs, playzones, repos, schedules, scm_github,
+    scm_installations, template_versions, templates, triggers, webhooks,
 };
 use crate::state::AppState;
 
@@ -89,6 +89,7 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(webhooks::redeliver))
         .routes(routes!(repos::list, repos::create))
         .routes(routes!(repos::show, repos::delete))
+        .routes(routes!(launch_defaults::show, launch_defaults::set))
         .routes(routes!(schedules::list))
         .routes(routes!(schedules::show, schedules::update))
         .routes(routes!(schedules::runs))

@@ -179,8 +179,13 @@ pub(super) struct Synced<'a> {
     /// The settings the latest version asks for, as stored (JSON); `None`:
     /// none.
     pub config: Option<String>,
-    /// The template's row: its id, and whether its settings differ.
-    pub existing: Option<(i64, bool)>,
+    /// The template's row: its id, whether its settings differ, and
+    /// whether it had any (was on).
+    pub existing: Option<(i64, bool, bool)>,
+    /// Whether the key writing the version may read Playzones: a trigger
+    /// that adopts the account's default Playroom keeps the right only if
+    /// both its author and the key that chose the default have it.
+    pub author_may_read_playzones: bool,
     /// What else a change of settings resets (`SET` clauses).
     pub reset: &'a str,
     /// The account's quota of enabled rows (`triggers`, `schedules`) is
@@ -190,8 +195,46 @@ pub(super) struct Synced<'a> {
 
 /// Makes the row when the version asks for one and there is none, and
 /// replaces its settings when they changed (a row is never deleted here:
-/// its history and targets outlive a version without settings). Its id.
+/// its history and targets outlive a version without settings). A row the
+/// version turns on that has no Playroom takes the account's default
+/// ([`adopt_default_in`]). Its id.
 pub(super) async fn sync_row_in(conn: &mut Conn, owner: Owner, synced: Synced<'_>) -> Result<Option<i64>> {
+    let turned_on = synced.config.is_some() && synced.existing.is_none_or(|(_, _, was_on)| !was_on);
+    let (account_id, author_may_read) = (synced.account_id, synced.author_may_read_playzones);
+    let id = write_row_in(conn, owner, synced).await?;
+    if let (true, Some(id)) = (turned_on, id) {
+        adopt_default_in(conn, owner, account_id, id, author_may_read).await?;
+    }
+    Ok(id)
+}
+
+/// Gives row `id` of `owner`, when it has no Playroom, the account's
+/// default one (`accounts.launch_playroom_id`), if any. A trigger takes
+/// the right to read Playzones only if both the default's chooser and the
+/// version's author have it.
+async fn adopt_default_in(
+    conn: &mut Conn,
+    owner: Owner,
+    account_id: i64,
+    id: i64,
+    author_may_read: bool,
+) -> Result<()> {
+    let defaults = super::launch_defaults::get_in(conn, account_id).await?;
+    let Some(playroom) = defaults.playroom_id else { return Ok(()) };
+    let sql = format!("UPDATE {} SET playroom_id = $1 WHERE id = $2 AND playroom_id IS NULL", owner.table());
+    let adopted = sqlx::query(&sql).bind(playroom).bind(id).execute(&mut *conn).await?.rows_affected() > 0;
+    if adopted && matches!(owner, Owner::Triggers) {
+        sqlx::query("UPDATE triggers SET may_read_playzones = $1 WHERE id = $2")
+            .bind(flag(defaults.may_read_playzones && author_may_read))
+            .bind(id)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// [`sync_row_in`]'s write of the row itself.
+async fn write_row_in(conn: &mut Conn, owner: Owner, synced: Synced<'_>) -> Result<Option<i64>> {
     let now = play_model::time::to_db(&play_model::time::now());
     if synced.config.is_some() {
         let sql = format!("SELECT id FROM {} WHERE template_id = $1 AND config IS NOT NULL", owner.table());
@@ -218,7 +261,7 @@ pub(super) async fn sync_row_in(conn: &mut Conn, owner: Owner, synced: Synced<'_
                 .await?;
             Ok(Some(row.try_get("id")?))
         }
-        Some((id, changed)) => {
+        Some((id, changed, _)) => {
             if changed {
                 let sql = format!(
                     "UPDATE {} SET config = $1, config_version = $2, {}, updated_at = $3 WHERE id = $4",

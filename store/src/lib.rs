@@ -89,6 +89,7 @@ pub mod heartbeats;
 mod hot_conn;
 pub mod job_results;
 pub mod keys;
+pub mod launch_defaults;
 mod launch_settings;
 pub mod leases;
 pub mod local_writes;

@@ -369,6 +369,7 @@ pub async fn delete(on: impl Into<On<'_>>, account_id: i64, id: i64, actor: Acto
     }
     // Destroyed Playground rows keep their history elsewhere (events).
     sqlx::query("DELETE FROM playgrounds WHERE playroom_id = $1").bind(id).execute(&mut *conn).await?;
+    super::launch_defaults::forget_playroom_in(conn, id).await?;
     // An edge container may still run on the host: only the edge
     // reconciler, which reaches the host through this row, can remove it.
     // Hide the row now (its name freed), and let the edge purge it.

@@ -117,7 +117,8 @@ pub async fn sync_in(
         template_id,
         version,
         config: settings.as_ref().map(|s| serde_json::json!(s).to_string()),
-        existing: existing.map(|row| (row.id, row.settings != settings)),
+        existing: existing.map(|row| (row.id, row.settings != settings, row.settings.is_some())),
+        author_may_read_playzones: false,
         reset: "next_at = NULL",
         limits,
     };

@@ -31,7 +31,10 @@ async fn a_version_with_an_enabled_schedule_makes_the_schedule_and_a_later_one_s
     let schedule = &all[0];
     assert_eq!((schedule.template_id, schedule.config_version), (id, 1));
     assert_eq!(schedule.settings.as_ref().unwrap().cron, "*/2 * * * * *");
-    assert_eq!(schedule.condition(), Some("needs a Playroom: PATCH /api/schedules/{id} with playroom_id"));
+    assert_eq!(
+        schedule.condition(),
+        Some("needs a Playroom: PATCH /api/schedules/{id} with playroom_id, or PUT /api/launch_defaults")
+    );
 
     templates::create_version(
         store,

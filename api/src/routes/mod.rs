@@ -5,6 +5,7 @@ pub mod git;
 pub mod job_result;
 pub mod keys;
 pub mod launch;
+pub mod launch_defaults;
 pub mod ops;
 pub mod playground_events;
 pub mod playground_logs;

@@ -126,7 +126,9 @@ pub(crate) fn idle_warnings(
             path: format!("svc.{kind}_config"),
             message: format!(
                 "the {kind} launches nothing until it has a Playroom: PATCH /api/{path}/{id} with \
-                 {{\"{kind}\": {{\"playroom_id\": <id>}}}}, by a key that may create Playgrounds"
+                 {{\"{kind}\": {{\"playroom_id\": <id>}}}}, by a key that may create Playgrounds; or PUT \
+                 /api/launch_defaults with {{\"playroom_id\": <id>}} once, and every new schedule and trigger \
+                 of the account launches there"
             ),
             line: None,
         })

@@ -21,6 +21,7 @@ mod github_webhook;
 mod isolation;
 mod job_result;
 mod keys;
+mod launch_defaults;
 mod layout;
 mod mcp;
 mod openapi;

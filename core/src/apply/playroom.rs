@@ -6,13 +6,18 @@
 //! sets outside manifests: the pinned host key (kept unless the spec gives
 //! one), trust (kept unless the spec says), and a key pair made with
 //! `generate_ssh_key` (kept unless the spec gives `ssh_private_key`).
+//!
+//! `launchDefault` (not a field of the API's Playroom) makes the Playroom
+//! the account's launch default (`/api/launch_defaults`) when `true`, and
+//! stops it being so when `false`; left out, apply does not touch the
+//! default. Naming it needs `playgrounds:write`, as the route does.
 
 use crate::Error;
 use crate::wake::Kind as Wake;
 use play_model::apply::Action;
 use play_model::model::playroom::Playroom;
 use play_model::scopes::Scope;
-use play_store::playrooms;
+use play_store::{launch_defaults, playrooms};
 use serde_json::{Value, json};
 
 use super::Object;
@@ -21,8 +26,8 @@ use crate::input::playrooms::{PlayroomInput, authorise_trust, fields};
 use play_model::json::parse_value;
 
 /// The fields apply sets, as they are on the Playroom: a change made
-/// outside apply shows here.
-fn live(room: &Playroom, spec: &Value) -> Value {
+/// outside apply shows here. `default` is the account's launch default.
+fn live(room: &Playroom, spec: &Value, default: Option<i64>) -> Value {
     let mut view = json!({
         "connection": room.connection.as_str(),
         "host": room.host,
@@ -43,14 +48,62 @@ fn live(room: &Playroom, spec: &Value) -> Value {
     if spec.get("host_key").is_some() {
         view["host_key"] = json!(room.host_key);
     }
+    if spec.get(LAUNCH_DEFAULT).is_some() {
+        view[LAUNCH_DEFAULT] = json!(default == Some(room.id));
+    }
     view
+}
+
+const LAUNCH_DEFAULT: &str = "launchDefault";
+
+/// The spec's `launchDefault`, checked: a boolean, and `true` only with
+/// `playgrounds:write` (the settings that take it launch Playgrounds).
+fn launch_default(cx: &Cx<'_>, object: &Object) -> Result<Option<bool>, Error> {
+    let Some(value) = object.spec.get(LAUNCH_DEFAULT) else { return Ok(None) };
+    let field = object.field(&format!("spec.{LAUNCH_DEFAULT}"));
+    let Some(wanted) = value.as_bool() else { return Err(Error::field(field, "must be true or false")) };
+    if wanted && !cx.principal.scopes.grants(Scope::PlaygroundsWrite) {
+        let mut details = play_model::FieldErrors::new();
+        let why = format!("the account's launch default needs the scope {}", Scope::PlaygroundsWrite);
+        details.insert(field, vec![why.clone()]);
+        return Err(Error::Forbidden { message: why, details });
+    }
+    Ok(Some(wanted))
+}
+
+/// Makes Playroom `id` the account's launch default, or stops it being
+/// so, as `wanted` says; the schedules and triggers that take it are
+/// woken once the apply committed.
+async fn set_launch_default(cx: &mut Cx<'_>, id: i64, wanted: bool) -> Result<(), Error> {
+    let account = cx.account();
+    let now = launch_defaults::get_in(&mut *cx.conn, account).await?;
+    let playroom_id = match (wanted, now.playroom_id == Some(id)) {
+        (true, false) => Some(id),
+        (false, true) => None,
+        _ => return Ok(()),
+    };
+    let may_read_playzones = cx.principal.scopes.grants(Scope::PlayzonesRead);
+    let defaults = play_model::model::schedule::LaunchDefaults { playroom_id, may_read_playzones };
+    let adopted = launch_defaults::set_in(&mut *cx.conn, account, defaults).await?;
+    for schedule in adopted.schedules {
+        cx.wake(Wake::Schedule, schedule);
+    }
+    for trigger in adopted.triggers {
+        cx.wake(Wake::Trigger, trigger);
+    }
+    Ok(())
 }
 
 pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, Error> {
     if object.spec.get("name").is_some() {
         return Err(Error::field(object.field("spec.name"), "the name is metadata.name"));
     }
-    let mut input: PlayroomInput = parse_value(&object.spec, &object.field("spec")).map_err(Error::Validation)?;
+    let wanted_default = launch_default(cx, object)?;
+    let mut fields_only = object.spec.clone();
+    if let Some(spec) = fields_only.as_object_mut() {
+        spec.remove(LAUNCH_DEFAULT);
+    }
+    let mut input: PlayroomInput = parse_value(&fields_only, &object.field("spec")).map_err(Error::Validation)?;
     input.name = Some(object.name.clone());
     if input.acme_email.is_none() {
         input.acme_email = Some(None);
@@ -65,7 +118,8 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, Error> {
         Some(id) => found(playrooms::get(&mut *cx.conn, account, id).await)?,
         None => None,
     };
-    let before = current.as_ref().map(|room| live(room, &object.spec));
+    let default = launch_defaults::get_in(&mut *cx.conn, account).await?.playroom_id;
+    let before = current.as_ref().map(|room| live(room, &object.spec, default));
     let decision = decide(cx, object, &spec, before.as_ref());
     let id = match (decision.action, &current) {
         (Action::Unchanged, Some(room)) => room.id,
@@ -84,8 +138,12 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, Error> {
         }
     };
     if decision.action != Action::Unchanged {
+        if let Some(wanted) = wanted_default {
+            set_launch_default(cx, id, wanted).await?;
+        }
+        let default = launch_defaults::get_in(&mut *cx.conn, account).await?.playroom_id;
         let room = playrooms::get(&mut *cx.conn, account, id).await?;
-        cx.record(object, spec, live(&room, &object.spec), id, None).await?;
+        cx.record(object, spec, live(&room, &object.spec, default), id, None).await?;
         cx.wake(Wake::Edge, id);
     }
     Ok(Outcome::of(id, decision, None))

@@ -52,7 +52,7 @@ impl Schedule {
         if self.settings.is_none() {
             Some("disabled: the template's latest version has no enabled svc.schedule_config")
         } else if self.playroom_id.is_none() {
-            Some("needs a Playroom: PATCH /api/schedules/{id} with playroom_id")
+            Some("needs a Playroom: PATCH /api/schedules/{id} with playroom_id, or PUT /api/launch_defaults")
         } else if self.paused {
             Some("paused")
         } else {
@@ -155,6 +155,20 @@ impl Activation {
     pub fn starts(&self) -> bool {
         matches!(self.playroom_id, Some(Some(_))) || self.paused == Some(false)
     }
+}
+
+/// An account's launch defaults (`/api/launch_defaults`): where a new
+/// schedule or trigger of the account launches until it is given a
+/// Playroom of its own. Adopted when a template's version turns one on
+/// and it has no Playroom; never moves one that has.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LaunchDefaults {
+    /// One of the account's Playrooms; `None`: new settings wait.
+    pub playroom_id: Option<i64>,
+    /// Whether the key that chose the Playroom may read Playzones: a
+    /// pull-request trigger that adopts it may act only if so, and only if
+    /// the version's author may too.
+    pub may_read_playzones: bool,
 }
 
 /// How an open run ended.

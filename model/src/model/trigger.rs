@@ -83,7 +83,7 @@ impl Trigger {
         if self.settings.is_none() {
             Some("disabled: the template's latest version has no enabled svc.trigger_config")
         } else if self.playroom_id.is_none() {
-            Some("needs a Playroom: PATCH /api/triggers/{id} with playroom_id")
+            Some("needs a Playroom: PATCH /api/triggers/{id} with playroom_id, or PUT /api/launch_defaults")
         } else if self.paused {
             Some("paused")
         } else if self.settings.as_ref().is_some_and(|s| s.event_type == "pull_request") && !self.may_read_playzones {
