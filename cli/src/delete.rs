@@ -1,13 +1,15 @@
 //! `delete KIND NAME` and `delete -f`. Playgrounds are destroyed in the
 //! background (the API answers 202 `destroying`); `--wait` waits until
-//! they are gone.
+//! they are gone, and asks again for a Playroom whose Playgrounds are
+//! still being destroyed (a template's delete destroys its trigger's in the
+//! background, so `delete -f` of a template and its Playroom meets them).
 
 use std::time::Instant;
 
 use reqwest::Method;
 
 use super::args::DeleteArgs;
-use super::client::Client;
+use super::client::{Client, is_status};
 use super::exit::{self, Coded, NotFound};
 use super::kinds::Kind;
 use super::{lookup, manifest, wait};
@@ -45,7 +47,7 @@ async fn delete_one(
         Err(e) => return Err(e),
     };
     let path = kind.path(id);
-    client.call(Method::DELETE, &path, None).await?;
+    delete_call(client, kind, &path, &label, args, deadline).await?;
     if kind == Kind::Playground {
         if args.wait {
             println!("{label} destroying");
@@ -58,6 +60,32 @@ async fn delete_one(
         println!("{label} deleted");
     }
     Ok(true)
+}
+
+/// The DELETE of `path`; with `--wait`, a Playroom refused for its active
+/// Playgrounds (`409`) is asked again until they are destroyed or the
+/// timeout, which then names the refusal.
+async fn delete_call(
+    client: &Client,
+    kind: Kind,
+    path: &str,
+    label: &str,
+    args: &DeleteArgs,
+    deadline: Instant,
+) -> anyhow::Result<()> {
+    let mut told = false;
+    loop {
+        match client.call(Method::DELETE, path, None).await {
+            Err(e) if args.wait && kind == Kind::Playroom && is_status(&e, 409) => {
+                if !told {
+                    println!("{label} waiting for its Playgrounds to be destroyed");
+                    told = true;
+                }
+                wait::tick(deadline, args.timeout, || format!("{label} to be free to delete ({e:#})")).await?;
+            }
+            other => return other.map(|_| ()),
+        }
+    }
 }
 
 pub async fn delete(client: &Client, args: DeleteArgs) -> anyhow::Result<()> {

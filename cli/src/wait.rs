@@ -40,7 +40,11 @@ impl std::str::FromStr for Condition {
 
 /// Sleeps until the next poll, or fails with `Timeout` when the deadline
 /// has passed. `what` says what was awaited and what was last seen.
-async fn tick(deadline: Instant, timeout: HumanDuration, what: impl FnOnce() -> String) -> anyhow::Result<()> {
+pub(crate) async fn tick(
+    deadline: Instant,
+    timeout: HumanDuration,
+    what: impl FnOnce() -> String,
+) -> anyhow::Result<()> {
     let now = Instant::now();
     if now >= deadline {
         return Err(Timeout(format!("timed out after {timeout} waiting for {}", what())).into());

@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 
 /// The image the example Compose file names, made from the test busybox
 /// (it is busybox) when the machine has no such image.
-fn ensure_example_image() {
+pub(crate) fn ensure_example_image() {
     ensure_busybox_image();
     let present = Command::new("docker").args(["image", "inspect", "busybox:1.36"]).output().unwrap().status.success();
     if !present {
@@ -40,7 +40,7 @@ fn ensure_example_image() {
 }
 
 /// A fresh installation with `env`, served, at 5 s resyncs.
-async fn start(env: &[(&str, &str)]) -> (Play, Server) {
+pub(crate) async fn start(env: &[(&str, &str)]) -> (Play, Server) {
     let mut play = Play::new().await.env("PLAY_RESYNC_INTERVAL", "5s");
     for (k, v) in env {
         play = play.env(*k, *v);
@@ -87,7 +87,7 @@ fn text(bytes: &[u8]) -> String {
 }
 
 #[track_caller]
-fn ok(out: &Output, what: &str, server: &Server) -> String {
+pub(crate) fn ok(out: &Output, what: &str, server: &Server) -> String {
     assert!(
         out.status.success(),
         "{what}: exit {:?}\nstdout:\n{}\nstderr:\n{}\nserver log (tail):\n{}",
@@ -99,15 +99,20 @@ fn ok(out: &Output, what: &str, server: &Server) -> String {
     text(&out.stdout)
 }
 
-fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The commands of the README's quick-start block.
 fn quick_start() -> Vec<String> {
+    readme_block("## Quick start")
+}
+
+/// The commands of the first `sh` block after the README's `heading`.
+pub(crate) fn readme_block(heading: &str) -> Vec<String> {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    assert!(readme.contains("## Quick start"), "the README has a Quick start section");
-    let section = readme.split("## Quick start").nth(1).unwrap();
+    assert!(readme.contains(heading), "the README has a section {heading:?}");
+    let section = readme.split(heading).nth(1).unwrap();
     let block = section.split("```sh").nth(1).unwrap().split("```").next().unwrap();
     block.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_owned).collect()
 }

@@ -40,6 +40,7 @@ mod playzone_builds_e2e;
 mod playzone_project_files_e2e;
 mod playzone_source_mount_e2e;
 mod playzones_e2e;
+mod quick_start_branches_e2e;
 mod regressions_bench;
 mod replicas_simhost_e2e;
 mod repositories_attach_e2e;
