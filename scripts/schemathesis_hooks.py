@@ -89,6 +89,8 @@ SEMANTIC_FIELDS = {
     # Compose must be valid; playroom_id is required with create_playground; names unique;
     # agent is recorded on the Playground, so it needs create_playground (its description).
     "POST /api/launch": ["compose_yaml", "playroom_id", "playspec.name", "agent"],
+    # The Playroom must be one of the account's.
+    "PUT /api/launch_defaults": ["playroom_id"],
     # The category must exist; names unique.
     "POST /api/import_templates": ["import_template.category_id", "import_template.name"],
     "PATCH /api/import_templates/{id}": ["import_template.category_id", "import_template.name"],
