@@ -42,7 +42,12 @@ use play_model::openapi as schemas;
         description = "Self-hosted environment platform: Docker Compose in, running environments out. \
                        Every /api route needs `Authorization: Bearer <token>` with the scope named on it. \
                        Errors are `{\"error\": {\"code\", \"message\", \"details\"}}`; `details` maps a field \
-                       to its messages."
+                       to its messages. A body that is not JSON (or lacks `Content-Type: application/json`) is \
+                       400 BAD_REQUEST; JSON of the wrong shape (a wrong type, a missing or unknown field) and \
+                       a query parameter or field that breaks a rule are 422 VALIDATION_FAILED, every refused \
+                       field named at once: the contract's 422 is for a request that failed validation, and \
+                       its 400 for one play cannot read. A count above a documented maximum (`tail`, \
+                       `limit`) reads the maximum instead of being refused."
     ),
     components(schemas(ErrorEnvelope)),
     modifiers(&BearerAuth)

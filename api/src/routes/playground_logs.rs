@@ -121,13 +121,19 @@ pub struct Logs {
     pub source: &'static str,
 }
 
+/// The lines asked for: a whole number of at least 1; one above the
+/// contract's maximum is that maximum (issue #52, item 8: clamped, not
+/// refused), however many digits it has.
 fn tail(query: &LogsQuery) -> ApiResult<usize> {
-    match query.tail.as_deref() {
-        None => Ok(DEFAULT_TAIL),
-        Some(text) => match text.parse::<usize>() {
-            Ok(n) if (1..=MAX_TAIL).contains(&n) => Ok(n),
-            _ => Err(ApiError::field("tail", format!("must be a whole number from 1 to {MAX_TAIL}"))),
-        },
+    let Some(text) = query.tail.as_deref() else { return Ok(DEFAULT_TAIL) };
+    let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    match text.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n.min(MAX_TAIL)),
+        Err(_) if digits => Ok(MAX_TAIL),
+        _ => Err(ApiError::field(
+            "tail",
+            format!("must be a whole number of at least 1 (above {MAX_TAIL} reads {MAX_TAIL})"),
+        )),
     }
 }
 
@@ -155,7 +161,7 @@ async fn cached(state: &AppState, p: &Playground, service: String, tail: usize) 
 /// with `follow=true`, a `text/event-stream` of lines as they are written.
 #[utoipa::path(get, path = "/api/playgrounds/{id}/logs/{service}", tag = "Playgrounds",
     params(("id" = i64, Path), ("service" = String, Path),
-        ("tail" = Option<usize>, Query, description = "Lines, 1-1000, default 100"),
+        ("tail" = Option<usize>, Query, minimum = 1, description = "Lines, default 100; above 1000 reads 1000"),
         ("follow" = Option<bool>, Query, description = "Stream lines as Server-Sent Events (`data:` per line, then an `end` event)"),
         ("max_seconds" = Option<u64>, Query, description = "How long a follow lasts, 1-3600, default 600"),
     ),

@@ -175,9 +175,11 @@ pub async fn status(
     Ok(JsonBody(renders.serve(&renders.playground_status, (account_id, id), freshness, render).await?))
 }
 
-/// Destroy a Playground: answers 202 with status `destroying`.
+/// Destroy a Playground: answers 202 with its detail, status
+/// `destroying` (the containers are removed in the background).
 #[utoipa::path(delete, path = "/api/playgrounds/{id}", tag = "Playgrounds", params(("id" = i64, Path)),
-    responses((status = 202, body = PlaygroundStatus), (status = 404, body = ErrorEnvelope)))]
+    responses((status = 202, description = "Destroying: the Playground's detail", body = PlaygroundDetail),
+        (status = 404, body = ErrorEnvelope)))]
 pub async fn delete(
     State(state): State<AppState>,
     principal: Principal,

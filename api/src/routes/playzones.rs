@@ -174,9 +174,13 @@ pub async fn branches(
     Id(id): Id,
     Query(query): Query<BranchesQuery>,
 ) -> ApiResult<JsonResponse<BranchList>> {
-    let limit = query.limit.unwrap_or(playzone::DEFAULT_BRANCH_LIMIT);
-    if !(1..=playzone::MAX_BRANCH_LIMIT).contains(&limit) {
-        return Err(ApiError::field("limit", format!("must be from 1 to {}", playzone::MAX_BRANCH_LIMIT)));
+    // Above the contract's maximum is the maximum (clamped, not refused).
+    let limit = query.limit.unwrap_or(playzone::DEFAULT_BRANCH_LIMIT).min(playzone::MAX_BRANCH_LIMIT);
+    if limit < 1 {
+        return Err(ApiError::field(
+            "limit",
+            format!("must be at least 1 (above {0} reads {0})", playzone::MAX_BRANCH_LIMIT),
+        ));
     }
     if query.query.as_ref().is_some_and(|q| q.chars().count() > playzone::MAX_BRANCH_QUERY_CHARS) {
         return Err(ApiError::field(

@@ -166,7 +166,12 @@ async fn a_completed_job_serves_cached_logs_with_any_tail() {
         assert_eq!(r.body["lines"], json!([]));
     }
     logs("ghost", "").await.assert_error(StatusCode::NOT_FOUND, "RESOURCE_NOT_FOUND");
-    let bad = logs("run", "?tail=1001").await;
+    // Above the contract's maximum reads the maximum (issue #52, item 8).
+    for above in ["?tail=1001", "?tail=99999999999999999999999"] {
+        let r = logs("run", above).await;
+        assert_eq!((r.status, r.body["lines"].as_array().map(Vec::len)), (StatusCode::OK, Some(1000)), "{above}");
+    }
+    let bad = logs("run", "?tail=0").await;
     assert!(bad.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED")["tail"].is_array());
 }
 

@@ -146,3 +146,24 @@ fn the_extension_bounds_are_the_servers() {
     assert_eq!(hours["maximum"].as_i64(), Some(MAX_EXTEND_HOURS), "{hours}");
     assert_eq!(hours["minimum"].as_i64(), Some(1), "{hours}");
 }
+
+/// The document says at its top which malformed input is 400 and which 422,
+/// and that counts above a maximum are clamped (issue #52, item 8).
+#[test]
+fn the_document_states_its_choice_of_400_and_422() {
+    let doc = document();
+    let description = doc["info"]["description"].as_str().unwrap();
+    for said in ["400 BAD_REQUEST", "422 VALIDATION_FAILED", "reads the maximum"] {
+        assert!(description.contains(said), "{said}: {description}");
+    }
+}
+
+/// The DELETE of a Playground is documented with the body it answers, the
+/// detail (issue #52, item 8: it named the status view).
+#[test]
+fn a_playgrounds_delete_is_documented_with_its_detail() {
+    let doc = document();
+    let answer = &doc["paths"]["/api/playgrounds/{id}"]["delete"]["responses"]["202"];
+    let schema = &answer["content"]["application/json"]["schema"]["$ref"];
+    assert_eq!(schema, "#/components/schemas/PlaygroundDetail", "{answer}");
+}

@@ -243,7 +243,10 @@ async fn sync_records_the_wish_and_branches_answer_from_the_index() {
     assert_eq!(list[1]["name"], "feature/00");
     let r = app.get(&format!("/api/playzones/{id}/branches?query=FEATURE/5&limit=50"), &app.admin).await;
     assert_eq!(r.body["branches"].as_array().unwrap().len(), 10);
-    for bad in ["limit=0", "limit=51", "limit=x"] {
+    // Above the contract's maximum reads the maximum (issue #52, item 8).
+    let all = app.get(&format!("/api/playzones/{id}/branches?limit=51"), &app.admin).await;
+    assert_eq!((all.status, all.body["branches"].as_array().map(Vec::len)), (StatusCode::OK, Some(50)), "{}", all.text);
+    for bad in ["limit=0", "limit=-3", "limit=x"] {
         let r = app.get(&format!("/api/playzones/{id}/branches?{bad}"), &app.admin).await;
         assert!(
             r.status == StatusCode::UNPROCESSABLE_ENTITY || r.status == StatusCode::BAD_REQUEST,

@@ -92,9 +92,9 @@ pub struct BranchesQuery {
     /// Case-insensitive substring of the branch name.
     #[cfg_attr(feature = "openapi", param(max_length = 255))]
     pub query: Option<String>,
-    /// How many branches (default 20, at most 50); the default branch
-    /// comes first, then by name.
-    #[cfg_attr(feature = "openapi", param(minimum = 1, maximum = 50))]
+    /// How many branches (default 20; above 50 reads 50); the default
+    /// branch comes first, then by name.
+    #[cfg_attr(feature = "openapi", param(minimum = 1))]
     pub limit: Option<i64>,
 }
 
