@@ -8,7 +8,7 @@ use sqlx::Row;
 
 use super::{Conn, Store, flag, is_set};
 use crate::{Error, Result};
-use play_model::model::schedule::LaunchDefaults;
+use play_model::model::schedule::{Adopted, LaunchDefaults};
 
 /// The account's launch defaults.
 pub async fn get(store: &Store, account_id: i64) -> Result<LaunchDefaults> {
@@ -29,15 +29,6 @@ pub async fn get_in(conn: &mut Conn, account_id: i64) -> Result<LaunchDefaults> 
     })
 }
 
-/// What [`set`] changed: the defaults as stored, and the schedules and
-/// triggers that took the Playroom (their loops are to be woken).
-#[derive(Debug)]
-pub struct Adopted {
-    pub defaults: LaunchDefaults,
-    pub schedules: Vec<i64>,
-    pub triggers: Vec<i64>,
-}
-
 /// Sets the account's launch defaults, and gives the Playroom to each of
 /// the account's schedules and triggers that is on and has none (a trigger
 /// with the caller's right to read Playzones, as a `PATCH` would). The
@@ -55,10 +46,11 @@ pub async fn set(store: &Store, account_id: i64, defaults: LaunchDefaults) -> Re
 pub async fn set_in(conn: &mut Conn, account_id: i64, defaults: LaunchDefaults) -> Result<Adopted> {
     if let Some(playroom) = defaults.playroom_id {
         super::shapes::lock_row(conn, "playrooms", playroom).await?;
-        super::playrooms::get(&mut *conn, account_id, playroom).await.map_err(|e| match e {
-            Error::NotFound(_) => Error::field("playroom_id", "no Playroom of this account has this id"),
-            other => other,
-        })?;
+        // Not through `playrooms`, whose delete clears the default here.
+        let sql = "SELECT id FROM playrooms WHERE id = $1 AND account_id = $2 AND deleted_at IS NULL";
+        if sqlx::query(sql).bind(playroom).bind(account_id).fetch_optional(&mut *conn).await?.is_none() {
+            return Err(Error::field("playroom_id", "no Playroom of this account has this id"));
+        }
     }
     sqlx::query("UPDATE accounts SET launch_playroom_id = $1, launch_may_read_playzones = $2 WHERE id = $3")
         .bind(defaults.playroom_id)

@@ -97,15 +97,6 @@ pub async fn repository_of_in(conn: &mut Conn, id: i64) -> Result<Option<i64>> {
     Ok(row.map(|r| r.try_get::<Option<i64>, _>("repository_id")).transpose()?.flatten())
 }
 
-/// What an attach makes: the Playzone's name, the repository's clone URL,
-/// and the branch it builds from (`None`: the repository's default).
-#[derive(Clone, Copy, Debug)]
-pub struct Attach<'a> {
-    pub name: &'a str,
-    pub scm_url: &'a str,
-    pub default_branch: Option<&'a str>,
-}
-
 /// Creates the account's Playzone on `repository` as `how` says, in the
 /// caller's transaction. A name taken is the usual `playzone.name`
 /// validation error; the repository attached already (a concurrent attach
@@ -114,7 +105,7 @@ pub async fn attach_in(
     conn: &mut Conn,
     by: Acting,
     repository: &Repository,
-    how: Attach<'_>,
+    how: play_model::playzone::Attach<'_>,
     limits: &QuotaLimits,
 ) -> Result<Playzone> {
     let changes = Changes {

@@ -39,3 +39,13 @@ impl LaunchChanges {
         Ok(change)
     }
 }
+
+/// What `PUT` sets, whole.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetLaunchDefaultsRequest {
+    /// One of the account's Playrooms; `null` or absent: none (settings
+    /// that took one keep it).
+    #[schema(minimum = 1)]
+    pub playroom_id: Option<i64>,
+}

@@ -14,40 +14,13 @@ use play_core::wake::Kind;
 use play_model::model::schedule::LaunchDefaults;
 use play_model::scopes::Scope;
 use play_store::launch_defaults;
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use crate::auth::{Principal, forbidden};
 use crate::error::{ApiResult, ErrorEnvelope};
 use crate::extract::Json;
+use crate::input::launch_settings::SetLaunchDefaultsRequest;
 use crate::state::AppState;
-
-/// The account's launch defaults.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct LaunchDefaultsView {
-    /// Where a schedule or trigger with no Playroom of its own launches;
-    /// `null`: such settings wait (their `condition` says so).
-    pub playroom_id: Option<i64>,
-    /// Whether a pull-request trigger that takes the Playroom may act: the
-    /// key that chose it may read Playzones.
-    pub pull_requests_allowed: bool,
-}
-
-impl From<LaunchDefaults> for LaunchDefaultsView {
-    fn from(d: LaunchDefaults) -> Self {
-        Self { playroom_id: d.playroom_id, pull_requests_allowed: d.may_read_playzones }
-    }
-}
-
-/// What `PUT` sets, whole.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SetLaunchDefaultsRequest {
-    /// One of the account's Playrooms; `null` or absent: none (settings
-    /// that took one keep it).
-    #[schema(minimum = 1)]
-    pub playroom_id: Option<i64>,
-}
+use crate::views::schedules::LaunchDefaultsView;
 
 /// The account's launch defaults.
 #[utoipa::path(get, path = "/api/launch_defaults", tag = "Schedules",

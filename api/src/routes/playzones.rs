@@ -65,14 +65,8 @@ pub async fn create(
 ) -> ApiResult<(StatusCode, JsonResponse<PlayzoneDetail>)> {
     let b = body.playzone;
     if b.credentials.is_none() && !state.hosts.is_empty() {
-        let wanted = by_url::Wanted {
-            name: &b.name,
-            scm_url: &b.scm_url,
-            default_branch: b.default_branch.as_deref(),
-            private: b.private,
-        };
         let caller = Caller { by: principal.acting(), limits: &state.config.quotas };
-        if let Some(zone) = by_url::create(&state.store, &state.hosts, &caller, wanted).await? {
+        if let Some(zone) = by_url::create(&state.store, &state.hosts, &caller, b.wanted()).await? {
             state.waker.wake(Kind::Playzone, zone.id);
             return Ok((StatusCode::CREATED, JsonResponse((&zone).into())));
         }

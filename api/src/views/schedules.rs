@@ -105,3 +105,20 @@ impl From<ScheduleRun> for RunView {
         }
     }
 }
+
+/// The account's launch defaults.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LaunchDefaultsView {
+    /// Where a schedule or trigger with no Playroom of its own launches;
+    /// `null`: such settings wait (their `condition` says so).
+    pub playroom_id: Option<i64>,
+    /// Whether a pull-request trigger that takes the Playroom may act: the
+    /// key that chose it may read Playzones.
+    pub pull_requests_allowed: bool,
+}
+
+impl From<play_model::model::schedule::LaunchDefaults> for LaunchDefaultsView {
+    fn from(d: play_model::model::schedule::LaunchDefaults) -> Self {
+        Self { playroom_id: d.playroom_id, pull_requests_allowed: d.may_read_playzones }
+    }
+}

@@ -86,7 +86,7 @@ async fn attached_playzone(app: &TestApp) -> i64 {
         &mut tx,
         by,
         &repository,
-        playzone_access::Attach { name: "web", scm_url: url, default_branch: None },
+        play_model::playzone::Attach { name: "web", scm_url: url, default_branch: None },
         &QuotaLimits::default(),
     )
     .await

@@ -86,7 +86,7 @@ pub async fn apply(
                 cx.conn,
                 by,
                 &repository,
-                playzone_access::Attach { name: &object.name, scm_url: &urls.clone_url, default_branch: None },
+                play_model::playzone::Attach { name: &object.name, scm_url: &urls.clone_url, default_branch: None },
                 limits,
             )
             .await

@@ -38,6 +38,19 @@ pub struct NewPlayzone {
     pub credentials: Option<String>,
 }
 
+impl NewPlayzone {
+    /// What a create through an installation keeps of it
+    /// ([`crate::scm::by_url`]).
+    pub fn wanted(&self) -> crate::scm::by_url::Wanted<'_> {
+        crate::scm::by_url::Wanted {
+            name: &self.name,
+            scm_url: &self.scm_url,
+            default_branch: self.default_branch.as_deref(),
+            private: self.private,
+        }
+    }
+}
+
 impl std::fmt::Debug for NewPlayzone {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NewPlayzone").field("name", &self.name).field("scm_url", &self.scm_url).finish_non_exhaustive()

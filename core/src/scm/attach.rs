@@ -62,7 +62,7 @@ pub async fn attach(
         let name = if n == 1 { full.name.clone() } else { format!("{}-{n}", full.name) };
         let made = store
             .in_write(async |tx| {
-                let how = playzone_access::Attach { name: &name, scm_url: &scm_url, default_branch: None };
+                let how = play_model::playzone::Attach { name: &name, scm_url: &scm_url, default_branch: None };
                 playzone_access::attach_in(tx, caller.by, &repository, how, caller.limits).await
             })
             .await;

@@ -79,8 +79,11 @@ pub async fn create(
         .map_or_else(|| wanted.scm_url.trim_end_matches('/').to_owned(), |urls| urls.clone_url);
     let made = store
         .in_write(async |tx| {
-            let how =
-                playzone_access::Attach { name: wanted.name, scm_url: &scm_url, default_branch: wanted.default_branch };
+            let how = play_model::playzone::Attach {
+                name: wanted.name,
+                scm_url: &scm_url,
+                default_branch: wanted.default_branch,
+            };
             playzone_access::attach_in(tx, caller.by, &repository, how, caller.limits).await
         })
         .await?;

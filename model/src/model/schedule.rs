@@ -171,6 +171,16 @@ pub struct LaunchDefaults {
     pub may_read_playzones: bool,
 }
 
+/// What a change of the launch defaults did: the defaults as stored, and
+/// the schedules and triggers that took the Playroom (their loops are to
+/// be woken).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Adopted {
+    pub defaults: LaunchDefaults,
+    pub schedules: Vec<i64>,
+    pub triggers: Vec<i64>,
+}
+
 /// How an open run ended.
 #[derive(Clone, Debug)]
 pub struct RunEnd {

@@ -115,6 +115,16 @@ pub struct Input {
     pub credentials: Option<String>,
 }
 
+/// What an attach makes (`store::playzone_access::attach_in`): the
+/// Playzone's name, the repository's clone URL, and the branch it builds
+/// from (`None`: the repository's default).
+#[derive(Clone, Copy, Debug)]
+pub struct Attach<'a> {
+    pub name: &'a str,
+    pub scm_url: &'a str,
+    pub default_branch: Option<&'a str>,
+}
+
 /// Validated changes; `None` leaves a field as it is.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Changes {
