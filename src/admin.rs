@@ -7,9 +7,9 @@ use play_model::model::quota::QuotaLimits;
 use play_model::scopes::ScopeSet;
 use play_model::time::{self, Timestamp};
 use play_model::token;
-use play_store::{accounts, keys};
+use play_store::{accounts, keys, template_categories};
 
-use crate::args::{AccountsCommand, KeysCommand};
+use crate::admin_args::{AccountsCommand, CategoriesCommand, KeysCommand};
 use crate::config::Settings;
 
 pub async fn accounts(settings: Settings, command: AccountsCommand) -> anyhow::Result<()> {
@@ -30,6 +30,40 @@ pub async fn accounts(settings: Settings, command: AccountsCommand) -> anyhow::R
             for account in accounts::list_accounts(&store).await? {
                 println!("{}\t{}\t{}", account.id, account.name, time::to_db(&account.created_at));
             }
+        }
+    }
+    store.close().await;
+    Ok(())
+}
+
+pub async fn categories(settings: Settings, command: CategoriesCommand) -> anyhow::Result<()> {
+    let store = settings.open_store().await?;
+    let found = async |key: &str| {
+        template_categories::find(&store, key).await.map_err(|e| match e {
+            play_core::Error::NotFound(_) => anyhow::anyhow!("no category with the id or slug {key:?}"),
+            other => describe(other),
+        })
+    };
+    match command {
+        CategoriesCommand::List => {
+            for c in play_store::templates::categories(&store).await? {
+                println!("{}\t{}\t{}", c.id, c.slug, c.name);
+            }
+        }
+        CategoriesCommand::Add { name, slug } => {
+            let slug = slug.unwrap_or_else(|| template_categories::slug_of(&name));
+            let c = template_categories::add(&store, &name, &slug).await.map_err(describe)?;
+            println!("{}\t{}\t{}", c.id, c.slug, c.name);
+        }
+        CategoriesCommand::Rename { category, name } => {
+            let c = found(&category).await?;
+            let c = template_categories::rename(&store, c.id, &name).await.map_err(describe)?;
+            println!("{}\t{}\t{}", c.id, c.slug, c.name);
+        }
+        CategoriesCommand::Remove { category } => {
+            let c = found(&category).await?;
+            template_categories::remove(&store, c.id).await.map_err(describe)?;
+            println!("{}\t{}\tremoved", c.id, c.slug);
         }
     }
     store.close().await;

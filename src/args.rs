@@ -10,6 +10,7 @@
 
 use std::path::PathBuf;
 
+use crate::admin_args::{AccountsCommand, CategoriesCommand, KeysCommand};
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 use play_api::ApiConfig;
 use play_cli::duration::HumanDuration;
@@ -76,6 +77,10 @@ pub enum Command {
     /// Manage API keys (offline, against the configured database).
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Manage template categories (offline, against the configured
+    /// database); the API only reads them.
+    #[command(subcommand)]
+    Categories(CategoriesCommand),
     /// Client commands: they talk to a server over its HTTP API only.
     #[command(flatten)]
     Client(play_cli::ClientCommand),
@@ -351,52 +356,11 @@ fn parse_read_staleness(text: &str) -> anyhow::Result<HumanDuration> {
     Ok(value)
 }
 
-#[derive(Debug, Subcommand)]
-pub enum AccountsCommand {
-    /// Create an account (with its admin user).
-    Create { name: String },
-    /// List accounts.
-    List,
-    /// Switch play's own Git host on or off for an account (with
-    /// PLAY_GIT_HOST_ACCOUNTS=selected).
-    GitHost {
-        name: String,
-        #[arg(value_parser = ["on", "off"])]
-        state: String,
-    },
-}
-
 /// `PLAY_GIT_HOST_ACCOUNTS`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum GitHostAccounts {
     All,
     Selected,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum KeysCommand {
-    /// Create a key and print its token once (on stdout; details on stderr).
-    Create {
-        #[arg(long)]
-        label: String,
-        /// Comma-separated scopes, or `all`.
-        #[arg(long)]
-        scopes: String,
-        /// The account's name.
-        #[arg(long, default_value = play_store::accounts::DEFAULT_ACCOUNT)]
-        account: String,
-        /// An RFC 3339 time, or a duration from now such as `90d`.
-        #[arg(long)]
-        expires_at: Option<String>,
-    },
-    /// List keys (without secrets).
-    List {
-        /// Only this account's keys.
-        #[arg(long)]
-        account: Option<String>,
-    },
-    /// Delete a key by id.
-    Delete { id: i64 },
 }
 
 #[cfg(test)]

@@ -54,6 +54,7 @@ impl Args {
                 Ok(())
             }
             Command::Accounts(cmd) => admin::accounts(settings, cmd).await,
+            Command::Categories(cmd) => admin::categories(settings, cmd).await,
             Command::Keys(cmd) => admin::keys(settings, cmd).await,
             // Handled before the runtime starts (`parse_and_run`).
             Command::Client(_) | Command::Completions { .. } => Ok(()),

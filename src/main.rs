@@ -1,6 +1,7 @@
 //! `play`: the server, its reconcile loops and its command line.
 
 mod admin;
+mod admin_args;
 mod allocator;
 mod args;
 mod bootstrap;

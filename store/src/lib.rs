@@ -125,6 +125,7 @@ pub mod sign_in_links;
 pub mod testing;
 pub use shapes::On;
 pub mod sweep;
+pub mod template_categories;
 pub mod templates;
 pub mod trigger_targets;
 pub mod triggers;

@@ -10,7 +10,7 @@ use std::process::Output;
 use std::time::Duration;
 
 use crate::support::serve::Play;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
@@ -231,4 +231,42 @@ async fn a_browser_signs_in_with_a_key_and_the_api_accepts_the_session() {
     assert_eq!(out.status(), 303);
     let after = client.get(format!("{}/api/keys", server.base)).header("cookie", &session).send().await.unwrap();
     assert_eq!(after.status(), 401, "signed out: the session is refused");
+}
+
+/// Template categories are the operator's (issue #52, item 8): added,
+/// renamed and removed from the command line, seen by the API at once; a
+/// category holding a template is not removed, and bad names are refused.
+#[tokio::test]
+async fn the_operator_manages_template_categories_from_the_command_line() {
+    let play = Play::new().await;
+    let server = play.serve().await;
+    let added = stdout(&play.run(&["categories", "add", "Data pipelines"]));
+    let id: i64 = added.split('\t').next().unwrap().parse().unwrap();
+    assert!(added.ends_with("data-pipelines\tData pipelines"), "{added}");
+    let (_, listed) = get(&server.base, "/api/template_categories", Some(&server.token)).await;
+    assert!(listed.as_array().unwrap().iter().any(|c| c["id"] == id && c["slug"] == "data-pipelines"), "{listed}");
+
+    let renamed = stdout(&play.run(&["categories", "rename", "data-pipelines", "Pipelines"]));
+    assert!(renamed.ends_with("data-pipelines\tPipelines"), "the slug stays: {renamed}");
+    let taken = play.run(&["categories", "add", "Other things", "--slug", "other"]);
+    assert!(String::from_utf8_lossy(&taken.stderr).contains("slug"), "{taken:?}");
+    let bad = play.run(&["categories", "add", "x", "--slug", "Not A Slug"]);
+    assert!(!bad.status.success());
+
+    let body = json!({"import_template": {"name": "etl", "category_id": id}});
+    let made = reqwest::Client::new()
+        .post(format!("{}/api/import_templates", server.base))
+        .bearer_auth(&server.token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(made.status(), 201);
+    let in_use = play.run(&["categories", "remove", &id.to_string()]);
+    assert!(String::from_utf8_lossy(&in_use.stderr).contains("1 template(s) are in this category"), "{in_use:?}");
+    let unknown = play.run(&["categories", "remove", "nope"]);
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no category"), "{unknown:?}");
+    stdout(&play.run(&["categories", "remove", "databases"]));
+    let (_, listed) = get(&server.base, "/api/template_categories", Some(&server.token)).await;
+    assert!(!listed.as_array().unwrap().iter().any(|c| c["slug"] == "databases"), "{listed}");
 }
