@@ -158,11 +158,14 @@ async fn readme_quick_start_runs_as_written() {
 }
 
 /// `manifests/` copied to a work directory, with the Playroom replaced by
-/// one on `sshd` whose key is read from a file (`valueFrom`).
+/// one on `sshd` whose key is read from a file (`valueFrom`), and without
+/// `branches/` (its own quick start, `quick_start_branches_e2e`): `-R`
+/// reads the example set and `events/`.
 fn work_copy(sshd: &Sshd) -> tempfile::TempDir {
     let work = tempfile::tempdir().unwrap();
     crate::support::run(Command::new("cp").arg("-r").arg(repo().join("manifests")).arg(work.path()));
     let dir = work.path().join("manifests");
+    std::fs::remove_dir_all(dir.join("branches")).unwrap();
     std::fs::write(dir.join("id_ed25519"), format!("{}\n", sshd.client_key.private_openssh)).unwrap();
     let playroom = format!(
         "apiVersion: play/v1\nkind: Playroom\nmetadata:\n  name: local\nspec:\n  host: 127.0.0.1\n  port: {}\n  user: {}\n  \
