@@ -32,6 +32,7 @@ mod playground_logs_e2e;
 mod playground_ops_e2e;
 mod playground_sigkill_e2e;
 mod playground_simhost_e2e;
+mod playground_start_command_e2e;
 mod playground_sweep_e2e;
 mod playrooms_e2e;
 mod playzone_bench;

@@ -162,7 +162,7 @@ pub(super) fn container_spec(
     let limits = service.deploy.as_ref().map(|d| &d.limits);
     Ok(ContainerSpec {
         image,
-        command: service.command.as_ref().map(argv),
+        command: start_command(service).or_else(|| service.command.as_ref().map(argv)),
         entrypoint: service.entrypoint.as_ref().map(argv),
         env,
         ports,
@@ -220,6 +220,16 @@ fn health(check: &Healthcheck) -> Option<HealthSpec> {
 
 /// A command as the argv the engine runs. The string form is split like a
 /// shell splits words (quotes, backslashes), as Docker Compose does.
+/// The label `svc/start_command` (issue #52, item 1): the command the
+/// service starts with in place of its Compose `command`, split into words
+/// as Compose splits a command given as a string (no shell runs it). Empty
+/// or absent: the Compose `command`. Part of the container spec, so a
+/// change rolls the service out.
+fn start_command(service: &Service) -> Option<Vec<String>> {
+    let text = service.labels.get("svc/start_command")?.trim();
+    (!text.is_empty()).then(|| words::split_words(text))
+}
+
 pub(super) fn argv(command: &Command) -> Vec<String> {
     match command {
         Command::Exec(args) => args.clone(),

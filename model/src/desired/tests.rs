@@ -25,6 +25,27 @@ fn env_overrides_feed_compose_interpolation() {
     assert_ne!(d.services[0].config_hash, d2.services[0].config_hash);
 }
 
+/// `svc/start_command` replaces the Compose `command` (split as Compose
+/// splits a string), and a change of it changes the config hash, so the
+/// service rolls out (issue #52, item 1); empty, the Compose command runs.
+#[test]
+fn the_start_command_label_replaces_the_command_and_rolls_the_service() {
+    let run = |label: &str| {
+        let yaml = format!(
+            "services:\n  web:\n    image: busybox\n    command: [\"sleep\", \"1\"]\n    labels:\n      svc/start_command: '{label}'\n"
+        );
+        let p = playground(&[]);
+        let model = model_for(&yaml, &Policy::UNTRUSTED, &p).unwrap();
+        desired(&Inputs::new(&p, &model)).unwrap().services.remove(0)
+    };
+    let words = |v: &[&str]| v.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
+    let started = run(r#"httpd -f -p 8080 -h "/www root""#);
+    assert_eq!(started.container.command, Some(words(&["httpd", "-f", "-p", "8080", "-h", "/www root"])));
+    let other = run("httpd -f -p 9090");
+    assert_ne!(started.config_hash, other.config_hash, "a new start command rolls the service out");
+    assert_eq!(run("  ").container.command, Some(words(&["sleep", "1"])), "empty: the Compose command");
+}
+
 #[test]
 fn a_required_variable_left_unset_cannot_run() {
     let yaml = "services:\n  web:\n    image: \"busybox:${TAG:?set TAG}\"\n";
