@@ -38,6 +38,10 @@ mod pass;
 pub mod routes;
 mod wake_lines;
 
+/// The gap between two store calls the activity monitor makes for one
+/// Playground's wake lines (its guarantee: at most one per gap).
+pub use wake_lines::COOLDOWN as WAKE_COOLDOWN;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;

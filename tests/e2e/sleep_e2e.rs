@@ -387,7 +387,18 @@ async fn a_flood_at_a_sleeping_url_wakes_it_once_for_a_handful_of_store_writes()
         "the flood cost {flood} write transactions, one request {single}: at most the wake's own more"
     );
     assert_eq!(line("woke"), 1, "one line woke it");
-    assert!(line("woke") + line("awake") + line("failed") <= 3, "the monitor's store calls: {lines:?}");
+    // The monitor's guarantee: at most one store call per Playground per
+    // cooldown while lines for it come in, however many lines. A loaded
+    // machine that wakes it slowly (13 s in one CI run, lines still being
+    // read for seconds) sees one recheck ("awake") per cooldown; the code
+    // before the fix made one per line.
+    let cooldowns = flood_took.as_secs_f64() / play_reconcilers::edge::WAKE_COOLDOWN.as_secs_f64();
+    let calls = line("woke") + line("awake") + line("failed");
+    assert!(
+        calls as f64 <= 2.0 + cooldowns.ceil(),
+        "{calls} store calls in {flood_took:?} (one per {:?} at most): {lines:?}",
+        play_reconcilers::edge::WAKE_COOLDOWN
+    );
     // The route switches back to the plain proxy just after `running`
     // (docs/sleep.md); a request the waking route holds at that moment is
     // ended by Caddy's config load, so the first answer may still be the
