@@ -73,6 +73,11 @@ pub struct BuildSpec {
     /// The Dockerfile's path inside the context.
     pub dockerfile: String,
     pub target: Option<String>,
+    /// Production mode (`compose::svc::production`): the builder targets
+    /// the Dockerfile's production stage when it declares one, in place of
+    /// `target`. Part of the key only when on, so that the keys of every
+    /// other build stay what they were.
+    pub production: bool,
     pub args: BTreeMap<String, String>,
     /// See the [module documentation](self).
     pub key: String,
@@ -120,16 +125,26 @@ pub fn label_branch(service: &Service) -> Option<&str> {
     label(service, "svc/branch")
 }
 
+/// What a build is for: the installation's key names the image, the
+/// account and repository are part of it.
+#[derive(Clone, Copy, Debug)]
+pub struct BuildFor<'a> {
+    pub image_key: &'a ImageKey,
+    pub account_id: i64,
+    pub scm_url: &'a str,
+    /// The service runs in production mode.
+    pub production: bool,
+}
+
 /// The build of `definition` (a dynamic service of the Playspec) from
-/// `pin`, for an account's repository at `scm_url`.
+/// `pin`, as `what` says.
 pub fn spec_for(
-    image_key: &ImageKey,
-    account_id: i64,
-    scm_url: &str,
+    what: BuildFor<'_>,
     definition: &ServiceDefinition,
     service: &Service,
     pin: &Pin,
 ) -> Result<BuildSpec, String> {
+    let BuildFor { image_key, account_id, scm_url, production } = what;
     if definition.service_type != ServiceType::Dynamic {
         return Err(format!("service `{}` is not built from source", definition.name));
     }
@@ -150,6 +165,7 @@ pub fn spec_for(
         .into_iter()
         .chain([count.as_str()])
         .chain(args.iter().flat_map(|(k, v)| [k.as_str(), v.as_str()]))
+        .chain(production.then_some("production"))
         .map(str::as_bytes);
     let key = image_key.mac_hex(parts);
     let image = format!("{BUILD_IMAGE_REPO}:{}", &key[..40]);
@@ -160,6 +176,7 @@ pub fn spec_for(
         context,
         dockerfile,
         target,
+        production,
         args,
         key,
         image,
@@ -231,10 +248,11 @@ pub fn secret_lengths(pins: &[Pin]) -> BTreeMap<String, usize> {
     out
 }
 
-/// The builds of the pinned dynamic services of `file`, by service.
-/// Services not pinned yet are left out.
+/// The builds of the pinned dynamic services of `file` for `playground`
+/// (its account, and the production mode it sets for each service), by
+/// service. Services not pinned yet are left out.
 pub fn specs(
-    account_id: i64,
+    playground: &crate::playground::model::Playground,
     file: &crate::compose::model::ComposeFile,
     definitions: &[ServiceDefinition],
     sources: &Sources,
@@ -254,7 +272,14 @@ pub fn specs(
         let url = sources.urls.get(&pin.playzone_id).ok_or_else(|| {
             format!("the Playzone (id {}) of service `{}` no longer exists", pin.playzone_id, pin.service)
         })?;
-        out.insert(pin.service.clone(), spec_for(&sources.image_key, account_id, url, definition, service, pin)?);
+        let setting = playground.service_settings.get(&pin.service).and_then(|s| s.production);
+        let what = BuildFor {
+            image_key: &sources.image_key,
+            account_id: playground.account_id,
+            scm_url: url,
+            production: crate::compose::svc::production::is_production(setting, service),
+        };
+        out.insert(pin.service.clone(), spec_for(what, definition, service, pin)?);
     }
     Ok(out)
 }

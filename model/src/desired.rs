@@ -18,6 +18,7 @@ use crate::build::BuildSpec;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::compose::model::{DependencyCondition, Service};
+use crate::compose::svc::production::is_production;
 use crate::playground::model::{Playground, container_name};
 use sha2::{Digest, Sha256};
 
@@ -240,13 +241,21 @@ pub fn desired(inputs: &Inputs<'_>) -> Result<Desired, String> {
     for (name, service) in &active {
         let built = inputs.builds.and_then(|b| b.get(name.as_str())).cloned();
         let mut compose_files = files::from_compose(file, files, name);
-        let mut sources: Vec<SourceMount> =
-            source::source_for(&project, name, service, built.as_ref())?.into_iter().collect();
+        let source_mount = source::source_for(&project, name, service, built.as_ref())?;
+        // Production mode runs the image's code: no source mount, and no
+        // bind of the service's own build context (`compose::svc::production`).
+        let production =
+            is_production(playground.service_settings.get(name.as_str()).and_then(|s| s.production), service);
+        let mut sources: Vec<SourceMount> = source_mount.into_iter().filter(|_| !production).collect();
         // A service built from a Playzone reads its Compose paths from its
         // own repository; any other from the project's.
         if let Some(repo) = built.as_ref().map(source::RepoAt::from).or(project_repo) {
             for entry in std::mem::take(&mut compose_files.unresolved) {
                 compose_files.replaced_volumes.extend(entry.volume);
+                let own_context = built.as_ref().is_some_and(|b| b.context == entry.path);
+                if production && own_context && entry.volume.is_some() {
+                    continue;
+                }
                 let read_only = entry.read_only;
                 sources.push(source::entry_for(&project, repo, &entry.path, entry.expect, &entry.target, read_only));
             }
@@ -407,3 +416,7 @@ fn dependency_order(services: Vec<ServiceSpec>) -> Result<Vec<ServiceSpec>, Stri
 #[cfg(test)]
 #[path = "desired/tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "desired/production_tests.rs"]
+mod production_tests;

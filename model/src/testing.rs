@@ -87,7 +87,7 @@ pub fn pinned_desired(
     let definitions = crate::compose::classify(&model);
     let urls = [(7, "https://git.example.org/app.git".to_owned())].into();
     let builds = crate::build::specs(
-        playground.account_id,
+        playground,
         &model,
         &definitions,
         &crate::build::Sources { pins, urls, ..Default::default() },

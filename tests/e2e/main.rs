@@ -30,6 +30,7 @@ mod playground_installations_e2e;
 mod playground_job_e2e;
 mod playground_logs_e2e;
 mod playground_ops_e2e;
+mod playground_production_e2e;
 mod playground_sigkill_e2e;
 mod playground_simhost_e2e;
 mod playground_start_command_e2e;

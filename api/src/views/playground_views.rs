@@ -91,7 +91,9 @@ pub struct ComposeView {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct EnvEntryView {
     pub value: String,
-    /// `default` (the Compose `environment:`), `override` (`env_overrides`,
+    /// `default` (the Compose `environment:`, a built service's env file),
+    /// `production` (a production default of a service in production
+    /// mode, for one service's environment), `override` (`env_overrides`,
     /// the service's `env_vars`) or `system` (set by play).
     #[schema(value_type = String)]
     pub source: EnvSource,

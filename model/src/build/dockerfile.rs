@@ -135,6 +135,9 @@ pub struct Uses {
     pub images: Vec<NamedImage>,
     /// `ADD` instructions with a remote source: line and the source.
     pub remote_adds: Vec<(usize, String)>,
+    /// The names of its stages (`FROM ... AS <name>`), as written, in
+    /// order: what a build `target` may name.
+    pub stages: Vec<String>,
 }
 
 /// Reads what `text` uses, with `build_args` (the Compose file's) over the
@@ -191,6 +194,7 @@ pub fn uses(text: &str, build_args: &BTreeMap<String, String>) -> Uses {
             _ => {}
         }
     }
+    out.stages = stages;
     out
 }
 

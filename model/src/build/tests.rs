@@ -38,7 +38,8 @@ fn the_key_names_everything_the_image_is_made_of() {
     let yaml = "services:\n  web:\n    build:\n      context: ./app\n      dockerfile: Dockerfile.dev\n      target: prod\n      args:\n        MODE: fast\n";
     let (service, definition) = service_and_definition(yaml);
     let spec =
-        spec_for(&ImageKey::default(), 1, "https://git.example.org/a.git", &definition, &service, &pin('a')).unwrap();
+        spec_for(what(&ImageKey::default(), 1, "https://git.example.org/a.git"), &definition, &service, &pin('a'))
+            .unwrap();
     assert_eq!(
         (spec.context.as_str(), spec.dockerfile.as_str(), spec.target.as_deref()),
         ("app", "Dockerfile.dev", Some("prod"))
@@ -48,17 +49,22 @@ fn the_key_names_everything_the_image_is_made_of() {
     // Stable for the same inputs; another commit, account, URL or argument
     // names another image.
     let again =
-        spec_for(&ImageKey::default(), 1, "https://git.example.org/a.git", &definition, &service, &pin('a')).unwrap();
+        spec_for(what(&ImageKey::default(), 1, "https://git.example.org/a.git"), &definition, &service, &pin('a'))
+            .unwrap();
     assert_eq!(again.key, spec.key);
     // Issue #27, item 7: the name is keyed by the installation's secret:
     // without it, nobody computes the image of a public repository.
     let installation = crate::secrets::MasterKey::generate().secret_box().image_key();
-    let keyed = spec_for(&installation, 1, "https://git.example.org/a.git", &definition, &service, &pin('a')).unwrap();
+    let keyed =
+        spec_for(what(&installation, 1, "https://git.example.org/a.git"), &definition, &service, &pin('a')).unwrap();
     assert_ne!(keyed.key, spec.key, "another installation's key, another name");
     for other in [
-        spec_for(&ImageKey::default(), 1, "https://git.example.org/a.git", &definition, &service, &pin('b')).unwrap(),
-        spec_for(&ImageKey::default(), 2, "https://git.example.org/a.git", &definition, &service, &pin('a')).unwrap(),
-        spec_for(&ImageKey::default(), 1, "https://git.example.org/b.git", &definition, &service, &pin('a')).unwrap(),
+        spec_for(what(&ImageKey::default(), 1, "https://git.example.org/a.git"), &definition, &service, &pin('b'))
+            .unwrap(),
+        spec_for(what(&ImageKey::default(), 2, "https://git.example.org/a.git"), &definition, &service, &pin('a'))
+            .unwrap(),
+        spec_for(what(&ImageKey::default(), 1, "https://git.example.org/b.git"), &definition, &service, &pin('a'))
+            .unwrap(),
     ] {
         assert_ne!(other.key, spec.key);
     }
@@ -66,15 +72,37 @@ fn the_key_names_everything_the_image_is_made_of() {
         "services:\n  web:\n    build: ./app\n    labels:\n      svc/build_args: MODE=slow\n      svc/build_target: dev\n      svc/dockerfile: Dockerfile.dev\n",
     );
     let by_label =
-        spec_for(&ImageKey::default(), 1, "https://git.example.org/a.git", &def2, &labelled, &pin('a')).unwrap();
+        spec_for(what(&ImageKey::default(), 1, "https://git.example.org/a.git"), &def2, &labelled, &pin('a')).unwrap();
     assert_eq!((by_label.target.as_deref(), by_label.args["MODE"].as_str()), (Some("dev"), "slow"));
     assert_ne!(by_label.key, spec.key);
+}
+
+/// Production mode names another image (the builder targets another
+/// stage), and only when on: the keys of every other build stay as they
+/// were before the mode existed.
+#[test]
+fn production_mode_is_part_of_the_key_only_when_on() {
+    let (service, definition) = service_and_definition("services:\n  web:\n    build: ./app\n");
+    let url = "https://git.example.org/a.git";
+    let plain = spec_for(what(&ImageKey::default(), 1, url), &definition, &service, &pin('a')).unwrap();
+    let key = ImageKey::default();
+    let production = BuildFor { production: true, ..what(&key, 1, url) };
+    let production = spec_for(production, &definition, &service, &pin('a')).unwrap();
+    assert!(production.production && !plain.production);
+    assert_ne!(production.key, plain.key);
+    // The key before production mode existed: the same parts, nothing more.
+    let count = "0".to_owned();
+    let commit = pin('a').commit;
+    let parts = ["1", url, &commit, "app", "Dockerfile", "", &count].map(str::as_bytes);
+    assert_eq!(plain.key, key.mac_hex(parts));
 }
 
 #[test]
 fn static_services_have_no_build() {
     let (service, definition) = service_and_definition("services:\n  db:\n    image: postgres:16\n");
-    assert!(spec_for(&ImageKey::default(), 1, "https://x.example/a.git", &definition, &service, &pin('a')).is_err());
+    assert!(
+        spec_for(what(&ImageKey::default(), 1, "https://x.example/a.git"), &definition, &service, &pin('a')).is_err()
+    );
 }
 
 #[test]
@@ -144,7 +172,11 @@ fn a_prebuilt_service_pinned_for_its_env_files_is_not_built() {
     let urls = [(7, "https://git.example.org/app.git".to_owned())].into();
     let pins = vec![crate::testing::pin("web", 'a'), with_env("db", &[("DB_NAME", "shop")])];
     let sources = Sources { pins, urls, ..Default::default() };
-    let builds = specs(1, &file, &definitions, &sources).unwrap();
+    let builds = specs(&playground, &file, &definitions, &sources).unwrap();
     assert_eq!(builds.keys().collect::<Vec<_>>(), ["web"]);
     assert_eq!(env_files(&sources).unwrap()["db"].values["DB_NAME"], "shop");
+}
+
+fn what<'a>(image_key: &'a ImageKey, account_id: i64, scm_url: &'a str) -> BuildFor<'a> {
+    BuildFor { image_key, account_id, scm_url, production: false }
 }

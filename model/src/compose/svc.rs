@@ -3,6 +3,7 @@
 
 pub mod labels;
 pub mod namespace;
+pub mod production;
 pub mod refs;
 
 use std::collections::{BTreeMap, BTreeSet};

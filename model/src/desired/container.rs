@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::{FileMountSpec, NameOf, system_env, words};
 use crate::compose::model::{Command, Healthcheck, Service, ServiceVolume, VolumeType};
+use crate::compose::svc::production::{PRODUCTION_ENV, is_production};
 use crate::playground::model::Playground;
 
 /// The normalised desired container: what it is created from, and what its
@@ -111,6 +112,10 @@ pub(super) fn container_spec(
     };
     let mut env: BTreeMap<String, String> =
         service.environment.iter().filter_map(|(k, v)| v.as_ref().map(|v| (k.clone(), v.clone()))).collect();
+    let setting = playground.service_settings.get(name).and_then(|s| s.production);
+    if is_production(setting, service) {
+        env.extend(PRODUCTION_ENV.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+    }
     env.extend(playground.env_overrides.iter().map(|(k, v)| (k.clone(), v.clone())));
     if let Some(settings) = playground.service_settings.get(name) {
         env.extend(settings.env_vars.iter().map(|(k, v)| (k.clone(), v.clone())));

@@ -3,13 +3,16 @@
 //!
 //! A container's environment is layered (later wins): a built service's
 //! env file from its repository (`default`), the service's Compose
-//! `environment:` (`default`), the Playground's `env_overrides` and the
+//! `environment:` (`default`), in production mode the production
+//! defaults (`production`, `compose::svc::production`), the Playground's
+//! `env_overrides` and the
 //! service's `services.<name>.env_vars` (`override`), then play's
 //! [`SYSTEM_KEYS`] (`system`). For one service the answer is exactly that
 //! container's environment; for the whole Playground the `default` layer is
 //! the union of the running services' env files and Compose environments,
 //! the first service in document order winning where two disagree, and
-//! per-service `env_vars` are left out (they belong to one service).
+//! per-service `env_vars` and production defaults are left out (they
+//! belong to one service).
 //!
 //! `generated_keys` lists variables whose values play generated: the
 //! `$$secret(N)` placeholders of env files (one value per Playground and
@@ -23,6 +26,7 @@ use serde::Serialize;
 
 use super::{Inputs, SYSTEM_KEYS, system_env};
 use crate::compose::model::Service;
+use crate::compose::svc::production::{PRODUCTION_ENV, is_production};
 
 /// Where a variable's value comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -30,6 +34,9 @@ use crate::compose::model::Service;
 pub enum EnvSource {
     /// The Playspec's Compose `environment:`.
     Default,
+    /// A production default of a service in production mode
+    /// (`compose::svc::production::PRODUCTION_ENV`).
+    Production,
     /// The Playground's `env_overrides` or the service's `env_vars`.
     Override,
     /// Set by play; cannot be overridden.
@@ -91,6 +98,14 @@ pub fn env_metadata(inputs: &Inputs<'_>, service: Option<&str>) -> Result<EnvMet
                 env.set(key, value, EnvSource::Default);
                 generated.remove(key);
             }
+        }
+    }
+    if let (Some(_), [(name, s)]) = (service, services.as_slice())
+        && is_production(playground.service_settings.get(*name).and_then(|s| s.production), s)
+    {
+        for (key, value) in PRODUCTION_ENV {
+            env.set(key, value, EnvSource::Production);
+            generated.remove(key);
         }
     }
     for (name, value) in &playground.env_overrides {

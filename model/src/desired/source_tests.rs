@@ -142,9 +142,13 @@ fn a_mounted_file_with_the_path_wins_over_the_repository() {
     let definitions = crate::compose::classify(&model);
     let urls = [(7, "https://git.example.org/app.git".to_owned())].into();
     let pins = vec![crate::testing::pin("web", 'a')];
-    let builds =
-        crate::build::specs(1, &model, &definitions, &crate::build::Sources { pins, urls, ..Default::default() })
-            .unwrap();
+    let builds = crate::build::specs(
+        &crate::testing::playground(),
+        &model,
+        &definitions,
+        &crate::build::Sources { pins, urls, ..Default::default() },
+    )
+    .unwrap();
     let now = crate::time::now();
     let files = [MountedFile {
         id: 3,
@@ -200,9 +204,13 @@ fn a_playspecs_own_repository_serves_a_compose_file_without_built_services() {
     let definitions = crate::compose::classify(&model);
     let urls = [(7, "https://git.example.org/app.git".to_owned())].into();
     let pins = vec![crate::testing::pin("app", 'a')];
-    let builds =
-        crate::build::specs(1, &model, &definitions, &crate::build::Sources { pins, urls, ..Default::default() })
-            .unwrap();
+    let builds = crate::build::specs(
+        &crate::testing::playground(),
+        &model,
+        &definitions,
+        &crate::build::Sources { pins, urls, ..Default::default() },
+    )
+    .unwrap();
     let inputs = crate::desired::Inputs::new(&playground, &model)
         .with_definitions(&definitions)
         .with_builds(&builds)

@@ -99,8 +99,7 @@ pub fn desired_for(
     let model =
         desired::model_for(&playspec.base_compose_yaml, &policy, playground).map_err(DesiredError::CannotRun)?;
     let definitions = playspec.definitions()?;
-    let builds =
-        crate::build::specs(playground.account_id, &model, &definitions, sources).map_err(DesiredError::CannotRun)?;
+    let builds = crate::build::specs(playground, &model, &definitions, sources).map_err(DesiredError::CannotRun)?;
     let env_files = crate::build::env_files(sources).map_err(DesiredError::CannotRun)?;
     let inputs = Inputs::new(playground, &model)
         .with_persist_volumes(playspec.persist_volumes)

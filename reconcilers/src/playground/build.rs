@@ -11,6 +11,8 @@
 //! 2. A slot is held meanwhile ([`super::slots`]): a bounded number of
 //!    builds and fills per replica and per Playroom.
 //! 3. The engine builds it over the Playroom's connection (`POST /build`,
+//!    at the Dockerfile's production stage for a service in production
+//!    mode that declares one: `compose::svc::production`,
 //!    the spool file streamed as the request's body,
 //!    no pull: images come from the Playroom or its registries as the
 //!    Dockerfile's `FROM` says), tagged `play-build:<key>` and labelled
@@ -31,6 +33,7 @@ use futures::StreamExt;
 use play_model::build::dockerfile;
 use play_model::build::model::NewRecord;
 use play_model::build::{BuildSpec, MAX_LOG_TAIL_BYTES};
+use play_model::compose::svc::production::production_target;
 use play_model::repository::RepositoryGateway;
 use play_model::secrets::SecretBox;
 use play_store::builds;
@@ -156,10 +159,20 @@ impl Builder<'_> {
                 context::FetchError::Repository(e) => Failure::Other(Error::Repository(e)),
                 context::FetchError::Refused(why) => Failure::Build(why, String::new()),
             })?;
+        let mut tail = Tail::default();
+        let mut target = spec.target.clone();
         if let Some(text) = &fetched.dockerfile {
             let uses = check_dockerfile(text, spec, self.trusted).map_err(|e| Failure::Build(e, String::new()))?;
             if !self.trusted {
                 self.check_registries(docker, &uses, &spec.dockerfile).await?;
+            }
+            // Production mode: the Dockerfile's production stage, when it
+            // declares one, in place of the service's target.
+            if spec.production
+                && let Some(stage) = production_target(&uses.stages)
+            {
+                tail.push(&format!("production mode: building the stage `{stage}` of {}", spec.dockerfile));
+                target = Some(stage);
             }
         }
         let labels = HashMap::from([
@@ -171,7 +184,7 @@ impl Builder<'_> {
         let options = BuildImageOptions {
             dockerfile: spec.dockerfile.clone(),
             t: Some(spec.image.clone()),
-            target: spec.target.clone().unwrap_or_default(),
+            target: target.unwrap_or_default(),
             buildargs: Some(spec.args.clone().into_iter().collect()),
             labels: Some(labels),
             rm: true,
@@ -179,7 +192,6 @@ impl Builder<'_> {
             networkmode: self.network.map(str::to_owned),
             ..Default::default()
         };
-        let mut tail = Tail::default();
         let auth = Some(auth.clone()).filter(|a| !a.is_empty());
         let chunks = fetched
             .spool
