@@ -109,7 +109,13 @@ SEMANTIC_FIELDS = {
     # operator's flag; branch names follow git's rules beyond the pattern;
     # a private repository needs a token; names unique.
     "POST /api/playzones": ["playzone.name", "playzone.scm_url", "playzone.default_branch", "playzone.credentials"],
-    "PATCH /api/playzones/{id}": ["playzone.name", "playzone.scm_url", "playzone.default_branch", "playzone.credentials"],
+    "PATCH /api/playzones/{id}": [
+        "playzone.name",
+        "playzone.scm_url",
+        "playzone.default_branch",
+        "playzone.credentials",
+        "playzone.ssh_host_key",
+    ],
     # Repository names must not end in .git or .lock and are unique per
     # account; a push's paths follow rules stated in prose (no '..', no
     # '.git' segment, each path once, no file over a folder of the branch),

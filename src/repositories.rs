@@ -11,6 +11,7 @@ use play_git::hosted::HostedRepositories;
 use play_git::{GitConfig, GitGateway};
 use play_github::{AppKey, ClientSecret, GithubApi, GithubAppConfig};
 use play_model::playzone::RepositoryPolicy;
+use play_model::repository::ssh::SshHostKeys;
 use play_model::repository::{InstallationTokens, RepositoryGateway};
 use play_model::scm::github_hook::WebhookSecret;
 use play_model::scm::host::SourceHost;
@@ -21,12 +22,14 @@ use crate::config::Settings;
 /// The repository gateway of this process. Its cache (`<data dir>/git`)
 /// holds one bare repository per URL, never a token.
 /// A GitHub App's installation tokens let it fetch repositories attached
-/// through the app.
+/// through the app; `host_keys` pins an ssh Playzone's host key at its
+/// first contact.
 pub fn gateway(
     settings: &Settings,
     args: &ServeArgs,
     policy: &RepositoryPolicy,
     github: Option<Arc<GithubApi>>,
+    host_keys: Arc<dyn SshHostKeys>,
 ) -> anyhow::Result<Arc<dyn RepositoryGateway>> {
     let config = GitConfig {
         timeout: args.repository_timeout.into(),
@@ -34,6 +37,7 @@ pub fn gateway(
         max_tree_entries: args.repository_max_tree_entries,
         hosted_root: args.git_host.then(|| git_host_root(settings, args)),
         installation_tokens: github.map(|app| app as Arc<dyn InstallationTokens>),
+        ssh_host_keys: Some(host_keys),
         ..GitConfig::new(settings.data_dir.join("git"), policy.urls.clone())
     };
     let gateway = GitGateway::new(config).map_err(|e| anyhow::anyhow!("{e}")).context("repository access")?;

@@ -48,7 +48,9 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         },
     };
     let github_app = crate::repositories::github_app(&args, &repository_policy)?;
-    let repositories = crate::repositories::gateway(&settings, &args, &repository_policy, github_app.clone())?;
+    let host_keys = Arc::new(play_core::playzone::host_keys::PinnedHostKeys::new(store.clone()));
+    let repositories =
+        crate::repositories::gateway(&settings, &args, &repository_policy, github_app.clone(), host_keys)?;
     let life = life_policy(&args);
     let config = ApiConfig {
         body_limit: args.max_body_bytes,

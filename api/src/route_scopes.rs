@@ -94,6 +94,8 @@ pub const ROUTE_SCOPES: &[(&str, &str, Scope)] = &[
     ("PATCH", "/api/playzones/{id}", Scope::PlayzonesWrite),
     ("DELETE", "/api/playzones/{id}", Scope::PlayzonesDelete),
     ("POST", "/api/playzones/{id}/sync", Scope::PlayzonesWrite),
+    // A new deploy key replaces the one the repository knows: a write.
+    ("POST", "/api/playzones/{id}/generate_ssh_key", Scope::PlayzonesWrite),
     ("GET", "/api/playzones/{id}/branches", Scope::PlayzonesRead),
     // Reads the repository on the reader's request (like the spec says:
     // playzones:read); bounded in time and bytes.

@@ -24,8 +24,8 @@ use crate::openapi::{self, ApiDoc};
 use crate::recent;
 use crate::routes::{
     apply, git, job_result, keys, launch, launch_defaults, ops, playground_events, playground_logs, playground_ops,
-    playground_views, playgrounds, playrooms, playspec_files, playspecs, playzones, repos, schedules, scm_github,
-    scm_installations, template_versions, templates, triggers, webhooks,
+    playground_views, playgrounds, playrooms, playspec_files, playspecs, playzone_keys, playzones, repos, schedules,
+    scm_github, scm_installations, template_versions, templates, triggers, webhooks,
 };
 use crate::state::AppState;
 
@@ -79,6 +79,7 @@ pub fn api_routes() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(repos::attach))
         .routes(routes!(playzones::show, playzones::update, playzones::delete))
         .routes(routes!(playzones::sync))
+        .routes(routes!(playzone_keys::generate_ssh_key))
         .routes(routes!(playzones::branches))
         .routes(routes!(playzones::env_defaults))
         .routes(routes!(webhooks::list, webhooks::create))

@@ -46,6 +46,8 @@ pub(crate) struct Call {
     /// Bound of the bytes received over the whole call (advertisements
     /// and packs), and of a request body sent.
     pub(crate) max_bytes: u64,
+    /// How an ssh remote is reached (`crate::ssh`); `None` for https.
+    pub(crate) ssh: Option<SshCall>,
     received: AtomicU64,
     failure: Mutex<Option<Error>>,
 }
@@ -67,6 +69,7 @@ impl Call {
             timeout,
             deadline: Instant::now() + timeout,
             max_bytes,
+            ssh: None,
             received: AtomicU64::new(0),
             failure: Mutex::new(None),
         }
@@ -115,6 +118,27 @@ impl Call {
             ))));
         }
         Ok(())
+    }
+}
+
+/// What one call needs to reach a repository over ssh.
+#[derive(Clone)]
+pub(crate) struct SshCall {
+    pub(crate) url: play_model::repository::ssh::SshUrl,
+    pub(crate) key: Arc<russh::keys::PrivateKey>,
+    pub(crate) pin: Option<play_model::ssh_keys::HostKeyPin>,
+    pub(crate) playzone_id: i64,
+    pub(crate) pins: Option<Arc<dyn play_model::repository::ssh::SshHostKeys>>,
+}
+
+impl std::fmt::Debug for SshCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SshCall")
+            .field("url", &self.url)
+            .field("key", &"<redacted>")
+            .field("pin", &self.pin.as_ref().map(play_model::ssh_keys::HostKeyPin::fingerprint))
+            .field("playzone_id", &self.playzone_id)
+            .finish()
     }
 }
 

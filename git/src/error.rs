@@ -49,6 +49,21 @@ impl From<Error> for RepositoryError {
 }
 
 impl Error {
+    /// A [`RepositoryError`] of a seam the gateway calls (the host-key
+    /// pins), kind for kind.
+    pub(crate) fn from_repository(error: RepositoryError) -> Error {
+        match error {
+            RepositoryError::Refused(m) => Error::Refused(m),
+            RepositoryError::Unreachable(m) => Error::Unreachable(m),
+            RepositoryError::Unauthorized(m) => Error::Unauthorized(m),
+            RepositoryError::NotFound(m) => Error::NotFound(m),
+            RepositoryError::TooLarge(m) => Error::TooLarge(m),
+            RepositoryError::Timeout(m) => Error::Timeout(m),
+            RepositoryError::Busy(m) => Error::Busy(m),
+            RepositoryError::Failed(m) => Error::Failed(m),
+        }
+    }
+
     /// A libgit2 error that the transport did not already explain (see
     /// [`crate::call::Call::explain`]): what it says, with
     /// "not found" kinds kept apart. `what` names the operation.

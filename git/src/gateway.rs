@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use git2::{Direction, Oid, PushOptions, RemoteCallbacks, RemoteRedirect, Repository};
+use play_model::repository::ssh::SshHostKeys;
 use play_model::repository::{
     ArchiveOptions, GitAccess, InstallationTokens, Reach, RemoteBranch, RemoteRefs, RepositoryAccess, RepositoryError,
     RepositoryGateway, TreeEntry,
@@ -25,6 +26,7 @@ use play_model::webhook::UrlPolicy;
 use tokio::runtime::Handle;
 
 use crate::cache::{Cache, ensure_commit};
+use crate::call::SshCall;
 use crate::call::{Call, CallGuard, Token};
 use crate::error::{Error, Result};
 use crate::names::{check_branch, check_url, commit_id, subdir_parts};
@@ -66,6 +68,9 @@ pub struct GitConfig {
     /// App); `None` when no app is configured, and such a call fails
     /// saying so.
     pub installation_tokens: Option<Arc<dyn InstallationTokens>>,
+    /// Where a [`Reach::Ssh`] repository's host key is pinned on first
+    /// contact (the store); `None`: an unpinned ssh host is refused.
+    pub ssh_host_keys: Option<Arc<dyn SshHostKeys>>,
 }
 
 impl GitConfig {
@@ -80,6 +85,7 @@ impl GitConfig {
             max_tree_entries: crate::tree_walk::DEFAULT_MAX_TREE_ENTRIES,
             hosted_root: None,
             installation_tokens: None,
+            ssh_host_keys: None,
         }
     }
 }
@@ -164,7 +170,7 @@ impl GitGateway {
                 // the stored text (issue #49, item 1).
                 let url = check_url(&inner.policy, &tokens.clone_url(*provider, repository)?)?;
                 let token = tokens.token(*provider, installation, repository, access).await?;
-                let result = self.call_with(inner.clone(), Target::Remote(url), Some(token), work).await;
+                let result = self.call_with(inner.clone(), Target::Remote(url), Some(token), None, work).await;
                 if let Err(RepositoryError::Unauthorized(_)) = &result {
                     // A token revoked before its expiry: the next call
                     // asks the app for a new one.
@@ -172,9 +178,14 @@ impl GitGateway {
                 }
                 return result;
             }
+            Reach::Ssh(access) => {
+                let ssh = crate::ssh::call_for(&inner.policy, inner.config.ssh_host_keys.clone(), &repo.url, access)?;
+                let target = Target::Remote(crate::ssh::canonical(&ssh.url));
+                return self.call_with(inner, target, None, Some(ssh), work).await;
+            }
             Reach::Lost(reason) => return Err(RepositoryError::Failed(reason.clone())),
         };
-        self.call_with(inner, target, token, work).await
+        self.call_with(inner, target, token, None, work).await
     }
 
     /// Runs `work` on `target` in the blocking pool with `token`, bounded
@@ -184,6 +195,7 @@ impl GitGateway {
         inner: Arc<Inner>,
         target: Target,
         token: Option<String>,
+        ssh: Option<SshCall>,
         work: F,
     ) -> Result<T, RepositoryError>
     where
@@ -191,14 +203,16 @@ impl GitGateway {
         F: FnOnce(&Inner, &Call, &Target) -> Result<T> + Send + 'static,
     {
         let config = &inner.config;
-        let call = Arc::new(Call::new(
+        let mut call = Call::new(
             inner.client.clone(),
             Handle::current(),
             inner.policy.clone(),
             token.map(Token),
             config.timeout,
             config.max_fetch_bytes,
-        ));
+        );
+        call.ssh = ssh;
+        let call = Arc::new(call);
         let timeout = config.timeout;
         let timed_out = call.timed_out();
         let mut task = tokio::task::spawn_blocking(move || {

@@ -37,6 +37,7 @@ pub mod limits;
 mod names;
 mod receive;
 mod smart_http;
+mod ssh;
 mod transport;
 mod tree_walk;
 

@@ -35,7 +35,9 @@ fn has_userinfo(url: &str) -> bool {
 /// `url` as it may appear in a log line: without userinfo, which may hold
 /// a secret (such a URL is refused anyway).
 pub(crate) fn shown_url(url: &str) -> &str {
-    if has_userinfo(url) { "<a URL with userinfo, not shown>" } else { url }
+    // An ssh URL's user is no secret (`git@`); one that reads is shown.
+    let ssh = play_model::repository::ssh::is_ssh_url(url) && play_model::repository::ssh::SshUrl::parse(url).is_ok();
+    if has_userinfo(url) && !ssh { "<a URL with userinfo, not shown>" } else { url }
 }
 
 /// A full hex commit id (SHA-1, lowercase or not), parsed.

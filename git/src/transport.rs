@@ -65,16 +65,17 @@ pub(crate) fn ensure_registered() -> Result<(), Error> {
 
 #[expect(unsafe_code, reason = "git2::transport::register is unsafe; this is the crate's only unsafe call")]
 fn register_transports() -> Result<(), git2::Error> {
+    // SAFETY (every call below): `register` must not race with libgit2
+    // creating a transport. It runs inside `ensure_registered`'s
+    // OnceLock, which every gateway operation passes before it creates a
+    // remote, and play uses libgit2 only through this crate; so no
+    // transport is being created while it runs. The factories are
+    // 'static and Send + Sync, as libgit2 keeps them for the life of the
+    // process.
     for scheme in ["http", "https"] {
-        // SAFETY: `register` must not race with libgit2 creating a
-        // transport. It runs inside `ensure_registered`'s OnceLock, which
-        // every gateway operation passes before it creates a remote, and
-        // play uses libgit2 only through this crate; so no transport is
-        // being created while it runs. The factory is 'static and
-        // Send + Sync, as libgit2 keeps it for the life of the process.
         unsafe { git2::transport::register(scheme, factory)? };
     }
-    Ok(())
+    unsafe { git2::transport::register("ssh", crate::ssh::factory) }
 }
 
 /// libgit2's transport factory for `http(s)://` remotes: a smart

@@ -267,11 +267,12 @@ pub fn repository_url() -> Object {
     string()
         .min_length(Some(1))
         .max_length(Some(crate::webhook::url::MAX_URL_LEN))
-        .pattern(Some("^[Hh][Tt][Tt][Pp][Ss]?://"))
+        .pattern(Some("^([Hh][Tt][Tt][Pp][Ss]?://|[Ss][Ss][Hh]://|[A-Za-z0-9._-]+@[^/:]+:)"))
         .description(Some(
             "The repository's https URL (http only where the operator allows it), without user name, password, \
-             query or fragment, whose host is not a loopback, private, link-local or metadata address (unless the \
-             operator allowlists it); ssh URLs are not supported yet",
+             query or fragment; or an ssh URL (ssh://git@host[:port]/owner/repo.git or git@host:owner/repo.git), \
+             read with the Playzone's deploy key. Its host is not a loopback, private, link-local or metadata \
+             address (unless the operator allowlists it)",
         ))
         .build()
 }
@@ -299,12 +300,16 @@ pub fn branch_name_or_null() -> Schema {
     or_null(branch_name())
 }
 
-/// `playzone::check_token`: printable ASCII without spaces, 1 to 1024
-/// characters; write-only.
+/// `playzone::check_token` for an https URL (printable ASCII without
+/// spaces, 1 to 1024 characters), `playzone::ssh::deploy_key` for an ssh
+/// one (a private key, with newlines); write-only. Which applies depends
+/// on the URL, so the pattern is stated in prose.
 pub fn repository_token_or_null() -> Schema {
-    or_null(string().max_length(Some(crate::playzone::MAX_CREDENTIALS_CHARS)).pattern(Some("^[!-~]*$")).description(
-        Some("An access token for the repository (write-only; never returned). On update an empty string removes it"),
-    ))
+    or_null(string().max_length(Some(crate::playzone::ssh::MAX_DEPLOY_KEY_BYTES)).description(Some(
+        "For an https scm_url, an access token (printable ASCII without spaces, at most 1024 characters); for an ssh \
+         scm_url, the deploy key's private half (OpenSSH or PEM, unencrypted). Write-only; never returned. On update \
+         an empty string removes it",
+    )))
 }
 
 /// `playzone::repo_path`: a relative path in the repository.

@@ -26,6 +26,8 @@ use serde::Serialize;
 use crate::scm::model::Provider;
 use crate::scm::names::FullName;
 
+pub mod ssh;
+
 /// A repository as the gateway needs it for one call: the URL and, for a
 /// private repository, the decrypted access token; or play's own Git host
 /// ([`Reach`]).
@@ -64,6 +66,10 @@ pub enum Reach {
     /// stored. Only the store gives this, for an installation that is
     /// active, from the repository record the Playzone was attached to.
     App { provider: Provider, installation: String, repository: FullName },
+    /// A repository on an ssh URL (`ssh://` or `user@host:path`), with
+    /// the Playzone's deploy key and pinned host key, under the
+    /// operator's address policy as an https URL's host ([`ssh`]).
+    Ssh(ssh::SshAccess),
     /// The Playzone was attached through an installation that no longer
     /// gives access (the repository or the installation is gone, or the
     /// repository became private to another account): every call fails

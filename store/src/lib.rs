@@ -108,6 +108,7 @@ pub mod playspecs;
 pub mod playzone_access;
 pub mod playzone_branches;
 pub mod playzone_pulls;
+pub mod playzone_ssh;
 pub mod playzones;
 pub mod power;
 pub mod quotas;

@@ -9,6 +9,9 @@
 //!   `scm_url`: when the repository or the installation is gone, or the
 //!   repository is another account's and no longer public, the access is
 //!   [`Reach::Lost`] with the reason, and nothing is dialled.
+//! - A Playzone on an ssh URL is reached with its deploy key and pinned
+//!   host key ([`Reach::Ssh`]); without a key yet, [`Reach::Lost`] says
+//!   how to make one.
 //! - One Playzone per account and repository (a unique index): two
 //!   attaches at once make one Playzone, and the second gets it.
 
@@ -20,6 +23,7 @@ use play_model::model::event::Acting;
 use play_model::model::quota::QuotaLimits;
 use play_model::playzone::Changes;
 use play_model::playzone::model::Playzone;
+use play_model::repository::ssh::{SshAccess, is_ssh_url};
 use play_model::repository::{Reach, RepositoryAccess};
 use play_model::scm::model::{InstallationStatus, Provider, Repository};
 use play_model::scm::names::FullName;
@@ -29,7 +33,8 @@ use play_model::secrets::SecretBox;
 /// one gateway call.
 pub async fn access(store: &Store, secrets: &SecretBox, id: i64) -> Result<RepositoryAccess> {
     let query = sqlx::query(
-        "SELECT p.scm_url, p.credentials, p.account_id, p.repository_id, r.account_id AS repository_account, \
+        "SELECT p.scm_url, p.credentials, p.ssh_host_key, p.account_id, p.repository_id, \
+         r.account_id AS repository_account, \
          r.owner, r.name, r.private, i.provider, i.status, i.external_id FROM playzones p \
          LEFT JOIN repositories r ON r.id = p.repository_id \
          LEFT JOIN scm_installations i ON i.id = r.installation_id WHERE p.id = $1",
@@ -40,6 +45,20 @@ pub async fn access(store: &Store, secrets: &SecretBox, id: i64) -> Result<Repos
         let Some(_) = row.try_get::<Option<i64>, _>("repository_id")? else {
             let sealed: Option<String> = row.try_get("credentials")?;
             let token = sealed.map(|s| secrets.open(&s, &playzones::token_context(id))).transpose()?;
+            if is_ssh_url(&url) {
+                let reach = match token {
+                    Some(key) => Reach::Ssh(SshAccess {
+                        playzone_id: id,
+                        private_key_openssh: key,
+                        pinned_host_key: row.try_get("ssh_host_key")?,
+                    }),
+                    None => Reach::Lost(format!(
+                        "the Playzone has no deploy key yet: call POST /api/playzones/{id}/generate_ssh_key (or give \
+                         the private key in credentials) and add its public key to the repository's deploy keys"
+                    )),
+                };
+                return Ok(RepositoryAccess { url, token: None, reach });
+            }
             return Ok(RepositoryAccess::remote(url, token));
         };
         let reach = match row.try_get::<Option<String>, _>("owner")? {
@@ -114,6 +133,7 @@ pub async fn attach_in(
         default_branch: how.default_branch.map(|b| Some(b.to_owned())),
         private: Some(repository.private),
         credentials: None,
+        ssh_host_key: None,
     };
     let zone = playzones::create(&mut *conn, None, by, changes, false, limits).await?;
     sqlx::query("UPDATE playzones SET repository_id = $1 WHERE id = $2")

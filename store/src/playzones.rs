@@ -21,19 +21,21 @@ use super::On;
 use super::events;
 use super::playzone_branches;
 use super::quotas;
-use super::shapes::{all_of, column, delete_owned, one_in, set_by_id};
+use super::shapes::{all_of, column, delete_owned, one_in};
 use super::{Conn, OnUnique, Store, flag, is_set};
 use crate::{Error, Result};
 use play_model::model::event::{Acting, Actor, NewEvent};
 use play_model::model::quota::{QuotaLimits, Resource};
 use play_model::playzone::model::Playzone;
 use play_model::playzone::{Changes, Status};
+use play_model::repository::ssh::is_ssh_url;
 use play_model::secrets::SecretBox;
 use play_model::time;
 
 pub use super::playzone_branches::{branch_commit, branches, record_sync, record_sync_error};
 
 const COLUMNS: &str = "id, account_id, name, scm_url, private, credentials IS NOT NULL AS has_credentials, \
+    ssh_public_key, ssh_host_key, ssh_host_key_pinned_at, \
     repository_id IS NOT NULL AS attached, default_branch, default_branch_pinned, auto_created, status, \
     status_message, compose_file, compose_commit, \
     generation, synced_generation, last_synced_at, last_sync_attempt_at, created_at, updated_at";
@@ -53,6 +55,9 @@ fn from_row(row: &AnyRow) -> Result<Playzone> {
             scm_url,
             private => flag,
             has_credentials: bool_column(row, "has_credentials")?,
+            ssh_public_key,
+            ssh_host_key,
+            ssh_host_key_pinned_at => opt_time,
             attached: bool_column(row, "attached")?,
             default_branch,
             default_branch_pinned => flag,
@@ -126,7 +131,7 @@ pub async fn create(
             .on_unique(|| name_taken(&name))?
             .try_get("id")?;
             if let (Some(Some(token)), Some(secrets)) = (&changes.credentials, secrets) {
-                set_token(conn, secrets, id, Some(token)).await?;
+                set_token(conn, secrets, id, Some(token), &scm_url).await?;
             }
             let metadata = serde_json::json!({"name": name, "scm_url": scm_url, "auto_created": auto_created});
             events::record(conn, NewEvent::new(account_id, "playzone", id, "created").actor(actor).metadata(metadata))
@@ -143,9 +148,44 @@ pub async fn create_auto(store: &Store, by: Acting, changes: Changes, limits: &Q
     create(store, None, by, changes, true, limits).await
 }
 
-async fn set_token(conn: &mut Conn, secrets: &SecretBox, id: i64, token: Option<&str>) -> Result<()> {
-    let sealed = token.map(|t| secrets.seal(t, &token_context(id))).transpose()?;
-    set_by_id(conn, "UPDATE playzones SET credentials = $1 WHERE id = $2", sealed, id).await
+/// Stores the credentials of a Playzone on `scm_url`: a token, or for an
+/// ssh URL a deploy key, whose public half is kept beside it to be shown.
+async fn set_token(conn: &mut Conn, secrets: &SecretBox, id: i64, token: Option<&str>, scm_url: &str) -> Result<()> {
+    let public = token.filter(|_| is_ssh_url(scm_url)).and_then(play_model::playzone::ssh::public_half);
+    write_key(conn, secrets, id, token, public.as_deref()).await
+}
+
+/// Seals `private` into `credentials` and keeps `public` beside it (both
+/// `None`: removed).
+pub(super) async fn write_key(
+    conn: &mut Conn,
+    secrets: &SecretBox,
+    id: i64,
+    private: Option<&str>,
+    public: Option<&str>,
+) -> Result<()> {
+    let sealed = private.map(|k| secrets.seal(k, &token_context(id))).transpose()?;
+    sqlx::query("UPDATE playzones SET credentials = $1, ssh_public_key = $2 WHERE id = $3")
+        .bind(sealed)
+        .bind(public)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// Pins `pin` as Playzone `id`'s host key, or forgets the pin (`None`:
+/// its URL moved to another host, or the owner asked; the next contact
+/// pins what it sees).
+async fn set_pin_in(conn: &mut Conn, id: i64, pin: Option<&str>) -> Result<()> {
+    let at = pin.map(|_| time::to_db(&time::now()));
+    sqlx::query("UPDATE playzones SET ssh_host_key = $1, ssh_host_key_pinned_at = $2 WHERE id = $3")
+        .bind(pin)
+        .bind(at)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
 }
 
 pub async fn get(on: impl Into<On<'_>>, account_id: i64, id: i64) -> Result<Playzone> {
@@ -208,6 +248,7 @@ pub async fn update(
             let sync = changes.needs_sync()
                 && (url_changed
                     || changes.credentials.is_some()
+                    || changes.ssh_host_key.is_some()
                     || default_branch != current.default_branch
                     || pinned != current.default_branch_pinned);
             let changed = sync || name != current.name || private != current.private;
@@ -234,7 +275,13 @@ pub async fn update(
     .await
     .on_unique(|| name_taken(&name))?;
             if let Some(token) = &changes.credentials {
-                set_token(conn, secrets, id, token.as_deref()).await?;
+                set_token(conn, secrets, id, token.as_deref(), &scm_url).await?;
+            }
+            if url_changed && !play_model::playzone::same_origin(&scm_url, &current.scm_url) {
+                set_pin_in(conn, id, None).await?;
+            }
+            if let Some(pin) = &changes.ssh_host_key {
+                set_pin_in(conn, id, pin.as_deref()).await?;
             }
             if url_changed {
                 playzone_branches::forget_in(conn, id).await?;
@@ -253,6 +300,7 @@ pub async fn update(
                 (default_branch != current.default_branch || pinned != current.default_branch_pinned, "default_branch"),
                 (private != current.private, "private"),
                 (changes.credentials.is_some(), "credentials"),
+                (changes.ssh_host_key.is_some(), "ssh_host_key"),
             ] {
                 if set {
                     fields.push(name);

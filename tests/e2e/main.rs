@@ -41,6 +41,7 @@ mod playzone_build_registry_e2e;
 mod playzone_builds_e2e;
 mod playzone_project_files_e2e;
 mod playzone_source_mount_e2e;
+mod playzone_ssh_e2e;
 mod playzones_e2e;
 mod quick_start_branches_e2e;
 mod regressions_bench;

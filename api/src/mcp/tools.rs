@@ -239,7 +239,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "POST",
         "/api/playzones",
         Wrapped("playzone"),
-        "Create a Playzone from a repository's https URL; its first sync starts at once. A repository of play's Git host or of an installed app the account reaches is read through the installation; otherwise a private one needs credentials (an access token).",
+        "Create a Playzone from a repository's https or ssh URL; its first sync starts at once. A repository of play's Git host or of an installed app the account reaches is read through the installation; otherwise a private one needs credentials (an access token, or for an ssh URL a deploy key: or call generate_ssh_key on the Playzone over the REST API).",
     ),
     tool(
         "sync_playzone",

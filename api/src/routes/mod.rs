@@ -15,6 +15,7 @@ pub mod playgrounds;
 pub mod playrooms;
 pub mod playspec_files;
 pub mod playspecs;
+pub mod playzone_keys;
 pub mod playzones;
 pub mod repos;
 pub mod schedules;

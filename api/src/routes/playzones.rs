@@ -12,7 +12,7 @@ use axum::http::StatusCode;
 use play_core::scm::by_url;
 use play_core::scm::flows::Caller;
 use play_core::wake::Kind;
-use play_model::playzone::{self, Input, Stored, env_file};
+use play_model::playzone::{self, Stored, env_file};
 use play_store::{playzone_access, playzones};
 
 use crate::auth::Principal;
@@ -71,14 +71,7 @@ pub async fn create(
             return Ok((StatusCode::CREATED, JsonResponse((&zone).into())));
         }
     }
-    let input = Input {
-        name: Some(b.name),
-        scm_url: Some(b.scm_url),
-        default_branch: b.default_branch.map(Some),
-        private: b.private,
-        credentials: b.credentials,
-    };
-    let changes = changes(input, None, &state.config.repository_policy)?;
+    let changes = changes(b.input(), None, &state.config.repository_policy)?;
     let playzone =
         playzones::create(&state.store, Some(&state.secrets), principal.acting(), changes, false, &state.config.quotas)
             .await?;
@@ -110,14 +103,7 @@ pub async fn update(
     Json(body): Json<PlayzoneUpdateRequest>,
 ) -> ApiResult<JsonResponse<PlayzoneDetail>> {
     let current = playzones::get(&state.store, principal.account_id, id).await?;
-    let b = body.playzone;
-    let input = Input {
-        name: b.name,
-        scm_url: b.scm_url,
-        default_branch: b.default_branch,
-        private: b.private,
-        credentials: b.credentials,
-    };
+    let input = body.playzone.input();
     let stored = Stored {
         private: current.private,
         has_token: current.has_credentials,

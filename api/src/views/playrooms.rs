@@ -126,7 +126,9 @@ pub(crate) async fn detail(state: &AppState, room: Playroom) -> ApiResult<Playro
 #[derive(Debug, Serialize, ToSchema)]
 pub struct GeneratedKey {
     pub id: i64,
-    /// Add this line to `~/.ssh/authorized_keys` of the Playroom's user.
+    /// Add this line to `~/.ssh/authorized_keys` of the Playroom's user
+    /// (a Playroom's key), or to the repository's deploy keys (a
+    /// Playzone's).
     pub ssh_public_key: String,
     pub fingerprint: String,
 }

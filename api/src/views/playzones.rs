@@ -37,8 +37,17 @@ pub struct PlayzoneDetail {
     pub item: PlayzoneItem,
     /// Why the last sync failed (with `status: error`).
     pub status_message: Option<String>,
-    /// Whether an access token is stored.
+    /// Whether an access token (or, for an ssh `scm_url`, a deploy key)
+    /// is stored.
     pub has_credentials: bool,
+    /// For an ssh `scm_url`: the deploy key's public half, to add to the
+    /// repository's deploy keys (`generate_ssh_key` makes one).
+    pub ssh_public_key: Option<String>,
+    /// For an ssh `scm_url`: the host key pinned at the first contact (or
+    /// set with `PATCH`), checked at every later one.
+    pub ssh_host_key: Option<String>,
+    pub ssh_host_key_fingerprint: Option<String>,
+    pub ssh_host_key_pinned_at: Option<DateTime<Utc>>,
     /// Whether `default_branch` was chosen (else it follows the remote).
     pub default_branch_pinned: bool,
     /// Created by Launch for a Compose file's build service.
@@ -75,6 +84,10 @@ impl From<&Playzone> for PlayzoneDetail {
             item: z.into(),
             status_message: z.status_message.clone(),
             has_credentials: z.has_credentials,
+            ssh_public_key: z.ssh_public_key.clone(),
+            ssh_host_key: z.ssh_host_key.clone(),
+            ssh_host_key_fingerprint: z.ssh_host_key.as_deref().and_then(play_model::playzone::ssh::pin_fingerprint),
+            ssh_host_key_pinned_at: z.ssh_host_key_pinned_at,
             default_branch_pinned: z.default_branch_pinned,
             auto_created: z.auto_created,
             compose_file: z.compose_file.clone(),

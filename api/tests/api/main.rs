@@ -37,6 +37,7 @@ mod playrooms;
 mod playspecs;
 mod playzone_by_url;
 mod playzone_links;
+mod playzone_ssh;
 mod playzones;
 mod recent_reads;
 mod rendered_reads;

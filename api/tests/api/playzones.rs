@@ -21,13 +21,13 @@ use serde_json::{Value, json};
 const URL: &str = "https://git.example.org/team/app.git";
 const TOKEN: &str = "glpat-0123456789abcdefXYZ";
 
-async fn create(app: &TestApp, body: Value) -> Value {
+pub(crate) async fn create(app: &TestApp, body: Value) -> Value {
     let r = app.post("/api/playzones", &app.admin, json!({"playzone": body})).await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
     r.body
 }
 
-async fn patch(app: &TestApp, id: i64, body: Value) -> play_api::testing::Response {
+pub(crate) async fn patch(app: &TestApp, id: i64, body: Value) -> play_api::testing::Response {
     app.request(Method::PATCH, &format!("/api/playzones/{id}"), Some(&app.admin), Some(json!({"playzone": body}))).await
 }
 
@@ -162,7 +162,8 @@ async fn hostile_and_bad_input_is_refused_field_by_field() {
         "https://10.1.2.3/a.git",
         "https://localhost/a.git",
         "file:///var/run/docker.sock",
-        "ssh://git@git.example.org/a.git",
+        "ssh://git@10.1.2.3/a.git",
+        "git@git.example.org:a.git;id",
         "https://git.example.org/a.git?access_token=x",
     ] {
         assert_eq!(refused(&app, json!({"name": "x", "scm_url": url})).await, ["playzone.scm_url"], "{url}");

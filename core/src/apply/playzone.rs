@@ -83,6 +83,7 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, Error> {
         default_branch: Some(spec.default_branch.clone()),
         private: Some(spec.private.unwrap_or(false)),
         credentials: spec.credentials.clone(),
+        ssh_host_key: None,
     };
     if let Some(zone) = &current
         && play_store::playzone_access::repository_of_in(&mut *cx.conn, zone.id).await?.is_some()

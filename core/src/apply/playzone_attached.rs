@@ -67,6 +67,7 @@ pub async fn apply(
         default_branch: Some(default_branch.clone()),
         private: None,
         credentials: None,
+        ssh_host_key: None,
     };
     let by = cx.principal.acting();
     let zone = match (decision.action, current) {

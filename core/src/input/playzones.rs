@@ -39,6 +39,18 @@ pub struct NewPlayzone {
 }
 
 impl NewPlayzone {
+    /// The fields as the model's rules take them.
+    pub fn input(self) -> Input {
+        Input {
+            name: Some(self.name),
+            scm_url: Some(self.scm_url),
+            default_branch: self.default_branch.map(Some),
+            private: self.private,
+            credentials: self.credentials,
+            ssh_host_key: None,
+        }
+    }
+
     /// What a create through an installation keeps of it
     /// ([`crate::scm::by_url`]).
     pub fn wanted(&self) -> crate::scm::by_url::Wanted<'_> {
@@ -87,6 +99,26 @@ pub struct PlayzoneUpdate {
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(schema_with = play_model::openapi::repository_token_or_null))]
     pub credentials: Option<String>,
+    /// For an ssh `scm_url`: the host key to pin (an OpenSSH public key
+    /// line, a `known_hosts` line or a `SHA256:` fingerprint); `""`
+    /// forgets the pin, and the next contact pins what it sees.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_length = 16384))]
+    pub ssh_host_key: Option<String>,
+}
+
+impl PlayzoneUpdate {
+    /// The fields as the model's rules take them.
+    pub fn input(self) -> Input {
+        Input {
+            name: self.name,
+            scm_url: self.scm_url,
+            default_branch: self.default_branch,
+            private: self.private,
+            credentials: self.credentials,
+            ssh_host_key: self.ssh_host_key,
+        }
+    }
 }
 
 impl std::fmt::Debug for PlayzoneUpdate {

@@ -253,6 +253,7 @@ async fn create_for(
             default_branch: None,
             private: Some(false),
             credentials: None,
+            ssh_host_key: None,
         };
         match playzones::create_auto(store, Acting::new(account_id, actor), changes, limits).await {
             Err(Error::Validation(e)) if e.contains_key("playzone.name") => continue,

@@ -16,6 +16,7 @@
 
 mod repo;
 mod server;
+mod ssh;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -25,6 +26,7 @@ use std::sync::{Arc, Mutex};
 use tempfile::TempDir;
 
 pub use repo::{Entry, executable, file, symlink};
+pub use ssh::GitSsh;
 
 /// Who may read and push a repository.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -7,3 +7,5 @@ mod common;
 mod contents;
 mod hosted;
 mod remote;
+mod ssh;
+mod ssh_harness;

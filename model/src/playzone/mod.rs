@@ -10,12 +10,14 @@
 //!
 //! # Credentials
 //!
-//! `credentials` (an access token) is write-only: sealed in the store,
+//! `credentials` (an access token, or for an ssh URL a deploy key:
+//! [`ssh`]) is write-only: sealed in the store,
 //! opened only to build a [`RepositoryAccess`](crate::repository::RepositoryAccess)
 //! for one gateway call. No type here that is serialised or shown holds it.
 
 pub mod env_file;
 pub mod model;
+pub mod ssh;
 
 use serde::Serialize;
 
@@ -90,14 +92,33 @@ impl RepositoryPolicy {
         if lower.starts_with("http://") && !self.urls.allow_http {
             return Err("must use https (http is refused unless the operator sets PLAY_REPOSITORY_ALLOW_HTTP)".into());
         }
-        if lower.starts_with("ssh://") || (!lower.contains("://") && text.contains('@') && text.contains(':')) {
-            return Err("must be an https URL: ssh repository URLs are not supported yet".into());
+        if crate::repository::ssh::is_ssh_url(text) {
+            return Err("must be an https URL: a repository on an ssh URL is read with a deploy key, so it needs a \
+                        Playzone of its own (POST /api/playzones with the ssh URL, then generate_ssh_key)"
+                .into());
         }
         let url = UrlPolicy { allow_http: true, ..self.urls.clone() }.check(text)?;
         if url.query().is_some() {
             return Err("must not contain a query (?...)".into());
         }
         Ok(url)
+    }
+}
+
+impl RepositoryPolicy {
+    /// Checks a Playzone's `scm_url`: an https URL as [`Self::check`]
+    /// says, or an ssh URL (`ssh://git@host/owner/repo.git`,
+    /// `git@host:owner/repo.git`) whose form [`SshUrl`](crate::repository::ssh::SshUrl)
+    /// reads and whose host the same address rules allow.
+    pub fn check_playzone_url(&self, text: &str) -> Result<(), String> {
+        if !crate::repository::ssh::is_ssh_url(text) {
+            return self.check(text).map(drop);
+        }
+        let url = crate::repository::ssh::SshUrl::parse(text)?;
+        UrlPolicy { allow_http: true, ..self.urls.clone() }
+            .check(&url.policy_probe())
+            .map(drop)
+            .map_err(|e| format!("the host {} {e}", url.host))
     }
 }
 
@@ -113,6 +134,10 @@ pub struct Input {
     pub private: Option<bool>,
     /// `Some("")` on update removes the token.
     pub credentials: Option<String>,
+    /// For an ssh URL: the host key to pin (an OpenSSH public key line, a
+    /// `known_hosts` line or a `SHA256:` fingerprint); `Some("")` forgets
+    /// the pin, and the next contact pins what it sees.
+    pub ssh_host_key: Option<String>,
 }
 
 /// What an attach makes (`store::playzone_access::attach_in`): the
@@ -135,6 +160,9 @@ pub struct Changes {
     pub private: Option<bool>,
     /// `Some(None)` removes the token.
     pub credentials: Option<Option<String>>,
+    /// `Some(None)` forgets the pinned host key; `Some(Some(pin))` pins
+    /// it (normalised: a key line without comment, or a fingerprint).
+    pub ssh_host_key: Option<Option<String>>,
 }
 
 impl std::fmt::Debug for Changes {
@@ -145,6 +173,7 @@ impl std::fmt::Debug for Changes {
             .field("default_branch", &self.default_branch)
             .field("private", &self.private)
             .field("credentials", &self.credentials.as_ref().map(|c| c.as_ref().map(|_| "<redacted>")))
+            .field("ssh_host_key", &self.ssh_host_key)
             .finish()
     }
 }
@@ -153,7 +182,10 @@ impl Changes {
     /// Whether these changes ask for a new sync (what the remote says may
     /// differ now).
     pub fn needs_sync(&self) -> bool {
-        self.scm_url.is_some() || self.default_branch.is_some() || self.credentials.is_some()
+        self.scm_url.is_some()
+            || self.default_branch.is_some()
+            || self.credentials.is_some()
+            || self.ssh_host_key.is_some()
     }
 }
 
@@ -175,6 +207,14 @@ pub struct Stored<'a> {
 /// path, never of origin. Text that does not parse has no origin, so it
 /// never matches.
 pub fn same_origin(a: &str, b: &str) -> bool {
+    use crate::repository::ssh::{SshUrl, is_ssh_url};
+    if is_ssh_url(a) || is_ssh_url(b) {
+        // A deploy key stays with the host and port it was given for.
+        return match (SshUrl::parse(a), SshUrl::parse(b)) {
+            (Ok(a), Ok(b)) => a.host.eq_ignore_ascii_case(&b.host) && a.port == b.port,
+            _ => false,
+        };
+    }
     match (url::Url::parse(a), url::Url::parse(b)) {
         (Ok(a), Ok(b)) => {
             let origin = a.origin();
@@ -221,7 +261,7 @@ impl Changes {
         }
         let mut scm_url = None;
         if let Some(text) = &input.scm_url {
-            match policy.check(text) {
+            match policy.check_playzone_url(text) {
                 Ok(_) => scm_url = Some(text.trim_end_matches('/').to_owned()),
                 Err(message) => push_field_error(&mut errors, field("scm_url"), message),
             }
@@ -231,9 +271,19 @@ impl Changes {
         {
             push_field_error(&mut errors, field("default_branch"), message);
         }
+        let stored = stored.unwrap_or_default();
+        // The URL the credentials are for: an ssh URL takes a deploy key.
+        let ssh = crate::repository::ssh::is_ssh_url(input.scm_url.as_deref().unwrap_or(stored.scm_url));
         let credentials = match input.credentials {
             None => None,
             Some(token) if token.is_empty() && !creating => Some(None),
+            Some(text) if ssh => match ssh::deploy_key(&text) {
+                Ok(key) => Some(Some(key)),
+                Err(message) => {
+                    push_field_error(&mut errors, field("credentials"), message);
+                    Some(None)
+                }
+            },
             Some(token) => {
                 if let Err(message) = check_token(&token) {
                     push_field_error(&mut errors, field("credentials"), message);
@@ -241,7 +291,6 @@ impl Changes {
                 Some(Some(token))
             }
         };
-        let stored = stored.unwrap_or_default();
         if stored.attached && scm_url.as_deref().is_some_and(|url| url != stored.scm_url.trim_end_matches('/')) {
             push_field_error(
                 &mut errors,
@@ -261,8 +310,10 @@ impl Changes {
             Some(token) => token.is_some(),
             None => stored.has_token,
         };
-        // An attached Playzone reads through its installation, no token.
-        if private && !has_token && !stored.attached {
+        // An attached Playzone reads through its installation, no token;
+        // an ssh one gets its deploy key after it is made
+        // (`generate_ssh_key`), or in `credentials`.
+        if private && !has_token && !stored.attached && !ssh {
             let message = if moved_origin {
                 "the new scm_url is on another origin (scheme, host or port) than the stored access token was given \
                  for: send the token again in credentials (a stored token never follows the URL to another host)"
@@ -273,6 +324,21 @@ impl Changes {
             };
             push_field_error(&mut errors, field("credentials"), message);
         }
+        let ssh_host_key = match input.ssh_host_key.as_deref() {
+            None => None,
+            Some("") => Some(None),
+            Some(_) if !ssh => {
+                push_field_error(&mut errors, field("ssh_host_key"), "is only for a Playzone on an ssh scm_url");
+                None
+            }
+            Some(text) => match ssh::host_key_pin(text) {
+                Ok(pin) => Some(Some(pin)),
+                Err(message) => {
+                    push_field_error(&mut errors, field("ssh_host_key"), message);
+                    None
+                }
+            },
+        };
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -282,6 +348,7 @@ impl Changes {
             default_branch: input.default_branch,
             private: input.private,
             credentials,
+            ssh_host_key,
         })
     }
 }

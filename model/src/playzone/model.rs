@@ -13,8 +13,16 @@ pub struct Playzone {
     pub name: String,
     pub scm_url: String,
     pub private: bool,
-    /// Whether a token is stored (never the token).
+    /// Whether a token (or, for an ssh `scm_url`, a deploy key) is stored
+    /// (never the secret).
     pub has_credentials: bool,
+    /// For an ssh `scm_url`: the deploy key's public half, to add to the
+    /// repository's deploy keys (`None` before one is given or made).
+    pub ssh_public_key: Option<String>,
+    /// For an ssh `scm_url`: the host key pinned at the first contact
+    /// (an OpenSSH public key line), checked at every later one.
+    pub ssh_host_key: Option<String>,
+    pub ssh_host_key_pinned_at: Option<Timestamp>,
     /// Attached to a repository of a source-hosting installation: read
     /// with the installation's access, not anonymously.
     pub attached: bool,

@@ -38,8 +38,11 @@ fn hostile_urls_are_refused() {
         "https://[::1]/a.git",
         "https://localhost/a.git",
         "https://internal/a.git",
-        "ssh://git@git.example.org/a.git",
-        "git@github.com:team/app.git",
+        "ssh://git@127.0.0.1/a.git",
+        "ssh://git@localhost:2222/a.git",
+        "git@10.0.0.8:team/app.git",
+        "ssh://git@git.example.org/a.git';reboot'",
+        "git@github.com:-oProxyCommand=x",
         "file:///etc/passwd",
         "https://git.example.org/a.git?x=1",
         "https://git.example.org/a.git#frag",
@@ -188,4 +191,34 @@ fn statuses_round_trip() {
         assert_eq!(Status::parse(s.as_str()), Some(s));
     }
     assert_eq!(Status::parse("Active"), None);
+}
+
+/// Issue #52, item 2: both ssh spellings are Playzone URLs; a Playzone on
+/// one needs no credentials to be made (its key comes after, from
+/// `generate_ssh_key`), takes a deploy key in `credentials`, never a
+/// token, and a key stays with its host.
+#[test]
+fn ssh_urls_take_a_deploy_key_that_stays_with_its_host() {
+    for url in ["ssh://git@git.example.org/a.git", "git@github.com:team/app.git"] {
+        let mut input = create(url);
+        input.private = Some(true);
+        let changes = Changes::validate(input, None, &policy()).unwrap_or_else(|e| panic!("{url}: {e:?}"));
+        assert_eq!(changes.scm_url.as_deref(), Some(url));
+        assert_eq!(changes.credentials, None);
+    }
+    let pair = crate::ssh_keys::generate_ed25519("t").expect("key");
+    let mut keyed = create("git@github.com:team/app.git");
+    keyed.credentials = Some(pair.private_openssh.clone());
+    let changes = Changes::validate(keyed, None, &policy()).expect("a deploy key");
+    assert!(changes.credentials.flatten().is_some_and(|k| k.contains("OPENSSH PRIVATE KEY")));
+    let mut token = create("git@github.com:team/app.git");
+    token.credentials = Some("glpat-abc".into());
+    let errors = Changes::validate(token, None, &policy()).expect_err("a token is no key");
+    assert!(messages(&errors, "playzone.credentials")[0].contains("deploy key"), "{errors:?}");
+    // Another host drops the stored key; another path keeps it.
+    let stored = Stored { private: true, has_token: true, attached: false, scm_url: "git@github.com:team/app.git" };
+    let moved = Input { scm_url: Some("ssh://git@evil.example/team/app.git".into()), ..Input::default() };
+    assert_eq!(Changes::validate(moved, Some(stored), &policy()).expect("moved").credentials, Some(None));
+    let renamed = Input { scm_url: Some("ssh://git@github.com/team/other.git".into()), ..Input::default() };
+    assert_eq!(Changes::validate(renamed, Some(stored), &policy()).expect("same host").credentials, None);
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use play_api::testing::TestApp;
-use play_git::testing::GitServer;
+use play_git::testing::{GitServer, GitSsh};
 use play_git::{GitConfig, GitGateway};
 use serde_json::json;
 
@@ -36,26 +36,64 @@ pub async fn start_with(
     token: &str,
     playground: play_reconcilers::playground::PlaygroundConfig,
 ) -> PlayzoneWorld {
+    let (world, runtimes, cache) = world_reaching_loopback(playground).await;
+    let app = &world.app;
+    let body = json!({"playzone": {"name": repo, "scm_url": git.url(repo), "private": true, "credentials": token}});
+    let r = app.post("/api/playzones", &app.admin, body).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let playzone = r.body["id"].as_i64().expect("a Playzone id");
+    first_sync(&world, &runtimes.1, playzone).await;
+    PlayzoneWorld { world, runtimes, playzone, cache }
+}
+
+/// [`start`] for the repository `repo` over `ssh` (issue #52, item 2):
+/// the Playzone is made on its ssh URL without credentials, gets a
+/// generated deploy key, which `ssh` authorizes, and syncs (its first
+/// contact pins the host key).
+pub async fn start_ssh(ssh: &GitSsh, repo: &str) -> PlayzoneWorld {
+    let (world, runtimes, cache) = world_reaching_loopback(super::world::playground_config()).await;
+    let app = &world.app;
+    let body = json!({"playzone": {"name": repo, "scm_url": ssh.url(repo), "private": true}});
+    let r = app.post("/api/playzones", &app.admin, body).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let playzone = r.body["id"].as_i64().expect("a Playzone id");
+    let r = app.post(&format!("/api/playzones/{playzone}/generate_ssh_key"), &app.admin, json!({})).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    ssh.authorize(r.body["ssh_public_key"].as_str().expect("the public key"));
+    first_sync(&world, &runtimes.1, playzone).await;
+    PlayzoneWorld { world, runtimes, playzone, cache }
+}
+
+/// A world whose loops reach repositories on 127.0.0.1 (http allowed),
+/// pinning ssh host keys in its store, and the gateway's cache.
+async fn world_reaching_loopback(
+    playground: play_reconcilers::playground::PlaygroundConfig,
+) -> (World, (Running, Running), tempfile::TempDir) {
     let mut config = TestApp::default_config();
     config.repository_policy.urls.allow_http = true;
     config.repository_policy.urls.allowlist =
         play_model::webhook::UrlPolicy::parse_allowlist("127.0.0.1").expect("a valid allowlist");
     let world = World::start_with(config.clone()).await;
     let cache = tempfile::tempdir().expect("a cache directory");
-    let gateway =
-        GitGateway::new(GitConfig::new(cache.path(), config.repository_policy.urls.clone())).expect("a git gateway");
+    let host_keys = play_core::playzone::host_keys::PinnedHostKeys::new(world.app.store().clone());
+    let git_config = GitConfig {
+        ssh_host_keys: Some(Arc::new(host_keys)),
+        ..GitConfig::new(cache.path(), config.repository_policy.urls.clone())
+    };
+    let gateway = GitGateway::new(git_config).expect("a git gateway");
     let runtimes = world.runtimes_with_repositories_and(Arc::new(gateway), playground);
+    (world, runtimes, cache)
+}
+
+async fn first_sync(world: &World, sync: &Running, playzone: i64) {
     let app = &world.app;
-    let body = json!({"playzone": {"name": repo, "scm_url": git.url(repo), "private": true, "credentials": token}});
-    let r = app.post("/api/playzones", &app.admin, body).await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    let playzone = r.body["id"].as_i64().expect("a Playzone id");
-    runtimes.1.handle.wake(playzone);
+    sync.handle.wake(playzone);
     super::wait_until("the Playzone's first sync", Duration::from_secs(30), || async {
-        app.get(&format!("/api/playzones/{playzone}"), &app.admin).await.body["status"] == "active"
+        let zone = app.get(&format!("/api/playzones/{playzone}"), &app.admin).await.body;
+        assert_ne!(zone["status"], "error", "the first sync failed: {zone}");
+        zone["status"] == "active"
     })
     .await;
-    PlayzoneWorld { world, runtimes, playzone, cache }
 }
 
 /// Syncs `playzone` (its loop runs in `sync`) until its index has
