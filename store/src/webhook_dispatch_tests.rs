@@ -224,3 +224,37 @@ async fn a_claim_takes_each_endpoints_oldest_few_past_anothers_backlog() {
         .unwrap();
     assert!(s.claim(2).await.is_empty(), "a disabled endpoint's backlog waits");
 }
+
+/// The contract's rule 4 of webhook endpoints: a successful delivery
+/// resets the failure counter, so failures are counted only while they
+/// are consecutive. Nine failures, a success, nine failures: still
+/// enabled, at 9; a tenth in a row disables it.
+#[tokio::test]
+async fn a_success_resets_the_failure_counter() {
+    let s = setup().await;
+    // Each attempt is its delivery's last, so the next claim is the next
+    // event's: the counter is the endpoint's, across deliveries.
+    let ok = Attempt { status: DeliveryStatus::Succeeded, next_attempt_at: None, ..failed(200) };
+    let gave_up = || Attempt { status: DeliveryStatus::Abandoned, next_attempt_at: None, ..failed(500) };
+    let mut outcomes: Vec<(Attempt, EndpointEffect)> = Vec::new();
+    for _ in 0..9 {
+        outcomes.push((gave_up(), EndpointEffect::Failed { gone: false }));
+    }
+    outcomes.push((ok, EndpointEffect::Succeeded));
+    for _ in 0..9 {
+        outcomes.push((gave_up(), EndpointEffect::Failed { gone: false }));
+    }
+    let mut counts = Vec::new();
+    for (n, (attempt, effect)) in outcomes.into_iter().enumerate() {
+        s.record(&[100 + i64::try_from(n).unwrap()]).await;
+        for event in s.undispatched().await {
+            fan_out(&s.store, &event).await.unwrap();
+        }
+        let claimed = s.claim(1).await;
+        assert_eq!(claimed.len(), 1, "one attempt due at a time");
+        counts.push(record(&s.store, &claimed[0], attempt, effect).await.unwrap().failure_count);
+    }
+    assert_eq!(counts, [1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    let endpoint = webhooks::get(&s.store, s.account, s.endpoint).await.unwrap();
+    assert_eq!((endpoint.enabled, endpoint.failure_count), (true, 9), "{endpoint:?}");
+}

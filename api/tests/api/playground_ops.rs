@@ -84,6 +84,11 @@ async fn rollout_bumps_the_generation_and_applies_changed_settings() {
     assert_eq!(r.body["env_overrides"], json!({"MODE": "x", "TAG": "2"}));
     let status = app.get(&format!("/api/playgrounds/{id}/status"), &app.admin).await;
     assert_eq!(status.body["creation_step"], "queued");
+    // A change of settings never needs a recreation the caller must ask
+    // for: the reconciler converges it (docs/contract.md, "needs_recreation").
+    assert_eq!(status.body["needs_recreation"], false, "{}", status.text);
+    let detail = app.get(&format!("/api/playgrounds/{id}"), &app.admin).await;
+    assert_eq!(detail.body["needs_recreation"], false, "{}", detail.text);
 }
 
 #[tokio::test]
