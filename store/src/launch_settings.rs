@@ -179,9 +179,8 @@ pub(super) struct Synced<'a> {
     /// The settings the latest version asks for, as stored (JSON); `None`:
     /// none.
     pub config: Option<String>,
-    /// The template's row: its id, whether its settings differ, and
-    /// whether it had any (was on).
-    pub existing: Option<(i64, bool, bool)>,
+    /// The template's row, if it has one.
+    pub existing: Option<Existing>,
     /// Whether the key writing the version may read Playzones: a trigger
     /// that adopts the account's default Playroom keeps the right only if
     /// both its author and the key that chose the default have it.
@@ -193,13 +192,23 @@ pub(super) struct Synced<'a> {
     pub limits: &'a play_model::model::quota::QuotaLimits,
 }
 
+/// A template's schedule or trigger row as [`Synced`] finds it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Existing {
+    pub id: i64,
+    /// Its settings differ from the latest version's.
+    pub changed: bool,
+    /// It had settings (was on) before this version.
+    pub was_on: bool,
+}
+
 /// Makes the row when the version asks for one and there is none, and
 /// replaces its settings when they changed (a row is never deleted here:
 /// its history and targets outlive a version without settings). A row the
 /// version turns on that has no Playroom takes the account's default
 /// ([`adopt_default_in`]). Its id.
 pub(super) async fn sync_row_in(conn: &mut Conn, owner: Owner, synced: Synced<'_>) -> Result<Option<i64>> {
-    let turned_on = synced.config.is_some() && synced.existing.is_none_or(|(_, _, was_on)| !was_on);
+    let turned_on = synced.config.is_some() && synced.existing.is_none_or(|e| !e.was_on);
     let (account_id, author_may_read) = (synced.account_id, synced.author_may_read_playzones);
     let id = write_row_in(conn, owner, synced).await?;
     if let (true, Some(id)) = (turned_on, id) {
@@ -261,7 +270,7 @@ async fn write_row_in(conn: &mut Conn, owner: Owner, synced: Synced<'_>) -> Resu
                 .await?;
             Ok(Some(row.try_get("id")?))
         }
-        Some((id, changed, _)) => {
+        Some(Existing { id, changed, .. }) => {
             if changed {
                 let sql = format!(
                     "UPDATE {} SET config = $1, config_version = $2, {}, updated_at = $3 WHERE id = $4",

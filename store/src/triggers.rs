@@ -125,7 +125,11 @@ pub async fn sync_in(
         template_id,
         version,
         config: settings.as_ref().map(|s| serde_json::json!(s).to_string()),
-        existing: existing.map(|row| (row.id, row.settings != settings, row.settings.is_some())),
+        existing: existing.map(|row| super::launch_settings::Existing {
+            id: row.id,
+            changed: row.settings != settings,
+            was_on: row.settings.is_some(),
+        }),
         author_may_read_playzones: authored.as_ref().is_some_and(|a| a.author_may_read_playzones),
         reset: "problem = NULL, playzone_id = NULL",
         limits,
