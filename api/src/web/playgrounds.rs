@@ -61,11 +61,18 @@ pub async fn list(State(state): State<AppState>, viewer: Viewer, Query(q): Query
     viewer.require("GET", "/api/playgrounds")?;
     let account = viewer.principal.account_id;
     let store = &state.store;
-    // How many the account has in all: a count (a page of one row).
-    let mut count = store_query(&ListQuery::default(), 1);
-    count.page = Some(play_model::playground::list::Page { number: 1, per_page: 1 });
-    let (_, all) = play_store::playground_list::list(store, account, &count).await?;
-    let (mut shown, matched) = play_store::playground_list::list(store, account, &store_query(&q, 1)).await?;
+    let filter = store_query(&q, 1);
+    let (mut shown, matched) = play_store::playground_list::list(store, account, &filter).await?;
+    // How many the account has in all: what matched when nothing filters,
+    // else a count of its own (a page of one row): one count over the
+    // account's Playgrounds per page, not two.
+    let all = if filter.status.is_none() && filter.name_contains.is_none() {
+        matched
+    } else {
+        let mut count = store_query(&ListQuery::default(), 1);
+        count.page = Some(play_model::playground::list::Page { number: 1, per_page: 1 });
+        play_store::playground_list::list(store, account, &count).await?.1
+    };
     let pages = usize::try_from(matched).unwrap_or(0).div_ceil(PAGE_SIZE).max(1);
     let number = q.page.unwrap_or(1).clamp(1, pages);
     if number > 1 {

@@ -276,6 +276,7 @@ async fn the_playgrounds_list_pages_and_filters_on_the_server() {
     assert_eq!(rows(&beyond.text), 10, "a page past the end shows the last");
     let found = page(&app, &admin, "/playgrounds?q=PG-5&status=").await;
     assert_eq!(rows(&found.text), 11, "pg-5 and pg-50..59, case-insensitive");
+    assert!(found.text.contains("11 of 60 Playgrounds."), "a filter still counts them all: {}", found.text);
     let none = page(&app, &admin, "/playgrounds?q=&status=running").await;
     assert_eq!(rows(&none.text), 0);
     assert!(none.text.contains("None matches."));
