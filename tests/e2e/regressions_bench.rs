@@ -11,7 +11,11 @@
 //!   its Playroom was cut, and 3 s after, to its replacement running: goal
 //!   2 s (each round one cut, after the event stream has been healthy);
 //! - the `manifests/` example's quick start edit (`env_overrides`), from
-//!   the rollout request to `running`: goal 3 s.
+//!   the rollout request to `running`: goal 3 s;
+//! - `POST /api/playspecs/validate_compose` of a 10-service Compose file
+//!   (`fixtures/ten_services.yaml`) over HTTP, `wrk` with 8 connections
+//!   for 5 s per round: goal 5,000 requests/s (issue #52, item 9); the
+//!   runs are shown as the time per request, so the goal is 200 µs.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
 
@@ -217,4 +221,69 @@ async fn bench_manifest_example_env_change() {
         runs.push(asked.elapsed());
     }
     report("manifests/ example, env_overrides edited, apply to running", runs, Duration::from_secs(3));
+}
+
+/// `wrk`'s `Requests/sec` of `POST url` with `body` and `token`, over
+/// `seconds` with 8 connections on 2 threads.
+fn wrk_post(url: &str, token: &str, body: &str, seconds: u64) -> f64 {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("post.lua");
+    let body = serde_json::to_string(body).unwrap();
+    std::fs::write(
+        &script,
+        format!(
+            "wrk.method = \"POST\"\nwrk.headers[\"Authorization\"] = \"Bearer {token}\"\n\
+             wrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.body = {body}\n"
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new("wrk")
+        .args(["-t2", "-c8", &format!("-d{seconds}s"), "-s"])
+        .arg(&script)
+        .arg(url)
+        .output()
+        .expect("wrk (scripts/bench-regressions installs it)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("Non-2xx"), "validate_compose answered errors:\n{text}");
+    text.lines()
+        .find_map(|l| l.strip_prefix("Requests/sec:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no Requests/sec in wrk's output:\n{text}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark: scripts/bench-regressions"]
+async fn bench_validate_compose_of_10_services_over_http() {
+    let compose = include_str!("fixtures/ten_services.yaml");
+    let play = Play::new()
+        .await
+        .env("PLAY_LOG", "warn")
+        .env("PLAY_RATE_LIMIT_PER_SECOND", "100000000")
+        .env("PLAY_RATE_LIMIT_BURST", "100000000");
+    let server = play.serve().await;
+    let (status, report) = server.post("/api/playspecs/validate_compose", json!({"compose_yaml": compose})).await;
+    assert_eq!((status, &report["valid"]), (200, &json!(true)), "{report}");
+    let body = json!({"compose_yaml": compose}).to_string();
+    let url = format!("{}/api/playspecs/validate_compose", server.base);
+    wrk_post(&url, &server.token, &body, 1);
+    let mut runs = Vec::new();
+    for _ in 0..rounds() {
+        let rps = wrk_post(&url, &server.token, &body, 5);
+        println!("validate_compose, 10 services: {rps:.0} requests/s");
+        runs.push(Duration::from_secs_f64(1.0 / rps));
+    }
+    runs.sort();
+    let median = runs[runs.len() / 2];
+    println!(
+        "BENCH validate_compose of 10 services over HTTP: {:.0} requests/s median ({:.0} / {:.0} min / max) over {} runs (goal 5,000)",
+        1.0 / median.as_secs_f64(),
+        1.0 / runs[runs.len() - 1].as_secs_f64(),
+        1.0 / runs[0].as_secs_f64(),
+        runs.len()
+    );
+    assert!(
+        median <= Duration::from_micros(400),
+        "validate_compose: {:.0} requests/s is under half the goal of 5,000",
+        1.0 / median.as_secs_f64()
+    );
 }
