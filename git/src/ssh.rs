@@ -144,6 +144,9 @@ struct Connection {
     offset: usize,
     stderr: Vec<u8>,
     eof: bool,
+    /// The remote spoke the protocol: its stderr (a banner, a warning)
+    /// is no longer a failure at the end of the stream.
+    spoke: bool,
 }
 
 /// The handler: remembers the host key presented and checks it against
@@ -226,7 +229,15 @@ async fn connect_inner(call: &Call, ssh: &SshCall, service: &str) -> Result<Conn
     }
     let channel = handle.channel_open_session().await.map_err(|e| Error::Failed(format!("{address}: {e}")))?;
     channel.exec(true, url.command(service)).await.map_err(|e| Error::Failed(format!("{address}: {e}")))?;
-    Ok(Connection { _handle: handle, channel, pending: Vec::new(), offset: 0, stderr: Vec::new(), eof: false })
+    Ok(Connection {
+        _handle: handle,
+        channel,
+        pending: Vec::new(),
+        offset: 0,
+        stderr: Vec::new(),
+        eof: false,
+        spoke: false,
+    })
 }
 
 fn mismatch(url: &SshUrl, pinned: Option<String>, seen: &Mutex<Option<PublicKey>>) -> Error {
@@ -280,6 +291,7 @@ impl Read for Stream {
                     self.call.receive(data.len()).map_err(|e| self.io_error(e))?;
                     c.pending = data.to_vec();
                     c.offset = 0;
+                    c.spoke = true;
                 }
                 Some(ChannelMsg::ExtendedData { data, .. }) => {
                     let room = MAX_STDERR.saturating_sub(c.stderr.len());
@@ -290,7 +302,9 @@ impl Read for Stream {
             }
         }
         if c.offset == c.pending.len() {
-            if !c.stderr.is_empty() {
+            // A command that ends having said nothing on stdout failed
+            // before the protocol began: its stderr says why.
+            if !c.spoke && !c.stderr.is_empty() {
                 let Some(ssh) = self.call.ssh.as_ref() else { return Ok(0) };
                 return Err(self.io_error(remote_failure(&ssh.url, &c.stderr)));
             }

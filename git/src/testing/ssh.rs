@@ -103,13 +103,15 @@ impl GitSsh {
     }
 
     /// Lets `public_key_line` (`ssh-ed25519 AAAA... comment`) log in,
-    /// restricted to git-shell in the repositories' root. sshd reads
-    /// `authorized_keys` at each login: no restart.
+    /// restricted to git-shell in the repositories' root. Each session
+    /// first writes a banner to stderr, as some hosts do (a client must
+    /// not take it for a failure). sshd reads `authorized_keys` at each
+    /// login: no restart.
     pub fn authorize(&self, public_key_line: &str) {
         let key = public_key_line.trim();
         assert!(!key.is_empty() && !key.contains('\n'), "one OpenSSH public key line, got {key:?}");
         let line = format!(
-            "command=\"cd '{root}' && exec {GIT_SHELL} -c \\\"$SSH_ORIGINAL_COMMAND\\\"\",restrict {key}\n",
+            "command=\"echo 'play-test: welcome' >&2; cd '{root}' && exec {GIT_SHELL} -c \\\"$SSH_ORIGINAL_COMMAND\\\"\",restrict {key}\n",
             root = self.root.display(),
         );
         let mut file =
