@@ -41,8 +41,8 @@ use play_model::playground::DesiredState;
 use play_model::schedule::{Policy, Spec, plan};
 use play_model::secrets::SecretBox;
 use play_model::time;
-use play_store::schedules;
 use play_store::{Store, job_results, playgrounds};
+use play_store::{launch_settings, schedules};
 
 use crate::Result;
 use crate::launching::{Blocking, LaunchBounds, describe};
@@ -212,7 +212,7 @@ impl ScheduleLoop {
             }
         }
         let name = Self::launch_name(schedule, run);
-        let variables = schedules::variables(&self.store, &self.secrets, schedule.id).await?;
+        let variables = launch_settings::variables::<Schedule>(&self.store, &self.secrets, schedule.id).await?;
         let request = TemplateLaunch {
             playroom_id: schedule.playroom_id,
             version: None,
@@ -271,7 +271,9 @@ impl Reconciler for ScheduleLoop {
     const KIND: Kind = Kind::Schedule;
 
     async fn reconcile(&self, id: i64, _ctx: &Ctx) -> Result<Action> {
-        let Some(schedule) = schedules::find(&self.store, id).await? else { return Ok(Action::await_change()) };
+        let Some(schedule) = launch_settings::find::<Schedule>(&self.store, id).await? else {
+            return Ok(Action::await_change());
+        };
         // The first visit opens the settling window (see SETTLE).
         self.settling(id);
         let mut open = Vec::new();
@@ -332,7 +334,7 @@ impl Reconciler for ScheduleLoop {
     }
 
     async fn list(&self) -> Result<Vec<i64>> {
-        Ok(schedules::ids(&self.store).await?)
+        Ok(launch_settings::ids::<Schedule>(&self.store).await?)
     }
 }
 

@@ -4,6 +4,12 @@
 //! paused or not ([`activate_in`]), and both keep the launch variables an
 //! account gives them, sealed.
 //!
+//! The reads every kind has (`get`, `find`, `list`, `ids`, `of_template`,
+//! `variables`) are generic over the kind's record ([`Setting`]): callers
+//! name the kind, `launch_settings::find::<Schedule>(store, id)`. What only
+//! one kind has (a schedule's runs and cursor, a trigger's targets and
+//! pass) stays in `schedules` and `triggers`.
+//!
 //! Not through `store::templates`: it calls `schedules::sync_in` and
 //! `triggers::sync_in`, which read the version here.
 
@@ -20,7 +26,7 @@ use play_model::time;
 
 /// The tables whose rows keep launch variables.
 #[derive(Clone, Copy, Debug)]
-pub(super) enum Owner {
+pub enum Owner {
     Schedules,
     Triggers,
 }
@@ -55,22 +61,85 @@ impl Owner {
 }
 
 /// A launch setting's record, of either kind: how its rows are read.
-pub(super) trait Setting: Sized {
+pub trait Setting: Sized {
     const OWNER: Owner;
     /// The columns [`Setting::from_row`] reads.
     const COLUMNS: &'static str;
+    /// What a template's latest version asks of this kind.
+    type Settings: PartialEq + serde::Serialize;
     fn from_row(row: &AnyRow) -> Result<Self>;
+    fn id(&self) -> i64;
+    /// The settings the row holds; `None` when its version turned it off.
+    fn settings(&self) -> Option<&Self::Settings>;
+}
+
+/// Implements [`Setting`] for a kind's record whose `id` and `settings`
+/// fields are the row's, read by the kind's `from_row` from `COLUMNS`.
+macro_rules! setting {
+    ($record:ty, $owner:expr, $settings:ty) => {
+        impl $crate::launch_settings::Setting for $record {
+            const OWNER: $crate::launch_settings::Owner = $owner;
+            const COLUMNS: &'static str = COLUMNS;
+            type Settings = $settings;
+            fn from_row(row: &AnyRow) -> Result<Self> {
+                from_row(row)
+            }
+            fn id(&self) -> i64 {
+                self.id
+            }
+            fn settings(&self) -> Option<&$settings> {
+                self.settings.as_ref()
+            }
+        }
+    };
+}
+pub(super) use setting;
+
+/// The columns both kinds' rows have, read once for either record.
+#[derive(Debug)]
+pub(super) struct Common<S> {
+    pub id: i64,
+    pub account_id: i64,
+    pub template_id: i64,
+    pub settings: Option<S>,
+    pub config_version: i64,
+    pub playroom_id: Option<i64>,
+    pub has_variables: bool,
+    pub paused: bool,
+    pub created_at: time::Timestamp,
+    pub updated_at: time::Timestamp,
+}
+
+/// Reads [`Common`] from a row of `owner` (its settings are stored as JSON).
+pub(super) fn common<S: serde::de::DeserializeOwned>(row: &AnyRow, owner: Owner) -> Result<Common<S>> {
+    let config: Option<String> = row.try_get("config")?;
+    let settings = config
+        .map(|text| serde_json::from_str(&text))
+        .transpose()
+        .map_err(|e| Error::Internal(format!("a {}'s stored settings: {e}", owner.what())))?;
+    Ok(Common {
+        id: row.try_get("id")?,
+        account_id: row.try_get("account_id")?,
+        template_id: row.try_get("template_id")?,
+        settings,
+        config_version: row.try_get("config_version")?,
+        playroom_id: row.try_get("playroom_id")?,
+        has_variables: row.try_get::<Option<String>, _>("variables")?.is_some(),
+        paused: is_set(row.try_get("paused")?),
+        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
+        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+    })
 }
 
 /// The account's setting `id`; `NotFound` for another account's.
-pub(super) async fn get<T: Setting>(store: &Store, account_id: i64, id: i64) -> Result<T> {
+pub async fn get<T: Setting>(store: &Store, account_id: i64, id: i64) -> Result<T> {
     let sql = format!("SELECT {} FROM {} WHERE id = $1 AND account_id = $2", T::COLUMNS, T::OWNER.table());
     let mut conn = store.conn().await?;
     super::shapes::one(&mut *conn, sqlx::query(&sql).bind(id).bind(account_id), T::OWNER.what(), T::from_row).await
 }
 
 /// Setting `id` of any account (its loop), `None` when gone.
-pub(super) async fn find<T: Setting>(store: &Store, id: i64) -> Result<Option<T>> {
+pub async fn find<T: Setting>(store: &Store, id: i64) -> Result<Option<T>> {
     let mut conn = store.conn().await?;
     find_in(&mut conn, id).await
 }
@@ -82,7 +151,7 @@ pub(super) async fn find_in<T: Setting>(conn: &mut Conn, id: i64) -> Result<Opti
 }
 
 /// The account's settings of one kind, by id.
-pub(super) async fn list<T: Setting>(store: &Store, account_id: i64) -> Result<Vec<T>> {
+pub async fn list<T: Setting>(store: &Store, account_id: i64) -> Result<Vec<T>> {
     let sql = format!("SELECT {} FROM {} WHERE account_id = $1 ORDER BY id", T::COLUMNS, T::OWNER.table());
     let mut conn = store.conn().await?;
     super::shapes::all(&mut *conn, sqlx::query(&sql).bind(account_id), T::from_row).await
@@ -137,18 +206,24 @@ pub(super) async fn activate_in(
     Ok(Activated { before, after, starts: change.starts() })
 }
 
-/// The row of `owner` made for template `template_id`, if there is one
+/// The row of kind `T` made for template `template_id`, if there is one
 /// (to wake its loop after a version changed it).
-pub(super) async fn of_template_in(conn: &mut Conn, owner: Owner, template_id: i64) -> Result<Option<i64>> {
-    let sql = format!("SELECT id FROM {} WHERE template_id = $1", owner.table());
+pub async fn of_template_in<T: Setting>(conn: &mut Conn, template_id: i64) -> Result<Option<i64>> {
+    let sql = format!("SELECT id FROM {} WHERE template_id = $1", T::OWNER.table());
     let row = sqlx::query(&sql).bind(template_id).fetch_optional(&mut *conn).await?;
     Ok(row.map(|r| r.try_get::<i64, _>("id")).transpose()?)
 }
 
-/// Every row's id of `owner` (its loop's resync).
-pub(super) async fn ids(store: &Store, owner: Owner) -> Result<Vec<i64>> {
+/// [`of_template_in`] on a connection of its own.
+pub async fn of_template<T: Setting>(store: &Store, template_id: i64) -> Result<Option<i64>> {
     let mut conn = store.conn().await?;
-    let sql = format!("SELECT id FROM {} ORDER BY id", owner.table());
+    of_template_in::<T>(&mut conn, template_id).await
+}
+
+/// Every row's id of kind `T` (its loop's resync).
+pub async fn ids<T: Setting>(store: &Store) -> Result<Vec<i64>> {
+    let mut conn = store.conn().await?;
+    let sql = format!("SELECT id FROM {} ORDER BY id", T::OWNER.table());
     let rows = sqlx::query(&sql).fetch_all(&mut *conn).await?;
     rows.iter().map(|r| Ok(r.try_get::<i64, _>("id")?)).collect()
 }
@@ -170,17 +245,19 @@ pub(super) async fn latest_body_in(
     row.map(|r| Ok((r.try_get("version")?, r.try_get("template_body")?))).transpose()
 }
 
-/// A row of `owner` brought in line with its template's latest version.
+/// Template `template_id`'s row of kind `T`, if it has one, read in the
+/// caller's transaction (what a version change compares its settings with).
+pub(super) async fn of_template_row_in<T: Setting>(conn: &mut Conn, template_id: i64) -> Result<Option<T>> {
+    let sql = format!("SELECT {} FROM {} WHERE template_id = $1", T::COLUMNS, T::OWNER.table());
+    sqlx::query(&sql).bind(template_id).fetch_optional(&mut *conn).await?.as_ref().map(T::from_row).transpose()
+}
+
+/// A row brought in line with its template's latest version.
 #[derive(Debug)]
 pub(super) struct Synced<'a> {
     pub account_id: i64,
     pub template_id: i64,
     pub version: i64,
-    /// The settings the latest version asks for, as stored (JSON); `None`:
-    /// none.
-    pub config: Option<String>,
-    /// The template's row, if it has one.
-    pub existing: Option<Existing>,
     /// Whether the key writing the version may read Playzones: a trigger
     /// that adopts the account's default Playroom keeps the right only if
     /// both its author and the key that chose the default have it.
@@ -192,9 +269,9 @@ pub(super) struct Synced<'a> {
     pub limits: &'a play_model::model::quota::QuotaLimits,
 }
 
-/// A template's schedule or trigger row as [`Synced`] finds it.
+/// A template's schedule or trigger row as [`sync_row_in`] finds it.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Existing {
+struct Existing {
     pub id: i64,
     /// Its settings differ from the latest version's.
     pub changed: bool,
@@ -202,15 +279,29 @@ pub(super) struct Existing {
     pub was_on: bool,
 }
 
-/// Makes the row when the version asks for one and there is none, and
-/// replaces its settings when they changed (a row is never deleted here:
-/// its history and targets outlive a version without settings). A row the
-/// version turns on that has no Playroom takes the account's default
-/// ([`adopt_default_in`]). Its id.
-pub(super) async fn sync_row_in(conn: &mut Conn, owner: Owner, synced: Synced<'_>) -> Result<Option<i64>> {
-    let turned_on = synced.config.is_some() && synced.existing.is_none_or(|e| !e.was_on);
+/// Makes template `synced.template_id`'s row of kind `T` when the version
+/// asks for one (`settings`) and there is none, and replaces its settings
+/// when they changed (a row is never deleted here: its history and targets
+/// outlive a version without settings). A row the version turns on that
+/// has no Playroom takes the account's default ([`adopt_default_in`]).
+/// `existing` is the row as the caller read it in this transaction
+/// ([`of_template_row_in`]). Its id.
+pub(super) async fn sync_row_in<T: Setting>(
+    conn: &mut Conn,
+    existing: Option<&T>,
+    settings: Option<&T::Settings>,
+    synced: Synced<'_>,
+) -> Result<Option<i64>> {
+    let owner = T::OWNER;
+    let config = settings.map(|s| serde_json::json!(s).to_string());
+    let existing = existing.map(|row| Existing {
+        id: row.id(),
+        changed: row.settings() != settings,
+        was_on: row.settings().is_some(),
+    });
+    let turned_on = config.is_some() && existing.is_none_or(|e| !e.was_on);
     let (account_id, author_may_read) = (synced.account_id, synced.author_may_read_playzones);
-    let id = write_row_in(conn, owner, synced).await?;
+    let id = write_row_in(conn, owner, (config, existing), synced).await?;
     if let (true, Some(id)) = (turned_on, id) {
         adopt_default_in(conn, owner, account_id, id, author_may_read).await?;
     }
@@ -242,18 +333,24 @@ async fn adopt_default_in(
     Ok(())
 }
 
-/// [`sync_row_in`]'s write of the row itself.
-async fn write_row_in(conn: &mut Conn, owner: Owner, synced: Synced<'_>) -> Result<Option<i64>> {
+/// [`sync_row_in`]'s write of the row itself: `config` is the settings as
+/// stored (JSON; `None`: none), `existing` the row, if any.
+async fn write_row_in(
+    conn: &mut Conn,
+    owner: Owner,
+    (config, existing): (Option<String>, Option<Existing>),
+    synced: Synced<'_>,
+) -> Result<Option<i64>> {
     let now = play_model::time::to_db(&play_model::time::now());
-    if synced.config.is_some() {
+    if config.is_some() {
         let sql = format!("SELECT id FROM {} WHERE template_id = $1 AND config IS NOT NULL", owner.table());
         let on = sqlx::query(&sql).bind(synced.template_id).fetch_optional(&mut *conn).await?;
         if on.is_none() {
             super::quotas::check(conn, synced.account_id, owner.resource(), synced.limits).await?;
         }
     }
-    match synced.existing {
-        None if synced.config.is_none() => Ok(None),
+    match existing {
+        None if config.is_none() => Ok(None),
         None => {
             let sql = format!(
                 "INSERT INTO {} (account_id, template_id, config, config_version, created_at, updated_at) \
@@ -263,7 +360,7 @@ async fn write_row_in(conn: &mut Conn, owner: Owner, synced: Synced<'_>) -> Resu
             let row = sqlx::query(&sql)
                 .bind(synced.account_id)
                 .bind(synced.template_id)
-                .bind(&synced.config)
+                .bind(&config)
                 .bind(synced.version)
                 .bind(&now)
                 .fetch_one(&mut *conn)
@@ -277,13 +374,7 @@ async fn write_row_in(conn: &mut Conn, owner: Owner, synced: Synced<'_>) -> Resu
                     owner.table(),
                     synced.reset
                 );
-                sqlx::query(&sql)
-                    .bind(&synced.config)
-                    .bind(synced.version)
-                    .bind(&now)
-                    .bind(id)
-                    .execute(&mut *conn)
-                    .await?;
+                sqlx::query(&sql).bind(&config).bind(synced.version).bind(&now).bind(id).execute(&mut *conn).await?;
             }
             Ok(Some(id))
         }
@@ -307,13 +398,13 @@ pub(super) async fn set_variables_in(
     Ok(())
 }
 
-/// The launch variables of row `id` of `owner`, opened.
-pub(super) async fn variables(
+/// The launch variables of row `id` of kind `T`, opened.
+pub async fn variables<T: Setting>(
     store: &Store,
     secrets: &SecretBox,
-    owner: Owner,
     id: i64,
 ) -> Result<BTreeMap<String, serde_json::Value>> {
+    let owner = T::OWNER;
     let mut conn = store.conn().await?;
     let row = sqlx::query(&format!("SELECT variables FROM {} WHERE id = $1", owner.table()))
         .bind(id)

@@ -90,7 +90,7 @@ mod hot_conn;
 pub mod job_results;
 pub mod keys;
 pub mod launch_defaults;
-mod launch_settings;
+pub mod launch_settings;
 pub mod leases;
 pub mod local_writes;
 pub mod master_key;

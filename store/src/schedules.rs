@@ -12,14 +12,12 @@
 //!   decided: two passes on one schedule cannot both act on one time;
 //! - launch variables are sealed, never shown, and never in events.
 
-use std::collections::BTreeMap;
-
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::launch_settings::{self, Owner};
 use super::shapes::all;
-use super::{Conn, Store, events, is_set};
+use super::{Conn, Store, events};
 use crate::{Error, Result};
 use play_model::compose::svc;
 use play_model::model::event::{Actor, NewEvent};
@@ -36,26 +34,22 @@ const RUN_COLUMNS: &str =
 pub const MAX_LOG_TAIL_BYTES: usize = 16 * 1024;
 
 fn from_row(row: &AnyRow) -> Result<Schedule> {
-    let config: Option<String> = row.try_get("config")?;
-    let settings = config
-        .map(|text| serde_json::from_str(&text))
-        .transpose()
-        .map_err(|e| Error::Internal(format!("a schedule's stored settings: {e}")))?;
+    let c = launch_settings::common(row, Owner::Schedules)?;
     Ok(Schedule {
-        id: row.try_get("id")?,
-        account_id: row.try_get("account_id")?,
-        template_id: row.try_get("template_id")?,
-        settings,
-        config_version: row.try_get("config_version")?,
-        playroom_id: row.try_get("playroom_id")?,
-        has_variables: row.try_get::<Option<String>, _>("variables")?.is_some(),
-        paused: is_set(row.try_get("paused")?),
+        id: c.id,
+        account_id: c.account_id,
+        template_id: c.template_id,
+        settings: c.settings,
+        config_version: c.config_version,
+        playroom_id: c.playroom_id,
+        has_variables: c.has_variables,
+        paused: c.paused,
         next_at: time::opt_from_db(row.try_get("next_at")?)?,
         last_success_at: time::opt_from_db(row.try_get("last_success_at")?)?,
         last_failure_at: time::opt_from_db(row.try_get("last_failure_at")?)?,
         consecutive_failures: row.try_get("consecutive_failures")?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+        created_at: c.created_at,
+        updated_at: c.updated_at,
     })
 }
 
@@ -105,67 +99,19 @@ pub async fn sync_in(
         Some((version, body)) => (settings_of(&body), version),
         None => (None, 0),
     };
-    let existing = sqlx::query(&format!("SELECT {COLUMNS} FROM schedules WHERE template_id = $1"))
-        .bind(template_id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .as_ref()
-        .map(from_row)
-        .transpose()?;
+    let existing = launch_settings::of_template_row_in::<Schedule>(&mut *conn, template_id).await?;
     let synced = launch_settings::Synced {
         account_id,
         template_id,
         version,
-        config: settings.as_ref().map(|s| serde_json::json!(s).to_string()),
-        existing: existing.map(|row| super::launch_settings::Existing {
-            id: row.id,
-            changed: row.settings != settings,
-            was_on: row.settings.is_some(),
-        }),
         author_may_read_playzones: false,
         reset: "next_at = NULL",
         limits,
     };
-    launch_settings::sync_row_in(conn, Owner::Schedules, synced).await
+    launch_settings::sync_row_in(conn, existing.as_ref(), settings.as_ref(), synced).await
 }
 
-/// The schedule of template `template_id`, if it has one (to wake the
-/// loop after a version changed it).
-pub async fn of_template_in(conn: &mut Conn, template_id: i64) -> Result<Option<i64>> {
-    launch_settings::of_template_in(conn, Owner::Schedules, template_id).await
-}
-
-/// [`of_template_in`] on a connection of its own.
-pub async fn of_template(store: &Store, template_id: i64) -> Result<Option<i64>> {
-    let mut conn = store.conn().await?;
-    of_template_in(&mut conn, template_id).await
-}
-
-impl launch_settings::Setting for Schedule {
-    const OWNER: Owner = Owner::Schedules;
-    const COLUMNS: &'static str = COLUMNS;
-    fn from_row(row: &AnyRow) -> Result<Self> {
-        from_row(row)
-    }
-}
-
-pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Schedule> {
-    launch_settings::get(store, account_id, id).await
-}
-
-/// Schedule `id` of any account (the loop), `None` when gone.
-pub async fn find(store: &Store, id: i64) -> Result<Option<Schedule>> {
-    launch_settings::find(store, id).await
-}
-
-pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Schedule>> {
-    launch_settings::list(store, account_id).await
-}
-
-/// Every schedule's id (the loop's resync).
-pub async fn ids(store: &Store) -> Result<Vec<i64>> {
-    launch_settings::ids(store, Owner::Schedules).await
-}
+launch_settings::setting!(Schedule, Owner::Schedules, ScheduleSettings);
 
 /// Sets where and with what the schedule runs. A change that starts or
 /// stops it resets its cursor: times that passed while it was paused or
@@ -186,11 +132,6 @@ pub async fn activate(
             launch_settings::find_in(conn, id).await?.ok_or(Error::NotFound("schedule"))
         })
         .await
-}
-
-/// The schedule's launch variables, opened.
-pub async fn variables(store: &Store, secrets: &SecretBox, id: i64) -> Result<BTreeMap<String, serde_json::Value>> {
-    launch_settings::variables(store, secrets, Owner::Schedules, id).await
 }
 
 /// Sets the cursor of a schedule that has none (it just started), if
@@ -279,7 +220,7 @@ pub async fn open_runs(store: &Store, schedule_id: i64) -> Result<Vec<ScheduleRu
 
 /// The schedule's runs, newest first, at most `limit`.
 pub async fn runs(store: &Store, account_id: i64, schedule_id: i64, limit: i64) -> Result<Vec<ScheduleRun>> {
-    get(store, account_id, schedule_id).await?;
+    launch_settings::get::<Schedule>(store, account_id, schedule_id).await?;
     let sql =
         format!("SELECT {RUN_COLUMNS} FROM schedule_runs WHERE schedule_id = $1 ORDER BY scheduled_at DESC LIMIT $2");
     let mut conn = store.conn().await?;

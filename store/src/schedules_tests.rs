@@ -26,7 +26,7 @@ async fn a_version_with_an_enabled_schedule_makes_the_schedule_and_a_later_one_s
     let store = &db.store;
     let account = accounts::create_account(store, "acme").await.unwrap().0.id;
     let id = template(store, account, BODY).await;
-    let all = list(store, account).await.unwrap();
+    let all = launch_settings::list::<Schedule>(store, account).await.unwrap();
     assert_eq!(all.len(), 1);
     let schedule = &all[0];
     assert_eq!((schedule.template_id, schedule.config_version), (id, 1));
@@ -45,11 +45,14 @@ async fn a_version_with_an_enabled_schedule_makes_the_schedule_and_a_later_one_s
     )
     .await
     .unwrap();
-    let off = get(store, account, schedule.id).await.unwrap();
+    let off = launch_settings::get::<Schedule>(store, account, schedule.id).await.unwrap();
     assert_eq!((off.settings.as_ref(), off.config_version), (None, 2));
     assert!(off.condition().unwrap().starts_with("disabled"));
     let other = accounts::create_account(store, "other").await.unwrap().0.id;
-    assert!(matches!(get(store, other, schedule.id).await, Err(Error::NotFound(_))), "another account's is 404");
+    assert!(
+        matches!(launch_settings::get::<Schedule>(store, other, schedule.id).await, Err(Error::NotFound(_))),
+        "another account's is 404"
+    );
 }
 
 #[tokio::test]
@@ -58,7 +61,7 @@ async fn a_scheduled_time_is_recorded_once_whoever_plans_it() {
     let store = &db.store;
     let account = accounts::create_account(store, "acme").await.unwrap().0.id;
     template(store, account, BODY).await;
-    let schedule = list(store, account).await.unwrap().remove(0);
+    let schedule = launch_settings::list::<Schedule>(store, account).await.unwrap().remove(0);
     assert!(start_cursor(store, schedule.id, at(2)).await.unwrap());
     assert!(!start_cursor(store, schedule.id, at(4)).await.unwrap(), "set once");
     let spec = Spec::new("*/2 * * * * *", None, Policy::Forbid, None, at(0)).unwrap();
@@ -72,7 +75,7 @@ async fn a_scheduled_time_is_recorded_once_whoever_plans_it() {
     let listed = runs(store, account, schedule.id, 10).await.unwrap();
     let statuses: Vec<(Timestamp, RunStatus)> = listed.iter().map(|r| (r.scheduled_at, r.status)).collect();
     assert_eq!(statuses, [(at(6), RunStatus::Pending), (at(4), RunStatus::Missed), (at(2), RunStatus::Missed)]);
-    assert_eq!(get(store, account, schedule.id).await.unwrap().next_at, Some(at(8)));
+    assert_eq!(launch_settings::get::<Schedule>(store, account, schedule.id).await.unwrap().next_at, Some(at(8)));
 
     // The run ends: the schedule keeps its health.
     finish_run(
@@ -91,7 +94,7 @@ async fn a_scheduled_time_is_recorded_once_whoever_plans_it() {
     )
     .await
     .unwrap();
-    let after = get(store, account, schedule.id).await.unwrap();
+    let after = launch_settings::get::<Schedule>(store, account, schedule.id).await.unwrap();
     assert_eq!((after.consecutive_failures, after.last_success_at), (1, None), "a closed run is not closed again");
     let run = &runs(store, account, schedule.id, 1).await.unwrap()[0];
     assert_eq!((run.status, run.exit_code, run.log_tail.as_deref()), (RunStatus::Failed, Some(3), Some("boom")));
@@ -103,7 +106,7 @@ async fn a_pending_run_closed_as_missed_is_a_missed_event() {
     let store = &db.store;
     let account = accounts::create_account(store, "acme").await.unwrap().0.id;
     template(store, account, BODY).await;
-    let schedule = list(store, account).await.unwrap().remove(0);
+    let schedule = launch_settings::list::<Schedule>(store, account).await.unwrap().remove(0);
     start_cursor(store, schedule.id, at(2)).await.unwrap();
     let spec = Spec::new("*/2 * * * * *", None, Policy::Forbid, None, at(0)).unwrap();
     let run = record_plan(store, &schedule, at(2), &plan(&spec, at(2), at(3))).await.unwrap().unwrap();

@@ -9,8 +9,6 @@
 //!   converges them to the new settings);
 //! - launch variables are sealed, never shown, and never in events.
 
-use std::collections::BTreeMap;
-
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
@@ -28,26 +26,22 @@ const COLUMNS: &str = "id, account_id, template_id, config, config_version, play
                        playzone_id, may_read_playzones, last_pass_at, created_at, updated_at";
 
 fn from_row(row: &AnyRow) -> Result<Trigger> {
-    let config: Option<String> = row.try_get("config")?;
-    let settings = config
-        .map(|text| serde_json::from_str(&text))
-        .transpose()
-        .map_err(|e| Error::Internal(format!("a trigger's stored settings: {e}")))?;
+    let c = launch_settings::common(row, Owner::Triggers)?;
     Ok(Trigger {
-        id: row.try_get("id")?,
-        account_id: row.try_get("account_id")?,
-        template_id: row.try_get("template_id")?,
-        settings,
-        config_version: row.try_get("config_version")?,
-        playroom_id: row.try_get("playroom_id")?,
-        has_variables: row.try_get::<Option<String>, _>("variables")?.is_some(),
-        paused: is_set(row.try_get("paused")?),
+        id: c.id,
+        account_id: c.account_id,
+        template_id: c.template_id,
+        settings: c.settings,
+        config_version: c.config_version,
+        playroom_id: c.playroom_id,
+        has_variables: c.has_variables,
+        paused: c.paused,
         problem: row.try_get("problem")?,
         playzone_id: row.try_get("playzone_id")?,
         may_read_playzones: is_set(row.try_get("may_read_playzones")?),
         last_pass_at: time::opt_from_db(row.try_get("last_pass_at")?)?,
-        created_at: time::from_db(&row.try_get::<String, _>("created_at")?)?,
-        updated_at: time::from_db(&row.try_get::<String, _>("updated_at")?)?,
+        created_at: c.created_at,
+        updated_at: c.updated_at,
     })
 }
 
@@ -103,13 +97,7 @@ pub async fn sync_in(
         Some((version, body)) => (settings_of(&body), version, Some(body)),
         None => (None, 0, None),
     };
-    let existing = sqlx::query(&format!("SELECT {COLUMNS} FROM triggers WHERE template_id = $1"))
-        .bind(template_id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .as_ref()
-        .map(from_row)
-        .transpose()?;
+    let existing = launch_settings::of_template_row_in::<Trigger>(&mut *conn, template_id).await?;
     if let (Some(row), Some(authored)) = (&existing, &authored)
         && row.may_read_playzones
         && !authored.author_may_read_playzones
@@ -124,17 +112,11 @@ pub async fn sync_in(
         account_id,
         template_id,
         version,
-        config: settings.as_ref().map(|s| serde_json::json!(s).to_string()),
-        existing: existing.map(|row| super::launch_settings::Existing {
-            id: row.id,
-            changed: row.settings != settings,
-            was_on: row.settings.is_some(),
-        }),
         author_may_read_playzones: authored.as_ref().is_some_and(|a| a.author_may_read_playzones),
         reset: "problem = NULL, playzone_id = NULL",
         limits,
     };
-    launch_settings::sync_row_in(conn, Owner::Triggers, synced).await
+    launch_settings::sync_row_in(conn, existing.as_ref(), settings.as_ref(), synced).await
 }
 
 /// Whether a change of the latest version changes what the trigger
@@ -149,43 +131,7 @@ fn redirects(
     after.is_some() && (target(before) != target(after) || previous_body != body)
 }
 
-impl launch_settings::Setting for Trigger {
-    const OWNER: Owner = Owner::Triggers;
-    const COLUMNS: &'static str = COLUMNS;
-    fn from_row(row: &AnyRow) -> Result<Self> {
-        from_row(row)
-    }
-}
-
-pub async fn get(store: &Store, account_id: i64, id: i64) -> Result<Trigger> {
-    launch_settings::get(store, account_id, id).await
-}
-
-/// Trigger `id` of any account (the loop), `None` when gone.
-pub async fn find(store: &Store, id: i64) -> Result<Option<Trigger>> {
-    launch_settings::find(store, id).await
-}
-
-pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Trigger>> {
-    launch_settings::list(store, account_id).await
-}
-
-/// Every trigger's id (the loop's resync).
-pub async fn ids(store: &Store) -> Result<Vec<i64>> {
-    launch_settings::ids(store, Owner::Triggers).await
-}
-
-/// The trigger of template `template_id`, if it has one (to wake the loop
-/// after a version changed it).
-pub async fn of_template_in(conn: &mut Conn, template_id: i64) -> Result<Option<i64>> {
-    launch_settings::of_template_in(conn, Owner::Triggers, template_id).await
-}
-
-/// [`of_template_in`] on a connection of its own.
-pub async fn of_template(store: &Store, template_id: i64) -> Result<Option<i64>> {
-    let mut conn = store.conn().await?;
-    of_template_in(&mut conn, template_id).await
-}
+launch_settings::setting!(Trigger, Owner::Triggers, TriggerSettings);
 
 /// The triggers following Playzone `playzone_id` (woken when its branch
 /// index moves).
@@ -224,11 +170,6 @@ pub async fn activate(
             launch_settings::find_in(conn, id).await?.ok_or(Error::NotFound("trigger"))
         })
         .await
-}
-
-/// The trigger's launch variables, opened.
-pub async fn variables(store: &Store, secrets: &SecretBox, id: i64) -> Result<BTreeMap<String, serde_json::Value>> {
-    launch_settings::variables(store, secrets, Owner::Triggers, id).await
 }
 
 /// Records what a pass found: the Playzone it follows and what is in its

@@ -10,7 +10,7 @@ const BODY: &str = "svc:\n  trigger_config: {enabled: true, event_type: pull_req
 pub(crate) async fn trigger(store: &Store) -> Trigger {
     let account = accounts::create_account(store, "acme").await.unwrap().0.id;
     crate::testing::template(store, account, "app", BODY).await;
-    list(store, account).await.unwrap().remove(0)
+    launch_settings::list::<Trigger>(store, account).await.unwrap().remove(0)
 }
 
 async fn may_read(store: &Store, id: i64) -> bool {

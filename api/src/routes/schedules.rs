@@ -9,7 +9,8 @@
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use play_core::wake::Kind;
-use play_store::schedules;
+use play_model::model::schedule::Schedule;
+use play_store::{launch_settings, schedules};
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
@@ -23,7 +24,7 @@ use crate::views::schedules::{RunView, ScheduleView};
 /// The account's schedules.
 #[utoipa::path(get, path = "/api/schedules", tag = "Schedules", responses((status = 200, body = [ScheduleView])))]
 pub async fn list(State(state): State<AppState>, principal: Principal) -> ApiResult<JsonResponse<Vec<ScheduleView>>> {
-    let all = schedules::list(&state.store, principal.account_id).await?;
+    let all = launch_settings::list::<Schedule>(&state.store, principal.account_id).await?;
     Ok(JsonResponse(all.into_iter().map(ScheduleView::from).collect()))
 }
 
@@ -35,7 +36,7 @@ pub async fn show(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<JsonResponse<ScheduleView>> {
-    Ok(JsonResponse(schedules::get(&state.store, principal.account_id, id).await?.into()))
+    Ok(JsonResponse(launch_settings::get::<Schedule>(&state.store, principal.account_id, id).await?.into()))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

@@ -10,7 +10,9 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use play_core::playground::launch::{self, TemplateLaunch};
 use play_model::compose::{self, svc};
+use play_model::model::schedule::Schedule;
 use play_model::model::template::NewVersion;
+use play_model::model::trigger::Trigger;
 use play_model::scopes::Scope;
 use play_store::templates;
 
@@ -160,10 +162,10 @@ pub async fn launch(
 /// trigger, if it has them: a version change may have changed or switched
 /// off either.
 async fn wake_schedule(state: &AppState, id: i64) -> ApiResult<()> {
-    if let Some(schedule) = play_store::schedules::of_template(&state.store, id).await? {
+    if let Some(schedule) = play_store::launch_settings::of_template::<Schedule>(&state.store, id).await? {
         state.waker.wake(play_core::wake::Kind::Schedule, schedule);
     }
-    if let Some(trigger) = play_store::triggers::of_template(&state.store, id).await? {
+    if let Some(trigger) = play_store::launch_settings::of_template::<Trigger>(&state.store, id).await? {
         state.waker.wake(play_core::wake::Kind::Trigger, trigger);
     }
     Ok(())

@@ -10,8 +10,9 @@
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use play_core::wake::Kind;
+use play_model::model::trigger::Trigger;
 use play_model::scopes::Scope;
-use play_store::{trigger_targets, triggers};
+use play_store::{launch_settings, trigger_targets, triggers};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -25,7 +26,7 @@ use crate::views::triggers::{TargetView, TriggerView};
 /// The account's triggers.
 #[utoipa::path(get, path = "/api/triggers", tag = "Triggers", responses((status = 200, body = [TriggerView])))]
 pub async fn list(State(state): State<AppState>, principal: Principal) -> ApiResult<JsonResponse<Vec<TriggerView>>> {
-    let all = triggers::list(&state.store, principal.account_id).await?;
+    let all = launch_settings::list::<Trigger>(&state.store, principal.account_id).await?;
     Ok(JsonResponse(all.into_iter().map(TriggerView::from).collect()))
 }
 
@@ -37,7 +38,7 @@ pub async fn show(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<JsonResponse<TriggerView>> {
-    Ok(JsonResponse(triggers::get(&state.store, principal.account_id, id).await?.into()))
+    Ok(JsonResponse(launch_settings::get::<Trigger>(&state.store, principal.account_id, id).await?.into()))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -72,7 +73,7 @@ pub async fn targets(
     principal: Principal,
     Id(id): Id,
 ) -> ApiResult<JsonResponse<Vec<TargetView>>> {
-    let trigger = triggers::get(&state.store, principal.account_id, id).await?;
+    let trigger = launch_settings::get::<Trigger>(&state.store, principal.account_id, id).await?;
     let all = trigger_targets::list(&state.store, trigger.id).await?;
     Ok(JsonResponse(all.into_iter().map(TargetView::from).collect()))
 }

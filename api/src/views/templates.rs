@@ -2,7 +2,9 @@
 //! core's records.
 
 use chrono::{DateTime, Utc};
+use play_model::model::schedule::Schedule;
 use play_model::model::template::{Category, Template};
+use play_model::model::trigger::Trigger;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -89,15 +91,15 @@ pub(crate) async fn launch_settings(
         id,
         condition: condition.map(|c| c.replace("{id}", &id.to_string())),
     };
-    let schedule = match play_store::schedules::of_template(store, template_id).await? {
-        Some(id) => play_store::schedules::find(store, id)
+    let schedule = match play_store::launch_settings::of_template::<Schedule>(store, template_id).await? {
+        Some(id) => play_store::launch_settings::find::<Schedule>(store, id)
             .await?
             .filter(|s| s.account_id == account)
             .map(|s| state(s.id, s.condition())),
         None => None,
     };
-    let trigger = match play_store::triggers::of_template(store, template_id).await? {
-        Some(id) => play_store::triggers::find(store, id)
+    let trigger = match play_store::launch_settings::of_template::<Trigger>(store, template_id).await? {
+        Some(id) => play_store::launch_settings::find::<Trigger>(store, id)
             .await?
             .filter(|t| t.account_id == account)
             .map(|t| state(t.id, t.condition())),

@@ -9,8 +9,10 @@
 use crate::Error;
 use play_model::apply::Action;
 use play_model::compose::svc;
+use play_model::model::schedule::Schedule;
 use play_model::model::template::{NewVersion, Template};
-use play_store::templates;
+use play_model::model::trigger::Trigger;
+use play_store::{launch_settings, templates};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -122,11 +124,11 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, Error> {
         let after = live(cx, &template).await?;
         cx.record(object, object.spec.clone(), after, id, None).await?;
         // A new version may have changed its schedule: the loop looks at once.
-        if let Some(schedule) = play_store::schedules::of_template_in(cx.conn, id).await? {
+        if let Some(schedule) = launch_settings::of_template_in::<Schedule>(cx.conn, id).await? {
             cx.wake(crate::wake::Kind::Schedule, schedule);
         }
         // And its trigger.
-        if let Some(trigger) = play_store::triggers::of_template_in(cx.conn, id).await? {
+        if let Some(trigger) = launch_settings::of_template_in::<Trigger>(cx.conn, id).await? {
             cx.wake(crate::wake::Kind::Trigger, trigger);
         }
     }

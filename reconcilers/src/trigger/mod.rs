@@ -49,7 +49,8 @@ use play_model::playzone::model::Playzone;
 use play_model::secrets::SecretBox;
 use play_model::time;
 use play_store::{
-    Store, builds, playgrounds, playrooms, playspec_files, playspecs, playzones, trigger_targets, triggers,
+    Store, builds, launch_settings, playgrounds, playrooms, playspec_files, playspecs, playzones, trigger_targets,
+    triggers,
 };
 
 use crate::Result;
@@ -147,7 +148,7 @@ impl TriggerLoop {
         let request = TemplateLaunch {
             playroom_id: trigger.playroom_id,
             version: None,
-            variables: triggers::variables(&self.store, &self.secrets, trigger.id).await?,
+            variables: launch_settings::variables::<Trigger>(&self.store, &self.secrets, trigger.id).await?,
             name: Some(name.clone()),
             job_mode: false,
             trigger: Some(TriggerLaunch {
@@ -309,7 +310,9 @@ impl Reconciler for TriggerLoop {
     const KIND: Kind = Kind::Trigger;
 
     async fn reconcile(&self, id: i64, _ctx: &Ctx) -> Result<Action> {
-        let Some(trigger) = triggers::find(&self.store, id).await? else { return Ok(Action::await_change()) };
+        let Some(trigger) = launch_settings::find::<Trigger>(&self.store, id).await? else {
+            return Ok(Action::await_change());
+        };
         let Some(settings) = trigger.settings.clone() else { return Ok(Action::await_change()) };
         if trigger.playroom_id.is_none() || trigger.paused {
             return Ok(Action::await_change());
@@ -331,6 +334,6 @@ impl Reconciler for TriggerLoop {
     }
 
     async fn list(&self) -> Result<Vec<i64>> {
-        Ok(triggers::ids(&self.store).await?)
+        Ok(launch_settings::ids::<Trigger>(&self.store).await?)
     }
 }
