@@ -65,12 +65,20 @@ pub enum LogFormat {
     Json,
 }
 
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct MigrateArgs {
+    /// List the migrations that would run, and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the API and the reconcile loops.
     Serve(Box<ServeArgs>),
-    /// Apply database migrations and exit.
-    Migrate,
+    /// Apply database migrations and exit. A database whose schema is
+    /// newer than this binary is refused, naming both versions.
+    Migrate(MigrateArgs),
     /// Manage accounts (offline, against the configured database).
     #[command(subcommand)]
     Accounts(AccountsCommand),

@@ -6,7 +6,8 @@ use anyhow::Context;
 use play_model::model::installation::KeyCheck;
 use play_model::secrets::MasterKey;
 use play_store::master_key;
-use play_store::{Store, redact_url};
+use play_store::schema;
+use play_store::{Backend, Store, redact_url};
 
 use crate::args::Common;
 
@@ -34,11 +35,16 @@ impl Settings {
             std::fs::create_dir_all(&self.data_dir)
                 .with_context(|| format!("cannot create data directory {}", self.data_dir.display()))?;
         }
-        let store = Store::connect(&self.database_url)
-            .await
-            .with_context(|| format!("cannot open database {}", redact_url(&self.database_url)))?;
+        let store = self.connect_store().await?;
         store.migrate().await.context("cannot apply migrations")?;
         Ok(store)
+    }
+
+    /// Connects to the database without migrating it.
+    async fn connect_store(&self) -> anyhow::Result<Store> {
+        Store::connect(&self.database_url)
+            .await
+            .with_context(|| format!("cannot open database {}", redact_url(&self.database_url)))
     }
 
     /// The master key, checked against the one the database was set up
@@ -72,4 +78,37 @@ impl Settings {
         }
         Ok(key)
     }
+}
+
+/// `play migrate --dry-run`: prints the database's schema version against
+/// this binary's and each migration that would run, one a line, on
+/// standard output; changes nothing (a SQLite file that does not exist is
+/// not created). A database newer than the binary is refused as
+/// `play migrate` refuses it.
+pub async fn dry_run_migrations(settings: &Settings) -> anyhow::Result<()> {
+    let schema = match sqlite_file(&settings.database_url) {
+        Some(file) if !file.exists() => schema::of(Backend::Sqlite, &[]),
+        _ => {
+            let store = settings.connect_store().await?;
+            let schema = store.schema().await;
+            store.close().await;
+            schema?
+        }
+    };
+    schema::refuse_newer(&schema)?;
+    let database = schema.database.map_or_else(|| "none (a new database)".to_owned(), |v| v.to_string());
+    println!("schema: database {database}, this binary {}", schema.binary);
+    if schema.pending.is_empty() {
+        println!("nothing to run");
+    }
+    for migration in &schema.pending {
+        println!("would run {:04} {}", migration.version, migration.description);
+    }
+    Ok(())
+}
+
+/// The file of a `sqlite://PATH[?options]` URL; `None` for another store.
+fn sqlite_file(url: &str) -> Option<PathBuf> {
+    let path = url.strip_prefix("sqlite://")?;
+    Some(PathBuf::from(path.split('?').next().unwrap_or(path)))
 }

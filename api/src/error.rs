@@ -162,7 +162,12 @@ impl ApiError {
                     "the database is busy; retry shortly".to_owned(),
                     none(),
                 ),
-                C::Crypto(_) | C::Database(_) | C::Migration(_) | C::Corrupt { .. } | C::Internal(_) => (
+                C::Crypto(_)
+                | C::Database(_)
+                | C::Migration(_)
+                | C::SchemaNewer { .. }
+                | C::Corrupt { .. }
+                | C::Internal(_) => (
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "INTERNAL_ERROR",
                     "internal error; see the server log".to_owned(),

@@ -46,6 +46,14 @@ pub enum Error {
     Database(#[from] sqlx::Error),
     #[error("migration: {0}")]
     Migration(#[from] sqlx::migrate::MigrateError),
+    /// The database's schema is newer than this binary's migrations
+    /// (`schema`): nothing was run.
+    #[error(
+        "the database's schema is at migration {database}, newer than this play binary knows (its last migration is \
+         {binary}): a newer play has run on this database. Run that version or a newer one; to go back to this \
+         version, restore the backup of the database taken before the upgrade (docs/operations.md, \"Upgrades\")"
+    )]
+    SchemaNewer { database: i64, binary: i64 },
     /// A stored value does not read as what play wrote there: a JSON
     /// column that does not parse, an enum column with an unknown value.
     /// Never read as a default: an empty spec read from a corrupt row would
@@ -66,7 +74,7 @@ impl Error {
     pub fn metric_label(&self) -> &'static str {
         match self {
             Error::Database(_) => "database",
-            Error::Migration(_) => "migration",
+            Error::Migration(_) | Error::SchemaNewer { .. } => "migration",
             Error::NotFound(_) => "not_found",
             Error::Validation(_) => "validation",
             Error::Locked(_) => "locked",

@@ -117,6 +117,7 @@ pub mod repositories;
 pub mod repository_reservations;
 pub mod rollouts;
 pub mod schedules;
+pub mod schema;
 pub mod scm_deliveries;
 pub mod scm_install_states;
 pub mod sessions;
@@ -142,15 +143,11 @@ use std::time::Duration;
 
 use prometheus_client::metrics::counter::Counter;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::migrate::Migrator;
 use sqlx::{Any, AnyPool, Executor, Transaction};
 
 pub use columns::{OnUnique, flag, is_set, is_unique_violation};
 pub(crate) use columns::{json_column, opt_text_column, opt_time_column, parse_json, text_column, time_column};
 pub use error::{Error, Result};
-
-static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
-static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -338,16 +335,6 @@ impl Store {
     /// it as `dev.play.installation`.
     pub async fn installation(&self) -> Result<String> {
         Ok(sqlx::query_scalar("SELECT uid FROM installation").fetch_one(&self.pool).await?)
-    }
-
-    /// Applies pending migrations for this backend. Forward-only.
-    pub async fn migrate(&self) -> Result<()> {
-        let migrator = match self.backend {
-            Backend::Sqlite => &SQLITE_MIGRATIONS,
-            Backend::Postgres => &POSTGRES_MIGRATIONS,
-        };
-        migrator.run(&self.pool).await?;
-        Ok(())
     }
 
     /// Whether the database answers (used by `/readyz`).

@@ -173,3 +173,17 @@ pub fn new_playground(name: &str, room: i64, playspec: i64) -> play_model::playg
         origin: None,
     }
 }
+
+/// Records migration `version` as applied, as a newer play's migration
+/// would have (the schema-safety tests).
+pub async fn record_applied_migration(store: &Store, version: i64) {
+    sqlx::query(
+        "INSERT INTO _sqlx_migrations (version, description, installed_on, success, checksum, execution_time) \
+         VALUES ($1, 'from a newer play', CURRENT_TIMESTAMP, TRUE, $2, 0)",
+    )
+    .bind(version)
+    .bind(vec![0u8; 48])
+    .execute(store.pool())
+    .await
+    .expect("record a migration");
+}

@@ -51,6 +51,7 @@ mod repositories_e2e;
 mod routing_in_one_place;
 mod schedules_e2e;
 mod schedules_sigkill_e2e;
+mod schema_safety;
 mod script_libs;
 mod serve_sweep_events_e2e;
 mod sleep_default_e2e;

@@ -13,9 +13,10 @@
 /// function runs (`On`), the fence of a reconciler's writes and the read
 /// coalescer, the counters of this process's writes (`LocalWrites`,
 /// `Stamp`), the crate's error, which table a lookup by name reads
-/// (`Named`) and the connection that listens for other replicas' wakes
-/// (`Listener`). Anything else is a record, and records live in `model/src`.
-const STORE_PLUMBING: [&str; 12] = [
+/// (`Named`) or which kind of launch setting (`Owner`), and the connection
+/// that listens for other replicas' wakes (`Listener`). Anything else is a
+/// record, and records live in `model/src`.
+const STORE_PLUMBING: [&str; 13] = [
     "Backend",
     "Coalescer",
     "Error",
@@ -26,6 +27,7 @@ const STORE_PLUMBING: [&str; 12] = [
     "LocalWrites",
     "Named",
     "On",
+    "Owner",
     "Stamp",
     "Store",
 ];

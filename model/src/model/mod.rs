@@ -16,6 +16,7 @@ pub mod playroom;
 pub mod playspec;
 pub mod quota;
 pub mod schedule;
+pub mod schema;
 pub mod session;
 pub mod template;
 pub mod trigger;
