@@ -72,7 +72,6 @@ mod tests {
     #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::*;
-    use sqlx::Row as _;
 
     #[tokio::test]
     async fn a_silent_replica_is_found_and_handled_once() {
@@ -91,51 +90,24 @@ mod tests {
         assert!(!forget(store, "dead", cutoff).await.unwrap(), "handled once");
         assert!(!forget(store, "alive", cutoff).await.unwrap(), "a live replica is not forgotten");
 
-        let (_, converged) = crate::testing::playground_row(store).await;
-        let room = sqlx::query("SELECT playroom_id, account_id FROM playgrounds WHERE id = $1")
-            .bind(converged)
-            .fetch_one(store.pool())
-            .await
-            .unwrap();
-        let changed = crate::testing::insert_playground(
-            store,
-            room.try_get("account_id").unwrap(),
-            room.try_get("playroom_id").unwrap(),
-        )
-        .await;
-        sqlx::query("UPDATE playgrounds SET observed_generation = generation WHERE id = $1")
-            .bind(converged)
-            .execute(store.pool())
-            .await
-            .unwrap();
+        let (account, room) = crate::testing::playroom_row(store).await;
+        let playground = || crate::testing::insert_playground(store, account, room);
+        let (converged, changed) = (playground().await, playground().await);
+        crate::testing::mark_converged(store, converged).await;
         assert_eq!(left_by(store, "dead").await.unwrap(), vec![changed]);
 
         // Its last pass was the silent replica's: attended too, whether
         // the lease was released or still runs.
-        let leased = crate::testing::insert_playground(
-            store,
-            room.try_get("account_id").unwrap(),
-            room.try_get("playroom_id").unwrap(),
-        )
-        .await;
-        sqlx::query("UPDATE playgrounds SET observed_generation = generation WHERE id IN ($1, $2)")
-            .bind(changed)
-            .bind(leased)
-            .execute(store.pool())
-            .await
-            .unwrap();
-        let lease = crate::leases::claim(store, "playground", leased, "dead", now, std::time::Duration::from_secs(8))
-            .await
-            .unwrap()
-            .unwrap();
-        crate::leases::claim(store, "playground", converged, "alive", now, std::time::Duration::from_secs(8))
-            .await
-            .unwrap()
-            .unwrap();
-        crate::leases::claim(store, "edge", changed, "dead", now, std::time::Duration::from_secs(8))
-            .await
-            .unwrap()
-            .unwrap();
+        let leased = playground().await;
+        for id in [changed, leased] {
+            crate::testing::mark_converged(store, id).await;
+        }
+        let claim = |reconciler, id, owner| {
+            crate::leases::claim(store, reconciler, id, owner, now, std::time::Duration::from_secs(8))
+        };
+        let lease = claim("playground", leased, "dead").await.unwrap().unwrap();
+        claim("playground", converged, "alive").await.unwrap().unwrap();
+        claim("edge", changed, "dead").await.unwrap().unwrap();
         assert_eq!(left_by(store, "dead").await.unwrap(), vec![leased], "another's, or another loop's, are not");
         crate::leases::release(store, &lease).await.unwrap();
         assert_eq!(left_by(store, "dead").await.unwrap(), vec![leased], "released: still its last pass");

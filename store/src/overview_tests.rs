@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
 use super::*;
-use crate::{accounts, events};
+use crate::events;
 use play_model::model::event::{Actor, NewEvent};
 
 async fn created(store: &Store, account: i64, id: i64) {
@@ -20,8 +20,7 @@ async fn moved(store: &Store, account: i64, id: i64, from: &str, to: &str) {
 async fn a_launch_counts_until_its_first_running_and_other_accounts_are_not_seen() {
     let db = crate::testing::store().await;
     let store = &db.store;
-    let (mine, _) = accounts::create_account(store, "mine").await.unwrap();
-    let (other, _) = accounts::create_account(store, "other").await.unwrap();
+    let [mine, other] = crate::testing::accounts(store, ["mine", "other"]).await;
     let since = time::now() - chrono::Duration::hours(1);
     created(store, mine.id, 1).await;
     moved(store, mine.id, 1, "in_progress", "running").await;

@@ -26,15 +26,22 @@ async fn set_running(store: &Store, id: i64) {
         .unwrap();
 }
 
-#[tokio::test]
-async fn concurrent_wakes_of_one_sleeping_playground_wake_it_once() {
-    let db = crate::testing::store().await;
-    let store = &db.store;
+/// A running Playground that a request put to sleep, where a wake test
+/// starts: its id.
+async fn asleep_playground(store: &Store) -> i64 {
     let (_, id) = crate::testing::playground_row(store).await;
     set_running(store, id).await;
     let mut tx = store.write().await.unwrap();
     assert!(set_power_in(&mut tx, id, Power::Asleep, PowerReason::Api).await.unwrap());
     tx.commit().await.unwrap();
+    id
+}
+
+#[tokio::test]
+async fn concurrent_wakes_of_one_sleeping_playground_wake_it_once() {
+    let db = crate::testing::store().await;
+    let store = &db.store;
+    let id = asleep_playground(store).await;
     let (_, asleep_generation) = power_of(store, id).await;
     // Two replicas' monitors see the same request's line at once.
     let (a, b) = tokio::join!(wake_on_request(store, id), wake_on_request(store, id));
@@ -46,11 +53,7 @@ async fn concurrent_wakes_of_one_sleeping_playground_wake_it_once() {
 async fn a_request_for_a_playground_awake_already_costs_no_write_transaction() {
     let db = crate::testing::store().await;
     let store = &db.store;
-    let (_, id) = crate::testing::playground_row(store).await;
-    set_running(store, id).await;
-    let mut tx = store.write().await.unwrap();
-    assert!(set_power_in(&mut tx, id, Power::Asleep, PowerReason::Api).await.unwrap());
-    tx.commit().await.unwrap();
+    let id = asleep_playground(store).await;
     let writes = || store.write_transactions().get();
     let before = writes();
     assert!(wake_on_request(store, id).await.unwrap(), "the first request wakes it");

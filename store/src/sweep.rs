@@ -88,15 +88,13 @@ mod tests {
     #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::*;
-    use crate::accounts;
     use crate::testing::{insert_playground as playground, insert_playroom as room};
 
     #[tokio::test]
     async fn rows_found_across_accounts_and_rooms_and_watched_rooms_listed() {
         let db = crate::testing::store().await;
         let store = &db.store;
-        let (a, _) = accounts::create_account(store, "a").await.unwrap();
-        let (b, _) = accounts::create_account(store, "b").await.unwrap();
+        let [a, b] = crate::testing::accounts(store, ["a", "b"]).await;
         let room_a = room(store, a.id, "box").await;
         let room_b = room(store, b.id, "box").await;
         let idle = room(store, b.id, "idle").await;
@@ -133,8 +131,7 @@ mod tests {
 
         let db = crate::testing::store().await;
         let store = &db.store;
-        let (a, _) = accounts::create_account(store, "a").await.unwrap();
-        let (b, _) = accounts::create_account(store, "b").await.unwrap();
+        let [a, b] = crate::testing::accounts(store, ["a", "b"]).await;
         let limits = QuotaLimits::default();
         let spec = |account: i64, name: &str| {
             let fields = PlayspecFields {

@@ -124,9 +124,10 @@ mod tests {
 
     #[test]
     fn slugs_are_made_from_names_and_checked() {
-        assert_eq!(slug_of("Developer tools"), "developer-tools");
-        assert_eq!(slug_of("  AI / ML!! "), "ai-ml");
-        assert_eq!(slug_of("Données"), "donn-es");
+        for (name, slug) in [("Developer tools", "developer-tools"), ("  AI / ML!! ", "ai-ml"), ("Données", "donn-es")]
+        {
+            assert_eq!(slug_of(name), slug, "{name:?}");
+        }
         assert!(check_slug("ai-ml").is_ok());
         for bad in ["", "-ai", "ai-", "AI", "a_b", &"a".repeat(41)] {
             assert!(check_slug(bad).is_err(), "{bad:?}");

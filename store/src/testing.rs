@@ -59,6 +59,16 @@ pub async fn store() -> TestStore {
     TestStore { store, url, _dir: dir }
 }
 
+/// New accounts named `names`, in order, for a test that checks what one
+/// account sees against what the others do.
+pub async fn accounts<const N: usize>(store: &Store, names: [&str; N]) -> [play_model::model::account::Account; N] {
+    let mut made = Vec::with_capacity(N);
+    for name in names {
+        made.push(crate::accounts::create_account(store, name).await.expect("an account").0);
+    }
+    made.try_into().expect("one account per name")
+}
+
 /// A new account (`acme`) with a Playroom row (`box`), as store tests
 /// need for foreign keys: (account id, Playroom id).
 pub async fn playroom_row(store: &Store) -> (i64, i64) {

@@ -3,6 +3,14 @@
 use super::*;
 use crate::triggers::tests::trigger;
 
+/// A trigger with a launch begun for pull request `number` at commit `a`:
+/// the trigger and the launch's target.
+async fn launched(store: &Store, number: &str) -> (Trigger, Target) {
+    let trigger = trigger(store).await;
+    let target = begin_launch(store, trigger.id, "pull_request", number, "a").await.unwrap();
+    (trigger, target)
+}
+
 /// The generation fence: a launch records its Playground on the target in
 /// its own transaction only while the target is live at the generation
 /// the launch was announced with. A pull request closed meanwhile (the
@@ -11,8 +19,7 @@ use crate::triggers::tests::trigger;
 async fn a_launch_is_claimed_only_at_the_generation_it_was_announced_with() {
     let db = crate::testing::store().await;
     let store = &db.store;
-    let trigger = trigger(store).await;
-    let first = begin_launch(store, trigger.id, "pull_request", "7", "a").await.unwrap();
+    let (trigger, first) = launched(store, "7").await;
     assert_eq!((first.status, first.generation, first.playground_id), (TargetStatus::Live, 1, None));
 
     // Closed while the launch was being made: the claim fails.
@@ -38,8 +45,7 @@ async fn a_launch_is_claimed_only_at_the_generation_it_was_announced_with() {
 async fn what_a_target_reported_is_kept_beside_it() {
     let db = crate::testing::store().await;
     let store = &db.store;
-    let trigger = trigger(store).await;
-    let target = begin_launch(store, trigger.id, "pull_request", "3", "a").await.unwrap();
+    let (_, target) = launched(store, "3").await;
     assert_eq!(reported(store, target.id).await.unwrap(), Reported::default());
     let done = Reported {
         comment_id: Some("1001".into()),

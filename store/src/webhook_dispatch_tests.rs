@@ -48,6 +48,17 @@ impl Setup {
         claim_due(&self.store, &self.secrets, "r1", limits, &HashMap::new()).await.unwrap()
     }
 
+    /// Sets the endpoint's count of consecutive failures, as if it had
+    /// failed that often already.
+    async fn set_failures(&self, count: i64) {
+        sqlx::query("UPDATE webhook_endpoints SET failure_count = $1 WHERE id = $2")
+            .bind(count)
+            .bind(self.endpoint)
+            .execute(self.store.pool())
+            .await
+            .unwrap();
+    }
+
     async fn delivered_templates(&self) -> Vec<i64> {
         let rows = sqlx::query(
             "SELECT e.entity_id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id \
@@ -85,11 +96,7 @@ async fn an_attempt_answered_after_the_disable_is_not_counted() {
     }
     let claimed = s.claim(2).await;
     assert_eq!(claimed.len(), 2, "both attempts in flight");
-    sqlx::query("UPDATE webhook_endpoints SET failure_count = 9 WHERE id = $1")
-        .bind(s.endpoint)
-        .execute(s.store.pool())
-        .await
-        .unwrap();
+    s.set_failures(9).await;
     let effect = EndpointEffect::Failed { gone: false };
     let tenth = record(&s.store, &claimed[0], failed(500), effect).await.unwrap();
     assert_eq!(tenth.failure_count, 10);
@@ -166,11 +173,7 @@ async fn batches_fan_out_and_record_as_one_at_a_time_would() {
 
     let claimed = s.claim(3).await;
     assert_eq!(claimed.len(), 3);
-    sqlx::query("UPDATE webhook_endpoints SET failure_count = 8 WHERE id = $1")
-        .bind(s.endpoint)
-        .execute(s.store.pool())
-        .await
-        .unwrap();
+    s.set_failures(8).await;
     let effect = EndpointEffect::Failed { gone: false };
     let outcomes = claimed.into_iter().map(|c| (c, failed(500), effect)).collect();
     let recorded = record_all(&s.store, outcomes).await.unwrap();

@@ -5,12 +5,13 @@
 
 use std::time::Duration;
 
+use play_model::model::account::Account;
 use play_model::model::event::{Acting, Actor};
 use play_model::model::quota::QuotaLimits;
-use play_model::playzone::model::SyncResult;
+use play_model::playzone::model::{Playzone, SyncResult};
 use play_model::playzone::{Changes, Input, RepositoryPolicy, Status, Stored};
 use play_model::repository::RemoteBranch;
-use play_model::secrets::MasterKey;
+use play_model::secrets::{MasterKey, SecretBox};
 use play_model::time;
 use play_store::Error;
 use play_store::events;
@@ -38,20 +39,27 @@ fn branch(name: &str, commit: char) -> RemoteBranch {
     RemoteBranch { name: name.into(), commit: commit.to_string().repeat(40) }
 }
 
+/// What a first sync (generation 1, default branch `main`) that found
+/// `branches` and no compose file reports.
+fn first_sync(branches: Vec<RemoteBranch>) -> SyncResult {
+    SyncResult { generation: 1, default_branch: "main".into(), branches, compose_file: None, compose_commit: None }
+}
+
 async fn lease(store: &Store, id: i64) -> i64 {
     leases::claim(store, SYNC, id, "me", time::now(), Duration::from_secs(60)).await.unwrap().unwrap().token
 }
 
-/// A public Playzone `app` of the account.
-async fn public_zone(
-    store: &Store,
-    secrets: &play_model::secrets::SecretBox,
-    account_id: i64,
-) -> play_model::playzone::model::Playzone {
+/// What a test of one public Playzone starts from: a fresh store, a
+/// secret box, account `a` and its public Playzone `app`.
+async fn public_zone() -> (testing::TestStore, SecretBox, Account, Playzone) {
+    let t = testing::store().await;
+    let secrets = MasterKey::generate().secret_box();
+    let (a, _) = accounts::create_account(&t.store, "a").await.unwrap();
     let changes = changes("app", "https://git.example.org/app.git", None);
-    playzones::create(store, Some(secrets), Acting::system(account_id), changes, false, &QuotaLimits::default())
+    let z = playzones::create(&t.store, Some(&secrets), Acting::system(a.id), changes, false, &QuotaLimits::default())
         .await
-        .unwrap()
+        .unwrap();
+    (t, secrets, a, z)
 }
 
 fn fence(token: i64) -> Fence<'static> {
@@ -120,17 +128,12 @@ async fn names_are_unique_per_account_and_accounts_are_isolated() {
 
 #[tokio::test]
 async fn sync_records_only_what_moved_and_an_error_keeps_the_index() {
-    let t = testing::store().await;
-    let secrets = MasterKey::generate().secret_box();
-    let (a, _) = accounts::create_account(&t.store, "a").await.unwrap();
-    let z = public_zone(&t.store, &secrets, a.id).await;
+    let (t, _, a, z) = public_zone().await;
     let token = lease(&t.store, z.id).await;
     let first = SyncResult {
-        generation: 1,
-        default_branch: "main".into(),
-        branches: vec![branch("feature", 'a'), branch("main", 'b'), branch("old", 'c')],
         compose_file: Some("compose.yaml".into()),
         compose_commit: Some("b".repeat(40)),
+        ..first_sync(vec![branch("feature", 'a'), branch("main", 'b'), branch("old", 'c')])
     };
     let moved = playzones::record_sync(&t.store, fence(token), z.id, &first).await.unwrap().held().unwrap();
     assert_eq!(moved.added, ["feature", "main", "old"]);
@@ -176,18 +179,9 @@ async fn sync_records_only_what_moved_and_an_error_keeps_the_index() {
 
 #[tokio::test]
 async fn updates_bump_the_generation_only_when_a_sync_is_needed() {
-    let t = testing::store().await;
-    let secrets = MasterKey::generate().secret_box();
-    let (a, _) = accounts::create_account(&t.store, "a").await.unwrap();
-    let z = public_zone(&t.store, &secrets, a.id).await;
+    let (t, secrets, a, z) = public_zone().await;
     let token = lease(&t.store, z.id).await;
-    let result = SyncResult {
-        generation: 1,
-        default_branch: "main".into(),
-        branches: vec![branch("main", 'b')],
-        compose_file: None,
-        compose_commit: None,
-    };
+    let result = first_sync(vec![branch("main", 'b')]);
     playzones::record_sync(&t.store, fence(token), z.id, &result).await.unwrap().held().unwrap();
     let policy = RepositoryPolicy::default();
     let stored = Some(Stored { private: false, has_token: false, attached: false, scm_url: "" });
@@ -220,10 +214,7 @@ async fn updates_bump_the_generation_only_when_a_sync_is_needed() {
 
 #[tokio::test]
 async fn a_playzone_used_by_a_playspec_cannot_be_deleted() {
-    let t = testing::store().await;
-    let secrets = MasterKey::generate().secret_box();
-    let (a, _) = accounts::create_account(&t.store, "a").await.unwrap();
-    let z = public_zone(&t.store, &secrets, a.id).await;
+    let (t, _, a, z) = public_zone().await;
     let services = serde_json::json!([{"name": "web", "type": "dynamic", "playzone_id": z.id}]).to_string();
     sqlx::query(
         "INSERT INTO playspecs (account_id, name, description, base_compose_yaml, services, created_at, updated_at) \
