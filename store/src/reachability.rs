@@ -13,30 +13,28 @@
 //! - It is an observation, not a change of the Playroom: `updated_at` and
 //!   the events outbox are left alone.
 
+use sqlx::Any;
+use sqlx::any::AnyArguments;
+use sqlx::query::Query;
+
 use super::Store;
 use crate::Result;
 use play_model::time::{self, Timestamp};
 
 /// Records that the engine of Playroom `id` answered.
 pub async fn record_reached(store: &Store, id: i64) -> Result<()> {
-    let done = sqlx::query(
+    let update = sqlx::query(
         "UPDATE playrooms SET reachable = 1, unreachable_since = NULL, unreachable_reason = NULL \
          WHERE id = $1 AND (reachable IS NULL OR reachable <> 1)",
     )
-    .bind(id)
-    .execute(store.pool())
-    .await?;
-    if done.rows_affected() > 0 {
-        // Every Playground of the Playroom shows it (`local_writes`).
-        store.local_writes().mark_all();
-    }
-    Ok(())
+    .bind(id);
+    write_reachability(store, update).await
 }
 
 /// Records that reaching the engine of Playroom `id` failed at `at`, and
 /// why.
 pub async fn record_unreachable(store: &Store, id: i64, reason: &str, at: Timestamp) -> Result<()> {
-    let done = sqlx::query(
+    let update = sqlx::query(
         "UPDATE playrooms SET reachable = 0, \
          unreachable_since = CASE WHEN reachable = 0 AND unreachable_since IS NOT NULL THEN unreachable_since ELSE $2 END, \
          unreachable_reason = $3 \
@@ -44,10 +42,15 @@ pub async fn record_unreachable(store: &Store, id: i64, reason: &str, at: Timest
     )
     .bind(id)
     .bind(time::to_db(&at))
-    .bind(reason)
-    .execute(store.pool())
-    .await?;
-    if done.rows_affected() > 0 {
+    .bind(reason);
+    write_reachability(store, update).await
+}
+
+/// Runs `update`, a write of a Playroom's reachability, and when it changed
+/// the row marks every Playground view changed: each shows its Playroom's
+/// reachability (`local_writes`).
+async fn write_reachability<'q>(store: &Store, update: Query<'q, Any, AnyArguments<'q>>) -> Result<()> {
+    if update.execute(store.pool()).await?.rows_affected() > 0 {
         store.local_writes().mark_all();
     }
     Ok(())
