@@ -136,6 +136,7 @@ pub mod webhook_deliveries;
 pub mod webhook_dispatch;
 pub mod webhooks;
 mod write_queue;
+mod write_shapes;
 
 use std::str::FromStr;
 use std::sync::Arc;

@@ -24,6 +24,7 @@
 
 use sqlx::Row;
 
+use super::write_shapes::write_one;
 use super::{Conn, OnUnique, Store};
 use crate::{Error, Result};
 use play_model::model::event::Acting;
@@ -138,10 +139,6 @@ pub(super) async fn consume_in(
 /// Drops reservation `id`: its create failed (or was undone) and the name
 /// is free again. Gone already is fine.
 pub async fn release(store: &Store, id: i64) -> Result<()> {
-    store
-        .in_write(async |conn| {
-            sqlx::query("DELETE FROM repository_reservations WHERE id = $1").bind(id).execute(&mut *conn).await?;
-            Ok(())
-        })
-        .await
+    write_one(store, sqlx::query("DELETE FROM repository_reservations WHERE id = $1").bind(id)).await?;
+    Ok(())
 }

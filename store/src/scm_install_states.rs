@@ -13,6 +13,7 @@
 use sqlx::Row;
 
 use super::Store;
+use super::write_shapes::insert_sweeping_expired;
 use crate::Result;
 use play_model::scm::model::{InstallClaim as Claim, Provider};
 use play_model::time::{self, Timestamp};
@@ -36,26 +37,16 @@ pub async fn create(
     let state = random_base62(STATE_LEN);
     let now = time::now();
     let expires_at = now + STATE_LIFETIME;
-    store
-        .in_write(async |conn| {
-            sqlx::query("DELETE FROM scm_install_states WHERE expires_at <= $1")
-                .bind(time::to_db(&now))
-                .execute(&mut *conn)
-                .await?;
-            sqlx::query(
-                "INSERT INTO scm_install_states (state_hash, account_id, provider, expires_at, session_id) \
-                 VALUES ($1, $2, $3, $4, $5)",
-            )
-            .bind(pepper.digest(&state))
-            .bind(claim.account_id)
-            .bind(provider.as_str())
-            .bind(time::to_db(&expires_at))
-            .bind(claim.session_id)
-            .execute(&mut *conn)
-            .await?;
-            Ok(())
-        })
-        .await?;
+    let insert = sqlx::query(
+        "INSERT INTO scm_install_states (state_hash, account_id, provider, expires_at, session_id) \
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(pepper.digest(&state))
+    .bind(claim.account_id)
+    .bind(provider.as_str())
+    .bind(time::to_db(&expires_at))
+    .bind(claim.session_id);
+    insert_sweeping_expired(store, "scm_install_states", &now, insert).await?;
     Ok((state, expires_at))
 }
 

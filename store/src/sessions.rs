@@ -17,6 +17,7 @@
 
 use sqlx::Row;
 
+use super::write_shapes::write_one;
 use super::{Conn, Store};
 use crate::Result;
 use play_model::model::session::{ABSOLUTE, IDLE, Session};
@@ -94,16 +95,8 @@ pub async fn find(store: &Store, pepper: &TokenPepper, secret: &str) -> Result<O
         return Ok(None);
     }
     if now - session.last_seen_at >= TOUCH_RESOLUTION {
-        store
-            .in_write(async |conn| {
-                sqlx::query("UPDATE sessions SET last_seen_at = $1 WHERE id = $2")
-                    .bind(time::to_db(&now))
-                    .bind(session.id)
-                    .execute(&mut *conn)
-                    .await?;
-                Ok(())
-            })
-            .await?;
+        let touch = sqlx::query("UPDATE sessions SET last_seen_at = $1 WHERE id = $2");
+        write_one(store, touch.bind(time::to_db(&now)).bind(session.id)).await?;
         return Ok(Some(Session { last_seen_at: now, ..session }));
     }
     Ok(Some(session))
@@ -145,10 +138,6 @@ fn is_live_at(session: &Session, now: Timestamp) -> bool {
 
 /// Ends session `id` (sign-out); gone already is fine.
 pub async fn delete(store: &Store, id: i64) -> Result<()> {
-    store
-        .in_write(async |conn| {
-            sqlx::query("DELETE FROM sessions WHERE id = $1").bind(id).execute(&mut *conn).await?;
-            Ok(())
-        })
-        .await
+    write_one(store, sqlx::query("DELETE FROM sessions WHERE id = $1").bind(id)).await?;
+    Ok(())
 }

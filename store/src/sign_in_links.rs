@@ -15,6 +15,7 @@
 use sqlx::Row;
 
 use super::Store;
+use super::write_shapes::insert_sweeping_expired;
 use crate::Result;
 use play_model::time::{self, Timestamp};
 use play_model::token::{TokenPepper, random_base62};
@@ -34,26 +35,16 @@ pub async fn create(store: &Store, pepper: &TokenPepper, key_id: i64, account_id
     let secret = random_base62(SECRET_LEN);
     let now = time::now();
     let expires_at = now + LIFETIME;
-    store
-        .in_write(async |conn| {
-            sqlx::query("DELETE FROM sign_in_links WHERE expires_at <= $1")
-                .bind(time::to_db(&now))
-                .execute(&mut *conn)
-                .await?;
-            sqlx::query(
-                "INSERT INTO sign_in_links (secret_hash, key_id, account_id, created_at, expires_at) \
-                 VALUES ($1, $2, $3, $4, $5)",
-            )
-            .bind(pepper.digest(&context(&secret)))
-            .bind(key_id)
-            .bind(account_id)
-            .bind(time::to_db(&now))
-            .bind(time::to_db(&expires_at))
-            .execute(&mut *conn)
-            .await?;
-            Ok(())
-        })
-        .await?;
+    let insert = sqlx::query(
+        "INSERT INTO sign_in_links (secret_hash, key_id, account_id, created_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(pepper.digest(&context(&secret)))
+    .bind(key_id)
+    .bind(account_id)
+    .bind(time::to_db(&now))
+    .bind(time::to_db(&expires_at));
+    insert_sweeping_expired(store, "sign_in_links", &now, insert).await?;
     Ok((secret, expires_at))
 }
 

@@ -1,0 +1,51 @@
+//! Shapes of write that several store modules repeat, beside the ones in
+//! `shapes` and written the same way: each takes its SQL, or the query
+//! with its binds, from the caller (only a table name, a `&'static str`
+//! constant of the caller, is ever put into one here), so every query
+//! still reads at its call site.
+//!
+//! - [`write_one`]: one statement in a write transaction of its own;
+//! - [`insert_sweeping_expired`]: an insert into a table of one-time
+//!   secrets that first deletes the expired ones.
+//!
+//! Imports no other store module, so that any of them may use it.
+
+use sqlx::Any;
+use sqlx::any::AnyArguments;
+use sqlx::query::Query;
+
+use super::Store;
+use crate::Result;
+use play_model::time::{self, Timestamp};
+
+/// Runs `query`, one statement, in a write transaction of its own
+/// ([`Store::in_write`]) and answers how many rows it changed. A write
+/// that is a single statement still goes through the store's write path
+/// rather than a pooled connection: on SQLite that takes the write lock up
+/// front and waits its turn with the other writers (`Store::write`), and
+/// the write is counted with every other.
+pub(super) async fn write_one<'q>(store: &Store, query: Query<'q, Any, AnyArguments<'q>>) -> Result<u64> {
+    store.in_write(async |conn| Ok(query.execute(&mut *conn).await?.rows_affected())).await
+}
+
+/// Runs `insert` in a write transaction of its own, after deleting the rows
+/// of `table` whose `expires_at` is `now` or earlier. A table of one-time
+/// secrets (sign-in links, install states) is swept this way whenever a new
+/// one is made, so it holds the live secrets and no more than those that
+/// expired since. `table` is a constant of the calling module, never tenant
+/// input.
+pub(super) async fn insert_sweeping_expired<'q>(
+    store: &Store,
+    table: &'static str,
+    now: &Timestamp,
+    insert: Query<'q, Any, AnyArguments<'q>>,
+) -> Result<()> {
+    let sweep = format!("DELETE FROM {table} WHERE expires_at <= $1");
+    store
+        .in_write(async |conn| {
+            sqlx::query(&sweep).bind(time::to_db(now)).execute(&mut *conn).await?;
+            insert.execute(&mut *conn).await?;
+            Ok(())
+        })
+        .await
+}
