@@ -20,6 +20,7 @@
 //!   cleared when trust is lifted; the change's event carries the same
 //!   actor.
 
+use super::write_shapes::set_pair_by_id;
 use super::{Conn, flag};
 use crate::{Error, Result};
 use play_model::model::event::Actor;
@@ -47,12 +48,8 @@ pub(super) async fn record_trust(conn: &mut Conn, id: i64, trusted: bool, actor:
         _ => None,
     };
     let at = trusted.then(|| time::to_db(&time::now()));
-    sqlx::query("UPDATE playrooms SET trusted_at = $1, trusted_by_key_id = $2 WHERE id = $3")
-        .bind(at)
-        .bind(by)
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
+    let sql = "UPDATE playrooms SET trusted_at = $1, trusted_by_key_id = $2 WHERE id = $3";
+    set_pair_by_id(&mut *conn, sql, (at, by), id).await?;
     tracing::info!(playroom = id, trusted, key = ?by, "Playroom trust changed");
     Ok(())
 }

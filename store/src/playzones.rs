@@ -22,6 +22,7 @@ use super::events;
 use super::playzone_branches;
 use super::quotas;
 use super::shapes::{all_of, column, delete_owned, one_in};
+use super::write_shapes::set_pair_by_id;
 use super::{Conn, OnUnique, Store, flag, is_set};
 use crate::{Error, Result};
 use play_model::model::event::{Acting, Actor, NewEvent};
@@ -165,13 +166,8 @@ pub(super) async fn write_key(
     public: Option<&str>,
 ) -> Result<()> {
     let sealed = private.map(|k| secrets.seal(k, &token_context(id))).transpose()?;
-    sqlx::query("UPDATE playzones SET credentials = $1, ssh_public_key = $2 WHERE id = $3")
-        .bind(sealed)
-        .bind(public)
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
+    let sql = "UPDATE playzones SET credentials = $1, ssh_public_key = $2 WHERE id = $3";
+    set_pair_by_id(conn, sql, (sealed, public), id).await
 }
 
 /// Pins `pin` as Playzone `id`'s host key, or forgets the pin (`None`:
@@ -179,13 +175,8 @@ pub(super) async fn write_key(
 /// pins what it sees).
 async fn set_pin_in(conn: &mut Conn, id: i64, pin: Option<&str>) -> Result<()> {
     let at = pin.map(|_| time::to_db(&time::now()));
-    sqlx::query("UPDATE playzones SET ssh_host_key = $1, ssh_host_key_pinned_at = $2 WHERE id = $3")
-        .bind(pin)
-        .bind(at)
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
+    let sql = "UPDATE playzones SET ssh_host_key = $1, ssh_host_key_pinned_at = $2 WHERE id = $3";
+    set_pair_by_id(conn, sql, (pin, at), id).await
 }
 
 pub async fn get(on: impl Into<On<'_>>, account_id: i64, id: i64) -> Result<Playzone> {

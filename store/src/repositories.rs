@@ -181,12 +181,7 @@ pub async fn connect(
 
 /// Sets repository `id`'s default branch (what its host chose at create).
 pub async fn set_default_branch_in(conn: &mut Conn, id: i64, branch: &str) -> Result<()> {
-    sqlx::query("UPDATE repositories SET default_branch = $1 WHERE id = $2")
-        .bind(branch)
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
+    shapes::set_by_id(conn, "UPDATE repositories SET default_branch = $1 WHERE id = $2", branch, id).await
 }
 
 /// Sets a repository's description and visibility (apply), in the

@@ -6,13 +6,15 @@
 //!
 //! - [`write_one`]: one statement in a write transaction of its own;
 //! - [`insert_sweeping_expired`]: an insert into a table of one-time
-//!   secrets that first deletes the expired ones.
+//!   secrets that first deletes the expired ones;
+//! - [`set_pair_by_id`]: two columns of one row set together, as
+//!   `shapes::set_by_id` sets one.
 //!
 //! Imports no other store module, so that any of them may use it.
 
-use sqlx::Any;
 use sqlx::any::AnyArguments;
 use sqlx::query::Query;
+use sqlx::{Any, Encode, Executor, Type};
 
 use super::Store;
 use crate::Result;
@@ -48,4 +50,22 @@ pub(super) async fn insert_sweeping_expired<'q>(
             Ok(())
         })
         .await
+}
+
+/// Runs `sql`, `UPDATE <table> SET <a> = $1, <b> = $2 WHERE id = $3`: two
+/// columns of row `id` that belong together set in one statement (a key
+/// and its public half, a pin and when it was pinned, trust and who
+/// granted it), so neither is ever written without the other.
+pub(super) async fn set_pair_by_id<'q, 'c, A, B>(
+    executor: impl Executor<'c, Database = Any>,
+    sql: &'q str,
+    (a, b): (A, B),
+    id: i64,
+) -> Result<()>
+where
+    A: 'q + Send + Encode<'q, Any> + Type<Any>,
+    B: 'q + Send + Encode<'q, Any> + Type<Any>,
+{
+    sqlx::query(sql).bind(a).bind(b).bind(id).execute(executor).await?;
+    Ok(())
 }
