@@ -18,7 +18,8 @@ use super::events;
 use super::playroom_trust::{check_trust, clear_trust, cleared_metadata, record_trust, retargeted};
 use super::quotas;
 use super::shapes::{all_of, delete_owned, one_in, set_by_id};
-use super::{Conn, OnUnique, Store, flag, is_set};
+use super::write_shapes::{insert_returning_id, update_unique};
+use super::{Conn, Store, flag, is_set};
 use crate::{Error, Result};
 use play_model::edge::{EdgeChanges, EdgeSettings};
 use play_model::host::HostTarget;
@@ -139,7 +140,7 @@ pub async fn create(
             let trusted = fields.trusted.unwrap_or(false);
             check_trust(fields.connection.unwrap_or(Connection::Ssh), trusted)?;
             let edge = edge_settings(fields.edge.as_ref(), EdgeSettings::default())?;
-            let inserted = sqlx::query(
+            let insert = sqlx::query(
         "INSERT INTO playrooms (account_id, name, connection, host, port, ssh_user, docker_socket, ssh_public_key, \
          host_key, host_key_pinned_at, domains, acme_email, trusted, tutorial, created_at, updated_at, edge) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16) RETURNING id",
@@ -159,10 +160,8 @@ pub async fn create(
     .bind(flag(trusted))
     .bind(flag(fields.tutorial.unwrap_or(false)))
     .bind(&now)
-    .bind(edge_json(&edge)?)
-    .fetch_one(&mut *conn)
-    .await;
-            let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
+    .bind(edge_json(&edge)?);
+            let id = insert_returning_id(conn, insert, || name_taken(&name)).await?;
             if let Some((private, _)) = &fields.ssh_key {
                 let sealed = secrets.seal(private, &key_context(id))?;
                 set_by_id(&mut *conn, "UPDATE playrooms SET ssh_private_key = $1 WHERE id = $2", sealed, id).await?;
@@ -261,7 +260,7 @@ pub async fn update(
             let edge = edge_settings(fields.edge.as_ref(), current.edge)?;
             let now = time::now();
             let name = fields.name.clone().unwrap_or(current.name.clone());
-            let result = sqlx::query(
+            let update = sqlx::query(
         "UPDATE playrooms SET name = $1, connection = $2, host = $3, port = $4, ssh_user = $5, docker_socket = $6, \
          host_key = $7, host_key_pinned_at = $8, domains = $9, acme_email = $10, trusted = $11, tutorial = $12, \
          updated_at = $13, edge = $16 WHERE id = $14 AND account_id = $15",
@@ -281,10 +280,8 @@ pub async fn update(
     .bind(time::to_db(&now))
     .bind(id)
     .bind(account_id)
-    .bind(edge_json(&edge)?)
-    .execute(&mut *conn)
-    .await;
-            result.on_unique(|| name_taken(&name))?;
+    .bind(edge_json(&edge)?);
+            update_unique(conn, update, || name_taken(&name)).await?;
             if let Some((private, public)) = &fields.ssh_key {
                 set_key_in(conn, secrets, id, private, public).await?;
             }

@@ -9,6 +9,7 @@ use sqlx::any::AnyRow;
 use super::On;
 use super::playspecs::{ensure_unlocked, touch_in};
 use super::shapes::{all, one};
+use super::write_shapes::{insert_returning_id, update_unique};
 use super::{Conn, OnUnique, Store, flag};
 use crate::{Error, Result};
 use play_model::compose::project_files;
@@ -127,7 +128,7 @@ pub async fn add_file(
             let now = time::to_db(&time::now());
             let size = i64::try_from(file.content.len()).map_err(|_| Error::field("file", "is too large"))?;
             let sha256 = hex::encode(Sha256::digest(&file.content));
-            let inserted = sqlx::query(
+            let insert = sqlx::query(
                 "INSERT INTO playspec_mounted_files (playspec_id, name, mount_path, path, target_services, readonly, \
          content, size, sha256, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) \
          RETURNING id",
@@ -141,10 +142,8 @@ pub async fn add_file(
             .bind(file.content)
             .bind(size)
             .bind(sha256)
-            .bind(&now)
-            .fetch_one(&mut *conn)
-            .await;
-            let id: i64 = inserted.on_unique(|| path_taken(&file.mount_path))?.try_get("id")?;
+            .bind(&now);
+            let id = insert_returning_id(conn, insert, || path_taken(&file.mount_path)).await?;
             touch_in(conn, account_id, playspec_id, actor).await?;
             file_in(conn, playspec_id, id).await
         })
@@ -168,7 +167,7 @@ pub async fn update_file(
             if let Some(path) = &path {
                 ensure_path_free(conn, playspec_id, path, Some(file_id)).await?;
             }
-            let result = sqlx::query(
+            let update = sqlx::query(
         "UPDATE playspec_mounted_files SET mount_path = $1, target_services = $2, readonly = $3, updated_at = $4, \
          path = $7 WHERE id = $5 AND playspec_id = $6",
     )
@@ -178,10 +177,8 @@ pub async fn update_file(
     .bind(time::to_db(&time::now()))
     .bind(file_id)
     .bind(playspec_id)
-    .bind(&path)
-    .execute(&mut *conn)
-    .await;
-            result.on_unique(|| path_taken(&mount_path))?;
+    .bind(&path);
+            update_unique(conn, update, || path_taken(&mount_path)).await?;
             touch_in(conn, account_id, playspec_id, actor).await?;
             file_in(conn, playspec_id, file_id).await
         })

@@ -21,7 +21,8 @@ use super::On;
 use super::events;
 use super::quotas;
 use super::shapes::{all_of, delete_owned, one, one_in, set_by_id};
-use super::{Conn, OnUnique, Store, flag};
+use super::write_shapes::{insert_returning_id, update_unique};
+use super::{Conn, Store, flag};
 use crate::{Error, Result};
 use play_model::compose::ServiceDefinition;
 use play_model::model::event::{Acting, Actor, NewEvent};
@@ -79,7 +80,7 @@ pub async fn create(on: impl Into<On<'_>>, by: Acting, new: PlayspecFields, limi
             let name = new.name.ok_or_else(missing)?;
             quotas::check(conn, account_id, Resource::Playspecs, limits).await?;
             let now = time::to_db(&time::now());
-            let inserted = sqlx::query(
+            let insert = sqlx::query(
                 "INSERT INTO playspecs (account_id, name, description, base_compose_yaml, services, persist_volumes, \
          created_at, updated_at, playzone_id, sleep_after_secs) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9) \
          RETURNING id",
@@ -92,10 +93,8 @@ pub async fn create(on: impl Into<On<'_>>, by: Acting, new: PlayspecFields, limi
             .bind(flag(new.persist_volumes.unwrap_or(false)))
             .bind(&now)
             .bind(new.playzone_id.flatten())
-            .bind(new.sleep_after.unwrap_or_default().to_db())
-            .fetch_one(&mut *conn)
-            .await;
-            let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
+            .bind(new.sleep_after.unwrap_or_default().to_db());
+            let id = insert_returning_id(conn, insert, || name_taken(&name)).await?;
             events::record(conn, NewEvent::new(account_id, "playspec", id, "created").actor(actor)).await?;
             get(&mut *conn, account_id, id).await
         })
@@ -182,7 +181,7 @@ pub async fn update(on: impl Into<On<'_>>, by: Acting, id: i64, fields: Playspec
                 Some(services) => services_json(&services)?,
                 None => current.services.to_string(),
             };
-            let result = sqlx::query(
+            let update = sqlx::query(
                 "UPDATE playspecs SET name = $1, description = $2, base_compose_yaml = $3, services = $4, \
          persist_volumes = $5, updated_at = $6, playzone_id = $9, sleep_after_secs = $10 WHERE id = $7 AND account_id = $8",
             )
@@ -195,10 +194,8 @@ pub async fn update(on: impl Into<On<'_>>, by: Acting, id: i64, fields: Playspec
             .bind(id)
             .bind(account_id)
             .bind(fields.playzone_id.unwrap_or(current.playzone_id))
-            .bind(fields.sleep_after.unwrap_or(current.sleep_after).to_db())
-            .execute(&mut *conn)
-            .await;
-            result.on_unique(|| name_taken(&name))?;
+            .bind(fields.sleep_after.unwrap_or(current.sleep_after).to_db());
+            update_unique(conn, update, || name_taken(&name)).await?;
             events::record(conn, NewEvent::new(account_id, "playspec", id, "updated").actor(actor)).await?;
             get(&mut *conn, account_id, id).await
         })

@@ -22,7 +22,7 @@ use super::events;
 use super::playzone_branches;
 use super::quotas;
 use super::shapes::{all_of, column, delete_owned, one_in};
-use super::write_shapes::set_pair_by_id;
+use super::write_shapes::{insert_returning_id, set_pair_by_id};
 use super::{Conn, OnUnique, Store, flag, is_set};
 use crate::{Error, Result};
 use play_model::model::event::{Acting, Actor, NewEvent};
@@ -113,7 +113,7 @@ pub async fn create(
             quotas::check(conn, account_id, Resource::Playzones, limits).await?;
             let now = time::to_db(&time::now());
             let default_branch = changes.default_branch.clone().flatten();
-            let id: i64 = sqlx::query(
+            let insert = sqlx::query(
                 "INSERT INTO playzones (account_id, name, scm_url, private, default_branch, default_branch_pinned, \
          auto_created, status, generation, synced_generation, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $9, 1, 0, $8, $8) RETURNING id",
@@ -126,11 +126,8 @@ pub async fn create(
             .bind(flag(default_branch.is_some()))
             .bind(flag(auto_created))
             .bind(&now)
-            .bind(Status::Pending.as_str())
-            .fetch_one(&mut *conn)
-            .await
-            .on_unique(|| name_taken(&name))?
-            .try_get("id")?;
+            .bind(Status::Pending.as_str());
+            let id = insert_returning_id(conn, insert, || name_taken(&name)).await?;
             if let (Some(Some(token)), Some(secrets)) = (&changes.credentials, secrets) {
                 set_token(conn, secrets, id, Some(token), &scm_url).await?;
             }

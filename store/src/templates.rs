@@ -27,7 +27,8 @@ use super::On;
 use super::events;
 use super::quotas;
 use super::shapes::{all, delete_owned, one};
-use super::{Conn, OnUnique, Store, flag};
+use super::write_shapes::{insert_returning_id, update_unique};
+use super::{Conn, Store, flag};
 use crate::{Error, Result};
 use play_model::model::event::{Acting, Actor, NewEvent};
 use play_model::model::quota::{QuotaLimits, Resource};
@@ -139,7 +140,7 @@ pub async fn create(on: impl Into<On<'_>>, by: Acting, new: TemplateFields, limi
             let category_id = new.category_id.ok_or_else(missing)?;
             ensure_category(conn, category_id).await?;
             quotas::check(conn, account_id, Resource::ImportTemplates, limits).await?;
-            let inserted = sqlx::query(
+            let insert = sqlx::query(
                 "INSERT INTO import_templates (account_id, name, description, category_id, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $5) RETURNING id",
             )
@@ -147,10 +148,8 @@ pub async fn create(on: impl Into<On<'_>>, by: Acting, new: TemplateFields, limi
             .bind(&name)
             .bind(new.description.unwrap_or_default())
             .bind(category_id)
-            .bind(time::to_db(&time::now()))
-            .fetch_one(&mut *conn)
-            .await;
-            let id: i64 = inserted.on_unique(|| name_taken(&name))?.try_get("id")?;
+            .bind(time::to_db(&time::now()));
+            let id = insert_returning_id(conn, insert, || name_taken(&name)).await?;
             events::record(conn, NewEvent::new(account_id, "template", id, "created").actor(actor)).await?;
             get(&mut *conn, account_id, id).await
         })
@@ -181,7 +180,7 @@ pub async fn update(on: impl Into<On<'_>>, by: Acting, id: i64, fields: Template
                 ensure_category(conn, category_id).await?;
             }
             let name = fields.name.unwrap_or(current.name);
-            let result = sqlx::query(
+            let update = sqlx::query(
                 "UPDATE import_templates SET name = $1, description = $2, category_id = $3, updated_at = $4 \
          WHERE id = $5 AND account_id = $6",
             )
@@ -190,10 +189,8 @@ pub async fn update(on: impl Into<On<'_>>, by: Acting, id: i64, fields: Template
             .bind(fields.category_id.unwrap_or(current.category_id))
             .bind(time::to_db(&time::now()))
             .bind(id)
-            .bind(account_id)
-            .execute(&mut *conn)
-            .await;
-            result.on_unique(|| name_taken(&name))?;
+            .bind(account_id);
+            update_unique(conn, update, || name_taken(&name)).await?;
             events::record(conn, NewEvent::new(account_id, "template", id, "updated").actor(actor)).await?;
             get(&mut *conn, account_id, id).await
         })

@@ -8,7 +8,9 @@
 //! - [`insert_sweeping_expired`]: an insert into a table of one-time
 //!   secrets that first deletes the expired ones;
 //! - [`set_pair_by_id`]: two columns of one row set together, as
-//!   `shapes::set_by_id` sets one.
+//!   `shapes::set_by_id` sets one;
+//! - [`insert_returning_id`], [`update_unique`]: an insert or update of
+//!   a row with a unique name, the caller's error for a name taken.
 //!
 //! Imports no other store module, so that any of them may use it.
 
@@ -16,8 +18,8 @@ use sqlx::any::AnyArguments;
 use sqlx::query::Query;
 use sqlx::{Any, Encode, Executor, Type};
 
-use super::Store;
-use crate::Result;
+use super::{Conn, OnUnique, Store};
+use crate::{Error, Result};
 use play_model::time::{self, Timestamp};
 
 /// Runs `query`, one statement, in a write transaction of its own
@@ -67,5 +69,28 @@ where
     B: 'q + Send + Encode<'q, Any> + Type<Any>,
 {
     sqlx::query(sql).bind(a).bind(b).bind(id).execute(executor).await?;
+    Ok(())
+}
+
+/// Runs `insert` (`INSERT .. RETURNING id`) on `conn` and answers the new
+/// row's id. A unique violation, a name or path the account uses already,
+/// is `taken()`, the error the caller words for it; any other database
+/// error passes through.
+pub(super) async fn insert_returning_id<'q>(
+    conn: &mut Conn,
+    insert: Query<'q, Any, AnyArguments<'q>>,
+    taken: impl FnOnce() -> Error,
+) -> Result<i64> {
+    Ok(sqlx::Row::try_get(&insert.fetch_one(&mut *conn).await.on_unique(taken)?, "id")?)
+}
+
+/// Runs `update` on `conn`, a write of a row's unique name or path among
+/// others; a unique violation is `taken()`, as in [`insert_returning_id`].
+pub(super) async fn update_unique<'q>(
+    conn: &mut Conn,
+    update: Query<'q, Any, AnyArguments<'q>>,
+    taken: impl FnOnce() -> Error,
+) -> Result<()> {
+    update.execute(&mut *conn).await.on_unique(taken)?;
     Ok(())
 }
