@@ -18,7 +18,7 @@ use super::events;
 use super::playroom_trust::{check_trust, clear_trust, cleared_metadata, record_trust, retargeted};
 use super::quotas;
 use super::shapes::{all_of, delete_owned, one_in, set_by_id};
-use super::write_shapes::{insert_returning_id, update_unique};
+use super::write_shapes::{insert_returning_id, update_unique, write_locked};
 use super::{Conn, Store, flag, is_set};
 use crate::{Error, Result};
 use play_model::edge::{EdgeChanges, EdgeSettings};
@@ -217,88 +217,86 @@ pub async fn update(
     fields: PlayroomFields,
 ) -> Result<Playroom> {
     let Acting { account_id, actor } = by;
-    on.into()
-        .write(async |conn| {
-            // Read, decided on and written back: lock the row first.
-            super::shapes::lock_row(conn, "playrooms", id).await?;
-            let current = select(conn, account_id, id).await?;
-            let moved = fields.host.as_ref().is_some_and(|h| *h != current.host)
-                || fields.port.is_some_and(|p| p != current.port)
-                || fields.user.as_ref().is_some_and(|u| *u != current.user)
-                || fields.connection.is_some_and(|c| c != current.connection);
-            // Playgrounds on the Playroom live on the host its pin names: a move
-            // keeps that pin, so only the same machine (same host key) is reached
-            // at the new address and nothing is orphaned; a move that would drop
-            // or change the pin is refused while they exist.
-            let occupied = moved && active_playgrounds(conn, id).await? > 0;
-            if occupied
-                && (current.host_key.is_none() || fields.host_key.as_ref().is_some_and(|k| *k != current.host_key))
-            {
-                return Err(Error::Conflict(
-                    "the Playroom has Playgrounds on its current host: a new host, port, user or connection must keep \
+    write_locked(on, "playrooms", id, async |conn| {
+        let current = select(conn, account_id, id).await?;
+        let moved = fields.host.as_ref().is_some_and(|h| *h != current.host)
+            || fields.port.is_some_and(|p| p != current.port)
+            || fields.user.as_ref().is_some_and(|u| *u != current.user)
+            || fields.connection.is_some_and(|c| c != current.connection);
+        // Playgrounds on the Playroom live on the host its pin names: a move
+        // keeps that pin, so only the same machine (same host key) is reached
+        // at the new address and nothing is orphaned; a move that would drop
+        // or change the pin is refused while they exist.
+        let occupied = moved && active_playgrounds(conn, id).await? > 0;
+        if occupied && (current.host_key.is_none() || fields.host_key.as_ref().is_some_and(|k| *k != current.host_key))
+        {
+            return Err(Error::Conflict(
+                "the Playroom has Playgrounds on its current host: a new host, port, user or connection must keep \
              the pinned host key (the same machine at a new address), or destroy the Playgrounds first"
-                        .into(),
-                ));
-            }
-            let keep_pin = !moved || occupied;
-            let host_key = match &fields.host_key {
-                Some(pin) => pin.clone(),
-                None if keep_pin => current.host_key.clone(),
-                None => None,
-            };
-            let pinned_at = match &fields.host_key {
-                Some(Some(pin)) if Some(pin) != current.host_key.as_ref() => Some(time::now()),
-                Some(Some(_)) => current.host_key_pinned_at,
-                Some(None) => None,
-                None if keep_pin => current.host_key_pinned_at,
-                None => None,
-            };
-            let changed = retargeted(&current, &fields);
-            let trust_lost = current.trusted && !changed.is_empty() && !fields.caller_may_trust;
-            let trusted = if trust_lost { false } else { fields.trusted.unwrap_or(current.trusted) };
-            check_trust(fields.connection.unwrap_or(current.connection), trusted)?;
-            let edge = edge_settings(fields.edge.as_ref(), current.edge)?;
-            let now = time::now();
-            let name = fields.name.clone().unwrap_or(current.name.clone());
-            let update = sqlx::query(
-        "UPDATE playrooms SET name = $1, connection = $2, host = $3, port = $4, ssh_user = $5, docker_socket = $6, \
+                    .into(),
+            ));
+        }
+        let keep_pin = !moved || occupied;
+        let host_key = match &fields.host_key {
+            Some(pin) => pin.clone(),
+            None if keep_pin => current.host_key.clone(),
+            None => None,
+        };
+        let pinned_at = match &fields.host_key {
+            Some(Some(pin)) if Some(pin) != current.host_key.as_ref() => Some(time::now()),
+            Some(Some(_)) => current.host_key_pinned_at,
+            Some(None) => None,
+            None if keep_pin => current.host_key_pinned_at,
+            None => None,
+        };
+        let changed = retargeted(&current, &fields);
+        let trust_lost = current.trusted && !changed.is_empty() && !fields.caller_may_trust;
+        let trusted = if trust_lost { false } else { fields.trusted.unwrap_or(current.trusted) };
+        check_trust(fields.connection.unwrap_or(current.connection), trusted)?;
+        let edge = edge_settings(fields.edge.as_ref(), current.edge)?;
+        let now = time::now();
+        let name = fields.name.clone().unwrap_or(current.name.clone());
+        let update = sqlx::query(
+            "UPDATE playrooms SET name = $1, connection = $2, host = $3, port = $4, ssh_user = $5, docker_socket = $6, \
          host_key = $7, host_key_pinned_at = $8, domains = $9, acme_email = $10, trusted = $11, tutorial = $12, \
          updated_at = $13, edge = $16 WHERE id = $14 AND account_id = $15",
-    )
-    .bind(&name)
-    .bind(fields.connection.unwrap_or(current.connection).as_str())
-    .bind(fields.host.clone().unwrap_or(current.host.clone()))
-    .bind(i64::from(fields.port.unwrap_or(current.port)))
-    .bind(fields.user.clone().unwrap_or(current.user.clone()))
-    .bind(fields.docker_socket.clone().unwrap_or(current.docker_socket.clone()))
-    .bind(host_key)
-    .bind(pinned_at.as_ref().map(time::to_db))
-    .bind(serde_json::to_string(fields.domains.as_ref().unwrap_or(&current.domains)).unwrap_or_else(|_| "[]".into()))
-    .bind(fields.acme_email.clone().unwrap_or(current.acme_email.clone()))
-    .bind(flag(trusted))
-    .bind(flag(fields.tutorial.unwrap_or(current.tutorial)))
-    .bind(time::to_db(&now))
-    .bind(id)
-    .bind(account_id)
-    .bind(edge_json(&edge)?);
-            update_unique(conn, update, || name_taken(&name)).await?;
-            if let Some((private, public)) = &fields.ssh_key {
-                set_key_in(conn, secrets, id, private, public).await?;
-            }
-            let mut metadata = serde_json::json!({});
-            if trusted != current.trusted {
-                record_trust(conn, id, trusted, actor).await?;
-                metadata = if trust_lost {
-                    cleared_metadata(&changed)
-                } else {
-                    serde_json::json!({ "trusted": { "from": current.trusted, "to": trusted } })
-                };
-            }
-            events::record(conn, NewEvent::new(account_id, "playroom", id, "updated").actor(actor).metadata(metadata))
-                .await?;
-            select(conn, account_id, id).await
-        })
-        .await
+        )
+        .bind(&name)
+        .bind(fields.connection.unwrap_or(current.connection).as_str())
+        .bind(fields.host.clone().unwrap_or(current.host.clone()))
+        .bind(i64::from(fields.port.unwrap_or(current.port)))
+        .bind(fields.user.clone().unwrap_or(current.user.clone()))
+        .bind(fields.docker_socket.clone().unwrap_or(current.docker_socket.clone()))
+        .bind(host_key)
+        .bind(pinned_at.as_ref().map(time::to_db))
+        .bind(
+            serde_json::to_string(fields.domains.as_ref().unwrap_or(&current.domains)).unwrap_or_else(|_| "[]".into()),
+        )
+        .bind(fields.acme_email.clone().unwrap_or(current.acme_email.clone()))
+        .bind(flag(trusted))
+        .bind(flag(fields.tutorial.unwrap_or(current.tutorial)))
+        .bind(time::to_db(&now))
+        .bind(id)
+        .bind(account_id)
+        .bind(edge_json(&edge)?);
+        update_unique(conn, update, || name_taken(&name)).await?;
+        if let Some((private, public)) = &fields.ssh_key {
+            set_key_in(conn, secrets, id, private, public).await?;
+        }
+        let mut metadata = serde_json::json!({});
+        if trusted != current.trusted {
+            record_trust(conn, id, trusted, actor).await?;
+            metadata = if trust_lost {
+                cleared_metadata(&changed)
+            } else {
+                serde_json::json!({ "trusted": { "from": current.trusted, "to": trusted } })
+            };
+        }
+        events::record(conn, NewEvent::new(account_id, "playroom", id, "updated").actor(actor).metadata(metadata))
+            .await?;
+        select(conn, account_id, id).await
+    })
+    .await
 }
 
 async fn set_key_in(conn: &mut Conn, secrets: &SecretBox, id: i64, private: &str, public: &str) -> Result<()> {
@@ -324,21 +322,19 @@ pub async fn set_key(
     caller_may_trust: bool,
 ) -> Result<Playroom> {
     let Acting { account_id, actor } = by;
-    store
-        .in_write(async |tx| {
-            super::shapes::lock_row(tx, "playrooms", id).await?;
-            let current = select(tx, account_id, id).await?;
-            set_key_in(tx, secrets, id, private, public).await?;
-            let metadata = if current.trusted && !caller_may_trust {
-                clear_trust(tx, id, actor, &["ssh_private_key"]).await?
-            } else {
-                serde_json::json!({})
-            };
-            events::record(tx, NewEvent::new(account_id, "playroom", id, "updated").actor(actor).metadata(metadata))
-                .await?;
-            select(tx, account_id, id).await
-        })
-        .await
+    write_locked(store, "playrooms", id, async |tx| {
+        let current = select(tx, account_id, id).await?;
+        set_key_in(tx, secrets, id, private, public).await?;
+        let metadata = if current.trusted && !caller_may_trust {
+            clear_trust(tx, id, actor, &["ssh_private_key"]).await?
+        } else {
+            serde_json::json!({})
+        };
+        events::record(tx, NewEvent::new(account_id, "playroom", id, "updated").actor(actor).metadata(metadata))
+            .await?;
+        select(tx, account_id, id).await
+    })
+    .await
 }
 
 /// Playgrounds that still occupy the Playroom (anything not yet destroyed).

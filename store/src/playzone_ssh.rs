@@ -12,6 +12,7 @@
 
 use sqlx::Row;
 
+use super::write_shapes::write_locked;
 use super::{Store, events, playzones};
 use crate::{Error, Result};
 use play_model::model::event::{Acting, Actor, NewEvent};
@@ -32,30 +33,28 @@ pub async fn set_key(
     (private, public): (&str, &str),
 ) -> Result<Playzone> {
     let Acting { account_id, actor } = by;
-    store
-        .in_write(async |tx| {
-            super::shapes::lock_row(tx, "playzones", id).await?;
-            let current = playzones::get(&mut *tx, account_id, id).await?;
-            if !is_ssh_url(&current.scm_url) {
-                return Err(Error::InvalidState(
-                    "the Playzone's scm_url is not an ssh URL: a deploy key is only for ssh://... or git@host:path \
+    write_locked(store, "playzones", id, async |tx| {
+        let current = playzones::get(&mut *tx, account_id, id).await?;
+        if !is_ssh_url(&current.scm_url) {
+            return Err(Error::InvalidState(
+                "the Playzone's scm_url is not an ssh URL: a deploy key is only for ssh://... or git@host:path \
                      URLs (an https repository takes an access token in credentials)"
-                        .into(),
-                ));
-            }
-            playzones::write_key(tx, secrets, id, Some(private), Some(public)).await?;
-            sqlx::query("UPDATE playzones SET generation = generation + 1, status = $1, updated_at = $2 WHERE id = $3")
-                .bind(Status::Pending.as_str())
-                .bind(time::to_db(&time::now()))
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-            let metadata = serde_json::json!({"changed": ["credentials"]});
-            events::record(tx, NewEvent::new(account_id, "playzone", id, "updated").actor(actor).metadata(metadata))
-                .await?;
-            playzones::get(&mut *tx, account_id, id).await
-        })
-        .await
+                    .into(),
+            ));
+        }
+        playzones::write_key(tx, secrets, id, Some(private), Some(public)).await?;
+        sqlx::query("UPDATE playzones SET generation = generation + 1, status = $1, updated_at = $2 WHERE id = $3")
+            .bind(Status::Pending.as_str())
+            .bind(time::to_db(&time::now()))
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        let metadata = serde_json::json!({"changed": ["credentials"]});
+        events::record(tx, NewEvent::new(account_id, "playzone", id, "updated").actor(actor).metadata(metadata))
+            .await?;
+        playzones::get(&mut *tx, account_id, id).await
+    })
+    .await
 }
 
 /// Pins `key_line` as Playzone `id`'s host key unless one is pinned, and

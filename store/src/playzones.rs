@@ -22,7 +22,7 @@ use super::events;
 use super::playzone_branches;
 use super::quotas;
 use super::shapes::{all_of, column, delete_owned, one_in};
-use super::write_shapes::{insert_returning_id, set_pair_by_id};
+use super::write_shapes::{insert_returning_id, set_pair_by_id, write_locked};
 use super::{Conn, OnUnique, Store, flag, is_set};
 use crate::{Error, Result};
 use play_model::model::event::{Acting, Actor, NewEvent};
@@ -216,36 +216,31 @@ pub async fn update(
     changes: Changes,
 ) -> Result<Playzone> {
     let Acting { account_id, actor } = by;
-    on.into()
-        .write(async |conn| {
-            // Read, decided on and written back: lock the row first.
-            super::shapes::lock_row(conn, "playzones", id).await?;
-            let current = get(&mut *conn, account_id, id).await?;
-            let name = changes.name.clone().unwrap_or_else(|| current.name.clone());
-            let url_changed = changes.scm_url.as_ref().is_some_and(|u| *u != current.scm_url);
-            let scm_url = changes.scm_url.clone().unwrap_or_else(|| current.scm_url.clone());
-            let (default_branch, pinned) = match &changes.default_branch {
-                None => (current.default_branch.clone(), current.default_branch_pinned),
-                Some(Some(branch)) => (Some(branch.clone()), true),
-                // Unpinned: the next sync records the remote's HEAD.
-                Some(None) => {
-                    (if current.default_branch_pinned { None } else { current.default_branch.clone() }, false)
-                }
-            };
-            let private = changes.private.unwrap_or(current.private);
-            let sync = changes.needs_sync()
-                && (url_changed
-                    || changes.credentials.is_some()
-                    || changes.ssh_host_key.is_some()
-                    || default_branch != current.default_branch
-                    || pinned != current.default_branch_pinned);
-            let changed = sync || name != current.name || private != current.private;
-            if !changed {
-                return Ok(current);
-            }
-            let (generation, status) =
-                if sync { (current.generation + 1, Status::Pending) } else { (current.generation, current.status) };
-            sqlx::query(
+    write_locked(on, "playzones", id, async |conn| {
+        let current = get(&mut *conn, account_id, id).await?;
+        let name = changes.name.clone().unwrap_or_else(|| current.name.clone());
+        let url_changed = changes.scm_url.as_ref().is_some_and(|u| *u != current.scm_url);
+        let scm_url = changes.scm_url.clone().unwrap_or_else(|| current.scm_url.clone());
+        let (default_branch, pinned) = match &changes.default_branch {
+            None => (current.default_branch.clone(), current.default_branch_pinned),
+            Some(Some(branch)) => (Some(branch.clone()), true),
+            // Unpinned: the next sync records the remote's HEAD.
+            Some(None) => (if current.default_branch_pinned { None } else { current.default_branch.clone() }, false),
+        };
+        let private = changes.private.unwrap_or(current.private);
+        let sync = changes.needs_sync()
+            && (url_changed
+                || changes.credentials.is_some()
+                || changes.ssh_host_key.is_some()
+                || default_branch != current.default_branch
+                || pinned != current.default_branch_pinned);
+        let changed = sync || name != current.name || private != current.private;
+        if !changed {
+            return Ok(current);
+        }
+        let (generation, status) =
+            if sync { (current.generation + 1, Status::Pending) } else { (current.generation, current.status) };
+        sqlx::query(
         "UPDATE playzones SET name = $1, scm_url = $2, default_branch = $3, default_branch_pinned = $4, private = $5, \
          generation = $6, status = $7, updated_at = $8 WHERE id = $9 AND account_id = $10",
     )
@@ -262,44 +257,44 @@ pub async fn update(
     .execute(&mut *conn)
     .await
     .on_unique(|| name_taken(&name))?;
-            if let Some(token) = &changes.credentials {
-                set_token(conn, secrets, id, token.as_deref(), &scm_url).await?;
+        if let Some(token) = &changes.credentials {
+            set_token(conn, secrets, id, token.as_deref(), &scm_url).await?;
+        }
+        if url_changed && !play_model::playzone::same_origin(&scm_url, &current.scm_url) {
+            set_pin_in(conn, id, None).await?;
+        }
+        if let Some(pin) = &changes.ssh_host_key {
+            set_pin_in(conn, id, pin.as_deref()).await?;
+        }
+        if url_changed {
+            playzone_branches::forget_in(conn, id).await?;
+            super::playzone_pulls::forget_in(conn, id).await?;
+            sqlx::query(
+                "UPDATE playzones SET compose_file = NULL, compose_commit = NULL, status_message = NULL WHERE id = $1",
+            )
+            .bind(id)
+            .execute(&mut *conn)
+            .await?;
+        }
+        let mut fields: Vec<&str> = Vec::new();
+        for (set, name) in [
+            (name != current.name, "name"),
+            (url_changed, "scm_url"),
+            (default_branch != current.default_branch || pinned != current.default_branch_pinned, "default_branch"),
+            (private != current.private, "private"),
+            (changes.credentials.is_some(), "credentials"),
+            (changes.ssh_host_key.is_some(), "ssh_host_key"),
+        ] {
+            if set {
+                fields.push(name);
             }
-            if url_changed && !play_model::playzone::same_origin(&scm_url, &current.scm_url) {
-                set_pin_in(conn, id, None).await?;
-            }
-            if let Some(pin) = &changes.ssh_host_key {
-                set_pin_in(conn, id, pin.as_deref()).await?;
-            }
-            if url_changed {
-                playzone_branches::forget_in(conn, id).await?;
-                super::playzone_pulls::forget_in(conn, id).await?;
-                sqlx::query(
-            "UPDATE playzones SET compose_file = NULL, compose_commit = NULL, status_message = NULL WHERE id = $1",
-        )
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-            }
-            let mut fields: Vec<&str> = Vec::new();
-            for (set, name) in [
-                (name != current.name, "name"),
-                (url_changed, "scm_url"),
-                (default_branch != current.default_branch || pinned != current.default_branch_pinned, "default_branch"),
-                (private != current.private, "private"),
-                (changes.credentials.is_some(), "credentials"),
-                (changes.ssh_host_key.is_some(), "ssh_host_key"),
-            ] {
-                if set {
-                    fields.push(name);
-                }
-            }
-            let metadata = serde_json::json!({ "changed": fields });
-            events::record(conn, NewEvent::new(account_id, "playzone", id, "updated").actor(actor).metadata(metadata))
-                .await?;
-            get(&mut *conn, account_id, id).await
-        })
-        .await
+        }
+        let metadata = serde_json::json!({ "changed": fields });
+        events::record(conn, NewEvent::new(account_id, "playzone", id, "updated").actor(actor).metadata(metadata))
+            .await?;
+        get(&mut *conn, account_id, id).await
+    })
+    .await
 }
 
 /// Asks for a sync: bumps `generation` (the sync loop, woken by the

@@ -5,7 +5,8 @@
 
 use sqlx::Row;
 
-use super::{Store, shapes};
+use super::Store;
+use super::write_shapes::write_locked;
 use crate::{Error, Result};
 use play_model::model::template::Category;
 
@@ -76,46 +77,41 @@ pub async fn add(store: &Store, name: &str, slug: &str) -> Result<Category> {
 /// Renames category `id` (its slug stays: clients may have saved it).
 pub async fn rename(store: &Store, id: i64, name: &str) -> Result<Category> {
     check_name(name)?;
-    store
-        .in_write(async |conn| {
-            shapes::lock_row(conn, "template_categories", id).await?;
-            let done = sqlx::query("UPDATE template_categories SET name = $1 WHERE id = $2")
-                .bind(name)
-                .bind(id)
-                .execute(&mut *conn)
-                .await?;
-            if done.rows_affected() == 0 {
-                return Err(Error::NotFound("category"));
-            }
-            let row = sqlx::query("SELECT slug FROM template_categories WHERE id = $1").bind(id);
-            let slug: String = row.fetch_one(&mut *conn).await?.try_get("slug")?;
-            Ok(Category { id, name: name.to_owned(), slug })
-        })
-        .await
+    write_locked(store, "template_categories", id, async |conn| {
+        let done = sqlx::query("UPDATE template_categories SET name = $1 WHERE id = $2")
+            .bind(name)
+            .bind(id)
+            .execute(&mut *conn)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(Error::NotFound("category"));
+        }
+        let row = sqlx::query("SELECT slug FROM template_categories WHERE id = $1").bind(id);
+        let slug: String = row.fetch_one(&mut *conn).await?.try_get("slug")?;
+        Ok(Category { id, name: name.to_owned(), slug })
+    })
+    .await
 }
 
 /// Removes category `id`; refused (a conflict naming how many) while
 /// templates are in it.
 pub async fn remove(store: &Store, id: i64) -> Result<()> {
-    store
-        .in_write(async |conn| {
-            shapes::lock_row(conn, "template_categories", id).await?;
-            let row = sqlx::query("SELECT COUNT(*) AS n FROM import_templates WHERE category_id = $1").bind(id);
-            let used: i64 = row.fetch_one(&mut *conn).await?.try_get("n")?;
-            if used > 0 {
-                return Err(Error::Conflict(format!(
-                    "{used} template(s) are in this category: move them to another (PATCH \
+    write_locked(store, "template_categories", id, async |conn| {
+        let row = sqlx::query("SELECT COUNT(*) AS n FROM import_templates WHERE category_id = $1").bind(id);
+        let used: i64 = row.fetch_one(&mut *conn).await?.try_get("n")?;
+        if used > 0 {
+            return Err(Error::Conflict(format!(
+                "{used} template(s) are in this category: move them to another (PATCH \
                      /api/import_templates/ID with category_id) before removing it"
-                )));
-            }
-            let done =
-                sqlx::query("DELETE FROM template_categories WHERE id = $1").bind(id).execute(&mut *conn).await?;
-            if done.rows_affected() == 0 {
-                return Err(Error::NotFound("category"));
-            }
-            Ok(())
-        })
-        .await
+            )));
+        }
+        let done = sqlx::query("DELETE FROM template_categories WHERE id = $1").bind(id).execute(&mut *conn).await?;
+        if done.rows_affected() == 0 {
+            return Err(Error::NotFound("category"));
+        }
+        Ok(())
+    })
+    .await
 }
 
 #[cfg(test)]

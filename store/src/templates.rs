@@ -27,7 +27,7 @@ use super::On;
 use super::events;
 use super::quotas;
 use super::shapes::{all, delete_owned, one};
-use super::write_shapes::{insert_returning_id, update_unique};
+use super::write_shapes::{insert_returning_id, update_unique, write_locked};
 use super::{Conn, Store, flag};
 use crate::{Error, Result};
 use play_model::model::event::{Acting, Actor, NewEvent};
@@ -171,30 +171,27 @@ async fn touch_in(conn: &mut Conn, account_id: i64, id: i64, actor: Actor, metad
 
 pub async fn update(on: impl Into<On<'_>>, by: Acting, id: i64, fields: TemplateFields) -> Result<Template> {
     let Acting { account_id, actor } = by;
-    on.into()
-        .write(async |conn| {
-            // Read, decided on and written back: lock the row first.
-            super::shapes::lock_row(conn, "import_templates", id).await?;
-            let current = owned(&mut *conn, account_id, id).await?;
-            if let Some(category_id) = fields.category_id {
-                ensure_category(conn, category_id).await?;
-            }
-            let name = fields.name.unwrap_or(current.name);
-            let update = sqlx::query(
-                "UPDATE import_templates SET name = $1, description = $2, category_id = $3, updated_at = $4 \
+    write_locked(on, "import_templates", id, async |conn| {
+        let current = owned(&mut *conn, account_id, id).await?;
+        if let Some(category_id) = fields.category_id {
+            ensure_category(conn, category_id).await?;
+        }
+        let name = fields.name.unwrap_or(current.name);
+        let update = sqlx::query(
+            "UPDATE import_templates SET name = $1, description = $2, category_id = $3, updated_at = $4 \
          WHERE id = $5 AND account_id = $6",
-            )
-            .bind(&name)
-            .bind(fields.description.unwrap_or(current.description))
-            .bind(fields.category_id.unwrap_or(current.category_id))
-            .bind(time::to_db(&time::now()))
-            .bind(id)
-            .bind(account_id);
-            update_unique(conn, update, || name_taken(&name)).await?;
-            events::record(conn, NewEvent::new(account_id, "template", id, "updated").actor(actor)).await?;
-            get(&mut *conn, account_id, id).await
-        })
-        .await
+        )
+        .bind(&name)
+        .bind(fields.description.unwrap_or(current.description))
+        .bind(fields.category_id.unwrap_or(current.category_id))
+        .bind(time::to_db(&time::now()))
+        .bind(id)
+        .bind(account_id);
+        update_unique(conn, update, || name_taken(&name)).await?;
+        events::record(conn, NewEvent::new(account_id, "template", id, "updated").actor(actor)).await?;
+        get(&mut *conn, account_id, id).await
+    })
+    .await
 }
 
 /// Deletes a template and its versions (its schedule and trigger with

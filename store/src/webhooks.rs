@@ -16,6 +16,7 @@ use super::On;
 use super::events;
 use super::quotas;
 use super::shapes::{all_of, delete_owned, one_in, set_by_id};
+use super::write_shapes::write_locked;
 use super::{Conn, Store, flag};
 use crate::{Error, Result};
 use play_model::model::event::{Actor, NewEvent};
@@ -141,50 +142,47 @@ pub async fn update(
     id: i64,
     changes: Changes,
 ) -> Result<Endpoint> {
-    on.into()
-        .write(async |conn| {
-            // Read, decided on and written back: lock the row first.
-            super::shapes::lock_row(conn, "webhook_endpoints", id).await?;
-            let current = get(&mut *conn, account_id, id).await?;
-            let subscription =
-                current.subscription.apply(changes.events, changes.event_filters).map_err(Error::Validation)?;
-            let enabled = changes.enabled.unwrap_or(current.enabled);
-            let reenabled = enabled && !current.enabled;
-            let (failure_count, disabled_reason) =
-                if reenabled { (0, None) } else { (current.failure_count, current.disabled_reason.clone()) };
-            sqlx::query(
-        "UPDATE webhook_endpoints SET url = $1, events = $2, event_filters = $3, description = $4, enabled = $5, \
+    write_locked(on, "webhook_endpoints", id, async |conn| {
+        let current = get(&mut *conn, account_id, id).await?;
+        let subscription =
+            current.subscription.apply(changes.events, changes.event_filters).map_err(Error::Validation)?;
+        let enabled = changes.enabled.unwrap_or(current.enabled);
+        let reenabled = enabled && !current.enabled;
+        let (failure_count, disabled_reason) =
+            if reenabled { (0, None) } else { (current.failure_count, current.disabled_reason.clone()) };
+        sqlx::query(
+            "UPDATE webhook_endpoints SET url = $1, events = $2, event_filters = $3, description = $4, enabled = $5, \
          failure_count = $6, disabled_reason = $7, updated_at = $8 WHERE id = $9 AND account_id = $10",
-    )
-    .bind(changes.url.unwrap_or(current.url))
-    .bind(to_json(&subscription.events)?)
-    .bind(to_json(&subscription.event_filters)?)
-    .bind(changes.description.unwrap_or(current.description))
-    .bind(flag(enabled))
-    .bind(failure_count)
-    .bind(disabled_reason)
-    .bind(time::to_db(&time::now()))
-    .bind(id)
-    .bind(account_id)
-    .execute(&mut *conn)
-    .await?;
-            if enabled != current.enabled {
-                // Fan-out gives a disabled endpoint the events recorded
-                // before this moment (`fan_out`); enabled, it gets all.
-                let sql = if enabled {
-                    "UPDATE webhook_endpoints SET disabled_after_event = NULL WHERE id = $1"
-                } else {
-                    "UPDATE webhook_endpoints SET disabled_after_event = (SELECT COALESCE(MAX(id), 0) FROM events) \
+        )
+        .bind(changes.url.unwrap_or(current.url))
+        .bind(to_json(&subscription.events)?)
+        .bind(to_json(&subscription.event_filters)?)
+        .bind(changes.description.unwrap_or(current.description))
+        .bind(flag(enabled))
+        .bind(failure_count)
+        .bind(disabled_reason)
+        .bind(time::to_db(&time::now()))
+        .bind(id)
+        .bind(account_id)
+        .execute(&mut *conn)
+        .await?;
+        if enabled != current.enabled {
+            // Fan-out gives a disabled endpoint the events recorded
+            // before this moment (`fan_out`); enabled, it gets all.
+            let sql = if enabled {
+                "UPDATE webhook_endpoints SET disabled_after_event = NULL WHERE id = $1"
+            } else {
+                "UPDATE webhook_endpoints SET disabled_after_event = (SELECT COALESCE(MAX(id), 0) FROM events) \
                      WHERE id = $1"
-                };
-                sqlx::query(sql).bind(id).execute(&mut *conn).await?;
-            }
-            if let Some(secret) = &changes.secret {
-                set_secret(conn, secrets, id, secret).await?;
-            }
-            get(&mut *conn, account_id, id).await
-        })
-        .await
+            };
+            sqlx::query(sql).bind(id).execute(&mut *conn).await?;
+        }
+        if let Some(secret) = &changes.secret {
+            set_secret(conn, secrets, id, secret).await?;
+        }
+        get(&mut *conn, account_id, id).await
+    })
+    .await
 }
 
 /// Deletes an endpoint and its delivery history.

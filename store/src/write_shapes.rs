@@ -10,15 +10,19 @@
 //! - [`set_pair_by_id`]: two columns of one row set together, as
 //!   `shapes::set_by_id` sets one;
 //! - [`insert_returning_id`], [`update_unique`]: an insert or update of
-//!   a row with a unique name, the caller's error for a name taken.
+//!   a row with a unique name, the caller's error for a name taken;
+//! - [`write_locked`]: a write that reads a row, decides on it and writes
+//!   it back, with the row locked first.
 //!
-//! Imports no other store module, so that any of them may use it.
+//! Imports no other store module but `shapes`, so that any of them may
+//! use it.
 
 use sqlx::any::AnyArguments;
 use sqlx::query::Query;
 use sqlx::{Any, Encode, Executor, Type};
 
-use super::{Conn, OnUnique, Store};
+use super::shapes::lock_row;
+use super::{Conn, On, OnUnique, Store};
 use crate::{Error, Result};
 use play_model::time::{self, Timestamp};
 
@@ -93,4 +97,23 @@ pub(super) async fn update_unique<'q>(
 ) -> Result<()> {
     update.execute(&mut *conn).await.on_unique(taken)?;
     Ok(())
+}
+
+/// Runs `work` as a write on `on` ([`On::write`]) with row `id` of `table`
+/// locked first ([`lock_row`]): for a write that reads the row, decides on
+/// what it read and writes it back, which a change committed between the
+/// read and the write would otherwise undo. `table` is a constant of the
+/// calling module, never tenant input.
+pub(super) async fn write_locked<T>(
+    on: impl Into<On<'_>>,
+    table: &'static str,
+    id: i64,
+    work: impl AsyncFnOnce(&mut Conn) -> Result<T>,
+) -> Result<T> {
+    on.into()
+        .write(async |conn| {
+            lock_row(conn, table, id).await?;
+            work(conn).await
+        })
+        .await
 }
