@@ -16,6 +16,14 @@ async fn template(store: &Store, account: i64, body: &str) -> i64 {
     crate::testing::template(store, account, "nightly", body).await
 }
 
+/// Account `acme` with a template whose version enables a schedule
+/// every two seconds (`BODY`): the account and that schedule.
+async fn scheduled(store: &Store) -> (i64, Schedule) {
+    let account = accounts::create_account(store, "acme").await.unwrap().0.id;
+    template(store, account, BODY).await;
+    (account, launch_settings::list::<Schedule>(store, account).await.unwrap().remove(0))
+}
+
 fn at(s: u32) -> Timestamp {
     chrono::Utc.with_ymd_and_hms(2026, 11, 27, 10, 0, s).single().unwrap()
 }
@@ -59,9 +67,7 @@ async fn a_version_with_an_enabled_schedule_makes_the_schedule_and_a_later_one_s
 async fn a_scheduled_time_is_recorded_once_whoever_plans_it() {
     let db = crate::testing::store().await;
     let store = &db.store;
-    let account = accounts::create_account(store, "acme").await.unwrap().0.id;
-    template(store, account, BODY).await;
-    let schedule = launch_settings::list::<Schedule>(store, account).await.unwrap().remove(0);
+    let (account, schedule) = scheduled(store).await;
     assert!(start_cursor(store, schedule.id, at(2)).await.unwrap());
     assert!(!start_cursor(store, schedule.id, at(4)).await.unwrap(), "set once");
     let spec = Spec::new("*/2 * * * * *", None, Policy::Forbid, None, at(0)).unwrap();
@@ -104,9 +110,7 @@ async fn a_scheduled_time_is_recorded_once_whoever_plans_it() {
 async fn a_pending_run_closed_as_missed_is_a_missed_event() {
     let db = crate::testing::store().await;
     let store = &db.store;
-    let account = accounts::create_account(store, "acme").await.unwrap().0.id;
-    template(store, account, BODY).await;
-    let schedule = launch_settings::list::<Schedule>(store, account).await.unwrap().remove(0);
+    let (account, schedule) = scheduled(store).await;
     start_cursor(store, schedule.id, at(2)).await.unwrap();
     let spec = Spec::new("*/2 * * * * *", None, Policy::Forbid, None, at(0)).unwrap();
     let run = record_plan(store, &schedule, at(2), &plan(&spec, at(2), at(3))).await.unwrap().unwrap();
