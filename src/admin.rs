@@ -2,11 +2,8 @@
 //! configured database (no server needed).
 
 use anyhow::{Context, bail};
-use play_model::model::event::Actor;
-use play_model::model::quota::QuotaLimits;
 use play_model::scopes::ScopeSet;
 use play_model::time::{self, Timestamp};
-use play_model::token;
 use play_store::{accounts, keys, template_categories};
 
 use crate::admin_args::{AccountsCommand, CategoriesCommand, KeysCommand};
@@ -88,30 +85,16 @@ pub async fn keys(settings: Settings, command: KeysCommand) -> anyhow::Result<()
             let account = accounts::find_account_by_name(&store, &account)
                 .await
                 .with_context(|| format!("no account named {account:?} (play accounts create NAME)"))?;
-            let user = accounts::admin_user(&store, account.id).await?;
             let pepper = settings.checked_master_key(&store).await?.token_pepper();
-            let minted = token::generate();
-            let key = keys::create(
-                &store,
-                play_model::model::account::NewApiKey {
-                    account_id: account.id,
-                    user_id: user.id,
-                    label: label.trim().to_owned(),
-                    client_id: minted.client_id,
-                    token_digest: pepper.digest(&minted.token),
-                    scopes,
-                    expires_at,
-                },
-                &QuotaLimits::default(),
-                Actor::System,
-            )
-            .await
-            .map_err(describe)?;
+            let label = label.trim().to_owned();
+            let (key, token) = play_core::admin_keys::create_key(&store, &pepper, &account, label, scopes, expires_at)
+                .await
+                .map_err(describe)?;
             eprintln!(
                 "created key {} ({}) in account {}; the token is shown once:",
                 key.id, key.client_id, account.name
             );
-            println!("{}", minted.token);
+            println!("{token}");
         }
         KeysCommand::List { account } => {
             let listed = match account {

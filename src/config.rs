@@ -3,9 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use play_model::model::installation::KeyCheck;
 use play_model::secrets::MasterKey;
-use play_store::master_key;
 use play_store::schema;
 use play_store::{Backend, Store, redact_url};
 
@@ -48,35 +46,9 @@ impl Settings {
     }
 
     /// The master key, checked against the one the database was set up
-    /// with (`store::master_key`): a replica with another key file, or with
-    /// none where the database already has one, is refused with what to do;
-    /// a missing file is created only for a database that records no key.
+    /// with (`play_core::master_key`).
     pub async fn checked_master_key(&self, store: &Store) -> anyhow::Result<MasterKey> {
-        let path = self.master_key_file.display();
-        if !self.master_key_file.exists() && master_key::recorded(store).await?.is_some() {
-            anyhow::bail!(
-                "no master key at {path}, but this database was set up with one: copy the master key file of the \
-                 first play process on this database to {path} (every replica must use the same key)"
-            );
-        }
-        let key = self.master_key()?;
-        let fingerprint = key.fingerprint();
-        match master_key::check(store, &fingerprint).await? {
-            KeyCheck::Recorded | KeyCheck::Matches => Ok(key),
-            KeyCheck::Differs { recorded } => anyhow::bail!(
-                "the master key at {path} (fingerprint {fingerprint}) is not the one this database was set up with \
-                 (fingerprint {recorded}): with it, no stored secret opens and its tokens work on no other replica; \
-                 use the master key file of the first play process on this database"
-            ),
-        }
-    }
-
-    fn master_key(&self) -> anyhow::Result<MasterKey> {
-        let (key, created) = MasterKey::load_or_create(&self.master_key_file)?;
-        if created {
-            tracing::info!(path = %self.master_key_file.display(), "created a new master key; back it up: secrets cannot be read without it");
-        }
-        Ok(key)
+        Ok(play_core::master_key::checked(store, &self.master_key_file).await?)
     }
 }
 

@@ -4,7 +4,6 @@ mod admin;
 mod admin_args;
 mod allocator;
 mod args;
-mod bootstrap;
 mod config;
 mod dispatch;
 mod logging;

@@ -1,15 +1,14 @@
 //! The reconcile loops `play serve` runs: their settings from the command
-//! line and this process's replica id. The loops themselves, and how each
-//! is woken, are listed once in `play_reconcilers::loops`.
+//! line. The loops themselves, and how each is woken, are listed once in
+//! `play_reconcilers::loops`.
 
 use play_model::webhook::UrlPolicy;
 use play_reconcilers::edge::EdgeConfig;
 pub use play_reconcilers::loops::{Loops, Shared, start_all};
 use play_reconcilers::playground::PlaygroundConfig;
 use play_reconcilers::playzone::SyncConfig;
-use play_reconcilers::runtime::{self, Config};
+use play_reconcilers::runtime::Config;
 use play_reconcilers::webhooks::WebhooksConfig;
-use play_store::Backend;
 
 use crate::args::ServeArgs;
 
@@ -35,11 +34,8 @@ pub fn config(args: &ServeArgs) -> anyhow::Result<Loops> {
                 per_playroom: args.builds_per_playroom.max(1),
                 bytes_per_account: args.build_bytes_per_account,
             },
-            registry_policy: UrlPolicy {
-                allow_http: true,
-                allowlist: UrlPolicy::parse_allowlist(&args.registry_allowlist)
-                    .map_err(|e| anyhow::anyhow!("--registry-allowlist: {e}"))?,
-            },
+            registry_policy: UrlPolicy::from_settings(true, &args.registry_allowlist)
+                .map_err(|e| anyhow::anyhow!("--registry-allowlist: {e}"))?,
             build_network: Some(args.build_network.trim().to_owned()).filter(|n| !n.is_empty()),
             ..PlaygroundConfig::default()
         },
@@ -67,15 +63,4 @@ pub fn config(args: &ServeArgs) -> anyhow::Result<Loops> {
             ..WebhooksConfig::default()
         },
     })
-}
-
-/// This process's lease owner. SQLite runs one replica, so a fixed id lets a
-/// restarted process take its own leases back at once instead of waiting for
-/// them to expire; PostgreSQL replicas each get a random one.
-pub fn replica_id(args: &ServeArgs, backend: Backend) -> String {
-    match (&args.replica_id, backend) {
-        (Some(id), _) => id.clone(),
-        (None, Backend::Sqlite) => "local".to_owned(),
-        (None, Backend::Postgres) => runtime::replica_id().to_owned(),
-    }
 }

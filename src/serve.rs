@@ -10,42 +10,39 @@ use std::time::Duration;
 
 use anyhow::Context;
 use play_api::{ApiConfig, AppState};
+use play_core::admin_keys::AdminKey;
 use play_core::metrics::Metrics;
 use play_core::wake::ChannelWaker;
 use play_model::model::quota::QuotaLimits;
 use play_model::playground::{LifePolicy, Lifetimes};
 use play_model::playzone::RepositoryPolicy;
+use play_model::token::TokenPepper;
 use play_model::webhook::UrlPolicy;
 use play_reconcilers::host::{DockerHostGateway, HostConfig};
+use play_store::Store;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::ServeArgs;
 use crate::config::Settings;
-use crate::{bootstrap, reconcile};
+use crate::reconcile;
 
 pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     let quotas = QuotaLimits::parse(&args.quotas).map_err(|e| anyhow::anyhow!("--quotas: {e}"))?;
     let store = settings.open_store().await?;
     let master_key = settings.checked_master_key(&store).await?;
     let pepper = master_key.token_pepper();
-    let first_start = bootstrap::ensure_admin_key(&store, &pepper, &settings.data_dir).await?;
+    let first_start = play_core::admin_keys::ensure_admin_key(&store, &pepper, &settings.data_dir).await?;
     let mut link = None;
     if let Some(admin) = &first_start {
         tracing::info!(path = %admin.path.display(), "no API key existed: created an admin key; its token is in this file");
-        link = bootstrap::sign_in_link(&store, &pepper, admin).await?;
+        link = sign_in_link(&store, &pepper, admin).await?;
     }
-    let webhook_urls = UrlPolicy {
-        allow_http: args.webhook_allow_http,
-        allowlist: UrlPolicy::parse_allowlist(&args.webhook_allowlist)
-            .map_err(|e| anyhow::anyhow!("--webhook-allowlist: {e}"))?,
-    };
+    let webhook_urls = UrlPolicy::from_settings(args.webhook_allow_http, &args.webhook_allowlist)
+        .map_err(|e| anyhow::anyhow!("--webhook-allowlist: {e}"))?;
     let repository_policy = RepositoryPolicy {
-        urls: UrlPolicy {
-            allow_http: args.repository_allow_http,
-            allowlist: UrlPolicy::parse_allowlist(&args.repository_allowlist)
-                .map_err(|e| anyhow::anyhow!("--repository-allowlist: {e}"))?,
-        },
+        urls: UrlPolicy::from_settings(args.repository_allow_http, &args.repository_allowlist)
+            .map_err(|e| anyhow::anyhow!("--repository-allowlist: {e}"))?,
     };
     let github_app = crate::repositories::github_app(&args, &repository_policy)?;
     let host_keys = Arc::new(play_core::playzone::host_keys::PinnedHostKeys::new(store.clone()));
@@ -106,7 +103,8 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     state.shared_mut().hosts.builtin_selected = args.git_host_accounts == crate::args::GitHostAccounts::Selected;
     let shutdown = CancellationToken::new();
     let background = tokio_util::task::TaskTracker::new();
-    background.spawn(prune_rate_limiter(state.clone(), shutdown.clone()));
+    let (pruned, stop) = (state.clone(), shutdown.clone());
+    background.spawn(async move { pruned.prune_rate_limits(stop).await });
     let mut loops = reconcile::config(&args)?;
     // Build contexts are spooled on the data directory's disk, not in a
     // temporary directory that may be memory (tmpfs).
@@ -122,7 +120,8 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     };
     loops.triggers.launch = loops.schedules.launch.clone();
     let grace = loops.runtime.shutdown_grace;
-    reconcile::start_all(&shared, &loops, &reconcile::replica_id(&args, store.backend()), &shutdown, &background)?;
+    let owner = play_reconcilers::runtime::lease_owner(args.replica_id.as_deref(), store.backend());
+    reconcile::start_all(&shared, &loops, &owner, &shutdown, &background)?;
 
     let listener =
         TcpListener::bind(&args.listen).await.with_context(|| format!("cannot listen on {}", args.listen))?;
@@ -130,7 +129,8 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     tracing::info!(%address, store = store.backend().as_str(), "play is serving");
     if let Some(secret) = link {
         let public = args.public_url.clone().unwrap_or_else(|| format!("http://{address}"));
-        bootstrap::print_sign_in_link(&public, &secret);
+        println!("\nOpen the dashboard (this link works once, within ten minutes):");
+        println!("  {}/sign-in/link/{secret}\n", public.trim_end_matches('/'));
     }
 
     let signal = shutdown.clone();
@@ -169,17 +169,19 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Forgets rate-limit state of API keys and sign-in clients idle for a
-/// while (`Shared::forget_idle_rate_limits`), so memory stays bounded by
-/// recently active ones.
-async fn prune_rate_limiter(state: AppState, shutdown: CancellationToken) {
-    let mut tick = tokio::time::interval(Duration::from_secs(60));
-    loop {
-        tokio::select! {
-            () = shutdown.cancelled() => return,
-            _ = tick.tick() => state.forget_idle_rate_limits(),
-        }
+/// On first start, on a terminal: the secret of a one-time link that
+/// opens the dashboard signed in with the admin key, printed once play
+/// listens. It goes to standard output only, never to the log (it is a
+/// credential until used, for ten minutes); without a terminal (a service
+/// manager's journal) there is none: `play login --web` makes one when it
+/// is wanted.
+async fn sign_in_link(store: &Store, pepper: &TokenPepper, admin: &AdminKey) -> anyhow::Result<Option<String>> {
+    use std::io::IsTerminal as _;
+    if !std::io::stdout().is_terminal() {
+        return Ok(None);
     }
+    let (secret, _) = play_store::sign_in_links::create(store, pepper, admin.key_id, admin.account_id).await?;
+    Ok(Some(secret))
 }
 
 async fn wait_for_signal() {

@@ -21,6 +21,7 @@ use play_model::secrets::SecretBox;
 use play_model::token::TokenPepper;
 use play_model::webhook::UrlPolicy;
 use play_store::Store;
+use tokio_util::sync::CancellationToken;
 
 use crate::cpu::CpuPool;
 
@@ -152,12 +153,24 @@ impl Shared {
     /// long enough to be indistinguishable from new ones, so memory stays
     /// bounded by recently active ones (the sign-in limiter is keyed by
     /// client addresses, of which IPv6 clients have no shortage).
-    /// `play serve` calls it every minute.
+    /// `play serve` calls it every minute ([`Shared::prune_rate_limits`]).
     pub fn forget_idle_rate_limits(&self) {
         self.limiter.retain_recent();
         self.limiter.shrink_to_fit();
         self.sign_in_limiter.retain_recent();
         self.sign_in_limiter.shrink_to_fit();
+    }
+
+    /// Forgets idle rate-limit state ([`Shared::forget_idle_rate_limits`])
+    /// every minute until `shutdown`.
+    pub async fn prune_rate_limits(&self, shutdown: CancellationToken) {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                _ = tick.tick() => self.forget_idle_rate_limits(),
+            }
+        }
     }
 
     /// What server-side apply runs with on this replica.

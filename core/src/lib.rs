@@ -6,9 +6,11 @@
 //!
 //! This crate never talks to Docker or SSH and never serves HTTP.
 
+pub mod admin_keys;
 pub mod apply;
 pub mod cpu;
 pub mod input;
+pub mod master_key;
 pub mod metrics;
 pub mod offload;
 pub mod playground;

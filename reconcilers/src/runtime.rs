@@ -112,7 +112,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 pub use backoff::Backoff;
-pub use config::{Config, replica_id};
+pub use config::{Config, lease_owner, replica_id};
 pub use controller::Runtime;
 pub use lease::{LeaseStore, MemoryLeases};
 

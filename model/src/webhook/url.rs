@@ -64,6 +64,12 @@ impl AllowEntry {
 }
 
 impl UrlPolicy {
+    /// The policy of the operator's settings: whether `http://` is allowed,
+    /// and a comma-separated allowlist ([`Self::parse_allowlist`]).
+    pub fn from_settings(allow_http: bool, allowlist: &str) -> Result<Self, String> {
+        Ok(UrlPolicy { allow_http, allowlist: Self::parse_allowlist(allowlist)? })
+    }
+
     /// Parses a comma-separated allowlist (`PLAY_WEBHOOK_ALLOWLIST`).
     pub fn parse_allowlist(text: &str) -> Result<Vec<AllowEntry>, String> {
         text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(AllowEntry::parse).collect()

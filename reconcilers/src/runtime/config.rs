@@ -1,10 +1,11 @@
 //! The tuning of a runtime ([`Config`]) and the replica id its leases are
-//! claimed as ([`replica_id`]): what an operator or a test sets, apart
+//! claimed as ([`replica_id`], [`lease_owner`]): what an operator or a test sets, apart
 //! from the loop that reads it (`controller`).
 
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use play_store::Backend;
 use rand::Rng;
 
 use super::Backoff;
@@ -74,4 +75,16 @@ impl Default for Config {
 pub fn replica_id() -> &'static str {
     static ID: OnceLock<String> = OnceLock::new();
     ID.get_or_init(|| format!("{}-{:012x}", std::process::id(), rand::thread_rng().r#gen::<u64>() >> 16))
+}
+
+/// The lease owner of a `play serve` process: the operator's `configured`
+/// id when set. SQLite runs one replica, so a fixed id lets a restarted
+/// process take its own leases back at once instead of waiting for them to
+/// expire; PostgreSQL replicas each get a random one ([`replica_id`]).
+pub fn lease_owner(configured: Option<&str>, backend: Backend) -> String {
+    match (configured, backend) {
+        (Some(id), _) => id.to_owned(),
+        (None, Backend::Sqlite) => "local".to_owned(),
+        (None, Backend::Postgres) => replica_id().to_owned(),
+    }
 }
