@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 
 /// The image the example Compose file names, made from the test busybox
 /// (it is busybox) when the machine has no such image.
-pub(crate) fn ensure_example_image() {
+fn ensure_example_image() {
     ensure_busybox_image();
     let present = Command::new("docker").args(["image", "inspect", "busybox:1.36"]).output().unwrap().status.success();
     if !present {
@@ -40,13 +40,22 @@ pub(crate) fn ensure_example_image() {
 }
 
 /// A fresh installation with `env`, served, at 5 s resyncs.
-pub(crate) async fn start(env: &[(&str, &str)]) -> (Play, Server) {
+async fn start(env: &[(&str, &str)]) -> (Play, Server) {
     let mut play = Play::new().await.env("PLAY_RESYNC_INTERVAL", "5s");
     for (k, v) in env {
         play = play.env(*k, *v);
     }
     let server = play.serve().await;
     (play, server)
+}
+
+/// The README's quick starts as an operator follows them: the example's
+/// and Caddy's images present, an installation served that allows local
+/// Playrooms, Caddy as its edge image.
+pub(crate) async fn start_quick_start() -> (Play, Server) {
+    ensure_example_image();
+    crate::support::caddy::ensure_caddy_image();
+    start(&[("PLAY_ALLOW_LOCAL_PLAYROOMS", "true"), ("PLAY_EDGE_IMAGE", crate::support::caddy::CADDY_IMAGE)]).await
 }
 
 /// `play <args>` against `server`, with `env` added.
@@ -119,10 +128,7 @@ pub(crate) fn readme_block(heading: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn readme_quick_start_runs_as_written() {
-    ensure_example_image();
-    crate::support::caddy::ensure_caddy_image();
-    let (play, server) =
-        start(&[("PLAY_ALLOW_LOCAL_PLAYROOMS", "true"), ("PLAY_EDGE_IMAGE", crate::support::caddy::CADDY_IMAGE)]).await;
+    let (play, server) = start_quick_start().await;
     let commands = quick_start();
     assert!(commands.iter().any(|c| c.starts_with("play apply")), "{commands:?}");
     for line in &commands {

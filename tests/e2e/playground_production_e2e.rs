@@ -11,7 +11,7 @@
 use std::process::Command;
 
 use crate::support::docker::BUSYBOX_IMAGE;
-use axum::http::StatusCode;
+use crate::support::playzones::built_from;
 use play_git::testing::{Access, GitServer, file};
 use serde_json::{Value, json};
 
@@ -63,11 +63,7 @@ async fn production_mode_builds_the_production_stage_without_the_source_and_a_ro
     let crate::support::playzones::PlayzoneWorld { world, runtimes, playzone, cache: _cache } =
         crate::support::playzones::start(&git, "app", TOKEN).await;
     let app = &world.app;
-    let body = json!({"playspec": {"name": "shipped", "base_compose_yaml": COMPOSE,
-                                   "services": [{"name": "app", "playzone_id": playzone}]}});
-    let r = app.post("/api/playspecs", &app.admin, body).await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    let playspec = r.body["id"].as_i64().unwrap();
+    let playspec = world.playspec_with("shipped", COMPOSE, built_from("app", playzone)).await;
 
     let created = world.playground("shipped", playspec, json!({"services": {"app": {"production": true}}})).await;
     let id = created["id"].as_i64().unwrap();

@@ -9,8 +9,8 @@
 
 use std::process::Command;
 
+use crate::support::playzones::built_from;
 use crate::support::registry::Registry;
-use axum::http::StatusCode;
 use play_git::testing::{Access, GitServer, file};
 use serde_json::{Value, json};
 
@@ -18,11 +18,7 @@ const TOKEN: &str = "glpat-registry-build-e2e-3e9a";
 const COMPOSE: &str = "services:\n  web:\n    build: .\n";
 
 async fn playspec(world: &crate::support::world::World, name: &str, playzone: i64) -> i64 {
-    let body = json!({"playspec": {"name": name, "base_compose_yaml": COMPOSE,
-                                   "services": [{"name": "web", "playzone_id": playzone}]}});
-    let r = world.app.post("/api/playspecs", &world.app.admin, body).await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    r.body["id"].as_i64().unwrap()
+    world.playspec_with(name, COMPOSE, built_from("web", playzone)).await
 }
 
 #[tokio::test]

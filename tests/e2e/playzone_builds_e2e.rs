@@ -13,6 +13,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::support::docker::BUSYBOX_IMAGE;
+use crate::support::playzones::built_from;
 use crate::support::world::World;
 use axum::http::StatusCode;
 use play_git::testing::{Access, GitServer, file};
@@ -105,12 +106,7 @@ async fn setup_with(playground: play_reconcilers::playground::PlaygroundConfig) 
     );
     let crate::support::playzones::PlayzoneWorld { world, runtimes, playzone, cache } =
         crate::support::playzones::start_with(&git, "app", TOKEN, playground).await;
-    let app = &world.app;
-    let body = json!({"playspec": {"name": "built", "base_compose_yaml": COMPOSE,
-                                   "services": [{"name": "web", "playzone_id": playzone}]}});
-    let r = app.post("/api/playspecs", &app.admin, body).await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    let playspec = r.body["id"].as_i64().unwrap();
+    let playspec = world.playspec_with("built", COMPOSE, built_from("web", playzone)).await;
     Setup { git, world, _cache: cache, runtimes, playzone, playspec }
 }
 

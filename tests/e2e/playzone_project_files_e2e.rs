@@ -13,6 +13,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::support::docker::BUSYBOX_IMAGE;
+use crate::support::playzones::built_from;
 use crate::support::world::Running;
 use axum::http::StatusCode;
 use play_git::testing::{Access, GitServer, executable, file, symlink};
@@ -79,12 +80,7 @@ fn bind_sources(container: &str) -> Vec<String> {
 }
 
 async fn create_playspec(world: &crate::support::world::World, name: &str, yaml: &str, playzone: i64) -> i64 {
-    let app = &world.app;
-    let body = json!({"playspec": {"name": name, "base_compose_yaml": yaml,
-                                   "services": [{"name": "web", "playzone_id": playzone}]}});
-    let r = app.post("/api/playspecs", &app.admin, body).await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    r.body["id"].as_i64().unwrap()
+    world.playspec_with(name, yaml, built_from("web", playzone)).await
 }
 
 /// Wakes Playground `id` on `runtime` and waits for it to fail: its

@@ -62,11 +62,8 @@ async fn the_branch_files_are_mounted_and_follow_a_rollout_to_a_new_volume() {
         crate::support::playzones::start(&git, "app", TOKEN).await;
     let app = &world.app;
     // `persist_volumes` keeps Compose volumes, never source volumes.
-    let body = json!({"playspec": {"name": "sourced", "base_compose_yaml": COMPOSE, "persist_volumes": true,
-                                   "services": [{"name": "app", "playzone_id": playzone}]}});
-    let r = app.post("/api/playspecs", &app.admin, body).await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    let playspec = r.body["id"].as_i64().unwrap();
+    let fields = json!({"persist_volumes": true, "services": [{"name": "app", "playzone_id": playzone}]});
+    let playspec = world.playspec_with("sourced", COMPOSE, fields).await;
 
     let created = world.playground("sourced", playspec, json!({})).await;
     let id = created["id"].as_i64().unwrap();

@@ -11,6 +11,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::support::docker::BUSYBOX_IMAGE;
+use crate::support::playzones::built_from;
 use axum::http::{Method, StatusCode};
 use play_git::testing::{Access, GitServer, file};
 use serde_json::json;
@@ -47,13 +48,10 @@ async fn a_playzone_on_ssh_syncs_builds_and_creates_a_branch_and_a_changed_host_
     assert_eq!(branches["branches"][0]["commit"], commits[0].as_str(), "{branches}");
 
     // A Playground on a branch play creates over ssh, built from it.
-    let body = json!({"playspec": {"name": "over-ssh", "base_compose_yaml": COMPOSE,
-                                   "services": [{"name": "app", "playzone_id": playzone}]}});
-    let r = app.post("/api/playspecs", &app.admin, body).await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let playspec = world.playspec_with("over-ssh", COMPOSE, built_from("app", playzone)).await;
     let services =
         json!({"app": {"git_config": {"branch_name": "preview", "create_branch": true, "base_branch_name": "main"}}});
-    let created = world.playground("over-ssh", r.body["id"].as_i64().unwrap(), json!({"services": services})).await;
+    let created = world.playground("over-ssh", playspec, json!({"services": services})).await;
     let id = created["id"].as_i64().unwrap();
     runtimes.0.handle.wake(id);
     world.wait_converged(id, "the Playground built over ssh").await;

@@ -16,17 +16,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::gitops_e2e::{ensure_example_image, ok, readme_block, repo, start};
+use crate::gitops_e2e::{ok, readme_block, repo, start_quick_start};
 use crate::support::serve::Server;
 
 const HEADING: &str = "### A Playground for each branch of a private repository";
 
 #[tokio::test]
 async fn the_branches_quick_start_runs_as_written_and_serves_main() {
-    ensure_example_image();
-    crate::support::caddy::ensure_caddy_image();
-    let (play, server) =
-        start(&[("PLAY_ALLOW_LOCAL_PLAYROOMS", "true"), ("PLAY_EDGE_IMAGE", crate::support::caddy::CADDY_IMAGE)]).await;
+    let (play, server) = start_quick_start().await;
     let work = tempfile::tempdir().unwrap();
     crate::support::run(std::process::Command::new("cp").arg("-r").arg(repo().join("manifests")).arg(work.path()));
     let dir = work.path().join("manifests");

@@ -56,10 +56,7 @@ async fn every_two_seconds(sshd: &Sshd, name: &str, policy: &str, command: &str)
          {policy}, starting_deadline_seconds: 20}}\nservices:\n  job:\n    image: {BUSYBOX_IMAGE}\n    command: \
          {command}\n    stop_grace_period: 1s\n"
     );
-    let template =
-        server.create("/api/import_templates", json!({"import_template": {"name": name, "category_id": 1}})).await;
-    let template_id = template["id"].as_i64().unwrap();
-    server.create(&format!("/api/import_templates/{template_id}/create_version"), json!({"template_body": body})).await;
+    server.template(name, body).await;
     let (_, all) = server.get("/api/schedules").await;
     let schedule = format!("/api/schedules/{}", all[0]["id"]);
     server.ok(reqwest::Method::PATCH, &schedule, Some(json!({"schedule": {"playroom_id": room["id"]}}))).await;

@@ -106,12 +106,8 @@ async fn a_push_trigger_follows_main_across_a_restart_and_a_deleted_branch() {
          repo_url: \"{clone_url}\", branch: main, prop_id: 4}}\nservices:\n  web:\n    build: .\n    labels:\n      \
          svc/repo_url: \"{clone_url}\"\n    environment:\n      GREETING: $$var__GREETING\n"
     );
-    let template =
-        server.create("/api/import_templates", json!({"import_template": {"name": "site", "category_id": 1}})).await;
-    let template_id = template["id"].as_i64().unwrap();
-    server.create(&format!("/api/import_templates/{template_id}/create_version"), json!({"template_body": body})).await;
-    let (_, all) = server.get("/api/triggers").await;
-    let trigger = all.as_array().unwrap().iter().find(|t| t["template_id"] == template_id).unwrap().clone();
+    let template_id = server.template("site", body).await;
+    let trigger = server.trigger_of(template_id).await;
     assert_eq!(
         (trigger["event_type"].as_str(), trigger["branch"].as_str()),
         (Some("push"), Some("main")),
@@ -231,13 +227,7 @@ async fn a_push_trigger_on_a_private_repository_of_plays_git_host_launches() {
         "svc:\n  trigger_config: {{enabled: true, event_type: push, repo_url: \"{clone_url}\", branch: main}}\n\
          services:\n  web:\n    build: .\n    labels:\n      svc/repo_url: \"{clone_url}\"\n"
     );
-    let template = server
-        .create("/api/import_templates", json!({"import_template": {"name": "secret-site", "category_id": 1}}))
-        .await;
-    let template_id = template["id"].as_i64().unwrap();
-    server.create(&format!("/api/import_templates/{template_id}/create_version"), json!({"template_body": body})).await;
-    let (_, all) = server.get("/api/triggers").await;
-    let trigger = all.as_array().unwrap().iter().find(|t| t["template_id"] == template_id).unwrap().clone();
+    let trigger = server.trigger_of(server.template("secret-site", body).await).await;
     let path = format!("/api/triggers/{}", trigger["id"]);
     server.ok(reqwest::Method::PATCH, &path, Some(json!({"trigger": {"playroom_id": room["id"]}}))).await;
     let served = wait_serving(&server, &path, "private").await;

@@ -143,12 +143,7 @@ async fn pull_requests_get_previews_that_follow_them_and_go_when_they_close() {
         "svc:\n  trigger_config: {{enabled: true, event_type: pull_request, repo_url: \"{url}\", branch: main}}\n\
          services:\n  web:\n    build: .\n    labels:\n      svc/repo_url: \"{url}\"\n      svc/expose: \"8080\"\n"
     );
-    let template =
-        server.create("/api/import_templates", json!({"import_template": {"name": "app", "category_id": 1}})).await;
-    let template_id = template["id"].as_i64().unwrap();
-    server.create(&format!("/api/import_templates/{template_id}/create_version"), json!({"template_body": body})).await;
-    let (_, all) = server.get("/api/triggers").await;
-    let trigger = all.as_array().unwrap().iter().find(|t| t["template_id"] == template_id).unwrap().clone();
+    let trigger = server.trigger_of(server.template("app", body).await).await;
     assert_eq!(trigger["event_type"], "pull_request", "{trigger:#}");
     let path = format!("/api/triggers/{}", trigger["id"]);
     server.ok(reqwest::Method::PATCH, &path, Some(json!({"trigger": {"playroom_id": room["id"]}}))).await;

@@ -108,3 +108,11 @@ pub fn unique_label(test: &str) -> String {
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     format!("{test}-{}-{n}", std::process::id())
 }
+
+/// `body` (an object) with the fields of `extra` (an object) added.
+fn with_fields(mut body: serde_json::Value, extra: serde_json::Value) -> serde_json::Value {
+    if let (Some(body), serde_json::Value::Object(extra)) = (body.as_object_mut(), extra) {
+        body.extend(extra);
+    }
+    body
+}

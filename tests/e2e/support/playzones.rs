@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use play_api::testing::TestApp;
 use play_git::testing::{GitServer, GitSsh};
 use play_git::{GitConfig, GitGateway};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::world::{Running, World};
 
@@ -108,4 +108,10 @@ pub async fn sync_to(world: &World, sync: &Running, playzone: i64, branch: &str,
         b.body["branches"][0]["commit"] == commit
     })
     .await;
+}
+
+/// The Playspec fields of one service, `service`, built from `playzone`
+/// (for [`World::playspec_with`]).
+pub fn built_from(service: &str, playzone: i64) -> Value {
+    json!({"services": [{"name": service, "playzone_id": playzone}]})
 }

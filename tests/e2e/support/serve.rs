@@ -335,6 +335,21 @@ impl Server {
         answer
     }
 
+    /// A template `name` (in category 1) whose one version is `body`: its id.
+    pub async fn template(&self, name: &str, body: String) -> i64 {
+        let template = json!({"import_template": {"name": name, "category_id": 1}});
+        let id = self.create("/api/import_templates", template).await["id"].as_i64().expect("a template id");
+        self.create(&format!("/api/import_templates/{id}/create_version"), json!({"template_body": body})).await;
+        id
+    }
+
+    /// The trigger of `template`, as `GET /api/triggers` lists it.
+    pub async fn trigger_of(&self, template: i64) -> Value {
+        let (_, all) = self.get("/api/triggers").await;
+        let found = all.as_array().and_then(|all| all.iter().find(|t| t["template_id"] == template).cloned());
+        found.unwrap_or_else(|| panic!("template {template} has no trigger: {all:#}"))
+    }
+
     /// A Playroom from `playroom` (a create body), a Playspec of `compose`
     /// and a Playground on both, the last two named `name`: the
     /// Playground's detail.

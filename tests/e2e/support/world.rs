@@ -173,10 +173,14 @@ impl World {
 
     /// A Playspec named `name` with `compose`: its id.
     pub async fn playspec(&self, name: &str, compose: &str) -> i64 {
-        let spec = self
-            .app
-            .post("/api/playspecs", &self.app.admin, json!({"playspec": {"name": name, "base_compose_yaml": compose}}))
-            .await;
+        self.playspec_with(name, compose, json!({})).await
+    }
+
+    /// A Playspec named `name` with `compose` and the extra create fields
+    /// in `extra` (such as `playzones::built_from`'s): its id.
+    pub async fn playspec_with(&self, name: &str, compose: &str, extra: Value) -> i64 {
+        let body = super::with_fields(json!({"name": name, "base_compose_yaml": compose}), extra);
+        let spec = self.app.post("/api/playspecs", &self.app.admin, json!({"playspec": body})).await;
         assert_eq!(spec.status, StatusCode::CREATED, "{}", spec.text);
         spec.body["id"].as_i64().expect("playspec id")
     }
@@ -184,10 +188,8 @@ impl World {
     /// A Playground on `playspec` with the extra create fields in `extra`:
     /// its detail view.
     pub async fn playground(&self, name: &str, playspec: i64, extra: Value) -> Value {
-        let mut body = json!({"name": name, "playspec_id": playspec, "playroom_id": self.playroom});
-        if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
-            body.extend(extra.clone());
-        }
+        let body =
+            super::with_fields(json!({"name": name, "playspec_id": playspec, "playroom_id": self.playroom}), extra);
         let r = self.app.post("/api/playgrounds", &self.app.admin, json!({"playground": body})).await;
         assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
         r.body
