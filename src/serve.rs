@@ -70,8 +70,10 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         .with_pins(store.clone())
         .reporting_reachability(store.clone());
     // Reconcilers subscribe to this waker by their KIND (wake::Kind); the
-    // API wakes through it.
+    // store's commits deliver the wakes their writes noted to it
+    // (`play_store::wakes`), before any loop or request writes.
     let waker = ChannelWaker::new();
+    store.set_waker(std::sync::Arc::new(waker.clone()));
     let shared = reconcile::Shared {
         store: store.clone(),
         secrets: master_key.secret_box(),
@@ -82,16 +84,8 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
         repositories: repositories.clone(),
         life,
     };
-    let state = AppState::new(
-        store.clone(),
-        config,
-        pepper,
-        master_key.secret_box(),
-        metrics,
-        Arc::new(gateway),
-        Arc::new(waker),
-    )
-    .with_repositories(repositories);
+    let state = AppState::new(store.clone(), config, pepper, master_key.secret_box(), metrics, Arc::new(gateway))
+        .with_repositories(repositories);
     let state = match crate::repositories::source_host(&settings, &args)? {
         Some(host) => state.with_source_host(host),
         None => state,

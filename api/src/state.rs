@@ -10,7 +10,6 @@ use governor::{Quota, RateLimiter};
 use play_core::metrics::Metrics;
 use play_core::playground::Limits;
 use play_core::scm::hosts::SourceHosts;
-use play_core::wake::Waker;
 use play_model::host::HostGateway;
 use play_model::model::quota::QuotaLimits;
 use play_model::playground::LifePolicy;
@@ -137,8 +136,6 @@ pub struct Shared {
     /// it, its install routes answer 404). None at all: every `/api/repos`
     /// route answers `SCM_APP_REQUIRED`.
     pub hosts: SourceHosts,
-    /// Tells reconcilers that desired state changed (after the commit).
-    pub waker: Arc<dyn Waker>,
     /// Where Compose parsing and validation run (not on the async threads).
     pub cpu: CpuPool,
     /// Desired routes of running Playgrounds (see `crate::route_cache`).
@@ -180,7 +177,6 @@ impl Shared {
             secrets: &self.secrets,
             pepper: &self.pepper,
             cpu: &self.cpu,
-            waker: self.waker.as_ref(),
             limits: self.limits(),
             allow_local_playrooms: self.config.allow_local_playrooms,
             schedule_min_interval: self.config.schedule_min_interval,
@@ -214,7 +210,6 @@ impl AppState {
         secrets: SecretBox,
         metrics: Arc<Metrics>,
         gateway: Arc<dyn HostGateway>,
-        waker: Arc<dyn Waker>,
     ) -> Self {
         let per_second = NonZeroU32::new(config.rate_limit_per_second).unwrap_or(NonZeroU32::MIN);
         let burst = NonZeroU32::new(config.rate_limit_burst).unwrap_or(NonZeroU32::MIN);
@@ -232,7 +227,6 @@ impl AppState {
             gateway,
             repositories: Arc::new(play_model::repository::NoRepositories),
             hosts: SourceHosts::default(),
-            waker,
             cpu: CpuPool::per_core(),
             routes: Arc::default(),
             renders,

@@ -71,14 +71,26 @@ impl TestApp {
         }
     }
 
+    /// An app whose store has no waker yet: a harness that runs
+    /// reconcilers gives it theirs (`Store::set_waker`).
     pub async fn with(config: ApiConfig, gateway: Arc<dyn HostGateway>) -> TestApp {
-        Self::with_waker(config, gateway, Arc::new(play_core::wake::NoopWaker)).await
+        Self::with_optional_waker(config, gateway, None).await
     }
 
+    /// An app whose store's commits deliver their wakes to `waker`
+    /// (`play_store::wakes`), as `play serve` wires it.
     pub async fn with_waker(
         config: ApiConfig,
         gateway: Arc<dyn HostGateway>,
         waker: Arc<dyn play_core::wake::Waker>,
+    ) -> TestApp {
+        Self::with_optional_waker(config, gateway, Some(waker)).await
+    }
+
+    async fn with_optional_waker(
+        config: ApiConfig,
+        gateway: Arc<dyn HostGateway>,
+        waker: Option<Arc<dyn play_core::wake::Waker>>,
     ) -> TestApp {
         let db = testing::store().await;
         let master = MasterKey::generate();
@@ -89,8 +101,10 @@ impl TestApp {
             master.secret_box(),
             Arc::new(Metrics::new()),
             gateway,
-            waker,
         );
+        if let Some(waker) = waker {
+            db.store.set_waker(waker);
+        }
         let (account, _) = accounts::create_account(&db.store, "default").await.unwrap();
         let mut app = TestApp {
             router: crate::router(state.clone()),

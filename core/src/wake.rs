@@ -1,9 +1,10 @@
-//! The seam through which writers wake reconcilers.
+//! The in-process waker: how a committed change reaches the reconcilers.
 //!
-//! The API records desired state and then calls [`Waker::wake`] with the
-//! [`Kind`] of object it changed and the object's id; the reconcile runtime
-//! (in `play-reconcilers`, which the API cannot depend on) subscribes to the
-//! kind it reconciles. A wake is a hint, not a message: it carries no payload, may
+//! A store write that changes desired state notes the wake in its
+//! transaction, and `Store::commit` calls [`Waker::wake`] with the
+//! [`Kind`] of object and its id once the change committed
+//! (`play_store::wakes`); the reconcile runtime (in `play-reconcilers`,
+//! which the API cannot depend on) subscribes to the kind it reconciles. A wake is a hint, not a message: it carries no payload, may
 //! be coalesced with others for the same object, and may be lost (a process
 //! stopping between the commit and the wake). Reconcilers are level-triggered
 //! and the runtime's periodic resync visits every object, so a lost wake costs
@@ -22,84 +23,15 @@
 //! for an object it is running, by running it again right after. Remote
 //! wakes are hints like the others: lost ones cost a busy retry.
 //!
-//! [`Kind`] is the one list of what can be woken, shared by the API, the
-//! reconcilers and the binary's wiring, so a wake cannot be sent under a
-//! name nobody subscribes to. (A reconciler's `NAME`, which its metrics and
-//! leases carry, is a separate label.)
+//! [`Kind`], the one list of what can be woken, and the [`Waker`] seam
+//! live in `play_model::wake`, so the store can deliver to them.
 
 use std::collections::HashMap;
-use std::fmt::Debug;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use tokio::sync::mpsc;
 
-/// The kind of object a wake is about; each is reconciled by one loop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Kind {
-    /// A Playground's desired state changed (the Playground reconciler).
-    Playground,
-    /// A Playroom should be looked at (the Playroom sweep).
-    Playroom,
-    /// A Playroom's routes or edge settings may have changed (the edge
-    /// reconciler; the id is the Playroom's).
-    Edge,
-    /// A Playzone should be synced with its repository (the sync loop).
-    Playzone,
-    /// The outbox has an event to fan out now (the webhook dispatcher; the
-    /// id is the event's).
-    Webhooks,
-    /// A schedule's settings changed (the schedule loop).
-    Schedule,
-    /// A trigger's settings or the branch index it follows changed (the
-    /// trigger loop).
-    Trigger,
-}
-
-impl std::str::FromStr for Kind {
-    type Err = ();
-
-    /// The kind [`Kind::as_str`] names.
-    fn from_str(s: &str) -> Result<Kind, ()> {
-        Kind::ALL.iter().copied().find(|k| k.as_str() == s).ok_or(())
-    }
-}
-
-impl Kind {
-    pub const ALL: &'static [Kind] =
-        &[Kind::Playground, Kind::Playroom, Kind::Edge, Kind::Playzone, Kind::Webhooks, Kind::Schedule, Kind::Trigger];
-
-    /// A label for logs.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Kind::Playground => "playground",
-            Kind::Playroom => "playroom",
-            Kind::Edge => "edge",
-            Kind::Playzone => "playzone",
-            Kind::Webhooks => "webhooks",
-            Kind::Schedule => "schedule",
-            Kind::Trigger => "trigger",
-        }
-    }
-}
-
-/// Something that can tell the reconcilers an object changed.
-///
-/// Call it after the transaction that recorded the change has committed, so
-/// the reconciler woken by it reads the new state. It never blocks and never
-/// fails.
-pub trait Waker: Send + Sync + Debug {
-    fn wake(&self, kind: Kind, id: i64);
-}
-
-/// A waker that wakes nobody: for commands and tests that run no
-/// reconcilers. The periodic resync of a runtime elsewhere still finds the
-/// change.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoopWaker;
-
-impl Waker for NoopWaker {
-    fn wake(&self, _kind: Kind, _id: i64) {}
-}
+pub use play_model::wake::{Kind, NoopWaker, Waker};
 
 /// An in-process waker: every wake of `kind` is delivered to every live
 /// [`WakeReceiver`] subscribed to `kind`.

@@ -35,6 +35,7 @@ pub mod time;
 pub mod token;
 pub mod trigger;
 pub mod validate;
+pub mod wake;
 pub mod webhook;
 
 pub use error::{Error, FieldErrors, Result};

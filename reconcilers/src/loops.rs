@@ -125,16 +125,14 @@ impl Shared {
 
     /// The trigger loop: its Playgrounds live as [`Shared::life`] says.
     pub fn triggers(&self, config: TriggerLoopConfig) -> TriggerLoop {
-        TriggerLoop::new(self.store.clone(), self.secrets.clone(), Arc::new(self.waker.clone()))
-            .with_config(config)
-            .with_life(self.life)
+        TriggerLoop::new(self.store.clone(), self.secrets.clone()).with_config(config).with_life(self.life)
     }
 
     /// The Playzone sync loop.
     pub fn playzone_sync(&self, config: SyncConfig) -> PlayzoneSync {
-        PlayzoneSync::new(self.store.clone(), self.secrets.clone(), self.repositories.clone())
-            .with_config(config)
-            .with_waker(Arc::new(self.waker.clone()))
+        // A sync's commit wakes the triggers that follow the Playzone
+        // (`play_store::playzone_branches::record_sync`).
+        PlayzoneSync::new(self.store.clone(), self.secrets.clone(), self.repositories.clone()).with_config(config)
     }
 
     /// `reconciler` under `config` as `replica`, woken through

@@ -193,8 +193,7 @@ impl ScheduleLoop {
                             match ops::request_destroy(&self.store, schedule.account_id, playground, Actor::System)
                                 .await
                             {
-                                Ok(p) => self.waker.wake(Kind::Playground, p.id),
-                                Err(play_core::Error::NotFound(_)) => {}
+                                Ok(_) | Err(play_core::Error::NotFound(_)) => {}
                                 Err(e) => return Err(e.into()),
                             }
                         }
@@ -234,7 +233,6 @@ impl ScheduleLoop {
         .await;
         match launched {
             Ok(launched) => {
-                self.waker.wake(Kind::Playground, launched.playground.id);
                 schedules::run_started(&self.store, schedule, run.id, launched.playground.id).await?;
                 tracing::info!(
                     schedule = schedule.id,

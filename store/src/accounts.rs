@@ -37,7 +37,7 @@ pub async fn create_account(store: &Store, name: &str) -> Result<(Account, User)
         .on_unique(|| Error::Conflict(format!("account {name:?} exists")))?
         .try_get("id")?;
     let user = insert_user(&mut tx, id, ADMIN_USER).await?;
-    tx.commit().await?;
+    store.commit(tx).await?;
     Ok((Account { id, name: name.to_owned(), created_at: now }, user))
 }
 
@@ -105,7 +105,7 @@ pub async fn admin_user(store: &Store, account_id: i64) -> Result<User> {
         },
         None => insert_user(&mut tx, account_id, ADMIN_USER).await?,
     };
-    tx.commit().await?;
+    store.commit(tx).await?;
     Ok(user)
 }
 

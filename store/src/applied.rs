@@ -175,7 +175,7 @@ mod tests {
                 retiring.spawn(async move {
                     let mut tx = store.write().await?;
                     retire_in(&mut tx, account.id, playspec).await?;
-                    tx.commit().await?;
+                    store.commit(tx).await?;
                     Ok::<_, crate::Error>(())
                 });
             }

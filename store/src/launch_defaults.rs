@@ -9,6 +9,7 @@ use sqlx::Row;
 use super::{Conn, Store, flag, is_set};
 use crate::{Error, Result};
 use play_model::model::schedule::{Adopted, LaunchDefaults};
+use play_model::wake::Kind;
 
 /// The account's launch defaults.
 pub async fn get(store: &Store, account_id: i64) -> Result<LaunchDefaults> {
@@ -75,7 +76,10 @@ pub async fn set_in(conn: &mut Conn, account_id: i64, defaults: LaunchDefaults) 
     let ids = |rows: Vec<sqlx::any::AnyRow>| -> Result<Vec<i64>> {
         rows.iter().map(|r| Ok(r.try_get::<i64, _>("id")?)).collect()
     };
-    Ok(Adopted { defaults, schedules: ids(schedules)?, triggers: ids(triggers)? })
+    let adopted = Adopted { defaults, schedules: ids(schedules)?, triggers: ids(triggers)? };
+    super::wakes::note_all(conn, Kind::Schedule, adopted.schedules.iter().copied()).await?;
+    super::wakes::note_all(conn, Kind::Trigger, adopted.triggers.iter().copied()).await?;
+    Ok(adopted)
 }
 
 /// Clears every account's default that names Playroom `playroom_id`, in

@@ -23,6 +23,7 @@ use crate::{Error, Result};
 use play_model::model::schedule::Activation;
 use play_model::secrets::SecretBox;
 use play_model::time;
+use play_model::wake::Kind;
 
 /// The tables whose rows keep launch variables.
 #[derive(Clone, Copy, Debug)]
@@ -51,6 +52,14 @@ impl Owner {
         match self {
             Owner::Schedules => play_model::model::quota::Resource::Schedules,
             Owner::Triggers => play_model::model::quota::Resource::Triggers,
+        }
+    }
+
+    /// The loop that runs this kind's rows.
+    fn loop_kind(self) -> Kind {
+        match self {
+            Owner::Schedules => Kind::Schedule,
+            Owner::Triggers => Kind::Trigger,
         }
     }
 
@@ -203,6 +212,7 @@ pub(super) async fn activate_in(
     if let Some(variables) = &change.variables {
         set_variables_in(conn, secrets, owner, id, variables).await?;
     }
+    super::wakes::note(conn, owner.loop_kind(), id).await?;
     Ok(Activated { before, after, starts: change.starts() })
 }
 
@@ -304,6 +314,11 @@ pub(super) async fn sync_row_in<T: Setting>(
     let id = write_row_in(conn, owner, (config, existing), synced).await?;
     if let (true, Some(id)) = (turned_on, id) {
         adopt_default_in(conn, owner, account_id, id, author_may_read).await?;
+    }
+    // A version may have changed or switched off the row's settings: its
+    // loop looks at once.
+    if let Some(id) = id {
+        super::wakes::note(conn, owner.loop_kind(), id).await?;
     }
     Ok(id)
 }

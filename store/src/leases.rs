@@ -30,7 +30,7 @@
 //!     return Ok(Fenced::Lost); // nothing was begun
 //! };
 //! UPDATE playgrounds SET status = ... WHERE id = ...;
-//! tx.commit().await?;
+//! store.commit(tx).await?;
 //! ```
 //!
 //! [`begin_fenced`] is the only way in: the check is written once. On
@@ -196,7 +196,7 @@ pub async fn write_fenced<T>(
         return Ok(Fenced::Lost);
     };
     let out = work(&mut tx).await?;
-    tx.commit().await?;
+    store.commit(tx).await?;
     store.local_writes().mark(object_id);
     Ok(Fenced::Held(out))
 }

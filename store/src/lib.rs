@@ -132,6 +132,7 @@ pub mod templates;
 pub mod trigger_targets;
 pub mod triggers;
 pub mod wake_bus;
+pub mod wakes;
 pub mod webhook_deliveries;
 pub mod webhook_dispatch;
 pub mod webhooks;
@@ -139,7 +140,7 @@ mod write_queue;
 mod write_shapes;
 
 use std::str::FromStr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use prometheus_client::metrics::counter::Counter;
@@ -212,6 +213,9 @@ pub struct Store {
     /// PostgreSQL's URL, for the one connection that listens for other
     /// replicas' wakes ([`wake_bus`]); `None` on SQLite.
     listen_url: Option<wake_bus::ListenUrl>,
+    /// Where commits deliver the wakes their transaction noted
+    /// ([`wakes`]); shared by every clone, set once at start-up.
+    waker: Arc<OnceLock<Arc<dyn play_model::wake::Waker>>>,
 }
 
 /// Hot reads shared by concurrent callers ([`coalesce`]): keyed by
@@ -263,6 +267,7 @@ impl Store {
                     .after_connect(|conn, _meta| {
                         Box::pin(async move {
                             conn.execute(hot_conn::SQLITE_PRAGMAS).await?;
+                            conn.execute(wakes::CREATE).await?;
                             Ok(())
                         })
                     })
@@ -272,6 +277,12 @@ impl Store {
             Backend::Postgres => {
                 pool_options
                     .max_connections(16)
+                    .after_connect(|conn, _meta| {
+                        Box::pin(async move {
+                            conn.execute(wakes::CREATE).await?;
+                            Ok(())
+                        })
+                    })
                     .before_acquire(|conn, meta| {
                         Box::pin(async move {
                             if meta.idle_for >= TEST_IDLE_AFTER {
@@ -295,6 +306,7 @@ impl Store {
             writers: Arc::default(),
             writes: Counter::default(),
             listen_url,
+            waker: Arc::default(),
         })
     }
 

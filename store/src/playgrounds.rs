@@ -13,9 +13,9 @@ use serde::Serialize;
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row};
 
-use super::events;
 use super::shapes::{all, one_in, set_by_id};
 use super::{Conn, On, Store, flag};
+use super::{events, wakes};
 use crate::{Error, Result};
 use play_model::model::event::{Actor, NewEvent};
 use play_model::playground::model::{NewPlayground, Playground, ServiceSettings, compose_project};
@@ -23,6 +23,7 @@ use play_model::playground::sleep::Sleep;
 use play_model::playground::sleep::SleepAfter;
 use play_model::playground::state::{CreationStep, DesiredState, PlaygroundStatus};
 use play_model::time::{self, Timestamp};
+use play_model::wake::Kind;
 
 pub(super) const COLUMNS: &str = "g.id, g.account_id, (SELECT uid FROM installation) AS installation, g.name, g.status, g.playspec_id, s.name AS playspec_name, g.playroom_id, \
     g.job_mode, g.agent, g.watched_services, g.env_overrides, g.service_subdomains, g.service_settings, g.compose_project, \
@@ -159,7 +160,27 @@ pub async fn insert_in(conn: &mut Conn, account_id: i64, new: &NewPlayground, ac
             .metadata(metadata),
     )
     .await?;
+    note_changed(conn, id, new.playroom_id).await?;
     select(conn, account_id, id).await
+}
+
+/// Notes, with a change of Playground `id`'s desired state, the wakes of
+/// the loops that follow it: its own and its Playroom's edge (its routes
+/// appear and go with it).
+async fn note_changed(conn: &mut Conn, id: i64, playroom_id: i64) -> Result<()> {
+    wakes::note(conn, Kind::Playground, id).await?;
+    wakes::note(conn, Kind::Edge, playroom_id).await
+}
+
+/// [`note_changed`] for Playground `id`, its Playroom read in the
+/// caller's transaction (nothing for a Playground that is gone).
+pub(super) async fn note_changed_id(conn: &mut Conn, id: i64) -> Result<()> {
+    let row =
+        sqlx::query("SELECT playroom_id FROM playgrounds WHERE id = $1").bind(id).fetch_optional(&mut *conn).await?;
+    match row {
+        Some(row) => note_changed(conn, id, row.try_get("playroom_id")?).await,
+        None => Ok(()),
+    }
 }
 
 /// The Playground `id` of `account_id`. On the store, concurrent calls for
@@ -228,7 +249,7 @@ pub async fn status_changed_in(
     let metadata = serde_json::json!({"from": playground.status, "to": to});
     let event = NewEvent::new(playground.account_id, "playground", playground.id, "status.changed");
     events::record(conn, event.playground_name(&playground.name).actor(actor).metadata(metadata)).await?;
-    Ok(())
+    note_changed(conn, playground.id, playground.playroom_id).await
 }
 
 /// Records `playground.updated` with `metadata`.
@@ -240,7 +261,9 @@ pub async fn updated_in(
 ) -> Result<()> {
     let event = NewEvent::new(playground.account_id, "playground", playground.id, "updated");
     events::record(conn, event.playground_name(&playground.name).actor(actor).metadata(metadata)).await?;
-    Ok(())
+    // What changed may be its expiry alone: the writes that change its
+    // routes note its edge themselves.
+    wakes::note(conn, Kind::Playground, playground.id).await
 }
 
 /// Desired state `destroyed`, status `destroying`, a new generation.
@@ -277,7 +300,9 @@ where
 /// Sets `expires_at`.
 pub async fn set_expiry_in(conn: &mut Conn, id: i64, expires_at: Timestamp) -> Result<()> {
     set_in(conn, "UPDATE playgrounds SET expires_at = $1, updated_at = $2 WHERE id = $3", time::to_db(&expires_at), id)
-        .await
+        .await?;
+    // Its loop's expiry timer moves with it.
+    wakes::note(conn, Kind::Playground, id).await
 }
 
 /// Moves the Playground to another Playspec (a new revision of its own).
@@ -307,7 +332,7 @@ pub async fn set_settings_in(
     .bind(id)
     .execute(&mut *conn)
     .await?;
-    Ok(())
+    note_changed_id(conn, id).await
 }
 
 /// A new generation (and restart epoch, by `epoch_bump`): status
@@ -326,7 +351,7 @@ pub async fn restart_in(conn: &mut Conn, id: i64, epoch_bump: i64) -> Result<()>
     .bind(id)
     .execute(&mut *conn)
     .await?;
-    Ok(())
+    note_changed_id(conn, id).await
 }
 
 /// Records the wish to destroy Playground `id` inside the caller's

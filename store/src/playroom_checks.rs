@@ -32,7 +32,7 @@ pub async fn record_check(store: &Store, account_id: i64, id: i64, outcome: Chec
         pin_if_unset(&mut tx, account_id, id, &pin).await?;
     }
     let room = get(&mut tx, account_id, id).await?;
-    tx.commit().await?;
+    store.commit(tx).await?;
     Ok(room)
 }
 
@@ -72,6 +72,6 @@ pub async fn pin_first_contact(store: &Store, id: i64, key: &str) -> Result<Opti
         .fetch_one(&mut *tx)
         .await?
         .try_get("host_key")?;
-    tx.commit().await?;
+    store.commit(tx).await?;
     Ok(pin)
 }

@@ -14,12 +14,12 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::On;
-use super::events;
 use super::playroom_trust::{check_trust, clear_trust, cleared_metadata, record_trust, retargeted};
 use super::quotas;
 use super::shapes::{all_of, delete_owned, one_in, set_by_id};
 use super::write_shapes::{insert_returning_id, update_unique, write_locked};
 use super::{Conn, Store, flag, is_set};
+use super::{events, wakes};
 use crate::{Error, Result};
 use play_model::edge::{EdgeChanges, EdgeSettings};
 use play_model::host::HostTarget;
@@ -28,6 +28,7 @@ use play_model::model::playroom::{Connection, Playroom, PlayroomFields};
 use play_model::model::quota::{QuotaLimits, Resource};
 use play_model::secrets::SecretBox;
 use play_model::time;
+use play_model::wake::Kind;
 
 const COLUMNS: &str = "id, account_id, name, status, connection, host, port, ssh_user, docker_socket, \
     ssh_private_key IS NOT NULL AS has_private_key, ssh_public_key, host_key, host_key_pinned_at, domains, \
@@ -172,6 +173,7 @@ pub async fn create(
             let metadata = serde_json::json!({ "trusted": trusted });
             events::record(conn, NewEvent::new(account_id, "playroom", id, "created").actor(actor).metadata(metadata))
                 .await?;
+            wakes::note(conn, Kind::Edge, id).await?;
             select(conn, account_id, id).await
         })
         .await
@@ -294,6 +296,7 @@ pub async fn update(
         }
         events::record(conn, NewEvent::new(account_id, "playroom", id, "updated").actor(actor).metadata(metadata))
             .await?;
+        wakes::note(conn, Kind::Edge, id).await?;
         select(conn, account_id, id).await
     })
     .await
@@ -332,6 +335,7 @@ pub async fn set_key(
         };
         events::record(tx, NewEvent::new(account_id, "playroom", id, "updated").actor(actor).metadata(metadata))
             .await?;
+        wakes::note(tx, Kind::Edge, id).await?;
         select(tx, account_id, id).await
     })
     .await
@@ -388,7 +392,8 @@ pub async fn delete(on: impl Into<On<'_>>, account_id: i64, id: i64, actor: Acto
         delete_owned(conn, "playrooms", id, account_id).await?;
     }
     events::record(conn, NewEvent::new(account_id, "playroom", id, "destroyed").actor(actor)).await?;
-    Ok(())
+    // The edge removes its container and forgets the Playroom's routes.
+    wakes::note(conn, Kind::Edge, id).await
     }).await
 }
 

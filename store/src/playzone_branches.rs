@@ -148,6 +148,10 @@ pub async fn record_sync(
         .bind(Status::Active.as_str())
         .execute(&mut *tx)
         .await?;
+        // The triggers following the Playzone look at its branch index.
+        let query = sqlx::query("SELECT id FROM triggers WHERE playzone_id = $1 ORDER BY id").bind(id);
+        let triggers = super::shapes::column::<i64>(&mut *tx, query, "id").await?;
+        super::wakes::note_all(tx, play_model::wake::Kind::Trigger, triggers).await?;
         Ok(changes)
     })
     .await?;

@@ -18,12 +18,12 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::On;
-use super::events;
 use super::playzone_branches;
 use super::quotas;
 use super::shapes::{all_of, column, delete_owned, one_in};
 use super::write_shapes::{insert_returning_id, set_pair_by_id, write_locked};
 use super::{Conn, OnUnique, Store, flag, is_set};
+use super::{events, wakes};
 use crate::{Error, Result};
 use play_model::model::event::{Acting, Actor, NewEvent};
 use play_model::model::quota::{QuotaLimits, Resource};
@@ -32,6 +32,7 @@ use play_model::playzone::{Changes, Status};
 use play_model::repository::ssh::is_ssh_url;
 use play_model::secrets::SecretBox;
 use play_model::time;
+use play_model::wake::Kind;
 
 pub use super::playzone_branches::{branch_commit, branches, record_sync, record_sync_error};
 
@@ -134,6 +135,7 @@ pub async fn create(
             let metadata = serde_json::json!({"name": name, "scm_url": scm_url, "auto_created": auto_created});
             events::record(conn, NewEvent::new(account_id, "playzone", id, "created").actor(actor).metadata(metadata))
                 .await?;
+            wakes::note(conn, Kind::Playzone, id).await?;
             get(&mut *conn, account_id, id).await
         })
         .await
@@ -292,13 +294,16 @@ pub async fn update(
         let metadata = serde_json::json!({ "changed": fields });
         events::record(conn, NewEvent::new(account_id, "playzone", id, "updated").actor(actor).metadata(metadata))
             .await?;
+        if changes.needs_sync() {
+            wakes::note(conn, Kind::Playzone, id).await?;
+        }
         get(&mut *conn, account_id, id).await
     })
     .await
 }
 
 /// Asks for a sync: bumps `generation` (the sync loop, woken by the
-/// caller, starts a pass). The status is left as it is until the pass.
+/// commit, starts a pass). The status is left as it is until the pass.
 pub async fn request_sync(store: &Store, account_id: i64, id: i64) -> Result<Playzone> {
     store
         .in_write(async |tx| {
@@ -308,6 +313,7 @@ pub async fn request_sync(store: &Store, account_id: i64, id: i64) -> Result<Pla
                 .bind(account_id)
                 .execute(&mut *tx)
                 .await?;
+            wakes::note(tx, Kind::Playzone, id).await?;
             get(&mut *tx, account_id, id).await
         })
         .await

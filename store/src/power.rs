@@ -42,7 +42,13 @@ pub async fn set_power_in(conn: &mut Conn, id: i64, power: Power, reason: PowerR
     .bind(DesiredState::Running.as_str())
     .execute(&mut *conn)
     .await?;
-    Ok(done.rows_affected() > 0)
+    let changed = done.rows_affected() > 0;
+    if changed {
+        // Its services stop or start, and its routes lead to them or to
+        // the sleep page.
+        super::playgrounds::note_changed_id(conn, id).await?;
+    }
+    Ok(changed)
 }
 
 /// [`set_power_in`] to awake for a request that reached a sleeping
@@ -58,7 +64,7 @@ pub async fn wake_on_request(store: &Store, id: i64) -> Result<bool> {
     }
     let mut tx = store.write().await?;
     let woken = set_power_in(&mut tx, id, Power::Awake, PowerReason::Request).await?;
-    tx.commit().await?;
+    store.commit(tx).await?;
     store.local_writes().mark(id);
     Ok(woken)
 }
@@ -178,7 +184,7 @@ pub async fn touch(store: &Store, ids: &[i64], at: Timestamp) -> Result<()> {
         .execute(&mut *tx)
         .await?;
     }
-    tx.commit().await?;
+    store.commit(tx).await?;
     for id in ids {
         store.local_writes().mark(*id);
     }

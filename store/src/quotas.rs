@@ -50,7 +50,7 @@ pub async fn set_account_limit(store: &super::Store, account_id: i64, resource: 
         .bind(limit)
         .execute(&mut *tx)
         .await?;
-    tx.commit().await?;
+    store.commit(tx).await?;
     Ok(())
 }
 

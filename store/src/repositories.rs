@@ -11,9 +11,9 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::events;
 use super::quotas;
 use super::{Conn, OnUnique, Store, flag, shapes};
+use super::{events, wakes};
 use crate::{Error, Result};
 use play_model::model::event::{Acting, Actor, NewEvent};
 use play_model::model::quota::{QuotaLimits, Resource};
@@ -21,6 +21,7 @@ use play_model::scm::host::{AppRepository, ConfirmedInstallation};
 use play_model::scm::model::{Installation, InstallationStatus, NewRepository, Provider, Push, Repository};
 use play_model::scm::names::FullName;
 use play_model::time;
+use play_model::wake::Kind;
 
 const INSTALLATION_COLUMNS: &str =
     "id, account_id, provider, external_id, status, account_login, organisation, created_at";
@@ -335,6 +336,7 @@ pub(super) async fn ask_sync_in(conn: &mut Conn, repository_id: i64, urls: &[Str
             .execute(&mut *conn)
             .await?;
     }
+    wakes::note_all(conn, Kind::Playzone, ids.iter().copied()).await?;
     Ok(ids)
 }
 

@@ -26,6 +26,7 @@ use play_model::model::event::Actor;
 use play_model::scm::github_hook::{Change, Delivery, Received};
 use play_model::scm::model::{Provider, Push, Repository};
 use play_model::time;
+use play_model::wake::Kind;
 
 /// How long a delivery id and a body's digest are remembered.
 pub const RETENTION: chrono::Duration = chrono::Duration::days(7);
@@ -55,7 +56,9 @@ pub async fn receive(store: &Store, provider: Provider, delivery: Delivery<'_>, 
             .execute(&mut *conn)
             .await?;
             if inserted.rows_affected() > 0 {
-                return apply(conn, provider, change).await.map(Received::Applied);
+                let woken = apply(conn, provider, change).await?;
+                super::wakes::note_all(conn, Kind::Playzone, woken.iter().copied()).await?;
+                return Ok(Received::Applied(woken));
             }
             let same_id = sqlx::query("SELECT 1 AS found FROM scm_deliveries WHERE provider = $1 AND delivery_id = $2")
                 .bind(provider.as_str())

@@ -39,7 +39,7 @@ impl Store {
     pub async fn in_write<T>(&self, work: impl AsyncFnOnce(&mut Conn) -> Result<T>) -> Result<T> {
         let mut tx = self.write().await?;
         let out = work(&mut tx).await?;
-        tx.commit().await?;
+        self.commit(tx).await?;
         Ok(out)
     }
 }

@@ -133,17 +133,6 @@ fn redirects(
 
 launch_settings::setting!(Trigger, Owner::Triggers, TriggerSettings);
 
-/// The triggers following Playzone `playzone_id` (woken when its branch
-/// index moves).
-pub async fn of_playzone(store: &Store, playzone_id: i64) -> Result<Vec<i64>> {
-    let mut conn = store.conn().await?;
-    let rows = sqlx::query("SELECT id FROM triggers WHERE playzone_id = $1 ORDER BY id")
-        .bind(playzone_id)
-        .fetch_all(&mut *conn)
-        .await?;
-    rows.iter().map(|r| Ok(r.try_get::<i64, _>("id")?)).collect()
-}
-
 /// Sets where and with what the trigger launches, and pauses or resumes
 /// it. A paused trigger keeps its Playgrounds as they are.
 pub async fn activate(

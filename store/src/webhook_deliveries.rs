@@ -96,7 +96,7 @@ pub async fn redeliver(store: &Store, account_id: i64, endpoint_id: i64, id: i64
     .fetch_one(&mut *tx)
     .await?;
     let delivery = from_row(&row)?;
-    tx.commit().await?;
+    store.commit(tx).await?;
     Ok(delivery)
 }
 

@@ -50,7 +50,7 @@ use play_model::webhook::model::{ClaimLimits, Claimed, EndpointEffect, Recorded}
 pub async fn fan_out(store: &Store, event: &Event) -> Result<Vec<i64>> {
     let mut tx = store.write().await?;
     let recipients = fan_out_in(&mut tx, event).await?;
-    tx.commit().await?;
+    store.commit(tx).await?;
     Ok(recipients)
 }
 
@@ -63,7 +63,7 @@ pub async fn fan_out_all(store: &Store, events: &[Event]) -> Result<Vec<Vec<i64>
     for event in events {
         out.push(fan_out_in(&mut tx, event).await?);
     }
-    tx.commit().await?;
+    store.commit(tx).await?;
     Ok(out)
 }
 
@@ -243,7 +243,7 @@ pub async fn claim_due(
             event,
         });
     }
-    tx.commit().await?;
+    store.commit(tx).await?;
     Ok(claimed)
 }
 
@@ -263,7 +263,7 @@ pub async fn release_claims(store: &Store, owner: &str) -> Result<u64> {
 pub async fn record(store: &Store, claimed: &Claimed, attempt: Attempt, effect: EndpointEffect) -> Result<Recorded> {
     let mut tx = store.write().await?;
     let recorded = record_in(&mut tx, claimed, attempt, effect).await?;
-    tx.commit().await?;
+    store.commit(tx).await?;
     Ok(recorded)
 }
 
@@ -279,7 +279,7 @@ pub async fn record_all(store: &Store, outcomes: Vec<(Claimed, Attempt, Endpoint
     for (claimed, attempt, effect) in outcomes {
         recorded.push(record_in(&mut tx, &claimed, attempt, effect).await?);
     }
-    tx.commit().await?;
+    store.commit(tx).await?;
     Ok(recorded)
 }
 

@@ -207,7 +207,12 @@ pub async fn record_test(store: &Store, account_id: i64, id: i64, actor: Actor) 
         .in_write(async |tx| {
             get(&mut *tx, account_id, id).await?;
             let metadata = serde_json::json!({ "webhook_endpoint_id": id });
-            events::record(tx, NewEvent::new(account_id, "webhook", id, "test").actor(actor).metadata(metadata)).await
+            let event =
+                events::record(tx, NewEvent::new(account_id, "webhook", id, "test").actor(actor).metadata(metadata))
+                    .await?;
+            // The dispatcher delivers it now rather than at its next pass.
+            super::wakes::note(tx, play_model::wake::Kind::Webhooks, event).await?;
+            Ok(event)
         })
         .await
 }

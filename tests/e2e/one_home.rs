@@ -108,6 +108,34 @@ fn no_sql_outside_the_store() {
     assert_eq!(sites, Vec::<String>::new(), "queries belong in store/src");
 }
 
+/// One place wakes (issue #50, item 6): a loop is woken by the commit of
+/// the change it must converge (`play_store::wakes`), never by the route,
+/// the flow or the apply step that wrote it, and no transaction commits
+/// past `Store::commit`, which delivers them. (A loop may still hint
+/// another without a write: the edge after a pass, a request's wake.)
+#[test]
+fn wakes_come_from_the_commit() {
+    let outside_loops = |path: &str| !path.starts_with("reconcilers/src/") && path != "core/src/wake.rs";
+    let mut sites: Vec<String> = production_code_outside_the_store()
+        .into_iter()
+        .filter(|(path, _, line)| (outside_loops(path) && line.contains(".wake(")) || line.contains(".commit()"))
+        .map(|(path, number, line)| format!("{path}:{number}: {}", line.trim()))
+        .collect();
+    for (path, text) in crate::source_tree::rust_files("store/src") {
+        let rel = crate::source_tree::relative(&path);
+        if rel == "store/src/wakes.rs" || rel.ends_with("_tests.rs") || rel.ends_with("/testing.rs") {
+            continue;
+        }
+        let code = crate::source_tree::code_lines(&text).into_iter().take_while(|(_, l)| l.trim() != "#[cfg(test)]");
+        sites.extend(code.filter(|(_, l)| l.contains(".commit()")).map(|(n, l)| format!("{rel}:{n}: {}", l.trim())));
+    }
+    assert_eq!(
+        sites,
+        Vec::<String>::new(),
+        "note wakes in the store write (play_store::wakes); commit with Store::commit"
+    );
+}
+
 /// Every test and bench source of the workspace, outside the shared
 /// harness.
 fn test_sources() -> Vec<(String, String)> {

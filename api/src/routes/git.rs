@@ -172,9 +172,7 @@ fn text(headers: &HeaderMap, name: header::HeaderName) -> Option<String> {
 /// Records what a push moved, which wakes the Playzones on the repository.
 async fn record(state: &AppState, repository: &Repository, principal: &Principal, moves: Vec<BranchMove>) {
     let Some(host) = state.hosts.builtin.clone() else { return };
-    let waker = state.waker.as_ref();
-    if let Err(e) = flows::record_moves(&state.store, host.as_ref(), waker, repository, moves, principal.actor()).await
-    {
+    if let Err(e) = flows::record_moves(&state.store, host.as_ref(), repository, moves, principal.actor()).await {
         tracing::warn!(repository = %repository.full_name, error = %e, "recording a push failed");
     }
 }

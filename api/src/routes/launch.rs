@@ -35,10 +35,7 @@ pub async fn launch(
         launch::launch_compose(&state.store, &state.cpu, principal.account_id, request, limits, principal.actor())
             .await?;
     let urls = match &playground {
-        Some(p) => {
-            super::playgrounds::wake(&state, p);
-            playground_urls::urls(&state, p).await?
-        }
+        Some(p) => playground_urls::urls(&state, p).await?,
         None => Urls::new(),
     };
     Ok((

@@ -10,7 +10,6 @@
 
 use axum::Json as JsonResponse;
 use axum::extract::State;
-use play_core::wake::Kind;
 use play_model::model::schedule::LaunchDefaults;
 use play_model::scopes::Scope;
 use play_store::launch_defaults;
@@ -47,11 +46,5 @@ pub async fn set(
         may_read_playzones: principal.scopes.grants(Scope::PlayzonesRead),
     };
     let adopted = launch_defaults::set(&state.store, principal.account_id, wanted).await?;
-    for id in adopted.schedules {
-        state.waker.wake(Kind::Schedule, id);
-    }
-    for id in adopted.triggers {
-        state.waker.wake(Kind::Trigger, id);
-    }
     Ok(JsonResponse(adopted.defaults.into()))
 }

@@ -15,7 +15,6 @@ use axum::extract::State;
 use play_core::playground::{ops, power};
 use play_model::playground::{Power, RolloutChanges};
 
-use super::playgrounds::wake;
 use crate::auth::Principal;
 use crate::error::{ApiResult, ErrorEnvelope};
 use crate::extract::{Id, Json};
@@ -46,7 +45,6 @@ pub async fn rollout(
     };
     let playground =
         ops::rollout(&state.store, &state.cpu, principal.account_id, id, changes, principal.actor()).await?;
-    wake(&state, &playground);
     Ok(JsonResponse(detail(&state, playground).await?))
 }
 
@@ -62,7 +60,6 @@ pub async fn hard_restart(
     Id(id): Id,
 ) -> ApiResult<JsonResponse<PlaygroundDetail>> {
     let playground = ops::hard_restart(&state.store, principal.account_id, id, principal.actor()).await?;
-    wake(&state, &playground);
     Ok(JsonResponse(detail(&state, playground).await?))
 }
 
@@ -91,7 +88,6 @@ pub async fn sleep(
     Id(id): Id,
 ) -> ApiResult<JsonResponse<PlaygroundDetail>> {
     let playground = power::set(&state.store, principal.account_id, id, Power::Asleep, principal.actor()).await?;
-    wake(&state, &playground);
     Ok(JsonResponse(detail(&state, playground).await?))
 }
 
@@ -106,6 +102,5 @@ pub async fn wake_up(
     Id(id): Id,
 ) -> ApiResult<JsonResponse<PlaygroundDetail>> {
     let playground = power::set(&state.store, principal.account_id, id, Power::Awake, principal.actor()).await?;
-    wake(&state, &playground);
     Ok(JsonResponse(detail(&state, playground).await?))
 }

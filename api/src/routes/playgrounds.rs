@@ -11,8 +11,6 @@ use axum::Json as JsonResponse;
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use play_core::playground::{CreateRequest, launch, ops};
-use play_core::wake::Kind;
-use play_model::playground::Playground;
 use play_model::playground::list::{ListQuery, Page};
 use play_store::{playground_detail, playgrounds};
 
@@ -28,13 +26,6 @@ use crate::views::playgrounds::{
     Extended, PlaygroundDetail, PlaygroundItem, PlaygroundStatus, detail, detail_read, item, status_of, time_remaining,
 };
 
-/// Wakes the reconcilers that follow `p`'s desired state: its own, and its
-/// Playroom's edge (routes appear and go with it).
-pub fn wake(state: &AppState, p: &Playground) {
-    state.waker.wake(Kind::Playground, p.id);
-    state.waker.wake(Kind::Edge, p.playroom_id);
-}
-
 /// Create a Playground; answers at once with status `in_progress`.
 #[utoipa::path(post, path = "/api/playgrounds", tag = "Playgrounds", request_body = PlaygroundRequest,
     responses((status = 201, body = PlaygroundDetail), (status = 404, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
@@ -48,7 +39,6 @@ pub async fn create(
     let playground =
         launch::create_playground(&state.store, &state.cpu, principal.account_id, request, limits, principal.actor())
             .await?;
-    wake(&state, &playground);
     Ok((StatusCode::CREATED, JsonResponse(detail(&state, playground).await?)))
 }
 
@@ -186,7 +176,6 @@ pub async fn delete(
     Id(id): Id,
 ) -> ApiResult<(StatusCode, JsonResponse<PlaygroundDetail>)> {
     let playground = ops::request_destroy(&state.store, principal.account_id, id, principal.actor()).await?;
-    wake(&state, &playground);
     Ok((StatusCode::ACCEPTED, JsonResponse(detail(&state, playground).await?)))
 }
 
@@ -202,7 +191,5 @@ pub async fn extend_expiration(
 ) -> ApiResult<JsonResponse<Extended>> {
     let hours = body.and_then(|Json(b)| b.duration_hours);
     let p = ops::extend(&state.store, principal.account_id, id, hours, principal.actor()).await?;
-    // The reconciler's expiry timer must move with expires_at.
-    state.waker.wake(Kind::Playground, p.id);
     Ok(JsonResponse(Extended { id: p.id, time_remaining: time_remaining(&p), expires_at: p.expires_at }))
 }

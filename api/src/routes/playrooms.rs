@@ -10,7 +10,6 @@
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
-use play_core::wake::Kind;
 use play_model::host::ConnectionReport;
 use play_model::model::playroom::CheckOutcome;
 use play_model::model::playroom::Connection;
@@ -58,7 +57,6 @@ pub async fn create(
     let fields = fields(body.playroom, true, state.config.allow_local_playrooms)?;
     let room =
         playrooms::create(&state.store, &state.secrets, principal.acting(), fields, &state.config.quotas).await?;
-    state.waker.wake(Kind::Edge, room.id);
     Ok((StatusCode::CREATED, JsonResponse(detail(&state, room).await?)))
 }
 
@@ -87,7 +85,6 @@ pub async fn update(
     let mut fields = fields(body.playroom, false, state.config.allow_local_playrooms)?;
     fields.caller_may_trust = principal.scopes.grants(Scope::PlayroomsTrust);
     let room = playrooms::update(&state.store, &state.secrets, principal.acting(), id, fields).await?;
-    state.waker.wake(Kind::Edge, room.id);
     Ok(JsonResponse(detail(&state, room).await?))
 }
 
@@ -96,8 +93,6 @@ pub async fn update(
     responses((status = 204), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
 pub async fn delete(State(state): State<AppState>, principal: Principal, Id(id): Id) -> ApiResult<StatusCode> {
     playrooms::delete(&state.store, principal.account_id, id, principal.actor()).await?;
-    // The edge removes its container and forgets the Playroom's routes.
-    state.waker.wake(Kind::Edge, id);
     Ok(StatusCode::NO_CONTENT)
 }
 

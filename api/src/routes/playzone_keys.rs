@@ -6,7 +6,6 @@
 
 use axum::Json as JsonResponse;
 use axum::extract::State;
-use play_core::wake::Kind;
 use play_model::ssh_keys;
 use play_store::{playzone_ssh, playzones};
 
@@ -32,6 +31,5 @@ pub async fn generate_ssh_key(
         .map_err(|e| ApiError::Core(play_core::Error::Internal(e.to_string())))?;
     let pair_text = (pair.private_openssh.as_str(), pair.public_openssh.as_str());
     playzone_ssh::set_key(&state.store, &state.secrets, principal.acting(), id, pair_text).await?;
-    state.waker.wake(Kind::Playzone, id);
     Ok(JsonResponse(GeneratedKey { id, ssh_public_key: pair.public_openssh, fingerprint: pair.fingerprint }))
 }

@@ -11,7 +11,6 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use play_core::scm::by_url;
 use play_core::scm::flows::Caller;
-use play_core::wake::Kind;
 use play_model::playzone::{self, Stored, env_file};
 use play_store::{playzone_access, playzones};
 
@@ -67,7 +66,6 @@ pub async fn create(
     if b.credentials.is_none() && !state.hosts.is_empty() {
         let caller = Caller { by: principal.acting(), limits: &state.config.quotas };
         if let Some(zone) = by_url::create(&state.store, &state.hosts, &caller, b.wanted()).await? {
-            state.waker.wake(Kind::Playzone, zone.id);
             return Ok((StatusCode::CREATED, JsonResponse((&zone).into())));
         }
     }
@@ -75,7 +73,6 @@ pub async fn create(
     let playzone =
         playzones::create(&state.store, Some(&state.secrets), principal.acting(), changes, false, &state.config.quotas)
             .await?;
-    state.waker.wake(Kind::Playzone, playzone.id);
     Ok((StatusCode::CREATED, JsonResponse((&playzone).into())))
 }
 
@@ -111,11 +108,7 @@ pub async fn update(
         scm_url: &current.scm_url,
     };
     let changes = changes(input, Some(stored), &state.config.repository_policy)?;
-    let sync = changes.needs_sync();
     let playzone = playzones::update(&state.store, &state.secrets, principal.acting(), id, changes).await?;
-    if sync {
-        state.waker.wake(Kind::Playzone, id);
-    }
     Ok(JsonResponse((&playzone).into()))
 }
 
@@ -137,7 +130,6 @@ pub async fn sync(
     Id(id): Id,
 ) -> ApiResult<(StatusCode, JsonResponse<SyncAccepted>)> {
     let playzone = playzones::request_sync(&state.store, principal.account_id, id).await?;
-    state.waker.wake(Kind::Playzone, id);
     let message = format!("sync of Playzone {:?} requested", playzone.name);
     Ok((StatusCode::ACCEPTED, JsonResponse(SyncAccepted { message })))
 }

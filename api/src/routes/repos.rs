@@ -13,7 +13,6 @@ use axum::http::StatusCode;
 use play_core::scm::attach;
 use play_core::scm::flows::{self, Caller};
 use play_core::scm::hosts::SourceHosts;
-use play_core::wake::Kind;
 use play_model::scm::FullName;
 use play_store::repositories;
 
@@ -54,8 +53,7 @@ pub async fn create(
 ) -> ApiResult<(StatusCode, JsonResponse<RepoEnvelope>)> {
     let hosts = hosts(&state)?;
     let request = repos::create(body)?;
-    let (repository, _) =
-        flows::create(&state.store, hosts, state.waker.as_ref(), &caller(&state, &principal), &request).await?;
+    let (repository, _) = flows::create(&state.store, hosts, &caller(&state, &principal), &request).await?;
     Ok((StatusCode::CREATED, JsonResponse(RepoEnvelope { repo: RepoView::new(repository, hosts) })))
 }
 
@@ -72,7 +70,7 @@ pub async fn push(
     let hosts = hosts(&state)?;
     let request = repos::push(body)?;
     let caller = caller(&state, &principal);
-    let (_, outcome) = flows::push(&state.store, hosts, state.waker.as_ref(), &caller, request).await?;
+    let (_, outcome) = flows::push(&state.store, hosts, &caller, request).await?;
     Ok(JsonResponse(outcome.into()))
 }
 
@@ -89,8 +87,7 @@ pub async fn create_and_push(
     let hosts = hosts(&state)?;
     let (request, files, message) = repos::create_and_push(body)?;
     let caller = caller(&state, &principal);
-    let (repository, first) =
-        flows::create_and_push(&state.store, hosts, state.waker.as_ref(), &caller, &request, files, &message).await?;
+    let (repository, first) = flows::create_and_push(&state.store, hosts, &caller, &request, files, &message).await?;
     let answer = CreatedAndPushed { repo: RepoView::new(repository, hosts), commit: first.into() };
     Ok((StatusCode::CREATED, JsonResponse(answer)))
 }
@@ -114,12 +111,7 @@ pub async fn attach(
         return Err(ApiError::validation(errors));
     }
     let attached = attach::attach(&state.store, hosts, &caller(&state, &principal), &body.repo_full_name, on).await?;
-    let status = if attached.created {
-        state.waker.wake(Kind::Playzone, attached.playzone.id);
-        StatusCode::CREATED
-    } else {
-        StatusCode::OK
-    };
+    let status = if attached.created { StatusCode::CREATED } else { StatusCode::OK };
     Ok((status, JsonResponse((&attached.playzone).into())))
 }
 
@@ -153,7 +145,7 @@ pub async fn delete(
     let hosts = hosts(&state)?;
     let full = full_name(path)?.to_string();
     let caller = caller(&state, &principal);
-    flows::delete(&state.store, hosts, state.waker.as_ref(), &caller, &full).await?;
+    flows::delete(&state.store, hosts, &caller, &full).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

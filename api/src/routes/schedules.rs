@@ -8,7 +8,6 @@
 
 use axum::Json as JsonResponse;
 use axum::extract::State;
-use play_core::wake::Kind;
 use play_model::model::schedule::Schedule;
 use play_store::{launch_settings, schedules};
 use serde::Deserialize;
@@ -58,7 +57,6 @@ pub async fn update(
 ) -> ApiResult<JsonResponse<ScheduleView>> {
     let change = body.schedule.authorised(&principal)?;
     let updated = schedules::activate(&state.store, &state.secrets, principal.account_id, id, change).await?;
-    state.waker.wake(Kind::Schedule, id);
     Ok(JsonResponse(updated.into()))
 }
 

@@ -29,7 +29,6 @@ use axum::body::Bytes;
 use axum::extract::{OriginalUri, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
-use play_core::wake::Kind;
 use play_model::scm::github_hook::{self, Change};
 use play_model::scm::github_hook::{Delivery, Received};
 use play_model::scm::host::InstallableApp;
@@ -204,11 +203,8 @@ pub async fn webhook(
     let arrived = Delivery { id: delivery, event, body: &body };
     let received = scm_deliveries::receive(&state.store, Provider::Github, arrived, &change).await?;
     match &received {
-        Received::Applied(ids) => {
-            for id in ids {
-                state.waker.wake(Kind::Playzone, *id);
-            }
-        }
+        // The Playzones the change asks to sync are woken by its commit.
+        Received::Applied(_) => {}
         // GitHub never sends one body under two ids: someone holds a
         // signed delivery and sent it again.
         Received::Replayed => tracing::warn!(delivery, event, "GitHub delivery body replayed under a new delivery id"),

@@ -10,9 +10,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use play_core::playground::launch::{self, TemplateLaunch};
 use play_model::compose::{self, svc};
-use play_model::model::schedule::Schedule;
 use play_model::model::template::NewVersion;
-use play_model::model::trigger::Trigger;
 use play_model::scopes::Scope;
 use play_store::templates;
 
@@ -67,7 +65,6 @@ pub async fn create_version(
         author_may_read_playzones: principal.scopes.grants(Scope::PlayzonesRead),
     };
     let version = templates::create_version(&state.store, principal.acting(), id, new, &state.config.quotas).await?;
-    wake_schedule(&state, id).await?;
     // A schedule or trigger this version turned on may still need a
     // Playroom: say so, and how (issue #52, item 6).
     let (schedule, trigger) = launch_settings(&state.store, principal.account_id, id).await?;
@@ -93,7 +90,6 @@ pub async fn destroy_version(
     let may_read = principal.scopes.grants(Scope::PlayzonesRead);
     templates::destroy_version(&state.store, principal.acting(), id, version_id, &state.config.quotas, may_read)
         .await?;
-    wake_schedule(&state, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -140,7 +136,6 @@ pub async fn launch(
     let launched =
         launch::launch_template(&state.store, &state.cpu, principal.account_id, id, request, limits, principal.actor())
             .await?;
-    super::playgrounds::wake(&state, &launched.playground);
     let urls = playground_urls::urls(&state, &launched.playground).await?;
     Ok((
         StatusCode::CREATED,
@@ -156,17 +151,4 @@ pub async fn launch(
             playzones_created: launched.playzones_created,
         }),
     ))
-}
-
-/// Wakes the schedule and trigger loops for template `id`'s schedule and
-/// trigger, if it has them: a version change may have changed or switched
-/// off either.
-async fn wake_schedule(state: &AppState, id: i64) -> ApiResult<()> {
-    if let Some(schedule) = play_store::launch_settings::of_template::<Schedule>(&state.store, id).await? {
-        state.waker.wake(play_core::wake::Kind::Schedule, schedule);
-    }
-    if let Some(trigger) = play_store::launch_settings::of_template::<Trigger>(&state.store, id).await? {
-        state.waker.wake(play_core::wake::Kind::Trigger, trigger);
-    }
-    Ok(())
 }

@@ -107,9 +107,9 @@ pub async fn update(
 #[utoipa::path(delete, path = "/api/import_templates/{id}", tag = "Import templates", params(("id" = i64, Path)),
     responses((status = 204), (status = 404, body = ErrorEnvelope)))]
 pub async fn delete(State(state): State<AppState>, principal: Principal, Id(id): Id) -> ApiResult<StatusCode> {
-    for playground in templates::delete(&state.store, principal.account_id, id, principal.actor()).await? {
-        state.waker.wake(play_core::wake::Kind::Playground, playground);
-    }
+    // Its trigger's Playgrounds are destroyed with it (their loops are
+    // woken by the commit: `play_store::wakes`).
+    templates::delete(&state.store, principal.account_id, id, principal.actor()).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

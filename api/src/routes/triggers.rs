@@ -9,7 +9,6 @@
 
 use axum::Json as JsonResponse;
 use axum::extract::State;
-use play_core::wake::Kind;
 use play_model::model::trigger::Trigger;
 use play_model::scopes::Scope;
 use play_store::{launch_settings, trigger_targets, triggers};
@@ -61,7 +60,6 @@ pub async fn update(
     let change = body.trigger.authorised(&principal)?;
     let reader = principal.scopes.grants(Scope::PlayzonesRead);
     let updated = triggers::activate(&state.store, &state.secrets, principal.account_id, id, change, reader).await?;
-    state.waker.wake(Kind::Trigger, id);
     Ok(JsonResponse(updated.into()))
 }
 

@@ -11,7 +11,6 @@ use axum::Json as JsonResponse;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use play_core::wake::Kind;
 use play_model::webhook::model::{Delivery, Page};
 use play_model::webhook::{self, DeliveryStatus, Input};
 use play_store::webhook_deliveries;
@@ -121,7 +120,6 @@ pub async fn test(
     Id(id): Id,
 ) -> ApiResult<(StatusCode, JsonResponse<WebhookTestOutcome>)> {
     let event_id = webhooks::record_test(&state.store, principal.account_id, id, principal.actor()).await?;
-    state.waker.wake(Kind::Webhooks, event_id);
     let deadline = tokio::time::Instant::now() + state.config.webhook_test_wait;
     let mut delivery = None;
     loop {

@@ -4,7 +4,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::Error;
-use crate::wake;
 use play_model::FieldErrors;
 use play_model::apply::model::{Applied, AppliedFields};
 use play_model::scopes::Scope;
@@ -63,7 +62,6 @@ pub struct Cx<'a> {
     applied: BTreeMap<(Kind, String), Applied>,
     resolved: BTreeMap<(Kind, String), i64>,
     failed: BTreeSet<(Kind, String)>,
-    wakes: BTreeSet<(wake::Kind, i64)>,
     /// The pure checks, made before the transaction ([`super::prepare`]).
     pub prepared: &'a super::prepare::Prepared,
     /// Branch heads of the set's repositories, read before the
@@ -102,7 +100,6 @@ impl<'a> Cx<'a> {
             applied,
             resolved: BTreeMap::new(),
             failed: BTreeSet::new(),
-            wakes: BTreeSet::new(),
             prepared: &before.prepared,
             heads: &before.heads,
             reservations: &before.reservations,
@@ -128,15 +125,12 @@ impl<'a> Cx<'a> {
         self.failed.insert((object.kind, object.name.clone()));
     }
 
-    pub fn wake(&mut self, kind: wake::Kind, id: i64) {
-        self.wakes.insert((kind, id));
-    }
-
-    /// The wakes to send once the transaction committed, the repository
-    /// writes to undo if it does not (or to finish if it does), and the
-    /// objects waiting for them.
-    pub fn finish(self) -> (BTreeSet<(wake::Kind, i64)>, crate::scm::staged::Staged, Vec<Pending>) {
-        (self.wakes, self.repos, self.pending)
+    /// The repository writes to undo if the transaction does not commit
+    /// (or to finish if it does), and the objects waiting for them. (The
+    /// loops the set's changes concern are woken by the commit:
+    /// `play_store::wakes`.)
+    pub fn finish(self) -> (crate::scm::staged::Staged, Vec<Pending>) {
+        (self.repos, self.pending)
     }
 
     /// The keyed digest of a secret value: equal values give equal

@@ -1,5 +1,5 @@
 //! What server-side apply runs with: the replica's store, secrets, CPU
-//! pool, wakes and settings ([`Env`]), and whom it runs for
+//! pool and settings ([`Env`]), and whom it runs for
 //! ([`Principal`]). The API builds both from its state and the request's
 //! key; apply never sees HTTP.
 
@@ -14,7 +14,6 @@ use play_store::Store;
 
 use crate::cpu::CpuPool;
 use crate::playground::launch::Limits;
-use crate::wake::Waker;
 
 /// The replica's side of an apply.
 #[derive(Clone, Copy, Debug)]
@@ -25,8 +24,6 @@ pub struct Env<'a> {
     pub pepper: &'a TokenPepper,
     /// Where Compose and template checks run, off the async threads.
     pub cpu: &'a CpuPool,
-    /// Told of each object the set changed, once it committed.
-    pub waker: &'a dyn Waker,
     /// Quotas, lifetimes, the repository policy and the source hosts.
     pub limits: Limits<'a>,
     /// Whether a Playroom may name a loopback or private host.

@@ -383,20 +383,17 @@ async fn run_once(
             repository::record(&mut cx, executed).await?;
         }
         None if !dry_run && cx.repos.has_writes() => {
-            let (_, planned, pending) = cx.finish();
+            let (planned, pending) = cx.finish();
             tx.rollback().await.map_err(Error::from)?;
             return Ok(Run::Writes(planned, pending));
         }
         None => {}
     }
-    let (wakes, staged, _) = cx.finish();
+    let (staged, _) = cx.finish();
     if dry_run {
         tx.rollback().await.map_err(Error::from)?;
     } else {
-        tx.commit().await.map_err(Error::from)?;
-        for (kind, id) in wakes {
-            env.waker.wake(kind, id);
-        }
+        env.store.commit(tx).await?;
         staged.after_commit().await;
     }
     let mut results: Vec<ApplyResult> = results.into_values().collect();

@@ -18,7 +18,6 @@ use std::time::Duration;
 
 use crate::Error;
 use crate::playground::{CreateRequest, launch, ops, validate};
-use crate::wake::Kind as Wake;
 use play_model::FieldErrors;
 use play_model::apply::{Action, Kind, SecretPath};
 use play_model::playground::sleep::SleepAfter;
@@ -214,8 +213,6 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, Error> {
     if decision.action != Action::Unchanged {
         let after = live(cx, &playground, &paths);
         cx.record(object, redacted, after, id, None).await?;
-        cx.wake(Wake::Playground, id);
-        cx.wake(Wake::Edge, playground.playroom_id);
     }
     Ok(Outcome { id, action: decision.action, diff: decision.diff, drift, revision: None })
 }

@@ -13,7 +13,6 @@
 //! default. Naming it needs `playgrounds:write`, as the route does.
 
 use crate::Error;
-use crate::wake::Kind as Wake;
 use play_model::apply::Action;
 use play_model::model::playroom::Playroom;
 use play_model::scopes::Scope;
@@ -84,13 +83,7 @@ async fn set_launch_default(cx: &mut Cx<'_>, id: i64, wanted: bool) -> Result<()
     };
     let may_read_playzones = cx.principal.scopes.grants(Scope::PlayzonesRead);
     let defaults = play_model::model::schedule::LaunchDefaults { playroom_id, may_read_playzones };
-    let adopted = launch_defaults::set_in(&mut *cx.conn, account, defaults).await?;
-    for schedule in adopted.schedules {
-        cx.wake(Wake::Schedule, schedule);
-    }
-    for trigger in adopted.triggers {
-        cx.wake(Wake::Trigger, trigger);
-    }
+    launch_defaults::set_in(&mut *cx.conn, account, defaults).await?;
     Ok(())
 }
 
@@ -144,7 +137,6 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, Error> {
         let default = launch_defaults::get_in(&mut *cx.conn, account).await?.playroom_id;
         let room = playrooms::get(&mut *cx.conn, account, id).await?;
         cx.record(object, spec, live(&room, &object.spec, default), id, None).await?;
-        cx.wake(Wake::Edge, id);
     }
     Ok(Outcome::of(id, decision, None))
 }

@@ -15,7 +15,6 @@
 //! repository.
 
 use crate::Error;
-use crate::wake::Kind as Wake;
 use play_model::apply::Action;
 use play_model::playzone::model::Playzone;
 use play_model::playzone::{Input, Stored};
@@ -120,7 +119,6 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, Error> {
     if decision.action != Action::Unchanged {
         let zone = playzones::get(&mut *cx.conn, account, id).await?;
         cx.record(object, redacted, live(&zone), id, None).await?;
-        cx.wake(Wake::Playzone, id);
     }
     Ok(Outcome::of(id, decision, None))
 }

@@ -2,7 +2,6 @@
 //! Playzone attached to a Repository, reached through its host.
 
 use crate::Error;
-use crate::wake::Kind as Wake;
 use play_model::apply::{Action, Kind};
 use play_model::playzone::Changes;
 use play_model::playzone::model::Playzone;
@@ -110,6 +109,5 @@ pub async fn apply(
         }
     };
     cx.record(object, redacted, live(&zone, &full), zone.id, None).await?;
-    cx.wake(Wake::Playzone, zone.id);
     Ok(Outcome::of(zone.id, decision, None))
 }

@@ -8,7 +8,6 @@
 //! deleted by the first apply of the account that finds it unused.
 
 use crate::Error;
-use crate::wake::Kind as Wake;
 use play_model::apply::Action;
 use play_model::apply::model::Applied;
 use play_model::playground::DesiredState;
@@ -44,9 +43,7 @@ pub async fn prune(cx: &mut Cx<'_>, row: &Applied) -> Result<ApplyResult, Error>
     match row.kind {
         Kind::Playground => match play_store::playgrounds::get(&mut *cx.conn, account, row.object_id).await {
             Ok(p) if p.desired_state != DesiredState::Destroyed => {
-                let p = play_store::playgrounds::request_destroy_in(cx.conn, account, p.id, actor).await?;
-                cx.wake(Wake::Playground, p.id);
-                cx.wake(Wake::Edge, p.playroom_id);
+                play_store::playgrounds::request_destroy_in(cx.conn, account, p.id, actor).await?;
             }
             Ok(_) => {}
             Err(e) if gone(&e) => {}
@@ -58,7 +55,7 @@ pub async fn prune(cx: &mut Cx<'_>, row: &Applied) -> Result<ApplyResult, Error>
             _ => {}
         },
         Kind::Playroom => match playrooms::delete(&mut *cx.conn, account, row.object_id, actor).await {
-            Ok(()) => cx.wake(Wake::Edge, row.object_id),
+            Ok(()) => {}
             Err(e) if gone(&e) => {}
             Err(e) => return Err(named(e)),
         },
@@ -73,20 +70,14 @@ pub async fn prune(cx: &mut Cx<'_>, row: &Applied) -> Result<ApplyResult, Error>
         Kind::Repository => match repositories::get_in(&mut *cx.conn, account, row.object_id).await {
             Ok(repository) => {
                 let host = cx.env.limits.hosts.of_repository(cx.env.store, &repository).await?;
-                for id in repositories::delete_in(cx.conn, &repository, actor).await? {
-                    cx.wake(Wake::Playzone, id);
-                }
+                repositories::delete_in(cx.conn, &repository, actor).await?;
                 cx.repos.remove_after_commit(host, repository);
             }
             Err(e) if gone(&e) => {}
             Err(e) => return Err(e),
         },
         Kind::ImportTemplate => match templates::delete(&mut *cx.conn, account, row.object_id, actor).await {
-            Ok(destroyed) => {
-                for playground in destroyed {
-                    cx.wake(crate::wake::Kind::Playground, playground);
-                }
-            }
+            Ok(_) => {}
             Err(e) if !gone(&e) => return Err(e),
             Err(_) => {}
         },

@@ -23,7 +23,6 @@
 use crate::Error;
 use crate::scm::flows::{self, Caller, CreateRequest};
 use crate::scm::staged::{Executed, Failure, Planned};
-use crate::wake::Kind as Wake;
 use play_model::FieldErrors;
 use play_model::apply::{Action, Kind};
 use play_model::scm::model::Repository;
@@ -267,9 +266,6 @@ pub async fn record(cx: &mut Cx<'_>, executed: Vec<Executed>) -> Result<(), Erro
         let mut live = item.live;
         live["head"] = json!(written.executed.get(item.plan).and_then(|e| e.head.clone()));
         cx.record(&item.object, item.spec, live, item.id, None).await?;
-    }
-    for id in written.wakes {
-        cx.wake(Wake::Playzone, id);
     }
     Ok(())
 }

@@ -9,10 +9,8 @@
 use crate::Error;
 use play_model::apply::Action;
 use play_model::compose::svc;
-use play_model::model::schedule::Schedule;
 use play_model::model::template::{NewVersion, Template};
-use play_model::model::trigger::Trigger;
-use play_store::{launch_settings, templates};
+use play_store::templates;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -123,14 +121,6 @@ pub async fn apply(cx: &mut Cx<'_>, object: &Object) -> Result<Outcome, Error> {
         let template = templates::owned(&mut *cx.conn, account, id).await?;
         let after = live(cx, &template).await?;
         cx.record(object, object.spec.clone(), after, id, None).await?;
-        // A new version may have changed its schedule: the loop looks at once.
-        if let Some(schedule) = launch_settings::of_template_in::<Schedule>(cx.conn, id).await? {
-            cx.wake(crate::wake::Kind::Schedule, schedule);
-        }
-        // And its trigger.
-        if let Some(trigger) = launch_settings::of_template_in::<Trigger>(cx.conn, id).await? {
-            cx.wake(crate::wake::Kind::Trigger, trigger);
-        }
     }
     Ok(Outcome::of(id, decision, None))
 }

@@ -86,7 +86,7 @@ pub async fn create(
 ) -> Result<Playground> {
     let mut tx = store.write().await?;
     let playground = create_in(&mut tx, account_id, new, limits, actor).await?;
-    tx.commit().await?;
+    store.commit(tx).await?;
     Ok(playground)
 }
 
@@ -177,7 +177,7 @@ pub async fn record_launch(
         }
         None => None,
     };
-    tx.commit().await?;
+    store.commit(tx).await?;
     Ok((playspec, playground))
 }
 

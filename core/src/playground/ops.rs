@@ -44,7 +44,7 @@ use play_store::{Conn, Store};
 pub async fn request_destroy(store: &Store, account_id: i64, id: i64, actor: Actor) -> Result<Playground> {
     let mut tx = store.write().await?;
     let out = rows::request_destroy_in(&mut tx, account_id, id, actor).await?;
-    tx.commit().await?;
+    store.commit(tx).await?;
     Ok(out)
 }
 
@@ -78,7 +78,7 @@ pub async fn extend_by(
     rows::set_expiry_in(&mut tx, id, expires_at).await?;
     rows::updated_in(&mut tx, &current, actor, serde_json::json!({"expires_at": time::to_db(&expires_at)})).await?;
     let playground = rows::get(&mut tx, account_id, id).await?;
-    tx.commit().await?;
+    store.commit(tx).await?;
     Ok(playground)
 }
 
@@ -125,7 +125,7 @@ pub async fn record_rollout(
 ) -> Result<Playground> {
     let mut tx = store.write().await?;
     let out = record_rollout_in(&mut tx, account_id, id, changes, actor).await?;
-    tx.commit().await?;
+    store.commit(tx).await?;
     Ok(out)
 }
 
@@ -179,7 +179,7 @@ pub async fn hard_restart(store: &Store, account_id: i64, id: i64, actor: Actor)
     )
     .await?;
     let playground = rows::get(&mut tx, account_id, id).await?;
-    tx.commit().await?;
+    store.commit(tx).await?;
     Ok(playground)
 }
 

@@ -36,6 +36,6 @@ pub async fn set(store: &Store, account_id: i64, id: i64, to: Power, actor: Acto
         rows::updated_in(&mut tx, &current, actor, serde_json::json!({"operation": operation})).await?;
     }
     let playground = rows::get(&mut tx, account_id, id).await?;
-    tx.commit().await?;
+    store.commit(tx).await?;
     Ok(playground)
 }

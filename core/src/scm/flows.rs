@@ -20,7 +20,6 @@
 use std::sync::Arc;
 
 use crate::scm::hosts::{Choice, SourceHosts, Target};
-use crate::wake::{Kind, Waker};
 use crate::{Error, Result};
 use play_model::model::event::{Acting, Actor};
 use play_model::model::quota::QuotaLimits;
@@ -65,11 +64,10 @@ pub fn author_for(owner: &str) -> Author {
 pub async fn create(
     store: &Store,
     hosts: &SourceHosts,
-    waker: &dyn Waker,
     caller: &Caller<'_>,
     request: &CreateRequest,
 ) -> Result<(Repository, Option<PushOutcome>)> {
-    create_with(store, hosts, waker, caller, request, None).await
+    create_with(store, hosts, caller, request, None).await
 }
 
 /// Creates the repository with `files` as its first commit (`auto_init`
@@ -78,14 +76,13 @@ pub async fn create(
 pub async fn create_and_push(
     store: &Store,
     hosts: &SourceHosts,
-    waker: &dyn Waker,
     caller: &Caller<'_>,
     request: &CreateRequest,
     files: Vec<PushFile>,
     message: &str,
 ) -> Result<(Repository, PushOutcome)> {
     let files = PushFiles::check(files, message)?;
-    let (repository, first) = create_with(store, hosts, waker, caller, request, Some(&files)).await?;
+    let (repository, first) = create_with(store, hosts, caller, request, Some(&files)).await?;
     let first = first.ok_or_else(|| Error::Internal("the first push made no commit".into()))?;
     Ok((repository, first))
 }
@@ -93,7 +90,6 @@ pub async fn create_and_push(
 async fn create_with(
     store: &Store,
     hosts: &SourceHosts,
-    waker: &dyn Waker,
     caller: &Caller<'_>,
     request: &CreateRequest,
     first: Option<&PushFiles>,
@@ -121,7 +117,7 @@ async fn create_with(
         }
     };
     if let Some(first) = &made.initial {
-        let recorder = Recorder { store, host: reserved.host.as_ref(), waker, actor: caller.by.actor };
+        let recorder = Recorder { store, host: reserved.host.as_ref(), actor: caller.by.actor };
         record(&recorder, &repository, &made.default_branch, first.previous.clone(), first.commit_sha.clone()).await?;
     }
     Ok((repository, made.initial))
@@ -299,7 +295,6 @@ pub struct PushRequest {
 pub async fn push(
     store: &Store,
     hosts: &SourceHosts,
-    waker: &dyn Waker,
     caller: &Caller<'_>,
     request: PushRequest,
 ) -> Result<(Repository, PushOutcome)> {
@@ -320,14 +315,15 @@ pub async fn push(
     let branch = request.branch.unwrap_or_else(|| repository.default_branch.clone());
     let outcome = host.push(full, Some(&branch), &files, &author_for(&full.owner)).await?;
     if outcome.changed {
-        let recorder = Recorder { store, host, waker, actor: caller.by.actor };
+        let recorder = Recorder { store, host, actor: caller.by.actor };
         record(&recorder, &repository, &branch, outcome.previous.clone(), outcome.commit_sha.clone()).await?;
     }
     Ok((repository, outcome))
 }
 
-/// Records a push of `branch` and wakes the Playzones on the repository
-/// (asked to sync in the same transaction: [`repositories::record_push`]).
+/// Records a push of `branch`; the Playzones on the repository are asked
+/// to sync in the same transaction, and woken by its commit
+/// ([`repositories::record_push`]).
 /// Their `scm_url` may name it by its clone URL or its web address.
 async fn record(
     ctx: &Recorder<'_>,
@@ -338,9 +334,7 @@ async fn record(
 ) -> Result<()> {
     let push = Push { repository_id: repository.id, branch: branch.to_owned(), old_sha: old, new_sha: new };
     let candidates = url_candidates(ctx.host, &repository.full_name);
-    for id in repositories::record_push(ctx.store, repository, &push, ctx.actor, &candidates).await? {
-        ctx.waker.wake(Kind::Playzone, id);
-    }
+    repositories::record_push(ctx.store, repository, &push, ctx.actor, &candidates).await?;
     Ok(())
 }
 
@@ -350,29 +344,19 @@ async fn record(
 /// clears ([`Removal::Leftover`]); a GitHub repository stays on GitHub
 /// ([`Removal::Deleted`]). Playzones attached to it are woken and say that
 /// access is lost.
-pub async fn delete(
-    store: &Store,
-    hosts: &SourceHosts,
-    waker: &dyn Waker,
-    caller: &Caller<'_>,
-    full_name: &str,
-) -> Result<()> {
+pub async fn delete(store: &Store, hosts: &SourceHosts, caller: &Caller<'_>, full_name: &str) -> Result<()> {
     let full = FullName::parse("repo", full_name)?;
     let repository = repositories::by_name(store, caller.by.account_id, &full).await?;
     let host = hosts.of_repository(store, &repository).await?;
-    let attached = repositories::delete(store, &repository, caller.by.actor).await?;
+    repositories::delete(store, &repository, caller.by.actor).await?;
     host.remove(&repository.full_name, Removal::Deleted).await?;
-    for id in attached {
-        waker.wake(Kind::Playzone, id);
-    }
     Ok(())
 }
 
-/// Where pushes are recorded and whom they wake.
+/// Where pushes are recorded, and by whom.
 struct Recorder<'a> {
     store: &'a Store,
     host: &'a dyn SourceHost,
-    waker: &'a dyn Waker,
     actor: Actor,
 }
 
@@ -384,7 +368,6 @@ struct Recorder<'a> {
 pub async fn record_moves(
     store: &Store,
     host: &dyn SourceHost,
-    waker: &dyn Waker,
     repository: &Repository,
     moves: Vec<play_model::scm::http::BranchMove>,
     actor: Actor,
@@ -401,8 +384,6 @@ pub async fn record_moves(
     }
     pushes.sort_by_key(|push| push.branch != repository.default_branch);
     let candidates = url_candidates(host, &repository.full_name);
-    for id in repositories::record_pushes(store, repository, &pushes, actor, &candidates).await? {
-        waker.wake(Kind::Playzone, id);
-    }
+    repositories::record_pushes(store, repository, &pushes, actor, &candidates).await?;
     Ok(true)
 }

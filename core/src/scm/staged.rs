@@ -25,8 +25,8 @@
 //!   branch, like a push by `git`; the next apply finds the files in place.
 //! - **Pushes are recorded with the apply**: each push that moved a
 //!   branch is a `repo.push` event and asks the Playzones on the
-//!   repository to sync, in the apply's transaction; the caller wakes
-//!   them after the commit.
+//!   repository to sync, in the apply's transaction; its commit wakes
+//!   them (`play_store::wakes`).
 //! - **Removals wait for the commit** (prune): the record goes in the
 //!   transaction, the host's copy after it ([`Removal::Deleted`]: play's
 //!   own host deletes it, GitHub keeps it).
@@ -74,8 +74,6 @@ pub struct Executed {
 pub struct Written {
     /// By plan index.
     pub executed: Vec<Executed>,
-    /// The Playzones asked to sync, to wake after the commit.
-    pub wakes: Vec<i64>,
 }
 
 /// A write that failed, and the plan it was for.
@@ -223,8 +221,7 @@ impl Staged {
                     new_sha: outcome.commit_sha.clone(),
                 };
                 let urls = url_candidates(plan.host.as_ref(), &repo.full_name);
-                let woken = repositories::record_push_in(conn, repo, &push, actor, &urls).await.map_err(at)?;
-                written.wakes.extend(woken);
+                repositories::record_push_in(conn, repo, &push, actor, &urls).await.map_err(at)?;
             }
             written.executed.push(done);
         }

@@ -28,14 +28,13 @@ mod choose;
 use std::sync::Arc;
 use std::time::Duration;
 
-use play_core::wake::{Kind, Waker};
 use play_model::playzone::model::{Playzone, SyncResult};
 use play_model::playzone::{COMPOSE_FILES, MAX_COMPOSE_FILE_BYTES};
 use play_model::repository::{RepositoryAccess, RepositoryError, RepositoryGateway};
 use play_model::secrets::SecretBox;
 use play_model::time;
 use play_store::Store;
-use play_store::{playzone_access, playzones, triggers};
+use play_store::{playzone_access, playzones};
 
 pub use self::choose::default_branch;
 use crate::Result;
@@ -64,24 +63,15 @@ pub struct PlayzoneSync {
     secrets: SecretBox,
     repositories: Arc<dyn RepositoryGateway>,
     config: SyncConfig,
-    /// Wakes the triggers that follow a synced Playzone.
-    waker: Option<Arc<dyn Waker>>,
 }
 
 impl PlayzoneSync {
     pub fn new(store: Store, secrets: SecretBox, repositories: Arc<dyn RepositoryGateway>) -> Self {
-        PlayzoneSync { store, secrets, repositories, config: SyncConfig::default(), waker: None }
+        PlayzoneSync { store, secrets, repositories, config: SyncConfig::default() }
     }
 
     pub fn with_config(mut self, config: SyncConfig) -> Self {
         self.config = config;
-        self
-    }
-
-    /// After each sync, wakes the triggers that follow the Playzone
-    /// (`crate::trigger`): they compare their Playgrounds with the index.
-    pub fn with_waker(mut self, waker: Arc<dyn Waker>) -> Self {
-        self.waker = Some(waker);
         self
     }
 
@@ -158,11 +148,6 @@ impl Reconciler for PlayzoneSync {
                     compose = result.compose_file.as_deref().unwrap_or("none"),
                     "playzone synced"
                 );
-                if let Some(waker) = &self.waker {
-                    for trigger in triggers::of_playzone(&self.store, id).await? {
-                        waker.wake(Kind::Trigger, trigger);
-                    }
-                }
                 Ok(Action::requeue_after(self.config.interval))
             }
             Err(message) => {

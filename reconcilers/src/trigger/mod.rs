@@ -40,7 +40,7 @@ use std::time::Duration;
 
 use play_core::playground::launch::{self, TemplateLaunch, TriggerLaunch};
 use play_core::playground::ops;
-use play_core::wake::{Kind, Waker};
+use play_core::wake::Kind;
 use play_model::model::event::Actor;
 use play_model::model::trigger::{Target, Trigger};
 use play_model::playground::DesiredState;
@@ -86,7 +86,6 @@ impl Default for TriggerLoopConfig {
 pub struct TriggerLoop {
     store: Store,
     secrets: SecretBox,
-    waker: std::sync::Arc<dyn Waker>,
     config: TriggerLoopConfig,
     /// How long the Playgrounds it launches live.
     life: play_model::playground::LifePolicy,
@@ -114,11 +113,10 @@ struct LaunchRef {
 }
 
 impl TriggerLoop {
-    pub fn new(store: Store, secrets: SecretBox, waker: std::sync::Arc<dyn Waker>) -> Self {
+    pub fn new(store: Store, secrets: SecretBox) -> Self {
         TriggerLoop {
             store,
             secrets,
-            waker,
             config: TriggerLoopConfig::default(),
             life: Default::default(),
             listed_at: Default::default(),
@@ -177,7 +175,6 @@ impl TriggerLoop {
         .await;
         let refused = match launched {
             Ok(launched) => {
-                self.waker.wake(Kind::Playground, launched.playground.id);
                 let urls = self.urls(trigger.account_id, launched.playground.id).await?;
                 trigger_targets::launched(&self.store, trigger, target, launched.playground.id, &urls).await?;
                 tracing::info!(trigger = trigger.id, r#ref = %target.ref_name, playground = launched.playground.id, "trigger launched a Playground");
@@ -223,7 +220,6 @@ impl TriggerLoop {
             .await
         {
             Ok(p) => {
-                self.waker.wake(Kind::Playground, p.id);
                 let urls = self.urls(trigger.account_id, p.id).await?;
                 trigger_targets::rolled_out(&self.store, trigger, target, &at.commit, &urls).await?;
                 tracing::info!(trigger = trigger.id, r#ref = %target.ref_name, playground, "trigger rolled out a Playground");
@@ -257,12 +253,10 @@ impl TriggerLoop {
         Ok(computed.map(|routes| routes.into_iter().map(|(s, r)| (s, r.url)).collect()).unwrap_or_default())
     }
 
-    /// Destroys `target`'s Playground for `reason` (in the transaction
-    /// that marks the target gone) and wakes it.
+    /// Destroys `target`'s Playground for `reason`, in the transaction
+    /// that marks the target gone (whose commit wakes it).
     async fn destroy(&self, trigger: &Trigger, target: &Target, reason: &str) -> Result<()> {
-        if let Some(destroyed) = trigger_targets::destroy(&self.store, trigger, target, reason).await? {
-            self.waker.wake(Kind::Playground, destroyed);
-        }
+        trigger_targets::destroy(&self.store, trigger, target, reason).await?;
         tracing::info!(trigger = trigger.id, r#ref = %target.ref_name, %reason, "trigger destroyed a Playground");
         Ok(())
     }
@@ -275,7 +269,6 @@ impl TriggerLoop {
         });
         if stale && zone.synced_generation == zone.generation {
             playzones::request_sync(&self.store, zone.account_id, zone.id).await?;
-            self.waker.wake(Kind::Playzone, zone.id);
         }
         Ok(zone.last_synced_at.is_some())
     }

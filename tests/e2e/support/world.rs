@@ -459,12 +459,16 @@ pub fn shared(app: &TestApp, gateway: &DockerHostGateway) -> Shared {
 /// [`shared`] over a bare `store` and `secrets` (a test or bench with no
 /// API in front).
 pub fn shared_over(store: &Store, secrets: &SecretBox, gateway: &DockerHostGateway) -> Shared {
+    let waker = ChannelWaker::new();
+    // The store's commits wake these reconcilers, as `play serve` wires it
+    // (unless the store already has a waker: a second set of loops on it).
+    store.set_waker(Arc::new(waker.clone()));
     Shared {
         store: store.clone(),
         secrets: secrets.clone(),
         gateway: gateway.clone(),
         metrics: Arc::new(Metrics::new()),
-        waker: ChannelWaker::new(),
+        waker,
         webhook_urls: play_model::webhook::UrlPolicy::default(),
         repositories: Arc::new(play_model::repository::NoRepositories),
         life: play_model::playground::LifePolicy::default(),
