@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use tokio::sync::mpsc;
 
-pub use play_model::wake::{Kind, NoopWaker, Waker};
+pub use play_model::wake::{Kind, NoopWaker, Wake, Waker};
 
 /// An in-process waker: every wake of `kind` is delivered to every live
 /// [`WakeReceiver`] subscribed to `kind`.
@@ -46,7 +46,7 @@ pub struct ChannelWaker {
     /// Subscribers to the other replicas' wakes ([`ChannelWaker::wake_remote`]).
     remote: Arc<Mutex<Subscribers>>,
     /// Where every wake of this process is also sent, once set.
-    relay: Arc<OnceLock<mpsc::UnboundedSender<(Kind, i64)>>>,
+    relay: Arc<OnceLock<mpsc::UnboundedSender<Wake>>>,
 }
 
 type Subscribers = HashMap<Kind, Vec<mpsc::UnboundedSender<i64>>>;
@@ -73,15 +73,15 @@ impl ChannelWaker {
     /// From now on every wake of this process is also sent to the
     /// receiver returned (the relay to the other replicas); `None` when a
     /// relay was set before.
-    pub fn relay(&self) -> Option<mpsc::UnboundedReceiver<(Kind, i64)>> {
+    pub fn relay(&self) -> Option<mpsc::UnboundedReceiver<Wake>> {
         let (tx, rx) = mpsc::unbounded_channel();
         self.relay.set(tx).ok().map(|()| rx)
     }
 
     /// Delivers a wake another replica sent to the remote subscribers of
     /// `kind` (never relayed again).
-    pub fn wake_remote(&self, kind: Kind, id: i64) {
-        deliver(&self.remote, kind, id);
+    pub fn wake_remote(&self, wake: Wake) {
+        deliver(&self.remote, wake.kind(), wake.id());
     }
 
     fn lock(&self) -> MutexGuard<'_, Subscribers> {
@@ -103,11 +103,11 @@ fn deliver(subscribers: &Mutex<Subscribers>, kind: Kind, id: i64) {
 }
 
 impl Waker for ChannelWaker {
-    fn wake(&self, kind: Kind, id: i64) {
-        deliver(&self.subscribers, kind, id);
+    fn wake(&self, wake: Wake) {
+        deliver(&self.subscribers, wake.kind(), wake.id());
         if let Some(relay) = self.relay.get() {
             // The relay task stopping (shutdown) drops its receiver.
-            let _ = relay.send((kind, id));
+            let _ = relay.send(wake);
         }
     }
 }
@@ -151,7 +151,7 @@ mod tests {
         let mut b = waker.subscribe(Kind::Playground);
         let mut other = waker.subscribe(Kind::Playroom);
         let shared: Arc<dyn Waker> = Arc::new(waker.clone());
-        shared.wake(Kind::Playground, 7);
+        shared.wake(Wake::Playground(7.into()));
         assert_eq!(a.recv().await, Some(7));
         assert_eq!(b.recv().await, Some(7));
         assert_eq!(other.try_recv(), None);
@@ -165,10 +165,10 @@ mod tests {
         let mut remote = waker.subscribe_remote(Kind::Playground);
         let mut relayed = waker.relay().unwrap();
         assert!(waker.relay().is_none(), "one relay");
-        waker.wake(Kind::Playground, 3);
-        assert_eq!(relayed.recv().await, Some((Kind::Playground, 3)));
+        waker.wake(Wake::Playground(3.into()));
+        assert_eq!(relayed.recv().await, Some(Wake::Playground(3.into())));
         assert_eq!((local.recv().await, remote.try_recv()), (Some(3), None));
-        waker.wake_remote(Kind::Playground, 4);
+        waker.wake_remote(Wake::Playground(4.into()));
         assert_eq!((remote.recv().await, local.try_recv(), relayed.try_recv().ok()), (Some(4), None, None));
         assert_eq!("edge".parse::<Kind>(), Ok(Kind::Edge));
         assert!(Kind::ALL.iter().all(|k| k.as_str().parse::<Kind>() == Ok(*k)));
@@ -179,9 +179,9 @@ mod tests {
     async fn dropped_subscribers_are_forgotten_and_noop_wakes_nobody() {
         let waker = ChannelWaker::new();
         drop(waker.subscribe(Kind::Playground));
-        waker.wake(Kind::Playground, 1);
+        waker.wake(Wake::Playground(1.into()));
         assert!(waker.lock().get(&Kind::Playground).is_some_and(Vec::is_empty));
-        NoopWaker.wake(Kind::Playground, 1);
+        NoopWaker.wake(Wake::Playground(1.into()));
         let mut rx = waker.subscribe(Kind::Playground);
         drop(waker);
         assert_eq!(rx.recv().await, None);

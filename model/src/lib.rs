@@ -16,6 +16,7 @@ pub mod desired;
 pub mod edge;
 pub mod error;
 pub mod host;
+pub mod ids;
 pub mod json;
 pub mod model;
 #[cfg(feature = "openapi")]

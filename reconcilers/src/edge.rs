@@ -47,6 +47,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use play_core::wake::Waker;
+use play_model::ids::{ObjectId, PlayroomId};
 use play_model::playground::LifePolicy;
 use play_model::secrets::SecretBox;
 use play_store::{Store, sweep};
@@ -145,12 +146,14 @@ impl EdgeReconciler {
 impl Reconciler for EdgeReconciler {
     const NAME: &'static str = play_store::edges::RECONCILER;
     const KIND: play_core::wake::Kind = play_core::wake::Kind::Edge;
+    type Id = PlayroomId;
 
-    async fn reconcile(&self, id: i64, ctx: &Ctx) -> Result<Action> {
+    async fn reconcile(&self, id: PlayroomId, ctx: &Ctx) -> Result<Action> {
+        let id = id.get();
         pass::run(self, id, ctx).await
     }
 
-    fn error_policy(&self, _id: i64, error: &Error, _attempt: u32) -> Action {
+    fn error_policy(&self, _id: PlayroomId, error: &Error, _attempt: u32) -> Action {
         match error {
             // The Playroom's settings must change first.
             Error::InvalidTarget(_) => Action::await_change(),
@@ -158,7 +161,7 @@ impl Reconciler for EdgeReconciler {
         }
     }
 
-    async fn list(&self) -> Result<Vec<i64>> {
-        Ok(sweep::playroom_ids(&self.store).await?)
+    async fn list(&self) -> Result<Vec<PlayroomId>> {
+        Ok(sweep::playroom_ids(&self.store).await?.into_iter().map(PlayroomId).collect())
     }
 }

@@ -105,6 +105,7 @@ mod queue;
 use std::sync::Arc;
 use std::time::Duration;
 
+use play_model::ids::ObjectId;
 use play_model::time::Timestamp;
 use play_store::fence::Fence;
 use tokio::sync::mpsc;
@@ -134,10 +135,16 @@ pub trait Reconciler: Send + Sync + 'static {
     /// (`play_core::wake`) are the ones it subscribes to.
     const KIND: Kind;
 
+    /// The typed id of what it reconciles (`play_model::ids`): the
+    /// runtime keys its queue, leases and metrics by the row id, and hands
+    /// the reconciler this type, so an object's id cannot be taken for
+    /// another kind's.
+    type Id: ObjectId;
+
     /// Makes object `id` a step closer to its desired state and says when to
     /// look again. Must be idempotent: it may run again at any time, and may
     /// be dropped at any `.await`.
-    fn reconcile(&self, id: i64, ctx: &Ctx) -> impl Future<Output = Result<Action>> + Send;
+    fn reconcile(&self, id: Self::Id, ctx: &Ctx) -> impl Future<Output = Result<Action>> + Send;
 
     /// What to do after `reconcile` failed: by default retry with the
     /// runtime's exponential backoff. `attempt` counts consecutive failed
@@ -147,14 +154,14 @@ pub trait Reconciler: Send + Sync + 'static {
     /// spec, a refused image): it is not retried, by backoff or by the
     /// resync, until the object is woken. The reconciler writes terminal
     /// errors to the object's status itself, before returning them.
-    fn error_policy(&self, id: i64, error: &Error, attempt: u32) -> Action {
+    fn error_policy(&self, id: Self::Id, error: &Error, attempt: u32) -> Action {
         let _ = (id, error, attempt);
         Action::backoff()
     }
 
     /// The ids the periodic resync visits: every object that exists and may
     /// need work (including ones being destroyed).
-    fn list(&self) -> impl Future<Output = Result<Vec<i64>>> + Send;
+    fn list(&self) -> impl Future<Output = Result<Vec<Self::Id>>> + Send;
 
     /// Whether objects belong to groups ([`Reconciler::group`]) whose passes
     /// are bounded by `Config::per_group`.
@@ -163,7 +170,7 @@ pub trait Reconciler: Send + Sync + 'static {
     /// The group of object `id` (a Playground's Playroom), `None` when it
     /// has none (e.g. it no longer exists). Asked once per object per
     /// process, before its first pass, so a group must never change.
-    fn group(&self, id: i64) -> impl Future<Output = Result<Option<i64>>> + Send {
+    fn group(&self, id: Self::Id) -> impl Future<Output = Result<Option<i64>>> + Send {
         let _ = id;
         std::future::ready(Ok(None))
     }

@@ -34,7 +34,8 @@ use std::time::Duration;
 
 use play_core::playground::launch::{self, TemplateLaunch};
 use play_core::playground::ops;
-use play_core::wake::{Kind, Waker};
+use play_core::wake::{Kind, Wake, Waker};
+use play_model::ids::{ObjectId, ScheduleId};
 use play_model::model::event::Actor;
 use play_model::model::schedule::{RunEnd, RunStatus, Schedule, ScheduleRun};
 use play_model::playground::DesiredState;
@@ -125,7 +126,7 @@ impl ScheduleLoop {
             return false;
         }
         for playground in running {
-            self.waker.wake(Kind::Playground, playground);
+            self.waker.wake(Wake::Playground(playground.into()));
         }
         tracing::debug!(schedule = id, run = run.id, "waiting for the runs left running to settle");
         true
@@ -267,8 +268,10 @@ impl ScheduleLoop {
 impl Reconciler for ScheduleLoop {
     const NAME: &'static str = "schedule";
     const KIND: Kind = Kind::Schedule;
+    type Id = ScheduleId;
 
-    async fn reconcile(&self, id: i64, _ctx: &Ctx) -> Result<Action> {
+    async fn reconcile(&self, id: ScheduleId, _ctx: &Ctx) -> Result<Action> {
+        let id = id.get();
         let Some(schedule) = launch_settings::find::<Schedule>(&self.store, id).await? else {
             return Ok(Action::await_change());
         };
@@ -331,8 +334,8 @@ impl Reconciler for ScheduleLoop {
         Ok(if open.is_empty() { next } else { sooner(next, poll(), decided.next, self.config.poll) })
     }
 
-    async fn list(&self) -> Result<Vec<i64>> {
-        Ok(launch_settings::ids::<Schedule>(&self.store).await?)
+    async fn list(&self) -> Result<Vec<ScheduleId>> {
+        Ok(launch_settings::ids::<Schedule>(&self.store).await?.into_iter().map(ScheduleId).collect())
     }
 }
 

@@ -17,7 +17,7 @@
 
 use std::time::Duration;
 
-use play_core::wake::{ChannelWaker, Kind};
+use play_core::wake::{ChannelWaker, Kind, Wake};
 use play_store::{Backend, Store, wake_bus};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -41,7 +41,7 @@ pub fn start(store: &Store, waker: &ChannelWaker, replica: &str, shutdown: &Canc
     tracing::info!(replica, "wakes are relayed to and from the other replicas");
 }
 
-async fn send(store: Store, mut wakes: mpsc::UnboundedReceiver<(Kind, i64)>, replica: String, stop: CancellationToken) {
+async fn send(store: Store, mut wakes: mpsc::UnboundedReceiver<Wake>, replica: String, stop: CancellationToken) {
     let mut batch = Vec::new();
     loop {
         let received = tokio::select! {
@@ -53,7 +53,7 @@ async fn send(store: Store, mut wakes: mpsc::UnboundedReceiver<(Kind, i64)>, rep
         }
         batch.sort_unstable();
         batch.dedup();
-        let lines = batch.drain(..).map(|(kind, id)| format!("{}:{id}", kind.as_str()));
+        let lines = batch.drain(..).map(|wake| format!("{}:{}", wake.kind().as_str(), wake.id()));
         for payload in wake_bus::payloads(&replica, lines) {
             if let Err(error) = wake_bus::notify(&store, &payload).await {
                 tracing::warn!(%error, "sending wakes to the other replicas failed; they find the changes later");
@@ -105,7 +105,7 @@ fn deliver(waker: &ChannelWaker, me: &str, payload: &str) {
     }
     for (kind, id) in wakes {
         if let Ok(kind) = kind.parse::<Kind>() {
-            waker.wake_remote(kind, id);
+            waker.wake_remote(Wake::of(kind, id));
         }
     }
 }
@@ -144,13 +144,13 @@ mod tests {
             let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
             loop {
                 assert!(tokio::time::Instant::now() < deadline, "no wake relayed within 20 s");
-                play_core::wake::Waker::wake(from, Kind::Edge, 1);
+                play_core::wake::Waker::wake(from, Wake::Edge(1.into()));
                 if tokio::time::timeout(Duration::from_millis(300), ready.recv()).await.is_ok() {
                     break;
                 }
             }
         }
-        play_core::wake::Waker::wake(&a, Kind::Playground, 7);
+        play_core::wake::Waker::wake(&a, Wake::Playground(7.into()));
         let got = tokio::time::timeout(Duration::from_secs(10), b_remote.recv()).await.unwrap();
         assert_eq!(got, Some(7));
         assert_eq!(a_remote.try_recv(), None, "A skips its own wakes");

@@ -9,7 +9,7 @@ use sqlx::Row;
 use super::{Conn, Store, flag, is_set};
 use crate::{Error, Result};
 use play_model::model::schedule::{Adopted, LaunchDefaults};
-use play_model::wake::Kind;
+use play_model::wake::Wake;
 
 /// The account's launch defaults.
 pub async fn get(store: &Store, account_id: i64) -> Result<LaunchDefaults> {
@@ -77,8 +77,8 @@ pub async fn set_in(conn: &mut Conn, account_id: i64, defaults: LaunchDefaults) 
         rows.iter().map(|r| Ok(r.try_get::<i64, _>("id")?)).collect()
     };
     let adopted = Adopted { defaults, schedules: ids(schedules)?, triggers: ids(triggers)? };
-    super::wakes::note_all(conn, Kind::Schedule, adopted.schedules.iter().copied()).await?;
-    super::wakes::note_all(conn, Kind::Trigger, adopted.triggers.iter().copied()).await?;
+    super::wakes::note_all(conn, adopted.schedules.iter().map(|id| Wake::Schedule((*id).into())).collect()).await?;
+    super::wakes::note_all(conn, adopted.triggers.iter().map(|id| Wake::Trigger((*id).into())).collect()).await?;
     Ok(adopted)
 }
 

@@ -23,7 +23,7 @@ use crate::{Error, Result};
 use play_model::model::schedule::Activation;
 use play_model::secrets::SecretBox;
 use play_model::time;
-use play_model::wake::Kind;
+use play_model::wake::Wake;
 
 /// The tables whose rows keep launch variables.
 #[derive(Clone, Copy, Debug)]
@@ -55,11 +55,11 @@ impl Owner {
         }
     }
 
-    /// The loop that runs this kind's rows.
-    fn loop_kind(self) -> Kind {
+    /// The wake of row `id`'s loop.
+    fn wake(self, id: i64) -> Wake {
         match self {
-            Owner::Schedules => Kind::Schedule,
-            Owner::Triggers => Kind::Trigger,
+            Owner::Schedules => Wake::Schedule(id.into()),
+            Owner::Triggers => Wake::Trigger(id.into()),
         }
     }
 
@@ -212,7 +212,7 @@ pub(super) async fn activate_in(
     if let Some(variables) = &change.variables {
         set_variables_in(conn, secrets, owner, id, variables).await?;
     }
-    super::wakes::note(conn, owner.loop_kind(), id).await?;
+    super::wakes::note(conn, owner.wake(id)).await?;
     Ok(Activated { before, after, starts: change.starts() })
 }
 
@@ -318,7 +318,7 @@ pub(super) async fn sync_row_in<T: Setting>(
     // A version may have changed or switched off the row's settings: its
     // loop looks at once.
     if let Some(id) = id {
-        super::wakes::note(conn, owner.loop_kind(), id).await?;
+        super::wakes::note(conn, owner.wake(id)).await?;
     }
     Ok(id)
 }

@@ -23,7 +23,7 @@ use play_model::playground::sleep::Sleep;
 use play_model::playground::sleep::SleepAfter;
 use play_model::playground::state::{CreationStep, DesiredState, PlaygroundStatus};
 use play_model::time::{self, Timestamp};
-use play_model::wake::Kind;
+use play_model::wake::Wake;
 
 pub(super) const COLUMNS: &str = "g.id, g.account_id, (SELECT uid FROM installation) AS installation, g.name, g.status, g.playspec_id, s.name AS playspec_name, g.playroom_id, \
     g.job_mode, g.agent, g.watched_services, g.env_overrides, g.service_subdomains, g.service_settings, g.compose_project, \
@@ -168,8 +168,8 @@ pub async fn insert_in(conn: &mut Conn, account_id: i64, new: &NewPlayground, ac
 /// the loops that follow it: its own and its Playroom's edge (its routes
 /// appear and go with it).
 async fn note_changed(conn: &mut Conn, id: i64, playroom_id: i64) -> Result<()> {
-    wakes::note(conn, Kind::Playground, id).await?;
-    wakes::note(conn, Kind::Edge, playroom_id).await
+    wakes::note(conn, Wake::Playground(id.into())).await?;
+    wakes::note(conn, Wake::Edge(playroom_id.into())).await
 }
 
 /// [`note_changed`] for Playground `id`, its Playroom read in the
@@ -263,7 +263,7 @@ pub async fn updated_in(
     events::record(conn, event.playground_name(&playground.name).actor(actor).metadata(metadata)).await?;
     // What changed may be its expiry alone: the writes that change its
     // routes note its edge themselves.
-    wakes::note(conn, Kind::Playground, playground.id).await
+    wakes::note(conn, Wake::Playground(playground.id.into())).await
 }
 
 /// Desired state `destroyed`, status `destroying`, a new generation.
@@ -302,7 +302,7 @@ pub async fn set_expiry_in(conn: &mut Conn, id: i64, expires_at: Timestamp) -> R
     set_in(conn, "UPDATE playgrounds SET expires_at = $1, updated_at = $2 WHERE id = $3", time::to_db(&expires_at), id)
         .await?;
     // Its loop's expiry timer moves with it.
-    wakes::note(conn, Kind::Playground, id).await
+    wakes::note(conn, Wake::Playground(id.into())).await
 }
 
 /// Moves the Playground to another Playspec (a new revision of its own).

@@ -28,7 +28,7 @@ use play_model::model::playroom::{Connection, Playroom, PlayroomFields};
 use play_model::model::quota::{QuotaLimits, Resource};
 use play_model::secrets::SecretBox;
 use play_model::time;
-use play_model::wake::Kind;
+use play_model::wake::Wake;
 
 const COLUMNS: &str = "id, account_id, name, status, connection, host, port, ssh_user, docker_socket, \
     ssh_private_key IS NOT NULL AS has_private_key, ssh_public_key, host_key, host_key_pinned_at, domains, \
@@ -173,7 +173,7 @@ pub async fn create(
             let metadata = serde_json::json!({ "trusted": trusted });
             events::record(conn, NewEvent::new(account_id, "playroom", id, "created").actor(actor).metadata(metadata))
                 .await?;
-            wakes::note(conn, Kind::Edge, id).await?;
+            wakes::note(conn, Wake::Edge(id.into())).await?;
             select(conn, account_id, id).await
         })
         .await
@@ -296,7 +296,7 @@ pub async fn update(
         }
         events::record(conn, NewEvent::new(account_id, "playroom", id, "updated").actor(actor).metadata(metadata))
             .await?;
-        wakes::note(conn, Kind::Edge, id).await?;
+        wakes::note(conn, Wake::Edge(id.into())).await?;
         select(conn, account_id, id).await
     })
     .await
@@ -335,7 +335,7 @@ pub async fn set_key(
         };
         events::record(tx, NewEvent::new(account_id, "playroom", id, "updated").actor(actor).metadata(metadata))
             .await?;
-        wakes::note(tx, Kind::Edge, id).await?;
+        wakes::note(tx, Wake::Edge(id.into())).await?;
         select(tx, account_id, id).await
     })
     .await
@@ -393,7 +393,7 @@ pub async fn delete(on: impl Into<On<'_>>, account_id: i64, id: i64, actor: Acto
     }
     events::record(conn, NewEvent::new(account_id, "playroom", id, "destroyed").actor(actor)).await?;
     // The edge removes its container and forgets the Playroom's routes.
-    wakes::note(conn, Kind::Edge, id).await
+    wakes::note(conn, Wake::Edge(id.into())).await
     }).await
 }
 

@@ -151,7 +151,7 @@ pub async fn record_sync(
         // The triggers following the Playzone look at its branch index.
         let query = sqlx::query("SELECT id FROM triggers WHERE playzone_id = $1 ORDER BY id").bind(id);
         let triggers = super::shapes::column::<i64>(&mut *tx, query, "id").await?;
-        super::wakes::note_all(tx, play_model::wake::Kind::Trigger, triggers).await?;
+        super::wakes::note_all(tx, triggers.into_iter().map(|id| play_model::wake::Wake::Trigger(id.into())).collect()).await?;
         Ok(changes)
     })
     .await?;

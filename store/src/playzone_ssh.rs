@@ -21,7 +21,7 @@ use play_model::playzone::model::Playzone;
 use play_model::repository::ssh::is_ssh_url;
 use play_model::secrets::SecretBox;
 use play_model::time;
-use play_model::wake::Kind;
+use play_model::wake::Wake;
 
 /// Stores a new deploy key pair for Playzone `id` (an ssh one), replacing
 /// the one it had, and asks for a sync (the new key may read what the old
@@ -53,7 +53,7 @@ pub async fn set_key(
         let metadata = serde_json::json!({"changed": ["credentials"]});
         events::record(tx, NewEvent::new(account_id, "playzone", id, "updated").actor(actor).metadata(metadata))
             .await?;
-        wakes::note(tx, Kind::Playzone, id).await?;
+        wakes::note(tx, Wake::Playzone(id.into())).await?;
         playzones::get(&mut *tx, account_id, id).await
     })
     .await

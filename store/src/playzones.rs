@@ -32,7 +32,7 @@ use play_model::playzone::{Changes, Status};
 use play_model::repository::ssh::is_ssh_url;
 use play_model::secrets::SecretBox;
 use play_model::time;
-use play_model::wake::Kind;
+use play_model::wake::Wake;
 
 pub use super::playzone_branches::{branch_commit, branches, record_sync, record_sync_error};
 
@@ -135,7 +135,7 @@ pub async fn create(
             let metadata = serde_json::json!({"name": name, "scm_url": scm_url, "auto_created": auto_created});
             events::record(conn, NewEvent::new(account_id, "playzone", id, "created").actor(actor).metadata(metadata))
                 .await?;
-            wakes::note(conn, Kind::Playzone, id).await?;
+            wakes::note(conn, Wake::Playzone(id.into())).await?;
             get(&mut *conn, account_id, id).await
         })
         .await
@@ -295,7 +295,7 @@ pub async fn update(
         events::record(conn, NewEvent::new(account_id, "playzone", id, "updated").actor(actor).metadata(metadata))
             .await?;
         if changes.needs_sync() {
-            wakes::note(conn, Kind::Playzone, id).await?;
+            wakes::note(conn, Wake::Playzone(id.into())).await?;
         }
         get(&mut *conn, account_id, id).await
     })
@@ -313,7 +313,7 @@ pub async fn request_sync(store: &Store, account_id: i64, id: i64) -> Result<Pla
                 .bind(account_id)
                 .execute(&mut *tx)
                 .await?;
-            wakes::note(tx, Kind::Playzone, id).await?;
+            wakes::note(tx, Wake::Playzone(id.into())).await?;
             get(&mut *tx, account_id, id).await
         })
         .await

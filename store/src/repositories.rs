@@ -21,7 +21,7 @@ use play_model::scm::host::{AppRepository, ConfirmedInstallation};
 use play_model::scm::model::{Installation, InstallationStatus, NewRepository, Provider, Push, Repository};
 use play_model::scm::names::FullName;
 use play_model::time;
-use play_model::wake::Kind;
+use play_model::wake::Wake;
 
 const INSTALLATION_COLUMNS: &str =
     "id, account_id, provider, external_id, status, account_login, organisation, created_at";
@@ -336,7 +336,7 @@ pub(super) async fn ask_sync_in(conn: &mut Conn, repository_id: i64, urls: &[Str
             .execute(&mut *conn)
             .await?;
     }
-    wakes::note_all(conn, Kind::Playzone, ids.iter().copied()).await?;
+    wakes::note_all(conn, ids.iter().map(|id| Wake::Playzone((*id).into())).collect()).await?;
     Ok(ids)
 }
 

@@ -26,7 +26,7 @@ use play_model::model::event::Actor;
 use play_model::scm::github_hook::{Change, Delivery, Received};
 use play_model::scm::model::{Provider, Push, Repository};
 use play_model::time;
-use play_model::wake::Kind;
+use play_model::wake::Wake;
 
 /// How long a delivery id and a body's digest are remembered.
 pub const RETENTION: chrono::Duration = chrono::Duration::days(7);
@@ -57,7 +57,7 @@ pub async fn receive(store: &Store, provider: Provider, delivery: Delivery<'_>, 
             .await?;
             if inserted.rows_affected() > 0 {
                 let woken = apply(conn, provider, change).await?;
-                super::wakes::note_all(conn, Kind::Playzone, woken.iter().copied()).await?;
+                super::wakes::note_all(conn, woken.iter().map(|id| Wake::Playzone((*id).into())).collect()).await?;
                 return Ok(Received::Applied(woken));
             }
             let same_id = sqlx::query("SELECT 1 AS found FROM scm_deliveries WHERE provider = $1 AND delivery_id = $2")

@@ -27,40 +27,40 @@ use std::sync::Arc;
 use sqlx::Row;
 
 use crate::{Conn, Error, Result, Store, Tx};
-use play_model::wake::{Kind, Waker};
+use play_model::wake::{Wake, Waker};
 
 /// Makes the connection's table of noted wakes (run when a pooled
 /// connection opens).
 pub(crate) const CREATE: &str =
     "CREATE TEMPORARY TABLE IF NOT EXISTS play_wakes (kind TEXT NOT NULL, object_id BIGINT NOT NULL)";
 
-/// Notes, in the caller's write transaction, that `kind`'s loop must look
-/// at object `id` once the transaction commits.
-pub async fn note(conn: &mut Conn, kind: Kind, id: i64) -> Result<()> {
+/// Notes, in the caller's write transaction, that `wake`'s loop must look
+/// at its object once the transaction commits.
+pub async fn note(conn: &mut Conn, wake: Wake) -> Result<()> {
     sqlx::query("INSERT INTO play_wakes (kind, object_id) VALUES ($1, $2)")
-        .bind(kind.as_str())
-        .bind(id)
+        .bind(wake.kind().as_str())
+        .bind(wake.id())
         .execute(&mut *conn)
         .await?;
     Ok(())
 }
 
-/// [`note`] for each of `ids`.
-pub async fn note_all(conn: &mut Conn, kind: Kind, ids: impl IntoIterator<Item = i64>) -> Result<()> {
-    for id in ids {
-        note(conn, kind, id).await?;
+/// [`note`] for each of `wakes`.
+pub async fn note_all(conn: &mut Conn, wakes: Vec<Wake>) -> Result<()> {
+    for wake in wakes {
+        note(conn, wake).await?;
     }
     Ok(())
 }
 
 /// Takes the transaction's noted wakes out of its table.
-async fn take(conn: &mut Conn) -> Result<BTreeSet<(Kind, i64)>> {
+async fn take(conn: &mut Conn) -> Result<BTreeSet<Wake>> {
     let rows = sqlx::query("DELETE FROM play_wakes RETURNING kind, object_id").fetch_all(&mut *conn).await?;
     rows.iter()
         .map(|row| {
             let kind: String = row.try_get("kind")?;
             let kind = kind.parse().map_err(|()| Error::Internal(format!("a noted wake of kind {kind:?}")))?;
-            Ok((kind, row.try_get("object_id")?))
+            Ok(Wake::of(kind, row.try_get("object_id")?))
         })
         .collect()
 }
@@ -77,8 +77,8 @@ impl Store {
         let wakes = take(&mut tx).await?;
         tx.commit().await?;
         if let Some(waker) = self.waker.get() {
-            for (kind, id) in wakes {
-                waker.wake(kind, id);
+            for wake in wakes {
+                waker.wake(wake);
             }
         }
         Ok(())

@@ -211,7 +211,7 @@ pub async fn record_test(store: &Store, account_id: i64, id: i64, actor: Actor) 
                 events::record(tx, NewEvent::new(account_id, "webhook", id, "test").actor(actor).metadata(metadata))
                     .await?;
             // The dispatcher delivers it now rather than at its next pass.
-            super::wakes::note(tx, play_model::wake::Kind::Webhooks, event).await?;
+            super::wakes::note(tx, play_model::wake::Wake::Webhooks(event.into())).await?;
             Ok(event)
         })
         .await

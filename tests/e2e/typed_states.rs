@@ -96,7 +96,7 @@ fn the_scan_finds_string_comparisons_and_skips_comments() {
     assert!(!offences(r#"state.waker.wake("playground", id);"#).is_empty());
     assert!(!offences(r#"let rx = waker.subscribe("playground");"#).is_empty());
     assert!(!offences("    fn wake(&self, kind: &'static str, id: i64);").is_empty());
-    assert!(offences("state.waker.wake(Kind::Playground, id);").is_empty());
+    assert!(offences("waker.wake(Wake::Playground(id));").is_empty());
     let lines = crate::source_tree::code_lines(
         "// if p.status == \"running\"\nlet url = \"http://x\"; // status == \"failed\"",
     );

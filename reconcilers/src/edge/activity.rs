@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use bollard::query_parameters::LogsOptions;
 use futures::StreamExt as _;
 use play_core::metrics::{Metrics, WakeLineLabels};
-use play_core::wake::{Kind, Waker};
+use play_core::wake::{Wake, Waker};
 use play_model::edge::waking::{ACCESS_LOGGER, WAKE_LOGGER, is_quiet};
 use play_model::host::HostTarget;
 use play_store::{Store, power};
@@ -299,7 +299,7 @@ impl Task {
                     tracing::info!(playground = id, "a request woke the Playground");
                 }
                 if let Some(waker) = &self.cx.playgrounds {
-                    waker.wake(Kind::Playground, id);
+                    waker.wake(Wake::Playground(id.into()));
                 }
                 if woken { "woke" } else { "awake" }
             }

@@ -97,7 +97,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pass::Pass;
-use play_core::wake::{Kind, Waker};
+use play_core::wake::{Wake, Waker};
+use play_model::ids::{ObjectId, PlaygroundId};
 use play_model::playground::LifePolicy;
 use play_model::repository::RepositoryGateway;
 use play_model::secrets::SecretBox;
@@ -226,7 +227,7 @@ impl PlaygroundReconciler {
 
     fn wake_edge(&self, playroom_id: i64) {
         if let Some(edge) = &self.edge {
-            edge.wake(Kind::Edge, playroom_id);
+            edge.wake(Wake::Edge(playroom_id.into()));
         }
     }
 
@@ -254,8 +255,10 @@ impl PlaygroundReconciler {
 impl Reconciler for PlaygroundReconciler {
     const NAME: &'static str = "playground";
     const KIND: play_core::wake::Kind = play_core::wake::Kind::Playground;
+    type Id = PlaygroundId;
 
-    async fn reconcile(&self, id: i64, ctx: &Ctx) -> Result<Action> {
+    async fn reconcile(&self, id: PlaygroundId, ctx: &Ctx) -> Result<Action> {
+        let id = id.get();
         let fence = ctx.fence();
         let mut pass = Pass::new(self, fence, id);
         match pass.run().await {
@@ -286,19 +289,20 @@ impl Reconciler for PlaygroundReconciler {
     /// A terminal error waits for a change, anything else backs off; either
     /// way no later than the Playground's expiry, so one that keeps failing
     /// still expires on time (`expiries`).
-    fn error_policy(&self, id: i64, error: &Error, _attempt: u32) -> Action {
+    fn error_policy(&self, id: PlaygroundId, error: &Error, _attempt: u32) -> Action {
         let base = if error.is_terminal() { Action::await_change() } else { Action::backoff() };
-        base.or_at(self.expiries.ahead(id))
+        base.or_at(self.expiries.ahead(id.get()))
     }
 
-    async fn list(&self) -> Result<Vec<i64>> {
-        Ok(status_store::ids_to_reconcile(&self.store).await?)
+    async fn list(&self) -> Result<Vec<PlaygroundId>> {
+        Ok(status_store::ids_to_reconcile(&self.store).await?.into_iter().map(PlaygroundId).collect())
     }
 
     /// Passes are bounded per Playroom (`Config::per_group`).
     const GROUPED: bool = true;
 
-    async fn group(&self, id: i64) -> Result<Option<i64>> {
+    async fn group(&self, id: PlaygroundId) -> Result<Option<i64>> {
+        let id = id.get();
         Ok(status_store::playroom_of(&self.store, id).await?)
     }
 }

@@ -61,6 +61,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use bollard::Docker;
+use play_model::ids::{ObjectId, PlayroomId};
 use play_model::secrets::SecretBox;
 use play_store::{Store, playrooms, sweep};
 
@@ -270,8 +271,10 @@ impl PlayroomSweep {
 impl Reconciler for PlayroomSweep {
     const NAME: &'static str = "playroom_sweep";
     const KIND: play_core::wake::Kind = play_core::wake::Kind::Playroom;
+    type Id = PlayroomId;
 
-    async fn reconcile(&self, id: i64, _ctx: &Ctx) -> Result<Action> {
+    async fn reconcile(&self, id: PlayroomId, _ctx: &Ctx) -> Result<Action> {
+        let id = id.get();
         let Some(account_id) = sweep::playroom_account(&self.store, id).await? else {
             return Ok(Action::await_change());
         };
@@ -294,8 +297,8 @@ impl Reconciler for PlayroomSweep {
         Ok(Action::requeue_after(self.config.interval))
     }
 
-    async fn list(&self) -> Result<Vec<i64>> {
-        Ok(sweep::playroom_ids(&self.store).await?)
+    async fn list(&self) -> Result<Vec<PlayroomId>> {
+        Ok(sweep::playroom_ids(&self.store).await?.into_iter().map(PlayroomId).collect())
     }
 }
 

@@ -28,6 +28,7 @@ mod choose;
 use std::sync::Arc;
 use std::time::Duration;
 
+use play_model::ids::{ObjectId, PlayzoneId};
 use play_model::playzone::model::{Playzone, SyncResult};
 use play_model::playzone::{COMPOSE_FILES, MAX_COMPOSE_FILE_BYTES};
 use play_model::repository::{RepositoryAccess, RepositoryError, RepositoryGateway};
@@ -124,8 +125,10 @@ fn explain(what: &str, error: &RepositoryError) -> String {
 impl Reconciler for PlayzoneSync {
     const NAME: &'static str = "playzone_sync";
     const KIND: play_core::wake::Kind = play_core::wake::Kind::Playzone;
+    type Id = PlayzoneId;
 
-    async fn reconcile(&self, id: i64, ctx: &Ctx) -> Result<Action> {
+    async fn reconcile(&self, id: PlayzoneId, ctx: &Ctx) -> Result<Action> {
+        let id = id.get();
         let Some(z) = playzones::find(&self.store, id).await? else { return Ok(Action::await_change()) };
         let asked = z.synced_generation < z.generation;
         if !asked && let Some(last) = z.last_sync_attempt_at {
@@ -158,7 +161,7 @@ impl Reconciler for PlayzoneSync {
         }
     }
 
-    async fn list(&self) -> Result<Vec<i64>> {
-        Ok(playzones::ids(&self.store).await?)
+    async fn list(&self) -> Result<Vec<PlayzoneId>> {
+        Ok(playzones::ids(&self.store).await?.into_iter().map(PlayzoneId).collect())
     }
 }

@@ -198,7 +198,7 @@ fn spawn_list<R: Reconciler>(shared: &Arc<Shared<R>>) -> tokio::task::JoinHandle
     let shared = shared.clone();
     tokio::spawn(async move {
         let listed = match tokio::time::timeout(shared.config.resync_every, shared.reconciler.list()).await {
-            Ok(Ok(ids)) => Some(ids),
+            Ok(Ok(ids)) => Some(ids.into_iter().map(Into::into).collect::<Vec<i64>>()),
             Ok(Err(error)) => {
                 tracing::warn!(reconciler = R::NAME, %error, "resync: listing objects failed");
                 None
@@ -360,7 +360,7 @@ impl<R: Reconciler> State<R> {
         let failure = self.failures.entry(id).or_default();
         failure.attempt = failure.attempt.saturating_add(1);
         let attempt = failure.attempt;
-        let action = self.shared.reconciler.error_policy(id, error, attempt);
+        let action = self.shared.reconciler.error_policy(R::Id::from(id), error, attempt);
         failure.terminal = action.is_await_change();
         let label = error.metric_label();
         if failure.terminal {

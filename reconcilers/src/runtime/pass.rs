@@ -58,7 +58,7 @@ pub(super) enum Outcome {
 /// lease duration like any store call of a pass.
 pub(super) async fn look_up_group<R: Reconciler>(shared: &Shared<R>, id: i64) -> Outcome {
     let bound = shared.config.lease_duration;
-    match tokio::time::timeout(bound, shared.reconciler.group(id)).await {
+    match tokio::time::timeout(bound, shared.reconciler.group(R::Id::from(id))).await {
         Ok(group) => Outcome::Grouped(group),
         Err(_) => {
             let message = format!("looking up the group of {} {id} took over {bound:?}", R::NAME);
@@ -94,7 +94,7 @@ pub(super) async fn run_pass<R: Reconciler>(shared: &Shared<R>, id: i64, attempt
     };
     let started = Instant::now();
     let result = {
-        let work = AssertUnwindSafe(shared.reconciler.reconcile(id, &ctx)).catch_unwind();
+        let work = AssertUnwindSafe(shared.reconciler.reconcile(R::Id::from(id), &ctx)).catch_unwind();
         tokio::pin!(work);
         let renew_every = (duration / 3).max(Duration::from_millis(10));
         // Measured from before the claim was sent: never later than the

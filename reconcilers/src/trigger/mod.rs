@@ -41,6 +41,7 @@ use std::time::Duration;
 use play_core::playground::launch::{self, TemplateLaunch, TriggerLaunch};
 use play_core::playground::ops;
 use play_core::wake::Kind;
+use play_model::ids::{ObjectId, TriggerId};
 use play_model::model::event::Actor;
 use play_model::model::trigger::{Target, Trigger};
 use play_model::playground::DesiredState;
@@ -301,8 +302,10 @@ impl TriggerLoop {
 impl Reconciler for TriggerLoop {
     const NAME: &'static str = "trigger";
     const KIND: Kind = Kind::Trigger;
+    type Id = TriggerId;
 
-    async fn reconcile(&self, id: i64, _ctx: &Ctx) -> Result<Action> {
+    async fn reconcile(&self, id: TriggerId, _ctx: &Ctx) -> Result<Action> {
+        let id = id.get();
         let Some(trigger) = launch_settings::find::<Trigger>(&self.store, id).await? else {
             return Ok(Action::await_change());
         };
@@ -326,7 +329,7 @@ impl Reconciler for TriggerLoop {
         })
     }
 
-    async fn list(&self) -> Result<Vec<i64>> {
-        Ok(launch_settings::ids::<Trigger>(&self.store).await?)
+    async fn list(&self) -> Result<Vec<TriggerId>> {
+        Ok(launch_settings::ids::<Trigger>(&self.store).await?.into_iter().map(TriggerId).collect())
     }
 }

@@ -38,8 +38,10 @@ impl Reconciler for Grouped {
     const NAME: &'static str = "grouped";
     const KIND: play_core::wake::Kind = play_core::wake::Kind::Playground;
     const GROUPED: bool = true;
+    type Id = play_model::ids::PlaygroundId;
 
-    async fn reconcile(&self, id: i64, _ctx: &Ctx) -> Result<Action> {
+    async fn reconcile(&self, id: Self::Id, _ctx: &Ctx) -> Result<Action> {
+        let id = id.0;
         let hosts = &*self.0;
         let group = id / 100;
         {
@@ -57,11 +59,12 @@ impl Reconciler for Grouped {
         Ok(Action::await_change())
     }
 
-    async fn list(&self) -> Result<Vec<i64>> {
+    async fn list(&self) -> Result<Vec<Self::Id>> {
         Ok(Vec::new())
     }
 
-    async fn group(&self, id: i64) -> Result<Option<i64>> {
+    async fn group(&self, id: Self::Id) -> Result<Option<i64>> {
+        let id = id.0;
         let failing = &self.0.failing_lookups;
         if failing.load(Ordering::SeqCst) > 0 {
             failing.fetch_sub(1, Ordering::SeqCst);

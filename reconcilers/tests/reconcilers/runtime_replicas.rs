@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use crate::runtime_probe::{Probe, Running, quiet_config, runtime};
-use play_core::wake::{ChannelWaker, Kind, Waker};
+use play_core::wake::{ChannelWaker, Kind, Wake, Waker};
 use play_reconcilers::runtime::Config;
 use play_store::{Backend, testing};
 use tokio_util::sync::CancellationToken;
@@ -54,16 +54,16 @@ async fn a_change_woken_on_one_replica_during_the_others_pass_runs_right_after_i
     let started = Instant::now();
     loop {
         assert!(started.elapsed() < Duration::from_secs(20), "no wake relayed from B to A");
-        b.wake(Kind::Edge, 0);
+        b.wake(Wake::Edge(0.into()));
         if tokio::time::timeout(Duration::from_millis(300), ready.recv()).await.is_ok() {
             break;
         }
     }
 
-    a.wake(Kind::Playground, 1);
+    a.wake(Wake::Playground(1.into()));
     within(Duration::from_secs(20), "A's first pass", || !probe.runs_of(1).is_empty()).await;
     // A holds the lease for 3 s: B's own pass finds it busy.
-    b.wake(Kind::Playground, 1);
+    b.wake(Wake::Playground(1.into()));
     within(Duration::from_secs(30), "a second pass, long before B's retry at 60 s", || probe.runs_of(1).len() >= 2)
         .await;
     let runs = probe.runs_of(1);

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::runtime_probe::{Probe, Running, failure, quiet_config, reconciles, runtime};
 use futures::StreamExt;
-use play_core::wake::{ChannelWaker, Kind, Waker};
+use play_core::wake::{ChannelWaker, Wake, Waker};
 use play_reconcilers::runtime::{Action, Backoff, Config, LeaseStore, MemoryLeases, Reconciler};
 use tokio::time::{Instant, sleep};
 
@@ -240,12 +240,12 @@ async fn external_streams_and_the_waker_trigger_passes() {
     let rt = rt.wake_from(waker.subscribe(Probe::KIND)).trigger(events).trigger(futures::stream::iter([9]).boxed());
     let running = Running::start(rt, metrics);
     let api: Arc<dyn Waker> = Arc::new(waker.clone());
-    api.wake(Kind::Playground, 7);
-    api.wake(Kind::Playroom, 8);
+    api.wake(Wake::Playground(7.into()));
+    api.wake(Wake::Playroom(8.into()));
     tx.send(5).unwrap();
     sleep(SEC).await;
     drop(tx);
-    api.wake(Kind::Playground, 6);
+    api.wake(Wake::Playground(6.into()));
     sleep(SEC).await;
     running.stop().await;
     let mut ids: Vec<i64> = probe.runs().iter().map(|r| r.id).collect();

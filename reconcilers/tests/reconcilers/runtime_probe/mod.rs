@@ -114,8 +114,10 @@ pub fn failure(message: &str) -> Error {
 impl Reconciler for Probe {
     const NAME: &'static str = "probe";
     const KIND: play_core::wake::Kind = play_core::wake::Kind::Playground;
+    type Id = play_model::ids::PlaygroundId;
 
-    async fn reconcile(&self, id: i64, ctx: &Ctx) -> Result<Action> {
+    async fn reconcile(&self, id: Self::Id, ctx: &Ctx) -> Result<Action> {
+        let id = id.0;
         let inner = &*self.0;
         let (nth, run) = {
             let mut runs = inner.runs.lock().unwrap();
@@ -145,13 +147,13 @@ impl Reconciler for Probe {
         (inner.plan)(id, nth)
     }
 
-    fn error_policy(&self, _id: i64, _error: &Error, _attempt: u32) -> Action {
+    fn error_policy(&self, _id: Self::Id, _error: &Error, _attempt: u32) -> Action {
         let base = if self.0.terminal_errors { Action::await_change() } else { Action::backoff() };
         base.or_at(*self.0.retry_by.lock().unwrap())
     }
 
-    async fn list(&self) -> Result<Vec<i64>> {
-        Ok(self.0.listed.lock().unwrap().clone())
+    async fn list(&self) -> Result<Vec<Self::Id>> {
+        Ok(self.0.listed.lock().unwrap().iter().copied().map(Self::Id::from).collect())
     }
 }
 
