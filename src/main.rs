@@ -10,8 +10,6 @@ mod logging;
 mod reconcile;
 mod repositories;
 mod serve;
-#[cfg(test)]
-mod settings_table;
 
 use std::process::ExitCode;
 

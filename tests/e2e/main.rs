@@ -54,6 +54,7 @@ mod schedules_sigkill_e2e;
 mod schema_safety;
 mod script_libs;
 mod serve_sweep_events_e2e;
+mod settings_table;
 mod sleep_default_e2e;
 mod sleep_e2e;
 mod sleep_faults_e2e;

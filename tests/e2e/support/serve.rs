@@ -34,6 +34,18 @@ use serde_json::{Value, json};
 /// How long a started `play serve` may take to answer `/healthz`.
 const HEALTHY_WITHIN: Duration = Duration::from_secs(60);
 
+/// Runs `play <args>` to completion with no installation and none of the
+/// caller's `PLAY_*` variables, stdin closed: for what the binary prints
+/// whatever the machine's settings are (`--help` shows each variable's
+/// value beside its name).
+pub fn run_alone(args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_play"));
+    for (key, _) in std::env::vars_os().filter(|(key, _)| key.to_string_lossy().starts_with("PLAY_")) {
+        cmd.env_remove(key);
+    }
+    cmd.args(args).stdin(Stdio::null()).output().expect("run play")
+}
+
 /// One installation of `play`: see the module documentation.
 pub struct Play {
     data_dir: tempfile::TempDir,
