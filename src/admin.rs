@@ -3,7 +3,7 @@
 
 use anyhow::{Context, bail};
 use play_model::scopes::ScopeSet;
-use play_model::time::{self, Timestamp};
+use play_model::time;
 use play_store::{accounts, keys, template_categories};
 
 use crate::admin_args::{AccountsCommand, CategoriesCommand, KeysCommand};
@@ -81,11 +81,12 @@ pub async fn keys(settings: Settings, command: KeysCommand) -> anyhow::Result<()
             if label.trim().is_empty() {
                 bail!("--label must not be empty");
             }
-            let expires_at = expires_at.as_deref().map(parse_expiry).transpose()?;
+            let expires_at = expires_at.as_deref().map(|text| time::parse_expiry(text, time::now()));
+            let expires_at = expires_at.transpose().map_err(|e| anyhow::anyhow!("--expires-at {e}"))?;
             let account = accounts::find_account_by_name(&store, &account)
                 .await
                 .with_context(|| format!("no account named {account:?} (play accounts create NAME)"))?;
-            let pepper = settings.checked_master_key(&store).await?.token_pepper();
+            let pepper = play_core::master_key::checked(&store, &settings.master_key_file).await?.token_pepper();
             let label = label.trim().to_owned();
             let (key, token) = play_core::admin_keys::create_key(&store, &pepper, &account, label, scopes, expires_at)
                 .await
@@ -125,28 +126,9 @@ fn known_scopes() -> String {
     play_model::scopes::Scope::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
 }
 
-/// An RFC 3339 time, or a duration from now (`90d`, `12h`).
-fn parse_expiry(text: &str) -> anyhow::Result<Timestamp> {
-    let at = match chrono::DateTime::parse_from_rfc3339(text) {
-        Ok(at) => at.with_timezone(&chrono::Utc),
-        Err(_) => {
-            let duration = humantime::parse_duration(text)
-                .with_context(|| format!("--expires-at {text:?} is neither an RFC 3339 time nor a duration"))?;
-            time::now() + chrono::Duration::from_std(duration).context("--expires-at is too far away")?
-        }
-    };
-    if at <= time::now() {
-        bail!("--expires-at must be in the future");
-    }
-    Ok(time::truncate(at))
-}
-
 fn describe(error: play_core::Error) -> anyhow::Error {
     match error {
-        play_core::Error::Validation(fields) => {
-            let text: Vec<_> = fields.iter().map(|(k, v)| format!("{k}: {}", v.join("; "))).collect();
-            anyhow::anyhow!("{}", text.join(", "))
-        }
+        play_core::Error::Validation(fields) => anyhow::anyhow!("{}", play_model::error::in_one_line(&fields)),
         other => other.into(),
     }
 }

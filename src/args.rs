@@ -16,6 +16,8 @@ use play_api::ApiConfig;
 use play_cli::duration::HumanDuration;
 use play_git::GitHostLimits;
 use play_model::playground::Lifetimes;
+use play_model::playground::sleep::{self, SleepAfter};
+use play_model::webhook::delivery::retry_schedule_text;
 use play_reconcilers::edge::EdgeConfig;
 use play_reconcilers::host::HostConfig;
 use play_reconcilers::playground::PlaygroundConfig;
@@ -65,20 +67,17 @@ pub enum LogFormat {
     Json,
 }
 
-#[derive(Debug, Clone, Copy, clap::Args)]
-pub struct MigrateArgs {
-    /// List the migrations that would run, and change nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-}
-
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the API and the reconcile loops.
     Serve(Box<ServeArgs>),
     /// Apply database migrations and exit. A database whose schema is
     /// newer than this binary is refused, naming both versions.
-    Migrate(MigrateArgs),
+    Migrate {
+        /// List the migrations that would run, and change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Manage accounts (offline, against the configured database).
     #[command(subcommand)]
     Accounts(AccountsCommand),
@@ -245,7 +244,7 @@ pub struct ServeArgs {
     pub webhook_per_endpoint: usize,
     /// Delays before the 2nd, 3rd, ... attempt of a failed webhook delivery, comma-separated, each
     /// with 0-20% jitter added; when they are spent the delivery is abandoned.
-    #[arg(long, env = "PLAY_WEBHOOK_RETRY_SCHEDULE", default_value_t = schedule_text(&WebhooksConfig::default().retry_schedule))]
+    #[arg(long, env = "PLAY_WEBHOOK_RETRY_SCHEDULE", default_value_t = retry_schedule_text(&WebhooksConfig::default().retry_schedule))]
     pub webhook_retry_schedule: String,
     /// Lifetime of a new Playground.
     #[arg(long, env = "PLAY_PLAYGROUND_TTL", default_value_t = HumanDuration(Lifetimes::default().playground))]
@@ -253,7 +252,7 @@ pub struct ServeArgs {
     /// The default `sleep_after` of Playgrounds whose own setting and
     /// Playspec's are absent: how long without activity at the edge before
     /// they sleep (e.g. `30m`). Empty: such Playgrounds never sleep.
-    #[arg(long, env = "PLAY_SLEEP_AFTER", default_value = "", value_parser = parse_sleep_after)]
+    #[arg(long, env = "PLAY_SLEEP_AFTER", default_value = "", value_parser = sleep::parse_default)]
     pub sleep_after: SleepAfter,
     /// Lifetime of a new job-mode Playground.
     #[arg(long, env = "PLAY_JOB_TTL", default_value_t = HumanDuration(Lifetimes::default().job))]
@@ -331,37 +330,11 @@ pub struct ServeArgs {
     pub shutdown_timeout: HumanDuration,
 }
 
-/// A retry schedule as the flag spells it: `10s,30s,2m`.
-fn schedule_text(schedule: &[std::time::Duration]) -> String {
-    schedule.iter().map(|d| HumanDuration(*d).to_string()).collect::<Vec<_>>().join(",")
-}
-
-/// Parses `--webhook-retry-schedule`.
-pub fn parse_schedule(text: &str) -> anyhow::Result<Vec<std::time::Duration>> {
-    text.split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| {
-            s.parse::<HumanDuration>()
-                .map(Into::into)
-                .map_err(|e| anyhow::anyhow!("--webhook-retry-schedule: {s:?}: {e}"))
-        })
-        .collect()
-}
-
-/// The longest `--read-staleness` accepted: a longer one would have replicas
-/// disagree for longer than a client polling a Playground would notice.
-pub const MAX_READ_STALENESS: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// Parses `--read-staleness` (at most [`MAX_READ_STALENESS`]).
+/// Parses `--read-staleness`: a duration within the API's bound
+/// (`play_api::recent::MAX_FRESH_FOR`).
 fn parse_read_staleness(text: &str) -> anyhow::Result<HumanDuration> {
     let value: HumanDuration = text.parse()?;
-    anyhow::ensure!(
-        value.0 <= MAX_READ_STALENESS,
-        "at most {} (0s: every read goes to the store)",
-        HumanDuration(MAX_READ_STALENESS)
-    );
-    Ok(value)
+    Ok(HumanDuration(play_api::recent::check_fresh_for(value.0).map_err(anyhow::Error::msg)?))
 }
 
 /// `PLAY_GIT_HOST_ACCOUNTS`.
@@ -369,20 +342,6 @@ fn parse_read_staleness(text: &str) -> anyhow::Result<HumanDuration> {
 pub enum GitHostAccounts {
     All,
     Selected,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn read_staleness_is_bounded() {
-        assert_eq!(parse_read_staleness("0s").map(|d| d.0).ok(), Some(std::time::Duration::ZERO));
-        assert_eq!(parse_read_staleness("5s").map(|d| d.0).ok(), Some(MAX_READ_STALENESS));
-        let refused = parse_read_staleness("5s 1ms").map(|d| d.0);
-        assert!(refused.as_ref().is_err_and(|e| e.to_string().contains("at most 5s")), "{refused:?}");
-        assert!(parse_read_staleness("soon").is_err());
-    }
 }
 
 /// The bounds of play's own Git host (see `play_git::limits`, where the
@@ -452,17 +411,17 @@ pub struct GithubAppArgs {
     pub web_url: String,
 }
 
-/// `--sleep-after`: empty (off) or a duration within the bounds a
-/// Playground's own `sleep_after` has.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SleepAfter(pub Option<std::time::Duration>);
-
-fn parse_sleep_after(text: &str) -> Result<SleepAfter, String> {
-    if text.trim().is_empty() {
-        return Ok(SleepAfter(None));
-    }
-    match play_model::playground::sleep::parse_after(text)? {
-        play_model::playground::sleep::SleepAfter::After(d) => Ok(SleepAfter(Some(d))),
-        _ => Ok(SleepAfter(None)),
+impl GithubAppArgs {
+    /// The settings as `play_github` reads the app from them.
+    pub fn settings(&self) -> play_github::AppSettings {
+        play_github::AppSettings {
+            app_id: self.app_id.clone(),
+            slug: self.slug.clone(),
+            key_file: self.key_file.clone(),
+            client_id: self.client_id.clone(),
+            client_secret_file: self.client_secret_file.clone(),
+            api_url: self.api_url.clone(),
+            web_url: self.web_url.clone(),
+        }
     }
 }

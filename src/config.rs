@@ -3,9 +3,8 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use play_model::secrets::MasterKey;
 use play_store::schema;
-use play_store::{Backend, Store, redact_url};
+use play_store::{Store, redact_url};
 
 use crate::args::Common;
 
@@ -44,23 +43,17 @@ impl Settings {
             .await
             .with_context(|| format!("cannot open database {}", redact_url(&self.database_url)))
     }
-
-    /// The master key, checked against the one the database was set up
-    /// with (`play_core::master_key`).
-    pub async fn checked_master_key(&self, store: &Store) -> anyhow::Result<MasterKey> {
-        Ok(play_core::master_key::checked(store, &self.master_key_file).await?)
-    }
 }
 
 /// `play migrate --dry-run`: prints the database's schema version against
 /// this binary's and each migration that would run, one a line, on
 /// standard output; changes nothing (a SQLite file that does not exist is
-/// not created). A database newer than the binary is refused as
+/// not created: `schema::of_missing`). A database newer than the binary is refused as
 /// `play migrate` refuses it.
 pub async fn dry_run_migrations(settings: &Settings) -> anyhow::Result<()> {
-    let schema = match sqlite_file(&settings.database_url) {
-        Some(file) if !file.exists() => schema::of(Backend::Sqlite, &[]),
-        _ => {
+    let schema = match schema::of_missing(&settings.database_url) {
+        Some(schema) => schema,
+        None => {
             let store = settings.connect_store().await?;
             let schema = store.schema().await;
             store.close().await;
@@ -77,10 +70,4 @@ pub async fn dry_run_migrations(settings: &Settings) -> anyhow::Result<()> {
         println!("would run {:04} {}", migration.version, migration.description);
     }
     Ok(())
-}
-
-/// The file of a `sqlite://PATH[?options]` URL; `None` for another store.
-fn sqlite_file(url: &str) -> Option<PathBuf> {
-    let path = url.strip_prefix("sqlite://")?;
-    Some(PathBuf::from(path.split('?').next().unwrap_or(path)))
 }

@@ -47,8 +47,8 @@ impl Args {
         let settings = config::Settings::resolve(&common)?;
         match command {
             Command::Serve(serve_args) => serve::run(settings, *serve_args).await,
-            Command::Migrate(args) if args.dry_run => config::dry_run_migrations(&settings).await,
-            Command::Migrate(_) => {
+            Command::Migrate { dry_run: true } => config::dry_run_migrations(&settings).await,
+            Command::Migrate { dry_run: false } => {
                 let store = settings.open_store().await?;
                 store.close().await;
                 eprintln!("migrations applied ({})", store.backend().as_str());

@@ -59,7 +59,8 @@ pub fn config(args: &ServeArgs) -> anyhow::Result<Loops> {
             poll_interval: args.webhook_poll_interval.into(),
             concurrency: args.webhook_concurrency.max(1),
             per_endpoint: args.webhook_per_endpoint.max(1),
-            retry_schedule: crate::args::parse_schedule(&args.webhook_retry_schedule)?,
+            retry_schedule: play_model::webhook::delivery::parse_retry_schedule(&args.webhook_retry_schedule)
+                .map_err(|e| anyhow::anyhow!("--webhook-retry-schedule: {e}"))?,
             ..WebhooksConfig::default()
         },
     })

@@ -9,7 +9,7 @@ use anyhow::Context;
 use play_git::builtin::BuiltinHost;
 use play_git::hosted::HostedRepositories;
 use play_git::{GitConfig, GitGateway};
-use play_github::{AppKey, ClientSecret, GithubApi, GithubAppConfig};
+use play_github::GithubApi;
 use play_model::playzone::RepositoryPolicy;
 use play_model::repository::ssh::SshHostKeys;
 use play_model::repository::{InstallationTokens, RepositoryGateway};
@@ -70,9 +70,8 @@ fn git_host_root(settings: &Settings, args: &ServeArgs) -> std::path::PathBuf {
 /// of it). An empty file is refused: every signature would be forgeable.
 pub fn github_webhook_secret(args: &ServeArgs) -> anyhow::Result<Option<WebhookSecret>> {
     let Some(path) = &args.github_webhook_secret_file else { return Ok(None) };
-    let text = std::fs::read_to_string(path)
+    let secret = play_github::app::read_secret_file(path)
         .map_err(|e| anyhow::anyhow!("--github-webhook-secret-file {}: {e}", path.display()))?;
-    let secret = text.trim_end_matches(['\r', '\n']);
     if secret.is_empty() {
         anyhow::bail!("--github-webhook-secret-file {}: the file is empty", path.display());
     }
@@ -80,40 +79,10 @@ pub fn github_webhook_secret(args: &ServeArgs) -> anyhow::Result<Option<WebhookS
 }
 
 /// The GitHub App accounts install, when the operator configured one
-/// (all of `PLAY_GITHUB_APP_ID`, `_APP_SLUG`, `_APP_KEY_FILE`,
-/// `_CLIENT_ID`, `_CLIENT_SECRET_FILE`; some but not all is an error).
+/// (`play_github::AppSettings`: all five settings or none).
 /// Its calls go out under the repository policy (`PLAY_REPOSITORY_*`), so a
 /// GitHub Enterprise Server on a private network is allowed the same way.
 pub fn github_app(args: &ServeArgs, policy: &RepositoryPolicy) -> anyhow::Result<Option<Arc<GithubApi>>> {
-    let g = &args.github;
-    let (Some(app_id), Some(slug), Some(key_file), Some(client_id), Some(secret_file)) =
-        (&g.app_id, &g.slug, &g.key_file, &g.client_id, &g.client_secret_file)
-    else {
-        let any = g.app_id.is_some()
-            || g.slug.is_some()
-            || g.key_file.is_some()
-            || g.client_id.is_some()
-            || g.client_secret_file.is_some();
-        anyhow::ensure!(
-            !any,
-            "a GitHub App needs all of --github-app-id, --github-app-slug, --github-app-key-file, \
-             --github-client-id and --github-client-secret-file"
-        );
-        return Ok(None);
-    };
-    let pem = std::fs::read(key_file).with_context(|| format!("--github-app-key-file {}", key_file.display()))?;
-    let key =
-        AppKey::from_pem(&pem).map_err(|e| anyhow::anyhow!("--github-app-key-file {}: {e}", key_file.display()))?;
-    let secret = std::fs::read_to_string(secret_file)
-        .with_context(|| format!("--github-client-secret-file {}", secret_file.display()))?;
-    let config = GithubAppConfig {
-        app_id: app_id.clone(),
-        slug: slug.clone(),
-        api_url: g.api_url.clone(),
-        web_url: g.web_url.clone(),
-        client_id: client_id.clone(),
-        client_secret: ClientSecret(secret.trim_end_matches(['\r', '\n']).to_owned()),
-    };
-    let api = GithubApi::new(config, key, Arc::new(policy.urls.clone()))?;
-    Ok(Some(Arc::new(api)))
+    let Some((config, key)) = args.github.settings().load().map_err(anyhow::Error::msg)? else { return Ok(None) };
+    Ok(Some(Arc::new(GithubApi::new(config, key, Arc::new(policy.urls.clone()))?)))
 }

@@ -30,7 +30,7 @@ use crate::reconcile;
 pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     let quotas = QuotaLimits::parse(&args.quotas).map_err(|e| anyhow::anyhow!("--quotas: {e}"))?;
     let store = settings.open_store().await?;
-    let master_key = settings.checked_master_key(&store).await?;
+    let master_key = play_core::master_key::checked(&store, &settings.master_key_file).await?;
     let pepper = master_key.token_pepper();
     let first_start = play_core::admin_keys::ensure_admin_key(&store, &pepper, &settings.data_dir).await?;
     let mut link = None;
@@ -48,7 +48,12 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     let host_keys = Arc::new(play_core::playzone::host_keys::PinnedHostKeys::new(store.clone()));
     let repositories =
         crate::repositories::gateway(&settings, &args, &repository_policy, github_app.clone(), host_keys)?;
-    let life = life_policy(&args);
+    // The installation's one LifePolicy: the API and the loops are both
+    // given it.
+    let life = LifePolicy {
+        lifetimes: Lifetimes { playground: args.playground_ttl.into(), job: args.job_ttl.into() },
+        sleep_after: args.sleep_after.duration(),
+    };
     let config = ApiConfig {
         body_limit: args.max_body_bytes,
         rate_limit_per_second: args.rate_limit_per_second,
@@ -199,14 +204,5 @@ async fn wait_for_signal() {
     tokio::select! {
         () = ctrl_c => {}
         () = terminate => {}
-    }
-}
-
-/// The installation's one [`LifePolicy`], which the API and the loops are
-/// both given.
-fn life_policy(args: &ServeArgs) -> LifePolicy {
-    LifePolicy {
-        lifetimes: Lifetimes { playground: args.playground_ttl.into(), job: args.job_ttl.into() },
-        sleep_after: args.sleep_after.0,
     }
 }

@@ -39,6 +39,19 @@ use play_store::local_writes::{LocalWrites, Stamp};
 /// The most bodies kept per view.
 pub const MAX_ENTRIES: usize = 4096;
 
+/// The longest `fresh_for` the operator may set (`PLAY_READ_STALENESS`): a
+/// longer one would have replicas disagree for longer than a client
+/// polling a Playground would notice.
+pub const MAX_FRESH_FOR: Duration = Duration::from_secs(5);
+
+/// `fresh_for` when it is within [`MAX_FRESH_FOR`]; else the bound, said.
+pub fn check_fresh_for(fresh_for: Duration) -> Result<Duration, String> {
+    if fresh_for <= MAX_FRESH_FOR {
+        return Ok(fresh_for);
+    }
+    Err(format!("at most {} (0s: every read goes to the store)", humantime::format_duration(MAX_FRESH_FOR)))
+}
+
 /// Counts every write request once its handler returned, before its
 /// response leaves (middleware): the objects it wrote are not known here,
 /// so it retires every body ([`LocalWrites::mark_all`]).
@@ -132,6 +145,14 @@ impl Recent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fresh_for_is_bounded() {
+        assert_eq!(check_fresh_for(Duration::ZERO), Ok(Duration::ZERO));
+        assert_eq!(check_fresh_for(MAX_FRESH_FOR), Ok(MAX_FRESH_FOR));
+        let refused = check_fresh_for(MAX_FRESH_FOR + Duration::from_millis(1));
+        assert!(refused.as_ref().is_err_and(|e| e.contains("at most 5s")), "{refused:?}");
+    }
 
     const LONG: Duration = Duration::from_secs(3600);
 

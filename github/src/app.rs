@@ -5,6 +5,7 @@
 //! most 10 minutes after it.
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
@@ -56,6 +57,65 @@ impl GithubAppConfig {
     pub fn install_url(&self, state: &str) -> String {
         format!("{}/apps/{}/installations/new?state={state}", self.web_url, self.slug)
     }
+}
+
+/// The app as the operator gives it to `play serve` (`PLAY_GITHUB_*`):
+/// its ids, the files holding its private key and OAuth client secret, and
+/// GitHub's addresses. The five settings that make an app are given all or
+/// none; errors name them as `play serve`'s flags.
+#[derive(Clone, Debug, Default)]
+pub struct AppSettings {
+    pub app_id: Option<String>,
+    pub slug: Option<String>,
+    pub key_file: Option<PathBuf>,
+    pub client_id: Option<String>,
+    pub client_secret_file: Option<PathBuf>,
+    pub api_url: String,
+    pub web_url: String,
+}
+
+impl AppSettings {
+    /// The app's configuration and key, read from their files; `None` when
+    /// none of the five settings is given. Some but not all of them, or a
+    /// file that cannot be read, is an error that names the setting.
+    pub fn load(&self) -> std::result::Result<Option<(GithubAppConfig, AppKey)>, String> {
+        let (Some(app_id), Some(slug), Some(key_file), Some(client_id), Some(secret_file)) =
+            (&self.app_id, &self.slug, &self.key_file, &self.client_id, &self.client_secret_file)
+        else {
+            let any = self.app_id.is_some()
+                || self.slug.is_some()
+                || self.key_file.is_some()
+                || self.client_id.is_some()
+                || self.client_secret_file.is_some();
+            if any {
+                return Err("a GitHub App needs all of --github-app-id, --github-app-slug, --github-app-key-file, \
+                            --github-client-id and --github-client-secret-file"
+                    .into());
+            }
+            return Ok(None);
+        };
+        let in_key_file = |e: &dyn fmt::Display| format!("--github-app-key-file {}: {e}", key_file.display());
+        let key =
+            AppKey::from_pem(&std::fs::read(key_file).map_err(|e| in_key_file(&e))?).map_err(|e| in_key_file(&e))?;
+        let secret = read_secret_file(secret_file)
+            .map_err(|e| format!("--github-client-secret-file {}: {e}", secret_file.display()))?;
+        let config = GithubAppConfig {
+            app_id: app_id.clone(),
+            slug: slug.clone(),
+            api_url: self.api_url.clone(),
+            web_url: self.web_url.clone(),
+            client_id: client_id.clone(),
+            client_secret: ClientSecret(secret),
+        };
+        Ok(Some((config, key)))
+    }
+}
+
+/// A secret kept in a file of one line (`PLAY_GITHUB_CLIENT_SECRET_FILE`,
+/// `PLAY_GITHUB_WEBHOOK_SECRET_FILE`): its text without the line break,
+/// which is not part of it.
+pub fn read_secret_file(path: &Path) -> std::io::Result<String> {
+    Ok(std::fs::read_to_string(path)?.trim_end_matches(['\r', '\n']).to_owned())
 }
 
 /// The app's private key, parsed once at start-up. Its `Debug` shows

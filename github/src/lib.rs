@@ -28,7 +28,7 @@ pub mod tokens;
 pub mod testing;
 
 pub use api::{GithubApi, InstallationInfo};
-pub use app::{AppKey, ClientSecret, GithubAppConfig};
+pub use app::{AppKey, AppSettings, ClientSecret, GithubAppConfig};
 pub use tokens::{InstallationToken, TokenCache, TokenScope};
 
 /// Why a call to GitHub failed. Messages name the endpoint and GitHub's

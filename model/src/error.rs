@@ -17,6 +17,13 @@ pub fn push_field_error(errors: &mut FieldErrors, field: impl Into<String>, mess
     errors.entry(field.into()).or_default().push(message.into());
 }
 
+/// Field errors in one line (`field: message; message, field: message`):
+/// the reason a refused launch is recorded with, an offline command's
+/// error.
+pub fn in_one_line(errors: &FieldErrors) -> String {
+    errors.iter().map(|(field, messages)| format!("{field}: {}", messages.join("; "))).collect::<Vec<_>>().join(", ")
+}
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[derive(Debug, thiserror::Error)]

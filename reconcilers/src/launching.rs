@@ -52,6 +52,4 @@ impl Offload for Blocking {
 
 /// Field errors in one line (the reason a refused launch is recorded
 /// with).
-pub(crate) fn describe(errors: &play_model::FieldErrors) -> String {
-    errors.iter().map(|(field, messages)| format!("{field}: {}", messages.join("; "))).collect::<Vec<_>>().join(", ")
-}
+pub(crate) use play_model::error::in_one_line as describe;

@@ -49,6 +49,16 @@ pub fn of(backend: Backend, applied: &[i64]) -> Schema {
     Schema { binary, database, pending }
 }
 
+/// The schema of the database at `url` when it does not exist yet: a
+/// `sqlite://PATH[?options]` whose file is missing is a new, empty
+/// database, said without creating the file. `None` for a database that
+/// exists or is not a file: connect and ask it ([`Store::schema`]).
+pub fn of_missing(url: &str) -> Option<Schema> {
+    let path = url.strip_prefix("sqlite://")?;
+    let file = std::path::Path::new(path.split('?').next().unwrap_or(path));
+    (!file.exists()).then(|| of(Backend::Sqlite, &[]))
+}
+
 impl Store {
     /// The database's schema against this binary's migrations; reads only.
     pub async fn schema(&self) -> Result<Schema> {

@@ -56,6 +56,15 @@ impl SleepAfter {
         }
     }
 
+    /// How long without activity it sleeps after; `None` when it does not
+    /// say (never, or inherit).
+    pub fn duration(self) -> Option<Duration> {
+        match self {
+            SleepAfter::After(d) => Some(d),
+            SleepAfter::Inherit | SleepAfter::Never => None,
+        }
+    }
+
     /// Whether it makes a Playground sleep (a job-mode one may not).
     pub fn sleeps(self) -> bool {
         matches!(self, SleepAfter::After(_))
@@ -108,10 +117,7 @@ impl Sleep {
             (SleepAfter::Inherit, spec) => spec,
             (own, _) => own,
         };
-        match setting {
-            SleepAfter::After(d) => Some(d),
-            SleepAfter::Inherit | SleepAfter::Never => None,
-        }
+        setting.duration()
     }
 
     /// Where the idle clock starts: the latest of its last activity, when
@@ -151,6 +157,15 @@ pub fn parse_after(text: &str) -> Result<SleepAfter, String> {
         ));
     }
     Ok(SleepAfter::After(d))
+}
+
+/// Parses the operator's default `sleep_after` (`PLAY_SLEEP_AFTER`): empty
+/// or `never` never sleeps, else a duration as [`parse_after`] takes it.
+pub fn parse_default(text: &str) -> Result<SleepAfter, String> {
+    if text.trim().is_empty() {
+        return Ok(SleepAfter::Never);
+    }
+    parse_after(text)
 }
 
 /// A change of a stored `sleep_after` setting (a rollout's, a Playspec's):
@@ -207,6 +222,10 @@ mod tests {
         assert!(parse_after("90days").is_err());
         assert!(parse_after("soon").unwrap_err().contains("\"never\""));
         assert_eq!(format_after(Some(Duration::from_secs(5400))).as_deref(), Some("1h 30m"));
+        assert_eq!(parse_default(" "), Ok(SleepAfter::Never), "the operator's default: empty is never");
+        assert_eq!(parse_default("never").map(SleepAfter::duration), Ok(None));
+        assert_eq!(parse_default("30m").map(SleepAfter::duration), Ok(Some(Duration::from_secs(1800))));
+        assert!(parse_default("1s").is_err());
         assert_eq!(parse_change(None), Ok(None));
         assert_eq!(parse_change(Some(None)), Ok(Some(SleepAfter::Inherit)));
         assert_eq!(parse_change(Some(Some("1h"))), Ok(Some(SleepAfter::After(Duration::from_secs(3600)))));

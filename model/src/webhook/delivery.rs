@@ -71,6 +71,19 @@ pub fn default_retry_schedule() -> Vec<Duration> {
     [10, 30, 120, 600, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600].into_iter().map(Duration::from_secs).collect()
 }
 
+/// A retry schedule as the operator writes it (`PLAY_WEBHOOK_RETRY_SCHEDULE`):
+/// durations, comma-separated (`10s,30s,2m`).
+pub fn retry_schedule_text(schedule: &[Duration]) -> String {
+    schedule.iter().map(|d| humantime::format_duration(*d).to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// Parses [`retry_schedule_text`]'s form (blanks around a duration and
+/// empty entries are skipped); the error names the duration that is wrong.
+pub fn parse_retry_schedule(text: &str) -> Result<Vec<Duration>, String> {
+    let durations = text.split(',').map(str::trim).filter(|s| !s.is_empty());
+    durations.map(|s| humantime::parse_duration(s).map_err(|e| format!("{s:?}: {e}"))).collect()
+}
+
 /// When a delivery that has now failed `attempts` times (at least 1) is
 /// tried again: `schedule[attempts - 1]` stretched by `jitter` (a fraction
 /// in `0..1`, drawn per retry, times [`JITTER`]), or `None` when the
@@ -124,6 +137,10 @@ mod tests {
         assert_eq!(retry_delay(&schedule, 9, 0.5), Some(Duration::from_secs(12 * 3600).mul_f64(1.1)));
         assert_eq!(retry_delay(&schedule, 10, 0.0), None);
         assert_eq!(retry_delay(&schedule, 0, 0.0), None);
+        assert_eq!(retry_schedule_text(&schedule), "10s,30s,2m,10m,30m,1h,3h,6h,12h");
+        assert_eq!(parse_retry_schedule(&retry_schedule_text(&schedule)), Ok(schedule));
+        assert_eq!(parse_retry_schedule(" 1s, ,2m"), Ok(vec![Duration::from_secs(1), Duration::from_secs(120)]));
+        assert!(parse_retry_schedule("1s,soon").is_err_and(|e| e.starts_with("\"soon\": ")));
         assert_eq!(retry_delay(&[], 1, 0.0), None);
     }
 
