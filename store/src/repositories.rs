@@ -221,27 +221,18 @@ pub async fn list(store: &Store, account_id: i64) -> Result<Vec<Repository>> {
     shapes::all_of(store, &sql, account_id, repository_from_row).await
 }
 
-/// Records `push` of repository `repository` with its `repo.push` event,
-/// and asks for a sync of every Playzone (of any account) attached to the
-/// repository or whose `scm_url` is one of `urls`, in the same
-/// transaction: a recorded push always reaches the Playzones on it, even
-/// if the process stops before it wakes their loop (the loop's resync
-/// finds the asked-for generation). Their ids, to wake. Access is checked
-/// by the sync itself.
-pub async fn record_push(
-    store: &Store,
-    repository: &Repository,
-    push: &Push,
-    actor: Actor,
-    urls: &[String],
-) -> Result<Vec<i64>> {
-    record_pushes(store, repository, std::slice::from_ref(push), actor, urls).await
-}
-
-/// [`record_push`] of every branch one push moved (a `git push` of
-/// several refs), all in one transaction with one `repo.push` event: a
-/// push of thousands of branches is one write and one event, never one
-/// per branch. Nothing is recorded for an empty `pushes`.
+/// Records `pushes` of repository `repository` with their `repo.push`
+/// event, and asks for a sync of every Playzone (of any account) attached
+/// to the repository or whose `scm_url` is one of `urls`, in the same
+/// transaction: a recorded push always reaches the Playzones on it (its
+/// commit wakes them; a process stopping first leaves the asked-for
+/// generation to the loop's resync). Their ids. Access is checked by the
+/// sync itself.
+///
+/// Every branch one push moved (a `git push` of several refs) is
+/// recorded in one transaction with one `repo.push` event: a push of
+/// thousands of branches is one write and one event, never one per
+/// branch. Nothing is recorded for an empty `pushes`.
 pub async fn record_pushes(
     store: &Store,
     repository: &Repository,
@@ -255,19 +246,8 @@ pub async fn record_pushes(
     store.in_write(async |conn| record_pushes_in(conn, repository, pushes, actor, urls).await).await
 }
 
-/// [`record_push`] in the caller's transaction (a provider's webhook
-/// delivery records its pushes with the delivery).
-pub async fn record_push_in(
-    conn: &mut Conn,
-    repository: &Repository,
-    push: &Push,
-    actor: Actor,
-    urls: &[String],
-) -> Result<Vec<i64>> {
-    record_pushes_in(conn, repository, std::slice::from_ref(push), actor, urls).await
-}
-
-/// [`record_pushes`] in the caller's transaction. The event's `metadata`
+/// [`record_pushes`] in the caller's transaction (a provider's webhook
+/// delivery records its pushes with the delivery). The event's `metadata`
 /// is `{repository, branch, before, after, moves}`: `moves` lists every
 /// branch as `{branch, before, after}` in the order given, and the
 /// top-level `branch`, `before`, `after` repeat the first (the shape one
@@ -320,7 +300,7 @@ pub async fn of_installation_in(conn: &mut Conn, provider: Provider, external_id
 }
 
 /// Bumps the generation of the Playzones on repository `repository_id` or
-/// at one of `urls` (see [`record_push`]); their ids.
+/// at one of `urls` (see [`record_pushes`]); their ids.
 pub(super) async fn ask_sync_in(conn: &mut Conn, repository_id: i64, urls: &[String]) -> Result<Vec<i64>> {
     let query = sqlx::query("SELECT id FROM playzones WHERE repository_id = $1").bind(repository_id);
     let mut ids = shapes::column::<i64>(&mut *conn, query, "id").await?;

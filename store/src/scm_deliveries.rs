@@ -136,7 +136,10 @@ async fn apply(conn: &mut Conn, provider: Provider, change: &Change) -> Result<V
                     old_sha: before.clone(),
                     new_sha: after.clone(),
                 };
-                woken.extend(repositories::record_push_in(conn, &repository, &push, Actor::System, &[]).await?);
+                woken.extend(
+                    repositories::record_pushes_in(conn, &repository, std::slice::from_ref(&push), Actor::System, &[])
+                        .await?,
+                );
             }
         }
     }

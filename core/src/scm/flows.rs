@@ -323,7 +323,7 @@ pub async fn push(
 
 /// Records a push of `branch`; the Playzones on the repository are asked
 /// to sync in the same transaction, and woken by its commit
-/// ([`repositories::record_push`]).
+/// ([`repositories::record_pushes`]).
 /// Their `scm_url` may name it by its clone URL or its web address.
 async fn record(
     ctx: &Recorder<'_>,
@@ -334,7 +334,7 @@ async fn record(
 ) -> Result<()> {
     let push = Push { repository_id: repository.id, branch: branch.to_owned(), old_sha: old, new_sha: new };
     let candidates = url_candidates(ctx.host, &repository.full_name);
-    repositories::record_push(ctx.store, repository, &push, ctx.actor, &candidates).await?;
+    repositories::record_pushes(ctx.store, repository, std::slice::from_ref(&push), ctx.actor, &candidates).await?;
     Ok(())
 }
 

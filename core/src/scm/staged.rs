@@ -221,7 +221,9 @@ impl Staged {
                     new_sha: outcome.commit_sha.clone(),
                 };
                 let urls = url_candidates(plan.host.as_ref(), &repo.full_name);
-                repositories::record_push_in(conn, repo, &push, actor, &urls).await.map_err(at)?;
+                repositories::record_pushes_in(conn, repo, std::slice::from_ref(&push), actor, &urls)
+                    .await
+                    .map_err(at)?;
             }
             written.executed.push(done);
         }
