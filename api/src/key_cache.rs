@@ -192,7 +192,6 @@ pub fn flush(store: &Store, uses: Vec<(i64, Timestamp)>) {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::*;
     use play_model::time;

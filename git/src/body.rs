@@ -204,7 +204,6 @@ impl AsyncRead for Body {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use std::io::Write as _;
 

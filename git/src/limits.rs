@@ -131,7 +131,6 @@ fn unless_gone<T>(result: std::io::Result<T>) -> std::io::Result<Option<T>> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::*;
 

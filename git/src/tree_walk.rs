@@ -96,7 +96,6 @@ impl Walk {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use std::time::Duration;
 

@@ -120,7 +120,6 @@ async fn pause(stop: &CancellationToken) -> bool {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::*;
 

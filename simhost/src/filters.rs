@@ -74,7 +74,6 @@ impl Filters {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
     use super::*;
 
     fn labels(pairs: &[(&str, &str)]) -> HashMap<String, String> {

@@ -131,7 +131,6 @@ pub async fn ensure_account(store: &Store, name: &str) -> Result<(Account, User)
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::*;
 

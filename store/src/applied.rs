@@ -157,7 +157,6 @@ pub async fn forget_retired_in(conn: &mut Conn, playspec_id: i64) -> Result<()> 
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::*;
 

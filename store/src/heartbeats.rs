@@ -69,7 +69,6 @@ pub async fn left_by(store: &Store, gone: &str) -> Result<Vec<i64>> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::*;
 

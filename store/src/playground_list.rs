@@ -106,7 +106,6 @@ pub async fn list(store: &Store, account_id: i64, query: &ListQuery) -> Result<(
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::*;
     use play_model::playground::list::Page;

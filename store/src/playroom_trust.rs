@@ -134,7 +134,6 @@ pub(super) async fn clear_trust(conn: &mut Conn, id: i64, actor: Actor, changed:
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::{same_key, same_pin};
     use play_model::ssh_keys;

@@ -58,7 +58,6 @@ async fn write_reachability<'q>(store: &Store, update: Query<'q, Any, AnyArgumen
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::*;
     use crate::{events, playrooms};

@@ -1,5 +1,3 @@
-#![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
-
 use chrono::TimeZone;
 
 use super::*;

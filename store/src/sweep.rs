@@ -85,7 +85,6 @@ pub async fn playgrounds_in(store: &Store, playroom_id: i64) -> Result<Vec<i64>>
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::*;
     use crate::testing::{insert_playground as playground, insert_playroom as room};

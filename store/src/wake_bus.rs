@@ -109,7 +109,6 @@ pub fn parse(payload: &str) -> Option<(&str, Vec<(&str, i64)>)> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::*;
 

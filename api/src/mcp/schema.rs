@@ -141,7 +141,6 @@ fn rewrite_refs(doc: &Value, value: &mut Value, defs: &mut BTreeMap<String, Valu
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::*;
     use crate::mcp::tools::{TOOLS, find};

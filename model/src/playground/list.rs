@@ -123,7 +123,6 @@ impl ListQuery {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::*;
 

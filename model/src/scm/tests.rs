@@ -1,5 +1,3 @@
-#![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
-
 use super::files::{MAX_PUSH_BYTES, MAX_PUSH_FILES, check_path};
 use super::*;
 use crate::Error;

@@ -172,7 +172,6 @@ pub async fn wanted(
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::*;
     use play_store::{accounts, playrooms};

@@ -47,7 +47,6 @@ impl Expiries {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::*;
     use play_model::testing::playground as a_playground;

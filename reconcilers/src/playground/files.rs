@@ -163,7 +163,6 @@ fn check_entries(archive: &[u8], dir: &str, name: &str, expected: u64) -> std::r
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::super::helper::tar_of;
     use super::*;

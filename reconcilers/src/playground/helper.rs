@@ -134,7 +134,6 @@ impl<'a> Helper<'a> {
 /// of what is uploaded and read back.
 #[cfg(test)]
 pub(super) fn tar_of(entries: &[(&str, tar::EntryType, &[u8], Option<&str>)]) -> Vec<u8> {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
     let mut builder = tar::Builder::new(Vec::new());
     for (path, kind, data, link) in entries {
         let mut header = tar::Header::new_gnu();

@@ -1,5 +1,3 @@
-#![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
-
 use super::super::plan::tests::{container, desired_from, playground};
 use super::super::plan::{Health, Observed, Step, converged, converged_keeping, plan, plan_keeping};
 use super::*;

@@ -2,8 +2,6 @@
 //! or incomplete before its service runs, leave a complete one alone, and
 //! remove an older commit's once nothing outdated can use it.
 
-#![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
-
 use play_model::playground::CreationStep;
 
 use super::super::spec::Desired;

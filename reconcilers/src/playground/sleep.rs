@@ -125,7 +125,6 @@ pub(super) fn deadline(r: &PlaygroundReconciler, p: &Playground) -> Option<play_
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::super::plan::tests::{desired_from, playground};
     use super::*;

@@ -353,7 +353,6 @@ fn marks(archive: &[u8], commit: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use super::super::helper::tar_of;
     use super::*;

@@ -157,7 +157,6 @@ impl SimEngine {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
     use super::*;
 
     #[test]

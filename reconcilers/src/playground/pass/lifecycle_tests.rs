@@ -1,5 +1,3 @@
-#![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
-
 use super::*;
 use crate::runtime::Next;
 use play_model::testing::playground as a_playground;

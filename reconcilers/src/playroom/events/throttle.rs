@@ -139,7 +139,6 @@ pub fn throttle(rx: mpsc::Receiver<Wake>, spacing: Spacing) -> impl Stream<Item 
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use futures::StreamExt;
 

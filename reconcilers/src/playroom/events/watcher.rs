@@ -194,7 +194,6 @@ pub fn playground_of(event: &EventMessage, installation: &str) -> Option<i64> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "test code: a panic is the failure report")]
 
     use bollard::models::{EventActor, EventMessageTypeEnum};
     use play_model::desired::{LABEL_INSTALLATION, LABEL_PLAYGROUND};
