@@ -112,3 +112,68 @@ async fn short_lived(ttl_secs: u64, name: &str, compose: &str) -> (World, i64, S
         w.run_playground(name, spec, &format!("replica-{name}"), Duration::from_secs(60)).await;
     (w, id, project, running)
 }
+
+/// A container name the engine holds with no container behind it yet (a
+/// create still in flight) answers play's create with 409 and the inspect
+/// with 404. The pass waits for the name to settle and then creates its
+/// container. It used to fail the Playground with `No such container`: a
+/// pass that starts while an earlier pass's create is still in the engine
+/// (dropped when a sibling step failed) showed that error instead of its
+/// own (the CI run of b565d9f, `a_planted_play_build_image_is_not_run`).
+///
+/// Here the name is held by a create that looks up a volume plugin that
+/// does not exist: the engine holds the name for about 15 s, then fails
+/// the create and frees it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_container_name_held_by_a_create_in_flight_is_waited_for() {
+    let w = World::start().await;
+    let compose = "services:\n  app:\n    image: play-test/busybox:1\n    command: [\"sleep\", \"3600\"]\n";
+    let spec = w.playspec("held", compose).await;
+    let pg = w.playground("held", spec, serde_json::json!({})).await;
+    let id = pg["id"].as_i64().unwrap();
+    let name = format!("{}-app-1", pg["compose_project"].as_str().unwrap());
+    let mut holder = hold_name(&name);
+
+    let running = w.runtime("replica-held", Duration::from_secs(60));
+    running.handle.wake(id);
+    w.wait_converged(id, "the Playground, once the name is free").await;
+    let errors: Vec<_> = play_store::events::list_for_account(w.app.store(), w.app.account_id)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.entity_id == id && e.action == "error")
+        .filter_map(|e| e.metadata)
+        .collect();
+    assert!(errors.is_empty(), "a pass failed while the engine held the container's name: {errors:?}");
+    // The held create failed by itself, which freed the name for play's.
+    assert!(!holder.wait().unwrap().success());
+    assert_eq!(w.host().containers(id).len(), 1);
+}
+
+/// Makes the engine hold the container name `name` with no container
+/// behind it: a create of that name stuck looking up a volume plugin that
+/// does not exist. Returns once a second create of the name is refused as
+/// taken, with the holding `docker create` (which fails by itself).
+fn hold_name(name: &str) -> std::process::Child {
+    let create = |name: &str| {
+        let mut command = Command::new("docker");
+        let volume = format!("{name}-held:/held");
+        command.args(["create", "--name", name, "--volume-driver", "play-test-no-such-plugin", "-v", &volume]);
+        command.arg(crate::support::docker::BUSYBOX_IMAGE);
+        command
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let mut holder =
+            create(name).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+        // A create that finds the name taken answers at once. One that
+        // reached the engine first holds the name itself until its lookup
+        // fails (the holder was refused): try again.
+        let probe = create(name).output().unwrap();
+        if String::from_utf8_lossy(&probe.stderr).contains("is already in use") {
+            return holder;
+        }
+        holder.wait().unwrap();
+        assert!(Instant::now() < deadline, "the engine never held {name}");
+    }
+}

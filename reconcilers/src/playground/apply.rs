@@ -21,8 +21,12 @@ mod credentials;
 use std::collections::HashMap;
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use bollard::Docker;
-use bollard::models::{EndpointSettings, NetworkConnectRequest, NetworkCreateRequest, VolumeCreateOptions};
+use bollard::models::{
+    ContainerCreateBody, EndpointSettings, NetworkConnectRequest, NetworkCreateRequest, VolumeCreateOptions,
+};
 use bollard::query_parameters::{CreateContainerOptions, InspectContainerOptions, StartContainerOptions};
 use futures::future::try_join_all;
 
@@ -39,6 +43,7 @@ pub use credentials::{build_auth, credentials_for, registry_of};
 use crate::docker::{ownership, remove, status_of};
 use crate::host::{RegistryCredentials, check_registry, pull_image};
 use crate::{Error, Result};
+use play_model::host::HostError;
 
 /// What applying needs besides the steps.
 #[derive(Debug)]
@@ -225,27 +230,8 @@ impl Apply<'_> {
         if let Some(host) = body.host_config.as_mut() {
             host.mounts.get_or_insert_with(Vec::new).extend(file_mounts.into_iter().chain(source_binds));
         }
-        let options = CreateContainerOptions { name: Some(container_name.to_owned()), ..Default::default() };
-        let id = match self.docker.create_container(Some(options), body).await {
-            Ok(created) => created.id,
-            // The name exists: a container created by an earlier,
-            // interrupted pass. Adopt it only if it is ours; the next
-            // observation judges it like any other.
-            Err(e) if status_of(&e) == Some(409) => {
-                let existing = self
-                    .docker
-                    .inspect_container(container_name, None::<InspectContainerOptions>)
-                    .await
-                    .map_err(|e| Error::docker("inspect container", e))?;
-                let labels = existing.config.and_then(|c| c.labels).unwrap_or_default();
-                if !ownership::is_playgrounds(&labels, self.installation, self.playground_id) {
-                    return Err(Error::InvalidSpec(format!(
-                        "the container name {container_name} is taken by a container play does not manage"
-                    )));
-                }
-                return Ok(());
-            }
-            Err(e) => return Err(Error::docker("create container", e)),
+        let Some(id) = self.create_container(container_name, body).await? else {
+            return Ok(());
         };
         // The engine attaches one network at creation; the others now.
         for (network, aliases) in service.container.networks.iter().skip(1) {
@@ -257,7 +243,60 @@ impl Apply<'_> {
         }
         start(self.docker, &id).await
     }
+
+    /// Creates the container `name`: its id, or `None` when the name is
+    /// already this Playground's container (created by an earlier,
+    /// interrupted pass: adopted, and the next observation judges it like
+    /// any other).
+    ///
+    /// A name the engine holds with no container behind it yet (a create
+    /// still in flight, such as a sibling step's that was dropped when
+    /// another step of its group failed, or a removal not finished)
+    /// answers the create with 409 and the inspect with 404. That is not
+    /// an error of the Playground: the name settles within [`NAME_SETTLE`]
+    /// into a container (judged as above) or a free name (created).
+    async fn create_container(&self, name: &str, body: ContainerCreateBody) -> Result<Option<String>> {
+        let settled_by = Instant::now() + NAME_SETTLE;
+        let mut pause = Duration::from_millis(50);
+        loop {
+            let options = CreateContainerOptions { name: Some(name.to_owned()), ..Default::default() };
+            let taken = match self.docker.create_container(Some(options), body.clone()).await {
+                Ok(created) => return Ok(Some(created.id)),
+                Err(e) if status_of(&e) == Some(409) => e,
+                Err(e) => return Err(Error::docker("create container", e)),
+            };
+            match self.docker.inspect_container(name, None::<InspectContainerOptions>).await {
+                Ok(existing) => {
+                    let labels = existing.config.and_then(|c| c.labels).unwrap_or_default();
+                    if !ownership::is_playgrounds(&labels, self.installation, self.playground_id) {
+                        return Err(Error::InvalidSpec(format!(
+                            "the container name {name} is taken by a container play does not manage"
+                        )));
+                    }
+                    return Ok(None);
+                }
+                Err(e) if status_of(&e) == Some(404) && Instant::now() < settled_by => {
+                    tracing::debug!(name, conflict = %taken, "container name held with no container yet; waiting");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(1));
+                }
+                Err(e) if status_of(&e) == Some(404) => {
+                    return Err(Error::Host(HostError::Timeout(format!(
+                        "the engine held the container name {name} with no container behind it (a create or \
+                         removal in flight) for over {NAME_SETTLE:?}"
+                    ))));
+                }
+                Err(e) => return Err(Error::docker("inspect container", e)),
+            }
+        }
+    }
 }
+
+/// How long a create waits for a container name that the engine holds
+/// with no container behind it ([`Apply::create_container`]): above the
+/// engine's own longest hold seen, a create looking up a volume plugin
+/// that does not answer (about 15 s).
+const NAME_SETTLE: Duration = Duration::from_secs(30);
 
 async fn present(docker: &Docker, image: &str) -> bool {
     docker.inspect_image(image).await.is_ok()
