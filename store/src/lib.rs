@@ -123,6 +123,7 @@ pub mod scm_install_states;
 pub mod sessions;
 mod shapes;
 pub mod sign_in_links;
+pub mod snapshot;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub use shapes::On;
