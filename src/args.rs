@@ -78,6 +78,12 @@ pub enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Write one archive of the store, the Git host's repositories and a
+    /// manifest, while `play serve` runs (docs/operations.md).
+    Backup(play_backup::cli::BackupArgs),
+    /// Restore a backup into an empty data directory (or an empty
+    /// PostgreSQL database), checked whole first.
+    Restore(play_backup::cli::RestoreArgs),
     /// Manage accounts (offline, against the configured database).
     #[command(subcommand)]
     Accounts(AccountsCommand),

@@ -26,6 +26,12 @@ impl Settings {
         Ok(Settings { data_dir, database_url, master_key_file })
     }
 
+    /// Where `play backup` and `play restore` find play's data.
+    pub fn paths(&self) -> play_backup::cli::Paths {
+        let (data_dir, database_url) = (self.data_dir.clone(), self.database_url.clone());
+        play_backup::cli::Paths { data_dir, database_url, master_key_file: self.master_key_file.clone() }
+    }
+
     /// Connects to the database and applies migrations.
     pub async fn open_store(&self) -> anyhow::Result<Store> {
         if self.database_url.starts_with("sqlite:") {

@@ -54,6 +54,8 @@ impl Args {
                 eprintln!("migrations applied ({})", store.backend().as_str());
                 Ok(())
             }
+            Command::Backup(args) => Ok(play_backup::cli::backup(settings.paths(), args).await?),
+            Command::Restore(args) => Ok(play_backup::cli::restore(settings.paths(), args).await?),
             Command::Accounts(cmd) => admin::accounts(settings, cmd).await,
             Command::Categories(cmd) => admin::categories(settings, cmd).await,
             Command::Keys(cmd) => admin::keys(settings, cmd).await,

@@ -77,6 +77,16 @@ impl MasterKey {
         }
     }
 
+    /// The key in `path`; `None` when there is no such file (never
+    /// creates one: a restore checks the key the backup was sealed with).
+    pub fn load(path: &Path) -> Result<Option<Self>> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Self::parse(text.trim()).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::Crypto(format!("cannot read master key {}: {e}", path.display()))),
+        }
+    }
+
     fn parse(text: &str) -> Result<Self> {
         let bytes = hex::decode(text).map_err(|_| Error::Crypto("master key file is not hex".into()))?;
         let bytes: [u8; 32] =

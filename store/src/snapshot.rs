@@ -32,6 +32,8 @@ pub struct Contents {
     /// The fingerprint of the master key the data is sealed with (`None`:
     /// no key was recorded yet).
     pub key_fingerprint: Option<String>,
+    /// The highest Playground id in the snapshot (0: none).
+    pub last_playground_id: i64,
     /// Rows of every table, by name (the migrations' table included).
     pub counts: BTreeMap<String, i64>,
 }
@@ -137,8 +139,7 @@ impl Store {
 /// What the SQLite database file at `path` holds, read through a
 /// connection of its own that opens it read-only.
 pub async fn contents_of_sqlite_file(path: &Path) -> Result<Contents> {
-    let url = format!("sqlite://{}?mode=ro", path.display());
-    let mut conn = AnyConnection::connect(&url).await?;
+    let mut conn = open_read_only(path).await?;
     let contents = contents(&mut conn, Backend::Sqlite).await;
     conn.close().await?;
     contents
@@ -147,12 +148,19 @@ pub async fn contents_of_sqlite_file(path: &Path) -> Result<Contents> {
 /// `PRAGMA integrity_check` of the SQLite database file at `path`: `Ok`
 /// when SQLite finds it whole, else what it reports.
 pub async fn check_sqlite_file(path: &Path) -> Result<()> {
-    let url = format!("sqlite://{}?mode=ro", path.display());
-    let mut conn = AnyConnection::connect(&url).await?;
+    let mut conn = open_read_only(path).await?;
     let rows = sqlx::query("PRAGMA integrity_check").fetch_all(&mut conn).await?;
     conn.close().await?;
     let report: Vec<String> = rows.iter().map(|r| r.try_get::<String, _>(0)).collect::<std::result::Result<_, _>>()?;
     if report == ["ok"] { Ok(()) } else { Err(Error::Internal(format!("integrity check: {}", report.join("; ")))) }
+}
+
+/// A connection of its own to the SQLite file at `path`, read-only.
+async fn open_read_only(path: &Path) -> Result<AnyConnection> {
+    // Idempotent; a process that has not connected a store yet (`play
+    // restore`) has no driver installed otherwise.
+    sqlx::any::install_default_drivers();
+    Ok(AnyConnection::connect(&format!("sqlite://{}?mode=ro", path.display())).await?)
 }
 
 async fn contents(conn: &mut AnyConnection, backend: Backend) -> Result<Contents> {
@@ -187,7 +195,13 @@ async fn contents(conn: &mut AnyConnection, backend: Backend) -> Result<Contents
     } else {
         None
     };
-    Ok(Contents { schema, installation: installation.transpose()?.unwrap_or_default(), key_fingerprint, counts })
+    let last_playground_id = if has("playgrounds") {
+        sqlx::query("SELECT COALESCE(MAX(id), 0) AS id FROM playgrounds").fetch_one(&mut *conn).await?.try_get("id")?
+    } else {
+        0
+    };
+    let installation = installation.transpose()?.unwrap_or_default();
+    Ok(Contents { schema, installation, key_fingerprint, last_playground_id, counts })
 }
 
 /// The database's tables, by name.

@@ -23,6 +23,9 @@
 //! - play-outbound, the one outbound HTTP client, is reached by play-git
 //!   and play-reconcilers, and depends on none of axum, bollard, russh,
 //!   play-api, play-reconcilers, play-git;
+//! - play-backup (`play backup`, `play restore`) reads the store through
+//!   play-store and the repositories as files: no flow, no server crate,
+//!   no Docker or SSH client, no libgit2;
 //! - play-testkit, the tests' shared support, is a dev-dependency only: no
 //!   crate reaches it through a normal or build dependency.
 
@@ -124,6 +127,11 @@ fn crate_dependencies_point_the_allowed_way() {
         &["play-core", "play-api", "play-reconcilers", "play-git", "play-github", "axum", "bollard", "russh", "git2"],
     );
     assert!(reachable(&meta, "play-store").contains("sqlx"), "the store speaks SQL");
+    assert_none_of(
+        &meta,
+        "play-backup",
+        &["play-core", "play-api", "play-reconcilers", "play-git", "git2", "axum", "bollard", "russh"],
+    );
     assert_none_of(&meta, "play-git", &["bollard", "play-api", "play-reconcilers", "sqlx", "play-store"]);
     assert_none_of(&meta, "play-github", &["bollard", "russh", "play-api", "play-reconcilers", "play-git", "git2"]);
     assert_none_of(&meta, "play-cli", SERVER);

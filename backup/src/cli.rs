@@ -1,0 +1,133 @@
+//! The command line of `play backup` and `play restore`: their arguments,
+//! what they print, and a progress line on a terminal.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use crate::{Output, Result, Source, Target};
+
+#[derive(Debug, clap::Args)]
+pub struct BackupArgs {
+    /// The archive to write (`.tar.zst`, a new file), or `-` for standard
+    /// output. Default: `play-backup-<UTC time>.tar.zst` here.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+    /// play's own Git host's folder, as `play serve` has it (default
+    /// `<data dir>/repositories`).
+    #[arg(long, env = "PLAY_GIT_HOST_ROOT")]
+    pub git_host_root: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RestoreArgs {
+    /// The archive `play backup` wrote, or `-` for standard input.
+    pub archive: PathBuf,
+    /// play's own Git host's folder to restore the repositories into
+    /// (default `<data dir>/repositories`).
+    #[arg(long, env = "PLAY_GIT_HOST_ROOT")]
+    pub git_host_root: Option<PathBuf>,
+}
+
+/// Where play keeps its data, as the binary resolved it.
+#[derive(Debug, Clone)]
+pub struct Paths {
+    pub data_dir: PathBuf,
+    pub database_url: String,
+    pub master_key_file: PathBuf,
+}
+
+impl Paths {
+    fn git_root(&self, given: Option<PathBuf>) -> PathBuf {
+        given.unwrap_or_else(|| self.data_dir.join("repositories"))
+    }
+}
+
+/// `play backup`: the archive, then one line saying what it holds.
+pub async fn backup(paths: Paths, args: BackupArgs) -> Result<()> {
+    let output = match args.output {
+        Some(path) if path.as_os_str() == "-" => Output::Stdout,
+        Some(path) => Output::File(path),
+        None => Output::File(PathBuf::from(format!(
+            "play-backup-{}.tar.zst",
+            play_model::time::now().format("%Y%m%dT%H%M%SZ")
+        ))),
+    };
+    let source = Source {
+        git_root: paths.git_root(args.git_host_root),
+        data_dir: paths.data_dir,
+        database_url: paths.database_url,
+    };
+    let line = Line::on_terminal("backup");
+    let manifest = crate::backup(&source, &output, &|step| line.show(step)).await?;
+    line.clear();
+    let written = match &output {
+        Output::File(path) => format!("{} ({} bytes)", path.display(), std::fs::metadata(path).map_or(0, |m| m.len())),
+        Output::Stdout => "standard output".to_owned(),
+    };
+    eprintln!(
+        "backup written to {written}: {} store at schema {}, {} rows, {} files",
+        manifest.store.as_str(),
+        manifest.schema_version.unwrap_or(0),
+        manifest.counts.values().sum::<i64>(),
+        manifest.files.len()
+    );
+    Ok(())
+}
+
+/// `play restore ARCHIVE`: the restore, then one line saying what came
+/// back.
+pub async fn restore(paths: Paths, args: RestoreArgs) -> Result<()> {
+    let target = Target {
+        git_root: paths.git_root(args.git_host_root),
+        data_dir: paths.data_dir,
+        database_url: paths.database_url,
+        master_key_file: paths.master_key_file,
+    };
+    let line = Line::on_terminal("restore");
+    let restored = if args.archive.as_os_str() == "-" {
+        crate::restore(std::io::stdin(), &target, &|step| line.show(step)).await
+    } else {
+        let file =
+            std::fs::File::open(&args.archive).map_err(crate::Error::io(format!("open {}", args.archive.display())))?;
+        crate::restore(file, &target, &|step| line.show(step)).await
+    }?;
+    line.clear();
+    let m = &restored.manifest;
+    eprintln!(
+        "restored the backup of {} (play {}, schema {}, installation {}) at schema {}; Playgrounds made after the \
+         backup keep their containers on the Playrooms (docs/operations.md, \"Restoring a backup\")",
+        m.created_at,
+        m.play_version,
+        m.schema_version.unwrap_or(0),
+        m.installation,
+        restored.schema
+    );
+    Ok(())
+}
+
+/// One line on standard error, rewritten at each step; nothing when
+/// standard error is not a terminal (a script, a log).
+struct Line {
+    what: &'static str,
+    shown: bool,
+}
+
+impl Line {
+    fn on_terminal(what: &'static str) -> Line {
+        Line { what, shown: std::io::stderr().is_terminal() }
+    }
+
+    fn show(&self, step: &str) {
+        if self.shown {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K{}: {step}", self.what);
+            let _ = err.flush();
+        }
+    }
+
+    fn clear(&self) {
+        if self.shown {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
