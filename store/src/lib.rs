@@ -115,6 +115,7 @@ pub mod quotas;
 pub mod reachability;
 pub mod repositories;
 pub mod repository_reservations;
+pub mod restores;
 pub mod rollouts;
 pub mod schedules;
 pub mod schema;

@@ -15,6 +15,7 @@ pub mod overview;
 pub mod playroom;
 pub mod playspec;
 pub mod quota;
+pub mod restore;
 pub mod schedule;
 pub mod schema;
 pub mod session;
