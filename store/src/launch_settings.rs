@@ -82,16 +82,33 @@ pub trait Setting: Sized {
     fn settings(&self) -> Option<&Self::Settings>;
 }
 
-/// Implements [`Setting`] for a kind's record whose `id` and `settings`
-/// fields are the row's, read by the kind's `from_row` from `COLUMNS`.
+/// Implements [`Setting`] for a kind's record, whose `id` and `settings`
+/// fields are the row's. Its `from_row` reads the columns both kinds have
+/// once ([`common`]) and each of the kind's own fields with the expression
+/// given for it (`$row` names the row), all from the kind's `COLUMNS`: the
+/// common fields are copied in one place, so a field added to both kinds
+/// is read the same way for either.
 macro_rules! setting {
-    ($record:ty, $owner:expr, $settings:ty) => {
+    ($record:ident, $owner:expr, $settings:ty, |$row:ident| { $($field:ident: $value:expr),* $(,)? }) => {
         impl $crate::launch_settings::Setting for $record {
             const OWNER: $crate::launch_settings::Owner = $owner;
             const COLUMNS: &'static str = COLUMNS;
             type Settings = $settings;
-            fn from_row(row: &AnyRow) -> Result<Self> {
-                from_row(row)
+            fn from_row($row: &AnyRow) -> Result<Self> {
+                let common = $crate::launch_settings::common($row, $owner)?;
+                Ok($record {
+                    id: common.id,
+                    account_id: common.account_id,
+                    template_id: common.template_id,
+                    settings: common.settings,
+                    config_version: common.config_version,
+                    playroom_id: common.playroom_id,
+                    has_variables: common.has_variables,
+                    paused: common.paused,
+                    created_at: common.created_at,
+                    updated_at: common.updated_at,
+                    $($field: $value),*
+                })
             }
             fn id(&self) -> i64 {
                 self.id
@@ -176,13 +193,34 @@ pub(super) struct Activated {
     pub starts: bool,
 }
 
+/// Sets where and with what row `id` of kind `T` launches, and pauses or
+/// resumes it ([`activate_in`]), then runs `beside` (what the kind writes
+/// beside it, from what changed) in the same write transaction, with the
+/// row still locked: the setting as the change leaves it. A row of another
+/// account is `NotFound`.
+pub(super) async fn activate<T: Setting>(
+    store: &Store,
+    secrets: &SecretBox,
+    (account_id, id): (i64, i64),
+    change: &Activation,
+    beside: impl AsyncFnOnce(&mut Conn, Activated) -> Result<()>,
+) -> Result<T> {
+    store
+        .in_write(async |conn| {
+            let done = activate_in(conn, secrets, T::OWNER, (account_id, id), change).await?;
+            beside(conn, done).await?;
+            find_in(conn, id).await?.ok_or(Error::NotFound(T::OWNER.what()))
+        })
+        .await
+}
+
 /// Sets where (`playroom_id`) and with what (`variables`, sealed) row `id`
 /// of `owner` launches, and pauses or resumes it, in the caller's
 /// transaction. The row is locked first (`shapes::lock_row`): what each
 /// kind writes beside it may read the row as this change leaves it. A
 /// Playroom must be one of the account's (a field error otherwise); a row
 /// of another account is `NotFound`.
-pub(super) async fn activate_in(
+async fn activate_in(
     conn: &mut Conn,
     secrets: &SecretBox,
     owner: Owner,

@@ -33,25 +33,12 @@ const RUN_COLUMNS: &str =
 /// The longest log tail a run keeps, in bytes.
 pub const MAX_LOG_TAIL_BYTES: usize = 16 * 1024;
 
-fn from_row(row: &AnyRow) -> Result<Schedule> {
-    let c = launch_settings::common(row, Owner::Schedules)?;
-    Ok(Schedule {
-        id: c.id,
-        account_id: c.account_id,
-        template_id: c.template_id,
-        settings: c.settings,
-        config_version: c.config_version,
-        playroom_id: c.playroom_id,
-        has_variables: c.has_variables,
-        paused: c.paused,
-        next_at: time::opt_from_db(row.try_get("next_at")?)?,
-        last_success_at: time::opt_from_db(row.try_get("last_success_at")?)?,
-        last_failure_at: time::opt_from_db(row.try_get("last_failure_at")?)?,
-        consecutive_failures: row.try_get("consecutive_failures")?,
-        created_at: c.created_at,
-        updated_at: c.updated_at,
-    })
-}
+launch_settings::setting!(Schedule, Owner::Schedules, ScheduleSettings, |row| {
+    next_at: time::opt_from_db(row.try_get("next_at")?)?,
+    last_success_at: time::opt_from_db(row.try_get("last_success_at")?)?,
+    last_failure_at: time::opt_from_db(row.try_get("last_failure_at")?)?,
+    consecutive_failures: row.try_get("consecutive_failures")?,
+});
 
 fn run_from_row(row: &AnyRow) -> Result<ScheduleRun> {
     Ok(ScheduleRun {
@@ -111,8 +98,6 @@ pub async fn sync_in(
     launch_settings::sync_row_in(conn, existing.as_ref(), settings.as_ref(), synced).await
 }
 
-launch_settings::setting!(Schedule, Owner::Schedules, ScheduleSettings);
-
 /// Sets where and with what the schedule runs. A change that starts or
 /// stops it resets its cursor: times that passed while it was paused or
 /// had no Playroom are not "missed".
@@ -123,15 +108,13 @@ pub async fn activate(
     id: i64,
     change: Activation,
 ) -> Result<Schedule> {
-    store
-        .in_write(async |conn| {
-            let done = launch_settings::activate_in(conn, secrets, Owner::Schedules, (account_id, id), &change).await?;
-            if done.after != done.before {
-                sqlx::query("UPDATE schedules SET next_at = NULL WHERE id = $1").bind(id).execute(&mut *conn).await?;
-            }
-            launch_settings::find_in(conn, id).await?.ok_or(Error::NotFound("schedule"))
-        })
-        .await
+    launch_settings::activate(store, secrets, (account_id, id), &change, async |conn, done| {
+        if done.after != done.before {
+            sqlx::query("UPDATE schedules SET next_at = NULL WHERE id = $1").bind(id).execute(&mut *conn).await?;
+        }
+        Ok(())
+    })
+    .await
 }
 
 /// Sets the cursor of a schedule that has none (it just started), if

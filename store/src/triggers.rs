@@ -14,7 +14,7 @@ use sqlx::any::AnyRow;
 
 use super::launch_settings::{self, Owner};
 use super::{Conn, Store, flag, is_set};
-use crate::{Error, Result};
+use crate::Result;
 use play_model::compose::svc;
 use play_model::model::schedule::Activation;
 use play_model::model::trigger::{Authored, Trigger, TriggerSettings};
@@ -25,25 +25,12 @@ use play_model::trigger::DEFAULT_MAX_PLAYGROUNDS;
 const COLUMNS: &str = "id, account_id, template_id, config, config_version, playroom_id, variables, paused, problem, \
                        playzone_id, may_read_playzones, last_pass_at, created_at, updated_at";
 
-fn from_row(row: &AnyRow) -> Result<Trigger> {
-    let c = launch_settings::common(row, Owner::Triggers)?;
-    Ok(Trigger {
-        id: c.id,
-        account_id: c.account_id,
-        template_id: c.template_id,
-        settings: c.settings,
-        config_version: c.config_version,
-        playroom_id: c.playroom_id,
-        has_variables: c.has_variables,
-        paused: c.paused,
-        problem: row.try_get("problem")?,
-        playzone_id: row.try_get("playzone_id")?,
-        may_read_playzones: is_set(row.try_get("may_read_playzones")?),
-        last_pass_at: time::opt_from_db(row.try_get("last_pass_at")?)?,
-        created_at: c.created_at,
-        updated_at: c.updated_at,
-    })
-}
+launch_settings::setting!(Trigger, Owner::Triggers, TriggerSettings, |row| {
+    problem: row.try_get("problem")?,
+    playzone_id: row.try_get("playzone_id")?,
+    may_read_playzones: is_set(row.try_get("may_read_playzones")?),
+    last_pass_at: time::opt_from_db(row.try_get("last_pass_at")?)?,
+});
 
 /// The settings `body`'s `svc.trigger_config` asks for, when enabled (the
 /// body was validated when its version was made).
@@ -131,8 +118,6 @@ fn redirects(
     after.is_some() && (target(before) != target(after) || previous_body != body)
 }
 
-launch_settings::setting!(Trigger, Owner::Triggers, TriggerSettings);
-
 /// Sets where and with what the trigger launches, and pauses or resumes
 /// it. A paused trigger keeps its Playgrounds as they are.
 pub async fn activate(
@@ -143,22 +128,20 @@ pub async fn activate(
     change: Activation,
     may_read_playzones: bool,
 ) -> Result<Trigger> {
-    store
-        .in_write(async |conn| {
-            // The row is locked from here on: a change of the template's
-            // version that clears `may_read_playzones` (`sync_in`) comes
-            // before (and is kept) or after.
-            let done = launch_settings::activate_in(conn, secrets, Owner::Triggers, (account_id, id), &change).await?;
-            if done.starts {
-                sqlx::query("UPDATE triggers SET may_read_playzones = $1 WHERE id = $2")
-                    .bind(flag(may_read_playzones))
-                    .bind(id)
-                    .execute(&mut *conn)
-                    .await?;
-            }
-            launch_settings::find_in(conn, id).await?.ok_or(Error::NotFound("trigger"))
-        })
-        .await
+    launch_settings::activate(store, secrets, (account_id, id), &change, async |conn, done| {
+        // The row is locked since the activation: a change of the
+        // template's version that clears `may_read_playzones` (`sync_in`)
+        // comes before (and is kept) or after.
+        if done.starts {
+            sqlx::query("UPDATE triggers SET may_read_playzones = $1 WHERE id = $2")
+                .bind(flag(may_read_playzones))
+                .bind(id)
+                .execute(&mut *conn)
+                .await?;
+        }
+        Ok(())
+    })
+    .await
 }
 
 /// Records what a pass found: the Playzone it follows and what is in its
