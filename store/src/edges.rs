@@ -23,7 +23,7 @@ use sqlx::any::AnyRow;
 
 use super::events;
 use super::fence::{Fence, Fenced};
-use super::shapes::all;
+use super::shapes::{all, coalesced};
 use super::{Conn, Store, flag, leases};
 use crate::Result;
 use play_model::edge::claims::Claim;
@@ -38,8 +38,7 @@ pub const RECONCILER: &str = "edge";
 /// Concurrent calls share a query that started after each of them
 /// ([`super::coalesce`]).
 pub async fn status(store: &Store, playroom_id: i64) -> Result<Option<EdgeStatus>> {
-    let read = || store.hot_read(|conn| Box::pin(edge_row(conn, playroom_id)));
-    store.reads().edge_status.read(playroom_id, read).await
+    coalesced(store, |reads| &reads.edge_status, playroom_id, |conn| Box::pin(edge_row(conn, playroom_id))).await
 }
 
 const ROUTE_COLUMNS: &str = "playground_id, service, playroom_id, host, claimed_at, live, conflict_with, upstream";
@@ -70,8 +69,8 @@ pub async fn routes_on(conn: &mut Conn, playroom_id: i64) -> Result<Vec<RouteRow
 /// concurrent calls share a query that started after each of them
 /// ([`super::coalesce`]).
 pub async fn routes_of(store: &Store, playground_id: i64) -> Result<BTreeMap<String, RouteRow>> {
-    let read = || store.hot_read(|conn| Box::pin(read_routes_of(conn, playground_id)));
-    store.reads().edge_routes.read(playground_id, read).await
+    coalesced(store, |reads| &reads.edge_routes, playground_id, |conn| Box::pin(read_routes_of(conn, playground_id)))
+        .await
 }
 
 async fn read_routes_of(conn: &mut Conn, playground_id: i64) -> Result<BTreeMap<String, RouteRow>> {

@@ -13,7 +13,7 @@ use serde::Serialize;
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row};
 
-use super::shapes::{all, one_in, set_by_id};
+use super::shapes::{all, coalesced, one_in, set_by_id};
 use super::{Conn, On, Store, flag};
 use super::{events, wakes};
 use crate::{Error, Result};
@@ -183,10 +183,6 @@ pub(super) async fn note_changed_id(conn: &mut Conn, id: i64) -> Result<()> {
     }
 }
 
-/// The Playground `id` of `account_id`. On the store, concurrent calls for
-/// one Playground share a query that started after each of them
-/// ([`super::coalesce`]): as fresh as a query of one's own. On a caller's
-/// connection it is read there, so it sees what that transaction wrote.
 /// The account's Playground running the Playspec named `playspec`, if
 /// one does (a schedule's run finds the launch it made by that name).
 pub async fn by_playspec_name(store: &Store, account_id: i64, playspec: &str) -> Result<Option<i64>> {
@@ -200,14 +196,12 @@ pub async fn by_playspec_name(store: &Store, account_id: i64, playspec: &str) ->
     Ok(query.fetch_optional(&mut *conn).await?.map(|row| row.try_get::<i64, _>("id")).transpose()?)
 }
 
+/// The Playground `id` of `account_id`. On the store, concurrent calls for
+/// one Playground share a query that started after each of them
+/// ([`super::coalesce`]): as fresh as a query of one's own. On a caller's
+/// connection it is read there, so it sees what that transaction wrote.
 pub async fn get(on: impl Into<On<'_>>, account_id: i64, id: i64) -> Result<Playground> {
-    match on.into() {
-        On::Store(store) => {
-            let read = || store.hot_read(|conn| Box::pin(select(conn, account_id, id)));
-            store.reads().playground.read((account_id, id), read).await
-        }
-        On::Tx(conn) => select(conn, account_id, id).await,
-    }
+    coalesced(on, |reads| &reads.playground, (account_id, id), |conn| Box::pin(select(conn, account_id, id))).await
 }
 
 /// [`get`] in the caller's write transaction, with the row locked until it

@@ -16,7 +16,7 @@ use sqlx::any::AnyRow;
 use super::On;
 use super::playroom_trust::{check_trust, clear_trust, cleared_metadata, record_trust, retargeted};
 use super::quotas;
-use super::shapes::{all_of, delete_owned, one_in, set_by_id};
+use super::shapes::{all_of, coalesced, delete_owned, one_in, set_by_id};
 use super::write_shapes::{insert_returning_id, update_unique, write_locked};
 use super::{Conn, Store, flag, is_set};
 use super::{events, wakes};
@@ -184,13 +184,7 @@ pub async fn create(
 /// as a query of one's own; on a caller's connection it is read there, so
 /// it sees what that transaction wrote.
 pub async fn get(on: impl Into<On<'_>>, account_id: i64, id: i64) -> Result<Playroom> {
-    match on.into() {
-        On::Store(store) => {
-            let read = || store.hot_read(|conn| Box::pin(select(conn, account_id, id)));
-            store.reads().playroom.read((account_id, id), read).await
-        }
-        On::Tx(conn) => select(conn, account_id, id).await,
-    }
+    coalesced(on, |reads| &reads.playroom, (account_id, id), |conn| Box::pin(select(conn, account_id, id))).await
 }
 
 /// [`get`] on `conn`, uncoalesced.

@@ -5,8 +5,9 @@
 //! [`maybe_one`]), of every row ([`all`], [`all_of`]) or of one column of
 //! every row ([`column`]), each on the store or a caller's connection, a
 //! one-column update by id ([`set_by_id`]), a delete of an account's row
-//! ([`delete_owned`]) and the lock of a row a transaction reads, decides on
-//! and writes back ([`lock_row`]). (Fenced writes have theirs in `leases::write_fenced`
+//! ([`delete_owned`]), the lock of a row a transaction reads, decides on
+//! and writes back ([`lock_row`]) and a hot read that concurrent callers
+//! share ([`coalesced`]). (Fenced writes have theirs in `leases::write_fenced`
 //! and `playground_status::write`.)
 //!
 //! Each helper takes the SQL text, or the query with its binds, from its
@@ -20,13 +21,18 @@
 //! - [`one`]: a missing row is [`Error::NotFound`] naming what was asked
 //!   for, never a default.
 //!
-//! Imports no other store module, so that any of them may use it.
+//! Imports no other store module but the two leaves `coalesce` and
+//! `hot_conn`, so that any of them may use it.
+
+use std::hash::Hash;
 
 use sqlx::any::{AnyArguments, AnyRow};
 use sqlx::query::Query;
 use sqlx::{Any, Executor, Row};
 
-use super::{Backend, Conn, Store};
+use super::coalesce::Coalescer;
+use super::hot_conn::ReadFuture;
+use super::{Backend, Conn, Reads, Store};
 use crate::{Error, Result};
 
 impl Store {
@@ -229,4 +235,26 @@ where
     T: for<'r> sqlx::Decode<'r, Any> + sqlx::Type<Any>,
 {
     all(on, query, |row| Ok(row.try_get(column)?)).await
+}
+
+/// What `select` reads on `on`. On a store it is a hot read
+/// ([`Store::hot_read`]) that concurrent callers for the same `key` share
+/// through the coalescer `reads` picks ([`super::coalesce`]): each gets
+/// the result of a query that started after its call, as fresh as a query
+/// of its own. On a caller's connection it is read there, uncoalesced, so
+/// it sees what that transaction wrote.
+pub(super) async fn coalesced<K, V>(
+    on: impl Into<On<'_>>,
+    reads: impl FnOnce(&Reads) -> &Coalescer<K, V>,
+    key: K,
+    select: impl for<'c> Fn(&'c mut Conn) -> ReadFuture<'c, V>,
+) -> Result<V>
+where
+    K: Eq + Hash + Clone,
+    V: Clone,
+{
+    match on.into() {
+        On::Store(store) => reads(store.reads()).read(key, || store.hot_read(&select)).await,
+        On::Tx(conn) => select(conn).await,
+    }
 }
