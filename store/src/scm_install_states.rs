@@ -13,11 +13,11 @@
 use sqlx::Row;
 
 use super::Store;
-use super::write_shapes::insert_sweeping_expired;
+use super::write_shapes::insert_one_time_secret;
 use crate::Result;
 use play_model::scm::model::{InstallClaim as Claim, Provider};
 use play_model::time::{self, Timestamp};
-use play_model::token::{TokenPepper, random_base62};
+use play_model::token::TokenPepper;
 
 /// How long an install flow may take, from asking to coming back.
 pub const STATE_LIFETIME: chrono::Duration = chrono::Duration::minutes(30);
@@ -34,20 +34,18 @@ pub async fn create(
     claim: Claim,
     provider: Provider,
 ) -> Result<(String, Timestamp)> {
-    let state = random_base62(STATE_LEN);
-    let now = time::now();
-    let expires_at = now + STATE_LIFETIME;
-    let insert = sqlx::query(
-        "INSERT INTO scm_install_states (state_hash, account_id, provider, expires_at, session_id) \
-         VALUES ($1, $2, $3, $4, $5)",
-    )
-    .bind(pepper.digest(&state))
-    .bind(claim.account_id)
-    .bind(provider.as_str())
-    .bind(time::to_db(&expires_at))
-    .bind(claim.session_id);
-    insert_sweeping_expired(store, "scm_install_states", &now, insert).await?;
-    Ok((state, expires_at))
+    insert_one_time_secret(store, "scm_install_states", (STATE_LEN, STATE_LIFETIME), |state, _now, expires_at| {
+        sqlx::query(
+            "INSERT INTO scm_install_states (state_hash, account_id, provider, expires_at, session_id) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(pepper.digest(state))
+        .bind(claim.account_id)
+        .bind(provider.as_str())
+        .bind(time::to_db(expires_at))
+        .bind(claim.session_id)
+    })
+    .await
 }
 
 /// Who made `state` for `provider`, if the state is one play made, unused

@@ -15,10 +15,10 @@
 use sqlx::Row;
 
 use super::Store;
-use super::write_shapes::insert_sweeping_expired;
+use super::write_shapes::insert_one_time_secret;
 use crate::Result;
 use play_model::time::{self, Timestamp};
-use play_model::token::{TokenPepper, random_base62};
+use play_model::token::TokenPepper;
 
 /// How long a link may wait to be opened.
 pub const LIFETIME: chrono::Duration = chrono::Duration::minutes(10);
@@ -32,20 +32,18 @@ fn context(secret: &str) -> String {
 /// A new link for key `key_id` of `account_id`: its secret and when it
 /// expires. Expired links of any key are cleared on the way.
 pub async fn create(store: &Store, pepper: &TokenPepper, key_id: i64, account_id: i64) -> Result<(String, Timestamp)> {
-    let secret = random_base62(SECRET_LEN);
-    let now = time::now();
-    let expires_at = now + LIFETIME;
-    let insert = sqlx::query(
-        "INSERT INTO sign_in_links (secret_hash, key_id, account_id, created_at, expires_at) \
-         VALUES ($1, $2, $3, $4, $5)",
-    )
-    .bind(pepper.digest(&context(&secret)))
-    .bind(key_id)
-    .bind(account_id)
-    .bind(time::to_db(&now))
-    .bind(time::to_db(&expires_at));
-    insert_sweeping_expired(store, "sign_in_links", &now, insert).await?;
-    Ok((secret, expires_at))
+    insert_one_time_secret(store, "sign_in_links", (SECRET_LEN, LIFETIME), |secret, now, expires_at| {
+        sqlx::query(
+            "INSERT INTO sign_in_links (secret_hash, key_id, account_id, created_at, expires_at) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(pepper.digest(&context(secret)))
+        .bind(key_id)
+        .bind(account_id)
+        .bind(time::to_db(now))
+        .bind(time::to_db(expires_at))
+    })
+    .await
 }
 
 /// The key and account of link `secret`, consumed; `None` for an unknown,

@@ -4,6 +4,7 @@ use play_model::model::account::NewApiKey;
 use play_model::model::event::Actor;
 use play_model::model::quota::QuotaLimits;
 use play_model::scopes::ScopeSet;
+use play_model::token::random_base62;
 
 async fn key(store: &Store, expires_at: Option<Timestamp>) -> (i64, i64) {
     let (account, user) = accounts::create_account(store, &format!("a{}", random_base62(6))).await.unwrap();

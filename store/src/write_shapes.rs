@@ -5,8 +5,8 @@
 //! still reads at its call site.
 //!
 //! - [`write_one`]: one statement in a write transaction of its own;
-//! - [`insert_sweeping_expired`]: an insert into a table of one-time
-//!   secrets that first deletes the expired ones;
+//! - [`insert_one_time_secret`]: a new one-time secret stored in its
+//!   table, which first loses the expired ones;
 //! - [`set_pair_by_id`]: two columns of one row set together, as
 //!   `shapes::set_by_id` sets one;
 //! - [`insert_returning_id`], [`update_unique`]: an insert or update of
@@ -25,6 +25,7 @@ use super::shapes::lock_row;
 use super::{Conn, On, OnUnique, Store};
 use crate::{Error, Result};
 use play_model::time::{self, Timestamp};
+use play_model::token::random_base62;
 
 /// Runs `query`, one statement, in a write transaction of its own
 /// ([`Store::in_write`]) and answers how many rows it changed. A write
@@ -36,26 +37,36 @@ pub(super) async fn write_one<'q>(store: &Store, query: Query<'q, Any, AnyArgume
     store.in_write(async |conn| Ok(query.execute(&mut *conn).await?.rows_affected())).await
 }
 
-/// Runs `insert` in a write transaction of its own, after deleting the rows
-/// of `table` whose `expires_at` is `now` or earlier. A table of one-time
-/// secrets (sign-in links, install states) is swept this way whenever a new
-/// one is made, so it holds the live secrets and no more than those that
-/// expired since. `table` is a constant of the calling module, never tenant
-/// input.
-pub(super) async fn insert_sweeping_expired<'q>(
+/// Makes a one-time secret of `len` random base62 characters that lives
+/// `lifetime`, and stores it with `insert` (given the secret, now and when
+/// it expires; it binds what the table keeps, a digest of the secret,
+/// never the secret itself) in a write transaction of its own, after
+/// deleting the rows of `table` whose `expires_at` is now or earlier.
+/// Answers the secret and when it expires.
+///
+/// A table of one-time secrets (sign-in links, install states) is swept
+/// this way whenever a new one is made, so it holds the live secrets and no
+/// more than those that expired since. `table` is a constant of the
+/// calling module, never tenant input.
+pub(super) async fn insert_one_time_secret<'q>(
     store: &Store,
     table: &'static str,
-    now: &Timestamp,
-    insert: Query<'q, Any, AnyArguments<'q>>,
-) -> Result<()> {
+    (len, lifetime): (usize, chrono::Duration),
+    insert: impl FnOnce(&str, &Timestamp, &Timestamp) -> Query<'q, Any, AnyArguments<'q>>,
+) -> Result<(String, Timestamp)> {
+    let secret = random_base62(len);
+    let now = time::now();
+    let expires_at = now + lifetime;
+    let insert = insert(&secret, &now, &expires_at);
     let sweep = format!("DELETE FROM {table} WHERE expires_at <= $1");
     store
         .in_write(async |conn| {
-            sqlx::query(&sweep).bind(time::to_db(now)).execute(&mut *conn).await?;
+            sqlx::query(&sweep).bind(time::to_db(&now)).execute(&mut *conn).await?;
             insert.execute(&mut *conn).await?;
             Ok(())
         })
-        .await
+        .await?;
+    Ok((secret, expires_at))
 }
 
 /// Runs `sql`, `UPDATE <table> SET <a> = $1, <b> = $2 WHERE id = $3`: two
