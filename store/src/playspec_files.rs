@@ -47,6 +47,29 @@ fn path_taken(path: &str) -> Error {
     Error::field("mount_path", format!("another mounted file already uses {path}"))
 }
 
+/// Runs `work`, a change of Playspec `playspec_id`'s mounted files or
+/// registry credentials, as a write on `on` (the module's two rules in one
+/// place): refused while the Playspec is locked (`ensure_unlocked`, which
+/// also locks its row, so the changes of one Playspec run one at a time)
+/// and, once `work` succeeded, recorded as `playspec.updated` (`touch_in`)
+/// in the same transaction.
+async fn write_change<T>(
+    on: impl Into<On<'_>>,
+    by: Acting,
+    playspec_id: i64,
+    work: impl AsyncFnOnce(&mut Conn) -> Result<T>,
+) -> Result<T> {
+    let Acting { account_id, actor } = by;
+    on.into()
+        .write(async |conn| {
+            ensure_unlocked(conn, account_id, playspec_id).await?;
+            let out = work(conn).await?;
+            touch_in(conn, account_id, playspec_id, actor).await?;
+            Ok(out)
+        })
+        .await
+}
+
 pub async fn list_files(on: impl Into<On<'_>>, playspec_id: i64) -> Result<Vec<MountedFile>> {
     let sql = format!("SELECT {FILE_COLUMNS} FROM playspec_mounted_files WHERE playspec_id = $1 ORDER BY id");
     all(on, sqlx::query(&sql).bind(playspec_id), file_from_row).await
@@ -105,49 +128,45 @@ pub async fn add_file(
     playspec_id: i64,
     file: NewMountedFile,
 ) -> Result<MountedFile> {
-    let Acting { account_id, actor } = by;
-    on.into()
-        .write(async |conn| {
-            // Locks the Playspec row: adds to one Playspec run one at a
-            // time, so the count below cannot race.
-            ensure_unlocked(conn, account_id, playspec_id).await?;
-            let count: i64 = sqlx::query("SELECT COUNT(*) AS n FROM playspec_mounted_files WHERE playspec_id = $1")
-                .bind(playspec_id)
-                .fetch_one(&mut *conn)
-                .await?
-                .try_get("n")?;
-            if count >= MAX_FILES_PER_PLAYSPEC {
-                return Err(Error::field(
-                    "file",
-                    format!("a Playspec holds at most {MAX_FILES_PER_PLAYSPEC} mounted files; remove one first"),
-                ));
-            }
-            if let Some(path) = &file.path {
-                ensure_path_free(conn, playspec_id, path, None).await?;
-            }
-            let now = time::to_db(&time::now());
-            let size = i64::try_from(file.content.len()).map_err(|_| Error::field("file", "is too large"))?;
-            let sha256 = hex::encode(Sha256::digest(&file.content));
-            let insert = sqlx::query(
-                "INSERT INTO playspec_mounted_files (playspec_id, name, mount_path, path, target_services, readonly, \
+    // The Playspec row is locked: adds to one Playspec run one at a time,
+    // so the count below cannot race.
+    write_change(on, by, playspec_id, async |conn| {
+        let count: i64 = sqlx::query("SELECT COUNT(*) AS n FROM playspec_mounted_files WHERE playspec_id = $1")
+            .bind(playspec_id)
+            .fetch_one(&mut *conn)
+            .await?
+            .try_get("n")?;
+        if count >= MAX_FILES_PER_PLAYSPEC {
+            return Err(Error::field(
+                "file",
+                format!("a Playspec holds at most {MAX_FILES_PER_PLAYSPEC} mounted files; remove one first"),
+            ));
+        }
+        if let Some(path) = &file.path {
+            ensure_path_free(conn, playspec_id, path, None).await?;
+        }
+        let now = time::to_db(&time::now());
+        let size = i64::try_from(file.content.len()).map_err(|_| Error::field("file", "is too large"))?;
+        let sha256 = hex::encode(Sha256::digest(&file.content));
+        let insert = sqlx::query(
+            "INSERT INTO playspec_mounted_files (playspec_id, name, mount_path, path, target_services, readonly, \
          content, size, sha256, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) \
          RETURNING id",
-            )
-            .bind(playspec_id)
-            .bind(&file.name)
-            .bind(&file.mount_path)
-            .bind(&file.path)
-            .bind(serde_json::to_string(&file.target_services).unwrap_or_else(|_| "[]".into()))
-            .bind(flag(file.readonly))
-            .bind(file.content)
-            .bind(size)
-            .bind(sha256)
-            .bind(&now);
-            let id = insert_returning_id(conn, insert, || path_taken(&file.mount_path)).await?;
-            touch_in(conn, account_id, playspec_id, actor).await?;
-            file_in(conn, playspec_id, id).await
-        })
-        .await
+        )
+        .bind(playspec_id)
+        .bind(&file.name)
+        .bind(&file.mount_path)
+        .bind(&file.path)
+        .bind(serde_json::to_string(&file.target_services).unwrap_or_else(|_| "[]".into()))
+        .bind(flag(file.readonly))
+        .bind(file.content)
+        .bind(size)
+        .bind(sha256)
+        .bind(&now);
+        let id = insert_returning_id(conn, insert, || path_taken(&file.mount_path)).await?;
+        file_in(conn, playspec_id, id).await
+    })
+    .await
 }
 
 pub async fn update_file(
@@ -157,32 +176,28 @@ pub async fn update_file(
     file_id: i64,
     change: MountedFileChange,
 ) -> Result<MountedFile> {
-    let Acting { account_id, actor } = by;
-    on.into()
-        .write(async |conn| {
-            ensure_unlocked(conn, account_id, playspec_id).await?;
-            let current = file_in(conn, playspec_id, file_id).await?;
-            let mount_path = change.mount_path.unwrap_or(current.mount_path);
-            let path = change.path.unwrap_or(current.path);
-            if let Some(path) = &path {
-                ensure_path_free(conn, playspec_id, path, Some(file_id)).await?;
-            }
-            let update = sqlx::query(
-        "UPDATE playspec_mounted_files SET mount_path = $1, target_services = $2, readonly = $3, updated_at = $4, \
+    write_change(on, by, playspec_id, async |conn| {
+        let current = file_in(conn, playspec_id, file_id).await?;
+        let mount_path = change.mount_path.unwrap_or(current.mount_path);
+        let path = change.path.unwrap_or(current.path);
+        if let Some(path) = &path {
+            ensure_path_free(conn, playspec_id, path, Some(file_id)).await?;
+        }
+        let update = sqlx::query(
+            "UPDATE playspec_mounted_files SET mount_path = $1, target_services = $2, readonly = $3, updated_at = $4, \
          path = $7 WHERE id = $5 AND playspec_id = $6",
-    )
-    .bind(&mount_path)
-    .bind(serde_json::to_string(&change.target_services.unwrap_or(current.target_services)).unwrap_or_default())
-    .bind(flag(change.readonly.unwrap_or(current.readonly)))
-    .bind(time::to_db(&time::now()))
-    .bind(file_id)
-    .bind(playspec_id)
-    .bind(&path);
-            update_unique(conn, update, || path_taken(&mount_path)).await?;
-            touch_in(conn, account_id, playspec_id, actor).await?;
-            file_in(conn, playspec_id, file_id).await
-        })
-        .await
+        )
+        .bind(&mount_path)
+        .bind(serde_json::to_string(&change.target_services.unwrap_or(current.target_services)).unwrap_or_default())
+        .bind(flag(change.readonly.unwrap_or(current.readonly)))
+        .bind(time::to_db(&time::now()))
+        .bind(file_id)
+        .bind(playspec_id)
+        .bind(&path);
+        update_unique(conn, update, || path_taken(&mount_path)).await?;
+        file_in(conn, playspec_id, file_id).await
+    })
+    .await
 }
 
 pub async fn remove_file(store: &Store, account_id: i64, playspec_id: i64, file_id: i64, actor: Actor) -> Result<()> {
@@ -202,16 +217,14 @@ async fn remove(
     what: &'static str,
     actor: Actor,
 ) -> Result<()> {
-    store
-        .in_write(async |tx| {
-            ensure_unlocked(tx, account_id, playspec_id).await?;
-            let removed = sqlx::query(sql).bind(id).bind(playspec_id).execute(&mut *tx).await?;
-            if removed.rows_affected() == 0 {
-                return Err(Error::NotFound(what));
-            }
-            touch_in(tx, account_id, playspec_id, actor).await
-        })
-        .await
+    write_change(store, Acting::new(account_id, actor), playspec_id, async |tx| {
+        let removed = sqlx::query(sql).bind(id).bind(playspec_id).execute(&mut *tx).await?;
+        if removed.rows_affected() == 0 {
+            return Err(Error::NotFound(what));
+        }
+        Ok(())
+    })
+    .await
 }
 
 fn credential_context(playspec_id: i64, registry_url: &str) -> String {
@@ -264,29 +277,26 @@ pub async fn add_credential(
     actor: Actor,
 ) -> Result<RegistryCredential> {
     let NewRegistryCredential { registry_type, registry_url, username, secret } = credential;
-    on.into()
-        .write(async |conn| {
-            ensure_unlocked(conn, account_id, playspec_id).await?;
-            let now = time::now();
-            let inserted = sqlx::query(
-                "INSERT INTO playspec_registry_credentials (playspec_id, registry_type, registry_url, username, \
+    write_change(on, Acting::new(account_id, actor), playspec_id, async |conn| {
+        let now = time::now();
+        let inserted = sqlx::query(
+            "INSERT INTO playspec_registry_credentials (playspec_id, registry_type, registry_url, username, \
                  secret, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
-            )
-            .bind(playspec_id)
-            .bind(&registry_type)
-            .bind(&registry_url)
-            .bind(&username)
-            .bind(secrets.seal(&secret, &credential_context(playspec_id, &registry_url))?)
-            .bind(time::to_db(&now))
-            .fetch_one(&mut *conn)
-            .await;
-            let id: i64 = inserted
-                .on_unique(|| Error::field("registry_url", format!("a credential for {registry_url} already exists")))?
-                .try_get("id")?;
-            touch_in(conn, account_id, playspec_id, actor).await?;
-            Ok(RegistryCredential { id, registry_type, registry_url, username, created_at: now })
-        })
-        .await
+        )
+        .bind(playspec_id)
+        .bind(&registry_type)
+        .bind(&registry_url)
+        .bind(&username)
+        .bind(secrets.seal(&secret, &credential_context(playspec_id, &registry_url))?)
+        .bind(time::to_db(&now))
+        .fetch_one(&mut *conn)
+        .await;
+        let id: i64 = inserted
+            .on_unique(|| Error::field("registry_url", format!("a credential for {registry_url} already exists")))?
+            .try_get("id")?;
+        Ok(RegistryCredential { id, registry_type, registry_url, username, created_at: now })
+    })
+    .await
 }
 
 pub async fn remove_credential(store: &Store, account_id: i64, playspec_id: i64, id: i64, actor: Actor) -> Result<()> {
