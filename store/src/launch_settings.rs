@@ -240,13 +240,7 @@ async fn activate_in(
     }
     let after = (change.playroom_id.unwrap_or(before.0), change.paused.unwrap_or(before.1));
     let sql = format!("UPDATE {} SET playroom_id = $1, paused = $2, updated_at = $3 WHERE id = $4", owner.table());
-    sqlx::query(&sql)
-        .bind(after.0)
-        .bind(flag(after.1))
-        .bind(time::to_db(&time::now()))
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
+    super::write_shapes::update_touched(&mut *conn, sqlx::query(&sql).bind(after.0).bind(flag(after.1)), id).await?;
     if let Some(variables) = &change.variables {
         set_variables_in(conn, secrets, owner, id, variables).await?;
     }

@@ -14,6 +14,7 @@ use sqlx::any::AnyRow;
 use sqlx::{Any, Row};
 
 use super::shapes::{all, coalesced, one_in, set_by_id};
+use super::write_shapes::update_touched;
 use super::{Conn, On, Store, flag};
 use super::{events, wakes};
 use crate::{Error, Result};
@@ -282,13 +283,13 @@ pub(super) async fn mark_destroying_at(conn: &mut Conn, id: i64, at: Timestamp) 
 
 /// Runs `sql`, `UPDATE playgrounds SET <column> = $1, updated_at = $2
 /// WHERE id = $3`: one column of Playground `id` set to `value`, and
-/// `updated_at` to now (the reconciler's one-column writes).
+/// `updated_at` to now (the reconciler's one-column writes), as
+/// `write_shapes::update_touched` sets any row's.
 pub(super) async fn set_in<'q, T>(conn: &mut Conn, sql: &'q str, value: T, id: i64) -> Result<()>
 where
     T: 'q + Send + sqlx::Encode<'q, Any> + sqlx::Type<Any>,
 {
-    sqlx::query(sql).bind(value).bind(time::to_db(&time::now())).bind(id).execute(&mut *conn).await?;
-    Ok(())
+    update_touched(conn, sqlx::query(sql).bind(value), id).await
 }
 
 /// Sets `expires_at`.

@@ -17,7 +17,7 @@ use super::On;
 use super::playroom_trust::{check_trust, clear_trust, cleared_metadata, record_trust, retargeted};
 use super::quotas;
 use super::shapes::{all_of, coalesced, delete_owned, one_in, set_by_id};
-use super::write_shapes::{insert_returning_id, update_unique, write_locked};
+use super::write_shapes::{insert_returning_id, update_touched, update_unique, write_locked};
 use super::{Conn, Store, flag, is_set};
 use super::{events, wakes};
 use crate::{Error, Result};
@@ -297,14 +297,9 @@ pub async fn update(
 }
 
 async fn set_key_in(conn: &mut Conn, secrets: &SecretBox, id: i64, private: &str, public: &str) -> Result<()> {
-    sqlx::query("UPDATE playrooms SET ssh_private_key = $1, ssh_public_key = $2, updated_at = $3 WHERE id = $4")
-        .bind(secrets.seal(private, &key_context(id))?)
-        .bind(public)
-        .bind(time::to_db(&time::now()))
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
+    let update =
+        sqlx::query("UPDATE playrooms SET ssh_private_key = $1, ssh_public_key = $2, updated_at = $3 WHERE id = $4");
+    update_touched(conn, update.bind(secrets.seal(private, &key_context(id))?).bind(public), id).await
 }
 
 /// Replaces the key pair (generate_ssh_key). A new key is another way

@@ -12,6 +12,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::quotas;
+use super::write_shapes::update_touched;
 use super::{Conn, OnUnique, Store, flag, shapes};
 use super::{events, wakes};
 use crate::{Error, Result};
@@ -188,14 +189,8 @@ pub async fn set_default_branch_in(conn: &mut Conn, id: i64, branch: &str) -> Re
 /// Sets a repository's description and visibility (apply), in the
 /// caller's transaction.
 pub async fn set_settings_in(conn: &mut Conn, id: i64, description: &str, private: bool) -> Result<()> {
-    sqlx::query("UPDATE repositories SET description = $1, private = $2, updated_at = $3 WHERE id = $4")
-        .bind(description)
-        .bind(flag(private))
-        .bind(time::to_db(&time::now()))
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
+    let update = sqlx::query("UPDATE repositories SET description = $1, private = $2, updated_at = $3 WHERE id = $4");
+    update_touched(conn, update.bind(description).bind(flag(private)), id).await
 }
 
 pub async fn get_in(conn: &mut Conn, account_id: i64, id: i64) -> Result<Repository> {

@@ -20,6 +20,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::shapes::{all, one};
+use super::write_shapes::update_touched;
 use super::{Conn, Store, events};
 use crate::{Error, Result};
 use play_model::model::event::{Actor, NewEvent};
@@ -301,14 +302,8 @@ pub async fn refuse(
 }
 
 async fn set_status_in(conn: &mut Conn, id: i64, status: TargetStatus, reason: Option<&str>) -> Result<()> {
-    sqlx::query("UPDATE trigger_targets SET status = $1, reason = $2, updated_at = $3 WHERE id = $4")
-        .bind(status.as_str())
-        .bind(reason)
-        .bind(time::to_db(&time::now()))
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
+    let update = sqlx::query("UPDATE trigger_targets SET status = $1, reason = $2, updated_at = $3 WHERE id = $4");
+    update_touched(conn, update.bind(status.as_str()).bind(reason), id).await
 }
 
 /// What target `id` last reported.

@@ -9,6 +9,8 @@
 //!   table, which first loses the expired ones;
 //! - [`set_pair_by_id`]: two columns of one row set together, as
 //!   `shapes::set_by_id` sets one;
+//! - [`update_touched`]: an update of a row's columns that also sets its
+//!   `updated_at`;
 //! - [`insert_returning_id`], [`update_unique`]: an insert or update of
 //!   a row with a unique name, the caller's error for a name taken;
 //! - [`write_locked`]: a write that reads a row, decides on it and writes
@@ -84,6 +86,19 @@ where
     B: 'q + Send + Encode<'q, Any> + Type<Any>,
 {
     sqlx::query(sql).bind(a).bind(b).bind(id).execute(executor).await?;
+    Ok(())
+}
+
+/// Runs `update`, `UPDATE <table> SET <column> = $1, .., updated_at = $n
+/// WHERE id = $n+1` with its columns' values bound, on `executor`: binds
+/// now as the row's `updated_at` and then `id`, so the change shows as the
+/// row's latest (a key, a status and its reason, where a row launches).
+pub(super) async fn update_touched<'q, 'c>(
+    executor: impl Executor<'c, Database = Any>,
+    update: Query<'q, Any, AnyArguments<'q>>,
+    id: i64,
+) -> Result<()> {
+    update.bind(time::to_db(&time::now())).bind(id).execute(executor).await?;
     Ok(())
 }
 
