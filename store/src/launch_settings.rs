@@ -1,14 +1,15 @@
 //! What the store of schedules and of triggers share, the one idea of a
 //! launch setting with two kinds ([`Owner`]): both are made from the latest
 //! version of a template, both launch on one of the account's Playrooms,
-//! paused or not ([`activate_in`]), and both keep the launch variables an
+//! paused or not ([`activate`]), and both keep the launch variables an
 //! account gives them, sealed.
 //!
 //! The reads every kind has (`get`, `find`, `list`, `ids`, `of_template`,
-//! `variables`) are generic over the kind's record ([`Setting`]): callers
-//! name the kind, `launch_settings::find::<Schedule>(store, id)`. What only
-//! one kind has (a schedule's runs and cursor, a trigger's targets and
-//! pass) stays in `schedules` and `triggers`.
+//! `variables`) and its activation (`activate`) are generic over the kind's
+//! record ([`Setting`]): callers name the kind,
+//! `launch_settings::find::<Schedule>(store, id)`. What only one kind has
+//! (a schedule's runs and cursor, a trigger's targets, pass and right to
+//! read Playzones) stays in `schedules` and `triggers`.
 //!
 //! Not through `store::templates`: it calls `schedules::sync_in` and
 //! `triggers::sync_in`, which read the version here.
@@ -80,16 +81,28 @@ pub trait Setting: Sized {
     fn id(&self) -> i64;
     /// The settings the row holds; `None` when its version turned it off.
     fn settings(&self) -> Option<&Self::Settings>;
+    /// What this kind writes beside an activation of row `id` ([`activate`]),
+    /// in its transaction, the row locked: `done` is what changed,
+    /// `may_read_playzones` whether the key that made the change may.
+    fn activated(
+        conn: &mut Conn,
+        id: i64,
+        done: Activated,
+        may_read_playzones: bool,
+    ) -> impl Future<Output = Result<()>> + Send;
 }
 
 /// Implements [`Setting`] for a kind's record, whose `id` and `settings`
-/// fields are the row's. Its `from_row` reads the columns both kinds have
-/// once ([`common`]) and each of the kind's own fields with the expression
-/// given for it (`$row` names the row), all from the kind's `COLUMNS`: the
-/// common fields are copied in one place, so a field added to both kinds
-/// is read the same way for either.
+/// fields are the row's, with `$activated` as [`Setting::activated`]. Its
+/// `from_row` reads the columns both kinds have once ([`common`]) and each
+/// of the kind's own fields with the expression given for it (`$row` names
+/// the row), all from the kind's `COLUMNS`: the common fields are copied
+/// in one place, so a field added to both kinds is read the same way.
 macro_rules! setting {
-    ($record:ident, $owner:expr, $settings:ty, |$row:ident| { $($field:ident: $value:expr),* $(,)? }) => {
+    (
+        $record:ident, $owner:expr, $settings:ty, activated = $activated:path,
+        |$row:ident| { $($field:ident: $value:expr),* $(,)? }
+    ) => {
         impl $crate::launch_settings::Setting for $record {
             const OWNER: $crate::launch_settings::Owner = $owner;
             const COLUMNS: &'static str = COLUMNS;
@@ -115,6 +128,14 @@ macro_rules! setting {
             }
             fn settings(&self) -> Option<&$settings> {
                 self.settings.as_ref()
+            }
+            fn activated(
+                conn: &mut $crate::Conn,
+                id: i64,
+                done: $crate::launch_settings::Activated,
+                may_read_playzones: bool,
+            ) -> impl Future<Output = Result<()>> + Send {
+                $activated(conn, id, done, may_read_playzones)
             }
         }
     };
@@ -183,32 +204,34 @@ pub async fn list<T: Setting>(store: &Store, account_id: i64) -> Result<Vec<T>> 
     super::shapes::all(&mut *conn, sqlx::query(&sql).bind(account_id), T::from_row).await
 }
 
-/// Where a row launches before and after an [`activate_in`], and whether
+/// Where a row launches before and after an [`activate`], and whether
 /// the change starts it (a Playroom given, or unpaused): what each kind
-/// resets or records beside it.
+/// resets or records beside it ([`Setting::activated`]).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Activated {
+pub struct Activated {
     pub before: (Option<i64>, bool),
     pub after: (Option<i64>, bool),
     pub starts: bool,
 }
 
-/// Sets where and with what row `id` of kind `T` launches, and pauses or
-/// resumes it ([`activate_in`]), then runs `beside` (what the kind writes
-/// beside it, from what changed) in the same write transaction, with the
-/// row still locked: the setting as the change leaves it. A row of another
-/// account is `NotFound`.
-pub(super) async fn activate<T: Setting>(
+/// Sets where and with what the account's setting `id` of kind `T`
+/// launches, and pauses or resumes it ([`activate_in`]), with what the
+/// kind writes beside it ([`Setting::activated`]) in the same write
+/// transaction, the row locked throughout. `may_read_playzones`: whether
+/// the key that makes the change may read Playzones (a trigger that starts
+/// takes that right). The setting as the change leaves it; `NotFound` for
+/// another account's.
+pub async fn activate<T: Setting>(
     store: &Store,
     secrets: &SecretBox,
     (account_id, id): (i64, i64),
-    change: &Activation,
-    beside: impl AsyncFnOnce(&mut Conn, Activated) -> Result<()>,
+    change: Activation,
+    may_read_playzones: bool,
 ) -> Result<T> {
     store
         .in_write(async |conn| {
-            let done = activate_in(conn, secrets, T::OWNER, (account_id, id), change).await?;
-            beside(conn, done).await?;
+            let done = activate_in(conn, secrets, T::OWNER, (account_id, id), &change).await?;
+            T::activated(conn, id, done, may_read_playzones).await?;
             find_in(conn, id).await?.ok_or(Error::NotFound(T::OWNER.what()))
         })
         .await

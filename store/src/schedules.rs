@@ -15,15 +15,14 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::launch_settings::{self, Owner};
+use super::launch_settings::{self, Activated, Owner};
 use super::shapes::all;
 use super::{Conn, Store, events};
 use crate::{Error, Result};
 use play_model::compose::svc;
 use play_model::model::event::{Actor, NewEvent};
-use play_model::model::schedule::{Activation, RunEnd, RunStatus, Schedule, ScheduleRun, ScheduleSettings};
+use play_model::model::schedule::{RunEnd, RunStatus, Schedule, ScheduleRun, ScheduleSettings};
 use play_model::schedule::{DEFAULT_STARTING_DEADLINE, Plan, Policy};
-use play_model::secrets::SecretBox;
 use play_model::time::{self, Timestamp};
 
 const COLUMNS: &str = "id, account_id, template_id, config, config_version, playroom_id, variables, paused, next_at, \
@@ -33,7 +32,7 @@ const RUN_COLUMNS: &str =
 /// The longest log tail a run keeps, in bytes.
 pub const MAX_LOG_TAIL_BYTES: usize = 16 * 1024;
 
-launch_settings::setting!(Schedule, Owner::Schedules, ScheduleSettings, |row| {
+launch_settings::setting!(Schedule, Owner::Schedules, ScheduleSettings, activated = reset_cursor_in, |row| {
     next_at: time::opt_from_db(row.try_get("next_at")?)?,
     last_success_at: time::opt_from_db(row.try_get("last_success_at")?)?,
     last_failure_at: time::opt_from_db(row.try_get("last_failure_at")?)?,
@@ -98,23 +97,14 @@ pub async fn sync_in(
     launch_settings::sync_row_in(conn, existing.as_ref(), settings.as_ref(), synced).await
 }
 
-/// Sets where and with what the schedule runs. A change that starts or
-/// stops it resets its cursor: times that passed while it was paused or
-/// had no Playroom are not "missed".
-pub async fn activate(
-    store: &Store,
-    secrets: &SecretBox,
-    account_id: i64,
-    id: i64,
-    change: Activation,
-) -> Result<Schedule> {
-    launch_settings::activate(store, secrets, (account_id, id), &change, async |conn, done| {
-        if done.after != done.before {
-            sqlx::query("UPDATE schedules SET next_at = NULL WHERE id = $1").bind(id).execute(&mut *conn).await?;
-        }
-        Ok(())
-    })
-    .await
+/// Beside an activation ([`launch_settings::activate`]): a change that
+/// starts or stops the schedule resets its cursor, so times that passed
+/// while it was paused or had no Playroom are not "missed".
+async fn reset_cursor_in(conn: &mut Conn, id: i64, done: Activated, _may_read_playzones: bool) -> Result<()> {
+    if done.after != done.before {
+        sqlx::query("UPDATE schedules SET next_at = NULL WHERE id = $1").bind(id).execute(&mut *conn).await?;
+    }
+    Ok(())
 }
 
 /// Sets the cursor of a schedule that has none (it just started), if

@@ -12,20 +12,18 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::launch_settings::{self, Owner};
+use super::launch_settings::{self, Activated, Owner};
 use super::{Conn, Store, flag, is_set};
 use crate::Result;
 use play_model::compose::svc;
-use play_model::model::schedule::Activation;
 use play_model::model::trigger::{Authored, Trigger, TriggerSettings};
-use play_model::secrets::SecretBox;
 use play_model::time;
 use play_model::trigger::DEFAULT_MAX_PLAYGROUNDS;
 
 const COLUMNS: &str = "id, account_id, template_id, config, config_version, playroom_id, variables, paused, problem, \
                        playzone_id, may_read_playzones, last_pass_at, created_at, updated_at";
 
-launch_settings::setting!(Trigger, Owner::Triggers, TriggerSettings, |row| {
+launch_settings::setting!(Trigger, Owner::Triggers, TriggerSettings, activated = take_right_in, |row| {
     problem: row.try_get("problem")?,
     playzone_id: row.try_get("playzone_id")?,
     may_read_playzones: is_set(row.try_get("may_read_playzones")?),
@@ -118,30 +116,22 @@ fn redirects(
     after.is_some() && (target(before) != target(after) || previous_body != body)
 }
 
-/// Sets where and with what the trigger launches, and pauses or resumes
-/// it. A paused trigger keeps its Playgrounds as they are.
-pub async fn activate(
-    store: &Store,
-    secrets: &SecretBox,
-    account_id: i64,
-    id: i64,
-    change: Activation,
-    may_read_playzones: bool,
-) -> Result<Trigger> {
-    launch_settings::activate(store, secrets, (account_id, id), &change, async |conn, done| {
-        // The row is locked since the activation: a change of the
-        // template's version that clears `may_read_playzones` (`sync_in`)
-        // comes before (and is kept) or after.
-        if done.starts {
-            sqlx::query("UPDATE triggers SET may_read_playzones = $1 WHERE id = $2")
-                .bind(flag(may_read_playzones))
-                .bind(id)
-                .execute(&mut *conn)
-                .await?;
-        }
-        Ok(())
-    })
-    .await
+/// Beside an activation ([`launch_settings::activate`]): a change that
+/// starts the trigger gives it the right to read Playzones of the key that
+/// made it, or takes it back. A paused trigger keeps its Playgrounds as
+/// they are.
+async fn take_right_in(conn: &mut Conn, id: i64, done: Activated, may_read_playzones: bool) -> Result<()> {
+    // The row is locked since the activation: a change of the template's
+    // version that clears `may_read_playzones` (`sync_in`) comes before
+    // (and is kept) or after.
+    if done.starts {
+        sqlx::query("UPDATE triggers SET may_read_playzones = $1 WHERE id = $2")
+            .bind(flag(may_read_playzones))
+            .bind(id)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
 }
 
 /// Records what a pass found: the Playzone it follows and what is in its

@@ -1,5 +1,6 @@
 use super::*;
 use crate::accounts;
+use play_model::model::schedule::Activation;
 
 const BODY: &str = "svc:\n  trigger_config: {enabled: true, event_type: pull_request, repo_url: \
                     \"https://github.com/acme/app\", branch: main}\nservices:\n  web:\n    image: busybox\n";
@@ -40,7 +41,16 @@ async fn a_pause_racing_a_redirect_never_gives_the_right_back() {
         let (paused, cleared) = tokio::join!(
             tokio::spawn({
                 let (store, secrets) = (store.clone(), secrets.clone());
-                async move { activate(&store, &secrets, trigger.account_id, trigger.id, pause, true).await }
+                async move {
+                    launch_settings::activate::<Trigger>(
+                        &store,
+                        &secrets,
+                        (trigger.account_id, trigger.id),
+                        pause,
+                        true,
+                    )
+                    .await
+                }
             }),
             tokio::spawn({
                 let store = store.clone();

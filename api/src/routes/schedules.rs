@@ -9,6 +9,7 @@
 use axum::Json as JsonResponse;
 use axum::extract::State;
 use play_model::model::schedule::Schedule;
+use play_model::scopes::Scope;
 use play_store::{launch_settings, schedules};
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
@@ -56,7 +57,9 @@ pub async fn update(
     Json(body): Json<UpdateScheduleRequest>,
 ) -> ApiResult<JsonResponse<ScheduleView>> {
     let change = body.schedule.authorised(&principal)?;
-    let updated = schedules::activate(&state.store, &state.secrets, principal.account_id, id, change).await?;
+    let reader = principal.scopes.grants(Scope::PlayzonesRead);
+    let key = (principal.account_id, id);
+    let updated = launch_settings::activate::<Schedule>(&state.store, &state.secrets, key, change, reader).await?;
     Ok(JsonResponse(updated.into()))
 }
 

@@ -11,7 +11,7 @@ use axum::Json as JsonResponse;
 use axum::extract::State;
 use play_model::model::trigger::Trigger;
 use play_model::scopes::Scope;
-use play_store::{launch_settings, trigger_targets, triggers};
+use play_store::{launch_settings, trigger_targets};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -59,7 +59,8 @@ pub async fn update(
 ) -> ApiResult<JsonResponse<TriggerView>> {
     let change = body.trigger.authorised(&principal)?;
     let reader = principal.scopes.grants(Scope::PlayzonesRead);
-    let updated = triggers::activate(&state.store, &state.secrets, principal.account_id, id, change, reader).await?;
+    let key = (principal.account_id, id);
+    let updated = launch_settings::activate::<Trigger>(&state.store, &state.secrets, key, change, reader).await?;
     Ok(JsonResponse(updated.into()))
 }
 
