@@ -134,13 +134,8 @@ mod tests {
             ("main", other_room, "sleeping"),
         ] {
             let id = crate::testing::insert_playground(store, account, room).await;
-            sqlx::query("UPDATE playgrounds SET name = $1, status = $2 WHERE id = $3")
-                .bind(name)
-                .bind(status)
-                .bind(id)
-                .execute(store.pool())
-                .await
-                .unwrap();
+            let sql = "UPDATE playgrounds SET name = $1, status = $2 WHERE id = $3";
+            crate::write_shapes::set_pair_by_id(store.pool(), sql, (name, status), id).await.unwrap();
             ids.push(id);
         }
         let (stranger, _) = crate::accounts::create_account(store, "stranger").await.unwrap();

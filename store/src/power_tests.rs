@@ -15,13 +15,9 @@ async fn power_of(store: &Store, id: i64) -> (Power, i64) {
 }
 
 async fn set_running(store: &Store, id: i64) {
-    sqlx::query("UPDATE playgrounds SET status = $1, desired_state = $2 WHERE id = $3")
-        .bind(PlaygroundStatus::Running.as_str())
-        .bind(DesiredState::Running.as_str())
-        .bind(id)
-        .execute(store.pool())
-        .await
-        .unwrap();
+    let sql = "UPDATE playgrounds SET status = $1, desired_state = $2 WHERE id = $3";
+    let running = (PlaygroundStatus::Running.as_str(), DesiredState::Running.as_str());
+    crate::write_shapes::set_pair_by_id(store.pool(), sql, running, id).await.unwrap();
 }
 
 /// A running Playground that a request put to sleep, where a wake test

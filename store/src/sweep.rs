@@ -155,13 +155,8 @@ mod tests {
         let (shared, other) = (room(store, a.id, "shared").await, room(store, b.id, "other").await);
         let with_spec = async |account: i64, room: i64, spec: i64, desired: &str| {
             let id = playground(store, account, room).await;
-            sqlx::query("UPDATE playgrounds SET playspec_id = $1, desired_state = $2 WHERE id = $3")
-                .bind(spec)
-                .bind(desired)
-                .bind(id)
-                .execute(store.pool())
-                .await
-                .unwrap();
+            let sql = "UPDATE playgrounds SET playspec_id = $1, desired_state = $2 WHERE id = $3";
+            crate::write_shapes::set_pair_by_id(store.pool(), sql, (spec, desired), id).await.unwrap();
             id
         };
         let pa = with_spec(a.id, shared, spec_a.id, "running").await;
