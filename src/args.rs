@@ -84,6 +84,9 @@ pub enum Command {
     /// Restore a backup into an empty data directory (or an empty
     /// PostgreSQL database), checked whole first.
     Restore(play_backup::cli::RestoreArgs),
+    /// List the host objects quarantined after a restore: those of
+    /// Playgrounds made after the backup.
+    Orphans,
     /// Manage accounts (offline, against the configured database).
     #[command(subcommand)]
     Accounts(AccountsCommand),

@@ -56,6 +56,7 @@ impl Args {
             }
             Command::Backup(args) => Ok(play_backup::cli::backup(settings.paths(), args).await?),
             Command::Restore(args) => Ok(play_backup::cli::restore(settings.paths(), args).await?),
+            Command::Orphans => Ok(play_backup::cli::orphans(settings.paths()).await?),
             Command::Accounts(cmd) => admin::accounts(settings, cmd).await,
             Command::Categories(cmd) => admin::categories(settings, cmd).await,
             Command::Keys(cmd) => admin::keys(settings, cmd).await,

@@ -26,6 +26,11 @@ pub struct RestoreArgs {
     /// (default `<data dir>/repositories`).
     #[arg(long, env = "PLAY_GIT_HOST_ROOT")]
     pub git_host_root: Option<PathBuf>,
+    /// How long the Playroom sweep keeps the containers of Playgrounds
+    /// made after the backup (stopped, listed by `play orphans`) before it
+    /// removes them as orphans.
+    #[arg(long, default_value = "7d", value_parser = humantime::parse_duration)]
+    pub quarantine: std::time::Duration,
 }
 
 /// Where play keeps its data, as the binary resolved it.
@@ -82,6 +87,7 @@ pub async fn restore(paths: Paths, args: RestoreArgs) -> Result<()> {
         data_dir: paths.data_dir,
         database_url: paths.database_url,
         master_key_file: paths.master_key_file,
+        quarantine: args.quarantine,
     };
     let line = Line::on_terminal("restore");
     let restored = if args.archive.as_os_str() == "-" {
@@ -101,6 +107,30 @@ pub async fn restore(paths: Paths, args: RestoreArgs) -> Result<()> {
         m.schema_version.unwrap_or(0),
         m.installation,
         restored.schema
+    );
+    Ok(())
+}
+
+/// `play orphans`: the host objects the sweep quarantined after a
+/// restore, one a line (tab-separated), and until when they are kept.
+pub async fn orphans(paths: Paths) -> Result<()> {
+    let store = play_store::Store::connect(&paths.database_url).await?;
+    let (restore, listed) =
+        (play_store::restores::latest(&store).await, play_store::restores::quarantined(&store).await);
+    store.close().await;
+    let Some(restore) = restore? else {
+        eprintln!("this store was never restored from a backup: nothing is quarantined");
+        return Ok(());
+    };
+    println!("PLAYROOM\tPLAYGROUND\tKIND\tNAME\tID\tSINCE");
+    for o in listed? {
+        let since = play_model::time::to_db(&o.quarantined_at);
+        println!("{}\t{}\t{}\t{}\t{}\t{since}", o.playroom_id, o.playground_id, o.kind, o.name, o.object_id);
+    }
+    eprintln!(
+        "kept (containers stopped) until {}, then removed by the sweep; start one again with `docker start`, or \
+         remove it now with `docker rm`",
+        play_model::time::to_db(&restore.quarantine_until)
     );
     Ok(())
 }

@@ -33,6 +33,9 @@ pub struct Target {
     /// The key file the backup's secrets must open with; never created
     /// here.
     pub master_key_file: PathBuf,
+    /// How long the sweep quarantines the host objects of Playgrounds made
+    /// after the backup before it removes them.
+    pub quarantine: std::time::Duration,
 }
 
 /// What a restore did.
@@ -87,6 +90,9 @@ pub async fn restore(
     }
     store.migrate().await?;
     store.skip_playground_ids(RESTORE_ID_GAP).await?;
+    let backup_created_at = play_model::time::from_db(&manifest.created_at)
+        .map_err(|e| Error::Damaged(format!("the manifest's created_at does not read: {e}")))?;
+    play_store::restores::record(&store, backup_created_at, manifest.last_playground_id, target.quarantine).await?;
     let schema = store.schema().await?.binary;
     store.close().await;
 

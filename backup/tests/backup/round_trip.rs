@@ -43,10 +43,18 @@ async fn a_backup_restores_the_store_and_the_repositories_whole() {
     let restored = restore(&archive, &target.target).await.unwrap();
     assert_eq!(restored.manifest, manifest);
     let store = Store::connect(&target.target.database_url).await.unwrap();
-    let after = store.contents().await.unwrap();
-    assert_eq!(after.counts, before.counts);
+    let mut after = store.contents().await.unwrap();
+    assert_eq!(after.counts.remove("restores"), Some(1));
+    let mut expected = before.counts.clone();
+    expected.remove("restores");
+    assert_eq!(after.counts, expected);
     assert_eq!(after.installation, before.installation);
     assert_eq!(after.key_fingerprint, before.key_fingerprint);
+    // The restore is recorded for the sweep's quarantine; the rest of
+    // the counts are the backup's.
+    let recorded = play_store::restores::latest(&store).await.unwrap().unwrap();
+    assert_eq!(recorded.last_playground_id, manifest.last_playground_id);
+    assert_eq!((recorded.quarantine_until - recorded.restored_at).num_seconds(), 3600);
     // New Playground ids start past the gap.
     let (account, room) = (
         testing::accounts(&store, ["later"]).await[0].id,

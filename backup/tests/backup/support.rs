@@ -67,7 +67,9 @@ pub async fn empty_target(key_file: Option<&Path>) -> EmptyTarget {
         std::fs::create_dir_all(&data_dir).unwrap();
         std::fs::copy(key_file, &master_key_file).unwrap();
     }
-    let target = Target { database_url, git_root: data_dir.join("repositories"), data_dir, master_key_file };
+    let git_root = data_dir.join("repositories");
+    let quarantine = std::time::Duration::from_secs(3600);
+    let target = Target { database_url, git_root, data_dir, master_key_file, quarantine };
     EmptyTarget { target, _dir: dir, _db_dir: db_dir }
 }
 

@@ -25,6 +25,16 @@
 //!   its own pass. So does any Playground with a row on another Playroom,
 //!   because two Playrooms may reach the same engine.
 //!
+//! # After a restore (issue #53)
+//!
+//! A store restored from a backup has no rows for the Playgrounds made
+//! after the backup, yet their objects are still on the hosts, labelled
+//! with ids above the backup's highest. For the grace period the operator
+//! gave `play restore` (`play_store::restores`), the sweep does not remove
+//! them: it stops their containers, keeps everything, and lists them in
+//! the store (`play orphans`), so a restore never deletes work made after
+//! the backup. After the grace period they are orphans like any other.
+//!
 //! # What is never touched
 //!
 //! Objects of other installations (the installation label must match),
@@ -62,8 +72,9 @@ use std::time::Duration;
 
 use bollard::Docker;
 use play_model::ids::{ObjectId, PlayroomId};
+use play_model::model::restore::QuarantinedObject;
 use play_model::secrets::SecretBox;
-use play_store::{Store, playrooms, sweep};
+use play_store::{Store, playrooms, restores, sweep};
 
 use play_model::desired::{edge_network_name, legacy_edge_network_name};
 
@@ -95,6 +106,16 @@ pub enum Kind {
     Volume,
 }
 
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Container => "container",
+            Kind::Network => "network",
+            Kind::Volume => "volume",
+        }
+    }
+}
+
 /// A host object carrying this installation's label and a Playground id.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Labelled {
@@ -114,14 +135,19 @@ pub struct SweepPlan {
     pub networks: Vec<Labelled>,
     /// Orphaned named volumes, kept (see the module documentation).
     pub kept_volumes: Vec<Labelled>,
+    /// Objects of Playgrounds made after a restored backup, in its grace
+    /// period: containers stopped, everything kept and listed.
+    pub quarantined: Vec<Labelled>,
 }
 
 /// The plan for objects `found` on a host when the Playground ids in
-/// `existing` still have rows. Pure.
-pub fn plan(found: &[Labelled], existing: &BTreeSet<i64>) -> SweepPlan {
+/// `existing` still have rows; the orphans of a Playground `quarantine`
+/// says yes to are quarantined instead. Pure.
+pub fn plan(found: &[Labelled], existing: &BTreeSet<i64>, quarantine: impl Fn(i64) -> bool) -> SweepPlan {
     let mut plan = SweepPlan::default();
     for object in found.iter().filter(|o| !existing.contains(&o.playground)) {
         let list = match object.kind {
+            _ if quarantine(object.playground) => &mut plan.quarantined,
             Kind::Container => &mut plan.containers,
             Kind::Network => &mut plan.networks,
             Kind::Volume => &mut plan.kept_volumes,
@@ -225,6 +251,43 @@ impl PlayroomSweep {
 }
 
 impl PlayroomSweep {
+    /// Stops the containers of `objects` (kept, with everything else of
+    /// theirs) and makes them the Playroom's quarantined objects in the
+    /// store (`play orphans`). Losing the host fails the pass.
+    async fn quarantine(&self, room: i64, docker: &Docker, objects: &[Labelled]) -> Result<()> {
+        let now = play_model::time::now();
+        for object in objects.iter().filter(|o| o.kind == Kind::Container) {
+            match remove::stop_gracefully(docker, &object.id).await {
+                Ok(()) => {}
+                Err(e @ Error::Host(_)) => return Err(e),
+                Err(e) => {
+                    tracing::warn!(playroom = room, name = %object.name, error = %e, "sweep: could not stop a quarantined container; trying again next sweep")
+                }
+            }
+        }
+        if !objects.is_empty() {
+            let names: Vec<&str> = objects.iter().map(|o| o.name.as_str()).collect();
+            tracing::info!(
+                playroom = room,
+                objects = ?names,
+                "sweep: quarantined (stopped and kept) the objects of Playgrounds made after the restored backup"
+            );
+        }
+        let listed: Vec<QuarantinedObject> = objects
+            .iter()
+            .map(|o| QuarantinedObject {
+                playroom_id: room,
+                object_id: o.id.clone(),
+                kind: o.kind.as_str().to_owned(),
+                name: o.name.clone(),
+                playground_id: o.playground,
+                quarantined_at: now,
+            })
+            .collect();
+        restores::replace_quarantined(&self.store, room, &listed).await?;
+        Ok(())
+    }
+
     /// Removes the edge objects (containers in any state, volumes, then the
     /// shared edge network once unused) of Playrooms of this installation
     /// that no longer live on this engine's rows: a delete pass cut short,
@@ -285,7 +348,9 @@ impl Reconciler for PlayroomSweep {
         let found = list_labelled(&docker, &installation).await?;
         let ids: Vec<i64> = found.iter().map(|o| o.playground).collect::<BTreeSet<_>>().into_iter().collect();
         let existing = sweep::existing_playgrounds(&self.store, &ids).await?;
-        let plan = plan(&found, &existing);
+        let restore = restores::latest(&self.store).await?;
+        let now = play_model::time::now();
+        let plan = plan(&found, &existing, |pg| restore.as_ref().is_some_and(|r| r.quarantines(pg, now)));
         let per_playground: BTreeMap<i64, usize> =
             plan.containers.iter().chain(&plan.networks).fold(BTreeMap::new(), |mut m, o| {
                 *m.entry(o.playground).or_default() += 1;
@@ -293,6 +358,9 @@ impl Reconciler for PlayroomSweep {
             });
         tracing::debug!(playroom = id, found = found.len(), orphans = ?per_playground, "sweep pass");
         self.apply(id, &docker, &plan).await?;
+        if restore.is_some() {
+            self.quarantine(id, &docker, &plan.quarantined).await?;
+        }
         self.sweep_edges(id, &docker, &installation).await?;
         Ok(Action::requeue_after(self.config.interval))
     }
@@ -321,10 +389,25 @@ mod tests {
             object(Kind::Volume, "vol-3", 3),
             object(Kind::Container, "c-9", 9),
         ];
-        let plan = plan(&found, &BTreeSet::from([3]));
+        let plan = plan(&found, &BTreeSet::from([3]), |_| false);
         assert_eq!(plan.containers, vec![object(Kind::Container, "c-7", 7), object(Kind::Container, "c-9", 9)]);
         assert_eq!(plan.networks, vec![object(Kind::Network, "net-7", 7)]);
         assert_eq!(plan.kept_volumes, vec![object(Kind::Volume, "vol-7", 7)]);
-        assert_eq!(super::plan(&found, &BTreeSet::from([3, 7, 9])), SweepPlan::default(), "nothing orphaned");
+        assert_eq!(super::plan(&found, &BTreeSet::from([3, 7, 9]), |_| true), SweepPlan::default(), "nothing orphaned");
+    }
+
+    #[test]
+    fn orphans_newer_than_a_restored_backup_are_quarantined_whatever_their_kind() {
+        let found = vec![
+            object(Kind::Container, "c-7", 7),
+            object(Kind::Container, "c-12", 12),
+            object(Kind::Network, "net-12", 12),
+            object(Kind::Volume, "vol-12", 12),
+            object(Kind::Container, "live-13", 13),
+        ];
+        let plan = plan(&found, &BTreeSet::from([13]), |pg| pg > 10);
+        assert_eq!(plan.containers, vec![object(Kind::Container, "c-7", 7)]);
+        assert!(plan.networks.is_empty() && plan.kept_volumes.is_empty());
+        assert_eq!(plan.quarantined, found[1..4].to_vec());
     }
 }
