@@ -6,6 +6,7 @@ mod source_tree;
 mod support;
 
 mod architecture_loops;
+mod backup_e2e;
 mod cli;
 mod cli_client;
 mod dashboard_browser_e2e;

@@ -19,7 +19,9 @@
 use std::time::Duration;
 
 use bollard::Docker;
-use bollard::query_parameters::{KillContainerOptions, RemoveContainerOptions, RemoveVolumeOptions};
+use bollard::query_parameters::{
+    KillContainerOptions, RemoveContainerOptions, RemoveVolumeOptions, StopContainerOptions,
+};
 use tokio::time::Instant;
 
 use super::{inspect, status_of};
@@ -66,6 +68,17 @@ pub async fn volume(docker: &Docker, name: &str) -> Result<()> {
     match docker.remove_volume(name, None::<RemoveVolumeOptions>).await {
         Err(e) if status_of(&e) == Some(404) => Ok(()),
         other => other.map_err(|e| Error::docker("remove volume", e)),
+    }
+}
+
+/// Stops container `id` as `docker stop` does: its stop signal, then
+/// SIGKILL after its grace period (both from the Compose file), and marked
+/// stopped by hand, so no restart policy starts it again.
+pub async fn stop(docker: &Docker, id: &str) -> Result<()> {
+    match docker.stop_container(id, None::<StopContainerOptions>).await {
+        // 304: not running; 404: gone (made again when it wakes).
+        Err(e) if matches!(status_of(&e), Some(304 | 404)) => Ok(()),
+        other => other.map_err(|e| Error::docker("stop container", e)),
     }
 }
 

@@ -21,7 +21,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use bollard::Docker;
-use bollard::query_parameters::StopContainerOptions;
 use futures::future::try_join_all;
 use play_model::playground::Playground;
 use play_model::time::Timestamp;
@@ -31,9 +30,9 @@ use play_store::power;
 use super::plan::{self, Observed, State};
 use super::spec::Desired;
 use super::{PlaygroundReconciler, observe};
-use crate::docker::status_of;
+use crate::Result;
+use crate::docker::remove::stop;
 use crate::runtime::Action;
-use crate::{Error, Result};
 
 /// The running containers of `observed` in the order they stop: groups
 /// that stop one after the other, each stopped concurrently. A service
@@ -69,17 +68,6 @@ pub fn stop_order(desired: &Desired, observed: &Observed) -> Vec<Vec<String>> {
     // Containers of no desired service first (level 0), then the services
     // nothing depends on, down to the deepest dependencies.
     levels.into_values().collect()
-}
-
-/// Stops container `id` as `docker stop` does: its stop signal, then
-/// SIGKILL after its grace period (both from the Compose file), and marked
-/// stopped by hand, so no restart policy starts it again.
-async fn stop(docker: &Docker, id: &str) -> Result<()> {
-    match docker.stop_container(id, None::<StopContainerOptions>).await {
-        // 304: not running; 404: gone (made again when it wakes).
-        Err(e) if matches!(status_of(&e), Some(304 | 404)) => Ok(()),
-        other => other.map_err(|e| Error::docker("stop container", e)),
-    }
 }
 
 /// Converges Playground `p` asleep on `docker` and records it `sleeping`.

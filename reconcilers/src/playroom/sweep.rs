@@ -256,23 +256,6 @@ impl PlayroomSweep {
     /// store (`play orphans`). Losing the host fails the pass.
     async fn quarantine(&self, room: i64, docker: &Docker, objects: &[Labelled]) -> Result<()> {
         let now = play_model::time::now();
-        for object in objects.iter().filter(|o| o.kind == Kind::Container) {
-            match remove::stop_gracefully(docker, &object.id).await {
-                Ok(()) => {}
-                Err(e @ Error::Host(_)) => return Err(e),
-                Err(e) => {
-                    tracing::warn!(playroom = room, name = %object.name, error = %e, "sweep: could not stop a quarantined container; trying again next sweep")
-                }
-            }
-        }
-        if !objects.is_empty() {
-            let names: Vec<&str> = objects.iter().map(|o| o.name.as_str()).collect();
-            tracing::info!(
-                playroom = room,
-                objects = ?names,
-                "sweep: quarantined (stopped and kept) the objects of Playgrounds made after the restored backup"
-            );
-        }
         let listed: Vec<QuarantinedObject> = objects
             .iter()
             .map(|o| QuarantinedObject {
@@ -284,7 +267,26 @@ impl PlayroomSweep {
                 quarantined_at: now,
             })
             .collect();
+        // Listed before stopped: a stopped container is always one the
+        // operator finds in `play orphans`.
         restores::replace_quarantined(&self.store, room, &listed).await?;
+        if !objects.is_empty() {
+            let names: Vec<&str> = objects.iter().map(|o| o.name.as_str()).collect();
+            tracing::info!(
+                playroom = room,
+                objects = ?names,
+                "sweep: quarantined (stopped and kept) the objects of Playgrounds made after the restored backup"
+            );
+        }
+        for object in objects.iter().filter(|o| o.kind == Kind::Container) {
+            match remove::stop(docker, &object.id).await {
+                Ok(()) => {}
+                Err(e @ Error::Host(_)) => return Err(e),
+                Err(e) => {
+                    tracing::warn!(playroom = room, name = %object.name, error = %e, "sweep: could not stop a quarantined container; trying again next sweep")
+                }
+            }
+        }
         Ok(())
     }
 

@@ -1,0 +1,158 @@
+//! `play backup` and `play restore` with the real binary (issue #53):
+//! backed up while `play serve` runs and a client writes, restored into a
+//! new installation on the same Playroom. The Playground in the backup is
+//! adopted (same container, not restarted, its volume's data there), the
+//! Playground made after the backup is quarantined (stopped, kept, listed
+//! by `play orphans`), the repository clones with the backed-up commit,
+//! the webhook secret still signs and the admin token still works.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a panic is the failure report")]
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::docker::{ensure_busybox_image, project_containers};
+use crate::support::git_cli::{git, ok, with_key};
+use crate::support::serve::{Play, Server};
+use crate::support::sshd::Sshd;
+use crate::support::webhooks::{Mode, Receiver, verify};
+use crate::support::world::inspect;
+
+const COMPOSE: &str = r#"
+services:
+  app:
+    image: play-test/busybox:1
+    command: ["sh", "-c", "test -f /data/f || echo backed-up > /data/f; sleep 3600"]
+    volumes:
+      - data:/data
+volumes:
+  data: {}
+"#;
+
+fn installation(play: Play) -> Play {
+    play.env("PLAY_WEBHOOK_ALLOW_HTTP", "true")
+        .env("PLAY_WEBHOOK_ALLOWLIST", "127.0.0.1")
+        .serve_args(&["--sweep-interval", "1s"])
+}
+
+async fn running(server: &Server, id: i64) -> Value {
+    let path = format!("/api/playgrounds/{id}");
+    server.wait_for("the Playground running", &path, |b| b["status"] == "running").await.0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backup_taken_online_restores_into_a_new_installation_that_adopts_and_quarantines() {
+    ensure_busybox_image();
+    let sshd = Sshd::start();
+    let play = installation(Play::new().await);
+    let mut server = play.serve().await;
+    let kept = server.playground(sshd.playroom_body("box"), "kept", COMPOSE).await;
+    let (kept_id, kept_project) = (kept["id"].as_i64().unwrap(), kept["compose_project"].as_str().unwrap().to_owned());
+    running(&server, kept_id).await;
+    let container = format!("{kept_project}-app-1");
+    let (container_id, started_at) = (inspect(&container, "{{.Id}}"), inspect(&container, "{{.State.StartedAt}}"));
+
+    // A repository with a push, and a webhook endpoint with its secret.
+    assert_eq!(server.post("/api/repos", json!({"name": "demo", "auto_init": true})).await.0, 201);
+    let work = tempfile::tempdir().unwrap();
+    let url = with_key(&format!("{}/git/default/demo.git", server.base), &server.token);
+    let clone = work.path().join("clone");
+    ok(&git(work.path(), &["clone", "--quiet", &url, clone.to_str().unwrap()]));
+    std::fs::write(clone.join("app.txt"), "backed up").unwrap();
+    ok(&git(&clone, &["add", "app.txt"]));
+    ok(&git(&clone, &["commit", "--quiet", "-m", "backed up"]));
+    ok(&git(&clone, &["push", "--quiet", "origin", "HEAD"]));
+    let backed_up_commit = ok(&git(&clone, &["rev-parse", "HEAD"]));
+    let receiver = Receiver::start("127.0.0.1", Mode::Status(200)).await;
+    let endpoint = json!({"webhook_endpoint": {"url": receiver.url(), "events": ["playground.created"]}});
+    let endpoint = server.create("/api/webhook_endpoints", endpoint).await;
+    let secret = endpoint["secret"].as_str().unwrap().to_owned();
+
+    // Back up while a client writes; the writes' latencies are printed.
+    let archive = play.data_dir().parent().unwrap().join(format!("backup-{}.tar.zst", std::process::id()));
+    let writing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let writer = {
+        let (base, token, writing) = (server.base.clone(), server.token.clone(), std::sync::Arc::clone(&writing));
+        tokio::spawn(async move {
+            let client = reqwest::Client::new();
+            let mut latencies = Vec::new();
+            while writing.load(std::sync::atomic::Ordering::Relaxed) {
+                let n = latencies.len();
+                let body = json!({"playspec": {"name": format!("w{n}"), "base_compose_yaml": COMPOSE}});
+                let started = Instant::now();
+                let r = client.post(format!("{base}/api/playspecs")).bearer_auth(&token).json(&body).send().await;
+                assert_eq!(r.unwrap().status().as_u16(), 201);
+                latencies.push(started.elapsed());
+            }
+            latencies
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let backup = {
+        let mut command = play.command();
+        command.args(["backup", "--output", archive.to_str().unwrap()]);
+        tokio::task::spawn_blocking(move || command.output().unwrap()).await.unwrap()
+    };
+    writing.store(false, std::sync::atomic::Ordering::Relaxed);
+    let mut latencies = writer.await.unwrap();
+    assert!(backup.status.success(), "{}", String::from_utf8_lossy(&backup.stderr));
+    latencies.sort();
+    let p99 = latencies[(latencies.len() * 99 / 100).min(latencies.len() - 1)];
+    eprintln!("{} writes during the backup; p99 {p99:?}, max {:?}", latencies.len(), latencies.last().unwrap());
+
+    // After the backup: a Playground the backup does not know.
+    let spec =
+        server.create("/api/playspecs", json!({"playspec": {"name": "later", "base_compose_yaml": COMPOSE}})).await;
+    let later = json!({"playground": {"name": "later", "playspec_id": spec["id"], "playroom_id": kept["playroom_id"]}});
+    let later = server.create("/api/playgrounds", later).await;
+    let later_project = later["compose_project"].as_str().unwrap().to_owned();
+    running(&server, later["id"].as_i64().unwrap()).await;
+    let later_containers = project_containers(&later_project);
+    assert_eq!(later_containers.len(), 1);
+    server.terminate();
+    server.wait_exit(Duration::from_secs(30)).await;
+
+    // A new installation: its data directory holds only the master key
+    // (kept apart from backups) before the restore.
+    let restored = installation(Play::new().await);
+    std::fs::copy(play.path("master.key"), restored.path("master.key")).unwrap();
+    let out = restored.run(&["restore", archive.to_str().unwrap(), "--quarantine", "1h"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The backed-up admin token opens the restored installation.
+    std::fs::copy(play.path("admin.token"), restored.path("admin.token")).unwrap();
+    let server = restored.serve().await;
+    assert_eq!(server.token, std::fs::read_to_string(play.path("admin.token")).unwrap().trim());
+
+    // Adopted: the same container, never restarted, its data there.
+    running(&server, kept_id).await;
+    assert_eq!(inspect(&container, "{{.Id}}"), container_id);
+    assert_eq!(inspect(&container, "{{.State.StartedAt}}"), started_at, "the container was restarted");
+    let data = crate::support::run(std::process::Command::new("docker").args(["exec", &container, "cat", "/data/f"]));
+    assert_eq!(String::from_utf8_lossy(&data.stdout).trim(), "backed-up");
+
+    // Quarantined, not removed: stopped, kept and listed.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while inspect(&later_containers[0], "{{.State.Running}}") != "false" {
+        assert!(Instant::now() < deadline, "the later Playground's container was never stopped");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(project_containers(&later_project), later_containers, "kept");
+    let orphans = restored.run(&["orphans"]);
+    let listed = String::from_utf8_lossy(&orphans.stdout);
+    assert!(orphans.status.success() && listed.contains(&later_containers[0]), "{listed}");
+    assert!(!listed.contains(&container), "{listed}");
+
+    // The repository as backed up, and the webhook secret still signs.
+    let url = with_key(&format!("{}/git/default/demo.git", server.base), &server.token);
+    let again = work.path().join("again");
+    ok(&git(work.path(), &["clone", "--quiet", &url, again.to_str().unwrap()]));
+    assert_eq!(ok(&git(&again, &["rev-parse", "HEAD"])), backed_up_commit);
+    let id = endpoint["id"].as_i64().unwrap();
+    let tested = server.ok(reqwest::Method::POST, &format!("/api/webhook_endpoints/{id}/test"), Some(json!({}))).await;
+    assert_eq!(tested["delivered"], true, "{tested}");
+    let hits = receiver.hits();
+    let test = hits.iter().find(|h| h.header("x-webhook-event") == "webhook.test").expect("the test delivery");
+    verify(&secret, test);
+    let _ = std::fs::remove_file(&archive);
+}
