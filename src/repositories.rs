@@ -61,7 +61,7 @@ pub fn source_host(settings: &Settings, args: &ServeArgs) -> anyhow::Result<Opti
 /// Where play's own Git host keeps its repositories (`PLAY_GIT_HOST_ROOT`,
 /// default `<data dir>/repositories`): the host writes there, and the
 /// gateway reads attached Playzones' repositories there.
-fn git_host_root(settings: &Settings, args: &ServeArgs) -> std::path::PathBuf {
+pub fn git_host_root(settings: &Settings, args: &ServeArgs) -> std::path::PathBuf {
     args.git_host_root.clone().unwrap_or_else(|| settings.data_dir.join("repositories"))
 }
 

@@ -29,6 +29,13 @@ use crate::reconcile;
 
 pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     let quotas = QuotaLimits::parse(&args.quotas).map_err(|e| anyhow::anyhow!("--quotas: {e}"))?;
+    if let Some(dir) = &args.backup_dir {
+        let source = settings.paths().source(crate::repositories::git_host_root(&settings, &args));
+        let taken = play_backup::before_upgrade(&source, dir).await.context("the backup before migrating failed")?;
+        if let Some(path) = taken {
+            tracing::info!(path = %path.display(), "took a backup before migrating the database");
+        }
+    }
     let store = settings.open_store().await?;
     let master_key = play_core::master_key::checked(&store, &settings.master_key_file).await?;
     let pepper = master_key.token_pepper();

@@ -111,6 +111,28 @@ pub async fn backup(source: &Source, output: &Output, progress: &(dyn Fn(&str) +
     Ok(written)
 }
 
+/// Before a binary migrates an older schema (issue #53, item 4): a backup
+/// into `dir`, named for the two schema versions and the time. Nothing
+/// (`None`) for a new database, one at this binary's schema, or one newer
+/// than it (which the migration then refuses).
+pub async fn before_upgrade(source: &Source, dir: &Path) -> Result<Option<PathBuf>> {
+    if sqlite_path(&source.database_url).is_some_and(|path| !path.exists()) {
+        return Ok(None);
+    }
+    let store = Store::connect(&source.database_url).await?;
+    let schema = store.schema().await;
+    store.close().await;
+    let schema = schema?;
+    let Some(from) = schema.database.filter(|_| !schema.pending.is_empty() && schema.newer().is_none()) else {
+        return Ok(None);
+    };
+    std::fs::create_dir_all(dir).map_err(Error::io(format!("create {}", dir.display())))?;
+    let time = play_model::time::now().format("%Y%m%dT%H%M%SZ");
+    let path = dir.join(format!("play-before-migration-{from:04}-to-{:04}-{time}.tar.zst", schema.binary));
+    backup(source, &Output::File(path.clone()), &|_| {}).await?;
+    Ok(Some(path))
+}
+
 /// `pg_dump` of the store as of a snapshot it exported, into `file`: what
 /// the snapshot holds.
 async fn dump_postgres(store: &Store, url: &str, file: &Path) -> Result<play_store::snapshot::Contents> {

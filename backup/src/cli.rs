@@ -45,6 +45,11 @@ impl Paths {
     fn git_root(&self, given: Option<PathBuf>) -> PathBuf {
         given.unwrap_or_else(|| self.data_dir.join("repositories"))
     }
+
+    /// What `play serve` backs up, its Git host at `git_root`.
+    pub fn source(&self, git_root: PathBuf) -> Source {
+        Source { database_url: self.database_url.clone(), data_dir: self.data_dir.clone(), git_root }
+    }
 }
 
 /// `play backup`: the archive, then one line saying what it holds.

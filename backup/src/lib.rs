@@ -34,7 +34,7 @@ mod postgres;
 mod repositories;
 mod restore;
 
-pub use backup::{Output, Source, backup};
+pub use backup::{Output, Source, backup, before_upgrade};
 pub use error::{Error, Result};
 pub use manifest::NAME as MANIFEST;
 pub use manifest::{FORMAT, FileSum, Manifest, StoreKind};

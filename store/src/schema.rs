@@ -29,7 +29,7 @@ pub fn refuse_newer(schema: &Schema) -> Result<()> {
     }
 }
 
-fn migrator(backend: Backend) -> &'static Migrator {
+pub(crate) fn migrator(backend: Backend) -> &'static Migrator {
     match backend {
         Backend::Sqlite => &SQLITE_MIGRATIONS,
         Backend::Postgres => &POSTGRES_MIGRATIONS,

@@ -197,3 +197,14 @@ pub async fn record_applied_migration(store: &Store, version: i64) {
     .await
     .expect("record a migration");
 }
+
+/// Applies this binary's migrations up to `version` only: a database as
+/// an older play left it, for the tests of what a newer binary does with
+/// one (an upgrade).
+pub async fn migrate_up_to(store: &Store, version: i64) {
+    let all = crate::schema::migrator(store.backend());
+    let migrations: Vec<_> = all.iter().filter(|m| m.version <= version).cloned().collect();
+    let older =
+        sqlx::migrate::Migrator { migrations: std::borrow::Cow::Owned(migrations), ..sqlx::migrate::Migrator::DEFAULT };
+    older.run(store.pool()).await.expect("migrate up to a version");
+}
