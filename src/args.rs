@@ -156,10 +156,8 @@ pub struct ServeArgs {
     /// account still clones, fetches and deletes its repositories, but pushes are refused).
     #[arg(long, env = "PLAY_GIT_HOST_ACCOUNTS", value_enum, default_value_t = GitHostAccounts::All)]
     pub git_host_accounts: GitHostAccounts,
-    /// Where backups go: with it set, `play serve` takes one before it
-    /// migrates the database to a newer schema (docs/operations.md).
-    #[arg(long, env = "PLAY_BACKUP_DIR")]
-    pub backup_dir: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub backup: play_backup::cli::ServeBackupArgs,
     /// Where play's own Git host keeps its bare repositories
     /// (`<owner>/<name>.git`); default `<data dir>/repositories`. With
     /// several replicas it must be one shared file system.

@@ -10,16 +10,13 @@ use std::time::Duration;
 
 use anyhow::Context;
 use play_api::{ApiConfig, AppState};
-use play_core::admin_keys::AdminKey;
 use play_core::metrics::Metrics;
 use play_core::wake::ChannelWaker;
 use play_model::model::quota::QuotaLimits;
 use play_model::playground::{LifePolicy, Lifetimes};
 use play_model::playzone::RepositoryPolicy;
-use play_model::token::TokenPepper;
 use play_model::webhook::UrlPolicy;
 use play_reconcilers::host::{DockerHostGateway, HostConfig};
-use play_store::Store;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -29,13 +26,8 @@ use crate::reconcile;
 
 pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     let quotas = QuotaLimits::parse(&args.quotas).map_err(|e| anyhow::anyhow!("--quotas: {e}"))?;
-    if let Some(dir) = &args.backup_dir {
-        let source = settings.paths().source(crate::repositories::git_host_root(&settings, &args));
-        let taken = play_backup::before_upgrade(&source, dir).await.context("the backup before migrating failed")?;
-        if let Some(path) = taken {
-            tracing::info!(path = %path.display(), "took a backup before migrating the database");
-        }
-    }
+    let backup_source = settings.paths().source(crate::repositories::git_host_root(&settings, &args));
+    args.backup.before_upgrade(&backup_source).await.context("the backup before migrating failed")?;
     let store = settings.open_store().await?;
     let master_key = play_core::master_key::checked(&store, &settings.master_key_file).await?;
     let pepper = master_key.token_pepper();
@@ -43,7 +35,7 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     let mut link = None;
     if let Some(admin) = &first_start {
         tracing::info!(path = %admin.path.display(), "no API key existed: created an admin key; its token is in this file");
-        link = sign_in_link(&store, &pepper, admin).await?;
+        link = play_core::admin_keys::sign_in_link(&store, &pepper, admin).await?;
     }
     let webhook_urls = UrlPolicy::from_settings(args.webhook_allow_http, &args.webhook_allowlist)
         .map_err(|e| anyhow::anyhow!("--webhook-allowlist: {e}"))?;
@@ -128,6 +120,11 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     let grace = loops.runtime.shutdown_grace;
     let owner = play_reconcilers::runtime::lease_owner(args.replica_id.as_deref(), store.backend());
     reconcile::start_all(&shared, &loops, &owner, &shutdown, &background)?;
+    let scheduled = args.backup.scheduled(store.clone(), backup_source, owner.clone(), shutdown.clone());
+    if let Some((run, taken)) = scheduled.map_err(|e| anyhow::anyhow!(e))? {
+        register_backup_metrics(&shared.metrics, &taken);
+        background.spawn(run);
+    }
 
     let listener =
         TcpListener::bind(&args.listen).await.with_context(|| format!("cannot listen on {}", args.listen))?;
@@ -175,19 +172,16 @@ pub async fn run(settings: Settings, args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// On first start, on a terminal: the secret of a one-time link that
-/// opens the dashboard signed in with the admin key, printed once play
-/// listens. It goes to standard output only, never to the log (it is a
-/// credential until used, for ten minutes); without a terminal (a service
-/// manager's journal) there is none: `play login --web` makes one when it
-/// is wanted.
-async fn sign_in_link(store: &Store, pepper: &TokenPepper, admin: &AdminKey) -> anyhow::Result<Option<String>> {
-    use std::io::IsTerminal as _;
-    if !std::io::stdout().is_terminal() {
-        return Ok(None);
-    }
-    let (secret, _) = play_store::sign_in_links::create(store, pepper, admin.key_id, admin.account_id).await?;
-    Ok(Some(secret))
+fn register_backup_metrics(metrics: &Metrics, taken: &play_backup::schedule::Metrics) {
+    let success = "When the last verified scheduled backup finished (Unix seconds; 0: none since start)";
+    metrics.register("backup_last_success_timestamp_seconds", success, taken.last_success.clone());
+    metrics.register(
+        "backup_duration_seconds",
+        "The last verified backup's time to take and check",
+        taken.duration.clone(),
+    );
+    metrics.register("backup_bytes", "The last verified backup's size", taken.bytes.clone());
+    metrics.register("backup_failures", "Scheduled backups that failed or did not verify", taken.failures.clone());
 }
 
 async fn wait_for_signal() {

@@ -4,7 +4,7 @@
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
-use crate::{Output, Result, Source, Target};
+use crate::{Output, Result, Source, Target, schedule};
 
 #[derive(Debug, clap::Args)]
 pub struct BackupArgs {
@@ -31,6 +31,51 @@ pub struct RestoreArgs {
     /// removes them as orphans.
     #[arg(long, default_value = "7d", value_parser = humantime::parse_duration)]
     pub quarantine: std::time::Duration,
+}
+
+/// `play serve`'s backup settings.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeBackupArgs {
+    /// Where backups go: with it set, `play serve` takes one before it
+    /// migrates the database to a newer schema (docs/operations.md).
+    #[arg(long, env = "PLAY_BACKUP_DIR")]
+    pub backup_dir: Option<PathBuf>,
+    /// When to take a backup into `--backup-dir`, as a cron pattern (5 fields, or 6 with seconds; UTC),
+    /// e.g. `0 3 * * *`. Each one is verified before it counts; one replica takes each.
+    #[arg(long, env = "PLAY_BACKUP_SCHEDULE")]
+    pub backup_schedule: Option<String>,
+    /// How many scheduled backups to keep (the newest, verified ones).
+    #[arg(long, env = "PLAY_BACKUP_KEEP", default_value_t = 7)]
+    pub backup_keep: usize,
+}
+
+impl ServeBackupArgs {
+    /// The backup before a migration, when a folder is set and the
+    /// database's schema is older than the binary's.
+    pub async fn before_upgrade(&self, source: &Source) -> Result<()> {
+        let Some(dir) = &self.backup_dir else { return Ok(()) };
+        if let Some(path) = crate::before_upgrade(source, dir).await? {
+            tracing::info!(path = %path.display(), "took a backup before migrating the database");
+        }
+        Ok(())
+    }
+
+    /// The scheduled backups' loop and its metrics, when a schedule is
+    /// set; why not, when the settings do not go together.
+    pub fn scheduled(
+        &self,
+        store: play_store::Store,
+        source: Source,
+        owner: String,
+        shutdown: tokio_util::sync::CancellationToken,
+    ) -> std::result::Result<Option<(impl Future<Output = ()> + use<>, schedule::Metrics)>, String> {
+        let Some(pattern) = &self.backup_schedule else { return Ok(None) };
+        let dir = self.backup_dir.clone().ok_or("--backup-schedule needs --backup-dir (PLAY_BACKUP_DIR)")?;
+        let schedule =
+            schedule::Schedule::new(pattern, dir, self.backup_keep).map_err(|e| format!("--backup-schedule: {e}"))?;
+        let metrics = schedule::Metrics::default();
+        Ok(Some((schedule::run(store, source, schedule, metrics.clone(), owner, shutdown), metrics)))
+    }
 }
 
 /// Where play keeps its data, as the binary resolved it.

@@ -33,9 +33,12 @@ mod manifest;
 mod postgres;
 mod repositories;
 mod restore;
+pub mod schedule;
+mod verify;
 
 pub use backup::{Output, Source, backup, before_upgrade};
 pub use error::{Error, Result};
 pub use manifest::NAME as MANIFEST;
 pub use manifest::{FORMAT, FileSum, Manifest, StoreKind};
 pub use restore::{RESTORE_ID_GAP, Restored, Target, restore};
+pub use verify::verify;

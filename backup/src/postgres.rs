@@ -27,6 +27,14 @@ pub async fn restore(url: &str, file: &Path) -> Result<()> {
     run(command, "pg_restore").await
 }
 
+/// `pg_restore --list` of `file`: it reads the dump's table of contents
+/// whole, so a truncated or foreign file fails.
+pub async fn list(file: &Path) -> Result<()> {
+    let mut command = Command::new("pg_restore");
+    command.arg("--list").arg(file).kill_on_drop(true);
+    run(command, "pg_restore --list").await
+}
+
 /// `program` connecting to `url` (`--dbname` without the password).
 fn tool(program: &str, url: &str) -> Result<Command> {
     let mut parsed = url::Url::parse(url)

@@ -117,6 +117,21 @@ fn remove_if_present(path: &Path) -> Result<()> {
     }
 }
 
+/// On first start, on a terminal: the secret of a one-time link that
+/// opens the dashboard signed in with the admin key, printed once play
+/// listens. It goes to standard output only, never to the log (it is a
+/// credential until used, for ten minutes); without a terminal (a service
+/// manager's journal) there is none: `play login --web` makes one when it
+/// is wanted.
+pub async fn sign_in_link(store: &Store, pepper: &TokenPepper, admin: &AdminKey) -> Result<Option<String>> {
+    use std::io::IsTerminal as _;
+    if !std::io::stdout().is_terminal() {
+        return Ok(None);
+    }
+    let (secret, _) = play_store::sign_in_links::create(store, pepper, admin.key_id, admin.account_id).await?;
+    Ok(Some(secret))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -166,6 +166,17 @@ impl Metrics {
         );
     }
 
+    /// Exposes `metric` as `play_<name>`: for the metrics of a part of
+    /// the process that is not core's (the scheduled backups), registered
+    /// once where `play serve` wires it.
+    pub fn register(&self, name: &str, help: &str, metric: impl prometheus_client::registry::Metric) {
+        let mut registry = match self.registry.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        registry.register(name, help, metric);
+    }
+
     /// The whole registry in Prometheus text exposition format.
     pub fn render(&self) -> String {
         let mut out = String::new();

@@ -156,3 +156,106 @@ async fn a_backup_taken_online_restores_into_a_new_installation_that_adopts_and_
     verify(&secret, test);
     let _ = std::fs::remove_file(&archive);
 }
+
+/// The value of the sample `name` (no labels) on play serve's `/metrics`.
+async fn metric(server: &Server, name: &str) -> f64 {
+    let text = reqwest::get(format!("{}/metrics", server.base)).await.unwrap().text().await.unwrap();
+    let line = text.lines().find(|l| l.split_whitespace().next() == Some(name));
+    line.and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("no {name}"))
+}
+
+/// Scheduled backups (issue #53, item 2): every second here; each one
+/// verified before it counts, the newest two kept, each restorable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scheduled_backups_are_verified_and_the_newest_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let play = Play::new()
+        .await
+        .env("PLAY_BACKUP_DIR", dir.path())
+        .env("PLAY_BACKUP_SCHEDULE", "* * * * * *")
+        .env("PLAY_BACKUP_KEEP", "2");
+    let server = play.serve().await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let first = loop {
+        let at = metric(&server, "play_backup_last_success_timestamp_seconds").await;
+        if at > 0.0 {
+            break at;
+        }
+        assert!(Instant::now() < deadline, "no scheduled backup within a minute:\n{}", server.log_tail(20));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    // Two more, then the oldest go.
+    while metric(&server, "play_backup_last_success_timestamp_seconds").await < first + 2.0 {
+        assert!(Instant::now() < deadline, "the schedule stopped:\n{}", server.log_tail(20));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(metric(&server, "play_backup_failures_total").await, 0.0);
+    assert!(metric(&server, "play_backup_bytes").await > 0.0);
+    drop(server);
+    let mut kept: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    kept.sort();
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    assert!(kept.iter().all(|p| p.file_name().unwrap().to_string_lossy().starts_with("play-backup-scheduled-")));
+    let target = tempfile::tempdir().unwrap();
+    let restore = restore_command(&play, target.path(), &kept[1]).await.output().unwrap();
+    assert!(restore.status.success(), "{}", String::from_utf8_lossy(&restore.stderr));
+}
+
+/// A scheduled backup that cannot be written is a failure, counted; it
+/// never moves the time of the last success.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduled_backup_that_fails_is_counted_and_never_reported_as_a_success() {
+    let blocked = tempfile::NamedTempFile::new().unwrap();
+    let play = Play::new()
+        .await
+        .env("PLAY_BACKUP_DIR", blocked.path().join("backups"))
+        .env("PLAY_BACKUP_SCHEDULE", "* * * * * *");
+    let server = play.serve().await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while metric(&server, "play_backup_failures_total").await < 2.0 {
+        assert!(Instant::now() < deadline, "no failure counted:\n{}", server.log_tail(20));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(metric(&server, "play_backup_last_success_timestamp_seconds").await, 0.0);
+    assert!(server.log().contains("scheduled backup failed"), "{}", server.log_tail(20));
+}
+
+/// `play restore ARCHIVE` into a new data directory under `dir` (SQLite),
+/// with `play`'s master key.
+async fn restore_command(play: &Play, dir: &std::path::Path, archive: &std::path::Path) -> std::process::Command {
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::copy(play.path("master.key"), data.join("master.key")).unwrap();
+    let mut command = play.command();
+    command.env("PLAY_DATA_DIR", &data).args(["restore", archive.to_str().unwrap()]);
+    if play_store::testing::backend() == play_store::Backend::Postgres {
+        // A PostgreSQL backup restores into an empty PostgreSQL database.
+        let url = play_store::testing::fresh_database_url().await.0;
+        command.env("PLAY_DATABASE_URL", url);
+    } else {
+        command.env("PLAY_DATABASE_URL", format!("sqlite://{}", data.join("play.db").display()));
+    }
+    command
+}
+
+/// Two replicas on one store, each with a backup folder of its own: each
+/// fire time is taken by one of them only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_fire_time_is_backed_up_by_one_replica() {
+    let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let play = Play::new().await.env("PLAY_BACKUP_SCHEDULE", "* * * * * *").env("PLAY_BACKUP_KEEP", "1000");
+    let a = play.replica("a").env("PLAY_BACKUP_DIR", a_dir.path());
+    let b = play.replica("b").env("PLAY_BACKUP_DIR", b_dir.path());
+    let (server_a, server_b) = (a.serve().await, b.serve().await);
+    let names = |dir: &std::path::Path| -> std::collections::BTreeSet<String> {
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while names(a_dir.path()).len() + names(b_dir.path()).len() < 6 {
+        assert!(Instant::now() < deadline, "too few backups:\n{}\n{}", server_a.log_tail(10), server_b.log_tail(10));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    drop((server_a, server_b));
+    let twice: Vec<_> = names(a_dir.path()).intersection(&names(b_dir.path())).cloned().collect();
+    assert!(twice.is_empty(), "fire times backed up by both replicas: {twice:?}");
+}
