@@ -6,6 +6,8 @@
 //! Families are created here, in one place, so names and label sets cannot
 //! drift between the code that records and the docs that describe them.
 
+mod controller;
+
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -16,6 +18,8 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+
+pub use controller::{ControllerLabels, ControllerMetrics, ControllerResultLabels, PassResult, Work};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct HttpLabels {
@@ -77,6 +81,8 @@ pub struct Metrics {
     pub reconcile_duration: Family<ReconcilerLabels, Histogram, fn() -> Histogram>,
     pub queue_depth: Family<ReconcilerLabels, Gauge>,
     pub edge_wake_lines: Family<WakeLineLabels, Counter>,
+    /// The loops' metrics under controller-runtime's names.
+    pub controllers: ControllerMetrics,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -129,6 +135,7 @@ impl Metrics {
             "Wake listener lines read by the edge activity monitors, by outcome",
             edge_wake_lines.clone(),
         );
+        let controllers = ControllerMetrics::register(&mut registry);
 
         Metrics {
             registry: Mutex::new(registry),
@@ -140,6 +147,7 @@ impl Metrics {
             reconcile_duration,
             queue_depth,
             edge_wake_lines,
+            controllers,
         }
     }
 

@@ -99,6 +99,7 @@ mod config;
 mod controller;
 mod groups;
 mod lease;
+mod metrics;
 mod pass;
 mod queue;
 

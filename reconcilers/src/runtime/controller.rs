@@ -8,9 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::stream::{self, BoxStream, Stream, StreamExt};
-use play_core::metrics::{Metrics, ReconcileLabels, ReconcilerLabels};
+use play_core::metrics::Metrics;
 use play_core::wake::WakeReceiver;
-use play_model::model::lease::Lease;
 use rand::Rng;
 use tokio::sync::mpsc;
 use tokio::task::{Id, JoinError, JoinSet};
@@ -18,6 +17,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::groups::{Admission, Groups};
+use super::metrics::{Recorder, Settled};
 use super::pass::{Outcome, Shared, look_up_group, run_pass};
 use super::queue::{Lane, Queue};
 use super::{Config, Handle, LeaseStore, Next, Reconciler, Request, instant_after, instant_at, replica_id};
@@ -130,12 +130,12 @@ impl<R: Reconciler> Runtime<R> {
             handle: Handle { tx },
             shutdown: shutdown.clone(),
             held: Mutex::new(HashMap::new()),
+            recorder: Recorder::new(metrics, R::NAME),
             config,
         });
         let mut state = State {
             groups: Groups::new(shared.config.per_group),
             shared: shared.clone(),
-            metrics,
             queue: Queue::default(),
             failures: HashMap::new(),
             workers: JoinSet::new(),
@@ -223,7 +223,6 @@ struct Failure {
 /// The loop's own state (only the loop task touches it).
 struct State<R: Reconciler> {
     shared: Arc<Shared<R>>,
-    metrics: Arc<Metrics>,
     queue: Queue,
     failures: HashMap<i64, Failure>,
     workers: JoinSet<(i64, Outcome)>,
@@ -241,7 +240,7 @@ impl<R: Reconciler> State<R> {
         let now = Instant::now();
         let slots = self.shared.config.concurrency;
         while self.queue.running() < slots {
-            let Some((id, lane)) = self.queue.pop_due(now) else { break };
+            let Some((id, lane, due)) = self.queue.pop_due_since(now) else { break };
             let admission = if R::GROUPED { self.groups.admit(id, lane) } else { Admission::Run };
             let shared = self.shared.clone();
             let task = match admission {
@@ -252,13 +251,17 @@ impl<R: Reconciler> State<R> {
                 Admission::LookUp => self.workers.spawn(async move { (id, look_up_group(&shared, id).await) }),
                 Admission::Run => {
                     let attempt = self.failures.get(&id).map_or(0, |f| f.attempt);
-                    self.workers.spawn(async move { (id, run_pass(&shared, id, attempt).await) })
+                    let work = shared.recorder.started(now.saturating_duration_since(due));
+                    self.workers.spawn(async move {
+                        let _work = work;
+                        (id, run_pass(&shared, id, attempt).await)
+                    })
                 }
             };
             self.tasks.insert(task.id(), (id, lane));
         }
-        let depth = i64::try_from(self.queue.due(now) + self.groups.parked()).unwrap_or(i64::MAX);
-        self.metrics.queue_depth.get_or_create(&ReconcilerLabels { reconciler: R::NAME.to_owned() }).set(depth);
+        let added = self.queue.take_added();
+        self.shared.recorder.queue(self.queue.due(now) + self.groups.parked(), added);
         if self.queue.running() < slots { self.queue.next_at() } else { None }
     }
 
@@ -312,51 +315,51 @@ impl<R: Reconciler> State<R> {
                 if let Some(until) = until {
                     at = at.min((until + BUSY_MARGIN).max(Instant::now() + BUSY_MARGIN));
                 }
-                ("skipped_lease", Some(at))
+                self.shared.recorder.retried();
+                (Settled::SkippedLease, Some(at))
             }
             Outcome::ClaimFailed(error) => {
                 tracing::warn!(reconciler = R::NAME, id, %error, "claiming the lease failed");
-                ("error", Some(self.backoff(id)))
+                (Settled::Error, Some(self.backoff(id)))
             }
             Outcome::LeaseLost(elapsed) => {
-                self.observe(elapsed);
-                ("error", Some(instant_after(self.shared.config.lease_busy_retry)))
+                self.shared.recorder.ran(elapsed);
+                self.shared.recorder.lease_lost();
+                self.shared.recorder.retried();
+                (Settled::Error, Some(instant_after(self.shared.config.lease_busy_retry)))
             }
             Outcome::Panicked(elapsed) => {
-                self.observe(elapsed);
+                self.shared.recorder.ran(elapsed);
                 tracing::error!(reconciler = R::NAME, id, "reconcile panicked");
-                ("error", Some(self.backoff(id)))
+                (Settled::Error, Some(self.backoff(id)))
             }
             Outcome::Finished(elapsed, Ok(action)) => {
-                self.observe(elapsed);
+                self.shared.recorder.ran(elapsed);
                 match action.0 {
-                    Next::Backoff => ("requeue", Some(self.backoff(id))),
-                    Next::BackoffUntil(at) => ("requeue", Some(self.backoff(id).min(instant_at(at)))),
+                    Next::Backoff => (Settled::Requeue, Some(self.backoff(id))),
+                    Next::BackoffUntil(at) => (Settled::Requeue, Some(self.backoff(id).min(instant_at(at)))),
                     next => {
                         self.failures.remove(&id);
                         match next {
-                            Next::After(delay) => ("requeue", Some(instant_after(delay))),
-                            Next::At(at) => ("requeue", Some(instant_at(at))),
-                            Next::AwaitChange | Next::Backoff | Next::BackoffUntil(_) => ("ok", None),
+                            Next::After(delay) => (Settled::Requeue, Some(instant_after(delay))),
+                            Next::At(at) => (Settled::Requeue, Some(instant_at(at))),
+                            Next::AwaitChange | Next::Backoff | Next::BackoffUntil(_) => (Settled::Ok, None),
                         }
                     }
                 }
             }
             Outcome::Finished(elapsed, Err(error)) => {
-                self.observe(elapsed);
+                self.shared.recorder.ran(elapsed);
                 self.settle_error(id, &error)
             }
             // Handled by `joined` before a pass is settled.
             Outcome::Grouped(_) => return None,
         };
-        self.metrics
-            .reconciles
-            .get_or_create(&ReconcileLabels { reconciler: R::NAME.to_owned(), result: result.to_owned() })
-            .inc();
+        self.shared.recorder.settled(result);
         next
     }
 
-    fn settle_error(&mut self, id: i64, error: &Error) -> (&'static str, Option<Instant>) {
+    fn settle_error(&mut self, id: i64, error: &Error) -> (Settled, Option<Instant>) {
         let failure = self.failures.entry(id).or_default();
         failure.attempt = failure.attempt.saturating_add(1);
         let attempt = failure.attempt;
@@ -365,7 +368,7 @@ impl<R: Reconciler> State<R> {
         let label = error.metric_label();
         if failure.terminal {
             tracing::warn!(reconciler = R::NAME, id, attempt, error = %error, kind = label, "terminal error: waiting for a change");
-            return ("terminal", None);
+            return (Settled::Terminal, None);
         }
         tracing::warn!(reconciler = R::NAME, id, attempt, error = %error, kind = label, "reconcile failed");
         let backoff = || instant_after(self.shared.config.backoff.delay(attempt));
@@ -375,7 +378,8 @@ impl<R: Reconciler> State<R> {
             Next::Backoff | Next::AwaitChange => backoff(),
             Next::BackoffUntil(at) => backoff().min(instant_at(at)),
         };
-        ("error", Some(next))
+        self.shared.recorder.retried();
+        (Settled::Error, Some(next))
     }
 
     /// Counts one more failure of `id` and returns when to retry.
@@ -383,14 +387,8 @@ impl<R: Reconciler> State<R> {
         let failure = self.failures.entry(id).or_default();
         failure.attempt = failure.attempt.saturating_add(1);
         failure.terminal = false;
+        self.shared.recorder.retried();
         instant_after(self.shared.config.backoff.delay(failure.attempt))
-    }
-
-    fn observe(&self, elapsed: Duration) {
-        self.metrics
-            .reconcile_duration
-            .get_or_create(&ReconcilerLabels { reconciler: R::NAME.to_owned() })
-            .observe(elapsed.as_secs_f64());
     }
 
     /// Visits every listed object that is neither running nor failing (those
@@ -438,13 +436,12 @@ impl<R: Reconciler> State<R> {
                 }
             }
         }
-        let held: Vec<Lease> = std::mem::take(&mut *self.shared.held()).into_values().collect();
-        for lease in held {
+        for lease in self.shared.take_held() {
             if let Err(error) = self.shared.leases.release(&lease).await {
                 tracing::warn!(reconciler = R::NAME, id = lease.object_id, %error, "releasing a lease failed");
             }
         }
-        self.metrics.queue_depth.get_or_create(&ReconcilerLabels { reconciler: R::NAME.to_owned() }).set(0);
+        self.shared.recorder.queue(0, self.queue.take_added());
     }
 }
 

@@ -16,6 +16,7 @@ use play_model::model::lease::Lease;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::metrics::Recorder;
 use super::{Action, Config, Ctx, Handle, LeaseStore, Reconciler, instant_at};
 use crate::Error;
 
@@ -30,12 +31,36 @@ pub(super) struct Shared<R> {
     /// Leases held by running passes, for release after passes are dropped
     /// at shutdown.
     pub(super) held: Mutex<HashMap<i64, Lease>>,
+    pub(super) recorder: Recorder,
 }
 
 impl<R> Shared<R> {
-    pub(super) fn held(&self) -> MutexGuard<'_, HashMap<i64, Lease>> {
+    fn held(&self) -> MutexGuard<'_, HashMap<i64, Lease>> {
         // Inserts and removes only: never half-updated.
         self.held.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Records that a pass holds `lease`, and the count in the metrics.
+    fn hold(&self, id: i64, lease: Lease) {
+        let mut held = self.held();
+        held.insert(id, lease);
+        self.recorder.leases_held(held.len());
+    }
+
+    /// Records that the pass of `id` no longer holds its lease.
+    fn unhold(&self, id: i64) {
+        let mut held = self.held();
+        held.remove(&id);
+        self.recorder.leases_held(held.len());
+    }
+
+    /// Takes every lease still held (passes dropped at shutdown), to
+    /// release them.
+    pub(super) fn take_held(&self) -> Vec<Lease> {
+        let mut held = self.held();
+        let taken = std::mem::take(&mut *held).into_values().collect();
+        self.recorder.leases_held(0);
+        taken
     }
 }
 
@@ -80,7 +105,7 @@ pub(super) async fn run_pass<R: Reconciler>(shared: &Shared<R>, id: i64, attempt
         }
         Err(error) => return Outcome::ClaimFailed(error),
     };
-    shared.held().insert(id, lease.clone());
+    shared.hold(id, lease.clone());
     let lease_lost = CancellationToken::new();
     let ctx = Ctx {
         reconciler: R::NAME,
@@ -142,7 +167,7 @@ pub(super) async fn run_pass<R: Reconciler>(shared: &Shared<R>, id: i64, attempt
     if let Err(error) = shared.leases.release(&lease).await {
         tracing::warn!(reconciler = R::NAME, id, %error, "releasing the lease failed; it will expire");
     }
-    shared.held().remove(&id);
+    shared.unhold(id);
     match result {
         None => Outcome::LeaseLost(elapsed),
         Some(Ok(result)) => Outcome::Finished(elapsed, result),

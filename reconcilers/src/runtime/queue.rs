@@ -47,6 +47,11 @@ pub(crate) struct Queue {
     /// Running ids, each with the earliest run-at (and most urgent lane)
     /// requested during its run.
     running: HashMap<i64, Option<(Instant, Lane)>>,
+    /// Requests that made a new entry (an id scheduled, or a running id
+    /// marked dirty) since [`Queue::take_added`]; merged ones are not
+    /// counted, as controller-runtime's `workqueue_adds_total` does not
+    /// count an add of an item already queued.
+    added: u64,
 }
 
 impl Queue {
@@ -63,6 +68,9 @@ impl Queue {
     /// running id marks it dirty.
     pub(crate) fn schedule(&mut self, id: i64, at: Instant, lane: Lane) {
         if let Some(dirty) = self.running.get_mut(&id) {
+            if dirty.is_none() {
+                self.added += 1;
+            }
             *dirty = Some(dirty.map_or((at, lane), |(a, l)| (a.min(at), l.max(lane))));
             return;
         }
@@ -75,7 +83,10 @@ impl Queue {
                 self.lane_mut(current_lane).remove(&(current, id));
                 wanted
             }
-            None => (at, lane),
+            None => {
+                self.added += 1;
+                (at, lane)
+            }
         };
         self.lane_mut(wanted.1).insert((wanted.0, id));
         self.at.insert(id, wanted);
@@ -92,13 +103,24 @@ impl Queue {
     }
 
     /// Takes the earliest due id of the most urgent lane that has one and
-    /// marks it running; the id and its lane.
-    pub(crate) fn pop_due(&mut self, now: Instant) -> Option<(i64, Lane)> {
+    /// marks it running; the id, its lane, and the instant it became due.
+    pub(crate) fn pop_due_since(&mut self, now: Instant) -> Option<(i64, Lane, Instant)> {
         let lane = LANES.into_iter().find(|&lane| self.lane(lane).first().is_some_and(|&(at, _)| at <= now))?;
-        let (_, id) = self.lane_mut(lane).pop_first()?;
+        let (due, id) = self.lane_mut(lane).pop_first()?;
         self.at.remove(&id);
         self.running.insert(id, None);
-        Some((id, lane))
+        Some((id, lane, due))
+    }
+
+    /// [`Queue::pop_due_since`] without the instant.
+    #[cfg(test)]
+    pub(crate) fn pop_due(&mut self, now: Instant) -> Option<(i64, Lane)> {
+        self.pop_due_since(now).map(|(id, lane, _)| (id, lane))
+    }
+
+    /// How many requests made a new entry since the last call.
+    pub(crate) fn take_added(&mut self) -> u64 {
+        std::mem::take(&mut self.added)
     }
 
     fn lane(&self, lane: Lane) -> &BTreeSet<(Instant, i64)> {
@@ -118,7 +140,10 @@ impl Queue {
             self.schedule(id, at, Lane::Routine);
         }
         if let Some((at, lane)) = dirty {
+            // Counted as an add when it marked the running id dirty.
+            let added = self.added;
             self.schedule(id, at, lane);
+            self.added = added;
         }
     }
 
@@ -231,6 +256,23 @@ mod tests {
         assert_eq!(q.pop_due(t0 + secs(1)).map(|(id, _)| id), Some(20_000), "due: ahead of 9,999 routine visits");
         assert_eq!(q.pop_due(t0 + secs(1)).map(|(id, _)| id), Some(2));
         assert_eq!(q.due(t0 + secs(1)), 9_998);
+    }
+
+    #[test]
+    fn only_requests_that_make_a_new_entry_count_as_adds() {
+        let t0 = Instant::now();
+        let mut q = Queue::default();
+        q.schedule(1, t0 + secs(5), Lane::Routine);
+        q.schedule(1, t0, Lane::Urgent);
+        q.schedule(2, t0 + secs(1), Lane::Routine);
+        assert_eq!(q.take_added(), 2, "the second request for 1 merged");
+        assert_eq!(q.pop_due_since(t0), Some((1, Lane::Urgent, t0)));
+        q.schedule(1, t0, Lane::Routine);
+        q.schedule(1, t0, Lane::Routine);
+        assert_eq!(q.take_added(), 1, "a running id marked dirty once");
+        q.finish(1, None);
+        assert_eq!(q.take_added(), 0, "the dirty mark was already counted");
+        assert_eq!(q.take_added(), 0);
     }
 
     #[test]
