@@ -201,7 +201,11 @@ impl ControllerMetrics {
             "How long one pass's work took on its worker, lease claim and release included",
             metrics.workqueue_work_duration.clone(),
         );
-        r.register("workqueue_retries", "Objects requeued after a backoff or a busy lease", metrics.workqueue_retries.clone());
+        r.register(
+            "workqueue_retries",
+            "Objects requeued after a backoff or a busy lease",
+            metrics.workqueue_retries.clone(),
+        );
         r.register("leases_held", "Object leases this replica holds now", metrics.leases_held.clone());
         r.register("leases_lost", "Passes dropped because their lease was lost", metrics.leases_lost.clone());
         r.register_collector(Box::new(StuckGauges(metrics.in_flight.clone())));
@@ -251,5 +255,36 @@ impl ControllerMetrics {
             in_flight: self.in_flight.clone(),
             durations: self.workqueue_work_duration.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Metrics;
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_pass_in_flight_shows_in_the_stuck_thread_gauges_until_dropped() {
+        let metrics = Metrics::new();
+        metrics.controllers.controller_started("edge");
+        let work = metrics.controllers.work_started("edge");
+        tokio::time::advance(std::time::Duration::from_secs(3)).await;
+        let text = metrics.render();
+        assert!(text.contains("# TYPE play_workqueue_longest_running_processor_seconds gauge"), "{text}");
+        assert!(text.contains(r#"play_workqueue_longest_running_processor_seconds{controller="edge"} 3.0"#), "{text}");
+        assert!(text.contains(r#"play_workqueue_unfinished_work_seconds{controller="edge"} 3.0"#), "{text}");
+        drop(work);
+        let text = metrics.render();
+        assert!(text.contains(r#"play_workqueue_longest_running_processor_seconds{controller="edge"} 0.0"#), "{text}");
+        assert!(text.contains(r#"play_workqueue_work_duration_seconds_count{controller="edge"} 1"#), "{text}");
+    }
+
+    #[test]
+    fn an_error_counts_in_both_reconcile_families() {
+        let metrics = Metrics::new();
+        metrics.controllers.reconciled("schedule", PassResult::Error);
+        let text = metrics.render();
+        assert!(text.contains(r#"play_reconcile_total{controller="schedule",result="error"} 1"#), "{text}");
+        assert!(text.contains(r#"play_reconcile_errors_total{controller="schedule"} 1"#), "{text}");
     }
 }

@@ -88,7 +88,10 @@ impl Recorder {
     /// A pass that ran for `elapsed`.
     pub(super) fn ran(&self, elapsed: Duration) {
         let secs = elapsed.as_secs_f64();
-        self.metrics.reconcile_duration.get_or_create(&ReconcilerLabels { reconciler: self.name.to_owned() }).observe(secs);
+        self.metrics
+            .reconcile_duration
+            .get_or_create(&ReconcilerLabels { reconciler: self.name.to_owned() })
+            .observe(secs);
         self.metrics.controllers.reconcile_time.get_or_create(&self.labels()).observe(secs);
     }
 

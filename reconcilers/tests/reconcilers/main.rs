@@ -6,5 +6,6 @@ mod runtime_probe;
 
 mod runtime_groups;
 mod runtime_leases;
+mod runtime_metrics;
 mod runtime_replicas;
 mod runtime_scheduling;

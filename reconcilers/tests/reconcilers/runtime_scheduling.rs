@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::runtime_probe::{Probe, Running, failure, quiet_config, reconciles, runtime};
+use crate::runtime_probe::{Probe, Running, failure, quiet_config, reconciles, runtime, sample};
 use futures::StreamExt;
 use play_core::wake::{ChannelWaker, Wake, Waker};
 use play_reconcilers::runtime::{Action, Backoff, Config, LeaseStore, MemoryLeases, Reconciler};
@@ -369,6 +369,9 @@ async fn a_pass_whose_lease_is_lost_is_dropped() {
     let metrics = running.stop().await;
     assert!(!finished.load(Ordering::SeqCst));
     assert_eq!(reconciles(&metrics, "error"), 1);
+    assert_eq!(sample(&metrics, r#"play_leases_lost_total{controller="probe"}"#), Some(1.0));
+    assert_eq!(sample(&metrics, r#"play_reconcile_errors_total{controller="probe"}"#), Some(1.0));
+    assert_eq!(sample(&metrics, r#"play_leases_held{controller="probe"}"#), Some(0.0));
 }
 
 #[tokio::test(start_paused = true)]
@@ -388,9 +391,12 @@ async fn queue_depth_counts_due_objects_waiting_for_a_worker() {
             .find_map(|l| l.strip_prefix("play_reconcile_queue_depth{reconciler=\"probe\"} "))
             .map(str::to_owned)
     };
+    let new_depth = || sample(&metrics, r#"play_workqueue_depth{controller="probe"}"#);
     assert_eq!(depth(&metrics).as_deref(), Some("2"), "1 runs, 2 and 3 wait, 4 is not due");
+    assert_eq!(new_depth(), Some(2.0), "controller-runtime's name for the same depth");
     sleep(60 * SEC).await;
     assert_eq!(depth(&metrics).as_deref(), Some("0"));
+    assert_eq!(new_depth(), Some(0.0));
     running.stop().await;
 }
 

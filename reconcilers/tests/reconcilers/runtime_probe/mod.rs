@@ -194,3 +194,12 @@ pub fn reconciles(metrics: &Metrics, result: &str) -> u64 {
     let needle = format!("play_reconciles_total{{reconciler=\"probe\",result=\"{result}\"}} ");
     text.lines().find_map(|line| line.strip_prefix(&needle)).map_or(0, |n| n.trim().parse().expect("a counter value"))
 }
+
+/// The value of the sample `series` (name and labels, as rendered: e.g.
+/// `play_reconcile_errors_total{controller="probe"}`) in what `/metrics`
+/// serves (`Metrics::render`), `None` when the series is absent.
+pub fn sample(metrics: &Metrics, series: &str) -> Option<f64> {
+    let text = metrics.render();
+    let needle = format!("{series} ");
+    text.lines().find_map(|line| line.strip_prefix(&needle)).map(|n| n.trim().parse().expect("a sample value"))
+}
