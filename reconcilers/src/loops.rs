@@ -235,7 +235,8 @@ pub fn start_all(
     // outbox and the due deliveries (crate::webhooks).
     let dispatcher =
         Dispatcher::new(s.store.clone(), s.secrets.clone(), s.webhook_urls.clone(), loops.webhooks.clone(), replica)?
-            .with_wakes(s.waker.subscribe(Kind::Webhooks));
+            .with_wakes(s.waker.subscribe(Kind::Webhooks))
+            .with_metrics(s.metrics.clone());
     tasks.spawn(dispatcher.run(shutdown.child_token()));
     tracing::info!(replica, "webhook dispatcher started");
     Ok(())

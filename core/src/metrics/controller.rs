@@ -91,6 +91,10 @@ impl InFlight {
     }
 }
 
+/// A stuck-thread gauge: its name, its help, and its value from the ages
+/// (seconds) of the passes in flight.
+type StuckGauge = (&'static str, &'static str, fn(&[f64]) -> f64);
+
 /// Encodes the two stuck-thread gauges from [`InFlight`] at each scrape.
 #[derive(Debug)]
 struct StuckGauges(Arc<InFlight>);
@@ -106,7 +110,7 @@ impl Collector for StuckGauges {
                 (controller, passes.values().map(|&started| (now - started).as_secs_f64()).collect())
             })
             .collect();
-        let gauges: [(&str, &str, fn(&[f64]) -> f64); 2] = [
+        let gauges: [StuckGauge; 2] = [
             (
                 "workqueue_unfinished_work_seconds",
                 "Seconds of work done by passes still running (large values indicate stuck threads)",
@@ -216,20 +220,30 @@ impl ControllerMetrics {
     /// sees a loop that has not run a pass yet. Called when its runtime
     /// starts.
     pub fn controller_started(&self, controller: &'static str) {
+        self.passes_started(controller);
         // `get_or_create` creates the series; its read guard is dropped at once.
+        let labels = ControllerLabels { controller };
+        drop(self.workqueue_depth.get_or_create(&labels));
+        drop(self.workqueue_adds.get_or_create(&labels));
+        drop(self.workqueue_queue_duration.get_or_create(&labels));
+        drop(self.workqueue_retries.get_or_create(&labels));
+        drop(self.leases_held.get_or_create(&labels));
+        drop(self.leases_lost.get_or_create(&labels));
+    }
+
+    /// [`ControllerMetrics::controller_started`] for a loop that runs
+    /// passes but has neither this process's queue nor leases (the webhook
+    /// dispatcher, whose deliveries are claimed rows in the store): only
+    /// the `reconcile_*` series, the work duration and the stuck-thread
+    /// gauges, so the others are not shown as a constant 0.
+    pub fn passes_started(&self, controller: &'static str) {
         let labels = ControllerLabels { controller };
         for result in PassResult::ALL {
             drop(self.reconcile_total.get_or_create(&ControllerResultLabels { controller, result: result.label() }));
         }
         drop(self.reconcile_errors.get_or_create(&labels));
         drop(self.reconcile_time.get_or_create(&labels));
-        drop(self.workqueue_depth.get_or_create(&labels));
-        drop(self.workqueue_adds.get_or_create(&labels));
-        drop(self.workqueue_queue_duration.get_or_create(&labels));
         drop(self.workqueue_work_duration.get_or_create(&labels));
-        drop(self.workqueue_retries.get_or_create(&labels));
-        drop(self.leases_held.get_or_create(&labels));
-        drop(self.leases_lost.get_or_create(&labels));
         self.in_flight.passes().entry(controller).or_default();
     }
 

@@ -51,6 +51,16 @@
 //!   which bounds the delay of a first attempt. A finished attempt or a
 //!   fan-out wakes the sender at once.
 //! - The per-endpoint bound is per replica.
+//!
+//! # Metrics
+//!
+//! With [`Dispatcher::with_metrics`], each attempt counts as a pass of the
+//! controller [`Dispatcher::NAME`] in controller-runtime's `reconcile_*`
+//! families (`success` when the endpoint answered 2xx, `error` otherwise)
+//! and is in flight, for the stuck-thread gauges, from its start until its
+//! outcome is written. The `workqueue_*` queue families and the leases do
+//! not apply: the due deliveries wait as rows in the store, not in a queue
+//! of this process, and are claimed, not leased.
 
 mod client;
 mod send;
@@ -59,6 +69,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use play_core::metrics::Metrics;
 use play_core::wake::WakeReceiver;
 use play_model::secrets::SecretBox;
 use play_model::webhook::UrlPolicy;
@@ -133,9 +144,13 @@ pub struct Dispatcher {
     /// someone waits for: `test`).
     wake_fan_out: Arc<Notify>,
     wakes: Option<Arc<tokio::sync::Mutex<WakeReceiver>>>,
+    metrics: Option<Arc<Metrics>>,
 }
 
 impl Dispatcher {
+    /// The `controller` label of its attempts in the metrics.
+    pub const NAME: &'static str = "webhook_dispatcher";
+
     /// A dispatcher sending as replica `owner` under the operator's URL
     /// `policy` (the same the API checks endpoint URLs with).
     pub fn new(
@@ -160,6 +175,7 @@ impl Dispatcher {
             wake_sender: Arc::new(Notify::new()),
             wake_fan_out: Arc::new(Notify::new()),
             wakes: None,
+            metrics: None,
         })
     }
 
@@ -167,6 +183,13 @@ impl Dispatcher {
     /// not only every `poll_interval`.
     pub fn with_wakes(mut self, wakes: WakeReceiver) -> Self {
         self.wakes = Some(Arc::new(tokio::sync::Mutex::new(wakes)));
+        self
+    }
+
+    /// Counts its attempts in `metrics` (see the [module documentation](self)).
+    pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
+        metrics.controllers.passes_started(Self::NAME);
+        self.metrics = Some(metrics);
         self
     }
 
@@ -291,7 +314,13 @@ impl Dispatcher {
                             let (this, in_flight, outcomes) = (self.clone(), in_flight.clone(), outcomes.clone());
                             tasks.spawn(async move {
                                 let endpoint = delivery.endpoint_id;
+                                // In flight until its outcome is written and its slots freed.
+                                let _work = this.metrics.as_ref().map(|m| m.controllers.work_started(Self::NAME));
+                                let started = tokio::time::Instant::now();
                                 let done = send::attempt(&this.client, &this.config.retry_schedule, delivery).await;
+                                if let Some(metrics) = &this.metrics {
+                                    send::count(metrics, Self::NAME, done.as_ref(), started.elapsed());
+                                }
                                 if let Some(done) = done {
                                     let (written, recorded) = oneshot::channel();
                                     // Closed only once every attempt ended.

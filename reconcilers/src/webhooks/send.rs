@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use play_core::metrics::{ControllerLabels, Metrics, PassResult};
 use play_model::webhook::DeliveryStatus;
 use play_model::webhook::delivery::{retry_delay, spec_signature, standard_signature};
 use play_model::webhook::model::Attempt;
@@ -97,6 +98,19 @@ pub(super) async fn attempt(client: &DeliveryClient, schedule: &[Duration], deli
     let (attempt, effect) = outcome(result, delivery.attempts + 1, schedule, jitter, duration_ms);
     tracing::debug!(%delivery, status = attempt.status.as_str(), code = ?attempt.status_code, error = ?attempt.error, duration_ms, "webhook attempt");
     Some((delivery, attempt, effect))
+}
+
+/// Counts one attempt that took `elapsed` as a pass of `controller`:
+/// `success` when the endpoint answered 2xx; `error` otherwise (retried
+/// later or abandoned), or when it could not be sent (`None`).
+pub(super) fn count(metrics: &Metrics, controller: &'static str, outcome: Option<&Outcome>, elapsed: Duration) {
+    let result = match outcome {
+        Some((_, attempt, _)) if attempt.status == DeliveryStatus::Succeeded => PassResult::Success,
+        _ => PassResult::Error,
+    };
+    metrics.controllers.reconciled(controller, result);
+    let labels = ControllerLabels { controller };
+    metrics.controllers.reconcile_time.get_or_create(&labels).observe(elapsed.as_secs_f64());
 }
 
 /// Records `outcomes` in one transaction. A failure to record is logged:

@@ -9,3 +9,4 @@ mod runtime_leases;
 mod runtime_metrics;
 mod runtime_replicas;
 mod runtime_scheduling;
+mod webhooks_metrics;
