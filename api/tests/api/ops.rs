@@ -43,6 +43,29 @@ async fn metrics_count_requests_by_route_template_and_status() {
 }
 
 #[tokio::test]
+async fn metrics_declare_the_loops_controller_runtime_families() {
+    let app = TestApp::new().await;
+    let r = app.request(Method::GET, "/metrics", None, None).await;
+    assert_eq!(r.status, StatusCode::OK);
+    for (family, kind) in [
+        ("play_reconcile", "counter"),
+        ("play_reconcile_errors", "counter"),
+        ("play_reconcile_time_seconds", "histogram"),
+        ("play_workqueue_depth", "gauge"),
+        ("play_workqueue_adds", "counter"),
+        ("play_workqueue_queue_duration_seconds", "histogram"),
+        ("play_workqueue_work_duration_seconds", "histogram"),
+        ("play_workqueue_retries", "counter"),
+        ("play_workqueue_unfinished_work_seconds", "gauge"),
+        ("play_workqueue_longest_running_processor_seconds", "gauge"),
+        ("play_leases_held", "gauge"),
+        ("play_leases_lost", "counter"),
+    ] {
+        assert!(r.text.contains(&format!("# TYPE {family} {kind}\n")), "{family}: {}", r.text);
+    }
+}
+
+#[tokio::test]
 async fn openapi_document_is_served_and_lists_the_routes() {
     let app = TestApp::new().await;
     let r = app.request(Method::GET, "/api/openapi.json", None, None).await;
