@@ -128,7 +128,8 @@ use crate::{Error, Result};
 /// host gateway, metrics, waker); the runtime hands each pass a [`Ctx`] with
 /// what is specific to that pass (the lease's fencing token, the attempt).
 pub trait Reconciler: Send + Sync + 'static {
-    /// Names the reconciler in metrics (`reconciler` label), lease rows and
+    /// Names the reconciler in metrics (`controller` label, and
+    /// `reconciler` on the older series: `docs/metrics.md`), lease rows and
     /// logs.
     const NAME: &'static str;
 

@@ -157,7 +157,10 @@ impl Drop for Work {
 }
 
 /// The families, registered once in the process's registry by
-/// [`super::Metrics::new`].
+/// [`super::Metrics::new`]; each field is the family of the same name
+/// (`play_` + field, counters with `_total`), whose meaning
+/// `docs/metrics.md` gives. Recorded by the reconcile runtime
+/// (`play_reconcilers::runtime`) and the webhook dispatcher.
 #[derive(Debug)]
 pub struct ControllerMetrics {
     pub reconcile_total: Family<ControllerResultLabels, Counter>,

@@ -95,6 +95,8 @@ impl Recorder {
         self.metrics.controllers.reconcile_time.get_or_create(&self.labels()).observe(secs);
     }
 
+    /// Counts how a pass (or an attempt to start one) ended, in both the
+    /// older and controller-runtime's families.
     pub(super) fn settled(&self, settled: Settled) {
         let labels = ReconcileLabels { reconciler: self.name.to_owned(), result: settled.label().to_owned() };
         self.metrics.reconciles.get_or_create(&labels).inc();

@@ -31,6 +31,8 @@ pub(super) struct Shared<R> {
     /// Leases held by running passes, for release after passes are dropped
     /// at shutdown.
     pub(super) held: Mutex<HashMap<i64, Lease>>,
+    /// The runtime's metrics; `play_leases_held` is set under the `held`
+    /// lock, so it is always the size of `held`.
     pub(super) recorder: Recorder,
 }
 
