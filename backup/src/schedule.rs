@@ -16,6 +16,8 @@
 //!   scheduled archives beyond `keep` are removed only after a new one was
 //!   verified; archives this loop did not write (another name) are never
 //!   touched.
+//! - A failure is also the event `system.backup.failed` of the operator's
+//!   account (webhooks can subscribe to it), with the fire time and why.
 //! - A missed fire time (play was down) is not caught up: the next one is
 //!   taken.
 
@@ -24,6 +26,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64};
 use std::time::Duration;
 
 use croner::Cron;
+use play_model::model::event::{Actor, NewEvent};
 use play_model::time::{self, Timestamp};
 use play_store::{Store, leases};
 use prometheus_client::metrics::counter::Counter;
@@ -118,8 +121,24 @@ pub async fn run(
             Err(e) => {
                 metrics.failures.inc();
                 tracing::error!(error = %e, "scheduled backup failed; no backup counts for this time");
+                report_failure(&store, at, &e).await;
             }
         }
+    }
+}
+
+/// Records `system.backup.failed` in the operator's account (`default`,
+/// made at the first start), where its webhooks may subscribe to it; no
+/// tenant's account ever sees it. Nothing when that account is gone.
+async fn report_failure(store: &Store, at: Timestamp, error: &Error) {
+    let Ok(account) = play_store::accounts::find_account_by_name(store, play_store::accounts::DEFAULT_ACCOUNT).await
+    else {
+        return;
+    };
+    let metadata = serde_json::json!({"scheduled_for": time::to_db(&at), "error": error.to_string()});
+    let event = NewEvent::new(account.id, "system", 0, "backup.failed").actor(Actor::System).metadata(metadata);
+    if let Err(e) = play_store::events::record_alone(store, event).await {
+        tracing::error!(error = %e, "scheduled backup: the failure's event could not be recorded");
     }
 }
 

@@ -20,6 +20,15 @@ use crate::Result;
 use play_model::model::event::{Event, NewEvent};
 use play_model::time::{self, Timestamp};
 
+/// Records `event` in a transaction of its own: for an event that reports
+/// no change of the store (a failed scheduled backup).
+pub async fn record_alone(store: &Store, event: NewEvent) -> Result<i64> {
+    let mut tx = store.write().await?;
+    let id = record(&mut tx, event).await?;
+    store.commit(tx).await?;
+    Ok(id)
+}
+
 /// Inserts an event; call with the transaction that makes the change.
 pub async fn record(conn: &mut Conn, event: NewEvent) -> Result<i64> {
     let (actor_type, actor_id) = event.actor.parts();
@@ -45,7 +54,7 @@ pub async fn record(conn: &mut Conn, event: NewEvent) -> Result<i64> {
 
 /// The entity types, besides Playgrounds, whose events carry `metadata`
 /// in their payload (see [`from_row`]).
-const WITH_METADATA: &[&str] = &["repo", "schedule", "trigger", "webhook_endpoint"];
+const WITH_METADATA: &[&str] = &["repo", "schedule", "system", "trigger", "webhook_endpoint"];
 
 fn from_row(row: &AnyRow) -> Result<Event> {
     let id: i64 = row.try_get("id")?;

@@ -201,16 +201,19 @@ async fn scheduled_backups_are_verified_and_the_newest_are_kept() {
     assert!(restore.status.success(), "{}", String::from_utf8_lossy(&restore.stderr));
 }
 
-/// A scheduled backup that cannot be written is a failure, counted; it
-/// never moves the time of the last success.
+/// A scheduled backup that cannot be written is a failure, counted and
+/// sent as `system.backup.failed` to the operator's webhooks; it never
+/// moves the time of the last success.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scheduled_backup_that_fails_is_counted_and_never_reported_as_a_success() {
     let blocked = tempfile::NamedTempFile::new().unwrap();
-    let play = Play::new()
-        .await
+    let play = installation(Play::new().await)
         .env("PLAY_BACKUP_DIR", blocked.path().join("backups"))
         .env("PLAY_BACKUP_SCHEDULE", "* * * * * *");
     let server = play.serve().await;
+    let receiver = Receiver::start("127.0.0.1", Mode::Status(200)).await;
+    let endpoint = json!({"webhook_endpoint": {"url": receiver.url(), "events": ["system.backup.failed"]}});
+    let secret = server.create("/api/webhook_endpoints", endpoint).await["secret"].as_str().unwrap().to_owned();
     let deadline = Instant::now() + Duration::from_secs(60);
     while metric(&server, "play_backup_failures_total").await < 2.0 {
         assert!(Instant::now() < deadline, "no failure counted:\n{}", server.log_tail(20));
@@ -218,6 +221,11 @@ async fn a_scheduled_backup_that_fails_is_counted_and_never_reported_as_a_succes
     }
     assert_eq!(metric(&server, "play_backup_last_success_timestamp_seconds").await, 0.0);
     assert!(server.log().contains("scheduled backup failed"), "{}", server.log_tail(20));
+    let hits = receiver.wait_for(1, Duration::from_secs(30)).await;
+    assert_eq!(hits[0].header("x-webhook-event"), "system.backup.failed");
+    verify(&secret, &hits[0]);
+    let body = hits[0].json();
+    assert!(body.to_string().contains("scheduled_for"), "{body}");
 }
 
 /// `play restore ARCHIVE` into a new data directory under `dir` (SQLite),

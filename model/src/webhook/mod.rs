@@ -30,7 +30,9 @@ pub const TEST_EVENT: &str = "webhook.test";
 /// (every `NewEvent` across the code, checked by a test below) that the
 /// spec's event table names, its "further" Playground types, and
 /// `webhook.test`, and `webhook_endpoint.disabled` (so a user learns of an
-/// endpoint the dispatcher disabled through another one, without polling).
+/// endpoint the dispatcher disabled through another one, without polling),
+/// and the installation's own `system.*` events (recorded in the
+/// operator's account only).
 /// Playroom edge events (`playroom.edge.failed`, `playroom.edge.restored`)
 /// are recorded but not offered: the spec's Playroom row lists only
 /// created, updated and destroyed. The contract's types play never fires
@@ -70,6 +72,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "schedule.run.skipped",
     "schedule.run.missed",
     "trigger.fired",
+    "system.backup.failed",
     delivery::DISABLED_EVENT,
     TEST_EVENT,
 ];

@@ -38,7 +38,7 @@ fn sources(dir: &Path, out: &mut Vec<String>) {
 fn event_types_are_the_types_the_code_records() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut texts = Vec::new();
-    for crate_src in ["src", "../store/src", "../core/src", "../reconcilers/src"] {
+    for crate_src in ["src", "../store/src", "../core/src", "../reconcilers/src", "../backup/src"] {
         sources(&root.join(crate_src), &mut texts);
     }
     let call = regex::Regex::new(r#"NewEvent::new\(\s*[^,]+,\s*"([a-z_]+)",\s*[^,]+,\s*"([a-z_.]+)""#).unwrap();
