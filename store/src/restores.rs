@@ -65,7 +65,7 @@ pub async fn latest(store: &Store) -> Result<Option<Restore>> {
 /// Makes `objects` the quarantined objects of Playroom `playroom_id`: new
 /// ones are added (stamped now), kept ones keep their time, the others go.
 pub async fn replace_quarantined(store: &Store, playroom_id: i64, objects: &[QuarantinedObject]) -> Result<()> {
-    let mut tx = store.pool().begin().await?;
+    let mut tx = store.write().await?;
     let listed: BTreeSet<String> = sqlx::query("SELECT object_id FROM quarantined_objects WHERE playroom_id = $1")
         .bind(playroom_id)
         .fetch_all(&mut *tx)
@@ -95,8 +95,7 @@ pub async fn replace_quarantined(store: &Store, playroom_id: i64, objects: &[Qua
         .execute(&mut *tx)
         .await?;
     }
-    tx.commit().await?;
-    Ok(())
+    store.commit(tx).await
 }
 
 /// Every quarantined object, by Playroom, Playground and name.

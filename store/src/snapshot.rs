@@ -14,7 +14,6 @@
 //! The table names counted come from the database's own catalog, never
 //! from input.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use sqlx::AnyConnection;
@@ -22,21 +21,7 @@ use sqlx::{Connection, Row};
 
 use crate::{Backend, Error, Result, Store};
 
-/// What a snapshot holds, read from the snapshot itself.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Contents {
-    /// The last migration the snapshot records (`None`: no schema yet).
-    pub schema: Option<i64>,
-    /// The installation's uid: its host objects' label.
-    pub installation: String,
-    /// The fingerprint of the master key the data is sealed with (`None`:
-    /// no key was recorded yet).
-    pub key_fingerprint: Option<String>,
-    /// The highest Playground id in the snapshot (0: none).
-    pub last_playground_id: i64,
-    /// Rows of every table, by name (the migrations' table included).
-    pub counts: BTreeMap<String, i64>,
-}
+pub use play_model::model::snapshot::Contents;
 
 /// A PostgreSQL snapshot held open for `pg_dump --snapshot`: valid until
 /// [`Exported::finish`] (or the drop of this value, which rolls back).
@@ -104,7 +89,7 @@ impl Store {
     /// Playground must never take one of those ids, or its passes would
     /// judge those containers as its own.
     pub async fn skip_playground_ids(&self, gap: i64) -> Result<()> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.write().await?;
         match self.backend {
             Backend::Sqlite => {
                 let next = "MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'playgrounds'), 0), \
@@ -131,8 +116,7 @@ impl Store {
                 .await?;
             }
         }
-        tx.commit().await?;
-        Ok(())
+        self.commit(tx).await
     }
 }
 
@@ -165,7 +149,7 @@ async fn open_read_only(path: &Path) -> Result<AnyConnection> {
 
 async fn contents(conn: &mut AnyConnection, backend: Backend) -> Result<Contents> {
     let tables = tables(conn, backend).await?;
-    let mut counts = BTreeMap::new();
+    let mut counts = std::collections::BTreeMap::new();
     for table in &tables {
         // The name comes from the catalog; quoted as an identifier.
         let query = format!("SELECT COUNT(*) AS n FROM \"{}\"", table.replace('"', "\"\""));

@@ -13,13 +13,17 @@
 /// function runs (`On`), the fence of a reconciler's writes and the read
 /// coalescer, the counters of this process's writes (`LocalWrites`,
 /// `Stamp`), the crate's error, which table a lookup by name reads
-/// (`Named`) or which kind of launch setting (`Owner`), and the connection
-/// that listens for other replicas' wakes (`Listener`). Anything else is a
-/// record, and records live in `model/src`.
-const STORE_PLUMBING: [&str; 13] = [
+/// (`Named`) or which kind of launch setting (`Owner`) and how an
+/// activation moved it (`Activated`), the connection that listens for
+/// other replicas' wakes (`Listener`), and a held PostgreSQL snapshot for
+/// `pg_dump` (`Exported`: an open transaction). Anything else is a record,
+/// and records live in `model/src`.
+const STORE_PLUMBING: [&str; 15] = [
+    "Activated",
     "Backend",
     "Coalescer",
     "Error",
+    "Exported",
     "Fence",
     "Fenced",
     "LeaseLost",

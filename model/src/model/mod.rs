@@ -19,5 +19,6 @@ pub mod restore;
 pub mod schedule;
 pub mod schema;
 pub mod session;
+pub mod snapshot;
 pub mod template;
 pub mod trigger;
