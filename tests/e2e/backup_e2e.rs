@@ -267,3 +267,45 @@ async fn each_fire_time_is_backed_up_by_one_replica() {
     let twice: Vec<_> = names(a_dir.path()).intersection(&names(b_dir.path())).cloned().collect();
     assert!(twice.is_empty(), "fire times backed up by both replicas: {twice:?}");
 }
+
+/// Schedules across a restore (issue #53, item 3): a time the backup
+/// recorded a run for is never run again; every time has one row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restored_schedule_never_runs_a_time_the_backup_recorded_again() {
+    use crate::schedules_sigkill_e2e::{at, every_two_seconds, runs, wait_runs};
+    let sshd = Sshd::start();
+    let (play, mut server, schedule) = every_two_seconds(&sshd, "tick", "allow", "\"true\"").await;
+    wait_runs(&server, &schedule, "two runs succeeded", |all| {
+        all.iter().filter(|r| r["status"] == "succeeded").count() >= 2
+    })
+    .await;
+    // Every run recorded before the backup starts is in it.
+    let recorded: Vec<Value> =
+        runs(&server, &schedule).await.into_iter().filter(|r| r["status"] == "succeeded").collect();
+    let archive = play.data_dir().parent().unwrap().join(format!("schedules-{}.tar.zst", std::process::id()));
+    let out = play.run(&["backup", "--output", archive.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    server.kill();
+
+    let restored = Play::new().await.env("PLAY_SCHEDULE_MIN_INTERVAL", "1s");
+    std::fs::copy(play.path("master.key"), restored.path("master.key")).unwrap();
+    let out = restored.run(&["restore", archive.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::copy(play.path("admin.token"), restored.path("admin.token")).unwrap();
+    let started = chrono::Utc::now();
+    let server = restored.serve().await;
+    let all = wait_runs(&server, &schedule, "a run after the restore", |all| {
+        all.iter().any(|r| at(r) > started + chrono::Duration::seconds(2) && r["status"] == "succeeded")
+    })
+    .await;
+    let mut times: Vec<_> = all.iter().map(at).collect();
+    times.dedup();
+    assert_eq!(times.len(), all.len(), "one row per time: {all:#?}");
+    for run in &recorded {
+        let same: Vec<&Value> = all.iter().filter(|r| at(r) == at(run)).collect();
+        assert_eq!(same.len(), 1, "{run}");
+        assert_eq!(same[0]["status"], "succeeded", "the backed-up run of {} changed: {:#?}", run["scheduled_at"], same);
+        assert_eq!(same[0]["id"], run["id"], "{run}");
+    }
+    let _ = std::fs::remove_file(&archive);
+}

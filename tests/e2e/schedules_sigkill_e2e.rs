@@ -15,7 +15,7 @@ use crate::support::sshd::Sshd;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-async fn runs(server: &Server, schedule: &str) -> Vec<Value> {
+pub(crate) async fn runs(server: &Server, schedule: &str) -> Vec<Value> {
     let (status, all) = server.get(&format!("{schedule}/runs?limit=500")).await;
     assert_eq!(status, 200, "{all}");
     let mut all = all.as_array().unwrap().clone();
@@ -23,7 +23,12 @@ async fn runs(server: &Server, schedule: &str) -> Vec<Value> {
     all
 }
 
-async fn wait_runs(server: &Server, schedule: &str, what: &str, ok: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+pub(crate) async fn wait_runs(
+    server: &Server,
+    schedule: &str,
+    what: &str,
+    ok: impl Fn(&[Value]) -> bool,
+) -> Vec<Value> {
     let started = Instant::now();
     loop {
         let all = runs(server, schedule).await;
@@ -35,7 +40,7 @@ async fn wait_runs(server: &Server, schedule: &str, what: &str, ok: impl Fn(&[Va
     }
 }
 
-fn at(run: &Value) -> DateTime<Utc> {
+pub(crate) fn at(run: &Value) -> DateTime<Utc> {
     run["scheduled_at"].as_str().unwrap().parse().unwrap()
 }
 
@@ -43,7 +48,7 @@ fn at(run: &Value) -> DateTime<Utc> {
 /// `sshd` and template `name`, whose schedule fires every 2 s under
 /// `policy` (starting deadline 20 s) and runs a busybox job `command`
 /// (YAML): the server, its `Play` and the schedule's path.
-async fn every_two_seconds(sshd: &Sshd, name: &str, policy: &str, command: &str) -> (Play, Server, String) {
+pub(crate) async fn every_two_seconds(sshd: &Sshd, name: &str, policy: &str, command: &str) -> (Play, Server, String) {
     ensure_busybox_image();
     let play = Play::new().await.env("PLAY_SCHEDULE_MIN_INTERVAL", "1s");
     let server = play.serve().await;
